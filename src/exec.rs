@@ -1,0 +1,1 @@
+//! Replaces this process with SGLang (`execve`): same PID, signals straight to SGLang.

@@ -1,0 +1,11 @@
+//! Facts about the world the server will run in: the GPUs (NVML or a topology file), which of
+//! them the server will use, the model, and the environment.
+
+pub mod env;
+pub mod gpus;
+pub mod model;
+pub mod nvml;
+pub mod topology;
+
+pub use env::Env;
+pub use topology::{Gpu, Link, Topology};

@@ -1,0 +1,27 @@
+//! sglang-launch: a drop-in front end for `python -m sglang.launch_server`.
+//!
+//! The modules follow the pipeline, and dependencies point down it only:
+//! `invocation` (launcher options, raw argv) → `sglang` (SGLang's own argument model)
+//! → `facts` (topology, GPUs in use, model, environment) → `rules` (known-bad combinations)
+//! → `plan` (fixes, memory, the plan/v1 object) → `report` (human / JSON) → `exec`.
+
+pub mod exec;
+pub mod facts;
+pub mod invocation;
+pub mod plan;
+pub mod report;
+pub mod rules;
+pub mod secrets;
+pub mod sglang;
+
+/// Exit codes (contract: plan-v1.md, plus 127 for a missing interpreter).
+pub mod exit {
+    /// Launchable (check/plan), or a successful command.
+    pub const OK: i32 = 0;
+    /// Blocked by an error finding (or a warning under `--strict`).
+    pub const BLOCKED: i32 = 1;
+    /// The launcher's own usage or input error (unreadable topology file, unknown option, …).
+    pub const USAGE: i32 = 2;
+    /// The interpreter or SGLang itself could not be found; nothing was launched.
+    pub const NOT_FOUND: i32 = 127;
+}

@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(sglang_launch::invocation::main());
+}

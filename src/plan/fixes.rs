@@ -1,0 +1,1 @@
+//! Applies [`crate::rules::Fix`] edits to the SGLang tokens and the environment.

@@ -1,0 +1,86 @@
+//! The plan/v1 object (contract: plan-v1.md). Field names and order are the contract.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::rules::Severity;
+use crate::sglang::version::VersionSource;
+
+pub const SCHEMA: &str = "sglang-launch/plan/v1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub schema: &'static str,
+    pub sglang_version: String,
+    pub sglang_version_source: VersionSource,
+    pub verdict: Verdict,
+    pub program: String,
+    /// Final SGLang arguments (secrets masked when serialised for output).
+    pub sglang_args: Vec<String>,
+    /// dest → typed value; null when the arguments don't parse.
+    pub sglang_parsed: Option<BTreeMap<String, Value>>,
+    pub env: EnvChanges,
+    pub findings: Vec<Finding>,
+    pub gpus: Vec<u32>,
+    pub memory: Option<Memory>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EnvChanges {
+    pub set: BTreeMap<String, String>,
+    pub unset: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub code: String,
+    pub name: String,
+    pub severity: Severity,
+    pub message: String,
+    pub fixed: bool,
+    pub fix: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MfsSource {
+    User,
+    Planned,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Memory {
+    pub gpu_memory_mib: u64,
+    pub mem_fraction_static: f64,
+    pub mem_fraction_static_source: MfsSource,
+    pub sglang_default_mem_fraction_static: Option<f64>,
+    pub sglang_default_chunked_prefill_size: Option<i64>,
+    pub sglang_default_cuda_graph_max_bs: Option<i64>,
+    pub weights_per_gpu_gib: Option<f64>,
+    pub kv_cache_bytes_per_token: Option<u64>,
+    pub kv_cache_tokens: Option<u64>,
+    pub max_running_requests: Option<u64>,
+    pub reserved_mib: Reserved,
+    pub fits: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Reserved {
+    pub cuda_context: u64,
+    pub nccl: u64,
+    pub custom_allreduce: u64,
+    pub cuda_graphs: u64,
+    pub activations: u64,
+    pub other_processes: u64,
+    pub margin: u64,
+}

@@ -1,0 +1,27 @@
+//! Fixes as data: edits to the SGLang arguments and the environment. `plan::fixes` applies them.
+
+/// An edit to the SGLang command line. Options are named by any of their option strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgEdit {
+    /// Remove every occurrence of the option (with its values).
+    Remove { option: String },
+    /// Give the option this value: replace the last occurrence's value, or append it.
+    Set { option: String, value: String },
+    /// Append a flag that takes no value (store_true), unless it is already given.
+    AddFlag { option: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvEdit {
+    Set { name: String, value: String },
+    Unset { name: String },
+}
+
+/// A safe change that keeps the user's intent. `summary` is the one-line report, e.g.
+/// `removed --enable-flashinfer-allreduce-fusion`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    pub summary: String,
+    pub args: Vec<ArgEdit>,
+    pub env: Vec<EnvEdit>,
+}

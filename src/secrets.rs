@@ -1,0 +1,1 @@
+//! Secret-bearing arguments and variables, masked as `***` in every output.

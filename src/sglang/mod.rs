@@ -1,0 +1,9 @@
+//! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
+//! argparse parser), a parser that behaves like argparse, and version detection.
+
+pub mod flagset;
+pub mod parser;
+pub mod version;
+
+pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
+pub use parser::{ArgError, Occurrence, SglangArgs, parse};
