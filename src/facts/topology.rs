@@ -84,7 +84,10 @@ impl Topology {
     /// Pairs among `gpus` whose P2P read status is known and not `ok`.
     pub fn p2p_broken_pairs(&self, gpus: &[u32]) -> Vec<(u32, u32)> {
         pairs(gpus)
-            .filter(|&(a, b)| self.link(a, b).is_some_and(|l| l.p2p != "ok" && l.p2p != "unknown"))
+            .filter(|&(a, b)| {
+                self.link(a, b)
+                    .is_some_and(|l| l.p2p != "ok" && l.p2p != "unknown")
+            })
             .collect()
     }
 }

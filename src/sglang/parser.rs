@@ -107,3 +107,26 @@ pub fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> SglangArgs {
         errors: Vec::new(),
     }
 }
+
+impl SglangArgs {
+    /// Arguments with values set directly (no tokens): for unit tests of rules and planners
+    /// that should not depend on the parser. Options are named by any option string.
+    pub fn with_values(flags: &'static FlagSet, values: &[(&str, Value)]) -> SglangArgs {
+        let values = values
+            .iter()
+            .map(|(opt, v)| {
+                let dest = flags
+                    .dest_of(opt)
+                    .unwrap_or_else(|| panic!("{opt} not in {}", flags.version));
+                (dest.to_owned(), v.clone())
+            })
+            .collect();
+        SglangArgs {
+            flags,
+            tokens: Vec::new(),
+            values,
+            occurrences: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
