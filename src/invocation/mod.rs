@@ -1,5 +1,234 @@
-//! The raw invocation: launcher options (clap) and the SGLang tokens that follow them.
+//! The raw invocation: which command, the launcher's options, and the SGLang tokens after them.
+//!
+//! `sglang-launch <SGLang args>` is the drop-in form of `sglang-launch run`. For `run`, `check`
+//! and `plan`, launcher options end at `--` or at the first token that is not one of them; the
+//! SGLang tokens never pass through clap, so they reach SGLang byte for byte.
+
+pub mod cli;
+pub mod split;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::exit;
+use crate::facts::Env;
+use crate::plan::{self, Fatal, Request};
+use crate::report;
+use crate::rules::RuleSettings;
+
+use cli::{Cli, Command, PlanOptions};
 
 pub fn main() -> i32 {
-    0
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    match run_argv(argv) {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("sglang-launch: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+/// Parses the argv and runs the command; returns the exit code (or never returns, on exec).
+pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
+    let (launcher, sglang_tokens) = split::split(&argv);
+    let matches = match cli::command().try_get_matches_from(&launcher) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return Ok(if e.use_stderr() { exit::USAGE } else { exit::OK });
+        }
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Fatal::usage(e.to_string()))?;
+    if let Some(code) = reject_stray(&cli.command) {
+        return Ok(code);
+    }
+    match cli.command {
+        Command::Run(a) => run(&a.opts, sglang_tokens, a.dry_run),
+        Command::Check(a) => check(&a.opts, sglang_tokens),
+        Command::Plan(a) => plan_cmd(&a.opts, sglang_tokens, a.print_args, a.show_secrets),
+        Command::Detect(a) => detect(a.json, a.nvml_lib.as_deref()),
+        Command::Rules(a) => {
+            print_out(&crate::rules::render_list(a.json));
+            Ok(exit::OK)
+        }
+        Command::Explain(a) => match crate::rules::lookup(&a.rule) {
+            Ok(rule) => {
+                print_out(&crate::rules::render_explain(rule));
+                Ok(exit::OK)
+            }
+            Err(e) => Err(Fatal::usage(e.to_string())),
+        },
+        Command::Completions(a) => {
+            print_out(&completions(a.shell));
+            Ok(exit::OK)
+        }
+        Command::Man => {
+            print_out(&man_page());
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// Tokens that clap put into `SGLANG_ARGS` can only come from before a `--`, where only
+/// launcher options belong: reject them like clap rejects an unknown option.
+fn reject_stray(command: &Command) -> Option<i32> {
+    let (name, stray) = match command {
+        Command::Run(a) => ("run", &a.sglang_args),
+        Command::Check(a) => ("check", &a.sglang_args),
+        Command::Plan(a) => ("plan", &a.sglang_args),
+        _ => return None,
+    };
+    let first = stray.first()?.to_string_lossy().into_owned();
+    let mut cmd = cli::command();
+    let sub = cmd.find_subcommand_mut(name)?;
+    let longs: Vec<String> = sub
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    let wanted = first.split('=').next().unwrap_or(&first);
+    let hint = longs
+        .iter()
+        .map(|l| (strsim::jaro_winkler(wanted, l), l))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, l)| format!("\n\n  tip: a similar launcher option exists: '{l}'"))
+        .unwrap_or_default();
+    let err = sub.error(
+        clap::error::ErrorKind::UnknownArgument,
+        format!(
+            "unexpected argument '{first}' before `--`: only sglang-launch options go there, SGLang's arguments go after it{hint}"
+        ),
+    );
+    let _ = err.print();
+    Some(exit::USAGE)
+}
+
+fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
+    Request {
+        tokens,
+        topology: opts.topology.clone(),
+        sglang_version: opts.sglang_version.clone(),
+        python: opts.python.clone(),
+        nvml_lib: opts.nvml_lib.clone(),
+        settings: RuleSettings {
+            allow: opts.allow.clone(),
+            deny: opts.deny.clone(),
+            strict: opts.strict,
+        },
+        no_fix: opts.no_fix,
+        env: Env::from_process(),
+    }
+}
+
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+}
+
+fn check(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<i32, Fatal> {
+    let outcome = plan::build(&request(opts, tokens))?;
+    if opts.json {
+        print_out(&report::json(&outcome.plan));
+    } else {
+        print_out(&report::human(&outcome, report::use_color(&std::io::stdout())));
+    }
+    Ok(outcome.exit_code())
+}
+
+fn plan_cmd(opts: &PlanOptions, tokens: Vec<OsString>, print_args: bool, show_secrets: bool) -> Result<i32, Fatal> {
+    let outcome = plan::build(&request(opts, tokens))?;
+    if print_args {
+        print_out(&report::command_line(&outcome, show_secrets));
+    } else if opts.json {
+        print_out(&report::json(&outcome.plan));
+    } else {
+        print_out(&report::human(&outcome, report::use_color(&std::io::stdout())));
+    }
+    Ok(outcome.exit_code())
+}
+
+fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, Fatal> {
+    let outcome = plan::build(&request(opts, tokens))?;
+    // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
+    if opts.json {
+        print_out(&report::json(&outcome.plan));
+    }
+    eprint!("{}", report::human(&outcome, report::use_color(&std::io::stderr())));
+    if outcome.exit_code() != exit::OK {
+        eprintln!("sglang-launch: not launching: fix the errors above, or --allow CODE to skip a rule");
+        return Ok(exit::BLOCKED);
+    }
+    if dry_run {
+        print_out(&report::command_line(&outcome, false));
+        for (k, v) in &outcome.plan.env.set {
+            print_out(&format!("export {}", shell_words::join([format!("{k}={v}")])));
+        }
+        for k in &outcome.plan.env.unset {
+            print_out(&format!("unset {k}"));
+        }
+        return Ok(exit::OK);
+    }
+    if !outcome.interpreter.found {
+        return Err(Fatal {
+            code: exit::NOT_FOUND,
+            message: format!(
+                "Python interpreter {} not found: install Python, or pass --python PATH (env SGLANG_LAUNCH_PYTHON)",
+                outcome.interpreter.path.display()
+            ),
+        });
+    }
+    if !crate::sglang::version::sglang_installed(&outcome.interpreter.path) {
+        return Err(Fatal {
+            code: exit::NOT_FOUND,
+            message: format!(
+                "SGLang is not installed for {}: `{} -m pip install sglang`, or pass --python PATH to the interpreter that has it",
+                outcome.interpreter.path.display(),
+                outcome.interpreter.path.display()
+            ),
+        });
+    }
+    let argv = report::argv(&outcome);
+    let _ = std::io::stderr().flush();
+    match crate::exec::exec(&argv, &outcome.env) {
+        Ok(never) => match never {},
+        Err(e) => Err(Fatal { code: exit::NOT_FOUND, message: e.to_string() }),
+    }
+}
+
+fn detect(json: bool, nvml_lib: Option<&std::path::Path>) -> Result<i32, Fatal> {
+    let topo = plan::load_topology(None, nvml_lib)?;
+    if json {
+        print_out(&topo.to_json_pretty());
+    } else {
+        print_out(&report::topology(&topo));
+    }
+    Ok(exit::OK)
+}
+
+pub fn completions(shell: cli::Shell) -> String {
+    use clap_complete::Shell as S;
+    let sh = match shell {
+        cli::Shell::Bash => S::Bash,
+        cli::Shell::Zsh => S::Zsh,
+        cli::Shell::Fish => S::Fish,
+        cli::Shell::Elvish => S::Elvish,
+        cli::Shell::Powershell => S::PowerShell,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(sh, &mut Cli::command(), "sglang-launch", &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+pub fn man_page() -> String {
+    let mut buf = Vec::new();
+    // Rendering into memory cannot fail.
+    clap_mangen::Man::new(Cli::command()).render(&mut buf).expect("man page renders");
+    String::from_utf8_lossy(&buf).into_owned()
 }

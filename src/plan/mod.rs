@@ -4,3 +4,308 @@
 pub mod fixes;
 pub mod json;
 pub mod memory;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::exit;
+use crate::facts::{self, Env, Topology};
+use crate::rules::{self, Context, Hit, RuleSettings, Severity};
+use crate::secrets;
+use crate::sglang::{self, SglangArgs, version};
+
+use json::{EnvChanges, Finding, Plan, Verdict};
+
+/// What the invocation asks the pipeline for. Plain data: the invocation layer fills it from
+/// the command line, `SGLANG_LAUNCH_*` and (later) profiles.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// SGLang's tokens, exactly as given.
+    pub tokens: Vec<OsString>,
+    pub topology: Option<PathBuf>,
+    pub sglang_version: Option<String>,
+    pub python: Option<PathBuf>,
+    pub nvml_lib: Option<PathBuf>,
+    pub settings: RuleSettings,
+    pub no_fix: bool,
+    /// The environment the server would inherit.
+    pub env: Env,
+}
+
+/// A problem with the launcher's own input: nothing is planned or launched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Fatal {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Fatal {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Fatal { code: exit::USAGE, message: message.into() }
+    }
+}
+
+/// The interpreter that would run SGLang.
+#[derive(Debug, Clone)]
+pub struct Interpreter {
+    /// Absolute path when found, else what the user asked for.
+    pub path: PathBuf,
+    pub found: bool,
+}
+
+/// Everything the report and exec layers need.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub plan: Plan,
+    /// Final arguments (unmasked, byte-exact) and environment for exec.
+    pub args: SglangArgs,
+    pub env: Env,
+    pub interpreter: Interpreter,
+    pub topology: Topology,
+    /// Secret values present, for scrubbing free text in reports.
+    pub secrets: Vec<String>,
+}
+
+impl Outcome {
+    /// Exit code of `check`/`plan` for this verdict.
+    pub fn exit_code(&self) -> i32 {
+        match self.plan.verdict {
+            Verdict::Error => exit::BLOCKED,
+            _ => exit::OK,
+        }
+    }
+}
+
+/// Resolves `--python` (a path, or a name looked up on PATH); default `python3` on PATH.
+pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
+    let wanted = python.unwrap_or(Path::new("python3"));
+    if wanted.components().count() > 1 {
+        return Interpreter { path: wanted.to_path_buf(), found: wanted.is_file() };
+    }
+    match which::which(wanted) {
+        Ok(path) => Interpreter { path, found: true },
+        Err(_) => Interpreter { path: wanted.to_path_buf(), found: false },
+    }
+}
+
+/// Reads the GPUs: the topology file when given, else NVML.
+pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Topology, Fatal> {
+    match file {
+        Some(path) => Topology::load(path).map_err(|e| Fatal::usage(e.to_string())),
+        None => {
+            let lib = nvml_lib.map(Path::to_path_buf).or_else(facts::nvml::default_lib_path);
+            facts::nvml::detect(lib.as_deref()).map_err(|e| Fatal::usage(e.to_string()))
+        }
+    }
+}
+
+/// Most rounds of fixes before giving up: each round can only enable further fixes, and a
+/// correct catalogue converges in one or two.
+const MAX_FIX_ROUNDS: usize = 8;
+
+pub fn build(req: &Request) -> Result<Outcome, Fatal> {
+    req.settings
+        .validate()
+        .map_err(|e| Fatal::usage(e.to_string()))?;
+    let interpreter = resolve_interpreter(req.python.as_deref());
+    let selected = version::select(req.sglang_version.as_deref(), interpreter.found.then_some(interpreter.path.as_path()));
+    let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
+
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut pipeline = |code: &str, message: String| {
+        if let Some(f) = pipeline_finding(&req.settings, code, message) {
+            findings.push(f);
+        }
+    };
+    match selected.source {
+        version::VersionSource::Fallback => pipeline(
+            "VER001",
+            format!(
+                "SGLang {} has no embedded flag set; using the nearest older one, {}",
+                selected.requested, selected.flags.version
+            ),
+        ),
+        _ if !selected.detected_or_given() => pipeline(
+            "VER002",
+            format!(
+                "no installed SGLang found for {} and no --sglang-version; using the newest flag set, {}",
+                interpreter.path.display(),
+                selected.flags.version
+            ),
+        ),
+        _ => {}
+    }
+    let flags = selected.flags;
+    let mut args = sglang::parse(flags, req.tokens.clone());
+    let mut env = req.env.clone();
+    let mut changes = EnvChanges::default();
+
+    let (gpus, gpu_problem) = select_gpus(&topology, &env, &args);
+    if let Some(problem) = gpu_problem {
+        pipeline("TOP001", problem);
+    }
+    let model = args
+        .str("--model-path")
+        .map(|p| facts::model::load(p, &env, &args));
+
+    // Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check.
+    let mut applied: Vec<String> = Vec::new();
+    let mut rule_hits: Vec<Hit>;
+    let mut rounds = 0;
+    loop {
+        let ctx = Context {
+            version: flags.version.as_str(),
+            args: &args,
+            env: &env,
+            topology: &topology,
+            gpus: &gpus,
+            model: model.as_ref().and_then(|m| m.facts.as_ref()),
+        };
+        rule_hits = rules::evaluate(&ctx, &req.settings);
+        rounds += 1;
+        let fixable: Vec<&Hit> = rule_hits
+            .iter()
+            .filter(|h| !req.no_fix && h.fix.as_ref().is_some_and(|f| !applied.contains(&f.summary)))
+            .collect();
+        if fixable.is_empty() || rounds > MAX_FIX_ROUNDS {
+            break;
+        }
+        for hit in fixable {
+            let fix = hit.fix.as_ref().expect("filtered on fix");
+            args = fixes::apply_args(&args, &fix.args);
+            fixes::apply_env(&mut env, &mut changes, &fix.env);
+            applied.push(fix.summary.clone());
+            findings.push(finding_from_hit(hit, true));
+        }
+    }
+    findings.extend(
+        rule_hits
+            .iter()
+            .filter(|h| !h.fix.as_ref().is_some_and(|f| applied.contains(&f.summary)))
+            .map(|h| finding_from_hit(h, false)),
+    );
+
+    // Memory, on the final arguments.
+    if let Some(m) = &model {
+        if let Some((kind, message)) = &m.problem {
+            let code = match kind {
+                facts::model::ProblemKind::Unavailable => "MEM001",
+                facts::model::ProblemKind::Invalid => "MEM002",
+            };
+            pipeline(code, message.clone());
+        }
+    }
+    let outcome = memory::plan(&memory::MemoryInput {
+        version: flags.version.as_str(),
+        args: &args,
+        env: &env,
+        topology: &topology,
+        gpus: &gpus,
+        model: model.as_ref().and_then(|m| m.facts.as_ref()),
+    });
+    let mut memory = outcome.memory;
+    if let (Some(mfs), false) = (outcome.planned_mem_fraction_static, req.no_fix) {
+        args = fixes::apply_args(
+            &args,
+            &[rules::ArgEdit::Set { option: "--mem-fraction-static".into(), value: format_fraction(mfs) }],
+        );
+    } else if req.no_fix {
+        // Report only: the server keeps SGLang's own choice.
+        if let Some(m) = memory.as_mut().filter(|m| m.mem_fraction_static_source == json::MfsSource::Planned) {
+            m.mem_fraction_static = m.sglang_default_mem_fraction_static.unwrap_or(m.mem_fraction_static);
+        }
+    }
+    for hit in &outcome.hits {
+        if let Some(f) = pipeline_finding(&req.settings, hit.code, hit.message.clone()) {
+            findings.push(f);
+        }
+    }
+    for err in &args.errors {
+        if let Some(f) = pipeline_finding(&req.settings, "ARG001", err.message.clone()) {
+            findings.push(f);
+        }
+    }
+
+    let secrets = secrets::secret_values(&args, &env);
+    for f in &mut findings {
+        f.message = secrets::scrub(&f.message, &secrets);
+    }
+    let verdict = verdict(&findings, req.settings.strict);
+    let plan = Plan {
+        schema: json::SCHEMA,
+        sglang_version: flags.version.clone(),
+        sglang_version_source: selected.source,
+        verdict,
+        program: interpreter.path.to_string_lossy().into_owned(),
+        sglang_args: secrets::mask_tokens(&args, &args.tokens),
+        sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
+        env: EnvChanges {
+            set: changes
+                .set
+                .iter()
+                .map(|(k, v)| (k.clone(), if secrets::is_secret_env(k) { secrets::MASK.to_owned() } else { v.clone() }))
+                .collect(),
+            unset: changes.unset.clone(),
+        },
+        findings,
+        gpus,
+        memory,
+    };
+    Ok(Outcome { plan, args, env, interpreter, topology, secrets })
+}
+
+/// `0.83` rather than `0.8300000001`: two decimals is what SGLang users write, and the planner
+/// already rounds down to a safe value.
+fn format_fraction(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+fn select_gpus(topology: &Topology, env: &Env, args: &SglangArgs) -> (Vec<u32>, Option<String>) {
+    let needed = facts::gpus::gpus_needed(args);
+    let base = args.int("--base-gpu-id").unwrap_or(0);
+    let step = args.int("--gpu-id-step").unwrap_or(1);
+    match facts::gpus::select(topology, env, base, step, needed) {
+        Ok(gpus) => (gpus, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    }
+}
+
+fn finding_from_hit(hit: &Hit, fixed: bool) -> Finding {
+    Finding {
+        code: hit.code.to_owned(),
+        name: hit.name.to_owned(),
+        severity: hit.severity,
+        message: hit.message.clone(),
+        fixed,
+        fix: if fixed { hit.fix.as_ref().map(|f| f.summary.clone()) } else { None },
+    }
+}
+
+/// A finding the pipeline itself raises, with the catalogue's name and the user's allow/deny.
+fn pipeline_finding(settings: &RuleSettings, code: &str, message: String) -> Option<Finding> {
+    let rule = rules::lookup(code).ok()?;
+    let severity = settings.effective_severity(rule)?;
+    Some(Finding {
+        code: rule.code.to_owned(),
+        name: rule.name.to_owned(),
+        severity,
+        message,
+        fixed: false,
+        fix: None,
+    })
+}
+
+fn verdict(findings: &[Finding], strict: bool) -> Verdict {
+    // A fixed finding no longer applies to the command that will run.
+    findings.iter().filter(|f| !f.fixed).fold(Verdict::Ok, |v, f| {
+        let this = match f.severity {
+            Severity::Error => Verdict::Error,
+            Severity::Warning if strict => Verdict::Error,
+            Severity::Warning => Verdict::Warning,
+            Severity::Info => Verdict::Ok,
+        };
+        v.max(this)
+    })
+}

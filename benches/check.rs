@@ -1,0 +1,115 @@
+//! `cargo bench --bench check`: the latency and memory figures the project promises.
+//!
+//! * `check` with a topology file and a 12-flag command line: median wall time and peak RSS of
+//!   the release binary, over many runs (targets: ≤ 10 ms, ≤ 15 MB);
+//! * release binary size (target ≤ 5 MB);
+//! * time rule evaluation adds to a check (in process; target well under 1 ms).
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sglang_launch::facts::{Env, Topology};
+use sglang_launch::rules::{self, Context, RuleSettings};
+use sglang_launch::sglang::{self, flagset};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The seed story's command line on its box: 12 SGLang flags (6 options with values, 6 switches).
+const ARGS: &[&str] = &[
+    "--model-path",
+    "examples/models/Qwen3-32B",
+    "--tp",
+    "8",
+    "--port",
+    "30000",
+    "--host",
+    "0.0.0.0",
+    "--cuda-graph-max-bs",
+    "512",
+    "--context-length",
+    "32768",
+    "--enable-flashinfer-allreduce-fusion",
+    "--enable-torch-symm-mem",
+    "--trust-remote-code",
+    "--enable-metrics",
+    "--disable-radix-cache",
+    "--skip-server-warmup",
+];
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let bin = env!("CARGO_BIN_EXE_sglang-launch");
+    let topo = format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json");
+    let runs = 200;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let status = Command::new(bin)
+            .current_dir(ROOT)
+            .args(["check", "--topology", &topo, "--sglang-version", "0.5.23", "--"])
+            .args(ARGS)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run sglang-launch");
+        times.push(start.elapsed());
+        assert!(status.code().is_some_and(|c| c <= 1), "check failed: {status:?}");
+    }
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let p90 = {
+        let mut t = times.clone();
+        t.sort();
+        t[runs * 9 / 10]
+    };
+    let med = median(&mut times);
+    let size = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
+    println!("check, 12 SGLang flags, topology file ({runs} runs of the release binary)");
+    println!("  median wall: {:.2} ms   p90: {:.2} ms", med.as_secs_f64() * 1e3, p90.as_secs_f64() * 1e3);
+    println!("  peak RSS:    {:.1} MB", usage.max_rss() as f64 / 1024.0);
+    println!("  binary size: {:.2} MB ({})", size as f64 / 1e6, Path::new(bin).display());
+
+    // Rule evaluation alone, in process, on the same facts.
+    let topology = Topology::load(Path::new(&topo)).expect("topology");
+    let flags = flagset::get("0.5.23").expect("flag set");
+    let tokens: Vec<OsString> = ARGS.iter().map(OsString::from).collect();
+    let args = sglang::parse(flags, tokens);
+    let env = Env::default();
+    let gpus: Vec<u32> = (0..8).collect();
+    let ctx = Context {
+        version: "0.5.23",
+        args: &args,
+        env: &env,
+        topology: &topology,
+        gpus: &gpus,
+        model: None,
+    };
+    let settings = RuleSettings::default();
+    let iters = 20_000;
+    let start = Instant::now();
+    let mut hits = 0;
+    for _ in 0..iters {
+        hits += std::hint::black_box(rules::evaluate(&ctx, &settings)).len();
+    }
+    let per = start.elapsed().as_secs_f64() / iters as f64;
+    println!(
+        "rule evaluation: {:.1} µs per check ({} rules, {} findings on this command line)",
+        per * 1e6,
+        rules::all().len(),
+        hits / iters
+    );
+    let start = Instant::now();
+    for _ in 0..iters {
+        std::hint::black_box(sglang::parse(flags, ARGS.iter().map(OsString::from).collect()));
+    }
+    println!(
+        "argument parsing: {:.1} µs per command line",
+        start.elapsed().as_secs_f64() / iters as f64 * 1e6
+    );
+}

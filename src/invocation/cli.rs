@@ -1,0 +1,174 @@
+//! The launcher's command line: one clap definition drives parsing, help, the man page and
+//! shell completions. Every launcher option is also read from `SGLANG_LAUNCH_<NAME>`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sglang-launch",
+    version,
+    about = "Drop-in launcher for the SGLang server: checks the arguments against the GPUs, plans memory, then execs SGLang",
+    long_about = "Drop-in launcher for the SGLang server.\n\n\
+        `sglang-launch <SGLang arguments>` takes exactly the arguments of `python -m sglang.launch_server`, \
+        parses them as SGLang's own parser does for the installed version, checks them against the GPUs and a \
+        catalogue of known-bad combinations, applies safe fixes, plans --mem-fraction-static, reports every \
+        change on stderr and then execs SGLang in the same process.",
+    after_help = "Exit codes: 0 launchable, 1 blocked by an error finding (or a warning under --strict), \
+        2 usage or input error, 127 interpreter or SGLang not found.",
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan, report, then exec SGLang (what `sglang-launch <SGLang arguments>` does)
+    Run(RunArgs),
+    /// Check the command line against the GPUs and the rules; never execs
+    Check(CheckArgs),
+    /// Show the plan: the final command, environment, findings and memory
+    Plan(PlanArgs),
+    /// Show this machine's GPU topology (topology/v1 JSON with --json)
+    Detect(DetectArgs),
+    /// List every rule in the catalogue
+    Rules(RulesArgs),
+    /// Explain one rule: what it catches, why, how to fix it, sources
+    Explain(ExplainArgs),
+    /// Print a shell completion script
+    Completions(CompletionsArgs),
+    /// Print the man page (roff)
+    Man,
+}
+
+/// Options shared by `run`, `check` and `plan`. They end at `--` or at the first token that is
+/// not one of them; everything after belongs to SGLang.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanOptions {
+    /// Read the GPUs from a topology file (topology/v1) instead of NVML
+    #[arg(long, env = "SGLANG_LAUNCH_TOPOLOGY", value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+
+    /// Use this SGLang version's flag set instead of detecting the installed one
+    #[arg(long, env = "SGLANG_LAUNCH_SGLANG_VERSION", value_name = "VER")]
+    pub sglang_version: Option<String>,
+
+    /// Python interpreter that runs SGLang [default: python3 on PATH]
+    #[arg(long, env = "SGLANG_LAUNCH_PYTHON", value_name = "PATH")]
+    pub python: Option<PathBuf>,
+
+    /// Print the plan as JSON (plan/v1) on stdout
+    #[arg(long, env = "SGLANG_LAUNCH_JSON")]
+    pub json: bool,
+
+    /// Treat warnings as blocking
+    #[arg(long, env = "SGLANG_LAUNCH_STRICT")]
+    pub strict: bool,
+
+    /// Report only: leave the arguments and the environment unchanged
+    #[arg(long, env = "SGLANG_LAUNCH_NO_FIX")]
+    pub no_fix: bool,
+
+    /// Skip a rule (code or name; repeatable or comma-separated)
+    #[arg(long, env = "SGLANG_LAUNCH_ALLOW", value_name = "CODE", value_delimiter = ',')]
+    pub allow: Vec<String>,
+
+    /// Make a rule's finding an error (code or name; repeatable or comma-separated)
+    #[arg(long, env = "SGLANG_LAUNCH_DENY", value_name = "CODE", value_delimiter = ',')]
+    pub deny: Vec<String>,
+
+    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
+    #[arg(long, env = "SGLANG_LAUNCH_NVML_LIB", value_name = "PATH", hide = true)]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub opts: PlanOptions,
+
+    /// Print the command and environment instead of exec'ing SGLang
+    #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN")]
+    pub dry_run: bool,
+
+    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
+    #[arg(value_name = "SGLANG_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub sglang_args: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub opts: PlanOptions,
+
+    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
+    #[arg(value_name = "SGLANG_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub sglang_args: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub opts: PlanOptions,
+
+    /// Print only the final command, as one POSIX-shell-quoted line
+    #[arg(long, env = "SGLANG_LAUNCH_PRINT_ARGS", conflicts_with = "json")]
+    pub print_args: bool,
+
+    /// Show secret values (--api-key, tokens) instead of ***
+    #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS")]
+    pub show_secrets: bool,
+
+    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
+    #[arg(value_name = "SGLANG_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub sglang_args: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DetectArgs {
+    /// Print topology/v1 JSON (the format --topology reads)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
+    #[arg(long, env = "SGLANG_LAUNCH_NVML_LIB", value_name = "PATH", hide = true)]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RulesArgs {
+    /// Print the catalogue as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// Rule code (e.g. AR002) or name (e.g. custom-allreduce-pcie)
+    #[arg(value_name = "CODE|NAME")]
+    pub rule: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+}
+
+/// The clap command (for completions, the man page and option lookups).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}

@@ -1,0 +1,60 @@
+//! `detect` for people: one line per GPU, then the link matrix as `nvidia-smi topo -m` shows it.
+
+use std::fmt::Write;
+
+use crate::facts::Topology;
+
+pub fn topology(t: &Topology) -> String {
+    let mut out = String::new();
+    let host = t.hostname.as_deref().unwrap_or("this machine");
+    let driver = t
+        .driver_version
+        .as_deref()
+        .map(|d| format!(", driver {d}"))
+        .unwrap_or_default();
+    let cuda = t
+        .cuda_driver_version
+        .as_deref()
+        .map(|c| format!(", CUDA {c}"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "{host}: {} GPU{}{driver}{cuda}", t.gpus.len(), if t.gpus.len() == 1 { "" } else { "s" });
+    for g in &t.gpus {
+        let used = g.memory_used_mib.map(|u| format!(", {u} MiB in use")).unwrap_or_default();
+        let pcie = match (g.pcie_gen, g.pcie_width) {
+            (Some(gen_), Some(w)) => format!(", PCIe {gen_}.0 x{w}"),
+            _ => String::new(),
+        };
+        let numa = g.numa_node.map(|n| format!(", NUMA {n}")).unwrap_or_default();
+        let mig = if g.mig_enabled { ", MIG on" } else { "" };
+        let _ = writeln!(
+            out,
+            "  GPU {}: {} (cc {}, {} MiB{used}{pcie}{numa}{mig}) {} {}",
+            g.index, g.name, g.compute_capability, g.memory_total_mib, g.pci_bus_id, g.uuid
+        );
+    }
+    if t.gpus.len() > 1 {
+        let _ = write!(out, "\n      ");
+        for g in &t.gpus {
+            let _ = write!(out, "{:>6}", format!("GPU{}", g.index));
+        }
+        let _ = writeln!(out);
+        for a in &t.gpus {
+            let _ = write!(out, "{:<6}", format!("GPU{}", a.index));
+            for b in &t.gpus {
+                let cell = if a.index == b.index {
+                    "X".to_owned()
+                } else {
+                    match t.link(a.index, b.index) {
+                        Some(l) if l.p2p != "ok" => format!("{}*", l.path),
+                        Some(l) => l.path.clone(),
+                        None => "?".to_owned(),
+                    }
+                };
+                let _ = write!(out, "{cell:>6}");
+            }
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(out, "  (* = no P2P read access; ? = link unknown)");
+    }
+    out
+}

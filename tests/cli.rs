@@ -1,0 +1,279 @@
+//! The command line as users meet it: exit codes, outputs, exec, secrets, generated files.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn topo(name: &str) -> String {
+    format!("{ROOT}/examples/topologies/{name}.json")
+}
+
+fn sl() -> Command {
+    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    c.current_dir(ROOT).env("NO_COLOR", "1");
+    // Keep the host's own launcher settings out of the tests.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SGLANG_LAUNCH_") || k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn plan_json(args: &[&str]) -> Value {
+    let out = sl()
+        .args(["plan", "--json", "--topology", &topo("8x-h100-sxm-nvlink"), "--sglang-version", "0.5.23", "--"])
+        .args(args)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn plan_json_has_exactly_the_contract_fields() {
+    let v = plan_json(&["--model-path", "examples/models/Qwen3-32B", "--tp", "8"]);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "schema", "sglang_version", "sglang_version_source", "verdict", "program", "sglang_args",
+            "sglang_parsed", "env", "findings", "gpus", "memory"
+        ]
+    );
+    assert_eq!(v["schema"], "sglang-launch/plan/v1");
+    assert_eq!(v["sglang_version"], "0.5.23");
+    assert_eq!(v["sglang_version_source"], "option");
+    assert_eq!(v["sglang_parsed"]["tp_size"], 8);
+    assert_eq!(v["gpus"], serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]));
+    let env_keys: Vec<&str> = v["env"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(env_keys, ["set", "unset"]);
+    let mem = v["memory"].as_object().expect("memory planned for a known model");
+    for k in [
+        "gpu_memory_mib", "mem_fraction_static", "mem_fraction_static_source", "sglang_default_mem_fraction_static",
+        "sglang_default_chunked_prefill_size", "sglang_default_cuda_graph_max_bs", "weights_per_gpu_gib",
+        "kv_cache_bytes_per_token", "kv_cache_tokens", "max_running_requests", "reserved_mib", "fits",
+    ] {
+        assert!(mem.contains_key(k), "memory.{k} missing");
+    }
+}
+
+#[test]
+fn check_exit_codes_follow_the_contract() {
+    // Launchable.
+    sl().args(["check", "--topology", &topo("8x-h100-sxm-nvlink"), "--sglang-version", "0.5.23", "--"])
+        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8"])
+        .assert()
+        .code(0);
+    // SGLang's own parser would reject it: a finding, verdict error, exit 1.
+    sl().args(["check", "--topology", &topo("8x-h100-sxm-nvlink"), "--sglang-version", "0.5.23", "--"])
+        .args(["--model-path", "m", "--pp", "2"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("ambiguous option: --pp could match"));
+    // The launcher's own input error: exit 2, naming the file.
+    sl().args(["check", "--topology", "/nonexistent/box.json", "--sglang-version", "0.5.23", "--", "--model-path", "m"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/box.json"));
+    // An unknown launcher option before `--` is clap's error, exit 2, with a suggestion.
+    sl().args(["check", "--topolgy", "x.json", "--", "--model-path", "m"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--topology"));
+}
+
+#[test]
+fn missing_driver_is_a_clear_input_error() {
+    sl().args(["check", "--sglang-version", "0.5.23", "--", "--model-path", "m"])
+        .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--topology"));
+}
+
+#[test]
+fn launcher_options_come_from_env_too() {
+    sl().args(["check", "--json", "--", "--model-path", "m", "--tp", "2"])
+        .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
+        .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.5")
+        .assert()
+        .stdout(predicate::str::contains("\"sglang_version\": \"0.5.5\""));
+}
+
+#[test]
+fn print_args_round_trips_and_masks_secrets() {
+    let run = |extra: &[&str]| {
+        let out = sl()
+            .args(["plan", "--print-args", "--no-fix", "--python", "/usr/bin/python3"])
+            .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23"])
+            .args(extra)
+            .args(["--", "--model-path", "/models/it's here", "--api-key", "hunter22", "--served-model-name", "a b\"c"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let masked = run(&[]);
+    assert!(!masked.contains("hunter22"), "{masked}");
+    let words = shell_words::split(masked.trim()).unwrap();
+    assert_eq!(
+        words,
+        [
+            "/usr/bin/python3", "-m", "sglang.launch_server", "--model-path", "/models/it's here", "--api-key", "***",
+            "--served-model-name", "a b\"c"
+        ]
+    );
+    let shown = shell_words::split(run(&["--show-secrets"]).trim()).unwrap();
+    assert_eq!(shown[6], "hunter22");
+}
+
+#[test]
+fn secrets_never_reach_any_report() {
+    for mode in [&["check"][..], &["check", "--json"][..], &["plan"][..], &["plan", "--json"][..]] {
+        sl().args(mode)
+            .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23", "--"])
+            .args(["--model-path", "m", "--api", "s3cr3t-key", "--admin-api-key=adm1n-key"])
+            .env("HF_TOKEN", "hf_abcdefgh")
+            .assert()
+            .stdout(predicate::str::contains("s3cr3t-key").not())
+            .stdout(predicate::str::contains("adm1n-key").not())
+            .stdout(predicate::str::contains("hf_abcdefgh").not());
+    }
+}
+
+#[test]
+fn no_fix_changes_nothing() {
+    let args = ["--model-path", "m", "--tp", "8", "--enable-flashinfer-allreduce-fusion"];
+    let out = sl()
+        .args(["plan", "--json", "--no-fix", "--topology", &topo("8x-rtx-pro-6000-pcie"), "--sglang-version", "0.5.23", "--"])
+        .args(args)
+        .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sglang_args"], serde_json::json!(args));
+    assert_eq!(v["env"], serde_json::json!({"set": {}, "unset": []}));
+    assert!(v["findings"].as_array().unwrap().iter().all(|f| f["fixed"] == false && f["fix"].is_null()));
+    assert_eq!(v["verdict"], "error", "an unfixed arch error blocks");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// A fake interpreter in a venv layout with SGLang "installed": it records its PID and argv.
+fn fake_venv(dir: &Path) -> PathBuf {
+    let bin = dir.join("venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("METADATA"), "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n").unwrap();
+    std::fs::write(dir.join("venv/pyvenv.cfg"), "home = /usr/bin\nversion = 3.11.7\n").unwrap();
+    let py = bin.join("python3");
+    let record = dir.join("record");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nprintf '%s' \"$SGLANG_CUSTOM_ALLREDUCE_ALGO\" > '{r}.env'\n",
+            r = record.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+#[test]
+fn run_execs_sglang_in_the_same_process_with_byte_exact_args() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_venv(dir.path());
+    let weird = OsString::from_vec(b"served-\xff\xfe-name".to_vec());
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sglang-launch"));
+    cmd.current_dir(ROOT)
+        .env("NO_COLOR", "1")
+        .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
+        .args(["run", "--python"])
+        .arg(&py)
+        .args(["--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
+        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8", "--served-model-name"])
+        .arg(&weird);
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let rec = |ext: &str| std::fs::read(dir.path().join(format!("record.{ext}"))).unwrap();
+    assert_eq!(String::from_utf8(rec("pid")).unwrap().trim(), pid.to_string(), "exec keeps the PID");
+    let argv: Vec<&[u8]> = rec("argv").split(|b| *b == 0).filter(|s| !s.is_empty()).collect();
+    assert_eq!(argv[0], b"-m");
+    assert_eq!(argv[1], b"sglang.launch_server");
+    assert!(argv.contains(&weird.as_bytes()), "non-UTF-8 argument reaches SGLang unchanged");
+    assert!(argv.contains(&&b"--tp"[..]), "the user's own spelling is kept");
+    // The seed story's ineffective variable was unset by a reported fix.
+    assert_eq!(rec("env"), b"");
+}
+
+#[test]
+fn run_without_interpreter_or_sglang_exits_127_and_launches_nothing() {
+    sl().args(["run", "--python", "/nonexistent/python3", "--topology", &topo("1x-l4"), "--"])
+        .args(["--model-path", "m"])
+        .assert()
+        .code(127)
+        .stderr(predicate::str::contains("/nonexistent/python3"));
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_venv(dir.path());
+    std::fs::remove_dir_all(dir.path().join("venv/lib")).unwrap();
+    sl().args(["run", "--python"])
+        .arg(&py)
+        .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23", "--", "--model-path", "m"])
+        .assert()
+        .code(127)
+        .stderr(predicate::str::contains("SGLang is not installed"));
+    assert!(!dir.path().join("record.pid").exists());
+}
+
+#[test]
+fn drop_in_form_takes_sglang_arguments_directly() {
+    // No launcher options on the command line: they come from the environment.
+    sl().args(["--model-path", "m", "--tp", "2", "--bogus-flag"])
+        .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
+        .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unrecognized arguments: --bogus-flag"));
+}
+
+#[test]
+fn generated_completions_and_man_page_are_fresh() {
+    for (shell, file) in [
+        ("bash", "completions/sglang-launch.bash"),
+        ("zsh", "completions/_sglang-launch"),
+        ("fish", "completions/sglang-launch.fish"),
+    ] {
+        let out = sl().args(["completions", shell]).output().unwrap();
+        let want = std::fs::read(Path::new(ROOT).join(file)).unwrap();
+        assert!(out.stdout == want, "{file} is stale: run scripts/gen-completions.sh");
+    }
+    let out = sl().arg("man").output().unwrap();
+    let want = std::fs::read(Path::new(ROOT).join("man/sglang-launch.1")).unwrap();
+    assert!(out.stdout == want, "man/sglang-launch.1 is stale: run scripts/gen-completions.sh");
+}
+
+#[test]
+fn rules_and_explain() {
+    let out = sl().args(["rules", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.as_array().unwrap().len() >= 60);
+    sl().args(["explain", "no-such-rule"]).assert().code(2);
+}
+
+#[test]
+fn detect_reads_nvml_or_says_what_is_missing() {
+    sl().args(["detect", "--json"])
+        .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--topology"));
+}
