@@ -128,48 +128,51 @@ pub enum SelectError {
          --base-gpu-id >= 0 and --gpu-id-step >= 1); fix the values"
     )]
     BadLayout { base: i64, step: i64 },
-    #[error("{}", not_enough(.needed_by, *.needed, *.ordinal, *.visible, .base, .stopped.as_ref(), .env_value.as_deref()))]
-    NotEnough {
-        /// What asks for the GPUs, e.g. `--tp-size 8` or `--tp-size 4 × --dp-size 2`.
-        needed_by: String,
-        needed: usize,
-        /// The highest CUDA ordinal a rank would use.
-        ordinal: i64,
-        visible: usize,
-        /// `--base-gpu-id`/`--gpu-id-step` when they move ranks off ordinals 0..n.
-        base: Option<String>,
-        stopped: Option<Stop>,
-        /// `CUDA_VISIBLE_DEVICES` as set, if set.
-        env_value: Option<String>,
-    },
+    #[error("{0}")]
+    NotEnough(Box<Shortfall>),
     #[error("{}; fix CUDA_VISIBLE_DEVICES", .0.describe())]
     Hidden(Stop),
 }
 
-fn not_enough(
-    needed_by: &str,
-    needed: usize,
-    ordinal: i64,
-    visible: usize,
-    base: &Option<String>,
-    stopped: Option<&Stop>,
-    env_value: Option<&str>,
-) -> String {
-    let are = if visible == 1 { "is" } else { "are" };
-    let gpus = if needed == 1 { "GPU" } else { "GPUs" };
-    let mut s = format!("{needed_by} needs {needed} {gpus} but {visible} {are} visible");
-    if let Some(base) = base {
-        s.push_str(&format!(
-            " ({base} puts the last rank on CUDA ordinal {ordinal}, past the last visible ordinal)"
-        ));
+/// More GPUs asked for than CUDA will show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortfall {
+    /// What asks for the GPUs, e.g. `--tp-size 8` or `--tp-size 4 × --dp-size 2`.
+    pub needed_by: String,
+    pub needed: usize,
+    /// The highest CUDA ordinal a rank would use.
+    pub ordinal: i64,
+    pub visible: usize,
+    /// `--base-gpu-id`/`--gpu-id-step` when they, not the count, push ranks past the end.
+    pub base: Option<String>,
+    pub stopped: Option<Stop>,
+    /// `CUDA_VISIBLE_DEVICES` as set, if set.
+    pub env_value: Option<String>,
+}
+
+impl std::fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let are = if self.visible == 1 { "is" } else { "are" };
+        let gpus = if self.needed == 1 { "GPU" } else { "GPUs" };
+        write!(
+            f,
+            "{} needs {} {gpus} but {} {are} visible",
+            self.needed_by, self.needed, self.visible
+        )?;
+        if let Some(base) = &self.base {
+            write!(
+                f,
+                " ({base} puts the last rank on CUDA ordinal {}, past the last visible ordinal)",
+                self.ordinal
+            )?;
+        }
+        match (&self.stopped, &self.env_value) {
+            (Some(stop), _) => write!(f, ": {}", stop.describe())?,
+            (None, Some(v)) => write!(f, " (CUDA_VISIBLE_DEVICES={v})")?,
+            (None, None) => {}
+        }
+        write!(f, "; lower the parallel sizes or make more GPUs visible")
     }
-    match (stopped, env_value) {
-        (Some(stop), _) => s.push_str(&format!(": {}", stop.describe())),
-        (None, Some(v)) => s.push_str(&format!(" (CUDA_VISIBLE_DEVICES={v})")),
-        (None, None) => {}
-    }
-    s.push_str("; lower the parallel sizes or make more GPUs visible");
-    s
 }
 
 /// Topology indices in CUDA ordinal order, before `CUDA_VISIBLE_DEVICES` applies.
@@ -376,16 +379,16 @@ fn resolve(
     if ordinals.is_empty() {
         return Ok(Vec::new());
     }
-    if vis.gpus.is_empty() {
-        if let Some(stop) = vis.stopped.as_ref().filter(|s| s.hides_all()) {
-            return Err(SelectError::Hidden(stop.clone()));
-        }
+    if vis.gpus.is_empty()
+        && let Some(stop) = vis.stopped.as_ref().filter(|s| s.hides_all())
+    {
+        return Err(SelectError::Hidden(stop.clone()));
     }
     let highest = ordinals.iter().copied().max().unwrap_or(0);
     if highest >= vis.gpus.len() as i64 {
         let needed = distinct(ordinals);
         let moved = base != 0 || step != 1;
-        return Err(SelectError::NotEnough {
+        return Err(SelectError::NotEnough(Box::new(Shortfall {
             needed_by,
             needed,
             ordinal: highest,
@@ -394,7 +397,7 @@ fn resolve(
                 .then(|| format!("--base-gpu-id {base} --gpu-id-step {step}")),
             stopped: vis.stopped,
             env_value: env.get("CUDA_VISIBLE_DEVICES").map(str::to_owned),
-        });
+        })));
     }
     Ok(ordinals.iter().map(|&o| vis.gpus[o as usize]).collect())
 }
@@ -615,6 +618,7 @@ fn needed_by(l: &Layout) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::type_complexity)] // the case tables
 mod tests {
     use super::*;
 
@@ -720,7 +724,6 @@ mod tests {
         let not_ord = |e: &str| Some(Stop::NotAnOrdinal(e.to_owned()));
         let mixed_form = |e: &str| Some(Stop::MixedForm(e.to_owned()));
         let repeated = |e: &str| Some(Stop::Repeated(e.to_owned()));
-        #[allow(clippy::type_complexity)]
         let cases: Vec<(&Topology, &[(&str, &str)], Vec<u32>, Option<Stop>)> = vec![
             (&h, &[], (0..8).collect(), None),
             (&h, &[("CUDA_VISIBLE_DEVICES", "")], vec![], not_ord("")),
@@ -972,7 +975,6 @@ mod tests {
         let h = fixture("8x-h100-sxm-nvlink.json");
         let none = env(&[]);
         // (version, args, GPUs in launch order, TP groups, GPUs shared by two ranks)
-        #[allow(clippy::type_complexity)]
         let cases: &[(
             &str,
             Vec<(&str, serde_json::Value)>,

@@ -340,17 +340,17 @@ impl Topology {
                     ),
                 ));
             }
-            if !g.uuid.is_empty() {
-                if let Some(i) = self.gpus[..j].iter().position(|o| o.uuid == g.uuid) {
-                    return Some((
-                        at("gpus", j, "uuid"),
-                        format!(
-                            "UUID {} is also used by gpus[{i}]; UUIDs must be unique \
+            if !g.uuid.is_empty()
+                && let Some(i) = self.gpus[..j].iter().position(|o| o.uuid == g.uuid)
+            {
+                return Some((
+                    at("gpus", j, "uuid"),
+                    format!(
+                        "UUID {} is also used by gpus[{i}]; UUIDs must be unique \
                              (CUDA_VISIBLE_DEVICES entries are matched against them)",
-                            g.uuid
-                        ),
-                    ));
-                }
+                        g.uuid
+                    ),
+                ));
             }
             if g.compute_capability != CC_UNKNOWN && g.cc().is_none() {
                 return Some((
