@@ -247,17 +247,56 @@ fn mistakes_are_one_clear_line() {
         (
             r#""index": 1,"#,
             r#""index": "1","#,
-            &["box.json:14:", "invalid type: string \"1\", expected u32"],
+            &[
+                "box.json:14:7: gpus[1].index: expected a whole number from 0 to 4294967295, found \"1\"; fix the value",
+            ],
         ),
         (
             r#""uuid": "GPU-bbbb","#,
             "",
-            &["box.json:", "missing field `uuid`"],
+            &[
+                "box.json:13:5: gpus[1]: missing required key `uuid`; add it (the GPU UUID as `nvidia-smi -L` shows it)",
+            ],
         ),
         (
             r#""gpus": ["#,
             r#""gpus": [[,"#,
             &["box.json:4:", "the file must be topology-v1 JSON"],
+        ),
+        (
+            r#""gpus": ["#,
+            r#""gpus": 5, "x": ["#,
+            &["box.json:4:14:", "unknown top-level key `x`"],
+        ),
+        (
+            r#""gpus": ["#,
+            r#""gpus": [7, "#,
+            &["box.json:4:12: gpus[0]: expected an object, found 7"],
+        ),
+        (
+            r#""gpus": [0, 1]"#,
+            r#""gpus": [0]"#,
+            &["box.json:23:7: links[0].gpus: expected two GPU indices, e.g. [0, 1], found [0]"],
+        ),
+        (
+            r#""nvlink": false"#,
+            r#""nvlink": "no""#,
+            &["links[0].nvlink: expected true or false, found \"no\""],
+        ),
+        (
+            r#""source": "hand","#,
+            r#""source": null,"#,
+            &["box.json:3:3: source: expected a string, found null"],
+        ),
+        (
+            r#""source": "hand","#,
+            r#""source": "hand", "links": {},"#,
+            &["box.json:22:3: key `links` appears twice in the top level; keep one"],
+        ),
+        (
+            r#""p2p": "not_supported""#,
+            r#""p2p": "not_supported", "path": "SYS""#,
+            &["box.json:23:79: key `path` appears twice in links[0]"],
         ),
     ];
     for (from, to, wants) in cases {
@@ -281,6 +320,33 @@ fn duplicate_link_pairs_are_rejected_in_either_order() {
             "box.json:24:7: links[1].gpus: the pair (1, 0) is already described by links[0]"
         ),
         "{msg}"
+    );
+}
+
+#[test]
+fn null_optional_values_read_as_absent() {
+    let text = edit(
+        r#""memory_total_mib": 23034
+    },"#,
+        r#""memory_total_mib": 23034, "memory_used_mib": null, "numa_node": null
+    },"#,
+    );
+    let t = Topology::from_json_str(&text, "x").unwrap();
+    assert_eq!(
+        (t.gpus[0].memory_used_mib, t.gpus[0].numa_node),
+        (None, None)
+    );
+    let links_null = edit(r#""links": ["#, r#""links": null, "old_links": ["#);
+    let msg = err(&links_null);
+    assert!(msg.contains("unknown top-level key `old_links`"), "{msg}");
+    let no_list = SMALL.replacen(r#""gpus": ["#, r#""gpus": null, "x": ["#, 1);
+    let msg = err(&no_list);
+    assert!(msg.contains("unknown top-level key `x`"), "{msg}");
+    let text = SMALL.split("],\n  \"links\"").next().unwrap().to_owned() + "],\n  \"links\": {}\n}";
+    let msg = err(&text);
+    assert!(
+        msg.contains("links: expected a list, found {}"),
+        "{msg}\n{text}"
     );
 }
 

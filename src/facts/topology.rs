@@ -148,6 +148,38 @@ pub enum TopologyError {
         /// The value found, JSON-quoted, or "missing".
         found: String,
     },
+    #[error(
+        "{origin}:{line}:{column}: key `{key}` appears twice in {at}; keep one (JSON readers \
+         disagree on which one wins)"
+    )]
+    DuplicateKey {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// JSON path of the object, or "the top level".
+        at: String,
+        key: String,
+    },
+    #[error("{origin}:{line}:{column}: {at}: missing required key `{key}`; add it ({hint})")]
+    MissingKey {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// JSON path of the object, e.g. `gpus[1]`.
+        at: String,
+        key: String,
+        hint: &'static str,
+    },
+    #[error("{origin}:{line}:{column}: {at}: expected {expected}, found {found}; fix the value")]
+    WrongType {
+        origin: String,
+        line: usize,
+        column: usize,
+        at: String,
+        expected: &'static str,
+        /// The value as written (shortened).
+        found: String,
+    },
     /// A value that parses but makes no sense (duplicate index, link to an absent GPU, …).
     #[error("{origin}:{line}:{column}: {at}: {message}")]
     Invalid {
@@ -260,6 +292,20 @@ impl Topology {
                 message: "the document is not a JSON object".to_owned(),
             });
         };
+        if let Some((at, path, key)) = duplicate_key(text) {
+            let (line, column) = Scanner { text, i: 0 }.position(at);
+            return Err(TopologyError::DuplicateKey {
+                origin: origin.to_owned(),
+                line,
+                column,
+                at: if path.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    path
+                },
+                key,
+            });
+        }
         // Schema first: a later format's new keys must not be reported as typos.
         match top.get("schema") {
             Some(Value::String(s)) if s == SCHEMA => {}
@@ -273,13 +319,14 @@ impl Topology {
                 });
             }
         }
-        check_keys(text, origin, top, &[], TOP_KEYS, "top-level")?;
+        check_object(text, origin, top, &[], TOP_KEYS, "top-level")?;
         for (list, keys, object) in [("gpus", GPU_KEYS, "GPU"), ("links", LINK_KEYS, "link")] {
             if let Some(Value::Array(items)) = top.get(list) {
                 for (i, item) in items.iter().enumerate() {
-                    if let Value::Object(map) = item {
-                        let path = [Seg::Key(list), Seg::Index(i)];
-                        check_keys(text, origin, map, &path, keys, object)?;
+                    let path = [Seg::Key(list), Seg::Index(i)];
+                    match item {
+                        Value::Object(map) => check_object(text, origin, map, &path, keys, object)?,
+                        other => return Err(wrong_type(text, origin, &path, "an object", other)),
                     }
                 }
             }
@@ -460,8 +507,104 @@ fn valid_path(path: &str) -> bool {
     }
 }
 
-/// Reject the first key of `map` that is not in `known`.
-fn check_keys(
+/// JSON shapes of the format's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Str,
+    U32,
+    U64,
+    I64,
+    Bool,
+    /// Two GPU indices.
+    Pair,
+    List,
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Str => "a string",
+            Kind::U32 => "a whole number from 0 to 4294967295",
+            Kind::U64 => "a whole number of 0 or more",
+            Kind::I64 => "a whole number",
+            Kind::Bool => "true or false",
+            Kind::Pair => "two GPU indices, e.g. [0, 1]",
+            Kind::List => "a list",
+        }
+    }
+
+    fn matches(self, v: &Value) -> bool {
+        let u32_of = |v: &Value| v.as_u64().is_some_and(|n| n <= u64::from(u32::MAX));
+        match self {
+            Kind::Str => v.is_string(),
+            Kind::U32 => u32_of(v),
+            Kind::U64 => v.is_u64(),
+            Kind::I64 => v.is_i64(),
+            Kind::Bool => v.is_boolean(),
+            Kind::Pair => v
+                .as_array()
+                .is_some_and(|a| a.len() == 2 && a.iter().all(u32_of)),
+            Kind::List => v.is_array(),
+        }
+    }
+}
+
+/// A key's kind, whether it must be present, and whether `null` stands for absent; plus what
+/// to write for a missing required key.
+fn field(object: &str, key: &str) -> Option<(Kind, bool, bool, &'static str)> {
+    Some(match (object, key) {
+        ("top-level", "schema") => (Kind::Str, true, false, SCHEMA),
+        ("top-level", "source") => (Kind::Str, true, false, "\"nvml\" or who wrote the file"),
+        ("top-level", "hostname" | "driver_version" | "cuda_driver_version") => {
+            (Kind::Str, false, true, "")
+        }
+        ("top-level", "gpus") => (Kind::List, true, false, "the list of GPUs"),
+        ("top-level", "links") => (Kind::List, false, false, ""),
+        ("GPU", "index") => (
+            Kind::U32,
+            true,
+            false,
+            "the NVML index, as nvidia-smi numbers GPUs",
+        ),
+        ("GPU", "uuid") => (
+            Kind::Str,
+            true,
+            false,
+            "the GPU UUID as `nvidia-smi -L` shows it",
+        ),
+        ("GPU", "name") => (
+            Kind::Str,
+            true,
+            false,
+            "the product name, e.g. \"NVIDIA H100 80GB HBM3\"",
+        ),
+        ("GPU", "pci_bus_id") => (Kind::Str, true, false, "e.g. \"00000000:18:00.0\""),
+        ("GPU", "compute_capability") => (
+            Kind::Str,
+            true,
+            false,
+            "\"major.minor\", e.g. \"9.0\", or \"unknown\"",
+        ),
+        ("GPU", "memory_total_mib") => (
+            Kind::U64,
+            true,
+            false,
+            "MiB, as nvidia-smi shows memory.total",
+        ),
+        ("GPU", "memory_used_mib") => (Kind::U64, false, true, ""),
+        ("GPU", "mig_enabled") => (Kind::Bool, false, false, ""),
+        ("GPU", "numa_node") => (Kind::I64, false, true, ""),
+        ("GPU", "pcie_gen" | "pcie_width") => (Kind::U32, false, true, ""),
+        ("link", "gpus") => (Kind::Pair, true, false, "the two GPU indices, e.g. [0, 1]"),
+        ("link", "path") => (Kind::Str, true, false, "NV<n>, PIX, PXB, PHB, NODE or SYS"),
+        ("link", "nvlink") => (Kind::Bool, true, false, "true when NVLink P2P is OK"),
+        ("link", "p2p") => (Kind::Str, true, false, "the P2P read status, e.g. \"ok\""),
+        _ => return None,
+    })
+}
+
+/// Check one object's keys and value shapes: unknown keys, missing required keys, wrong types.
+fn check_object(
     text: &str,
     origin: &str,
     map: &serde_json::Map<String, Value>,
@@ -469,21 +612,73 @@ fn check_keys(
     known: &'static [&'static str],
     object: &'static str,
 ) -> Result<(), TopologyError> {
-    let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) else {
-        return Ok(());
-    };
-    let mut full = path.to_vec();
-    full.push(Seg::Key(key));
-    let (line, column) = locate(text, &full).unwrap_or((1, 1));
-    Err(TopologyError::UnknownKey {
+    if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
+        let mut full = path.to_vec();
+        full.push(Seg::Key(key));
+        let (line, column) = locate(text, &full).unwrap_or((1, 1));
+        return Err(TopologyError::UnknownKey {
+            origin: origin.to_owned(),
+            line,
+            column,
+            object,
+            key: key.clone(),
+            suggestion: suggest(key, known).map(str::to_owned),
+            known,
+        });
+    }
+    for &key in known {
+        let Some((kind, required, nullable, hint)) = field(object, key) else {
+            continue;
+        };
+        match map.get(key) {
+            None if required => {
+                let (line, column) = locate(text, path).unwrap_or((1, 1));
+                return Err(TopologyError::MissingKey {
+                    origin: origin.to_owned(),
+                    line,
+                    column,
+                    at: if path.is_empty() {
+                        "top level".to_owned()
+                    } else {
+                        path_string(path)
+                    },
+                    key: key.to_owned(),
+                    hint,
+                });
+            }
+            None => {}
+            Some(Value::Null) if nullable => {}
+            Some(v) if kind.matches(v) => {}
+            Some(v) => {
+                let mut full = path.to_vec();
+                full.push(Seg::Key(key));
+                return Err(wrong_type(text, origin, &full, kind.describe(), v));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn wrong_type(
+    text: &str,
+    origin: &str,
+    path: &[Seg],
+    expected: &'static str,
+    found: &Value,
+) -> TopologyError {
+    let (line, column) = locate(text, path).unwrap_or((1, 1));
+    let mut found = found.to_string();
+    if found.chars().count() > 40 {
+        found = found.chars().take(37).collect::<String>() + "...";
+    }
+    TopologyError::WrongType {
         origin: origin.to_owned(),
         line,
         column,
-        object,
-        key: key.clone(),
-        suggestion: suggest(key, known).map(str::to_owned),
-        known,
-    })
+        at: path_string(path),
+        expected,
+        found,
+    }
 }
 
 fn json_error(origin: &str, e: &serde_json::Error) -> TopologyError {
@@ -547,6 +742,65 @@ fn locate(text: &str, path: &[Seg]) -> Option<(usize, usize)> {
         }
     }
     Some(s.position(s.i))
+}
+
+/// The first key that appears twice in one object: (byte offset of the second, JSON path of the
+/// object, key). `text` must be valid JSON.
+fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
+    fn walk(s: &mut Scanner, path: &mut String) -> Result<(), (usize, String, String)> {
+        s.ws();
+        match s.peek() {
+            Some(b'{') => {
+                s.i += 1;
+                let mut keys: Vec<String> = Vec::new();
+                loop {
+                    s.ws();
+                    if s.eat(b'}').is_some() {
+                        return Ok(());
+                    }
+                    let at = s.i;
+                    let Some(key) = s.string() else { return Ok(()) };
+                    if keys.contains(&key) {
+                        return Err((at, path.clone(), key));
+                    }
+                    s.ws();
+                    s.eat(b':');
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&key);
+                    walk(s, path)?;
+                    path.truncate(len);
+                    keys.push(key);
+                    s.ws();
+                    s.eat(b',');
+                }
+            }
+            Some(b'[') => {
+                s.i += 1;
+                let mut n = 0;
+                loop {
+                    s.ws();
+                    if s.eat(b']').is_some() || s.peek().is_none() {
+                        return Ok(());
+                    }
+                    let len = path.len();
+                    path.push_str(&format!("[{n}]"));
+                    walk(s, path)?;
+                    path.truncate(len);
+                    n += 1;
+                    s.ws();
+                    s.eat(b',');
+                }
+            }
+            _ => {
+                s.skip_value();
+                Ok(())
+            }
+        }
+    }
+    walk(&mut Scanner { text, i: 0 }, &mut String::new()).err()
 }
 
 /// Just enough of a JSON reader to walk an already-valid document.
@@ -630,5 +884,95 @@ impl Scanner<'_> {
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
         (line, column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn every_key_has_a_shape() {
+        for (object, keys) in [
+            ("top-level", TOP_KEYS),
+            ("GPU", GPU_KEYS),
+            ("link", LINK_KEYS),
+        ] {
+            for key in keys {
+                assert!(field(object, key).is_some(), "{object} {key}");
+            }
+        }
+    }
+
+    #[test]
+    fn locate_finds_keys_and_elements() {
+        let text = "{\n  \"a\": [1, {\"b\\\"\": 2}],\n  \"c\": {\"d\": [ [], {} ]}\n}";
+        let cases: &[(&[Seg], Option<(usize, usize)>)] = &[
+            (&[], Some((1, 1))),
+            (&[Seg::Key("a")], Some((2, 3))),
+            (&[Seg::Key("a"), Seg::Index(1)], Some((2, 12))),
+            (
+                &[Seg::Key("a"), Seg::Index(1), Seg::Key("b\"")],
+                Some((2, 13)),
+            ),
+            (
+                &[Seg::Key("c"), Seg::Key("d"), Seg::Index(1)],
+                Some((3, 20)),
+            ),
+            (&[Seg::Key("zz")], None),
+            (&[Seg::Key("a"), Seg::Index(5)], None),
+        ];
+        for (path, want) in cases {
+            assert_eq!(locate(text, path), *want, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_any_depth() {
+        assert_eq!(duplicate_key(r#"{"a": 1, "b": {"a": 2}}"#), None);
+        assert_eq!(
+            duplicate_key(r#"{"a": [{}, {"x": 1, "x": 2}]}"#),
+            Some((20, "a[1]".to_owned(), "x".to_owned()))
+        );
+        assert_eq!(
+            duplicate_key(r#"{"a": 1, "a": 1}"#),
+            Some((9, String::new(), "a".to_owned()))
+        );
+    }
+
+    #[test]
+    fn suggestions_catch_typos_only() {
+        assert_eq!(
+            suggest("memory_total_mb", GPU_KEYS),
+            Some("memory_total_mib")
+        );
+        assert_eq!(suggest("PBH", PCIE_PATHS), Some("PHB"));
+        assert_eq!(suggest("OK", P2P_VALUES), Some("ok"));
+        assert_eq!(suggest("bandwidth", LINK_KEYS), None);
+    }
+
+    const ONE: &str = r#"{"schema": "sglang-launch/topology/v1", "source": "x", "gpus": [
+        {"index": 0, "uuid": "GPU-a", "name": "n", "pci_bus_id": "00000000:01:00.0",
+         "compute_capability": "9.0", "memory_total_mib": 100}],
+        "links": []}"#;
+
+    proptest! {
+        /// Whatever the damage to a file, loading returns (never panics) and errors are one line.
+        #[test]
+        fn damaged_files_never_panic(at in 0usize..ONE.len(), cut in 0usize..8, insert in ".{0,6}") {
+            let mut text = ONE.to_owned();
+            let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let end = (at..=(at + cut).min(text.len()))
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(at);
+            text.replace_range(at..end, &insert);
+            if let Err(e) = Topology::from_json_str(&text, "f.json") {
+                let msg = e.to_string();
+                prop_assert!(msg.starts_with("f.json:"));
+                prop_assert!(!msg.contains('\n') || insert.contains('\n'));
+            }
+        }
     }
 }
