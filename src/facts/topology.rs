@@ -908,7 +908,8 @@ mod tests {
     #[test]
     fn locate_finds_keys_and_elements() {
         let text = "{\n  \"a\": [1, {\"b\\\"\": 2}],\n  \"c\": {\"d\": [ [], {} ]}\n}";
-        let cases: &[(&[Seg], Option<(usize, usize)>)] = &[
+        type Case<'a> = (&'a [Seg<'a>], Option<(usize, usize)>);
+        let cases: &[Case] = &[
             (&[], Some((1, 1))),
             (&[Seg::Key("a")], Some((2, 3))),
             (&[Seg::Key("a"), Seg::Index(1)], Some((2, 12))),
