@@ -222,3 +222,65 @@ fn lib_path_comes_from_the_environment() {
     set_env(&[(nvml::LIB_ENV, None)]);
     assert_eq!(nvml::default_lib_path(), None);
 }
+
+/// On a machine with an NVIDIA driver: `cargo test --test nvml -- --ignored`. Detects through
+/// the real libnvidia-ml and cross-checks against `nvidia-smi`.
+#[test]
+#[ignore = "needs an NVIDIA GPU and driver"]
+fn real_nvml_matches_nvidia_smi() {
+    let t = nvml::detect(nvml::default_lib_path().as_deref()).unwrap_or_else(|e| panic!("{e}"));
+    println!("{}", t.to_json_pretty());
+    t.validate().unwrap();
+    Topology::from_json_str(&t.to_json_pretty(), "detected").unwrap();
+    let Ok(out) = Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=index,uuid,name,pci.bus_id,memory.total,compute_cap",
+            "--format=csv,noheader,nounits",
+        ])
+        .output()
+    else {
+        eprintln!("no nvidia-smi: skipping the cross-check");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').map(|f| f.trim().to_owned()).collect())
+        .collect();
+    assert_eq!(rows.len(), t.gpus.len(), "{text}");
+    for (row, g) in rows.iter().zip(&t.gpus) {
+        assert_eq!(row[0], g.index.to_string());
+        assert_eq!(row[1], g.uuid);
+        assert_eq!(row[2], g.name);
+        assert_eq!(row[3], g.pci_bus_id);
+        assert_eq!(row[4], g.memory_total_mib.to_string());
+        assert_eq!(row[5], g.compute_capability);
+    }
+    // `nvidia-smi topo -m`: GPU rows, one column per GPU.
+    let topo = Command::new("nvidia-smi")
+        .args(["topo", "-m"])
+        .output()
+        .unwrap();
+    let topo = String::from_utf8_lossy(&topo.stdout);
+    println!("{topo}");
+    let n = t.gpus.len();
+    for line in topo.lines() {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let Some(i) = cells
+            .first()
+            .and_then(|c| c.strip_prefix("GPU"))
+            .and_then(|i| i.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        for (j, cell) in cells.iter().skip(1).take(n).enumerate() {
+            let j = j as u32;
+            if i == j {
+                continue;
+            }
+            let link = t.link(i, j).unwrap_or_else(|| panic!("no link {i}-{j}"));
+            assert_eq!(link.path, *cell, "GPU{i} GPU{j}");
+        }
+    }
+}
