@@ -1,10 +1,61 @@
 //! The topology model and its file format (contract: topology-v1.md).
+//!
+//! Loading is strict: a typo must not silently drop a fact, so unknown keys, a foreign schema and
+//! inconsistent values are errors, each one line naming the file, `line:column`, what is wrong and
+//! what to do. Decision on compute capability: the file holds `"major.minor"` or the literal
+//! `"unknown"` (what `detect` writes when NVML cannot say); `Gpu::cc()` is `None` for `"unknown"`
+//! (and for anything unparsable in a `Topology` built in code), so the rules never see a guess.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 pub const SCHEMA: &str = "sglang-launch/topology/v1";
 
+/// `compute_capability` value for a GPU whose capability is not known.
+pub const CC_UNKNOWN: &str = "unknown";
+
+/// NVML P2P read statuses, as the file spells them.
+pub const P2P_VALUES: &[&str] = &[
+    "ok",
+    "not_supported",
+    "chipset_not_supported",
+    "gpu_not_supported",
+    "topology_not_supported",
+    "disabled_by_regkey",
+    "unknown",
+];
+
+/// PCIe levels of `nvidia-smi topo -m` (NVLink paths are `NV` or `NV<n>`).
+pub const PCIE_PATHS: &[&str] = &["PIX", "PXB", "PHB", "NODE", "SYS"];
+
+const TOP_KEYS: &[&str] = &[
+    "schema",
+    "source",
+    "hostname",
+    "driver_version",
+    "cuda_driver_version",
+    "gpus",
+    "links",
+];
+const GPU_KEYS: &[&str] = &[
+    "index",
+    "uuid",
+    "name",
+    "pci_bus_id",
+    "compute_capability",
+    "memory_total_mib",
+    "memory_used_mib",
+    "mig_enabled",
+    "numa_node",
+    "pcie_gen",
+    "pcie_width",
+];
+const LINK_KEYS: &[&str] = &["gpus", "path", "nvlink", "p2p"];
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Topology {
     pub schema: String,
     pub source: String,
@@ -20,12 +71,13 @@ pub struct Topology {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Gpu {
     pub index: u32,
     pub uuid: String,
     pub name: String,
     pub pci_bus_id: String,
-    /// "major.minor"
+    /// "major.minor", or "unknown".
     pub compute_capability: String,
     pub memory_total_mib: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,6 +93,7 @@ pub struct Gpu {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Link {
     pub gpus: [u32; 2],
     /// As `nvidia-smi topo -m` prints it: NV<n>, PIX, PXB, PHB, NODE, SYS.
@@ -48,6 +101,95 @@ pub struct Link {
     pub nvlink: bool,
     /// NVML P2P read status: ok, not_supported, chipset_not_supported, …, unknown.
     pub p2p: String,
+}
+
+/// Why a topology file was not accepted. Display is one line: where, what, what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    #[error("cannot read topology file {origin}: {source}; check the path given to --topology")]
+    Read {
+        origin: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not JSON, or a value of the wrong type / a missing required key.
+    #[error("{origin}:{line}:{column}: {message}; the file must be topology-v1 JSON")]
+    Json {
+        origin: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(
+        "{origin}:{line}:{column}: unknown {object} key `{key}`{}",
+        match suggestion {
+            Some(s) => format!("; did you mean `{s}`?"),
+            None => format!("; remove it (known keys: {})", known.join(", ")),
+        }
+    )]
+    UnknownKey {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// "top-level", "GPU" or "link".
+        object: &'static str,
+        key: String,
+        suggestion: Option<String>,
+        known: &'static [&'static str],
+    },
+    #[error(
+        "{origin}:{line}:{column}: schema is {found}, but this sglang-launch reads only \
+         `{SCHEMA}`; re-capture the file with `sglang-launch detect --json` or set \"schema\": \"{SCHEMA}\""
+    )]
+    Schema {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// The value found, JSON-quoted, or "missing".
+        found: String,
+    },
+    #[error(
+        "{origin}:{line}:{column}: key `{key}` appears twice in {at}; keep one (JSON readers \
+         disagree on which one wins)"
+    )]
+    DuplicateKey {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// JSON path of the object, or "the top level".
+        at: String,
+        key: String,
+    },
+    #[error("{origin}:{line}:{column}: {at}: missing required key `{key}`; add it ({hint})")]
+    MissingKey {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// JSON path of the object, e.g. `gpus[1]`.
+        at: String,
+        key: String,
+        hint: &'static str,
+    },
+    #[error("{origin}:{line}:{column}: {at}: expected {expected}, found {found}; fix the value")]
+    WrongType {
+        origin: String,
+        line: usize,
+        column: usize,
+        at: String,
+        expected: &'static str,
+        /// The value as written (shortened).
+        found: String,
+    },
+    /// A value that parses but makes no sense (duplicate index, link to an absent GPU, …).
+    #[error("{origin}:{line}:{column}: {at}: {message}")]
+    Invalid {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// JSON path of the offending value, e.g. `links[3].gpus`.
+        at: String,
+        message: String,
+    },
 }
 
 impl Gpu {
@@ -97,4 +239,741 @@ pub fn pairs(gpus: &[u32]) -> impl Iterator<Item = (u32, u32)> + '_ {
     gpus.iter()
         .enumerate()
         .flat_map(move |(i, &a)| gpus[i + 1..].iter().map(move |&b| (a, b)))
+}
+
+/// One step of a JSON path, for locating a value in the file's text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn path_string(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if out.is_empty() => out.push_str(k),
+            Seg::Key(k) => {
+                out.push('.');
+                out.push_str(k)
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The closest known name to `given`, if it is close enough to be a likely typo: similar by
+/// Jaro-Winkler, or one edit (including a swap of neighbours) away.
+fn suggest<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
+    let given = given.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| {
+            let k_low = k.to_ascii_lowercase();
+            let jw = strsim::jaro_winkler(&given, &k_low);
+            let one_edit = given.len() >= 2 && strsim::damerau_levenshtein(&given, &k_low) <= 1;
+            (if one_edit { jw.max(0.8) } else { jw }, *k)
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+impl Topology {
+    /// Parse and validate a topology-v1 document. `origin` names it in errors (usually the path).
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Topology, TopologyError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| json_error(origin, &e))?;
+        let Value::Object(top) = &value else {
+            return Err(TopologyError::Json {
+                origin: origin.to_owned(),
+                line: 1,
+                column: 1,
+                message: "the document is not a JSON object".to_owned(),
+            });
+        };
+        if let Some((at, path, key)) = duplicate_key(text) {
+            let (line, column) = Scanner { text, i: 0 }.position(at);
+            return Err(TopologyError::DuplicateKey {
+                origin: origin.to_owned(),
+                line,
+                column,
+                at: if path.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    path
+                },
+                key,
+            });
+        }
+        // Schema first: a later format's new keys must not be reported as typos.
+        match top.get("schema") {
+            Some(Value::String(s)) if s == SCHEMA => {}
+            other => {
+                let (line, column) = locate(text, &[Seg::Key("schema")]).unwrap_or((1, 1));
+                return Err(TopologyError::Schema {
+                    origin: origin.to_owned(),
+                    line,
+                    column,
+                    found: other.map_or_else(|| "missing".to_owned(), Value::to_string),
+                });
+            }
+        }
+        check_object(text, origin, top, &[], TOP_KEYS, "top-level")?;
+        for (list, keys, object) in [("gpus", GPU_KEYS, "GPU"), ("links", LINK_KEYS, "link")] {
+            if let Some(Value::Array(items)) = top.get(list) {
+                for (i, item) in items.iter().enumerate() {
+                    let path = [Seg::Key(list), Seg::Index(i)];
+                    match item {
+                        Value::Object(map) => check_object(text, origin, map, &path, keys, object)?,
+                        other => return Err(wrong_type(text, origin, &path, "an object", other)),
+                    }
+                }
+            }
+        }
+        let topology: Topology = serde_json::from_str(text).map_err(|e| json_error(origin, &e))?;
+        if let Some((path, message)) = topology.problem() {
+            let (line, column) = locate(text, &path).unwrap_or((1, 1));
+            return Err(TopologyError::Invalid {
+                origin: origin.to_owned(),
+                line,
+                column,
+                at: path_string(&path),
+                message,
+            });
+        }
+        Ok(topology)
+    }
+
+    /// Read and validate a topology file.
+    pub fn load(path: &Path) -> Result<Topology, TopologyError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Read {
+            origin: origin.clone(),
+            source,
+        })?;
+        Topology::from_json_str(&text, &origin)
+    }
+
+    /// The topology-v1 document, pretty-printed, with a final newline.
+    pub fn to_json_pretty(&self) -> String {
+        // Serialising plain structs of strings and numbers cannot fail.
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Whether the topology is self-consistent; `Err` carries the same one-line message a file
+    /// with these values would get (without a position).
+    pub fn validate(&self) -> Result<(), String> {
+        match self.problem() {
+            None => Ok(()),
+            Some((path, message)) => Err(format!("{}: {message}", path_string(&path))),
+        }
+    }
+
+    /// The first inconsistency, as (where, what and what to do).
+    fn problem(&self) -> Option<(Vec<Seg<'static>>, String)> {
+        let at = |list: &'static str, i: usize, key: &'static str| {
+            vec![Seg::Key(list), Seg::Index(i), Seg::Key(key)]
+        };
+        for (j, g) in self.gpus.iter().enumerate() {
+            if let Some(i) = self.gpus[..j].iter().position(|o| o.index == g.index) {
+                return Some((
+                    at("gpus", j, "index"),
+                    format!(
+                        "GPU index {} is also used by gpus[{i}]; give every GPU its own NVML index",
+                        g.index
+                    ),
+                ));
+            }
+            if !g.uuid.is_empty()
+                && let Some(i) = self.gpus[..j].iter().position(|o| o.uuid == g.uuid)
+            {
+                return Some((
+                    at("gpus", j, "uuid"),
+                    format!(
+                        "UUID {} is also used by gpus[{i}]; UUIDs must be unique \
+                             (CUDA_VISIBLE_DEVICES entries are matched against them)",
+                        g.uuid
+                    ),
+                ));
+            }
+            if g.compute_capability != CC_UNKNOWN && g.cc().is_none() {
+                return Some((
+                    at("gpus", j, "compute_capability"),
+                    format!(
+                        "compute capability {:?} is not \"major.minor\"; write it as \
+                         `nvidia-smi --query-gpu=compute_cap --format=csv` shows it (e.g. \"9.0\"), \
+                         or \"{CC_UNKNOWN}\"",
+                        g.compute_capability
+                    ),
+                ));
+            }
+            if g.memory_total_mib == 0 {
+                return Some((
+                    at("gpus", j, "memory_total_mib"),
+                    "memory_total_mib is 0; write the total in MiB as \
+                     `nvidia-smi --query-gpu=memory.total --format=csv` shows it"
+                        .to_owned(),
+                ));
+            }
+            if let Some(used) = g.memory_used_mib.filter(|&u| u > g.memory_total_mib) {
+                return Some((
+                    at("gpus", j, "memory_used_mib"),
+                    format!(
+                        "memory_used_mib {used} exceeds memory_total_mib {}; both are MiB as \
+                         nvidia-smi shows memory.used and memory.total",
+                        g.memory_total_mib
+                    ),
+                ));
+            }
+        }
+        for (k, l) in self.links.iter().enumerate() {
+            let [a, b] = l.gpus;
+            if a == b {
+                return Some((
+                    at("links", k, "gpus"),
+                    format!("links GPU {a} to itself; a link names two different GPUs"),
+                ));
+            }
+            for x in [a, b] {
+                if self.gpu(x).is_none() {
+                    let indices: Vec<String> =
+                        self.gpus.iter().map(|g| g.index.to_string()).collect();
+                    return Some((
+                        at("links", k, "gpus"),
+                        format!(
+                            "GPU {x} is not in `gpus` (indices: {}); fix the pair or add the GPU",
+                            if indices.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                indices.join(", ")
+                            }
+                        ),
+                    ));
+                }
+            }
+            if let Some(first) = self.links[..k]
+                .iter()
+                .position(|o| o.gpus == [a, b] || o.gpus == [b, a])
+            {
+                return Some((
+                    at("links", k, "gpus"),
+                    format!(
+                        "the pair ({a}, {b}) is already described by links[{first}]; keep one \
+                         entry per unordered pair"
+                    ),
+                ));
+            }
+            if !valid_path(&l.path) {
+                let hint = suggest(&l.path, PCIE_PATHS)
+                    .map(|s| format!("did you mean \"{s}\"? "))
+                    .unwrap_or_default();
+                return Some((
+                    at("links", k, "path"),
+                    format!(
+                        "path {:?} is not one of NV<n>, {} (as `nvidia-smi topo -m` prints them); \
+                         {hint}use one of those",
+                        l.path,
+                        PCIE_PATHS.join(", ")
+                    ),
+                ));
+            }
+            if !P2P_VALUES.contains(&l.p2p.as_str()) {
+                let hint = suggest(&l.p2p, P2P_VALUES)
+                    .map(|s| format!("did you mean \"{s}\"? "))
+                    .unwrap_or_default();
+                return Some((
+                    at("links", k, "p2p"),
+                    format!(
+                        "p2p {:?} is not an NVML P2P status; {hint}use one of {}",
+                        l.p2p,
+                        P2P_VALUES.join(", ")
+                    ),
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// `NV`, `NV<n>` (n ≥ 1) or one of the PCIe levels.
+fn valid_path(path: &str) -> bool {
+    match path.strip_prefix("NV") {
+        Some("") => true,
+        Some(n) => n.bytes().all(|c| c.is_ascii_digit()) && n.parse::<u32>().is_ok_and(|n| n > 0),
+        None => PCIE_PATHS.contains(&path),
+    }
+}
+
+/// JSON shapes of the format's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Str,
+    U32,
+    U64,
+    I64,
+    Bool,
+    /// Two GPU indices.
+    Pair,
+    List,
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Str => "a string",
+            Kind::U32 => "a whole number from 0 to 4294967295",
+            Kind::U64 => "a whole number of 0 or more",
+            Kind::I64 => "a whole number",
+            Kind::Bool => "true or false",
+            Kind::Pair => "two GPU indices, e.g. [0, 1]",
+            Kind::List => "a list",
+        }
+    }
+
+    fn matches(self, v: &Value) -> bool {
+        let u32_of = |v: &Value| v.as_u64().is_some_and(|n| n <= u64::from(u32::MAX));
+        match self {
+            Kind::Str => v.is_string(),
+            Kind::U32 => u32_of(v),
+            Kind::U64 => v.is_u64(),
+            Kind::I64 => v.is_i64(),
+            Kind::Bool => v.is_boolean(),
+            Kind::Pair => v
+                .as_array()
+                .is_some_and(|a| a.len() == 2 && a.iter().all(u32_of)),
+            Kind::List => v.is_array(),
+        }
+    }
+}
+
+/// A key's kind, whether it must be present, and whether `null` stands for absent; plus what
+/// to write for a missing required key.
+fn field(object: &str, key: &str) -> Option<(Kind, bool, bool, &'static str)> {
+    Some(match (object, key) {
+        ("top-level", "schema") => (Kind::Str, true, false, SCHEMA),
+        ("top-level", "source") => (Kind::Str, true, false, "\"nvml\" or who wrote the file"),
+        ("top-level", "hostname" | "driver_version" | "cuda_driver_version") => {
+            (Kind::Str, false, true, "")
+        }
+        ("top-level", "gpus") => (Kind::List, true, false, "the list of GPUs"),
+        ("top-level", "links") => (Kind::List, false, false, ""),
+        ("GPU", "index") => (
+            Kind::U32,
+            true,
+            false,
+            "the NVML index, as nvidia-smi numbers GPUs",
+        ),
+        ("GPU", "uuid") => (
+            Kind::Str,
+            true,
+            false,
+            "the GPU UUID as `nvidia-smi -L` shows it",
+        ),
+        ("GPU", "name") => (
+            Kind::Str,
+            true,
+            false,
+            "the product name, e.g. \"NVIDIA H100 80GB HBM3\"",
+        ),
+        ("GPU", "pci_bus_id") => (Kind::Str, true, false, "e.g. \"00000000:18:00.0\""),
+        ("GPU", "compute_capability") => (
+            Kind::Str,
+            true,
+            false,
+            "\"major.minor\", e.g. \"9.0\", or \"unknown\"",
+        ),
+        ("GPU", "memory_total_mib") => (
+            Kind::U64,
+            true,
+            false,
+            "MiB, as nvidia-smi shows memory.total",
+        ),
+        ("GPU", "memory_used_mib") => (Kind::U64, false, true, ""),
+        ("GPU", "mig_enabled") => (Kind::Bool, false, false, ""),
+        ("GPU", "numa_node") => (Kind::I64, false, true, ""),
+        ("GPU", "pcie_gen" | "pcie_width") => (Kind::U32, false, true, ""),
+        ("link", "gpus") => (Kind::Pair, true, false, "the two GPU indices, e.g. [0, 1]"),
+        ("link", "path") => (Kind::Str, true, false, "NV<n>, PIX, PXB, PHB, NODE or SYS"),
+        ("link", "nvlink") => (Kind::Bool, true, false, "true when NVLink P2P is OK"),
+        ("link", "p2p") => (Kind::Str, true, false, "the P2P read status, e.g. \"ok\""),
+        _ => return None,
+    })
+}
+
+/// Check one object's keys and value shapes: unknown keys, missing required keys, wrong types.
+fn check_object(
+    text: &str,
+    origin: &str,
+    map: &serde_json::Map<String, Value>,
+    path: &[Seg],
+    known: &'static [&'static str],
+    object: &'static str,
+) -> Result<(), TopologyError> {
+    if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
+        let mut full = path.to_vec();
+        full.push(Seg::Key(key));
+        let (line, column) = locate(text, &full).unwrap_or((1, 1));
+        return Err(TopologyError::UnknownKey {
+            origin: origin.to_owned(),
+            line,
+            column,
+            object,
+            key: key.clone(),
+            suggestion: suggest(key, known).map(str::to_owned),
+            known,
+        });
+    }
+    for &key in known {
+        let Some((kind, required, nullable, hint)) = field(object, key) else {
+            continue;
+        };
+        match map.get(key) {
+            None if required => {
+                let (line, column) = locate(text, path).unwrap_or((1, 1));
+                return Err(TopologyError::MissingKey {
+                    origin: origin.to_owned(),
+                    line,
+                    column,
+                    at: if path.is_empty() {
+                        "top level".to_owned()
+                    } else {
+                        path_string(path)
+                    },
+                    key: key.to_owned(),
+                    hint,
+                });
+            }
+            None => {}
+            Some(Value::Null) if nullable => {}
+            Some(v) if kind.matches(v) => {}
+            Some(v) => {
+                let mut full = path.to_vec();
+                full.push(Seg::Key(key));
+                return Err(wrong_type(text, origin, &full, kind.describe(), v));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn wrong_type(
+    text: &str,
+    origin: &str,
+    path: &[Seg],
+    expected: &'static str,
+    found: &Value,
+) -> TopologyError {
+    let (line, column) = locate(text, path).unwrap_or((1, 1));
+    let mut found = found.to_string();
+    if found.chars().count() > 40 {
+        found = found.chars().take(37).collect::<String>() + "...";
+    }
+    TopologyError::WrongType {
+        origin: origin.to_owned(),
+        line,
+        column,
+        at: path_string(path),
+        expected,
+        found,
+    }
+}
+
+fn json_error(origin: &str, e: &serde_json::Error) -> TopologyError {
+    // serde_json appends the position to its message; it goes in front instead.
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+    TopologyError::Json {
+        origin: origin.to_owned(),
+        line: e.line().max(1),
+        column: e.column().max(1),
+        message,
+    }
+}
+
+/// 1-based line and column (in characters) of the value at `path` in `text` (of the key itself
+/// when the path ends with a key). `None` if the text does not contain the path.
+fn locate(text: &str, path: &[Seg]) -> Option<(usize, usize)> {
+    let mut s = Scanner { text, i: 0 };
+    s.ws();
+    for (n, seg) in path.iter().enumerate() {
+        let last = n + 1 == path.len();
+        match *seg {
+            Seg::Key(want) => {
+                s.eat(b'{')?;
+                loop {
+                    s.ws();
+                    let at = s.i;
+                    let key = s.string()?;
+                    s.ws();
+                    s.eat(b':')?;
+                    s.ws();
+                    if key == want {
+                        if last {
+                            return Some(s.position(at));
+                        }
+                        break;
+                    }
+                    s.skip_value()?;
+                    s.ws();
+                    s.eat(b',')?;
+                }
+            }
+            Seg::Index(want) => {
+                s.eat(b'[')?;
+                let mut i = 0;
+                loop {
+                    s.ws();
+                    if i == want {
+                        if last {
+                            return Some(s.position(s.i));
+                        }
+                        break;
+                    }
+                    s.skip_value()?;
+                    s.ws();
+                    s.eat(b',')?;
+                    i += 1;
+                }
+            }
+        }
+    }
+    Some(s.position(s.i))
+}
+
+/// The first key that appears twice in one object: (byte offset of the second, JSON path of the
+/// object, key). `text` must be valid JSON.
+fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
+    fn walk(s: &mut Scanner, path: &mut String) -> Result<(), (usize, String, String)> {
+        s.ws();
+        match s.peek() {
+            Some(b'{') => {
+                s.i += 1;
+                let mut keys: Vec<String> = Vec::new();
+                loop {
+                    s.ws();
+                    if s.eat(b'}').is_some() {
+                        return Ok(());
+                    }
+                    let at = s.i;
+                    let Some(key) = s.string() else { return Ok(()) };
+                    if keys.contains(&key) {
+                        return Err((at, path.clone(), key));
+                    }
+                    s.ws();
+                    s.eat(b':');
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&key);
+                    walk(s, path)?;
+                    path.truncate(len);
+                    keys.push(key);
+                    s.ws();
+                    s.eat(b',');
+                }
+            }
+            Some(b'[') => {
+                s.i += 1;
+                let mut n = 0;
+                loop {
+                    s.ws();
+                    if s.eat(b']').is_some() || s.peek().is_none() {
+                        return Ok(());
+                    }
+                    let len = path.len();
+                    path.push_str(&format!("[{n}]"));
+                    walk(s, path)?;
+                    path.truncate(len);
+                    n += 1;
+                    s.ws();
+                    s.eat(b',');
+                }
+            }
+            _ => {
+                s.skip_value();
+                Ok(())
+            }
+        }
+    }
+    walk(&mut Scanner { text, i: 0 }, &mut String::new()).err()
+}
+
+/// Just enough of a JSON reader to walk an already-valid document.
+struct Scanner<'a> {
+    text: &'a str,
+    i: usize,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string token, decoded.
+    fn string(&mut self) -> Option<String> {
+        let start = self.i;
+        self.eat(b'"')?;
+        loop {
+            match self.peek()? {
+                b'\\' => self.i += 2,
+                b'"' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => self.i += 1,
+            }
+        }
+        serde_json::from_str(self.text.get(start..self.i)?).ok()
+    }
+
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            open @ (b'{' | b'[') => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                self.i += 1;
+                self.ws();
+                if self.eat(close).is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    if open == b'{' {
+                        self.string()?;
+                        self.ws();
+                        self.eat(b':')?;
+                        self.ws();
+                    }
+                    self.skip_value()?;
+                    self.ws();
+                    if self.eat(close).is_some() {
+                        return Some(());
+                    }
+                    self.eat(b',')?;
+                }
+            }
+            _ => {
+                while !matches!(
+                    self.peek(),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    self.i += 1;
+                }
+                Some(())
+            }
+        }
+    }
+
+    fn position(&self, at: usize) -> (usize, usize) {
+        let before = self.text.get(..at).unwrap_or(self.text);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn every_key_has_a_shape() {
+        for (object, keys) in [
+            ("top-level", TOP_KEYS),
+            ("GPU", GPU_KEYS),
+            ("link", LINK_KEYS),
+        ] {
+            for key in keys {
+                assert!(field(object, key).is_some(), "{object} {key}");
+            }
+        }
+    }
+
+    #[test]
+    fn locate_finds_keys_and_elements() {
+        let text = "{\n  \"a\": [1, {\"b\\\"\": 2}],\n  \"c\": {\"d\": [ [], {} ]}\n}";
+        type Case<'a> = (&'a [Seg<'a>], Option<(usize, usize)>);
+        let cases: &[Case] = &[
+            (&[], Some((1, 1))),
+            (&[Seg::Key("a")], Some((2, 3))),
+            (&[Seg::Key("a"), Seg::Index(1)], Some((2, 12))),
+            (
+                &[Seg::Key("a"), Seg::Index(1), Seg::Key("b\"")],
+                Some((2, 13)),
+            ),
+            (
+                &[Seg::Key("c"), Seg::Key("d"), Seg::Index(1)],
+                Some((3, 20)),
+            ),
+            (&[Seg::Key("zz")], None),
+            (&[Seg::Key("a"), Seg::Index(5)], None),
+        ];
+        for (path, want) in cases {
+            assert_eq!(locate(text, path), *want, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_any_depth() {
+        assert_eq!(duplicate_key(r#"{"a": 1, "b": {"a": 2}}"#), None);
+        assert_eq!(
+            duplicate_key(r#"{"a": [{}, {"x": 1, "x": 2}]}"#),
+            Some((20, "a[1]".to_owned(), "x".to_owned()))
+        );
+        assert_eq!(
+            duplicate_key(r#"{"a": 1, "a": 1}"#),
+            Some((9, String::new(), "a".to_owned()))
+        );
+    }
+
+    #[test]
+    fn suggestions_catch_typos_only() {
+        assert_eq!(
+            suggest("memory_total_mb", GPU_KEYS),
+            Some("memory_total_mib")
+        );
+        assert_eq!(suggest("PBH", PCIE_PATHS), Some("PHB"));
+        assert_eq!(suggest("OK", P2P_VALUES), Some("ok"));
+        assert_eq!(suggest("bandwidth", LINK_KEYS), None);
+    }
+
+    const ONE: &str = r#"{"schema": "sglang-launch/topology/v1", "source": "x", "gpus": [
+        {"index": 0, "uuid": "GPU-a", "name": "n", "pci_bus_id": "00000000:01:00.0",
+         "compute_capability": "9.0", "memory_total_mib": 100}],
+        "links": []}"#;
+
+    proptest! {
+        /// Whatever the damage to a file, loading returns (never panics) and errors are one line.
+        #[test]
+        fn damaged_files_never_panic(at in 0usize..ONE.len(), cut in 0usize..8, insert in ".{0,6}") {
+            let mut text = ONE.to_owned();
+            let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let end = (at..=(at + cut).min(text.len()))
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(at);
+            text.replace_range(at..end, &insert);
+            if let Err(e) = Topology::from_json_str(&text, "f.json") {
+                let msg = e.to_string();
+                prop_assert!(msg.starts_with("f.json:"));
+                prop_assert!(!msg.contains('\n') || insert.contains('\n'));
+            }
+        }
+    }
 }
