@@ -18,10 +18,14 @@ struct Tally {
 }
 
 fn replay(version: &str) -> Tally {
-    let path = format!("{}/tests/conformance/{version}.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/conformance/{version}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut lines = text.lines();
-    let header: Value = serde_json::from_str(lines.next().expect("header line")).expect("header JSON");
+    let header: Value =
+        serde_json::from_str(lines.next().expect("header line")).expect("header JSON");
     assert_eq!(header["version"], version);
     let baseline: BTreeMap<String, Value> =
         serde_json::from_value(header["baseline"].clone()).expect("baseline namespace");
@@ -64,7 +68,8 @@ fn replay(version: &str) -> Tally {
                     .filter(|k| want.get(*k) != got.get(*k))
                     .map(|k| format!("{k}: golden {:?} ours {:?}", want.get(k), got.get(k)))
                     .collect();
-                t.namespace_mismatch.push(format!("{argv:?}: {}", diff.join("; ")));
+                t.namespace_mismatch
+                    .push(format!("{argv:?}: {}", diff.join("; ")));
             }
         } else if !golden_help {
             let ours = &args.errors[0];
@@ -74,12 +79,17 @@ fn replay(version: &str) -> Tally {
                 _ => (String::new(), ArgErrorKind::Usage),
             };
             if ours.kind != kind {
-                t.verdict_mismatch
-                    .push(format!("{argv:?}: golden {kind:?} {golden:?}; ours {:?} {:?}", ours.kind, ours.message));
+                t.verdict_mismatch.push(format!(
+                    "{argv:?}: golden {kind:?} {golden:?}; ours {:?} {:?}",
+                    ours.kind, ours.message
+                ));
             } else if ours.message == golden {
                 t.message_exact += 1;
             } else {
-                t.message_mismatch.push(format!("{argv:?}:\n   golden {golden:?}\n   ours   {:?}", ours.message));
+                t.message_mismatch.push(format!(
+                    "{argv:?}:\n   golden {golden:?}\n   ours   {:?}",
+                    ours.message
+                ));
             }
         }
     }
@@ -99,9 +109,21 @@ fn check(version: &str) {
     );
     assert!(t.cases >= 1000, "{version}: corpus too small ({})", t.cases);
     let show = |v: &Vec<String>| v.iter().take(15).cloned().collect::<Vec<_>>().join("\n");
-    assert!(t.verdict_mismatch.is_empty(), "{version} accept/reject:\n{}", show(&t.verdict_mismatch));
-    assert!(t.namespace_mismatch.is_empty(), "{version} namespace:\n{}", show(&t.namespace_mismatch));
-    assert!(t.message_mismatch.is_empty(), "{version} messages:\n{}", show(&t.message_mismatch));
+    assert!(
+        t.verdict_mismatch.is_empty(),
+        "{version} accept/reject:\n{}",
+        show(&t.verdict_mismatch)
+    );
+    assert!(
+        t.namespace_mismatch.is_empty(),
+        "{version} namespace:\n{}",
+        show(&t.namespace_mismatch)
+    );
+    assert!(
+        t.message_mismatch.is_empty(),
+        "{version} messages:\n{}",
+        show(&t.message_mismatch)
+    );
 }
 
 #[test]

@@ -253,7 +253,10 @@ fn looks_negative(s: &str) -> bool {
 }
 
 fn argument_error(action: &Action, msg: &str) -> ArgError {
-    ArgError::usage(format!("argument {}: {msg}", action.option_strings.join("/")))
+    ArgError::usage(format!(
+        "argument {}: {msg}",
+        action.option_strings.join("/")
+    ))
 }
 
 /// The action's first long option string, else its first.
@@ -305,14 +308,14 @@ impl Parser {
         if arg.chars().count() == 1 {
             return Ok(Slot::Arg);
         }
-        if let Some((opt, value)) = arg.split_once('=') {
-            if let Some(&i) = self.exact.get(opt) {
-                return Ok(Slot::Opt(OptTuple {
-                    action: Some(i),
-                    option: opt.to_owned(),
-                    explicit: Some(value.to_owned()),
-                }));
-            }
+        if let Some((opt, value)) = arg.split_once('=')
+            && let Some(&i) = self.exact.get(opt)
+        {
+            return Ok(Slot::Opt(OptTuple {
+                action: Some(i),
+                option: opt.to_owned(),
+                explicit: Some(value.to_owned()),
+            }));
         }
         let tuples = self.option_tuples(arg);
         if tuples.len() > 1 {
@@ -619,19 +622,28 @@ impl Parser {
         let list: Vec<String> = choices.iter().map(py_repr).collect();
         Err(argument_error(
             action,
-            &format!("invalid choice: {} (choose from {})", py_repr(v), list.join(", ")),
+            &format!(
+                "invalid choice: {} (choose from {})",
+                py_repr(v),
+                list.join(", ")
+            ),
         ))
     }
 
     /// The action's `type=` applied to one string, with argparse's error wording.
     fn convert(&self, action: &Action, raw: &str) -> Result<Value, ArgError> {
         let invalid = |type_name: &str| {
-            argument_error(action, &format!("invalid {type_name} value: {}", py_repr_str(raw)))
+            argument_error(
+                action,
+                &format!("invalid {type_name} value: {}", py_repr_str(raw)),
+            )
         };
         match action.value_type {
             ValueType::Str | ValueType::None => Ok(Value::String(lossy(raw))),
             ValueType::Int => py_int(raw).ok_or_else(|| invalid("int")),
-            ValueType::Float => py_float(raw).map(float_value).ok_or_else(|| invalid("float")),
+            ValueType::Float => py_float(raw)
+                .map(float_value)
+                .ok_or_else(|| invalid("float")),
             ValueType::Json => pyjson::loads(raw).map_err(|_| invalid("loads")),
             ValueType::JsonList => {
                 // SGLang uses orjson here: strict RFC 8259 (no NaN, no lone surrogates,
@@ -639,7 +651,10 @@ impl Parser {
                 serde_json::from_str::<Value>(raw).map_err(|_| {
                     argument_error(
                         action,
-                        &format!("Invalid JSON list: {}. Please provide a valid JSON list.", display(raw)),
+                        &format!(
+                            "Invalid JSON list: {}. Please provide a valid JSON list.",
+                            display(raw)
+                        ),
                     )
                 })
             }
@@ -652,22 +667,34 @@ impl Parser {
             ValueType::CudaGraphBackend => cuda_graph_backend(raw)
                 .map(|s| Value::String(lossy(s)))
                 .map_err(|m| argument_error(action, &m)),
-            ValueType::CudaGraphConfig => cuda_graph_config(raw).map_err(|m| argument_error(action, &m)),
+            ValueType::CudaGraphConfig => {
+                cuda_graph_config(raw).map_err(|m| argument_error(action, &m))
+            }
         }
     }
 
     /// The action's `__call__`.
-    fn apply(&self, action: &Action, value: Value, option: &str, out: &mut SglangArgs) -> Result<(), ArgError> {
+    fn apply(
+        &self,
+        action: &Action,
+        value: Value,
+        option: &str,
+        out: &mut SglangArgs,
+    ) -> Result<(), ArgError> {
         let dest = action.dest.clone();
         match action.kind {
             ActionKind::Store => {
                 out.values.insert(dest, value);
             }
-            ActionKind::StoreTrue | ActionKind::StoreFalse | ActionKind::StoreConst | ActionKind::DeprecatedStoreConst => {
+            ActionKind::StoreTrue
+            | ActionKind::StoreFalse
+            | ActionKind::StoreConst
+            | ActionKind::DeprecatedStoreConst => {
                 out.values.insert(dest, action.r#const.clone());
             }
             ActionKind::BooleanOptional => {
-                out.values.insert(dest, Value::Bool(!option.starts_with("--no-")));
+                out.values
+                    .insert(dest, Value::Bool(!option.starts_with("--no-")));
             }
             ActionKind::Help => {}
             ActionKind::Deprecated => {
@@ -699,7 +726,12 @@ impl Parser {
         if key.is_empty() {
             return Vec::new();
         }
-        let long: Vec<&str> = self.options.iter().map(|(o, _)| *o).filter(|o| o.starts_with("--")).collect();
+        let long: Vec<&str> = self
+            .options
+            .iter()
+            .map(|(o, _)| *o)
+            .filter(|o| o.starts_with("--"))
+            .collect();
         let resolve = |cand: &str| -> Option<String> {
             if long.contains(&cand) {
                 return Some(cand.to_owned());
@@ -725,7 +757,11 @@ impl Parser {
             .filter(|(s, _)| *s >= 0.88)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().take(3).map(|(_, o)| o.to_owned()).collect()
+        scored
+            .into_iter()
+            .take(3)
+            .map(|(_, o)| o.to_owned())
+            .collect()
     }
 }
 
@@ -737,7 +773,8 @@ fn lora_list(items: &[Value]) -> Result<Value, ArgError> {
         let raw = item.as_str().unwrap_or_default();
         let s = py_strip(raw);
         if s.starts_with('{') && s.ends_with('}') {
-            let obj = pyjson::loads(s).map_err(|e| ArgError::exception(format!("JSONDecodeError: {}", e.text)))?;
+            let obj = pyjson::loads(s)
+                .map_err(|e| ArgError::exception(format!("JSONDecodeError: {}", e.text)))?;
             let has = |k: &str| obj.as_object().is_some_and(|o| o.contains_key(k));
             if !(has("lora_path") && has("lora_name")) {
                 return Err(ArgError::exception(format!(
@@ -796,7 +833,8 @@ fn cuda_graph_config(raw: &str) -> Result<Value, String> {
         let parts: Vec<String> = items.iter().map(|s| py_repr_str(s)).collect();
         format!("({})", parts.join(", "))
     };
-    let parsed = pyjson::loads(raw).map_err(|e| format!("--cuda-graph-config must be JSON: {}", e.text))?;
+    let parsed =
+        pyjson::loads(raw).map_err(|e| format!("--cuda-graph-config must be JSON: {}", e.text))?;
     let Value::Object(obj) = &parsed else {
         return Err(format!(
             "--cuda-graph-config must be a JSON object, got {}",
@@ -918,7 +956,9 @@ fn decimal_times_pow10(int: &str, frac: &str, zeros: i64) -> String {
     if coef.len() > 28 {
         let drop = coef.len() - 28;
         let tail = &coef[28..];
-        let half = tail[0] > b'5' || (tail[0] == b'5' && (tail[1..].iter().any(|&d| d != b'0') || (coef[27] - b'0') % 2 == 1));
+        let half = tail[0] > b'5'
+            || (tail[0] == b'5'
+                && (tail[1..].iter().any(|&d| d != b'0') || (coef[27] - b'0') % 2 == 1));
         let round_up = half;
         coef.truncate(28);
         exp += drop as i64;
@@ -963,7 +1003,10 @@ mod tests {
     use serde_json::json;
 
     fn p(version: &str, argv: &[&str]) -> SglangArgs {
-        parse(get(version).unwrap(), argv.iter().map(OsString::from).collect())
+        parse(
+            get(version).unwrap(),
+            argv.iter().map(OsString::from).collect(),
+        )
     }
 
     fn err(version: &str, argv: &[&str]) -> String {
@@ -979,12 +1022,18 @@ mod tests {
         assert_eq!(a.values["model_path"], json!("m"));
         assert_eq!(a.values["tp_size"], json!(2));
         // --model is exact even though --model-path extends it
-        assert_eq!(p("0.5.23", &["--model", "m"]).values["model_path"], json!("m"));
+        assert_eq!(
+            p("0.5.23", &["--model", "m"]).values["model_path"],
+            json!("m")
+        );
         let e = err("0.5.23", &["--mod", "m"]);
         assert!(e.starts_with("ambiguous option: --mod could match --model-path, --model, --model-loader-extra-config,"), "{e}");
         // the whole token is quoted, `=value` included; ambiguity beats earlier type errors
         let e = err("0.5.23", &["--tp-size", "x", "--mod=3"]);
-        assert!(e.starts_with("ambiguous option: --mod=3 could match"), "{e}");
+        assert!(
+            e.starts_with("ambiguous option: --mod=3 could match"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -994,7 +1043,10 @@ mod tests {
             "argument --tp-size/--tensor-parallel-size: invalid int value: 'x'"
         );
         assert_eq!(
-            err("0.5.23", &["--model-path", "m", "--log-requests-level", "7"]),
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--log-requests-level", "7"]
+            ),
             "argument --log-requests-level: invalid choice: 7 (choose from 0, 1, 2, 3)"
         );
         assert_eq!(
@@ -1002,14 +1054,27 @@ mod tests {
             "argument --sampling-backend: invalid choice: 'x' (choose from 'intel_xpu', 'pytorch', 'ascend', 'flashinfer')"
         );
         assert_eq!(
-            err("0.5.23", &["--model-path", "m", "--mem-fraction-static", "1,5"]),
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--mem-fraction-static", "1,5"]
+            ),
             "argument --mem-fraction-static: invalid float value: '1,5'"
         );
     }
 
     #[test]
     fn nargs_shapes() {
-        let a = p("0.5.23", &["--model-path", "m", "--cuda-graph-bs-decode", "1", "2", "-5"]);
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--cuda-graph-bs-decode",
+                "1",
+                "2",
+                "-5",
+            ],
+        );
         assert_eq!(a.values["cuda_graph_bs_decode"], json!([1, 2, -5]));
         assert_eq!(a.occurrences[1].len, 4);
         assert_eq!(
@@ -1025,12 +1090,23 @@ mod tests {
         let a = p("0.5.23", &["--model-path", "m", "--lora-target-modules"]);
         assert_eq!(a.values["lora_target_modules"], json!([]));
         // `--x=--`: argparse drops the `--`, leaving an empty list even for nargs=None
-        assert_eq!(p("0.5.23", &["--model-path=--"]).values["model_path"], json!([]));
+        assert_eq!(
+            p("0.5.23", &["--model-path=--"]).values["model_path"],
+            json!([])
+        );
     }
 
     #[test]
     fn flags_booleans_and_explicit_values() {
-        let a = p("0.5.23", &["--model-path", "m", "--no-enable-tf32-matmul", "--trust-remote-code"]);
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--no-enable-tf32-matmul",
+                "--trust-remote-code",
+            ],
+        );
         assert_eq!(a.values["enable_tf32_matmul"], json!(false));
         assert_eq!(a.values["trust_remote_code"], json!(true));
         assert_eq!(
@@ -1041,12 +1117,18 @@ mod tests {
             err("0.5.23", &["--model-path", "m", "-he"]),
             "argument -h/--help: ignored explicit argument 'e'"
         );
-        let a = p("0.5.23", &["--model-path", "m", "--monokernel-backend", "amd"]);
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--monokernel-backend", "amd"],
+        );
         assert_eq!(a.values["enable_amd_monokernel"], json!(true));
         let a = p("0.5.23", &["--model-path", "m", "--disable-cuda-graph"]);
         assert_eq!(a.values["disable_cuda_graph"], json!(true));
         // 0.5.10's DeprecatedAction warns and stores nothing
-        let a = p("0.5.10.post1", &["--model-path", "m", "--enable-piecewise-cuda-graph"]);
+        let a = p(
+            "0.5.10.post1",
+            &["--model-path", "m", "--enable-piecewise-cuda-graph"],
+        );
         assert!(a.is_ok());
         assert!(!a.values.contains_key("enable_piecewise_cuda_graph"));
     }
@@ -1066,18 +1148,49 @@ mod tests {
             err("0.5.23", &["--model-path", "m", "--", "x"]),
             "unrecognized arguments: -- x"
         );
-        assert_eq!(err("0.5.23", &["--model-path", "m", "-5", "x"]), "unrecognized arguments: -5 x");
-        let a = p("0.5.23", &["--model-path", "m", "--reasoning_parser", "qwen3"]);
-        assert_eq!(a.errors[0].message, "unrecognized arguments: --reasoning_parser qwen3");
-        assert_eq!(a.errors[0].suggestions, vec!["--reasoning-parser".to_owned()]);
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "-5", "x"]),
+            "unrecognized arguments: -5 x"
+        );
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--reasoning_parser", "qwen3"],
+        );
+        assert_eq!(
+            a.errors[0].message,
+            "unrecognized arguments: --reasoning_parser qwen3"
+        );
+        assert_eq!(
+            a.errors[0].suggestions,
+            vec!["--reasoning-parser".to_owned()]
+        );
         assert_eq!(a.extras, vec![2, 3]);
-        let a = p("0.5.23", &["--model-path", "m", "--tensor-paralel-size", "2"]);
-        assert!(a.errors[0].suggestions.contains(&"--tensor-parallel-size".to_owned()), "{:?}", a.errors);
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--tensor-paralel-size", "2"],
+        );
+        assert!(
+            a.errors[0]
+                .suggestions
+                .contains(&"--tensor-parallel-size".to_owned()),
+            "{:?}",
+            a.errors
+        );
     }
 
     #[test]
     fn negative_numbers_are_arguments() {
-        let a = p("0.5.23", &["--model-path", "m", "--random-seed", "-3", "--mem-fraction-static", "-.5"]);
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--random-seed",
+                "-3",
+                "--mem-fraction-static",
+                "-.5",
+            ],
+        );
         assert!(a.is_ok(), "{:?}", a.errors);
         assert_eq!(a.values["random_seed"], json!(-3));
         assert_eq!(a.values["mem_fraction_static"], json!(-0.5));
@@ -1099,26 +1212,60 @@ mod tests {
 
     #[test]
     fn sglang_types() {
-        let a = p("0.5.23", &["--model-path", "m", "--context-length", "25.6k", "--max-prefill-tokens", "8Ki"]);
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--context-length",
+                "25.6k",
+                "--max-prefill-tokens",
+                "8Ki",
+            ],
+        );
         assert!(a.is_ok(), "{:?}", a.errors);
         assert_eq!(a.values["context_length"], json!(25600));
         assert_eq!(
-            err("0.5.23", &["--model-path", "m", "--context-length", "1.5Ki"]),
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--context-length", "1.5Ki"]
+            ),
             "argument --context-length: Decimals are not allowed with IEC suffixes like 'Ki'. Use an integer IEC value such as '1Ki', or an SI value such as '1.5K'."
         );
         assert_eq!(
-            err("0.5.23", &["--model-path", "m", "--cuda-graph-config", "[1,]"]),
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--cuda-graph-config", "[1,]"]
+            ),
             "argument --cuda-graph-config: --cuda-graph-config must be JSON: Expecting value: line 1 column 4 (char 3)"
         );
         assert_eq!(
-            err("0.5.23", &["--model-path", "m", "--cuda-graph-config", "{\"x\":1}"]),
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--cuda-graph-config", "{\"x\":1}"]
+            ),
             "argument --cuda-graph-config: --cuda-graph-config: unknown phase 'x', expected one of ('decode', 'prefill')"
         );
-        let a = p("0.5.23", &["--model-path", "m", "--lora-paths", " a ", "{\"lora_name\":\"n\",\"lora_path\":\"p\"}"]);
-        assert_eq!(a.values["lora_paths"], json!(["a", {"lora_name": "n", "lora_path": "p"}]));
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--lora-paths",
+                " a ",
+                "{\"lora_name\":\"n\",\"lora_path\":\"p\"}",
+            ],
+        );
+        assert_eq!(
+            a.values["lora_paths"],
+            json!(["a", {"lora_name": "n", "lora_path": "p"}])
+        );
         let a = p("0.5.23", &["--model-path", "m", "--lora-paths", "{x}"]);
         assert_eq!(a.errors[0].kind, ArgErrorKind::Exception);
-        let a = p("0.4.10.post2", &["--model-path", "m", "--lora-paths", "a=b", "c"]);
+        let a = p(
+            "0.4.10.post2",
+            &["--model-path", "m", "--lora-paths", "a=b", "c"],
+        );
         assert_eq!(a.values["lora_paths"], json!({"a": "b", "c": "c"}));
     }
 
@@ -1140,7 +1287,11 @@ mod tests {
         for v in crate::sglang::flagset::KNOWN_VERSIONS {
             for a in &get(v).unwrap().actions {
                 let str_type = matches!(a.value_type, ValueType::Str | ValueType::None);
-                assert!(str_type || !a.default.is_string() || a.default_is_suppress, "{v} {:?}", a.option_strings);
+                assert!(
+                    str_type || !a.default.is_string() || a.default_is_suppress,
+                    "{v} {:?}",
+                    a.option_strings
+                );
             }
         }
     }
@@ -1161,7 +1312,14 @@ mod tests {
             );
             assert_eq!(a.values["model_path"], json!("m\u{FFFD}"));
             assert_eq!(a.errors[0].message, "unrecognized arguments: --x\\udcfe");
-            let a = parse(flags, vec![OsString::from("--model-path=m"), OsString::from("--tp"), OsString::from_vec(b"\xff".to_vec())]);
+            let a = parse(
+                flags,
+                vec![
+                    OsString::from("--model-path=m"),
+                    OsString::from("--tp"),
+                    OsString::from_vec(b"\xff".to_vec()),
+                ],
+            );
             assert_eq!(
                 a.errors[0].message,
                 "argument --tp-size/--tensor-parallel-size: invalid int value: '\\udcff'"
@@ -1174,9 +1332,23 @@ mod tests {
         proptest::prop_oneof![
             "[-=a-z0-9 _.{}\\[\\]\",:]{0,12}".prop_map(String::into_bytes),
             proptest::sample::select(vec![
-                "--model-path", "--tp", "--tp-size", "--mod", "--", "-", "-h", "--no-dllm-fdfo",
-                "--lora-paths", "--cuda-graph-config", "--context-length", "--cuda-graph-bs-decode",
-                "--model-checksum", "--sampling-backend", "-5", "--monokernel-backend", "1.5Ki",
+                "--model-path",
+                "--tp",
+                "--tp-size",
+                "--mod",
+                "--",
+                "-",
+                "-h",
+                "--no-dllm-fdfo",
+                "--lora-paths",
+                "--cuda-graph-config",
+                "--context-length",
+                "--cuda-graph-bs-decode",
+                "--model-checksum",
+                "--sampling-backend",
+                "-5",
+                "--monokernel-backend",
+                "1.5Ki",
             ])
             .prop_map(|s: &str| s.as_bytes().to_vec()),
             proptest::collection::vec(proptest::num::u8::ANY, 0..6),

@@ -61,9 +61,16 @@ impl Scanner<'_> {
             '{' | '[' => {
                 self.depth += 1;
                 if self.depth > MAX_DEPTH {
-                    return Err(("maximum recursion depth exceeded while decoding a JSON document", i));
+                    return Err((
+                        "maximum recursion depth exceeded while decoding a JSON document",
+                        i,
+                    ));
                 }
-                let r = if c == '{' { self.object(i + 1) } else { self.array(i + 1) };
+                let r = if c == '{' {
+                    self.object(i + 1)
+                } else {
+                    self.array(i + 1)
+                };
                 self.depth -= 1;
                 r
             }
@@ -298,19 +305,49 @@ mod tests {
     /// Expected texts are CPython 3.11's (`python3 -c 'import json; json.loads(...)'`).
     #[test]
     fn messages_match_cpython() {
-        assert_eq!(err("\"a\u{1}\""), "Invalid control character at: line 1 column 3 (char 2)");
+        assert_eq!(
+            err("\"a\u{1}\""),
+            "Invalid control character at: line 1 column 3 (char 2)"
+        );
         assert_eq!(err("\"\\x\""), "Invalid \\escape: line 1 column 2 (char 1)");
-        assert_eq!(err("\"\\u12\""), "Invalid \\uXXXX escape: line 1 column 3 (char 2)");
-        assert_eq!(err("\"\\uD834\\u12\""), "Invalid \\uXXXX escape: line 1 column 9 (char 8)");
-        assert_eq!(err("\"abc\\"), "Unterminated string starting at: line 1 column 1 (char 0)");
+        assert_eq!(
+            err("\"\\u12\""),
+            "Invalid \\uXXXX escape: line 1 column 3 (char 2)"
+        );
+        assert_eq!(
+            err("\"\\uD834\\u12\""),
+            "Invalid \\uXXXX escape: line 1 column 9 (char 8)"
+        );
+        assert_eq!(
+            err("\"abc\\"),
+            "Unterminated string starting at: line 1 column 1 (char 0)"
+        );
         assert_eq!(err("[1,]"), "Expecting value: line 1 column 4 (char 3)");
-        assert_eq!(err("{\"a\":1,}"), "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)");
-        assert_eq!(err("{\"a\" 1}"), "Expecting ':' delimiter: line 1 column 6 (char 5)");
-        assert_eq!(err("{\"a\""), "Expecting ':' delimiter: line 1 column 5 (char 4)");
-        assert_eq!(err("[1 2]"), "Expecting ',' delimiter: line 1 column 4 (char 3)");
+        assert_eq!(
+            err("{\"a\":1,}"),
+            "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)"
+        );
+        assert_eq!(
+            err("{\"a\" 1}"),
+            "Expecting ':' delimiter: line 1 column 6 (char 5)"
+        );
+        assert_eq!(
+            err("{\"a\""),
+            "Expecting ':' delimiter: line 1 column 5 (char 4)"
+        );
+        assert_eq!(
+            err("[1 2]"),
+            "Expecting ',' delimiter: line 1 column 4 (char 3)"
+        );
         assert_eq!(err("  "), "Expecting value: line 1 column 3 (char 2)");
-        assert_eq!(err("{"), "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)");
-        assert_eq!(err("[true"), "Expecting ',' delimiter: line 1 column 6 (char 5)");
+        assert_eq!(
+            err("{"),
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+        );
+        assert_eq!(
+            err("[true"),
+            "Expecting ',' delimiter: line 1 column 6 (char 5)"
+        );
         assert_eq!(err("1."), "Extra data: line 1 column 2 (char 1)");
         assert_eq!(err("01"), "Extra data: line 1 column 2 (char 1)");
         assert_eq!(err("[\n1,\n]"), "Expecting value: line 3 column 1 (char 5)");
@@ -318,7 +355,10 @@ mod tests {
 
     #[test]
     fn values_match_python() {
-        assert_eq!(loads(" [1, 2.0, -0, 1e2] ").unwrap(), json!([1, 2.0, 0, 100.0]));
+        assert_eq!(
+            loads(" [1, 2.0, -0, 1e2] ").unwrap(),
+            json!([1, 2.0, 0, 100.0])
+        );
         assert_eq!(loads("\"\\ud800\\udc00\"").unwrap(), json!("\u{10000}"));
         assert_eq!(loads("NaN").unwrap(), json!({"__float__": "nan"}));
         assert_eq!(loads("-Infinity").unwrap(), json!({"__float__": "-inf"}));

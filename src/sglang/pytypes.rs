@@ -47,7 +47,13 @@ pub(crate) fn lossy(s: &str) -> String {
         return s.to_owned();
     }
     s.chars()
-        .map(|c| if escaped_byte(c).is_some() { '\u{FFFD}' } else { c })
+        .map(|c| {
+            if escaped_byte(c).is_some() {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -128,7 +134,8 @@ fn digits_with_underscores(s: &str) -> Option<String> {
     let mut out = String::with_capacity(b.len());
     for (i, &c) in b.iter().enumerate() {
         if c == b'_' {
-            let ok = i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+            let ok =
+                i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit);
             if !ok {
                 return None;
             }
@@ -228,7 +235,11 @@ pub(crate) fn py_float(s: &str) -> Option<f64> {
                 };
                 let ed = digits_with_underscores(edigits)?;
                 // Clamp huge exponents: the value is 0 or inf either way.
-                let ed = if ed.trim_start_matches('0').len() > 6 { "999999".to_owned() } else { ed };
+                let ed = if ed.trim_start_matches('0').len() > 6 {
+                    "999999".to_owned()
+                } else {
+                    ed
+                };
                 text = format!("{text}e{esign}{ed}");
             }
             text.parse::<f64>().ok()?
@@ -308,7 +319,11 @@ fn printable(c: char) -> bool {
 
 /// `repr(s)` for a `str`.
 pub(crate) fn py_repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -358,7 +373,11 @@ pub(crate) fn py_repr_float(f: f64) -> String {
     let sign = if f.is_sign_negative() { "-" } else { "" };
     if !(-4..16).contains(&exp) {
         let (first, rest) = digits.split_at(1);
-        let m = if rest.is_empty() { first.to_owned() } else { format!("{first}.{rest}") };
+        let m = if rest.is_empty() {
+            first.to_owned()
+        } else {
+            format!("{first}.{rest}")
+        };
         let es = if exp < 0 { "-" } else { "+" };
         return format!("{sign}{m}e{es}{:02}", exp.abs());
     }
@@ -436,7 +455,9 @@ mod tests {
         assert_eq!(py_int("-007"), Some(json!(-7)));
         assert_eq!(py_int("\u{663}"), Some(json!(3))); // ARABIC-INDIC DIGIT THREE
         assert_eq!(py_int("\u{1c}5\u{1f}"), Some(json!(5)));
-        for bad in ["", "_1", "1_", "1__0", "1.0", "0x10", "1e3", "+", "- 1", "1 2"] {
+        for bad in [
+            "", "_1", "1_", "1__0", "1.0", "0x10", "1e3", "+", "- 1", "1 2",
+        ] {
             assert_eq!(py_int(bad), None, "{bad:?}");
         }
         assert_eq!(py_int("18446744073709551615"), Some(json!(u64::MAX)));
@@ -452,7 +473,9 @@ mod tests {
         assert_eq!(py_float("-InFiNiTy"), Some(f64::NEG_INFINITY));
         assert!(py_float("nan").unwrap().is_nan());
         assert_eq!(py_float("1e400"), Some(f64::INFINITY));
-        for bad in ["", ".", "e5", "1e", "1_.5", "1._5", "_1", "1e_5", "inf_", "0x1p3", "1,5"] {
+        for bad in [
+            "", ".", "e5", "1e", "1_.5", "1._5", "_1", "1e_5", "inf_", "0x1p3", "1,5",
+        ] {
             assert_eq!(py_float(bad), None, "{bad:?}");
         }
     }
