@@ -268,6 +268,54 @@ class Gen:
             add(["--model-path", "m"] + h)
             add(["--tp-size", "x"] + h)
             add(h + ["--tp-size", "x"])
+        # hand-picked oddities: repr quoting and escapes in messages, `=` inside values, spaces,
+        # Unicode digits and whitespace, empty explicit values
+        str_choice = [a for a in self.actions if a["choices"] and a["value_type"] in ("str", "none") and a["nargs"] == "1"]
+        for v in ["it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "new\nline", "é", "\x7f",
+                  "\u200b", "日本", "\U0001F600", " ", ""]:
+            if str_choice:
+                add(["--model-path", "m", rng.choice(str_choice)["option_strings"][0], v])
+            if ints:
+                add(["--model-path", "m", rng.choice(ints)["option_strings"][0], v])
+        for v in ["\t3\n", "\u00a03\u2003", "\x1c4\x1f", "1_000_000", "0_7", "+0", "-0", "٣٤", "𝟗", "9" * 25]:
+            if ints:
+                add(["--model-path", "m", rng.choice(ints)["option_strings"][0], v])
+        for v in ["1e-400", "-0.0", "1E5", "  .5  ", "infinity", "+nan", "-NaN", "1_000.000_1", "٣.٥", "1e+5",
+                  "1e1_0", "0x1p3", "1.5e", "in f"]:
+            if floats:
+                add(["--model-path", "m", rng.choice(floats)["option_strings"][0], v])
+        add(["--model-path=a=b"])
+        add(["--model-path", "m", "--tp-size 2"])
+        add(["--model-path", "m", "--tp-size="])
+        add(["--model-path=", "--tp-size", "2"])
+        add(["--model-path", "m", "---"])
+        add(["--model-path", "m", "--=", "x"])
+        add(["--model-path", "m", "-=x"])
+        add(["--model-path", "m", "--tp=", "2"])
+        # JSON parse errors and their positions: mutate valid documents
+        json_opts = [a for a in self.actions if a["value_type"] in ("cuda_graph_config", "json")]
+        lora = [a for a in self.actions if a["kind"] == "lora_paths"]
+        docs = ['{"decode": {"backend": "full", "max_bs": 64, "bs": [1, 2, 4]}}',
+                '{"prefill": {"max_seq_len": 4096, "backend": "breakable"}}',
+                '{"lora_name": "n", "lora_path": "/p/\\u00e9"}',
+                '{\n  "decode": {\n    "bs": [1, 2.5e3, -0, true, null, "x\\n"]\n  }\n}']
+        alphabet = '{}[]",: 0123aeE.-+\\u\n\tnultrfNI\x01'
+        for _ in range(120):
+            d = list(rng.choice(docs))
+            for _ in range(rng.randint(1, 3)):
+                op = rng.random()
+                i = rng.randrange(len(d) + 1)
+                if op < 0.4 and d:
+                    del d[min(i, len(d) - 1)]
+                elif op < 0.8:
+                    d.insert(i, rng.choice(alphabet))
+                else:
+                    d = d[:i]
+            doc = "".join(d)
+            if json_opts:
+                add(["--model-path", "m", rng.choice(json_opts)["option_strings"][0], doc])
+            if lora:
+                add(["--model-path", "m", lora[0]["option_strings"][0], doc])
         # random combinations of valid uses, sometimes with junk
         for _ in range(300):
             toks = []

@@ -104,24 +104,26 @@ pub(crate) fn py_decimal(c: char) -> Option<u32> {
     (v - zero < 10).then_some(v - zero)
 }
 
-/// What `int()`/`float()` do first: decimal digits to ASCII, whitespace to spaces, any other
-/// non-ASCII character to `?` (which then fails to parse), and strip the spaces.
+/// What `int()`/`float()` do first: non-ASCII decimal digits to ASCII, non-ASCII whitespace to
+/// spaces, any other non-ASCII character to `?` (which then fails to parse); then strip ASCII
+/// whitespace. (ASCII U+001C..U+001F count as space for `str.isspace` but not here.)
 fn to_ascii_number(s: &str) -> String {
     let t: String = s
         .chars()
         .map(|c| {
-            if py_isspace(c) {
+            if c.is_ascii() {
+                c
+            } else if py_isspace(c) {
                 ' '
             } else if let Some(d) = py_decimal(c) {
                 char::from(b'0' + d as u8)
-            } else if c.is_ascii() {
-                c
             } else {
                 '?'
             }
         })
         .collect();
-    t.trim_matches(' ').to_owned()
+    t.trim_matches([' ', '\t', '\n', '\u{b}', '\u{c}', '\r'])
+        .to_owned()
 }
 
 /// Digits with single underscores only between digits (PEP 515); returns them without the
@@ -454,7 +456,8 @@ mod tests {
         assert_eq!(py_int("+1_000"), Some(json!(1000)));
         assert_eq!(py_int("-007"), Some(json!(-7)));
         assert_eq!(py_int("\u{663}"), Some(json!(3))); // ARABIC-INDIC DIGIT THREE
-        assert_eq!(py_int("\u{1c}5\u{1f}"), Some(json!(5)));
+        assert_eq!(py_int("\u{b}5\u{a0}"), Some(json!(5)));
+        assert_eq!(py_int("\u{1c}5\u{1f}"), None); // str.isspace, but not int()'s whitespace
         for bad in [
             "", "_1", "1_", "1__0", "1.0", "0x10", "1e3", "+", "- 1", "1 2",
         ] {
