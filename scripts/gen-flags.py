@@ -9,6 +9,7 @@ and the replacement named by deprecated actions. No help text is kept.
 A new SGLang release: run the oracle's `schema` for it (shared/oracle/README.md), then this.
 """
 import json
+import os
 import sys
 
 TYPES = {
@@ -57,7 +58,19 @@ def nargs_of(a):
     return "1" if n is None else str(n)
 
 
+def choices_of(a):
+    """argparse prints choices in container order. A `set` iterates in hash order, which SGLang
+    leaves to PYTHONHASHSEED; the oracle pins it to 0, so record that order (main() re-executes
+    under PYTHONHASHSEED=0). Any order is as right as any other at run time."""
+    if a["choices"] is not None and a["choices_container"] in ("set", "frozenset"):
+        return list(set(a["choices"]))
+    return a["choices"]
+
+
 def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     schema = json.load(open(sys.argv[1]))
     if schema.get("tainted"):
         sys.exit("schema is tainted by stub values; fix the oracle first")
@@ -78,10 +91,14 @@ def main():
             "default": a["default"],
             "default_is_suppress": a["default_is_suppress"],
             "value_type": type_of(a),
-            "choices": a["choices"],
+            "choices": choices_of(a),
             "required": a["required"],
             "deprecated_for": extra.get("new_flag"),
         }
+        # 0.5.23's DeprecatedAction stops the launch when it carries an error_message (its text
+        # is SGLang prose: keep only the fact); without one it warns and changes nothing.
+        if extra.get("error_message") is not None:
+            act["deprecated_error"] = True
         out["actions"].append(act)
     json.dump(out, sys.stdout, separators=(",", ":"), sort_keys=False)
     sys.stdout.write("\n")

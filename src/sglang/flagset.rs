@@ -39,7 +39,8 @@ pub enum ActionKind {
     Help,
     /// SGLang's `LoRAPathAction` (version-specific result shape).
     LoraPaths,
-    /// SGLang's `DeprecatedAction`: using the option is an error.
+    /// SGLang's `DeprecatedAction` (0.5.10+): warns and changes nothing, unless it carries an
+    /// error message (`Action::deprecated_error`), which stops the launch.
     Deprecated,
     /// SGLang's `DeprecatedStoreConstAction`: takes a value from `choices`, stores `const`.
     DeprecatedStoreConst,
@@ -106,6 +107,9 @@ pub struct Action {
     /// For SGLang's deprecated actions: the option that replaces this one.
     #[serde(default)]
     pub deprecated_for: Option<String>,
+    /// A `DeprecatedAction` that stops the launch (argparse error) instead of warning.
+    #[serde(default)]
+    pub deprecated_error: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

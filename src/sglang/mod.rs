@@ -3,7 +3,9 @@
 
 pub mod flagset;
 pub mod parser;
+mod pyjson;
+pub mod pytypes;
 pub mod version;
 
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
-pub use parser::{ArgError, Occurrence, SglangArgs, parse};
+pub use parser::{ArgError, ArgErrorKind, Occurrence, SglangArgs, parse};

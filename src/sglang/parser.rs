@@ -1,11 +1,24 @@
 //! Parses SGLang arguments the way SGLang's argparse parser does for one flag set.
+//!
+//! The algorithm follows CPython 3.11's `argparse.ArgumentParser.parse_args` step by step, since
+//! its quirks are part of SGLang's interface: every token is classified first (option `O`,
+//! argument `A`, `--`), so an ambiguous abbreviation anywhere is reported before anything else;
+//! then options are consumed left to right with their arguments; then required options, then
+//! unrecognized arguments. SGLang's parser has no positionals, which keeps the consume loop
+//! simple. Messages are argparse's, word for word (checked by `tests/conformance.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::flagset::{Action, FlagSet};
+use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
+use super::pyjson;
+use super::pytypes::{
+    as_float, decode_arg, display, float_value, int_value, lossy, py_decimal, py_eq, py_float,
+    py_int, py_repr, py_repr_str, py_strip,
+};
+use super::version;
 
 /// One option as it appeared on the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +35,17 @@ pub struct Occurrence {
     pub len: usize,
 }
 
+/// How SGLang would fail on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArgErrorKind {
+    /// argparse prints usage and this message, and exits with status 2.
+    #[default]
+    Usage,
+    /// An SGLang action raised an exception while parsing (a traceback, exit status 1); the
+    /// message reads `ExceptionType: text`.
+    Exception,
+}
+
 /// A problem argparse would report (it would exit 2 with this message).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgError {
@@ -29,6 +53,35 @@ pub struct ArgError {
     pub message: String,
     /// Close option names for an unknown option ("did you mean").
     pub suggestions: Vec<String>,
+    pub kind: ArgErrorKind,
+}
+
+impl ArgError {
+    fn usage(message: impl Into<String>) -> ArgError {
+        ArgError {
+            message: message.into(),
+            suggestions: Vec::new(),
+            kind: ArgErrorKind::Usage,
+        }
+    }
+
+    fn exception(message: impl Into<String>) -> ArgError {
+        ArgError {
+            message: message.into(),
+            suggestions: Vec::new(),
+            kind: ArgErrorKind::Exception,
+        }
+    }
+}
+
+impl std::fmt::Display for ArgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if !self.suggestions.is_empty() {
+            write!(f, " (did you mean {}?)", self.suggestions.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 /// The SGLang arguments: the user's tokens and what argparse makes of them.
@@ -40,8 +93,14 @@ pub struct SglangArgs {
     /// dest → typed value, for every option given (argparse's namespace minus untouched defaults).
     pub values: BTreeMap<String, Value>,
     pub occurrences: Vec<Occurrence>,
-    /// Empty when argparse would accept the command line.
+    /// Empty when argparse would accept the command line. argparse stops at its first error,
+    /// so this holds at most one.
     pub errors: Vec<ArgError>,
+    /// `-h/--help` was reached: argparse prints the help and exits 0 there (nothing after it
+    /// is parsed; errors before it still win).
+    pub help: bool,
+    /// Indices of the tokens argparse leaves unrecognized (`unrecognized arguments: …`).
+    pub extras: Vec<usize>,
 }
 
 impl SglangArgs {
@@ -70,8 +129,10 @@ impl SglangArgs {
         self.get_or_default(option).and_then(Value::as_i64)
     }
 
+    /// A float option; `inf`/`nan` given on the command line (stored as `{"__float__": …}`,
+    /// as the oracle prints them) come back as the IEEE values.
     pub fn float(&self, option: &str) -> Option<f64> {
-        self.get_or_default(option).and_then(Value::as_f64)
+        self.get_or_default(option).and_then(as_float)
     }
 
     pub fn str(&self, option: &str) -> Option<&str> {
@@ -94,18 +155,40 @@ impl SglangArgs {
     pub fn is_ok(&self) -> bool {
         self.errors.is_empty()
     }
+
+    /// argparse's namespace: every action's default (first action of a dest wins, suppressed
+    /// defaults left out) overlaid with the values given. This is what the oracle prints.
+    pub fn namespace(&self) -> BTreeMap<String, Value> {
+        let mut ns = BTreeMap::new();
+        for a in &self.flags.actions {
+            if !a.default_is_suppress && !ns.contains_key(&a.dest) {
+                ns.insert(a.dest.clone(), a.default.clone());
+            }
+        }
+        for (k, v) in &self.values {
+            ns.insert(k.clone(), v.clone());
+        }
+        ns
+    }
 }
 
 /// Parse `tokens` with the flag set, as SGLang's argparse parser would.
 pub fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> SglangArgs {
-    let _ = Action::clone; // the real parser lands with the argument-model work
-    SglangArgs {
+    let strs: Vec<String> = tokens.iter().map(|t| decode_arg(t)).collect();
+    let mut out = SglangArgs {
         flags,
         tokens,
         values: BTreeMap::new(),
         occurrences: Vec::new(),
         errors: Vec::new(),
+        help: false,
+        extras: Vec::new(),
+    };
+    let parser = Parser::new(flags);
+    if let Err(e) = parser.run(&strs, &mut out) {
+        out.errors.push(e);
     }
+    out
 }
 
 impl SglangArgs {
@@ -127,6 +210,1162 @@ impl SglangArgs {
             values,
             occurrences: Vec::new(),
             errors: Vec::new(),
+            help: false,
+            extras: Vec::new(),
+        }
+    }
+}
+
+/// An option token resolved to an action (or to nothing: an unknown option).
+#[derive(Debug, Clone)]
+struct OptTuple {
+    action: Option<usize>,
+    option: String,
+    explicit: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Slot {
+    Arg,
+    DashDash,
+    Opt(OptTuple),
+}
+
+struct Parser {
+    flags: &'static FlagSet,
+    /// Option strings in registration order (argparse's `_option_string_actions` order).
+    options: Vec<(&'static str, usize)>,
+    exact: HashMap<&'static str, usize>,
+    has_negative_number_optionals: bool,
+}
+
+/// `^-\d+$|^-\d*\.\d+$` (Python `re`: `\d` is any Unicode decimal, `$` also before a final `\n`).
+fn looks_negative(s: &str) -> bool {
+    let Some(body) = s.strip_prefix('-') else {
+        return false;
+    };
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    let digits = |t: &str| t.chars().all(|c| py_decimal(c).is_some());
+    match body.split_once('.') {
+        None => !body.is_empty() && digits(body),
+        Some((a, b)) => digits(a) && !b.is_empty() && digits(b),
+    }
+}
+
+fn argument_error(action: &Action, msg: &str) -> ArgError {
+    ArgError::usage(format!(
+        "argument {}: {msg}",
+        action.option_strings.join("/")
+    ))
+}
+
+/// The action's first long option string, else its first.
+fn canonical(action: &Action) -> String {
+    action
+        .option_strings
+        .iter()
+        .find(|o| o.starts_with("--"))
+        .or(action.option_strings.first())
+        .cloned()
+        .unwrap_or_default()
+}
+
+impl Parser {
+    fn new(flags: &'static FlagSet) -> Parser {
+        let mut options = Vec::new();
+        let mut exact = HashMap::new();
+        for (i, a) in flags.actions.iter().enumerate() {
+            for o in &a.option_strings {
+                options.push((o.as_str(), i));
+                exact.entry(o.as_str()).or_insert(i);
+            }
+        }
+        let has_negative_number_optionals = options.iter().any(|(o, _)| looks_negative(o));
+        Parser {
+            flags,
+            options,
+            exact,
+            has_negative_number_optionals,
+        }
+    }
+
+    fn action(&self, i: usize) -> &'static Action {
+        &self.flags.actions[i]
+    }
+
+    /// argparse's `_parse_optional`: is this token an option, and which?
+    fn classify(&self, arg: &str) -> Result<Slot, ArgError> {
+        if !arg.starts_with('-') {
+            return Ok(Slot::Arg);
+        }
+        if let Some(&i) = self.exact.get(arg) {
+            return Ok(Slot::Opt(OptTuple {
+                action: Some(i),
+                option: arg.to_owned(),
+                explicit: None,
+            }));
+        }
+        if arg.chars().count() == 1 {
+            return Ok(Slot::Arg);
+        }
+        if let Some((opt, value)) = arg.split_once('=')
+            && let Some(&i) = self.exact.get(opt)
+        {
+            return Ok(Slot::Opt(OptTuple {
+                action: Some(i),
+                option: opt.to_owned(),
+                explicit: Some(value.to_owned()),
+            }));
+        }
+        let tuples = self.option_tuples(arg);
+        if tuples.len() > 1 {
+            let matches: Vec<&str> = tuples.iter().map(|t| t.option.as_str()).collect();
+            return Err(ArgError::usage(format!(
+                "ambiguous option: {} could match {}",
+                display(arg),
+                matches.join(", ")
+            )));
+        }
+        if let Some(t) = tuples.into_iter().next() {
+            return Ok(Slot::Opt(t));
+        }
+        if looks_negative(arg) && !self.has_negative_number_optionals {
+            return Ok(Slot::Arg);
+        }
+        if arg.contains(' ') {
+            return Ok(Slot::Arg);
+        }
+        Ok(Slot::Opt(OptTuple {
+            action: None,
+            option: arg.to_owned(),
+            explicit: None,
+        }))
+    }
+
+    /// argparse's `_get_option_tuples`: the options an abbreviation could stand for.
+    fn option_tuples(&self, arg: &str) -> Vec<OptTuple> {
+        let mut out = Vec::new();
+        let second = arg.chars().nth(1);
+        if second == Some('-') {
+            if self.flags.allow_abbrev {
+                let (prefix, explicit) = match arg.split_once('=') {
+                    Some((p, v)) => (p, Some(v.to_owned())),
+                    None => (arg, None),
+                };
+                for &(o, i) in &self.options {
+                    if o.starts_with(prefix) {
+                        out.push(OptTuple {
+                            action: Some(i),
+                            option: o.to_owned(),
+                            explicit: explicit.clone(),
+                        });
+                    }
+                }
+            }
+        } else {
+            // single-dash: `-xVALUE` for a one-letter option, or a prefix of a longer one
+            let split = arg.char_indices().nth(2).map_or(arg.len(), |(i, _)| i);
+            let (short, rest) = arg.split_at(split);
+            for &(o, i) in &self.options {
+                if o == short {
+                    out.push(OptTuple {
+                        action: Some(i),
+                        option: o.to_owned(),
+                        explicit: Some(rest.to_owned()),
+                    });
+                } else if o.starts_with(arg) {
+                    out.push(OptTuple {
+                        action: Some(i),
+                        option: o.to_owned(),
+                        explicit: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn run(&self, strs: &[String], out: &mut SglangArgs) -> Result<(), ArgError> {
+        // 1. classify every token (ambiguity errors come out here, before anything else)
+        let mut slots = Vec::with_capacity(strs.len());
+        let mut iter = strs.iter();
+        for s in iter.by_ref() {
+            if s == "--" {
+                slots.push(Slot::DashDash);
+                break;
+            }
+            slots.push(self.classify(s)?);
+        }
+        slots.extend(iter.map(|_| Slot::Arg));
+
+        // 2. consume options and their arguments; stray arguments are extras
+        let mut seen = vec![false; self.flags.actions.len()];
+        let opt_indices: Vec<usize> = (0..slots.len())
+            .filter(|&i| matches!(slots[i], Slot::Opt(_)))
+            .collect();
+        let mut start = 0;
+        for &next in &opt_indices {
+            if next < start {
+                continue; // consumed as an argument of an earlier option (cannot happen: `O` is never an argument)
+            }
+            out.extras.extend(start..next);
+            match self.consume_optional(next, strs, &slots, &mut seen, out)? {
+                Some(stop) => start = stop,
+                None => return Ok(()), // help
+            }
+        }
+        out.extras.extend(start..strs.len());
+
+        // 3. required options
+        let missing: Vec<String> = self
+            .flags
+            .actions
+            .iter()
+            .zip(&seen)
+            .filter(|(a, seen)| a.required && !**seen)
+            .map(|(a, _)| a.option_strings.join("/"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ArgError::usage(format!(
+                "the following arguments are required: {}",
+                missing.join(", ")
+            )));
+        }
+
+        // 4. what is left over
+        if !out.extras.is_empty() {
+            let words: Vec<String> = out.extras.iter().map(|&i| display(&strs[i])).collect();
+            let mut e = ArgError::usage(format!("unrecognized arguments: {}", words.join(" ")));
+            for &i in &out.extras {
+                for s in self.suggest(&strs[i]) {
+                    if !e.suggestions.contains(&s) {
+                        e.suggestions.push(s);
+                    }
+                }
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// How many of the upcoming slots (`None`: the explicit `=value`) the action takes.
+    fn match_count(&self, action: &Action, slots: Option<&[Slot]>) -> Result<usize, ArgError> {
+        let avail = match slots {
+            None => 1,
+            Some(s) => s.iter().take_while(|s| matches!(s, Slot::Arg)).count(),
+        };
+        let need = |n: usize, msg: String| {
+            if avail >= n {
+                Ok(n)
+            } else {
+                Err(argument_error(action, &msg))
+            }
+        };
+        match action.nargs {
+            Nargs::One => need(1, "expected one argument".into()),
+            Nargs::Zero => Ok(0),
+            Nargs::Optional => Ok(avail.min(1)),
+            Nargs::ZeroOrMore => Ok(avail),
+            Nargs::OneOrMore => {
+                if avail >= 1 {
+                    Ok(avail)
+                } else {
+                    Err(argument_error(action, "expected at least one argument"))
+                }
+            }
+            Nargs::Exactly(n) => {
+                let n = n as usize;
+                let msg = if n == 1 {
+                    "expected 1 argument".to_owned()
+                } else {
+                    format!("expected {n} arguments")
+                };
+                // an explicit `=value` is one argument: it satisfies only n == 1
+                if slots.is_none() && n != 1 {
+                    return Err(argument_error(action, &msg));
+                }
+                need(n, msg)
+            }
+        }
+    }
+
+    /// argparse's `consume_optional`. Returns the index after the option's arguments, or
+    /// `None` when `--help` ends parsing.
+    fn consume_optional(
+        &self,
+        index: usize,
+        strs: &[String],
+        slots: &[Slot],
+        seen: &mut [bool],
+        out: &mut SglangArgs,
+    ) -> Result<Option<usize>, ArgError> {
+        let Slot::Opt(tuple) = &slots[index] else {
+            return Ok(Some(index + 1));
+        };
+        let Some(mut ai) = tuple.action else {
+            out.extras.push(index);
+            return Ok(Some(index + 1));
+        };
+        let mut option = tuple.option.clone();
+        let mut explicit = tuple.explicit.clone();
+        let mut taken: Vec<(usize, Vec<String>, String)> = Vec::new();
+        let stop;
+        loop {
+            let action = self.action(ai);
+            if let Some(ex) = explicit.clone() {
+                let count = self.match_count(action, None)?;
+                let second = option.chars().nth(1);
+                if count == 0 && second != Some('-') && !ex.is_empty() {
+                    // `-xyz`: more single-letter flags packed into one token
+                    taken.push((ai, Vec::new(), option.clone()));
+                    let mut rest = ex.chars();
+                    let first = rest.next().unwrap_or_default();
+                    let next_opt = format!("-{first}");
+                    let rest: String = rest.collect();
+                    match self.exact.get(next_opt.as_str()) {
+                        Some(&next) => {
+                            ai = next;
+                            option = next_opt;
+                            explicit = (!rest.is_empty()).then_some(rest);
+                        }
+                        None => {
+                            return Err(argument_error(
+                                action,
+                                &format!("ignored explicit argument {}", py_repr_str(&ex)),
+                            ));
+                        }
+                    }
+                } else if count == 1 {
+                    taken.push((ai, vec![ex], option.clone()));
+                    stop = index + 1;
+                    break;
+                } else {
+                    return Err(argument_error(
+                        action,
+                        &format!("ignored explicit argument {}", py_repr_str(&ex)),
+                    ));
+                }
+            } else {
+                let first = index + 1;
+                let count = self.match_count(action, Some(&slots[first.min(slots.len())..]))?;
+                stop = first + count;
+                taken.push((ai, strs[first..stop].to_vec(), option.clone()));
+                break;
+            }
+        }
+        let written = display(&strs[index]);
+        for (ai, args, option) in taken {
+            let action = self.action(ai);
+            seen[ai] = true;
+            if action.kind == ActionKind::Help {
+                out.occurrences.push(Occurrence {
+                    dest: action.dest.clone(),
+                    option: canonical(action),
+                    written: written.clone(),
+                    start: index,
+                    len: stop - index,
+                });
+                out.help = true;
+                return Ok(None);
+            }
+            let value = self.get_values(action, args)?;
+            self.apply(action, value, &option, out)?;
+            out.occurrences.push(Occurrence {
+                dest: action.dest.clone(),
+                option: canonical(action),
+                written: written.clone(),
+                start: index,
+                len: stop - index,
+            });
+        }
+        Ok(Some(stop))
+    }
+
+    /// argparse's `_get_values`: the raw strings → the value handed to the action.
+    fn get_values(&self, action: &Action, mut args: Vec<String>) -> Result<Value, ArgError> {
+        if let Some(p) = args.iter().position(|a| a == "--") {
+            args.remove(p);
+        }
+        if args.is_empty() && action.nargs == Nargs::Optional {
+            return match &action.r#const {
+                Value::String(s) => {
+                    let v = self.convert(action, s)?;
+                    self.check_choice(action, &v)?;
+                    Ok(v)
+                }
+                other => Ok(other.clone()),
+            };
+        }
+        if args.len() == 1 && matches!(action.nargs, Nargs::One | Nargs::Optional) {
+            let v = self.convert(action, &args[0])?;
+            self.check_choice(action, &v)?;
+            return Ok(v);
+        }
+        // every other shape is a list (including `--x=--`, whose one argument was removed)
+        let mut items = Vec::with_capacity(args.len());
+        for a in &args {
+            items.push(self.convert(action, a)?);
+        }
+        for v in &items {
+            self.check_choice(action, v)?;
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn check_choice(&self, action: &Action, v: &Value) -> Result<(), ArgError> {
+        let Some(choices) = &action.choices else {
+            return Ok(());
+        };
+        if choices.iter().any(|c| py_eq(c, v)) {
+            return Ok(());
+        }
+        let list: Vec<String> = choices.iter().map(py_repr).collect();
+        Err(argument_error(
+            action,
+            &format!(
+                "invalid choice: {} (choose from {})",
+                py_repr(v),
+                list.join(", ")
+            ),
+        ))
+    }
+
+    /// The action's `type=` applied to one string, with argparse's error wording.
+    fn convert(&self, action: &Action, raw: &str) -> Result<Value, ArgError> {
+        let invalid = |type_name: &str| {
+            argument_error(
+                action,
+                &format!("invalid {type_name} value: {}", py_repr_str(raw)),
+            )
+        };
+        match action.value_type {
+            ValueType::Str | ValueType::None => Ok(Value::String(lossy(raw))),
+            ValueType::Int => py_int(raw).ok_or_else(|| invalid("int")),
+            ValueType::Float => py_float(raw)
+                .map(float_value)
+                .ok_or_else(|| invalid("float")),
+            ValueType::Json => pyjson::loads(raw).map_err(|_| invalid("loads")),
+            ValueType::JsonList => {
+                // SGLang uses orjson here: strict RFC 8259 (no NaN, no lone surrogates,
+                // numbers beyond 64 bits as doubles), which is serde_json's reading too.
+                serde_json::from_str::<Value>(raw).map_err(|_| {
+                    argument_error(
+                        action,
+                        &format!(
+                            "Invalid JSON list: {}. Please provide a valid JSON list.",
+                            display(raw)
+                        ),
+                    )
+                })
+            }
+            ValueType::HumanInt => human_readable_int(raw).map_err(|m| argument_error(action, &m)),
+            ValueType::NullableStr => Ok(if raw.is_empty() || raw == "None" {
+                Value::Null
+            } else {
+                Value::String(lossy(raw))
+            }),
+            ValueType::CudaGraphBackend => cuda_graph_backend(raw)
+                .map(|s| Value::String(lossy(s)))
+                .map_err(|m| argument_error(action, &m)),
+            ValueType::CudaGraphConfig => {
+                cuda_graph_config(raw).map_err(|m| argument_error(action, &m))
+            }
+        }
+    }
+
+    /// The action's `__call__`.
+    fn apply(
+        &self,
+        action: &Action,
+        value: Value,
+        option: &str,
+        out: &mut SglangArgs,
+    ) -> Result<(), ArgError> {
+        let dest = action.dest.clone();
+        match action.kind {
+            ActionKind::Store => {
+                out.values.insert(dest, value);
+            }
+            ActionKind::StoreTrue
+            | ActionKind::StoreFalse
+            | ActionKind::StoreConst
+            | ActionKind::DeprecatedStoreConst => {
+                out.values.insert(dest, action.r#const.clone());
+            }
+            ActionKind::BooleanOptional => {
+                out.values
+                    .insert(dest, Value::Bool(!option.starts_with("--no-")));
+            }
+            ActionKind::Help => {}
+            ActionKind::Deprecated => {
+                if action.deprecated_error {
+                    let msg = match &action.deprecated_for {
+                        Some(new) => format!("{option} has been removed; use {new} instead"),
+                        None => format!("{option} has been removed"),
+                    };
+                    return Err(ArgError::usage(msg));
+                }
+            }
+            ActionKind::LoraPaths => {
+                let items = value.as_array().cloned().unwrap_or_default();
+                let v = if version::at_least(&self.flags.version, "0.5") {
+                    lora_list(&items)?
+                } else {
+                    lora_dict(&items)
+                };
+                out.values.insert(dest, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// "Did you mean" for an unrecognized token: the underscore spelling, a missing `--`,
+    /// then options close by edit distance.
+    fn suggest(&self, token: &str) -> Vec<String> {
+        let key = token.split_once('=').map_or(token, |(k, _)| k);
+        if key.is_empty() {
+            return Vec::new();
+        }
+        let long: Vec<&str> = self
+            .options
+            .iter()
+            .map(|(o, _)| *o)
+            .filter(|o| o.starts_with("--"))
+            .collect();
+        let resolve = |cand: &str| -> Option<String> {
+            if long.contains(&cand) {
+                return Some(cand.to_owned());
+            }
+            let hits: Vec<&&str> = long.iter().filter(|o| o.starts_with(cand)).collect();
+            (hits.len() == 1 && cand.len() > 3).then(|| hits[0].to_string())
+        };
+        let dashed = key.replace('_', "-");
+        let with_dashes = if key.starts_with('-') {
+            format!("--{}", dashed.trim_start_matches('-'))
+        } else {
+            format!("--{dashed}")
+        };
+        if let Some(s) = resolve(&with_dashes) {
+            return vec![s];
+        }
+        if !key.starts_with('-') {
+            return Vec::new();
+        }
+        let mut scored: Vec<(f64, &str)> = long
+            .iter()
+            .map(|o| (strsim::jaro_winkler(&with_dashes, o), *o))
+            .filter(|(s, _)| *s >= 0.88)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored
+            .into_iter()
+            .take(3)
+            .map(|(_, o)| o.to_owned())
+            .collect()
+    }
+}
+
+/// SGLang 0.5.x `LoRAPathAction`: a list; `{…}` items are JSON objects that must name
+/// `lora_name` and `lora_path`.
+fn lora_list(items: &[Value]) -> Result<Value, ArgError> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let raw = item.as_str().unwrap_or_default();
+        let s = py_strip(raw);
+        if s.starts_with('{') && s.ends_with('}') {
+            let obj = pyjson::loads(s)
+                .map_err(|e| ArgError::exception(format!("JSONDecodeError: {}", e.text)))?;
+            let has = |k: &str| obj.as_object().is_some_and(|o| o.contains_key(k));
+            if !(has("lora_path") && has("lora_name")) {
+                return Err(ArgError::exception(format!(
+                    "AssertionError: {} looks like a JSON str, but it does not contain 'lora_name' and 'lora_path' keys.",
+                    py_repr_str(s)
+                )));
+            }
+            out.push(obj);
+        } else {
+            out.push(Value::String(s.to_owned()));
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// SGLang 0.4.x `LoRAPathAction`: `name=path` items (or a bare path named after itself) into a
+/// dict; a repeated name keeps its first position and takes the last path.
+fn lora_dict(items: &[Value]) -> Value {
+    let mut map = Map::new();
+    for item in items {
+        let s = item.as_str().unwrap_or_default();
+        let (name, path) = s.split_once('=').unwrap_or((s, s));
+        map.insert(name.to_owned(), Value::String(path.to_owned()));
+    }
+    Value::Object(map)
+}
+
+/// SGLang's `parse_cuda_graph_backend_arg` (0.5.15+): the retired backend is an error before
+/// the choices are checked.
+fn cuda_graph_backend(raw: &str) -> Result<&str, String> {
+    if raw == "tc_piecewise" {
+        return Err("tc_piecewise was removed; select breakable, full, or disabled".into());
+    }
+    Ok(raw)
+}
+
+/// SGLang's `parse_cuda_graph_config_arg`: a JSON object of phase → settings object, with the
+/// keys each phase accepts.
+fn cuda_graph_config(raw: &str) -> Result<Value, String> {
+    const PHASES: [(&str, &[&str]); 2] = [
+        ("decode", &["backend", "max_bs", "bs"]),
+        (
+            "prefill",
+            &[
+                "backend",
+                "max_bs",
+                "bs",
+                "max_context_size",
+                "full_prefill_max_req",
+                "full_prefill_prefix_chunk_tokens",
+                "max_seq_len",
+            ],
+        ),
+    ];
+    let tuple = |items: &[&str]| {
+        let parts: Vec<String> = items.iter().map(|s| py_repr_str(s)).collect();
+        format!("({})", parts.join(", "))
+    };
+    let parsed =
+        pyjson::loads(raw).map_err(|e| format!("--cuda-graph-config must be JSON: {}", e.text))?;
+    let Value::Object(obj) = &parsed else {
+        return Err(format!(
+            "--cuda-graph-config must be a JSON object, got {}",
+            pyjson::type_name(&parsed)
+        ));
+    };
+    let mut result = Map::new();
+    for (phase, settings) in obj {
+        let Some((_, allowed)) = PHASES.iter().find(|(p, _)| p == phase) else {
+            let names: Vec<&str> = PHASES.iter().map(|(p, _)| *p).collect();
+            return Err(format!(
+                "--cuda-graph-config: unknown phase '{phase}', expected one of {}",
+                tuple(&names)
+            ));
+        };
+        let Value::Object(settings) = settings else {
+            return Err(format!(
+                "--cuda-graph-config['{phase}'] must be a JSON object, got {}",
+                pyjson::type_name(settings)
+            ));
+        };
+        if let Some(Value::String(b)) = settings.get("backend") {
+            cuda_graph_backend(b)?;
+        }
+        for key in settings.keys() {
+            if !allowed.contains(&key.as_str()) {
+                return Err(format!(
+                    "--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {}",
+                    tuple(allowed)
+                ));
+            }
+        }
+        result.insert(phase.clone(), Value::Object(settings.clone()));
+    }
+    Ok(Value::Object(result))
+}
+
+/// SGLang's `human_readable_int` (0.5.10+): a plain int, or digits with an SI (`k M G T`,
+/// decimals allowed) or IEC (`Ki Mi Gi Ti`, integers only) suffix, case-sensitive.
+fn human_readable_int(raw: &str) -> Result<Value, String> {
+    let value = py_strip(raw);
+    let split = value
+        .char_indices()
+        .find(|&(_, c)| c != '.' && py_decimal(c).is_none())
+        .map_or(value.len(), |(i, _)| i);
+    let (number, suffix) = value.split_at(split);
+    let ascii: String = number
+        .chars()
+        .map(|c| py_decimal(c).map_or(c, |d| char::from(b'0' + d as u8)))
+        .collect();
+    let number_ok = {
+        let (int, frac) = match ascii.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (ascii.as_str(), None),
+        };
+        !int.is_empty() && frac.is_none_or(|f| !f.is_empty() && !f.contains('.'))
+    };
+    let iec = match suffix {
+        "Ki" => Some(10),
+        "Mi" => Some(20),
+        "Gi" => Some(30),
+        "Ti" => Some(40),
+        _ => None,
+    };
+    let si = match suffix {
+        "k" => Some(3),
+        "M" => Some(6),
+        "G" => Some(9),
+        "T" => Some(12),
+        _ => None,
+    };
+    if number_ok && (iec.is_some() || si.is_some()) {
+        let (int, frac) = ascii.split_once('.').unwrap_or((&ascii, ""));
+        if let Some(shift) = iec {
+            if number.contains('.') {
+                let whole = int.trim_start_matches('0');
+                let whole = if whole.is_empty() { "0" } else { whole };
+                let first = suffix.chars().next().unwrap_or_default();
+                return Err(format!(
+                    "Decimals are not allowed with IEC suffixes like '{suffix}'. Use an integer IEC value such as '{whole}{suffix}', or an SI value such as '{number}{first}'."
+                ));
+            }
+            return Ok(int_value(false, &mul_small(int, 1u64 << shift)));
+        }
+        let zeros = si.unwrap_or(0);
+        return Ok(int_value(false, &decimal_times_pow10(int, frac, zeros)));
+    }
+    py_int(value).ok_or_else(|| {
+        format!(
+            "Invalid integer value: '{}'. Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). Suffixes are case-sensitive.",
+            display(value)
+        )
+    })
+}
+
+/// Decimal digit string × small factor, as a decimal digit string.
+fn mul_small(digits: &str, factor: u64) -> String {
+    let mut out: Vec<u8> = Vec::with_capacity(digits.len() + 20);
+    let mut carry: u128 = 0;
+    for d in digits.bytes().rev() {
+        let x = u128::from(d - b'0') * u128::from(factor) + carry;
+        out.push(b'0' + (x % 10) as u8);
+        carry = x / 10;
+    }
+    while carry > 0 {
+        out.push(b'0' + (carry % 10) as u8);
+        carry /= 10;
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `int(Decimal("int.frac") * 10**zeros)`: Python's default decimal context keeps 28
+/// significant digits (round half even), then `int()` truncates.
+fn decimal_times_pow10(int: &str, frac: &str, zeros: i64) -> String {
+    let coef_raw = format!("{int}{frac}");
+    let mut exp = zeros - frac.len() as i64;
+    let mut coef: Vec<u8> = coef_raw.trim_start_matches('0').bytes().collect();
+    if coef.len() > 28 {
+        let drop = coef.len() - 28;
+        let tail = &coef[28..];
+        let half = tail[0] > b'5'
+            || (tail[0] == b'5'
+                && (tail[1..].iter().any(|&d| d != b'0') || (coef[27] - b'0') % 2 == 1));
+        let round_up = half;
+        coef.truncate(28);
+        exp += drop as i64;
+        if round_up {
+            let mut i = coef.len();
+            loop {
+                if i == 0 {
+                    coef.insert(0, b'1');
+                    break;
+                }
+                i -= 1;
+                if coef[i] == b'9' {
+                    coef[i] = b'0';
+                } else {
+                    coef[i] += 1;
+                    break;
+                }
+            }
+            if coef.len() > 28 {
+                coef.pop();
+                exp += 1;
+            }
+        }
+    }
+    let coef = String::from_utf8(coef).unwrap_or_default();
+    if exp >= 0 {
+        format!("{coef}{}", "0".repeat(exp as usize))
+    } else {
+        let cut = (-exp) as usize;
+        if cut >= coef.len() {
+            "0".into()
+        } else {
+            coef[..coef.len() - cut].to_owned()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::flagset::get;
+    use serde_json::json;
+
+    fn p(version: &str, argv: &[&str]) -> SglangArgs {
+        parse(
+            get(version).unwrap(),
+            argv.iter().map(OsString::from).collect(),
+        )
+    }
+
+    fn err(version: &str, argv: &[&str]) -> String {
+        let a = p(version, argv);
+        assert_eq!(a.errors.len(), 1, "{argv:?}: {:?}", a.values);
+        a.errors[0].message.clone()
+    }
+
+    #[test]
+    fn abbreviations_resolve_or_are_ambiguous_in_argparse_order() {
+        let a = p("0.5.23", &["--model-p", "m", "--tensor-parallel=2"]);
+        assert!(a.is_ok(), "{:?}", a.errors);
+        assert_eq!(a.values["model_path"], json!("m"));
+        assert_eq!(a.values["tp_size"], json!(2));
+        // --model is exact even though --model-path extends it
+        assert_eq!(
+            p("0.5.23", &["--model", "m"]).values["model_path"],
+            json!("m")
+        );
+        let e = err("0.5.23", &["--mod", "m"]);
+        assert!(e.starts_with("ambiguous option: --mod could match --model-path, --model, --model-loader-extra-config,"), "{e}");
+        // the whole token is quoted, `=value` included; ambiguity beats earlier type errors
+        let e = err("0.5.23", &["--tp-size", "x", "--mod=3"]);
+        assert!(
+            e.starts_with("ambiguous option: --mod=3 could match"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn type_errors_and_choices_use_argparse_wording() {
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "--tp-size", "x"]),
+            "argument --tp-size/--tensor-parallel-size: invalid int value: 'x'"
+        );
+        assert_eq!(
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--log-requests-level", "7"]
+            ),
+            "argument --log-requests-level: invalid choice: 7 (choose from 0, 1, 2, 3)"
+        );
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "--sampling-backend", "x"]),
+            "argument --sampling-backend: invalid choice: 'x' (choose from 'intel_xpu', 'pytorch', 'ascend', 'flashinfer')"
+        );
+        assert_eq!(
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--mem-fraction-static", "1,5"]
+            ),
+            "argument --mem-fraction-static: invalid float value: '1,5'"
+        );
+    }
+
+    #[test]
+    fn nargs_shapes() {
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--cuda-graph-bs-decode",
+                "1",
+                "2",
+                "-5",
+            ],
+        );
+        assert_eq!(a.values["cuda_graph_bs_decode"], json!([1, 2, -5]));
+        assert_eq!(a.occurrences[1].len, 4);
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "--cuda-graph-bs-decode"]),
+            "argument --cuda-graph-bs-decode: expected at least one argument"
+        );
+        assert_eq!(
+            err("0.5.23", &["--model-path"]),
+            "argument --model-path/--model: expected one argument"
+        );
+        let a = p("0.5.23", &["--model-path", "m", "--model-checksum"]);
+        assert_eq!(a.values["model_checksum"], json!(""));
+        let a = p("0.5.23", &["--model-path", "m", "--lora-target-modules"]);
+        assert_eq!(a.values["lora_target_modules"], json!([]));
+        // `--x=--`: argparse drops the `--`, leaving an empty list even for nargs=None
+        assert_eq!(
+            p("0.5.23", &["--model-path=--"]).values["model_path"],
+            json!([])
+        );
+    }
+
+    #[test]
+    fn flags_booleans_and_explicit_values() {
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--no-enable-tf32-matmul",
+                "--trust-remote-code",
+            ],
+        );
+        assert_eq!(a.values["enable_tf32_matmul"], json!(false));
+        assert_eq!(a.values["trust_remote_code"], json!(true));
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "--trust-remote-code=1"]),
+            "argument --trust-remote-code: ignored explicit argument '1'"
+        );
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "-he"]),
+            "argument -h/--help: ignored explicit argument 'e'"
+        );
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--monokernel-backend", "amd"],
+        );
+        assert_eq!(a.values["enable_amd_monokernel"], json!(true));
+        let a = p("0.5.23", &["--model-path", "m", "--disable-cuda-graph"]);
+        assert_eq!(a.values["disable_cuda_graph"], json!(true));
+        // 0.5.10's DeprecatedAction warns and stores nothing
+        let a = p(
+            "0.5.10.post1",
+            &["--model-path", "m", "--enable-piecewise-cuda-graph"],
+        );
+        assert!(a.is_ok());
+        assert!(!a.values.contains_key("enable_piecewise_cuda_graph"));
+    }
+
+    #[test]
+    fn required_unrecognized_and_dashdash() {
+        assert_eq!(
+            err("0.5.23", &["--tp-size", "2"]),
+            "the following arguments are required: --model-path/--model"
+        );
+        // required beats unrecognized
+        assert_eq!(
+            err("0.5.23", &["foo"]),
+            "the following arguments are required: --model-path/--model"
+        );
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "--", "x"]),
+            "unrecognized arguments: -- x"
+        );
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "-5", "x"]),
+            "unrecognized arguments: -5 x"
+        );
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--reasoning_parser", "qwen3"],
+        );
+        assert_eq!(
+            a.errors[0].message,
+            "unrecognized arguments: --reasoning_parser qwen3"
+        );
+        assert_eq!(
+            a.errors[0].suggestions,
+            vec!["--reasoning-parser".to_owned()]
+        );
+        assert_eq!(a.extras, vec![2, 3]);
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--tensor-paralel-size", "2"],
+        );
+        assert!(
+            a.errors[0]
+                .suggestions
+                .contains(&"--tensor-parallel-size".to_owned()),
+            "{:?}",
+            a.errors
+        );
+    }
+
+    #[test]
+    fn negative_numbers_are_arguments() {
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--random-seed",
+                "-3",
+                "--mem-fraction-static",
+                "-.5",
+            ],
+        );
+        assert!(a.is_ok(), "{:?}", a.errors);
+        assert_eq!(a.values["random_seed"], json!(-3));
+        assert_eq!(a.values["mem_fraction_static"], json!(-0.5));
+        assert_eq!(
+            err("0.5.23", &["--model-path", "m", "--random-seed", "-1e3"]),
+            "argument --random-seed: expected one argument"
+        );
+    }
+
+    #[test]
+    fn help_stops_parsing_but_not_before_earlier_errors() {
+        let a = p("0.5.23", &["--help", "--tp-size", "x"]);
+        assert!(a.help && a.is_ok());
+        assert_eq!(
+            err("0.5.23", &["--tp-size", "x", "-h"]),
+            "argument --tp-size/--tensor-parallel-size: invalid int value: 'x'"
+        );
+    }
+
+    #[test]
+    fn sglang_types() {
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--context-length",
+                "25.6k",
+                "--max-prefill-tokens",
+                "8Ki",
+            ],
+        );
+        assert!(a.is_ok(), "{:?}", a.errors);
+        assert_eq!(a.values["context_length"], json!(25600));
+        assert_eq!(
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--context-length", "1.5Ki"]
+            ),
+            "argument --context-length: Decimals are not allowed with IEC suffixes like 'Ki'. Use an integer IEC value such as '1Ki', or an SI value such as '1.5K'."
+        );
+        assert_eq!(
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--cuda-graph-config", "[1,]"]
+            ),
+            "argument --cuda-graph-config: --cuda-graph-config must be JSON: Expecting value: line 1 column 4 (char 3)"
+        );
+        assert_eq!(
+            err(
+                "0.5.23",
+                &["--model-path", "m", "--cuda-graph-config", "{\"x\":1}"]
+            ),
+            "argument --cuda-graph-config: --cuda-graph-config: unknown phase 'x', expected one of ('decode', 'prefill')"
+        );
+        let a = p(
+            "0.5.23",
+            &[
+                "--model-path",
+                "m",
+                "--lora-paths",
+                " a ",
+                "{\"lora_name\":\"n\",\"lora_path\":\"p\"}",
+            ],
+        );
+        assert_eq!(
+            a.values["lora_paths"],
+            json!(["a", {"lora_name": "n", "lora_path": "p"}])
+        );
+        let a = p("0.5.23", &["--model-path", "m", "--lora-paths", "{x}"]);
+        assert_eq!(a.errors[0].kind, ArgErrorKind::Exception);
+        let a = p(
+            "0.4.10.post2",
+            &["--model-path", "m", "--lora-paths", "a=b", "c"],
+        );
+        assert_eq!(a.values["lora_paths"], json!({"a": "b", "c": "c"}));
+    }
+
+    #[test]
+    fn namespace_overlays_defaults() {
+        let a = p("0.5.23", &["--model-path", "m", "--tp", "4"]);
+        let ns = a.namespace();
+        assert_eq!(ns["tp_size"], json!(4));
+        assert_eq!(ns["model_path"], json!("m"));
+        assert!(!ns.contains_key("help"));
+        assert_eq!(ns.len(), get("0.5.23").unwrap().actions.len() - 1 - 1); // help; one shared dest
+    }
+
+    #[test]
+    fn no_flag_set_needs_default_conversion() {
+        // argparse runs `type` over string defaults of options not given; none of the embedded
+        // flag sets has one that a non-str type would change. A new version that does must
+        // teach `namespace()` to convert.
+        for v in crate::sglang::flagset::KNOWN_VERSIONS {
+            for a in &get(v).unwrap().actions {
+                let str_type = matches!(a.value_type, ValueType::Str | ValueType::None);
+                assert!(
+                    str_type || !a.default.is_string() || a.default_is_suppress,
+                    "{v} {:?}",
+                    a.option_strings
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn non_utf8_tokens_do_not_panic() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            let flags = get("0.5.23").unwrap();
+            let a = parse(
+                flags,
+                vec![
+                    OsString::from("--model-path"),
+                    OsString::from_vec(b"m\xff".to_vec()),
+                    OsString::from_vec(b"--x\xfe".to_vec()),
+                ],
+            );
+            assert_eq!(a.values["model_path"], json!("m\u{FFFD}"));
+            assert_eq!(a.errors[0].message, "unrecognized arguments: --x\\udcfe");
+            let a = parse(
+                flags,
+                vec![
+                    OsString::from("--model-path=m"),
+                    OsString::from("--tp"),
+                    OsString::from_vec(b"\xff".to_vec()),
+                ],
+            );
+            assert_eq!(
+                a.errors[0].message,
+                "argument --tp-size/--tensor-parallel-size: invalid int value: '\\udcff'"
+            );
+        }
+    }
+
+    fn token_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::strategy::Strategy;
+        proptest::prop_oneof![
+            "[-=a-z0-9 _.{}\\[\\]\",:]{0,12}".prop_map(String::into_bytes),
+            proptest::sample::select(vec![
+                "--model-path",
+                "--tp",
+                "--tp-size",
+                "--mod",
+                "--",
+                "-",
+                "-h",
+                "--no-dllm-fdfo",
+                "--lora-paths",
+                "--cuda-graph-config",
+                "--context-length",
+                "--cuda-graph-bs-decode",
+                "--model-checksum",
+                "--sampling-backend",
+                "-5",
+                "--monokernel-backend",
+                "1.5Ki",
+            ])
+            .prop_map(|s: &str| s.as_bytes().to_vec()),
+            proptest::collection::vec(proptest::num::u8::ANY, 0..6),
+        ]
+    }
+
+    #[cfg(unix)]
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(
+            tokens in proptest::collection::vec(token_strategy(), 0..10),
+            version in proptest::sample::select(crate::sglang::flagset::KNOWN_VERSIONS.to_vec()),
+        ) {
+            use std::os::unix::ffi::OsStringExt;
+            let a = parse(get(version).unwrap(), tokens.into_iter().map(OsString::from_vec).collect());
+            proptest::prop_assert!(a.errors.len() <= 1);
+            let _ = a.namespace();
         }
     }
 }

@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""Build the argparse conformance goldens: tests/conformance/<version>.jsonl.
+
+    scripts/gen-conformance.py                 # all embedded versions
+    scripts/gen-conformance.py 0.5.23 0.5.2    # some
+    scripts/gen-conformance.py --setup ...     # create missing oracle venvs first (needs PyPI)
+
+For each version, a deterministic corpus (seeded random choices over the flag data in
+data/flags/<version>.json plus hand-written edge cases) is run through SGLang's real parser with
+the oracle (`oracle.py --reuse-parser batch`, see shared/oracle/README.md), and the answers are
+written as goldens that tests/conformance.rs replays against the Rust parser.
+
+Golden format, one JSON object per line:
+  line 1: {"version", "python", "baseline_argv", "baseline"}: the full namespace for baseline_argv;
+  then per case: {"argv", "ok", "exit_code", "error" | "exception" | "set" (+ "missing")}, where
+  "set" holds only the dests whose value differs from the baseline namespace and "missing" the
+  dests absent from the case's namespace; the test rebuilds and compares the full namespace.
+
+Environment: ORACLE_DIR (default: ../shared/oracle next to the repository, else
+/work/shared/oracle), ORACLE_VENV (a format string, default /tmp/venv-oracle-{version}).
+The venvs get real `orjson` (SGLang's json_list_type calls it; the oracle would stub it).
+
+Left out of the corpus on purpose:
+  * `--config FILE`: SGLang 0.5.x merges the YAML file into argv *before* argparse runs (and
+    the oracle's --reuse-parser path skips that merge), so the option is not an argparse
+    question; whoever calls the parser must expand it first.
+  * non-UTF-8 tokens and lone surrogates: the oracle prints JSON as UTF-8 and cannot write them;
+    the Rust unit tests cover them.
+`--help` is kept: argparse exits 0 there; the golden says exit_code 0 and the test expects
+`SglangArgs::help`.
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSIONS = ["0.4.10.post2", "0.5.2", "0.5.5", "0.5.10.post1", "0.5.23"]
+EXCLUDED_OPTIONS = {"--config"}
+
+
+def oracle_dir():
+    env = os.environ.get("ORACLE_DIR")
+    if env:
+        return Path(env)
+    for cand in (ROOT.parent / "shared" / "oracle", ROOT.parent.parent / "shared" / "oracle", Path("/work/shared/oracle")):
+        if (cand / "oracle.py").exists():
+            return cand
+    sys.exit("oracle.py not found: set ORACLE_DIR")
+
+
+def venv_python(version):
+    return Path(os.environ.get("ORACLE_VENV", "/tmp/venv-oracle-{version}").format(version=version)) / "bin" / "python"
+
+
+def setup(version):
+    py = venv_python(version)
+    if not py.exists():
+        subprocess.run([str(oracle_dir() / "setup.sh"), version, str(py.parent.parent)], check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "orjson"], check=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# corpus
+
+WORDS = ["m", "Qwen/Qwen3-8B", "/models/llama", "auto", "x", "a b", "it's", 'say "hi"', "é", "0", "None", ""]
+
+
+class Gen:
+    def __init__(self, flags, seed):
+        self.flags = flags
+        self.rng = random.Random(seed)
+        self.actions = [a for a in flags["actions"]
+                        if a["kind"] != "help" and not EXCLUDED_OPTIONS & set(a["option_strings"])]
+        self.options = [o for a in flags["actions"] for o in a["option_strings"]]
+
+    def pick(self, seq):
+        return self.rng.choice(seq)
+
+    def int_str(self):
+        return self.pick(["1", "2", "8", "0", "-1", "64", "4096", str(self.rng.randint(-50, 100000))])
+
+    def float_str(self):
+        return self.pick(["0.5", "0.85", "1", "1e-3", "2.5", "0", ".9", "3.", str(round(self.rng.random(), 3))])
+
+    def value(self, a):
+        """One valid argument string for the action's type."""
+        if a["choices"]:
+            c = self.pick(a["choices"])
+            return str(c)
+        t = a["value_type"]
+        if t == "int":
+            return self.int_str()
+        if t == "float":
+            return self.float_str()
+        if t == "json":
+            return self.pick(['{"a": 1}', '{}', '{"rope_type": "yarn", "factor": 4.0}', '[1, 2]', '"s"', '3', 'null'])
+        if t == "json_list":
+            return self.pick(['[1, 2, 3]', '[]', '["a"]', '[{"k": 1}]'])
+        if t == "human_int":
+            return self.pick(["4096", "4k", "32k", "1M", "25.6k", "8Ki", "1Mi", "1_000", " 512 "])
+        if t == "nullable_str":
+            return self.pick(["None", "", "x", "auto"])
+        if t == "cuda_graph_config":
+            return self.pick(['{"decode": {"backend": "full", "max_bs": 64}}', '{"prefill": {"backend": "disabled"}}',
+                              '{}', '{"decode": {"bs": [1, 2, 4]}, "prefill": {"max_seq_len": 4096}}'])
+        if t == "cuda_graph_backend":
+            return self.pick(["full", "breakable", "disabled"])
+        if a["kind"] == "lora_paths":
+            return self.pick(["adapter", "name=/path/a", '{"lora_name": "n", "lora_path": "/p"}', "x=y=z"])
+        return self.pick(["m", "auto", "/tmp/x", "value-1", "a b", "it's"])
+
+    def bad_value(self, a):
+        t = a["value_type"]
+        if a["choices"]:
+            return self.pick(["nope", "it's", "AUTO", "", "x y", "99"])
+        if t == "int":
+            return self.pick(["x", "1.5", "1e3", " 7 ", "1_000", "\u0663", "+5", "0x10", "", "1__0", "_1", "9" * 30])
+        if t == "float":
+            return self.pick(["inf", "nan", "-inf", "1e3", "1_0.5", ".5", "5.", "abc", "1,5", "", "1e", "Infinity", "1_.5"])
+        if t == "json":
+            return self.pick(["{", "nope", "[1,]", "{'a': 1}", "NaN", "1e400", "", "[1 2]"])
+        if t == "json_list":
+            return self.pick(["[1,", "nope", "[NaN]", "", "{\"a\": 1}", "[1e400]", "18446744073709551616"])
+        if t == "human_int":
+            return self.pick(["1.5Ki", "4K", "1kb", "-1k", "x", "1e3", "1.2.3k", "", "1_0k", "0.0001k", "\u0664k"])
+        if t == "cuda_graph_config":
+            return self.pick(["[1,]", "[]", '{"x": 1}', '{"decode": 1}', '{"decode": {"foo": 1}}',
+                              '{"decode": {"backend": "tc_piecewise"}}', '"s"', "{", '{"prefill": []}', "3.5", "null"])
+        if t == "cuda_graph_backend":
+            return self.pick(["tc_piecewise", "fast", "FULL"])
+        if a["kind"] == "lora_paths":
+            return self.pick(["{x}", '{"lora_name": "n"}', " {} ", '{"a": 1}'])
+        return None
+
+    def args_for(self, a, option=None, explicit=False):
+        """Tokens for one valid use of the action."""
+        opt = option or self.pick(a["option_strings"])
+        kind, nargs = a["kind"], a["nargs"]
+        if nargs == "0":
+            return [opt]
+        if nargs == "1":
+            v = self.value(a)
+            return [f"{opt}={v}"] if explicit else [opt, v]
+        if nargs == "?":
+            if self.rng.random() < 0.4:
+                return [opt]
+            v = self.value(a)
+            return [f"{opt}={v}"] if explicit else [opt, v]
+        n = self.rng.randint(1 if nargs == "+" else 0, 3)
+        vals = [self.value(a) for _ in range(n)]
+        if explicit and n >= 1:
+            return [f"{opt}={vals[0]}"]
+        return [opt] + vals
+
+    def with_model(self, tokens):
+        m = ["--model-path", self.pick(["m", "Qwen/Qwen3-8B"])]
+        if self.rng.random() < 0.2:
+            m = [self.pick(["--model", "--model-path"]) + "=m"]
+        return m + tokens if self.rng.random() < 0.6 else tokens + m
+
+    def cases(self):
+        out = []
+        add = out.append
+        rng = self.rng
+        # every option string of every action, used validly
+        for a in self.actions:
+            for opt in a["option_strings"]:
+                add(self.with_model(self.args_for(a, opt)))
+        # `--opt=value` forms
+        valued = [a for a in self.actions if a["nargs"] not in ("0",)]
+        for a in rng.sample(valued, min(80, len(valued))):
+            add(self.with_model(self.args_for(a, explicit=True)))
+        # abbreviations (unique or ambiguous: the oracle decides), plain and with =value
+        longs = [o for o in self.options if o.startswith("--") and o not in EXCLUDED_OPTIONS]
+        for o in rng.sample(longs, min(220, len(longs))):
+            cut = rng.randint(3, max(3, len(o) - 1))
+            a = next(x for x in self.flags["actions"] if o in x["option_strings"])
+            if a["kind"] == "help":
+                continue
+            toks = self.args_for(a, o[:cut], explicit=rng.random() < 0.25)
+            add(self.with_model(toks))
+        for p in ["--mod", "--tp", "--dp", "--pp", "--ep", "--mem", "--en", "--dis", "--lo", "--c", "--t", "--tp=2", "--mem=0.5"]:
+            add(["--model-path", "m", p, "2"] if "=" not in p else ["--model-path", "m", p])
+        # unknown options, misspellings, underscore spellings, missing dashes
+        for _ in range(40):
+            o = rng.choice(longs)
+            variants = [o.replace("-", "_").replace("__", "--", 1), o[:-1] + "x", o + "-extra", o[1:], o[2:],
+                        "--" + o[2:].replace("-", "_")]
+            add(["--model-path", "m", rng.choice(variants), "1"])
+        for junk in [["--foo-bar"], ["--foo=1"], ["--foo=a b"], ["-x"], ["-m", "x"], ["stray"], ["a", "b"],
+                     ["-"], ["--unknown", "--tp-size", "2"], ["-x=1"], ["--=x"], ["---tp-size", "2"]]:
+            add(["--model-path", "m"] + junk)
+        # bad values for typed options
+        typed = [a for a in self.actions if a["nargs"] in ("1", "?", "+", "*") and self.bad_value(a) is not None]
+        for _ in range(160):
+            a = rng.choice(typed)
+            opt = rng.choice(a["option_strings"])
+            bad = self.bad_value(a)
+            toks = [f"{opt}={bad}"] if rng.random() < 0.3 else [opt, bad]
+            add(self.with_model(toks))
+        # nargs edge cases: missing values, lists ending at the next option or at the end
+        for a in rng.sample(self.actions, min(80, len(self.actions))):
+            opt = a["option_strings"][0]
+            nxt = rng.choice([[], ["--trust-remote-code"] if "--trust-remote-code" in self.options else [], ["--", "x"]])
+            add(["--model-path", "m", opt] + nxt)
+            if a["nargs"] == "0":
+                add(["--model-path", "m", f"{opt}=1"])
+                add(["--model-path", "m", f"{opt}="])
+        # repeated options (last wins), alias then canonical
+        for _ in range(50):
+            a = rng.choice(valued)
+            add(self.with_model(self.args_for(a) + self.args_for(a)))
+        for _ in range(10):
+            add(["--model-path", "a", "--model", "b", "--model-path=c"][: rng.randint(3, 5)])
+        # BooleanOptional and deprecated actions
+        for a in self.actions:
+            if a["kind"] in ("boolean_optional", "deprecated", "deprecated_store_const") or a.get("deprecated_for"):
+                for opt in a["option_strings"]:
+                    add(["--model-path", "m", opt])
+                    add(["--model-path", "m", opt, opt])
+                    add(["--model-path", "m", opt + "=x"])
+                    if a["nargs"] == "1":
+                        add(["--model-path", "m", opt, self.value(a)])
+        # missing --model-path
+        for _ in range(15):
+            a = rng.choice(self.actions)
+            add(self.args_for(a))
+        add([])
+        add(["m"])
+        add(["--model-path"])
+        add(["--tp-size", "2", "stray"])
+        # `--`
+        add(["--model-path", "m", "--"])
+        add(["--", "--model-path", "m"])
+        add(["--model-path", "m", "--", "x", "--tp-size", "2"])
+        add(["--model-path=--"])
+        add(["--model-path", "--"])
+        add(["--model-path", "m", "--tp-size=--"])
+        # negative numbers and single-dash tokens
+        ints = [a for a in self.actions if a["value_type"] == "int" and a["nargs"] == "1" and not a["choices"]]
+        floats = [a for a in self.actions if a["value_type"] == "float" and a["nargs"] == "1"]
+        for v in ["-5", "-0", "-.5", "-1e3", "-1.5", "-٣", "- 5", "-5\n"]:
+            if ints:
+                add(["--model-path", "m", rng.choice(ints)["option_strings"][0], v])
+            if floats:
+                add(["--model-path", "m", rng.choice(floats)["option_strings"][0], v])
+        add(["--model-path", "m", "-5"])
+        add(["--model-path", "-m"])
+        add(["--model-path", "-5"])
+        # JSON-typed values
+        for a in self.actions:
+            if a["value_type"] in ("json", "json_list", "cuda_graph_config"):
+                for _ in range(6):
+                    add(["--model-path", "m", a["option_strings"][0], self.value(a)])
+                    add(["--model-path", "m", a["option_strings"][0], self.bad_value(a)])
+        # human-readable ints
+        for a in self.actions:
+            if a["value_type"] == "human_int":
+                for v in ["4k", "1M", "2G", "1T", "25.6k", "0.5k", "1Ki", "8Mi", "1Gi", "1Ti", "1.5Ki", "4K",
+                          "007", "1_024", " 2k ", "k", "1.k", "٣k", "-4k", "99999999999999999999999", "1.23456789k"]:
+                    add(["--model-path", "m", a["option_strings"][0], v])
+        # help
+        for h in (["-h"], ["--help"], ["--he"], ["--help=x"], ["-hx"], ["-h=1"], ["--h"]):
+            add(h)
+            add(["--model-path", "m"] + h)
+            add(["--tp-size", "x"] + h)
+            add(h + ["--tp-size", "x"])
+        # hand-picked oddities: repr quoting and escapes in messages, `=` inside values, spaces,
+        # Unicode digits and whitespace, empty explicit values
+        str_choice = [a for a in self.actions if a["choices"] and a["value_type"] in ("str", "none") and a["nargs"] == "1"]
+        for v in ["it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "new\nline", "é", "\x7f",
+                  "\u200b", "日本", "\U0001F600", " ", ""]:
+            if str_choice:
+                add(["--model-path", "m", rng.choice(str_choice)["option_strings"][0], v])
+            if ints:
+                add(["--model-path", "m", rng.choice(ints)["option_strings"][0], v])
+        for v in ["\t3\n", "\u00a03\u2003", "\x1c4\x1f", "1_000_000", "0_7", "+0", "-0", "٣٤", "𝟗", "9" * 25]:
+            if ints:
+                add(["--model-path", "m", rng.choice(ints)["option_strings"][0], v])
+        for v in ["1e-400", "-0.0", "1E5", "  .5  ", "infinity", "+nan", "-NaN", "1_000.000_1", "٣.٥", "1e+5",
+                  "1e1_0", "0x1p3", "1.5e", "in f"]:
+            if floats:
+                add(["--model-path", "m", rng.choice(floats)["option_strings"][0], v])
+        add(["--model-path=a=b"])
+        add(["--model-path", "m", "--tp-size 2"])
+        add(["--model-path", "m", "--tp-size="])
+        add(["--model-path=", "--tp-size", "2"])
+        add(["--model-path", "m", "---"])
+        add(["--model-path", "m", "--=", "x"])
+        add(["--model-path", "m", "-=x"])
+        add(["--model-path", "m", "--tp=", "2"])
+        # JSON parse errors and their positions: mutate valid documents
+        json_opts = [a for a in self.actions if a["value_type"] in ("cuda_graph_config", "json")]
+        lora = [a for a in self.actions if a["kind"] == "lora_paths"]
+        docs = ['{"decode": {"backend": "full", "max_bs": 64, "bs": [1, 2, 4]}}',
+                '{"prefill": {"max_seq_len": 4096, "backend": "breakable"}}',
+                '{"lora_name": "n", "lora_path": "/p/\\u00e9"}',
+                '{\n  "decode": {\n    "bs": [1, 2.5e3, -0, true, null, "x\\n"]\n  }\n}']
+        alphabet = '{}[]",: 0123aeE.-+\\u\n\tnultrfNI\x01'
+        for _ in range(120):
+            d = list(rng.choice(docs))
+            for _ in range(rng.randint(1, 3)):
+                op = rng.random()
+                i = rng.randrange(len(d) + 1)
+                if op < 0.4 and d:
+                    del d[min(i, len(d) - 1)]
+                elif op < 0.8:
+                    d.insert(i, rng.choice(alphabet))
+                else:
+                    d = d[:i]
+            doc = "".join(d)
+            if json_opts:
+                add(["--model-path", "m", rng.choice(json_opts)["option_strings"][0], doc])
+            if lora:
+                add(["--model-path", "m", lora[0]["option_strings"][0], doc])
+        # random combinations of valid uses, sometimes with junk
+        for _ in range(300):
+            toks = []
+            for a in rng.sample(self.actions, rng.randint(1, 5)):
+                toks += self.args_for(a, explicit=rng.random() < 0.2)
+            if rng.random() < 0.1:
+                toks.insert(rng.randint(0, len(toks)), rng.choice(["stray", "--nope", "-q"]))
+            add(self.with_model(toks))
+        # dedupe, keep order; drop anything mentioning an excluded option
+        seen, uniq = set(), []
+        for c in out:
+            key = json.dumps(c)
+            if key in seen or any(t.split("=", 1)[0] in EXCLUDED_OPTIONS for t in c):
+                continue
+            seen.add(key)
+            uniq.append(c)
+        return uniq
+
+
+# ---------------------------------------------------------------------------------------------
+
+def run_oracle(version, argvs):
+    py = venv_python(version)
+    if not py.exists():
+        sys.exit(f"{py} missing: run with --setup (or oracle setup.sh {version} ...)")
+    inp = "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in argvs)
+    res = subprocess.run([str(py), str(oracle_dir() / "oracle.py"), "--reuse-parser", "batch"],
+                         input=inp, capture_output=True, text=True, check=True)
+    outs = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+    if len(outs) != len(argvs):
+        sys.exit(f"oracle answered {len(outs)} of {len(argvs)} cases:\n{res.stderr[-2000:]}")
+    return outs
+
+
+def canon(v):
+    return json.dumps(v, sort_keys=True)
+
+
+def build(version):
+    flags = json.loads((ROOT / "data" / "flags" / f"{version}.json").read_text())
+    argvs = Gen(flags, f"sglang-launch-conformance-{version}").cases()
+    baseline_argv = ["--model-path", "m"]
+    results = run_oracle(version, [baseline_argv] + argvs)
+    base = results[0]
+    assert base["ok"], base
+    baseline = base["namespace"]
+    py = subprocess.run([str(venv_python(version)), "-c", "import sys; print(sys.version.split()[0])"],
+                        capture_output=True, text=True, check=True).stdout.strip()
+    lines = [json.dumps({"version": version, "python": py, "baseline_argv": baseline_argv, "baseline": baseline},
+                        ensure_ascii=False, sort_keys=True)]
+    counts = {"ok": 0, "error": 0, "exception": 0, "help": 0}
+    for argv, r in zip(argvs, results[1:]):
+        if r.get("tainted"):
+            sys.exit(f"stub value in the oracle's answer for {argv}: {r['tainted']}")
+        case = {"argv": argv, "ok": r["ok"], "exit_code": r["exit_code"]}
+        if r["ok"]:
+            ns = r["namespace"]
+            case["set"] = {k: v for k, v in ns.items() if k not in baseline or canon(baseline[k]) != canon(v)}
+            missing = sorted(k for k in baseline if k not in ns)
+            if missing:
+                case["missing"] = missing
+            counts["ok"] += 1
+        elif r.get("exception"):
+            case["exception"] = r["exception"]
+            counts["exception"] += 1
+        elif r["exit_code"] == 0:
+            counts["help"] += 1
+        else:
+            case["error"] = r["error"]
+            counts["error"] += 1
+        lines.append(json.dumps(case, ensure_ascii=False, sort_keys=True))
+    out = ROOT / "tests" / "conformance" / f"{version}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"{version}: {len(argvs)} cases -> {out.relative_to(ROOT)} {counts}")
+
+
+def main():
+    args = sys.argv[1:]
+    do_setup = "--setup" in args
+    versions = [a for a in args if a != "--setup"] or VERSIONS
+    for v in versions:
+        if v not in VERSIONS:
+            sys.exit(f"unknown version {v}; known: {' '.join(VERSIONS)}")
+        if do_setup:
+            setup(v)
+        build(v)
+
+
+if __name__ == "__main__":
+    main()

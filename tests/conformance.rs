@@ -1,0 +1,152 @@
+//! Replays the argparse goldens (tests/conformance/<version>.jsonl, made by
+//! scripts/gen-conformance.py from SGLang's real parser) against the Rust parser: same
+//! accept/reject, same error message, same namespace.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+use serde_json::Value;
+use sglang_launch::sglang::{ArgErrorKind, flagset, parse};
+
+#[derive(Default, Debug)]
+struct Tally {
+    cases: usize,
+    verdict_mismatch: Vec<String>,
+    message_exact: usize,
+    message_mismatch: Vec<String>,
+    namespace_mismatch: Vec<String>,
+}
+
+fn replay(version: &str) -> Tally {
+    let path = format!(
+        "{}/tests/conformance/{version}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = text.lines();
+    let header: Value =
+        serde_json::from_str(lines.next().expect("header line")).expect("header JSON");
+    assert_eq!(header["version"], version);
+    let baseline: BTreeMap<String, Value> =
+        serde_json::from_value(header["baseline"].clone()).expect("baseline namespace");
+    let flags = flagset::get(version).expect("embedded flag set");
+    let mut t = Tally::default();
+    for line in lines {
+        let case: Value = serde_json::from_str(line).expect("case JSON");
+        let argv: Vec<String> = serde_json::from_value(case["argv"].clone()).expect("argv");
+        t.cases += 1;
+        let args = parse(flags, argv.iter().map(OsString::from).collect());
+        let golden_ok = case["ok"].as_bool().unwrap_or(false);
+        let golden_help = case["exit_code"] == 0;
+        let ours_ok = args.is_ok() && !args.help;
+        if golden_ok != ours_ok || golden_help != (args.help && args.is_ok()) {
+            t.verdict_mismatch.push(format!(
+                "{argv:?}: golden ok={golden_ok} help={golden_help} {}; ours ok={ours_ok} help={} {:?}",
+                case.get("error").or(case.get("exception")).unwrap_or(&Value::Null),
+                args.help,
+                args.errors.first().map(|e| &e.message)
+            ));
+            continue;
+        }
+        if golden_ok {
+            let mut want = baseline.clone();
+            if let Some(Value::Object(set)) = case.get("set") {
+                for (k, v) in set {
+                    want.insert(k.clone(), v.clone());
+                }
+            }
+            if let Some(Value::Array(missing)) = case.get("missing") {
+                for k in missing {
+                    want.remove(k.as_str().unwrap_or_default());
+                }
+            }
+            let got = args.namespace();
+            if got != want {
+                let diff: Vec<String> = want
+                    .keys()
+                    .chain(got.keys())
+                    .filter(|k| want.get(*k) != got.get(*k))
+                    .map(|k| format!("{k}: golden {:?} ours {:?}", want.get(k), got.get(k)))
+                    .collect();
+                t.namespace_mismatch
+                    .push(format!("{argv:?}: {}", diff.join("; ")));
+            }
+        } else if !golden_help {
+            let ours = &args.errors[0];
+            let (golden, kind) = match (case.get("error"), case.get("exception")) {
+                (Some(Value::String(e)), _) => (e.clone(), ArgErrorKind::Usage),
+                (_, Some(Value::String(e))) => (e.clone(), ArgErrorKind::Exception),
+                _ => (String::new(), ArgErrorKind::Usage),
+            };
+            if ours.kind != kind {
+                t.verdict_mismatch.push(format!(
+                    "{argv:?}: golden {kind:?} {golden:?}; ours {:?} {:?}",
+                    ours.kind, ours.message
+                ));
+            } else if ours.message == golden {
+                t.message_exact += 1;
+            } else {
+                t.message_mismatch.push(format!(
+                    "{argv:?}:\n   golden {golden:?}\n   ours   {:?}",
+                    ours.message
+                ));
+            }
+        }
+    }
+    t
+}
+
+fn check(version: &str) {
+    let t = replay(version);
+    let errors = t.message_exact + t.message_mismatch.len();
+    eprintln!(
+        "{version}: {} cases, {} verdict mismatches, {} namespace mismatches, {}/{} error messages exact",
+        t.cases,
+        t.verdict_mismatch.len(),
+        t.namespace_mismatch.len(),
+        t.message_exact,
+        errors
+    );
+    assert!(t.cases >= 1000, "{version}: corpus too small ({})", t.cases);
+    let show = |v: &Vec<String>| v.iter().take(15).cloned().collect::<Vec<_>>().join("\n");
+    assert!(
+        t.verdict_mismatch.is_empty(),
+        "{version} accept/reject:\n{}",
+        show(&t.verdict_mismatch)
+    );
+    assert!(
+        t.namespace_mismatch.is_empty(),
+        "{version} namespace:\n{}",
+        show(&t.namespace_mismatch)
+    );
+    assert!(
+        t.message_mismatch.is_empty(),
+        "{version} messages:\n{}",
+        show(&t.message_mismatch)
+    );
+}
+
+#[test]
+fn conformance_0_4_10_post2() {
+    check("0.4.10.post2");
+}
+
+#[test]
+fn conformance_0_5_2() {
+    check("0.5.2");
+}
+
+#[test]
+fn conformance_0_5_5() {
+    check("0.5.5");
+}
+
+#[test]
+fn conformance_0_5_10_post1() {
+    check("0.5.10.post1");
+}
+
+#[test]
+fn conformance_0_5_23() {
+    check("0.5.23");
+}
