@@ -9,6 +9,10 @@ pub enum ArgEdit {
     Set { option: String, value: String },
     /// Append a flag that takes no value (store_true), unless it is already given.
     AddFlag { option: String },
+    /// Rewrite every occurrence of the option string `from` as written on the command line
+    /// (`--from V` and `--from=V`) to `to`, keeping its values. For flags a version renamed:
+    /// `from` may be unknown to (or ambiguous in) the flag set in use.
+    Rename { from: String, to: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,17 +1,30 @@
 //! The catalogue of known-bad flag / environment / hardware combinations.
 //!
 //! One rule = a stable code, a kebab-case name, a default severity, the SGLang versions it
-//! applies to, its texts (data, `data/rules/`), and a check over the facts. A check reports a
-//! [`Hit`] with a one-line message naming the facts and, where safe, a [`Fix`].
+//! applies to, its texts (data: `data/rules/<CODE>.md`, a small header then markdown), and a
+//! check over the facts (Rust, `checks/`). A check reports a one-line message naming the facts
+//! and, where safe, a [`Fix`]. Codes are never reused; renamed codes go through [`REDIRECTS`].
+//!
+//! The lead calls [`evaluate`] (checks), [`emit`] (codes the pipeline emits itself),
+//! [`lookup`], [`render_list`] and [`render_explain`].
 
+mod catalogue;
+mod checks;
+pub mod envs;
 pub mod fix;
+pub mod host;
+mod view;
+
+use std::fmt;
 
 use serde::Serialize;
 
 use crate::facts::{Env, Topology};
 use crate::sglang::SglangArgs;
 
+pub use catalogue::REDIRECTS;
 pub use fix::{ArgEdit, EnvEdit, Fix};
+pub use host::HostFacts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -19,6 +32,22 @@ pub enum Severity {
     Info,
     Warning,
     Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Everything a check may look at. Borrowed: checks are pure functions of the facts.
@@ -31,20 +60,307 @@ pub struct Context<'a> {
     /// Topology indices the server will use.
     pub gpus: &'a [u32],
     pub model: Option<&'a crate::facts::model::ModelFacts>,
+    /// Facts about the host outside the GPUs (`/dev/shm`, container). `None`: unknown, and the
+    /// rules that need them stay silent. Injectable so tests never depend on the machine.
+    pub host: Option<&'a HostFacts>,
 }
 
 /// A rule that fired.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub code: &'static str,
+    pub name: &'static str,
+    /// Effective severity (after `--deny`).
+    pub severity: Severity,
     pub message: String,
     pub fix: Option<Fix>,
 }
 
-/// `--allow`, `--deny`, `--strict`: how the user tunes the catalogue.
+/// What a check reports; [`evaluate`] adds the rule's code, name and severity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fired {
+    pub message: String,
+    pub fix: Option<Fix>,
+}
+
+impl Fired {
+    pub fn new(message: impl Into<String>) -> Self {
+        Fired {
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
+        self
+    }
+}
+
+pub type CheckFn = fn(&Context) -> Vec<Fired>;
+
+/// Whether a rule can repair what it finds (ruff's fix availability).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FixAvailability {
+    None,
+    Sometimes,
+    Always,
+}
+
+/// One catalogue entry. Texts come from `data/rules/<CODE>.md`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// SGLang versions the rule applies to, e.g. `all`, `>=0.5.15`, `>=0.5.5,<0.5.20`.
+    pub versions: &'static str,
+    pub fix: FixAvailability,
+    /// One line for `rules` listings.
+    pub summary: &'static str,
+    /// Issue / PR / doc URLs the rule is drawn from.
+    pub sources: Vec<&'static str>,
+    /// Why a rule has no source URL (derived from SGLang's code, say).
+    pub no_source: Option<&'static str>,
+    /// Markdown: what, why, example, fix.
+    pub explanation: &'static str,
+    /// `None`: the lead's pipeline or the memory planner emits this code (see [`emit`]).
+    pub check: Option<CheckFn>,
+}
+
+impl Rule {
+    /// Whether the rule applies to this SGLang version.
+    pub fn applies_to(&self, version: &str) -> bool {
+        catalogue::version_matches(self.versions, version)
+    }
+
+    /// The rule's family: the letters of its code (`AR` for `AR001`).
+    pub fn family(&self) -> &'static str {
+        let end = self
+            .code
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(self.code.len());
+        &self.code[..end]
+    }
+
+    pub fn emitted_by_pipeline(&self) -> bool {
+        self.check.is_none()
+    }
+}
+
+/// Every rule, in code order.
+pub fn all() -> &'static [Rule] {
+    catalogue::rules()
+}
+
+/// An unknown rule code or name; `Display` suggests the nearest one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupError {
+    pub query: String,
+    /// `CODE (name)` of the closest rule, when one is close enough.
+    pub suggestion: Option<String>,
+}
+
+impl fmt::Display for LookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown rule `{}`", self.query)?;
+        if let Some(s) = &self.suggestion {
+            write!(f, "; did you mean {s}?")?;
+        }
+        write!(f, " (`sglang-launch rules` lists them all)")
+    }
+}
+
+impl std::error::Error for LookupError {}
+
+/// A rule by code (any case, following [`REDIRECTS`]) or by name.
+pub fn lookup(code_or_name: &str) -> Result<&'static Rule, LookupError> {
+    let q = code_or_name.trim();
+    let upper = q.to_ascii_uppercase();
+    let code = REDIRECTS
+        .iter()
+        .find(|(old, _)| *old == upper)
+        .map(|(_, new)| *new)
+        .unwrap_or(upper.as_str());
+    if let Some(r) = all().iter().find(|r| r.code == code || r.name == q) {
+        return Ok(r);
+    }
+    Err(LookupError {
+        query: q.to_owned(),
+        suggestion: nearest(q),
+    })
+}
+
+fn nearest(q: &str) -> Option<String> {
+    let ql = q.to_ascii_lowercase();
+    let mut best: Option<(f64, &Rule)> = None;
+    for r in all() {
+        let s = strsim::jaro_winkler(&ql, &r.code.to_ascii_lowercase())
+            .max(strsim::jaro_winkler(&ql, r.name));
+        if best.is_none_or(|(b, _)| s > b) {
+            best = Some((s, r));
+        }
+    }
+    best.filter(|(s, _)| *s >= 0.75)
+        .map(|(_, r)| format!("`{}` ({})", r.code, r.name))
+}
+
+/// `--allow`, `--deny`, `--strict`: how the user tunes the catalogue. Entries are codes, names,
+/// or a family prefix (`AR`). `--deny` wins over `--allow`.
 #[derive(Debug, Clone, Default)]
 pub struct RuleSettings {
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub strict: bool,
+}
+
+impl RuleSettings {
+    /// Every entry in `allow`/`deny` must name a rule or a family.
+    pub fn validate(&self) -> Result<(), LookupError> {
+        for s in self.allow.iter().chain(&self.deny) {
+            if !is_family(s) {
+                lookup(s)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The severity a hit of this rule gets, or `None` when the rule is allowed (skipped).
+    pub fn effective(&self, rule: &Rule) -> Option<Severity> {
+        if self.deny.iter().any(|s| selects(s, rule)) {
+            return Some(Severity::Error);
+        }
+        if self.allow.iter().any(|s| selects(s, rule)) {
+            return None;
+        }
+        Some(rule.severity)
+    }
+}
+
+fn is_family(s: &str) -> bool {
+    let u = s.trim().to_ascii_uppercase();
+    !u.is_empty() && all().iter().any(|r| r.family() == u)
+}
+
+fn selects(entry: &str, rule: &Rule) -> bool {
+    let e = entry.trim();
+    if e.eq_ignore_ascii_case(rule.family()) || e == rule.name {
+        return true;
+    }
+    lookup(e).is_ok_and(|r| r.code == rule.code)
+}
+
+/// Runs every check that applies to `ctx.version`, skipping allowed rules, raising denied ones
+/// to error. Order: code order, then the check's own order.
+pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Hit> {
+    let mut out = Vec::new();
+    for rule in all() {
+        let Some(check) = rule.check else { continue };
+        if !rule.applies_to(ctx.version) {
+            continue;
+        }
+        let Some(severity) = settings.effective(rule) else {
+            continue;
+        };
+        for f in check(ctx) {
+            out.push(Hit {
+                code: rule.code,
+                name: rule.name,
+                severity,
+                message: f.message,
+                fix: f.fix,
+            });
+        }
+    }
+    out
+}
+
+/// A hit for a code the pipeline or the memory planner emits (ARG001, VER001, MEM003, …),
+/// with the catalogue's name and the settings applied. `None` when the rule is allowed.
+/// Panics only on a code that is not in the catalogue (a programming error, not user input).
+pub fn emit(code: &str, message: impl Into<String>, fix: Option<Fix>, settings: &RuleSettings) -> Option<Hit> {
+    let rule = lookup(code).unwrap_or_else(|e| panic!("{e}"));
+    let severity = settings.effective(rule)?;
+    Some(Hit {
+        code: rule.code,
+        name: rule.name,
+        severity,
+        message: message.into(),
+        fix,
+    })
+}
+
+#[derive(Serialize)]
+struct ListEntry {
+    code: &'static str,
+    name: &'static str,
+    severity: Severity,
+    versions: &'static str,
+    fix: FixAvailability,
+    emitted_by: &'static str,
+    summary: &'static str,
+    sources: Vec<&'static str>,
+}
+
+/// `sglang-launch rules [--json]`: code, name, severity, versions, summary.
+pub fn render_list(json: bool) -> String {
+    if json {
+        let list: Vec<ListEntry> = all()
+            .iter()
+            .map(|r| ListEntry {
+                code: r.code,
+                name: r.name,
+                severity: r.severity,
+                versions: r.versions,
+                fix: r.fix,
+                emitted_by: if r.check.is_some() { "check" } else { "pipeline" },
+                summary: r.summary,
+                sources: r.sources.clone(),
+            })
+            .collect();
+        // Plain data of strings: serialisation cannot fail.
+        return serde_json::to_string_pretty(&list).unwrap_or_default() + "\n";
+    }
+    let wn = all().iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let wv = all().iter().map(|r| r.versions.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for r in all() {
+        s.push_str(&format!(
+            "{:<8} {:<wn$}  {:<7}  {:<wv$}  {}\n",
+            r.code,
+            r.name,
+            r.severity.as_str(),
+            r.versions,
+            r.summary,
+        ));
+    }
+    s
+}
+
+/// `sglang-launch explain CODE|NAME`: the rule's markdown.
+pub fn render_explain(rule: &Rule) -> String {
+    let mut s = format!("# {} ({})\n\n{}\n\n", rule.name, rule.code, rule.summary);
+    s.push_str(&format!("- Default severity: {}\n", rule.severity));
+    s.push_str(&format!("- SGLang versions: {}\n", rule.versions));
+    let fix = match rule.fix {
+        FixAvailability::None => "no automatic fix (reported only)",
+        FixAvailability::Sometimes => "sometimes fixable automatically",
+        FixAvailability::Always => "fixable automatically",
+    };
+    s.push_str(&format!("- Fix: {fix}\n"));
+    if rule.check.is_none() {
+        s.push_str("- Emitted by the launcher's pipeline, not by a catalogue check\n");
+    }
+    s.push('\n');
+    s.push_str(rule.explanation.trim());
+    s.push_str("\n\n## Sources\n\n");
+    if rule.sources.is_empty() {
+        s.push_str(rule.no_source.unwrap_or("none"));
+        s.push('\n');
+    }
+    for u in &rule.sources {
+        s.push_str(&format!("- <{u}>\n"));
+    }
+    s
 }

@@ -1,0 +1,276 @@
+//! The code table: each code's texts (`data/rules/<CODE>.md`) and its check. Texts are data;
+//! the header of each file carries the metadata, the body the explanation:
+//!
+//! ```text
+//! code: AR001
+//! name: custom-allreduce-no-p2p
+//! severity: error
+//! versions: all
+//! fix: always
+//! summary: one line
+//! sources: https://… https://…
+//! no-source: why there is no URL (instead of sources)
+//! ---
+//! ## What it does …
+//! ```
+
+use std::sync::OnceLock;
+
+use super::checks::*;
+use super::{CheckFn, FixAvailability, Rule, Severity};
+use crate::sglang::version;
+
+/// Old code → new code, for codes that were renamed. Codes are never reused.
+pub const REDIRECTS: &[(&str, &str)] = &[];
+
+const fn c(f: CheckFn) -> Option<CheckFn> {
+    Some(f)
+}
+/// Emitted by the pipeline or the memory planner, not by a check.
+const P: Option<CheckFn> = None;
+
+macro_rules! catalogue {
+    ($($code:literal => $check:expr),* $(,)?) => {
+        pub(super) const ENTRIES: &[(&str, &str, Option<CheckFn>)] = &[
+            $(($code, include_str!(concat!("../../data/rules/", $code, ".md")), $check)),*
+        ];
+    };
+}
+
+catalogue! {
+    // Pipeline and memory planner.
+    "ARG001" => P,
+    "MEM001" => P,
+    "MEM002" => P,
+    "MEM003" => P,
+    "MEM004" => P,
+    "MEM005" => P,
+    "MEM006" => P,
+    "TOP001" => P,
+    "VER001" => P,
+    "VER002" => P,
+    // Custom all-reduce.
+    "AR001" => c(ar::no_p2p),
+    "AR002" => c(ar::forced_pcie),
+    "AR003" => c(ar::algo_ineffective),
+    "AR004" => c(ar::algo_invalid),
+    "AR005" => c(ar::world_size),
+    "AR006" => c(ar::pcie_nccl),
+    "AR007" => c(ar::uuid_visible_devices),
+    "AR008" => c(ar::two_gpu_no_p2p_slow),
+    "AR009" => c(ar::a800),
+    // Architecture gates.
+    "ARCH001" => c(arch::fusion_arch),
+    "ARCH002" => c(arch::fusion_arch_ignored),
+    "ARCH003" => c(arch::fusion_multinode),
+    "ARCH004" => c(arch::trtllm_gen_sm12x),
+    "ARCH005" => c(arch::deepgemm_sm12x),
+    "ARCH006" => c(arch::torch_symm_mem_arch),
+    "ARCH007" => c(arch::torch_symm_mem_topology),
+    "ARCH008" => c(arch::gpt_oss_sm12x),
+    "ARCH009" => c(arch::megamoe_arch),
+    // Attention backends.
+    "ATTN001" => c(attn::fa3_arch),
+    "ATTN002" => c(attn::fa3_mla),
+    "ATTN003" => c(attn::mm_fa3_blackwell),
+    "ATTN004" => c(attn::trtllm_mha_arch),
+    "ATTN005" => c(attn::trtllm_mla_arch),
+    "ATTN006" => c(attn::fa4_decode),
+    "ATTN007" => c(attn::fa3_fp8_e5m2),
+    "ATTN008" => c(attn::page_size_override),
+    "ATTN009" => c(attn::gpt_oss_backend),
+    "ATTN010" => c(attn::no_cuda_graph_backend),
+    // Quantisation.
+    "QUANT001" => c(quant::fp8_pre_ada),
+    "QUANT002" => c(quant::fp4_pre_blackwell),
+    "QUANT003" => c(quant::nvfp4_sm12x),
+    "QUANT004" => c(quant::fp8_sm12x),
+    // Communication and NCCL environment.
+    "COMM001" => c(comm::nccl_p2p_disable_nvlink),
+    "COMM002" => c(comm::shm),
+    "COMM003" => c(comm::nvls_without_nvswitch),
+    "COMM004" => c(comm::multinode_ifname),
+    "COMM005" => c(comm::multinode_timeout),
+    // CUDA graphs.
+    "CG001" => c(cg::default_max_bs_large),
+    "CG002" => c(cg::dp_attention_max_bs),
+    "CG003" => c(cg::torch_compile_moe),
+    "CG004" => c(cg::padding_torch_compile),
+    // Data-parallel attention.
+    "DPA001" => c(dpa::tp_divisible),
+    "DPA002" => c(dpa::lm_head),
+    "DPA003" => c(dpa::multinode_dp),
+    // Expert parallelism and MoE all-to-all.
+    "EP001" => c(ep::flashinfer_a2a_runner),
+    "EP002" => c(ep::flashinfer_a2a_dp),
+    "EP003" => c(ep::deepep_p2p),
+    "EP004" => c(ep::a2a_pcie),
+    "EP005" => c(ep::tbo_without_a2a),
+    "EP006" => c(ep::deepep_normal),
+    "EP007" => c(ep::deepep_dispatch_tokens),
+    "EP008" => c(ep::eplb_without_ep),
+    "EP009" => c(ep::runner_ep),
+    "EP010" => c(ep::a2a_forces_ep),
+    // Speculative decoding.
+    "SPEC001" => c(spec::pcie_tp),
+    "SPEC002" => c(spec::dp_attention_unsupported),
+    "SPEC003" => c(spec::eagle_dp_attention),
+    "SPEC004" => c(spec::topk_page_size),
+    "SPEC005" => c(spec::topk_trtllm_mha),
+    "SPEC006" => c(spec::moe_runner_trtllm),
+    "SPEC007" => c(spec::side_effects),
+    "SPEC008" => c(spec::flex_attention),
+    // Parallelism and multi-node.
+    "PAR001" => c(par::heads),
+    "PAR002" => c(par::dist_init_addr),
+    "PAR003" => c(par::nodes_divide),
+    "PAR004" => c(par::pp_spec),
+    "PAR005" => c(par::tp_across_nodes),
+    "PAR006" => c(par::node_rank),
+    // Caches and chunked prefill.
+    "CACHE001" => c(cache::hicache_radix),
+    "CACHE002" => c(cache::chunk_page),
+    "CACHE003" => c(cache::hicache_page_one),
+    // Flags by version.
+    "FLAG001" => c(flag::renamed),
+    "FLAG002" => c(flag::deprecated),
+    "FLAG003" => c(flag::dp_attention_deprecated),
+    "FLAG004" => c(flag::removed),
+    // Environment variables.
+    "ENV001" => c(env::unknown),
+    "ENV002" => c(env::deprecated_alias),
+    "ENV003" => c(env::removed),
+    "ENV004" => c(env::ineffective),
+    "ENV005" => c(env::bad_value),
+    "ENV006" => c(env::context_length),
+    "ENV007" => c(env::deterministic),
+    // GPUs in use.
+    "TOP002" => c(top::mig),
+    "TOP003" => c(top::mixed),
+}
+
+pub(super) fn rules() -> &'static [Rule] {
+    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let mut v: Vec<Rule> = ENTRIES
+            .iter()
+            .map(|(code, text, check)| {
+                // Embedded data, validated by tests: a malformed header is a build bug.
+                parse(code, text, *check).unwrap_or_else(|e| panic!("data/rules/{code}.md: {e}"))
+            })
+            .collect();
+        v.sort_by(|a, b| code_key(a.code).cmp(&code_key(b.code)));
+        v
+    })
+}
+
+/// Family, then number: `AR2` < `AR10` < `ARCH1`.
+fn code_key(code: &str) -> (String, u32) {
+    let i = code.find(|c: char| c.is_ascii_digit()).unwrap_or(code.len());
+    (code[..i].to_owned(), code[i..].parse().unwrap_or(0))
+}
+
+pub(super) fn parse(
+    code: &'static str,
+    text: &'static str,
+    check: Option<CheckFn>,
+) -> Result<Rule, String> {
+    let (head, body) = text
+        .split_once("\n---\n")
+        .ok_or("no `---` line after the header")?;
+    let field = |key: &str| -> Option<&'static str> {
+        head.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    let file_code = field("code").ok_or("no code")?;
+    if file_code != code {
+        return Err(format!("header says code {file_code}"));
+    }
+    let severity = match field("severity").ok_or("no severity")? {
+        "error" => Severity::Error,
+        "warning" => Severity::Warning,
+        "info" => Severity::Info,
+        s => return Err(format!("bad severity {s}")),
+    };
+    let fix = match field("fix").unwrap_or("none") {
+        "none" => FixAvailability::None,
+        "sometimes" => FixAvailability::Sometimes,
+        "always" => FixAvailability::Always,
+        s => return Err(format!("bad fix {s}")),
+    };
+    let versions = field("versions").ok_or("no versions")?;
+    if !valid_versions(versions) {
+        return Err(format!("bad versions {versions}"));
+    }
+    Ok(Rule {
+        code,
+        name: field("name").ok_or("no name")?,
+        severity,
+        versions,
+        fix,
+        summary: field("summary").ok_or("no summary")?,
+        sources: field("sources")
+            .map(|s| s.split_whitespace().collect())
+            .unwrap_or_default(),
+        no_source: field("no-source"),
+        explanation: body,
+        check,
+    })
+}
+
+fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
+    spec.split(',').map(str::trim).map(|c| {
+        for op in [">=", "<=", "==", ">", "<"] {
+            if let Some(v) = c.strip_prefix(op) {
+                return (op, v.trim());
+            }
+        }
+        ("?", c)
+    })
+}
+
+fn valid_versions(spec: &str) -> bool {
+    spec == "all"
+        || constraints(spec).all(|(op, v)| {
+            op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+}
+
+/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20` (or `all`).
+pub fn version_matches(spec: &str, v: &str) -> bool {
+    spec == "all"
+        || constraints(spec).all(|(op, bound)| {
+            let o = version::cmp(v, bound);
+            match op {
+                ">=" => o.is_ge(),
+                "<=" => o.is_le(),
+                "==" => o.is_eq(),
+                ">" => o.is_gt(),
+                "<" => o.is_lt(),
+                _ => false,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_ranges() {
+        assert!(version_matches("all", "0.4.10.post2"));
+        assert!(version_matches(">=0.5.15", "0.5.23"));
+        assert!(!version_matches(">=0.5.15", "0.5.10.post1"));
+        assert!(version_matches(">=0.5.5,<0.5.20", "0.5.10.post1"));
+        assert!(!version_matches(">=0.5.5,<0.5.20", "0.5.23"));
+        assert!(!valid_versions("0.5.5"));
+        assert!(valid_versions("<0.5.10"));
+    }
+
+    #[test]
+    fn codes_sort_by_family_then_number() {
+        assert!(code_key("AR2") < code_key("AR10"));
+        assert!(code_key("AR10") < code_key("ARCH1"));
+    }
+}

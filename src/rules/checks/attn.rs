@@ -1,0 +1,188 @@
+//! Attention backends by architecture, page size and model (sglang-internals §9).
+
+use super::*;
+use crate::sglang::version::at_least;
+
+fn using<'a>(ctx: &'a Context, backend: &str) -> Vec<String> {
+    ctx.attention_backends()
+        .into_iter()
+        .filter(|(_, v)| v == backend)
+        .map(|(o, v)| format!("{o} {v}"))
+        .collect()
+}
+
+pub fn fa3_arch(ctx: &Context) -> Vec<Fired> {
+    let uses = using(ctx, "fa3");
+    let bad = ctx.gpus_where(|(m, _)| !(8..=9).contains(&m));
+    if uses.is_empty() || bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {}: FlashAttention 3 needs compute capability 8.0–9.0 ('FlashAttention v3 Backend requires SM>=80 and SM<=90'); use flashinfer or triton",
+        Context::describe(&bad),
+        uses.join(", ")
+    ))]
+}
+
+pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
+    let uses = using(ctx, "fa3");
+    let bad = ctx.gpus_where(|(m, _)| m == 8);
+    if uses.is_empty() || bad.is_empty() || !ctx.model_is_mla() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {} with an MLA model ({}): SGLang's FA3 MLA path needs SM90; use flashinfer or triton",
+        Context::describe(&bad),
+        uses.join(", "),
+        ctx.model_arch().unwrap_or("kv_lora_rank set")
+    ))]
+}
+
+pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
+    if ctx.sval("--mm-attention-backend").as_deref() != Some("fa3") {
+        return vec![];
+    }
+    let bad = ctx.gpus_where(|(m, _)| m >= 10);
+    if bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; --mm-attention-backend fa3: the vision tower's FA3 kernels do not run on Blackwell",
+        Context::describe(&bad)
+    ))
+    .with_fix(set_arg("--mm-attention-backend", "triton_attn"))]
+}
+
+pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
+    let uses = using(ctx, "trtllm_mha");
+    // 0.5.23 accepts SM90, SM100 and SM120; older releases SM100 only.
+    let allowed: &[u32] = if at_least(ctx.version, "0.5.23") { &[9, 10, 12] } else { &[10] };
+    let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
+    if uses.is_empty() || bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {}: SGLang {} accepts the TRT-LLM MHA backend on compute capability {} only",
+        Context::describe(&bad),
+        uses.join(", "),
+        ctx.version,
+        allowed.iter().map(|m| format!("{m}.x")).collect::<Vec<_>>().join("/")
+    ))]
+}
+
+pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
+    let uses = using(ctx, "trtllm_mla");
+    let mut out = vec![];
+    if uses.is_empty() {
+        return out;
+    }
+    let bad = ctx.gpus_where(|(m, _)| m != 10 && m != 12);
+    if !bad.is_empty() {
+        out.push(Fired::new(format!(
+            "{}; {}: the TRT-LLM MLA backend is Blackwell-only",
+            Context::describe(&bad),
+            uses.join(", ")
+        )));
+    }
+    if let Some(kv) = ctx.sval("--kv-cache-dtype")
+        && !["auto", "fp8_e4m3", "fp4_e2m1", "bf16", "bfloat16"].contains(&kv.as_str())
+    {
+        out.push(Fired::new(format!(
+            "{} with --kv-cache-dtype {kv}: TRT-LLM MLA takes fp8_e4m3, fp4_e2m1, bf16 or auto",
+            uses.join(", ")
+        )));
+    }
+    out
+}
+
+pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
+    if ctx.decode_backend().as_deref() != Some("fa4") {
+        return vec![];
+    }
+    let o = if ctx.sval("--decode-attention-backend").is_some() {
+        "--decode-attention-backend"
+    } else {
+        "--attention-backend"
+    };
+    vec![Fired::new(format!(
+        "{o} fa4 makes FA4 the decode backend, but in SGLang {} FA4 is prefill-only; use --prefill-attention-backend fa4 with another decode backend",
+        ctx.version
+    ))]
+}
+
+pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
+    let uses = using(ctx, "fa3");
+    if uses.is_empty() || ctx.sval("--kv-cache-dtype").as_deref() != Some("fp8_e5m2") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} with --kv-cache-dtype fp8_e5m2: FA3 has no e5m2 KV path and SGLang silently switches to triton; fp8_e4m3 keeps FA3",
+        uses.join(", ")
+    ))]
+}
+
+/// Page sizes a backend forces or accepts: (backend, accepted sizes, size forced otherwise).
+const PAGES: &[(&str, &[i64], i64)] = &[
+    ("flashmla", &[64], 64),
+    ("cutlass_mla", &[128], 128),
+    ("trtllm_mla", &[32, 64], 64),
+    ("trtllm_mha", &[16, 32, 64], 64),
+];
+
+pub fn page_size_override(ctx: &Context) -> Vec<Fired> {
+    let Some(page) = ctx.args.get("--page-size").and_then(serde_json::Value::as_i64) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    for (o, v) in ctx.attention_backends() {
+        if let Some((_, ok, forced)) = PAGES.iter().find(|(b, _, _)| *b == v)
+            && !ok.contains(&page)
+        {
+            out.push(Fired::new(format!(
+                "--page-size {page} with {o} {v}: SGLang silently uses page size {forced}"
+            )));
+            break;
+        }
+    }
+    out
+}
+
+const GPT_OSS_BACKENDS: &[&str] = &["triton", "trtllm_mha", "fa3", "fa4", "ascend"];
+
+pub fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
+    if ctx.model_arch() != Some("GptOssForCausalLM") {
+        return vec![];
+    }
+    let bad: Vec<String> = ctx
+        .attention_backends()
+        .into_iter()
+        .filter(|(_, v)| !GPT_OSS_BACKENDS.contains(&v.as_str()))
+        .map(|(o, v)| format!("{o} {v}"))
+        .collect();
+    if bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "GPT-OSS with {}: SGLang accepts only triton, trtllm_mha, fa3, fa4 or ascend for this model (sinks, sliding window)",
+        bad.join(", ")
+    ))]
+}
+
+pub fn no_cuda_graph_backend(ctx: &Context) -> Vec<Fired> {
+    if ctx.cuda_graph_disabled() {
+        return vec![];
+    }
+    let uses: Vec<String> = ctx
+        .attention_backends()
+        .into_iter()
+        .filter(|(_, v)| v == "torch_native" || v == "flex_attention")
+        .map(|(o, v)| format!("{o} {v}"))
+        .collect();
+    if uses.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}: SGLang disables CUDA graphs for this backend, so decode runs eagerly and much slower",
+        uses.join(", ")
+    ))]
+}

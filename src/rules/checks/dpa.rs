@@ -1,0 +1,42 @@
+//! Data-parallel attention.
+
+use super::*;
+
+pub fn tp_divisible(ctx: &Context) -> Vec<Fired> {
+    let (tp, dp) = (ctx.tp(), ctx.attn_dp());
+    if !ctx.dp_attention() || dp <= 1 || tp % dp == 0 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DP attention size {dp} does not divide TP {tp}: each DP rank needs tp/dp attention-TP GPUs"
+    ))]
+}
+
+pub fn lm_head(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-dp-lm-head") || (ctx.dp_attention() && ctx.attn_dp() > 1) {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--enable-dp-lm-head without DP attention (size > 1): the vocabulary-parallel LM head needs attention DP".to_string(),
+    )]
+}
+
+pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
+    let dp = ctx.dp();
+    if dp <= 1 || ctx.nnodes() < 2 {
+        return vec![];
+    }
+    // 0.5.20+: --dp-size is replica DP only; before, --enable-dp-attention made it attention DP.
+    let modern = ctx.args.knows("--attn-dp-size");
+    if !modern && ctx.args.flag("--enable-dp-attention") {
+        return vec![];
+    }
+    if modern && ctx.args.flag("--enable-dp-attention") {
+        return vec![]; // rewritten to --attn-dp-size by SGLang (FLAG003)
+    }
+    vec![Fired::new(format!(
+        "--dp-size {dp} with --nnodes {}: multi-node data-parallel replicas are not supported; use attention DP{} or one server per node behind a router",
+        ctx.nnodes(),
+        if modern { " (--attn-dp-size)" } else { " (--enable-dp-attention)" }
+    ))]
+}

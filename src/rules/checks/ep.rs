@@ -1,0 +1,145 @@
+//! Expert parallelism and MoE all-to-all backends (sglang-internals §5.3).
+
+use super::*;
+use crate::sglang::version::at_least;
+
+pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
+    if ctx.moe_a2a().as_deref() != Some("flashinfer") {
+        return vec![];
+    }
+    let runner = ctx.sval("--moe-runner-backend").unwrap_or_else(|| "auto".into());
+    let ok: &[&str] = if at_least(ctx.version, "0.5.20") {
+        &["flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm", "flashinfer_trtllm_routed", "deep_gemm"]
+    } else {
+        &["flashinfer_cutlass"]
+    };
+    if ok.contains(&runner.as_str()) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-a2a-backend flashinfer with --moe-runner-backend {runner}: SGLang {} asserts the runner is one of {}",
+        ctx.version,
+        ok.join(", ")
+    ))]
+}
+
+pub fn flashinfer_a2a_dp(ctx: &Context) -> Vec<Fired> {
+    if ctx.moe_a2a().as_deref() != Some("flashinfer") {
+        return vec![];
+    }
+    let (dp, tp) = (ctx.attn_dp(), ctx.tp());
+    if dp == tp {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-a2a-backend flashinfer requires attention DP equal to TP (got attention DP {dp}, TP {tp})"
+    ))]
+}
+
+pub fn deepep_p2p(ctx: &Context) -> Vec<Fired> {
+    if !ctx.moe_a2a().is_some_and(|a| a.starts_with("deepep")) {
+        return vec![];
+    }
+    let g = ctx.tp_gpus();
+    let broken = ctx.topology.p2p_broken_pairs(g);
+    if g.len() < 2 || broken.is_empty() {
+        return vec![];
+    }
+    let (a, b) = broken[0];
+    vec![Fired::new(format!(
+        "DeepEP needs CUDA peer access between every pair of its GPUs, but GPUs {a} and {b} have none ({} pairs without P2P); it crashes in deep_ep.cpp",
+        broken.len()
+    ))]
+}
+
+pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.moe_a2a() else { return vec![] };
+    if !ctx.tp_pcie_only() || !ctx.topology.p2p_broken_pairs(ctx.tp_gpus()).is_empty() && a.starts_with("deepep") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-a2a-backend {a} on PCIe-only GPUs ({}): all-to-all dispatch saturates PCIe and adds dispatch buffers (on 8x RTX PRO 6000 it ended in an assertion and OOM); plain TP MoE is usually faster here",
+        ctx.describe_used()
+    ))]
+}
+
+pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-two-batch-overlap") || ctx.moe_a2a().is_some() {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--enable-two-batch-overlap without an all-to-all backend (--moe-a2a-backend none): SGLang rejects it".to_string(),
+    )]
+}
+
+pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
+    if !ctx.moe_a2a().is_some_and(|a| a == "deepep")
+        || ctx.sval("--deepep-mode").as_deref() != Some("normal")
+        || ctx.sval("--disaggregation-mode").as_deref() == Some("prefill")
+        || ctx.cuda_graph_disabled()
+    {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--deepep-mode normal: SGLang disables CUDA graphs with DeepEP's normal kernels, so decode runs eagerly; use auto or low_latency outside PD prefill".to_string(),
+    )]
+}
+
+pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
+    if !ctx.moe_a2a().is_some_and(|a| a == "deepep")
+        || ctx.sval("--deepep-mode").as_deref() == Some("normal")
+    {
+        return vec![];
+    }
+    let Some(bs) = ctx.cuda_graph_max_bs_given() else { return vec![] };
+    let draft = if ctx.spec_algo().is_some() {
+        ctx.int("--speculative-num-draft-tokens").unwrap_or(1).max(1)
+    } else {
+        1
+    };
+    let var = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
+    let limit = ctx.env.get(var).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(128);
+    let need = bs.saturating_mul(draft);
+    if need <= limit {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepEP low-latency dispatch of up to {need} tokens per rank (CUDA-graph max batch {bs}{}) exceeds {var}={limit}: deep_ep.cpp asserts; raise the variable to at least {need} or lower the batch",
+        if draft > 1 { format!(" × {draft} draft tokens") } else { String::new() }
+    ))]
+}
+
+pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-eplb") || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--enable-eplb with expert parallelism off (--ep-size 1, no all-to-all backend): SGLang rejects it".to_string(),
+    )]
+}
+
+pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
+    let Some(runner) = ctx.sval("--moe-runner-backend") else { return vec![] };
+    let tp = ctx.tp();
+    let ep = if ctx.moe_a2a().is_some() { tp } else { ctx.ep() };
+    let bad = match runner.as_str() {
+        "triton_kernel" | "cutlass" if ep > 1 => format!("supports --ep-size 1 only (EP is {ep})"),
+        "flashinfer_cutlass" | "flashinfer_cutedsl" if ep != 1 && ep != tp => {
+            format!("needs EP 1 or EP = TP (EP {ep}, TP {tp})")
+        }
+        _ => return vec![],
+    };
+    vec![Fired::new(format!("--moe-runner-backend {runner} {bad}"))]
+}
+
+pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.moe_a2a() else { return vec![] };
+    if !ctx.given("--ep-size") || ctx.ep() == ctx.tp() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-a2a-backend {a} makes SGLang set EP to TP ({}), overriding --ep-size {}",
+        ctx.tp(),
+        ctx.ep()
+    ))]
+}

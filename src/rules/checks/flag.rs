@@ -1,0 +1,152 @@
+//! Flags by SGLang version: renamed, deprecated, removed (from the per-version flag sets).
+
+use super::*;
+use crate::rules::{ArgEdit, Fix};
+use crate::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS};
+
+/// One-to-one renames across releases (sglang-internals §4, §6): (older, newer).
+pub const RENAMES: &[(&str, &str)] = &[
+    ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
+    ("--cuda-graph-bs", "--cuda-graph-bs-decode"),
+    ("--piecewise-cuda-graph-max-tokens", "--cuda-graph-max-bs-prefill"),
+    ("--piecewise-cuda-graph-tokens", "--cuda-graph-bs-prefill"),
+    ("--nsa-prefill-backend", "--dsa-prefill-backend"),
+    ("--nsa-decode-backend", "--dsa-decode-backend"),
+    ("--stream-output", "--incremental-streaming-output"),
+];
+
+/// Long options as written on the command line, in order (`--x` and `--x=v` both give `--x`).
+pub fn written(ctx: &Context) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &ctx.args.tokens {
+        let Some(t) = t.to_str() else { continue };
+        if t == "--" {
+            break;
+        }
+        if let Some(rest) = t.strip_prefix("--")
+            && !rest.is_empty()
+        {
+            let name = t.split_once('=').map_or(t, |(n, _)| n);
+            if !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn rename(from: &str, to: &str) -> Fix {
+    Fix {
+        summary: format!("renamed {from} to {to}"),
+        args: vec![ArgEdit::Rename { from: from.into(), to: to.into() }],
+        env: vec![],
+    }
+}
+
+pub fn renamed(ctx: &Context) -> Vec<Fired> {
+    let mut out = vec![];
+    for w in written(ctx) {
+        let Some(to) = RENAMES.iter().find_map(|&(a, b)| {
+            if w == a { Some(b) } else if w == b { Some(a) } else { None }
+        }) else {
+            continue;
+        };
+        if ctx.args.knows(&w) || !ctx.args.knows(to) {
+            continue;
+        }
+        let how = if ctx.args.flags.actions.iter().any(|a| a.option_strings.iter().any(|o| o.starts_with(&w))) {
+            "argparse rejects it as ambiguous"
+        } else {
+            "argparse rejects it"
+        };
+        out.push(
+            Fired::new(format!("{w} is spelled {to} in SGLang {}; {how}", ctx.version))
+                .with_fix(rename(&w, to)),
+        );
+    }
+    out
+}
+
+pub fn deprecated(ctx: &Context) -> Vec<Fired> {
+    let mut out = vec![];
+    for a in &ctx.args.flags.actions {
+        let Some(new) = a.deprecated_for.as_deref() else { continue };
+        let Some(opt) = a.option_strings.iter().find(|o| o.starts_with("--")) else { continue };
+        if a.kind == ActionKind::Deprecated
+            || opt == "--enable-dp-attention"
+            || !ctx.args.is_set(opt)
+        {
+            continue;
+        }
+        let msg = format!("{opt} is deprecated in SGLang {}; use {new}", ctx.version);
+        // A plain rename only: same kind of action under another name.
+        let plain = new.starts_with("--") && !new.contains([' ', '=', '{', '<']);
+        let same_kind = ctx.args.flags.action(new).is_some_and(|n| n.kind == a.kind);
+        out.push(if plain && same_kind {
+            Fired::new(msg).with_fix(rename(opt, new))
+        } else {
+            Fired::new(msg)
+        });
+    }
+    out
+}
+
+pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.knows("--attn-dp-size") || !ctx.args.is_set("--enable-dp-attention") {
+        return vec![];
+    }
+    let dp = ctx.dp();
+    let msg = format!(
+        "--enable-dp-attention is deprecated in SGLang {}: --dp-size now means data-parallel replicas, and SGLang rewrites this to --attn-dp-size {dp}",
+        ctx.version
+    );
+    if ctx.given("--attn-dp-size") {
+        return vec![Fired::new(msg)];
+    }
+    let mut args = vec![ArgEdit::Remove { option: "--enable-dp-attention".into() }];
+    if ctx.given("--dp-size") {
+        args.push(ArgEdit::Remove { option: "--dp-size".into() });
+    }
+    args.push(ArgEdit::Set { option: "--attn-dp-size".into(), value: dp.to_string() });
+    vec![Fired::new(msg).with_fix(Fix {
+        summary: format!("replaced --enable-dp-attention --dp-size {dp} with --attn-dp-size {dp}"),
+        args,
+        env: vec![],
+    })]
+}
+
+pub fn removed(ctx: &Context) -> Vec<Fired> {
+    let mut out = vec![];
+    for w in written(ctx) {
+        if ctx.args.knows(&w) || RENAMES.iter().any(|&(a, b)| w == a || w == b) {
+            continue;
+        }
+        let having: Vec<&str> = KNOWN_VERSIONS
+            .iter()
+            .copied()
+            .filter(|v| flagset::get(v).is_some_and(|f| f.action(&w).is_some()))
+            .collect();
+        let (Some(first), Some(last)) = (having.first(), having.last()) else { continue };
+        let when = if crate::sglang::version::cmp(ctx.version, first).is_lt() {
+            format!("is not in SGLang {} (known from {first})", ctx.version)
+        } else {
+            format!("was removed after SGLang {last} (this is {})", ctx.version)
+        };
+        let matches: Vec<&str> = ctx
+            .args
+            .flags
+            .actions
+            .iter()
+            .flat_map(|a| a.option_strings.iter())
+            .filter(|o| o.starts_with(&w))
+            .map(String::as_str)
+            .collect();
+        let then = match matches.as_slice() {
+            [one] => format!("; argparse would silently read it as the abbreviation of {one}"),
+            [] => "; argparse rejects it".to_string(),
+            _ => "; argparse rejects it as ambiguous".to_string(),
+        };
+        out.push(Fired::new(format!("{w} {when}{then}")));
+    }
+    out
+}

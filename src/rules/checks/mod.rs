@@ -1,0 +1,21 @@
+//! The checks, one function per rule, grouped by family. Each looks at the state after any
+//! fix it proposes would be applied, so a fixed command line no longer fires (the lead's
+//! fixpoint loop converges).
+
+pub mod ar;
+pub mod arch;
+pub mod attn;
+pub mod cache;
+pub mod cg;
+pub mod comm;
+pub mod dpa;
+pub mod env;
+pub mod ep;
+pub mod flag;
+pub mod par;
+pub mod quant;
+pub mod spec;
+pub mod top;
+
+pub(crate) use super::view::*;
+pub(crate) use super::{Context, Fired};

@@ -1,0 +1,93 @@
+//! Parallelism and multi-node layout (sglang-internals §8).
+
+use super::*;
+
+pub fn heads(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model else { return vec![] };
+    let attn_tp = (ctx.tp() / ctx.attn_dp().max(1)).max(1) as u64;
+    let mut out = vec![];
+    if let Some(h) = m.num_attention_heads
+        && h > 0
+        && h % attn_tp != 0
+    {
+        out.push(Fired::new(format!(
+            "{} has {h} attention heads, not divisible by attention TP {attn_tp}: SGLang fails with '{h} is not divisible by {attn_tp}'; pick TP from the divisors of {h}",
+            m.architecture.as_deref().unwrap_or("the model")
+        )));
+    }
+    if m.kv_lora_rank.is_none()
+        && let Some(kv) = m.num_key_value_heads
+        && kv > 0
+        && ((kv >= attn_tp && kv % attn_tp != 0) || (kv < attn_tp && attn_tp % kv != 0))
+    {
+        out.push(Fired::new(format!(
+            "{} has {kv} KV heads and attention TP is {attn_tp}: one must divide the other for KV heads to be split or replicated",
+            m.architecture.as_deref().unwrap_or("the model")
+        )));
+    }
+    out
+}
+
+pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
+    if ctx.nnodes() < 2
+        || ctx.given("--dist-init-addr")
+        || ctx.env.get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE").is_some()
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--nnodes {} without --dist-init-addr: every node would rendezvous at 127.0.0.1 and start-up hangs; pass the same HOST:PORT of node 0 on every node",
+        ctx.nnodes()
+    ))]
+}
+
+pub fn nodes_divide(ctx: &Context) -> Vec<Fired> {
+    let (tp, pp, n) = (ctx.tp(), ctx.pp(), ctx.nnodes());
+    if (tp * pp) % n == 0 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "TP {tp} × PP {pp} = {} GPUs is not divisible by --nnodes {n}: every node must run the same number of GPUs",
+        tp * pp
+    ))]
+}
+
+pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
+    let pp = ctx.pp();
+    if pp <= 1 {
+        return vec![];
+    }
+    let mut what = vec![];
+    if let Some(a) = ctx.spec_algo() {
+        what.push(format!("--speculative-algorithm {a}"));
+    }
+    if ctx.args.flag("--enable-mixed-chunk") {
+        what.push("--enable-mixed-chunk".into());
+    }
+    if what.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--pp-size {pp} with {}: pipeline parallelism turns the overlap scheduler off and SGLang rejects these with it",
+        what.join(" and ")
+    ))]
+}
+
+pub fn tp_across_nodes(ctx: &Context) -> Vec<Fired> {
+    let (n, pp, tp) = (ctx.nnodes(), ctx.pp(), ctx.tp());
+    if n < 2 || n / pp <= 1 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "TP {tp} spans {} nodes (--nnodes {n}, PP {pp}): every all-reduce crosses the network and custom all-reduce is off; keep TP within a node and use PP, DP attention + EP or PD across nodes",
+        n / pp
+    ))]
+}
+
+pub fn node_rank(ctx: &Context) -> Vec<Fired> {
+    let (r, n) = (ctx.int("--node-rank").unwrap_or(0), ctx.nnodes());
+    if r >= 0 && r < n {
+        return vec![];
+    }
+    vec![Fired::new(format!("--node-rank {r} is outside 0..{} for --nnodes {n}", n - 1))]
+}

@@ -1,0 +1,101 @@
+//! Speculative decoding (sglang-internals §5.4).
+
+use super::*;
+
+pub fn pcie_tp(ctx: &Context) -> Vec<Fired> {
+    let algo = ctx.spec_algo().unwrap_or_default();
+    if !ctx.spec_eagle() || ctx.tp() < 4 || !ctx.tp_pcie_only() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{algo} speculative decoding at TP {} over PCIe ({}): each verify pass is bound by NCCL all-reduces over PCIe (EAGLE-3 measured 54 tok/s vs 82 without it on 8x RTX PRO 6000); benchmark both, or use lower TP with replicas",
+        ctx.tp(),
+        ctx.describe_used()
+    ))]
+}
+
+pub fn dp_attention_unsupported(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo().filter(|a| a == "NGRAM" || a == "STANDALONE") else {
+        return vec![];
+    };
+    if !ctx.dp_attention() {
+        return vec![];
+    }
+    vec![Fired::new(format!("--speculative-algorithm {a} with DP attention: SGLang rejects the combination; use EAGLE/EAGLE3/NEXTN or drop DP attention"))]
+}
+
+pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
+    if !ctx.spec_eagle() || !ctx.dp_attention() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} with DP attention: has hung in older releases and cut the accept length by about a third on GB300; benchmark with and without DP attention",
+        ctx.spec_algo().unwrap_or_default()
+    ))]
+}
+
+fn topk(ctx: &Context) -> i64 {
+    ctx.int("--speculative-eagle-topk").unwrap_or(1)
+}
+
+pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
+    let (k, page) = (topk(ctx), ctx.int("--page-size").unwrap_or(1));
+    if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
+        return vec![];
+    }
+    let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.20") {
+        &["flashinfer", "fa3", "triton"]
+    } else {
+        &["flashinfer"]
+    };
+    // Only explicit backends: the default differs by GPU and model.
+    let bad: Vec<String> = ctx
+        .attention_backends()
+        .into_iter()
+        .filter(|(_, v)| !ok.contains(&v.as_str()))
+        .map(|(o, v)| format!("{o} {v}"))
+        .collect();
+    if bad.is_empty() {
+        return vec![];
+    }
+    let shown = bad.join(", ");
+    vec![Fired::new(format!(
+        "--speculative-eagle-topk {k} with --page-size {page} and {shown}: SGLang {} allows topk > 1 with paged KV only on {}",
+        ctx.version,
+        ok.join("/")
+    ))]
+}
+
+pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
+    let k = topk(ctx);
+    if ctx.spec_algo().is_none() || k <= 1 || !ctx.attention_backends().iter().any(|(_, v)| v == "trtllm_mha") {
+        return vec![];
+    }
+    vec![Fired::new(format!("--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"))]
+}
+
+pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
+    if ctx.sval("--speculative-moe-runner-backend").as_deref() != Some("flashinfer_trtllm") {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--speculative-moe-runner-backend flashinfer_trtllm: SGLang asserts against it for the draft model; leave it unset".to_string(),
+    )]
+}
+
+pub fn side_effects(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else { return vec![] };
+    if ctx.given("--max-running-requests") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm {a}: SGLang caps --max-running-requests at 48 when it is unset and turns mixed chunked prefill off; set it explicitly for high-concurrency serving"
+    ))]
+}
+
+pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
+    if ctx.spec_algo().is_none() || !ctx.attention_backends().iter().any(|(_, v)| v == "flex_attention") {
+        return vec![];
+    }
+    vec![Fired::new("flex_attention with speculative decoding: SGLang asserts against the combination".to_string())]
+}

@@ -1,0 +1,295 @@
+//! Derived views of the facts that many checks share. All of them are total: unknown or odd
+//! facts (no GPUs, unparsable compute capability, missing links, options this version lacks)
+//! give "unknown" answers, never a panic.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{ArgEdit, Context, EnvEdit, Fix};
+use crate::facts::Gpu;
+use crate::facts::derived;
+
+impl Context<'_> {
+    /// The used GPUs the topology knows, in selection order.
+    pub fn used(&self) -> Vec<&Gpu> {
+        self.gpus
+            .iter()
+            .filter_map(|&i| self.topology.gpu(i))
+            .collect()
+    }
+
+    /// Compute-capability majors of the used GPUs (unparsable ones left out).
+    pub fn majors(&self) -> BTreeSet<u32> {
+        self.used()
+            .iter()
+            .filter_map(|g| g.cc().map(|c| c.0))
+            .collect()
+    }
+
+    /// Used GPUs whose compute capability makes `bad` true.
+    pub fn gpus_where(&self, bad: impl Fn((u32, u32)) -> bool) -> Vec<&Gpu> {
+        self.used()
+            .into_iter()
+            .filter(|g| g.cc().is_some_and(&bad))
+            .collect()
+    }
+
+    pub fn tp(&self) -> i64 {
+        derived::tp_size(self.args)
+    }
+
+    pub fn pp(&self) -> i64 {
+        self.int("--pp-size").unwrap_or(1).max(1)
+    }
+
+    pub fn dp(&self) -> i64 {
+        self.int("--dp-size").unwrap_or(1).max(1)
+    }
+
+    pub fn ep(&self) -> i64 {
+        self.int("--ep-size").unwrap_or(1).max(1)
+    }
+
+    pub fn nnodes(&self) -> i64 {
+        self.int("--nnodes").unwrap_or(1).max(1)
+    }
+
+    /// Attention-DP size: `--attn-dp-size` (0.5.20+), or `--dp-size` with `--enable-dp-attention`.
+    pub fn attn_dp(&self) -> i64 {
+        if let Some(n) = self.args.get("--attn-dp-size").and_then(Value::as_i64) {
+            return n.max(1);
+        }
+        if self.args.flag("--enable-dp-attention") {
+            return self.dp();
+        }
+        1
+    }
+
+    pub fn dp_attention(&self) -> bool {
+        self.attn_dp() > 1 || self.args.flag("--enable-dp-attention")
+    }
+
+    /// The GPUs of the first TP group on this node (what SGLang's all-reduce gates look at).
+    pub fn tp_gpus(&self) -> &[u32] {
+        let nodes_per_pp_rank = (self.nnodes() / self.pp()).max(1);
+        let per_node = (self.tp() / nodes_per_pp_rank).max(1) as usize;
+        &self.gpus[..per_node.min(self.gpus.len())]
+    }
+
+    /// Every pair of the TP group is NVLinked (false for an empty or one-GPU group).
+    pub fn tp_nvlinked(&self) -> bool {
+        let g = self.tp_gpus();
+        g.len() > 1 && self.topology.fully_nvlinked(g)
+    }
+
+    /// The TP group has more than one GPU and none of its pairs is known to be NVLinked.
+    pub fn tp_pcie_only(&self) -> bool {
+        let g = self.tp_gpus();
+        g.len() > 1
+            && crate::facts::topology::pairs(g)
+                .all(|(a, b)| !self.topology.link(a, b).is_some_and(|l| l.nvlink))
+    }
+
+    /// An integer option's value (given or default); `None` if this version lacks it.
+    pub fn int(&self, opt: &str) -> Option<i64> {
+        self.args.int(opt)
+    }
+
+    /// An option's value (given or default) as text: strings as-is, numbers printed.
+    pub fn sval(&self, opt: &str) -> Option<String> {
+        match self.args.get_or_default(opt)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// The option was given on the command line and this version knows it.
+    pub fn given(&self, opt: &str) -> bool {
+        self.args.knows(opt) && self.args.is_set(opt)
+    }
+
+    /// Attention backends chosen explicitly: (option, value) for the main, prefill and decode ones.
+    pub fn attention_backends(&self) -> Vec<(&'static str, String)> {
+        [
+            "--attention-backend",
+            "--prefill-attention-backend",
+            "--decode-attention-backend",
+        ]
+        .into_iter()
+        .filter_map(|o| self.sval(o).map(|v| (o, v)))
+        .collect()
+    }
+
+    /// The backend decode will use, when chosen explicitly.
+    pub fn decode_backend(&self) -> Option<String> {
+        self.sval("--decode-attention-backend")
+            .or_else(|| self.sval("--attention-backend"))
+    }
+
+    /// `--speculative-algorithm`, upper-cased, `NEXTN` as `EAGLE` (SGLang does the same).
+    pub fn spec_algo(&self) -> Option<String> {
+        let a = self.sval("--speculative-algorithm")?.to_ascii_uppercase();
+        Some(if a == "NEXTN" { "EAGLE".into() } else { a })
+    }
+
+    /// EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN/MTP).
+    pub fn spec_eagle(&self) -> bool {
+        self.spec_algo()
+            .is_some_and(|a| a == "EAGLE" || a == "EAGLE3")
+    }
+
+    pub fn moe_a2a(&self) -> Option<String> {
+        self.sval("--moe-a2a-backend").filter(|v| v != "none")
+    }
+
+    pub fn model_arch(&self) -> Option<&str> {
+        self.model?.architecture.as_deref()
+    }
+
+    pub fn model_is_mla(&self) -> bool {
+        self.model.is_some_and(|m| m.kv_lora_rank.is_some())
+    }
+
+    pub fn model_is_moe(&self) -> bool {
+        self.model
+            .is_some_and(|m| m.num_experts.is_some_and(|n| n > 1))
+    }
+
+    /// Quantisation in effect: `--quantization`, else the checkpoint's `quant_method`.
+    pub fn quant(&self) -> Option<String> {
+        self.sval("--quantization")
+            .or_else(|| self.model.and_then(|m| m.quant_method.clone()))
+            .map(|q| q.to_ascii_lowercase())
+    }
+
+    /// The decode CUDA-graph max batch size the user gave, under any version's spelling.
+    pub fn cuda_graph_max_bs_given(&self) -> Option<i64> {
+        ["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]
+            .into_iter()
+            .find(|o| self.given(o))
+            .and_then(|o| self.int(o))
+    }
+
+    pub fn cuda_graph_disabled(&self) -> bool {
+        self.args.flag("--disable-cuda-graph")
+            || self.args.flag("--disable-decode-cuda-graph")
+            || self.sval("--cuda-graph-backend-decode").as_deref() == Some("disabled")
+    }
+
+    /// "GPU 0–7: NVIDIA B200, compute capability 10.0" for these GPUs, grouped by model.
+    pub fn describe(gpus: &[&Gpu]) -> String {
+        let mut groups: Vec<(String, String, Vec<u32>)> = Vec::new();
+        for g in gpus {
+            match groups
+                .iter_mut()
+                .find(|(n, c, _)| *n == g.name && *c == g.compute_capability)
+            {
+                Some(grp) => grp.2.push(g.index),
+                None => groups.push((g.name.clone(), g.compute_capability.clone(), vec![g.index])),
+            }
+        }
+        if groups.is_empty() {
+            return "no GPUs".into();
+        }
+        groups
+            .iter()
+            .map(|(n, c, ix)| {
+                let label = if ix.len() == 1 { "GPU" } else { "GPUs" };
+                format!("{label} {}: {n}, compute capability {c}", ranges(ix))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// [`Context::describe`] for every used GPU.
+    pub fn describe_used(&self) -> String {
+        Self::describe(&self.used())
+    }
+}
+
+/// `0–3, 6` for [0,1,2,3,6].
+pub fn ranges(ix: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ix.len() {
+        let mut j = i;
+        while j + 1 < ix.len() && ix[j + 1] == ix[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i + 1 {
+            format!("{}–{}", ix[i], ix[j])
+        } else if j == i + 1 {
+            format!("{}, {}", ix[i], ix[j])
+        } else {
+            ix[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// Fix helpers.
+pub fn remove(opt: &str) -> Fix {
+    Fix {
+        summary: format!("removed {opt}"),
+        args: vec![ArgEdit::Remove {
+            option: opt.into(),
+        }],
+        env: vec![],
+    }
+}
+
+pub fn add_flag(opt: &str) -> Fix {
+    Fix {
+        summary: format!("added {opt}"),
+        args: vec![ArgEdit::AddFlag {
+            option: opt.into(),
+        }],
+        env: vec![],
+    }
+}
+
+pub fn set_arg(opt: &str, value: &str) -> Fix {
+    Fix {
+        summary: format!("set {opt} {value}"),
+        args: vec![ArgEdit::Set {
+            option: opt.into(),
+            value: value.into(),
+        }],
+        env: vec![],
+    }
+}
+
+pub fn unset_env(names: &[&str]) -> Fix {
+    Fix {
+        summary: format!("unset {}", names.join(", ")),
+        args: vec![],
+        env: names
+            .iter()
+            .map(|n| EnvEdit::Unset {
+                name: (*n).into(),
+            })
+            .collect(),
+    }
+}
+
+/// A value in SGLang's boolean spelling (`EnvBool`): true/1/yes/y, any case.
+pub fn env_true(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_ranges_read_naturally() {
+        assert_eq!(ranges(&[0, 1, 2, 3, 4, 5, 6, 7]), "0–7");
+        assert_eq!(ranges(&[0, 1, 3]), "0, 1, 3");
+        assert_eq!(ranges(&[2]), "2");
+        assert_eq!(ranges(&[]), "");
+    }
+}
