@@ -1,0 +1,487 @@
+//! The memory planner: SGLang's own defaults per version, KV capacity, and our safe plan.
+//!
+//! Two views of the same GPU:
+//! * SGLang's: it reserves `R` MiB of the *smallest total capacity on the node* for graphs and
+//!   activations (its heuristic, [`sglang`]), then at run time gives the KV cache what is left of
+//!   `B·mfs` after the weights, where `B` is the free memory measured after distributed init.
+//! * Ours: the free memory of the GPUs the server will actually use, minus each cost we can name
+//!   (CUDA context, NCCL and custom all-reduce buffers, CUDA-graph pools for the batch sizes that
+//!   will be captured, activations, other processes, a margin). Every term is reported.
+
+pub mod kv;
+pub mod sglang;
+
+use crate::facts::derived::{self, CustomAllReduce};
+use crate::facts::model::ModelFacts;
+use crate::facts::{Env, Gpu, Topology};
+use crate::plan::json::{Memory, MfsSource, Reserved};
+use crate::rules::Hit;
+use crate::sglang::SglangArgs;
+
+pub use kv::{KvCell, kv_bytes_per_token};
+pub use sglang::{Family, SglangDefaults};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Everything the planner looks at.
+pub struct MemoryInput<'a> {
+    pub version: &'a str,
+    pub args: &'a SglangArgs,
+    pub env: &'a Env,
+    pub topology: &'a Topology,
+    /// Topology indices the server will use.
+    pub gpus: &'a [u32],
+    pub model: Option<&'a ModelFacts>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryOutcome {
+    pub memory: Option<Memory>,
+    pub hits: Vec<Hit>,
+    /// Some when the lead should add `--mem-fraction-static X` to the arguments.
+    pub planned_mem_fraction_static: Option<f64>,
+}
+
+/// One finding from the planner. Kept in one place so the `Hit` shape can change in one place.
+fn hit(code: &'static str, message: String) -> Hit {
+    Hit {
+        code,
+        message,
+        fix: None,
+    }
+}
+
+/// The non-static costs, in MiB, and where the numbers came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Costs {
+    pub cuda_context: u64,
+    pub nccl: u64,
+    pub custom_allreduce: u64,
+    pub cuda_graphs: u64,
+    pub activations: u64,
+    pub other_processes: u64,
+    pub margin: u64,
+}
+
+/// CUDA context + torch/cuBLAS handles per process, MiB (Hopper and later load larger modules).
+fn cuda_context_mib(gpu: &Gpu) -> u64 {
+    match gpu.cc() {
+        Some((major, _)) if major >= 9 => 600,
+        _ => 500,
+    }
+}
+
+/// NCCL communicator buffers per GPU, MiB: none alone; grows with the ring/tree peers;
+/// plus the symmetric-memory pool when `--enable-symm-mem` (4 GiB default, §1.2).
+fn nccl_mib(input: &MemoryInput, tp: i64, pp: i64) -> u64 {
+    let mut m = 0u64;
+    if tp > 1 {
+        m += (200 + 100 * tp as u64).min(1400);
+    }
+    if pp > 1 {
+        m += 200;
+    }
+    if input.args.knows("--enable-symm-mem") && input.args.flag("--enable-symm-mem") {
+        let gb = input
+            .env
+            .get("SGLANG_SYMM_MEM_PREALLOC_GB_SIZE")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| *v >= 0.0)
+            .unwrap_or(4.0);
+        m += (gb * 1024.0) as u64;
+    }
+    m
+}
+
+/// Custom all-reduce buffers per GPU, MiB (sglang-internals §3.4).
+fn custom_allreduce_mib(kind: CustomAllReduce, gpu: &Gpu, ws: i64) -> u64 {
+    match kind {
+        CustomAllReduce::Off(_) => 0,
+        // meta + staging buffer + rank data, 8 MiB each
+        CustomAllReduce::Legacy => 24,
+        CustomAllReduce::V2 => {
+            let ws = ws.max(2) as u64;
+            let symmetric = match gpu.cc() {
+                Some((10, _)) | Some((11, _)) | Some((12, _)) => 48,
+                _ if ws == 2 => 80,
+                _ if ws <= 4 => 34,
+                _ => 18,
+            };
+            // plus the graph-address table: 131072 entries × ws × 8 B
+            symmetric + ws
+        }
+    }
+}
+
+/// The GPUs the server uses, smallest free memory first.
+fn used_gpus<'a>(topology: &'a Topology, gpus: &[u32]) -> Vec<&'a Gpu> {
+    let mut v: Vec<&Gpu> = gpus.iter().filter_map(|&i| topology.gpu(i)).collect();
+    v.sort_by_key(|g| g.memory_free_mib());
+    v
+}
+
+fn gib(mib: f64) -> f64 {
+    mib / 1024.0
+}
+
+fn fmt_gib(mib: f64) -> String {
+    format!("{:.1} GiB", gib(mib))
+}
+
+/// Activation + workspace memory outside the static pool, MiB: one prefill chunk's hidden
+/// states and MLP intermediates, attention/sampling workspaces, logits for a full decode batch,
+/// and the req-to-token table.
+fn activations_mib(model: Option<&ModelFacts>, tokens: i64, tp: i64, mrr: u64, ctx: u64) -> u64 {
+    let tokens = tokens.max(2048) as f64;
+    let tp = tp.max(1) as f64;
+    let (per_token, vocab) = match model {
+        Some(m) => {
+            let h = m.hidden_size.unwrap_or(4096) as f64;
+            let inter = m
+                .moe_intermediate_size
+                .map(|mi| mi as f64 * m.num_experts_per_tok.unwrap_or(1) as f64)
+                .or(m.intermediate_size.map(|i| i as f64))
+                .unwrap_or(4.0 * h);
+            let b = m.dtype_bytes() as f64;
+            // ~16 hidden-sized buffers live at once (residual, norms, qkv, attn out, all-reduce),
+            // gate+up+act of the MLP shard, with a 1.5× allocator-fragmentation factor.
+            (
+                (16.0 * h + 3.0 * inter / tp) * b * 1.5,
+                m.vocab_size.unwrap_or(128_000) as f64,
+            )
+        }
+        // Unknown model: SGLang's own 1.5 MiB per token.
+        None => (1.5 * MIB, 128_000.0),
+    };
+    let chunk = tokens * per_token;
+    // fp32 logits for a full decode batch over the TP shard of the vocabulary
+    let logits = mrr.min(4096) as f64 * vocab / tp * 4.0;
+    let req_to_token = (mrr as f64 + 1.0) * ctx as f64 * 4.0;
+    let workspace = 384.0 * MIB;
+    ((chunk + logits + req_to_token + workspace) / MIB).ceil() as u64
+}
+
+/// CUDA-graph pools, MiB, from the batch sizes that will be captured: SGLang's per-graph
+/// estimates (2 MiB per decode batch slot, 8 MiB per prefill bucket or 1.5 GiB with MLA),
+/// doubled for speculative decoding (draft decode + extend graphs).
+fn cuda_graphs_mib(
+    decode_bs: &[i64],
+    d: &SglangDefaults,
+    mla: bool,
+    spec: bool,
+    attn_dp: i64,
+) -> u64 {
+    let max_bs = decode_bs.iter().copied().max().unwrap_or(0).max(0) as f64;
+    let mut m = max_bs * 2.0;
+    if attn_dp > 1 {
+        m += max_bs * attn_dp as f64 * 3.0;
+    }
+    if spec {
+        m *= 2.0;
+    }
+    if d.prefill_graph {
+        m += if mla {
+            1536.0
+        } else {
+            d.prefill_bs.len() as f64 * 8.0
+        };
+    }
+    m.ceil() as u64
+}
+
+/// The estimated number of requests SGLang lets run at once (req-pool size), per version.
+pub fn max_running_requests(
+    family: Family,
+    tokens: u64,
+    context_len: u64,
+    user: Option<i64>,
+    spec48: Option<i64>,
+    attn_dp: i64,
+) -> u64 {
+    let ctx = context_len.max(1);
+    let estimated = ((tokens as f64 / ctx as f64 * 512.0) as u64).clamp(2048, 4096);
+    let half = tokens / 2;
+    match user.or(spec48) {
+        Some(u) => {
+            let u = if family >= Family::V0510 {
+                (u / attn_dp.max(1)).max(1) as u64
+            } else {
+                u.max(1) as u64
+            };
+            u.min(half).max(1)
+        }
+        None => estimated.min(half).max(1),
+    }
+}
+
+/// Plan GPU memory. Never panics on odd inputs: missing GPUs or model facts give a partial result.
+pub fn plan(input: &MemoryInput) -> MemoryOutcome {
+    let args = input.args;
+    let mut hits = Vec::new();
+    let gpus = used_gpus(input.topology, input.gpus);
+    let Some(&tightest) = gpus.first() else {
+        return MemoryOutcome {
+            memory: None,
+            hits,
+            planned_mem_fraction_static: None,
+        };
+    };
+    // SGLang's capacity: min total over every GPU on the node (CUDA_VISIBLE_DEVICES ignored).
+    let sglang_gpu_mem = input
+        .topology
+        .gpus
+        .iter()
+        .map(|g| g.memory_total_mib)
+        .min()
+        .unwrap_or(tightest.memory_total_mib);
+    let model = input.model;
+    let defaults = sglang::resolve(input.version, args, input.env, Some(sglang_gpu_mem), model);
+    let family = Family::of(input.version);
+    let tp = derived::tp_size(args);
+    let pp = args.int("--pp-size").unwrap_or(1).max(1);
+    let spec = sglang::speculative_algorithm(args);
+    let capacity = gpus.iter().map(|g| g.memory_total_mib).min().unwrap_or(0);
+
+    let user_mfs = args
+        .get("--mem-fraction-static")
+        .and_then(serde_json::Value::as_f64);
+
+    // Pre-load baseline B (SGLang's `pre_model_load_memory`): free memory after context and
+    // communicators exist.
+    let cuda_context = cuda_context_mib(tightest);
+    let nccl = nccl_mib(input, tp, pp);
+    let tp_gpus: Vec<u32> = input.gpus.iter().copied().take(tp as usize).collect();
+    let car_kind =
+        derived::custom_allreduce(input.version, args, input.env, input.topology, &tp_gpus);
+    let custom_allreduce = custom_allreduce_mib(car_kind, tightest, tp);
+    let other = tightest.memory_used_mib.unwrap_or(0);
+    let free = tightest.memory_free_mib();
+    let baseline_mib = free as f64 - (cuda_context + nccl + custom_allreduce) as f64;
+
+    let cell = model.and_then(|m| kv::kv_cell(input.version, args, input.env, m));
+    let weights_mib = model
+        .and_then(|m| kv::weights_per_gpu_bytes(args, input.env, m))
+        .map(|b| b as f64 / MIB);
+    let context_len = model.and_then(|m| m.context_length).unwrap_or(4096);
+
+    // Requests the server will admit (for graphs, logits and the req-to-token table): SGLang's
+    // estimate from a first pass at the KV size under its default fraction.
+    let mfs_for_estimate = user_mfs.unwrap_or(defaults.mem_fraction_static);
+    let kv_tokens_at = |mfs: f64| -> Option<u64> {
+        let cell = cell.as_ref()?;
+        let w = weights_mib?;
+        let rest_mib = baseline_mib - w - baseline_mib * (1.0 - mfs);
+        Some(kv::tokens_from_rest(rest_mib, cell, args))
+    };
+    let mrr_for = |tokens: Option<u64>| -> u64 {
+        match tokens {
+            Some(t) => max_running_requests(
+                family,
+                t,
+                context_len,
+                args.int("--max-running-requests"),
+                defaults.max_running_requests,
+                defaults.attn_dp_size,
+            ),
+            None => defaults
+                .max_running_requests
+                .map(|m| m.max(1) as u64)
+                .unwrap_or(2048),
+        }
+    };
+    let mrr_estimate = mrr_for(kv_tokens_at(mfs_for_estimate));
+    let captured =
+        sglang::captured_decode_bs(&defaults, family, Some(sglang_gpu_mem), Some(mrr_estimate));
+    let mla = model.is_some_and(ModelFacts::is_mla);
+    let cuda_graphs = cuda_graphs_mib(
+        &captured,
+        &defaults,
+        mla,
+        spec.is_some(),
+        defaults.attn_dp_size,
+    );
+    let chunk = if defaults.chunked_prefill_size > 0 {
+        defaults.chunked_prefill_size
+    } else {
+        args.int("--max-prefill-tokens").unwrap_or(16384)
+    };
+    let activations = activations_mib(model, chunk, tp, mrr_estimate, context_len);
+    let margin = ((capacity as f64 * 0.02) as u64).max(1024);
+    let reserved = Reserved {
+        cuda_context,
+        nccl,
+        custom_allreduce,
+        cuda_graphs,
+        activations,
+        other_processes: other,
+        margin,
+    };
+    let slack_needed = (cuda_graphs + activations + margin) as f64;
+
+    // Our fraction: the part of B not needed by graphs, activations and the margin, rounded down.
+    let planned = if baseline_mib > 0.0 {
+        (((1.0 - slack_needed / baseline_mib) * 1000.0).floor() / 1000.0).clamp(0.05, 0.98)
+    } else {
+        0.05
+    };
+    let (mfs, source) = match user_mfs {
+        Some(u) => (u, MfsSource::User),
+        None => (planned, MfsSource::Planned),
+    };
+
+    let kv_tokens = kv_tokens_at(mfs);
+    let rest_mib = weights_mib.map(|w| baseline_mib - w - baseline_mib * (1.0 - mfs));
+    let fits = rest_mib.map(|r| r > 0.0 && kv_tokens.is_some_and(|t| t > 0));
+    let mrr = kv_tokens.map(|t| mrr_for(Some(t)));
+
+    // Findings.
+    if model.is_none() {
+        hits.push(hit(
+            "MEM001",
+            "model config not available offline: weights and KV cache not planned; SGLang's defaults shown".into(),
+        ));
+    }
+    let slack_mib = baseline_mib * (1.0 - mfs);
+    if let (Some(u), Some(w)) = (user_mfs, weights_mib) {
+        if baseline_mib * u <= w {
+            hits.push(hit(
+                "MEM004",
+                format!(
+                    "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} (planned {planned:.3})",
+                    fmt_gib(baseline_mib * u),
+                    fmt_gib(w),
+                    (w / baseline_mib + 0.005).min(0.99),
+                ),
+            ));
+        }
+    }
+    if let Some(u) = user_mfs {
+        if slack_mib < slack_needed {
+            hits.push(hit(
+                "MEM003",
+                format!(
+                    "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs, activations and margin need {} (graphs {}, activations {}); expect OOM during capture or under load; planned value {planned:.3}",
+                    fmt_gib(slack_mib),
+                    fmt_gib(slack_needed),
+                    fmt_gib(cuda_graphs as f64),
+                    fmt_gib(activations as f64),
+                ),
+            ));
+        }
+    }
+    if user_mfs.is_none() && fits == Some(false) {
+        let w = weights_mib.unwrap_or(0.0);
+        let projected = w + slack_needed + (cuda_context + nccl + custom_allreduce) as f64;
+        let mut ways = vec![format!("a larger --tp-size (now {tp})")];
+        if model.is_some_and(|m| m.weight_bits.is_none_or(|b| b >= 16)) {
+            ways.push("an FP8 or 4-bit checkpoint".into());
+        }
+        ways.push("a shorter --context-length".into());
+        let graph_flag = if args.knows("--cuda-graph-max-bs-decode") {
+            "--cuda-graph-max-bs-decode"
+        } else {
+            "--cuda-graph-max-bs"
+        };
+        ways.push(format!("a lower {graph_flag}"));
+        if args.str("--kv-cache-dtype").is_none_or(|k| k == "auto") {
+            ways.push("--kv-cache-dtype fp8_e5m2".into());
+        }
+        hits.push(hit(
+            "MEM005",
+            format!(
+                "model does not fit: projected {} per GPU (weights {}, graphs+activations+margin {}) vs {} free on GPU {}; try {}",
+                fmt_gib(projected),
+                fmt_gib(w),
+                fmt_gib(slack_needed),
+                fmt_gib(free as f64),
+                tightest.index,
+                ways.join(", "),
+            ),
+        ));
+    }
+    if let (Some(t), Some(c)) = (kv_tokens, cell.as_ref()) {
+        let kv_mib = t as f64 * c.total as f64 / MIB;
+        if cuda_graphs as f64 > 0.25 * kv_mib && cuda_graphs > 1024 {
+            hits.push(hit(
+                "MEM006",
+                format!(
+                    "CUDA-graph buffers ({}) are large next to the KV cache ({}); a lower decode max batch size frees KV space",
+                    fmt_gib(cuda_graphs as f64),
+                    fmt_gib(kv_mib),
+                ),
+            ));
+        }
+    }
+
+    let memory = Memory {
+        gpu_memory_mib: capacity,
+        mem_fraction_static: mfs,
+        mem_fraction_static_source: source,
+        sglang_default_mem_fraction_static: Some(defaults.mem_fraction_static),
+        sglang_default_chunked_prefill_size: Some(defaults.chunked_prefill_size),
+        sglang_default_cuda_graph_max_bs: defaults.decode_max_bs,
+        weights_per_gpu_gib: weights_mib.map(|w| (gib(w) * 100.0).round() / 100.0),
+        kv_cache_bytes_per_token: cell.as_ref().map(|c| c.target),
+        kv_cache_tokens: kv_tokens,
+        max_running_requests: mrr,
+        reserved_mib: reserved,
+        fits,
+    };
+    MemoryOutcome {
+        planned_mem_fraction_static: (source == MfsSource::Planned).then_some(planned),
+        memory: Some(memory),
+        hits,
+    }
+}
+
+/// Compact human table: capacity, each reserve term, weights, KV pool, tokens, requests.
+pub fn render_table(m: &Memory) -> String {
+    let r = &m.reserved_mib;
+    let mut out = String::new();
+    let line = |out: &mut String, k: &str, v: String| {
+        out.push_str(&format!("  {k:<28} {v:>14}\n"));
+    };
+    let mib = |v: u64| format!("{v} MiB");
+    line(&mut out, "GPU capacity", mib(m.gpu_memory_mib));
+    line(&mut out, "- other processes", mib(r.other_processes));
+    line(&mut out, "- CUDA context", mib(r.cuda_context));
+    line(&mut out, "- NCCL / symm-mem buffers", mib(r.nccl));
+    line(&mut out, "- custom all-reduce", mib(r.custom_allreduce));
+    line(&mut out, "- CUDA graphs", mib(r.cuda_graphs));
+    line(&mut out, "- activations + workspaces", mib(r.activations));
+    line(&mut out, "- margin", mib(r.margin));
+    match m.weights_per_gpu_gib {
+        Some(w) => line(&mut out, "weights per GPU", format!("{w:.2} GiB")),
+        None => line(&mut out, "weights per GPU", "unknown".into()),
+    }
+    if let (Some(t), Some(b)) = (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
+        line(
+            &mut out,
+            "KV cache pool",
+            format!("{:.2} GiB", t as f64 * b as f64 / (1024.0 * MIB)),
+        );
+        line(&mut out, "KV bytes per token", b.to_string());
+        line(&mut out, "KV tokens", t.to_string());
+    }
+    if let Some(r) = m.max_running_requests {
+        line(&mut out, "max running requests", r.to_string());
+    }
+    let src = match m.mem_fraction_static_source {
+        MfsSource::User => "user",
+        MfsSource::Planned => "planned",
+    };
+    let sg = m
+        .sglang_default_mem_fraction_static
+        .map(|v| format!(" (SGLang default {v:.3})"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "  --mem-fraction-static {:.3} [{src}]{sg}\n",
+        m.mem_fraction_static
+    ));
+    match m.fits {
+        Some(true) => out.push_str("  fits: yes\n"),
+        Some(false) => out.push_str("  fits: NO\n"),
+        None => out.push_str("  fits: unknown (model not available)\n"),
+    }
+    out
+}
