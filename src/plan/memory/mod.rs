@@ -161,18 +161,22 @@ fn activations_mib(model: Option<&ModelFacts>, tokens: i64, tp: i64, mrr: u64, c
     ((chunk + logits + req_to_token + workspace) / MIB).ceil() as u64
 }
 
-/// CUDA-graph pools, MiB, from the batch sizes that will be captured: SGLang's per-graph
-/// estimates (2 MiB per decode batch slot, 8 MiB per prefill bucket or 1.5 GiB with MLA),
-/// doubled for speculative decoding (draft decode + extend graphs).
+/// CUDA-graph pools, MiB, from the batch sizes that will be captured: SGLang's pool estimate
+/// (2 MiB per slot of the largest decode batch, 8 MiB per prefill bucket or 1.5 GiB with MLA)
+/// plus what each captured decode graph keeps for itself, ~1 MiB per layer (capture costs in
+/// public start-up logs are 0.1–1.3 GiB and grow with graphs × layers, not with the batch size
+/// alone); doubled for speculative decoding (draft decode + extend graphs).
 fn cuda_graphs_mib(
     decode_bs: &[i64],
     d: &SglangDefaults,
-    mla: bool,
+    model: Option<&ModelFacts>,
     spec: bool,
     attn_dp: i64,
 ) -> u64 {
+    let mla = model.is_some_and(ModelFacts::is_mla);
+    let layers = model.and_then(|m| m.num_hidden_layers).unwrap_or(32) as f64;
     let max_bs = decode_bs.iter().copied().max().unwrap_or(0).max(0) as f64;
-    let mut m = max_bs * 2.0;
+    let mut m = max_bs * 2.0 + decode_bs.len() as f64 * layers;
     if attn_dp > 1 {
         m += max_bs * attn_dp as f64 * 3.0;
     }
@@ -292,11 +296,10 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     let mrr_estimate = mrr_for(kv_tokens_at(mfs_for_estimate));
     let captured =
         sglang::captured_decode_bs(&defaults, family, Some(sglang_gpu_mem), Some(mrr_estimate));
-    let mla = model.is_some_and(ModelFacts::is_mla);
     let cuda_graphs = cuda_graphs_mib(
         &captured,
         &defaults,
-        mla,
+        model,
         spec.is_some(),
         defaults.attn_dp_size,
     );
