@@ -591,6 +591,7 @@ pub fn estimate_weight_bytes(f: &ModelFacts) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn write(dir: &Path, name: &str, bytes: &[u8]) {
         std::fs::write(dir.join(name), bytes).unwrap();
@@ -629,5 +630,125 @@ mod tests {
         assert!(safetensors_tensor_bytes(&d.path().join("y.safetensors")).is_err());
         write(d.path(), "z.safetensors", &[1, 2, 3]);
         assert!(safetensors_tensor_bytes(&d.path().join("z.safetensors")).is_err());
+    }
+
+    fn args(values: &[(&str, Value)]) -> SglangArgs {
+        SglangArgs::with_values(crate::sglang::flagset::get("0.5.23").unwrap(), values)
+    }
+
+    const CONFIG: &str = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+        "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256,
+        "intermediate_size":14336,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}"#;
+
+    #[test]
+    fn hf_cache_snapshot_via_refs_main() {
+        let hub = tempfile::tempdir().unwrap();
+        let repo = hub.path().join("models--org--tiny");
+        std::fs::create_dir_all(repo.join("snapshots/abc123")).unwrap();
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::write(repo.join("refs/main"), "abc123\n").unwrap();
+        write(
+            &repo.join("snapshots/abc123"),
+            "config.json",
+            CONFIG.as_bytes(),
+        );
+        let env = Env::from_pairs([("HF_HUB_CACHE", hub.path().to_str().unwrap())]);
+        let l = load("org/tiny", &env, &args(&[]));
+        assert_eq!(l.problem, None);
+        let f = l.facts.unwrap();
+        assert!(f.dir.ends_with("snapshots/abc123"));
+        assert_eq!(f.head_dim_or_derived(), Some(128));
+        assert_eq!(f.context_length, Some(131072));
+        assert_eq!(f.weight_source, WeightSource::Estimate);
+        // ~8.0e9 parameters in BF16
+        let w = f.weight_bytes.unwrap() as f64;
+        assert!((w / 16.06e9 - 1.0).abs() < 0.03, "{w}");
+        // HF_HOME/hub is the second choice; nothing there means unavailable, never a download.
+        let env = Env::from_pairs([("HF_HOME", "/nonexistent")]);
+        let l = load("org/tiny", &env, &args(&[]));
+        assert_eq!(l.problem.unwrap().0, ProblemKind::Unavailable);
+    }
+
+    #[test]
+    fn arguments_override_the_config() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "config.json", CONFIG.as_bytes());
+        let a = args(&[
+            ("--context-length", json!(8192)),
+            ("--kv-cache-dtype", json!("fp8_e5m2")),
+            ("--quantization", json!("fp8")),
+            (
+                "--json-model-override-args",
+                json!(r#"{"num_hidden_layers": 2}"#),
+            ),
+        ]);
+        let f = load(d.path().to_str().unwrap(), &Env::default(), &a)
+            .facts
+            .unwrap();
+        assert_eq!(f.context_length, Some(8192));
+        assert_eq!(f.kv_cache_dtype, "fp8_e5m2");
+        assert_eq!(f.quant_method.as_deref(), Some("fp8"));
+        assert_eq!(f.weight_bits, Some(8));
+        assert_eq!(f.num_hidden_layers, Some(2));
+    }
+
+    #[test]
+    fn index_total_size_and_problems_name_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "config.json", CONFIG.as_bytes());
+        write(
+            d.path(),
+            "model.safetensors.index.json",
+            br#"{"metadata":{"total_size":16060522496},"weight_map":{}}"#,
+        );
+        let f = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]))
+            .facts
+            .unwrap();
+        assert_eq!(
+            (f.weight_bytes, f.weight_source),
+            (Some(16060522496), WeightSource::Index)
+        );
+
+        write(d.path(), "config.json", b"{not json");
+        let l = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]));
+        let (kind, msg) = l.problem.unwrap();
+        assert_eq!(kind, ProblemKind::Invalid);
+        assert!(msg.contains("config.json"), "{msg}");
+
+        let e = tempfile::tempdir().unwrap();
+        write(e.path(), "config.json", CONFIG.as_bytes());
+        write(e.path(), "model.safetensors", &[9, 9]);
+        let l = load(e.path().to_str().unwrap(), &Env::default(), &args(&[]));
+        assert!(l.facts.is_some(), "dimensions still give an estimate");
+        let (kind, msg) = l.problem.unwrap();
+        assert_eq!(kind, ProblemKind::Invalid);
+        assert!(msg.contains("model.safetensors"), "{msg}");
+    }
+
+    #[test]
+    fn multimodal_text_config_quant_and_sliding_layers() {
+        let gemma = r#"{"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3","torch_dtype":"bfloat16",
+            "text_config":{"head_dim":128,"hidden_size":5376,"num_hidden_layers":62,"num_attention_heads":32,
+            "num_key_value_heads":16,"sliding_window":1024,"model_type":"gemma3_text"},
+            "vision_config":{"hidden_size":1152,"num_hidden_layers":27}}"#;
+        let v: Value = serde_json::from_str(gemma).unwrap();
+        let f = facts_from_config(v.as_object().unwrap());
+        assert_eq!(
+            (f.num_hidden_layers, f.num_key_value_heads),
+            (Some(62), Some(16))
+        );
+        assert!(f.is_multimodal);
+        assert_eq!(f.num_sliding_layers, Some(62 - 62 / 6));
+        let oss = r#"{"architectures":["GptOssForCausalLM"],"num_hidden_layers":4,"hidden_size":2880,
+            "num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,
+            "layer_types":["sliding_attention","full_attention","sliding_attention","full_attention"],
+            "quantization_config":{"quant_method":"mxfp4"}}"#;
+        let v: Value = serde_json::from_str(oss).unwrap();
+        let f = facts_from_config(v.as_object().unwrap());
+        assert_eq!(f.num_sliding_layers, Some(2));
+        assert_eq!(
+            (f.quant_method.as_deref(), f.weight_bits),
+            (Some("mxfp4"), Some(4))
+        );
     }
 }

@@ -488,3 +488,230 @@ pub fn render_table(m: &Memory) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::flagset;
+    use serde_json::{Value, json};
+
+    fn node(n: u32, total_mib: u64, used_mib: u64, cc: &str, nvlink: bool) -> Topology {
+        let gpus = (0..n)
+            .map(|i| Gpu {
+                index: i,
+                uuid: format!("GPU-{i}"),
+                name: "test".into(),
+                pci_bus_id: format!("0000:{i:02x}:00.0"),
+                compute_capability: cc.into(),
+                memory_total_mib: total_mib,
+                memory_used_mib: Some(used_mib),
+                mig_enabled: false,
+                numa_node: None,
+                pcie_gen: None,
+                pcie_width: None,
+            })
+            .collect();
+        let links = crate::facts::topology::pairs(&(0..n).collect::<Vec<_>>())
+            .map(|(a, b)| crate::facts::Link {
+                gpus: [a, b],
+                path: if nvlink { "NV18".into() } else { "SYS".into() },
+                nvlink,
+                p2p: "ok".into(),
+            })
+            .collect();
+        Topology {
+            schema: crate::facts::topology::SCHEMA.into(),
+            source: "test".into(),
+            hostname: None,
+            driver_version: None,
+            cuda_driver_version: None,
+            gpus,
+            links,
+        }
+    }
+
+    fn model(name: &str) -> ModelFacts {
+        let dir = format!(
+            "{}/tests/fixtures/models/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let args = SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[]);
+        crate::facts::model::load(&dir, &Env::default(), &args)
+            .facts
+            .unwrap()
+    }
+
+    fn run(
+        version: &str,
+        values: &[(&str, Value)],
+        topo: &Topology,
+        m: Option<&ModelFacts>,
+    ) -> MemoryOutcome {
+        let args = SglangArgs::with_values(flagset::get(version).unwrap(), values);
+        let gpus: Vec<u32> = (0..derived::tp_size(&args) as u32).collect();
+        plan(&MemoryInput {
+            version,
+            args: &args,
+            env: &Env::default(),
+            topology: topo,
+            gpus: &gpus,
+            model: m,
+        })
+    }
+
+    fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
+        o.hits.iter().map(|h| h.code).collect()
+    }
+
+    #[test]
+    fn llama8b_on_h100_is_planned_and_fits() {
+        let m = model("meta-llama__Llama-3.1-8B-Instruct");
+        let topo = node(8, 81559, 0, "9.0", true);
+        let o = run("0.5.23", &[("--tp-size", json!(1))], &topo, Some(&m));
+        let mem = o.memory.clone().unwrap();
+        assert_eq!(mem.mem_fraction_static_source, MfsSource::Planned);
+        assert_eq!(o.planned_mem_fraction_static, Some(mem.mem_fraction_static));
+        assert_eq!(mem.sglang_default_mem_fraction_static, Some(0.83));
+        assert_eq!(mem.kv_cache_bytes_per_token, Some(131072));
+        assert_eq!(mem.weights_per_gpu_gib, Some(14.96));
+        assert_eq!(mem.fits, Some(true));
+        assert!(
+            mem.mem_fraction_static > 0.8 && mem.mem_fraction_static < 0.95,
+            "{mem:?}"
+        );
+        let tokens = mem.kv_cache_tokens.unwrap();
+        assert!(tokens > 400_000 && tokens < 520_000, "{tokens}");
+        assert!(codes(&o).is_empty(), "{:?}", o.hits);
+        let t = render_table(&mem);
+        assert!(
+            t.contains("KV tokens") && t.contains("planned") && t.contains("0.830"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn user_fraction_is_kept_and_checked_both_ways() {
+        let m = model("meta-llama__Llama-3.1-8B-Instruct");
+        let topo = node(1, 24564, 0, "8.9", false);
+        let high = run(
+            "0.5.23",
+            &[("--mem-fraction-static", json!(0.99))],
+            &topo,
+            Some(&m),
+        );
+        assert_eq!(
+            high.memory.as_ref().unwrap().mem_fraction_static_source,
+            MfsSource::User
+        );
+        assert_eq!(high.planned_mem_fraction_static, None);
+        assert!(codes(&high).contains(&"MEM003"), "{:?}", high.hits);
+        let low = run(
+            "0.5.23",
+            &[("--mem-fraction-static", json!(0.5))],
+            &topo,
+            Some(&m),
+        );
+        assert!(codes(&low).contains(&"MEM004"), "{:?}", low.hits);
+        assert_eq!(low.memory.unwrap().fits, Some(false));
+    }
+
+    #[test]
+    fn too_big_model_gives_mem005_with_ways_out() {
+        let m = model("Qwen__QwQ-32B");
+        let topo = node(4, 24564, 0, "8.9", false);
+        let o = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
+        let h = o.hits.iter().find(|h| h.code == "MEM005").expect("MEM005");
+        assert!(
+            h.message.contains("projected") && h.message.contains("GiB"),
+            "{}",
+            h.message
+        );
+        assert!(
+            h.message.contains("--tp-size") && h.message.contains("--cuda-graph-max-bs-decode")
+        );
+        assert!(h.message.contains("fp8_e5m2"));
+        assert_eq!(o.memory.unwrap().fits, Some(false));
+        // 61 GiB of BF16 weights: split over four 24 GiB GPUs it fits.
+        let o2 = run("0.5.23", &[("--tp-size", json!(4))], &topo, Some(&m));
+        assert_eq!(o2.memory.as_ref().unwrap().fits, Some(true));
+        assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.hits);
+    }
+
+    #[test]
+    fn unknown_model_still_reports_sglang_defaults() {
+        let topo = node(8, 81559, 0, "9.0", true);
+        let o = run("0.5.5", &[("--tp-size", json!(8))], &topo, None);
+        assert_eq!(codes(&o), vec!["MEM001"]);
+        let mem = o.memory.unwrap();
+        assert_eq!(mem.sglang_default_mem_fraction_static, Some(0.818));
+        assert_eq!(mem.weights_per_gpu_gib, None);
+        assert_eq!(mem.kv_cache_tokens, None);
+        assert_eq!(mem.fits, None);
+    }
+
+    #[test]
+    fn other_processes_and_custom_allreduce_are_reserved() {
+        let m = model("meta-llama__Llama-3.1-8B-Instruct");
+        let busy = node(2, 81559, 10240, "9.0", false);
+        let o = run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m));
+        let r = o.memory.unwrap().reserved_mib;
+        assert_eq!(r.other_processes, 10240);
+        assert_eq!(r.custom_allreduce, 24, "2 PCIe GPUs keep legacy custom AR");
+        assert!(r.nccl > 0);
+        let free = node(2, 81559, 0, "9.0", false);
+        let a = run("0.5.5", &[("--tp-size", json!(2))], &free, Some(&m));
+        assert!(
+            a.memory.unwrap().kv_cache_tokens.unwrap()
+                > run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m))
+                    .memory
+                    .unwrap()
+                    .kv_cache_tokens
+                    .unwrap()
+        );
+    }
+
+    #[test]
+    fn kv_cells_mla_gqa_replication_and_fp8() {
+        let env = Env::default();
+        let flags = flagset::get("0.5.23").unwrap();
+        let ds = model("oracle/DeepSeek-V3");
+        let a = SglangArgs::with_values(flags, &[("--tp-size", json!(8))]);
+        // (512 + 64) × 61 layers × 2 B
+        assert_eq!(kv_bytes_per_token("0.5.23", &a, &env, &ds), Some(70272));
+        let q = model("Qwen__QwQ-32B");
+        // 8 KV heads over tp 16: replicated to 1 per GPU
+        let a16 = SglangArgs::with_values(flags, &[("--tp-size", json!(16))]);
+        assert_eq!(
+            kv_bytes_per_token("0.5.23", &a16, &env, &q),
+            Some(2 * 128 * 64 * 2)
+        );
+        let fp8 = SglangArgs::with_values(
+            flags,
+            &[
+                ("--tp-size", json!(2)),
+                ("--kv-cache-dtype", json!("fp8_e5m2")),
+            ],
+        );
+        assert_eq!(
+            kv_bytes_per_token("0.5.23", &fp8, &env, &q),
+            Some(4 * 2 * 128 * 64)
+        );
+        // MTP draft layer priced into the pool under speculative decoding
+        let spec = SglangArgs::with_values(
+            flags,
+            &[
+                ("--tp-size", json!(8)),
+                ("--speculative-algorithm", json!("EAGLE")),
+            ],
+        );
+        let cell = kv::kv_cell("0.5.23", &spec, &env, &ds).unwrap();
+        assert_eq!((cell.target, cell.total), (70272, 70272 + 1152));
+    }
+
+    #[test]
+    fn no_gpus_is_no_plan_not_a_panic() {
+        let topo = node(0, 0, 0, "9.0", false);
+        let o = run("0.5.23", &[], &topo, None);
+        assert!(o.memory.is_none());
+    }
+}
