@@ -341,36 +341,42 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     if model.is_none() {
         hits.push(hit(
             "MEM001",
-            "model config not available offline: weights and KV cache not planned; SGLang's defaults shown".into(),
+            "model config not available offline: weights and KV cache not planned; \
+             SGLang's defaults shown"
+                .into(),
         ));
     }
     let slack_mib = baseline_mib * (1.0 - mfs);
-    if let (Some(u), Some(w)) = (user_mfs, weights_mib) {
-        if baseline_mib * u <= w {
-            hits.push(hit(
-                "MEM004",
-                format!(
-                    "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} (planned {planned:.3})",
-                    fmt_gib(baseline_mib * u),
-                    fmt_gib(w),
-                    (w / baseline_mib + 0.005).min(0.99),
-                ),
-            ));
-        }
+    if let (Some(u), Some(w)) = (user_mfs, weights_mib)
+        && baseline_mib * u <= w
+    {
+        hits.push(hit(
+            "MEM004",
+            format!(
+                "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights \
+                     per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} \
+                     (planned {planned:.3})",
+                fmt_gib(baseline_mib * u),
+                fmt_gib(w),
+                (w / baseline_mib + 0.005).min(0.99),
+            ),
+        ));
     }
-    if let Some(u) = user_mfs {
-        if slack_mib < slack_needed {
-            hits.push(hit(
-                "MEM003",
-                format!(
-                    "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs, activations and margin need {} (graphs {}, activations {}); expect OOM during capture or under load; planned value {planned:.3}",
-                    fmt_gib(slack_mib),
-                    fmt_gib(slack_needed),
-                    fmt_gib(cuda_graphs as f64),
-                    fmt_gib(activations as f64),
-                ),
-            ));
-        }
+    if let Some(u) = user_mfs
+        && slack_mib < slack_needed
+    {
+        hits.push(hit(
+            "MEM003",
+            format!(
+                "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs, \
+                     activations and margin need {} (graphs {}, activations {}); expect OOM during \
+                     capture or under load; planned value {planned:.3}",
+                fmt_gib(slack_mib),
+                fmt_gib(slack_needed),
+                fmt_gib(cuda_graphs as f64),
+                fmt_gib(activations as f64),
+            ),
+        ));
     }
     if user_mfs.is_none() && fits == Some(false) {
         let w = weights_mib.unwrap_or(0.0);
@@ -392,7 +398,8 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
         hits.push(hit(
             "MEM005",
             format!(
-                "model does not fit: projected {} per GPU (weights {}, graphs+activations+margin {}) vs {} free on GPU {}; try {}",
+                "model does not fit: projected {} per GPU (weights {}, graphs+activations+margin {}) \
+                 vs {} free on GPU {}; try {}",
                 fmt_gib(projected),
                 fmt_gib(w),
                 fmt_gib(slack_needed),
@@ -408,7 +415,8 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
             hits.push(hit(
                 "MEM006",
                 format!(
-                    "CUDA-graph buffers ({}) are large next to the KV cache ({}); a lower decode max batch size frees KV space",
+                    "CUDA-graph buffers ({}) are large next to the KV cache ({}); a lower decode max \
+                     batch size frees KV space",
                     fmt_gib(cuda_graphs as f64),
                     fmt_gib(kv_mib),
                 ),

@@ -419,10 +419,11 @@ pub fn resolve(
                 prefill_fixed = Some(aligned);
             }
             let mut max_bs = user_decode_max.unwrap_or(tier_bs);
-            if user_decode_max.is_none() && user_decode_bs.is_none() {
-                if let Some(m) = user_mrr.filter(|&m| max_bs > m) {
-                    max_bs = m;
-                }
+            if user_decode_max.is_none()
+                && user_decode_bs.is_none()
+                && let Some(m) = user_mrr.filter(|&m| max_bs > m)
+            {
+                max_bs = m;
             }
             let bs = match &user_decode_bs {
                 Some(l) => {
