@@ -118,6 +118,14 @@ fn sglang_defaults_agree_with_every_oracle_golden() {
                 d.max_running_requests
             ));
         }
+        if let Some(want_page) = opt_i64(f[col("page_size")]) {
+            let cc_major = f[col("cc")].split('.').next().and_then(|m| m.parse().ok());
+            let mla = facts.as_ref().is_some_and(ModelFacts::is_mla);
+            let got = sg::page_size(version, &args, mla, cc_major);
+            if got != want_page as u64 {
+                diffs.push(format!("page size {got} want {want_page}"));
+            }
+        }
         if !diffs.is_empty() {
             bad.push(format!(
                 "{version} gpu={gpu} {} [{}]: {}",

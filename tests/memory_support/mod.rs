@@ -135,7 +135,7 @@ pub fn rows() -> Vec<Row> {
             let mfs = f(&r, "mem_fraction_static")?;
             let w = weights_pred?;
             let rest_mib = (b - w - b * (1.0 - mfs)) * 1024.0;
-            Some(kv::tokens_from_rest(rest_mib, cell.as_ref()?, &args))
+            Some(kv::tokens_from_rest(rest_mib, cell.as_ref()?, 1, &args))
         })()
         .filter(|_| tokens_log.is_some());
 

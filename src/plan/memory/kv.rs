@@ -151,13 +151,13 @@ pub fn weights_per_gpu_bytes(args: &SglangArgs, env: &Env, m: &ModelFacts) -> Op
 }
 
 /// `max_total_num_tokens` from the memory left for the KV cache (MiB), as SGLang computes it:
-/// floor division by the cell, page alignment, then the `--max-total-tokens` cap.
-pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, args: &SglangArgs) -> u64 {
+/// floor division by the cell, alignment down to the page size, then the `--max-total-tokens` cap.
+pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &SglangArgs) -> u64 {
     if rest_mib <= 0.0 || cell.total == 0 {
         return 0;
     }
     let mut tokens = (rest_mib * 1024.0 * 1024.0 / cell.total as f64).floor() as u64;
-    let page = args.int("--page-size").unwrap_or(1).max(1) as u64;
+    let page = page_size.max(1);
     tokens = tokens / page * page;
     if let Some(cap) = args.int("--max-total-tokens").filter(|&c| c > 0) {
         tokens = tokens.min(cap as u64);

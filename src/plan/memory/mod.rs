@@ -267,6 +267,12 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
         .and_then(|m| kv::weights_per_gpu_bytes(args, input.env, m))
         .map(|b| b as f64 / MIB);
     let context_len = model.and_then(|m| m.context_length).unwrap_or(4096);
+    let page = sglang::page_size(
+        input.version,
+        args,
+        model.is_some_and(ModelFacts::is_mla),
+        tightest.cc().map(|c| c.0),
+    );
 
     // Requests the server will admit (for graphs, logits and the req-to-token table): SGLang's
     // estimate from a first pass at the KV size under its default fraction.
@@ -275,7 +281,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
         let cell = cell.as_ref()?;
         let w = weights_mib?;
         let rest_mib = baseline_mib - w - baseline_mib * (1.0 - mfs);
-        Some(kv::tokens_from_rest(rest_mib, cell, args))
+        Some(kv::tokens_from_rest(rest_mib, cell, page, args))
     };
     let mrr_for = |tokens: Option<u64>| -> u64 {
         match tokens {
@@ -447,6 +453,11 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
 
 /// Compact human table: capacity, each reserve term, weights, KV pool, tokens, requests.
 pub fn render_table(m: &Memory) -> String {
+    render_table_with_context(m, None)
+}
+
+/// [`render_table`] plus how many requests fit at full `context_len` tokens at once.
+pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String {
     let r = &m.reserved_mib;
     let mut out = String::new();
     let line = |out: &mut String, k: &str, v: String| {
@@ -476,6 +487,13 @@ pub fn render_table(m: &Memory) -> String {
     }
     if let Some(r) = m.max_running_requests {
         line(&mut out, "max running requests", r.to_string());
+    }
+    if let (Some(t), Some(c)) = (m.kv_cache_tokens, context_len.filter(|&c| c > 0)) {
+        line(
+            &mut out,
+            &format!("requests at {c} tokens"),
+            (t / c).to_string(),
+        );
     }
     let src = match m.mem_fraction_static_source {
         MfsSource::User => "user",

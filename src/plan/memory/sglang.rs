@@ -569,3 +569,27 @@ pub fn captured_decode_bs(
         None => list,
     }
 }
+
+/// The KV page size SGLang ends up with: `--page-size`, else 64 where it picks the TensorRT-LLM
+/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.5, `trtllm_mha` since
+/// 0.5.10), else 1.
+pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u32>) -> u64 {
+    if let Some(p) = args.get("--page-size").and_then(Value::as_i64) {
+        return p.max(1) as u64;
+    }
+    let backend_given = [
+        "--attention-backend",
+        "--prefill-attention-backend",
+        "--decode-attention-backend",
+    ]
+    .iter()
+    .any(|o| args.knows(o) && args.get(o).is_some_and(|v| !v.is_null()));
+    let trtllm = cc_major == Some(10)
+        && !backend_given
+        && if mla {
+            at_least(version, "0.5.5")
+        } else {
+            at_least(version, "0.5.10")
+        };
+    if trtllm { 64 } else { 1 }
+}
