@@ -144,9 +144,10 @@ fn activations_mib(model: Option<&ModelFacts>, tokens: i64, tp: i64, mrr: u64, c
                 .unwrap_or(4.0 * h);
             let b = m.dtype_bytes() as f64;
             // ~16 hidden-sized buffers live at once (residual, norms, qkv, attn out, all-reduce),
-            // gate+up+act of the MLP shard, with a 1.5× allocator-fragmentation factor.
+            // gate+up+act of the MLP shard; ×2 for the caching allocator's fragmentation and
+            // transient copies (kernel scratch, dtype casts).
             (
-                (16.0 * h + 3.0 * inter / tp) * b * 1.5,
+                (16.0 * h + 3.0 * inter / tp) * b * 2.0,
                 m.vocab_size.unwrap_or(128_000) as f64,
             )
         }
@@ -341,7 +342,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     let kv_tokens = kv_tokens_at(mfs);
     let rest_mib = weights_mib.map(|w| baseline_mib - w - baseline_mib * (1.0 - mfs));
     let fits = rest_mib.map(|r| r > 0.0 && kv_tokens.is_some_and(|t| t > 0));
-    let mrr = kv_tokens.map(|t| mrr_for(Some(t)));
+    let mrr = kv_tokens.filter(|&t| t > 0).map(|t| mrr_for(Some(t)));
 
     // Findings.
     if model.is_none() {
@@ -387,7 +388,18 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     if user_mfs.is_none() && fits == Some(false) {
         let w = weights_mib.unwrap_or(0.0);
         let projected = w + slack_needed + (cuda_context + nccl + custom_allreduce) as f64;
-        let mut ways = vec![format!("a larger --tp-size (now {tp})")];
+        // The smallest power-of-two TP at which the weights leave a tenth of the free memory
+        // for the KV cache after the same overheads.
+        let total_w = w * (tp * pp) as f64;
+        let overheads = slack_needed + (cuda_context + nccl + custom_allreduce) as f64;
+        let bigger_tp = [2i64, 4, 8, 16, 32, 64]
+            .into_iter()
+            .filter(|&t| t > tp)
+            .find(|&t| total_w / (t * pp) as f64 + overheads < free as f64 * 0.9);
+        let mut ways = vec![match bigger_tp {
+            Some(t) => format!("--tp-size {t} (now {tp}; more nodes if the box has fewer GPUs)"),
+            None => format!("a larger --tp-size (now {tp})"),
+        }];
         if model.is_some_and(|m| m.weight_bits.is_none_or(|b| b >= 16)) {
             ways.push("an FP8 or 4-bit checkpoint".into());
         }
@@ -415,7 +427,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
             ),
         ));
     }
-    if let (Some(t), Some(c)) = (kv_tokens, cell.as_ref()) {
+    if let (Some(t), Some(c), Some(true)) = (kv_tokens, cell.as_ref(), fits) {
         let kv_mib = t as f64 * c.total as f64 / MIB;
         if cuda_graphs as f64 > 0.25 * kv_mib && cuda_graphs > 1024 {
             hits.push(hit(
