@@ -1,6 +1,33 @@
 //! Model facts from `--model-path`: config.json, quantisation, weight bytes. Offline only.
+//!
+//! `--model-path` is a local directory or a Hugging Face id looked up in the local HF cache
+//! (`HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`). Nothing is downloaded.
+//! Weight bytes come from the safetensors headers (only the 8-byte length and the JSON header
+//! are read), else from `model.safetensors.index.json`, else from an estimate from the dimensions.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::Env;
+use crate::sglang::SglangArgs;
+
+/// Safetensors headers larger than this are treated as malformed (real ones are a few MB).
+const MAX_SAFETENSORS_HEADER: u64 = 100 * 1024 * 1024;
+
+/// Where `weight_bytes` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WeightSource {
+    /// Sum of tensor sizes in the safetensors headers.
+    SafetensorsHeaders,
+    /// `model.safetensors.index.json` `metadata.total_size`.
+    Index,
+    /// Estimated from the config's dimensions and quantisation.
+    #[default]
+    Estimate,
+}
 
 /// What the rules and the memory planner need to know about the model.
 /// Fields are `None` when the config does not say.
@@ -10,7 +37,7 @@ pub struct ModelFacts {
     pub dir: PathBuf,
     /// `architectures[0]`, e.g. `Qwen3ForCausalLM`.
     pub architecture: Option<String>,
-    /// `model_type`, e.g. `qwen3`, `deepseek_v3`.
+    /// `model_type`, e.g. `qwen3`, `deepseek_v3` (of the text model for multimodal configs).
     pub model_type: Option<String>,
     pub num_hidden_layers: Option<u64>,
     pub hidden_size: Option<u64>,
@@ -27,8 +54,701 @@ pub struct ModelFacts {
     pub num_experts_per_tok: Option<u64>,
     /// `torch_dtype` / `dtype` from the config.
     pub dtype: Option<String>,
-    /// `quantization_config.quant_method` (fp8, awq, gptq, modelopt_fp4, mxfp4, …).
+    /// `quantization_config.quant_method` (fp8, awq, gptq, modelopt_fp4, mxfp4, …), or `--quantization`.
     pub quant_method: Option<String>,
-    /// Total bytes of the checkpoint's tensors, when known (safetensors headers or index).
+    /// Total bytes of the checkpoint's tensors, when known (safetensors headers or index), else an estimate.
     pub weight_bytes: Option<u64>,
+    pub weight_source: WeightSource,
+    /// Dense MLP width and the MoE expert width.
+    pub intermediate_size: Option<u64>,
+    pub moe_intermediate_size: Option<u64>,
+    pub n_shared_experts: Option<u64>,
+    /// DeepSeek-style: the first k layers are dense.
+    pub first_k_dense_replace: Option<u64>,
+    pub qk_nope_head_dim: Option<u64>,
+    pub v_head_dim: Option<u64>,
+    pub q_lora_rank: Option<u64>,
+    pub tie_word_embeddings: bool,
+    /// MTP / NextN layers shipped with the checkpoint (not in `num_hidden_layers`).
+    pub num_nextn_predict_layers: Option<u64>,
+    /// Sliding-window attention: window size, and how many of the layers use it (hybrid models).
+    pub sliding_window: Option<u64>,
+    pub num_sliding_layers: Option<u64>,
+    /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
+    pub weight_bits: Option<u32>,
+    /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.
+    pub kv_cache_fp8: bool,
+    /// The config has a `vision_config` (multimodal); its depth and width (SGLang's VLM mfs adjustment).
+    pub is_multimodal: bool,
+    pub vision_layers: Option<u64>,
+    pub vision_hidden_size: Option<u64>,
+    /// Context length the server will use: `--context-length`, else the config's.
+    pub context_length: Option<u64>,
+    /// `--kv-cache-dtype` as given (`auto` when not given).
+    pub kv_cache_dtype: String,
+}
+
+impl ModelFacts {
+    /// MLA attention (latent KV): SGLang sizes the KV cache from `kv_lora_rank + qk_rope_head_dim`.
+    pub fn is_mla(&self) -> bool {
+        self.kv_lora_rank.is_some()
+    }
+
+    /// Head dimension: explicit `head_dim`, else hidden / heads.
+    pub fn head_dim_or_derived(&self) -> Option<u64> {
+        self.head_dim.or_else(|| {
+            let h = self.hidden_size?;
+            let n = self.num_attention_heads?;
+            (n > 0).then(|| h / n)
+        })
+    }
+
+    /// Bytes per element of the model's activations (`torch_dtype`; bf16 when absent).
+    pub fn dtype_bytes(&self) -> u64 {
+        match self.dtype.as_deref() {
+            Some("float32") | Some("fp32") => 4,
+            _ => 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// The model can't be found offline (not a local dir, not in the HF cache).
+    Unavailable,
+    /// A file was found but can't be understood.
+    Invalid,
+}
+
+/// The outcome of reading the model: facts when possible, else (or also) a problem.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelLoad {
+    pub facts: Option<ModelFacts>,
+    pub problem: Option<(ProblemKind, String)>,
+}
+
+/// Read the model's facts, honouring the SGLang arguments that change them.
+pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
+    let Some(dir) = resolve_dir(model_path, env) else {
+        return ModelLoad {
+            facts: None,
+            problem: Some((
+                ProblemKind::Unavailable,
+                format!("{model_path}: not a local directory and not in the Hugging Face cache"),
+            )),
+        };
+    };
+    let config_path = dir.join("config.json");
+    let mut config = match read_json(&config_path) {
+        Ok(v) => v,
+        Err((kind, msg)) => {
+            return ModelLoad {
+                facts: None,
+                problem: Some((kind, msg)),
+            };
+        }
+    };
+    if let Some(over) = args.str("--json-model-override-args") {
+        match serde_json::from_str::<Value>(over) {
+            Ok(Value::Object(o)) => merge_override(&mut config, &o),
+            Ok(_) | Err(_) => {
+                return ModelLoad {
+                    facts: None,
+                    problem: Some((
+                        ProblemKind::Invalid,
+                        "--json-model-override-args is not a JSON object".into(),
+                    )),
+                };
+            }
+        }
+    }
+    let Value::Object(obj) = &config else {
+        return ModelLoad {
+            facts: None,
+            problem: Some((
+                ProblemKind::Invalid,
+                format!("{}: not a JSON object", config_path.display()),
+            )),
+        };
+    };
+    let mut facts = facts_from_config(obj);
+    facts.dir = dir.clone();
+    apply_args(&mut facts, args);
+    let mut problem = None;
+    match weight_bytes_from_files(&dir) {
+        Ok(Some((bytes, source))) => {
+            facts.weight_bytes = Some(bytes);
+            facts.weight_source = source;
+        }
+        Ok(None) => {
+            facts.weight_bytes = estimate_weight_bytes(&facts);
+            facts.weight_source = WeightSource::Estimate;
+        }
+        Err(msg) => {
+            facts.weight_bytes = estimate_weight_bytes(&facts);
+            facts.weight_source = WeightSource::Estimate;
+            problem = Some((ProblemKind::Invalid, msg));
+        }
+    }
+    ModelLoad {
+        facts: Some(facts),
+        problem,
+    }
+}
+
+/// Facts from an already-parsed config.json object (no files, no arguments).
+pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
+    let top = obj;
+    // Multimodal configs keep the language model's fields under `text_config`.
+    let text = match obj.get("text_config") {
+        Some(Value::Object(t)) => t,
+        _ => obj,
+    };
+    let u = |k: &str| {
+        text.get(k)
+            .and_then(Value::as_u64)
+            .or_else(|| top.get(k).and_then(Value::as_u64))
+    };
+    let s = |k: &str| {
+        text.get(k)
+            .and_then(Value::as_str)
+            .or_else(|| top.get(k).and_then(Value::as_str))
+            .map(str::to_owned)
+    };
+    let quant = top
+        .get("quantization_config")
+        .or_else(|| text.get("quantization_config"))
+        .and_then(Value::as_object);
+    let quant_method = quant
+        .and_then(|q| q.get("quant_method"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let weight_bits = quant.and_then(|q| {
+        q.get("bits")
+            .or_else(|| q.get("w_bit"))
+            .and_then(Value::as_u64)
+            .map(|b| b as u32)
+            .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
+                Some("mxfp4") | Some("modelopt_fp4") => Some(4),
+                Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
+                _ => None,
+            })
+            .or_else(|| {
+                // modelopt: {"quant_algo": "NVFP4"|"FP8"}; compressed-tensors: config_groups.*.weights.num_bits
+                let algo = q.get("quant_algo").and_then(Value::as_str).unwrap_or("");
+                if algo.contains("FP4") {
+                    Some(4)
+                } else if algo.contains("FP8") {
+                    Some(8)
+                } else {
+                    q.get("config_groups")
+                        .and_then(Value::as_object)
+                        .and_then(|g| g.values().next())
+                        .and_then(|g| g.pointer("/weights/num_bits"))
+                        .and_then(Value::as_u64)
+                        .map(|b| b as u32)
+                }
+            })
+    });
+    let kv_cache_fp8 = quant.is_some_and(|q| {
+        q.get("kv_cache_quant_algo")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.to_ascii_uppercase().contains("FP8"))
+            || q.get("kv_cache_scheme").is_some_and(|k| {
+                k.get("num_bits").and_then(Value::as_u64) == Some(8)
+                    && k.get("type").and_then(Value::as_str) == Some("float")
+            })
+    });
+    // Sliding-window layers: explicit layer_types, else Gemma-3's 5:1 pattern.
+    let layers = u("num_hidden_layers");
+    let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
+    let num_sliding_layers = match text.get("layer_types").and_then(Value::as_array) {
+        Some(types) => Some(
+            types
+                .iter()
+                .filter(|t| {
+                    t.as_str()
+                        .is_some_and(|t| t.contains("sliding") || t.contains("chunked"))
+                })
+                .count() as u64,
+        ),
+        None => {
+            let mt = s("model_type").unwrap_or_default();
+            if mt.starts_with("gemma3") && sliding_window.is_some() {
+                let pattern = u("sliding_window_pattern").unwrap_or(6).max(1);
+                layers.map(|l| l - l / pattern)
+            } else {
+                None
+            }
+        }
+    };
+    let vision = top.get("vision_config").and_then(Value::as_object);
+    ModelFacts {
+        dir: PathBuf::new(),
+        architecture: top
+            .get("architectures")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        model_type: s("model_type"),
+        num_hidden_layers: layers,
+        hidden_size: u("hidden_size"),
+        num_attention_heads: u("num_attention_heads"),
+        num_key_value_heads: u("num_key_value_heads").or_else(|| u("num_attention_heads")),
+        head_dim: u("head_dim"),
+        kv_lora_rank: u("kv_lora_rank"),
+        qk_rope_head_dim: u("qk_rope_head_dim"),
+        vocab_size: u("vocab_size"),
+        max_position_embeddings: u("max_position_embeddings"),
+        num_experts: u("num_experts")
+            .or_else(|| u("n_routed_experts"))
+            .or_else(|| u("num_local_experts")),
+        num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
+        dtype: s("torch_dtype").or_else(|| s("dtype")),
+        quant_method,
+        weight_bytes: None,
+        weight_source: WeightSource::Estimate,
+        intermediate_size: u("intermediate_size"),
+        moe_intermediate_size: u("moe_intermediate_size"),
+        n_shared_experts: u("n_shared_experts"),
+        first_k_dense_replace: u("first_k_dense_replace"),
+        qk_nope_head_dim: u("qk_nope_head_dim"),
+        v_head_dim: u("v_head_dim"),
+        q_lora_rank: u("q_lora_rank"),
+        tie_word_embeddings: text
+            .get("tie_word_embeddings")
+            .or_else(|| top.get("tie_word_embeddings"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        num_nextn_predict_layers: u("num_nextn_predict_layers"),
+        sliding_window,
+        num_sliding_layers,
+        weight_bits,
+        kv_cache_fp8,
+        is_multimodal: vision.is_some(),
+        vision_layers: vision
+            .and_then(|v| v.get("num_hidden_layers"))
+            .and_then(Value::as_u64),
+        vision_hidden_size: vision
+            .and_then(|v| v.get("hidden_size"))
+            .and_then(Value::as_u64),
+        context_length: None,
+        kv_cache_dtype: "auto".into(),
+    }
+}
+
+/// `--context-length`, `--kv-cache-dtype`, `--quantization`, `--dtype`.
+fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
+    f.context_length = args
+        .int("--context-length")
+        .filter(|&c| c > 0)
+        .map(|c| c as u64)
+        .or(f.max_position_embeddings);
+    if let Some(k) = args.str("--kv-cache-dtype") {
+        f.kv_cache_dtype = k.to_owned();
+    }
+    if let Some(q) = args.str("--quantization") {
+        f.quant_method = Some(q.to_owned());
+        if f.weight_bits.is_none() {
+            f.weight_bits = match q {
+                "fp8" | "w8a8_fp8" | "modelopt_fp8" | "w8a8_int8" | "qoq" => Some(8),
+                "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "modelopt_fp4" | "mxfp4"
+                | "w4afp8" => Some(4),
+                _ => None,
+            };
+        }
+    }
+    match args.str("--dtype") {
+        Some("auto") | None => {}
+        Some("half") | Some("float16") => f.dtype = Some("float16".into()),
+        Some("float") | Some("float32") => f.dtype = Some("float32".into()),
+        Some(d) => f.dtype = Some(d.to_owned()),
+    }
+}
+
+/// Merge `--json-model-override-args` into the config (and its text_config, as SGLang's does for VLMs).
+fn merge_override(config: &mut Value, over: &Map<String, Value>) {
+    if let Value::Object(c) = config {
+        for (k, v) in over {
+            c.insert(k.clone(), v.clone());
+        }
+        if let Some(Value::Object(t)) = c.get_mut("text_config") {
+            for (k, v) in over {
+                if t.contains_key(k) {
+                    t.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}
+
+/// A local directory with a config.json, or the HF cache snapshot for an `org/name` id.
+fn resolve_dir(model_path: &str, env: &Env) -> Option<PathBuf> {
+    let p = Path::new(model_path);
+    if p.join("config.json").is_file() {
+        return Some(p.to_path_buf());
+    }
+    if p.is_dir() {
+        // A directory without config.json is still the user's model: let the read report it.
+        return Some(p.to_path_buf());
+    }
+    let hub = if let Some(h) = env.get("HF_HUB_CACHE").filter(|h| !h.is_empty()) {
+        PathBuf::from(h)
+    } else if let Some(h) = env.get("HF_HOME").filter(|h| !h.is_empty()) {
+        Path::new(h).join("hub")
+    } else {
+        Path::new(env.get("HOME")?).join(".cache/huggingface/hub")
+    };
+    let (org, name) = model_path.split_once('/')?;
+    if org.is_empty() || name.is_empty() || name.contains('/') || org.starts_with('.') {
+        return None;
+    }
+    let repo = hub.join(format!("models--{org}--{name}"));
+    let snapshots = repo.join("snapshots");
+    if let Ok(rev) = std::fs::read_to_string(repo.join("refs/main")) {
+        let snap = snapshots.join(rev.trim());
+        if snap.join("config.json").is_file() {
+            return Some(snap);
+        }
+    }
+    // No refs/main: the newest snapshot that has a config.
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(&snapshots).ok()?.flatten() {
+        let path = entry.path();
+        if !path.join("config.json").is_file() {
+            continue;
+        }
+        let t = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        if best.as_ref().is_none_or(|(bt, _)| t > *bt) {
+            best = Some((t, path));
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+fn read_json(path: &Path) -> Result<Value, (ProblemKind, String)> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound {
+            ProblemKind::Unavailable
+        } else {
+            ProblemKind::Invalid
+        };
+        (kind, format!("{}: {e}", path.display()))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        (
+            ProblemKind::Invalid,
+            format!("{}: invalid JSON: {e}", path.display()),
+        )
+    })
+}
+
+/// Weight bytes from the checkpoint files: safetensors headers first, then the index.
+/// `Ok(None)` when there are no weight files; `Err` names a malformed file.
+fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightSource)>, String> {
+    let mut shards: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "safetensors"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    shards.sort();
+    if !shards.is_empty() {
+        let mut total = 0u64;
+        let mut failure = None;
+        for shard in &shards {
+            match safetensors_tensor_bytes(shard) {
+                Ok(b) => total = total.saturating_add(b),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        match failure {
+            None => return Ok(Some((total, WeightSource::SafetensorsHeaders))),
+            // A shard that isn't there (e.g. a partial download) still leaves the index usable.
+            Some(e) => {
+                if let Some(t) = index_total(dir)? {
+                    return Ok(Some((t, WeightSource::Index)));
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(index_total(dir)?.map(|t| (t, WeightSource::Index)))
+}
+
+fn index_total(dir: &Path) -> Result<Option<u64>, String> {
+    let path = dir.join("model.safetensors.index.json");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let v = read_json(&path).map_err(|(_, m)| m)?;
+    match v.pointer("/metadata/total_size") {
+        Some(t) => t
+            .as_u64()
+            .or_else(|| t.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .map(Some)
+            .ok_or_else(|| format!("{}: metadata.total_size is not a number", path.display())),
+        None => Ok(None),
+    }
+}
+
+/// Sum of tensor byte ranges in one safetensors file, reading only its header.
+pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, String> {
+    let bad = |what: &str| format!("{}: {what}", path.display());
+    let mut f = File::open(path).map_err(|e| bad(&e.to_string()))?;
+    let file_len = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    let mut len = [0u8; 8];
+    f.read_exact(&mut len)
+        .map_err(|_| bad("truncated safetensors header"))?;
+    let n = u64::from_le_bytes(len);
+    if n == 0 || n > MAX_SAFETENSORS_HEADER || n > file_len.saturating_sub(8) {
+        return Err(bad(&format!("implausible safetensors header length {n}")));
+    }
+    let mut header = Vec::with_capacity(n as usize);
+    f.take(n)
+        .read_to_end(&mut header)
+        .map_err(|e| bad(&e.to_string()))?;
+    if header.len() as u64 != n {
+        return Err(bad("truncated safetensors header"));
+    }
+    let v: Value =
+        serde_json::from_slice(&header).map_err(|e| bad(&format!("invalid header JSON: {e}")))?;
+    let Value::Object(map) = v else {
+        return Err(bad("safetensors header is not an object"));
+    };
+    let mut total = 0u64;
+    for (name, t) in &map {
+        if name == "__metadata__" {
+            continue;
+        }
+        let offs = t
+            .get("data_offsets")
+            .and_then(Value::as_array)
+            .filter(|a| a.len() == 2)
+            .ok_or_else(|| bad(&format!("tensor {name} has no data_offsets")))?;
+        let (a, b) = (offs[0].as_u64(), offs[1].as_u64());
+        match (a, b) {
+            (Some(a), Some(b)) if b >= a => total = total.saturating_add(b - a),
+            _ => return Err(bad(&format!("tensor {name} has bad data_offsets"))),
+        }
+    }
+    Ok(total)
+}
+
+/// Parameter bytes estimated from the dimensions: embeddings, attention, MLP / experts, head.
+/// Quantised linear layers are priced at their bit width (plus ~3% scales); embeddings, norms and
+/// the head stay in the model dtype.
+pub fn estimate_weight_bytes(f: &ModelFacts) -> Option<u64> {
+    let h = f.hidden_size? as f64;
+    let layers = f.num_hidden_layers? as f64;
+    let vocab = f.vocab_size.unwrap_or(32000) as f64;
+    let heads = f.num_attention_heads? as f64;
+    let kvh = f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64;
+    let hd = f.head_dim_or_derived()? as f64;
+    let attn = if f.is_mla() {
+        let rope = f.qk_rope_head_dim.unwrap_or(64) as f64;
+        let nope = f.qk_nope_head_dim.unwrap_or(128) as f64;
+        let v = f.v_head_dim.unwrap_or(128) as f64;
+        let lora = f.kv_lora_rank? as f64;
+        let q = match f.q_lora_rank {
+            Some(r) => h * r as f64 + r as f64 * heads * (nope + rope),
+            None => h * heads * (nope + rope),
+        };
+        q + h * (lora + rope) + lora * heads * (nope + v) + heads * v * h
+    } else {
+        h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h
+    };
+    let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
+    let dense_mlp = 3.0 * h * inter;
+    let (moe_mlp, dense_layers) = match f.num_experts {
+        Some(e) if e > 1 => {
+            let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
+            let shared = f.n_shared_experts.unwrap_or(0) as f64;
+            let per = 3.0 * h * mi * (e as f64 + shared) + h * e as f64;
+            (per, f.first_k_dense_replace.unwrap_or(0) as f64)
+        }
+        _ => (dense_mlp, layers),
+    };
+    let linear = layers * attn + dense_layers * dense_mlp + (layers - dense_layers) * moe_mlp;
+    let embed = vocab * h * if f.tie_word_embeddings { 1.0 } else { 2.0 };
+    let dtype = f.dtype_bytes() as f64;
+    let linear_bytes = match f.weight_bits {
+        Some(bits) if bits < 16 => linear * bits as f64 / 8.0 * 1.03,
+        _ => linear * dtype,
+    };
+    Some((linear_bytes + embed * dtype) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn write(dir: &Path, name: &str, bytes: &[u8]) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+
+    fn st_file(header: &str, data_len: usize) -> Vec<u8> {
+        let mut v = (header.len() as u64).to_le_bytes().to_vec();
+        v.extend_from_slice(header.as_bytes());
+        v.extend(std::iter::repeat_n(0u8, data_len));
+        v
+    }
+
+    #[test]
+    fn safetensors_header_sums_tensor_ranges() {
+        let d = tempfile::tempdir().unwrap();
+        let h = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[4],"data_offsets":[8,16]}}"#;
+        write(d.path(), "model.safetensors", &st_file(h, 16));
+        assert_eq!(
+            safetensors_tensor_bytes(&d.path().join("model.safetensors")),
+            Ok(16)
+        );
+    }
+
+    #[test]
+    fn huge_or_garbage_header_is_an_error_not_an_allocation() {
+        let d = tempfile::tempdir().unwrap();
+        let mut v = u64::MAX.to_le_bytes().to_vec();
+        v.extend_from_slice(b"{}");
+        write(d.path(), "x.safetensors", &v);
+        let e = safetensors_tensor_bytes(&d.path().join("x.safetensors")).unwrap_err();
+        assert!(
+            e.contains("x.safetensors") && e.contains("implausible"),
+            "{e}"
+        );
+        write(d.path(), "y.safetensors", &st_file("not json", 0));
+        assert!(safetensors_tensor_bytes(&d.path().join("y.safetensors")).is_err());
+        write(d.path(), "z.safetensors", &[1, 2, 3]);
+        assert!(safetensors_tensor_bytes(&d.path().join("z.safetensors")).is_err());
+    }
+
+    fn args(values: &[(&str, Value)]) -> SglangArgs {
+        SglangArgs::with_values(crate::sglang::flagset::get("0.5.23").unwrap(), values)
+    }
+
+    const CONFIG: &str = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+        "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256,
+        "intermediate_size":14336,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}"#;
+
+    #[test]
+    fn hf_cache_snapshot_via_refs_main() {
+        let hub = tempfile::tempdir().unwrap();
+        let repo = hub.path().join("models--org--tiny");
+        std::fs::create_dir_all(repo.join("snapshots/abc123")).unwrap();
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::write(repo.join("refs/main"), "abc123\n").unwrap();
+        write(
+            &repo.join("snapshots/abc123"),
+            "config.json",
+            CONFIG.as_bytes(),
+        );
+        let env = Env::from_pairs([("HF_HUB_CACHE", hub.path().to_str().unwrap())]);
+        let l = load("org/tiny", &env, &args(&[]));
+        assert_eq!(l.problem, None);
+        let f = l.facts.unwrap();
+        assert!(f.dir.ends_with("snapshots/abc123"));
+        assert_eq!(f.head_dim_or_derived(), Some(128));
+        assert_eq!(f.context_length, Some(131072));
+        assert_eq!(f.weight_source, WeightSource::Estimate);
+        // ~8.0e9 parameters in BF16
+        let w = f.weight_bytes.unwrap() as f64;
+        assert!((w / 16.06e9 - 1.0).abs() < 0.03, "{w}");
+        // HF_HOME/hub is the second choice; nothing there means unavailable, never a download.
+        let env = Env::from_pairs([("HF_HOME", "/nonexistent")]);
+        let l = load("org/tiny", &env, &args(&[]));
+        assert_eq!(l.problem.unwrap().0, ProblemKind::Unavailable);
+    }
+
+    #[test]
+    fn arguments_override_the_config() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "config.json", CONFIG.as_bytes());
+        let a = args(&[
+            ("--context-length", json!(8192)),
+            ("--kv-cache-dtype", json!("fp8_e5m2")),
+            ("--quantization", json!("fp8")),
+            (
+                "--json-model-override-args",
+                json!(r#"{"num_hidden_layers": 2}"#),
+            ),
+        ]);
+        let f = load(d.path().to_str().unwrap(), &Env::default(), &a)
+            .facts
+            .unwrap();
+        assert_eq!(f.context_length, Some(8192));
+        assert_eq!(f.kv_cache_dtype, "fp8_e5m2");
+        assert_eq!(f.quant_method.as_deref(), Some("fp8"));
+        assert_eq!(f.weight_bits, Some(8));
+        assert_eq!(f.num_hidden_layers, Some(2));
+    }
+
+    #[test]
+    fn index_total_size_and_problems_name_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "config.json", CONFIG.as_bytes());
+        write(
+            d.path(),
+            "model.safetensors.index.json",
+            br#"{"metadata":{"total_size":16060522496},"weight_map":{}}"#,
+        );
+        let f = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]))
+            .facts
+            .unwrap();
+        assert_eq!(
+            (f.weight_bytes, f.weight_source),
+            (Some(16060522496), WeightSource::Index)
+        );
+
+        write(d.path(), "config.json", b"{not json");
+        let l = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]));
+        let (kind, msg) = l.problem.unwrap();
+        assert_eq!(kind, ProblemKind::Invalid);
+        assert!(msg.contains("config.json"), "{msg}");
+
+        let e = tempfile::tempdir().unwrap();
+        write(e.path(), "config.json", CONFIG.as_bytes());
+        write(e.path(), "model.safetensors", &[9, 9]);
+        let l = load(e.path().to_str().unwrap(), &Env::default(), &args(&[]));
+        assert!(l.facts.is_some(), "dimensions still give an estimate");
+        let (kind, msg) = l.problem.unwrap();
+        assert_eq!(kind, ProblemKind::Invalid);
+        assert!(msg.contains("model.safetensors"), "{msg}");
+    }
+
+    #[test]
+    fn multimodal_text_config_quant_and_sliding_layers() {
+        let gemma = r#"{"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3","torch_dtype":"bfloat16",
+            "text_config":{"head_dim":128,"hidden_size":5376,"num_hidden_layers":62,"num_attention_heads":32,
+            "num_key_value_heads":16,"sliding_window":1024,"model_type":"gemma3_text"},
+            "vision_config":{"hidden_size":1152,"num_hidden_layers":27}}"#;
+        let v: Value = serde_json::from_str(gemma).unwrap();
+        let f = facts_from_config(v.as_object().unwrap());
+        assert_eq!(
+            (f.num_hidden_layers, f.num_key_value_heads),
+            (Some(62), Some(16))
+        );
+        assert!(f.is_multimodal);
+        assert_eq!(f.num_sliding_layers, Some(62 - 62 / 6));
+        let oss = r#"{"architectures":["GptOssForCausalLM"],"num_hidden_layers":4,"hidden_size":2880,
+            "num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,
+            "layer_types":["sliding_attention","full_attention","sliding_attention","full_attention"],
+            "quantization_config":{"quant_method":"mxfp4"}}"#;
+        let v: Value = serde_json::from_str(oss).unwrap();
+        let f = facts_from_config(v.as_object().unwrap());
+        assert_eq!(f.num_sliding_layers, Some(2));
+        assert_eq!(
+            (f.quant_method.as_deref(), f.weight_bits),
+            (Some("mxfp4"), Some(4))
+        );
+    }
 }

@@ -1,1 +1,0 @@
-//! The memory planner: SGLang's own defaults per version, KV capacity, and our safe plan.

@@ -1,0 +1,176 @@
+//! KV-cache cell size (bytes per token per GPU), weights per GPU, and the token count SGLang
+//! profiles from the memory left (sglang-internals §2.2–2.3).
+
+use crate::facts::Env;
+use crate::facts::model::{self, ModelFacts};
+use crate::sglang::SglangArgs;
+
+use super::sglang::{attn_dp_size, speculative_algorithm};
+
+/// Bytes per token of the KV pool on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvCell {
+    /// The target model's layers (what SGLang logs as K/V size ÷ tokens).
+    pub target: u64,
+    /// Target plus the speculative draft's KV layers (the pool is sized with this).
+    pub total: u64,
+    /// Hybrid sliding-window models: SWA-layer tokens per full-layer token.
+    pub swa_ratio: Option<f64>,
+}
+
+/// Element size of the KV cache, bytes (fp4 counts its per-16 scale bytes).
+fn kv_elem_bytes(args: &SglangArgs, m: &ModelFacts) -> f64 {
+    let given = args
+        .str("--kv-cache-dtype")
+        .unwrap_or(m.kv_cache_dtype.as_str());
+    match given {
+        "fp8_e4m3" | "fp8_e5m2" | "fp8" => 1.0,
+        "fp4_e2m1" => 0.5 + 1.0 / 16.0,
+        "bf16" | "bfloat16" | "float16" | "half" => 2.0,
+        "float32" => 4.0,
+        // auto: the checkpoint's FP8 KV scheme, else the model dtype
+        _ => {
+            if m.kv_cache_fp8 {
+                1.0
+            } else {
+                m.dtype_bytes() as f64
+            }
+        }
+    }
+}
+
+/// Layers on the first pipeline stage (SGLang gives the remainder to the early stages).
+fn stage_layers(layers: u64, pp: u64) -> u64 {
+    layers.div_ceil(pp.max(1))
+}
+
+/// Per-layer bytes of one token on one GPU, for a model's attention shape.
+fn per_layer_bytes(args: &SglangArgs, m: &ModelFacts, b: f64) -> Option<f64> {
+    if m.is_mla() {
+        return Some((m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b);
+    }
+    let tp = args.int("--tp-size").unwrap_or(1).max(1);
+    let attn_tp = (tp / attn_dp_size(args)).max(1) as u64;
+    let total_kvh = m.num_key_value_heads?;
+    // KV heads are replicated when the attention TP width exceeds them.
+    let kvh = (total_kvh / attn_tp).max(1);
+    let hd = m.head_dim_or_derived()?;
+    Some((kvh * 2 * hd) as f64 * b)
+}
+
+/// SGLang treats these architectures' sliding-window layers as a separate (smaller) pool.
+fn hybrid_swa(m: &ModelFacts) -> bool {
+    let arch = m.architecture.as_deref().unwrap_or("");
+    m.num_sliding_layers
+        .zip(m.num_hidden_layers)
+        .is_some_and(|(s, l)| s > 0 && s < l)
+        && (arch.starts_with("GptOss")
+            || arch.starts_with("Gemma3")
+            || arch.starts_with("Llama4")
+            || arch.starts_with("MiMo"))
+}
+
+/// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
+pub fn kv_cell(version: &str, args: &SglangArgs, env: &Env, m: &ModelFacts) -> Option<KvCell> {
+    let pp = args.int("--pp-size").unwrap_or(1).max(1) as u64;
+    let b = kv_elem_bytes(args, m);
+    let per_layer = per_layer_bytes(args, m, b)?;
+    let layers = stage_layers(m.num_hidden_layers?, pp);
+    let (target, swa_ratio) = if hybrid_swa(m) {
+        let n_swa = stage_layers(m.num_sliding_layers.unwrap_or(0), pp);
+        let n_full = layers.saturating_sub(n_swa);
+        let r = args.float("--swa-full-tokens-ratio").unwrap_or(0.8);
+        (
+            per_layer * n_full as f64 + r * per_layer * n_swa as f64,
+            Some(r),
+        )
+    } else {
+        (per_layer * layers as f64, None)
+    };
+    let mut total = target;
+    if let Some(draft_layers_bytes) = draft_kv_bytes(version, args, env, m, b) {
+        total += draft_layers_bytes;
+    }
+    Some(KvCell {
+        target: target.ceil() as u64,
+        total: total.ceil() as u64,
+        swa_ratio,
+    })
+}
+
+/// Whether the draft is the model's own MTP/NextN layers.
+fn draft_is_mtp(args: &SglangArgs, m: &ModelFacts) -> bool {
+    let draft = args.str("--speculative-draft-model-path");
+    let same = draft.is_none() || draft == args.str("--model-path");
+    same && m.num_nextn_predict_layers.unwrap_or(0) > 0
+}
+
+/// KV bytes per token of the speculative draft (EAGLE/MTP/STANDALONE share the token budget).
+fn draft_kv_bytes(
+    _version: &str,
+    args: &SglangArgs,
+    env: &Env,
+    m: &ModelFacts,
+    b: f64,
+) -> Option<f64> {
+    let algo = speculative_algorithm(args)?;
+    if matches!(algo.as_str(), "NGRAM") {
+        return None;
+    }
+    if draft_is_mtp(args, m) {
+        return Some(per_layer_bytes(args, m, b)? * m.num_nextn_predict_layers? as f64);
+    }
+    let draft = load_draft(args, env)?;
+    let layers = draft.num_hidden_layers.unwrap_or(1);
+    Some(per_layer_bytes(args, &draft, b)? * layers as f64)
+}
+
+fn load_draft(args: &SglangArgs, env: &Env) -> Option<ModelFacts> {
+    let path = args.str("--speculative-draft-model-path")?;
+    model::load(path, env, args).facts
+}
+
+/// Target weights per GPU, bytes: the checkpoint split over TP × PP.
+pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option<u64> {
+    let tp = args.int("--tp-size").unwrap_or(1).max(1) as u64;
+    let pp = args.int("--pp-size").unwrap_or(1).max(1) as u64;
+    Some(m.weight_bytes? / (tp * pp))
+}
+
+/// Target plus draft weights per GPU, bytes (the draft is loaded before the KV cache is sized).
+pub fn weights_per_gpu_bytes(args: &SglangArgs, env: &Env, m: &ModelFacts) -> Option<u64> {
+    let target = target_weights_per_gpu_bytes(args, m)?;
+    let draft = match speculative_algorithm(args) {
+        Some(a) if a != "NGRAM" && !draft_is_mtp(args, m) => load_draft(args, env)
+            .and_then(|d| d.weight_bytes)
+            .map(|w| w / args.int("--tp-size").unwrap_or(1).max(1) as u64)
+            .unwrap_or(0),
+        _ => 0,
+    };
+    Some(target + draft)
+}
+
+/// `max_total_num_tokens` from the memory left for the KV cache (MiB), as SGLang computes it:
+/// floor division by the cell, alignment down to the page size, then the `--max-total-tokens` cap.
+pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &SglangArgs) -> u64 {
+    if rest_mib <= 0.0 || cell.total == 0 {
+        return 0;
+    }
+    let mut tokens = (rest_mib * 1024.0 * 1024.0 / cell.total as f64).floor() as u64;
+    let page = page_size.max(1);
+    tokens = tokens / page * page;
+    if let Some(cap) = args.int("--max-total-tokens").filter(|&c| c > 0) {
+        tokens = tokens.min(cap as u64);
+    }
+    tokens
+}
+
+/// Bytes per token for the target model only (convenience for reports and the accuracy harness).
+pub fn kv_bytes_per_token(
+    version: &str,
+    args: &SglangArgs,
+    env: &Env,
+    m: &ModelFacts,
+) -> Option<u64> {
+    kv_cell(version, args, env, m).map(|c| c.target)
+}

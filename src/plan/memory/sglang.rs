@@ -1,0 +1,595 @@
+//! SGLang's own start-up arithmetic, per version: default `--mem-fraction-static`,
+//! `--chunked-prefill-size`, decode CUDA-graph batch sizes and `--max-running-requests`.
+//!
+//! Facts from sglang-internals §1 and §4; each formula is selected by version family (for a
+//! version between two known ones, the nearest older family applies).
+
+use serde_json::Value;
+
+use crate::facts::Env;
+use crate::facts::model::ModelFacts;
+use crate::sglang::SglangArgs;
+use crate::sglang::version::at_least;
+
+const GIB: f64 = 1024.0;
+
+/// Which formula SGLang used (sglang-internals §1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    /// ≤ 0.5.2: `R` by capacity tier (0.4.10, 0.5.1).
+    V0410,
+    /// 0.5.3 – 0.5.9: `R = 512 + 1.5·cps + 2·max_bs + …`.
+    V055,
+    /// 0.5.10 – 0.5.14: adds the piecewise-graph term; spec reserve 4 GiB.
+    V0510,
+    /// 0.5.15+: per-phase CUDA-graph config, no spec reserve, DeepEP terms.
+    V0515,
+}
+
+impl Family {
+    pub fn of(version: &str) -> Family {
+        if at_least(version, "0.5.15") {
+            Family::V0515
+        } else if at_least(version, "0.5.10") {
+            Family::V0510
+        } else if at_least(version, "0.5.3") {
+            Family::V055
+        } else {
+            Family::V0410
+        }
+    }
+}
+
+/// What SGLang resolves at start-up for these arguments on a GPU of `gpu_mem_mib` capacity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SglangDefaults {
+    /// The value SGLang computes when `--mem-fraction-static` is not given.
+    pub mem_fraction_static: f64,
+    /// The resolved chunked prefill size (user's value, else the tier default; ÷ DP under DP attention).
+    pub chunked_prefill_size: i64,
+    /// Whether the decode CUDA graph is captured.
+    pub decode_graph: bool,
+    /// `cuda_graph_max_bs` as ServerArgs holds it (`None`: left to the runner, 0.4.x).
+    pub decode_max_bs: Option<i64>,
+    /// The decode capture list as ServerArgs holds it (`None` before 0.5.3).
+    pub decode_bs: Option<Vec<i64>>,
+    /// `max_running_requests` after resolution (user's, or 48 under speculative decoding).
+    pub max_running_requests: Option<i64>,
+    /// Prefill (piecewise / breakable) graph: enabled, and its token buckets.
+    pub prefill_graph: bool,
+    pub prefill_bs: Vec<i64>,
+    /// SGLang's reserve `R` (MiB) behind `mem_fraction_static`, for reports.
+    pub reserved_mib: f64,
+    /// Attention-DP width (1 when off).
+    pub attn_dp_size: i64,
+}
+
+/// The first of these option spellings that this version knows (flags were renamed over time).
+fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str> {
+    names.iter().copied().find(|n| args.knows(n))
+}
+
+fn int_of(args: &SglangArgs, names: &[&str]) -> Option<i64> {
+    known(args, names).and_then(|n| args.int(n))
+}
+
+fn flag_of(args: &SglangArgs, names: &[&str]) -> bool {
+    names.iter().any(|n| args.knows(n) && args.flag(n))
+}
+
+fn str_of<'a>(args: &'a SglangArgs, names: &[&str]) -> Option<&'a str> {
+    known(args, names).and_then(|n| args.str(n))
+}
+
+fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
+    let v = known(args, names).and_then(|n| args.get(n))?;
+    match v {
+        Value::Array(a) => {
+            let l: Vec<i64> = a.iter().filter_map(Value::as_i64).collect();
+            (!l.is_empty()).then_some(l)
+        }
+        _ => None,
+    }
+}
+
+/// Python's `round(x, 3)` for the values SGLang produces (no exact binary ties occur in practice).
+pub fn round3(x: f64) -> f64 {
+    format!("{x:.3}").parse().unwrap_or(x)
+}
+
+/// `[1,2,4,8,12] + 16..=256/8 + 272..<512/16 + 512..=max/32` (or the denser speculative list).
+pub fn decode_batch_sizes(
+    max_bs: i64,
+    speculative: bool,
+    no_padding: bool,
+    append_max: bool,
+) -> Vec<i64> {
+    let mut bs: Vec<i64> = if no_padding {
+        (1..=max_bs).collect()
+    } else if !speculative {
+        let mut v = vec![1, 2, 4, 8, 12];
+        v.extend((16..=256).step_by(8));
+        v.extend((272..512).step_by(16));
+        v.extend((512..=max_bs.max(0)).step_by(32));
+        v
+    } else {
+        let mut v: Vec<i64> = (1..9).collect();
+        v.extend((10..33).step_by(2));
+        v.extend((40..65).step_by(4));
+        v.extend((72..257).step_by(8));
+        v.extend((272..=max_bs.max(0)).step_by(16));
+        v
+    };
+    bs.retain(|&b| b <= max_bs);
+    if append_max && max_bs > 0 && !bs.contains(&max_bs) {
+        bs.push(max_bs);
+    }
+    bs
+}
+
+/// Prefill graph token buckets (0.5.10 piecewise, 0.5.15+ breakable).
+pub fn prefill_batch_sizes(max_bs: i64) -> Vec<i64> {
+    let mut v: Vec<i64> = (4..33).step_by(4).collect();
+    v.extend((48..257).step_by(16));
+    v.extend((288..513).step_by(32));
+    v.extend((576..=1024).step_by(64));
+    v.extend((1280..=4096).step_by(256));
+    v.extend((4608..=max_bs.max(0)).step_by(512));
+    v.retain(|&b| b <= max_bs);
+    v
+}
+
+/// Capacity tiers: (chunked_prefill_size, decode max_bs for tp<4, for tp≥4).
+fn tier(family: Family, version: &str, gpu_mem: f64) -> (i64, i64, i64) {
+    if family == Family::V0410 {
+        let cps = if gpu_mem < 35.0 * GIB {
+            2048
+        } else if gpu_mem < 160.0 * GIB {
+            8192
+        } else {
+            16384
+        };
+        return (cps, 8, 80);
+    }
+    if gpu_mem < 20.0 * GIB {
+        (2048, 8, 8)
+    } else if gpu_mem < 35.0 * GIB {
+        if family == Family::V0515 && at_least(version, "0.5.20") {
+            (4096, 48, 160)
+        } else {
+            (2048, 24, 80)
+        }
+    } else if gpu_mem < 60.0 * GIB {
+        (4096, 32, 160)
+    } else if gpu_mem < 160.0 * GIB {
+        (8192, 256, 512)
+    } else {
+        (16384, 512, 512)
+    }
+}
+
+/// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
+pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
+    let a = args.str("--speculative-algorithm")?.to_ascii_uppercase();
+    Some(if a == "NEXTN" { "EAGLE".into() } else { a })
+}
+
+/// Attention-DP width: `--attn-dp-size` (0.5.20+), else `--dp-size` with `--enable-dp-attention`.
+pub fn attn_dp_size(args: &SglangArgs) -> i64 {
+    let dp = args.int("--dp-size").unwrap_or(1).max(1);
+    if let Some(a) = int_of(args, &["--attn-dp-size"]).filter(|&a| a > 1) {
+        return a;
+    }
+    if flag_of(args, &["--enable-dp-attention"]) && dp > 1 {
+        dp
+    } else {
+        1
+    }
+}
+
+/// SGLang's resolution of the memory-related defaults for this version, arguments and GPU.
+/// `gpu_mem_mib` is what SGLang reads: the minimum `memory.total` over every GPU on the node.
+pub fn resolve(
+    version: &str,
+    args: &SglangArgs,
+    env: &Env,
+    gpu_mem_mib: Option<u64>,
+    model: Option<&ModelFacts>,
+) -> SglangDefaults {
+    let family = Family::of(version);
+    let g = gpu_mem_mib.map(|m| m as f64);
+    let tp = args.int("--tp-size").unwrap_or(1).max(1);
+    let pp = args.int("--pp-size").unwrap_or(1).max(1);
+    let spec = speculative_algorithm(args);
+    let attn_dp = attn_dp_size(args);
+    let model_path = args.str("--model-path").unwrap_or("");
+    let mla = model.is_some_and(ModelFacts::is_mla);
+    let multimodal = model.is_some_and(|m| m.is_multimodal);
+    let a2a = str_of(args, &["--moe-a2a-backend"])
+        .unwrap_or("none")
+        .to_owned();
+    let deepep = a2a == "deepep" || flag_of(args, &["--enable-deepep-moe"]);
+    let disagg = str_of(args, &["--disaggregation-mode"])
+        .unwrap_or("null")
+        .to_owned();
+    let user_cps = args.int("--chunked-prefill-size");
+    let user_mrr = args.int("--max-running-requests");
+    let max_prefill_tokens = args.int("--max-prefill-tokens").unwrap_or(16384);
+    let max_total_tokens = args.int("--max-total-tokens");
+    let no_padding = flag_of(args, &["--disable-cuda-graph-padding"]);
+    let disable_cuda_graph = flag_of(args, &["--disable-cuda-graph"]);
+    let user_decode_max = int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]);
+    let user_decode_bs = int_list(args, &["--cuda-graph-bs-decode", "--cuda-graph-bs"]);
+    let (t_cps, t_bs_small, t_bs_large) = match g {
+        Some(g) => tier(family, version, g),
+        None => (4096, 160, 160),
+    };
+    let cps0 = user_cps.unwrap_or(t_cps);
+
+    // Speculative decoding sets max_running_requests=48 when unset (EAGLE family, STANDALONE, NGRAM).
+    let mrr = match (&spec, user_mrr) {
+        (_, Some(u)) => Some(u),
+        (Some(s), None) => {
+            let sets_48 = match family {
+                Family::V0410 => matches!(s.as_str(), "EAGLE" | "EAGLE3"),
+                _ => matches!(s.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE" | "NGRAM"),
+            };
+            sets_48.then_some(48)
+        }
+        _ => None,
+    };
+    // DP attention divides the chunk among the DP ranks (after the mfs heuristic ran).
+    let cps_final = if attn_dp > 1 && cps0 > 0 {
+        cps0 / attn_dp
+    } else {
+        cps0
+    };
+    let tier_bs = if tp < 4 { t_bs_small } else { t_bs_large };
+
+    let mut out = SglangDefaults {
+        mem_fraction_static: 0.88,
+        chunked_prefill_size: cps_final,
+        decode_graph: !disable_cuda_graph,
+        decode_max_bs: None,
+        decode_bs: None,
+        max_running_requests: mrr,
+        prefill_graph: false,
+        prefill_bs: Vec::new(),
+        reserved_mib: 0.0,
+        attn_dp_size: attn_dp,
+    };
+
+    match family {
+        Family::V0410 => {
+            let ps = (tp * pp) as f64;
+            out.decode_max_bs =
+                user_decode_max.or_else(|| g.filter(|&g| g < 35.0 * GIB).map(|_| tier_bs));
+            if let Some(g) = g {
+                let mut r = if g < 35.0 * GIB {
+                    (2.8 + ps / 10.0) * GIB
+                } else if g < 90.0 * GIB {
+                    (9.5 + ps / 2.0) * GIB
+                } else if g < 160.0 * GIB {
+                    (12.0 + ps / 2.0) * GIB
+                } else {
+                    32.0 * GIB
+                };
+                if spec.is_some() {
+                    r += 2.0 * GIB;
+                }
+                if attn_dp > 1 {
+                    r += 4.0 * GIB;
+                }
+                out.reserved_mib = r;
+                out.mem_fraction_static = round3((g - r) / g);
+            }
+        }
+        Family::V055 | Family::V0510 => {
+            let mut max_bs = user_decode_max.unwrap_or(tier_bs);
+            let bs = match &user_decode_bs {
+                Some(l) => {
+                    max_bs = *l.iter().max().unwrap_or(&max_bs);
+                    l.clone()
+                }
+                None => decode_batch_sizes(max_bs, spec.is_some(), no_padding, false),
+            };
+            out.decode_max_bs = Some(max_bs);
+            out.decode_bs = Some(bs);
+            // 0.5.10: piecewise prefill graphs, on by default, off under these conditions.
+            let piecewise = family == Family::V0510
+                && !flag_of(args, &["--disable-piecewise-cuda-graph"])
+                && (flag_of(args, &["--enforce-piecewise-cuda-graph"])
+                    || !(spec.is_some()
+                        || attn_dp > 1
+                        || flag_of(args, &["--enable-torch-compile"])
+                        || pp > 1
+                        || a2a != "none"
+                        || deepep
+                        || flag_of(args, &["--enable-lora"])
+                        || args.get("--lora-paths").is_some_and(|v| !v.is_null())
+                        || multimodal
+                        || str_of(args, &["--load-format"]) == Some("gguf")
+                        || str_of(args, &["--quantization"]) == Some("gguf")
+                        || str_of(args, &["--dllm-algorithm"]).is_some()
+                        || args.float("--cpu-offload-gb").unwrap_or(0.0) > 0.0
+                        || flag_of(args, &["--enable-hierarchical-cache"])
+                        || flag_of(args, &["--enable-deterministic-inference"])
+                        || disagg != "null"
+                        || flag_of(args, &["--enable-symm-mem"])
+                        || flag_of(args, &["--enable-eplb"])
+                        || str_of(args, &["--expert-distribution-recorder-mode"]).is_some()
+                        || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
+                        || model
+                            .and_then(|m| m.architecture.as_deref())
+                            .is_some_and(|a| {
+                                matches!(
+                                    a,
+                                    "DeepseekV32ForCausalLM"
+                                        | "Qwen3NextForCausalLM"
+                                        | "GlmMoeDsaForCausalLM"
+                                        | "BailingMoeV2_5ForCausalLM"
+                                        | "LLaDAModelLM"
+                                )
+                            })));
+            if family == Family::V0510 {
+                let max_tokens = int_of(args, &["--piecewise-cuda-graph-max-tokens"])
+                    .unwrap_or_else(|| {
+                        let mut m = if mla { 2048 } else { cps0 };
+                        if let Some(t) = max_total_tokens {
+                            m = m.min(t);
+                        }
+                        if model_path.to_ascii_lowercase().contains("llama-2") {
+                            m = m.min(4096);
+                        }
+                        m
+                    });
+                out.prefill_bs = int_list(args, &["--piecewise-cuda-graph-tokens"])
+                    .unwrap_or_else(|| prefill_batch_sizes(max_tokens));
+                out.prefill_graph = piecewise;
+            }
+            if let Some(g) = g {
+                let mut r = 512.0;
+                r += if cps0 > 0 {
+                    cps0.max(2048) as f64 * 1.5
+                } else {
+                    max_prefill_tokens.max(2048) as f64 * 1.5
+                };
+                r += max_bs as f64 * 2.0;
+                r += (tp * pp) as f64 / 8.0 * 1024.0;
+                if attn_dp > 1 {
+                    r += (max_bs * attn_dp) as f64 * 3.0;
+                    if max_bs > 300 {
+                        r += (max_bs * attn_dp) as f64 * 1.5;
+                    }
+                }
+                if piecewise {
+                    r += if mla {
+                        1.5 * GIB
+                    } else {
+                        out.prefill_bs.len() as f64 * 8.0
+                    };
+                }
+                if g > 60.0 * GIB {
+                    r = r.max(10.0 * GIB);
+                }
+                match spec.as_deref() {
+                    Some("STANDALONE") => r += 6.0 * GIB,
+                    Some("NGRAM") | None => {}
+                    Some(_) => r += if family == Family::V0510 { 4.0 } else { 2.0 } * GIB,
+                }
+                out.reserved_mib = r;
+                out.mem_fraction_static = round3((g - r) / g);
+            }
+        }
+        Family::V0515 => {
+            let decode_backend = str_of(args, &["--cuda-graph-backend-decode"]);
+            let prefill_backend = str_of(args, &["--cuda-graph-backend-prefill"]);
+            let mut decode_on = !(disable_cuda_graph
+                || flag_of(args, &["--disable-decode-cuda-graph"])
+                || decode_backend == Some("disabled"));
+            let mut prefill_on = !(disable_cuda_graph
+                || flag_of(args, &["--disable-prefill-cuda-graph"])
+                || prefill_backend == Some("disabled"));
+            // Compatibility rules that turn the breakable prefill graph off before the heuristic.
+            if prefill_backend.is_none()
+                && (int_of(args, &["--dcp-size"]).unwrap_or(1) > 1
+                    || flag_of(args, &["--enable-two-batch-overlap"])
+                    || !matches!(a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
+                    || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
+                    || multimodal)
+            {
+                prefill_on = false;
+            }
+            match disagg.as_str() {
+                "prefill" if decode_backend.is_none() => decode_on = false,
+                "decode" if prefill_backend.is_none() => prefill_on = false,
+                _ => {}
+            }
+            let user_prefill_max = int_of(args, &["--cuda-graph-max-bs-prefill"]);
+            let user_prefill_bs = int_list(args, &["--cuda-graph-bs-prefill"]);
+            // DeepEP: prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
+            let mut prefill_fixed: Option<Vec<i64>> = user_prefill_bs.clone();
+            if deepep && prefill_on {
+                let base = user_prefill_bs
+                    .clone()
+                    .unwrap_or_else(|| prefill_batch_sizes(user_prefill_max.unwrap_or(2048)));
+                let mut aligned: Vec<i64> = base.iter().map(|b| (b + 7) / 8 * 8).collect();
+                aligned.sort_unstable();
+                aligned.dedup();
+                prefill_fixed = Some(aligned);
+            }
+            let mut max_bs = user_decode_max.unwrap_or(tier_bs);
+            if user_decode_max.is_none()
+                && user_decode_bs.is_none()
+                && let Some(m) = user_mrr.filter(|&m| max_bs > m)
+            {
+                max_bs = m;
+            }
+            let bs = match &user_decode_bs {
+                Some(l) => {
+                    max_bs = *l.iter().max().unwrap_or(&max_bs);
+                    l.clone()
+                }
+                None => decode_batch_sizes(max_bs, spec.is_some(), no_padding, true),
+            };
+            out.decode_max_bs = Some(max_bs);
+            out.decode_bs = Some(bs);
+            out.decode_graph = decode_on;
+            let prefill_bs = match prefill_fixed {
+                Some(l) => l,
+                None => {
+                    let mut m = user_prefill_max.unwrap_or_else(|| {
+                        let mut m = if mla { cps0.min(8192) } else { cps0 };
+                        if pp > 1 && m > 8192 {
+                            m = 8192;
+                        }
+                        if let Some(t) = max_total_tokens {
+                            m = m.min(t);
+                        }
+                        if model_path.to_ascii_lowercase().contains("llama-2") {
+                            m = m.min(4096);
+                        }
+                        m
+                    });
+                    m = m.max(0);
+                    prefill_batch_sizes(m)
+                }
+            };
+            out.prefill_bs = prefill_bs;
+            out.prefill_graph = prefill_on;
+            let post_capture = at_least(version, "0.5.16")
+                && env.truthy("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING")
+                && !mla
+                && decode_on
+                && prefill_on;
+            if let Some(g) = g {
+                let tpp = (tp * pp) as f64 / 8.0 * 1024.0;
+                let r = if post_capture {
+                    1536.0 + tpp
+                } else {
+                    let act = if disagg == "decode" {
+                        let running = user_mrr.unwrap_or(max_bs).max(1);
+                        let draft = args
+                            .int("--speculative-num-draft-tokens")
+                            .unwrap_or(1)
+                            .max(1);
+                        (running * draft).max(2048)
+                    } else if cps0 > 0 {
+                        cps0.max(2048)
+                    } else {
+                        max_prefill_tokens.max(2048)
+                    };
+                    let mut r = 512.0 + act as f64 * 1.5 + tpp;
+                    // reserve_for_graph_mb
+                    if disagg != "prefill" && decode_on {
+                        r += max_bs as f64 * 2.0;
+                    }
+                    if attn_dp > 1 && disagg != "prefill" {
+                        r += (max_bs * attn_dp) as f64 * 3.0;
+                        if max_bs > 300 {
+                            r += (max_bs * attn_dp) as f64 * 1.5;
+                        }
+                    }
+                    if disagg != "decode" && prefill_on {
+                        r += if mla {
+                            1.5 * GIB
+                        } else {
+                            out.prefill_bs.len() as f64 * 8.0
+                        };
+                        if deepep && prefill_backend.is_none_or(|b| b == "breakable") {
+                            r += GIB;
+                        }
+                    }
+                    if g > 60.0 * GIB {
+                        r = r.max(10.0 * GIB);
+                    }
+                    if disagg != "prefill" && decode_on && deepep {
+                        r += 2.0 * GIB;
+                    }
+                    r
+                };
+                out.reserved_mib = r;
+                out.mem_fraction_static = round3((g - r) / g);
+            } else {
+                out.mem_fraction_static = if at_least(version, "0.5.20") {
+                    0.95
+                } else {
+                    0.88
+                };
+            }
+        }
+    }
+    if let (Some(g), Some(m)) = (g, model) {
+        let vlm = m.is_multimodal
+            && !flag_of(args, &["--language-only", "--language-model-only"])
+            && !(family == Family::V0515 && disagg == "decode");
+        if vlm {
+            let l = m.vision_layers.unwrap_or(24) as f64;
+            let h = m.vision_hidden_size.unwrap_or(1024) as f64;
+            let factor =
+                (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05);
+            let _ = g;
+            out.mem_fraction_static *= 0.95 * factor;
+        }
+    }
+    out
+}
+
+/// The decode batch sizes the server will actually capture: the list, cut to
+/// `max_running_requests` (the req pool) at run time.
+pub fn captured_decode_bs(
+    d: &SglangDefaults,
+    family: Family,
+    gpu_mem_mib: Option<u64>,
+    mrr: Option<u64>,
+) -> Vec<i64> {
+    if !d.decode_graph {
+        return Vec::new();
+    }
+    let list = match &d.decode_bs {
+        Some(l) => l.clone(),
+        None => {
+            // 0.4.x runner default: up to 160 (256 on GPUs over 96 GiB), cut at the max.
+            let cap = d
+                .decode_max_bs
+                .unwrap_or(if gpu_mem_mib.is_some_and(|g| g > 96 * 1024) {
+                    256
+                } else {
+                    160
+                });
+            let mut v = vec![1, 2, 4, 8];
+            v.extend((16..=256).step_by(8));
+            v.retain(|&b| b <= cap);
+            v
+        }
+    };
+    let _ = family;
+    match mrr {
+        Some(m) => list.into_iter().filter(|&b| b as u64 <= m).collect(),
+        None => list,
+    }
+}
+
+/// The KV page size SGLang ends up with: `--page-size`, else 64 where it picks the TensorRT-LLM
+/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.5, `trtllm_mha` since
+/// 0.5.10), else 1.
+pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u32>) -> u64 {
+    if let Some(p) = args.get("--page-size").and_then(Value::as_i64) {
+        return p.max(1) as u64;
+    }
+    let backend_given = [
+        "--attention-backend",
+        "--prefill-attention-backend",
+        "--decode-attention-backend",
+    ]
+    .iter()
+    .any(|o| args.knows(o) && args.get(o).is_some_and(|v| !v.is_null()));
+    let trtllm = cc_major == Some(10)
+        && !backend_given
+        && if mla {
+            at_least(version, "0.5.5")
+        } else {
+            at_least(version, "0.5.10")
+        };
+    if trtllm { 64 } else { 1 }
+}
