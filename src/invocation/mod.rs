@@ -184,7 +184,7 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
             ),
         });
     }
-    if !crate::sglang::version::sglang_installed(&outcome.interpreter.path) {
+    if !crate::sglang::version::sglang_installed(Some(&outcome.interpreter.path)) {
         return Err(Fatal {
             code: exit::NOT_FOUND,
             message: format!(

@@ -48,6 +48,35 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Option<Vec<OsString>> {
                 None => tokens.extend([OsString::from(option), OsString::from(value)]),
             }
         }
+        ArgEdit::Rename { from, to } => {
+            // `from` may be unknown to this flag set, so match tokens, skipping option values.
+            let values: Vec<usize> = args
+                .occurrences
+                .iter()
+                .flat_map(|o| o.start + 1..o.start + o.len)
+                .collect();
+            let mut changed = false;
+            for (i, t) in tokens.iter_mut().enumerate() {
+                if values.contains(&i) {
+                    continue;
+                }
+                let Some(s) = t.to_str() else { continue };
+                let renamed = if s == from {
+                    Some(to.clone())
+                } else {
+                    s.strip_prefix(from.as_str())
+                        .and_then(|rest| rest.strip_prefix('='))
+                        .map(|v| format!("{to}={v}"))
+                };
+                if let Some(r) = renamed {
+                    *t = r.into();
+                    changed = true;
+                }
+            }
+            if !changed {
+                return None;
+            }
+        }
         ArgEdit::AddFlag { option } => {
             args.flags.action(option)?;
             if args.flag(option) {

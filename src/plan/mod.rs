@@ -113,20 +113,21 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
 
     let mut findings: Vec<Finding> = Vec::new();
-    let mut pipeline = |code: &str, message: String| {
-        if let Some(f) = pipeline_finding(&req.settings, code, message) {
-            findings.push(f);
-        }
+    let settings = &req.settings;
+    let pipeline = |findings: &mut Vec<Finding>, code: &str, message: String| {
+        findings.extend(pipeline_finding(settings, code, message));
     };
     match selected.source {
         version::VersionSource::Fallback => pipeline(
+            &mut findings,
             "VER001",
             format!(
                 "SGLang {} has no embedded flag set; using the nearest older one, {}",
                 selected.requested, selected.flags.version
             ),
         ),
-        _ if !selected.detected_or_given() => pipeline(
+        _ if !selected.detected() => pipeline(
+            &mut findings,
             "VER002",
             format!(
                 "no installed SGLang found for {} and no --sglang-version; using the newest flag set, {}",
@@ -139,21 +140,27 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let flags = selected.flags;
     let mut args = sglang::parse(flags, req.tokens.clone());
     let mut env = req.env.clone();
+    // Host facts (/dev/shm, container) describe this machine: only when planning for it.
+    let host = req.topology.is_none().then(rules::host::HostFacts::probe);
     let mut changes = EnvChanges::default();
-
-    let (gpus, gpu_problem) = select_gpus(&topology, &env, &args);
-    if let Some(problem) = gpu_problem {
-        pipeline("TOP001", problem);
-    }
-    let model = args
-        .str("--model-path")
-        .map(|p| facts::model::load(p, &env, &args));
 
     // Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check.
     let mut applied: Vec<String> = Vec::new();
     let mut rule_hits: Vec<Hit>;
     let mut rounds = 0;
+    // GPUs and model follow the arguments: a fix (say, a renamed flag that made the line
+    // unparsable) can change what they are, so they are re-derived each round.
+    let mut gpus: Vec<u32>;
+    let mut gpu_problem: Option<String>;
+    let mut model: Option<facts::model::ModelLoad> = None;
+    let mut model_path: Option<String> = None;
     loop {
+        (gpus, gpu_problem) = select_gpus(&topology, &env, &args);
+        let path = args.str("--model-path").map(str::to_owned);
+        if path != model_path {
+            model = path.as_deref().map(|p| facts::model::load(p, &env, &args));
+            model_path = path;
+        }
         let ctx = Context {
             version: flags.version.as_str(),
             args: &args,
@@ -161,6 +168,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             topology: &topology,
             gpus: &gpus,
             model: model.as_ref().and_then(|m| m.facts.as_ref()),
+            host: host.as_ref(),
         };
         rule_hits = rules::evaluate(&ctx, &req.settings);
         rounds += 1;
@@ -186,6 +194,9 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             .map(|h| finding_from_hit(h, false)),
     );
 
+    if let Some(problem) = gpu_problem {
+        pipeline(&mut findings, "TOP001", problem);
+    }
     // Memory, on the final arguments.
     if let Some(m) = &model {
         if let Some((kind, message)) = &m.problem {
@@ -193,7 +204,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
                 facts::model::ProblemKind::Unavailable => "MEM001",
                 facts::model::ProblemKind::Invalid => "MEM002",
             };
-            pipeline(code, message.clone());
+            pipeline(&mut findings, code, message.clone());
         }
     }
     let outcome = memory::plan(&memory::MemoryInput {
@@ -217,14 +228,10 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         }
     }
     for hit in &outcome.hits {
-        if let Some(f) = pipeline_finding(&req.settings, hit.code, hit.message.clone()) {
-            findings.push(f);
-        }
+        pipeline(&mut findings, hit.code, hit.message.clone());
     }
     for err in &args.errors {
-        if let Some(f) = pipeline_finding(&req.settings, "ARG001", err.message.clone()) {
-            findings.push(f);
-        }
+        pipeline(&mut findings, "ARG001", err.message.clone());
     }
 
     let secrets = secrets::secret_values(&args, &env);
@@ -285,16 +292,7 @@ fn finding_from_hit(hit: &Hit, fixed: bool) -> Finding {
 
 /// A finding the pipeline itself raises, with the catalogue's name and the user's allow/deny.
 fn pipeline_finding(settings: &RuleSettings, code: &str, message: String) -> Option<Finding> {
-    let rule = rules::lookup(code).ok()?;
-    let severity = settings.effective_severity(rule)?;
-    Some(Finding {
-        code: rule.code.to_owned(),
-        name: rule.name.to_owned(),
-        severity,
-        message,
-        fixed: false,
-        fix: None,
-    })
+    rules::emit(code, message, None, settings).map(|h| finding_from_hit(&h, false))
 }
 
 fn verdict(findings: &[Finding], strict: bool) -> Verdict {

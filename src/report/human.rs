@@ -106,6 +106,12 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
             changes.push(format!("set --mem-fraction-static {} (planned{default})", m.mem_fraction_static));
         }
     }
+    for (k, v) in &plan.env.set {
+        changes.push(format!("env: set {k}={v}"));
+    }
+    for k in &plan.env.unset {
+        changes.push(format!("env: unset {k}"));
+    }
     if !changes.is_empty() {
         let _ = writeln!(out, "{}", st.paint("1", "changes:"));
         for c in changes {
@@ -113,6 +119,7 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         }
     }
     if let Some(m) = &plan.memory {
+        let _ = writeln!(out, "{}", st.paint("1", "memory (per GPU):"));
         let _ = write!(out, "{}", crate::plan::memory::render_table(m));
     }
     let blocking = plan.findings.iter().filter(|f| !f.fixed && f.severity == Severity::Error).count();

@@ -44,8 +44,13 @@ pub struct MemoryOutcome {
 
 /// One finding from the planner. Kept in one place so the `Hit` shape can change in one place.
 fn hit(code: &'static str, message: String) -> Hit {
+    // MEM codes are catalogue entries (a unit test in rules checks them); severity and
+    // allow/deny are applied again by the pipeline through `rules::emit`.
+    let rule = crate::rules::lookup(code).expect("MEM codes are in the catalogue");
     Hit {
         code,
+        name: rule.name,
+        severity: rule.severity,
         message,
         fix: None,
     }

@@ -1,0 +1,77 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_sglang_launch_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_sglang_launch_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_sglang_launch_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_sglang_launch_using_subcommand
+    set -l cmd (__fish_sglang_launch_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -s V -l version -d 'Print version'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "run" -d 'Plan, report, then exec SGLang (what `sglang-launch <SGLang arguments>` does)'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "check" -d 'Check the command line against the GPUs and the rules; never execs'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "plan" -d 'Show the plan: the final command, environment, findings and memory'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "detect" -d 'Show this machine\'s GPU topology (topology/v1 JSON with --json)'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "rules" -d 'List every rule in the catalogue'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain" -d 'Explain one rule: what it catches, why, how to fix it, sources'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "man" -d 'Print the man page (roff)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l strict -d 'Treat warnings as blocking'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l dry-run -d 'Print the command and environment instead of exec\'ing SGLang'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l strict -d 'Treat warnings as blocking'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l strict -d 'Treat warnings as blocking'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l json -d 'Print topology/v1 JSON (the format --topology reads)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand rules" -l json -d 'Print the catalogue as JSON'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand rules" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand man" -s h -l help -d 'Print help'
