@@ -199,16 +199,19 @@ fn run_execs_sglang_in_the_same_process_with_byte_exact_args() {
         .arg(&py)
         .args(["--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
         .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8", "--served-model-name"])
-        .arg(&weird);
+        .arg(&weird)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let child = cmd.spawn().unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let rec = |ext: &str| std::fs::read(dir.path().join(format!("record.{ext}"))).unwrap();
     assert_eq!(String::from_utf8(rec("pid")).unwrap().trim(), pid.to_string(), "exec keeps the PID");
-    let argv: Vec<&[u8]> = rec("argv").split(|b| *b == 0).filter(|s| !s.is_empty()).collect();
-    assert_eq!(argv[0], b"-m");
-    assert_eq!(argv[1], b"sglang.launch_server");
+    let raw = rec("argv");
+    let argv: Vec<&[u8]> = raw.split(|b| *b == 0).filter(|s| !s.is_empty()).collect();
+    assert_eq!(argv[0], b"-m".as_slice());
+    assert_eq!(argv[1], b"sglang.launch_server".as_slice());
     assert!(argv.contains(&weird.as_bytes()), "non-UTF-8 argument reaches SGLang unchanged");
     assert!(argv.contains(&&b"--tp"[..]), "the user's own spelling is kept");
     // The seed story's ineffective variable was unset by a reported fix.

@@ -106,12 +106,6 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
             changes.push(format!("set --mem-fraction-static {} (planned{default})", m.mem_fraction_static));
         }
     }
-    for (k, v) in &plan.env.set {
-        changes.push(format!("env: set {k}={v}"));
-    }
-    for k in &plan.env.unset {
-        changes.push(format!("env: unset {k}"));
-    }
     if !changes.is_empty() {
         let _ = writeln!(out, "{}", st.paint("1", "changes:"));
         for c in changes {
