@@ -130,11 +130,22 @@ fn load_draft(args: &SglangArgs, env: &Env) -> Option<ModelFacts> {
     model::load(path, env, args).facts
 }
 
-/// Target weights per GPU, bytes: the checkpoint split over TP × PP.
+/// Target weights per GPU, bytes: the checkpoint without the MTP layers the target doesn't load
+/// (unless they serve as the speculative draft), plus MLA's absorbed copies, split over TP × PP,
+/// plus the matrices every TP rank holds in full.
 pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option<u64> {
-    let tp = args.int("--tp-size").unwrap_or(1).max(1) as u64;
-    let pp = args.int("--pp-size").unwrap_or(1).max(1) as u64;
-    Some(m.weight_bytes? / (tp * pp))
+    let tp = args.int("--tp-size").unwrap_or(1).max(1) as f64;
+    let pp = args.int("--pp-size").unwrap_or(1).max(1) as f64;
+    let total = m.weight_bytes? as f64;
+    let b = model::weight_breakdown(m).unwrap_or_default();
+    let mtp_in_use = speculative_algorithm(args).is_some() && draft_is_mtp(args, m);
+    let loaded = if mtp_in_use {
+        total
+    } else {
+        (total - b.mtp).max(0.0)
+    };
+    let sharded = loaded + b.mla_absorbed;
+    Some((sharded / (tp * pp) + b.replicated * (1.0 - 1.0 / tp) / pp) as u64)
 }
 
 /// Target plus draft weights per GPU, bytes (the draft is loaded before the KV cache is sized).
