@@ -593,3 +593,75 @@ pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u
         };
     if trtllm { 64 } else { 1 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::flagset;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_versions_use_the_nearest_older_formula() {
+        assert_eq!(Family::of("0.3.6"), Family::V0410);
+        assert_eq!(Family::of("0.5.2"), Family::V0410);
+        assert_eq!(Family::of("0.5.7"), Family::V055);
+        assert_eq!(Family::of("0.5.12"), Family::V0510);
+        assert_eq!(Family::of("0.5.17"), Family::V0515);
+        assert_eq!(Family::of("0.6.0"), Family::V0515);
+    }
+
+    #[test]
+    fn small_gpu_tier_changed_in_0_5_20() {
+        let args =
+            SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(1))]);
+        let env = Env::default();
+        let new = resolve("0.5.23", &args, &env, Some(24564), None);
+        assert_eq!(
+            (new.chunked_prefill_size, new.decode_max_bs),
+            (4096, Some(48))
+        );
+        let old = resolve("0.5.17", &args, &env, Some(24564), None);
+        assert_eq!(
+            (old.chunked_prefill_size, old.decode_max_bs),
+            (2048, Some(24))
+        );
+        // No capacity known: SGLang's fallbacks.
+        assert_eq!(
+            resolve("0.5.23", &args, &env, None, None).mem_fraction_static,
+            0.95
+        );
+        assert_eq!(
+            resolve("0.5.17", &args, &env, None, None).mem_fraction_static,
+            0.88
+        );
+    }
+
+    #[test]
+    fn post_capture_sizing_uses_the_small_reserve() {
+        let args =
+            SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(8))]);
+        let env = Env::from_pairs([("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING", "1")]);
+        let d = resolve("0.5.23", &args, &env, Some(81559), None);
+        assert_eq!(d.reserved_mib, 1536.0 + 1024.0);
+        assert_eq!(d.mem_fraction_static, round3((81559.0 - 2560.0) / 81559.0));
+    }
+
+    #[test]
+    fn batch_size_lists() {
+        assert_eq!(
+            decode_batch_sizes(48, false, false, true),
+            vec![1, 2, 4, 8, 12, 16, 24, 32, 40, 48]
+        );
+        assert_eq!(decode_batch_sizes(50, false, false, true).last(), Some(&50));
+        assert_eq!(
+            decode_batch_sizes(50, false, false, false).last(),
+            Some(&48)
+        );
+        assert_eq!(
+            decode_batch_sizes(5, false, true, true),
+            vec![1, 2, 3, 4, 5]
+        );
+        assert_eq!(prefill_batch_sizes(8192).len(), 58);
+        assert_eq!(prefill_batch_sizes(2048).len(), 42);
+    }
+}
