@@ -69,8 +69,21 @@ fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str> {
     names.iter().copied().find(|n| args.knows(n))
 }
 
+/// Integer arguments are bounded so that no user value can overflow the arithmetic below
+/// (SGLang would reject or OOM on such values long before they matter here).
+pub const ARG_BOUND: i64 = 1 << 20;
+
+fn bounded(v: i64) -> i64 {
+    v.clamp(-ARG_BOUND, ARG_BOUND)
+}
+
+/// `args.int(option)`, bounded.
+pub fn int_arg(args: &SglangArgs, option: &str) -> Option<i64> {
+    args.int(option).map(bounded)
+}
+
 fn int_of(args: &SglangArgs, names: &[&str]) -> Option<i64> {
-    known(args, names).and_then(|n| args.int(n))
+    known(args, names).and_then(|n| args.int(n)).map(bounded)
 }
 
 fn flag_of(args: &SglangArgs, names: &[&str]) -> bool {
@@ -85,7 +98,12 @@ fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
     let v = known(args, names).and_then(|n| args.get(n))?;
     match v {
         Value::Array(a) => {
-            let l: Vec<i64> = a.iter().filter_map(Value::as_i64).collect();
+            let l: Vec<i64> = a
+                .iter()
+                .filter_map(Value::as_i64)
+                .map(bounded)
+                .take(4096)
+                .collect();
             (!l.is_empty()).then_some(l)
         }
         _ => None,
@@ -104,6 +122,8 @@ pub fn decode_batch_sizes(
     no_padding: bool,
     append_max: bool,
 ) -> Vec<i64> {
+    // A capture list longer than this is not a real configuration; keep the work bounded.
+    let max_bs = max_bs.min(1 << 16);
     let mut bs: Vec<i64> = if no_padding {
         (1..=max_bs).collect()
     } else if !speculative {
@@ -176,7 +196,7 @@ pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
 
 /// Attention-DP width: `--attn-dp-size` (0.5.20+), else `--dp-size` with `--enable-dp-attention`.
 pub fn attn_dp_size(args: &SglangArgs) -> i64 {
-    let dp = args.int("--dp-size").unwrap_or(1).max(1);
+    let dp = int_arg(args, "--dp-size").unwrap_or(1).max(1);
     if let Some(a) = int_of(args, &["--attn-dp-size"]).filter(|&a| a > 1) {
         return a;
     }
@@ -198,8 +218,8 @@ pub fn resolve(
 ) -> SglangDefaults {
     let family = Family::of(version);
     let g = gpu_mem_mib.map(|m| m as f64);
-    let tp = args.int("--tp-size").unwrap_or(1).max(1);
-    let pp = args.int("--pp-size").unwrap_or(1).max(1);
+    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
+    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1);
     let spec = speculative_algorithm(args);
     let attn_dp = attn_dp_size(args);
     let model_path = args.str("--model-path").unwrap_or("");
@@ -212,10 +232,10 @@ pub fn resolve(
     let disagg = str_of(args, &["--disaggregation-mode"])
         .unwrap_or("null")
         .to_owned();
-    let user_cps = args.int("--chunked-prefill-size");
-    let user_mrr = args.int("--max-running-requests");
-    let max_prefill_tokens = args.int("--max-prefill-tokens").unwrap_or(16384);
-    let max_total_tokens = args.int("--max-total-tokens");
+    let user_cps = int_arg(args, "--chunked-prefill-size");
+    let user_mrr = int_arg(args, "--max-running-requests");
+    let max_prefill_tokens = int_arg(args, "--max-prefill-tokens").unwrap_or(16384);
+    let max_total_tokens = int_arg(args, "--max-total-tokens");
     let no_padding = flag_of(args, &["--disable-cuda-graph-padding"]);
     let disable_cuda_graph = flag_of(args, &["--disable-cuda-graph"]);
     let user_decode_max = int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]);
