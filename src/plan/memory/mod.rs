@@ -310,8 +310,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
         }
     };
     let mrr_estimate = mrr_for(kv_tokens_at(mfs_for_estimate));
-    let captured =
-        sglang::captured_decode_bs(&defaults, family, Some(sglang_gpu_mem), Some(mrr_estimate));
+    let captured = sglang::captured_decode_bs(&defaults, Some(sglang_gpu_mem), Some(mrr_estimate));
     let cuda_graphs = cuda_graphs_mib(
         &captured,
         &defaults,

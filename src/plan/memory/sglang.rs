@@ -279,6 +279,8 @@ pub fn resolve(
         attn_dp_size: attn_dp,
     };
 
+    // 0.5.16+: KV pool sized after graph capture (env opt-in), smaller reserve.
+    let mut post_capture = false;
     match family {
         Family::V0410 => {
             let ps = (tp * pp) as f64;
@@ -477,7 +479,7 @@ pub fn resolve(
             };
             out.prefill_bs = prefill_bs;
             out.prefill_graph = prefill_on;
-            let post_capture = at_least(version, "0.5.16")
+            post_capture = at_least(version, "0.5.16")
                 && env.truthy("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING")
                 && !mla
                 && decode_on
@@ -539,16 +541,21 @@ pub fn resolve(
             }
         }
     }
-    if let (Some(g), Some(m)) = (g, model) {
+    // Multimodal models: SGLang shrinks the fraction for the vision tower (0.5.16+ post-capture
+    // sizing instead subtracts 8 GiB of the capacity).
+    if let Some(m) = model {
         let vlm = m.is_multimodal
             && !flag_of(args, &["--language-only", "--language-model-only"])
             && !(family == Family::V0515 && disagg == "decode");
-        if vlm {
+        if vlm && post_capture {
+            if let Some(g) = g {
+                out.mem_fraction_static -= 8.0 * GIB / g;
+            }
+        } else if vlm {
             let l = m.vision_layers.unwrap_or(24) as f64;
             let h = m.vision_hidden_size.unwrap_or(1024) as f64;
             let factor =
                 (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05);
-            let _ = g;
             out.mem_fraction_static *= 0.95 * factor;
         }
     }
@@ -559,7 +566,6 @@ pub fn resolve(
 /// `max_running_requests` (the req pool) at run time.
 pub fn captured_decode_bs(
     d: &SglangDefaults,
-    family: Family,
     gpu_mem_mib: Option<u64>,
     mrr: Option<u64>,
 ) -> Vec<i64> {
@@ -583,7 +589,6 @@ pub fn captured_decode_bs(
             v
         }
     };
-    let _ = family;
     match mrr {
         Some(m) => list.into_iter().filter(|&b| b as u64 <= m).collect(),
         None => list,
