@@ -74,6 +74,11 @@ pub struct ModelFacts {
     /// Sliding-window attention: window size, and how many of the layers use it (hybrid models).
     pub sliding_window: Option<u64>,
     pub num_sliding_layers: Option<u64>,
+    /// Mamba / linear-attention hybrids: the layers that keep a KV cache (the rest keep a
+    /// per-request state instead).
+    pub num_full_attention_layers: Option<u64>,
+    /// DeepSeek sparse attention (DSA/NSA): the indexer's key width per layer.
+    pub index_head_dim: Option<u64>,
     /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
     pub weight_bits: Option<u32>,
     /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.
@@ -282,6 +287,28 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
             }
         }
     };
+    // Hybrids: explicit layer types, else Qwen3-Next's `full_attention_interval`.
+    let num_full_attention_layers = match text.get("layer_types").and_then(Value::as_array) {
+        Some(types)
+            if types.iter().any(|t| {
+                t.as_str()
+                    .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
+            }) =>
+        {
+            Some(
+                types
+                    .iter()
+                    .filter(|t| {
+                        t.as_str()
+                            .is_some_and(|t| t.contains("full") || t == "attention")
+                    })
+                    .count() as u64,
+            )
+        }
+        _ => u("full_attention_interval")
+            .filter(|&i| i > 0)
+            .and_then(|i| layers.map(|l| l / i)),
+    };
     let vision = top.get("vision_config").and_then(Value::as_object);
     ModelFacts {
         dir: PathBuf::new(),
@@ -324,6 +351,8 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         sliding_window,
         num_sliding_layers,
+        num_full_attention_layers,
+        index_head_dim: u("index_head_dim"),
         weight_bits,
         kv_cache_fp8,
         is_multimodal: vision.is_some(),
@@ -814,6 +843,31 @@ mod tests {
         assert_eq!(
             (f.quant_method.as_deref(), f.weight_bits),
             (Some("mxfp4"), Some(4))
+        );
+    }
+
+    #[test]
+    fn hybrid_and_sparse_attention_fields() {
+        let next = r#"{"architectures":["Qwen3NextForCausalLM"],"num_hidden_layers":48,
+            "full_attention_interval":4,"hidden_size":2048,"num_attention_heads":16,
+            "num_key_value_heads":2,"head_dim":256}"#;
+        let v: Value = serde_json::from_str(next).unwrap();
+        assert_eq!(
+            facts_from_config(v.as_object().unwrap()).num_full_attention_layers,
+            Some(12)
+        );
+        let typed = r#"{"num_hidden_layers":4,"layer_types":["linear_attention","linear_attention",
+            "linear_attention","full_attention"]}"#;
+        let v: Value = serde_json::from_str(typed).unwrap();
+        assert_eq!(
+            facts_from_config(v.as_object().unwrap()).num_full_attention_layers,
+            Some(1)
+        );
+        let dsa = r#"{"kv_lora_rank":512,"qk_rope_head_dim":64,"index_head_dim":128}"#;
+        let v: Value = serde_json::from_str(dsa).unwrap();
+        assert_eq!(
+            facts_from_config(v.as_object().unwrap()).index_head_dim,
+            Some(128)
         );
     }
 }

@@ -47,7 +47,13 @@ fn stage_layers(layers: u64, pp: u64) -> u64 {
 /// Per-layer bytes of one token on one GPU, for a model's attention shape.
 fn per_layer_bytes(args: &SglangArgs, m: &ModelFacts, b: f64) -> Option<f64> {
     if m.is_mla() {
-        return Some((m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b);
+        let latent = (m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b;
+        // DSA/NSA indexer keys: FP8 with one fp32 scale per 128.
+        let indexer = m
+            .index_head_dim
+            .map(|d| d as f64 + (d as f64 / 128.0).ceil() * 4.0)
+            .unwrap_or(0.0);
+        return Some(latent + indexer);
     }
     let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
     let attn_tp = (tp / attn_dp_size(args)).max(1) as u64;
@@ -75,7 +81,8 @@ pub fn kv_cell(version: &str, args: &SglangArgs, env: &Env, m: &ModelFacts) -> O
     let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1) as u64;
     let b = kv_elem_bytes(args, m);
     let per_layer = per_layer_bytes(args, m, b)?;
-    let layers = stage_layers(m.num_hidden_layers?, pp);
+    // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
+    let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
     let (target, swa_ratio) = if hybrid_swa(m) {
         let n_swa = stage_layers(m.num_sliding_layers.unwrap_or(0), pp);
         let n_full = layers.saturating_sub(n_swa);
