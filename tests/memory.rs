@@ -220,3 +220,51 @@ fn predictions_meet_the_accuracy_targets_on_real_logs() {
         med * 100.0
     );
 }
+
+/// The dimension-based estimate against the checkpoints' real tensor totals (the index files in
+/// the fixtures carry INDEX.md's Σ tensor bytes).
+#[test]
+fn weight_estimates_match_checkpoint_totals() {
+    let env = Env::default();
+    let args = SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[]);
+    let known = [
+        ("Qwen__QwQ-32B", 65_527_752_704u64),
+        ("Qwen__Qwen2.5-7B-Instruct", 15_231_233_024),
+        ("meta-llama__Llama-3.1-8B-Instruct", 16_060_522_496),
+        ("zai-org__GLM-4.7-Flash", 62_442_983_168),
+        // MXFP4 experts, BF16 attention/router/embeddings (INDEX.md Σ table)
+        ("openai__gpt-oss-20b", 13_761_264_768),
+    ];
+    for (name, total) in known {
+        let dir = format!("{FIXTURES}/models/{name}");
+        let f = model::load(&dir, &env, &args).facts.unwrap();
+        let est = model::estimate_weight_bytes(&f).unwrap() as f64;
+        let err = est / total as f64 - 1.0;
+        assert!(
+            err.abs() < 0.03,
+            "{name}: estimate {est} vs {total} ({:+.1}%)",
+            err * 100.0
+        );
+    }
+}
+
+#[test]
+fn gpt_oss_sliding_layers_use_the_hybrid_pool() {
+    let env = Env::default();
+    let args = SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(1))]);
+    let f = model::load(
+        &format!("{FIXTURES}/models/openai__gpt-oss-20b"),
+        &env,
+        &args,
+    )
+    .facts
+    .unwrap();
+    let cell = sglang_launch::plan::memory::kv::kv_cell("0.5.23", &args, &env, &f).unwrap();
+    // 12 full layers + 0.8 × 12 sliding layers, 8 KV heads × (64 + 64) × 2 B each
+    let per_layer: u64 = 8 * 128 * 2;
+    assert_eq!(
+        cell.target,
+        (12 * per_layer) + (12 * per_layer * 4).div_ceil(5)
+    );
+    assert_eq!(cell.swa_ratio, Some(0.8));
+}

@@ -74,6 +74,11 @@ pub struct ModelFacts {
     /// Sliding-window attention: window size, and how many of the layers use it (hybrid models).
     pub sliding_window: Option<u64>,
     pub num_sliding_layers: Option<u64>,
+    /// Mamba / linear-attention hybrids: the layers that keep a KV cache (the rest keep a
+    /// per-request state instead).
+    pub num_full_attention_layers: Option<u64>,
+    /// DeepSeek sparse attention (DSA/NSA): the indexer's key width per layer.
+    pub index_head_dim: Option<u64>,
     /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
     pub weight_bits: Option<u32>,
     /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.
@@ -282,6 +287,28 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
             }
         }
     };
+    // Hybrids: explicit layer types, else Qwen3-Next's `full_attention_interval`.
+    let num_full_attention_layers = match text.get("layer_types").and_then(Value::as_array) {
+        Some(types)
+            if types.iter().any(|t| {
+                t.as_str()
+                    .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
+            }) =>
+        {
+            Some(
+                types
+                    .iter()
+                    .filter(|t| {
+                        t.as_str()
+                            .is_some_and(|t| t.contains("full") || t == "attention")
+                    })
+                    .count() as u64,
+            )
+        }
+        _ => u("full_attention_interval")
+            .filter(|&i| i > 0)
+            .and_then(|i| layers.map(|l| l / i)),
+    };
     let vision = top.get("vision_config").and_then(Value::as_object);
     ModelFacts {
         dir: PathBuf::new(),
@@ -324,6 +351,8 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         sliding_window,
         num_sliding_layers,
+        num_full_attention_layers,
+        index_head_dim: u("index_head_dim"),
         weight_bits,
         kv_cache_fp8,
         is_multimodal: vision.is_some(),
@@ -544,48 +573,113 @@ pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, String> {
     Ok(total)
 }
 
+/// The checkpoint's bytes by kind, estimated from the dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct WeightBreakdown {
+    /// Everything the target model loads (excludes MTP/NextN layers).
+    pub model: f64,
+    /// MTP/NextN layers shipped in the checkpoint, with their own embedding and head copies.
+    pub mtp: f64,
+    /// The part of `model` every TP rank holds in full: MLA down-projections (`q_a_proj`,
+    /// `kv_a_proj_with_mqa`) and MoE router gates are replicated, not sharded.
+    pub replicated: f64,
+    /// MLA: the absorbed `w_kc`/`w_vc` copies SGLang builds from `kv_b_proj` after loading
+    /// (dequantised to the model dtype on CUDA), sharded over TP; not in the checkpoint.
+    pub mla_absorbed: f64,
+}
+
+/// Bytes per parameter of quantised linear weights, with their scales: block FP8 (one fp32
+/// scale per 128×128), group-128 int4 (fp16 scale + zero), MXFP4 (one byte per 32), NVFP4
+/// (one fp8 per 16).
+fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
+    let method = f.quant_method.as_deref().unwrap_or("");
+    match bits {
+        8 => 1.0 + 4.0 / (128.0 * 128.0),
+        4 if method == "mxfp4" => 0.5 + 1.0 / 32.0,
+        4 if method.contains("fp4") => 0.5 + 1.0 / 16.0,
+        b => b as f64 / 8.0 + 2.5 / 128.0,
+    }
+}
+
 /// Parameter bytes estimated from the dimensions: embeddings, attention, MLP / experts, head.
-/// Quantised linear layers are priced at their bit width (plus ~3% scales); embeddings, norms and
-/// the head stay in the model dtype.
-pub fn estimate_weight_bytes(f: &ModelFacts) -> Option<u64> {
+/// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
+/// only the experts); embeddings, norms, routers and the head stay in the model dtype.
+pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     let h = f.hidden_size? as f64;
     let layers = f.num_hidden_layers? as f64;
     let vocab = f.vocab_size.unwrap_or(32000) as f64;
     let heads = f.num_attention_heads? as f64;
     let kvh = f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64;
     let hd = f.head_dim_or_derived()? as f64;
-    let attn = if f.is_mla() {
+    let mut mla_absorbed = 0.0;
+    let (attn, attn_replicated) = if f.is_mla() {
         let rope = f.qk_rope_head_dim.unwrap_or(64) as f64;
         let nope = f.qk_nope_head_dim.unwrap_or(128) as f64;
         let v = f.v_head_dim.unwrap_or(128) as f64;
         let lora = f.kv_lora_rank? as f64;
-        let q = match f.q_lora_rank {
-            Some(r) => h * r as f64 + r as f64 * heads * (nope + rope),
-            None => h * heads * (nope + rope),
+        let (q, q_a) = match f.q_lora_rank {
+            Some(r) => (r as f64 * heads * (nope + rope), h * r as f64),
+            None => (h * heads * (nope + rope), 0.0),
         };
-        q + h * (lora + rope) + lora * heads * (nope + v) + heads * v * h
+        let kv_a = h * (lora + rope);
+        mla_absorbed = layers * lora * heads * (nope + v) * f.dtype_bytes() as f64;
+        (
+            q + q_a + kv_a + lora * heads * (nope + v) + heads * v * h,
+            q_a + kv_a,
+        )
     } else {
-        h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h
+        (h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h, 0.0)
     };
     let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
     let dense_mlp = 3.0 * h * inter;
-    let (moe_mlp, dense_layers) = match f.num_experts {
+    let (experts, router, dense_layers) = match f.num_experts {
         Some(e) if e > 1 => {
             let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
             let shared = f.n_shared_experts.unwrap_or(0) as f64;
-            let per = 3.0 * h * mi * (e as f64 + shared) + h * e as f64;
-            (per, f.first_k_dense_replace.unwrap_or(0) as f64)
+            (
+                3.0 * h * mi * (e as f64 + shared),
+                h * e as f64,
+                f.first_k_dense_replace.unwrap_or(0) as f64,
+            )
         }
-        _ => (dense_mlp, layers),
+        _ => (0.0, 0.0, layers),
     };
-    let linear = layers * attn + dense_layers * dense_mlp + (layers - dense_layers) * moe_mlp;
-    let embed = vocab * h * if f.tie_word_embeddings { 1.0 } else { 2.0 };
+    let moe_layers = layers - dense_layers;
     let dtype = f.dtype_bytes() as f64;
-    let linear_bytes = match f.weight_bits {
-        Some(bits) if bits < 16 => linear * bits as f64 / 8.0 * 1.03,
-        _ => linear * dtype,
+    let (q_bytes, experts_only) = match f.weight_bits {
+        Some(bits) if bits < 16 => (
+            quantised_bytes(f, bits),
+            f.quant_method.as_deref() == Some("mxfp4"),
+        ),
+        _ => (dtype, false),
     };
-    Some((linear_bytes + embed * dtype) as u64)
+    let other_linear_bytes = if experts_only { dtype } else { q_bytes };
+    let attn_b = attn * other_linear_bytes;
+    let layer_dense = attn_b + dense_mlp * other_linear_bytes;
+    let layer_moe = attn_b + experts * q_bytes + router * dtype;
+    let embed = vocab * h * dtype;
+    let head = if f.tie_word_embeddings { 0.0 } else { embed };
+    let model = dense_layers * layer_dense + moe_layers * layer_moe + embed + head;
+    let per_layer_replicated = attn_replicated * other_linear_bytes;
+    let replicated = layers * per_layer_replicated + moe_layers * router * dtype;
+    // An MTP layer is a full decoder layer (MoE when the model is) plus its own embed and head.
+    let mtp_layer = if moe_layers > 0.0 {
+        layer_moe
+    } else {
+        layer_dense
+    };
+    let mtp = f.num_nextn_predict_layers.unwrap_or(0) as f64 * (mtp_layer + 2.0 * embed);
+    Some(WeightBreakdown {
+        model,
+        mtp,
+        replicated,
+        mla_absorbed,
+    })
+}
+
+/// Checkpoint bytes estimated from the dimensions (including MTP layers, as a checkpoint has).
+pub fn estimate_weight_bytes(f: &ModelFacts) -> Option<u64> {
+    weight_breakdown(f).map(|b| (b.model + b.mtp) as u64)
 }
 
 #[cfg(test)]
@@ -749,6 +843,31 @@ mod tests {
         assert_eq!(
             (f.quant_method.as_deref(), f.weight_bits),
             (Some("mxfp4"), Some(4))
+        );
+    }
+
+    #[test]
+    fn hybrid_and_sparse_attention_fields() {
+        let next = r#"{"architectures":["Qwen3NextForCausalLM"],"num_hidden_layers":48,
+            "full_attention_interval":4,"hidden_size":2048,"num_attention_heads":16,
+            "num_key_value_heads":2,"head_dim":256}"#;
+        let v: Value = serde_json::from_str(next).unwrap();
+        assert_eq!(
+            facts_from_config(v.as_object().unwrap()).num_full_attention_layers,
+            Some(12)
+        );
+        let typed = r#"{"num_hidden_layers":4,"layer_types":["linear_attention","linear_attention",
+            "linear_attention","full_attention"]}"#;
+        let v: Value = serde_json::from_str(typed).unwrap();
+        assert_eq!(
+            facts_from_config(v.as_object().unwrap()).num_full_attention_layers,
+            Some(1)
+        );
+        let dsa = r#"{"kv_lora_rank":512,"qk_rope_head_dim":64,"index_head_dim":128}"#;
+        let v: Value = serde_json::from_str(dsa).unwrap();
+        assert_eq!(
+            facts_from_config(v.as_object().unwrap()).index_head_dim,
+            Some(128)
         );
     }
 }

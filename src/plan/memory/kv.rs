@@ -5,7 +5,7 @@ use crate::facts::Env;
 use crate::facts::model::{self, ModelFacts};
 use crate::sglang::SglangArgs;
 
-use super::sglang::{attn_dp_size, speculative_algorithm};
+use super::sglang::{attn_dp_size, int_arg, speculative_algorithm};
 
 /// Bytes per token of the KV pool on one GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,15 +47,21 @@ fn stage_layers(layers: u64, pp: u64) -> u64 {
 /// Per-layer bytes of one token on one GPU, for a model's attention shape.
 fn per_layer_bytes(args: &SglangArgs, m: &ModelFacts, b: f64) -> Option<f64> {
     if m.is_mla() {
-        return Some((m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b);
+        let latent = (m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b;
+        // DSA/NSA indexer keys: FP8 with one fp32 scale per 128.
+        let indexer = m
+            .index_head_dim
+            .map(|d| d as f64 + (d as f64 / 128.0).ceil() * 4.0)
+            .unwrap_or(0.0);
+        return Some(latent + indexer);
     }
-    let tp = args.int("--tp-size").unwrap_or(1).max(1);
+    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
     let attn_tp = (tp / attn_dp_size(args)).max(1) as u64;
     let total_kvh = m.num_key_value_heads?;
     // KV heads are replicated when the attention TP width exceeds them.
     let kvh = (total_kvh / attn_tp).max(1);
     let hd = m.head_dim_or_derived()?;
-    Some((kvh * 2 * hd) as f64 * b)
+    Some(kvh as f64 * 2.0 * hd as f64 * b)
 }
 
 /// SGLang treats these architectures' sliding-window layers as a separate (smaller) pool.
@@ -72,10 +78,11 @@ fn hybrid_swa(m: &ModelFacts) -> bool {
 
 /// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
 pub fn kv_cell(version: &str, args: &SglangArgs, env: &Env, m: &ModelFacts) -> Option<KvCell> {
-    let pp = args.int("--pp-size").unwrap_or(1).max(1) as u64;
+    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1) as u64;
     let b = kv_elem_bytes(args, m);
     let per_layer = per_layer_bytes(args, m, b)?;
-    let layers = stage_layers(m.num_hidden_layers?, pp);
+    // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
+    let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
     let (target, swa_ratio) = if hybrid_swa(m) {
         let n_swa = stage_layers(m.num_sliding_layers.unwrap_or(0), pp);
         let n_full = layers.saturating_sub(n_swa);
@@ -130,11 +137,22 @@ fn load_draft(args: &SglangArgs, env: &Env) -> Option<ModelFacts> {
     model::load(path, env, args).facts
 }
 
-/// Target weights per GPU, bytes: the checkpoint split over TP × PP.
+/// Target weights per GPU, bytes: the checkpoint without the MTP layers the target doesn't load
+/// (unless they serve as the speculative draft), plus MLA's absorbed copies, split over TP × PP,
+/// plus the matrices every TP rank holds in full.
 pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option<u64> {
-    let tp = args.int("--tp-size").unwrap_or(1).max(1) as u64;
-    let pp = args.int("--pp-size").unwrap_or(1).max(1) as u64;
-    Some(m.weight_bytes? / (tp * pp))
+    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1) as f64;
+    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1) as f64;
+    let total = m.weight_bytes? as f64;
+    let b = model::weight_breakdown(m).unwrap_or_default();
+    let mtp_in_use = speculative_algorithm(args).is_some() && draft_is_mtp(args, m);
+    let loaded = if mtp_in_use {
+        total
+    } else {
+        (total - b.mtp).max(0.0)
+    };
+    let sharded = loaded + b.mla_absorbed;
+    Some((sharded / (tp * pp) + b.replicated * (1.0 - 1.0 / tp) / pp) as u64)
 }
 
 /// Target plus draft weights per GPU, bytes (the draft is loaded before the KV cache is sized).
@@ -143,7 +161,7 @@ pub fn weights_per_gpu_bytes(args: &SglangArgs, env: &Env, m: &ModelFacts) -> Op
     let draft = match speculative_algorithm(args) {
         Some(a) if a != "NGRAM" && !draft_is_mtp(args, m) => load_draft(args, env)
             .and_then(|d| d.weight_bytes)
-            .map(|w| w / args.int("--tp-size").unwrap_or(1).max(1) as u64)
+            .map(|w| w / int_arg(args, "--tp-size").unwrap_or(1).max(1) as u64)
             .unwrap_or(0),
         _ => 0,
     };
@@ -159,7 +177,7 @@ pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &Sgl
     let mut tokens = (rest_mib * 1024.0 * 1024.0 / cell.total as f64).floor() as u64;
     let page = page_size.max(1);
     tokens = tokens / page * page;
-    if let Some(cap) = args.int("--max-total-tokens").filter(|&c| c > 0) {
+    if let Some(cap) = int_arg(args, "--max-total-tokens").filter(|&c| c > 0) {
         tokens = tokens.min(cap as u64);
     }
     tokens

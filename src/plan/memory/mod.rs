@@ -19,6 +19,7 @@ use crate::rules::Hit;
 use crate::sglang::SglangArgs;
 
 pub use kv::{KvCell, kv_bytes_per_token};
+use sglang::int_arg;
 pub use sglang::{Family, SglangDefaults};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -125,6 +126,14 @@ fn used_gpus<'a>(topology: &'a Topology, gpus: &[u32]) -> Vec<&'a Gpu> {
     v
 }
 
+/// A reserve term in whole MiB, bounded so that sums of terms cannot overflow.
+fn mib_term(mib: f64) -> u64 {
+    if mib.is_nan() {
+        return 0;
+    }
+    mib.clamp(0.0, 1e12).ceil() as u64
+}
+
 fn gib(mib: f64) -> f64 {
     mib / 1024.0
 }
@@ -164,7 +173,7 @@ fn activations_mib(model: Option<&ModelFacts>, tokens: i64, tp: i64, mrr: u64, c
     let logits = mrr.min(4096) as f64 * vocab / tp * 4.0;
     let req_to_token = (mrr as f64 + 1.0) * ctx as f64 * 4.0;
     let workspace = 384.0 * MIB;
-    ((chunk + logits + req_to_token + workspace) / MIB).ceil() as u64
+    mib_term((chunk + logits + req_to_token + workspace) / MIB)
 }
 
 /// CUDA-graph pools, MiB, from the batch sizes that will be captured: SGLang's pool estimate
@@ -196,7 +205,7 @@ fn cuda_graphs_mib(
             d.prefill_bs.len() as f64 * 8.0
         };
     }
-    m.ceil() as u64
+    mib_term(m)
 }
 
 /// The estimated number of requests SGLang lets run at once (req-pool size), per version.
@@ -247,8 +256,8 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     let model = input.model;
     let defaults = sglang::resolve(input.version, args, input.env, Some(sglang_gpu_mem), model);
     let family = Family::of(input.version);
-    let tp = derived::tp_size(args);
-    let pp = args.int("--pp-size").unwrap_or(1).max(1);
+    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
+    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1);
     let spec = sglang::speculative_algorithm(args);
     let capacity = gpus.iter().map(|g| g.memory_total_mib).min().unwrap_or(0);
 
@@ -295,7 +304,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
                 family,
                 t,
                 context_len,
-                args.int("--max-running-requests"),
+                int_arg(args, "--max-running-requests"),
                 defaults.max_running_requests,
                 defaults.attn_dp_size,
             ),
@@ -306,8 +315,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
         }
     };
     let mrr_estimate = mrr_for(kv_tokens_at(mfs_for_estimate));
-    let captured =
-        sglang::captured_decode_bs(&defaults, family, Some(sglang_gpu_mem), Some(mrr_estimate));
+    let captured = sglang::captured_decode_bs(&defaults, Some(sglang_gpu_mem), Some(mrr_estimate));
     let cuda_graphs = cuda_graphs_mib(
         &captured,
         &defaults,
@@ -318,7 +326,7 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     let chunk = if defaults.chunked_prefill_size > 0 {
         defaults.chunked_prefill_size
     } else {
-        args.int("--max-prefill-tokens").unwrap_or(16384)
+        int_arg(args, "--max-prefill-tokens").unwrap_or(16384)
     };
     let activations = activations_mib(model, chunk, tp, mrr_estimate, context_len);
     let margin = ((capacity as f64 * 0.02) as u64).max(1024);
@@ -591,7 +599,8 @@ mod tests {
         m: Option<&ModelFacts>,
     ) -> MemoryOutcome {
         let args = SglangArgs::with_values(flagset::get(version).unwrap(), values);
-        let gpus: Vec<u32> = (0..derived::tp_size(&args) as u32).collect();
+        let gpus: Vec<u32> =
+            (0..int_arg(&args, "--tp-size").unwrap_or(1).clamp(1, 64) as u32).collect();
         plan(&MemoryInput {
             version,
             args: &args,
@@ -749,6 +758,36 @@ mod tests {
         );
         let cell = kv::kv_cell("0.5.23", &spec, &env, &ds).unwrap();
         assert_eq!((cell.target, cell.total), (70272, 70272 + 1152));
+    }
+
+    #[test]
+    fn absurd_arguments_and_configs_do_not_panic() {
+        let topo = node(8, 81559, 0, "9.0", true);
+        let big = json!(i64::MAX);
+        for version in ["0.4.10.post2", "0.5.5", "0.5.10.post1", "0.5.23"] {
+            let graph_flag = if version == "0.5.23" {
+                "--cuda-graph-max-bs-decode"
+            } else {
+                "--cuda-graph-max-bs"
+            };
+            let values = [
+                ("--tp-size", big.clone()),
+                ("--pp-size", big.clone()),
+                ("--chunked-prefill-size", big.clone()),
+                ("--max-running-requests", big.clone()),
+                (graph_flag, big.clone()),
+                ("--disable-cuda-graph-padding", json!(true)),
+                ("--mem-fraction-static", json!(-3.0)),
+            ];
+            let mut m = model("meta-llama__Llama-3.1-8B-Instruct");
+            m.num_hidden_layers = Some(u64::MAX);
+            m.num_key_value_heads = Some(0);
+            let _ = run(version, &values, &topo, Some(&m));
+            m.hidden_size = Some(0);
+            m.num_attention_heads = Some(0);
+            m.head_dim = None;
+            let _ = run(version, &values, &topo, Some(&m));
+        }
     }
 
     #[test]

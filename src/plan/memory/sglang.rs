@@ -69,8 +69,21 @@ fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str> {
     names.iter().copied().find(|n| args.knows(n))
 }
 
+/// Integer arguments are bounded so that no user value can overflow the arithmetic below
+/// (SGLang would reject or OOM on such values long before they matter here).
+pub const ARG_BOUND: i64 = 1 << 20;
+
+fn bounded(v: i64) -> i64 {
+    v.clamp(-ARG_BOUND, ARG_BOUND)
+}
+
+/// `args.int(option)`, bounded.
+pub fn int_arg(args: &SglangArgs, option: &str) -> Option<i64> {
+    args.int(option).map(bounded)
+}
+
 fn int_of(args: &SglangArgs, names: &[&str]) -> Option<i64> {
-    known(args, names).and_then(|n| args.int(n))
+    known(args, names).and_then(|n| args.int(n)).map(bounded)
 }
 
 fn flag_of(args: &SglangArgs, names: &[&str]) -> bool {
@@ -85,7 +98,12 @@ fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
     let v = known(args, names).and_then(|n| args.get(n))?;
     match v {
         Value::Array(a) => {
-            let l: Vec<i64> = a.iter().filter_map(Value::as_i64).collect();
+            let l: Vec<i64> = a
+                .iter()
+                .filter_map(Value::as_i64)
+                .map(bounded)
+                .take(4096)
+                .collect();
             (!l.is_empty()).then_some(l)
         }
         _ => None,
@@ -104,6 +122,8 @@ pub fn decode_batch_sizes(
     no_padding: bool,
     append_max: bool,
 ) -> Vec<i64> {
+    // A capture list longer than this is not a real configuration; keep the work bounded.
+    let max_bs = max_bs.min(1 << 16);
     let mut bs: Vec<i64> = if no_padding {
         (1..=max_bs).collect()
     } else if !speculative {
@@ -176,7 +196,7 @@ pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
 
 /// Attention-DP width: `--attn-dp-size` (0.5.20+), else `--dp-size` with `--enable-dp-attention`.
 pub fn attn_dp_size(args: &SglangArgs) -> i64 {
-    let dp = args.int("--dp-size").unwrap_or(1).max(1);
+    let dp = int_arg(args, "--dp-size").unwrap_or(1).max(1);
     if let Some(a) = int_of(args, &["--attn-dp-size"]).filter(|&a| a > 1) {
         return a;
     }
@@ -198,8 +218,8 @@ pub fn resolve(
 ) -> SglangDefaults {
     let family = Family::of(version);
     let g = gpu_mem_mib.map(|m| m as f64);
-    let tp = args.int("--tp-size").unwrap_or(1).max(1);
-    let pp = args.int("--pp-size").unwrap_or(1).max(1);
+    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
+    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1);
     let spec = speculative_algorithm(args);
     let attn_dp = attn_dp_size(args);
     let model_path = args.str("--model-path").unwrap_or("");
@@ -212,10 +232,10 @@ pub fn resolve(
     let disagg = str_of(args, &["--disaggregation-mode"])
         .unwrap_or("null")
         .to_owned();
-    let user_cps = args.int("--chunked-prefill-size");
-    let user_mrr = args.int("--max-running-requests");
-    let max_prefill_tokens = args.int("--max-prefill-tokens").unwrap_or(16384);
-    let max_total_tokens = args.int("--max-total-tokens");
+    let user_cps = int_arg(args, "--chunked-prefill-size");
+    let user_mrr = int_arg(args, "--max-running-requests");
+    let max_prefill_tokens = int_arg(args, "--max-prefill-tokens").unwrap_or(16384);
+    let max_total_tokens = int_arg(args, "--max-total-tokens");
     let no_padding = flag_of(args, &["--disable-cuda-graph-padding"]);
     let disable_cuda_graph = flag_of(args, &["--disable-cuda-graph"]);
     let user_decode_max = int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]);
@@ -259,6 +279,8 @@ pub fn resolve(
         attn_dp_size: attn_dp,
     };
 
+    // 0.5.16+: KV pool sized after graph capture (env opt-in), smaller reserve.
+    let mut post_capture = false;
     match family {
         Family::V0410 => {
             let ps = (tp * pp) as f64;
@@ -457,7 +479,7 @@ pub fn resolve(
             };
             out.prefill_bs = prefill_bs;
             out.prefill_graph = prefill_on;
-            let post_capture = at_least(version, "0.5.16")
+            post_capture = at_least(version, "0.5.16")
                 && env.truthy("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING")
                 && !mla
                 && decode_on
@@ -519,16 +541,21 @@ pub fn resolve(
             }
         }
     }
-    if let (Some(g), Some(m)) = (g, model) {
+    // Multimodal models: SGLang shrinks the fraction for the vision tower (0.5.16+ post-capture
+    // sizing instead subtracts 8 GiB of the capacity).
+    if let Some(m) = model {
         let vlm = m.is_multimodal
             && !flag_of(args, &["--language-only", "--language-model-only"])
             && !(family == Family::V0515 && disagg == "decode");
-        if vlm {
+        if vlm && post_capture {
+            if let Some(g) = g {
+                out.mem_fraction_static -= 8.0 * GIB / g;
+            }
+        } else if vlm {
             let l = m.vision_layers.unwrap_or(24) as f64;
             let h = m.vision_hidden_size.unwrap_or(1024) as f64;
             let factor =
                 (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05);
-            let _ = g;
             out.mem_fraction_static *= 0.95 * factor;
         }
     }
@@ -539,7 +566,6 @@ pub fn resolve(
 /// `max_running_requests` (the req pool) at run time.
 pub fn captured_decode_bs(
     d: &SglangDefaults,
-    family: Family,
     gpu_mem_mib: Option<u64>,
     mrr: Option<u64>,
 ) -> Vec<i64> {
@@ -563,7 +589,6 @@ pub fn captured_decode_bs(
             v
         }
     };
-    let _ = family;
     match mrr {
         Some(m) => list.into_iter().filter(|&b| b as u64 <= m).collect(),
         None => list,
@@ -592,4 +617,76 @@ pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u
             at_least(version, "0.5.10")
         };
     if trtllm { 64 } else { 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::flagset;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_versions_use_the_nearest_older_formula() {
+        assert_eq!(Family::of("0.3.6"), Family::V0410);
+        assert_eq!(Family::of("0.5.2"), Family::V0410);
+        assert_eq!(Family::of("0.5.7"), Family::V055);
+        assert_eq!(Family::of("0.5.12"), Family::V0510);
+        assert_eq!(Family::of("0.5.17"), Family::V0515);
+        assert_eq!(Family::of("0.6.0"), Family::V0515);
+    }
+
+    #[test]
+    fn small_gpu_tier_changed_in_0_5_20() {
+        let args =
+            SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(1))]);
+        let env = Env::default();
+        let new = resolve("0.5.23", &args, &env, Some(24564), None);
+        assert_eq!(
+            (new.chunked_prefill_size, new.decode_max_bs),
+            (4096, Some(48))
+        );
+        let old = resolve("0.5.17", &args, &env, Some(24564), None);
+        assert_eq!(
+            (old.chunked_prefill_size, old.decode_max_bs),
+            (2048, Some(24))
+        );
+        // No capacity known: SGLang's fallbacks.
+        assert_eq!(
+            resolve("0.5.23", &args, &env, None, None).mem_fraction_static,
+            0.95
+        );
+        assert_eq!(
+            resolve("0.5.17", &args, &env, None, None).mem_fraction_static,
+            0.88
+        );
+    }
+
+    #[test]
+    fn post_capture_sizing_uses_the_small_reserve() {
+        let args =
+            SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(8))]);
+        let env = Env::from_pairs([("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING", "1")]);
+        let d = resolve("0.5.23", &args, &env, Some(81559), None);
+        assert_eq!(d.reserved_mib, 1536.0 + 1024.0);
+        assert_eq!(d.mem_fraction_static, round3((81559.0 - 2560.0) / 81559.0));
+    }
+
+    #[test]
+    fn batch_size_lists() {
+        assert_eq!(
+            decode_batch_sizes(48, false, false, true),
+            vec![1, 2, 4, 8, 12, 16, 24, 32, 40, 48]
+        );
+        assert_eq!(decode_batch_sizes(50, false, false, true).last(), Some(&50));
+        assert_eq!(
+            decode_batch_sizes(50, false, false, false).last(),
+            Some(&48)
+        );
+        assert_eq!(
+            decode_batch_sizes(5, false, true, true),
+            vec![1, 2, 3, 4, 5]
+        );
+        assert_eq!(prefill_batch_sizes(8192).len(), 58);
+        assert_eq!(prefill_batch_sizes(2048).len(), 42);
+    }
 }
