@@ -227,7 +227,10 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             m.mem_fraction_static = m.sglang_default_mem_fraction_static.unwrap_or(m.mem_fraction_static);
         }
     }
-    for hit in &outcome.hits {
+    // The loader's MEM001/MEM002 name the path and the problem; the planner's generic
+    // "model unavailable" would only repeat it.
+    let model_reported = model.as_ref().is_some_and(|m| m.problem.is_some());
+    for hit in outcome.hits.iter().filter(|h| !(model_reported && h.code == "MEM001")) {
         pipeline(&mut findings, hit.code, hit.message.clone());
     }
     for err in &args.errors {
