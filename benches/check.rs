@@ -52,7 +52,14 @@ fn main() {
         let start = Instant::now();
         let status = Command::new(bin)
             .current_dir(ROOT)
-            .args(["check", "--topology", &topo, "--sglang-version", "0.5.23", "--"])
+            .args([
+                "check",
+                "--topology",
+                &topo,
+                "--sglang-version",
+                "0.5.23",
+                "--",
+            ])
             .args(ARGS)
             .env("NO_COLOR", "1")
             .stdout(Stdio::null())
@@ -60,9 +67,13 @@ fn main() {
             .status()
             .expect("run sglang-launch");
         times.push(start.elapsed());
-        assert!(status.code().is_some_and(|c| c <= 1), "check failed: {status:?}");
+        assert!(
+            status.code().is_some_and(|c| c <= 1),
+            "check failed: {status:?}"
+        );
     }
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .expect("getrusage");
     let p90 = {
         let mut t = times.clone();
         t.sort();
@@ -71,9 +82,17 @@ fn main() {
     let med = median(&mut times);
     let size = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
     println!("check, 12 SGLang flags, topology file ({runs} runs of the release binary)");
-    println!("  median wall: {:.2} ms   p90: {:.2} ms", med.as_secs_f64() * 1e3, p90.as_secs_f64() * 1e3);
+    println!(
+        "  median wall: {:.2} ms   p90: {:.2} ms",
+        med.as_secs_f64() * 1e3,
+        p90.as_secs_f64() * 1e3
+    );
     println!("  peak RSS:    {:.1} MB", usage.max_rss() as f64 / 1024.0);
-    println!("  binary size: {:.2} MB ({})", size as f64 / 1e6, Path::new(bin).display());
+    println!(
+        "  binary size: {:.2} MB ({})",
+        size as f64 / 1e6,
+        Path::new(bin).display()
+    );
 
     // Rule evaluation alone, in process, on the same facts.
     let topology = Topology::load(Path::new(&topo)).expect("topology");
@@ -106,7 +125,10 @@ fn main() {
     );
     let start = Instant::now();
     for _ in 0..iters {
-        std::hint::black_box(sglang::parse(flags, ARGS.iter().map(OsString::from).collect()));
+        std::hint::black_box(sglang::parse(
+            flags,
+            ARGS.iter().map(OsString::from).collect(),
+        ));
     }
     println!(
         "argument parsing: {:.1} µs per command line",

@@ -29,9 +29,11 @@ pub fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, Ex
         .map(|a| cstring(a.as_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
     let c_env = environment(env)?;
-    nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).map_err(|source| ExecError::Exec {
-        program: program.to_string_lossy().into_owned(),
-        source,
+    nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).map_err(|source| {
+        ExecError::Exec {
+            program: program.to_string_lossy().into_owned(),
+            source,
+        }
     })
 }
 
@@ -42,7 +44,9 @@ fn environment(env: &Env) -> Result<Vec<CString>, ExecError> {
         let name = k.to_string_lossy();
         match env.get(&name) {
             // Unchanged (lossless) variables keep their original bytes.
-            Some(planned) if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() => {
+            Some(planned)
+                if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() =>
+            {
                 out.push(kv(k.as_bytes(), v.as_bytes())?);
             }
             Some(planned) => out.push(kv(k.as_bytes(), planned.as_bytes())?),

@@ -20,9 +20,16 @@ pub fn is_secret_env(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     n == "HF_TOKEN"
         || n == "HUGGING_FACE_HUB_TOKEN"
-        || ["_TOKEN", "_API_KEY", "_SECRET", "_PASSWORD", "_SECRET_KEY", "_ACCESS_KEY"]
-            .iter()
-            .any(|s| n.ends_with(s))
+        || [
+            "_TOKEN",
+            "_API_KEY",
+            "_SECRET",
+            "_PASSWORD",
+            "_SECRET_KEY",
+            "_ACCESS_KEY",
+        ]
+        .iter()
+        .any(|s| n.ends_with(s))
 }
 
 /// The tokens with every secret value replaced by `***` (`--api-key=x` → `--api-key=***`).
@@ -55,7 +62,11 @@ pub fn mask_values(
     values
         .iter()
         .map(|(k, v)| {
-            let v = if is_secret_dest(k) && !v.is_null() { serde_json::Value::from(MASK) } else { v.clone() };
+            let v = if is_secret_dest(k) && !v.is_null() {
+                serde_json::Value::from(MASK)
+            } else {
+                v.clone()
+            };
             (k.clone(), v)
         })
         .collect()

@@ -19,7 +19,10 @@ fn sl() -> Command {
     c.current_dir(ROOT).env("NO_COLOR", "1");
     // Keep the host's own launcher settings out of the tests.
     for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_LAUNCH_") || k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+        if k.starts_with("SGLANG_LAUNCH_")
+            || k.starts_with("SGLANG_")
+            || k == "CUDA_VISIBLE_DEVICES"
+        {
             c.env_remove(k);
         }
     }
@@ -28,11 +31,20 @@ fn sl() -> Command {
 
 fn plan_json(args: &[&str]) -> Value {
     let out = sl()
-        .args(["plan", "--json", "--topology", &topo("8x-h100-sxm-nvlink"), "--sglang-version", "0.5.23", "--"])
+        .args([
+            "plan",
+            "--json",
+            "--topology",
+            &topo("8x-h100-sxm-nvlink"),
+            "--sglang-version",
+            "0.5.23",
+            "--",
+        ])
         .args(args)
         .output()
         .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 #[test]
@@ -42,8 +54,17 @@ fn plan_json_has_exactly_the_contract_fields() {
     assert_eq!(
         keys,
         [
-            "schema", "sglang_version", "sglang_version_source", "verdict", "program", "sglang_args",
-            "sglang_parsed", "env", "findings", "gpus", "memory"
+            "schema",
+            "sglang_version",
+            "sglang_version_source",
+            "verdict",
+            "program",
+            "sglang_args",
+            "sglang_parsed",
+            "env",
+            "findings",
+            "gpus",
+            "memory"
         ]
     );
     assert_eq!(v["schema"], "sglang-launch/plan/v1");
@@ -51,13 +72,29 @@ fn plan_json_has_exactly_the_contract_fields() {
     assert_eq!(v["sglang_version_source"], "option");
     assert_eq!(v["sglang_parsed"]["tp_size"], 8);
     assert_eq!(v["gpus"], serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]));
-    let env_keys: Vec<&str> = v["env"].as_object().unwrap().keys().map(String::as_str).collect();
+    let env_keys: Vec<&str> = v["env"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(env_keys, ["set", "unset"]);
-    let mem = v["memory"].as_object().expect("memory planned for a known model");
+    let mem = v["memory"]
+        .as_object()
+        .expect("memory planned for a known model");
     for k in [
-        "gpu_memory_mib", "mem_fraction_static", "mem_fraction_static_source", "sglang_default_mem_fraction_static",
-        "sglang_default_chunked_prefill_size", "sglang_default_cuda_graph_max_bs", "weights_per_gpu_gib",
-        "kv_cache_bytes_per_token", "kv_cache_tokens", "max_running_requests", "reserved_mib", "fits",
+        "gpu_memory_mib",
+        "mem_fraction_static",
+        "mem_fraction_static_source",
+        "sglang_default_mem_fraction_static",
+        "sglang_default_chunked_prefill_size",
+        "sglang_default_cuda_graph_max_bs",
+        "weights_per_gpu_gib",
+        "kv_cache_bytes_per_token",
+        "kv_cache_tokens",
+        "max_running_requests",
+        "reserved_mib",
+        "fits",
     ] {
         assert!(mem.contains_key(k), "memory.{k} missing");
     }
@@ -66,21 +103,46 @@ fn plan_json_has_exactly_the_contract_fields() {
 #[test]
 fn check_exit_codes_follow_the_contract() {
     // Launchable.
-    sl().args(["check", "--topology", &topo("8x-h100-sxm-nvlink"), "--sglang-version", "0.5.23", "--"])
-        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8"])
-        .assert()
-        .code(0);
+    sl().args([
+        "check",
+        "--topology",
+        &topo("8x-h100-sxm-nvlink"),
+        "--sglang-version",
+        "0.5.23",
+        "--",
+    ])
+    .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8"])
+    .assert()
+    .code(0);
     // SGLang's own parser would reject it: a finding, verdict error, exit 1.
-    sl().args(["check", "--topology", &topo("8x-h100-sxm-nvlink"), "--sglang-version", "0.5.23", "--"])
-        .args(["--model-path", "m", "--pp", "2"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("ambiguous option: --pp could match"));
+    sl().args([
+        "check",
+        "--topology",
+        &topo("8x-h100-sxm-nvlink"),
+        "--sglang-version",
+        "0.5.23",
+        "--",
+    ])
+    .args(["--model-path", "m", "--pp", "2"])
+    .assert()
+    .code(1)
+    .stdout(predicate::str::contains(
+        "ambiguous option: --pp could match",
+    ));
     // The launcher's own input error: exit 2, naming the file.
-    sl().args(["check", "--topology", "/nonexistent/box.json", "--sglang-version", "0.5.23", "--", "--model-path", "m"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("/nonexistent/box.json"));
+    sl().args([
+        "check",
+        "--topology",
+        "/nonexistent/box.json",
+        "--sglang-version",
+        "0.5.23",
+        "--",
+        "--model-path",
+        "m",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("/nonexistent/box.json"));
     // An unknown launcher option before `--` is clap's error, exit 2, with a suggestion.
     sl().args(["check", "--topolgy", "x.json", "--", "--model-path", "m"])
         .assert()
@@ -90,11 +152,18 @@ fn check_exit_codes_follow_the_contract() {
 
 #[test]
 fn missing_driver_is_a_clear_input_error() {
-    sl().args(["check", "--sglang-version", "0.5.23", "--", "--model-path", "m"])
-        .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--topology"));
+    sl().args([
+        "check",
+        "--sglang-version",
+        "0.5.23",
+        "--",
+        "--model-path",
+        "m",
+    ])
+    .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("--topology"));
 }
 
 #[test]
@@ -110,10 +179,24 @@ fn launcher_options_come_from_env_too() {
 fn print_args_round_trips_and_masks_secrets() {
     let run = |extra: &[&str]| {
         let out = sl()
-            .args(["plan", "--print-args", "--no-fix", "--python", "/usr/bin/python3"])
+            .args([
+                "plan",
+                "--print-args",
+                "--no-fix",
+                "--python",
+                "/usr/bin/python3",
+            ])
             .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23"])
             .args(extra)
-            .args(["--", "--model-path", "/models/it's here", "--api-key", "hunter22", "--served-model-name", "a b\"c"])
+            .args([
+                "--",
+                "--model-path",
+                "/models/it's here",
+                "--api-key",
+                "hunter22",
+                "--served-model-name",
+                "a b\"c",
+            ])
             .output()
             .unwrap();
         String::from_utf8(out.stdout).unwrap()
@@ -124,8 +207,15 @@ fn print_args_round_trips_and_masks_secrets() {
     assert_eq!(
         words,
         [
-            "/usr/bin/python3", "-m", "sglang.launch_server", "--model-path", "/models/it's here", "--api-key", "***",
-            "--served-model-name", "a b\"c"
+            "/usr/bin/python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "/models/it's here",
+            "--api-key",
+            "***",
+            "--served-model-name",
+            "a b\"c"
         ]
     );
     let shown = shell_words::split(run(&["--show-secrets"]).trim()).unwrap();
@@ -134,10 +224,27 @@ fn print_args_round_trips_and_masks_secrets() {
 
 #[test]
 fn secrets_never_reach_any_report() {
-    for mode in [&["check"][..], &["check", "--json"][..], &["plan"][..], &["plan", "--json"][..]] {
+    for mode in [
+        &["check"][..],
+        &["check", "--json"][..],
+        &["plan"][..],
+        &["plan", "--json"][..],
+    ] {
         sl().args(mode)
-            .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23", "--"])
-            .args(["--model-path", "m", "--api", "s3cr3t-key", "--admin-api-key=adm1n-key"])
+            .args([
+                "--topology",
+                &topo("1x-l4"),
+                "--sglang-version",
+                "0.5.23",
+                "--",
+            ])
+            .args([
+                "--model-path",
+                "m",
+                "--api",
+                "s3cr3t-key",
+                "--admin-api-key=adm1n-key",
+            ])
             .env("HF_TOKEN", "hf_abcdefgh")
             .assert()
             .stdout(predicate::str::contains("s3cr3t-key").not())
@@ -148,9 +255,24 @@ fn secrets_never_reach_any_report() {
 
 #[test]
 fn no_fix_changes_nothing() {
-    let args = ["--model-path", "m", "--tp", "8", "--enable-flashinfer-allreduce-fusion"];
+    let args = [
+        "--model-path",
+        "m",
+        "--tp",
+        "8",
+        "--enable-flashinfer-allreduce-fusion",
+    ];
     let out = sl()
-        .args(["plan", "--json", "--no-fix", "--topology", &topo("8x-rtx-pro-6000-pcie"), "--sglang-version", "0.5.23", "--"])
+        .args([
+            "plan",
+            "--json",
+            "--no-fix",
+            "--topology",
+            &topo("8x-rtx-pro-6000-pcie"),
+            "--sglang-version",
+            "0.5.23",
+            "--",
+        ])
         .args(args)
         .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
         .output()
@@ -158,7 +280,13 @@ fn no_fix_changes_nothing() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["sglang_args"], serde_json::json!(args));
     assert_eq!(v["env"], serde_json::json!({"set": {}, "unset": []}));
-    assert!(v["findings"].as_array().unwrap().iter().all(|f| f["fixed"] == false && f["fix"].is_null()));
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["fixed"] == false && f["fix"].is_null())
+    );
     assert_eq!(v["verdict"], "error", "an unfixed arch error blocks");
     assert_eq!(out.status.code(), Some(1));
 }
@@ -169,8 +297,16 @@ fn fake_venv(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(&bin).unwrap();
     let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
     std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(site.join("METADATA"), "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n").unwrap();
-    std::fs::write(dir.join("venv/pyvenv.cfg"), "home = /usr/bin\nversion = 3.11.7\n").unwrap();
+    std::fs::write(
+        site.join("METADATA"),
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("venv/pyvenv.cfg"),
+        "home = /usr/bin\nversion = 3.11.7\n",
+    )
+    .unwrap();
     let py = bin.join("python3");
     let record = dir.join("record");
     std::fs::write(
@@ -198,7 +334,13 @@ fn run_execs_sglang_in_the_same_process_with_byte_exact_args() {
         .args(["run", "--python"])
         .arg(&py)
         .args(["--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
-        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8", "--served-model-name"])
+        .args([
+            "--model-path",
+            "examples/models/Qwen3-32B",
+            "--tp",
+            "8",
+            "--served-model-name",
+        ])
         .arg(&weird)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -207,30 +349,55 @@ fn run_execs_sglang_in_the_same_process_with_byte_exact_args() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let rec = |ext: &str| std::fs::read(dir.path().join(format!("record.{ext}"))).unwrap();
-    assert_eq!(String::from_utf8(rec("pid")).unwrap().trim(), pid.to_string(), "exec keeps the PID");
+    assert_eq!(
+        String::from_utf8(rec("pid")).unwrap().trim(),
+        pid.to_string(),
+        "exec keeps the PID"
+    );
     let raw = rec("argv");
     let argv: Vec<&[u8]> = raw.split(|b| *b == 0).filter(|s| !s.is_empty()).collect();
     assert_eq!(argv[0], b"-m".as_slice());
     assert_eq!(argv[1], b"sglang.launch_server".as_slice());
-    assert!(argv.contains(&weird.as_bytes()), "non-UTF-8 argument reaches SGLang unchanged");
-    assert!(argv.contains(&&b"--tp"[..]), "the user's own spelling is kept");
+    assert!(
+        argv.contains(&weird.as_bytes()),
+        "non-UTF-8 argument reaches SGLang unchanged"
+    );
+    assert!(
+        argv.contains(&&b"--tp"[..]),
+        "the user's own spelling is kept"
+    );
     // The seed story's ineffective variable was unset by a reported fix.
     assert_eq!(rec("env"), b"");
 }
 
 #[test]
 fn run_without_interpreter_or_sglang_exits_127_and_launches_nothing() {
-    sl().args(["run", "--python", "/nonexistent/python3", "--topology", &topo("1x-l4"), "--"])
-        .args(["--model-path", "m"])
-        .assert()
-        .code(127)
-        .stderr(predicate::str::contains("/nonexistent/python3"));
+    sl().args([
+        "run",
+        "--python",
+        "/nonexistent/python3",
+        "--topology",
+        &topo("1x-l4"),
+        "--",
+    ])
+    .args(["--model-path", "m"])
+    .assert()
+    .code(127)
+    .stderr(predicate::str::contains("/nonexistent/python3"));
     let dir = tempfile::tempdir().unwrap();
     let py = fake_venv(dir.path());
     std::fs::remove_dir_all(dir.path().join("venv/lib")).unwrap();
     sl().args(["run", "--python"])
         .arg(&py)
-        .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23", "--", "--model-path", "m"])
+        .args([
+            "--topology",
+            &topo("1x-l4"),
+            "--sglang-version",
+            "0.5.23",
+            "--",
+            "--model-path",
+            "m",
+        ])
         .assert()
         .code(127)
         .stderr(predicate::str::contains("SGLang is not installed"));
@@ -245,7 +412,9 @@ fn drop_in_form_takes_sglang_arguments_directly() {
         .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("unrecognized arguments: --bogus-flag"));
+        .stderr(predicate::str::contains(
+            "unrecognized arguments: --bogus-flag",
+        ));
 }
 
 #[test]
@@ -257,11 +426,17 @@ fn generated_completions_and_man_page_are_fresh() {
     ] {
         let out = sl().args(["completions", shell]).output().unwrap();
         let want = std::fs::read(Path::new(ROOT).join(file)).unwrap();
-        assert!(out.stdout == want, "{file} is stale: run scripts/gen-completions.sh");
+        assert!(
+            out.stdout == want,
+            "{file} is stale: run scripts/gen-completions.sh"
+        );
     }
     let out = sl().arg("man").output().unwrap();
     let want = std::fs::read(Path::new(ROOT).join("man/sglang-launch.1")).unwrap();
-    assert!(out.stdout == want, "man/sglang-launch.1 is stale: run scripts/gen-completions.sh");
+    assert!(
+        out.stdout == want,
+        "man/sglang-launch.1 is stale: run scripts/gen-completions.sh"
+    );
 }
 
 #[test]

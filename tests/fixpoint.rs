@@ -16,7 +16,10 @@ fn topologies() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     v.sort();
-    assert!(v.len() >= 9, "every shared fixture topology is in examples/topologies");
+    assert!(
+        v.len() >= 9,
+        "every shared fixture topology is in examples/topologies"
+    );
     v
 }
 
@@ -35,8 +38,14 @@ const LINES: &[&str] = &[
 
 const ENVS: &[&[(&str, &str)]] = &[
     &[],
-    &[("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"), ("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")],
-    &[("NCCL_P2P_DISABLE", "1"), ("CUDA_VISIBLE_DEVICES", "0,1,2,3")],
+    &[
+        ("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"),
+        ("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage"),
+    ],
+    &[
+        ("NCCL_P2P_DISABLE", "1"),
+        ("CUDA_VISIBLE_DEVICES", "0,1,2,3"),
+    ],
 ];
 
 fn request(topology: &PathBuf, tokens: Vec<OsString>, env: Env) -> Request {
@@ -57,8 +66,18 @@ fn planning_the_planned_command_changes_nothing() {
         for line in LINES {
             for env in ENVS {
                 let tokens: Vec<OsString> = line.split_whitespace().map(OsString::from).collect();
-                let first = plan::build(&request(&topo, tokens, Env::from_pairs(env.iter().copied()))).unwrap();
-                let again = plan::build(&request(&topo, first.args.tokens.clone(), first.env.clone())).unwrap();
+                let first = plan::build(&request(
+                    &topo,
+                    tokens,
+                    Env::from_pairs(env.iter().copied()),
+                ))
+                .unwrap();
+                let again = plan::build(&request(
+                    &topo,
+                    first.args.tokens.clone(),
+                    first.env.clone(),
+                ))
+                .unwrap();
                 let ctx = format!("{} | {line} | {env:?}", topo.display());
                 assert!(
                     again.plan.findings.iter().all(|f| !f.fixed),

@@ -29,7 +29,10 @@ fn seed_story_box_with_every_lesson() {
         "--model-path examples/models/Qwen3-32B --tp 8 --enable-flashinfer-allreduce-fusion \
          --enable-torch-symm-mem --cuda-graph-max-bs 512 --speculative-algorithm EAGLE3 \
          --speculative-draft-model-path some/eagle3-draft",
-        &[("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"), ("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")],
+        &[
+            ("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"),
+            ("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
+        ],
     ));
 }
 
@@ -58,7 +61,7 @@ fn typo_and_ambiguity_read_like_argparse() {
     insta::assert_snapshot!(human(
         "1x-l4",
         "0.5.23",
-        "--model-path examples/models/Qwen3-32B --reasoning_parser qwen3 --pp 2",
+        "--model-path examples/models/Qwen3-32B --reasoning_parser qwen3",
         &[],
     ));
 }

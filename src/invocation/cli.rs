@@ -74,11 +74,21 @@ pub struct PlanOptions {
     pub no_fix: bool,
 
     /// Skip a rule (code or name; repeatable or comma-separated)
-    #[arg(long, env = "SGLANG_LAUNCH_ALLOW", value_name = "CODE", value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_ALLOW",
+        value_name = "CODE",
+        value_delimiter = ','
+    )]
     pub allow: Vec<String>,
 
     /// Make a rule's finding an error (code or name; repeatable or comma-separated)
-    #[arg(long, env = "SGLANG_LAUNCH_DENY", value_name = "CODE", value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_DENY",
+        value_name = "CODE",
+        value_delimiter = ','
+    )]
     pub deny: Vec<String>,
 
     /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
@@ -96,7 +106,11 @@ pub struct RunArgs {
     pub dry_run: bool,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(value_name = "SGLANG_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "SGLANG_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub sglang_args: Vec<OsString>,
 }
 
@@ -106,7 +120,11 @@ pub struct CheckArgs {
     pub opts: PlanOptions,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(value_name = "SGLANG_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "SGLANG_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub sglang_args: Vec<OsString>,
 }
 
@@ -124,7 +142,11 @@ pub struct PlanArgs {
     pub show_secrets: bool,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(value_name = "SGLANG_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "SGLANG_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub sglang_args: Vec<OsString>,
 }
 

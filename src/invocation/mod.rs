@@ -38,7 +38,11 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         Ok(m) => m,
         Err(e) => {
             let _ = e.print();
-            return Ok(if e.use_stderr() { exit::USAGE } else { exit::OK });
+            return Ok(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
         }
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Fatal::usage(e.to_string()))?;
@@ -137,19 +141,30 @@ fn check(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<i32, Fatal> {
     if opts.json {
         print_out(&report::json(&outcome.plan));
     } else {
-        print_out(&report::human(&outcome, report::use_color(&std::io::stdout())));
+        print_out(&report::human(
+            &outcome,
+            report::use_color(&std::io::stdout()),
+        ));
     }
     Ok(outcome.exit_code())
 }
 
-fn plan_cmd(opts: &PlanOptions, tokens: Vec<OsString>, print_args: bool, show_secrets: bool) -> Result<i32, Fatal> {
+fn plan_cmd(
+    opts: &PlanOptions,
+    tokens: Vec<OsString>,
+    print_args: bool,
+    show_secrets: bool,
+) -> Result<i32, Fatal> {
     let outcome = plan::build(&request(opts, tokens))?;
     if print_args {
         print_out(&report::command_line(&outcome, show_secrets));
     } else if opts.json {
         print_out(&report::json(&outcome.plan));
     } else {
-        print_out(&report::human(&outcome, report::use_color(&std::io::stdout())));
+        print_out(&report::human(
+            &outcome,
+            report::use_color(&std::io::stdout()),
+        ));
     }
     Ok(outcome.exit_code())
 }
@@ -160,15 +175,23 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
     if opts.json {
         print_out(&report::json(&outcome.plan));
     }
-    eprint!("{}", report::human(&outcome, report::use_color(&std::io::stderr())));
+    eprint!(
+        "{}",
+        report::human(&outcome, report::use_color(&std::io::stderr()))
+    );
     if outcome.exit_code() != exit::OK {
-        eprintln!("sglang-launch: not launching: fix the errors above, or --allow CODE to skip a rule");
+        eprintln!(
+            "sglang-launch: not launching: fix the errors above, or --allow CODE to skip a rule"
+        );
         return Ok(exit::BLOCKED);
     }
     if dry_run {
         print_out(&report::command_line(&outcome, false));
         for (k, v) in &outcome.plan.env.set {
-            print_out(&format!("export {}", shell_words::join([format!("{k}={v}")])));
+            print_out(&format!(
+                "export {}",
+                shell_words::join([format!("{k}={v}")])
+            ));
         }
         for k in &outcome.plan.env.unset {
             print_out(&format!("unset {k}"));
@@ -198,7 +221,10 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
     let _ = std::io::stderr().flush();
     match crate::exec::exec(&argv, &outcome.env) {
         Ok(never) => match never {},
-        Err(e) => Err(Fatal { code: exit::NOT_FOUND, message: e.to_string() }),
+        Err(e) => Err(Fatal {
+            code: exit::NOT_FOUND,
+            message: e.to_string(),
+        }),
     }
 }
 
@@ -229,6 +255,8 @@ pub fn completions(shell: cli::Shell) -> String {
 pub fn man_page() -> String {
     let mut buf = Vec::new();
     // Rendering into memory cannot fail.
-    clap_mangen::Man::new(Cli::command()).render(&mut buf).expect("man page renders");
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut buf)
+        .expect("man page renders");
     String::from_utf8_lossy(&buf).into_owned()
 }

@@ -13,14 +13,18 @@ const PLANNING: &[&str] = &["run", "check", "plan"];
 ///   what it doesn't know) and everything after is SGLang's; without one, the launcher's
 ///   options end at the first token that is not one of them.
 pub fn split(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>) {
-    let prog = argv.first().cloned().unwrap_or_else(|| "sglang-launch".into());
+    let prog = argv
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "sglang-launch".into());
     let Some(first) = argv.get(1) else {
         return (vec![prog], Vec::new());
     };
     let cmd = super::cli::command();
     let first_str = first.to_str().unwrap_or("");
     let is_sub = cmd.get_subcommands().any(|s| s.get_name() == first_str);
-    let launcher_flag = matches!(first_str, "-h" | "--help" | "-V" | "--version") && argv.len() == 2;
+    let launcher_flag =
+        matches!(first_str, "-h" | "--help" | "-V" | "--version") && argv.len() == 2;
     if !is_sub && !launcher_flag {
         return (vec![prog, "run".into()], argv[1..].to_vec());
     }
@@ -81,21 +85,44 @@ mod tests {
 
     #[test]
     fn launcher_options_end_at_first_foreign_token() {
-        let (l, g) = split(&s(&["sl", "check", "--topology", "t.json", "--json", "--model-path", "m", "--json"]));
+        let (l, g) = split(&s(&[
+            "sl",
+            "check",
+            "--topology",
+            "t.json",
+            "--json",
+            "--model-path",
+            "m",
+            "--json",
+        ]));
         assert_eq!(l, s(&["sl", "check", "--topology", "t.json", "--json"]));
         assert_eq!(g, s(&["--model-path", "m", "--json"]));
     }
 
     #[test]
     fn double_dash_separates_and_lets_clap_judge_the_left() {
-        let (l, g) = split(&s(&["sl", "plan", "--topolgy", "t.json", "--", "--model-path", "m"]));
+        let (l, g) = split(&s(&[
+            "sl",
+            "plan",
+            "--topolgy",
+            "t.json",
+            "--",
+            "--model-path",
+            "m",
+        ]));
         assert_eq!(l, s(&["sl", "plan", "--topolgy", "t.json"]));
         assert_eq!(g, s(&["--model-path", "m"]));
     }
 
     #[test]
     fn inline_values_and_other_subcommands() {
-        let (l, g) = split(&s(&["sl", "check", "--sglang-version=0.5.23", "--model-path", "m"]));
+        let (l, g) = split(&s(&[
+            "sl",
+            "check",
+            "--sglang-version=0.5.23",
+            "--model-path",
+            "m",
+        ]));
         assert_eq!(l, s(&["sl", "check", "--sglang-version=0.5.23"]));
         assert_eq!(g, s(&["--model-path", "m"]));
         let (l, g) = split(&s(&["sl", "explain", "AR002"]));

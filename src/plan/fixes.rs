@@ -14,17 +14,22 @@ use super::json::EnvChanges;
 /// The arguments after the edits, re-parsed. Edits naming options this version lacks are skipped
 /// (a rule only proposes options from the flag set in use; this keeps an odd edit harmless).
 pub fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
-    edits.iter().fold(args.clone(), |cur, edit| match edit_tokens(&cur, edit) {
-        Some(tokens) => sglang::parse(cur.flags, tokens),
-        None => cur,
-    })
+    edits
+        .iter()
+        .fold(args.clone(), |cur, edit| match edit_tokens(&cur, edit) {
+            Some(tokens) => sglang::parse(cur.flags, tokens),
+            None => cur,
+        })
 }
 
 fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Option<Vec<OsString>> {
     let mut tokens = args.tokens.clone();
     match edit {
         ArgEdit::Remove { option } => {
-            let spans: Vec<_> = args.occurrences_of(option).map(|o| (o.start, o.len)).collect();
+            let spans: Vec<_> = args
+                .occurrences_of(option)
+                .map(|o| (o.start, o.len))
+                .collect();
             if spans.is_empty() {
                 return None;
             }
@@ -36,7 +41,10 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Option<Vec<OsString>> {
             args.flags.action(option)?;
             match args.occurrences_of(option).last() {
                 Some(o) => {
-                    let written = o.written.split_once('=').map_or(o.written.as_str(), |(w, _)| w);
+                    let written = o
+                        .written
+                        .split_once('=')
+                        .map_or(o.written.as_str(), |(w, _)| w);
                     let new: Vec<OsString> = if o.len == 1 && o.written.contains('=') {
                         vec![format!("{written}={value}").into()]
                     } else {

@@ -42,7 +42,10 @@ pub struct Fatal {
 
 impl Fatal {
     pub fn usage(message: impl Into<String>) -> Self {
-        Fatal { code: exit::USAGE, message: message.into() }
+        Fatal {
+            code: exit::USAGE,
+            message: message.into(),
+        }
     }
 }
 
@@ -81,11 +84,17 @@ impl Outcome {
 pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
     let wanted = python.unwrap_or(Path::new("python3"));
     if wanted.components().count() > 1 {
-        return Interpreter { path: wanted.to_path_buf(), found: wanted.is_file() };
+        return Interpreter {
+            path: wanted.to_path_buf(),
+            found: wanted.is_file(),
+        };
     }
     match which::which(wanted) {
         Ok(path) => Interpreter { path, found: true },
-        Err(_) => Interpreter { path: wanted.to_path_buf(), found: false },
+        Err(_) => Interpreter {
+            path: wanted.to_path_buf(),
+            found: false,
+        },
     }
 }
 
@@ -94,7 +103,9 @@ pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Top
     match file {
         Some(path) => Topology::load(path).map_err(|e| Fatal::usage(e.to_string())),
         None => {
-            let lib = nvml_lib.map(Path::to_path_buf).or_else(facts::nvml::default_lib_path);
+            let lib = nvml_lib
+                .map(Path::to_path_buf)
+                .or_else(facts::nvml::default_lib_path);
             facts::nvml::detect(lib.as_deref()).map_err(|e| Fatal::usage(e.to_string()))
         }
     }
@@ -109,7 +120,10 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         .validate()
         .map_err(|e| Fatal::usage(e.to_string()))?;
     let interpreter = resolve_interpreter(req.python.as_deref());
-    let selected = version::select(req.sglang_version.as_deref(), interpreter.found.then_some(interpreter.path.as_path()));
+    let selected = version::select(
+        req.sglang_version.as_deref(),
+        interpreter.found.then_some(interpreter.path.as_path()),
+    );
     let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
 
     let mut findings: Vec<Finding> = Vec::new();
@@ -171,10 +185,20 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             host: host.as_ref(),
         };
         rule_hits = rules::evaluate(&ctx, &req.settings);
+        if !args.is_ok() {
+            // Facts read from a command line argparse rejects are wrong (every option reads as
+            // its default): only the argument-level rules, which can repair it, may speak.
+            rule_hits.retain(|h| rules::lookup(h.code).is_ok_and(|r| r.family() == "FLAG"));
+        }
         rounds += 1;
         let fixable: Vec<&Hit> = rule_hits
             .iter()
-            .filter(|h| !req.no_fix && h.fix.as_ref().is_some_and(|f| !applied.contains(&f.summary)))
+            .filter(|h| {
+                !req.no_fix
+                    && h.fix
+                        .as_ref()
+                        .is_some_and(|f| !applied.contains(&f.summary))
+            })
             .collect();
         if fixable.is_empty() || rounds > MAX_FIX_ROUNDS {
             break;
@@ -215,26 +239,50 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         gpus: &gpus,
         model: model.as_ref().and_then(|m| m.facts.as_ref()),
     });
-    let mut memory = outcome.memory;
-    if let (Some(mfs), false) = (outcome.planned_mem_fraction_static, req.no_fix) {
+    // No memory plan for arguments SGLang would reject (ARG001 says why).
+    let (mut memory, memory_hits) = if args.is_ok() {
+        (outcome.memory, outcome.hits)
+    } else {
+        (None, Vec::new())
+    };
+    let planned = outcome
+        .planned_mem_fraction_static
+        .filter(|_| memory.is_some());
+    if let (Some(mfs), false) = (planned, req.no_fix) {
         args = fixes::apply_args(
             &args,
-            &[rules::ArgEdit::Set { option: "--mem-fraction-static".into(), value: format_fraction(mfs) }],
+            &[rules::ArgEdit::Set {
+                option: "--mem-fraction-static".into(),
+                value: format_fraction(mfs),
+            }],
         );
     } else if req.no_fix {
         // Report only: the server keeps SGLang's own choice.
-        if let Some(m) = memory.as_mut().filter(|m| m.mem_fraction_static_source == json::MfsSource::Planned) {
-            m.mem_fraction_static = m.sglang_default_mem_fraction_static.unwrap_or(m.mem_fraction_static);
+        if let Some(m) = memory
+            .as_mut()
+            .filter(|m| m.mem_fraction_static_source == json::MfsSource::Planned)
+        {
+            m.mem_fraction_static = m
+                .sglang_default_mem_fraction_static
+                .unwrap_or(m.mem_fraction_static);
         }
     }
     // The loader's MEM001/MEM002 name the path and the problem; the planner's generic
     // "model unavailable" would only repeat it.
     let model_reported = model.as_ref().is_some_and(|m| m.problem.is_some());
-    for hit in outcome.hits.iter().filter(|h| !(model_reported && h.code == "MEM001")) {
+    for hit in memory_hits
+        .iter()
+        .filter(|h| !(model_reported && h.code == "MEM001"))
+    {
         pipeline(&mut findings, hit.code, hit.message.clone());
     }
     for err in &args.errors {
-        pipeline(&mut findings, "ARG001", err.message.clone());
+        let hint = match err.suggestions.as_slice() {
+            [] => String::new(),
+            [one] => format!("; did you mean {one}?"),
+            many => format!("; did you mean one of {}?", many.join(", ")),
+        };
+        pipeline(&mut findings, "ARG001", format!("{}{hint}", err.message));
     }
 
     let secrets = secrets::secret_values(&args, &env);
@@ -254,7 +302,16 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             set: changes
                 .set
                 .iter()
-                .map(|(k, v)| (k.clone(), if secrets::is_secret_env(k) { secrets::MASK.to_owned() } else { v.clone() }))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        if secrets::is_secret_env(k) {
+                            secrets::MASK.to_owned()
+                        } else {
+                            v.clone()
+                        },
+                    )
+                })
                 .collect(),
             unset: changes.unset.clone(),
         },
@@ -262,7 +319,14 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         gpus,
         memory,
     };
-    Ok(Outcome { plan, args, env, interpreter, topology, secrets })
+    Ok(Outcome {
+        plan,
+        args,
+        env,
+        interpreter,
+        topology,
+        secrets,
+    })
 }
 
 /// `0.83` rather than `0.8300000001`: two decimals is what SGLang users write, and the planner
@@ -289,7 +353,11 @@ fn finding_from_hit(hit: &Hit, fixed: bool) -> Finding {
         severity: hit.severity,
         message: hit.message.clone(),
         fixed,
-        fix: if fixed { hit.fix.as_ref().map(|f| f.summary.clone()) } else { None },
+        fix: if fixed {
+            hit.fix.as_ref().map(|f| f.summary.clone())
+        } else {
+            None
+        },
     }
 }
 
@@ -300,13 +368,16 @@ fn pipeline_finding(settings: &RuleSettings, code: &str, message: String) -> Opt
 
 fn verdict(findings: &[Finding], strict: bool) -> Verdict {
     // A fixed finding no longer applies to the command that will run.
-    findings.iter().filter(|f| !f.fixed).fold(Verdict::Ok, |v, f| {
-        let this = match f.severity {
-            Severity::Error => Verdict::Error,
-            Severity::Warning if strict => Verdict::Error,
-            Severity::Warning => Verdict::Warning,
-            Severity::Info => Verdict::Ok,
-        };
-        v.max(this)
-    })
+    findings
+        .iter()
+        .filter(|f| !f.fixed)
+        .fold(Verdict::Ok, |v, f| {
+            let this = match f.severity {
+                Severity::Error => Verdict::Error,
+                Severity::Warning if strict => Verdict::Error,
+                Severity::Warning => Verdict::Warning,
+                Severity::Info => Verdict::Ok,
+            };
+            v.max(this)
+        })
 }

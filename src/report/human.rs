@@ -13,7 +13,11 @@ struct Style {
 
 impl Style {
     fn paint(&self, code: &str, text: &str) -> String {
-        if self.on { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
     }
     fn severity(&self, s: Severity) -> String {
         match s {
@@ -36,9 +40,16 @@ pub fn gpu_summary(topology: &Topology, gpus: &[u32]) -> String {
     }
     let mut groups: Vec<(String, String, u64, usize)> = Vec::new();
     for g in &used {
-        match groups.iter_mut().find(|(n, c, m, _)| *n == g.name && *c == g.compute_capability && *m == g.memory_total_mib) {
+        match groups.iter_mut().find(|(n, c, m, _)| {
+            *n == g.name && *c == g.compute_capability && *m == g.memory_total_mib
+        }) {
             Some(grp) => grp.3 += 1,
-            None => groups.push((g.name.clone(), g.compute_capability.clone(), g.memory_total_mib, 1)),
+            None => groups.push((
+                g.name.clone(),
+                g.compute_capability.clone(),
+                g.memory_total_mib,
+                1,
+            )),
         }
     }
     let idx: Vec<u32> = used.iter().map(|g| g.index).collect();
@@ -64,7 +75,13 @@ fn ranges(ids: &[u32]) -> String {
         while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
             j += 1;
         }
-        out.push(if j > i + 1 { format!("{}-{}", ids[i], ids[j]) } else if j == i + 1 { format!("{},{}", ids[i], ids[j]) } else { ids[i].to_string() });
+        out.push(if j > i + 1 {
+            format!("{}-{}", ids[i], ids[j])
+        } else if j == i + 1 {
+            format!("{},{}", ids[i], ids[j])
+        } else {
+            ids[i].to_string()
+        });
         i = j + 1;
     }
     out.join(",")
@@ -85,11 +102,26 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         st.paint("1", "sglang-launch:"),
         plan.sglang_version,
         gpu_summary(&outcome.topology, &plan.gpus),
-        if plan.gpus.is_empty() { "none selected".to_owned() } else { ranges(&plan.gpus) },
+        if plan.gpus.is_empty() {
+            "none selected".to_owned()
+        } else {
+            ranges(&plan.gpus)
+        },
     );
     for f in &plan.findings {
-        let fixed = if f.fixed { st.paint("32", " [fixed]") } else { String::new() };
-        let _ = writeln!(out, "  {} {:<6} {}: {}{fixed}", st.severity(f.severity), f.code, f.name, f.message);
+        let fixed = if f.fixed {
+            st.paint("32", " [fixed]")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  {} {:<6} {}: {}{fixed}",
+            st.severity(f.severity),
+            f.code,
+            f.name,
+            f.message
+        );
     }
     let mut changes: Vec<String> = plan
         .findings
@@ -98,12 +130,17 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         .filter_map(|f| f.fix.as_ref().map(|x| format!("{x} ({})", f.code)))
         .collect();
     if let Some(m) = &plan.memory {
-        if m.mem_fraction_static_source == MfsSource::Planned && outcome.args.is_set("--mem-fraction-static") {
+        if m.mem_fraction_static_source == MfsSource::Planned
+            && outcome.args.is_set("--mem-fraction-static")
+        {
             let default = m
                 .sglang_default_mem_fraction_static
                 .map(|d| format!("; SGLang's default would be {d}"))
                 .unwrap_or_default();
-            changes.push(format!("set --mem-fraction-static {} (planned{default})", m.mem_fraction_static));
+            changes.push(format!(
+                "set --mem-fraction-static {} (planned{default})",
+                m.mem_fraction_static
+            ));
         }
     }
     if !changes.is_empty() {
@@ -116,8 +153,16 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         let _ = writeln!(out, "{}", st.paint("1", "memory (per GPU):"));
         let _ = write!(out, "{}", crate::plan::memory::render_table(m));
     }
-    let blocking = plan.findings.iter().filter(|f| !f.fixed && f.severity == Severity::Error).count();
-    let warnings = plan.findings.iter().filter(|f| !f.fixed && f.severity == Severity::Warning).count();
+    let blocking = plan
+        .findings
+        .iter()
+        .filter(|f| !f.fixed && f.severity == Severity::Error)
+        .count();
+    let warnings = plan
+        .findings
+        .iter()
+        .filter(|f| !f.fixed && f.severity == Severity::Warning)
+        .count();
     let verdict = match plan.verdict {
         Verdict::Ok => st.paint("1;32", "ok"),
         Verdict::Warning => st.paint("1;33", "warning"),

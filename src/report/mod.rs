@@ -39,7 +39,12 @@ pub fn argv(outcome: &Outcome) -> Vec<OsString> {
 /// Secret values are `***` unless `show_secrets`.
 pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
     let args: Vec<String> = if show_secrets {
-        outcome.args.tokens.iter().map(|t| t.to_string_lossy().into_owned()).collect()
+        outcome
+            .args
+            .tokens
+            .iter()
+            .map(|t| t.to_string_lossy().into_owned())
+            .collect()
     } else {
         secrets::mask_tokens(&outcome.args, &outcome.args.tokens)
     };

@@ -17,14 +17,25 @@ pub fn topology(t: &Topology) -> String {
         .as_deref()
         .map(|c| format!(", CUDA {c}"))
         .unwrap_or_default();
-    let _ = writeln!(out, "{host}: {} GPU{}{driver}{cuda}", t.gpus.len(), if t.gpus.len() == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "{host}: {} GPU{}{driver}{cuda}",
+        t.gpus.len(),
+        if t.gpus.len() == 1 { "" } else { "s" }
+    );
     for g in &t.gpus {
-        let used = g.memory_used_mib.map(|u| format!(", {u} MiB in use")).unwrap_or_default();
+        let used = g
+            .memory_used_mib
+            .map(|u| format!(", {u} MiB in use"))
+            .unwrap_or_default();
         let pcie = match (g.pcie_gen, g.pcie_width) {
             (Some(gen_), Some(w)) => format!(", PCIe {gen_}.0 x{w}"),
             _ => String::new(),
         };
-        let numa = g.numa_node.map(|n| format!(", NUMA {n}")).unwrap_or_default();
+        let numa = g
+            .numa_node
+            .map(|n| format!(", NUMA {n}"))
+            .unwrap_or_default();
         let mig = if g.mig_enabled { ", MIG on" } else { "" };
         let _ = writeln!(
             out,

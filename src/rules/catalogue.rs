@@ -166,7 +166,9 @@ pub(super) fn rules() -> &'static [Rule] {
 
 /// Family, then number: `AR2` < `AR10` < `ARCH1`.
 fn code_key(code: &str) -> (String, u32) {
-    let i = code.find(|c: char| c.is_ascii_digit()).unwrap_or(code.len());
+    let i = code
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(code.len());
     (code[..i].to_owned(), code[i..].parse().unwrap_or(0))
 }
 

@@ -55,7 +55,10 @@ mod tests {
     fn docker_default_shm_is_64_mib() {
         let m = "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n";
         assert_eq!(shm_size_from_mounts(m), Some(64 << 20));
-        assert_eq!(shm_size_from_mounts("tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"), None);
+        assert_eq!(
+            shm_size_from_mounts("tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"),
+            None
+        );
         assert_eq!(shm_size_from_mounts(""), None);
         assert_eq!(shm_size_from_mounts("x /dev/shm tmpfs size=zz 0 0"), None);
     }

@@ -31,7 +31,10 @@ pub fn heads(ctx: &Context) -> Vec<Fired> {
 pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
     if ctx.nnodes() < 2
         || ctx.given("--dist-init-addr")
-        || ctx.env.get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE").is_some()
+        || ctx
+            .env
+            .get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE")
+            .is_some()
     {
         return vec![];
     }
@@ -89,5 +92,8 @@ pub fn node_rank(ctx: &Context) -> Vec<Fired> {
     if r >= 0 && r < n {
         return vec![];
     }
-    vec![Fired::new(format!("--node-rank {r} is outside 0..{} for --nnodes {n}", n - 1))]
+    vec![Fired::new(format!(
+        "--node-rank {r} is outside 0..{} for --nnodes {n}",
+        n - 1
+    ))]
 }
