@@ -222,14 +222,12 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         pipeline(&mut findings, "TOP001", problem);
     }
     // Memory, on the final arguments.
-    if let Some(m) = &model {
-        if let Some((kind, message)) = &m.problem {
-            let code = match kind {
-                facts::model::ProblemKind::Unavailable => "MEM001",
-                facts::model::ProblemKind::Invalid => "MEM002",
-            };
-            pipeline(&mut findings, code, message.clone());
-        }
+    if let Some((kind, message)) = model.as_ref().and_then(|m| m.problem.as_ref()) {
+        let code = match kind {
+            facts::model::ProblemKind::Unavailable => "MEM001",
+            facts::model::ProblemKind::Invalid => "MEM002",
+        };
+        pipeline(&mut findings, code, message.clone());
     }
     let outcome = memory::plan(&memory::MemoryInput {
         version: flags.version.as_str(),

@@ -129,19 +129,18 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         .filter(|f| f.fixed)
         .filter_map(|f| f.fix.as_ref().map(|x| format!("{x} ({})", f.code)))
         .collect();
-    if let Some(m) = &plan.memory {
-        if m.mem_fraction_static_source == MfsSource::Planned
+    if let Some(m) = plan.memory.as_ref().filter(|m| {
+        m.mem_fraction_static_source == MfsSource::Planned
             && outcome.args.is_set("--mem-fraction-static")
-        {
-            let default = m
-                .sglang_default_mem_fraction_static
-                .map(|d| format!("; SGLang's default would be {d}"))
-                .unwrap_or_default();
-            changes.push(format!(
-                "set --mem-fraction-static {} (planned{default})",
-                m.mem_fraction_static
-            ));
-        }
+    }) {
+        let default = m
+            .sglang_default_mem_fraction_static
+            .map(|d| format!("; SGLang's default would be {d}"))
+            .unwrap_or_default();
+        changes.push(format!(
+            "set --mem-fraction-static {} (planned{default})",
+            m.mem_fraction_static
+        ));
     }
     if !changes.is_empty() {
         let _ = writeln!(out, "{}", st.paint("1", "changes:"));
