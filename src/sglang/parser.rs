@@ -646,9 +646,9 @@ impl Parser {
                 .ok_or_else(|| invalid("float")),
             ValueType::Json => pyjson::loads(raw).map_err(|_| invalid("loads")),
             ValueType::JsonList => {
-                // SGLang uses orjson here: strict RFC 8259 (no NaN, no lone surrogates,
-                // numbers beyond 64 bits as doubles), which is serde_json's reading too.
-                serde_json::from_str::<Value>(raw).map_err(|_| {
+                // SGLang uses orjson here: strict RFC 8259 (no NaN, no lone surrogates, numbers
+                // beyond 64 bits as doubles).
+                pyjson::loads_strict(raw).map_err(|_| {
                     argument_error(
                         action,
                         &format!(
