@@ -4,6 +4,8 @@
     scripts/gen-conformance.py                 # all embedded versions
     scripts/gen-conformance.py 0.5.23 0.5.2    # some
     scripts/gen-conformance.py --setup ...     # create missing oracle venvs first (needs PyPI)
+    scripts/gen-conformance.py --seed X --out /tmp/conf   # an extra fuzz round, not committed;
+        # replay it with CONFORMANCE_DIR=/tmp/conf cargo test --test conformance
 
 For each version, a deterministic corpus (seeded random choices over the flag data in
 data/flags/<version>.json plus hand-written edge cases) is run through SGLang's real parser with
@@ -354,9 +356,9 @@ def canon(v):
     return json.dumps(v, sort_keys=True)
 
 
-def build(version):
+def build(version, seed=None, out_dir=None):
     flags = json.loads((ROOT / "data" / "flags" / f"{version}.json").read_text())
-    argvs = Gen(flags, f"sglang-launch-conformance-{version}").cases()
+    argvs = Gen(flags, f"sglang-launch-conformance-{version}" + (f"-{seed}" if seed else "")).cases()
     baseline_argv = ["--model-path", "m"]
     results = run_oracle(version, [baseline_argv] + argvs)
     base = results[0]
@@ -387,14 +389,20 @@ def build(version):
             case["error"] = r["error"]
             counts["error"] += 1
         lines.append(json.dumps(case, ensure_ascii=False, sort_keys=True))
-    out = ROOT / "tests" / "conformance" / f"{version}.jsonl"
+    out = Path(out_dir or ROOT / "tests" / "conformance") / f"{version}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
-    print(f"{version}: {len(argvs)} cases -> {out.relative_to(ROOT)} {counts}")
+    print(f"{version}: {len(argvs)} cases -> {out} {counts}")
 
 
 def main():
     args = sys.argv[1:]
+    opts = {}
+    for flag in ("--seed", "--out"):
+        if flag in args:
+            i = args.index(flag)
+            opts[flag] = args[i + 1]
+            del args[i:i + 2]
     do_setup = "--setup" in args
     versions = [a for a in args if a != "--setup"] or VERSIONS
     for v in versions:
@@ -402,7 +410,7 @@ def main():
             sys.exit(f"unknown version {v}; known: {' '.join(VERSIONS)}")
         if do_setup:
             setup(v)
-        build(v)
+        build(v, opts.get("--seed"), opts.get("--out"))
 
 
 if __name__ == "__main__":

@@ -156,6 +156,19 @@ impl SglangArgs {
         self.errors.is_empty()
     }
 
+    /// Options given through one of SGLang's deprecated actions, with the replacement SGLang
+    /// names (if any), in command-line order: SGLang only logs a warning for these.
+    pub fn deprecated_uses(&self) -> impl Iterator<Item = (&Occurrence, Option<&str>)> + '_ {
+        self.occurrences.iter().filter_map(|o| {
+            let a = self.flags.action(&o.option)?;
+            let deprecated = matches!(
+                a.kind,
+                ActionKind::Deprecated | ActionKind::DeprecatedStoreConst
+            ) || a.deprecated_for.is_some();
+            deprecated.then_some((o, a.deprecated_for.as_deref()))
+        })
+    }
+
     /// argparse's namespace: every action's default (first action of a dest wins, suppressed
     /// defaults left out) overlaid with the values given. This is what the oracle prints.
     pub fn namespace(&self) -> BTreeMap<String, Value> {
@@ -425,24 +438,30 @@ impl Parser {
             .filter(|(a, seen)| a.required && !**seen)
             .map(|(a, _)| a.option_strings.join("/"))
             .collect();
+        // "did you mean" for the leftovers goes with whichever error argparse reports
+        // (`--model_path m` fails as "required", and the hint is the fix)
+        let mut suggestions: Vec<String> = Vec::new();
+        for &i in &out.extras {
+            for s in self.suggest(&strs[i]) {
+                if !suggestions.contains(&s) {
+                    suggestions.push(s);
+                }
+            }
+        }
         if !missing.is_empty() {
-            return Err(ArgError::usage(format!(
+            let mut e = ArgError::usage(format!(
                 "the following arguments are required: {}",
                 missing.join(", ")
-            )));
+            ));
+            e.suggestions = suggestions;
+            return Err(e);
         }
 
         // 4. what is left over
         if !out.extras.is_empty() {
             let words: Vec<String> = out.extras.iter().map(|&i| display(&strs[i])).collect();
             let mut e = ArgError::usage(format!("unrecognized arguments: {}", words.join(" ")));
-            for &i in &out.extras {
-                for s in self.suggest(&strs[i]) {
-                    if !e.suggestions.contains(&s) {
-                        e.suggestions.push(s);
-                    }
-                }
-            }
+            e.suggestions = suggestions;
             return Err(e);
         }
         Ok(())
@@ -646,9 +665,9 @@ impl Parser {
                 .ok_or_else(|| invalid("float")),
             ValueType::Json => pyjson::loads(raw).map_err(|_| invalid("loads")),
             ValueType::JsonList => {
-                // SGLang uses orjson here: strict RFC 8259 (no NaN, no lone surrogates,
-                // numbers beyond 64 bits as doubles), which is serde_json's reading too.
-                serde_json::from_str::<Value>(raw).map_err(|_| {
+                // SGLang uses orjson here: strict RFC 8259 (no NaN, no lone surrogates, numbers
+                // beyond 64 bits as doubles).
+                pyjson::loads_strict(raw).map_err(|_| {
                     argument_error(
                         action,
                         &format!(
@@ -751,6 +770,11 @@ impl Parser {
         if !key.starts_with('-') {
             return Vec::new();
         }
+        if let Some((_, ours)) = VLLM_SPELLINGS.iter().find(|(v, _)| *v == with_dashes)
+            && long.contains(ours)
+        {
+            return vec![(*ours).to_owned()];
+        }
         let mut scored: Vec<(f64, &str)> = long
             .iter()
             .map(|o| (strsim::jaro_winkler(&with_dashes, o), *o))
@@ -764,6 +788,17 @@ impl Parser {
             .collect()
     }
 }
+
+/// Options people bring from vLLM, and SGLang's option for the same setting.
+const VLLM_SPELLINGS: &[(&str, &str)] = &[
+    ("--max-model-len", "--context-length"),
+    ("--gpu-memory-utilization", "--mem-fraction-static"),
+    ("--max-num-seqs", "--max-running-requests"),
+    ("--max-num-batched-tokens", "--chunked-prefill-size"),
+    ("--enforce-eager", "--disable-cuda-graph"),
+    ("--seed", "--random-seed"),
+    ("--hf-overrides", "--json-model-override-args"),
+];
 
 /// SGLang 0.5.x `LoRAPathAction`: a list; `{…}` items are JSON objects that must name
 /// `lora_name` and `lora_path`.
@@ -1122,7 +1157,21 @@ mod tests {
             &["--model-path", "m", "--monokernel-backend", "amd"],
         );
         assert_eq!(a.values["enable_amd_monokernel"], json!(true));
-        let a = p("0.5.23", &["--model-path", "m", "--disable-cuda-graph"]);
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--disable-cuda-graph", "--tp", "2"],
+        );
+        let uses: Vec<_> = a
+            .deprecated_uses()
+            .map(|(o, new)| (o.option.as_str(), new))
+            .collect();
+        assert_eq!(
+            uses,
+            vec![(
+                "--disable-cuda-graph",
+                Some("--cuda-graph-backend-{decode,prefill}=disabled")
+            )]
+        );
         assert_eq!(a.values["disable_cuda_graph"], json!(true));
         // 0.5.10's DeprecatedAction warns and stores nothing
         let a = p(
@@ -1165,6 +1214,16 @@ mod tests {
             vec!["--reasoning-parser".to_owned()]
         );
         assert_eq!(a.extras, vec![2, 3]);
+        let a = p("0.5.23", &["--model_path", "m"]);
+        assert_eq!(a.errors[0].suggestions, vec!["--model-path".to_owned()]);
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", "--max-model-len", "4096", "tp-size"],
+        );
+        assert_eq!(
+            a.errors[0].suggestions,
+            vec!["--context-length".to_owned(), "--tp-size".to_owned()]
+        );
         let a = p(
             "0.5.23",
             &["--model-path", "m", "--tensor-paralel-size", "2"],

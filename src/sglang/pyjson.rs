@@ -23,6 +23,9 @@ const MAX_DEPTH: usize = 990;
 struct Scanner<'a> {
     s: &'a [char],
     depth: usize,
+    /// orjson's stricter reading (RFC 8259): no NaN/Infinity, no number that overflows to
+    /// infinity, no lone surrogate escapes.
+    strict: bool,
 }
 
 type Res<T> = Result<T, (&'static str, usize)>;
@@ -77,6 +80,12 @@ impl Scanner<'_> {
             'n' if self.starts(i, "null") => Ok((Value::Null, i + 4)),
             't' if self.starts(i, "true") => Ok((Value::Bool(true), i + 4)),
             'f' if self.starts(i, "false") => Ok((Value::Bool(false), i + 5)),
+            'N' | 'I' | '-'
+                if self.strict
+                    && !matches!(self.at(i + usize::from(c == '-')), Some('0'..='9')) =>
+            {
+                Err(("Expecting value", i))
+            }
             'N' if self.starts(i, "NaN") => Ok((float_value(f64::NAN), i + 3)),
             'I' if self.starts(i, "Infinity") => Ok((float_value(f64::INFINITY), i + 8)),
             '-' if self.starts(i, "-Infinity") => Ok((float_value(f64::NEG_INFINITY), i + 9)),
@@ -127,7 +136,11 @@ impl Scanner<'_> {
         }
         let text: String = self.s[start..i].iter().collect();
         let v = if is_float {
-            float_value(text.parse::<f64>().unwrap_or(f64::NAN))
+            let f = text.parse::<f64>().unwrap_or(f64::NAN);
+            if self.strict && !f.is_finite() {
+                return Err(("number is infinity when parsed as double", start));
+            }
+            float_value(f)
         } else {
             let digits: String = self.s[start + usize::from(neg)..int_end].iter().collect();
             int_value(neg, &digits)
@@ -175,6 +188,9 @@ impl Scanner<'_> {
                             cp = 0x10000 + (((u - 0xD800) << 10) | (u2 - 0xDC00));
                             end += 6;
                         }
+                    }
+                    if self.strict && (0xD800..=0xDFFF).contains(&cp) {
+                        return Err(("lone surrogate", end));
                     }
                     // A lone surrogate is a valid Python str but not a Rust one.
                     out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
@@ -268,8 +284,22 @@ fn error(doc: &[char], msg: &'static str, pos: usize) -> JsonError {
 
 /// `json.loads(text)`.
 pub(crate) fn loads(text: &str) -> Result<Value, JsonError> {
+    decode(text, false)
+}
+
+/// `orjson.loads(text)`: which documents it accepts and what it makes of them (its error
+/// texts differ from Python's; SGLang replaces them with its own anyway).
+pub(crate) fn loads_strict(text: &str) -> Result<Value, JsonError> {
+    decode(text, true)
+}
+
+fn decode(text: &str, strict: bool) -> Result<Value, JsonError> {
     let doc: Vec<char> = text.chars().collect();
-    let mut sc = Scanner { s: &doc, depth: 0 };
+    let mut sc = Scanner {
+        s: &doc,
+        depth: 0,
+        strict,
+    };
     let start = sc.skip_ws(0);
     let (v, end) = sc.value(start).map_err(|(m, p)| error(&doc, m, p))?;
     let end = sc.skip_ws(end);
@@ -351,6 +381,30 @@ mod tests {
         assert_eq!(err("1."), "Extra data: line 1 column 2 (char 1)");
         assert_eq!(err("01"), "Extra data: line 1 column 2 (char 1)");
         assert_eq!(err("[\n1,\n]"), "Expecting value: line 3 column 1 (char 5)");
+    }
+
+    #[test]
+    fn strict_mode_reads_like_orjson() {
+        assert_eq!(
+            loads_strict(" [1, 2.5e33, -0] ").unwrap(),
+            json!([1, 2.5e33, 0])
+        );
+        for bad in [
+            "[NaN]",
+            "Infinity",
+            "-Infinity",
+            "[1e400]",
+            "\"\\ud800\"",
+            "[1,]",
+            "",
+        ] {
+            assert!(loads_strict(bad).is_err(), "{bad}");
+        }
+        assert_eq!(loads_strict("[-1]").unwrap(), json!([-1]));
+        assert_eq!(
+            loads_strict("18446744073709551616").unwrap(),
+            json!(18446744073709551616.0)
+        );
     }
 
     #[test]

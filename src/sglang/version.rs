@@ -128,6 +128,46 @@ fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
+/// A pyenv shim (`<root>/shims/python3`, a shell script) stands for the interpreter of the
+/// selected pyenv version: `PYENV_VERSION`, else the nearest `.python-version` from the current
+/// directory up, else `<root>/version`. `None` when it is not a shim or names no installed
+/// version (e.g. "system").
+fn pyenv_target(exe: &Path) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    pyenv_target_in(exe, std::env::var("PYENV_VERSION").ok(), cwd.as_deref())
+}
+
+fn pyenv_target_in(exe: &Path, env_version: Option<String>, cwd: Option<&Path>) -> Option<PathBuf> {
+    let shims = exe.parent()?;
+    if shims.file_name()? != "shims" {
+        return None;
+    }
+    let root = shims.parent()?;
+    let versions = root.join("versions");
+    if !versions.is_dir() {
+        return None;
+    }
+    let first_word = |text: &str| {
+        text.split(|c: char| c.is_whitespace() || c == ':')
+            .find(|w| !w.is_empty() && !w.starts_with('#'))
+            .map(str::to_owned)
+    };
+    let from_env = env_version.and_then(|v| first_word(&v));
+    let from_local = || {
+        cwd?.ancestors()
+            .find_map(|d| std::fs::read_to_string(d.join(".python-version")).ok())
+            .and_then(|t| first_word(&t))
+    };
+    let from_global = || {
+        std::fs::read_to_string(root.join("version"))
+            .ok()
+            .and_then(|t| first_word(&t))
+    };
+    let version = from_env.or_else(from_local).or_else(from_global)?;
+    let target = versions.join(version).join("bin").join(exe.file_name()?);
+    target.exists().then_some(target)
+}
+
 /// `lib/python3.*` directories under a prefix, the interpreter's own version first when its
 /// file name says it (`python3.11`).
 fn lib_dirs(prefix: &Path, hint: Option<&str>) -> Vec<PathBuf> {
@@ -160,6 +200,7 @@ pub fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
     let Some(exe) = interpreter(python) else {
         return dirs;
     };
+    let exe = pyenv_target(&exe).unwrap_or(exe);
     let name = exe.file_name().map(|n| n.to_string_lossy().into_owned());
     let hint = name
         .as_deref()
@@ -500,6 +541,37 @@ mod tests {
         )
         .unwrap();
         assert!(!search_dirs(Some(&py)).contains(&base_site));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pyenv_shims_stand_for_the_selected_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("pyenv");
+        fs::create_dir_all(root.join("shims")).unwrap();
+        fs::write(root.join("shims/python3"), "#!/bin/sh\n").unwrap();
+        let bin = root.join("versions/3.12.1/bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("python3"), "").unwrap();
+        fs::write(root.join("version"), "3.12.1\n").unwrap();
+        let shim = root.join("shims/python3");
+        let target = bin.join("python3");
+        assert_eq!(
+            pyenv_target_in(&shim, None, Some(&root)),
+            Some(target.clone())
+        );
+        assert_eq!(
+            pyenv_target_in(&shim, Some("3.12.1:3.11".into()), None),
+            Some(target.clone())
+        );
+        assert_eq!(pyenv_target_in(&shim, Some("system".into()), None), None);
+        fs::write(tmp.path().join(".python-version"), "3.12.1\n").unwrap();
+        fs::write(root.join("version"), "system\n").unwrap();
+        assert_eq!(
+            pyenv_target_in(&shim, None, Some(&root.join("shims"))),
+            Some(target)
+        );
+        assert_eq!(pyenv_target(&bin.join("python3")), None);
     }
 
     /// Timing on a real interpreter: `SGLANG_LAUNCH_TEST_PYTHON=/path/to/venv/bin/python
