@@ -97,8 +97,20 @@ fn main() {
     // Rule evaluation alone, in process, on the same facts.
     let topology = Topology::load(Path::new(&topo)).expect("topology");
     let flags = flagset::get("0.5.23").expect("flag set");
-    let tokens: Vec<OsString> = ARGS.iter().map(OsString::from).collect();
+    // The same line as the fixes leave it (0.5.23 renamed --cuda-graph-max-bs), so every rule
+    // sees parsed values.
+    let tokens: Vec<OsString> = ARGS
+        .iter()
+        .map(|a| {
+            OsString::from(if *a == "--cuda-graph-max-bs" {
+                "--cuda-graph-max-bs-decode"
+            } else {
+                a
+            })
+        })
+        .collect();
     let args = sglang::parse(flags, tokens);
+    assert!(args.is_ok(), "{:?}", args.errors);
     let env = Env::default();
     let gpus: Vec<u32> = (0..8).collect();
     let ctx = Context {
@@ -108,6 +120,7 @@ fn main() {
         topology: &topology,
         gpus: &gpus,
         model: None,
+        host: None,
     };
     let settings = RuleSettings::default();
     let iters = 20_000;
