@@ -66,6 +66,8 @@ pub struct Outcome {
     pub env: Env,
     pub interpreter: Interpreter,
     pub topology: Topology,
+    /// The model as the planner saw it (None when unknown).
+    pub model: Option<facts::model::ModelFacts>,
     /// Secret values present, for scrubbing free text in reports.
     pub secrets: Vec<String>,
 }
@@ -323,6 +325,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         env,
         interpreter,
         topology,
+        model: model.and_then(|m| m.facts),
         secrets,
     })
 }
@@ -334,12 +337,11 @@ fn format_fraction(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
+/// The GPUs the server's ranks on this node will use, in SGLang's own layout (TP, PP and DP
+/// replicas over `CUDA_VISIBLE_DEVICES`, `--base-gpu-id`, `--gpu-id-step`).
 fn select_gpus(topology: &Topology, env: &Env, args: &SglangArgs) -> (Vec<u32>, Option<String>) {
-    let needed = facts::gpus::gpus_needed(args);
-    let base = args.int("--base-gpu-id").unwrap_or(0);
-    let step = args.int("--gpu-id-step").unwrap_or(1);
-    match facts::gpus::select(topology, env, base, step, needed) {
-        Ok(gpus) => (gpus, None),
+    match facts::gpus::placement(topology, env, args) {
+        Ok(p) => (p.gpus(), None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     }
 }

@@ -150,7 +150,12 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
     }
     if let Some(m) = &plan.memory {
         let _ = writeln!(out, "{}", st.paint("1", "memory (per GPU):"));
-        let _ = write!(out, "{}", crate::plan::memory::render_table(m));
+        let context = outcome.model.as_ref().and_then(|f| f.context_length);
+        let _ = write!(
+            out,
+            "{}",
+            crate::plan::memory::render_table_with_context(m, context)
+        );
     }
     let blocking = plan
         .findings
