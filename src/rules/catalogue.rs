@@ -159,14 +159,16 @@ pub(super) fn rules() -> &'static [Rule] {
                 parse(code, text, *check).unwrap_or_else(|e| panic!("data/rules/{code}.md: {e}"))
             })
             .collect();
-        v.sort_by(|a, b| code_key(a.code).cmp(&code_key(b.code)));
+        v.sort_by_key(|r| code_key(r.code));
         v
     })
 }
 
 /// Family, then number: `AR2` < `AR10` < `ARCH1`.
 fn code_key(code: &str) -> (String, u32) {
-    let i = code.find(|c: char| c.is_ascii_digit()).unwrap_or(code.len());
+    let i = code
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(code.len());
     (code[..i].to_owned(), code[i..].parse().unwrap_or(0))
 }
 

@@ -81,7 +81,10 @@ impl Registry {
     /// kernel variable).
     pub fn knows(&self, name: &str) -> bool {
         self.var(name).is_some()
-            || self.registry.iter().any(|e| e.alias.as_deref() == Some(name))
+            || self
+                .registry
+                .iter()
+                .any(|e| e.alias.as_deref() == Some(name))
             || self.raw_reads.iter().any(|n| n == name)
             || self.writes.iter().any(|n| n == name)
             || self.deprecated.iter().any(|d| d.name == name)
@@ -123,7 +126,11 @@ mod tests {
             assert_eq!(r.version, *v);
             assert!(!r.raw_reads.is_empty());
         }
-        assert!(for_version("0.5.23").0.knows("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"));
+        assert!(
+            for_version("0.5.23")
+                .0
+                .knows("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE")
+        );
         assert!(!for_version("0.5.23").0.knows("SGLANG_FORCE_CUSTOM_AR_PCIE"));
     }
 
@@ -137,7 +144,11 @@ mod tests {
 
     #[test]
     fn kernel_variables_are_known_from_their_release() {
-        assert!(for_version("0.5.23").0.knows("SGLANG_CUSTOM_ALLREDUCE_ALGO"));
+        assert!(
+            for_version("0.5.23")
+                .0
+                .knows("SGLANG_CUSTOM_ALLREDUCE_ALGO")
+        );
         assert!(!for_version("0.5.5").0.knows("SGLANG_CUSTOM_ALLREDUCE_ALGO"));
     }
 }

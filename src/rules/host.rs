@@ -34,8 +34,7 @@ impl HostFacts {
 pub fn shm_size_from_mounts(mounts: &str) -> Option<u64> {
     let line = mounts
         .lines()
-        .filter(|l| l.split_whitespace().nth(1) == Some("/dev/shm"))
-        .last()?;
+        .rfind(|l| l.split_whitespace().nth(1) == Some("/dev/shm"))?;
     let opts = line.split_whitespace().nth(3)?;
     let size = opts.split(',').find_map(|o| o.strip_prefix("size="))?;
     let (num, mult) = match size.char_indices().last()? {
@@ -55,7 +54,10 @@ mod tests {
     fn docker_default_shm_is_64_mib() {
         let m = "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n";
         assert_eq!(shm_size_from_mounts(m), Some(64 << 20));
-        assert_eq!(shm_size_from_mounts("tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"), None);
+        assert_eq!(
+            shm_size_from_mounts("tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"),
+            None
+        );
         assert_eq!(shm_size_from_mounts(""), None);
         assert_eq!(shm_size_from_mounts("x /dev/shm tmpfs size=zz 0 0"), None);
     }

@@ -279,7 +279,12 @@ pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Hit> {
 /// A hit for a code the pipeline or the memory planner emits (ARG001, VER001, MEM003, …),
 /// with the catalogue's name and the settings applied. `None` when the rule is allowed.
 /// Panics only on a code that is not in the catalogue (a programming error, not user input).
-pub fn emit(code: &str, message: impl Into<String>, fix: Option<Fix>, settings: &RuleSettings) -> Option<Hit> {
+pub fn emit(
+    code: &str,
+    message: impl Into<String>,
+    fix: Option<Fix>,
+    settings: &RuleSettings,
+) -> Option<Hit> {
     let rule = lookup(code).unwrap_or_else(|e| panic!("{e}"));
     let severity = settings.effective(rule)?;
     Some(Hit {
@@ -314,7 +319,11 @@ pub fn render_list(json: bool) -> String {
                 severity: r.severity,
                 versions: r.versions,
                 fix: r.fix,
-                emitted_by: if r.check.is_some() { "check" } else { "pipeline" },
+                emitted_by: if r.check.is_some() {
+                    "check"
+                } else {
+                    "pipeline"
+                },
                 summary: r.summary,
                 sources: r.sources.clone(),
             })

@@ -235,9 +235,7 @@ pub fn ranges(ix: &[u32]) -> String {
 pub fn remove(opt: &str) -> Fix {
     Fix {
         summary: format!("removed {opt}"),
-        args: vec![ArgEdit::Remove {
-            option: opt.into(),
-        }],
+        args: vec![ArgEdit::Remove { option: opt.into() }],
         env: vec![],
     }
 }
@@ -245,9 +243,7 @@ pub fn remove(opt: &str) -> Fix {
 pub fn add_flag(opt: &str) -> Fix {
     Fix {
         summary: format!("added {opt}"),
-        args: vec![ArgEdit::AddFlag {
-            option: opt.into(),
-        }],
+        args: vec![ArgEdit::AddFlag { option: opt.into() }],
         env: vec![],
     }
 }
@@ -269,9 +265,7 @@ pub fn unset_env(names: &[&str]) -> Fix {
         args: vec![],
         env: names
             .iter()
-            .map(|n| EnvEdit::Unset {
-                name: (*n).into(),
-            })
+            .map(|n| EnvEdit::Unset { name: (*n).into() })
             .collect(),
     }
 }

@@ -27,7 +27,11 @@ pub fn no_p2p(ctx: &Context) -> Vec<Fired> {
     let Some(&(a, b)) = broken.first() else {
         return vec![];
     };
-    let status = ctx.topology.link(a, b).map(|l| l.p2p.as_str()).unwrap_or("unknown");
+    let status = ctx
+        .topology
+        .link(a, b)
+        .map(|l| l.p2p.as_str())
+        .unwrap_or("unknown");
     vec![Fired::new(format!(
         "TP {}: GPUs {a} and {b} have no CUDA peer access (NVML P2P status {status}{}), but SGLang's custom all-reduce assumes it and will fail with 'peer access is not supported'",
         ctx.tp(),
@@ -40,7 +44,11 @@ pub fn forced_pcie(ctx: &Context) -> Vec<Fired> {
     if !pcie_tp_over_two(ctx) {
         return vec![];
     }
-    let set: Vec<&str> = FORCING.iter().copied().filter(|n| ctx.env.get(n).is_some()).collect();
+    let set: Vec<&str> = FORCING
+        .iter()
+        .copied()
+        .filter(|n| ctx.env.get(n).is_some())
+        .collect();
     if set.is_empty() {
         return vec![];
     }
@@ -61,7 +69,10 @@ pub fn algo_ineffective(ctx: &Context) -> Vec<Fired> {
         return vec![]; // AR002 reports it with the PCIe story
     }
     let why = if !crate::sglang::version::at_least(ctx.version, "0.5.10") {
-        format!("the sgl-kernel pinned by SGLang {} predates the variable", ctx.version)
+        format!(
+            "the sgl-kernel pinned by SGLang {} predates the variable",
+            ctx.version
+        )
     } else {
         match car(ctx) {
             CustomAllReduce::Legacy => return vec![],
@@ -69,8 +80,12 @@ pub fn algo_ineffective(ctx: &Context) -> Vec<Fired> {
             CustomAllReduce::Off(r) => format!("custom all-reduce is off here ({r})"),
         }
     };
-    vec![Fired::new(format!("SGLANG_CUSTOM_ALLREDUCE_ALGO={v} has no effect: {why}"))
-        .with_fix(unset_env(&["SGLANG_CUSTOM_ALLREDUCE_ALGO"]))]
+    vec![
+        Fired::new(format!(
+            "SGLANG_CUSTOM_ALLREDUCE_ALGO={v} has no effect: {why}"
+        ))
+        .with_fix(unset_env(&["SGLANG_CUSTOM_ALLREDUCE_ALGO"])),
+    ]
 }
 
 pub fn algo_invalid(ctx: &Context) -> Vec<Fired> {
@@ -113,7 +128,10 @@ pub fn pcie_nccl(ctx: &Context) -> Vec<Fired> {
     }
     let ipc = if crate::sglang::version::at_least(ctx.version, "0.5.22")
         && [4, 8].contains(&ctx.tp())
-        && ctx.env.get("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE").is_none_or(|v| !env_true(v))
+        && ctx
+            .env
+            .get("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE")
+            .is_none_or(|v| !env_true(v))
     {
         "; SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 opts into FlashInfer's PCIe all-reduce (bf16 only)"
     } else {
@@ -130,8 +148,16 @@ pub fn uuid_visible_devices(ctx: &Context) -> Vec<Fired> {
     let Some(cvd) = ctx.env.get("CUDA_VISIBLE_DEVICES") else {
         return vec![];
     };
-    let items: Vec<&str> = cvd.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-    if !items.iter().any(|s| s.starts_with("GPU-") || s.starts_with("MIG-")) || ctx.tp() < 2 {
+    let items: Vec<&str> = cvd
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !items
+        .iter()
+        .any(|s| s.starts_with("GPU-") || s.starts_with("MIG-"))
+        || ctx.tp() < 2
+    {
         return vec![];
     }
     let msg = format!(
@@ -174,7 +200,11 @@ pub fn two_gpu_no_p2p_slow(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn a800(ctx: &Context) -> Vec<Fired> {
-    let a800: Vec<_> = ctx.used().into_iter().filter(|g| g.name.contains("A800")).collect();
+    let a800: Vec<_> = ctx
+        .used()
+        .into_iter()
+        .filter(|g| g.name.contains("A800"))
+        .collect();
     if a800.is_empty() || matches!(car(ctx), CustomAllReduce::Off(_)) {
         return vec![];
     }

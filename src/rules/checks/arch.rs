@@ -30,7 +30,9 @@ fn remove_all(opts: &[&str]) -> Fix {
         summary: format!("removed {}", opts.join(", ")),
         args: opts
             .iter()
-            .map(|o| crate::rules::ArgEdit::Remove { option: (*o).into() })
+            .map(|o| crate::rules::ArgEdit::Remove {
+                option: (*o).into(),
+            })
             .collect(),
         env: vec![],
     }
@@ -39,7 +41,11 @@ fn remove_all(opts: &[&str]) -> Fix {
 /// Fusion kernels exist for CC 9.x and 10.x only.
 fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
     let given = fusion_given(ctx);
-    if given.is_empty() || ctx.args.flag("--enforce-disable-flashinfer-allreduce-fusion") {
+    if given.is_empty()
+        || ctx
+            .args
+            .flag("--enforce-disable-flashinfer-allreduce-fusion")
+    {
         return None;
     }
     let bad = ctx.gpus_where(|(m, _)| m != 9 && m != 10);
@@ -50,7 +56,9 @@ fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
 }
 
 pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
-    let Some((given, gpus)) = fusion_unsupported(ctx) else { return vec![] };
+    let Some((given, gpus)) = fusion_unsupported(ctx) else {
+        return vec![];
+    };
     vec![Fired::new(format!(
         "{gpus}; FlashInfer all-reduce fusion ({}) has kernels for compute capability 9.x and 10.x only: 'No supported CUDA architectures found for major versions [9, 10]'",
         given.join(", ")
@@ -59,7 +67,9 @@ pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn fusion_arch_ignored(ctx: &Context) -> Vec<Fired> {
-    let Some((given, gpus)) = fusion_unsupported(ctx) else { return vec![] };
+    let Some((given, gpus)) = fusion_unsupported(ctx) else {
+        return vec![];
+    };
     vec![Fired::new(format!(
         "{gpus}; SGLang {} silently skips FlashInfer all-reduce fusion ({}) off compute capability 9.x/10.x, so the flag does nothing here",
         ctx.version,
@@ -102,7 +112,11 @@ pub fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
         .filter(|(_, v)| v == "trtllm_mla")
         .map(|(o, v)| format!("{o} {v}"))
         .collect();
-    for o in ["--moe-runner-backend", "--fp4-gemm-backend", "--speculative-moe-runner-backend"] {
+    for o in [
+        "--moe-runner-backend",
+        "--fp4-gemm-backend",
+        "--speculative-moe-runner-backend",
+    ] {
         if let Some(v) = ctx.sval(o).filter(|v| v.starts_with("flashinfer_trtllm")) {
             uses.push(format!("{o} {v}"));
         }
@@ -172,7 +186,10 @@ pub fn torch_symm_mem_topology(ctx: &Context) -> Vec<Fired> {
     let why = if ![2, 4, 6, 8].contains(&tp) {
         format!("TP {tp} is not 2, 4, 6 or 8")
     } else if !ctx.tp_nvlinked() {
-        format!("the TP group ({}) is not fully NVLinked, so there is no multicast", ctx.describe_used())
+        format!(
+            "the TP group ({}) is not fully NVLinked, so there is no multicast",
+            ctx.describe_used()
+        )
     } else {
         return vec![];
     };

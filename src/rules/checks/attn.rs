@@ -3,7 +3,7 @@
 use super::*;
 use crate::sglang::version::at_least;
 
-fn using<'a>(ctx: &'a Context, backend: &str) -> Vec<String> {
+fn using(ctx: &Context, backend: &str) -> Vec<String> {
     ctx.attention_backends()
         .into_iter()
         .filter(|(_, v)| v == backend)
@@ -56,7 +56,11 @@ pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
 pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
     let uses = using(ctx, "trtllm_mha");
     // 0.5.23 accepts SM90, SM100 and SM120; older releases SM100 only.
-    let allowed: &[u32] = if at_least(ctx.version, "0.5.23") { &[9, 10, 12] } else { &[10] };
+    let allowed: &[u32] = if at_least(ctx.version, "0.5.23") {
+        &[9, 10, 12]
+    } else {
+        &[10]
+    };
     let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
     if uses.is_empty() || bad.is_empty() {
         return vec![];
@@ -66,7 +70,11 @@ pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
         Context::describe(&bad),
         uses.join(", "),
         ctx.version,
-        allowed.iter().map(|m| format!("{m}.x")).collect::<Vec<_>>().join("/")
+        allowed
+            .iter()
+            .map(|m| format!("{m}.x"))
+            .collect::<Vec<_>>()
+            .join("/")
     ))]
 }
 
@@ -130,7 +138,11 @@ const PAGES: &[(&str, &[i64], i64)] = &[
 ];
 
 pub fn page_size_override(ctx: &Context) -> Vec<Fired> {
-    let Some(page) = ctx.args.get("--page-size").and_then(serde_json::Value::as_i64) else {
+    let Some(page) = ctx
+        .args
+        .get("--page-size")
+        .and_then(serde_json::Value::as_i64)
+    else {
         return vec![];
     };
     let mut out = vec![];

@@ -13,22 +13,33 @@ pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
 
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.
 fn effective_page(ctx: &Context) -> i64 {
-    let forced = ctx.attention_backends().iter().find_map(|(_, v)| match v.as_str() {
-        "flashmla" => Some(64),
-        "cutlass_mla" => Some(128),
-        _ => None,
-    });
+    let forced = ctx
+        .attention_backends()
+        .iter()
+        .find_map(|(_, v)| match v.as_str() {
+            "flashmla" => Some(64),
+            "cutlass_mla" => Some(128),
+            _ => None,
+        });
     forced.unwrap_or_else(|| ctx.int("--page-size").unwrap_or(1).max(1))
 }
 
 pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
-    let Some(chunk) = ctx.args.get("--chunked-prefill-size").and_then(serde_json::Value::as_i64) else {
+    let Some(chunk) = ctx
+        .args
+        .get("--chunked-prefill-size")
+        .and_then(serde_json::Value::as_i64)
+    else {
         return vec![];
     };
     if chunk <= 0 || ctx.sval("--disaggregation-mode").as_deref() == Some("decode") {
         return vec![];
     }
-    let dp = if ctx.dp_attention() { ctx.attn_dp().max(1) } else { 1 };
+    let dp = if ctx.dp_attention() {
+        ctx.attn_dp().max(1)
+    } else {
+        1
+    };
     let per_rank = chunk / dp;
     let page = effective_page(ctx);
     if per_rank % page == 0 {
@@ -36,7 +47,11 @@ pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
     }
     vec![Fired::new(format!(
         "--chunked-prefill-size {chunk}{} is not a multiple of the page size {page}: SGLang rejects it; use a multiple of {}",
-        if dp > 1 { format!(" (÷ attention DP {dp} = {per_rank})") } else { String::new() },
+        if dp > 1 {
+            format!(" (÷ attention DP {dp} = {per_rank})")
+        } else {
+            String::new()
+        },
         page * dp
     ))]
 }

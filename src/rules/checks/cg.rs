@@ -4,18 +4,22 @@ use super::*;
 
 /// SGLang's default decode max batch (0.5.3+ tier table, sglang-internals §1.2).
 pub fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
+    let small_tp = tp < 4;
     match gpu_mib {
         m if m < 20480 => 8,
-        m if m < 35840 => if tp < 4 { 48 } else { 160 },
-        m if m < 61440 => if tp < 4 { 32 } else { 160 },
-        m if m < 163840 => if tp < 4 { 256 } else { 512 },
+        m if m < 35840 && small_tp => 48,
+        m if m < 61440 && small_tp => 32,
+        m if m < 61440 => 160,
+        m if m < 163840 && small_tp => 256,
         _ => 512,
     }
 }
 
 pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     let used = ctx.used();
-    let Some(mib) = used.iter().map(|g| g.memory_total_mib).min() else { return vec![] };
+    let Some(mib) = used.iter().map(|g| g.memory_total_mib).min() else {
+        return vec![];
+    };
     if ctx.cuda_graph_disabled()
         || ctx.cuda_graph_max_bs_given().is_some()
         || ctx.given("--cuda-graph-bs")
@@ -25,12 +29,19 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let bs = default_max_bs(mib, ctx.tp());
-    let mrr = ctx.args.get("--max-running-requests").and_then(serde_json::Value::as_i64);
+    let mrr = ctx
+        .args
+        .get("--max-running-requests")
+        .and_then(serde_json::Value::as_i64);
     let bs = mrr.map_or(bs, |m| bs.min(m));
     if bs < 512 {
         return vec![];
     }
-    let opt = if ctx.args.knows("--cuda-graph-max-bs-decode") { "--cuda-graph-max-bs-decode" } else { "--cuda-graph-max-bs" };
+    let opt = if ctx.args.knows("--cuda-graph-max-bs-decode") {
+        "--cuda-graph-max-bs-decode"
+    } else {
+        "--cuda-graph-max-bs"
+    };
     vec![Fired::new(format!(
         "{} ({} MiB) at TP {}: SGLang defaults the decode CUDA-graph max batch to {bs}; the graphs' buffers come out of the KV cache (on 8x RTX PRO 6000, 512 → 128 took 82 → 89.5 tok/s); set {opt} to the concurrency you really run",
         ctx.describe_used(),
@@ -40,7 +51,9 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
-    let Some(bs) = ctx.cuda_graph_max_bs_given() else { return vec![] };
+    let Some(bs) = ctx.cuda_graph_max_bs_given() else {
+        return vec![];
+    };
     if !ctx.dp_attention() || bs <= 256 || ctx.cuda_graph_disabled() {
         return vec![];
     }
@@ -57,7 +70,10 @@ pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
     let why = if ctx.dp_attention() {
         "DP attention".to_string()
     } else if ctx.model_is_moe() {
-        format!("a MoE model ({})", ctx.model_arch().unwrap_or("num_experts set"))
+        format!(
+            "a MoE model ({})",
+            ctx.model_arch().unwrap_or("num_experts set")
+        )
     } else {
         return vec![];
     };
@@ -74,4 +90,20 @@ pub fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
         "--disable-cuda-graph-padding with --enable-torch-compile: SGLang {} rejects the combination",
         ctx.version
     ))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_max_bs;
+
+    #[test]
+    fn tier_table() {
+        assert_eq!(default_max_bs(16000, 8), 8);
+        assert_eq!(default_max_bs(24564, 2), 48);
+        assert_eq!(default_max_bs(24564, 4), 160);
+        assert_eq!(default_max_bs(40960, 1), 32);
+        assert_eq!(default_max_bs(81559, 2), 256);
+        assert_eq!(default_max_bs(97887, 8), 512);
+        assert_eq!(default_max_bs(183359, 1), 512);
+    }
 }

@@ -3,7 +3,9 @@
 use super::*;
 
 pub fn nccl_p2p_disable_nvlink(ctx: &Context) -> Vec<Fired> {
-    let Some(v) = ctx.env.get("NCCL_P2P_DISABLE") else { return vec![] };
+    let Some(v) = ctx.env.get("NCCL_P2P_DISABLE") else {
+        return vec![];
+    };
     let g = ctx.tp_gpus();
     let nv = crate::facts::topology::pairs(g)
         .filter(|&(a, b)| ctx.topology.link(a, b).is_some_and(|l| l.nvlink))
@@ -34,7 +36,11 @@ pub fn shm(ctx: &Context) -> Vec<Fired> {
         Some(b) if b < GIB => vec![Fired::new(format!(
             "/dev/shm is {} MiB{}: too small for NCCL with {world} GPU processes (Docker's default is 64 MiB); use --ipc=host or --shm-size 16g",
             b >> 20,
-            if h.in_container == Some(true) { " in this container" } else { "" }
+            if h.in_container == Some(true) {
+                " in this container"
+            } else {
+                ""
+            }
         ))],
         _ => vec![],
     }
@@ -55,7 +61,11 @@ pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
         "{what} on GPUs without full NVLink ({}): NVLink SHARP needs NVSwitch multicast; NCCL init can fail",
         ctx.describe_used()
     ));
-    vec![if flag { f.with_fix(remove("--enable-nccl-nvls")) } else { f }]
+    vec![if flag {
+        f.with_fix(remove("--enable-nccl-nvls"))
+    } else {
+        f
+    }]
 }
 
 pub fn multinode_ifname(ctx: &Context) -> Vec<Fired> {

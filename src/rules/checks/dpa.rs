@@ -37,6 +37,10 @@ pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "--dp-size {dp} with --nnodes {}: multi-node data-parallel replicas are not supported; use attention DP{} or one server per node behind a router",
         ctx.nnodes(),
-        if modern { " (--attn-dp-size)" } else { " (--enable-dp-attention)" }
+        if modern {
+            " (--attn-dp-size)"
+        } else {
+            " (--enable-dp-attention)"
+        }
     ))]
 }

@@ -4,8 +4,10 @@ use super::*;
 use crate::rules::envs::{self, Registry};
 use crate::rules::{EnvEdit, Fix};
 
+/// SGLang-prefixed names the registry checks cover (kernel variables have their own rules).
 fn ours(name: &str) -> bool {
-    name.starts_with("SGLANG_") || name.starts_with("SGL_")
+    (name.starts_with("SGLANG_") || name.starts_with("SGL_"))
+        && !envs::KERNEL_ENVS.iter().any(|(n, _)| *n == name)
 }
 
 fn registry_note(ctx: &Context) -> String {
@@ -63,15 +65,26 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for (name, _) in ctx.env.vars.iter().filter(|(n, _)| ours(n)) {
         // (new name, the old one wins over the new when both are set)
-        let target = if let Some(v) = reg.registry.iter().find(|e| e.alias.as_deref() == Some(name)) {
+        let target = if let Some(v) = reg
+            .registry
+            .iter()
+            .find(|e| e.alias.as_deref() == Some(name))
+        {
             Some((v.name.clone(), false))
         } else if let Some(d) = reg.deprecated.iter().find(|d| &d.name == name) {
             d.replacement.clone().map(|r| (r, true))
         } else {
-            prefix_target(reg, name).filter(|n| reg.knows(n)).map(|n| (n, true))
+            prefix_target(reg, name)
+                .filter(|n| reg.knows(n))
+                .map(|n| (n, true))
         };
-        let Some((new, old_wins)) = target else { continue };
-        let msg = format!("{name} is a deprecated name in SGLang {}; use {new}", reg.version);
+        let Some((new, old_wins)) = target else {
+            continue;
+        };
+        let msg = format!(
+            "{name} is a deprecated name in SGLang {}; use {new}",
+            reg.version
+        );
         let fix = if ctx.env.get(&new).is_some() && !old_wins {
             unset_env(&[name])
         } else {
@@ -79,7 +92,10 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
                 summary: format!("renamed {name} to {new}"),
                 args: vec![],
                 env: vec![
-                    EnvEdit::Set { name: new.clone(), value: ctx.env.get(name).unwrap_or_default().to_string() },
+                    EnvEdit::Set {
+                        name: new.clone(),
+                        value: ctx.env.get(name).unwrap_or_default().to_string(),
+                    },
                     EnvEdit::Unset { name: name.clone() },
                 ],
             }
@@ -93,14 +109,25 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
     for name in ctx.env.vars.keys().filter(|n| ours(n)) {
-        let why = if reg.deprecated.iter().any(|d| &d.name == name && d.replacement.is_none()) {
-            format!("SGLang {} lists it as deprecated and ignores it", reg.version)
+        let why = if reg
+            .deprecated
+            .iter()
+            .any(|d| &d.name == name && d.replacement.is_none())
+        {
+            format!(
+                "SGLang {} lists it as deprecated and ignores it",
+                reg.version
+            )
         } else if !reg.knows(name) && prefix_target(reg, name).is_none_or(|n| !reg.knows(&n)) {
             let other = known_elsewhere(name, reg);
             if other.is_empty() {
                 continue;
             }
-            format!("read by SGLang {}, but not by {}", other.join(", "), registry_note(ctx))
+            format!(
+                "read by SGLang {}, but not by {}",
+                other.join(", "),
+                registry_note(ctx)
+            )
         } else {
             continue;
         };
@@ -118,34 +145,55 @@ fn nvidia(ctx: &Context) -> bool {
 
 const INEFFECTIVE: &[(&str, Ineffective)] = &[
     ("SGLANG_SKIP_P2P_CHECK", |ctx, _| {
-        (!ctx.args.flag("--enable-p2p-check")).then(|| "it only matters with --enable-p2p-check".into())
+        (!ctx.args.flag("--enable-p2p-check"))
+            .then(|| "it only matters with --enable-p2p-check".into())
     }),
     ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", |ctx, v| {
         if !env_true(v) {
             return None;
         }
         if ![2, 4, 8].contains(&ctx.tp()) {
-            Some(format!("the PCIe IPC all-reduce serves TP 2, 4 or 8 only (TP {})", ctx.tp()))
+            Some(format!(
+                "the PCIe IPC all-reduce serves TP 2, 4 or 8 only (TP {})",
+                ctx.tp()
+            ))
         } else if ctx.tp_nvlinked() {
             Some("the TP group is fully NVLinked, so custom all-reduce runs first".into())
         } else {
             None
         }
     }),
-    ("SGLANG_USE_1STAGE_ALLREDUCE", |ctx, _| nvidia(ctx).then(|| "it is read on ROCm only".into())),
-    ("SGLANG_USE_AITER", |ctx, _| nvidia(ctx).then(|| "AITER is AMD ROCm only".into())),
-    ("SGLANG_USE_AITER_AR", |ctx, _| nvidia(ctx).then(|| "AITER all-reduce is AMD ROCm only".into())),
+    ("SGLANG_USE_1STAGE_ALLREDUCE", |ctx, _| {
+        nvidia(ctx).then(|| "it is read on ROCm only".into())
+    }),
+    ("SGLANG_USE_AITER", |ctx, _| {
+        nvidia(ctx).then(|| "AITER is AMD ROCm only".into())
+    }),
+    ("SGLANG_USE_AITER_AR", |ctx, _| {
+        nvidia(ctx).then(|| "AITER all-reduce is AMD ROCm only".into())
+    }),
     ("SGLANG_ENABLE_JIT_DEEPGEMM", |ctx, v| {
         let sm12 = ctx.gpus_where(|(m, _)| m == 12);
-        (env_true(v) && !sm12.is_empty())
-            .then(|| format!("{}: SGLang turns DeepGEMM off on SM120, which it has no kernels for", Context::describe(&sm12)))
+        (env_true(v) && !sm12.is_empty()).then(|| {
+            format!(
+                "{}: SGLang turns DeepGEMM off on SM120, which it has no kernels for",
+                Context::describe(&sm12)
+            )
+        })
     }),
     ("SGLANG_ENABLE_SPEC_V2", |ctx, _| {
-        ctx.spec_algo().is_none().then(|| "no --speculative-algorithm is set".into())
+        ctx.spec_algo()
+            .is_none()
+            .then(|| "no --speculative-algorithm is set".into())
     }),
-    ("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", |ctx, _| {
-        (!ctx.moe_a2a().is_some_and(|a| a == "deepep")).then(|| "--moe-a2a-backend is not deepep".into())
-    }),
+    (
+        "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+        |ctx, _| {
+            ctx.moe_a2a()
+                .is_none_or(|a| a != "deepep")
+                .then(|| "--moe-a2a-backend is not deepep".into())
+        },
+    ),
     ("SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2", |ctx, v| {
         (env_true(v) && ctx.tp() > 1 && !ctx.tp_nvlinked())
             .then(|| "the V2 custom all-reduce needs a fully NVLinked TP group".into())
@@ -154,8 +202,12 @@ const INEFFECTIVE: &[(&str, Ineffective)] = &[
 
 pub fn ineffective(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
+    let (reg, _) = envs::for_version(ctx.version);
     for (name, why) in INEFFECTIVE {
         let Some(v) = ctx.env.get(name) else { continue };
+        if !reg.knows(name) {
+            continue; // ENV001/ENV003 speak for names this release does not read
+        }
         if let Some(reason) = why(ctx, v) {
             out.push(
                 Fired::new(format!("{name}={v} has no effect here: {reason}"))
@@ -169,7 +221,10 @@ pub fn ineffective(ctx: &Context) -> Vec<Fired> {
 fn valid(ty: &str, v: &str) -> bool {
     let t = v.trim();
     match ty {
-        "bool" => matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y" | "false" | "0" | "no" | "n"),
+        "bool" => matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "1" | "yes" | "y" | "false" | "0" | "no" | "n"
+        ),
         "int" => t.replace('_', "").parse::<i64>().is_ok(),
         "float" => t.replace('_', "").parse::<f64>().is_ok(),
         "json" => serde_json::from_str::<serde_json::Value>(v).is_ok(),
@@ -196,8 +251,14 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn context_length(ctx: &Context) -> Vec<Fired> {
-    let Some(max) = ctx.model.and_then(|m| m.max_position_embeddings) else { return vec![] };
-    let Some(cl) = ctx.args.get("--context-length").and_then(serde_json::Value::as_i64) else {
+    let Some(max) = ctx.model.and_then(|m| m.max_position_embeddings) else {
+        return vec![];
+    };
+    let Some(cl) = ctx
+        .args
+        .get("--context-length")
+        .and_then(serde_json::Value::as_i64)
+    else {
         return vec![];
     };
     let var = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN";

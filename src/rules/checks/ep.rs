@@ -7,9 +7,17 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().as_deref() != Some("flashinfer") {
         return vec![];
     }
-    let runner = ctx.sval("--moe-runner-backend").unwrap_or_else(|| "auto".into());
+    let runner = ctx
+        .sval("--moe-runner-backend")
+        .unwrap_or_else(|| "auto".into());
     let ok: &[&str] = if at_least(ctx.version, "0.5.20") {
-        &["flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm", "flashinfer_trtllm_routed", "deep_gemm"]
+        &[
+            "flashinfer_cutlass",
+            "flashinfer_cutedsl",
+            "flashinfer_trtllm",
+            "flashinfer_trtllm_routed",
+            "deep_gemm",
+        ]
     } else {
         &["flashinfer_cutlass"]
     };
@@ -53,8 +61,12 @@ pub fn deepep_p2p(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
-    let Some(a) = ctx.moe_a2a() else { return vec![] };
-    if !ctx.tp_pcie_only() || !ctx.topology.p2p_broken_pairs(ctx.tp_gpus()).is_empty() && a.starts_with("deepep") {
+    let Some(a) = ctx.moe_a2a() else {
+        return vec![];
+    };
+    if !ctx.tp_pcie_only()
+        || !ctx.topology.p2p_broken_pairs(ctx.tp_gpus()).is_empty() && a.starts_with("deepep")
+    {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -73,7 +85,7 @@ pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
-    if !ctx.moe_a2a().is_some_and(|a| a == "deepep")
+    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.sval("--deepep-mode").as_deref() != Some("normal")
         || ctx.sval("--disaggregation-mode").as_deref() == Some("prefill")
         || ctx.cuda_graph_disabled()
@@ -86,26 +98,38 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
-    if !ctx.moe_a2a().is_some_and(|a| a == "deepep")
+    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.sval("--deepep-mode").as_deref() == Some("normal")
     {
         return vec![];
     }
-    let Some(bs) = ctx.cuda_graph_max_bs_given() else { return vec![] };
+    let Some(bs) = ctx.cuda_graph_max_bs_given() else {
+        return vec![];
+    };
     let draft = if ctx.spec_algo().is_some() {
-        ctx.int("--speculative-num-draft-tokens").unwrap_or(1).max(1)
+        ctx.int("--speculative-num-draft-tokens")
+            .unwrap_or(1)
+            .max(1)
     } else {
         1
     };
     let var = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
-    let limit = ctx.env.get(var).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(128);
+    let limit = ctx
+        .env
+        .get(var)
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(128);
     let need = bs.saturating_mul(draft);
     if need <= limit {
         return vec![];
     }
     vec![Fired::new(format!(
         "DeepEP low-latency dispatch of up to {need} tokens per rank (CUDA-graph max batch {bs}{}) exceeds {var}={limit}: deep_ep.cpp asserts; raise the variable to at least {need} or lower the batch",
-        if draft > 1 { format!(" × {draft} draft tokens") } else { String::new() }
+        if draft > 1 {
+            format!(" × {draft} draft tokens")
+        } else {
+            String::new()
+        }
     ))]
 }
 
@@ -119,9 +143,15 @@ pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
-    let Some(runner) = ctx.sval("--moe-runner-backend") else { return vec![] };
+    let Some(runner) = ctx.sval("--moe-runner-backend") else {
+        return vec![];
+    };
     let tp = ctx.tp();
-    let ep = if ctx.moe_a2a().is_some() { tp } else { ctx.ep() };
+    let ep = if ctx.moe_a2a().is_some() {
+        tp
+    } else {
+        ctx.ep()
+    };
     let bad = match runner.as_str() {
         "triton_kernel" | "cutlass" if ep > 1 => format!("supports --ep-size 1 only (EP is {ep})"),
         "flashinfer_cutlass" | "flashinfer_cutedsl" if ep != 1 && ep != tp => {
@@ -133,7 +163,9 @@ pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
-    let Some(a) = ctx.moe_a2a() else { return vec![] };
+    let Some(a) = ctx.moe_a2a() else {
+        return vec![];
+    };
     if !ctx.given("--ep-size") || ctx.ep() == ctx.tp() {
         return vec![];
     }

@@ -8,7 +8,10 @@ use crate::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS};
 pub const RENAMES: &[(&str, &str)] = &[
     ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
     ("--cuda-graph-bs", "--cuda-graph-bs-decode"),
-    ("--piecewise-cuda-graph-max-tokens", "--cuda-graph-max-bs-prefill"),
+    (
+        "--piecewise-cuda-graph-max-tokens",
+        "--cuda-graph-max-bs-prefill",
+    ),
     ("--piecewise-cuda-graph-tokens", "--cuda-graph-bs-prefill"),
     ("--nsa-prefill-backend", "--dsa-prefill-backend"),
     ("--nsa-decode-backend", "--dsa-decode-backend"),
@@ -38,7 +41,10 @@ pub fn written(ctx: &Context) -> Vec<String> {
 fn rename(from: &str, to: &str) -> Fix {
     Fix {
         summary: format!("renamed {from} to {to}"),
-        args: vec![ArgEdit::Rename { from: from.into(), to: to.into() }],
+        args: vec![ArgEdit::Rename {
+            from: from.into(),
+            to: to.into(),
+        }],
         env: vec![],
     }
 }
@@ -47,35 +53,73 @@ pub fn renamed(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for w in written(ctx) {
         let Some(to) = RENAMES.iter().find_map(|&(a, b)| {
-            if w == a { Some(b) } else if w == b { Some(a) } else { None }
+            if w == a {
+                Some(b)
+            } else if w == b {
+                Some(a)
+            } else {
+                None
+            }
         }) else {
             continue;
         };
         if ctx.args.knows(&w) || !ctx.args.knows(to) {
             continue;
         }
-        let how = if ctx.args.flags.actions.iter().any(|a| a.option_strings.iter().any(|o| o.starts_with(&w))) {
+        let how = if ctx
+            .args
+            .flags
+            .actions
+            .iter()
+            .any(|a| a.option_strings.iter().any(|o| o.starts_with(&w)))
+        {
             "argparse rejects it as ambiguous"
         } else {
             "argparse rejects it"
         };
         out.push(
-            Fired::new(format!("{w} is spelled {to} in SGLang {}; {how}", ctx.version))
-                .with_fix(rename(&w, to)),
+            Fired::new(format!(
+                "{w} is spelled {to} in SGLang {}; {how}",
+                ctx.version
+            ))
+            .with_fix(rename(&w, to)),
         );
     }
     out
 }
 
+/// Whether the user wrote this action's option (not another action sharing its dest).
+fn used(ctx: &Context, a: &flagset::Action) -> bool {
+    let args = ctx.args;
+    if !args.occurrences.is_empty() {
+        return args.occurrences.iter().any(|o| {
+            a.option_strings.contains(&o.option) || a.option_strings.contains(&o.written)
+        });
+    }
+    if !args.tokens.is_empty() {
+        return written(ctx).iter().any(|w| a.option_strings.contains(w));
+    }
+    // Values only (no parser output): attributable when no other action shares the dest.
+    args.values.contains_key(&a.dest)
+        && args
+            .flags
+            .actions
+            .iter()
+            .filter(|b| b.dest == a.dest)
+            .count()
+            == 1
+}
+
 pub fn deprecated(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for a in &ctx.args.flags.actions {
-        let Some(new) = a.deprecated_for.as_deref() else { continue };
-        let Some(opt) = a.option_strings.iter().find(|o| o.starts_with("--")) else { continue };
-        if a.kind == ActionKind::Deprecated
-            || opt == "--enable-dp-attention"
-            || !ctx.args.is_set(opt)
-        {
+        let Some(new) = a.deprecated_for.as_deref() else {
+            continue;
+        };
+        let Some(opt) = a.option_strings.iter().find(|o| o.starts_with("--")) else {
+            continue;
+        };
+        if a.kind == ActionKind::Deprecated || opt == "--enable-dp-attention" || !used(ctx, a) {
             continue;
         }
         let msg = format!("{opt} is deprecated in SGLang {}; use {new}", ctx.version);
@@ -103,11 +147,18 @@ pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
     if ctx.given("--attn-dp-size") {
         return vec![Fired::new(msg)];
     }
-    let mut args = vec![ArgEdit::Remove { option: "--enable-dp-attention".into() }];
+    let mut args = vec![ArgEdit::Remove {
+        option: "--enable-dp-attention".into(),
+    }];
     if ctx.given("--dp-size") {
-        args.push(ArgEdit::Remove { option: "--dp-size".into() });
+        args.push(ArgEdit::Remove {
+            option: "--dp-size".into(),
+        });
     }
-    args.push(ArgEdit::Set { option: "--attn-dp-size".into(), value: dp.to_string() });
+    args.push(ArgEdit::Set {
+        option: "--attn-dp-size".into(),
+        value: dp.to_string(),
+    });
     vec![Fired::new(msg).with_fix(Fix {
         summary: format!("replaced --enable-dp-attention --dp-size {dp} with --attn-dp-size {dp}"),
         args,
@@ -126,7 +177,9 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
             .copied()
             .filter(|v| flagset::get(v).is_some_and(|f| f.action(&w).is_some()))
             .collect();
-        let (Some(first), Some(last)) = (having.first(), having.last()) else { continue };
+        let (Some(first), Some(last)) = (having.first(), having.last()) else {
+            continue;
+        };
         let when = if crate::sglang::version::cmp(ctx.version, first).is_lt() {
             format!("is not in SGLang {} (known from {first})", ctx.version)
         } else {

@@ -18,7 +18,8 @@ pub fn heads(ctx: &Context) -> Vec<Fired> {
     if m.kv_lora_rank.is_none()
         && let Some(kv) = m.num_key_value_heads
         && kv > 0
-        && ((kv >= attn_tp && kv % attn_tp != 0) || (kv < attn_tp && attn_tp % kv != 0))
+        && ((kv >= attn_tp && !kv.is_multiple_of(attn_tp))
+            || (kv < attn_tp && !attn_tp.is_multiple_of(kv)))
     {
         out.push(Fired::new(format!(
             "{} has {kv} KV heads and attention TP is {attn_tp}: one must divide the other for KV heads to be split or replicated",
@@ -31,7 +32,10 @@ pub fn heads(ctx: &Context) -> Vec<Fired> {
 pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
     if ctx.nnodes() < 2
         || ctx.given("--dist-init-addr")
-        || ctx.env.get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE").is_some()
+        || ctx
+            .env
+            .get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE")
+            .is_some()
     {
         return vec![];
     }
@@ -89,5 +93,8 @@ pub fn node_rank(ctx: &Context) -> Vec<Fired> {
     if r >= 0 && r < n {
         return vec![];
     }
-    vec![Fired::new(format!("--node-rank {r} is outside 0..{} for --nnodes {n}", n - 1))]
+    vec![Fired::new(format!(
+        "--node-rank {r} is outside 0..{} for --nnodes {n}",
+        n - 1
+    ))]
 }

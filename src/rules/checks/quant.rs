@@ -7,15 +7,24 @@ fn is_fp8(q: &str) -> bool {
 }
 
 fn is_nvfp4(q: &str) -> bool {
-    matches!(q, "modelopt_fp4" | "nvfp4" | "modelopt_nvfp4" | "nvfp4_online")
+    matches!(
+        q,
+        "modelopt_fp4" | "nvfp4" | "modelopt_nvfp4" | "nvfp4_online"
+    )
 }
 
 fn source(ctx: &Context) -> &'static str {
-    if ctx.sval("--quantization").is_some() { "--quantization" } else { "checkpoint quant_method" }
+    if ctx.sval("--quantization").is_some() {
+        "--quantization"
+    } else {
+        "checkpoint quant_method"
+    }
 }
 
 pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| is_fp8(q)) else { return vec![] };
+    let Some(q) = ctx.quant().filter(|q| is_fp8(q)) else {
+        return vec![];
+    };
     let bad = ctx.gpus_where(|cc| cc < (8, 9));
     if bad.is_empty() {
         return vec![];
@@ -28,7 +37,9 @@ pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn fp4_pre_blackwell(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| is_nvfp4(q)) else { return vec![] };
+    let Some(q) = ctx.quant().filter(|q| is_nvfp4(q)) else {
+        return vec![];
+    };
     let bad = ctx.gpus_where(|(m, _)| m < 10);
     if bad.is_empty() {
         return vec![];
@@ -42,7 +53,9 @@ pub fn fp4_pre_blackwell(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn nvfp4_sm12x(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| is_nvfp4(q)) else { return vec![] };
+    let Some(q) = ctx.quant().filter(|q| is_nvfp4(q)) else {
+        return vec![];
+    };
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     if sm12.is_empty() {
         return vec![];
@@ -55,7 +68,9 @@ pub fn nvfp4_sm12x(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn fp8_sm12x(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| is_fp8(q) || q == "mxfp8") else { return vec![] };
+    let Some(q) = ctx.quant().filter(|q| is_fp8(q) || q == "mxfp8") else {
+        return vec![];
+    };
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     if sm12.is_empty() {
         return vec![];

@@ -15,13 +15,18 @@ pub fn pcie_tp(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn dp_attention_unsupported(ctx: &Context) -> Vec<Fired> {
-    let Some(a) = ctx.spec_algo().filter(|a| a == "NGRAM" || a == "STANDALONE") else {
+    let Some(a) = ctx
+        .spec_algo()
+        .filter(|a| a == "NGRAM" || a == "STANDALONE")
+    else {
         return vec![];
     };
     if !ctx.dp_attention() {
         return vec![];
     }
-    vec![Fired::new(format!("--speculative-algorithm {a} with DP attention: SGLang rejects the combination; use EAGLE/EAGLE3/NEXTN or drop DP attention"))]
+    vec![Fired::new(format!(
+        "--speculative-algorithm {a} with DP attention: SGLang rejects the combination; use EAGLE/EAGLE3/NEXTN or drop DP attention"
+    ))]
 }
 
 pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
@@ -68,10 +73,18 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
 
 pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     let k = topk(ctx);
-    if ctx.spec_algo().is_none() || k <= 1 || !ctx.attention_backends().iter().any(|(_, v)| v == "trtllm_mha") {
+    if ctx.spec_algo().is_none()
+        || k <= 1
+        || !ctx
+            .attention_backends()
+            .iter()
+            .any(|(_, v)| v == "trtllm_mha")
+    {
         return vec![];
     }
-    vec![Fired::new(format!("--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"))]
+    vec![Fired::new(format!(
+        "--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"
+    ))]
 }
 
 pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
@@ -84,7 +97,9 @@ pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn side_effects(ctx: &Context) -> Vec<Fired> {
-    let Some(a) = ctx.spec_algo() else { return vec![] };
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
     if ctx.given("--max-running-requests") {
         return vec![];
     }
@@ -94,8 +109,16 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
-    if ctx.spec_algo().is_none() || !ctx.attention_backends().iter().any(|(_, v)| v == "flex_attention") {
+    if ctx.spec_algo().is_none()
+        || !ctx
+            .attention_backends()
+            .iter()
+            .any(|(_, v)| v == "flex_attention")
+    {
         return vec![];
     }
-    vec![Fired::new("flex_attention with speculative decoding: SGLang asserts against the combination".to_string())]
+    vec![Fired::new(
+        "flex_attention with speculative decoding: SGLang asserts against the combination"
+            .to_string(),
+    )]
 }

@@ -15,7 +15,9 @@ pub fn mig(ctx: &Context) -> Vec<Fired> {
 
 pub fn mixed(ctx: &Context) -> Vec<Fired> {
     let used = ctx.used();
-    let Some(first) = used.first() else { return vec![] };
+    let Some(first) = used.first() else {
+        return vec![];
+    };
     if used
         .iter()
         .all(|g| g.name == first.name && g.memory_total_mib == first.memory_total_mib)
