@@ -1516,3 +1516,20 @@ fn source_counts_by_family() {
         "most rules cite a URL ({with_url})"
     );
 }
+
+#[test]
+fn unknown_env_suggests_only_close_names() {
+    let msg = |v: &'static str, name: &'static str| {
+        let w = world(&c("ENV001").v(v).e(name, "1"));
+        w.hits("ENV001").first().map(|h| h.message.clone()).unwrap_or_default()
+    };
+    let m = msg("0.5.23", "SGLANG_ENABLE_JIT_DEEPGEM");
+    assert!(m.contains("did you mean SGLANG_ENABLE_JIT_DEEPGEMM?"), "{m}");
+    let m = msg("0.5.23", "SGLANG_FORCE_CUSTOM_AR_PCIE");
+    println!("{m}");
+    assert!(m.contains("SGLang 0.5.23") && !m.contains("nearest"), "{m}");
+    let m = msg("0.5.20", "SGLANG_FORCE_CUSTOM_AR_PCIE");
+    assert!(m.contains("nearest to 0.5.20"), "{m}");
+    let m = msg("0.5.2", "SGLANG_FORCE_CUSTOM_AR_PCIE");
+    assert!(m.contains("without a typed registry"), "{m}");
+}

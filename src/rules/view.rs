@@ -270,6 +270,11 @@ pub fn unset_env(names: &[&str]) -> Fix {
     }
 }
 
+/// An NCCL switch is on: NCCL reads these as integers, non-zero meaning on.
+pub fn nccl_on(v: &str) -> bool {
+    v.trim().parse::<i64>().is_ok_and(|n| n != 0)
+}
+
 /// A value in SGLang's boolean spelling (`EnvBool`): true/1/yes/y, any case.
 pub fn env_true(v: &str) -> bool {
     matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")

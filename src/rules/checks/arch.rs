@@ -41,7 +41,9 @@ fn remove_all(opts: &[&str]) -> Fix {
 /// Fusion kernels exist for CC 9.x and 10.x only.
 fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
     let given = fusion_given(ctx);
+    // Fusion wraps TP all-reduces: nothing runs at TP 1.
     if given.is_empty()
+        || ctx.tp() < 2
         || ctx
             .args
             .flag("--enforce-disable-flashinfer-allreduce-fusion")
@@ -161,7 +163,7 @@ pub fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-torch-symm-mem") {
+    if !ctx.args.flag("--enable-torch-symm-mem") || ctx.tp() < 2 {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, _)| m != 9 && m != 10);

@@ -241,10 +241,13 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
     for (name, v) in &ctx.env.vars {
         let Some(var) = reg.var(name) else { continue };
         if !valid(&var.ty, v) {
-            out.push(Fired::new(format!(
-                "{name}={v:?} is not a valid {} for SGLang {}: it raises when SGLang reads it",
-                var.ty, reg.version
-            )));
+            out.push(
+                Fired::new(format!(
+                    "{name}={v:?} is not a valid {} for SGLang {}: SGLang warns and uses the default ({}) instead",
+                    var.ty, reg.version, var.default
+                ))
+                .with_fix(unset_env(&[name])),
+            );
         }
     }
     out
