@@ -150,10 +150,130 @@ fn host(present: bool, bytes: Option<u64>) -> HostFacts {
         shm_present: present,
         shm_bytes: bytes,
         in_container: Some(true),
+        ib_devices: Some(2),
+    }
+}
+
+fn no_rdma() -> HostFacts {
+    HostFacts {
+        ib_devices: Some(0),
+        ..host(true, Some(16 << 30))
     }
 }
 
 fn cases() -> Vec<Case> {
+    let mut v = base_cases();
+    v.extend(more_cases());
+    v
+}
+
+fn more_cases() -> Vec<Case> {
+    vec![
+        c("ATTN011")
+            .v("0.5.5")
+            .t(PRO)
+            .m(model("Qwen3NextForCausalLM"))
+            .a("--attention-backend", json!("flashinfer")),
+        c("ATTN011")
+            .v("0.5.5")
+            .t(B200)
+            .m(model("Qwen3NextForCausalLM"))
+            .a("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("ATTN011")
+            .v("0.5.5")
+            .t(PRO)
+            .m(model("Qwen3NextForCausalLM"))
+            .a("--attention-backend", json!("triton"))
+            .no(),
+        c("EP011")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .a("--moe-a2a-backend", json!("deepep"))
+            .host(no_rdma()),
+        c("EP011")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .a("--moe-a2a-backend", json!("deepep"))
+            .host(host(true, None))
+            .no(),
+        c("EP011")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .a("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        c("SPEC005")
+            .v("0.5.5")
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .a("--speculative-eagle-topk", json!(4))
+            .e("SGLANG_ENABLE_SPEC_V2", "1"),
+        c("SPEC009")
+            .v("0.5.10.post1")
+            .f("--enable-lora")
+            .a("--speculative-algorithm", json!("EAGLE")),
+        c("SPEC009")
+            .a("--lora-paths", json!(["a=/x"]))
+            .a("--speculative-algorithm", json!("STANDALONE")),
+        c("SPEC009")
+            .f("--enable-lora")
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+        c("SPEC009")
+            .v("0.5.10.post1")
+            .f("--enable-lora")
+            .a("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        c("SPEC010")
+            .t(L4)
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .a("--mem-fraction-static", json!(0.85)),
+        c("SPEC010")
+            .t(L4)
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+        c("SPEC010")
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .a("--mem-fraction-static", json!(0.85))
+            .no(),
+        c("PAR007")
+            .a("--disaggregation-mode", json!("prefill"))
+            .host(no_rdma()),
+        c("PAR007")
+            .a("--disaggregation-mode", json!("prefill"))
+            .a("--disaggregation-transfer-backend", json!("nixl"))
+            .host(no_rdma())
+            .no(),
+        c("PAR007").host(no_rdma()).no(),
+        c("CACHE004")
+            .v("0.5.10.post1")
+            .a("--multi-item-scoring-delimiter", json!(151643)),
+        c("CACHE004")
+            .v("0.5.10.post1")
+            .a("--multi-item-scoring-delimiter", json!(151643))
+            .f("--disable-radix-cache")
+            .a("--chunked-prefill-size", json!(-1))
+            .no(),
+        c("CACHE005")
+            .f("--enable-hierarchical-cache")
+            .a("--attention-backend", json!("fa3")),
+        c("CACHE005")
+            .f("--enable-hierarchical-cache")
+            .a("--attention-backend", json!("fa3"))
+            .a("--decode-attention-backend", json!("flashinfer"))
+            .no(),
+        c("ENV008")
+            .e("CUDA_VISIBLE_DEVICES", "0,1")
+            .edit(|t| t.gpus[3].name = "NVIDIA A100-SXM4-80GB".into()),
+        c("ENV008")
+            .e("CUDA_VISIBLE_DEVICES", "0,1")
+            .e("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+            .edit(|t| t.gpus[3].name = "NVIDIA A100-SXM4-80GB".into())
+            .no(),
+        c("ENV008").e("CUDA_VISIBLE_DEVICES", "0,1").no(),
+    ]
+}
+
+fn base_cases() -> Vec<Case> {
     vec![
         // Custom all-reduce.
         c("AR001").t(R4090).tp(2),
@@ -1521,10 +1641,16 @@ fn source_counts_by_family() {
 fn unknown_env_suggests_only_close_names() {
     let msg = |v: &'static str, name: &'static str| {
         let w = world(&c("ENV001").v(v).e(name, "1"));
-        w.hits("ENV001").first().map(|h| h.message.clone()).unwrap_or_default()
+        w.hits("ENV001")
+            .first()
+            .map(|h| h.message.clone())
+            .unwrap_or_default()
     };
     let m = msg("0.5.23", "SGLANG_ENABLE_JIT_DEEPGEM");
-    assert!(m.contains("did you mean SGLANG_ENABLE_JIT_DEEPGEMM?"), "{m}");
+    assert!(
+        m.contains("did you mean SGLANG_ENABLE_JIT_DEEPGEMM?"),
+        "{m}"
+    );
     let m = msg("0.5.23", "SGLANG_FORCE_CUSTOM_AR_PCIE");
     println!("{m}");
     assert!(m.contains("SGLang 0.5.23") && !m.contains("nearest"), "{m}");
@@ -1532,4 +1658,42 @@ fn unknown_env_suggests_only_close_names() {
     assert!(m.contains("nearest to 0.5.20"), "{m}");
     let m = msg("0.5.2", "SGLANG_FORCE_CUSTOM_AR_PCIE");
     assert!(m.contains("without a typed registry"), "{m}");
+}
+
+#[test]
+fn the_seed_session_command_gets_exactly_these_findings() {
+    let case = c("X")
+        .v("0.5.10.post1")
+        .t(PRO)
+        .tp(8)
+        .f("--enable-flashinfer-allreduce-fusion")
+        .f("--enable-torch-symm-mem")
+        .a("--ep-size", json!(8))
+        .a("--moe-a2a-backend", json!("flashinfer"))
+        .a("--speculative-algorithm", json!("EAGLE3"))
+        .e("SGLANG_FORCE_CUSTOM_AR_PCIE", "1")
+        .e("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
+        .m(moe())
+        .host(host(true, Some(64 << 20)));
+    let w = world(&case);
+    let got: Vec<(&str, Severity)> = rules::evaluate(&w.ctx(), &RuleSettings::default())
+        .into_iter()
+        .map(|h| (h.code, h.severity))
+        .collect();
+    use Severity::*;
+    assert_eq!(
+        got,
+        vec![
+            ("AR002", Warning),
+            ("ARCH001", Error),
+            ("ARCH006", Error),
+            ("CG001", Info),
+            ("COMM002", Error),
+            ("ENV001", Warning),
+            ("EP001", Error),
+            ("EP004", Warning),
+            ("SPEC001", Warning),
+            ("SPEC007", Info),
+        ]
+    );
 }

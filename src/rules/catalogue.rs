@@ -80,6 +80,7 @@ catalogue! {
     "ATTN008" => c(attn::page_size_override),
     "ATTN009" => c(attn::gpt_oss_backend),
     "ATTN010" => c(attn::no_cuda_graph_backend),
+    "ATTN011" => c(attn::hybrid_gdn_blackwell),
     // Quantisation.
     "QUANT001" => c(quant::fp8_pre_ada),
     "QUANT002" => c(quant::fp4_pre_blackwell),
@@ -111,6 +112,7 @@ catalogue! {
     "EP008" => c(ep::eplb_without_ep),
     "EP009" => c(ep::runner_ep),
     "EP010" => c(ep::a2a_forces_ep),
+    "EP011" => c(ep::deepep_internode_rdma),
     // Speculative decoding.
     "SPEC001" => c(spec::pcie_tp),
     "SPEC002" => c(spec::dp_attention_unsupported),
@@ -120,6 +122,8 @@ catalogue! {
     "SPEC006" => c(spec::moe_runner_trtllm),
     "SPEC007" => c(spec::side_effects),
     "SPEC008" => c(spec::flex_attention),
+    "SPEC009" => c(spec::lora),
+    "SPEC010" => c(spec::small_gpu),
     // Parallelism and multi-node.
     "PAR001" => c(par::heads),
     "PAR002" => c(par::dist_init_addr),
@@ -127,10 +131,13 @@ catalogue! {
     "PAR004" => c(par::pp_spec),
     "PAR005" => c(par::tp_across_nodes),
     "PAR006" => c(par::node_rank),
+    "PAR007" => c(par::pd_mooncake_rdma),
     // Caches and chunked prefill.
     "CACHE001" => c(cache::hicache_radix),
     "CACHE002" => c(cache::chunk_page),
     "CACHE003" => c(cache::hicache_page_one),
+    "CACHE004" => c(cache::multi_item_scoring),
+    "CACHE005" => c(cache::hicache_fa3_decode),
     // Flags by version.
     "FLAG001" => c(flag::renamed),
     "FLAG002" => c(flag::deprecated),
@@ -144,6 +151,7 @@ catalogue! {
     "ENV005" => c(env::bad_value),
     "ENV006" => c(env::context_length),
     "ENV007" => c(env::deterministic),
+    "ENV008" => c(env::device_order),
     // GPUs in use.
     "TOP002" => c(top::mig),
     "TOP003" => c(top::mixed),

@@ -12,6 +12,8 @@ pub struct HostFacts {
     pub shm_bytes: Option<u64>,
     /// Running in a container (Docker / Podman / Kubernetes), when it can be told.
     pub in_container: Option<bool>,
+    /// RDMA devices under `/sys/class/infiniband` (InfiniBand / RoCE), when the class exists.
+    pub ib_devices: Option<usize>,
 }
 
 impl HostFacts {
@@ -26,6 +28,11 @@ impl HostFacts {
             shm_present: Path::new("/dev/shm").is_dir(),
             shm_bytes: shm_size_from_mounts(&mounts),
             in_container: Some(in_container),
+            ib_devices: Some(
+                std::fs::read_dir("/sys/class/infiniband")
+                    .map(|d| d.count())
+                    .unwrap_or(0),
+            ),
         }
     }
 }

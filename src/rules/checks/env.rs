@@ -282,3 +282,27 @@ pub fn deterministic(ctx: &Context) -> Vec<Fired> {
         ctx.tp()
     ))]
 }
+
+pub fn device_order(ctx: &Context) -> Vec<Fired> {
+    let Some(cvd) = ctx.env.get("CUDA_VISIBLE_DEVICES") else {
+        return vec![];
+    };
+    let by_index = cvd
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .all(|s| s.parse::<u32>().is_ok());
+    if !by_index || ctx.env.get("CUDA_DEVICE_ORDER") == Some("PCI_BUS_ID") {
+        return vec![];
+    }
+    // CUDA's default order (fastest first) only differs from NVML's PCI order on mixed GPUs.
+    let g = &ctx.topology.gpus;
+    if g.iter()
+        .all(|x| g.first().is_some_and(|f| f.name == x.name))
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "CUDA_VISIBLE_DEVICES={cvd} without CUDA_DEVICE_ORDER=PCI_BUS_ID on a host with different GPU models: CUDA numbers GPUs fastest-first, NVML (and SGLang's NVLink check) by PCI bus, so the indices may name other GPUs"
+    ))]
+}

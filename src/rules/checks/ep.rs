@@ -175,3 +175,16 @@ pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
         ctx.ep()
     ))]
 }
+
+pub fn deepep_internode_rdma(ctx: &Context) -> Vec<Fired> {
+    if !ctx.moe_a2a().is_some_and(|a| a.starts_with("deepep")) || ctx.nnodes() < 2 {
+        return vec![];
+    }
+    if ctx.host.and_then(|h| h.ib_devices) != Some(0) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepEP across {} nodes, but this host has no RDMA device in /sys/class/infiniband: internode DeepEP needs NVSHMEM over InfiniBand/RoCE (IBGDA) and fails at NVSHMEM init",
+        ctx.nnodes()
+    ))]
+}

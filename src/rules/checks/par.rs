@@ -98,3 +98,29 @@ pub fn node_rank(ctx: &Context) -> Vec<Fired> {
         n - 1
     ))]
 }
+
+pub fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
+    let mode = ctx.sval("--disaggregation-mode").unwrap_or_default();
+    if (mode != "prefill" && mode != "decode")
+        || ctx.sval("--disaggregation-transfer-backend").as_deref() != Some("mooncake")
+        || ctx.host.and_then(|h| h.ib_devices) != Some(0)
+    {
+        return vec![];
+    }
+    let tcp = if ctx
+        .args
+        .flags
+        .action("--disaggregation-transfer-backend")
+        .is_some_and(|a| {
+            a.choices
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|v| v == "mooncake_tcp"))
+        }) {
+        " or --disaggregation-transfer-backend mooncake_tcp"
+    } else {
+        ""
+    };
+    vec![Fired::new(format!(
+        "PD disaggregation ({mode}) with the mooncake transfer backend, but this host has no RDMA device in /sys/class/infiniband: the KV transfer engine cannot start; install the RDMA stack, or use nixl{tcp}"
+    ))]
+}
