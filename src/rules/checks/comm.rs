@@ -23,7 +23,8 @@ const GIB: u64 = 1 << 30;
 
 pub fn shm(ctx: &Context) -> Vec<Fired> {
     let Some(h) = ctx.host else { return vec![] };
-    let world = ctx.tp() * ctx.pp() * ctx.dp();
+    // NCCL groups span TP × PP ranks; DP replicas do not talk through NCCL.
+    let world = ctx.tp() * ctx.pp();
     if world < 2 || ctx.env.get("NCCL_SHM_DISABLE").is_some_and(nccl_on) {
         return vec![];
     }
