@@ -1697,3 +1697,30 @@ fn the_seed_session_command_gets_exactly_these_findings() {
         ]
     );
 }
+
+#[test]
+fn old_releases_spell_deepep_and_ep_as_flags() {
+    // 0.5.2 has --enable-deepep-moe / --enable-ep-moe instead of --moe-a2a-backend / --ep-size.
+    let w = world(
+        &c("EP003")
+            .v("0.5.2")
+            .t(R4090)
+            .tp(2)
+            .f("--enable-deepep-moe"),
+    );
+    assert_eq!(w.hits("EP003").len(), 1);
+    let w = world(
+        &c("EP009")
+            .v("0.5.2")
+            .tp(8)
+            .f("--enable-ep-moe")
+            .a("--moe-runner-backend", json!("triton_kernel")),
+    );
+    assert_eq!(w.hits("EP009").len(), 1);
+    let w = world(&c("ENV001").e("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"));
+    assert!(
+        w.hits("ENV001")[0]
+            .message
+            .contains("no upstream release reads it")
+    );
+}

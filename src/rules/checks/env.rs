@@ -38,6 +38,18 @@ fn prefix_target(reg: &Registry, name: &str) -> Option<String> {
     (reg.sgl_prefix_rewrite && !reg.knows(name)).then_some(new)
 }
 
+/// Names known from forks or local patches, with what upstream offers instead.
+const FORK_ONLY: &[(&str, &str)] = &[
+    (
+        "SGLANG_FORCE_CUSTOM_AR_PCIE",
+        "no upstream release reads it (a local patch or fork); upstream keeps custom all-reduce off on more than two PCIe-only GPUs",
+    ),
+    (
+        "SGLANG_CUSTOM_AR_ALLOW_PCIE",
+        "only a V100 fork (haohervchb/sglang-V100) reads it",
+    ),
+];
+
 pub fn unknown(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
@@ -48,9 +60,10 @@ pub fn unknown(ctx: &Context) -> Vec<Fired> {
         if prefix_target(reg, name).is_some_and(|n| reg.knows(&n)) {
             continue;
         }
-        let hint = match reg.suggest(name) {
-            Some(s) => format!("; did you mean {s}?"),
-            None => String::new(),
+        let hint = match (FORK_ONLY.iter().find(|(n, _)| n == name), reg.suggest(name)) {
+            (Some((_, note)), _) => format!("; {note}"),
+            (None, Some(s)) => format!("; did you mean {s}?"),
+            (None, None) => String::new(),
         };
         out.push(Fired::new(format!(
             "{name} is not an SGLang environment variable ({}): it has no effect upstream{hint}",
