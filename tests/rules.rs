@@ -404,14 +404,48 @@ fn base_cases() -> Vec<Case> {
         c("ARCH005")
             .a("--moe-runner-backend", json!("deep_gemm"))
             .no(),
-        c("ARCH006").t(PRO).tp(8).f("--enable-torch-symm-mem"),
-        c("ARCH006").tp(8).f("--enable-torch-symm-mem").no(),
+        c("ARCH006")
+            .v("0.5.10.post1")
+            .t(PRO)
+            .tp(8)
+            .f("--enable-torch-symm-mem"),
+        c("ARCH006")
+            .v("0.5.10.post1")
+            .tp(8)
+            .f("--enable-torch-symm-mem")
+            .no(),
+        c("ARCH006").t(PRO).tp(8).f("--enable-torch-symm-mem").no(),
+        c("ARCH007").t(PRO).tp(8).f("--enable-torch-symm-mem"),
+        c("ARCH007").t(A100).tp(8).f("--enable-torch-symm-mem"),
+        c("ARCH007")
+            .v("0.5.10.post1")
+            .t(PRO)
+            .tp(8)
+            .f("--enable-torch-symm-mem")
+            .no(),
+        c("ARCH001").v("0.5.8").t(PRO).tp(8).m(moe()),
+        c("ARCH001").v("0.5.10.post1").t(PRO).tp(8).m(moe()).no(),
+        c("ARCH001")
+            .v("0.5.10.post1")
+            .t(PRO)
+            .tp(8)
+            .f("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH002")
+            .v("0.5.10.post1")
+            .t(PRO)
+            .tp(8)
+            .f("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH002")
+            .v("0.5.10.post1")
+            .t(PRO)
+            .f("--enable-flashinfer-allreduce-fusion")
+            .no(),
         c("ARCH007").tp(3).f("--enable-torch-symm-mem"),
         c("ARCH007")
             .t("4x-a100-pcie-40gb-nvlink-pairs")
             .tp(4)
-            .f("--enable-torch-symm-mem")
-            .no(),
+            .f("--enable-torch-symm-mem"),
         c("ARCH007").tp(8).f("--enable-torch-symm-mem").no(),
         c("ARCH008").v("0.5.2").t(PRO).m(model("GptOssForCausalLM")),
         c("ARCH008").v("0.5.2").m(model("GptOssForCausalLM")).no(),
@@ -1320,7 +1354,10 @@ fn pipeline_codes_are_registered_without_checks() {
 fn the_seed_story_is_caught_on_the_rtx_pro_6000_box() {
     let base = || c("X").v("0.5.10.post1").t(PRO).tp(8);
     let attempts: Vec<(Case, &str)> = vec![
-        (base().f("--enable-flashinfer-allreduce-fusion"), "ARCH001"),
+        (
+            base().v("0.5.23").f("--enable-flashinfer-allreduce-fusion"),
+            "ARCH001",
+        ),
         (base().e("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"), "AR002"),
         (base().f("--enable-torch-symm-mem"), "ARCH006"),
         (
@@ -1685,7 +1722,7 @@ fn the_seed_session_command_gets_exactly_these_findings() {
         got,
         vec![
             ("AR002", Warning),
-            ("ARCH001", Error),
+            ("ARCH002", Warning),
             ("ARCH006", Error),
             ("CG001", Info),
             ("COMM002", Error),

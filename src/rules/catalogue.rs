@@ -66,7 +66,7 @@ catalogue! {
     "ARCH004" => c(arch::trtllm_gen_sm12x),
     "ARCH005" => c(arch::deepgemm_sm12x),
     "ARCH006" => c(arch::torch_symm_mem_arch),
-    "ARCH007" => c(arch::torch_symm_mem_topology),
+    "ARCH007" => c(arch::torch_symm_mem_ineffective),
     "ARCH008" => c(arch::gpt_oss_sm12x),
     "ARCH009" => c(arch::megamoe_arch),
     // Attention backends.
@@ -242,25 +242,31 @@ fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
 
 fn valid_versions(spec: &str) -> bool {
     spec == "all"
-        || constraints(spec).all(|(op, v)| {
-            op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || spec.split("||").all(|alt| {
+            constraints(alt).all(|(op, v)| {
+                op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+            })
         })
 }
 
-/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20` (or `all`).
+/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
+/// `||`, or `all`.
 pub fn version_matches(spec: &str, v: &str) -> bool {
-    spec == "all"
-        || constraints(spec).all(|(op, bound)| {
-            let o = version::cmp(v, bound);
-            match op {
-                ">=" => o.is_ge(),
-                "<=" => o.is_le(),
-                "==" => o.is_eq(),
-                ">" => o.is_gt(),
-                "<" => o.is_lt(),
-                _ => false,
-            }
-        })
+    spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
+}
+
+fn range_matches(spec: &str, v: &str) -> bool {
+    constraints(spec).all(|(op, bound)| {
+        let o = version::cmp(v, bound);
+        match op {
+            ">=" => o.is_ge(),
+            "<=" => o.is_le(),
+            "==" => o.is_eq(),
+            ">" => o.is_gt(),
+            "<" => o.is_lt(),
+            _ => false,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -276,6 +282,15 @@ mod tests {
         assert!(!version_matches(">=0.5.5,<0.5.20", "0.5.23"));
         assert!(!valid_versions("0.5.5"));
         assert!(valid_versions("<0.5.10"));
+        assert!(valid_versions("<0.5.6 || >=0.5.10,<0.5.20"));
+        assert!(!valid_versions("<0.5.6 ||"));
+        assert!(version_matches(
+            "<0.5.6 || >=0.5.10,<0.5.20",
+            "0.5.10.post1"
+        ));
+        assert!(version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.5"));
+        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.8"));
+        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.23"));
     }
 
     #[test]
