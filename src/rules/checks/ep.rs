@@ -24,6 +24,11 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     if ok.contains(&runner.as_str()) {
         return vec![];
     }
+    // 0.5.20+ resolves `auto` per quantisation (FP4/FP8 often to flashinfer_trtllm): only a
+    // BF16 model is known to stay on an unsupported runner.
+    if runner == "auto" && at_least(ctx.version, "0.5.20") && ctx.quant().is_some() {
+        return vec![];
+    }
     vec![Fired::new(format!(
         "--moe-a2a-backend flashinfer with --moe-runner-backend {runner}: SGLang {} asserts the runner is one of {}",
         ctx.version,
