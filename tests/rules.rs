@@ -1693,6 +1693,7 @@ fn unknown_env_suggests_only_close_names() {
     assert!(m.contains("SGLang 0.5.23") && !m.contains("nearest"), "{m}");
     let m = msg("0.5.20", "SGLANG_FORCE_CUSTOM_AR_PCIE");
     assert!(m.contains("nearest to 0.5.20"), "{m}");
+    assert_eq!(msg("0.5.23", "SGLANG_LAUNCH_TOPOLOGY"), "");
     let m = msg("0.5.2", "SGLANG_FORCE_CUSTOM_AR_PCIE");
     assert!(m.contains("without a typed registry"), "{m}");
 }
@@ -1760,4 +1761,35 @@ fn old_releases_spell_deepep_and_ep_as_flags() {
             .message
             .contains("no upstream release reads it")
     );
+}
+
+#[test]
+fn declared_fix_availability_matches_the_checks() {
+    use sglang_launch::rules::FixAvailability;
+    let mut seen_fix: BTreeSet<&str> = BTreeSet::new();
+    for case in cases().iter().filter(|c| c.fires) {
+        let rule = rules::lookup(case.code).unwrap();
+        for h in world(case).hits(case.code) {
+            match rule.fix {
+                FixAvailability::None => assert!(h.fix.is_none(), "{} declares no fix", h.code),
+                FixAvailability::Always => {
+                    assert!(h.fix.is_some(), "{} declares a fix: {}", h.code, h.message)
+                }
+                FixAvailability::Sometimes => {}
+            }
+            if h.fix.is_some() {
+                seen_fix.insert(h.code);
+            }
+        }
+    }
+    for r in rules::all()
+        .iter()
+        .filter(|r| r.fix != FixAvailability::None)
+    {
+        assert!(
+            seen_fix.contains(r.code),
+            "{}: no case exercises its fix",
+            r.code
+        );
+    }
 }

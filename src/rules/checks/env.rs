@@ -5,8 +5,10 @@ use crate::rules::envs::{self, Registry};
 use crate::rules::{EnvEdit, Fix};
 
 /// SGLang-prefixed names the registry checks cover (kernel variables have their own rules).
+/// The launcher's own variables (`SGLANG_LAUNCH_*`) are not SGLang's.
 fn ours(name: &str) -> bool {
     (name.starts_with("SGLANG_") || name.starts_with("SGL_"))
+        && !name.starts_with("SGLANG_LAUNCH_")
         && !envs::KERNEL_ENVS.iter().any(|(n, _)| *n == name)
 }
 
