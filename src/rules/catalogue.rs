@@ -10,6 +10,7 @@
 //! summary: one line
 //! sources: https://… https://…
 //! no-source: why there is no URL (instead of sources)
+//! emitted-by: pipeline (codes without a check: the pipeline or memory planner emits them)
 //! ---
 //! ## What it does …
 //! ```
@@ -209,6 +210,15 @@ pub(super) fn parse(
         "always" => FixAvailability::Always,
         s => return Err(format!("bad fix {s}")),
     };
+    // The data says which codes the pipeline emits; the table must agree.
+    let pipeline = field("emitted-by") == Some("pipeline");
+    if pipeline != check.is_none() {
+        return Err(if pipeline {
+            "header says emitted-by: pipeline, but the code table has a check".into()
+        } else {
+            "no check in the code table and no `emitted-by: pipeline` header".into()
+        });
+    }
     let versions = field("versions").ok_or("no versions")?;
     if !valid_versions(versions) {
         return Err(format!("bad versions {versions}"));
@@ -291,6 +301,21 @@ mod tests {
         assert!(version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.5"));
         assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.8"));
         assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.23"));
+    }
+
+    #[test]
+    fn header_and_table_must_agree_on_pipeline_codes() {
+        let with = "code: X001\nname: x\nseverity: info\nversions: all\nsummary: s\nemitted-by: pipeline\n---\nbody";
+        let without = "code: X001\nname: x\nseverity: info\nversions: all\nsummary: s\n---\nbody";
+        fn check(_: &super::super::Context) -> Vec<super::super::Fired> {
+            vec![]
+        }
+        assert!(parse("X001", with, None).is_ok());
+        assert!(parse("X001", with, Some(check)).is_err());
+        assert!(parse("X001", without, None).is_err());
+        assert!(parse("X001", without, Some(check)).is_ok());
+        assert!(parse("X002", without, Some(check)).is_err());
+        assert!(parse("X001", "code: X001", None).is_err());
     }
 
     #[test]
