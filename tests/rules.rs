@@ -169,6 +169,65 @@ fn cases() -> Vec<Case> {
 
 fn more_cases() -> Vec<Case> {
     vec![
+        c("SRV001").a("--served-model-name", json!("qwen3:32b")),
+        c("SRV001")
+            .a("--served-model-name", json!("qwen3-32b"))
+            .no(),
+        c("SRV002")
+            .f("--enable-priority-scheduling")
+            .a("--schedule-policy", json!("lpm")),
+        c("SRV002").f("--enable-priority-scheduling").no(),
+        c("SRV003").a("--retraction-policy", json!("priority")),
+        c("SRV003")
+            .a("--retraction-policy", json!("priority"))
+            .f("--enable-priority-scheduling")
+            .no(),
+        c("SRV004").a("--grpc-port", json!(30000)),
+        c("SRV004").a("--grpc-port", json!(30001)).no(),
+        c("SRV004")
+            .a("--grpc-port", json!(30000))
+            .f("--grpc-mode")
+            .no(),
+        c("SRV005")
+            .f("--enable-tokenizer-batch-encode")
+            .f("--enable-dynamic-batch-tokenizer"),
+        c("SRV005").f("--enable-tokenizer-batch-encode").no(),
+        c("SRV006").tp(8).f("--enable-quant-communications"),
+        c("SRV006").no(),
+        c("PAR008").tp(8).a("--moe-dense-tp-size", json!(2)),
+        c("PAR008").tp(8).a("--moe-dense-tp-size", json!(8)).no(),
+        c("PAR008")
+            .v("0.5.5")
+            .tp(8)
+            .a("--moe-dense-tp-size", json!(8)),
+        c("PAR008")
+            .v("0.5.5")
+            .tp(8)
+            .a("--moe-dense-tp-size", json!(1))
+            .no(),
+        c("DPA004")
+            .tp(8)
+            .a("--attn-dp-size", json!(8))
+            .a("--dp-size", json!(2)),
+        c("DPA004").tp(8).a("--attn-dp-size", json!(8)).no(),
+        c("QUANT005")
+            .m(model("DeepseekV32ForCausalLM"))
+            .a("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("QUANT005")
+            .m(model("DeepseekV32ForCausalLM"))
+            .a("--kv-cache-dtype", json!("fp8_e4m3"))
+            .no(),
+        c("ARCH010")
+            .v("0.5.10.post1")
+            .t("8x-h20-nvlink")
+            .tp(8)
+            .f("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH010")
+            .v("0.5.10.post1")
+            .t("8x-h200-nvlink")
+            .tp(8)
+            .f("--enable-flashinfer-allreduce-fusion")
+            .no(),
         c("ATTN011")
             .v("0.5.5")
             .t(PRO)

@@ -70,6 +70,7 @@ catalogue! {
     "ARCH007" => c(arch::torch_symm_mem_ineffective),
     "ARCH008" => c(arch::gpt_oss_sm12x),
     "ARCH009" => c(arch::megamoe_arch),
+    "ARCH010" => c(arch::h20_fusion),
     // Attention backends.
     "ATTN001" => c(attn::fa3_arch),
     "ATTN002" => c(attn::fa3_mla),
@@ -87,6 +88,7 @@ catalogue! {
     "QUANT002" => c(quant::fp4_pre_blackwell),
     "QUANT003" => c(quant::nvfp4_sm12x),
     "QUANT004" => c(quant::fp8_sm12x),
+    "QUANT005" => c(quant::dsa_kv_dtype),
     // Communication and NCCL environment.
     "COMM001" => c(comm::nccl_p2p_disable_nvlink),
     "COMM002" => c(comm::shm),
@@ -102,6 +104,7 @@ catalogue! {
     "DPA001" => c(dpa::tp_divisible),
     "DPA002" => c(dpa::lm_head),
     "DPA003" => c(dpa::multinode_dp),
+    "DPA004" => c(dpa::attn_dp_and_dp),
     // Expert parallelism and MoE all-to-all.
     "EP001" => c(ep::flashinfer_a2a_runner),
     "EP002" => c(ep::flashinfer_a2a_dp),
@@ -133,12 +136,20 @@ catalogue! {
     "PAR005" => c(par::tp_across_nodes),
     "PAR006" => c(par::node_rank),
     "PAR007" => c(par::pd_mooncake_rdma),
+    "PAR008" => c(par::moe_dense_tp),
     // Caches and chunked prefill.
     "CACHE001" => c(cache::hicache_radix),
     "CACHE002" => c(cache::chunk_page),
     "CACHE003" => c(cache::hicache_page_one),
     "CACHE004" => c(cache::multi_item_scoring),
     "CACHE005" => c(cache::hicache_fa3_decode),
+    // Serving options.
+    "SRV001" => c(srv::served_model_name_colon),
+    "SRV002" => c(srv::priority_policy),
+    "SRV003" => c(srv::retraction_priority),
+    "SRV004" => c(srv::grpc_port),
+    "SRV005" => c(srv::tokenizer_batching),
+    "SRV006" => c(srv::quant_communications),
     // Flags by version.
     "FLAG001" => c(flag::renamed),
     "FLAG002" => c(flag::deprecated),

@@ -278,3 +278,22 @@ pub fn megamoe_arch(ctx: &Context) -> Vec<Fired> {
         Context::describe(&bad)
     ))]
 }
+
+pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
+    if fusion_given(ctx).is_empty() || ctx.tp() < 2 {
+        return vec![];
+    }
+    let h20: Vec<_> = ctx
+        .used()
+        .into_iter()
+        .filter(|g| g.name.contains("H20") && !g.name.contains("H200"))
+        .collect();
+    if h20.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; SGLang {} keeps FlashInfer all-reduce fusion off on H20 because of a FlashInfer bug there (flashinfer#2204); forcing it can fail to compile",
+        Context::describe(&h20),
+        ctx.version
+    ))]
+}

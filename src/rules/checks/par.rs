@@ -124,3 +124,26 @@ pub fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
         "PD disaggregation ({mode}) with the mooncake transfer backend, but this host has no RDMA device in /sys/class/infiniband: the KV transfer engine cannot start; install the RDMA stack, or use nixl{tcp}"
     ))]
 }
+
+pub fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
+    let Some(n) = ctx
+        .args
+        .get("--moe-dense-tp-size")
+        .and_then(serde_json::Value::as_i64)
+    else {
+        return vec![];
+    };
+    let tp_ok = crate::sglang::version::at_least(ctx.version, "0.5.20");
+    if n == 1 || (tp_ok && n == ctx.tp()) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-dense-tp-size {n}: SGLang {} supports only 1{}",
+        ctx.version,
+        if tp_ok {
+            format!(" or the TP size ({})", ctx.tp())
+        } else {
+            String::new()
+        }
+    ))]
+}
