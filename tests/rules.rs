@@ -169,6 +169,10 @@ fn cases() -> Vec<Case> {
 
 fn more_cases() -> Vec<Case> {
     vec![
+        c("ENV002").e("SGLANG_SCHEDULER_DECREASE_PREFILL_IDLE", "1"),
+        c("ENV003")
+            .e("SGLANG_SCHEDULER_DECREASE_PREFILL_IDLE", "1")
+            .no(),
         c("SRV001").a("--served-model-name", json!("qwen3:32b")),
         c("SRV001")
             .a("--served-model-name", json!("qwen3-32b"))

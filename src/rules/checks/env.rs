@@ -87,6 +87,14 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
         {
             Some((v.name.clone(), false))
         } else if let Some(d) = reg.deprecated.iter().find(|d| &d.name == name) {
+            if d.replacement.is_none() && reg.var(name).is_some() {
+                // Still read, with a start-up deprecation warning; nothing to rename it to.
+                out.push(Fired::new(format!(
+                    "{name} is deprecated in SGLang {}: still read, but SGLang warns at start-up and will drop it",
+                    reg.version
+                )));
+                continue;
+            }
             d.replacement.clone().map(|r| (r, true))
         } else {
             prefix_target(reg, name)
@@ -124,10 +132,11 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
     for name in ctx.env.vars.keys().filter(|n| ours(n)) {
-        let why = if reg
-            .deprecated
-            .iter()
-            .any(|d| &d.name == name && d.replacement.is_none())
+        let why = if reg.var(name).is_none()
+            && reg
+                .deprecated
+                .iter()
+                .any(|d| &d.name == name && d.replacement.is_none())
         {
             format!(
                 "SGLang {} lists it as deprecated and ignores it",
