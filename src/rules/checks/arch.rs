@@ -270,7 +270,7 @@ pub fn megamoe_arch(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, _)| m != 10);
-    if bad.is_empty() || !at_least(ctx.version, "0.5.20") {
+    if bad.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
