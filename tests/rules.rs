@@ -1856,3 +1856,19 @@ fn declared_fix_availability_matches_the_checks() {
         );
     }
 }
+
+#[test]
+fn hits_made_outside_evaluate_get_names_and_settings() {
+    let h = rules::Hit::new("MEM005", "does not fit");
+    assert_eq!((h.name, h.severity), ("does-not-fit", Severity::Error));
+    let w = rules::Hit::new("mem-fraction-too-high", "x");
+    assert_eq!((w.code, w.severity), ("MEM003", Severity::Warning));
+    let s = RuleSettings {
+        allow: vec!["MEM005".into()],
+        deny: vec!["MEM003".into()],
+        ..Default::default()
+    };
+    let out = s.apply(vec![h, w]);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].code, out[0].severity), ("MEM003", Severity::Error));
+}
