@@ -10,6 +10,7 @@
 //! summary: one line
 //! sources: https://… https://…
 //! no-source: why there is no URL (instead of sources)
+//! emitted-by: pipeline (codes without a check: the pipeline or memory planner emits them)
 //! ---
 //! ## What it does …
 //! ```
@@ -66,9 +67,10 @@ catalogue! {
     "ARCH004" => c(arch::trtllm_gen_sm12x),
     "ARCH005" => c(arch::deepgemm_sm12x),
     "ARCH006" => c(arch::torch_symm_mem_arch),
-    "ARCH007" => c(arch::torch_symm_mem_topology),
+    "ARCH007" => c(arch::torch_symm_mem_ineffective),
     "ARCH008" => c(arch::gpt_oss_sm12x),
     "ARCH009" => c(arch::megamoe_arch),
+    "ARCH010" => c(arch::h20_fusion),
     // Attention backends.
     "ATTN001" => c(attn::fa3_arch),
     "ATTN002" => c(attn::fa3_mla),
@@ -80,11 +82,13 @@ catalogue! {
     "ATTN008" => c(attn::page_size_override),
     "ATTN009" => c(attn::gpt_oss_backend),
     "ATTN010" => c(attn::no_cuda_graph_backend),
+    "ATTN011" => c(attn::hybrid_gdn_blackwell),
     // Quantisation.
     "QUANT001" => c(quant::fp8_pre_ada),
     "QUANT002" => c(quant::fp4_pre_blackwell),
     "QUANT003" => c(quant::nvfp4_sm12x),
     "QUANT004" => c(quant::fp8_sm12x),
+    "QUANT005" => c(quant::dsa_kv_dtype),
     // Communication and NCCL environment.
     "COMM001" => c(comm::nccl_p2p_disable_nvlink),
     "COMM002" => c(comm::shm),
@@ -100,6 +104,7 @@ catalogue! {
     "DPA001" => c(dpa::tp_divisible),
     "DPA002" => c(dpa::lm_head),
     "DPA003" => c(dpa::multinode_dp),
+    "DPA004" => c(dpa::attn_dp_and_dp),
     // Expert parallelism and MoE all-to-all.
     "EP001" => c(ep::flashinfer_a2a_runner),
     "EP002" => c(ep::flashinfer_a2a_dp),
@@ -111,6 +116,7 @@ catalogue! {
     "EP008" => c(ep::eplb_without_ep),
     "EP009" => c(ep::runner_ep),
     "EP010" => c(ep::a2a_forces_ep),
+    "EP011" => c(ep::deepep_internode_rdma),
     // Speculative decoding.
     "SPEC001" => c(spec::pcie_tp),
     "SPEC002" => c(spec::dp_attention_unsupported),
@@ -120,6 +126,8 @@ catalogue! {
     "SPEC006" => c(spec::moe_runner_trtllm),
     "SPEC007" => c(spec::side_effects),
     "SPEC008" => c(spec::flex_attention),
+    "SPEC009" => c(spec::lora),
+    "SPEC010" => c(spec::small_gpu),
     // Parallelism and multi-node.
     "PAR001" => c(par::heads),
     "PAR002" => c(par::dist_init_addr),
@@ -127,10 +135,21 @@ catalogue! {
     "PAR004" => c(par::pp_spec),
     "PAR005" => c(par::tp_across_nodes),
     "PAR006" => c(par::node_rank),
+    "PAR007" => c(par::pd_mooncake_rdma),
+    "PAR008" => c(par::moe_dense_tp),
     // Caches and chunked prefill.
     "CACHE001" => c(cache::hicache_radix),
     "CACHE002" => c(cache::chunk_page),
     "CACHE003" => c(cache::hicache_page_one),
+    "CACHE004" => c(cache::multi_item_scoring),
+    "CACHE005" => c(cache::hicache_fa3_decode),
+    // Serving options.
+    "SRV001" => c(srv::served_model_name_colon),
+    "SRV002" => c(srv::priority_policy),
+    "SRV003" => c(srv::retraction_priority),
+    "SRV004" => c(srv::grpc_port),
+    "SRV005" => c(srv::tokenizer_batching),
+    "SRV006" => c(srv::quant_communications),
     // Flags by version.
     "FLAG001" => c(flag::renamed),
     "FLAG002" => c(flag::deprecated),
@@ -144,6 +163,7 @@ catalogue! {
     "ENV005" => c(env::bad_value),
     "ENV006" => c(env::context_length),
     "ENV007" => c(env::deterministic),
+    "ENV008" => c(env::device_order),
     // GPUs in use.
     "TOP002" => c(top::mig),
     "TOP003" => c(top::mixed),
@@ -159,7 +179,7 @@ pub(super) fn rules() -> &'static [Rule] {
                 parse(code, text, *check).unwrap_or_else(|e| panic!("data/rules/{code}.md: {e}"))
             })
             .collect();
-        v.sort_by(|a, b| code_key(a.code).cmp(&code_key(b.code)));
+        v.sort_by_key(|r| code_key(r.code));
         v
     })
 }
@@ -201,6 +221,15 @@ pub(super) fn parse(
         "always" => FixAvailability::Always,
         s => return Err(format!("bad fix {s}")),
     };
+    // The data says which codes the pipeline emits; the table must agree.
+    let pipeline = field("emitted-by") == Some("pipeline");
+    if pipeline != check.is_none() {
+        return Err(if pipeline {
+            "header says emitted-by: pipeline, but the code table has a check".into()
+        } else {
+            "no check in the code table and no `emitted-by: pipeline` header".into()
+        });
+    }
     let versions = field("versions").ok_or("no versions")?;
     if !valid_versions(versions) {
         return Err(format!("bad versions {versions}"));
@@ -234,25 +263,31 @@ fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
 
 fn valid_versions(spec: &str) -> bool {
     spec == "all"
-        || constraints(spec).all(|(op, v)| {
-            op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || spec.split("||").all(|alt| {
+            constraints(alt).all(|(op, v)| {
+                op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+            })
         })
 }
 
-/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20` (or `all`).
+/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
+/// `||`, or `all`.
 pub fn version_matches(spec: &str, v: &str) -> bool {
-    spec == "all"
-        || constraints(spec).all(|(op, bound)| {
-            let o = version::cmp(v, bound);
-            match op {
-                ">=" => o.is_ge(),
-                "<=" => o.is_le(),
-                "==" => o.is_eq(),
-                ">" => o.is_gt(),
-                "<" => o.is_lt(),
-                _ => false,
-            }
-        })
+    spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
+}
+
+fn range_matches(spec: &str, v: &str) -> bool {
+    constraints(spec).all(|(op, bound)| {
+        let o = version::cmp(v, bound);
+        match op {
+            ">=" => o.is_ge(),
+            "<=" => o.is_le(),
+            "==" => o.is_eq(),
+            ">" => o.is_gt(),
+            "<" => o.is_lt(),
+            _ => false,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -268,6 +303,30 @@ mod tests {
         assert!(!version_matches(">=0.5.5,<0.5.20", "0.5.23"));
         assert!(!valid_versions("0.5.5"));
         assert!(valid_versions("<0.5.10"));
+        assert!(valid_versions("<0.5.6 || >=0.5.10,<0.5.20"));
+        assert!(!valid_versions("<0.5.6 ||"));
+        assert!(version_matches(
+            "<0.5.6 || >=0.5.10,<0.5.20",
+            "0.5.10.post1"
+        ));
+        assert!(version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.5"));
+        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.8"));
+        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.23"));
+    }
+
+    #[test]
+    fn header_and_table_must_agree_on_pipeline_codes() {
+        let with = "code: X001\nname: x\nseverity: info\nversions: all\nsummary: s\nemitted-by: pipeline\n---\nbody";
+        let without = "code: X001\nname: x\nseverity: info\nversions: all\nsummary: s\n---\nbody";
+        fn check(_: &super::super::Context) -> Vec<super::super::Fired> {
+            vec![]
+        }
+        assert!(parse("X001", with, None).is_ok());
+        assert!(parse("X001", with, Some(check)).is_err());
+        assert!(parse("X001", without, None).is_err());
+        assert!(parse("X001", without, Some(check)).is_ok());
+        assert!(parse("X002", without, Some(check)).is_err());
+        assert!(parse("X001", "code: X001", None).is_err());
     }
 
     #[test]

@@ -103,14 +103,15 @@ impl Registry {
 
     /// The closest known name, when close enough to be a likely typo.
     pub fn suggest(&self, name: &str) -> Option<&str> {
+        // Edit distance, not Jaro-Winkler: every name shares the long SGLANG_ prefix.
         let mut best: Option<(f64, &str)> = None;
         for n in self.names() {
-            let s = strsim::jaro_winkler(name, n);
+            let s = strsim::normalized_damerau_levenshtein(name, n);
             if best.is_none_or(|(b, _)| s > b) {
                 best = Some((s, n));
             }
         }
-        best.filter(|(s, _)| *s >= 0.9).map(|(_, n)| n)
+        best.filter(|(s, _)| *s >= 0.85).map(|(_, n)| n)
     }
 }
 

@@ -12,6 +12,8 @@ pub struct HostFacts {
     pub shm_bytes: Option<u64>,
     /// Running in a container (Docker / Podman / Kubernetes), when it can be told.
     pub in_container: Option<bool>,
+    /// RDMA devices under `/sys/class/infiniband` (InfiniBand / RoCE), when the class exists.
+    pub ib_devices: Option<usize>,
 }
 
 impl HostFacts {
@@ -26,6 +28,11 @@ impl HostFacts {
             shm_present: Path::new("/dev/shm").is_dir(),
             shm_bytes: shm_size_from_mounts(&mounts),
             in_container: Some(in_container),
+            ib_devices: Some(
+                std::fs::read_dir("/sys/class/infiniband")
+                    .map(|d| d.count())
+                    .unwrap_or(0),
+            ),
         }
     }
 }
@@ -34,8 +41,7 @@ impl HostFacts {
 pub fn shm_size_from_mounts(mounts: &str) -> Option<u64> {
     let line = mounts
         .lines()
-        .filter(|l| l.split_whitespace().nth(1) == Some("/dev/shm"))
-        .last()?;
+        .rfind(|l| l.split_whitespace().nth(1) == Some("/dev/shm"))?;
     let opts = line.split_whitespace().nth(3)?;
     let size = opts.split(',').find_map(|o| o.strip_prefix("size="))?;
     let (num, mult) = match size.char_indices().last()? {

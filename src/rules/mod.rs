@@ -76,6 +76,27 @@ pub struct Hit {
     pub fix: Option<Fix>,
 }
 
+impl Hit {
+    /// A hit for a catalogue code with its name and default severity, e.g. from the memory
+    /// planner (`Hit::new("MEM005", msg)`); [`RuleSettings::apply`] then applies `--allow`/`--deny`.
+    /// Panics only on a code that is not in the catalogue (a programming error, caught by tests).
+    pub fn new(code: &str, message: impl Into<String>) -> Hit {
+        let rule = lookup(code).unwrap_or_else(|e| panic!("{e}"));
+        Hit {
+            code: rule.code,
+            name: rule.name,
+            severity: rule.severity,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    pub fn with_fix(mut self, fix: Fix) -> Hit {
+        self.fix = Some(fix);
+        self
+    }
+}
+
 /// What a check reports; [`evaluate`] adds the rule's code, name and severity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fired {
@@ -224,6 +245,18 @@ impl RuleSettings {
             }
         }
         Ok(())
+    }
+
+    /// `--allow`/`--deny` for hits made outside [`evaluate`] (pipeline, memory planner):
+    /// allowed ones are dropped, denied ones become errors. Order is kept.
+    pub fn apply(&self, hits: Vec<Hit>) -> Vec<Hit> {
+        hits.into_iter()
+            .filter_map(|mut h| {
+                let rule = lookup(h.code).ok()?;
+                h.severity = self.effective(rule)?;
+                Some(h)
+            })
+            .collect()
     }
 
     /// The severity a hit of this rule gets, or `None` when the rule is allowed (skipped).

@@ -47,7 +47,11 @@ impl Context<'_> {
         self.int("--dp-size").unwrap_or(1).max(1)
     }
 
+    /// EP size as given; 0.4.x/0.5.2's `--enable-ep-moe` meant EP = TP.
     pub fn ep(&self) -> i64 {
+        if self.args.flag("--enable-ep-moe") {
+            return self.tp();
+        }
         self.int("--ep-size").unwrap_or(1).max(1)
     }
 
@@ -141,8 +145,16 @@ impl Context<'_> {
             .is_some_and(|a| a == "EAGLE" || a == "EAGLE3")
     }
 
+    /// The MoE all-to-all backend in use (`none` as `None`); 0.4.x/0.5.2 spelled DeepEP
+    /// `--enable-deepep-moe`.
     pub fn moe_a2a(&self) -> Option<String> {
-        self.sval("--moe-a2a-backend").filter(|v| v != "none")
+        self.sval("--moe-a2a-backend")
+            .filter(|v| v != "none")
+            .or_else(|| {
+                self.args
+                    .flag("--enable-deepep-moe")
+                    .then(|| "deepep".to_string())
+            })
     }
 
     pub fn model_arch(&self) -> Option<&str> {
@@ -268,6 +280,11 @@ pub fn unset_env(names: &[&str]) -> Fix {
             .map(|n| EnvEdit::Unset { name: (*n).into() })
             .collect(),
     }
+}
+
+/// An NCCL switch is on: NCCL reads these as integers, non-zero meaning on.
+pub fn nccl_on(v: &str) -> bool {
+    v.trim().parse::<i64>().is_ok_and(|n| n != 0)
 }
 
 /// A value in SGLang's boolean spelling (`EnvBool`): true/1/yes/y, any case.

@@ -15,6 +15,13 @@ const FORCING: &[&str] = &[
     "SGLANG_CUSTOM_ALLREDUCE_ALGO",
 ];
 
+/// The SGLang release whose pinned kernel reads SGLANG_CUSTOM_ALLREDUCE_ALGO.
+fn algo_read(ctx: &Context) -> bool {
+    crate::rules::envs::KERNEL_ENVS.iter().any(|(n, since)| {
+        *n == "SGLANG_CUSTOM_ALLREDUCE_ALGO" && crate::sglang::version::at_least(ctx.version, since)
+    })
+}
+
 fn pcie_tp_over_two(ctx: &Context) -> bool {
     ctx.tp() > 2 && ctx.tp_gpus().len() > 2 && !ctx.tp_nvlinked()
 }
@@ -68,7 +75,7 @@ pub fn algo_ineffective(ctx: &Context) -> Vec<Fired> {
     if pcie_tp_over_two(ctx) {
         return vec![]; // AR002 reports it with the PCIe story
     }
-    let why = if !crate::sglang::version::at_least(ctx.version, "0.5.10") {
+    let why = if !algo_read(ctx) {
         format!(
             "the sgl-kernel pinned by SGLang {} predates the variable",
             ctx.version
@@ -93,7 +100,7 @@ pub fn algo_invalid(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     if ["1stage", "oneshot", "2stage", "twoshot"].contains(&v)
-        || !crate::sglang::version::at_least(ctx.version, "0.5.10")
+        || !algo_read(ctx)
         || car(ctx) != CustomAllReduce::Legacy
     {
         return vec![];

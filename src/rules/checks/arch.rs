@@ -41,7 +41,9 @@ fn remove_all(opts: &[&str]) -> Fix {
 /// Fusion kernels exist for CC 9.x and 10.x only.
 fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
     let given = fusion_given(ctx);
+    // Fusion wraps TP all-reduces: nothing runs at TP 1.
     if given.is_empty()
+        || ctx.tp() < 2
         || ctx
             .args
             .flag("--enforce-disable-flashinfer-allreduce-fusion")
@@ -55,7 +57,47 @@ fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
     Some((given, Context::describe(&bad)))
 }
 
+/// Models SGLang auto-enables fusion for (0.5.6–0.5.9 gate included SM12x).
+const FUSION_AUTO_ARCHS: &[&str] = &[
+    "DeepseekV3ForCausalLM",
+    "GptOssForCausalLM",
+    "Glm4MoeForCausalLM",
+    "Qwen3MoeForCausalLM",
+];
+
+/// The late-2025 releases whose auto-enable gate let SM12x through.
+fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
+    let arch = ctx.model_arch().filter(|a| FUSION_AUTO_ARCHS.contains(a))?;
+    let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    let auto = crate::rules::catalogue::version_matches(">=0.5.6,<0.5.10", ctx.version)
+        && !sm12.is_empty()
+        && ctx.tp() > 1
+        && ctx.nnodes() == 1
+        && !ctx.dp_attention()
+        && ctx.moe_a2a().is_none()
+        && !ctx.args.flag("--enable-flashinfer-allreduce-fusion")
+        && !ctx
+            .args
+            .flag("--enforce-disable-flashinfer-allreduce-fusion");
+    auto.then(|| {
+        format!(
+            "{}; SGLang {} auto-enables FlashInfer all-reduce fusion for {arch}, and its kernels exist for compute capability 9.x and 10.x only: 'No supported CUDA architectures found for major versions [9, 10]' at CUDA-graph capture",
+            Context::describe(&sm12),
+            ctx.version
+        )
+    })
+}
+
 pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
+    if let Some(msg) = fusion_auto_on_sm12x(ctx) {
+        let f = Fired::new(msg);
+        let opt = "--enforce-disable-flashinfer-allreduce-fusion";
+        return vec![if ctx.args.knows(opt) {
+            f.with_fix(add_flag(opt))
+        } else {
+            f
+        }];
+    }
     let Some((given, gpus)) = fusion_unsupported(ctx) else {
         return vec![];
     };
@@ -160,30 +202,42 @@ pub fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// Before the clean fallback (0.5.15 at the latest), a CC major above 10 is a KeyError in
+/// SGLang's size table; below 9 it was always a logged no-op.
+fn symm_mem_crashes(ctx: &Context) -> bool {
+    !at_least(ctx.version, "0.5.15")
+}
+
 pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-torch-symm-mem") {
+    if !ctx.args.flag("--enable-torch-symm-mem") || ctx.tp() < 2 || !symm_mem_crashes(ctx) {
         return vec![];
     }
-    let bad = ctx.gpus_where(|(m, _)| m != 9 && m != 10);
+    let bad = ctx.gpus_where(|(m, _)| m > 10);
     if bad.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "{}; --enable-torch-symm-mem: SGLang's torch symmetric-memory size table has entries for compute capability 9 and 10 only",
-        Context::describe(&bad)
+        "{}; --enable-torch-symm-mem: SGLang {}'s torch symmetric-memory size table has entries for compute capability 9 and 10 only, so start-up fails with a KeyError",
+        Context::describe(&bad),
+        ctx.version
     ))
     .with_fix(remove("--enable-torch-symm-mem"))]
 }
 
-pub fn torch_symm_mem_topology(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-torch-symm-mem")
-        || ctx.majors().is_empty()
-        || !ctx.majors().iter().all(|&m| m == 9 || m == 10)
-    {
+pub fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-torch-symm-mem") || ctx.tp() < 2 || ctx.majors().is_empty() {
         return vec![];
     }
     let tp = ctx.tp();
-    let why = if ![2, 4, 6, 8].contains(&tp) {
+    let unsupported = ctx.gpus_where(|(m, _)| m < 9 || (m > 10 && !symm_mem_crashes(ctx)));
+    let why = if !unsupported.is_empty() {
+        format!(
+            "{} is not compute capability 9.x or 10.x",
+            Context::describe(&unsupported)
+        )
+    } else if ctx.majors().iter().any(|&m| m > 10) {
+        return vec![]; // ARCH006: it crashes
+    } else if ![2, 4, 6, 8].contains(&tp) {
         format!("TP {tp} is not 2, 4, 6 or 8")
     } else if !ctx.tp_nvlinked() {
         format!(
@@ -194,7 +248,7 @@ pub fn torch_symm_mem_topology(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     vec![Fired::new(format!(
-        "--enable-torch-symm-mem does nothing here: {why}; SGLang silently keeps the previous all-reduce path"
+        "--enable-torch-symm-mem does nothing here: {why}; SGLang logs it and keeps the previous all-reduce path"
     ))
     .with_fix(remove("--enable-torch-symm-mem"))]
 }
@@ -216,11 +270,30 @@ pub fn megamoe_arch(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, _)| m != 10);
-    if bad.is_empty() || !at_least(ctx.version, "0.5.20") {
+    if bad.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
         "{}; --moe-a2a-backend flashinfer_megamoe requires SM100-class GPUs",
         Context::describe(&bad)
+    ))]
+}
+
+pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
+    if fusion_given(ctx).is_empty() || ctx.tp() < 2 {
+        return vec![];
+    }
+    let h20: Vec<_> = ctx
+        .used()
+        .into_iter()
+        .filter(|g| g.name.contains("H20") && !g.name.contains("H200"))
+        .collect();
+    if h20.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; SGLang {} keeps FlashInfer all-reduce fusion off on H20 because of a FlashInfer bug there (flashinfer#2204); forcing it can fail to compile",
+        Context::describe(&h20),
+        ctx.version
     ))]
 }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::sglang::version::at_least;
 
-fn using<'a>(ctx: &'a Context, backend: &str) -> Vec<String> {
+fn using(ctx: &Context, backend: &str) -> Vec<String> {
     ctx.attention_backends()
         .into_iter()
         .filter(|(_, v)| v == backend)
@@ -196,5 +196,41 @@ pub fn no_cuda_graph_backend(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "{}: SGLang disables CUDA graphs for this backend, so decode runs eagerly and much slower",
         uses.join(", ")
+    ))]
+}
+
+/// Hybrid linear-attention (Gated DeltaNet) models.
+fn hybrid_gdn(arch: &str) -> bool {
+    arch.starts_with("Qwen3Next") || arch.starts_with("Qwen3_5")
+}
+
+pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch().filter(|a| hybrid_gdn(a)) else {
+        return vec![];
+    };
+    let bw = ctx.gpus_where(|(m, _)| m == 10 || m == 12);
+    if bw.is_empty() {
+        return vec![];
+    }
+    let ok: &[&str] = if bw.iter().any(|g| g.cc().is_some_and(|c| c.0 == 12)) {
+        &["triton"]
+    } else {
+        &["trtllm_mha", "fa4", "triton"]
+    };
+    let bad: Vec<String> = ctx
+        .attention_backends()
+        .into_iter()
+        .filter(|(_, v)| !ok.contains(&v.as_str()))
+        .map(|(o, v)| format!("{o} {v}"))
+        .collect();
+    if bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {arch} (hybrid linear attention) with {}: on this GPU SGLang {} supports only {}",
+        Context::describe(&bw),
+        bad.join(", "),
+        ctx.version,
+        ok.join(", ")
     ))]
 }

@@ -64,3 +64,54 @@ pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
         "--enable-hierarchical-cache with page size 1: host-cache transfers go token by token and high --mem-fraction-static has run out of memory; --page-size 64 is the usual setting".to_string(),
     )]
 }
+
+pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
+    if !ctx.given("--multi-item-scoring-delimiter") {
+        return vec![];
+    }
+    let radix = !ctx.args.flag("--disable-radix-cache");
+    let chunk = ctx.int("--chunked-prefill-size");
+    let chunked = chunk != Some(-1);
+    if !radix && !chunked {
+        return vec![];
+    }
+    let mut args = vec![];
+    let mut what = vec![];
+    if radix {
+        what.push("the radix cache is on");
+        args.push(crate::rules::ArgEdit::AddFlag {
+            option: "--disable-radix-cache".into(),
+        });
+    }
+    if chunked {
+        what.push("chunked prefill is on");
+        args.push(crate::rules::ArgEdit::Set {
+            option: "--chunked-prefill-size".into(),
+            value: "-1".into(),
+        });
+    }
+    let summary = args
+        .iter()
+        .map(|e| match e {
+            crate::rules::ArgEdit::AddFlag { option } => format!("added {option}"),
+            _ => "set --chunked-prefill-size -1".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![Fired::new(format!(
+        "--multi-item-scoring-delimiter needs the radix cache and chunked prefill off, but {}; SGLang rejects it",
+        what.join(" and ")
+    ))
+    .with_fix(crate::rules::Fix { summary, args, env: vec![] })]
+}
+
+pub fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-hierarchical-cache")
+        || ctx.decode_backend().as_deref() != Some("fa3")
+    {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--enable-hierarchical-cache with fa3 decode: HiCache falls back to slower direct I/O for this layout; flashinfer or triton decode, or a larger --page-size, avoid it".to_string(),
+    )]
+}

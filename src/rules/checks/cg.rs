@@ -4,29 +4,13 @@ use super::*;
 
 /// SGLang's default decode max batch (0.5.3+ tier table, sglang-internals §1.2).
 pub fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
+    let small_tp = tp < 4;
     match gpu_mib {
         m if m < 20480 => 8,
-        m if m < 35840 => {
-            if tp < 4 {
-                48
-            } else {
-                160
-            }
-        }
-        m if m < 61440 => {
-            if tp < 4 {
-                32
-            } else {
-                160
-            }
-        }
-        m if m < 163840 => {
-            if tp < 4 {
-                256
-            } else {
-                512
-            }
-        }
+        m if m < 35840 && small_tp => 48,
+        m if m < 61440 && small_tp => 32,
+        m if m < 61440 => 160,
+        m if m < 163840 && small_tp => 256,
         _ => 512,
     }
 }
@@ -106,4 +90,20 @@ pub fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
         "--disable-cuda-graph-padding with --enable-torch-compile: SGLang {} rejects the combination",
         ctx.version
     ))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_max_bs;
+
+    #[test]
+    fn tier_table() {
+        assert_eq!(default_max_bs(16000, 8), 8);
+        assert_eq!(default_max_bs(24564, 2), 48);
+        assert_eq!(default_max_bs(24564, 4), 160);
+        assert_eq!(default_max_bs(40960, 1), 32);
+        assert_eq!(default_max_bs(81559, 2), 256);
+        assert_eq!(default_max_bs(97887, 8), 512);
+        assert_eq!(default_max_bs(183359, 1), 512);
+    }
 }

@@ -10,7 +10,7 @@ pub fn nccl_p2p_disable_nvlink(ctx: &Context) -> Vec<Fired> {
     let nv = crate::facts::topology::pairs(g)
         .filter(|&(a, b)| ctx.topology.link(a, b).is_some_and(|l| l.nvlink))
         .count();
-    if !env_true(v) || nv == 0 || ctx.tp() < 2 {
+    if !nccl_on(v) || nv == 0 || ctx.tp() < 2 {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -23,8 +23,9 @@ const GIB: u64 = 1 << 30;
 
 pub fn shm(ctx: &Context) -> Vec<Fired> {
     let Some(h) = ctx.host else { return vec![] };
-    let world = ctx.tp() * ctx.pp() * ctx.dp();
-    if world < 2 || ctx.env.get("NCCL_SHM_DISABLE").is_some_and(env_true) {
+    // NCCL groups span TP × PP ranks; DP replicas do not talk through NCCL.
+    let world = ctx.tp() * ctx.pp();
+    if world < 2 || ctx.env.get("NCCL_SHM_DISABLE").is_some_and(nccl_on) {
         return vec![];
     }
     if !h.shm_present {
@@ -48,7 +49,7 @@ pub fn shm(ctx: &Context) -> Vec<Fired> {
 
 pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
     let flag = ctx.args.flag("--enable-nccl-nvls");
-    let env = ctx.env.get("NCCL_NVLS_ENABLE").is_some_and(env_true);
+    let env = ctx.env.get("NCCL_NVLS_ENABLE").is_some_and(nccl_on);
     if !(flag || env) || ctx.tp() < 2 || ctx.tp_nvlinked() {
         return vec![];
     }

@@ -44,3 +44,20 @@ pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
         }
     ))]
 }
+
+pub fn attn_dp_and_dp(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx
+        .args
+        .get("--attn-dp-size")
+        .and_then(serde_json::Value::as_i64)
+    else {
+        return vec![];
+    };
+    let dp = ctx.dp();
+    if a <= 1 || dp <= 1 || ctx.args.flag("--enable-dp-attention") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--attn-dp-size {a} with --dp-size {dp}: attention DP and data-parallel replicas cannot be combined in one server"
+    ))]
+}

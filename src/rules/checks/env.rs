@@ -4,8 +4,12 @@ use super::*;
 use crate::rules::envs::{self, Registry};
 use crate::rules::{EnvEdit, Fix};
 
+/// SGLang-prefixed names the registry checks cover (kernel variables have their own rules).
+/// The launcher's own variables (`SGLANG_LAUNCH_*`) are not SGLang's.
 fn ours(name: &str) -> bool {
-    name.starts_with("SGLANG_") || name.starts_with("SGL_")
+    (name.starts_with("SGLANG_") || name.starts_with("SGL_"))
+        && !name.starts_with("SGLANG_LAUNCH_")
+        && !envs::KERNEL_ENVS.iter().any(|(n, _)| *n == name)
 }
 
 fn registry_note(ctx: &Context) -> String {
@@ -36,6 +40,18 @@ fn prefix_target(reg: &Registry, name: &str) -> Option<String> {
     (reg.sgl_prefix_rewrite && !reg.knows(name)).then_some(new)
 }
 
+/// Names known from forks or local patches, with what upstream offers instead.
+const FORK_ONLY: &[(&str, &str)] = &[
+    (
+        "SGLANG_FORCE_CUSTOM_AR_PCIE",
+        "no upstream release reads it (a local patch or fork); upstream keeps custom all-reduce off on more than two PCIe-only GPUs",
+    ),
+    (
+        "SGLANG_CUSTOM_AR_ALLOW_PCIE",
+        "only a V100 fork (haohervchb/sglang-V100) reads it",
+    ),
+];
+
 pub fn unknown(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
@@ -46,9 +62,10 @@ pub fn unknown(ctx: &Context) -> Vec<Fired> {
         if prefix_target(reg, name).is_some_and(|n| reg.knows(&n)) {
             continue;
         }
-        let hint = match reg.suggest(name) {
-            Some(s) => format!("; did you mean {s}?"),
-            None => String::new(),
+        let hint = match (FORK_ONLY.iter().find(|(n, _)| n == name), reg.suggest(name)) {
+            (Some((_, note)), _) => format!("; {note}"),
+            (None, Some(s)) => format!("; did you mean {s}?"),
+            (None, None) => String::new(),
         };
         out.push(Fired::new(format!(
             "{name} is not an SGLang environment variable ({}): it has no effect upstream{hint}",
@@ -70,6 +87,14 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
         {
             Some((v.name.clone(), false))
         } else if let Some(d) = reg.deprecated.iter().find(|d| &d.name == name) {
+            if d.replacement.is_none() && reg.var(name).is_some() {
+                // Still read, with a start-up deprecation warning; nothing to rename it to.
+                out.push(Fired::new(format!(
+                    "{name} is deprecated in SGLang {}: still read, but SGLang warns at start-up and will drop it",
+                    reg.version
+                )));
+                continue;
+            }
             d.replacement.clone().map(|r| (r, true))
         } else {
             prefix_target(reg, name)
@@ -107,10 +132,11 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
     for name in ctx.env.vars.keys().filter(|n| ours(n)) {
-        let why = if reg
-            .deprecated
-            .iter()
-            .any(|d| &d.name == name && d.replacement.is_none())
+        let why = if reg.var(name).is_none()
+            && reg
+                .deprecated
+                .iter()
+                .any(|d| &d.name == name && d.replacement.is_none())
         {
             format!(
                 "SGLang {} lists it as deprecated and ignores it",
@@ -187,7 +213,8 @@ const INEFFECTIVE: &[(&str, Ineffective)] = &[
     (
         "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
         |ctx, _| {
-            (!ctx.moe_a2a().is_some_and(|a| a == "deepep"))
+            ctx.moe_a2a()
+                .is_none_or(|a| a != "deepep")
                 .then(|| "--moe-a2a-backend is not deepep".into())
         },
     ),
@@ -199,8 +226,12 @@ const INEFFECTIVE: &[(&str, Ineffective)] = &[
 
 pub fn ineffective(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
+    let (reg, _) = envs::for_version(ctx.version);
     for (name, why) in INEFFECTIVE {
         let Some(v) = ctx.env.get(name) else { continue };
+        if !reg.knows(name) {
+            continue; // ENV001/ENV003 speak for names this release does not read
+        }
         if let Some(reason) = why(ctx, v) {
             out.push(
                 Fired::new(format!("{name}={v} has no effect here: {reason}"))
@@ -234,10 +265,13 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
     for (name, v) in &ctx.env.vars {
         let Some(var) = reg.var(name) else { continue };
         if !valid(&var.ty, v) {
-            out.push(Fired::new(format!(
-                "{name}={v:?} is not a valid {} for SGLang {}: it raises when SGLang reads it",
-                var.ty, reg.version
-            )));
+            out.push(
+                Fired::new(format!(
+                    "{name}={v:?} is not a valid {} for SGLang {}: SGLang warns and uses the default ({}) instead",
+                    var.ty, reg.version, var.default
+                ))
+                .with_fix(unset_env(&[name])),
+            );
         }
     }
     out
@@ -270,5 +304,29 @@ pub fn deterministic(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "--enable-deterministic-inference at TP {}: SGLang turns custom all-reduce and torch symmetric memory off and pins NCCL to tree all-reduce with fixed channels; expect lower throughput",
         ctx.tp()
+    ))]
+}
+
+pub fn device_order(ctx: &Context) -> Vec<Fired> {
+    let Some(cvd) = ctx.env.get("CUDA_VISIBLE_DEVICES") else {
+        return vec![];
+    };
+    let by_index = cvd
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .all(|s| s.parse::<u32>().is_ok());
+    if !by_index || ctx.env.get("CUDA_DEVICE_ORDER") == Some("PCI_BUS_ID") {
+        return vec![];
+    }
+    // CUDA's default order (fastest first) only differs from NVML's PCI order on mixed GPUs.
+    let g = &ctx.topology.gpus;
+    if g.iter()
+        .all(|x| g.first().is_some_and(|f| f.name == x.name))
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "CUDA_VISIBLE_DEVICES={cvd} without CUDA_DEVICE_ORDER=PCI_BUS_ID on a host with different GPU models: CUDA numbers GPUs fastest-first, NVML (and SGLang's NVLink check) by PCI bus, so the indices may name other GPUs"
     ))]
 }

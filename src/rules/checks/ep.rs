@@ -24,6 +24,11 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     if ok.contains(&runner.as_str()) {
         return vec![];
     }
+    // 0.5.20+ resolves `auto` per quantisation (FP4/FP8 often to flashinfer_trtllm): only a
+    // BF16 model is known to stay on an unsupported runner.
+    if runner == "auto" && at_least(ctx.version, "0.5.20") && ctx.quant().is_some() {
+        return vec![];
+    }
     vec![Fired::new(format!(
         "--moe-a2a-backend flashinfer with --moe-runner-backend {runner}: SGLang {} asserts the runner is one of {}",
         ctx.version,
@@ -85,7 +90,7 @@ pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
-    if !ctx.moe_a2a().is_some_and(|a| a == "deepep")
+    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.sval("--deepep-mode").as_deref() != Some("normal")
         || ctx.sval("--disaggregation-mode").as_deref() == Some("prefill")
         || ctx.cuda_graph_disabled()
@@ -98,7 +103,7 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
-    if !ctx.moe_a2a().is_some_and(|a| a == "deepep")
+    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.sval("--deepep-mode").as_deref() == Some("normal")
     {
         return vec![];
@@ -173,5 +178,18 @@ pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
         "--moe-a2a-backend {a} makes SGLang set EP to TP ({}), overriding --ep-size {}",
         ctx.tp(),
         ctx.ep()
+    ))]
+}
+
+pub fn deepep_internode_rdma(ctx: &Context) -> Vec<Fired> {
+    if !ctx.moe_a2a().is_some_and(|a| a.starts_with("deepep")) || ctx.nnodes() < 2 {
+        return vec![];
+    }
+    if ctx.host.and_then(|h| h.ib_devices) != Some(0) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepEP across {} nodes, but this host has no RDMA device in /sys/class/infiniband: internode DeepEP needs NVSHMEM over InfiniBand/RoCE (IBGDA) and fails at NVSHMEM init",
+        ctx.nnodes()
     ))]
 }

@@ -49,6 +49,18 @@ fn rename(from: &str, to: &str) -> Fix {
     }
 }
 
+/// Long options of this version that `w` is a prefix of (argparse's abbreviation candidates).
+fn prefix_matches<'a>(ctx: &'a Context, w: &str) -> Vec<&'a str> {
+    ctx.args
+        .flags
+        .actions
+        .iter()
+        .flat_map(|a| a.option_strings.iter())
+        .filter(|o| o.starts_with(w) && o.starts_with("--"))
+        .map(String::as_str)
+        .collect()
+}
+
 pub fn renamed(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for w in written(ctx) {
@@ -66,16 +78,13 @@ pub fn renamed(ctx: &Context) -> Vec<Fired> {
         if ctx.args.knows(&w) || !ctx.args.knows(to) {
             continue;
         }
-        let how = if ctx
-            .args
-            .flags
-            .actions
-            .iter()
-            .any(|a| a.option_strings.iter().any(|o| o.starts_with(&w)))
-        {
-            "argparse rejects it as ambiguous"
-        } else {
-            "argparse rejects it"
+        let prefixed = prefix_matches(ctx, &w);
+        let how = match prefixed.as_slice() {
+            // argparse takes a unique prefix as an abbreviation: harmless if it means the new name.
+            [one] if *one == to => continue,
+            [one] => format!("argparse would read it as {one}"),
+            [] => "argparse rejects it".to_string(),
+            _ => "argparse rejects it as ambiguous".to_string(),
         };
         out.push(
             Fired::new(format!(
@@ -88,6 +97,28 @@ pub fn renamed(ctx: &Context) -> Vec<Fired> {
     out
 }
 
+/// Whether the user wrote this action's option (not another action sharing its dest).
+fn used(ctx: &Context, a: &flagset::Action) -> bool {
+    let args = ctx.args;
+    if !args.occurrences.is_empty() {
+        return args.occurrences.iter().any(|o| {
+            a.option_strings.contains(&o.option) || a.option_strings.contains(&o.written)
+        });
+    }
+    if !args.tokens.is_empty() {
+        return written(ctx).iter().any(|w| a.option_strings.contains(w));
+    }
+    // Values only (no parser output): attributable when no other action shares the dest.
+    args.values.contains_key(&a.dest)
+        && args
+            .flags
+            .actions
+            .iter()
+            .filter(|b| b.dest == a.dest)
+            .count()
+            == 1
+}
+
 pub fn deprecated(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for a in &ctx.args.flags.actions {
@@ -97,10 +128,7 @@ pub fn deprecated(ctx: &Context) -> Vec<Fired> {
         let Some(opt) = a.option_strings.iter().find(|o| o.starts_with("--")) else {
             continue;
         };
-        if a.kind == ActionKind::Deprecated
-            || opt == "--enable-dp-attention"
-            || !ctx.args.is_set(opt)
-        {
+        if a.kind == ActionKind::Deprecated || opt == "--enable-dp-attention" || !used(ctx, a) {
             continue;
         }
         let msg = format!("{opt} is deprecated in SGLang {}; use {new}", ctx.version);
@@ -166,16 +194,7 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
         } else {
             format!("was removed after SGLang {last} (this is {})", ctx.version)
         };
-        let matches: Vec<&str> = ctx
-            .args
-            .flags
-            .actions
-            .iter()
-            .flat_map(|a| a.option_strings.iter())
-            .filter(|o| o.starts_with(&w))
-            .map(String::as_str)
-            .collect();
-        let then = match matches.as_slice() {
+        let then = match prefix_matches(ctx, &w).as_slice() {
             [one] => format!("; argparse would silently read it as the abbreviation of {one}"),
             [] => "; argparse rejects it".to_string(),
             _ => "; argparse rejects it as ambiguous".to_string(),

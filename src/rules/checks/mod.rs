@@ -15,6 +15,7 @@ pub mod flag;
 pub mod par;
 pub mod quant;
 pub mod spec;
+pub mod srv;
 pub mod top;
 
 pub(crate) use super::view::*;

@@ -18,7 +18,8 @@ pub fn heads(ctx: &Context) -> Vec<Fired> {
     if m.kv_lora_rank.is_none()
         && let Some(kv) = m.num_key_value_heads
         && kv > 0
-        && ((kv >= attn_tp && kv % attn_tp != 0) || (kv < attn_tp && attn_tp % kv != 0))
+        && ((kv >= attn_tp && !kv.is_multiple_of(attn_tp))
+            || (kv < attn_tp && !attn_tp.is_multiple_of(kv)))
     {
         out.push(Fired::new(format!(
             "{} has {kv} KV heads and attention TP is {attn_tp}: one must divide the other for KV heads to be split or replicated",
@@ -95,5 +96,54 @@ pub fn node_rank(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "--node-rank {r} is outside 0..{} for --nnodes {n}",
         n - 1
+    ))]
+}
+
+pub fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
+    let mode = ctx.sval("--disaggregation-mode").unwrap_or_default();
+    if (mode != "prefill" && mode != "decode")
+        || ctx.sval("--disaggregation-transfer-backend").as_deref() != Some("mooncake")
+        || ctx.host.and_then(|h| h.ib_devices) != Some(0)
+    {
+        return vec![];
+    }
+    let tcp = if ctx
+        .args
+        .flags
+        .action("--disaggregation-transfer-backend")
+        .is_some_and(|a| {
+            a.choices
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|v| v == "mooncake_tcp"))
+        }) {
+        " or --disaggregation-transfer-backend mooncake_tcp"
+    } else {
+        ""
+    };
+    vec![Fired::new(format!(
+        "PD disaggregation ({mode}) with the mooncake transfer backend, but this host has no RDMA device in /sys/class/infiniband: the KV transfer engine cannot start; install the RDMA stack, or use nixl{tcp}"
+    ))]
+}
+
+pub fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
+    let Some(n) = ctx
+        .args
+        .get("--moe-dense-tp-size")
+        .and_then(serde_json::Value::as_i64)
+    else {
+        return vec![];
+    };
+    let tp_ok = crate::sglang::version::at_least(ctx.version, "0.5.20");
+    if n == 1 || (tp_ok && n == ctx.tp()) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-dense-tp-size {n}: SGLang {} supports only 1{}",
+        ctx.version,
+        if tp_ok {
+            format!(" or the TP size ({})", ctx.tp())
+        } else {
+            String::new()
+        }
     ))]
 }

@@ -82,3 +82,18 @@ pub fn fp8_sm12x(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+pub fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
+    if ctx.model_arch() != Some("DeepseekV32ForCausalLM") {
+        return vec![];
+    }
+    let Some(kv) = ctx.sval("--kv-cache-dtype") else {
+        return vec![];
+    };
+    if ["auto", "bf16", "bfloat16", "fp8_e4m3"].contains(&kv.as_str()) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepSeek-V3.2 (sparse DSA attention) with --kv-cache-dtype {kv}: its indexer cache supports bf16 or fp8_e4m3 only"
+    ))]
+}

@@ -73,18 +73,29 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
 
 pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     let k = topk(ctx);
-    if ctx.spec_algo().is_none()
-        || k <= 1
-        || !ctx
-            .attention_backends()
-            .iter()
-            .any(|(_, v)| v == "trtllm_mha")
-    {
+    if ctx.spec_algo().is_none() || k <= 1 {
         return vec![];
     }
-    vec![Fired::new(format!(
-        "--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"
-    ))]
+    let mut out = vec![];
+    if ctx
+        .attention_backends()
+        .iter()
+        .any(|(_, v)| v == "trtllm_mha")
+    {
+        out.push(Fired::new(format!(
+            "--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"
+        )));
+    }
+    // The 0.5.5-era overlap scheduler for speculative decoding (spec v2) is chain-only.
+    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    if reg.knows("SGLANG_ENABLE_SPEC_V2")
+        && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true)
+    {
+        out.push(Fired::new(format!(
+            "--speculative-eagle-topk {k} with SGLANG_ENABLE_SPEC_V2=1: the spec-v2 overlap path supports topk 1 only"
+        )));
+    }
+    out
 }
 
 pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
@@ -121,4 +132,39 @@ pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
         "flex_attention with speculative decoding: SGLang asserts against the combination"
             .to_string(),
     )]
+}
+
+pub fn lora(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let lora = ctx.args.flag("--enable-lora") || ctx.given("--lora-paths");
+    let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.20") {
+        &["NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK"]
+    } else {
+        &["NGRAM"]
+    };
+    if !lora || ok.contains(&a.as_str()) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "LoRA with --speculative-algorithm {a}: SGLang {} accepts LoRA only with {}",
+        ctx.version,
+        ok.join(", ")
+    ))]
+}
+
+pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let Some(mib) = ctx.used().iter().map(|g| g.memory_total_mib).min() else {
+        return vec![];
+    };
+    if mib > 48 * 1024 || !ctx.given("--mem-fraction-static") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{a} speculative decoding on {mib} MiB GPUs with a hand-set --mem-fraction-static: the draft model, its KV and its CUDA graphs leave a narrow window where neither start-up OOM nor a KV pool too small to serve happens; free the non-KV side instead (smaller CUDA-graph batch, --chunked-prefill-size 2048–4096, fewer draft tokens)"
+    ))]
 }

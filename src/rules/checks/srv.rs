@@ -1,0 +1,88 @@
+//! Serving options SGLang's argument validation rejects (0.5.x `check_server_args`).
+
+use super::*;
+
+pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
+    let Some(name) = ctx.sval("--served-model-name") else {
+        return vec![];
+    };
+    if !name.contains(':') || name.starts_with("runai://") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--served-model-name {name:?} contains ':', which SGLang reserves for the model:adapter LoRA syntax and rejects"
+    ))]
+}
+
+pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-priority-scheduling") {
+        return vec![];
+    }
+    let policy = ctx
+        .sval("--schedule-policy")
+        .unwrap_or_else(|| "fcfs".into());
+    if policy == "fcfs" || policy == "lof" {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-priority-scheduling with --schedule-policy {policy}: priority scheduling works with fcfs or lof only"
+    ))]
+}
+
+pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
+    if ctx.sval("--retraction-policy").as_deref() != Some("priority")
+        || ctx.args.flag("--enable-priority-scheduling")
+    {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--retraction-policy priority without --enable-priority-scheduling: SGLang rejects it"
+            .to_string(),
+    )]
+}
+
+pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
+    let (Some(g), Some(p)) = (ctx.int("--grpc-port"), ctx.int("--port")) else {
+        return vec![];
+    };
+    if g != p || ctx.args.flag("--grpc-mode") || ctx.args.flag("--smg-grpc-mode") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--grpc-port {g} is the same as --port {p}: the two servers cannot bind one port"
+    ))]
+}
+
+pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
+    if !(ctx.args.flag("--enable-tokenizer-batch-encode")
+        && ctx.args.flag("--enable-dynamic-batch-tokenizer"))
+    {
+        return vec![];
+    }
+    vec![Fired::new(
+        "--enable-tokenizer-batch-encode with --enable-dynamic-batch-tokenizer: SGLang accepts one tokenizer batching approach".to_string(),
+    )]
+}
+
+pub fn quant_communications(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-quant-communications") {
+        return vec![];
+    }
+    let nvidia = ctx.used();
+    let why = if ctx.tp() == 1 {
+        "it is only used with TP > 1".to_string()
+    } else if !nvidia.is_empty() {
+        format!(
+            "it is implemented for Ascend NPUs only, and this server runs on {}",
+            Context::describe(&nvidia)
+        )
+    } else {
+        return vec![];
+    };
+    vec![
+        Fired::new(format!(
+            "--enable-quant-communications: {why}; SGLang rejects it"
+        ))
+        .with_fix(remove("--enable-quant-communications")),
+    ]
+}
