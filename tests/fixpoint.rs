@@ -48,10 +48,10 @@ const ENVS: &[&[(&str, &str)]] = &[
     ],
 ];
 
-fn request(topology: &PathBuf, tokens: Vec<OsString>, env: Env) -> Request {
+fn request(topology: &std::path::Path, tokens: Vec<OsString>, env: Env) -> Request {
     Request {
         tokens,
-        topology: Some(topology.clone()),
+        topology: Some(topology.to_path_buf()),
         sglang_version: Some("0.5.23".into()),
         python: Some("/usr/bin/python3".into()),
         env,

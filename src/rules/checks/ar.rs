@@ -59,8 +59,20 @@ pub fn forced_pcie(ctx: &Context) -> Vec<Fired> {
     if set.is_empty() {
         return vec![];
     }
+    // A name no upstream release reads (a fork's or a local patch's) deserves saying so too.
+    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let foreign: Vec<&str> = set.iter().copied().filter(|n| !reg.knows(n)).collect();
+    let note = if foreign.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} is not read by upstream SGLang {}",
+            foreign.join(", "),
+            ctx.version
+        )
+    };
     vec![Fired::new(format!(
-        "TP {} over PCIe ({}): {} try to force or tune custom all-reduce, which SGLang keeps off on more than two PCIe-only GPUs; forced, it measured 38 vs 82 tok/s with NCCL on 8x RTX PRO 6000",
+        "TP {} over PCIe ({}): {} try to force or tune custom all-reduce, which SGLang keeps off on more than two PCIe-only GPUs; forced, it measured 38 vs 82 tok/s with NCCL on 8x RTX PRO 6000{note}",
         ctx.tp(),
         Context::describe(&ctx.used()),
         set.join(", "),
