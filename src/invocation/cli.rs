@@ -94,6 +94,14 @@ pub struct PlanOptions {
     /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
     #[arg(long, env = "SGLANG_LAUNCH_NVML_LIB", value_name = "PATH", hide = true)]
     pub nvml_lib: Option<PathBuf>,
+
+    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
+    #[arg(
+        value_name = "SGLANG_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -104,28 +112,12 @@ pub struct RunArgs {
     /// Print the command and environment instead of exec'ing SGLang
     #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN")]
     pub dry_run: bool,
-
-    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(
-        value_name = "SGLANG_ARGS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub opts: PlanOptions,
-
-    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(
-        value_name = "SGLANG_ARGS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -140,14 +132,6 @@ pub struct PlanArgs {
     /// Show secret values (--api-key, tokens) instead of ***
     #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS")]
     pub show_secrets: bool,
-
-    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(
-        value_name = "SGLANG_ARGS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -51,7 +51,7 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
     }
     match cli.command {
         Command::Run(a) => run(&a.opts, sglang_tokens, a.dry_run),
-        Command::Check(a) => check(&a.opts, sglang_tokens),
+        Command::Check(a) => plan_cmd(&a.opts, sglang_tokens, false, false),
         Command::Plan(a) => plan_cmd(&a.opts, sglang_tokens, a.print_args, a.show_secrets),
         Command::Detect(a) => detect(a.json, a.nvml_lib.as_deref()),
         Command::Rules(a) => {
@@ -80,9 +80,9 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
 /// launcher options belong: reject them like clap rejects an unknown option.
 fn reject_stray(command: &Command) -> Option<i32> {
     let (name, stray) = match command {
-        Command::Run(a) => ("run", &a.sglang_args),
-        Command::Check(a) => ("check", &a.sglang_args),
-        Command::Plan(a) => ("plan", &a.sglang_args),
+        Command::Run(a) => ("run", &a.opts.sglang_args),
+        Command::Check(a) => ("check", &a.opts.sglang_args),
+        Command::Plan(a) => ("plan", &a.opts.sglang_args),
         _ => return None,
     };
     let first = stray.first()?.to_string_lossy().into_owned();
@@ -134,19 +134,6 @@ fn print_out(text: &str) {
     if !text.ends_with('\n') {
         let _ = out.write_all(b"\n");
     }
-}
-
-fn check(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<i32, Fatal> {
-    let outcome = plan::build(&request(opts, tokens))?;
-    if opts.json {
-        print_out(&report::json(&outcome.plan));
-    } else {
-        print_out(&report::human(
-            &outcome,
-            report::use_color(&std::io::stdout()),
-        ));
-    }
-    Ok(outcome.exit_code())
 }
 
 fn plan_cmd(
