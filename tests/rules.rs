@@ -1031,6 +1031,9 @@ fn base_cases() -> Vec<Case> {
             t.gpus[1].memory_total_mib = 81920;
         }),
         c("TOP003").no(),
+        c("TOP004").e("CUDA_VISIBLE_DEVICES", "0,1,9,3"),
+        c("TOP004").e("CUDA_VISIBLE_DEVICES", "GPU-does-not-exist"),
+        c("TOP004").e("CUDA_VISIBLE_DEVICES", "0,1,2,3").no(),
     ]
 }
 

@@ -167,6 +167,7 @@ catalogue! {
     // GPUs in use.
     "TOP002" => c(top::mig),
     "TOP003" => c(top::mixed),
+    "TOP004" => c(top::visible_devices_ignored),
 }
 
 pub(super) fn rules() -> &'static [Rule] {

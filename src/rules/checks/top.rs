@@ -30,3 +30,15 @@ pub fn mixed(ctx: &Context) -> Vec<Fired> {
         Context::describe(&used)
     ))]
 }
+
+/// CUDA stops reading `CUDA_VISIBLE_DEVICES` at the first entry it can't use.
+pub fn visible_devices_ignored(ctx: &Context) -> Vec<Fired> {
+    let Some(stop) = crate::facts::gpus::visible(ctx.topology, ctx.env).stopped else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{}; CUDA_VISIBLE_DEVICES={}",
+        stop.describe(),
+        ctx.env.get("CUDA_VISIBLE_DEVICES").unwrap_or_default()
+    ))]
+}
