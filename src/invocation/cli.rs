@@ -18,20 +18,27 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         change on stderr and then execs SGLang in the same process.",
     after_help = "Exit codes: 0 launchable, 1 blocked by an error finding (or a warning under --strict), \
         2 usage or input error, 127 interpreter or SGLang not found.",
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    override_usage = "sglang-launch [SGLANG_ARGS]...\n       sglang-launch <COMMAND> [OPTIONS] [--] [SGLANG_ARGS]..."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
+const SPLIT_HELP: &str = "Launcher options end at `--` or at the first token that is not one of them; \
+    everything after belongs to SGLang and reaches it unchanged unless a reported fix changes it.";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Plan, report, then exec SGLang (what `sglang-launch <SGLang arguments>` does)
+    #[command(after_help = SPLIT_HELP)]
     Run(RunArgs),
     /// Check the command line against the GPUs and the rules; never execs
+    #[command(after_help = SPLIT_HELP)]
     Check(CheckArgs),
     /// Show the plan: the final command, environment, findings and memory
+    #[command(after_help = SPLIT_HELP)]
     Plan(PlanArgs),
     /// Show this machine's GPU topology (topology/v1 JSON with --json)
     Detect(DetectArgs),
@@ -50,33 +57,49 @@ pub enum Command {
 #[derive(Debug, Clone, Default, Args)]
 pub struct PlanOptions {
     /// Read the GPUs from a topology file (topology/v1) instead of NVML
-    #[arg(long, env = "SGLANG_LAUNCH_TOPOLOGY", value_name = "FILE")]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_TOPOLOGY",
+        hide_env_values = true,
+        value_name = "FILE"
+    )]
     pub topology: Option<PathBuf>,
 
     /// Use this SGLang version's flag set instead of detecting the installed one
-    #[arg(long, env = "SGLANG_LAUNCH_SGLANG_VERSION", value_name = "VER")]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_SGLANG_VERSION",
+        hide_env_values = true,
+        value_name = "VER"
+    )]
     pub sglang_version: Option<String>,
 
     /// Python interpreter that runs SGLang [default: python3 on PATH]
-    #[arg(long, env = "SGLANG_LAUNCH_PYTHON", value_name = "PATH")]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PYTHON",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
     pub python: Option<PathBuf>,
 
     /// Print the plan as JSON (plan/v1) on stdout
-    #[arg(long, env = "SGLANG_LAUNCH_JSON")]
+    #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true)]
     pub json: bool,
 
     /// Treat warnings as blocking
-    #[arg(long, env = "SGLANG_LAUNCH_STRICT")]
+    #[arg(long, env = "SGLANG_LAUNCH_STRICT", hide_env_values = true)]
     pub strict: bool,
 
     /// Report only: leave the arguments and the environment unchanged
-    #[arg(long, env = "SGLANG_LAUNCH_NO_FIX")]
+    #[arg(long, env = "SGLANG_LAUNCH_NO_FIX", hide_env_values = true)]
     pub no_fix: bool,
 
     /// Skip a rule (code or name; repeatable or comma-separated)
     #[arg(
         long,
         env = "SGLANG_LAUNCH_ALLOW",
+        hide_env_values = true,
         value_name = "CODE",
         value_delimiter = ','
     )]
@@ -86,13 +109,20 @@ pub struct PlanOptions {
     #[arg(
         long,
         env = "SGLANG_LAUNCH_DENY",
+        hide_env_values = true,
         value_name = "CODE",
         value_delimiter = ','
     )]
     pub deny: Vec<String>,
 
     /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
-    #[arg(long, env = "SGLANG_LAUNCH_NVML_LIB", value_name = "PATH", hide = true)]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_NVML_LIB",
+        hide_env_values = true,
+        value_name = "PATH",
+        hide = true
+    )]
     pub nvml_lib: Option<PathBuf>,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
@@ -110,7 +140,7 @@ pub struct RunArgs {
     pub opts: PlanOptions,
 
     /// Print the command and environment instead of exec'ing SGLang
-    #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN")]
+    #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN", hide_env_values = true)]
     pub dry_run: bool,
 }
 
@@ -126,11 +156,16 @@ pub struct PlanArgs {
     pub opts: PlanOptions,
 
     /// Print only the final command, as one POSIX-shell-quoted line
-    #[arg(long, env = "SGLANG_LAUNCH_PRINT_ARGS", conflicts_with = "json")]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PRINT_ARGS",
+        hide_env_values = true,
+        conflicts_with = "json"
+    )]
     pub print_args: bool,
 
     /// Show secret values (--api-key, tokens) instead of ***
-    #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS")]
+    #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS", hide_env_values = true)]
     pub show_secrets: bool,
 }
 
@@ -141,7 +176,13 @@ pub struct DetectArgs {
     pub json: bool,
 
     /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
-    #[arg(long, env = "SGLANG_LAUNCH_NVML_LIB", value_name = "PATH", hide = true)]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_NVML_LIB",
+        hide_env_values = true,
+        value_name = "PATH",
+        hide = true
+    )]
     pub nvml_lib: Option<PathBuf>,
 }
 
