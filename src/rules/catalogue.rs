@@ -167,6 +167,12 @@ catalogue! {
     // GPUs in use.
     "TOP002" => c(top::mig),
     "TOP003" => c(top::mixed),
+    // Installed packages (silent when unknown).
+    "PKG001" => c(pkg::torch_build),
+    "PKG002" => c(pkg::sgl_kernel_sm120),
+    "PKG003" => c(pkg::nccl_2_26_2),
+    "PKG004" => c(pkg::torch_2_9_1_cudnn),
+    "PKG005" => c(pkg::nvfp4_flashinfer),
 }
 
 pub(super) fn rules() -> &'static [Rule] {

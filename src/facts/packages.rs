@@ -1,0 +1,333 @@
+//! The installed Python packages that decide which GPU kernels exist: torch (and the CUDA it
+//! was built for), FlashInfer, sgl-kernel, NCCL, cuDNN, Triton, Transformers, DeepGEMM/DeepEP,
+//! vLLM.
+//!
+//! Read from the `*.dist-info` directories of the interpreter SGLang would run, in the same
+//! `sys.path` order SGLang's own version detection uses ([`version::search_dirs`]); no Python is
+//! run. The first directory that has a distribution wins, as it would for `import`.
+//!
+//! Only for planning this machine: offline planning (`--topology` with `--sglang-version`)
+//! describes another machine, so the pipeline passes no `Packages` and the PKG rules stay
+//! silent. Tests build them with [`Packages::from_versions`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::sglang::version::{self, Dist};
+
+/// Distributions worth reading (PEP 503 normalized names). Everything else in site-packages
+/// is skipped without touching its metadata.
+pub const WANTED: &[&str] = &[
+    "torch",
+    "flashinfer-python",
+    "flashinfer",
+    "flashinfer-cubin",
+    "flashinfer-jit-cache",
+    "sgl-kernel",
+    "sglang-kernel",
+    "triton",
+    "transformers",
+    "nvidia-nccl-cu12",
+    "nvidia-nccl-cu13",
+    "nvidia-cudnn-cu12",
+    "nvidia-cudnn-cu13",
+    "deep-gemm",
+    "sgl-deep-gemm",
+    "deep-ep",
+    "sgl-deep-ep",
+    "vllm",
+    "sglang",
+];
+
+/// One installed distribution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// PEP 503 normalized name.
+    pub name: String,
+    /// The full version, local label included (`2.9.1+cu130`).
+    pub version: String,
+    /// Its `.dist-info` directory (`None` for injected facts).
+    pub dist_info: Option<PathBuf>,
+}
+
+impl Package {
+    /// The version without its local label (`2.9.1`).
+    pub fn public(&self) -> &str {
+        self.version.split('+').next().unwrap_or_default()
+    }
+
+    /// The local label (`cu130` of `2.9.1+cu130`).
+    pub fn local(&self) -> Option<&str> {
+        self.version.split_once('+').map(|(_, l)| l)
+    }
+
+    /// The CUDA release a `+cuNNN` label names: `cu128` → 12.8, `cu130` → 13.0.
+    pub fn cuda_label(&self) -> Option<Cuda> {
+        self.local()?
+            .split('.')
+            .find_map(|part| part.strip_prefix("cu"))
+            .and_then(Cuda::from_digits)
+    }
+}
+
+impl fmt::Display for Package {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.name, self.version)
+    }
+}
+
+/// A CUDA release, `major.minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cuda(pub u32, pub u32);
+
+impl Cuda {
+    /// `128` → 12.8, `130` → 13.0, `118` → 11.8 (the wheel-label spelling).
+    fn from_digits(d: &str) -> Option<Cuda> {
+        if d.len() < 3 || !d.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let (major, minor) = d.split_at(d.len() - 1);
+        Some(Cuda(major.parse().ok()?, minor.parse().ok()?))
+    }
+
+    /// `12.8` or `12.8.1` → 12.8.
+    fn from_dotted(s: &str) -> Option<Cuda> {
+        let mut it = s.trim().split('.');
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next().unwrap_or("0").parse().ok()?;
+        Some(Cuda(major, minor))
+    }
+}
+
+impl fmt::Display for Cuda {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
+/// What torch was built for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TorchBuild {
+    Cuda(Cuda),
+    /// A ROCm build (`+rocm6.2`): no CUDA kernels at all.
+    Rocm(String),
+    /// A CPU-only build (`+cpu`, or `torch.version.cuda` is None).
+    Cpu,
+}
+
+/// The installed packages of one interpreter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Packages {
+    /// By normalized name; the first search directory that has one wins.
+    pub packages: BTreeMap<String, Package>,
+    /// From `torch/version.py` (`cuda = '12.8'`, `hip = …`), else torch's local label; `None`
+    /// when neither says (a source build without either, or no torch).
+    pub torch_build: Option<TorchBuild>,
+}
+
+impl Packages {
+    /// Reads the packages installed for `python` (default: `python3` on PATH), file system only.
+    pub fn detect(python: Option<&Path>) -> Packages {
+        Self::detect_in(&version::search_dirs(python))
+    }
+
+    /// Reads the packages from these site directories, in `sys.path` order.
+    pub fn detect_in(dirs: &[PathBuf]) -> Packages {
+        let mut out = Packages::default();
+        for dir in dirs {
+            let mut found = version::dists_in(dir, |n| WANTED.contains(&n));
+            // Stale copies in one directory: the newest is what a reinstall left behind last.
+            found.sort_by(|a, b| version::cmp(&b.version, &a.version));
+            for Dist {
+                name,
+                version,
+                path,
+            } in found
+            {
+                out.packages.entry(name.clone()).or_insert(Package {
+                    name,
+                    version,
+                    dist_info: Some(path),
+                });
+            }
+        }
+        let version_py = out
+            .get("torch")
+            .and_then(|t| t.dist_info.as_deref())
+            .and_then(Path::parent)
+            .map(|site| site.join("torch").join("version.py"));
+        out.torch_build = version_py
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|text| torch_build_from_version_py(&text))
+            .or_else(|| out.get("torch").and_then(torch_build_from_label));
+        out
+    }
+
+    /// Facts for tests and callers that know the versions: `("torch", "2.9.1+cu130")`, …
+    /// torch's build comes from its label.
+    pub fn from_versions(pairs: &[(&str, &str)]) -> Packages {
+        let mut out = Packages::default();
+        for (name, v) in pairs {
+            let name = version::normalize(name);
+            out.packages.insert(
+                name.clone(),
+                Package {
+                    name,
+                    version: (*v).to_owned(),
+                    dist_info: None,
+                },
+            );
+        }
+        out.torch_build = out.get("torch").and_then(torch_build_from_label);
+        out
+    }
+
+    /// A package by any spelling of its name (`flashinfer_python`, `Flashinfer-Python`).
+    pub fn get(&self, name: &str) -> Option<&Package> {
+        self.packages.get(&version::normalize(name))
+    }
+
+    pub fn torch(&self) -> Option<&Package> {
+        self.get("torch")
+    }
+
+    /// FlashInfer (`flashinfer-python`, or the older `flashinfer` distribution).
+    pub fn flashinfer(&self) -> Option<&Package> {
+        self.get("flashinfer-python")
+            .or_else(|| self.get("flashinfer"))
+    }
+
+    /// SGLang's kernel wheel (`sglang-kernel` from 0.5.10, `sgl-kernel` before).
+    pub fn sgl_kernel(&self) -> Option<&Package> {
+        self.get("sglang-kernel").or_else(|| self.get("sgl-kernel"))
+    }
+
+    /// The NCCL wheel torch loads: the one matching torch's CUDA major when both are present.
+    pub fn nccl(&self) -> Option<&Package> {
+        self.by_cuda_major("nvidia-nccl-cu12", "nvidia-nccl-cu13")
+    }
+
+    /// The cuDNN wheel torch loads, chosen like [`Packages::nccl`].
+    pub fn cudnn(&self) -> Option<&Package> {
+        self.by_cuda_major("nvidia-cudnn-cu12", "nvidia-cudnn-cu13")
+    }
+
+    fn by_cuda_major(&self, cu12: &str, cu13: &str) -> Option<&Package> {
+        let (a, b) = (self.get(cu12), self.get(cu13));
+        match self.torch_build {
+            Some(TorchBuild::Cuda(Cuda(13, _))) => b.or(a),
+            _ => a.or(b),
+        }
+    }
+
+    /// The CUDA release torch was built for (`None`: CPU/ROCm build, unknown, or no torch).
+    pub fn torch_cuda(&self) -> Option<Cuda> {
+        match &self.torch_build {
+            Some(TorchBuild::Cuda(c)) => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+/// `cuda: Optional[str] = '12.8'` / `hip: Optional[str] = None` lines of `torch/version.py`.
+fn torch_build_from_version_py(text: &str) -> Option<TorchBuild> {
+    let value = |key: &str| -> Option<Option<String>> {
+        text.lines().find_map(|l| {
+            let rest = l.trim().strip_prefix(key)?;
+            let rest = rest.trim_start();
+            // `cuda = '12.8'` or `cuda: Optional[str] = '12.8'`
+            let rest = if let Some(r) = rest.strip_prefix(':') {
+                r.split_once('=')?.1
+            } else {
+                rest.strip_prefix('=')?
+            };
+            let v = rest.trim().trim_matches(|c| c == '\'' || c == '"');
+            Some((v != "None" && !v.is_empty()).then(|| v.to_owned()))
+        })
+    };
+    let cuda = value("cuda")?;
+    if let Some(c) = cuda {
+        return Cuda::from_dotted(&c).map(TorchBuild::Cuda);
+    }
+    match value("hip").flatten() {
+        Some(h) => Some(TorchBuild::Rocm(h)),
+        None => Some(TorchBuild::Cpu),
+    }
+}
+
+/// `+cu128` → CUDA 12.8, `+rocm6.2` → ROCm, `+cpu` → CPU; no label says nothing.
+fn torch_build_from_label(torch: &Package) -> Option<TorchBuild> {
+    let label = torch.local()?;
+    if let Some(c) = torch.cuda_label() {
+        return Some(TorchBuild::Cuda(c));
+    }
+    if let Some(r) = label.strip_prefix("rocm") {
+        return Some(TorchBuild::Rocm(r.to_owned()));
+    }
+    (label == "cpu").then_some(TorchBuild::Cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_cuda_releases() {
+        let p = Packages::from_versions(&[("torch", "2.9.1+cu130"), ("sgl_kernel", "0.1.9")]);
+        assert_eq!(p.torch_cuda(), Some(Cuda(13, 0)));
+        assert_eq!(p.torch().unwrap().public(), "2.9.1");
+        assert_eq!(p.sgl_kernel().unwrap().cuda_label(), None);
+        let p = Packages::from_versions(&[("torch", "2.6.0+cu124")]);
+        assert_eq!(p.torch_cuda(), Some(Cuda(12, 4)));
+        let p = Packages::from_versions(&[("torch", "2.5.1+rocm6.2")]);
+        assert_eq!(p.torch_build, Some(TorchBuild::Rocm("6.2".into())));
+        let p = Packages::from_versions(&[("torch", "2.8.0+cpu")]);
+        assert_eq!(p.torch_build, Some(TorchBuild::Cpu));
+        let p = Packages::from_versions(&[("torch", "2.8.0")]);
+        assert_eq!(p.torch_build, None);
+        let p = Packages::from_versions(&[("torch", "2.8.0+cuXYZ")]);
+        assert_eq!(p.torch_build, None);
+    }
+
+    #[test]
+    fn version_py_is_read_in_both_spellings() {
+        let new = "__version__ = '2.9.1+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\nhip: Optional[str] = None\n";
+        assert_eq!(
+            torch_build_from_version_py(new),
+            Some(TorchBuild::Cuda(Cuda(13, 0)))
+        );
+        let old = "__version__ = '2.1.0'\ncuda = '11.8'\n";
+        assert_eq!(
+            torch_build_from_version_py(old),
+            Some(TorchBuild::Cuda(Cuda(11, 8)))
+        );
+        let cpu = "cuda: Optional[str] = None\nhip: Optional[str] = None\n";
+        assert_eq!(torch_build_from_version_py(cpu), Some(TorchBuild::Cpu));
+        let rocm = "cuda: Optional[str] = None\nhip: Optional[str] = '6.2.41133'\n";
+        assert_eq!(
+            torch_build_from_version_py(rocm),
+            Some(TorchBuild::Rocm("6.2.41133".into()))
+        );
+        assert_eq!(torch_build_from_version_py("garbage"), None);
+        // `cuda_home = ...` must not be read as `cuda`.
+        assert_eq!(torch_build_from_version_py("cudax = '1'\n"), None);
+    }
+
+    #[test]
+    fn nccl_and_cudnn_follow_torchs_cuda_major() {
+        let p = Packages::from_versions(&[
+            ("torch", "2.9.1+cu130"),
+            ("nvidia-nccl-cu12", "2.27.5"),
+            ("nvidia-nccl-cu13", "2.28.3"),
+        ]);
+        assert_eq!(p.nccl().unwrap().version, "2.28.3");
+        let p = Packages::from_versions(&[
+            ("torch", "2.7.1+cu126"),
+            ("nvidia_nccl_cu12", "2.26.2"),
+            ("nvidia-nccl-cu13", "2.28.3"),
+        ]);
+        assert_eq!(p.nccl().unwrap().version, "2.26.2");
+        assert_eq!(p.cudnn(), None);
+    }
+}
