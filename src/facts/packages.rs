@@ -330,4 +330,122 @@ mod tests {
         assert_eq!(p.nccl().unwrap().version, "2.26.2");
         assert_eq!(p.cudnn(), None);
     }
+
+    /// A venv laid out like `python3 -m venv`, with these entries in its site-packages.
+    #[cfg(unix)]
+    fn venv(root: &Path, entries: &[&str]) -> (PathBuf, PathBuf) {
+        use std::fs;
+        let v = root.join("venv");
+        fs::create_dir_all(v.join("bin")).unwrap();
+        let site = v.join("lib/python3.11/site-packages");
+        fs::create_dir_all(&site).unwrap();
+        for e in entries {
+            fs::create_dir_all(site.join(e)).unwrap();
+        }
+        fs::write(
+            v.join("pyvenv.cfg"),
+            "home = /nonexistent/bin\ninclude-system-site-packages = false\n",
+        )
+        .unwrap();
+        fs::write(v.join("bin/python"), "").unwrap();
+        (v.join("bin/python"), site)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn detects_a_venvs_packages_without_python() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (py, site) = venv(
+            tmp.path(),
+            &[
+                "torch-2.9.1+cu130.dist-info",
+                "torch-2.8.0.dist-info", // a stale copy: the newest wins
+                "torch",
+                "flashinfer_python-0.5.3.dist-info",
+                "sgl_kernel-0.3.16.post5.dist-info",
+                "nvidia_nccl_cu12-2.27.5.dist-info",
+                "numpy-2.0.dist-info",
+                "transformers-4.57.1.dist-info",
+            ],
+        );
+        std::fs::write(
+            site.join("torch/version.py"),
+            "__version__ = '2.9.1+cu130'\ncuda: Optional[str] = '13.0'\nhip: Optional[str] = None\n",
+        )
+        .unwrap();
+        let p = Packages::detect(Some(&py));
+        assert_eq!(p.torch().unwrap().version, "2.9.1+cu130");
+        assert!(
+            p.torch()
+                .unwrap()
+                .dist_info
+                .as_deref()
+                .is_some_and(|d| d.starts_with(&site))
+        );
+        assert_eq!(p.torch_cuda(), Some(Cuda(13, 0)));
+        assert_eq!(p.flashinfer().unwrap().version, "0.5.3");
+        assert_eq!(p.sgl_kernel().unwrap().version, "0.3.16.post5");
+        assert_eq!(p.nccl().unwrap().version, "2.27.5");
+        assert_eq!(p.get("Transformers").unwrap().public(), "4.57.1");
+        assert_eq!(
+            p.get("numpy"),
+            None,
+            "only the wanted distributions are read"
+        );
+
+        // version.py is authoritative: an unlabelled wheel still says what it was built for.
+        std::fs::remove_dir(site.join("torch-2.9.1+cu130.dist-info")).unwrap();
+        std::fs::write(site.join("torch/version.py"), "cuda = '12.6'\n").unwrap();
+        let p = Packages::detect(Some(&py));
+        assert_eq!(p.torch().unwrap().version, "2.8.0");
+        assert_eq!(p.torch_cuda(), Some(Cuda(12, 6)));
+
+        // Warm detection stays well inside the launcher's budget (1 ms on a real venv; loose
+        // here because the test machine is shared).
+        let t = std::time::Instant::now();
+        let _ = Packages::detect(Some(&py));
+        let took = t.elapsed();
+        assert!(took.as_millis() < 50, "detection took {took:?}");
+    }
+
+    #[test]
+    fn the_first_site_directory_wins() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(a.join("nvidia_nccl_cu12-2.26.2.dist-info")).unwrap();
+        std::fs::create_dir_all(b.join("nvidia_nccl_cu12-2.28.3.dist-info")).unwrap();
+        std::fs::create_dir_all(b.join("Flashinfer-0.2.5.dist-info")).unwrap();
+        let p = Packages::detect_in(&[a.clone(), b.clone(), tmp.path().join("missing")]);
+        assert_eq!(p.nccl().unwrap().version, "2.26.2");
+        assert_eq!(p.flashinfer().unwrap().name, "flashinfer");
+        assert_eq!(p.torch_build, None);
+        let p = Packages::detect_in(&[b, a]);
+        assert_eq!(p.nccl().unwrap().version, "2.28.3");
+        assert_eq!(Packages::detect_in(&[]), Packages::default());
+    }
+
+    /// Timing on a real interpreter: `SGLANG_LAUNCH_TEST_PYTHON=/path/to/venv/bin/python
+    /// cargo test --lib detect_real_packages -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn detect_real_packages() {
+        let py = std::env::var_os("SGLANG_LAUNCH_TEST_PYTHON").map(PathBuf::from);
+        let t = std::time::Instant::now();
+        let p = Packages::detect(py.as_deref());
+        let cold = t.elapsed();
+        let n = 200;
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(Packages::detect(py.as_deref()));
+        }
+        eprintln!(
+            "{:?}\ntorch build {:?}; cold {cold:?}, warm {:?}",
+            p.packages
+                .values()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>(),
+            p.torch_build,
+            t.elapsed() / n
+        );
+    }
 }

@@ -18,6 +18,18 @@ fn pkg<'a>(
     ctx.packages.and_then(f)
 }
 
+/// `sm_100/sm_120` for the GPUs' compute capabilities, in order, without repeats.
+fn sm_names(gpus: &[&crate::facts::Gpu]) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for (m, n) in gpus.iter().filter_map(|g| g.cc()) {
+        let name = format!("sm_{m}{n}");
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join("/")
+}
+
 pub fn torch_build(ctx: &Context) -> Vec<Fired> {
     let Some(pkgs) = ctx.packages else {
         return vec![];
@@ -56,8 +68,9 @@ pub fn torch_build(ctx: &Context) -> Vec<Fired> {
                 let bw = ctx.gpus_where(|(m, _)| m == 10 || m == 12);
                 if !bw.is_empty() {
                     out.push(Fired::new(format!(
-                        "torch {} is a CUDA {cuda} build with no Blackwell (sm_100/sm_120) kernels; {}; 'no kernel image is available' at the first CUDA op; install a torch build for CUDA 12.8 or newer (cu128, cu129, cu130)",
+                        "torch {} is a CUDA {cuda} build with no {} kernels; {}; 'no kernel image is available' at the first CUDA op; install a torch build for CUDA 12.8 or newer (cu128, cu129, cu130)",
                         torch.version,
+                        sm_names(&bw),
                         Context::describe(&bw)
                     )));
                 }
@@ -156,7 +169,7 @@ pub fn torch_2_9_1_cudnn(ctx: &Context) -> Vec<Fired> {
     // The check exists in 0.5.6–0.5.9, which run on the 0.5.5 flag set: the installed SGLang
     // says which release it really is (the flag set's version when SGLang is not a wheel).
     let sglang = pkg(ctx, |p| p.get("sglang")).map_or(ctx.version, |p| p.version.as_str());
-    if !(version::at_least(sglang, "0.5.6") && !version::at_least(sglang, "0.5.10")) {
+    if !version::at_least(sglang, "0.5.6") || version::at_least(sglang, "0.5.10") {
         return vec![];
     }
     vec![Fired::new(format!(
