@@ -130,3 +130,42 @@ fn allow_silences_the_family() {
     req.settings.allow = vec!["PKG".into()];
     assert!(codes(&req).iter().all(|c| !c.starts_with("PKG")));
 }
+
+#[test]
+fn the_servers_cuda_home_decides_flashinfers_toolkit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let py = venv(
+        tmp.path(),
+        &[
+            "sglang-0.5.10.post1",
+            "torch-2.9.1+cu130",
+            "flashinfer_python-0.6.7.post3",
+        ],
+    );
+    let cuda = tmp.path().join("cuda-12.8");
+    fs::create_dir_all(cuda.join("bin")).unwrap();
+    fs::write(cuda.join("bin/nvcc"), "").unwrap();
+    fs::write(
+        cuda.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.8.93"}}"#,
+    )
+    .unwrap();
+    let mut req = request(&py, None, "--model-path examples/models/Qwen3-32B --tp 8");
+    req.env = Env::from_pairs([("CUDA_HOME", cuda.to_str().unwrap())]);
+    let outcome = plan::build(&req).unwrap();
+    let f = outcome
+        .plan
+        .findings
+        .iter()
+        .find(|f| f.code == "PKG006")
+        .expect("PKG006");
+    assert!(f.message.contains("nvcc 12.8"), "{}", f.message);
+    assert!(f.message.contains("CUDA 12.9"), "{}", f.message);
+    // A 12.9 toolkit is enough.
+    fs::write(
+        cuda.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}"#,
+    )
+    .unwrap();
+    assert!(!codes(&req).contains(&"PKG006".to_owned()));
+}

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 
 use serde_json::{Value, json};
 use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::packages::{Cuda, Toolkit};
 use sglang_launch::facts::{Env, Packages, Topology};
 use sglang_launch::rules::{
     self, ArgEdit, Context, EnvEdit, Fix, HostFacts, RuleSettings, Severity,
@@ -102,6 +103,16 @@ impl Case {
     }
     fn pkgs(mut self, p: &[(&str, &str)]) -> Self {
         self.packages = Some(Packages::from_versions(p));
+        self
+    }
+    /// The CUDA toolkit FlashInfer would find: `nvcc` present or not, and its version.
+    fn toolkit(mut self, nvcc: bool, version: Option<(u32, u32)>) -> Self {
+        let p = self.packages.get_or_insert_with(Packages::default);
+        p.cuda_toolkit = Some(Toolkit {
+            home: "/usr/local/cuda".into(),
+            nvcc,
+            version: version.map(|(a, b)| Cuda(a, b)),
+        });
         self
     }
     fn edit(mut self, e: fn(&mut Topology)) -> Self {
@@ -1151,6 +1162,79 @@ fn base_cases() -> Vec<Case> {
             .t(PRO)
             .a("--quantization", json!("modelopt_fp4"))
             .pkgs(&[("flashinfer-python", "0.6.3")]),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 8))),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.7.2")])
+            .toolkit(true, Some((12, 8)))
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.7.2")])
+            .toolkit(true, Some((12, 6))),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.5.3")])
+            .toolkit(true, Some((12, 6))),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[
+                ("flashinfer-python", "0.6.7.post3"),
+                ("flashinfer-jit-cache", "0.6.7.post3"),
+            ])
+            .toolkit(true, Some((12, 8)))
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 9)))
+            .no(),
+        // No nvcc: FlashInfer goes by torch's CUDA.
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[
+                ("torch", "2.9.1+cu128"),
+                ("flashinfer-python", "0.6.7.post3"),
+            ])
+            .toolkit(false, None),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[
+                ("torch", "2.9.1+cu130"),
+                ("flashinfer-python", "0.6.7.post3"),
+            ])
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("torch", "2.9.1+cu126"), ("flashinfer-python", "0.6.3")]),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, None)
+            .no(),
+        c("PKG006")
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 4)))
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .e("FLASHINFER_CUDA_ARCH_LIST", "12.0f")
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 8)))
+            .no(),
+        // GB10 (SM 12.1) needs 12.9 in every release.
+        c("PKG006")
+            .t(PRO)
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "12.1".into())
+            })
+            .pkgs(&[("flashinfer-python", "0.7.2")])
+            .toolkit(true, Some((12, 8))),
         c("PKG005")
             .t(PRO)
             .a("--quantization", json!("modelopt_fp4"))

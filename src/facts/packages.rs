@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::facts::Env;
 use crate::sglang::version::{self, Dist};
 
 /// Distributions worth reading (PEP 503 normalized names). Everything else in site-packages
@@ -124,6 +125,18 @@ pub struct Packages {
     /// From `torch/version.py` (`cuda = '12.8'`, `hip = …`), else torch's local label; `None`
     /// when neither says (a source build without either, or no torch).
     pub torch_build: Option<TorchBuild>,
+    /// The CUDA toolkit FlashInfer's JIT would compile with (see [`Packages::with_toolkit`]).
+    pub cuda_toolkit: Option<Toolkit>,
+}
+
+/// A CUDA toolkit on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolkit {
+    pub home: PathBuf,
+    /// Whether `<home>/bin/nvcc` exists (FlashInfer falls back to torch's CUDA version without).
+    pub nvcc: bool,
+    /// From `<home>/version.json` (CUDA 11.1+) or `version.txt`; `None` when unreadable.
+    pub version: Option<Cuda>,
 }
 
 impl Packages {
@@ -183,6 +196,13 @@ impl Packages {
         out
     }
 
+    /// Adds the CUDA toolkit FlashInfer would find in the server's environment: `CUDA_HOME`,
+    /// else `CUDA_PATH`, else the directory above `nvcc` on `PATH`, else `/usr/local/cuda`.
+    pub fn with_toolkit(mut self, env: &Env) -> Packages {
+        self.cuda_toolkit = find_toolkit(env, Path::new("/usr/local/cuda"));
+        self
+    }
+
     /// A package by any spelling of its name (`flashinfer_python`, `Flashinfer-Python`).
     pub fn get(&self, name: &str) -> Option<&Package> {
         self.packages.get(&version::normalize(name))
@@ -228,6 +248,35 @@ impl Packages {
             _ => None,
         }
     }
+}
+
+fn find_toolkit(env: &Env, default: &Path) -> Option<Toolkit> {
+    let set = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let on_path = || {
+        std::env::split_paths(env.get("PATH")?)
+            .map(|d| d.join("nvcc"))
+            .find(|n| n.is_file())
+            .and_then(|n| Some(n.parent()?.parent()?.to_path_buf()))
+    };
+    let home = set("CUDA_HOME")
+        .or_else(|| set("CUDA_PATH"))
+        .or_else(on_path)
+        .or_else(|| default.is_dir().then(|| default.to_path_buf()))?;
+    Some(Toolkit {
+        nvcc: home.join("bin").join("nvcc").is_file(),
+        version: toolkit_version(&home),
+        home,
+    })
+}
+
+/// `{"cuda": {"version": "12.8.1"}}` in version.json, or `CUDA Version 11.0.228` in version.txt.
+fn toolkit_version(home: &Path) -> Option<Cuda> {
+    if let Ok(text) = std::fs::read_to_string(home.join("version.json")) {
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        return Cuda::from_dotted(v.get("cuda")?.get("version")?.as_str()?);
+    }
+    let text = std::fs::read_to_string(home.join("version.txt")).ok()?;
+    Cuda::from_dotted(text.trim().strip_prefix("CUDA Version")?)
 }
 
 /// `cuda: Optional[str] = '12.8'` / `hip: Optional[str] = None` lines of `torch/version.py`.
@@ -422,6 +471,40 @@ mod tests {
         let p = Packages::detect_in(&[b, a]);
         assert_eq!(p.nccl().unwrap().version, "2.28.3");
         assert_eq!(Packages::detect_in(&[]), Packages::default());
+    }
+
+    #[test]
+    fn finds_the_toolkit_flashinfer_would_use() {
+        use std::fs;
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("cuda-12.8");
+        fs::create_dir_all(a.join("bin")).unwrap();
+        fs::write(a.join("bin/nvcc"), "").unwrap();
+        fs::write(
+            a.join("version.json"),
+            r#"{"cuda": {"name": "CUDA SDK", "version": "12.8.1"}}"#,
+        )
+        .unwrap();
+        let b = tmp.path().join("cuda-11.0");
+        fs::create_dir_all(&b).unwrap();
+        fs::write(b.join("version.txt"), "CUDA Version 11.0.228\n").unwrap();
+        let none = tmp.path().join("none");
+
+        let env = Env::from_pairs([("CUDA_HOME", a.to_str().unwrap())]);
+        let t = find_toolkit(&env, &none).unwrap();
+        assert_eq!((t.nvcc, t.version), (true, Some(Cuda(12, 8))));
+        // An empty CUDA_HOME is skipped, as Python's `or` would.
+        let env = Env::from_pairs([("CUDA_HOME", ""), ("CUDA_PATH", b.to_str().unwrap())]);
+        let t = find_toolkit(&env, &none).unwrap();
+        assert_eq!((t.nvcc, t.version), (false, Some(Cuda(11, 0))));
+        let path = std::env::join_paths([tmp.path().join("x"), a.join("bin")]).unwrap();
+        let env = Env::from_pairs([("PATH", path.to_str().unwrap())]);
+        assert_eq!(find_toolkit(&env, &none).unwrap().home, a);
+        assert_eq!(find_toolkit(&Env::default(), &b).unwrap().home, b);
+        assert_eq!(find_toolkit(&Env::default(), &none), None);
+        fs::write(a.join("version.json"), "not json").unwrap();
+        let env = Env::from_pairs([("CUDA_HOME", a.to_str().unwrap())]);
+        assert_eq!(find_toolkit(&env, &none).unwrap().version, None);
     }
 
     /// Timing on a real interpreter: `SGLANG_LAUNCH_TEST_PYTHON=/path/to/venv/bin/python

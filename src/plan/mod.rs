@@ -133,7 +133,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     // interpreter that does not exist. `None` keeps the PKG rules silent.
     let offline = req.topology.is_some() && req.sglang_version.is_some();
     let packages = (!offline && interpreter.found)
-        .then(|| facts::Packages::detect(Some(interpreter.path.as_path())));
+        .then(|| facts::Packages::detect(Some(interpreter.path.as_path())).with_toolkit(&req.env));
     let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
 
     let mut findings: Vec<Finding> = Vec::new();

@@ -173,6 +173,7 @@ catalogue! {
     "PKG003" => c(pkg::nccl_2_26_2),
     "PKG004" => c(pkg::torch_2_9_1_cudnn),
     "PKG005" => c(pkg::nvfp4_flashinfer),
+    "PKG006" => c(pkg::flashinfer_jit_cuda),
 }
 
 pub(super) fn rules() -> &'static [Rule] {

@@ -204,3 +204,55 @@ pub fn nvfp4_flashinfer(ctx: &Context) -> Vec<Fired> {
         Context::describe(&sm12)
     ))]
 }
+
+pub fn flashinfer_jit_cuda(ctx: &Context) -> Vec<Fired> {
+    let Some(pkgs) = ctx.packages else {
+        return vec![];
+    };
+    let Some(fi) = pkgs.flashinfer() else {
+        return vec![];
+    };
+    // Prebuilt modules: nothing is compiled for the kernels SGLang uses.
+    if pkgs.get("flashinfer-jit-cache").is_some() {
+        return vec![];
+    }
+    // `12.0f`-style entries bypass FlashInfer's toolkit gate: the user chose the target.
+    if ctx.env.get("FLASHINFER_CUDA_ARCH_LIST").is_some_and(|l| {
+        l.split_whitespace()
+            .any(|a| a.starts_with("12.") && a.ends_with(|c: char| c.is_ascii_alphabetic()))
+    }) {
+        return vec![];
+    }
+    // FlashInfer asks nvcc, and falls back to torch's CUDA when there is no nvcc.
+    let (cuda, from) = match &pkgs.cuda_toolkit {
+        Some(t) if t.nvcc => match t.version {
+            Some(v) => (v, format!("nvcc {v} in {}", t.home.display())),
+            None => return vec![],
+        },
+        _ => match pkgs.torch_cuda() {
+            Some(v) => (v, format!("no nvcc, so torch's CUDA {v}")),
+            None => return vec![],
+        },
+    };
+    // [0.6.7, 0.7.1) gate every SM 12.x on CUDA 12.9; from 0.7.1 SM 12.0 needs 12.8, SM 12.1+
+    // 12.9; nvcc itself learnt sm_120 in 12.8 and sm_121 in 12.9.
+    let gated = version::at_least(fi.public(), "0.6.7") && !version::at_least(fi.public(), "0.7.1");
+    let needs = |(_, minor): (u32, u32)| {
+        if gated || minor > 0 {
+            Cuda(12, 9)
+        } else {
+            BLACKWELL_CUDA
+        }
+    };
+    let bad = ctx.gpus_where(|cc| cc.0 == 12 && cuda < needs(cc));
+    let Some(need) = bad.iter().filter_map(|g| g.cc()).map(needs).max() else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{} {} JIT-compiles its kernels with {from}; {} need CUDA {need} or newer ('No supported CUDA architectures found for major versions [12]'); point CUDA_HOME at a CUDA {need}+ toolkit, or install flashinfer-jit-cache {}",
+        fi.name,
+        fi.version,
+        Context::describe(&bad),
+        fi.public()
+    ))]
+}
