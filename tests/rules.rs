@@ -105,6 +105,10 @@ impl Case {
         self.packages = Some(Packages::from_versions(p));
         self
     }
+    fn edit_pkgs(mut self, e: fn(&mut Packages)) -> Self {
+        e(self.packages.get_or_insert_with(Packages::default));
+        self
+    }
     /// The CUDA toolkit FlashInfer would find: `nvcc` present or not, and its version.
     fn toolkit(mut self, nvcc: bool, version: Option<(u32, u32)>) -> Self {
         let p = self.packages.get_or_insert_with(Packages::default);

@@ -50,6 +50,9 @@ pub struct Package {
     pub version: String,
     /// Its `.dist-info` directory (`None` for injected facts).
     pub dist_info: Option<PathBuf>,
+    /// Installed from a URL, a local directory or a checkout (`direct_url.json`, PEP 610),
+    /// not from a package index: its build options are the user's, not the index's.
+    pub direct: bool,
 }
 
 impl Package {
@@ -158,9 +161,10 @@ impl Packages {
                 path,
             } in found
             {
-                out.packages.entry(name.clone()).or_insert(Package {
+                out.packages.entry(name.clone()).or_insert_with(|| Package {
                     name,
                     version,
+                    direct: path.join("direct_url.json").is_file(),
                     dist_info: Some(path),
                 });
             }
@@ -189,6 +193,7 @@ impl Packages {
                     name,
                     version: (*v).to_owned(),
                     dist_info: None,
+                    direct: false,
                 },
             );
         }
@@ -514,12 +519,13 @@ mod tests {
     fn detect_real_packages() {
         let py = std::env::var_os("SGLANG_LAUNCH_TEST_PYTHON").map(PathBuf::from);
         let t = std::time::Instant::now();
-        let p = Packages::detect(py.as_deref());
+        let env = Env::from_process();
+        let p = Packages::detect(py.as_deref()).with_toolkit(&env);
         let cold = t.elapsed();
         let n = 200;
         let t = std::time::Instant::now();
         for _ in 0..n {
-            std::hint::black_box(Packages::detect(py.as_deref()));
+            std::hint::black_box(Packages::detect(py.as_deref()).with_toolkit(&env));
         }
         eprintln!(
             "{:?}\ntorch build {:?}; cold {cold:?}, warm {:?}",

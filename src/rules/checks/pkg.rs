@@ -102,8 +102,9 @@ pub fn sgl_kernel_sm120(ctx: &Context) -> Vec<Fired> {
     let why = match k.cuda_label() {
         Some(cuda) if cuda < BLACKWELL_CUDA => format!("is a CUDA {cuda} build"),
         Some(_) => return vec![],
-        // PyPI's unlabelled 0.1.x wheels were the CUDA 12.4 builds (cu128 ones were labelled).
-        None if !version::at_least(k.public(), "0.2.0") => {
+        // PyPI's unlabelled 0.1.x wheels were the CUDA 12.4 builds (cu128 ones were labelled);
+        // a source build or a URL install says nothing about the index's choice.
+        None if !k.direct && !version::at_least(k.public(), "0.2.0") => {
             "is a PyPI wheel of the 0.1 series, built with CUDA 12.4".to_owned()
         }
         None => return vec![],
