@@ -1094,6 +1094,12 @@ fn base_cases() -> Vec<Case> {
             .no(),
         c("PKG002").t(PRO).pkgs(&[("sglang-kernel", "0.4.10")]).no(),
         c("PKG002").pkgs(&[("sgl-kernel", "0.1.9")]).no(),
+        // A source build (PEP 610 direct_url.json) may well have sm_120.
+        c("PKG002")
+            .t(PRO)
+            .pkgs(&[("sgl-kernel", "0.1.9")])
+            .edit_pkgs(|p| p.packages.values_mut().for_each(|k| k.direct = true))
+            .no(),
         c("PKG003")
             .t(PRO)
             .tp(2)
