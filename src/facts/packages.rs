@@ -246,6 +246,38 @@ impl Packages {
         }
     }
 
+    /// One line for reports: the kernel-deciding packages that are installed, e.g.
+    /// `torch 2.9.1+cu130 (CUDA 13.0) · flashinfer-python 0.7.2 · sglang-kernel 0.4.10 · nvidia-nccl-cu13 2.28.3`.
+    pub fn summary(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(t) = self.torch() {
+            parts.push(match &self.torch_build {
+                Some(TorchBuild::Cuda(c)) if t.cuda_label() != Some(*c) => {
+                    format!("{t} (CUDA {c})")
+                }
+                Some(TorchBuild::Rocm(h)) if t.local().is_none() => format!("{t} (ROCm {h})"),
+                Some(TorchBuild::Cpu) if t.local().is_none() => format!("{t} (CPU)"),
+                _ => t.to_string(),
+            });
+        }
+        let rest = [
+            self.flashinfer(),
+            self.sgl_kernel(),
+            self.nccl(),
+            self.cudnn(),
+            self.get("triton"),
+            self.get("transformers"),
+        ];
+        parts.extend(rest.into_iter().flatten().map(Package::to_string));
+        if let Some(t) = self.cuda_toolkit.as_ref().filter(|t| t.nvcc) {
+            match t.version {
+                Some(v) => parts.push(format!("nvcc {v}")),
+                None => parts.push("nvcc (version unknown)".into()),
+            }
+        }
+        parts.join(" · ")
+    }
+
     /// The CUDA release torch was built for (`None`: CPU/ROCm build, unknown, or no torch).
     pub fn torch_cuda(&self) -> Option<Cuda> {
         match &self.torch_build {
@@ -366,6 +398,24 @@ mod tests {
         assert_eq!(torch_build_from_version_py("garbage"), None);
         // `cuda_home = ...` must not be read as `cuda`.
         assert_eq!(torch_build_from_version_py("cudax = '1'\n"), None);
+    }
+
+    #[test]
+    fn summary_names_the_kernel_deciding_packages() {
+        let mut p = Packages::from_versions(&[
+            ("torch", "2.9.1"),
+            ("flashinfer_python", "0.7.2"),
+            ("sglang-kernel", "0.4.10"),
+            ("numpy", "2.0"),
+        ]);
+        p.torch_build = Some(TorchBuild::Cuda(Cuda(12, 8)));
+        assert_eq!(
+            p.summary(),
+            "torch 2.9.1 (CUDA 12.8) · flashinfer-python 0.7.2 · sglang-kernel 0.4.10"
+        );
+        let p = Packages::from_versions(&[("torch", "2.9.1+cu130")]);
+        assert_eq!(p.summary(), "torch 2.9.1+cu130");
+        assert_eq!(Packages::default().summary(), "");
     }
 
     #[test]
