@@ -1067,6 +1067,7 @@ fn base_cases() -> Vec<Case> {
         c("PKG001").pkgs(&[("torch", "2.6.0+cu124")]).no(),
         c("PKG001").pkgs(&[("torch", "2.8.0+cpu")]),
         c("PKG001").t(L4).pkgs(&[("torch", "2.5.1+rocm6.2")]),
+        c("PKG001").t(L4).pkgs(&[("torch", "2.8.0+xpu")]),
         c("PKG001")
             .edit(|t| {
                 t.gpus

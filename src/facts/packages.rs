@@ -116,6 +116,8 @@ pub enum TorchBuild {
     Cuda(Cuda),
     /// A ROCm build (`+rocm6.2`): no CUDA kernels at all.
     Rocm(String),
+    /// An Intel XPU build (`+xpu`): no CUDA kernels either.
+    Xpu,
     /// A CPU-only build (`+cpu`, or `torch.version.cuda` is None).
     Cpu,
 }
@@ -257,6 +259,7 @@ impl Packages {
                 }
                 Some(TorchBuild::Rocm(h)) if t.local().is_none() => format!("{t} (ROCm {h})"),
                 Some(TorchBuild::Cpu) if t.local().is_none() => format!("{t} (CPU)"),
+                Some(TorchBuild::Xpu) if t.local().is_none() => format!("{t} (XPU)"),
                 _ => t.to_string(),
             });
         }
@@ -336,10 +339,13 @@ fn torch_build_from_version_py(text: &str) -> Option<TorchBuild> {
     if let Some(c) = cuda {
         return Cuda::from_dotted(&c).map(TorchBuild::Cuda);
     }
-    match value("hip").flatten() {
-        Some(h) => Some(TorchBuild::Rocm(h)),
-        None => Some(TorchBuild::Cpu),
+    if let Some(h) = value("hip").flatten() {
+        return Some(TorchBuild::Rocm(h));
     }
+    if value("xpu").flatten().is_some() {
+        return Some(TorchBuild::Xpu);
+    }
+    Some(TorchBuild::Cpu)
 }
 
 /// `+cu128` → CUDA 12.8, `+rocm6.2` → ROCm, `+cpu` → CPU; no label says nothing.
@@ -351,7 +357,11 @@ fn torch_build_from_label(torch: &Package) -> Option<TorchBuild> {
     if let Some(r) = label.strip_prefix("rocm") {
         return Some(TorchBuild::Rocm(r.to_owned()));
     }
-    (label == "cpu").then_some(TorchBuild::Cpu)
+    match label {
+        "cpu" => Some(TorchBuild::Cpu),
+        "xpu" => Some(TorchBuild::Xpu),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -395,6 +405,8 @@ mod tests {
             torch_build_from_version_py(rocm),
             Some(TorchBuild::Rocm("6.2.41133".into()))
         );
+        let xpu = "cuda: Optional[str] = None\nhip: Optional[str] = None\nxpu: Optional[str] = '20250101'\n";
+        assert_eq!(torch_build_from_version_py(xpu), Some(TorchBuild::Xpu));
         assert_eq!(torch_build_from_version_py("garbage"), None);
         // `cuda_home = ...` must not be read as `cuda`.
         assert_eq!(torch_build_from_version_py("cudax = '1'\n"), None);

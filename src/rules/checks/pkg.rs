@@ -50,13 +50,17 @@ pub fn torch_build(ctx: &Context) -> Vec<Fired> {
                 ctx.version
             ))]
         }
-        Some(TorchBuild::Rocm(hip)) => {
+        Some(b @ (TorchBuild::Rocm(_) | TorchBuild::Xpu)) => {
             let used = ctx.used();
             if used.is_empty() {
                 return vec![];
             }
+            let kind = match b {
+                TorchBuild::Rocm(hip) => format!("a ROCm (HIP {hip})"),
+                _ => "an Intel XPU".to_owned(),
+            };
             vec![Fired::new(format!(
-                "torch {} is a ROCm (HIP {hip}) build with no CUDA kernels; {}; install a CUDA build of torch",
+                "torch {} is {kind} build with no CUDA kernels; {}; install a CUDA build of torch",
                 torch.version,
                 Context::describe(&used)
             ))]
