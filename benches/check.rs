@@ -121,6 +121,7 @@ fn main() {
         gpus: &gpus,
         model: None,
         host: None,
+        packages: None,
     };
     let settings = RuleSettings::default();
     let iters = 20_000;

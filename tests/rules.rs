@@ -6,7 +6,8 @@ use std::ffi::OsString;
 
 use serde_json::{Value, json};
 use sglang_launch::facts::model::ModelFacts;
-use sglang_launch::facts::{Env, Topology};
+use sglang_launch::facts::packages::{Cuda, Toolkit};
+use sglang_launch::facts::{Env, Packages, Topology};
 use sglang_launch::rules::{
     self, ArgEdit, Context, EnvEdit, Fix, HostFacts, RuleSettings, Severity,
 };
@@ -40,6 +41,7 @@ struct Case {
     env: Vec<(&'static str, String)>,
     model: Option<ModelFacts>,
     host: Option<HostFacts>,
+    packages: Option<Packages>,
     edit: Option<fn(&mut Topology)>,
     /// Set CUDA_VISIBLE_DEVICES to these GPUs' UUIDs.
     uuids: Option<Vec<u32>>,
@@ -57,6 +59,7 @@ fn c(code: &'static str) -> Case {
         env: vec![],
         model: None,
         host: None,
+        packages: None,
         edit: None,
         uuids: None,
         fires: true,
@@ -98,6 +101,24 @@ impl Case {
         self.host = Some(h);
         self
     }
+    fn pkgs(mut self, p: &[(&str, &str)]) -> Self {
+        self.packages = Some(Packages::from_versions(p));
+        self
+    }
+    fn edit_pkgs(mut self, e: fn(&mut Packages)) -> Self {
+        e(self.packages.get_or_insert_with(Packages::default));
+        self
+    }
+    /// The CUDA toolkit FlashInfer would find: `nvcc` present or not, and its version.
+    fn toolkit(mut self, nvcc: bool, version: Option<(u32, u32)>) -> Self {
+        let p = self.packages.get_or_insert_with(Packages::default);
+        p.cuda_toolkit = Some(Toolkit {
+            home: "/usr/local/cuda".into(),
+            nvcc,
+            version: version.map(|(a, b)| Cuda(a, b)),
+        });
+        self
+    }
     fn edit(mut self, e: fn(&mut Topology)) -> Self {
         self.edit = Some(e);
         self
@@ -134,6 +155,13 @@ fn moe() -> ModelFacts {
     ModelFacts {
         num_experts: Some(128),
         ..model("Qwen3MoeForCausalLM")
+    }
+}
+
+fn vlm() -> ModelFacts {
+    ModelFacts {
+        is_multimodal: true,
+        ..model("Qwen2_5_VLForConditionalGeneration")
     }
 }
 
@@ -1031,9 +1059,209 @@ fn base_cases() -> Vec<Case> {
             t.gpus[1].memory_total_mib = 81920;
         }),
         c("TOP003").no(),
+<<<<<<< HEAD
         c("TOP004").e("CUDA_VISIBLE_DEVICES", "0,1,9,3"),
         c("TOP004").e("CUDA_VISIBLE_DEVICES", "GPU-does-not-exist"),
         c("TOP004").e("CUDA_VISIBLE_DEVICES", "0,1,2,3").no(),
+=======
+        // Installed packages.
+        c("PKG001").t(PRO).tp(8).pkgs(&[("torch", "2.6.0+cu124")]),
+        c("PKG001").t(B200).pkgs(&[("torch", "2.7.1+cu126")]),
+        c("PKG001").t(PRO).pkgs(&[("torch", "2.9.1+cu128")]).no(),
+        c("PKG001").t(PRO).pkgs(&[("torch", "2.9.1+cu130")]).no(),
+        c("PKG001").pkgs(&[("torch", "2.6.0+cu124")]).no(),
+        c("PKG001").pkgs(&[("torch", "2.8.0+cpu")]),
+        c("PKG001").t(L4).pkgs(&[("torch", "2.5.1+rocm6.2")]),
+        c("PKG001").t(L4).pkgs(&[("torch", "2.8.0+xpu")]),
+        c("PKG001")
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "7.0".into())
+            })
+            .pkgs(&[("torch", "2.9.1+cu130")]),
+        c("PKG001")
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "7.0".into())
+            })
+            .pkgs(&[("torch", "2.9.1+cu128")])
+            .no(),
+        // Unlabelled PyPI torch without torch/version.py: the build is unknown.
+        c("PKG001").t(PRO).pkgs(&[("torch", "2.6.0")]).no(),
+        // Packages unknown (offline planning): silent.
+        c("PKG001").t(PRO).no(),
+        c("PKG002").t(PRO).pkgs(&[("sgl-kernel", "0.1.9")]),
+        c("PKG002").t(PRO).pkgs(&[("sgl_kernel", "0.2.7+cu126")]),
+        c("PKG002")
+            .t(PRO)
+            .pkgs(&[("sgl-kernel", "0.2.7+cu128")])
+            .no(),
+        c("PKG002").t(PRO).pkgs(&[("sglang-kernel", "0.4.10")]).no(),
+        c("PKG002").pkgs(&[("sgl-kernel", "0.1.9")]).no(),
+        // A source build (PEP 610 direct_url.json) may well have sm_120.
+        c("PKG002")
+            .t(PRO)
+            .pkgs(&[("sgl-kernel", "0.1.9")])
+            .edit_pkgs(|p| p.packages.values_mut().for_each(|k| k.direct = true))
+            .no(),
+        c("PKG003")
+            .t(PRO)
+            .tp(2)
+            .pkgs(&[("torch", "2.7.1+cu128"), ("nvidia-nccl-cu12", "2.26.2")]),
+        c("PKG003")
+            .t(PRO)
+            .tp(2)
+            .pkgs(&[("torch", "2.7.1+cu128"), ("nvidia-nccl-cu12", "2.27.3")])
+            .no(),
+        c("PKG003")
+            .t(PRO)
+            .pkgs(&[("nvidia-nccl-cu12", "2.26.2")])
+            .no(),
+        c("PKG003")
+            .tp(8)
+            .pkgs(&[("nvidia-nccl-cu12", "2.26.2")])
+            .no(),
+        c("PKG004").v("0.5.5").m(vlm()).pkgs(&[
+            ("sglang", "0.5.9"),
+            ("torch", "2.9.1+cu128"),
+            ("nvidia-cudnn-cu12", "9.10.2.21"),
+        ]),
+        c("PKG004")
+            .v("0.5.5")
+            .m(vlm())
+            .pkgs(&[
+                ("sglang", "0.5.5"),
+                ("torch", "2.9.1+cu128"),
+                ("nvidia-cudnn-cu12", "9.10.2.21"),
+            ])
+            .no(),
+        c("PKG004")
+            .v("0.5.5")
+            .m(vlm())
+            .pkgs(&[
+                ("sglang", "0.5.7"),
+                ("torch", "2.9.1+cu128"),
+                ("nvidia-cudnn-cu12", "9.16.0.29"),
+            ])
+            .no(),
+        c("PKG004")
+            .v("0.5.5")
+            .m(vlm())
+            .e("SGLANG_DISABLE_CUDNN_CHECK", "1")
+            .pkgs(&[
+                ("sglang", "0.5.7"),
+                ("torch", "2.9.1+cu128"),
+                ("nvidia-cudnn-cu12", "9.10.2.21"),
+            ])
+            .no(),
+        c("PKG004")
+            .v("0.5.5")
+            .m(model("Qwen2ForCausalLM"))
+            .pkgs(&[
+                ("sglang", "0.5.7"),
+                ("torch", "2.9.1+cu128"),
+                ("nvidia-cudnn-cu12", "9.10.2.21"),
+            ])
+            .no(),
+        c("PKG004")
+            .v("0.5.23")
+            .m(vlm())
+            .pkgs(&[
+                ("sglang", "0.5.7"),
+                ("torch", "2.9.1+cu128"),
+                ("nvidia-cudnn-cu12", "9.10.2.21"),
+            ])
+            .no(),
+        c("PKG005")
+            .t(PRO)
+            .a("--quantization", json!("modelopt_fp4"))
+            .pkgs(&[("flashinfer-python", "0.6.3")]),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 8))),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.7.2")])
+            .toolkit(true, Some((12, 8)))
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.7.2")])
+            .toolkit(true, Some((12, 6))),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.5.3")])
+            .toolkit(true, Some((12, 6))),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[
+                ("flashinfer-python", "0.6.7.post3"),
+                ("flashinfer-jit-cache", "0.6.7.post3"),
+            ])
+            .toolkit(true, Some((12, 8)))
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 9)))
+            .no(),
+        // No nvcc: FlashInfer goes by torch's CUDA.
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[
+                ("torch", "2.9.1+cu128"),
+                ("flashinfer-python", "0.6.7.post3"),
+            ])
+            .toolkit(false, None),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[
+                ("torch", "2.9.1+cu130"),
+                ("flashinfer-python", "0.6.7.post3"),
+            ])
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("torch", "2.9.1+cu126"), ("flashinfer-python", "0.6.3")]),
+        c("PKG006")
+            .t(PRO)
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, None)
+            .no(),
+        c("PKG006")
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 4)))
+            .no(),
+        c("PKG006")
+            .t(PRO)
+            .e("FLASHINFER_CUDA_ARCH_LIST", "12.0f")
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .toolkit(true, Some((12, 8)))
+            .no(),
+        // GB10 (SM 12.1) needs 12.9 in every release.
+        c("PKG006")
+            .t(PRO)
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "12.1".into())
+            })
+            .pkgs(&[("flashinfer-python", "0.7.2")])
+            .toolkit(true, Some((12, 8))),
+        c("PKG005")
+            .t(PRO)
+            .a("--quantization", json!("modelopt_fp4"))
+            .pkgs(&[("flashinfer-python", "0.6.7.post3")])
+            .no(),
+        c("PKG005")
+            .t(B200)
+            .a("--quantization", json!("modelopt_fp4"))
+            .pkgs(&[("flashinfer_python", "0.6.3")])
+            .no(),
+>>>>>>> pkgs
     ]
 }
 
@@ -1053,6 +1281,7 @@ struct World {
     gpus: Vec<u32>,
     model: Option<ModelFacts>,
     host: Option<HostFacts>,
+    packages: Option<Packages>,
 }
 
 fn flags_for(v: &str) -> &'static flagset::FlagSet {
@@ -1096,6 +1325,7 @@ fn world(case: &Case) -> World {
         topo,
         model: case.model.clone(),
         host: case.host.clone(),
+        packages: case.packages.clone(),
     }
 }
 
@@ -1109,6 +1339,7 @@ impl World {
             gpus: &self.gpus,
             model: self.model.as_ref(),
             host: self.host.as_ref(),
+            packages: self.packages.as_ref(),
         }
     }
 
@@ -1565,13 +1796,34 @@ fn no_rule_panics_on_odd_facts_for_any_version() {
         ..Default::default()
     };
     let hosts = [None, Some(host(false, None)), Some(host(true, Some(0)))];
+    // Odd package facts: unparsable versions and labels, overflowing CUDA labels, empty names.
+    let odd_pkgs = [
+        Some(Packages::from_versions(&[
+            ("torch", "2.9.1+cu99999999999999999999"),
+            ("sglang-kernel", ""),
+            ("nvidia-nccl-cu12", "2.26.2"),
+            ("nvidia-cudnn-cu12", "x.y"),
+            ("flashinfer-python", "0.6.3"),
+            ("", "1"),
+        ])),
+        Some(Packages::from_versions(&[
+            ("torch", "+cpu"),
+            ("sgl-kernel", "garbage+cu1"),
+            ("nvidia-nccl-cu13", "2.26.2.post1"),
+            ("nvidia-cudnn-cu13", "9"),
+        ])),
+    ];
     let mut versions: Vec<&str> = KNOWN_VERSIONS.to_vec();
     versions.extend(["0.0.1", "9.9.9", "garbage"]);
     let mut runs = 0;
     for v in versions {
         for args in odd_args(v) {
             for (t, gpus) in odd_topologies() {
-                for (m, h) in [None, Some(&zero)].into_iter().zip(hosts.iter()) {
+                for ((m, h), pk) in [None, Some(&zero)]
+                    .into_iter()
+                    .zip(hosts.iter())
+                    .zip(odd_pkgs.iter())
+                {
                     let ctx = Context {
                         version: v,
                         args: &args,
@@ -1580,6 +1832,7 @@ fn no_rule_panics_on_odd_facts_for_any_version() {
                         gpus: &gpus,
                         model: m,
                         host: h.as_ref(),
+                        packages: pk.as_ref(),
                     };
                     // Every check, whatever its version range.
                     for r in rules::all() {

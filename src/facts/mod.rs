@@ -6,7 +6,9 @@ pub mod env;
 pub mod gpus;
 pub mod model;
 pub mod nvml;
+pub mod packages;
 pub mod topology;
 
 pub use env::Env;
+pub use packages::Packages;
 pub use topology::{Gpu, Link, Topology};

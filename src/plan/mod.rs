@@ -70,6 +70,8 @@ pub struct Outcome {
     pub model: Option<facts::model::ModelFacts>,
     /// Secret values present, for scrubbing free text in reports.
     pub secrets: Vec<String>,
+    /// The interpreter's installed packages (None: offline planning or no interpreter).
+    pub packages: Option<facts::Packages>,
 }
 
 impl Outcome {
@@ -126,6 +128,12 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         req.sglang_version.as_deref(),
         interpreter.found.then_some(interpreter.path.as_path()),
     );
+    // Installed packages describe the local machine: read once, and not at all when planning
+    // offline for another machine (`--topology` with `--sglang-version`), nor for an
+    // interpreter that does not exist. `None` keeps the PKG rules silent.
+    let offline = req.topology.is_some() && req.sglang_version.is_some();
+    let packages = (!offline && interpreter.found)
+        .then(|| facts::Packages::detect(Some(interpreter.path.as_path())).with_toolkit(&req.env));
     let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
 
     let mut findings: Vec<Finding> = Vec::new();
@@ -185,6 +193,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             gpus: &gpus,
             model: model.as_ref().and_then(|m| m.facts.as_ref()),
             host: host.as_ref(),
+            packages: packages.as_ref(),
         };
         rule_hits = rules::evaluate(&ctx, &req.settings);
         if !args.is_ok() {
@@ -327,6 +336,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         topology,
         model: model.and_then(|m| m.facts),
         secrets,
+        packages,
     })
 }
 

@@ -63,6 +63,9 @@ pub struct Context<'a> {
     /// Facts about the host outside the GPUs (`/dev/shm`, container). `None`: unknown, and the
     /// rules that need them stay silent. Injectable so tests never depend on the machine.
     pub host: Option<&'a HostFacts>,
+    /// The Python packages installed for the interpreter. `None`: unknown (offline planning
+    /// for another machine), and the PKG rules stay silent.
+    pub packages: Option<&'a crate::facts::Packages>,
 }
 
 /// A rule that fired.

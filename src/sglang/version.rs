@@ -254,7 +254,7 @@ pub fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// Normalized distribution name (PEP 503: case-insensitive, runs of `-_.` equal).
-fn normalize(name: &str) -> String {
+pub fn normalize(name: &str) -> String {
     let mut out = String::new();
     let mut sep = false;
     for c in name.chars() {
@@ -289,10 +289,24 @@ fn metadata_version(dir: &Path) -> Option<String> {
     None
 }
 
-/// SGLang's distribution metadata in one directory (the newest if stale copies linger).
-fn installed_in(dir: &Path) -> Option<Installed> {
-    let rd = std::fs::read_dir(dir).ok()?;
-    let mut best: Option<Installed> = None;
+/// An installed distribution: its `.dist-info` (or `.egg-info`) directory in one search dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dist {
+    /// PEP 503 normalized name (`flashinfer-python`, `nvidia-nccl-cu12`).
+    pub name: String,
+    /// The full version, local label included (`2.9.1+cu130`).
+    pub version: String,
+    pub path: PathBuf,
+}
+
+/// The distributions in one directory whose normalized name `wanted` accepts, in directory
+/// order (stale copies of one distribution may all be listed). Versions come from the
+/// directory name; only odd names (`sglang.egg-info`) cost a read of the metadata.
+pub fn dists_in(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Dist> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
     for entry in rd.flatten() {
         let file_name = entry.file_name();
         let name = file_name.to_string_lossy();
@@ -306,11 +320,12 @@ fn installed_in(dir: &Path) -> Option<Installed> {
             Some((d, v)) => (d, Some(v)),
             None => (stem, None),
         };
-        if normalize(dist) != "sglang" {
+        let dist = normalize(dist);
+        if !wanted(&dist) {
             continue;
         }
         let path = entry.path();
-        // `sglang-0.5.23.dist-info` carries the version; an odd name needs the metadata.
+        // `sglang-0.5.23.dist-info` carries the version (an egg-info may add `-py3.11`).
         let version = match version.filter(|v| v.starts_with(|c: char| c.is_ascii_digit())) {
             Some(v) => v.split_once('-').map_or(v, |(v, _)| v).to_owned(),
             None => match metadata_version(&path) {
@@ -318,17 +333,24 @@ fn installed_in(dir: &Path) -> Option<Installed> {
                 None => continue,
             },
         };
-        if best
-            .as_ref()
-            .is_none_or(|b| cmp(&version, &b.version).is_gt())
-        {
-            best = Some(Installed {
-                version,
-                dist_info: path,
-            });
-        }
+        out.push(Dist {
+            name: dist,
+            version,
+            path,
+        });
     }
-    best
+    out
+}
+
+/// SGLang's distribution metadata in one directory (the newest if stale copies linger).
+fn installed_in(dir: &Path) -> Option<Installed> {
+    dists_in(dir, |n| n == "sglang")
+        .into_iter()
+        .max_by(|a, b| cmp(&a.version, &b.version))
+        .map(|d| Installed {
+            version: d.version,
+            dist_info: d.path,
+        })
 }
 
 /// The SGLang installed for the interpreter, if any: the first search directory that has it.

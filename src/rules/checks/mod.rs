@@ -13,6 +13,7 @@ pub mod env;
 pub mod ep;
 pub mod flag;
 pub mod par;
+pub mod pkg;
 pub mod quant;
 pub mod spec;
 pub mod srv;

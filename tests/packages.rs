@@ -1,0 +1,171 @@
+//! Installed-package facts through the pipeline: read from the interpreter's venv when planning
+//! for this machine's software, never when planning offline (`--topology` + `--sglang-version`).
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sglang_launch::facts::Env;
+use sglang_launch::plan::{self, Request};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// `<root>/venv/bin/python` with these distributions in its site-packages.
+fn venv(root: &Path, dists: &[&str]) -> PathBuf {
+    let v = root.join("venv");
+    let site = v.join("lib/python3.11/site-packages");
+    fs::create_dir_all(v.join("bin")).unwrap();
+    for d in dists {
+        fs::create_dir_all(site.join(format!("{d}.dist-info"))).unwrap();
+    }
+    fs::write(
+        v.join("pyvenv.cfg"),
+        "home = /nonexistent/bin\ninclude-system-site-packages = false\n",
+    )
+    .unwrap();
+    fs::write(v.join("bin/python"), "").unwrap();
+    v.join("bin/python")
+}
+
+fn request(python: &Path, version: Option<&str>, line: &str) -> Request {
+    Request {
+        tokens: line.split_whitespace().map(OsString::from).collect(),
+        topology: Some(format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json").into()),
+        sglang_version: version.map(str::to_owned),
+        python: Some(python.to_path_buf()),
+        env: Env::default(),
+        ..Request::default()
+    }
+}
+
+fn codes(req: &Request) -> Vec<String> {
+    let outcome = plan::build(req).unwrap();
+    outcome
+        .plan
+        .findings
+        .iter()
+        .map(|f| f.code.clone())
+        .collect()
+}
+
+#[test]
+fn the_interpreters_packages_reach_the_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let py = venv(
+        tmp.path(),
+        &[
+            "sglang-0.5.23",
+            "torch-2.6.0+cu124",
+            "sgl_kernel-0.1.9",
+            "nvidia_nccl_cu12-2.26.2",
+        ],
+    );
+    let line = "--model-path examples/models/Qwen3-32B --tp 8";
+    let outcome = plan::build(&request(&py, None, line)).unwrap();
+    let pkgs = outcome.packages.as_ref().expect("packages read");
+    assert_eq!(pkgs.torch().unwrap().version, "2.6.0+cu124");
+    let find = |code: &str| {
+        outcome
+            .plan
+            .findings
+            .iter()
+            .find(|f| f.code == code)
+            .unwrap_or_else(|| panic!("no {code} in {:?}", outcome.plan.findings))
+    };
+    let torch = find("PKG001");
+    assert!(
+        torch.message.contains("torch 2.6.0+cu124"),
+        "{}",
+        torch.message
+    );
+    assert!(
+        torch.message.contains("compute capability 12.0"),
+        "{}",
+        torch.message
+    );
+    assert!(!torch.fixed && torch.fix.is_none());
+    assert!(find("PKG002").message.contains("sgl-kernel 0.1.9"));
+    assert!(find("PKG003").message.contains("nvidia-nccl-cu12 2.26.2"));
+    assert_eq!(outcome.plan.verdict, plan::json::Verdict::Error);
+}
+
+#[test]
+fn offline_planning_reads_no_packages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let py = venv(tmp.path(), &["sglang-0.5.23", "torch-2.6.0+cu124"]);
+    let req = request(
+        &py,
+        Some("0.5.23"),
+        "--model-path examples/models/Qwen3-32B --tp 8",
+    );
+    let outcome = plan::build(&req).unwrap();
+    assert!(outcome.packages.is_none());
+    assert!(codes(&req).iter().all(|c| !c.starts_with("PKG")));
+}
+
+#[test]
+fn a_healthy_stack_is_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let py = venv(
+        tmp.path(),
+        &[
+            "sglang-0.5.23",
+            "torch-2.14.1+cu130",
+            "sglang_kernel-0.4.10",
+            "nvidia_nccl_cu13-2.28.3",
+            "flashinfer_python-0.7.2",
+        ],
+    );
+    let req = request(&py, None, "--model-path examples/models/Qwen3-32B --tp 8");
+    let found = codes(&req);
+    assert!(found.iter().all(|c| !c.starts_with("PKG")), "{found:?}");
+}
+
+#[test]
+fn allow_silences_the_family() {
+    let tmp = tempfile::tempdir().unwrap();
+    let py = venv(tmp.path(), &["sglang-0.5.23", "torch-2.6.0+cu124"]);
+    let mut req = request(&py, None, "--model-path examples/models/Qwen3-32B --tp 8");
+    assert!(codes(&req).contains(&"PKG001".to_owned()));
+    req.settings.allow = vec!["PKG".into()];
+    assert!(codes(&req).iter().all(|c| !c.starts_with("PKG")));
+}
+
+#[test]
+fn the_servers_cuda_home_decides_flashinfers_toolkit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let py = venv(
+        tmp.path(),
+        &[
+            "sglang-0.5.10.post1",
+            "torch-2.9.1+cu130",
+            "flashinfer_python-0.6.7.post3",
+        ],
+    );
+    let cuda = tmp.path().join("cuda-12.8");
+    fs::create_dir_all(cuda.join("bin")).unwrap();
+    fs::write(cuda.join("bin/nvcc"), "").unwrap();
+    fs::write(
+        cuda.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.8.93"}}"#,
+    )
+    .unwrap();
+    let mut req = request(&py, None, "--model-path examples/models/Qwen3-32B --tp 8");
+    req.env = Env::from_pairs([("CUDA_HOME", cuda.to_str().unwrap())]);
+    let outcome = plan::build(&req).unwrap();
+    let f = outcome
+        .plan
+        .findings
+        .iter()
+        .find(|f| f.code == "PKG006")
+        .expect("PKG006");
+    assert!(f.message.contains("nvcc 12.8"), "{}", f.message);
+    assert!(f.message.contains("CUDA 12.9"), "{}", f.message);
+    // A 12.9 toolkit is enough.
+    fs::write(
+        cuda.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}"#,
+    )
+    .unwrap();
+    assert!(!codes(&req).contains(&"PKG006".to_owned()));
+}
