@@ -1059,11 +1059,9 @@ fn base_cases() -> Vec<Case> {
             t.gpus[1].memory_total_mib = 81920;
         }),
         c("TOP003").no(),
-<<<<<<< HEAD
         c("TOP004").e("CUDA_VISIBLE_DEVICES", "0,1,9,3"),
         c("TOP004").e("CUDA_VISIBLE_DEVICES", "GPU-does-not-exist"),
         c("TOP004").e("CUDA_VISIBLE_DEVICES", "0,1,2,3").no(),
-=======
         // Installed packages.
         c("PKG001").t(PRO).tp(8).pkgs(&[("torch", "2.6.0+cu124")]),
         c("PKG001").t(B200).pkgs(&[("torch", "2.7.1+cu126")]),
@@ -1261,7 +1259,6 @@ fn base_cases() -> Vec<Case> {
             .a("--quantization", json!("modelopt_fp4"))
             .pkgs(&[("flashinfer_python", "0.6.3")])
             .no(),
->>>>>>> pkgs
     ]
 }
 

@@ -167,9 +167,7 @@ catalogue! {
     // GPUs in use.
     "TOP002" => c(top::mig),
     "TOP003" => c(top::mixed),
-<<<<<<< HEAD
     "TOP004" => c(top::visible_devices_ignored),
-=======
     // Installed packages (silent when unknown).
     "PKG001" => c(pkg::torch_build),
     "PKG002" => c(pkg::sgl_kernel_sm120),
@@ -177,7 +175,6 @@ catalogue! {
     "PKG004" => c(pkg::torch_2_9_1_cudnn),
     "PKG005" => c(pkg::nvfp4_flashinfer),
     "PKG006" => c(pkg::flashinfer_jit_cuda),
->>>>>>> pkgs
 }
 
 pub(super) fn rules() -> &'static [Rule] {
