@@ -132,6 +132,8 @@ pub enum SelectError {
     NotEnough(Box<Shortfall>),
     #[error("{}; fix CUDA_VISIBLE_DEVICES", .0.describe())]
     Hidden(Stop),
+    #[error("{option} {value} is not a valid size: SGLang needs a positive integer")]
+    BadSize { option: &'static str, value: i64 },
 }
 
 /// More GPUs asked for than CUDA will show.
@@ -154,24 +156,31 @@ impl std::fmt::Display for Shortfall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let are = if self.visible == 1 { "is" } else { "are" };
         let gpus = if self.needed == 1 { "GPU" } else { "GPUs" };
-        write!(
-            f,
-            "{} needs {} {gpus} but {} {are} visible",
-            self.needed_by, self.needed, self.visible
-        )?;
-        if let Some(base) = &self.base {
-            write!(
+        match &self.base {
+            // Enough GPUs, but the offsets push ranks past the end.
+            Some(base) => write!(
                 f,
-                " ({base} puts the last rank on CUDA ordinal {}, past the last visible ordinal)",
-                self.ordinal
-            )?;
+                "{} with {base} puts the last rank on CUDA ordinal {}, but only ordinals 0-{} are visible",
+                self.needed_by,
+                self.ordinal,
+                self.visible.saturating_sub(1)
+            )?,
+            None => write!(
+                f,
+                "{} needs {} {gpus} but {} {are} visible",
+                self.needed_by, self.needed, self.visible
+            )?,
         }
         match (&self.stopped, &self.env_value) {
             (Some(stop), _) => write!(f, ": {}", stop.describe())?,
             (None, Some(v)) => write!(f, " (CUDA_VISIBLE_DEVICES={v})")?,
             (None, None) => {}
         }
-        write!(f, "; lower the parallel sizes or make more GPUs visible")
+        if self.base.is_some() {
+            write!(f, "; lower --base-gpu-id / --gpu-id-step")
+        } else {
+            write!(f, "; lower the parallel sizes or make more GPUs visible")
+        }
     }
 }
 
@@ -556,20 +565,47 @@ pub fn placement(
     env: &Env,
     args: &SglangArgs,
 ) -> Result<Placement, SelectError> {
+    for option in ["--tp-size", "--pp-size", "--dp-size", "--nnodes"] {
+        if let Some(value) = args.get(option).and_then(|v| v.as_i64()).filter(|&v| v < 1) {
+            return Err(SelectError::BadSize { option, value });
+        }
+    }
     let l = Layout::from_args(args);
+    // Sizes come from the user: compare with what CUDA shows before building one entry per
+    // rank, so `--tp 1000000000` is a finding, not gigabytes of bookkeeping.
+    let vis = visible(topology, env);
+    let per_node = l.ranks_per_node();
+    if per_node > vis.gpus.len() && per_node > topology.gpus.len() {
+        return Err(SelectError::NotEnough(Box::new(Shortfall {
+            needed_by: needed_by(&l),
+            needed: per_node,
+            ordinal: i64::try_from(per_node)
+                .unwrap_or(i64::MAX)
+                .saturating_sub(1),
+            visible: vis.gpus.len(),
+            base: None,
+            stopped: vis.stopped,
+            env_value: env.get("CUDA_VISIBLE_DEVICES").map(str::to_owned),
+        })));
+    }
     let nnodes_per_pp_rank = (l.nnodes / l.pp).max(1);
-    let pp_start = l.pp_per_node * (l.node_rank / nnodes_per_pp_rank);
-    let tp_start = l.tp_per_node * (l.node_rank % nnodes_per_pp_rank);
+    let pp_start = l
+        .pp_per_node
+        .saturating_mul(l.node_rank / nnodes_per_pp_rank);
+    let tp_start = l
+        .tp_per_node
+        .saturating_mul(l.node_rank % nnodes_per_pp_rank);
     let mut ranks = Vec::new();
     let mut ordinals = Vec::new();
     for dp in 0..l.replicas {
         let offset = (dp as i64).saturating_mul(l.replica_stride);
-        for pp in pp_start..pp_start + l.pp_per_node {
-            for tp in tp_start..tp_start + l.tp_per_node {
+        for pp in pp_start..pp_start.saturating_add(l.pp_per_node) {
+            for tp in tp_start..tp_start.saturating_add(l.tp_per_node) {
+                let stage = (pp % l.pp_per_node).saturating_mul(l.tp_per_node);
                 let ordinal = l
                     .base_gpu_id
                     .saturating_add(offset)
-                    .saturating_add(((pp % l.pp_per_node) * l.tp_per_node) as i64)
+                    .saturating_add(i64::try_from(stage).unwrap_or(i64::MAX))
                     .saturating_add(((tp % l.tp_per_node) as i64).saturating_mul(l.gpu_id_step));
                 ranks.push((dp, pp, tp));
                 ordinals.push(ordinal);
@@ -841,6 +877,39 @@ mod tests {
     }
 
     #[test]
+    fn absurd_or_invalid_sizes_are_findings_not_allocations() {
+        let h = fixture("8x-h100-sxm-nvlink.json");
+        let flags = crate::sglang::flagset::get("0.5.23").unwrap();
+        let e = env(&[]);
+        for (opt, v, want) in [
+            (
+                "--tp-size",
+                9_223_372_036_854_775_807_i64,
+                "needs 9223372036854775807 GPUs but 8 are visible",
+            ),
+            ("--dp-size", 4_611_686_018_427_387_904, "but 8 are visible"),
+            ("--tp-size", 0, "--tp-size 0 is not a valid size"),
+            ("--pp-size", -2, "--pp-size -2 is not a valid size"),
+        ] {
+            let args = SglangArgs::with_values(flags, &[(opt, serde_json::json!(v))]);
+            let msg = placement(&h, &e, &args).unwrap_err().to_string();
+            assert!(msg.contains(want), "{msg}");
+        }
+        let args = SglangArgs::with_values(
+            flags,
+            &[
+                (
+                    "--pp-size",
+                    serde_json::json!(4_611_686_018_427_387_904_i64),
+                ),
+                ("--nnodes", serde_json::json!(2)),
+                ("--node-rank", serde_json::json!(9)),
+            ],
+        );
+        assert!(placement(&h, &e, &args).is_err());
+    }
+
+    #[test]
     fn select_places_ranks_on_visible_ordinals() {
         let h = fixture("8x-h100-sxm-nvlink.json");
         let cvd = |v: &str| env(&[("CUDA_VISIBLE_DEVICES", v)]);
@@ -876,8 +945,8 @@ mod tests {
                 1,
                 4,
                 &[
-                    "needs 4 GPUs but 8 are visible",
                     "--base-gpu-id 6 --gpu-id-step 1 puts the last rank on CUDA ordinal 9",
+                    "only ordinals 0-7 are visible",
                 ],
             ),
             (
