@@ -64,7 +64,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l nvm
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line (wins over --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F

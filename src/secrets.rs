@@ -39,6 +39,24 @@ pub fn mask_tokens(args: &SglangArgs, tokens: &[OsString]) -> Vec<String> {
         .iter()
         .map(|t| t.to_string_lossy().into_owned())
         .collect();
+    // Whatever the parser made of the line (it may have stopped early), a token that spells a
+    // secret option, or a prefix argparse could expand to one, hides the value that follows it.
+    let mut i = 0;
+    while i < out.len() {
+        let (opt, inline) = match out[i].split_once('=') {
+            Some((o, _)) => (o.to_owned(), true),
+            None => (out[i].clone(), false),
+        };
+        if names_secret(args, &opt) {
+            if inline {
+                out[i] = format!("{opt}={MASK}");
+            } else if let Some(next) = out.get_mut(i + 1) {
+                *next = MASK.to_owned();
+                i += 1;
+            }
+        }
+        i += 1;
+    }
     for occ in &args.occurrences {
         if !is_secret_dest(&occ.dest) || occ.start >= out.len() {
             continue;
@@ -70,6 +88,16 @@ pub fn mask_values(
             (k.clone(), v)
         })
         .collect()
+}
+
+/// Whether `token` (without `=value`) is a secret option string of this flag set or a prefix
+/// of one (argparse's abbreviations).
+fn names_secret(args: &SglangArgs, token: &str) -> bool {
+    token.len() > 2
+        && token.starts_with("--")
+        && args.flags.actions.iter().any(|a| {
+            is_secret_dest(&a.dest) && a.option_strings.iter().any(|o| o.starts_with(token))
+        })
 }
 
 /// Every secret value present in the arguments and the environment, for scrubbing free text.
@@ -110,6 +138,29 @@ mod tests {
         assert!(is_secret_env("db_password"));
         assert!(!is_secret_env("NCCL_P2P_LEVEL"));
         assert!(!is_secret_env("SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE"));
+    }
+
+    #[test]
+    fn secrets_are_masked_even_when_the_line_does_not_parse() {
+        let flags = crate::sglang::flagset::get("0.5.23").unwrap();
+        let toks = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        for line in [
+            &["--model-path", "m", "--tp", "--api-key", "SECRET1"][..],
+            &["--bogus", "--api", "SECRET1"][..],
+            &["--admin-api-key=SECRET1", "--tp"][..],
+            &["--ssl-keyfile-password", "SECRET1", "--pp", "2"][..],
+        ] {
+            let args = crate::sglang::parse(flags, toks(line));
+            let masked = mask_tokens(&args, &args.tokens);
+            assert!(!masked.iter().any(|t| t.contains("SECRET1")), "{masked:?}");
+            assert_eq!(masked.len(), line.len());
+        }
+        // Values of other options are left alone.
+        let args = crate::sglang::parse(flags, toks(&["--model-path", "m", "--port", "30000"]));
+        assert_eq!(
+            mask_tokens(&args, &args.tokens),
+            ["--model-path", "m", "--port", "30000"]
+        );
     }
 
     #[test]

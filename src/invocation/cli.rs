@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::builder::FalseyValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -84,15 +85,15 @@ pub struct PlanOptions {
     pub python: Option<PathBuf>,
 
     /// Print the plan as JSON (plan/v1) on stdout
-    #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true)]
+    #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub json: bool,
 
     /// Treat warnings as blocking
-    #[arg(long, env = "SGLANG_LAUNCH_STRICT", hide_env_values = true)]
+    #[arg(long, env = "SGLANG_LAUNCH_STRICT", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub strict: bool,
 
     /// Report only: leave the arguments and the environment unchanged
-    #[arg(long, env = "SGLANG_LAUNCH_NO_FIX", hide_env_values = true)]
+    #[arg(long, env = "SGLANG_LAUNCH_NO_FIX", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub no_fix: bool,
 
     /// Skip a rule (code or name; repeatable or comma-separated)
@@ -140,7 +141,7 @@ pub struct RunArgs {
     pub opts: PlanOptions,
 
     /// Print the command and environment instead of exec'ing SGLang
-    #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN", hide_env_values = true)]
+    #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub dry_run: bool,
 }
 
@@ -155,17 +156,12 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub opts: PlanOptions,
 
-    /// Print only the final command, as one POSIX-shell-quoted line
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_PRINT_ARGS",
-        hide_env_values = true,
-        conflicts_with = "json"
-    )]
+    /// Print only the final command, as one POSIX-shell-quoted line (wins over --json)
+    #[arg(long, env = "SGLANG_LAUNCH_PRINT_ARGS", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub print_args: bool,
 
     /// Show secret values (--api-key, tokens) instead of ***
-    #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS", hide_env_values = true)]
+    #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub show_secrets: bool,
 }
 
