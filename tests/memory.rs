@@ -268,3 +268,27 @@ fn gpt_oss_sliding_layers_use_the_hybrid_pool() {
     );
     assert_eq!(cell.swa_ratio, Some(0.8));
 }
+
+/// Policy check on real logs: for every log that shows what start-up used outside the static
+/// pool (graph capture, workspaces; or a run-time OOM's in-use figures), the fraction we would
+/// plan on that GPU leaves at least that plus the largest prefill chunk's activations.
+#[test]
+fn planned_fraction_leaves_what_real_servers_needed() {
+    let rows = memory_support::rows();
+    let table = memory_support::evidence_table(&rows);
+    println!("{table}");
+    let judged: Vec<_> = rows
+        .iter()
+        .filter_map(|r| Some((r, r.ev.planned_covers_need()?)))
+        .collect();
+    assert!(judged.len() >= 5, "only {} cases judged\n{table}", judged.len());
+    for (r, ok) in &judged {
+        assert!(ok, "{}: planned leaves less than the run needed\n{table}", r.id);
+    }
+    // Never above SGLang's own default.
+    for r in &rows {
+        if let (Some(p), Some(d)) = (r.ev.planned_mfs, r.ev.sglang_default_mfs) {
+            assert!(p <= d + 1e-9, "{}: planned {p} above default {d}\n{table}", r.id);
+        }
+    }
+}

@@ -27,6 +27,42 @@ pub struct Row {
     pub kv_tokens_pred: Option<u64>,
     pub graph_log_gib: Option<f64>,
     pub graph_pred_gib: Option<f64>,
+    pub ev: Evidence,
+}
+
+/// Non-static memory (outside SGLang's static pool) per GPU, GiB: what the real server had and
+/// used, and what our plan would reserve and leave on the same GPU.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    pub oom: bool,
+    /// The free memory SGLang's fraction applied to (`Load weight begin. avail mem`, or derived).
+    pub baseline_gib: Option<f64>,
+    /// What the real server had outside the static pool: `Memory pool end. avail mem`, else
+    /// B·(1 − mfs) for the fraction it ran with.
+    pub real_slack_gib: Option<f64>,
+    /// What start-up took out of it: pool end → graph end (backend workspaces + graph capture),
+    /// else the graph `mem usage`; for a run-time OOM, graph pools + reserved-unallocated + the
+    /// allocation that failed.
+    pub real_used_gib: Option<f64>,
+    /// Free after capture: what was left for the first prefill.
+    pub real_left_gib: Option<f64>,
+    /// Needed = real_used + our largest-prefill-chunk activations, logits and req-to-token
+    /// table without any fragmentation allowance (logs never show the run-time peak).
+    pub needed_gib: Option<f64>,
+    /// Our reserve: graphs + activations (with fragmentation) + margin.
+    pub reserve_gib: Option<f64>,
+    pub sglang_default_mfs: Option<f64>,
+    pub physics_mfs: Option<f64>,
+    pub planned_mfs: Option<f64>,
+    /// B·(1 − planned): what our plan would leave outside the static pool on this GPU.
+    pub planned_slack_gib: Option<f64>,
+}
+
+impl Evidence {
+    /// Our plan leaves at least what the run needed (None: the log lacks the numbers).
+    pub fn planned_covers_need(&self) -> Option<bool> {
+        Some(self.planned_slack_gib? >= self.needed_gib?)
+    }
 }
 
 impl Row {
@@ -139,10 +175,20 @@ pub fn rows() -> Vec<Row> {
         })()
         .filter(|_| tokens_log.is_some());
 
-        // Graph memory: the full planner on a node of the logged GPU.
-        let graph_pred = f(&r, "gpu_mem_total_gb").map(|gb| {
+        // The full planner on a node of the logged GPU whose free memory before the weights is
+        // the logged B. Overheads (context, NCCL) come from a first pass.
+        let total_gib = f(&r, "gpu_mem_total_gb").or(baseline.map(|b| b + 1.5));
+        let ev_planner = total_gib.map(|gb| {
             let n = tp.max(1) as u32;
-            let topo = Topology {
+            let name = r
+                .get("gpu_model")
+                .and_then(Value::as_str)
+                .unwrap_or("gpu")
+                .to_owned();
+            let hopper = ["H100", "H800", "H20", "H200"]
+                .iter()
+                .any(|h| name.contains(h));
+            let topo_with = |total_mib: u64, used_mib: u64| Topology {
                 schema: "sglang-launch/topology/v1".into(),
                 source: "test".into(),
                 hostname: None,
@@ -152,15 +198,11 @@ pub fn rows() -> Vec<Row> {
                     .map(|i| Gpu {
                         index: i,
                         uuid: format!("GPU-{i}"),
-                        name: r
-                            .get("gpu_model")
-                            .and_then(Value::as_str)
-                            .unwrap_or("gpu")
-                            .into(),
+                        name: name.clone(),
                         pci_bus_id: format!("0000:{i:02x}:00.0"),
-                        compute_capability: "8.0".into(),
-                        memory_total_mib: (gb * 1024.0) as u64,
-                        memory_used_mib: None,
+                        compute_capability: if hopper { "9.0" } else { "8.0" }.into(),
+                        memory_total_mib: total_mib,
+                        memory_used_mib: Some(used_mib),
                         mig_enabled: false,
                         numa_node: None,
                         pcie_gen: None,
@@ -170,18 +212,43 @@ pub fn rows() -> Vec<Row> {
                 links: Vec::new(),
             };
             let gpus: Vec<u32> = (0..n).collect();
-            let o = memory::plan(&MemoryInput {
-                version,
-                args: &args,
-                env: &env,
-                topology: &topo,
-                gpus: &gpus,
-                model: Some(&facts),
-            });
-            o.memory
-                .map(|m| m.reserved_mib.cuda_graphs as f64 / 1024.0)
-                .unwrap_or(0.0)
+            // Planned: SGLang's defaults for everything the log did not set, no user fraction.
+            let planned_vals: Vec<(&str, Value)> = vals
+                .iter()
+                .filter(|(k, _)| *k != "--mem-fraction-static")
+                .cloned()
+                .collect();
+            let planned_args = SglangArgs::with_values(flags, &planned_vals);
+            let run = |topo: &Topology, a: &SglangArgs| {
+                memory::plan(&MemoryInput {
+                    version,
+                    args: a,
+                    env: &env,
+                    topology: topo,
+                    gpus: &gpus,
+                    model: Some(&facts),
+                })
+            };
+            let total_mib = (gb * 1024.0) as u64;
+            let first = run(&topo_with(total_mib, 0), &planned_args);
+            let topo = match (baseline, first.memory.as_ref()) {
+                (Some(b), Some(m)) => {
+                    let r = &m.reserved_mib;
+                    let overheads = r.cuda_context + r.nccl + r.custom_allreduce;
+                    let want_free = (b * 1024.0) as u64 + overheads;
+                    let total = total_mib.max(want_free);
+                    topo_with(total, total - want_free)
+                }
+                _ => topo_with(total_mib, 0),
+            };
+            (run(&topo, &planned_args), run(&topo, &args))
         });
+        let graph_pred = ev_planner.as_ref().and_then(|(_, o)| {
+            o.memory
+                .as_ref()
+                .map(|m| m.reserved_mib.cuda_graphs as f64 / 1024.0)
+        });
+        let ev = evidence(&r, baseline, ev_planner.as_ref().map(|(p, _)| p), &facts, &args);
         out.push(Row {
             id: r["id"].as_str().unwrap().to_owned(),
             model: r["model"].as_str().unwrap().to_owned(),
@@ -195,9 +262,76 @@ pub fn rows() -> Vec<Row> {
             kv_tokens_pred: tokens_pred,
             graph_log_gib: f(&r, "graph_mem_usage_gb"),
             graph_pred_gib: graph_pred.filter(|_| r.get("graph_mem_usage_gb").is_some()),
+            ev,
         });
     }
     out
+}
+
+/// The evidence columns for one log; `planned` is the planner run without a user fraction.
+fn evidence(
+    r: &Value,
+    baseline: Option<f64>,
+    planned: Option<&memory::MemoryOutcome>,
+    facts: &ModelFacts,
+    args: &SglangArgs,
+) -> Evidence {
+    let mfs = f(r, "mem_fraction_static");
+    let pool_end = f(r, "mem_pool_end_avail_gb");
+    let real_slack = pool_end.or_else(|| Some(baseline? * (1.0 - mfs?)));
+    let graph_end = f(r, "graph_end_avail_gb");
+    let real_used = match (pool_end, graph_end) {
+        (Some(p), Some(e)) => Some(p - e),
+        _ => f(r, "graph_mem_usage_gb")
+            .map(|g| g + pool_end.zip(f(r, "graph_begin_avail_gb")).map_or(0.0, |(p, b)| p - b)),
+    }
+    .or_else(|| {
+        Some(
+            f(r, "oom_graph_pools_gb")?
+                + f(r, "oom_reserved_unallocated_gb")?
+                + f(r, "oom_tried_gb")?,
+        )
+    });
+    let mut ev = Evidence {
+        oom: r.get("oom").and_then(Value::as_bool).unwrap_or(false),
+        baseline_gib: baseline,
+        real_slack_gib: real_slack,
+        real_used_gib: real_used,
+        real_left_gib: graph_end,
+        ..Evidence::default()
+    };
+    let Some(o) = planned else { return ev };
+    let Some(m) = o.memory.as_ref() else {
+        return ev;
+    };
+    let res = &m.reserved_mib;
+    ev.reserve_gib = Some((res.cuda_graphs + res.activations + res.margin) as f64 / 1024.0);
+    ev.sglang_default_mfs = m.sglang_default_mem_fraction_static;
+    ev.physics_mfs = Some(o.physics_mem_fraction_static);
+    ev.planned_mfs = o.planned_mem_fraction_static;
+    // Judged only where our plan models the run (weights fit): otherwise the fraction says
+    // nothing about the non-static memory.
+    ev.planned_slack_gib = o
+        .planned_mem_fraction_static
+        .filter(|_| m.fits == Some(true))
+        .map(|p| o.baseline_mib * (1.0 - p) / 1024.0);
+    // The run's own activations (no fragmentation allowance), at the chunk and requests it ran.
+    let tp = args.int("--tp-size").unwrap_or(1);
+    let chunk = m.sglang_default_chunked_prefill_size.filter(|c| *c > 0).unwrap_or(8192);
+    // The run's own request pool where the log prints it, else ours.
+    let ctx = r
+        .get("context_len_log")
+        .and_then(Value::as_u64)
+        .or(facts.context_length)
+        .unwrap_or(4096);
+    let mrr = r
+        .get("max_running_requests")
+        .and_then(Value::as_u64)
+        .or(m.max_running_requests)
+        .unwrap_or(2048);
+    let act = memory::activations(Some(facts), chunk, tp, mrr, ctx).needed_mib() / 1024.0;
+    ev.needed_gib = real_used.map(|u| u + act);
+    ev
 }
 
 pub fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -259,6 +393,61 @@ pub fn table(rows: &[Row]) -> String {
                 .unwrap_or("-".into()),
             opt(r.graph_log_gib, 2),
             opt(r.graph_pred_gib, 2),
+        ));
+    }
+    s
+}
+
+/// The evidence table: per log, what the real server had/used outside the static pool and what
+/// our plan reserves/leaves (GiB; fractions as planned). Rows without any non-static numbers
+/// are left out.
+pub fn evidence_table(rows: &[Row]) -> String {
+    let mut s = format!(
+        "{:<44} {:>3} {:>4} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5}\n",
+        "case",
+        "tp",
+        "oom",
+        "G log",
+        "G ours",
+        "B",
+        "real",
+        "used",
+        "left",
+        "need",
+        "ours R",
+        "sgl",
+        "phys",
+        "plan",
+        "plan sl",
+        "ok"
+    );
+    for r in rows {
+        let e = &r.ev;
+        if e.real_slack_gib.is_none() && e.real_used_gib.is_none() {
+            continue;
+        }
+        s.push_str(&format!(
+            "{:<44} {:>3} {:>4} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5}\n",
+            r.id.chars().take(44).collect::<String>(),
+            r.tp,
+            if e.oom { "OOM" } else { "-" },
+            opt(r.graph_log_gib, 2),
+            opt(r.graph_pred_gib, 2),
+            opt(e.baseline_gib, 1),
+            opt(e.real_slack_gib, 2),
+            opt(e.real_used_gib, 2),
+            opt(e.real_left_gib, 2),
+            opt(e.needed_gib, 2),
+            opt(e.reserve_gib, 2),
+            opt(e.sglang_default_mfs, 3),
+            opt(e.physics_mfs, 3),
+            opt(e.planned_mfs, 3),
+            opt(e.planned_slack_gib, 2),
+            match e.planned_covers_need() {
+                Some(true) => "yes",
+                Some(false) => "NO",
+                None => "-",
+            },
         ));
     }
     s
