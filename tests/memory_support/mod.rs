@@ -248,7 +248,13 @@ pub fn rows() -> Vec<Row> {
                 .as_ref()
                 .map(|m| m.reserved_mib.cuda_graphs as f64 / 1024.0)
         });
-        let ev = evidence(&r, baseline, ev_planner.as_ref().map(|(p, _)| p), &facts, &args);
+        let ev = evidence(
+            &r,
+            baseline,
+            ev_planner.as_ref().map(|(p, _)| p),
+            &facts,
+            &args,
+        );
         out.push(Row {
             id: r["id"].as_str().unwrap().to_owned(),
             model: r["model"].as_str().unwrap().to_owned(),
@@ -282,8 +288,11 @@ fn evidence(
     let graph_end = f(r, "graph_end_avail_gb");
     let real_used = match (pool_end, graph_end) {
         (Some(p), Some(e)) => Some(p - e),
-        _ => f(r, "graph_mem_usage_gb")
-            .map(|g| g + pool_end.zip(f(r, "graph_begin_avail_gb")).map_or(0.0, |(p, b)| p - b)),
+        _ => f(r, "graph_mem_usage_gb").map(|g| {
+            g + pool_end
+                .zip(f(r, "graph_begin_avail_gb"))
+                .map_or(0.0, |(p, b)| p - b)
+        }),
     }
     .or_else(|| {
         Some(
@@ -317,7 +326,10 @@ fn evidence(
         .map(|p| o.baseline_mib * (1.0 - p) / 1024.0);
     // The run's own activations (no fragmentation allowance), at the chunk and requests it ran.
     let tp = args.int("--tp-size").unwrap_or(1);
-    let chunk = m.sglang_default_chunked_prefill_size.filter(|c| *c > 0).unwrap_or(8192);
+    let chunk = m
+        .sglang_default_chunked_prefill_size
+        .filter(|c| *c > 0)
+        .unwrap_or(8192);
     // The run's own request pool where the log prints it, else ours.
     let ctx = r
         .get("context_len_log")

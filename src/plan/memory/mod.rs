@@ -105,7 +105,7 @@ fn nccl_mib(input: &MemoryInput, tp: i64, pp: i64) -> u64 {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| *v >= 0.0)
             .unwrap_or(4.0);
-        m += (gb * 1024.0) as u64;
+        m += mib_term(gb * 1024.0);
     }
     m
 }
