@@ -883,9 +883,10 @@ mod tests {
             estimate_weight_bytes(&with("hidden_size", json!(u64::MAX))),
             None
         );
+        // no layers: the embeddings and head alone
         assert_eq!(
             estimate_weight_bytes(&with("num_hidden_layers", json!(0))),
-            None
+            Some(2 * 128256 * 4096 * 2)
         );
         // bit widths that do not fit a u32 are not believed
         let q = with(
