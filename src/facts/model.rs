@@ -65,6 +65,10 @@ pub struct ModelFacts {
     pub n_shared_experts: Option<u64>,
     /// DeepSeek-style: the first k layers are dense.
     pub first_k_dense_replace: Option<u64>,
+    /// Llama-4-style interleaving: every `step`-th layer is MoE, the others dense with
+    /// `dense_intermediate_size` (`intermediate_size_mlp`); `intermediate_size` is the expert's.
+    pub moe_layer_step: Option<u64>,
+    pub dense_intermediate_size: Option<u64>,
     pub qk_nope_head_dim: Option<u64>,
     pub v_head_dim: Option<u64>,
     pub q_lora_rank: Option<u64>,
@@ -340,6 +344,8 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         moe_intermediate_size: u("moe_intermediate_size"),
         n_shared_experts: u("n_shared_experts"),
         first_k_dense_replace: u("first_k_dense_replace"),
+        moe_layer_step: u("interleave_moe_layer_step").filter(|&s| s > 0),
+        dense_intermediate_size: u("intermediate_size_mlp"),
         qk_nope_head_dim: u("qk_nope_head_dim"),
         v_head_dim: u("v_head_dim"),
         q_lora_rank: u("q_lora_rank"),
@@ -636,16 +642,22 @@ pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         (h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h, 0.0)
     };
     let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
-    let dense_mlp = 3.0 * h * inter;
+    let interleaved = f
+        .moe_layer_step
+        .filter(|_| f.num_experts.is_some_and(|e| e > 1));
+    let dense_mlp = 3.0 * h * f.dense_intermediate_size.map_or(inter, |d| d as f64);
     let (experts, router, dense_layers) = match f.num_experts {
         Some(e) if e > 1 => {
             let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
-            let shared = f.n_shared_experts.unwrap_or(0) as f64;
-            (
-                3.0 * h * mi * (e as f64 + shared),
-                h * e as f64,
-                f.first_k_dense_replace.unwrap_or(0) as f64,
-            )
+            // Llama-4's MoE layers carry one shared expert its config does not count.
+            let shared = f
+                .n_shared_experts
+                .unwrap_or(u64::from(interleaved.is_some())) as f64;
+            let dense = match interleaved {
+                Some(step) => layers - (layers / step as f64).floor(),
+                None => f.first_k_dense_replace.unwrap_or(0) as f64,
+            };
+            (3.0 * h * mi * (e as f64 + shared), h * e as f64, dense)
         }
         _ => (0.0, 0.0, layers),
     };

@@ -41,13 +41,14 @@ pub struct Evidence {
     /// B·(1 − mfs) for the fraction it ran with.
     pub real_slack_gib: Option<f64>,
     /// What start-up took out of it: pool end → graph end (backend workspaces + graph capture),
-    /// else the graph `mem usage`; for a run-time OOM, graph pools + reserved-unallocated + the
-    /// allocation that failed.
+    /// else the graph `mem usage`; for a run-time OOM, what PyTorch held outside the static pool
+    /// plus the allocation that failed.
     pub real_used_gib: Option<f64>,
     /// Free after capture: what was left for the first prefill.
     pub real_left_gib: Option<f64>,
-    /// Needed = real_used + our largest-prefill-chunk activations, logits and req-to-token
-    /// table without any fragmentation allowance (logs never show the run-time peak).
+    /// Needed = real_used + the largest prefill chunk's activations, decode logits, workspaces
+    /// and (where the log gives its size) the req-to-token table, without any fragmentation
+    /// allowance: logs never show the run-time peak, so it is computed from the shape.
     pub needed_gib: Option<f64>,
     /// Our reserve: graphs + activations (with fragmentation) + margin.
     pub reserve_gib: Option<f64>,
@@ -130,6 +131,9 @@ pub fn rows() -> Vec<Row> {
         }
         if r.get("cuda_graph_disabled").and_then(Value::as_bool) == Some(true) {
             vals.push(("--disable-cuda-graph", json!(true)));
+        }
+        if let Some(q) = r.get("quantization").and_then(Value::as_str) {
+            vals.push(("--quantization", json!(q)));
         }
         if let Some(t) = r.get("max_total_tokens_arg").and_then(Value::as_i64) {
             vals.push(("--max-total-tokens", json!(t)));
@@ -252,6 +256,7 @@ pub fn rows() -> Vec<Row> {
             &r,
             baseline,
             ev_planner.as_ref().map(|(p, _)| p),
+            weights_pred,
             &facts,
             &args,
         );
@@ -279,6 +284,7 @@ fn evidence(
     r: &Value,
     baseline: Option<f64>,
     planned: Option<&memory::MemoryOutcome>,
+    weights_gib: Option<f64>,
     facts: &ModelFacts,
     args: &SglangArgs,
 ) -> Evidence {
@@ -286,6 +292,14 @@ fn evidence(
     let pool_end = f(r, "mem_pool_end_avail_gb");
     let real_slack = pool_end.or_else(|| Some(baseline? * (1.0 - mfs?)));
     let graph_end = f(r, "graph_end_avail_gb");
+    // A run-time OOM message gives what PyTorch held: minus the static pool (our weights, the
+    // logged KV size) it is the non-static memory in use, plus the allocation that failed.
+    // Activations in flight are already in it.
+    let oom_in_use = (|| {
+        let held = f(r, "oom_allocated_gb")? + f(r, "oom_reserved_unallocated_gb")?;
+        let kv = f(r, "kv_size_gb").or_else(|| Some(f(r, "k_size_gb")? + f(r, "v_size_gb")?))?;
+        Some(held - weights_gib? - kv + f(r, "oom_tried_gb")?)
+    })();
     let real_used = match (pool_end, graph_end) {
         (Some(p), Some(e)) => Some(p - e),
         _ => f(r, "graph_mem_usage_gb").map(|g| {
@@ -294,13 +308,7 @@ fn evidence(
                 .map_or(0.0, |(p, b)| p - b)
         }),
     }
-    .or_else(|| {
-        Some(
-            f(r, "oom_graph_pools_gb")?
-                + f(r, "oom_reserved_unallocated_gb")?
-                + f(r, "oom_tried_gb")?,
-        )
-    });
+    .or(oom_in_use);
     let mut ev = Evidence {
         oom: r.get("oom").and_then(Value::as_bool).unwrap_or(false),
         baseline_gib: baseline,
@@ -330,19 +338,22 @@ fn evidence(
         .sglang_default_chunked_prefill_size
         .filter(|c| *c > 0)
         .unwrap_or(8192);
-    // The run's own request pool where the log prints it, else ours.
-    let ctx = r
+    // The req-to-token table is counted only where the log prints the run's request pool and
+    // context (its size is then known); elsewhere the run's context length is unknown (a 1M-token
+    // config default alone would add 8 GiB the run may never have had).
+    let logged_pool = r
         .get("context_len_log")
         .and_then(Value::as_u64)
-        .or(facts.context_length)
-        .unwrap_or(4096);
-    let mrr = r
-        .get("max_running_requests")
-        .and_then(Value::as_u64)
-        .or(m.max_running_requests)
-        .unwrap_or(2048);
+        .zip(r.get("max_running_requests").and_then(Value::as_u64));
+    let (mrr, ctx) = match logged_pool {
+        Some((ctx, mrr)) => (mrr, ctx),
+        None => (m.max_running_requests.unwrap_or(2048), 0),
+    };
     let act = memory::activations(Some(facts), chunk, tp, mrr, ctx).needed_mib() / 1024.0;
-    ev.needed_gib = real_used.map(|u| u + act);
+    ev.needed_gib = match oom_in_use {
+        Some(u) => Some(u),
+        None => real_used.map(|u| u + act),
+    };
     ev
 }
 
