@@ -57,12 +57,18 @@ pub struct Evidence {
     pub planned_mfs: Option<f64>,
     /// B·(1 − planned): what our plan would leave outside the static pool on this GPU.
     pub planned_slack_gib: Option<f64>,
+    /// B·(1 − physics): what our reserve terms alone (without the cap) would leave.
+    pub physics_slack_gib: Option<f64>,
 }
 
 impl Evidence {
     /// Our plan leaves at least what the run needed (None: the log lacks the numbers).
     pub fn planned_covers_need(&self) -> Option<bool> {
         Some(self.planned_slack_gib? >= self.needed_gib?)
+    }
+    /// The same for the uncapped fraction from our reserve terms alone.
+    pub fn physics_covers_need(&self) -> Option<bool> {
+        Some(self.physics_slack_gib? >= self.needed_gib?)
     }
 }
 
@@ -332,6 +338,9 @@ fn evidence(
         .planned_mem_fraction_static
         .filter(|_| m.fits == Some(true))
         .map(|p| o.baseline_mib * (1.0 - p) / 1024.0);
+    ev.physics_slack_gib = ev
+        .planned_slack_gib
+        .map(|_| o.baseline_mib * (1.0 - o.physics_mem_fraction_static) / 1024.0);
     // The run's own activations (no fragmentation allowance), at the chunk and requests it ran.
     let tp = args.int("--tp-size").unwrap_or(1);
     let chunk = m
@@ -421,12 +430,20 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+fn yes_no(b: Option<bool>) -> &'static str {
+    match b {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "-",
+    }
+}
+
 /// The evidence table: per log, what the real server had/used outside the static pool and what
 /// our plan reserves/leaves (GiB; fractions as planned). Rows without any non-static numbers
 /// are left out.
 pub fn evidence_table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<44} {:>3} {:>4} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5}\n",
+        "{:<44} {:>3} {:>4} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5} {:>7} {:>5}\n",
         "case",
         "tp",
         "oom",
@@ -442,6 +459,8 @@ pub fn evidence_table(rows: &[Row]) -> String {
         "phys",
         "plan",
         "plan sl",
+        "ok",
+        "phys sl",
         "ok"
     );
     for r in rows {
@@ -450,7 +469,7 @@ pub fn evidence_table(rows: &[Row]) -> String {
             continue;
         }
         s.push_str(&format!(
-            "{:<44} {:>3} {:>4} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5}\n",
+            "{:<44} {:>3} {:>4} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5} {:>7} {:>5}\n",
             r.id.chars().take(44).collect::<String>(),
             r.tp,
             if e.oom { "OOM" } else { "-" },
@@ -466,11 +485,9 @@ pub fn evidence_table(rows: &[Row]) -> String {
             opt(e.physics_mfs, 3),
             opt(e.planned_mfs, 3),
             opt(e.planned_slack_gib, 2),
-            match e.planned_covers_need() {
-                Some(true) => "yes",
-                Some(false) => "NO",
-                None => "-",
-            },
+            yes_no(e.planned_covers_need()),
+            opt(e.physics_slack_gib, 2),
+            yes_no(e.physics_covers_need()),
         ));
     }
     s
