@@ -487,7 +487,9 @@ mod robustness {
             let m = o.memory.expect("GPUs given");
             prop_assert!(m.mem_fraction_static > 0.0 && m.mem_fraction_static < 1.0);
             if let Some(p) = o.planned_mem_fraction_static {
-                prop_assert!(p <= m.sglang_default_mem_fraction_static.unwrap() + 1e-9);
+                prop_assert!((0.05..=0.98).contains(&p), "{}", p);
+                let d = m.sglang_default_mem_fraction_static.unwrap();
+                prop_assert!(d < 0.05 || p <= d + 1e-9, "planned {} default {}", p, d);
             }
         }
 

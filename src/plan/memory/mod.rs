@@ -397,7 +397,13 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     // default's reserve is what every stock server in the logs started with. Raising the
     // fraction above it would need each reserve term to be evidenced for this model and GPU,
     // and none is. So our terms can only take memory from the KV cache, never give it.
-    let planned = physics.min(defaults.mem_fraction_static);
+    // A default at or below the floor (SGLang's 1.5 MiB per prefill token on a huge chunk can
+    // even go negative) is not a fraction SGLang can run with, so it caps nothing.
+    let planned = if defaults.mem_fraction_static >= 0.05 {
+        physics.min(defaults.mem_fraction_static)
+    } else {
+        physics
+    };
     let (mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
         None => (planned, MfsSource::Planned),
@@ -692,6 +698,58 @@ mod tests {
             t.contains("KV tokens") && t.contains("planned") && t.contains("0.830"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn planned_fraction_is_capped_at_the_default_and_lowered_by_our_terms() {
+        let m = model("meta-llama__Llama-3.1-8B-Instruct");
+        let topo = node(8, 81559, 0, "9.0", true);
+        // Our terms alone would give more than the default: the default is planned.
+        let o = run("0.5.23", &[("--tp-size", json!(8))], &topo, Some(&m));
+        let mem = o.memory.clone().unwrap();
+        let default = mem.sglang_default_mem_fraction_static.unwrap();
+        assert!(o.physics_mem_fraction_static > default, "{o:?}");
+        assert_eq!(o.planned_mem_fraction_static, Some(default));
+        // 4096 requests at 128k context on a 24 GiB L4: the req-to-token table alone is 2 GiB,
+        // which SGLang 0.5.5's reserve does not count; ours is lower than its default.
+        let l4 = node(1, 23034, 0, "8.9", false);
+        let big = run(
+            "0.5.5",
+            &[("--max-running-requests", json!(4096))],
+            &l4,
+            Some(&m),
+        );
+        let d = big
+            .memory
+            .as_ref()
+            .unwrap()
+            .sglang_default_mem_fraction_static
+            .unwrap();
+        let p = big.planned_mem_fraction_static.unwrap();
+        assert!(p < d, "planned {p} default {d}");
+        assert_eq!(p, big.physics_mem_fraction_static);
+        let r = &big.memory.unwrap().reserved_mib;
+        let slack = big.baseline_mib * (1.0 - p);
+        assert!(slack >= (r.cuda_graphs + r.activations + r.margin) as f64);
+        // A default below the floor (a 64k-token chunk) caps nothing: the plan stays in range.
+        let huge = run(
+            "0.5.23",
+            &[
+                ("--tp-size", json!(8)),
+                ("--chunked-prefill-size", json!(65536)),
+            ],
+            &topo,
+            Some(&m),
+        );
+        let d = huge
+            .memory
+            .as_ref()
+            .unwrap()
+            .sglang_default_mem_fraction_static
+            .unwrap();
+        assert!(d < 0.05, "{d}");
+        let p = huge.planned_mem_fraction_static.unwrap();
+        assert!((0.05..=0.98).contains(&p), "{p}");
     }
 
     #[test]
