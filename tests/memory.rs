@@ -454,6 +454,7 @@ mod robustness {
             tp in prop_oneof![Just(1i64), Just(2), Just(8), Just(64)],
             version in prop_oneof![Just("0.4.10.post2"), Just("0.5.5"), Just("0.5.23")],
             spec in any::<bool>(),
+            total in prop_oneof![Just(0u64), Just(81559u64), 1u64..200_000, Just(u64::MAX)],
         ) {
             let d = tempfile::tempdir().unwrap();
             std::fs::write(d.path().join("config.json"), cfg.to_string()).unwrap();
@@ -474,7 +475,7 @@ mod robustness {
             }
             let _ = kv::kv_cell(version, &args, &env, &facts);
             let _ = kv::weights_per_gpu_bytes(&args, &env, &facts);
-            let topo = node(tp.min(8) as u32, 81559);
+            let topo = node(tp.min(8) as u32, total);
             let gpus: Vec<u32> = (0..tp.min(8) as u32).collect();
             let o = memory::plan(&MemoryInput {
                 version,
