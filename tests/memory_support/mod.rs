@@ -86,6 +86,8 @@ impl Row {
 }
 
 /// The nearest flag set at or below the log's version (0.4.10 for older or unknown versions).
+/// Older logs are thus judged as if launched on 0.4.10.post2, the oldest version we support:
+/// its default fraction (the `sgl` column) is 0.4.10's formula, not the one the run had.
 fn flags_for(version: &str) -> &'static str {
     let v = version
         .split_whitespace()
@@ -346,7 +348,9 @@ fn evidence(
     let chunk = m
         .sglang_default_chunked_prefill_size
         .filter(|c| *c > 0)
-        .unwrap_or(8192);
+        .unwrap_or(8192)
+        // attention DP: the MLP/MoE layers run on the chunk gathered from every DP rank
+        * memory::sglang::attn_dp_size(args).max(1);
     // The req-to-token table is counted only where the log prints the run's request pool and
     // context (its size is then known); elsewhere the run's context length is unknown (a 1M-token
     // config default alone would add 8 GiB the run may never have had).

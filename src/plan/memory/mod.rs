@@ -371,7 +371,10 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     } else {
         int_arg(args, "--max-prefill-tokens").unwrap_or(16384)
     };
-    let activations = activations(model, chunk, tp, mrr_estimate, context_len).reserve_mib();
+    // With attention DP each rank prefills its share of the chunk, but the MLP/MoE layers run
+    // on the tokens gathered from every DP rank: the whole chunk.
+    let gathered = chunk.saturating_mul(defaults.attn_dp_size.max(1));
+    let activations = activations(model, gathered, tp, mrr_estimate, context_len).reserve_mib();
     let margin = ((capacity as f64 * 0.02) as u64).max(1024);
     let reserved = Reserved {
         cuda_context,
