@@ -756,6 +756,28 @@ mod tests {
     }
 
     #[test]
+    fn attention_dp_prices_the_gathered_chunk() {
+        let m = model("oracle/DeepSeek-V3");
+        let topo = node(8, 143771, 0, "9.0", true);
+        let plain = run("0.5.5", &[("--tp-size", json!(8))], &topo, Some(&m));
+        let dp = run(
+            "0.5.5",
+            &[
+                ("--tp-size", json!(8)),
+                ("--dp-size", json!(8)),
+                ("--enable-dp-attention", json!(true)),
+            ],
+            &topo,
+            Some(&m),
+        );
+        let act = |o: &MemoryOutcome| o.memory.as_ref().unwrap().reserved_mib.activations;
+        // Each rank prefills an eighth of the chunk, but its MoE layers see all of it: the
+        // same chunk term (logits and the request pool differ a little).
+        let (d, p) = (act(&dp) as f64, act(&plain) as f64);
+        assert!(d > 0.95 * p, "{d} vs {p}");
+    }
+
+    #[test]
     fn user_fraction_is_kept_and_checked_both_ways() {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let topo = node(1, 24564, 0, "8.9", false);
