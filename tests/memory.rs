@@ -268,3 +268,281 @@ fn gpt_oss_sliding_layers_use_the_hybrid_pool() {
     );
     assert_eq!(cell.swa_ratio, Some(0.8));
 }
+
+/// Policy check on real logs: for every log that shows what start-up used outside the static
+/// pool (graph capture, workspaces; or a run-time OOM's in-use figures), the fraction we would
+/// plan on that GPU leaves at least that plus the largest prefill chunk's activations.
+#[test]
+fn planned_fraction_leaves_what_real_servers_needed() {
+    let rows = memory_support::rows();
+    let table = memory_support::evidence_table(&rows);
+    println!("{table}");
+    let judged: Vec<_> = rows
+        .iter()
+        .filter_map(|r| Some((r, r.ev.planned_covers_need()?)))
+        .collect();
+    assert!(
+        judged.len() >= 5,
+        "only {} cases judged\n{table}",
+        judged.len()
+    );
+    for (r, ok) in &judged {
+        assert!(
+            ok,
+            "{}: planned leaves less than the run needed\n{table}",
+            r.id
+        );
+    }
+    // Never above SGLang's own default.
+    for r in &rows {
+        if let (Some(p), Some(d)) = (r.ev.planned_mfs, r.ev.sglang_default_mfs) {
+            assert!(
+                p <= d + 1e-9,
+                "{}: planned {p} above default {d}\n{table}",
+                r.id
+            );
+        }
+    }
+}
+
+/// No panic and bounded answers on any config.json or safetensors header (wrong types, zero,
+/// negative and huge dimensions, missing fields, nested text_config).
+mod robustness {
+    use super::*;
+    use proptest::prelude::*;
+    use sglang_launch::facts::topology::SCHEMA;
+    use sglang_launch::facts::{Gpu, Topology};
+    use sglang_launch::plan::memory::{self, MemoryInput, kv};
+
+    const KEYS: &[&str] = &[
+        "num_hidden_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "kv_lora_rank",
+        "qk_rope_head_dim",
+        "qk_nope_head_dim",
+        "v_head_dim",
+        "q_lora_rank",
+        "vocab_size",
+        "max_position_embeddings",
+        "num_experts",
+        "n_routed_experts",
+        "num_experts_per_tok",
+        "intermediate_size",
+        "moe_intermediate_size",
+        "n_shared_experts",
+        "first_k_dense_replace",
+        "num_nextn_predict_layers",
+        "sliding_window",
+        "sliding_window_pattern",
+        "full_attention_interval",
+        "index_head_dim",
+        "torch_dtype",
+        "model_type",
+        "architectures",
+        "layer_types",
+        "tie_word_embeddings",
+        "quantization_config",
+    ];
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            1 => Just(Value::Null),
+            1 => any::<bool>().prop_map(Value::Bool),
+            1 => Just(json!(0)),
+            // mostly plausible dimensions, so that whole configs reach the arithmetic
+            8 => (1u64..200_000).prop_map(|v| json!(v)),
+            1 => any::<u64>().prop_map(|v| json!(v)),
+            1 => any::<i64>().prop_map(|v| json!(v)),
+            1 => (-1e30f64..1e30).prop_map(|v| json!(v)),
+            1 => prop_oneof![
+                Just("bfloat16"),
+                Just("float32"),
+                Just("fp8"),
+                Just("mxfp4"),
+                Just("sliding_attention"),
+                Just("linear_attention"),
+                Just("Llama4ForCausalLM"),
+                Just(""),
+            ]
+            .prop_map(|s| json!(s)),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        scalar().prop_recursive(2, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("quant_method"),
+                            Just("bits"),
+                            Just("quant_algo"),
+                            Just("kv_cache_quant_algo"),
+                            Just("num_bits"),
+                            Just("weights"),
+                        ],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    fn config() -> impl Strategy<Value = Value> {
+        (
+            prop::collection::vec((0..KEYS.len(), value()), 0..40),
+            prop::collection::vec((0..KEYS.len(), value()), 0..12),
+            any::<bool>(),
+        )
+            .prop_map(|(top, text, nested)| {
+                let mut o: serde_json::Map<String, Value> = top
+                    .into_iter()
+                    .map(|(k, v)| (KEYS[k].to_owned(), v))
+                    .collect();
+                if nested {
+                    let t = text
+                        .into_iter()
+                        .map(|(k, v)| (KEYS[k].to_owned(), v))
+                        .collect();
+                    o.insert("text_config".into(), Value::Object(t));
+                    o.insert("vision_config".into(), json!({"num_hidden_layers": 24}));
+                }
+                Value::Object(o)
+            })
+    }
+
+    fn node(n: u32, total: u64) -> Topology {
+        Topology {
+            schema: SCHEMA.into(),
+            source: "test".into(),
+            hostname: None,
+            driver_version: None,
+            cuda_driver_version: None,
+            gpus: (0..n)
+                .map(|i| Gpu {
+                    index: i,
+                    uuid: format!("GPU-{i}"),
+                    name: "test".into(),
+                    pci_bus_id: format!("0000:{i:02x}:00.0"),
+                    compute_capability: "9.0".into(),
+                    memory_total_mib: total,
+                    memory_used_mib: Some(0),
+                    mig_enabled: false,
+                    numa_node: None,
+                    pcie_gen: None,
+                    pcie_width: None,
+                })
+                .collect(),
+            links: Vec::new(),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_config_plans_without_panic(
+            cfg in config(),
+            tp in prop_oneof![Just(1i64), Just(2), Just(8), Just(64)],
+            version in prop_oneof![Just("0.4.10.post2"), Just("0.5.5"), Just("0.5.23")],
+            spec in any::<bool>(),
+            total in prop_oneof![Just(0u64), Just(81559u64), 1u64..200_000, Just(u64::MAX)],
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            std::fs::write(d.path().join("config.json"), cfg.to_string()).unwrap();
+            let flags = flagset::get(version).unwrap();
+            let mut vals = vec![
+                ("--model-path", json!(d.path().to_str().unwrap())),
+                ("--tp-size", json!(tp)),
+            ];
+            if spec {
+                vals.push(("--speculative-algorithm", json!("EAGLE")));
+            }
+            let args = SglangArgs::with_values(flags, &vals);
+            let env = Env::default();
+            let load = model::load(d.path().to_str().unwrap(), &env, &args);
+            let facts = load.facts.expect("a JSON object config gives facts");
+            if let Some(w) = model::estimate_weight_bytes(&facts) {
+                prop_assert!(w > 0 && w <= model::MAX_WEIGHT_ESTIMATE_BYTES);
+            }
+            let _ = kv::kv_cell(version, &args, &env, &facts);
+            let _ = kv::weights_per_gpu_bytes(&args, &env, &facts);
+            let topo = node(tp.min(8) as u32, total);
+            let gpus: Vec<u32> = (0..tp.min(8) as u32).collect();
+            let o = memory::plan(&MemoryInput {
+                version,
+                args: &args,
+                env: &env,
+                topology: &topo,
+                gpus: &gpus,
+                model: Some(&facts),
+            });
+            let m = o.memory.expect("GPUs given");
+            prop_assert!(m.mem_fraction_static > 0.0 && m.mem_fraction_static < 1.0);
+            if let Some(p) = o.planned_mem_fraction_static {
+                prop_assert!((0.05..=0.98).contains(&p), "{}", p);
+                let d = m.sglang_default_mem_fraction_static.unwrap();
+                prop_assert!(d < 0.05 || p <= d + 1e-9, "planned {} default {}", p, d);
+            }
+        }
+
+        #[test]
+        fn any_safetensors_header_is_read_or_refused(
+            len in prop_oneof![any::<u64>(), 0u64..64],
+            body in prop::collection::vec(any::<u8>(), 0..256),
+            json_body in config(),
+            use_json in any::<bool>(),
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("model.safetensors");
+            let bytes = if use_json {
+                let h = json_body.to_string().into_bytes();
+                let mut v = (h.len() as u64).to_le_bytes().to_vec();
+                v.extend_from_slice(&h);
+                v
+            } else {
+                let mut v = len.to_le_bytes().to_vec();
+                v.extend_from_slice(&body);
+                v
+            };
+            std::fs::write(&p, bytes).unwrap();
+            let _ = model::safetensors_tensor_bytes(&p);
+        }
+
+        #[test]
+        fn safetensors_offsets_of_any_size_sum_without_overflow(
+            offs in prop::collection::vec((any::<u64>(), any::<u64>()), 1..6),
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("model.safetensors");
+            let h: serde_json::Map<String, Value> = offs
+                .iter()
+                .enumerate()
+                .map(|(i, (a, b))| {
+                    (format!("t{i}"), json!({"dtype": "BF16", "shape": [1], "data_offsets": [a, b]}))
+                })
+                .collect();
+            let h = Value::Object(h).to_string().into_bytes();
+            let mut v = (h.len() as u64).to_le_bytes().to_vec();
+            v.extend_from_slice(&h);
+            std::fs::write(&p, v).unwrap();
+            match model::safetensors_tensor_bytes(&p) {
+                Ok(total) => {
+                    let want = offs
+                        .iter()
+                        .try_fold(0u64, |t, (a, b)| (b >= a).then(|| t.saturating_add(b - a)));
+                    prop_assert_eq!(Some(total), want);
+                }
+                Err(e) => prop_assert!(offs.iter().any(|(a, b)| b < a), "{}", e),
+            }
+        }
+    }
+}

@@ -65,6 +65,10 @@ pub struct ModelFacts {
     pub n_shared_experts: Option<u64>,
     /// DeepSeek-style: the first k layers are dense.
     pub first_k_dense_replace: Option<u64>,
+    /// Llama-4-style interleaving: every `step`-th layer is MoE, the others dense with
+    /// `dense_intermediate_size` (`intermediate_size_mlp`); `intermediate_size` is the expert's.
+    pub moe_layer_step: Option<u64>,
+    pub dense_intermediate_size: Option<u64>,
     pub qk_nope_head_dim: Option<u64>,
     pub v_head_dim: Option<u64>,
     pub q_lora_rank: Option<u64>,
@@ -232,7 +236,7 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         q.get("bits")
             .or_else(|| q.get("w_bit"))
             .and_then(Value::as_u64)
-            .map(|b| b as u32)
+            .and_then(plausible_bits)
             .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
                 Some("mxfp4") | Some("modelopt_fp4") => Some(4),
                 Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
@@ -251,7 +255,7 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
                         .and_then(|g| g.values().next())
                         .and_then(|g| g.pointer("/weights/num_bits"))
                         .and_then(Value::as_u64)
-                        .map(|b| b as u32)
+                        .and_then(plausible_bits)
                 }
             })
     });
@@ -340,6 +344,8 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         moe_intermediate_size: u("moe_intermediate_size"),
         n_shared_experts: u("n_shared_experts"),
         first_k_dense_replace: u("first_k_dense_replace"),
+        moe_layer_step: u("interleave_moe_layer_step").filter(|&s| s > 0),
+        dense_intermediate_size: u("intermediate_size_mlp"),
         qk_nope_head_dim: u("qk_nope_head_dim"),
         v_head_dim: u("v_head_dim"),
         q_lora_rank: u("q_lora_rank"),
@@ -365,6 +371,11 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         context_length: None,
         kv_cache_dtype: "auto".into(),
     }
+}
+
+/// A weight bit width from a config: 1–32, else not believed.
+fn plausible_bits(b: u64) -> Option<u32> {
+    u32::try_from(b).ok().filter(|b| (1..=32).contains(b))
 }
 
 /// `--context-length`, `--kv-cache-dtype`, `--quantization`, `--dtype`.
@@ -631,19 +642,27 @@ pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         (h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h, 0.0)
     };
     let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
-    let dense_mlp = 3.0 * h * inter;
+    let interleaved = f
+        .moe_layer_step
+        .filter(|_| f.num_experts.is_some_and(|e| e > 1));
+    let dense_mlp = 3.0 * h * f.dense_intermediate_size.map_or(inter, |d| d as f64);
     let (experts, router, dense_layers) = match f.num_experts {
         Some(e) if e > 1 => {
             let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
-            let shared = f.n_shared_experts.unwrap_or(0) as f64;
-            (
-                3.0 * h * mi * (e as f64 + shared),
-                h * e as f64,
-                f.first_k_dense_replace.unwrap_or(0) as f64,
-            )
+            // Llama-4's MoE layers carry one shared expert its config does not count.
+            let shared = f
+                .n_shared_experts
+                .unwrap_or(u64::from(interleaved.is_some())) as f64;
+            let dense = match interleaved {
+                Some(step) => layers - (layers / step as f64).floor(),
+                None => f.first_k_dense_replace.unwrap_or(0) as f64,
+            };
+            (3.0 * h * mi * (e as f64 + shared), h * e as f64, dense)
         }
         _ => (0.0, 0.0, layers),
     };
+    // A config may claim more dense layers than layers.
+    let dense_layers = dense_layers.min(layers);
     let moe_layers = layers - dense_layers;
     let dtype = f.dtype_bytes() as f64;
     let (q_bytes, experts_only) = match f.weight_bits {
@@ -677,9 +696,17 @@ pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     })
 }
 
-/// Checkpoint bytes estimated from the dimensions (including MTP layers, as a checkpoint has).
+/// Estimates above this are a config error, not a model: the largest open checkpoints are a few
+/// TB, so 1 PiB leaves room for any real one while keeping every sum over weights finite.
+pub const MAX_WEIGHT_ESTIMATE_BYTES: u64 = 1 << 50;
+
+/// Checkpoint bytes estimated from the dimensions (including MTP layers, as a checkpoint has);
+/// `None` when the config lacks the dimensions or they give an implausible size.
 pub fn estimate_weight_bytes(f: &ModelFacts) -> Option<u64> {
-    weight_breakdown(f).map(|b| (b.model + b.mtp) as u64)
+    let b = weight_breakdown(f)?;
+    let total = b.model + b.mtp;
+    (total.is_finite() && total > 0.0 && total <= MAX_WEIGHT_ESTIMATE_BYTES as f64)
+        .then_some(total as u64)
 }
 
 #[cfg(test)]
@@ -844,6 +871,41 @@ mod tests {
             (f.quant_method.as_deref(), f.weight_bits),
             (Some("mxfp4"), Some(4))
         );
+    }
+
+    #[test]
+    fn absurd_dimensions_give_no_or_bounded_estimates() {
+        let base = json!({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "vocab_size": 128256, "intermediate_size": 14336});
+        let with = |k: &str, v: Value| {
+            let mut c = base.clone();
+            c[k] = v;
+            facts_from_config(c.as_object().unwrap())
+        };
+        let sane = estimate_weight_bytes(&with("hidden_size", json!(4096))).unwrap();
+        assert!(sane > 14_000_000_000 && sane < 18_000_000_000, "{sane}");
+        // more dense layers than layers: still the dense model, never negative
+        let moe = with("num_experts", json!(8));
+        let mut moe_over = moe.clone();
+        moe_over.first_k_dense_replace = Some(1000);
+        let w = estimate_weight_bytes(&moe_over).unwrap();
+        assert_eq!(w, sane);
+        // implausible sizes are not estimates
+        assert_eq!(
+            estimate_weight_bytes(&with("hidden_size", json!(u64::MAX))),
+            None
+        );
+        // no layers: the embeddings and head alone
+        assert_eq!(
+            estimate_weight_bytes(&with("num_hidden_layers", json!(0))),
+            Some(2 * 128256 * 4096 * 2)
+        );
+        // bit widths that do not fit a u32 are not believed
+        let q = with(
+            "quantization_config",
+            json!({"quant_method": "gptq", "bits": 4294967300u64}),
+        );
+        assert_eq!(q.weight_bits, None);
     }
 
     #[test]

@@ -144,7 +144,14 @@ pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option
     let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1) as f64;
     let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1) as f64;
     let total = m.weight_bytes? as f64;
-    let b = model::weight_breakdown(m).unwrap_or_default();
+    // Terms from an absurd config may be infinite; then only the total is used.
+    let b = model::weight_breakdown(m)
+        .filter(|b| {
+            [b.model, b.mtp, b.replicated, b.mla_absorbed]
+                .iter()
+                .all(|x| x.is_finite() && *x >= 0.0)
+        })
+        .unwrap_or_default();
     let mtp_in_use = speculative_algorithm(args).is_some() && draft_is_mtp(args, m);
     let loaded = if mtp_in_use {
         total
@@ -165,7 +172,7 @@ pub fn weights_per_gpu_bytes(args: &SglangArgs, env: &Env, m: &ModelFacts) -> Op
             .unwrap_or(0),
         _ => 0,
     };
-    Some(target + draft)
+    Some(target.saturating_add(draft))
 }
 
 /// `max_total_num_tokens` from the memory left for the KV cache (MiB), as SGLang computes it:

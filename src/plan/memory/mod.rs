@@ -24,6 +24,13 @@ pub use sglang::{Family, SglangDefaults};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// MiB each captured decode graph keeps per layer, on top of SGLang's own pool terms. Logged
+/// capture costs with a known config imply 0.8 (24 GiB Llama-3.1-8B), 1.0 (4×L4 QwQ-32B) and
+/// 1.45 (4×H100-96G Llama-3.1-8B); 1.5 is the smallest value that covers all stock NVIDIA logs.
+/// Llama-4-Maverick FP8 on 8×H100 (6.2 GiB, an upstream bug report) and an Ascend NPU log are
+/// above it: [`plan`] caps the fraction at SGLang's default for exactly such cases.
+pub const GRAPH_MIB_PER_GRAPH_LAYER: f64 = 1.5;
+
 /// Everything the planner looks at.
 pub struct MemoryInput<'a> {
     pub version: &'a str,
@@ -41,6 +48,10 @@ pub struct MemoryOutcome {
     pub hits: Vec<Hit>,
     /// Some when the lead should add `--mem-fraction-static X` to the arguments.
     pub planned_mem_fraction_static: Option<f64>,
+    /// Free memory per GPU before the weights (SGLang's `B`, to which the fraction applies), MiB.
+    pub baseline_mib: f64,
+    /// The fraction our own reserve terms alone would give, before the cap at SGLang's default.
+    pub physics_mem_fraction_static: f64,
 }
 
 /// One finding from the planner. Kept in one place so the `Hit` shape can change in one place.
@@ -94,7 +105,7 @@ fn nccl_mib(input: &MemoryInput, tp: i64, pp: i64) -> u64 {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| *v >= 0.0)
             .unwrap_or(4.0);
-        m += (gb * 1024.0) as u64;
+        m += mib_term(gb * 1024.0);
     }
     m
 }
@@ -142,10 +153,40 @@ fn fmt_gib(mib: f64) -> String {
     format!("{:.1} GiB", gib(mib))
 }
 
-/// Activation + workspace memory outside the static pool, MiB: one prefill chunk's hidden
-/// states and MLP intermediates, attention/sampling workspaces, logits for a full decode batch,
-/// and the req-to-token table.
-fn activations_mib(model: Option<&ModelFacts>, tokens: i64, tp: i64, mrr: u64, ctx: u64) -> u64 {
+/// Activation + workspace memory outside the static pool, MiB, term by term.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Activations {
+    /// One prefill chunk's live tensors: ~16 hidden-sized buffers (residual, norms, qkv,
+    /// attention out, all-reduce) and the gate+up+act of the MLP shard, as computed.
+    pub chunk: f64,
+    /// fp32 logits for a full decode batch over the TP shard of the vocabulary.
+    pub logits: f64,
+    /// The req-to-token table (int32, requests × context).
+    pub req_to_token: f64,
+    /// Attention/sampling workspaces allocated after the KV pool.
+    pub workspace: f64,
+}
+
+impl Activations {
+    /// What the run itself needs, without an allowance for fragmentation.
+    pub fn needed_mib(&self) -> f64 {
+        self.chunk + self.logits + self.req_to_token + self.workspace
+    }
+    /// What we reserve: the chunk doubled for the caching allocator's fragmentation and
+    /// transient copies (kernel scratch, dtype casts).
+    pub fn reserve_mib(&self) -> u64 {
+        mib_term(self.needed_mib() + self.chunk)
+    }
+}
+
+/// Activations for a `tokens`-token prefill chunk and `mrr` requests of up to `ctx` tokens.
+pub fn activations(
+    model: Option<&ModelFacts>,
+    tokens: i64,
+    tp: i64,
+    mrr: u64,
+    ctx: u64,
+) -> Activations {
     let tokens = tokens.max(2048) as f64;
     let tp = tp.max(1) as f64;
     let (per_token, vocab) = match model {
@@ -157,30 +198,30 @@ fn activations_mib(model: Option<&ModelFacts>, tokens: i64, tp: i64, mrr: u64, c
                 .or(m.intermediate_size.map(|i| i as f64))
                 .unwrap_or(4.0 * h);
             let b = m.dtype_bytes() as f64;
-            // ~16 hidden-sized buffers live at once (residual, norms, qkv, attn out, all-reduce),
-            // gate+up+act of the MLP shard; ×2 for the caching allocator's fragmentation and
-            // transient copies (kernel scratch, dtype casts).
             (
-                (16.0 * h + 3.0 * inter / tp) * b * 2.0,
+                (16.0 * h + 3.0 * inter / tp) * b,
                 m.vocab_size.unwrap_or(128_000) as f64,
             )
         }
-        // Unknown model: SGLang's own 1.5 MiB per token.
-        None => (1.5 * MIB, 128_000.0),
+        // Unknown model: SGLang's own 1.5 MiB per token (already a reserve, so halved here).
+        None => (0.75 * MIB, 128_000.0),
     };
-    let chunk = tokens * per_token;
-    // fp32 logits for a full decode batch over the TP shard of the vocabulary
-    let logits = mrr.min(4096) as f64 * vocab / tp * 4.0;
-    let req_to_token = (mrr as f64 + 1.0) * ctx as f64 * 4.0;
-    let workspace = 384.0 * MIB;
-    mib_term((chunk + logits + req_to_token + workspace) / MIB)
+    Activations {
+        chunk: tokens * per_token / MIB,
+        logits: mrr.min(4096) as f64 * vocab / tp * 4.0 / MIB,
+        req_to_token: (mrr as f64 + 1.0) * ctx as f64 * 4.0 / MIB,
+        workspace: 384.0,
+    }
 }
 
 /// CUDA-graph pools, MiB, from the batch sizes that will be captured: SGLang's pool estimate
 /// (2 MiB per slot of the largest decode batch, 8 MiB per prefill bucket or 1.5 GiB with MLA)
-/// plus what each captured decode graph keeps for itself, ~1 MiB per layer (capture costs in
-/// public start-up logs are 0.1–1.3 GiB and grow with graphs × layers, not with the batch size
-/// alone); doubled for speculative decoding (draft decode + extend graphs).
+/// plus what each captured decode graph keeps for itself, [`GRAPH_MIB_PER_GRAPH_LAYER`] per
+/// layer; doubled for speculative decoding (draft decode + extend graphs).
+///
+/// This is an estimate, not a bound: capture costs in public logs grow with graphs × layers
+/// but the per-layer constant varies 6× between them (tests/memory.rs prints the table), which
+/// is why [`plan`] never plans above SGLang's own default fraction.
 fn cuda_graphs_mib(
     decode_bs: &[i64],
     d: &SglangDefaults,
@@ -191,7 +232,7 @@ fn cuda_graphs_mib(
     let mla = model.is_some_and(ModelFacts::is_mla);
     let layers = model.and_then(|m| m.num_hidden_layers).unwrap_or(32) as f64;
     let max_bs = decode_bs.iter().copied().max().unwrap_or(0).max(0) as f64;
-    let mut m = max_bs * 2.0 + decode_bs.len() as f64 * layers;
+    let mut m = max_bs * 2.0 + decode_bs.len() as f64 * layers * GRAPH_MIB_PER_GRAPH_LAYER;
     if attn_dp > 1 {
         m += max_bs * attn_dp as f64 * 3.0;
     }
@@ -243,6 +284,8 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
             memory: None,
             hits,
             planned_mem_fraction_static: None,
+            baseline_mib: 0.0,
+            physics_mem_fraction_static: 0.0,
         };
     };
     // SGLang's capacity: min total over every GPU on the node (CUDA_VISIBLE_DEVICES ignored).
@@ -328,7 +371,10 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     } else {
         int_arg(args, "--max-prefill-tokens").unwrap_or(16384)
     };
-    let activations = activations_mib(model, chunk, tp, mrr_estimate, context_len);
+    // With attention DP each rank prefills its share of the chunk, but the MLP/MoE layers run
+    // on the tokens gathered from every DP rank: the whole chunk.
+    let gathered = chunk.saturating_mul(defaults.attn_dp_size.max(1));
+    let activations = activations(model, gathered, tp, mrr_estimate, context_len).reserve_mib();
     let margin = ((capacity as f64 * 0.02) as u64).max(1024);
     let reserved = Reserved {
         cuda_context,
@@ -341,11 +387,25 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     };
     let slack_needed = (cuda_graphs + activations + margin) as f64;
 
-    // Our fraction: the part of B not needed by graphs, activations and the margin, rounded down.
-    let planned = if baseline_mib > 0.0 {
+    // Our own fraction: the part of B not needed by graphs, activations and the margin, rounded
+    // down.
+    let physics = if baseline_mib > 0.0 {
         (((1.0 - slack_needed / baseline_mib) * 1000.0).floor() / 1000.0).clamp(0.05, 0.98)
     } else {
         0.05
+    };
+    // Policy: never above SGLang's own default. Our graph and activation terms are estimates
+    // (graph capture in real logs costs 0.9–5.7 MiB per graph per layer, and a DP-attention
+    // server OOMed at run time on a 2.6 GiB transient no shape formula predicts), while the
+    // default's reserve is what every stock server in the logs started with. Raising the
+    // fraction above it would need each reserve term to be evidenced for this model and GPU,
+    // and none is. So our terms can only take memory from the KV cache, never give it.
+    // A default at or below the floor (SGLang's 1.5 MiB per prefill token on a huge chunk can
+    // even go negative) is not a fraction SGLang can run with, so it caps nothing.
+    let planned = if defaults.mem_fraction_static >= 0.05 {
+        physics.min(defaults.mem_fraction_static)
+    } else {
+        physics
     };
     let (mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
@@ -473,6 +533,8 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(planned),
         memory: Some(memory),
         hits,
+        baseline_mib,
+        physics_mem_fraction_static: physics,
     }
 }
 
@@ -642,6 +704,80 @@ mod tests {
     }
 
     #[test]
+    fn planned_fraction_is_capped_at_the_default_and_lowered_by_our_terms() {
+        let m = model("meta-llama__Llama-3.1-8B-Instruct");
+        let topo = node(8, 81559, 0, "9.0", true);
+        // Our terms alone would give more than the default: the default is planned.
+        let o = run("0.5.23", &[("--tp-size", json!(8))], &topo, Some(&m));
+        let mem = o.memory.clone().unwrap();
+        let default = mem.sglang_default_mem_fraction_static.unwrap();
+        assert!(o.physics_mem_fraction_static > default, "{o:?}");
+        assert_eq!(o.planned_mem_fraction_static, Some(default));
+        // 4096 requests at 128k context on a 24 GiB L4: the req-to-token table alone is 2 GiB,
+        // which SGLang 0.5.5's reserve does not count; ours is lower than its default.
+        let l4 = node(1, 23034, 0, "8.9", false);
+        let big = run(
+            "0.5.5",
+            &[("--max-running-requests", json!(4096))],
+            &l4,
+            Some(&m),
+        );
+        let d = big
+            .memory
+            .as_ref()
+            .unwrap()
+            .sglang_default_mem_fraction_static
+            .unwrap();
+        let p = big.planned_mem_fraction_static.unwrap();
+        assert!(p < d, "planned {p} default {d}");
+        assert_eq!(p, big.physics_mem_fraction_static);
+        let r = &big.memory.unwrap().reserved_mib;
+        let slack = big.baseline_mib * (1.0 - p);
+        assert!(slack >= (r.cuda_graphs + r.activations + r.margin) as f64);
+        // A default below the floor (a 64k-token chunk) caps nothing: the plan stays in range.
+        let huge = run(
+            "0.5.23",
+            &[
+                ("--tp-size", json!(8)),
+                ("--chunked-prefill-size", json!(65536)),
+            ],
+            &topo,
+            Some(&m),
+        );
+        let d = huge
+            .memory
+            .as_ref()
+            .unwrap()
+            .sglang_default_mem_fraction_static
+            .unwrap();
+        assert!(d < 0.05, "{d}");
+        let p = huge.planned_mem_fraction_static.unwrap();
+        assert!((0.05..=0.98).contains(&p), "{p}");
+    }
+
+    #[test]
+    fn attention_dp_prices_the_gathered_chunk() {
+        let m = model("oracle/DeepSeek-V3");
+        let topo = node(8, 143771, 0, "9.0", true);
+        let plain = run("0.5.5", &[("--tp-size", json!(8))], &topo, Some(&m));
+        let dp = run(
+            "0.5.5",
+            &[
+                ("--tp-size", json!(8)),
+                ("--dp-size", json!(8)),
+                ("--enable-dp-attention", json!(true)),
+            ],
+            &topo,
+            Some(&m),
+        );
+        let act = |o: &MemoryOutcome| o.memory.as_ref().unwrap().reserved_mib.activations;
+        // Each rank prefills an eighth of the chunk, but its MoE layers see all of it: the
+        // same chunk term (logits and the request pool differ a little).
+        let (d, p) = (act(&dp) as f64, act(&plain) as f64);
+        assert!(d > 0.95 * p, "{d} vs {p}");
+    }
+
+    #[test]
     fn user_fraction_is_kept_and_checked_both_ways() {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let topo = node(1, 24564, 0, "8.9", false);
@@ -685,7 +821,7 @@ mod tests {
         assert_eq!(o.memory.unwrap().fits, Some(false));
         // 61 GiB of BF16 weights: split over four 24 GiB GPUs it fits.
         let o2 = run("0.5.23", &[("--tp-size", json!(4))], &topo, Some(&m));
-        assert_eq!(o2.memory.as_ref().unwrap().fits, Some(true));
+        assert_eq!(o2.memory.as_ref().unwrap().fits, Some(true), "{o2:?}");
         assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.hits);
     }
 
