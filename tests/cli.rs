@@ -455,3 +455,35 @@ fn detect_reads_nvml_or_says_what_is_missing() {
         .code(2)
         .stderr(predicate::str::contains("--topology"));
 }
+
+#[test]
+fn a_kv_cache_smaller_than_one_request_is_a_warning() {
+    let codes = |extra: &[&str]| -> Vec<String> {
+        let out = sl()
+            .args([
+                "check",
+                "--json",
+                "--topology",
+                &topo("1x-l4"),
+                "--sglang-version",
+                "0.5.23",
+                "--",
+            ])
+            .args([
+                "--model-path",
+                "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(codes(&[]).contains(&"MEM007".to_owned()));
+    assert!(!codes(&["--context-length", "512"]).contains(&"MEM007".to_owned()));
+}

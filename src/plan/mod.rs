@@ -123,6 +123,18 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     req.settings
         .validate()
         .map_err(|e| Fatal::usage(e.to_string()))?;
+    // Empty means unset (as an empty SGLANG_LAUNCH_SGLANG_VERSION= in a unit file does).
+    if let Some(v) = req
+        .sglang_version
+        .as_deref()
+        .filter(|v| !v.trim().is_empty())
+        && !version::looks_like_version(v)
+    {
+        return Err(Fatal::usage(format!(
+            "--sglang-version {v:?} is not a version number (like 0.5.23); embedded flag sets: {}",
+            sglang::flagset::KNOWN_VERSIONS.join(", ")
+        )));
+    }
     let interpreter = resolve_interpreter(req.python.as_deref());
     let selected = version::select(
         req.sglang_version.as_deref(),
@@ -141,16 +153,8 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let pipeline = |findings: &mut Vec<Finding>, code: &str, message: String| {
         findings.extend(pipeline_finding(settings, code, message));
     };
-    match selected.source {
-        version::VersionSource::Fallback => pipeline(
-            &mut findings,
-            "VER001",
-            format!(
-                "SGLang {} has no embedded flag set; using the nearest older one, {}",
-                selected.requested, selected.flags.version
-            ),
-        ),
-        _ if !selected.detected() => pipeline(
+    if !selected.detected() {
+        pipeline(
             &mut findings,
             "VER002",
             format!(
@@ -158,8 +162,21 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
                 interpreter.path.display(),
                 selected.flags.version
             ),
-        ),
-        _ => {}
+        );
+    } else if selected.source == version::VersionSource::Fallback {
+        let which = if version::cmp(&selected.requested, &selected.flags.version).is_lt() {
+            "it is older than every embedded one; using the oldest"
+        } else {
+            "using the nearest older one"
+        };
+        pipeline(
+            &mut findings,
+            "VER001",
+            format!(
+                "SGLang {} has no embedded flag set; {which}, {}",
+                selected.requested, selected.flags.version
+            ),
+        );
     }
     let flags = selected.flags;
     let mut args = sglang::parse(flags, req.tokens.clone());
@@ -240,41 +257,66 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         };
         pipeline(&mut findings, code, message.clone());
     }
-    let outcome = memory::plan(&memory::MemoryInput {
-        version: flags.version.as_str(),
-        args: &args,
-        env: &env,
-        topology: &topology,
-        gpus: &gpus,
-        model: model.as_ref().and_then(|m| m.facts.as_ref()),
-    });
+    let model_facts = model.as_ref().and_then(|m| m.facts.as_ref());
+    let plan_memory = |args: &SglangArgs| {
+        memory::plan(&memory::MemoryInput {
+            version: flags.version.as_str(),
+            args,
+            env: &env,
+            topology: &topology,
+            gpus: &gpus,
+            model: model_facts,
+        })
+    };
+    let outcome = plan_memory(&args);
     // No memory plan for arguments SGLang would reject (ARG001 says why).
     let (mut memory, memory_hits) = if args.is_ok() {
         (outcome.memory, outcome.hits)
     } else {
         (None, Vec::new())
     };
-    let planned = outcome
-        .planned_mem_fraction_static
-        .filter(|_| memory.is_some());
-    if let (Some(mfs), false) = (planned, req.no_fix) {
-        args = fixes::apply_args(
-            &args,
-            &[rules::ArgEdit::Set {
-                option: "--mem-fraction-static".into(),
-                value: format_fraction(mfs),
-            }],
-        );
-    } else if req.no_fix {
-        // Report only: the server keeps SGLang's own choice.
-        if let Some(m) = memory
-            .as_mut()
-            .filter(|m| m.mem_fraction_static_source == json::MfsSource::Planned)
-        {
-            m.mem_fraction_static = m
-                .sglang_default_mem_fraction_static
-                .unwrap_or(m.mem_fraction_static);
+    if let Some(m) = memory
+        .as_ref()
+        .filter(|_| !args.is_set("--mem-fraction-static"))
+    {
+        let default = m.sglang_default_mem_fraction_static;
+        // The value the server will really get: ours only when we know the model and may
+        // change the command line; otherwise SGLang keeps its own default.
+        let chosen = match outcome.planned_mem_fraction_static {
+            Some(p) if model_facts.is_some() && !req.no_fix => Some(floor_fraction(p)),
+            _ => default,
+        };
+        if let Some(v) = chosen {
+            let with_value = fixes::apply_args(
+                &args,
+                &[rules::ArgEdit::Set {
+                    option: "--mem-fraction-static".into(),
+                    value: format_fraction(v),
+                }],
+            );
+            // The table describes the server that will run: recompute at exactly that value.
+            if let Some(mut again) = plan_memory(&with_value).memory {
+                again.mem_fraction_static_source = json::MfsSource::Planned;
+                memory = Some(again);
+            }
+            let same_as_default = default.is_some_and(|d| (d - v).abs() < 0.0005);
+            if model_facts.is_some() && !req.no_fix && !same_as_default {
+                args = with_value;
+            }
         }
+    }
+    if let (Some(m), Some(ctx_len)) = (memory.as_ref(), model_facts.and_then(|f| f.context_length))
+        && let Some(tokens) = m.kv_cache_tokens.filter(|&t| t < ctx_len)
+    {
+        pipeline(
+            &mut findings,
+            "MEM007",
+            format!(
+                "the KV cache holds about {tokens} tokens, less than one request at the context length \
+                 {ctx_len}; shorten --context-length, use --kv-cache-dtype fp8_e5m2, a larger --tp, or an FP8 / \
+                 4-bit checkpoint"
+            ),
+        );
     }
     // The loader's MEM001/MEM002 name the path and the problem; the planner's generic
     // "model unavailable" would only repeat it.
@@ -340,8 +382,12 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     })
 }
 
-/// `0.83` rather than `0.8300000001`: two decimals is what SGLang users write, and the planner
-/// already rounds down to a safe value.
+/// Rounded down to three decimals: rounding must never raise a planned fraction.
+fn floor_fraction(v: f64) -> f64 {
+    (v * 1000.0).floor() / 1000.0
+}
+
+/// `0.83` rather than `0.8300000001`.
 fn format_fraction(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_owned()

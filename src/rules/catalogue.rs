@@ -47,6 +47,7 @@ catalogue! {
     "MEM004" => P,
     "MEM005" => P,
     "MEM006" => P,
+    "MEM007" => P,
     "TOP001" => P,
     "VER001" => P,
     "VER002" => P,

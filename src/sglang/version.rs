@@ -396,6 +396,22 @@ pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
         .unwrap_or(std::cmp::Ordering::Equal)
 }
 
+/// A PEP 440-style release: digits, then dot-separated parts (`0.5.23`, `0.5.10.post1`,
+/// `0.5.24rc1`, `0.5.23+cu128`).
+pub fn looks_like_version(v: &str) -> bool {
+    let v = v.trim().trim_start_matches('v');
+    let release = v.split(['+', '-']).next().unwrap_or("");
+    let mut parts = release.split('.');
+    parts
+        .next()
+        .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && parts.all(|p| {
+            !p.is_empty()
+                && p.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+                && p.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
 /// `version >= min`.
 pub fn at_least(version: &str, min: &str) -> bool {
     cmp(version, min).is_ge()
@@ -405,6 +421,23 @@ pub fn at_least(version: &str, min: &str) -> bool {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn version_numbers_are_told_from_garbage() {
+        for ok in [
+            "0.5.23",
+            "0.5.10.post1",
+            "0.5.24rc1",
+            "0.5.23+cu128",
+            "1",
+            "v0.5.5",
+        ] {
+            assert!(looks_like_version(ok), "{ok}");
+        }
+        for bad in ["", "garbage", "latest", "0..5", ".5", "0.5.", "0.5 .2"] {
+            assert!(!looks_like_version(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn versions_order_like_releases() {
