@@ -305,8 +305,11 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             }
         }
     }
-    if let (Some(m), Some(ctx_len)) = (memory.as_ref(), model_facts.and_then(|f| f.context_length))
-        && let Some(tokens) = m.kv_cache_tokens.filter(|&t| t < ctx_len)
+    // (A server that does not fit at all is MEM005's.)
+    if let (Some(m), Some(ctx_len)) = (
+        memory.as_ref().filter(|m| m.fits != Some(false)),
+        model_facts.and_then(|f| f.context_length),
+    ) && let Some(tokens) = m.kv_cache_tokens.filter(|&t| t < ctx_len)
     {
         pipeline(
             &mut findings,
