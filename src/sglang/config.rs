@@ -659,7 +659,10 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
             scalar(name, kind, value, *line)
         }
         Node::Seq(items, tag) => {
-            if let Some(t) = tag.as_ref().filter(|t| !is_core(t, "seq") && t.handle != "!") {
+            if let Some(t) = tag
+                .as_ref()
+                .filter(|t| !is_core(t, "seq") && t.handle != "!")
+            {
                 return Err(unknown(t, 0));
             }
             Ok(Py::List(
@@ -670,7 +673,10 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
             ))
         }
         Node::Map(pairs, tag) => {
-            if let Some(t) = tag.as_ref().filter(|t| !is_core(t, "map") && t.handle != "!") {
+            if let Some(t) = tag
+                .as_ref()
+                .filter(|t| !is_core(t, "map") && t.handle != "!")
+            {
                 return Err(unknown(t, 0));
             }
             let flat = flatten(name, pairs)?;
@@ -719,7 +725,10 @@ fn is_merge_key(n: &Node) -> bool {
 
 /// SafeConstructor.flatten_mapping: `<<` merge keys become ordinary pairs placed first, so the
 /// mapping's own keys override them.
-fn flatten<'a>(name: &str, pairs: &'a [(Node, Node)]) -> Result<Vec<(&'a Node, &'a Node)>, ArgError> {
+fn flatten<'a>(
+    name: &str,
+    pairs: &'a [(Node, Node)],
+) -> Result<Vec<(&'a Node, &'a Node)>, ArgError> {
     let mut merged: Vec<(&Node, &Node)> = Vec::new();
     let mut own: Vec<(&Node, &Node)> = Vec::new();
     let bad = |n: &Node| {
@@ -897,8 +906,8 @@ fn is_yaml_int(v: &str) -> bool {
     }
     let parts: Vec<&str> = body.split(':').collect();
     let first = parts[0];
-    let lead =
-        first.starts_with(|c: char| ('1'..='9').contains(&c)) && all(first, |c| c.is_ascii_digit() || c == '_');
+    let lead = first.starts_with(|c: char| ('1'..='9').contains(&c))
+        && all(first, |c| c.is_ascii_digit() || c == '_');
     lead && (parts.len() == 1 || sexagesimal_tail(&parts[1..]))
 }
 
@@ -918,7 +927,9 @@ fn timestamp_parts(v: &str) -> Option<Stamp> {
     };
     let b = v.as_bytes();
     if b.len() == 10 && b[4] == b'-' && b[7] == b'-' {
-        if let (Some(y), Some(m), Some(d)) = (num(&v[..4], 4, 4), num(&v[5..7], 2, 2), num(&v[8..], 2, 2)) {
+        if let (Some(y), Some(m), Some(d)) =
+            (num(&v[..4], 4, 4), num(&v[5..7], 2, 2), num(&v[8..], 2, 2))
+        {
             return Some(Stamp {
                 year: y,
                 month: m,
@@ -1089,7 +1100,9 @@ fn construct_int(v: &str) -> Option<String> {
         // base 60, most significant first
         let mut total: u128 = 0;
         for part in body.split(':') {
-            total = total.checked_mul(60)?.checked_add(part.parse::<u128>().ok()?)?;
+            total = total
+                .checked_mul(60)?
+                .checked_add(part.parse::<u128>().ok()?)?;
         }
         total.to_string()
     } else {
@@ -1173,7 +1186,9 @@ fn scalar(name: &str, kind: &str, v: &str, line: usize) -> Result<Py, ArgError> 
         "int" => Py::Int(construct_int(v).ok_or_else(|| fail("an int"))?),
         "float" => Py::Float(construct_float(v).ok_or_else(|| fail("a float"))?),
         "binary" => Py::Bytes(decode_base64(v).ok_or_else(|| fail("binary data"))?),
-        "timestamp" => construct_timestamp(v).map_err(|e| ArgError::exception(format!("ValueError: {e}")))?,
+        "timestamp" => {
+            construct_timestamp(v).map_err(|e| ArgError::exception(format!("ValueError: {e}")))?
+        }
         "str" => Py::Str(v.to_owned()),
         other => {
             return Err(yaml_error(
@@ -1181,7 +1196,9 @@ fn scalar(name: &str, kind: &str, v: &str, line: usize) -> Result<Py, ArgError> 
                 name,
                 line,
                 1,
-                &format!("could not determine a constructor for the tag 'tag:yaml.org,2002:{other}'"),
+                &format!(
+                    "could not determine a constructor for the tag 'tag:yaml.org,2002:{other}'"
+                ),
             ));
         }
     })
@@ -1204,15 +1221,26 @@ mod tests {
             locate(flagset::get("0.5.23").unwrap(), &toks),
             Ok(Some((0, "a.yaml".to_owned())))
         );
-        assert_eq!(dialect(flagset::get("0.5.5").unwrap()), Some(Dialect::Legacy));
-        assert_eq!(dialect(flagset::get("0.5.10.post1").unwrap()), Some(Dialect::DestKeys));
+        assert_eq!(
+            dialect(flagset::get("0.5.5").unwrap()),
+            Some(Dialect::Legacy)
+        );
+        assert_eq!(
+            dialect(flagset::get("0.5.10.post1").unwrap()),
+            Some(Dialect::DestKeys)
+        );
     }
 
     #[test]
     fn locate_errors_and_empty_name() {
         let f = flagset::get("0.5.23").unwrap();
         let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(locate(f, &t(&["--config"])).unwrap_err().message.contains("No config file"));
+        assert!(
+            locate(f, &t(&["--config"]))
+                .unwrap_err()
+                .message
+                .contains("No config file")
+        );
         assert!(
             locate(f, &t(&["--config", "a.yaml", "--config", "b.yaml"]))
                 .unwrap_err()
@@ -1234,9 +1262,24 @@ mod tests {
         assert_eq!(
             got,
             [
-                "--served-model-name", "1e3", "--revision", "31", "--model-path", "10", "--seed",
-                "1000", "--port", "90", "--context-length", "None", "--chat-template",
-                "2024-01-02", "--load-format", "0.5", "--quantization", "1000.0"
+                "--served-model-name",
+                "1e3",
+                "--revision",
+                "31",
+                "--model-path",
+                "10",
+                "--seed",
+                "1000",
+                "--port",
+                "90",
+                "--context-length",
+                "None",
+                "--chat-template",
+                "2024-01-02",
+                "--load-format",
+                "0.5",
+                "--quantization",
+                "1000.0"
             ]
         );
     }
@@ -1250,10 +1293,17 @@ mod tests {
         );
         // 0.5.10 matches dests only: the dashed key is not found, so it gets a value.
         assert_eq!(
-            conv("0.5.10.post1", "trust_remote_code: true\ntrust-remote-code: true\n").unwrap(),
+            conv(
+                "0.5.10.post1",
+                "trust_remote_code: true\ntrust-remote-code: true\n"
+            )
+            .unwrap(),
             ["--trust_remote_code", "--trust-remote-code"]
         );
-        assert_eq!(conv("0.5.5", y).unwrap(), ["--trust-remote-code", "--revision"]);
+        assert_eq!(
+            conv("0.5.5", y).unwrap(),
+            ["--trust-remote-code", "--revision"]
+        );
     }
 
     #[test]
@@ -1262,14 +1312,21 @@ mod tests {
         assert_eq!(
             conv("0.5.10.post1", y).unwrap(),
             [
-                "--cuda-graph-bs", "1", "2", "4", "--json-model-override-args",
+                "--cuda-graph-bs",
+                "1",
+                "2",
+                "4",
+                "--json-model-override-args",
                 "{'a': 1, 'b': [1, 2.5], 'c': None, 'd': 'x'}"
             ]
         );
         let y = "json-model-override-args: {a: 1, b: [1, 2.5], c: null, d: \"é\"}\n";
         assert_eq!(
             conv("0.5.23", y).unwrap(),
-            ["--json-model-override-args", r#"{"a": 1, "b": [1, 2.5], "c": null, "d": "\u00e9"}"#]
+            [
+                "--json-model-override-args",
+                r#"{"a": 1, "b": [1, 2.5], "c": null, "d": "\u00e9"}"#
+            ]
         );
     }
 
@@ -1283,7 +1340,11 @@ mod tests {
             conv("0.5.23", "no-enable-tf32-matmul: true\n").unwrap_err(),
             "ValueError: Unsupported config option 'no_enable_tf32_matmul' with action 'BooleanOptionalAction'"
         );
-        assert!(conv("0.5.10.post1", "lora_paths: [a]\n").unwrap_err().contains("LoRAPathAction"));
+        assert!(
+            conv("0.5.10.post1", "lora_paths: [a]\n")
+                .unwrap_err()
+                .contains("LoRAPathAction")
+        );
         assert!(conv("0.5.5", "lora_paths: [a]\n").is_ok());
     }
 
@@ -1299,19 +1360,40 @@ mod tests {
             "AttributeError: 'int' object has no attribute 'replace'"
         );
         assert_eq!(conv("0.5.5", "1: x\n").unwrap(), ["--1", "x"]);
-        assert!(conv("0.5.23", "a: [1\n").unwrap_err().starts_with("ScannerError"));
-        assert!(conv("0.5.23", "a: 1\n---\nb: 2\n").unwrap_err().starts_with("ComposerError"));
-        assert!(conv("0.5.23", "a: !foo x\n").unwrap_err().contains("'!foo'"));
+        assert!(
+            conv("0.5.23", "a: [1\n")
+                .unwrap_err()
+                .starts_with("ScannerError")
+        );
+        assert!(
+            conv("0.5.23", "a: 1\n---\nb: 2\n")
+                .unwrap_err()
+                .starts_with("ComposerError")
+        );
+        assert!(
+            conv("0.5.23", "a: !foo x\n")
+                .unwrap_err()
+                .contains("'!foo'")
+        );
     }
 
     #[test]
     fn duplicates_anchors_and_merge_keys() {
-        assert_eq!(conv("0.5.23", "a: 1\nb: 2\na: 3\n").unwrap(), ["--a", "3", "--b", "2"]);
+        assert_eq!(
+            conv("0.5.23", "a: 1\nb: 2\na: 3\n").unwrap(),
+            ["--a", "3", "--b", "2"]
+        );
         let y = "base: &b {tp-size: 2, port: 1}\nx: *b\n<<: *b\nport: 5\n";
         assert_eq!(
             conv("0.5.5", y).unwrap(),
             [
-                "--tp-size", "2", "--port", "5", "--base", "{'tp-size': 2, 'port': 1}", "--x",
+                "--tp-size",
+                "2",
+                "--port",
+                "5",
+                "--base",
+                "{'tp-size': 2, 'port': 1}",
+                "--x",
                 "{'tp-size': 2, 'port': 1}"
             ]
         );
@@ -1329,9 +1411,24 @@ mod tests {
     #[test]
     fn timestamps_and_big_ints() {
         assert_eq!(
-            conv("0.5.5", "a: 2001-12-14t21:59:43.10-05:00\nb: 123456789012345678901234567890\nc: -0x10\n").unwrap(),
-            ["--a", "2001-12-14 21:59:43.100000-05:00", "--b", "123456789012345678901234567890", "--c", "-16"]
+            conv(
+                "0.5.5",
+                "a: 2001-12-14t21:59:43.10-05:00\nb: 123456789012345678901234567890\nc: -0x10\n"
+            )
+            .unwrap(),
+            [
+                "--a",
+                "2001-12-14 21:59:43.100000-05:00",
+                "--b",
+                "123456789012345678901234567890",
+                "--c",
+                "-16"
+            ]
         );
-        assert!(conv("0.5.5", "a: 2024-02-30\n").unwrap_err().contains("day is out of range"));
+        assert!(
+            conv("0.5.5", "a: 2024-02-30\n")
+                .unwrap_err()
+                .contains("day is out of range")
+        );
     }
 }
