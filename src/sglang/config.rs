@@ -618,6 +618,11 @@ fn is_core(tag: &Tag, suffix: &str) -> bool {
     tag.is_yaml_core_schema() && tag.suffix == suffix
 }
 
+/// The non-specific tag `!` (saphyr: empty handle, suffix `!`): the node keeps its plain kind.
+fn non_specific(tag: &Tag) -> bool {
+    tag.handle.is_empty() && tag.suffix == "!"
+}
+
 fn tag_text(tag: &Tag) -> String {
     if tag.is_yaml_core_schema() {
         format!("tag:yaml.org,2002:{}", tag.suffix)
@@ -649,7 +654,7 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
             let kind = match tag {
                 None if *plain => resolve(value),
                 None => "str",
-                Some(t) if t.handle == "!" && t.suffix.is_empty() => "str",
+                Some(t) if non_specific(t) => "str",
                 Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
                     s @ ("str" | "int" | "float" | "bool" | "null" | "binary" | "timestamp") => s,
                     _ => return Err(unknown(t, *line)),
@@ -661,7 +666,7 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
         Node::Seq(items, tag) => {
             if let Some(t) = tag
                 .as_ref()
-                .filter(|t| !is_core(t, "seq") && t.handle != "!")
+                .filter(|t| !is_core(t, "seq") && !non_specific(t))
             {
                 return Err(unknown(t, 0));
             }
@@ -675,7 +680,7 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
         Node::Map(pairs, tag) => {
             if let Some(t) = tag
                 .as_ref()
-                .filter(|t| !is_core(t, "map") && t.handle != "!")
+                .filter(|t| !is_core(t, "map") && !non_specific(t))
             {
                 return Err(unknown(t, 0));
             }
