@@ -481,7 +481,7 @@ class ConfigGen(Gen):
         return "\n".join(lines) + "\n"
 
 
-def config_cases(flags, seed):
+def config_cases(flags, seed, fuzz=False):
     """argv lists using --config (and the YAML files they name, written under CONFIG_DIR)."""
     rng = random.Random(seed)
     cdir = ROOT / CONFIG_DIR
@@ -518,10 +518,13 @@ def config_cases(flags, seed):
     gen = ConfigGen(flags, seed)
     gen.rng = rng
     vtag = flags["version"]
+    # An extra fuzz round (--seed) writes its files under target/, never over the committed ones.
+    gdir = Path("target") / "conformance-configs" if fuzz else CONFIG_DIR
+    (ROOT / gdir).mkdir(parents=True, exist_ok=True)
     for i in range(100):
         name = f"gen-{vtag}-{i:02d}.yaml"
-        (cdir / name).write_text(gen.document(), encoding="utf-8")
-        argv = ["--config", rel(name)]
+        (ROOT / gdir / name).write_text(gen.document(), encoding="utf-8")
+        argv = ["--config", str(gdir / name)]
         r = rng.random()
         if r < 0.3:
             argv = ["--model-path", "y"] + argv
@@ -554,7 +557,7 @@ def canon(v):
 def build(version, seed=None, out_dir=None, config=False):
     flags = json.loads((ROOT / "data" / "flags" / f"{version}.json").read_text())
     if config:
-        argvs = config_cases(flags, f"sglang-launch-config-{version}" + (f"-{seed}" if seed else ""))
+        argvs = config_cases(flags, f"sglang-launch-config-{version}" + (f"-{seed}" if seed else ""), bool(seed))
     else:
         argvs = Gen(flags, f"sglang-launch-conformance-{version}" + (f"-{seed}" if seed else "")).cases()
     baseline_argv = ["--model-path", "m"]

@@ -179,7 +179,11 @@ fn check_file(version: &str, file: &str, min_cases: usize) {
         t.yaml_error_class,
         t.effective_exact
     );
-    assert!(t.cases >= min_cases, "{file}: corpus too small ({})", t.cases);
+    assert!(
+        t.cases >= min_cases,
+        "{file}: corpus too small ({})",
+        t.cases
+    );
     let show = |v: &Vec<String>| v.iter().take(15).cloned().collect::<Vec<_>>().join("\n");
     assert!(
         t.verdict_mismatch.is_empty(),

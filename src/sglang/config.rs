@@ -507,6 +507,7 @@ enum Node {
         plain: bool,
         tag: Option<Tag>,
         line: usize,
+        col: usize,
     },
     Seq(Vec<Node>, Option<Tag>),
     Map(Vec<(Node, Node)>, Option<Tag>),
@@ -526,6 +527,8 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
     let mut stack: Vec<(usize, Option<Tag>, bool, Vec<Node>)> = Vec::new();
     let mut docs: Vec<Node> = Vec::new();
     let mut doc_count = 0;
+    // Start of the first document's root node (PyYAML's context mark for a second document).
+    let mut root_mark: (usize, usize) = (0, 0);
     for item in parser.by_ref() {
         let (event, span) = item.map_err(|e| {
             yaml_error(
@@ -537,17 +540,25 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
             )
         })?;
         let line = span.start.line();
+        if docs.is_empty()
+            && stack.is_empty()
+            && root_mark == (0, 0)
+            && matches!(
+                event,
+                Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)
+            )
+        {
+            root_mark = (line, span.start.col() + 1);
+        }
         let done: Option<(usize, Node)> = match event {
             Event::DocumentStart(_) => {
                 doc_count += 1;
                 if doc_count > 1 {
-                    return Err(yaml_error(
-                        "ComposerError",
-                        name,
-                        line,
-                        span.start.col() + 1,
-                        "expected a single document in the stream, but found another document",
-                    ));
+                    let (l, c) = root_mark;
+                    return Err(ArgError::exception(format!(
+                        "ComposerError: expected a single document in the stream\n  in \"{name}\", line {l}, column {c}\nbut found another document\n  in \"{name}\", line {line}, column {}",
+                        span.start.col() + 1
+                    )));
                 }
                 None
             }
@@ -558,6 +569,7 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
                     plain: style == ScalarStyle::Plain,
                     tag: tag.map(|t| t.into_owned()),
                     line,
+                    col: span.start.col() + 1,
                 },
             )),
             Event::Alias(id) => match anchors.get(&id) {
@@ -632,12 +644,12 @@ fn tag_text(tag: &Tag) -> String {
 }
 
 fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
-    let unknown = |tag: &Tag, line: usize| {
+    let unknown = |tag: &Tag, line: usize, col: usize| {
         yaml_error(
             "ConstructorError",
             name,
             line,
-            1,
+            col,
             &format!(
                 "could not determine a constructor for the tag '{}'",
                 tag_text(tag)
@@ -650,6 +662,7 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
             plain,
             tag,
             line,
+            col,
         } => {
             let kind = match tag {
                 None if *plain => resolve(value),
@@ -657,9 +670,9 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
                 Some(t) if non_specific(t) => "str",
                 Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
                     s @ ("str" | "int" | "float" | "bool" | "null" | "binary" | "timestamp") => s,
-                    _ => return Err(unknown(t, *line)),
+                    _ => return Err(unknown(t, *line, *col)),
                 },
-                Some(t) => return Err(unknown(t, *line)),
+                Some(t) => return Err(unknown(t, *line, *col)),
             };
             scalar(name, kind, value, *line)
         }
@@ -668,7 +681,7 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
                 .as_ref()
                 .filter(|t| !is_core(t, "seq") && !non_specific(t))
             {
-                return Err(unknown(t, 0));
+                return Err(unknown(t, 0, 0));
             }
             Ok(Py::List(
                 items
@@ -682,7 +695,7 @@ fn construct(name: &str, node: &Node) -> Result<Py, ArgError> {
                 .as_ref()
                 .filter(|t| !is_core(t, "map") && !non_specific(t))
             {
-                return Err(unknown(t, 0));
+                return Err(unknown(t, 0, 0));
             }
             let flat = flatten(name, pairs)?;
             let mut out: Vec<(Py, Py)> = Vec::new();
@@ -931,17 +944,19 @@ fn timestamp_parts(v: &str) -> Option<Stamp> {
             .flatten()
     };
     let b = v.as_bytes();
-    if b.len() == 10 && b[4] == b'-' && b[7] == b'-' {
-        if let (Some(y), Some(m), Some(d)) =
+    // (the `-` bytes are ASCII, so these slices fall on character boundaries)
+    if b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && let (Some(y), Some(m), Some(d)) =
             (num(&v[..4], 4, 4), num(&v[5..7], 2, 2), num(&v[8..], 2, 2))
-        {
-            return Some(Stamp {
-                year: y,
-                month: m,
-                day: d,
-                time: None,
-            });
-        }
+    {
+        return Some(Stamp {
+            year: y,
+            month: m,
+            day: d,
+            time: None,
+        });
     }
     // YYYY-M[M]-D[D](T|t|[ \t]+)H[H]:MM:SS(.f*)?([ \t]*(Z|[-+]H[H](:MM)?))?
     let year = num(v.get(..4)?, 4, 4)?;
@@ -1004,7 +1019,7 @@ fn days_in_month(y: u32, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
         _ => 28,
     }
 }
