@@ -416,7 +416,14 @@ CONFIG_FILES = {
     "secrets.yaml": "model-path: m\napi-key: sekrit\n",
 }
 
-YAML_SCALARS = ["m", "auto", "it's", "x y", "é", "yes", "on", "null", "1e3", "0x10", "012", "1_0", "2024-01-01", ""]
+# Plain scalars PyYAML (YAML 1.1) reads in different ways: bool/null words, ints in several
+# bases, floats with and without exponent sign, sexagesimal numbers, timestamps, and look-alikes
+# that stay strings.
+YAML_SCALARS = ["m", "auto", "it's", "x y", "é", "yes", "on", "null", "1e3", "0x10", "012", "1_0", "2024-01-01", "",
+                "Yes", "NO", "Off", "TRUE", "y", "n", "~", "Null", "nULL", "1e-3", "1.5e-3", "1.5E+3", "-.5", "+.inf",
+                ".NaN", ".nan", "-.INF", "0o17", "0b11", "-0b11", "0x_1F", "0_", "1__0", "-0", "+0", "00", "09", "0.",
+                "1:60", "1:30", "-1:30:00", "12:30:45.5", "1.2.3", "2001-1-1 1:02:03", "2001-12-14T21:59:43Z",
+                "2001-12-14 21:59:43.5 +2", "2001-13-01", "20011-01-01", "1_000.5", "._5", "<<x", "=x", "127.0.0.1"]
 
 
 def yaml_value(v):
@@ -461,7 +468,7 @@ class ConfigGen(Gen):
             return key, [self.typed(a, self.value(a)) for _ in range(n)]
         if r < 0.1:
             return key, self.pick([True, False, None])
-        if r < 0.15:
+        if r < 0.3:
             return key, self.pick(YAML_SCALARS)
         return key, self.typed(a, self.value(a))
 
@@ -473,7 +480,7 @@ class ConfigGen(Gen):
             key, v = self.entry(a)
             if isinstance(v, str) and v in ("yes", "off") and self.rng.random() < 0.5:
                 text = v  # plain: YAML 1.1 reads it as a boolean
-            elif isinstance(v, str) and v in YAML_SCALARS and self.rng.random() < 0.5:
+            elif isinstance(v, str) and v in YAML_SCALARS and self.rng.random() < 0.8:
                 text = v if v else "''"
             else:
                 text = yaml_value(v)
