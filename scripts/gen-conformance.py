@@ -30,6 +30,7 @@ random ones per version) and the goldens to tests/conformance/config-<version>.j
 format plus "effective_argv" (argv after SGLang's merge) on accepted cases.
 
     scripts/gen-conformance.py --config-only [VERSION ...]   # only the --config corpus
+    scripts/gen-conformance.py --yaml-scalars                # PyYAML's reading of single values
 
 Left out of the main corpus on purpose:
   * `--config FILE` (above).
@@ -542,6 +543,45 @@ def config_cases(flags, seed, fuzz=False):
     return out
 
 
+YAML_PROBE = r"""
+import json, sys, yaml
+for line in sys.stdin:
+    doc = json.loads(line)
+    try:
+        v = yaml.safe_load(doc)
+        k = v["k"] if isinstance(v, dict) and "k" in v else v
+        out = {"doc": doc, "type": type(k).__name__, "str": str(k)}
+    except Exception as e:
+        out = {"doc": doc, "error": type(e).__name__}
+    print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def build_yaml_scalars(version="0.5.23"):
+    """tests/conformance/yaml-scalars.jsonl: how PyYAML's safe_load reads single values (type
+    and str()), for the scalar resolution in src/sglang/config.rs."""
+    rng = random.Random("sglang-launch-yaml-scalars")
+    docs = [f"k: {v}\n" for v in YAML_SCALARS]
+    alphabet = "0123456789._:+-eExXbBoOinfaNlTZ "
+    for _ in range(1500):
+        n = rng.randint(1, 9)
+        v = "".join(rng.choice(alphabet) for _ in range(n)).strip()
+        docs.append(f"k: {v}\n")
+    for tag in ["!!str", "!!int", "!!float", "!!bool", "!!null", "!", "!!timestamp", "!!binary"]:
+        for v in ["1", "0x1F", "yes", "1.5", "~", "abc", "2001-01-01", "aGk=", "''", '"2"']:
+            docs.append(f"k: {tag} {v}\n")
+    docs += ["k: [1, 0x2, yes, ~, 1.0, {a: b}]\n", "k: {1: a, 1.0: b, true: c}\n", "k: 'single'' quote'\n",
+             "k: \"esc \\t \\u00e9 \\x41\"\n", "k: |\n  a\n  b\n", "k: >-\n  a\n  b\n", "k: &a 1\nj: *a\n",
+             "- 1\n", "k\n", "", "k: [\n", "k: 1\n---\nk: 2\n", "k: !!python/name:os.system x\n"]
+    docs = list(dict.fromkeys(docs))
+    py = venv_python(version)
+    res = subprocess.run([str(py), "-c", YAML_PROBE], input="".join(json.dumps(d) + "\n" for d in docs),
+                         capture_output=True, text=True, check=True)
+    out = ROOT / "tests" / "conformance" / "yaml-scalars.jsonl"
+    out.write_text(res.stdout)
+    print(f"yaml scalars: {len(docs)} documents -> {out}")
+
+
 # ---------------------------------------------------------------------------------------------
 
 def run_oracle(version, argvs, reuse_parser=True):
@@ -613,6 +653,9 @@ def main():
             i = args.index(flag)
             opts[flag] = args[i + 1]
             del args[i:i + 2]
+    if "--yaml-scalars" in args:
+        build_yaml_scalars()
+        return
     do_setup = "--setup" in args
     config_only = "--config-only" in args
     versions = [a for a in args if a not in ("--setup", "--config-only")] or VERSIONS
