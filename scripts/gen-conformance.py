@@ -573,6 +573,17 @@ def build_yaml_scalars(version="0.5.23"):
     docs += ["k: [1, 0x2, yes, ~, 1.0, {a: b}]\n", "k: {1: a, 1.0: b, true: c}\n", "k: 'single'' quote'\n",
              "k: \"esc \\t \\u00e9 \\x41\"\n", "k: |\n  a\n  b\n", "k: >-\n  a\n  b\n", "k: &a 1\nj: *a\n",
              "- 1\n", "k\n", "", "k: [\n", "k: 1\n---\nk: 2\n", "k: !!python/name:os.system x\n"]
+    # document structure: directives, comments, line endings, indicators, multi-line scalars
+    docs += ["%YAML 1.1\n---\nk: 1\n", "%YAML 1.2\n---\nk: yes\n", "%TAG !e! tag:e.com,2000:\n---\nk: !e!x 1\n",
+             "---\nk: 1\n...\n", "k: 1 # c\n", "# c\nk: 1\n", "k: 1\r\nj: 2\r\n", "\ufeffk: 1\n",
+             "k: @x\n", "k: `x`\n", "k: a: b\n", "k: - a\n", "k:\n- a\n- b\n", "k:\n  - a\n  - b\n",
+             "? k\n: 1\n", "k: a\n  b\n", "k: 'a\n  b'\n", "k: \"a\\\n  b\"\n", "k: 1\t\n", "k:\t1\n",
+             "k: {a: 1, b}\n", "k: [a, [b, c]]\n", "{k: 1}\n", "[k]\n", "k: &x\n", "k: *nope\n",
+             "k: &x 1\nk: *x\n", "k: a #b\n", "k: a#b\n", "k: %x\n", "k: |+\n  a\n\n", "k: >\n  a\n\n  b\n",
+             "k: !!str\n", "k: ''\n", "k: \"\"\n", "k:\n", "k: -1\n", "k: - \n", "k: ,x\n", "k: x,\n",
+             "k: [a,b]\n", "k: {a:1}\n", "k: {a: 1,}\n", "k: [1,]\n", "k: 0x\n", "k: 1:2:3\n", "k: \"\\u00e9\"\n",
+             "k: \"\\N\"\n", "k: \"\\x\"\n", "k: 'it''s'\n", "k:  spaced  \n", "k: a\u00a0b\n",
+             "k: \u2028\n", "k: \"\\t\"\n", "k: !!set {a, b}\n", "k: !!omap [a: 1]\n", "k: !!pairs [a: 1]\n"]
     docs = list(dict.fromkeys(docs))
     py = venv_python(version)
     res = subprocess.run([str(py), "-c", YAML_PROBE], input="".join(json.dumps(d) + "\n" for d in docs),
