@@ -211,7 +211,7 @@ fn unusable_config_files_are_arg001_findings_naming_the_file() {
             txt.to_str().unwrap().to_owned(),
             "must be YAML format, got: .txt",
         ),
-        (bad_yaml.path().to_str().unwrap().to_owned(), "ScannerError"),
+        (bad_yaml.path().to_str().unwrap().to_owned(), "ParserError"),
         (
             not_a_dict.path().to_str().unwrap().to_owned(),
             "dictionary at root level",

@@ -547,8 +547,14 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
     let mut root_mark: (usize, usize) = (0, 0);
     for item in parser.by_ref() {
         let (event, span) = item.map_err(|e| {
+            // saphyr reports scanner and parser problems alike; PyYAML names them apart.
+            let class = if e.info().starts_with("while parsing") {
+                "ParserError"
+            } else {
+                "ScannerError"
+            };
             yaml_error(
-                "ScannerError",
+                class,
                 name,
                 e.marker().line(),
                 e.marker().col() + 1,
@@ -1506,7 +1512,7 @@ mod tests {
         assert!(
             conv("0.5.23", "a: [1\n")
                 .unwrap_err()
-                .starts_with("ScannerError")
+                .starts_with("ParserError")
         );
         assert!(
             conv("0.5.23", "a: 1\n---\nb: 2\n")

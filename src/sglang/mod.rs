@@ -1,5 +1,6 @@
 //! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
-//! argparse parser), a parser that behaves like argparse, and version detection.
+//! argparse parser), a parser that behaves like argparse, SGLang's `--config FILE.yaml`
+//! merging (which runs before argparse), and version detection.
 
 pub mod config;
 pub mod flagset;
