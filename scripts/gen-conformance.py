@@ -584,6 +584,10 @@ def build_yaml_scalars(version="0.5.23"):
              "k: [a,b]\n", "k: {a:1}\n", "k: {a: 1,}\n", "k: [1,]\n", "k: 0x\n", "k: 1:2:3\n", "k: \"\\u00e9\"\n",
              "k: \"\\N\"\n", "k: \"\\x\"\n", "k: 'it''s'\n", "k:  spaced  \n", "k: a\u00a0b\n",
              "k: \u2028\n", "k: \"\\t\"\n", "k: !!set {a, b}\n", "k: !!omap [a: 1]\n", "k: !!pairs [a: 1]\n"]
+    # JSON pasted into YAML
+    docs += ['k: {"a":[1,2],"b":{"c":1}}\n', 'k: {"a": 1, "b": "x"}\n', 'k: ["a","b"]\n',
+             '{"k": 1, "model-path": "m"}\n', "k: {a: 1, b: {c: [1,2]}}\n", "k: {a:1}\n", "k: [1,2,]\n",
+             'k: {"a":1,}\n', 'k: {"a": 1e3, "b": -0.5, "c": true, "d": null}\n']
     docs = list(dict.fromkeys(docs))
     py = venv_python(version)
     res = subprocess.run([str(py), "-c", YAML_PROBE], input="".join(json.dumps(d) + "\n" for d in docs),
