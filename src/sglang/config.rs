@@ -536,7 +536,60 @@ fn yaml_error(class: &str, name: &str, line: usize, col: usize, problem: &str) -
 /// `yaml.safe_load(text)`: one document (none → `None`).
 pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
     // YAML 1.1 (PyYAML) also breaks lines at NEL, LS and PS; YAML 1.2 (saphyr) does not.
-    let text = text.replace(['\u{85}', '\u{2028}', '\u{2029}'], "\n");
+    let mut text = text.replace(['\u{85}', '\u{2028}', '\u{2029}'], "\n");
+    // Two spots where saphyr's YAML 1.2 wants a space PyYAML does not: `"q"# c` (a comment
+    // right after a quoted scalar) and `{a:[1]}` (a flow value right after `:`). Each retry
+    // adds that space and parses again; values are unchanged by it.
+    for _ in 0..64 {
+        match load_once(name, &text) {
+            Err(LoadErr::Retry(at)) => {
+                let byte = text.char_indices().nth(at).map_or(text.len(), |(b, _)| b);
+                text.insert(byte, ' ');
+            }
+            Err(LoadErr::Yaml(e)) => return Err(e),
+            Ok(v) => return Ok(v),
+        }
+    }
+    load_once(name, &text).map_err(|e| match e {
+        LoadErr::Yaml(e) => e,
+        LoadErr::Retry(_) => ArgError::exception(format!(
+            "ScannerError: too many adjacent tokens\n  in \"{name}\""
+        )),
+    })
+}
+
+/// Why one parse attempt stopped.
+enum LoadErr {
+    Yaml(ArgError),
+    /// Parse again with a space inserted at this character index.
+    Retry(usize),
+}
+
+/// Where to insert a space for the saphyr errors that PyYAML would not raise.
+fn retry_at(e: &saphyr_parser::ScanError, text: &str) -> Option<usize> {
+    let at = e.marker().index();
+    let chars: Vec<char> = text.chars().collect();
+    if e.info().starts_with("':' may not precede") && chars.get(at) == Some(&':') {
+        return Some(at + 1);
+    }
+    if e.info().starts_with("comments must be separated") {
+        // the `#` on this line that directly follows a closing quote
+        let end = chars[at.min(chars.len())..]
+            .iter()
+            .position(|&c| c == '\n')
+            .map_or(chars.len(), |p| at + p);
+        let start = chars[..at.min(chars.len())]
+            .iter()
+            .rposition(|&c| c == '\n')
+            .map_or(0, |p| p + 1);
+        return (start.max(1)..end)
+            .find(|&i| chars[i] == '#' && matches!(chars[i - 1], '"' | '\''));
+    }
+    None
+}
+
+fn load_once(name: &str, text: &str) -> Result<Py, LoadErr> {
+    let text = text.to_owned();
     let mut parser = Parser::new_from_str(&text);
     let mut anchors: HashMap<usize, Node> = HashMap::new();
     // Open collections: (anchor, tag, is_map, items)
@@ -548,26 +601,27 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
     // Character ranges of quoted and block scalars: the only places PyYAML allows a tab.
     let mut quoted: Vec<(usize, usize)> = Vec::new();
     for item in parser.by_ref() {
-        let (event, span) = item.map_err(|e| {
-            // saphyr may stop just before the tab it objects to: then look past its mark.
-            let limit = (!e.info().contains("tab")).then(|| e.marker().index());
-            if let Some(tab) = stray_tab(name, &text, &quoted, limit) {
-                return tab;
+        let (event, span) = match item {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(at) = retry_at(&e, &text) {
+                    return Err(LoadErr::Retry(at));
+                }
+                // saphyr may stop just before the tab it objects to: then look past its mark.
+                let limit = (!e.info().contains("tab")).then(|| e.marker().index());
+                if let Some(tab) = stray_tab(name, &text, &quoted, limit) {
+                    return Err(LoadErr::Yaml(tab));
+                }
+                // saphyr reports scanner and parser problems alike; PyYAML names them apart.
+                let class = if e.info().starts_with("while parsing") {
+                    "ParserError"
+                } else {
+                    "ScannerError"
+                };
+                let (line, col) = (e.marker().line(), e.marker().col() + 1);
+                return Err(LoadErr::Yaml(yaml_error(class, name, line, col, e.info())));
             }
-            // saphyr reports scanner and parser problems alike; PyYAML names them apart.
-            let class = if e.info().starts_with("while parsing") {
-                "ParserError"
-            } else {
-                "ScannerError"
-            };
-            yaml_error(
-                class,
-                name,
-                e.marker().line(),
-                e.marker().col() + 1,
-                e.info(),
-            )
-        })?;
+        };
         let line = span.start.line();
         if docs.is_empty()
             && stack.is_empty()
@@ -584,10 +638,10 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
                 doc_count += 1;
                 if doc_count > 1 {
                     let (l, c) = root_mark;
-                    return Err(ArgError::exception(format!(
+                    return Err(LoadErr::Yaml(ArgError::exception(format!(
                         "ComposerError: expected a single document in the stream\n  in \"{name}\", line {l}, column {c}\nbut found another document\n  in \"{name}\", line {line}, column {}",
                         span.start.col() + 1
-                    )));
+                    ))));
                 }
                 None
             }
@@ -609,13 +663,13 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
             Event::Alias(id) => match anchors.get(&id) {
                 Some(n) => Some((0, n.clone())),
                 None => {
-                    return Err(yaml_error(
+                    return Err(LoadErr::Yaml(yaml_error(
                         "ComposerError",
                         name,
                         line,
                         span.start.col() + 1,
                         "found a recursive or undefined alias",
-                    ));
+                    )));
                 }
             },
             Event::SequenceStart(anchor, tag) => {
@@ -655,11 +709,11 @@ pub(crate) fn safe_load(name: &str, text: &str) -> Result<Py, ArgError> {
         }
     }
     if let Some(tab) = stray_tab(name, &text, &quoted, None) {
-        return Err(tab);
+        return Err(LoadErr::Yaml(tab));
     }
     match docs.into_iter().next() {
         None => Ok(Py::None),
-        Some(root) => construct(name, &root),
+        Some(root) => construct(name, &root).map_err(LoadErr::Yaml),
     }
 }
 
