@@ -587,7 +587,9 @@ def build_yaml_scalars(version="0.5.23"):
     # JSON pasted into YAML
     docs += ['k: {"a":[1,2],"b":{"c":1}}\n', 'k: {"a": 1, "b": "x"}\n', 'k: ["a","b"]\n',
              '{"k": 1, "model-path": "m"}\n', "k: {a: 1, b: {c: [1,2]}}\n", "k: {a:1}\n", "k: [1,2,]\n",
-             'k: {"a":1,}\n', 'k: {"a": 1e3, "b": -0.5, "c": true, "d": null}\n']
+             'k: {"a":1,}\n', 'k: {"a": 1e3, "b": -0.5, "c": true, "d": null}\n',
+             # where YAML 1.2 readers want a space that PyYAML does not
+             'k: "q"# c\n', "k: 'q'# c\n", "k: {a:[1, 2]}\n", "k: {a:{b: 1}, c:[x]}\n", 'k: ["a"# c\n  ]\n']
     docs = list(dict.fromkeys(docs))
     py = venv_python(version)
     res = subprocess.run([str(py), "-c", YAML_PROBE], input="".join(json.dumps(d) + "\n" for d in docs),
