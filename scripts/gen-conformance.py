@@ -22,10 +22,18 @@ Environment: ORACLE_DIR (default: ../shared/oracle next to the repository, else
 /work/shared/oracle), ORACLE_VENV (a format string, default /tmp/venv-oracle-{version}).
 The venvs get real `orjson` (SGLang's json_list_type calls it; the oracle would stub it).
 
-Left out of the corpus on purpose:
-  * `--config FILE`: SGLang 0.5.x merges the YAML file into argv *before* argparse runs (and
-    the oracle's --reuse-parser path skips that merge), so the option is not an argparse
-    question; whoever calls the parser must expand it first.
+`--config FILE` has its own corpus: SGLang 0.5.5+ merges the YAML file into argv *before*
+argparse runs, which the oracle's --reuse-parser path skips, so those cases run through SGLang's
+full `prepare_server_args` (about 20 ms each) with the repository root as working directory.
+The YAML files are written to tests/conformance/configs/ (hand-written edge cases plus seeded
+random ones per version) and the goldens to tests/conformance/config-<version>.jsonl, in the same
+format plus "effective_argv" (argv after SGLang's merge) on accepted cases.
+
+    scripts/gen-conformance.py --config-only [VERSION ...]   # only the --config corpus
+    scripts/gen-conformance.py --yaml-scalars                # PyYAML's reading of single values
+
+Left out of the main corpus on purpose:
+  * `--config FILE` (above).
   * non-UTF-8 tokens and lone surrogates: the oracle prints JSON as UTF-8 and cannot write them;
     the Rust unit tests cover them.
 `--help` is kept: argparse exits 0 there; the golden says exit_code 0 and the test expects
@@ -338,14 +346,268 @@ class Gen:
 
 
 # ---------------------------------------------------------------------------------------------
+# --config corpus
 
-def run_oracle(version, argvs):
+CONFIG_DIR = Path("tests") / "conformance" / "configs"
+
+# Hand-written YAML files: SGLang's merge rules and PyYAML's (YAML 1.1) reading of scalars.
+CONFIG_FILES = {
+    "basic.yaml": "model-path: m\ntp-size: 2\nenable-metrics: true\ndisable-radix-cache: false\n"
+                  "mem-fraction-static: 0.8\nport: 30001\n",
+    "underscores.yaml": "model_path: m\ntp_size: 2\n",
+    "store-true-spellings.yaml": "model-path: m\nenable_metrics: true\ntrust_remote_code: false\n"
+                                 "skip-server-warmup: yes\n",
+    "bool-on-valued.yaml": "model-path: m\nrevision: true\nserved-model-name: false\n",
+    "yaml11.yaml": "model-path: m\nserved-model-name: 1e3\nrevision: 0x1F\ntokenizer-path: 012\nseed: 1_000\n"
+                   "port: 1:30\nchat-template: 2024-01-02\nload-format: auto\nmem-fraction-static: .5\n"
+                   "schedule-conservativeness: 1.0e+3\ncontext-length: ~\n",
+    "yaml11-more.yaml": "model-path: m\nserved-model-name: 2001-12-14t21:59:43.10-05:00\nrevision: -0b101\n"
+                        "tokenizer-path: .inf\nchat-template: -.inf\nseed: +12\ndownload-dir: 190:20:30.15\n"
+                        "mem-fraction-static: 1.\nenable-metrics: on\nskip-server-warmup: off\n",
+    "tags.yaml": "model-path: !!str 12\ntp-size: !!int \"4\"\nmem-fraction-static: !!float 1\nrevision: ! 12\n"
+                 "served-model-name: \"true\"\nenable-metrics: !!bool yes\nchat-template: !!null ''\n",
+    "unknown-tag.yaml": "model-path: !foo m\n",
+    "empty.yaml": "",
+    "comments.yaml": "# nothing here\n",
+    "null-doc.yaml": "~\n",
+    "list-root.yaml": "- --model-path\n- m\n",
+    "scalar-root.yaml": "model-path\n",
+    "bad-flow.yaml": "model-path: m\ncuda-graph-bs: [1, 2\n",
+    "bad-indent.yaml": "model-path: m\n  tp-size: 2\n",
+    "bad-tab.yaml": "model-path: m\n\ttp-size: 2\n",
+    "bad-quote.yaml": "model-path: \"m\n",
+    "multi-doc.yaml": "model-path: m\n---\ntp-size: 2\n",
+    "dup-keys.yaml": "model-path: a\ntp-size: 2\nmodel-path: b\n",
+    "anchors.yaml": "base: &b {tp-size: 2, port: 1234}\nmodel-path: m\n<<: *b\nport: 5678\n",
+    "merge-list.yaml": "a: &a {tp-size: 2}\nb: &b {tp-size: 4, port: 1}\n<<: [*a, *b]\nmodel-path: m\n",
+    "lists.yaml": "model-path: m\ncuda-graph-bs: [1, 2, 4]\nlora-target-modules: []\n"
+                  "served-model-name: [a, b]\n",
+    "list-mixed.yaml": "model-path: m\ncuda-graph-bs: [1, \"2\", true, null, 1.5, {a: 1}, [1, 2]]\n",
+    "dicts.yaml": "model-path: m\njson-model-override-args: {a: 1, b: [1, 2.5, 1e-7], c: null, d: 'it''s', e: true}\n",
+    "dict-nested.yaml": "model-path: m\njson-model-override-args:\n  rope_scaling:\n    rope_type: yarn\n"
+                        "    factor: 4.0\n    original_max_position_embeddings: 32768\n  name: \"é 日本\"\n",
+    "dict-odd-keys.yaml": "model-path: m\njson-model-override-args: {1: a, 2.5: b, true: c, null: d}\n",
+    "dict-date.yaml": "model-path: m\njson-model-override-args: {when: 2024-01-02}\n",
+    "nonstring-key-int.yaml": "1: x\nmodel-path: m\n",
+    "nonstring-key-bool.yaml": "true: x\nmodel-path: m\n",
+    "nonstring-key-null.yaml": "~: x\nmodel-path: m\n",
+    "python-keys.yaml": "1: a\n1.0: b\ntrue: c\nmodel-path: m\n",
+    "unicode.yaml": "model-path: m\nserved-model-name: \"é 日本 \\U0001F600\"\nrevision: \"tab\\there\"\n",
+    "block.yaml": "model-path: m\nchat-template: |\n  line one\n  line two\nrevision: >\n  folded\n  text\n",
+    "negative.yaml": "model-path: m\nport: -5\nserved-model-name: \"-x\"\n",
+    "abbrev.yaml": "model-path: m\ntp: 2\n",
+    "ambiguous.yaml": "model-path: m\nmem: 0.5\n",
+    "help.yaml": "model-path: m\nhelp: true\n",
+    "config-key.yaml": "model-path: m\nconfig: other.yaml\n",
+    "floats.yaml": "model-path: m\nmem-fraction-static: 100000000000000000.0\nschedule-conservativeness: 1.0e+20\n"
+                   "served-model-name: [0.1, 1.5e-7, -0.0, .nan]\n",
+    "bigint.yaml": "model-path: m\nserved-model-name: 123456789012345678901234567890\nrandom-seed: 0x7fffffff\n",
+    "binary.yaml": "model-path: m\nserved-model-name: !!binary aGVsbG8=\n",
+    "bad-date.yaml": "model-path: m\nrevision: 2024-02-30\n",
+    "unsupported-deprecated.yaml": "model-path: m\ndisable-cuda-graph: true\n",
+    "unsupported-dp.yaml": "model-path: m\nenable_dp_attention: true\n",
+    "unsupported-boolopt.yaml": "model-path: m\nenable-tf32-matmul: true\n",
+    "unsupported-no-spelling.yaml": "model-path: m\nno_enable_tf32_matmul: true\n",
+    "unsupported-lora.yaml": "model-path: m\nlora-paths: [a=b]\n",
+    "stream-output.yaml": "model-path: m\nstream-output: true\n",
+    "incremental.yaml": "model-path: m\nincremental_streaming_output: true\n",
+    "monokernel.yaml": "model-path: m\nmonokernel-backend: amd\n",
+    "weird.YML": "model-path: m\ntp-size: 2\n",
+    "not-yaml.txt": "model-path: m\n",
+    "secrets.yaml": "model-path: m\napi-key: sekrit\n",
+}
+
+# Plain scalars PyYAML (YAML 1.1) reads in different ways: bool/null words, ints in several
+# bases, floats with and without exponent sign, sexagesimal numbers, timestamps, and look-alikes
+# that stay strings.
+YAML_SCALARS = ["m", "auto", "it's", "x y", "é", "yes", "on", "null", "1e3", "0x10", "012", "1_0", "2024-01-01", "",
+                "Yes", "NO", "Off", "TRUE", "y", "n", "~", "Null", "nULL", "1e-3", "1.5e-3", "1.5E+3", "-.5", "+.inf",
+                ".NaN", ".nan", "-.INF", "0o17", "0b11", "-0b11", "0x_1F", "0_", "1__0", "-0", "+0", "00", "09", "0.",
+                "1:60", "1:30", "-1:30:00", "12:30:45.5", "1.2.3", "2001-1-1 1:02:03", "2001-12-14T21:59:43Z",
+                "2001-12-14 21:59:43.5 +2", "2001-13-01", "20011-01-01", "1_000.5", "._5", "<<x", "=x", "127.0.0.1"]
+
+
+def yaml_value(v):
+    """A Python value written as YAML (strings double-quoted, JSON-style, so they stay strings)."""
+    return json.dumps(v, ensure_ascii=False)
+
+
+class ConfigGen(Gen):
+    def key_for(self, a):
+        longs = [o for o in a["option_strings"] if o.startswith("--")]
+        opt = self.pick(longs) if longs else a["option_strings"][0]
+        # mostly the dashed spelling (what works); underscores and the dest test key matching
+        return self.pick([opt[2:]] * 6 + [opt[2:].replace("-", "_"), a["dest"]])
+
+    def typed(self, a, text):
+        """The string argparse would get, as a YAML value of a fitting Python type."""
+        t = a["value_type"]
+        try:
+            if t == "int":
+                return int(text)
+            if t == "float":
+                return float(text)
+        except ValueError:
+            pass
+        if t in ("json", "cuda_graph_config") and self.rng.random() < 0.5:
+            try:
+                v = json.loads(text)
+                if isinstance(v, dict):
+                    return v
+            except ValueError:
+                pass
+        return text
+
+    def entry(self, a):
+        key = self.key_for(a)
+        kind, nargs = a["kind"], a["nargs"]
+        r = self.rng.random()
+        if nargs == "0":
+            return key, self.pick([True, False, True, "yes", "off"])
+        if nargs in ("+", "*"):
+            n = self.rng.randint(0, 3)
+            return key, [self.typed(a, self.value(a)) for _ in range(n)]
+        if r < 0.1:
+            return key, self.pick([True, False, None])
+        if r < 0.3:
+            return key, self.pick(YAML_SCALARS)
+        return key, self.typed(a, self.value(a))
+
+    def document(self):
+        lines = []
+        if self.rng.random() < 0.8:
+            lines.append("model-path: " + yaml_value(self.pick(["m", "/models/x", "Qwen/Qwen3-8B"])))
+        for a in self.rng.sample(self.actions, self.rng.randint(1, 5)):
+            key, v = self.entry(a)
+            if isinstance(v, str) and v in ("yes", "off") and self.rng.random() < 0.5:
+                text = v  # plain: YAML 1.1 reads it as a boolean
+            elif isinstance(v, str) and v in YAML_SCALARS and self.rng.random() < 0.8:
+                text = v if v else "''"
+            else:
+                text = yaml_value(v)
+            lines.append(f"{key}: {text}")
+        return "\n".join(lines) + "\n"
+
+
+def config_cases(flags, seed, fuzz=False):
+    """argv lists using --config (and the YAML files they name, written under CONFIG_DIR)."""
+    rng = random.Random(seed)
+    cdir = ROOT / CONFIG_DIR
+    cdir.mkdir(parents=True, exist_ok=True)
+    (cdir / "dir.yaml").mkdir(exist_ok=True)
+    (cdir / "dir.yaml" / ".keep").write_text("a directory named like a YAML file\n")
+    for name, text in CONFIG_FILES.items():
+        (cdir / name).write_text(text, encoding="utf-8")
+    rel = lambda name: str(CONFIG_DIR / name)
+    out = []
+    for name in list(CONFIG_FILES) + ["dir.yaml", "missing.yaml"]:
+        out.append(["--config", rel(name)])
+        out.append(["--model-path", "x", "--config", rel(name), "--tp-size", "4"])
+    b = rel("basic.yaml")
+    out += [
+        ["--config"],
+        ["--model-path", "m", "--config"],
+        ["--config", b, "--config", b],
+        ["--config", ""],
+        ["--model-path", "m", "--config", ""],
+        [f"--config={b}"],
+        ["--model-path", "m", f"--config={b}"],
+        ["--conf", b, "--model-path", "m"],
+        ["--config", b, "--tp-size", "8", "--port", "1"],
+        ["--tp-size", "8", "--config", b, "--enable-metrics"],
+        ["--config", b, "--mem-fraction-static", "x"],
+        ["--config", b, "--", "x"],
+        ["--config", "--model-path", "m"],
+        ["--config", rel("secrets.yaml"), "--api-key", "mine"],
+    ]
+    # seeded random documents over this version's options (where SGLang merges at all)
+    if not any("--config" in a["option_strings"] for a in flags["actions"]):
+        return out
+    gen = ConfigGen(flags, seed)
+    gen.rng = rng
+    vtag = flags["version"]
+    # An extra fuzz round (--seed) writes its files under target/, never over the committed ones.
+    gdir = Path("target") / "conformance-configs" if fuzz else CONFIG_DIR
+    (ROOT / gdir).mkdir(parents=True, exist_ok=True)
+    for i in range(100):
+        name = f"gen-{vtag}-{i:02d}.yaml"
+        (ROOT / gdir / name).write_text(gen.document(), encoding="utf-8")
+        argv = ["--config", str(gdir / name)]
+        r = rng.random()
+        if r < 0.3:
+            argv = ["--model-path", "y"] + argv
+        elif r < 0.5:
+            a = rng.choice(gen.actions)
+            argv += gen.args_for(a)
+        out.append(argv)
+    return out
+
+
+YAML_PROBE = r"""
+import json, sys, yaml
+for line in sys.stdin:
+    doc = json.loads(line)
+    try:
+        v = yaml.safe_load(doc)
+        k = v["k"] if isinstance(v, dict) and "k" in v else v
+        out = {"doc": doc, "type": type(k).__name__, "str": str(k)}
+    except Exception as e:
+        out = {"doc": doc, "error": type(e).__name__}
+    print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def build_yaml_scalars(version="0.5.23"):
+    """tests/conformance/yaml-scalars.jsonl: how PyYAML's safe_load reads single values (type
+    and str()), for the scalar resolution in src/sglang/config.rs."""
+    rng = random.Random("sglang-launch-yaml-scalars")
+    docs = [f"k: {v}\n" for v in YAML_SCALARS]
+    alphabet = "0123456789._:+-eExXbBoOinfaNlTZ "
+    for _ in range(1500):
+        n = rng.randint(1, 9)
+        v = "".join(rng.choice(alphabet) for _ in range(n)).strip()
+        docs.append(f"k: {v}\n")
+    for tag in ["!!str", "!!int", "!!float", "!!bool", "!!null", "!", "!!timestamp", "!!binary"]:
+        for v in ["1", "0x1F", "yes", "1.5", "~", "abc", "2001-01-01", "aGk=", "''", '"2"']:
+            docs.append(f"k: {tag} {v}\n")
+    docs += ["k: [1, 0x2, yes, ~, 1.0, {a: b}]\n", "k: {1: a, 1.0: b, true: c}\n", "k: 'single'' quote'\n",
+             "k: \"esc \\t \\u00e9 \\x41\"\n", "k: |\n  a\n  b\n", "k: >-\n  a\n  b\n", "k: &a 1\nj: *a\n",
+             "- 1\n", "k\n", "", "k: [\n", "k: 1\n---\nk: 2\n", "k: !!python/name:os.system x\n"]
+    # document structure: directives, comments, line endings, indicators, multi-line scalars
+    docs += ["%YAML 1.1\n---\nk: 1\n", "%YAML 1.2\n---\nk: yes\n", "%TAG !e! tag:e.com,2000:\n---\nk: !e!x 1\n",
+             "---\nk: 1\n...\n", "k: 1 # c\n", "# c\nk: 1\n", "k: 1\r\nj: 2\r\n", "\ufeffk: 1\n",
+             "k: @x\n", "k: `x`\n", "k: a: b\n", "k: - a\n", "k:\n- a\n- b\n", "k:\n  - a\n  - b\n",
+             "? k\n: 1\n", "k: a\n  b\n", "k: 'a\n  b'\n", "k: \"a\\\n  b\"\n", "k: 1\t\n", "k:\t1\n",
+             "k: {a: 1, b}\n", "k: [a, [b, c]]\n", "{k: 1}\n", "[k]\n", "k: &x\n", "k: *nope\n",
+             "k: &x 1\nk: *x\n", "k: a #b\n", "k: a#b\n", "k: %x\n", "k: |+\n  a\n\n", "k: >\n  a\n\n  b\n",
+             "k: !!str\n", "k: ''\n", "k: \"\"\n", "k:\n", "k: -1\n", "k: - \n", "k: ,x\n", "k: x,\n",
+             "k: [a,b]\n", "k: {a:1}\n", "k: {a: 1,}\n", "k: [1,]\n", "k: 0x\n", "k: 1:2:3\n", "k: \"\\u00e9\"\n",
+             "k: \"\\N\"\n", "k: \"\\x\"\n", "k: 'it''s'\n", "k:  spaced  \n", "k: a\u00a0b\n",
+             "k: \u2028\n", "k: \"\\t\"\n", "k: !!set {a, b}\n", "k: !!omap [a: 1]\n", "k: !!pairs [a: 1]\n"]
+    # JSON pasted into YAML
+    docs += ['k: {"a":[1,2],"b":{"c":1}}\n', 'k: {"a": 1, "b": "x"}\n', 'k: ["a","b"]\n',
+             '{"k": 1, "model-path": "m"}\n', "k: {a: 1, b: {c: [1,2]}}\n", "k: {a:1}\n", "k: [1,2,]\n",
+             'k: {"a":1,}\n', 'k: {"a": 1e3, "b": -0.5, "c": true, "d": null}\n',
+             # where YAML 1.2 readers want a space that PyYAML does not
+             'k: "q"# c\n', "k: 'q'# c\n", "k: {a:[1, 2]}\n", "k: {a:{b: 1}, c:[x]}\n", 'k: ["a"# c\n  ]\n']
+    docs = list(dict.fromkeys(docs))
+    py = venv_python(version)
+    res = subprocess.run([str(py), "-c", YAML_PROBE], input="".join(json.dumps(d) + "\n" for d in docs),
+                         capture_output=True, text=True, check=True)
+    out = ROOT / "tests" / "conformance" / "yaml-scalars.jsonl"
+    out.write_text(res.stdout)
+    print(f"yaml scalars: {len(docs)} documents -> {out}")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def run_oracle(version, argvs, reuse_parser=True):
     py = venv_python(version)
     if not py.exists():
         sys.exit(f"{py} missing: run with --setup (or oracle setup.sh {version} ...)")
     inp = "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in argvs)
-    res = subprocess.run([str(py), str(oracle_dir() / "oracle.py"), "--reuse-parser", "batch"],
-                         input=inp, capture_output=True, text=True, check=True)
+    cmd = [str(py), str(oracle_dir() / "oracle.py")] + (["--reuse-parser"] if reuse_parser else []) + ["batch"]
+    res = subprocess.run(cmd, input=inp, capture_output=True, text=True, check=True, cwd=ROOT)
     outs = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     if len(outs) != len(argvs):
         sys.exit(f"oracle answered {len(outs)} of {len(argvs)} cases:\n{res.stderr[-2000:]}")
@@ -356,11 +618,14 @@ def canon(v):
     return json.dumps(v, sort_keys=True)
 
 
-def build(version, seed=None, out_dir=None):
+def build(version, seed=None, out_dir=None, config=False):
     flags = json.loads((ROOT / "data" / "flags" / f"{version}.json").read_text())
-    argvs = Gen(flags, f"sglang-launch-conformance-{version}" + (f"-{seed}" if seed else "")).cases()
+    if config:
+        argvs = config_cases(flags, f"sglang-launch-config-{version}" + (f"-{seed}" if seed else ""), bool(seed))
+    else:
+        argvs = Gen(flags, f"sglang-launch-conformance-{version}" + (f"-{seed}" if seed else "")).cases()
     baseline_argv = ["--model-path", "m"]
-    results = run_oracle(version, [baseline_argv] + argvs)
+    results = run_oracle(version, [baseline_argv] + argvs, reuse_parser=not config)
     base = results[0]
     assert base["ok"], base
     baseline = base["namespace"]
@@ -373,6 +638,8 @@ def build(version, seed=None, out_dir=None):
         if r.get("tainted"):
             sys.exit(f"stub value in the oracle's answer for {argv}: {r['tainted']}")
         case = {"argv": argv, "ok": r["ok"], "exit_code": r["exit_code"]}
+        if config and r.get("effective_argv") is not None:
+            case["effective_argv"] = r["effective_argv"]
         if r["ok"]:
             ns = r["namespace"]
             case["set"] = {k: v for k, v in ns.items() if k not in baseline or canon(baseline[k]) != canon(v)}
@@ -389,7 +656,7 @@ def build(version, seed=None, out_dir=None):
             case["error"] = r["error"]
             counts["error"] += 1
         lines.append(json.dumps(case, ensure_ascii=False, sort_keys=True))
-    out = Path(out_dir or ROOT / "tests" / "conformance") / f"{version}.jsonl"
+    out = Path(out_dir or ROOT / "tests" / "conformance") / (f"config-{version}.jsonl" if config else f"{version}.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     print(f"{version}: {len(argvs)} cases -> {out} {counts}")
@@ -403,14 +670,20 @@ def main():
             i = args.index(flag)
             opts[flag] = args[i + 1]
             del args[i:i + 2]
+    if "--yaml-scalars" in args:
+        build_yaml_scalars()
+        return
     do_setup = "--setup" in args
-    versions = [a for a in args if a != "--setup"] or VERSIONS
+    config_only = "--config-only" in args
+    versions = [a for a in args if a not in ("--setup", "--config-only")] or VERSIONS
     for v in versions:
         if v not in VERSIONS:
             sys.exit(f"unknown version {v}; known: {' '.join(VERSIONS)}")
         if do_setup:
             setup(v)
-        build(v, opts.get("--seed"), opts.get("--out"))
+        if not config_only:
+            build(v, opts.get("--seed"), opts.get("--out"))
+        build(v, opts.get("--seed"), opts.get("--out"), config=True)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,8 @@ pub fn mask_tokens(args: &SglangArgs, tokens: &[OsString]) -> Vec<String> {
         i += 1;
     }
     for occ in &args.occurrences {
-        if !is_secret_dest(&occ.dest) || occ.start >= out.len() {
+        // Occurrences from a --config file index the file's tokens, not these.
+        if !is_secret_dest(&occ.dest) || occ.from_config || occ.start >= out.len() {
             continue;
         }
         let first = &mut out[occ.start];

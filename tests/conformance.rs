@@ -1,6 +1,8 @@
 //! Replays the argparse goldens (tests/conformance/<version>.jsonl, made by
 //! scripts/gen-conformance.py from SGLang's real parser) against the Rust parser: same
-//! accept/reject, same error message, same namespace.
+//! accept/reject, same error message, same namespace. The `--config` goldens
+//! (config-<version>.jsonl, YAML files in tests/conformance/configs/) also compare the argv after
+//! SGLang's merge; their paths are relative to the crate root, cargo's working directory here.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -15,15 +17,33 @@ struct Tally {
     message_exact: usize,
     message_mismatch: Vec<String>,
     namespace_mismatch: Vec<String>,
+    /// PyYAML syntax/construction errors: same exception family, text not compared.
+    yaml_error_class: usize,
+    effective_exact: usize,
 }
 
-fn replay(version: &str) -> Tally {
+/// PyYAML's exception classes: their text (marks, context lines) is PyYAML's own prose.
+const YAML_ERRORS: &[&str] = &[
+    "ScannerError",
+    "ParserError",
+    "ComposerError",
+    "ConstructorError",
+    "ReaderError",
+];
+
+fn yaml_class(message: &str) -> bool {
+    YAML_ERRORS
+        .iter()
+        .any(|c| message.starts_with(&format!("{c}: ")))
+}
+
+fn replay(version: &str, file: &str) -> Tally {
     // CONFORMANCE_DIR: replay an extra fuzz round made with `gen-conformance.py --seed X --out DIR`.
     let dir = std::env::var("CONFORMANCE_DIR")
         .ok()
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| format!("{}/tests/conformance", env!("CARGO_MANIFEST_DIR")));
-    let path = format!("{dir}/{version}.jsonl");
+    let path = format!("{dir}/{file}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut lines = text.lines();
     let header: Value =
@@ -49,6 +69,21 @@ fn replay(version: &str) -> Tally {
                 args.errors.first().map(|e| &e.message)
             ));
             continue;
+        }
+        if let Some(Value::Array(eff)) = case.get("effective_argv") {
+            let want: Vec<OsString> = eff
+                .iter()
+                .map(|t| OsString::from(t.as_str().unwrap_or_default()))
+                .collect();
+            if args.effective_tokens() == want {
+                t.effective_exact += 1;
+            } else {
+                t.namespace_mismatch.push(format!(
+                    "{argv:?}: effective argv golden {want:?} ours {:?}",
+                    args.effective_tokens()
+                ));
+                continue;
+            }
         }
         if golden_ok {
             let mut want = baseline.clone();
@@ -91,6 +126,8 @@ fn replay(version: &str) -> Tally {
                 ));
             } else if ours.message == golden {
                 t.message_exact += 1;
+            } else if yaml_class(&golden) && yaml_class(&ours.message) {
+                t.yaml_error_class += 1;
             } else {
                 t.message_mismatch.push(format!(
                     "{argv:?}:\n   golden {golden:?}\n   ours   {:?}",
@@ -122,31 +159,45 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn check(version: &str) {
-    let t = replay(version);
-    let errors = t.message_exact + t.message_mismatch.len();
+    check_file(version, &format!("{version}.jsonl"), 1000);
+}
+
+fn check_config(version: &str) {
+    check_file(version, &format!("config-{version}.jsonl"), 100);
+}
+
+fn check_file(version: &str, file: &str, min_cases: usize) {
+    let t = replay(version, file);
+    let errors = t.message_exact + t.message_mismatch.len() + t.yaml_error_class;
     eprintln!(
-        "{version}: {} cases, {} verdict mismatches, {} namespace mismatches, {}/{} error messages exact",
+        "{file}: {} cases, {} verdict mismatches, {} namespace mismatches, {}/{} error messages exact ({} PyYAML errors matched by class), {} merged argv exact",
         t.cases,
         t.verdict_mismatch.len(),
         t.namespace_mismatch.len(),
         t.message_exact,
-        errors
+        errors,
+        t.yaml_error_class,
+        t.effective_exact
     );
-    assert!(t.cases >= 1000, "{version}: corpus too small ({})", t.cases);
+    assert!(
+        t.cases >= min_cases,
+        "{file}: corpus too small ({})",
+        t.cases
+    );
     let show = |v: &Vec<String>| v.iter().take(15).cloned().collect::<Vec<_>>().join("\n");
     assert!(
         t.verdict_mismatch.is_empty(),
-        "{version} accept/reject:\n{}",
+        "{file} accept/reject:\n{}",
         show(&t.verdict_mismatch)
     );
     assert!(
         t.namespace_mismatch.is_empty(),
-        "{version} namespace:\n{}",
+        "{file} namespace:\n{}",
         show(&t.namespace_mismatch)
     );
     assert!(
         t.message_mismatch.is_empty(),
-        "{version} messages:\n{}",
+        "{file} messages:\n{}",
         show(&t.message_mismatch)
     );
 }
@@ -174,4 +225,29 @@ fn conformance_0_5_10_post1() {
 #[test]
 fn conformance_0_5_23() {
     check("0.5.23");
+}
+
+#[test]
+fn config_conformance_0_4_10_post2() {
+    check_config("0.4.10.post2");
+}
+
+#[test]
+fn config_conformance_0_5_2() {
+    check_config("0.5.2");
+}
+
+#[test]
+fn config_conformance_0_5_5() {
+    check_config("0.5.5");
+}
+
+#[test]
+fn config_conformance_0_5_10_post1() {
+    check_config("0.5.10.post1");
+}
+
+#[test]
+fn config_conformance_0_5_23() {
+    check_config("0.5.23");
 }

@@ -2,44 +2,78 @@
 //!
 //! Edits work on the user's tokens through the parser's occurrences, so everything a fix does
 //! not touch passes through byte for byte, and the user's own spelling of an option is kept.
+//! Options that come from a `--config` file are not in the user's tokens: a fix overrides them
+//! explicitly where it can, and is reported as blocked where it cannot.
 
 use std::ffi::OsString;
 
 use crate::facts::Env;
 use crate::rules::{ArgEdit, EnvEdit};
-use crate::sglang::{self, SglangArgs};
+use crate::sglang::SglangArgs;
 
 use super::json::EnvChanges;
 
+/// An edit the launcher cannot make: what it would change comes from the `--config` file,
+/// and only the user's own tokens are edited (SGLang reads the file itself at launch).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not fixed: {option} comes from the config file {file}; change it there")]
+pub struct Blocked {
+    pub option: String,
+    pub file: String,
+}
+
 /// The arguments after the edits, re-parsed. Edits naming options this version lacks are skipped
-/// (a rule only proposes options from the flag set in use; this keeps an odd edit harmless).
+/// (a rule only proposes options from the flag set in use; this keeps an odd edit harmless), and
+/// so are edits the config file blocks (see [`try_apply_args`]).
 pub fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
     edits
         .iter()
         .fold(args.clone(), |cur, edit| match edit_tokens(&cur, edit) {
-            Some(tokens) => sglang::parse(cur.flags, tokens),
-            None => cur,
+            Ok(Some(tokens)) => cur.reparse(tokens),
+            _ => cur,
         })
 }
 
-fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Option<Vec<OsString>> {
+/// Like [`apply_args`], all or nothing: an edit that only the config file could make (removing
+/// or renaming an option the file sets) fails the whole fix. A `Set` of an option the file sets
+/// appends an explicit override, which wins because the file's tokens come first.
+pub fn try_apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> Result<SglangArgs, Blocked> {
+    let mut cur = args.clone();
+    for edit in edits {
+        if let Some(tokens) = edit_tokens(&cur, edit)? {
+            cur = cur.reparse(tokens);
+        }
+    }
+    Ok(cur)
+}
+
+fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>>, Blocked> {
     let mut tokens = args.tokens.clone();
+    let blocked = |option: &str, file: &str| Blocked {
+        option: option.to_owned(),
+        file: file.to_owned(),
+    };
     match edit {
         ArgEdit::Remove { option } => {
+            if let Some(file) = args.config_file_setting(option) {
+                return Err(blocked(option, file));
+            }
             let spans: Vec<_> = args
-                .occurrences_of(option)
+                .user_occurrences_of(option)
                 .map(|o| (o.start, o.len))
                 .collect();
             if spans.is_empty() {
-                return None;
+                return Ok(None);
             }
             for (start, len) in spans.into_iter().rev() {
                 tokens.drain(start..(start + len).min(tokens.len()));
             }
         }
         ArgEdit::Set { option, value } => {
-            args.flags.action(option)?;
-            match args.occurrences_of(option).last() {
+            if args.flags.action(option).is_none() {
+                return Ok(None);
+            }
+            match args.user_occurrences_of(option).last() {
                 Some(o) => {
                     let written = o
                         .written
@@ -57,43 +91,52 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Option<Vec<OsString>> {
             }
         }
         ArgEdit::Rename { from, to } => {
-            // `from` may be unknown to this flag set, so match tokens, skipping option values.
-            let values: Vec<usize> = args
+            // `from` may be unknown to this flag set, so match tokens, skipping option values
+            // (and the config file's name).
+            let mut values: Vec<usize> = args
                 .occurrences
                 .iter()
+                .filter(|o| !o.from_config)
                 .flat_map(|o| o.start + 1..o.start + o.len)
                 .collect();
+            values.extend(args.config.as_ref().map(|c| c.at + 1));
+            let renamed = |s: &str| {
+                if s == from {
+                    Some(to.clone())
+                } else {
+                    s.strip_prefix(from.as_str())
+                        .and_then(|rest| rest.strip_prefix('='))
+                        .map(|v| format!("{to}={v}"))
+                }
+            };
             let mut changed = false;
             for (i, t) in tokens.iter_mut().enumerate() {
                 if values.contains(&i) {
                     continue;
                 }
                 let Some(s) = t.to_str() else { continue };
-                let renamed = if s == from {
-                    Some(to.clone())
-                } else {
-                    s.strip_prefix(from.as_str())
-                        .and_then(|rest| rest.strip_prefix('='))
-                        .map(|v| format!("{to}={v}"))
-                };
-                if let Some(r) = renamed {
+                if let Some(r) = renamed(s) {
                     *t = r.into();
                     changed = true;
                 }
             }
+            if let Some(c) = &args.config
+                && c.tokens.iter().any(|t| renamed(t).is_some())
+            {
+                return Err(blocked(from, &c.file));
+            }
             if !changed {
-                return None;
+                return Ok(None);
             }
         }
         ArgEdit::AddFlag { option } => {
-            args.flags.action(option)?;
-            if args.flag(option) {
-                return None;
+            if args.flags.action(option).is_none() || args.flag(option) {
+                return Ok(None);
             }
             tokens.push(option.into());
         }
     }
-    Some(tokens)
+    Ok(Some(tokens))
 }
 
 /// Applies env edits to the environment the server will get, recording them as plan changes.

@@ -187,6 +187,8 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
 
     // Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check.
     let mut applied: Vec<String> = Vec::new();
+    // Fixes the config file stands in the way of (summary → why), reported unfixed.
+    let mut blocked: Vec<(String, String)> = Vec::new();
     let mut rule_hits: Vec<Hit>;
     let mut rounds = 0;
     // GPUs and model follow the arguments: a fix (say, a renamed flag that made the line
@@ -223,9 +225,9 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             .iter()
             .filter(|h| {
                 !req.no_fix
-                    && h.fix
-                        .as_ref()
-                        .is_some_and(|f| !applied.contains(&f.summary))
+                    && h.fix.as_ref().is_some_and(|f| {
+                        !applied.contains(&f.summary) && !blocked.iter().any(|b| b.0 == f.summary)
+                    })
             })
             .collect();
         if fixable.is_empty() || rounds > MAX_FIX_ROUNDS {
@@ -233,7 +235,13 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         }
         for hit in fixable {
             let fix = hit.fix.as_ref().expect("filtered on fix");
-            args = fixes::apply_args(&args, &fix.args);
+            match fixes::try_apply_args(&args, &fix.args) {
+                Ok(a) => args = a,
+                Err(b) => {
+                    blocked.push((fix.summary.clone(), b.to_string()));
+                    continue;
+                }
+            }
             fixes::apply_env(&mut env, &mut changes, &fix.env);
             applied.push(fix.summary.clone());
             findings.push(finding_from_hit(hit, true));
@@ -243,7 +251,17 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         rule_hits
             .iter()
             .filter(|h| !h.fix.as_ref().is_some_and(|f| applied.contains(&f.summary)))
-            .map(|h| finding_from_hit(h, false)),
+            .map(|h| {
+                let mut f = finding_from_hit(h, false);
+                let why = h
+                    .fix
+                    .as_ref()
+                    .and_then(|fix| blocked.iter().find(|b| b.0 == fix.summary));
+                if let Some((_, why)) = why {
+                    f.message = format!("{} ({why})", f.message);
+                }
+                f
+            }),
     );
 
     if let Some(problem) = gpu_problem {
@@ -336,7 +354,11 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             [one] => format!("; did you mean {one}?"),
             many => format!("; did you mean one of {}?", many.join(", ")),
         };
-        pipeline(&mut findings, "ARG001", format!("{}{hint}", err.message));
+        pipeline(
+            &mut findings,
+            "ARG001",
+            format!("{}{hint}{}", err.message, config_context(&args, err)),
+        );
     }
 
     let secrets = secrets::secret_values(&args, &env);
@@ -383,6 +405,26 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         secrets,
         packages,
     })
+}
+
+/// Where a `--config` file is involved in an argument error, says so: SGLang's own messages
+/// for a file it cannot use do not always name it, and options the file adds are not on the
+/// command line the user sees. Never quotes the file's values (they may be secrets).
+fn config_context(args: &SglangArgs, err: &sglang::ArgError) -> String {
+    if let Some(c) = &args.config {
+        return format!(" (the arguments include those from --config {})", c.file);
+    }
+    let strs: Vec<String> = args
+        .tokens
+        .iter()
+        .map(|t| t.to_string_lossy().into_owned())
+        .collect();
+    match sglang::config::locate(args.flags, &strs) {
+        Ok(Some((_, file))) if !err.message.contains(&file) => {
+            format!(" (reading --config {file})")
+        }
+        _ => String::new(),
+    }
 }
 
 /// Rounded down to three decimals: rounding must never raise a planned fraction.

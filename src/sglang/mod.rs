@@ -1,6 +1,8 @@
 //! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
-//! argparse parser), a parser that behaves like argparse, and version detection.
+//! argparse parser), a parser that behaves like argparse, SGLang's `--config FILE.yaml`
+//! merging (which runs before argparse), and version detection.
 
+pub mod config;
 pub mod flagset;
 pub mod parser;
 mod pyjson;
@@ -8,4 +10,4 @@ pub mod pytypes;
 pub mod version;
 
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
-pub use parser::{ArgError, ArgErrorKind, Occurrence, SglangArgs, parse};
+pub use parser::{ArgError, ArgErrorKind, ConfigTokens, Occurrence, SglangArgs, parse, parse_with};

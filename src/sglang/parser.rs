@@ -12,6 +12,7 @@ use std::ffi::OsString;
 
 use serde_json::{Map, Value};
 
+use super::config;
 use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 use super::pyjson;
 use super::pytypes::{
@@ -33,6 +34,20 @@ pub struct Occurrence {
     pub start: usize,
     /// Number of tokens it spans (option plus separate values; 1 for `--x=v`).
     pub len: usize,
+    /// The option came from the `--config` file: `start`/`len` then index
+    /// `SglangArgs::config`'s tokens, not the user's (which a fix cannot edit).
+    pub from_config: bool,
+}
+
+/// The tokens SGLang derives from `--config FILE` (see [`super::config`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigTokens {
+    /// The file name as the user wrote it.
+    pub file: String,
+    /// Index of the `--config` token in `SglangArgs::tokens`.
+    pub at: usize,
+    /// What the file stands for; SGLang places these before the user's own tokens.
+    pub tokens: Vec<String>,
 }
 
 /// How SGLang would fail on the command line.
@@ -57,7 +72,7 @@ pub struct ArgError {
 }
 
 impl ArgError {
-    fn usage(message: impl Into<String>) -> ArgError {
+    pub(crate) fn usage(message: impl Into<String>) -> ArgError {
         ArgError {
             message: message.into(),
             suggestions: Vec::new(),
@@ -65,7 +80,7 @@ impl ArgError {
         }
     }
 
-    fn exception(message: impl Into<String>) -> ArgError {
+    pub(crate) fn exception(message: impl Into<String>) -> ArgError {
         ArgError {
             message: message.into(),
             suggestions: Vec::new(),
@@ -88,8 +103,12 @@ impl std::fmt::Display for ArgError {
 #[derive(Debug, Clone)]
 pub struct SglangArgs {
     pub flags: &'static FlagSet,
-    /// The tokens exactly as given (byte-exact, may be non-UTF-8).
+    /// The user's tokens exactly as given (byte-exact, may be non-UTF-8), `--config FILE`
+    /// included: what SGLang is run with, and what fixes edit.
     pub tokens: Vec<OsString>,
+    /// Set when SGLang would merge a `--config` file: argparse then reads
+    /// [`SglangArgs::effective_tokens`], the file's tokens first.
+    pub config: Option<ConfigTokens>,
     /// dest → typed value, for every option given (argparse's namespace minus untouched defaults).
     pub values: BTreeMap<String, Value>,
     pub occurrences: Vec<Occurrence>,
@@ -99,7 +118,8 @@ pub struct SglangArgs {
     /// `-h/--help` was reached: argparse prints the help and exits 0 there (nothing after it
     /// is parsed; errors before it still win).
     pub help: bool,
-    /// Indices of the tokens argparse leaves unrecognized (`unrecognized arguments: …`).
+    /// Indices into [`SglangArgs::effective_tokens`] of the tokens argparse leaves
+    /// unrecognized (`unrecognized arguments: …`).
     pub extras: Vec<usize>,
 }
 
@@ -185,23 +205,123 @@ impl SglangArgs {
     }
 }
 
-/// Parse `tokens` with the flag set, as SGLang's argparse parser would.
+/// Parse `tokens` with the flag set, as SGLang would: a `--config FILE` is read and merged
+/// first (SGLang 0.5.5+); a file SGLang would reject gives an `Exception` error and no values.
 pub fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> SglangArgs {
+    parse_with(flags, tokens, &mut |path| config::load(flags, path))
+}
+
+/// [`parse`] with the config file read through `load` (path → the file's tokens): lets a
+/// re-parse reuse what was read once, and tests run without files.
+pub fn parse_with(
+    flags: &'static FlagSet,
+    tokens: Vec<OsString>,
+    load: &mut dyn FnMut(&str) -> Result<Vec<String>, ArgError>,
+) -> SglangArgs {
     let strs: Vec<String> = tokens.iter().map(|t| decode_arg(t)).collect();
     let mut out = SglangArgs {
         flags,
         tokens,
+        config: None,
         values: BTreeMap::new(),
         occurrences: Vec::new(),
         errors: Vec::new(),
         help: false,
         extras: Vec::new(),
     };
+    let located = match config::locate(flags, &strs) {
+        Ok(l) => l,
+        Err(e) => {
+            out.errors.push(e);
+            return out;
+        }
+    };
+    let Some((at, file)) = located else {
+        let parser = Parser::new(flags);
+        if let Err(e) = parser.run(&strs, &mut out) {
+            out.errors.push(e);
+        }
+        return out;
+    };
+    let file_tokens = match load(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            out.errors.push(e);
+            return out;
+        }
+    };
+    let n = file_tokens.len();
+    let mut effective = file_tokens.clone();
+    effective.extend(strs[..at].iter().cloned());
+    effective.extend(strs[at + 2..].iter().cloned());
+    out.config = Some(ConfigTokens {
+        file,
+        at,
+        tokens: file_tokens,
+    });
     let parser = Parser::new(flags);
-    if let Err(e) = parser.run(&strs, &mut out) {
+    if let Err(e) = parser.run(&effective, &mut out) {
         out.errors.push(e);
     }
+    // Occurrences index the list they came from: the file's tokens or the user's.
+    let user = |i: usize| if i - n < at { i - n } else { i - n + 2 };
+    for o in &mut out.occurrences {
+        if o.start < n {
+            o.from_config = true;
+        } else {
+            let last = user(o.start + o.len.max(1) - 1);
+            o.start = user(o.start);
+            o.len = if o.len == 0 { 0 } else { last + 1 - o.start };
+        }
+    }
     out
+}
+
+impl SglangArgs {
+    /// The tokens argparse reads: the config file's (if any) first, then the user's without
+    /// `--config FILE`. Without a config file: the user's tokens.
+    pub fn effective_tokens(&self) -> Vec<OsString> {
+        match &self.config {
+            None => self.tokens.clone(),
+            Some(c) => {
+                let mut v: Vec<OsString> = c.tokens.iter().map(OsString::from).collect();
+                v.extend(self.tokens[..c.at].iter().cloned());
+                v.extend(self.tokens.iter().skip(c.at + 2).cloned());
+                v
+            }
+        }
+    }
+
+    /// How many leading [`SglangArgs::effective_tokens`] came from the config file.
+    pub fn config_len(&self) -> usize {
+        self.config.as_ref().map_or(0, |c| c.tokens.len())
+    }
+
+    /// Parses edited user tokens, reusing the config file already read (when the edit kept
+    /// `--config` and its file name), so a fix never re-reads the file.
+    pub fn reparse(&self, tokens: Vec<OsString>) -> SglangArgs {
+        let cached = self.config.clone();
+        parse_with(self.flags, tokens, &mut |path| match &cached {
+            Some(c) if c.file == path => Ok(c.tokens.clone()),
+            _ => config::load(self.flags, path),
+        })
+    }
+
+    /// The user's own occurrences of the action behind `option` (not the config file's).
+    pub fn user_occurrences_of<'a>(
+        &'a self,
+        option: &str,
+    ) -> impl Iterator<Item = &'a Occurrence> + 'a {
+        self.occurrences_of(option).filter(|o| !o.from_config)
+    }
+
+    /// The config file that gives the action behind `option`, if it does.
+    pub fn config_file_setting(&self, option: &str) -> Option<&str> {
+        let c = self.config.as_ref()?;
+        self.occurrences_of(option)
+            .any(|o| o.from_config)
+            .then_some(c.file.as_str())
+    }
 }
 
 impl SglangArgs {
@@ -220,6 +340,7 @@ impl SglangArgs {
         SglangArgs {
             flags,
             tokens: Vec::new(),
+            config: None,
             values,
             occurrences: Vec::new(),
             errors: Vec::new(),
@@ -583,6 +704,7 @@ impl Parser {
                     written: written.clone(),
                     start: index,
                     len: stop - index,
+                    from_config: false,
                 });
                 out.help = true;
                 return Ok(None);
@@ -595,6 +717,7 @@ impl Parser {
                 written: written.clone(),
                 start: index,
                 len: stop - index,
+                from_config: false,
             });
         }
         Ok(Some(stop))
