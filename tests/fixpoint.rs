@@ -92,3 +92,41 @@ fn planning_the_planned_command_changes_nothing() {
     }
     assert!(checked >= 270);
 }
+
+#[test]
+fn no_fix_reports_everything_fixing_would_touch_and_changes_nothing() {
+    for topo in topologies() {
+        for line in LINES {
+            for env in ENVS {
+                let tokens: Vec<OsString> = line.split_whitespace().map(OsString::from).collect();
+                let env = Env::from_pairs(env.iter().copied());
+                let fixed = plan::build(&request(&topo, tokens.clone(), env.clone())).unwrap();
+                let mut req = request(&topo, tokens.clone(), env.clone());
+                req.no_fix = true;
+                let report = plan::build(&req).unwrap();
+                let ctx = format!("{} | {line}", topo.display());
+                assert_eq!(report.args.tokens, tokens, "{ctx}");
+                assert_eq!(report.env, env, "{ctx}");
+                assert!(
+                    report.plan.env.set.is_empty() && report.plan.env.unset.is_empty(),
+                    "{ctx}"
+                );
+                assert!(
+                    report
+                        .plan
+                        .findings
+                        .iter()
+                        .all(|f| !f.fixed && f.fix.is_none()),
+                    "{ctx}"
+                );
+                for f in fixed.plan.findings.iter().filter(|f| f.fixed) {
+                    assert!(
+                        report.plan.findings.iter().any(|r| r.code == f.code),
+                        "{ctx}: --no-fix hides {}",
+                        f.code
+                    );
+                }
+            }
+        }
+    }
+}

@@ -185,7 +185,10 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let host = req.topology.is_none().then(rules::host::HostFacts::probe);
     let mut changes = EnvChanges::default();
 
-    // Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check.
+    // Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check. Under
+    // --no-fix the same loop runs on a scratch copy, so the report shows everything the fixed
+    // line would reveal too, and then the user's own line and environment are restored.
+    let original_args = args.clone();
     let mut applied: Vec<String> = Vec::new();
     // Fixes the config file stands in the way of (summary → why), reported unfixed.
     let mut blocked: Vec<(String, String)> = Vec::new();
@@ -224,10 +227,9 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         let fixable: Vec<&Hit> = rule_hits
             .iter()
             .filter(|h| {
-                !req.no_fix
-                    && h.fix.as_ref().is_some_and(|f| {
-                        !applied.contains(&f.summary) && !blocked.iter().any(|b| b.0 == f.summary)
-                    })
+                h.fix.as_ref().is_some_and(|f| {
+                    !applied.contains(&f.summary) && !blocked.iter().any(|b| b.0 == f.summary)
+                })
             })
             .collect();
         if fixable.is_empty() || rounds > MAX_FIX_ROUNDS {
@@ -264,6 +266,23 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             }),
     );
 
+    if req.no_fix {
+        for f in findings.iter_mut().filter(|f| f.fixed) {
+            f.fixed = false;
+            f.fix = None;
+        }
+        args = original_args;
+        env = req.env.clone();
+        changes = EnvChanges::default();
+        // A line argparse rejects selects nothing: keep the repaired line's view then.
+        if args.is_ok() {
+            (gpus, gpu_problem) = select_gpus(&topology, &env, &args);
+            let path = args.str("--model-path").map(str::to_owned);
+            if path != model_path {
+                model = path.as_deref().map(|p| facts::model::load(p, &env, &args));
+            }
+        }
+    }
     if let Some(problem) = gpu_problem {
         pipeline(&mut findings, "TOP001", problem);
     }
