@@ -136,6 +136,48 @@ fn print_out(text: &str) {
     }
 }
 
+/// Launcher options written among SGLang's arguments (`check -- --model-path m --json`): SGLang
+/// would reject or misread them, and the user most likely meant them for us.
+fn misplaced_hint(outcome: &plan::Outcome) {
+    let argparse_error = outcome
+        .plan
+        .findings
+        .iter()
+        .any(|f| f.code == "ARG001" && !f.fixed);
+    if !argparse_error {
+        return;
+    }
+    let cmd = cli::command();
+    let Some(run) = cmd.find_subcommand("plan") else {
+        return;
+    };
+    let ours: Vec<String> = run
+        .get_arguments()
+        .chain(
+            cmd.find_subcommand("run")
+                .into_iter()
+                .flat_map(|r| r.get_arguments()),
+        )
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    let found: Vec<String> = outcome
+        .args
+        .tokens
+        .iter()
+        .filter_map(|t| t.to_str())
+        .map(|t| t.split('=').next().unwrap_or(t).to_owned())
+        .filter(|t| ours.contains(t) && !outcome.args.knows(t))
+        .collect();
+    if !found.is_empty() {
+        eprintln!(
+            "sglang-launch: hint: {} {} sglang-launch's, not SGLang's: put launcher options before `--` \
+             (or before the first SGLang argument)",
+            found.join(", "),
+            if found.len() == 1 { "is" } else { "are" }
+        );
+    }
+}
+
 fn plan_cmd(
     opts: &PlanOptions,
     tokens: Vec<OsString>,
@@ -143,6 +185,7 @@ fn plan_cmd(
     show_secrets: bool,
 ) -> Result<i32, Fatal> {
     let outcome = plan::build(&request(opts, tokens))?;
+    misplaced_hint(&outcome);
     if print_args {
         print_out(&report::command_line(&outcome, show_secrets));
     } else if opts.json {
@@ -166,22 +209,27 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
         "{}",
         report::human(&outcome, report::use_color(&std::io::stderr()))
     );
+    misplaced_hint(&outcome);
     if outcome.exit_code() != exit::OK {
+        let argparse = outcome
+            .plan
+            .findings
+            .iter()
+            .any(|f| !f.fixed && f.code == "ARG001");
         eprintln!(
-            "sglang-launch: not launching: fix the errors above, or --allow CODE to skip a rule"
+            "sglang-launch: not launching: {}",
+            if argparse {
+                "SGLang would reject these arguments; correct them"
+            } else {
+                "fix the errors above, or --allow CODE to skip a rule"
+            }
         );
         return Ok(exit::BLOCKED);
     }
     if dry_run {
-        print_out(&report::command_line(&outcome, false));
-        for (k, v) in &outcome.plan.env.set {
-            print_out(&format!(
-                "export {}",
-                shell_words::join([format!("{k}={v}")])
-            ));
-        }
-        for k in &outcome.plan.env.unset {
-            print_out(&format!("unset {k}"));
+        // With --json the plan above already carries the command.
+        if !opts.json {
+            print_out(&report::command_line(&outcome, false));
         }
         return Ok(exit::OK);
     }
@@ -216,7 +264,14 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
 }
 
 fn detect(json: bool, nvml_lib: Option<&std::path::Path>) -> Result<i32, Fatal> {
-    let topo = plan::load_topology(None, nvml_lib)?;
+    let topo = plan::load_topology(None, nvml_lib).map_err(|e| Fatal {
+        code: e.code,
+        message: format!(
+            "{}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
+             writes the file that check/plan read with --topology box.json)",
+            e.message
+        ),
+    })?;
     if json {
         print_out(&topo.to_json_pretty());
     } else {

@@ -114,13 +114,16 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         } else {
             String::new()
         };
+        // A fixed finding no longer blocks: its severity is shown plain, the fix in green.
+        let severity = if f.fixed {
+            format!("{:<7}", f.severity.as_str())
+        } else {
+            st.severity(f.severity)
+        };
         let _ = writeln!(
             out,
-            "  {} {:<6} {}: {}{fixed}",
-            st.severity(f.severity),
-            f.code,
-            f.name,
-            f.message
+            "  {severity} {:<6} {}: {}{fixed}",
+            f.code, f.name, f.message
         );
     }
     let mut changes: Vec<String> = plan

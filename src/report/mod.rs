@@ -13,9 +13,11 @@ use crate::secrets;
 pub use human::{gpu_summary, human};
 pub use topology::topology;
 
-/// Colour only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+/// Colour only on a terminal that can show it, and never with `NO_COLOR` set (https://no-color.org).
 pub fn use_color(stream: &impl IsTerminal) -> bool {
-    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    stream.is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
 }
 
 /// The plan/v1 object, pretty-printed (secrets are already masked in the plan).
@@ -48,10 +50,28 @@ pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
     } else {
         secrets::mask_tokens(&outcome.args, &outcome.args.tokens)
     };
-    let head = [
+    // Environment changes travel with the command (`env -u A B=1 python …`), so a copied
+    // line runs what the launcher would have run.
+    let changes = &outcome.plan.env;
+    let mut words: Vec<String> = Vec::new();
+    if !changes.set.is_empty() || !changes.unset.is_empty() {
+        words.push("env".to_owned());
+        for name in &changes.unset {
+            words.extend(["-u".to_owned(), name.clone()]);
+        }
+        for (name, masked) in &changes.set {
+            let value = match outcome.env.get(name) {
+                Some(real) if show_secrets => real,
+                _ => masked.as_str(),
+            };
+            words.push(format!("{name}={value}"));
+        }
+    }
+    words.extend([
         outcome.interpreter.path.to_string_lossy().into_owned(),
         "-m".to_owned(),
         "sglang.launch_server".to_owned(),
-    ];
-    shell_words::join(head.iter().chain(args.iter()))
+    ]);
+    words.extend(args);
+    shell_words::join(words)
 }
