@@ -138,13 +138,17 @@ pub struct ModelLoad {
 
 /// Read the model's facts, honouring the SGLang arguments that change them.
 pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
-    let Some(dir) = resolve_dir(model_path, env) else {
+    let revision = args.str("--revision").filter(|r| !r.is_empty());
+    let Some(dir) = resolve_dir(model_path, env, revision) else {
+        let what = match revision {
+            Some(r) => {
+                format!("not a local directory, and revision {r} is not in the Hugging Face cache")
+            }
+            None => "not a local directory and not in the Hugging Face cache".to_owned(),
+        };
         return ModelLoad {
             facts: None,
-            problem: Some((
-                ProblemKind::Unavailable,
-                format!("{model_path}: not a local directory and not in the Hugging Face cache"),
-            )),
+            problem: Some((ProblemKind::Unavailable, format!("{model_path}: {what}"))),
         };
     };
     let config_path = dir.join("config.json");
@@ -423,8 +427,9 @@ fn merge_override(config: &mut Value, over: &Map<String, Value>) {
     }
 }
 
-/// A local directory with a config.json, or the HF cache snapshot for an `org/name` id.
-fn resolve_dir(model_path: &str, env: &Env) -> Option<PathBuf> {
+/// A local directory with a config.json, or the HF cache snapshot for an `org/name` id
+/// (`--revision`: a branch or tag under `refs/`, or a commit hash; default `main`).
+fn resolve_dir(model_path: &str, env: &Env, revision: Option<&str>) -> Option<PathBuf> {
     let p = Path::new(model_path);
     if p.join("config.json").is_file() {
         return Some(p.to_path_buf());
@@ -446,6 +451,20 @@ fn resolve_dir(model_path: &str, env: &Env) -> Option<PathBuf> {
     }
     let repo = hub.join(format!("models--{org}--{name}"));
     let snapshots = repo.join("snapshots");
+    if let Some(rev) = revision.filter(|r| !r.is_empty()) {
+        // Only plain names: a revision must not walk out of the cache.
+        if Path::new(rev)
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return None;
+        }
+        let hash = std::fs::read_to_string(repo.join("refs").join(rev))
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| rev.to_owned());
+        let snap = snapshots.join(hash);
+        return snap.join("config.json").is_file().then_some(snap);
+    }
     if let Ok(rev) = std::fs::read_to_string(repo.join("refs/main")) {
         let snap = snapshots.join(rev.trim());
         if snap.join("config.json").is_file() {
@@ -784,6 +803,22 @@ mod tests {
         // ~8.0e9 parameters in BF16
         let w = f.weight_bytes.unwrap() as f64;
         assert!((w / 16.06e9 - 1.0).abs() < 0.03, "{w}");
+        // --revision picks a branch (refs/NAME) or a commit hash; one not cached is unavailable.
+        std::fs::create_dir_all(repo.join("snapshots/def456")).unwrap();
+        write(
+            &repo.join("snapshots/def456"),
+            "config.json",
+            CONFIG.as_bytes(),
+        );
+        std::fs::write(repo.join("refs/v2"), "def456").unwrap();
+        for rev in ["v2", "def456"] {
+            let l = load("org/tiny", &env, &args(&[("--revision", json!(rev))]));
+            assert!(l.facts.unwrap().dir.ends_with("snapshots/def456"), "{rev}");
+        }
+        for rev in ["v3", "../../etc"] {
+            let l = load("org/tiny", &env, &args(&[("--revision", json!(rev))]));
+            assert_eq!(l.problem.unwrap().0, ProblemKind::Unavailable, "{rev}");
+        }
         // HF_HOME/hub is the second choice; nothing there means unavailable, never a download.
         let env = Env::from_pairs([("HF_HOME", "/nonexistent")]);
         let l = load("org/tiny", &env, &args(&[]));
