@@ -487,3 +487,50 @@ fn a_kv_cache_smaller_than_one_request_is_a_warning() {
     assert!(codes(&[]).contains(&"MEM007".to_owned()));
     assert!(!codes(&["--context-length", "512"]).contains(&"MEM007".to_owned()));
 }
+
+#[test]
+fn a_mistyped_launcher_variable_is_named_with_a_suggestion() {
+    sl().args(["rules"])
+        .env("SGLANG_LAUNCH_TOPOLGY", "box.json")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "SGLANG_LAUNCH_TOPOLGY is not a launcher setting",
+        ))
+        .stderr(predicate::str::contains(
+            "did you mean SGLANG_LAUNCH_TOPOLOGY?",
+        ));
+}
+
+#[test]
+fn boolean_launcher_variables_read_like_systemd_writes_them() {
+    for (value, fixed) in [
+        ("1", false),
+        ("yes", false),
+        ("0", true),
+        ("off", true),
+        ("", true),
+    ] {
+        let out = sl()
+            .args([
+                "plan",
+                "--json",
+                "--topology",
+                &topo("8x-rtx-pro-6000-pcie"),
+                "--sglang-version",
+                "0.5.23",
+                "--",
+            ])
+            .args(["--model-path", "m", "--tp", "8", "--enable-torch-symm-mem"])
+            .env("SGLANG_LAUNCH_NO_FIX", value)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let any_fixed = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["fixed"] == true);
+        assert_eq!(any_fixed, fixed, "SGLANG_LAUNCH_NO_FIX={value:?}");
+    }
+}

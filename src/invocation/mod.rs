@@ -32,7 +32,33 @@ pub fn main() -> i32 {
 }
 
 /// Parses the argv and runs the command; returns the exit code (or never returns, on exec).
+/// `SGLANG_LAUNCH_*` variables that no launcher option reads: a typo there would silently drop
+/// a setting (say, the topology file), so say so with the nearest real name.
+fn unknown_launcher_env() {
+    let cmd = cli::command();
+    let known: Vec<String> = cmd
+        .get_subcommands()
+        .flat_map(|s| s.get_arguments())
+        .filter_map(|a| a.get_env().map(|e| e.to_string_lossy().into_owned()))
+        .collect();
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if !name.starts_with("SGLANG_LAUNCH_") || known.iter().any(|k| *k == name) {
+            continue;
+        }
+        let hint = known
+            .iter()
+            .map(|k| (strsim::jaro_winkler(&name, k), k))
+            .filter(|(score, _)| *score > 0.9)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, k)| format!("; did you mean {k}?"))
+            .unwrap_or_default();
+        eprintln!("sglang-launch: warning: {name} is not a launcher setting and is ignored{hint}");
+    }
+}
+
 pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
+    unknown_launcher_env();
     let (launcher, sglang_tokens) = split::split(&argv);
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
