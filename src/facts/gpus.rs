@@ -254,6 +254,13 @@ pub fn visible(topology: &Topology, env: &Env) -> Visible {
             stopped: None,
         };
     };
+    // Set but empty is a deliberate "no GPUs", not a malformed list.
+    if value.trim().is_empty() {
+        return Visible {
+            gpus: Vec::new(),
+            stopped: None,
+        };
+    }
     let first = value.split(',').next().unwrap_or("").trim();
     let mut gpus: Vec<u32> = Vec::new();
     let stop = |gpus: Vec<u32>, s: Stop| {
@@ -762,7 +769,7 @@ mod tests {
         let repeated = |e: &str| Some(Stop::Repeated(e.to_owned()));
         let cases: Vec<(&Topology, &[(&str, &str)], Vec<u32>, Option<Stop>)> = vec![
             (&h, &[], (0..8).collect(), None),
-            (&h, &[("CUDA_VISIBLE_DEVICES", "")], vec![], not_ord("")),
+            (&h, &[("CUDA_VISIBLE_DEVICES", "")], vec![], None),
             (&h, &[("CUDA_VISIBLE_DEVICES", "2,1")], vec![2, 1], None),
             (
                 &h,

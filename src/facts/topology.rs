@@ -283,6 +283,8 @@ fn suggest<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
 impl Topology {
     /// Parse and validate a topology-v1 document. `origin` names it in errors (usually the path).
     pub fn from_json_str(text: &str, origin: &str) -> Result<Topology, TopologyError> {
+        // Editors on some systems save a byte-order mark; it is not part of the JSON.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: Value = serde_json::from_str(text).map_err(|e| json_error(origin, &e))?;
         let Value::Object(top) = &value else {
             return Err(TopologyError::Json {
@@ -407,6 +409,17 @@ impl Topology {
                          `nvidia-smi --query-gpu=compute_cap --format=csv` shows it (e.g. \"9.0\"), \
                          or \"{CC_UNKNOWN}\"",
                         g.compute_capability
+                    ),
+                ));
+            }
+            // 16 TiB: far above any GPU, far below values that break the arithmetic.
+            if g.memory_total_mib > 16 << 20 {
+                return Some((
+                    at("gpus", j, "memory_total_mib"),
+                    format!(
+                        "memory_total_mib {} is not a GPU's memory in MiB; write the total as \
+                         `nvidia-smi --query-gpu=memory.total --format=csv` shows it",
+                        g.memory_total_mib
                     ),
                 ));
             }
