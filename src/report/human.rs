@@ -5,7 +5,7 @@ use std::fmt::Write;
 use crate::facts::Topology;
 use crate::plan::Outcome;
 use crate::plan::json::{MfsSource, Verdict};
-use crate::rules::Severity;
+use crate::rules::{Severity, ranges};
 
 struct Style {
     on: bool,
@@ -65,26 +65,6 @@ pub fn gpu_summary(topology: &Topology, gpus: &[u32]) -> String {
         .map(|(n, c, m, k)| format!("{k}× {n} (cc {c}, {:.1} GiB{link})", *m as f64 / 1024.0))
         .collect::<Vec<_>>()
         .join(" + ")
-}
-
-fn ranges(ids: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let mut j = i;
-        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i + 1 {
-            format!("{}-{}", ids[i], ids[j])
-        } else if j == i + 1 {
-            format!("{},{}", ids[i], ids[j])
-        } else {
-            ids[i].to_string()
-        });
-        i = j + 1;
-    }
-    out.join(",")
 }
 
 pub fn human(outcome: &Outcome, color: bool) -> String {
@@ -186,12 +166,12 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::ranges;
+    use crate::rules::ranges;
 
     #[test]
-    fn gpu_ranges_are_compact() {
-        assert_eq!(ranges(&[0, 1, 2, 3, 4, 5, 6, 7]), "0-7");
-        assert_eq!(ranges(&[0, 2, 4, 6]), "0,2,4,6");
-        assert_eq!(ranges(&[0, 1, 4, 5, 6]), "0,1,4-6");
+    fn gpu_lists_are_compact_in_headers_and_findings_alike() {
+        assert_eq!(ranges(&[0, 1, 2, 3, 4, 5, 6, 7]), "0–7");
+        assert_eq!(ranges(&[0, 2, 4, 6]), "0, 2, 4, 6");
+        assert_eq!(ranges(&[0, 1, 4, 5, 6]), "0, 1, 4–6");
     }
 }

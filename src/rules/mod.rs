@@ -15,6 +15,8 @@ pub mod fix;
 pub mod host;
 mod view;
 
+pub use view::ranges;
+
 use std::fmt;
 
 use serde::Serialize;

@@ -68,18 +68,6 @@ fn hit(code: &'static str, message: String) -> Hit {
     }
 }
 
-/// The non-static costs, in MiB, and where the numbers came from.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Costs {
-    pub cuda_context: u64,
-    pub nccl: u64,
-    pub custom_allreduce: u64,
-    pub cuda_graphs: u64,
-    pub activations: u64,
-    pub other_processes: u64,
-    pub margin: u64,
-}
-
 /// CUDA context + torch/cuBLAS handles per process, MiB (Hopper and later load larger modules).
 fn cuda_context_mib(gpu: &Gpu) -> u64 {
     match gpu.cc() {
