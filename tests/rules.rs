@@ -420,6 +420,16 @@ fn base_cases() -> Vec<Case> {
         c("AR006").tp(8).no(),
         c("AR006").t(PRO).tp(2).no(),
         c("AR007").tp(2).gpus(&[0, 1]).uuids(&[0, 1]),
+        c("AR007").tp(2).gpus(&[4, 5]).uuids(&[4, 5]),
+        // Custom all-reduce is off anyway: the UUIDs break nothing (QA regression).
+        c("AR007")
+            .tp(2)
+            .gpus(&[4, 5])
+            .uuids(&[4, 5])
+            .f("--disable-custom-all-reduce")
+            .no(),
+        c("AR007").tp(3).gpus(&[0, 1, 2]).uuids(&[0, 1, 2]).no(),
+        c("AR007").t(PRO).tp(8).uuids(&[0, 1, 2, 3, 4, 5, 6, 7]).no(),
         c("AR007")
             .tp(2)
             .gpus(&[0, 1])
@@ -620,11 +630,47 @@ fn base_cases() -> Vec<Case> {
             .f("--disable-cuda-graph")
             .no(),
         // Quantisation.
-        c("QUANT001").t(A100).a("--quantization", json!("fp8")),
+        // 0.5.23 runs dense FP8 weight-only through Marlin on SM80 (QA regression).
+        c("QUANT001").t(A100).a("--quantization", json!("fp8")).no(),
+        c("QUANT001")
+            .t(A100)
+            .m(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        // FP8 MoE experts have no Marlin path.
         c("QUANT001").t(A100).m(ModelFacts {
             quant_method: Some("fp8".into()),
-            ..model("Qwen3ForCausalLM")
+            ..moe()
         }),
+        // Methods that demand SM89 at load.
+        c("QUANT001").t(A100).a("--quantization", json!("w8a8_fp8")),
+        c("QUANT001").t(A100).a("--quantization", json!("modelopt_fp8")),
+        // 0.5.5 needs vLLM's Marlin ops; 0.4.x has no automatic fallback.
+        c("QUANT001")
+            .v("0.5.5")
+            .t(A100)
+            .a("--quantization", json!("fp8"))
+            .pkgs(&[("torch", "2.8.0+cu128")]),
+        c("QUANT001")
+            .v("0.5.5")
+            .t(A100)
+            .a("--quantization", json!("fp8"))
+            .pkgs(&[("vllm", "0.10.1")])
+            .no(),
+        c("QUANT001")
+            .v("0.4.10.post2")
+            .t(A100)
+            .a("--quantization", json!("fp8")),
+        c("QUANT001")
+            .t(A100)
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "7.5".into())
+            })
+            .a("--quantization", json!("fp8")),
         c("QUANT001").t(L4).a("--quantization", json!("fp8")).no(),
         c("QUANT002")
             .v("0.5.5")
