@@ -429,7 +429,11 @@ fn base_cases() -> Vec<Case> {
             .f("--disable-custom-all-reduce")
             .no(),
         c("AR007").tp(3).gpus(&[0, 1, 2]).uuids(&[0, 1, 2]).no(),
-        c("AR007").t(PRO).tp(8).uuids(&[0, 1, 2, 3, 4, 5, 6, 7]).no(),
+        c("AR007")
+            .t(PRO)
+            .tp(8)
+            .uuids(&[0, 1, 2, 3, 4, 5, 6, 7])
+            .no(),
         c("AR007")
             .tp(2)
             .gpus(&[0, 1])
@@ -646,7 +650,9 @@ fn base_cases() -> Vec<Case> {
         }),
         // Methods that demand SM89 at load.
         c("QUANT001").t(A100).a("--quantization", json!("w8a8_fp8")),
-        c("QUANT001").t(A100).a("--quantization", json!("modelopt_fp8")),
+        c("QUANT001")
+            .t(A100)
+            .a("--quantization", json!("modelopt_fp8")),
         // 0.5.5 needs vLLM's Marlin ops; 0.4.x has no automatic fallback.
         c("QUANT001")
             .v("0.5.5")
@@ -982,7 +988,33 @@ fn base_cases() -> Vec<Case> {
             .a("--pp-size", json!(2))
             .a("--speculative-algorithm", json!("EAGLE")),
         c("PAR004").a("--pp-size", json!(2)).no(),
-        c("PAR005").tp(16).a("--nnodes", json!(2)),
+        // A 64 GiB model fits one 8x H100 node: spanning is a pure loss.
+        c("PAR005").tp(16).a("--nnodes", json!(2)).m(ModelFacts {
+            weight_bytes: Some(64 << 30),
+            ..model("Qwen3ForCausalLM")
+        }),
+        // SGLang's documented DeepSeek recipe: too big for one node (QA regression).
+        c("PAR005")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .m(ModelFacts {
+                weight_bytes: Some(690_000_000_000),
+                ..mla()
+            })
+            .no(),
+        // Model unknown: no claim.
+        c("PAR005").tp(16).a("--nnodes", json!(2)).no(),
+        // DP attention keeps the attention all-reduce inside a node.
+        c("PAR005")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .f("--enable-dp-attention")
+            .a("--dp-size", json!(16))
+            .m(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
         c("PAR005")
             .tp(8)
             .a("--pp-size", json!(2))
