@@ -205,6 +205,18 @@ fn more_cases() -> Vec<Case> {
         c("SRV001")
             .a("--served-model-name", json!("qwen3-32b"))
             .no(),
+        // The served name defaults to the model path (QA regression).
+        c("SRV001").a("--model-path", json!("/models/qwen3:32b")),
+        c("SRV001")
+            .a("--model-path", json!("/models/qwen3:32b"))
+            .a("--served-model-name", json!("qwen3-32b"))
+            .no(),
+        c("SRV001").a("--model-path", json!("/models/qwen3-32b")).no(),
+        // Object-store URIs are exempt in SGLang.
+        c("SRV001")
+            .a("--served-model-name", json!("s3://bucket/qwen3"))
+            .no(),
+        c("SRV001").a("--model-path", json!("gs://bucket/qwen3")).no(),
         c("SRV002")
             .f("--enable-priority-scheduling")
             .a("--schedule-policy", json!("lpm")),
