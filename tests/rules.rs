@@ -211,12 +211,16 @@ fn more_cases() -> Vec<Case> {
             .a("--model-path", json!("/models/qwen3:32b"))
             .a("--served-model-name", json!("qwen3-32b"))
             .no(),
-        c("SRV001").a("--model-path", json!("/models/qwen3-32b")).no(),
+        c("SRV001")
+            .a("--model-path", json!("/models/qwen3-32b"))
+            .no(),
         // Object-store URIs are exempt in SGLang.
         c("SRV001")
             .a("--served-model-name", json!("s3://bucket/qwen3"))
             .no(),
-        c("SRV001").a("--model-path", json!("gs://bucket/qwen3")).no(),
+        c("SRV001")
+            .a("--model-path", json!("gs://bucket/qwen3"))
+            .no(),
         c("SRV002")
             .f("--enable-priority-scheduling")
             .a("--schedule-policy", json!("lpm")),
@@ -337,6 +341,38 @@ fn more_cases() -> Vec<Case> {
         c("SPEC010")
             .a("--speculative-algorithm", json!("EAGLE"))
             .a("--mem-fraction-static", json!(0.85))
+            .no(),
+        // A draft the launcher can't read: its memory is not planned.
+        c("SPEC011")
+            .a("--speculative-algorithm", json!("EAGLE3"))
+            .a(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/some-org__eagle3-draft"),
+            ),
+        c("SPEC011")
+            .a("--speculative-algorithm", json!("EAGLE3"))
+            .a(
+                "--speculative-draft-model-path",
+                json!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct"
+                )),
+            )
+            .no(),
+        c("SPEC011")
+            .a("--speculative-algorithm", json!("NGRAM"))
+            .a(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/draft"),
+            )
+            .no(),
+        c("SPEC011")
+            .a("--model-path", json!("/nonexistent/target"))
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .a(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/target"),
+            )
             .no(),
         c("PAR007")
             .a("--disaggregation-mode", json!("prefill"))

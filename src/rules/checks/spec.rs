@@ -168,3 +168,36 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
         "{a} speculative decoding on {mib} MiB GPUs with a hand-set --mem-fraction-static: the draft model, its KV and its CUDA graphs leave a narrow window where neither start-up OOM nor a KV pool too small to serve happens; free the non-KV side instead (smaller CUDA-graph batch, --chunked-prefill-size 2048–4096, fewer draft tokens)"
     ))]
 }
+
+/// The draft model can't be read offline, so the memory plan counts its weights and KV layers
+/// as zero. Uses the same resolution as the memory planner (`facts::model::load`).
+pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
+    let Some(algo) = ctx.spec_algo().filter(|a| a != "NGRAM") else {
+        return vec![];
+    };
+    let Some(draft) = ctx.sval("--speculative-draft-model-path") else {
+        return vec![];
+    };
+    // The target's own MTP layers: the target's facts cover them.
+    if ctx.sval("--model-path").as_deref() == Some(draft.as_str()) {
+        return vec![];
+    }
+    let load = crate::facts::model::load(&draft, ctx.env, ctx.args);
+    if load
+        .facts
+        .as_ref()
+        .is_some_and(|f| f.weight_bytes.is_some())
+    {
+        return vec![];
+    }
+    let why = match &load.problem {
+        Some((crate::facts::model::ProblemKind::Unavailable, _)) => {
+            "is not a local directory and not in the Hugging Face cache".to_string()
+        }
+        Some((_, msg)) => format!("could not be read ({msg})"),
+        None => "has no weight size the launcher can read or estimate".to_string(),
+    };
+    vec![Fired::new(format!(
+        "{algo} draft model {draft} {why}: the memory plan counts its weights and KV layers as zero, so the KV capacity and fit verdict are optimistic"
+    ))]
+}
