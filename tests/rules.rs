@@ -775,7 +775,31 @@ fn base_cases() -> Vec<Case> {
             .a("--dist-timeout", json!(3600))
             .no(),
         // CUDA graphs.
+        // PCIe-only, model unknown: the measured class.
         c("CG001").t(PRO).tp(8),
+        // NVLink H100/B200 with a model that leaves most of the GPU to KV: not worth a line (QA regression).
+        c("CG001").tp(8).no(),
+        c("CG001").t(B200).tp(8).no(),
+        c("CG001")
+            .tp(8)
+            .m(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        c("CG001")
+            .t(PRO)
+            .tp(8)
+            .m(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        // Weights fill ~half of each GPU: graphs are a material share of the KV left.
+        c("CG001").tp(8).m(ModelFacts {
+            weight_bytes: Some(300 << 30),
+            ..model("Qwen3ForCausalLM")
+        }),
         c("CG001").v("0.5.5").t(PRO).tp(8),
         c("CG001")
             .t(PRO)
@@ -2250,4 +2274,27 @@ fn hits_made_outside_evaluate_get_names_and_settings() {
     let out = s.apply(vec![h, w]);
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].code, out[0].severity), ("MEM003", Severity::Error));
+}
+
+#[test]
+fn cg001_quotes_the_pcie_measurement_only_on_pcie() {
+    let big = ModelFacts {
+        weight_bytes: Some(300 << 30),
+        ..model("Qwen3ForCausalLM")
+    };
+    let nvlink = world(&c("CG001").tp(8).m(big)).hits("CG001");
+    assert_eq!(nvlink.len(), 1);
+    assert!(
+        !nvlink[0].message.contains("RTX PRO"),
+        "{}",
+        nvlink[0].message
+    );
+    assert!(nvlink[0].message.contains("material share"));
+    let pcie = world(&c("CG001").t(PRO).tp(8)).hits("CG001");
+    assert_eq!(pcie.len(), 1);
+    assert!(
+        pcie[0].message.contains("one measurement"),
+        "{}",
+        pcie[0].message
+    );
 }
