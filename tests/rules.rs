@@ -1163,6 +1163,9 @@ fn base_cases() -> Vec<Case> {
         c("ENV001").e("SGL_ENABLE_JIT_DEEPGEMM", "1").no(),
         c("ENV001").e("NCCL_DEBUG", "INFO").no(),
         c("ENV002").e("SGL_ENABLE_JIT_DEEPGEMM", "1"),
+        c("ENV002")
+            .e("SGL_ENABLE_JIT_DEEPGEMM", "0")
+            .e("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
         c("ENV002").e("SGLANG_USE_TRITON_ROUTER_SUM", "1"),
         c("ENV002").v("0.5.5").e("SGLANG_GC_LOG", "1"),
         c("ENV002").e("SGLANG_ENABLE_JIT_DEEPGEMM", "1").no(),
@@ -2297,4 +2300,31 @@ fn cg001_quotes_the_pcie_measurement_only_on_pcie() {
         "{}",
         pcie[0].message
     );
+}
+
+#[test]
+fn env002_does_not_rename_over_a_different_value() {
+    let w = world(
+        &c("ENV002")
+            .e("SGL_ENABLE_JIT_DEEPGEMM", "0")
+            .e("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
+    );
+    let hits = w.hits("ENV002");
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].fix.is_none(), "{:?}", hits[0].fix);
+    assert!(
+        hits[0].message.contains("different value")
+            && hits[0]
+                .message
+                .contains("SGL_ENABLE_JIT_DEEPGEMM's value is the one in effect"),
+        "{}",
+        hits[0].message
+    );
+    // Same value under both names: the plain rename is safe.
+    let w = world(
+        &c("ENV002")
+            .e("SGL_ENABLE_JIT_DEEPGEMM", "1")
+            .e("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
+    );
+    assert!(w.hits("ENV002")[0].fix.is_some());
 }

@@ -108,6 +108,21 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
             "{name} is a deprecated name in SGLang {}; use {new}",
             reg.version
         );
+        let old_v = ctx.env.get(name).unwrap_or_default();
+        // Both names set to different values: which one the user meant is unknowable, and a
+        // rename would silently replace the value under the new name. Say which one SGLang
+        // uses and leave the choice to the user.
+        if ctx.env.get(&new).is_some_and(|v| v != old_v) {
+            let used = if old_wins {
+                format!("SGLang copies {name} over {new}, so {name}'s value is the one in effect")
+            } else {
+                format!("SGLang reads {new} and ignores {name}")
+            };
+            out.push(Fired::new(format!(
+                "{msg}; {new} is set too, to a different value: {used}; keep the one you mean under {new} and unset {name}"
+            )));
+            continue;
+        }
         let fix = if ctx.env.get(&new).is_some() && !old_wins {
             unset_env(&[name])
         } else {
