@@ -2328,3 +2328,24 @@ fn env002_does_not_rename_over_a_different_value() {
     );
     assert!(w.hits("ENV002")[0].fix.is_some());
 }
+
+#[test]
+fn flag004_claims_no_first_version_the_flag_sets_cannot_prove() {
+    let msg = |v: &'static str| {
+        let w = world(&c("FLAG004").v(v).tok(&["--attn-dp-size", "8"]));
+        let h = w.hits("FLAG004");
+        assert_eq!(h.len(), 1, "{v}");
+        h[0].message.clone()
+    };
+    let m = msg("0.5.10.post1");
+    assert!(!m.contains("known from"), "{m}");
+    assert!(
+        m.contains("is not in SGLang 0.5.10.post1; present in 0.5.23"),
+        "{m}"
+    );
+    let m = msg("0.5.5");
+    assert!(
+        m.contains("added after 0.5.10.post1 and is present in 0.5.23"),
+        "{m}"
+    );
+}
