@@ -1060,6 +1060,35 @@ fn base_cases() -> Vec<Case> {
             .a("--pp-size", json!(2))
             .a("--speculative-algorithm", json!("EAGLE")),
         c("PAR004").a("--pp-size", json!(2)).no(),
+        // 0.5.23 admits EAGLE with PP under SGLANG_ENABLE_PP_SPEC or on prefill nodes.
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .e("SGLANG_ENABLE_PP_SPEC", "1")
+            .no(),
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .a("--disaggregation-mode", json!("prefill"))
+            .no(),
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("EAGLE3"))
+            .e("SGLANG_ENABLE_PP_SPEC", "1"),
+        c("PAR004")
+            .v("0.5.10.post1")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .e("SGLANG_ENABLE_PP_SPEC", "1"),
+        // Mixed chunked prefill: rejected with PP up to 0.5.10.post1, no longer in 0.5.23.
+        c("PAR004")
+            .v("0.5.10.post1")
+            .a("--pp-size", json!(2))
+            .f("--enable-mixed-chunk"),
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .f("--enable-mixed-chunk")
+            .no(),
         // A 64 GiB model fits one 8x H100 node: spanning is a pure loss.
         c("PAR005").tp(16).a("--nnodes", json!(2)).m(ModelFacts {
             weight_bytes: Some(64 << 30),

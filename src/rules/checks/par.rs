@@ -61,18 +61,41 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
     if pp <= 1 {
         return vec![];
     }
+    // Up to 0.5.10.post1 check_server_args rejects PP with any speculative algorithm and with
+    // mixed chunked prefill. 0.5.23's check_pipeline_parallel_compat (validation_hook.py) drops
+    // the mixed-chunk ban and admits non-multi-layer EAGLE/NEXTN with SGLANG_ENABLE_PP_SPEC=1
+    // or on PD prefill nodes; the variable marks the releases with the new check.
+    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let relaxed = reg.knows("SGLANG_ENABLE_PP_SPEC");
     let mut what = vec![];
     if let Some(a) = ctx.spec_algo() {
-        what.push(format!("--speculative-algorithm {a}"));
+        let prefill = ctx.sval("--disaggregation-mode").as_deref() == Some("prefill");
+        let pp_spec = ctx.env.get("SGLANG_ENABLE_PP_SPEC").is_some_and(env_true);
+        let admitted = relaxed
+            && match a.as_str() {
+                "EAGLE" => !ctx.args.flag("--enable-multi-layer-eagle") && (prefill || pp_spec),
+                "DSPARK" => prefill && !pp_spec,
+                _ => false,
+            };
+        if !admitted {
+            what.push(if relaxed {
+                format!(
+                    "--speculative-algorithm {a} (SGLang {} takes PP only with non-multi-layer EAGLE/NEXTN, and then only with SGLANG_ENABLE_PP_SPEC=1 or --disaggregation-mode prefill)",
+                    ctx.version
+                )
+            } else {
+                format!("--speculative-algorithm {a}")
+            });
+        }
     }
-    if ctx.args.flag("--enable-mixed-chunk") {
+    if !relaxed && ctx.args.flag("--enable-mixed-chunk") {
         what.push("--enable-mixed-chunk".into());
     }
     if what.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--pp-size {pp} with {}: pipeline parallelism turns the overlap scheduler off and SGLang rejects these with it",
+        "--pp-size {pp} with {}: SGLang rejects the combination at start-up",
         what.join(" and ")
     ))]
 }
