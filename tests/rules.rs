@@ -987,9 +987,26 @@ fn base_cases() -> Vec<Case> {
             .a("--dp-size", json!(8))
             .no(),
         c("SPEC003")
+            .v("0.5.5")
             .tp(8)
             .a("--speculative-algorithm", json!("NEXTN"))
-            .a("--attn-dp-size", json!(8)),
+            .f("--enable-dp-attention")
+            .a("--dp-size", json!(8))
+            .e("SGLANG_ENABLE_SPEC_V2", "1"),
+        c("SPEC003")
+            .v("0.5.5")
+            .tp(8)
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .f("--enable-dp-attention")
+            .a("--dp-size", json!(8))
+            .no(),
+        // The documented DeepSeek MTP + DP-attention recipe on 0.5.23 (review regression).
+        c("SPEC003")
+            .tp(8)
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .a("--attn-dp-size", json!(8))
+            .e("SGLANG_ENABLE_SPEC_V2", "1")
+            .no(),
         c("SPEC003")
             .tp(8)
             .a("--speculative-algorithm", json!("NEXTN"))

@@ -33,9 +33,20 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     if !ctx.spec_eagle() || !ctx.dp_attention() {
         return vec![];
     }
+    // MTP/EAGLE + DP attention is SGLang's documented DeepSeek recipe. The hang (#6296) was
+    // fixed before the oldest release here; what remains is the SPEC_V2 accept-length drop
+    // (#16274, fixed by #16310): the overlap worker's draft-extend of 0.5.5 has the metadata
+    // the fix set, 0.5.10.post1's rewritten worker no longer does. Only SPEC_V2 runs that path.
+    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let spec_v2 = reg.knows("SGLANG_ENABLE_SPEC_V2")
+        && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
+    if !spec_v2 || crate::sglang::version::at_least(ctx.version, "0.5.10") {
+        return vec![];
+    }
     vec![Fired::new(format!(
-        "{} with DP attention: has hung in older releases and cut the accept length by about a third on GB300; benchmark with and without DP attention",
-        ctx.spec_algo().unwrap_or_default()
+        "{} with DP attention and SGLANG_ENABLE_SPEC_V2=1 on SGLang {}: the overlap worker's draft extend under DP attention cut the accept length by about a third (~2.35 → ~1.48) until a fix in early 2026; benchmark with and without DP attention, or without SPEC_V2",
+        ctx.spec_algo().unwrap_or_default(),
+        ctx.version
     ))]
 }
 
