@@ -662,6 +662,13 @@ fn base_cases() -> Vec<Case> {
             .a("--attention-backend", json!("fa3"))
             .a("--kv-cache-dtype", json!("fp8_e4m3"))
             .no(),
+        c("ATTN007")
+            .v("0.5.2")
+            .a("--attention-backend", json!("fa3"))
+            .a("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("ATTN007")
+            .a("--decode-attention-backend", json!("fa3"))
+            .a("--kv-cache-dtype", json!("fp8_e5m2")),
         c("ATTN008")
             .a("--attention-backend", json!("flashmla"))
             .a("--page-size", json!(16)),
@@ -2394,4 +2401,25 @@ fn flag004_claims_no_first_version_the_flag_sets_cannot_prove() {
         m.contains("added after 0.5.10.post1 and is present in 0.5.23"),
         "{m}"
     );
+}
+
+#[test]
+fn attn007_says_triton_only_where_sglang_swaps() {
+    let m = |case: Case| world(&case).hits("ATTN007")[0].message.clone();
+    let swapped = m(c("ATTN007")
+        .a("--attention-backend", json!("fa3"))
+        .a("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(
+        swapped.contains("switches the attention backend to triton"),
+        "{swapped}"
+    );
+    let old = m(c("ATTN007")
+        .v("0.5.2")
+        .a("--attention-backend", json!("fa3"))
+        .a("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(old.contains("does not switch away from FA3"), "{old}");
+    let decode = m(c("ATTN007")
+        .a("--decode-attention-backend", json!("fa3"))
+        .a("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(decode.contains("does not switch away from FA3"), "{decode}");
 }
