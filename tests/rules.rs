@@ -1170,6 +1170,19 @@ fn base_cases() -> Vec<Case> {
             .a("--page-size", json!(64))
             .no(),
         c("CACHE003").f("--enable-hierarchical-cache"),
+        // SGLang moves trtllm_mha to page 64; Blackwell's auto backend may page (review regression).
+        c("CACHE003")
+            .f("--enable-hierarchical-cache")
+            .a("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("CACHE003").t(B200).f("--enable-hierarchical-cache").no(),
+        c("CACHE003")
+            .t(B200)
+            .f("--enable-hierarchical-cache")
+            .a("--page-size", json!(1)),
+        c("CACHE002")
+            .a("--chunked-prefill-size", json!(1000))
+            .a("--attention-backend", json!("trtllm_mla")),
         c("CACHE003")
             .f("--enable-hierarchical-cache")
             .a("--page-size", json!(64))
