@@ -1247,9 +1247,14 @@ fn base_cases() -> Vec<Case> {
             .e("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", "1")
             .no(),
         c("ENV004")
+            .tp(2)
             .f("--enable-p2p-check")
             .e("SGLANG_SKIP_P2P_CHECK", "1")
             .no(),
+        // Without --enable-p2p-check it swaps the patched "yes" for the driver's answer (review regression).
+        c("ENV004").tp(2).e("SGLANG_SKIP_P2P_CHECK", "1").no(),
+        c("ENV004").tp(2).e("SGLANG_SKIP_P2P_CHECK", "true"),
+        c("ENV004").e("SGLANG_SKIP_P2P_CHECK", "1"),
         c("ENV005").e("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "on"),
         c("ENV005")
             .e("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "1")
