@@ -205,6 +205,22 @@ fn more_cases() -> Vec<Case> {
         c("SRV001")
             .a("--served-model-name", json!("qwen3-32b"))
             .no(),
+        // The served name defaults to the model path (QA regression).
+        c("SRV001").a("--model-path", json!("/models/qwen3:32b")),
+        c("SRV001")
+            .a("--model-path", json!("/models/qwen3:32b"))
+            .a("--served-model-name", json!("qwen3-32b"))
+            .no(),
+        c("SRV001")
+            .a("--model-path", json!("/models/qwen3-32b"))
+            .no(),
+        // Object-store URIs are exempt in SGLang.
+        c("SRV001")
+            .a("--served-model-name", json!("s3://bucket/qwen3"))
+            .no(),
+        c("SRV001")
+            .a("--model-path", json!("gs://bucket/qwen3"))
+            .no(),
         c("SRV002")
             .f("--enable-priority-scheduling")
             .a("--schedule-policy", json!("lpm")),
@@ -326,6 +342,38 @@ fn more_cases() -> Vec<Case> {
             .a("--speculative-algorithm", json!("EAGLE"))
             .a("--mem-fraction-static", json!(0.85))
             .no(),
+        // A draft the launcher can't read: its memory is not planned.
+        c("SPEC011")
+            .a("--speculative-algorithm", json!("EAGLE3"))
+            .a(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/some-org__eagle3-draft"),
+            ),
+        c("SPEC011")
+            .a("--speculative-algorithm", json!("EAGLE3"))
+            .a(
+                "--speculative-draft-model-path",
+                json!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct"
+                )),
+            )
+            .no(),
+        c("SPEC011")
+            .a("--speculative-algorithm", json!("NGRAM"))
+            .a(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/draft"),
+            )
+            .no(),
+        c("SPEC011")
+            .a("--model-path", json!("/nonexistent/target"))
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .a(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/target"),
+            )
+            .no(),
         c("PAR007")
             .a("--disaggregation-mode", json!("prefill"))
             .host(no_rdma()),
@@ -420,6 +468,20 @@ fn base_cases() -> Vec<Case> {
         c("AR006").tp(8).no(),
         c("AR006").t(PRO).tp(2).no(),
         c("AR007").tp(2).gpus(&[0, 1]).uuids(&[0, 1]),
+        c("AR007").tp(2).gpus(&[4, 5]).uuids(&[4, 5]),
+        // Custom all-reduce is off anyway: the UUIDs break nothing (QA regression).
+        c("AR007")
+            .tp(2)
+            .gpus(&[4, 5])
+            .uuids(&[4, 5])
+            .f("--disable-custom-all-reduce")
+            .no(),
+        c("AR007").tp(3).gpus(&[0, 1, 2]).uuids(&[0, 1, 2]).no(),
+        c("AR007")
+            .t(PRO)
+            .tp(8)
+            .uuids(&[0, 1, 2, 3, 4, 5, 6, 7])
+            .no(),
         c("AR007")
             .tp(2)
             .gpus(&[0, 1])
@@ -600,6 +662,13 @@ fn base_cases() -> Vec<Case> {
             .a("--attention-backend", json!("fa3"))
             .a("--kv-cache-dtype", json!("fp8_e4m3"))
             .no(),
+        c("ATTN007")
+            .v("0.5.2")
+            .a("--attention-backend", json!("fa3"))
+            .a("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("ATTN007")
+            .a("--decode-attention-backend", json!("fa3"))
+            .a("--kv-cache-dtype", json!("fp8_e5m2")),
         c("ATTN008")
             .a("--attention-backend", json!("flashmla"))
             .a("--page-size", json!(16)),
@@ -620,11 +689,49 @@ fn base_cases() -> Vec<Case> {
             .f("--disable-cuda-graph")
             .no(),
         // Quantisation.
-        c("QUANT001").t(A100).a("--quantization", json!("fp8")),
+        // 0.5.23 runs dense FP8 weight-only through Marlin on SM80 (QA regression).
+        c("QUANT001").t(A100).a("--quantization", json!("fp8")).no(),
+        c("QUANT001")
+            .t(A100)
+            .m(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        // FP8 MoE experts have no Marlin path.
         c("QUANT001").t(A100).m(ModelFacts {
             quant_method: Some("fp8".into()),
-            ..model("Qwen3ForCausalLM")
+            ..moe()
         }),
+        // Methods that demand SM89 at load.
+        c("QUANT001").t(A100).a("--quantization", json!("w8a8_fp8")),
+        c("QUANT001")
+            .t(A100)
+            .a("--quantization", json!("modelopt_fp8")),
+        // 0.5.5 needs vLLM's Marlin ops; 0.4.x has no automatic fallback.
+        c("QUANT001")
+            .v("0.5.5")
+            .t(A100)
+            .a("--quantization", json!("fp8"))
+            .pkgs(&[("torch", "2.8.0+cu128")]),
+        c("QUANT001")
+            .v("0.5.5")
+            .t(A100)
+            .a("--quantization", json!("fp8"))
+            .pkgs(&[("vllm", "0.10.1")])
+            .no(),
+        c("QUANT001")
+            .v("0.4.10.post2")
+            .t(A100)
+            .a("--quantization", json!("fp8")),
+        c("QUANT001")
+            .t(A100)
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "7.5".into())
+            })
+            .a("--quantization", json!("fp8")),
         c("QUANT001").t(L4).a("--quantization", json!("fp8")).no(),
         c("QUANT002")
             .v("0.5.5")
@@ -675,7 +782,31 @@ fn base_cases() -> Vec<Case> {
             .a("--dist-timeout", json!(3600))
             .no(),
         // CUDA graphs.
+        // PCIe-only, model unknown: the measured class.
         c("CG001").t(PRO).tp(8),
+        // NVLink H100/B200 with a model that leaves most of the GPU to KV: not worth a line (QA regression).
+        c("CG001").tp(8).no(),
+        c("CG001").t(B200).tp(8).no(),
+        c("CG001")
+            .tp(8)
+            .m(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        c("CG001")
+            .t(PRO)
+            .tp(8)
+            .m(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        // Weights fill ~half of each GPU: graphs are a material share of the KV left.
+        c("CG001").tp(8).m(ModelFacts {
+            weight_bytes: Some(300 << 30),
+            ..model("Qwen3ForCausalLM")
+        }),
         c("CG001").v("0.5.5").t(PRO).tp(8),
         c("CG001")
             .t(PRO)
@@ -863,9 +994,26 @@ fn base_cases() -> Vec<Case> {
             .a("--dp-size", json!(8))
             .no(),
         c("SPEC003")
+            .v("0.5.5")
             .tp(8)
             .a("--speculative-algorithm", json!("NEXTN"))
-            .a("--attn-dp-size", json!(8)),
+            .f("--enable-dp-attention")
+            .a("--dp-size", json!(8))
+            .e("SGLANG_ENABLE_SPEC_V2", "1"),
+        c("SPEC003")
+            .v("0.5.5")
+            .tp(8)
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .f("--enable-dp-attention")
+            .a("--dp-size", json!(8))
+            .no(),
+        // The documented DeepSeek MTP + DP-attention recipe on 0.5.23 (review regression).
+        c("SPEC003")
+            .tp(8)
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .a("--attn-dp-size", json!(8))
+            .e("SGLANG_ENABLE_SPEC_V2", "1")
+            .no(),
         c("SPEC003")
             .tp(8)
             .a("--speculative-algorithm", json!("NEXTN"))
@@ -936,7 +1084,62 @@ fn base_cases() -> Vec<Case> {
             .a("--pp-size", json!(2))
             .a("--speculative-algorithm", json!("EAGLE")),
         c("PAR004").a("--pp-size", json!(2)).no(),
-        c("PAR005").tp(16).a("--nnodes", json!(2)),
+        // 0.5.23 admits EAGLE with PP under SGLANG_ENABLE_PP_SPEC or on prefill nodes.
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .e("SGLANG_ENABLE_PP_SPEC", "1")
+            .no(),
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("NEXTN"))
+            .a("--disaggregation-mode", json!("prefill"))
+            .no(),
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("EAGLE3"))
+            .e("SGLANG_ENABLE_PP_SPEC", "1"),
+        c("PAR004")
+            .v("0.5.10.post1")
+            .a("--pp-size", json!(2))
+            .a("--speculative-algorithm", json!("EAGLE"))
+            .e("SGLANG_ENABLE_PP_SPEC", "1"),
+        // Mixed chunked prefill: rejected with PP up to 0.5.10.post1, no longer in 0.5.23.
+        c("PAR004")
+            .v("0.5.10.post1")
+            .a("--pp-size", json!(2))
+            .f("--enable-mixed-chunk"),
+        c("PAR004")
+            .a("--pp-size", json!(2))
+            .f("--enable-mixed-chunk")
+            .no(),
+        // A 64 GiB model fits one 8x H100 node: spanning is a pure loss.
+        c("PAR005").tp(16).a("--nnodes", json!(2)).m(ModelFacts {
+            weight_bytes: Some(64 << 30),
+            ..model("Qwen3ForCausalLM")
+        }),
+        // SGLang's documented DeepSeek recipe: too big for one node (QA regression).
+        c("PAR005")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .m(ModelFacts {
+                weight_bytes: Some(690_000_000_000),
+                ..mla()
+            })
+            .no(),
+        // Model unknown: no claim.
+        c("PAR005").tp(16).a("--nnodes", json!(2)).no(),
+        // DP attention keeps the attention all-reduce inside a node.
+        c("PAR005")
+            .tp(16)
+            .a("--nnodes", json!(2))
+            .f("--enable-dp-attention")
+            .a("--dp-size", json!(16))
+            .m(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
         c("PAR005")
             .tp(8)
             .a("--pp-size", json!(2))
@@ -967,6 +1170,19 @@ fn base_cases() -> Vec<Case> {
             .a("--page-size", json!(64))
             .no(),
         c("CACHE003").f("--enable-hierarchical-cache"),
+        // SGLang moves trtllm_mha to page 64; Blackwell's auto backend may page (review regression).
+        c("CACHE003")
+            .f("--enable-hierarchical-cache")
+            .a("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("CACHE003").t(B200).f("--enable-hierarchical-cache").no(),
+        c("CACHE003")
+            .t(B200)
+            .f("--enable-hierarchical-cache")
+            .a("--page-size", json!(1)),
+        c("CACHE002")
+            .a("--chunked-prefill-size", json!(1000))
+            .a("--attention-backend", json!("trtllm_mla")),
         c("CACHE003")
             .f("--enable-hierarchical-cache")
             .a("--page-size", json!(64))
@@ -1013,6 +1229,9 @@ fn base_cases() -> Vec<Case> {
         c("ENV001").e("SGL_ENABLE_JIT_DEEPGEMM", "1").no(),
         c("ENV001").e("NCCL_DEBUG", "INFO").no(),
         c("ENV002").e("SGL_ENABLE_JIT_DEEPGEMM", "1"),
+        c("ENV002")
+            .e("SGL_ENABLE_JIT_DEEPGEMM", "0")
+            .e("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
         c("ENV002").e("SGLANG_USE_TRITON_ROUTER_SUM", "1"),
         c("ENV002").v("0.5.5").e("SGLANG_GC_LOG", "1"),
         c("ENV002").e("SGLANG_ENABLE_JIT_DEEPGEMM", "1").no(),
@@ -1028,9 +1247,14 @@ fn base_cases() -> Vec<Case> {
             .e("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", "1")
             .no(),
         c("ENV004")
+            .tp(2)
             .f("--enable-p2p-check")
             .e("SGLANG_SKIP_P2P_CHECK", "1")
             .no(),
+        // Without --enable-p2p-check it swaps the patched "yes" for the driver's answer (review regression).
+        c("ENV004").tp(2).e("SGLANG_SKIP_P2P_CHECK", "1").no(),
+        c("ENV004").tp(2).e("SGLANG_SKIP_P2P_CHECK", "true"),
+        c("ENV004").e("SGLANG_SKIP_P2P_CHECK", "1"),
         c("ENV005").e("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "on"),
         c("ENV005")
             .e("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "1")
@@ -2124,4 +2348,96 @@ fn hits_made_outside_evaluate_get_names_and_settings() {
     let out = s.apply(vec![h, w]);
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].code, out[0].severity), ("MEM003", Severity::Error));
+}
+
+#[test]
+fn cg001_quotes_the_pcie_measurement_only_on_pcie() {
+    let big = ModelFacts {
+        weight_bytes: Some(300 << 30),
+        ..model("Qwen3ForCausalLM")
+    };
+    let nvlink = world(&c("CG001").tp(8).m(big)).hits("CG001");
+    assert_eq!(nvlink.len(), 1);
+    assert!(
+        !nvlink[0].message.contains("RTX PRO"),
+        "{}",
+        nvlink[0].message
+    );
+    assert!(nvlink[0].message.contains("material share"));
+    let pcie = world(&c("CG001").t(PRO).tp(8)).hits("CG001");
+    assert_eq!(pcie.len(), 1);
+    assert!(
+        pcie[0].message.contains("one measurement"),
+        "{}",
+        pcie[0].message
+    );
+}
+
+#[test]
+fn env002_does_not_rename_over_a_different_value() {
+    let w = world(
+        &c("ENV002")
+            .e("SGL_ENABLE_JIT_DEEPGEMM", "0")
+            .e("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
+    );
+    let hits = w.hits("ENV002");
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].fix.is_none(), "{:?}", hits[0].fix);
+    assert!(
+        hits[0].message.contains("different value")
+            && hits[0]
+                .message
+                .contains("SGL_ENABLE_JIT_DEEPGEMM's value is the one in effect"),
+        "{}",
+        hits[0].message
+    );
+    // Same value under both names: the plain rename is safe.
+    let w = world(
+        &c("ENV002")
+            .e("SGL_ENABLE_JIT_DEEPGEMM", "1")
+            .e("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
+    );
+    assert!(w.hits("ENV002")[0].fix.is_some());
+}
+
+#[test]
+fn flag004_claims_no_first_version_the_flag_sets_cannot_prove() {
+    let msg = |v: &'static str| {
+        let w = world(&c("FLAG004").v(v).tok(&["--attn-dp-size", "8"]));
+        let h = w.hits("FLAG004");
+        assert_eq!(h.len(), 1, "{v}");
+        h[0].message.clone()
+    };
+    let m = msg("0.5.10.post1");
+    assert!(!m.contains("known from"), "{m}");
+    assert!(
+        m.contains("is not in SGLang 0.5.10.post1; present in 0.5.23"),
+        "{m}"
+    );
+    let m = msg("0.5.5");
+    assert!(
+        m.contains("added after 0.5.10.post1 and is present in 0.5.23"),
+        "{m}"
+    );
+}
+
+#[test]
+fn attn007_says_triton_only_where_sglang_swaps() {
+    let m = |case: Case| world(&case).hits("ATTN007")[0].message.clone();
+    let swapped = m(c("ATTN007")
+        .a("--attention-backend", json!("fa3"))
+        .a("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(
+        swapped.contains("switches the attention backend to triton"),
+        "{swapped}"
+    );
+    let old = m(c("ATTN007")
+        .v("0.5.2")
+        .a("--attention-backend", json!("fa3"))
+        .a("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(old.contains("does not switch away from FA3"), "{old}");
+    let decode = m(c("ATTN007")
+        .a("--decode-attention-backend", json!("fa3"))
+        .a("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(decode.contains("does not switch away from FA3"), "{decode}");
 }

@@ -129,6 +129,7 @@ catalogue! {
     "SPEC008" => c(spec::flex_attention),
     "SPEC009" => c(spec::lora),
     "SPEC010" => c(spec::small_gpu),
+    "SPEC011" => c(spec::draft_unknown),
     // Parallelism and multi-node.
     "PAR001" => c(par::heads),
     "PAR002" => c(par::dist_init_addr),

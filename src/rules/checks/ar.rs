@@ -175,12 +175,19 @@ pub fn uuid_visible_devices(ctx: &Context) -> Vec<Fired> {
     if !items
         .iter()
         .any(|s| s.starts_with("GPU-") || s.starts_with("MIG-"))
-        || ctx.tp() < 2
     {
         return vec![];
     }
+    // Only custom all-reduce's setup parses the variable; when SGLang keeps it off anyway
+    // (flag, TP 1, unsupported world size, PCIe, multi-node) the UUIDs change nothing.
+    let kind = match car(ctx) {
+        CustomAllReduce::Off(_) => return vec![],
+        CustomAllReduce::Legacy => "custom all-reduce",
+        CustomAllReduce::V2 => "custom all-reduce (V2)",
+    };
     let msg = format!(
-        "CUDA_VISIBLE_DEVICES={cvd} names GPUs by UUID; SGLang's custom all-reduce parses it with int() and falls back to NCCL (the P2P cache file is keyed on it too)"
+        "CUDA_VISIBLE_DEVICES={cvd} names GPUs by UUID; TP {} would use SGLang's {kind}, whose setup parses the variable with int(), fails and falls back to NCCL",
+        ctx.tp()
     );
     // Translate to topology (NVML, PCI-bus-order) indices when every UUID is known.
     let idx: Option<Vec<String>> = items

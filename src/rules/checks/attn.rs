@@ -123,8 +123,21 @@ pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
     if uses.is_empty() || ctx.sval("--kv-cache-dtype").as_deref() != Some("fp8_e5m2") {
         return vec![];
     }
+    // From 0.5.5 SGLang swaps `--attention-backend fa3` for triton on e5m2 KV (server_args /
+    // overrides.py `_attention_backend_fa3_fp8_fallback`); 0.5.2 and 0.4.x don't, and the
+    // prefill/decode-specific options are never swapped: FA3 then gets e5m2 it can't take.
+    let swapped =
+        at_least(ctx.version, "0.5.5") && ctx.sval("--attention-backend").as_deref() == Some("fa3");
+    let what = if swapped {
+        "SGLang silently switches the attention backend to triton".to_string()
+    } else {
+        format!(
+            "SGLang {} does not switch away from FA3 here, and FA3's FP8 path takes e4m3 only",
+            ctx.version
+        )
+    };
     vec![Fired::new(format!(
-        "{} with --kv-cache-dtype fp8_e5m2: FA3 has no e5m2 KV path and SGLang silently switches to triton; fp8_e4m3 keeps FA3",
+        "{} with --kv-cache-dtype fp8_e5m2: {what}; fp8_e4m3 keeps FA3",
         uses.join(", ")
     ))]
 }

@@ -13,15 +13,20 @@ pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
 
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.
 fn effective_page(ctx: &Context) -> i64 {
-    let forced = ctx
-        .attention_backends()
-        .iter()
-        .find_map(|(_, v)| match v.as_str() {
-            "flashmla" => Some(64),
-            "cutlass_mla" => Some(128),
-            _ => None,
-        });
-    forced.unwrap_or_else(|| ctx.int("--page-size").unwrap_or(1).max(1))
+    let given = ctx.int("--page-size").unwrap_or(1).max(1);
+    // The page sizes SGLang forces for explicitly chosen backends (0.5.23 overrides.py
+    // `_mla_backend_page_constraints`): some take a few sizes and move anything else to 64.
+    let mut page = given;
+    for (_, v) in ctx.attention_backends() {
+        page = match v.as_str() {
+            "flashmla" | "hpc_ops" => 64,
+            "cutlass_mla" => 128,
+            "trtllm_mla" | "cutedsl_mla" if ![32, 64].contains(&page) => 64,
+            "trtllm_mha" if ![16, 32, 64, 128].contains(&page) => 64,
+            _ => page,
+        };
+    }
+    page
 }
 
 pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
@@ -58,6 +63,14 @@ pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
 
 pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
     if !ctx.args.flag("--enable-hierarchical-cache") || effective_page(ctx) != 1 {
+        return vec![];
+    }
+    // With neither a page size nor a backend chosen, SGLang's own backend choice on Blackwell
+    // (trtllm-gen kernels) can raise the page size: the launcher can't claim it stays 1.
+    if !ctx.given("--page-size")
+        && ctx.attention_backends().is_empty()
+        && ctx.majors().iter().any(|&m| m >= 10)
+    {
         return vec![];
     }
     vec![Fired::new(

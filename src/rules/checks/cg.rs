@@ -37,18 +37,48 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     if bs < 512 {
         return vec![];
     }
+    // Where it matters: the weights leave a KV budget small enough that ~5 GiB of graph buffers
+    // (what 512 costs on a 32B-class model) is a material share of it, or, with the model
+    // unknown, a PCIe-only TP group (the class the throughput measurement comes from). On
+    // roomy NVLink machines the graphs are a few percent of the KV cache and not worth a line;
+    // the memory planner's MEM006 reports the share with its own numbers when it is large.
+    let pcie = ctx.tp_pcie_only();
+    let weights_share = ctx.model.and_then(|m| m.weight_bytes).map(|w| {
+        let per_gpu = w as f64 / (ctx.tp() * ctx.pp()) as f64;
+        per_gpu / (mib as f64 * 1024.0 * 1024.0)
+    });
+    let why = match weights_share {
+        Some(s) if s >= MATERIAL_WEIGHT_SHARE => format!(
+            "the weights take about {:.0}% of each GPU, so the graphs' buffers (sized for the largest captured batch) are a material share of the KV cache that is left",
+            s * 100.0
+        ),
+        Some(_) => return vec![],
+        None if pcie => {
+            "the graphs' buffers (sized for the largest captured batch) come out of the KV cache"
+                .to_string()
+        }
+        None => return vec![],
+    };
+    let anecdote = if pcie {
+        " (one measurement, 8x RTX PRO 6000 over PCIe serving a large model: 512 → 128 took 82 → 89.5 tok/s)"
+    } else {
+        ""
+    };
     let opt = if ctx.args.knows("--cuda-graph-max-bs-decode") {
         "--cuda-graph-max-bs-decode"
     } else {
         "--cuda-graph-max-bs"
     };
     vec![Fired::new(format!(
-        "{} ({} MiB) at TP {}: SGLang defaults the decode CUDA-graph max batch to {bs}; the graphs' buffers come out of the KV cache (on 8x RTX PRO 6000, 512 → 128 took 82 → 89.5 tok/s); set {opt} to the concurrency you really run",
+        "{} ({} MiB) at TP {}: SGLang defaults the decode CUDA-graph max batch to {bs}, and {why}{anecdote}; set {opt} to the concurrency you really run",
         ctx.describe_used(),
         mib,
         ctx.tp()
     ))]
 }
+
+/// Weights at or above this share of a GPU leave at most about half of it for the KV cache.
+const MATERIAL_WEIGHT_SHARE: f64 = 0.4;
 
 pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
     let Some(bs) = ctx.cuda_graph_max_bs_given() else {

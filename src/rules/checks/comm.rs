@@ -81,7 +81,7 @@ pub fn multinode_ifname(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--nnodes {} without {}: NCCL/Gloo pick an interface themselves (docker0, a veth, IPv6) and multi-node start-up can hang; export the data NIC on every node",
+        "--nnodes {} without {}: NCCL/Gloo pick an interface themselves, and on hosts with several (docker0, a veth, IPv6) multi-node start-up can hang; if it does, export the data NIC on every node",
         ctx.nnodes(),
         missing.join(" and ")
     ))]

@@ -108,6 +108,21 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
             "{name} is a deprecated name in SGLang {}; use {new}",
             reg.version
         );
+        let old_v = ctx.env.get(name).unwrap_or_default();
+        // Both names set to different values: which one the user meant is unknowable, and a
+        // rename would silently replace the value under the new name. Say which one SGLang
+        // uses and leave the choice to the user.
+        if ctx.env.get(&new).is_some_and(|v| v != old_v) {
+            let used = if old_wins {
+                format!("SGLang copies {name} over {new}, so {name}'s value is the one in effect")
+            } else {
+                format!("SGLang reads {new} and ignores {name}")
+            };
+            out.push(Fired::new(format!(
+                "{msg}; {new} is set too, to a different value: {used}; keep the one you mean under {new} and unset {name}"
+            )));
+            continue;
+        }
         let fix = if ctx.env.get(&new).is_some() && !old_wins {
             unset_env(&[name])
         } else {
@@ -168,9 +183,28 @@ fn nvidia(ctx: &Context) -> bool {
 }
 
 const INEFFECTIVE: &[(&str, Ineffective)] = &[
-    ("SGLANG_SKIP_P2P_CHECK", |ctx, _| {
-        (!ctx.args.flag("--enable-p2p-check"))
-            .then(|| "it only matters with --enable-p2p-check".into())
+    // custom_all_reduce_utils.py `can_p2p`: with exactly "1" SGLang asks the driver
+    // (can_device_access_peer) instead of its P2P test, which without --enable-p2p-check is
+    // patched to say yes; so it matters with or without the flag, but only where custom
+    // all-reduce gets that far.
+    ("SGLANG_SKIP_P2P_CHECK", |ctx, v| {
+        if v != "1" {
+            return Some(format!(
+                "SGLang compares it with \"1\" exactly, so {v:?} leaves the P2P check as it is"
+            ));
+        }
+        match crate::facts::derived::custom_allreduce(
+            ctx.version,
+            ctx.args,
+            ctx.env,
+            ctx.topology,
+            ctx.tp_gpus(),
+        ) {
+            crate::facts::derived::CustomAllReduce::Off(r) => Some(format!(
+                "it only feeds custom all-reduce's P2P test, and custom all-reduce is off here ({r})"
+            )),
+            _ => None,
+        }
     }),
     ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", |ctx, v| {
         if !env_true(v) {

@@ -190,7 +190,21 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
             continue;
         };
         let when = if crate::sglang::version::cmp(ctx.version, first).is_lt() {
-            format!("is not in SGLang {} (known from {first})", ctx.version)
+            // The embedded flag sets only bound when it arrived: after the last one without
+            // it, at or before `first`. Claim no more than that.
+            let before = KNOWN_VERSIONS
+                .iter()
+                .copied()
+                .take_while(|v| v != first)
+                .last()
+                .filter(|v| *v != ctx.version);
+            match before {
+                Some(b) => format!(
+                    "is not in SGLang {}; it was added after {b} and is present in {first}",
+                    ctx.version
+                ),
+                None => format!("is not in SGLang {}; present in {first}", ctx.version),
+            }
         } else {
             format!("was removed after SGLang {last} (this is {})", ctx.version)
         };

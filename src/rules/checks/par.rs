@@ -61,30 +61,86 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
     if pp <= 1 {
         return vec![];
     }
+    // Up to 0.5.10.post1 check_server_args rejects PP with any speculative algorithm and with
+    // mixed chunked prefill. 0.5.23's check_pipeline_parallel_compat (validation_hook.py) drops
+    // the mixed-chunk ban and admits non-multi-layer EAGLE/NEXTN with SGLANG_ENABLE_PP_SPEC=1
+    // or on PD prefill nodes; the variable marks the releases with the new check.
+    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let relaxed = reg.knows("SGLANG_ENABLE_PP_SPEC");
     let mut what = vec![];
     if let Some(a) = ctx.spec_algo() {
-        what.push(format!("--speculative-algorithm {a}"));
+        let prefill = ctx.sval("--disaggregation-mode").as_deref() == Some("prefill");
+        let pp_spec = ctx.env.get("SGLANG_ENABLE_PP_SPEC").is_some_and(env_true);
+        let admitted = relaxed
+            && match a.as_str() {
+                "EAGLE" => !ctx.args.flag("--enable-multi-layer-eagle") && (prefill || pp_spec),
+                "DSPARK" => prefill && !pp_spec,
+                _ => false,
+            };
+        if !admitted {
+            what.push(if relaxed {
+                format!(
+                    "--speculative-algorithm {a} (SGLang {} takes PP only with non-multi-layer EAGLE/NEXTN, and then only with SGLANG_ENABLE_PP_SPEC=1 or --disaggregation-mode prefill)",
+                    ctx.version
+                )
+            } else {
+                format!("--speculative-algorithm {a}")
+            });
+        }
     }
-    if ctx.args.flag("--enable-mixed-chunk") {
+    if !relaxed && ctx.args.flag("--enable-mixed-chunk") {
         what.push("--enable-mixed-chunk".into());
     }
     if what.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--pp-size {pp} with {}: pipeline parallelism turns the overlap scheduler off and SGLang rejects these with it",
+        "--pp-size {pp} with {}: SGLang rejects the combination at start-up",
         what.join(" and ")
     ))]
 }
 
+/// Share of a node's GPU memory the weights may take for one node to still be a sensible home
+/// (the rest is KV cache, activations and CUDA graphs).
+const ONE_NODE_WEIGHT_SHARE: f64 = 0.7;
+
 pub fn tp_across_nodes(ctx: &Context) -> Vec<Fired> {
     let (n, pp, tp) = (ctx.nnodes(), ctx.pp(), ctx.tp());
-    if n < 2 || n / pp <= 1 {
+    let spans = n / pp;
+    if n < 2 || spans <= 1 {
         return vec![];
     }
+    // TP across nodes is SGLang's documented recipe for models too big for one node (DeepSeek
+    // V3/R1 on 2x8 H100/H20), and with DP attention the attention all-reduce stays in a rank's
+    // node. Only a model known to fit one node's GPUs makes spanning a pure loss.
+    if ctx.dp_attention() {
+        return vec![];
+    }
+    let Some(weights) = ctx.model.and_then(|m| {
+        m.weight_bytes
+            .or_else(|| crate::facts::model::estimate_weight_bytes(m))
+    }) else {
+        return vec![];
+    };
+    let node_mib: u64 = ctx.used().iter().map(|g| g.memory_total_mib).sum();
+    let node_bytes = node_mib as f64 * 1024.0 * 1024.0;
+    // With PP each stage holds 1/PP of the weights.
+    let stage = weights as f64 / pp as f64;
+    if node_bytes <= 0.0 || stage > ONE_NODE_WEIGHT_SHARE * node_bytes {
+        return vec![];
+    }
+    let gib = |b: f64| b / f64::from(1u32 << 30);
     vec![Fired::new(format!(
-        "TP {tp} spans {} nodes (--nnodes {n}, PP {pp}): every all-reduce crosses the network and custom all-reduce is off; keep TP within a node and use PP, DP attention + EP or PD across nodes",
-        n / pp
+        "TP {tp} spans {spans} nodes (--nnodes {n}, PP {pp}), but {} ({:.0} GiB) fit on this node's {} GPUs ({:.0} GiB): every all-reduce crosses the network and custom all-reduce is off; run one TP {} server per node (behind a router) or PP across nodes",
+        if pp > 1 {
+            "a pipeline stage's weights"
+        } else {
+            "the weights"
+        },
+        gib(stage),
+        ctx.used().len(),
+        gib(node_bytes),
+        ctx.used().len(),
     ))]
 }
 

@@ -21,6 +21,26 @@ fn source(ctx: &Context) -> &'static str {
     }
 }
 
+/// SGLang serves this FP8 model on SM80–SM88 anyway, running the linear layers weight-only
+/// through Marlin. MoE experts have no FP8 Marlin path in any checked release (Fp8MoEMethod's
+/// triton fused-MoE kernel needs fp8e4nv), so MoE models never qualify.
+fn marlin_fallback(ctx: &Context, q: &str) -> bool {
+    use crate::sglang::version::at_least;
+    if ctx.model_is_moe() {
+        return false;
+    }
+    let vllm = ctx.packages.is_some_and(|p| p.get("vllm").is_some());
+    match q {
+        // fp8.py: Fp8LinearMethod sets use_marlin from can_auto_enable_marlin_fp8()
+        // (80 <= sm < 89). 0.5.10.post1+ ship their own Marlin FP8 ops; 0.5.2/0.5.5 import
+        // vLLM's and skip Marlin without it; 0.4.x only on SGLANG_FORCE_FP8_MARLIN.
+        "fp8" => at_least(ctx.version, "0.5.10") || (at_least(ctx.version, "0.5.2") && vllm),
+        // fpgemm_fp8.py: the same auto-enable over SGLang's own Marlin ops.
+        "fbgemm_fp8" => at_least(ctx.version, "0.5.5"),
+        _ => false,
+    }
+}
+
 pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
     let Some(q) = ctx.quant().filter(|q| is_fp8(q)) else {
         return vec![];
@@ -29,8 +49,32 @@ pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
     if bad.is_empty() {
         return vec![];
     }
+    // Dense FP8 runs on Ampere through Marlin. An unknown model counts as dense: an error on a
+    // guess that it is MoE would cry wolf on the common case.
+    let marlin_capable = bad.iter().all(|g| g.cc().is_some_and(|c| c >= (8, 0)));
+    if marlin_capable && marlin_fallback(ctx, &q) {
+        return vec![];
+    }
+    let why = match q.as_str() {
+        "w8a8_fp8" | "modelopt_fp8" => {
+            "SGLang requires compute capability 8.9 for this method and refuses to load".to_string()
+        }
+        _ if ctx.model_is_moe() && marlin_capable => {
+            "the dense layers could fall back to Marlin, but FP8 MoE experts need FP8 tensor cores ('fp8e4nv not supported in this architecture')".to_string()
+        }
+        "fp8" if marlin_capable && !crate::sglang::version::at_least(ctx.version, "0.5.2") => format!(
+            "SGLang {} has no automatic Marlin fallback, so FP8 kernels need compute capability 8.9 ('fp8e4nv not supported in this architecture')",
+            ctx.version
+        ),
+        "fp8" if marlin_capable && !crate::sglang::version::at_least(ctx.version, "0.5.10") => format!(
+            "SGLang {}'s Marlin fallback imports vLLM's kernels, and vllm is {}, so FP8 kernels need compute capability 8.9",
+            ctx.version,
+            if ctx.packages.is_some() { "not installed" } else { "not known to be installed" }
+        ),
+        _ => "FP8 kernels need compute capability 8.9 or newer ('fp8e4nv not supported in this architecture')".to_string(),
+    };
     vec![Fired::new(format!(
-        "{}; {} {q}: FP8 kernels need compute capability 8.9 or newer ('fp8e4nv not supported in this architecture'); use a BF16, AWQ/GPTQ or INT8 checkpoint",
+        "{}; {} {q}: {why}; use a BF16, AWQ/GPTQ or INT8 checkpoint",
         Context::describe(&bad),
         source(ctx)
     ))]

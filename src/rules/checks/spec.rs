@@ -33,9 +33,20 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     if !ctx.spec_eagle() || !ctx.dp_attention() {
         return vec![];
     }
+    // MTP/EAGLE + DP attention is SGLang's documented DeepSeek recipe. The hang (#6296) was
+    // fixed before the oldest release here; what remains is the SPEC_V2 accept-length drop
+    // (#16274, fixed by #16310): the overlap worker's draft-extend of 0.5.5 has the metadata
+    // the fix set, 0.5.10.post1's rewritten worker no longer does. Only SPEC_V2 runs that path.
+    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let spec_v2 = reg.knows("SGLANG_ENABLE_SPEC_V2")
+        && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
+    if !spec_v2 || crate::sglang::version::at_least(ctx.version, "0.5.10") {
+        return vec![];
+    }
     vec![Fired::new(format!(
-        "{} with DP attention: has hung in older releases and cut the accept length by about a third on GB300; benchmark with and without DP attention",
-        ctx.spec_algo().unwrap_or_default()
+        "{} with DP attention and SGLANG_ENABLE_SPEC_V2=1 on SGLang {}: the overlap worker's draft extend under DP attention cut the accept length by about a third (~2.35 → ~1.48) until a fix in early 2026; benchmark with and without DP attention, or without SPEC_V2",
+        ctx.spec_algo().unwrap_or_default(),
+        ctx.version
     ))]
 }
 
@@ -166,5 +177,38 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
     }
     vec![Fired::new(format!(
         "{a} speculative decoding on {mib} MiB GPUs with a hand-set --mem-fraction-static: the draft model, its KV and its CUDA graphs leave a narrow window where neither start-up OOM nor a KV pool too small to serve happens; free the non-KV side instead (smaller CUDA-graph batch, --chunked-prefill-size 2048–4096, fewer draft tokens)"
+    ))]
+}
+
+/// The draft model can't be read offline, so the memory plan counts its weights and KV layers
+/// as zero. Uses the same resolution as the memory planner (`facts::model::load`).
+pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
+    let Some(algo) = ctx.spec_algo().filter(|a| a != "NGRAM") else {
+        return vec![];
+    };
+    let Some(draft) = ctx.sval("--speculative-draft-model-path") else {
+        return vec![];
+    };
+    // The target's own MTP layers: the target's facts cover them.
+    if ctx.sval("--model-path").as_deref() == Some(draft.as_str()) {
+        return vec![];
+    }
+    let load = crate::facts::model::load(&draft, ctx.env, ctx.args);
+    if load
+        .facts
+        .as_ref()
+        .is_some_and(|f| f.weight_bytes.is_some())
+    {
+        return vec![];
+    }
+    let why = match &load.problem {
+        Some((crate::facts::model::ProblemKind::Unavailable, _)) => {
+            "is not a local directory and not in the Hugging Face cache".to_string()
+        }
+        Some((_, msg)) => format!("could not be read ({msg})"),
+        None => "has no weight size the launcher can read or estimate".to_string(),
+    };
+    vec![Fired::new(format!(
+        "{algo} draft model {draft} {why}: the memory plan counts its weights and KV layers as zero, so the KV capacity and fit verdict are optimistic"
     ))]
 }

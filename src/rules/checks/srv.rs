@@ -2,16 +2,33 @@
 
 use super::*;
 
+/// Object-store URIs SGLang exempts from the colon check (`is_runai_obj_uri`, runai_utils.py).
+const OBJ_SCHEMES: &[&str] = &["s3://", "gs://", "az://"];
+
 pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
-    let Some(name) = ctx.sval("--served-model-name") else {
-        return vec![];
+    // Unset, SGLang defaults the served name to --model-path (_handle_missing_default_values)
+    // before validating it.
+    let (name, from) = match ctx.sval("--served-model-name") {
+        Some(n) => (n, "--served-model-name"),
+        None => match ctx.sval("--model-path") {
+            Some(p) => (p, "--model-path"),
+            None => return vec![],
+        },
     };
-    if !name.contains(':') || name.starts_with("runai://") {
+    let lower = name.to_ascii_lowercase();
+    if !name.contains(':') || OBJ_SCHEMES.iter().any(|s| lower.starts_with(s)) {
         return vec![];
     }
-    vec![Fired::new(format!(
-        "--served-model-name {name:?} contains ':', which SGLang reserves for the model:adapter LoRA syntax and rejects"
-    ))]
+    let msg = if from == "--served-model-name" {
+        format!(
+            "--served-model-name {name:?} contains ':', which SGLang reserves for the model:adapter LoRA syntax and rejects"
+        )
+    } else {
+        format!(
+            "--model-path {name:?} contains ':' and no --served-model-name is given: SGLang serves the model under its path and rejects the ':' (reserved for model:adapter LoRA syntax); add --served-model-name without one"
+        )
+    };
+    vec![Fired::new(msg)]
 }
 
 pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
