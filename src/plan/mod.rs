@@ -361,10 +361,11 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     // The loader's MEM001/MEM002 name the path and the problem; the planner's generic
     // "model unavailable" would only repeat it.
     let model_reported = model.as_ref().is_some_and(|m| m.problem.is_some());
-    for hit in memory_hits
-        .iter()
-        .filter(|h| !(model_reported && h.code == "MEM001"))
-    {
+    // CG001 already says the CUDA-graph batch eats KV cache; MEM006 would say it again.
+    let graphs_reported = findings.iter().any(|f| f.code == "CG001");
+    for hit in memory_hits.iter().filter(|h| {
+        !(model_reported && h.code == "MEM001") && !(graphs_reported && h.code == "MEM006")
+    }) {
         pipeline(&mut findings, hit.code, hit.message.clone());
     }
     for err in &args.errors {
