@@ -364,7 +364,9 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     // CG001 already says the CUDA-graph batch eats KV cache; MEM006 would say it again.
     let graphs_reported = findings.iter().any(|f| f.code == "CG001");
     for hit in memory_hits.iter().filter(|h| {
-        !(model_reported && h.code == "MEM001") && !(graphs_reported && h.code == "MEM006")
+        let repeats =
+            (model_reported && h.code == "MEM001") || (graphs_reported && h.code == "MEM006");
+        !repeats
     }) {
         pipeline(&mut findings, hit.code, hit.message.clone());
     }
