@@ -94,20 +94,45 @@ pub fn mask_values(
 /// Whether `token` (without `=value`) is a secret option string of this flag set or a prefix
 /// of one (argparse's abbreviations).
 fn names_secret(args: &SglangArgs, token: &str) -> bool {
-    token.len() > 2
-        && token.starts_with("--")
-        && args.flags.actions.iter().any(|a| {
-            is_secret_dest(&a.dest) && a.option_strings.iter().any(|o| o.starts_with(token))
-        })
+    if token.len() <= 2 || !token.starts_with("--") {
+        return false;
+    }
+    let mut known = args
+        .flags
+        .actions
+        .iter()
+        .flat_map(|a| a.option_strings.iter().map(move |o| (a, o)))
+        .filter(|(_, o)| o.starts_with(token))
+        .peekable();
+    if known.peek().is_none() {
+        // Not SGLang's at all (`--hf-token x`, a typo, another tool's flag): its value goes into
+        // an error message, so a secret-sounding name hides it.
+        let t = token.to_ascii_lowercase();
+        return ["token", "key", "password", "secret"]
+            .iter()
+            .any(|w| t.contains(w));
+    }
+    known.any(|(a, _)| is_secret_dest(&a.dest))
 }
 
 /// Every secret value present in the arguments and the environment, for scrubbing free text.
 pub fn secret_values(args: &SglangArgs, env: &crate::facts::Env) -> Vec<String> {
+    // Whatever the token masking hides is a secret too (also on lines that don't parse).
+    let masked = mask_tokens(args, &args.tokens);
+    let from_tokens = args.tokens.iter().zip(&masked).filter_map(|(t, m)| {
+        let t = t.to_string_lossy();
+        match (t.split_once('='), m.split_once('=')) {
+            _ if *m == t => None,
+            (Some((_, v)), Some((_, mv))) if mv == MASK => Some(v.to_owned()),
+            _ => Some(t.into_owned()),
+        }
+    });
     let mut vals: Vec<String> = args
         .values
         .iter()
         .filter(|(d, _)| is_secret_dest(d))
         .filter_map(|(_, v)| v.as_str().map(str::to_owned))
+        .chain(from_tokens)
         .chain(
             env.vars
                 .iter()
@@ -150,6 +175,7 @@ mod tests {
             &["--bogus", "--api", "SECRET1"][..],
             &["--admin-api-key=SECRET1", "--tp"][..],
             &["--ssl-keyfile-password", "SECRET1", "--pp", "2"][..],
+            &["--model-path", "m", "--hf-token", "SECRET1", "--zz"][..],
         ] {
             let args = crate::sglang::parse(flags, toks(line));
             let masked = mask_tokens(&args, &args.tokens);

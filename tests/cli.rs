@@ -534,3 +534,97 @@ fn boolean_launcher_variables_read_like_systemd_writes_them() {
         assert_eq!(any_fixed, fixed, "SGLANG_LAUNCH_NO_FIX={value:?}");
     }
 }
+
+#[test]
+fn impossible_fractions_and_sizes_are_errors_not_nonsense() {
+    let run = |extra: &[&str]| -> Value {
+        let out = sl()
+            .args([
+                "check",
+                "--json",
+                "--topology",
+                &topo("8x-h100-sxm-nvlink"),
+                "--sglang-version",
+                "0.5.23",
+                "--",
+            ])
+            .args([
+                "--model-path",
+                "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for bad in ["nan", "inf", "1.5", "1e308", "0", "-0.2"] {
+        let v = run(&["--mem-fraction-static", bad]);
+        assert_eq!(v["verdict"], "error", "{bad}");
+        assert!(v["memory"].is_null(), "{bad}");
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["code"] == "MEM008"),
+            "{bad}"
+        );
+        // The user's value is never replaced.
+        let args: Vec<&str> = v["sglang_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            args.iter()
+                .filter(|a| **a == "--mem-fraction-static")
+                .count(),
+            1,
+            "{bad}"
+        );
+    }
+    let v = run(&["--tp", "99999999999999999999999"]);
+    assert_eq!(v["verdict"], "error");
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "TOP001")
+    );
+}
+
+#[test]
+fn empty_or_malformed_launcher_variables_are_handled_by_name() {
+    sl().args([
+        "check",
+        "--topology",
+        &topo("1x-l4"),
+        "--sglang-version",
+        "0.5.23",
+        "--allow",
+        "AR001,",
+        "--",
+        "--model-path",
+        "m",
+    ])
+    .env("SGLANG_LAUNCH_ALLOW", "")
+    .env("SGLANG_LAUNCH_PYTHON", "")
+    .assert()
+    .code(0);
+    sl().args([
+        "check",
+        "--topology",
+        &topo("1x-l4"),
+        "--",
+        "--model-path",
+        "m",
+    ])
+    .env("SGLANG_LAUNCH_STRICT", "garbage")
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains(
+        "SGLANG_LAUNCH_STRICT=garbage is not a boolean",
+    ));
+}

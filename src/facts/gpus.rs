@@ -573,7 +573,12 @@ pub fn placement(
     args: &SglangArgs,
 ) -> Result<Placement, SelectError> {
     for option in ["--tp-size", "--pp-size", "--dp-size", "--nnodes"] {
-        if let Some(value) = args.get(option).and_then(|v| v.as_i64()).filter(|&v| v < 1) {
+        if let Some(value) = args
+            .is_set(option)
+            .then(|| args.int(option))
+            .flatten()
+            .filter(|&v| v < 1)
+        {
             return Err(SelectError::BadSize { option, value });
         }
     }

@@ -57,7 +57,41 @@ fn unknown_launcher_env() {
     }
 }
 
+/// Empty `SGLANG_LAUNCH_*` values mean unset (unit files and templates write `NAME=`), and a
+/// boolean one must read as a boolean: checked here so the message names the variable.
+fn normalize_launcher_env() -> Result<(), Fatal> {
+    let cmd = cli::command();
+    let bools: Vec<String> = cmd
+        .get_subcommands()
+        .flat_map(|s| s.get_arguments())
+        .filter(|a| matches!(a.get_action(), clap::ArgAction::SetTrue))
+        .filter_map(|a| a.get_env().map(|e| e.to_string_lossy().into_owned()))
+        .collect();
+    for (name, value) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if !name.starts_with("SGLANG_LAUNCH_") {
+            continue;
+        }
+        let value = value.to_string_lossy().trim().to_ascii_lowercase();
+        if value.is_empty() {
+            // SAFETY: called first thing in `main`, before any other thread exists.
+            unsafe { std::env::remove_var(&name) };
+        } else if bools.contains(&name)
+            && !matches!(
+                value.as_str(),
+                "1" | "0" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | "t" | "f"
+            )
+        {
+            return Err(Fatal::usage(format!(
+                "{name}={value} is not a boolean: use 1/0, true/false, yes/no or on/off"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
+    normalize_launcher_env()?;
     unknown_launcher_env();
     let (launcher, sglang_tokens) = split::split(&argv);
     let matches = match cli::command().try_get_matches_from(&launcher) {
@@ -144,13 +178,21 @@ fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
         python: opts.python.clone(),
         nvml_lib: opts.nvml_lib.clone(),
         settings: RuleSettings {
-            allow: opts.allow.clone(),
-            deny: opts.deny.clone(),
+            // `--allow AR001,` and an empty SGLANG_LAUNCH_ALLOW= name no rule.
+            allow: non_empty(&opts.allow),
+            deny: non_empty(&opts.deny),
             strict: opts.strict,
         },
         no_fix: opts.no_fix,
         env: Env::from_process(),
     }
+}
+
+fn non_empty(v: &[String]) -> Vec<String> {
+    v.iter()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn print_out(text: &str) {
@@ -164,44 +206,52 @@ fn print_out(text: &str) {
 
 /// Launcher options written among SGLang's arguments (`check -- --model-path m --json`): SGLang
 /// would reject or misread them, and the user most likely meant them for us.
+fn misplaced(tokens: &[OsString], sglang_knows: impl Fn(&str) -> bool) -> Option<String> {
+    let cmd = cli::command();
+    let ours: Vec<String> = ["plan", "run"]
+        .iter()
+        .filter_map(|n| cmd.find_subcommand(n))
+        .flat_map(|c| c.get_arguments())
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    let mut found: Vec<String> = tokens
+        .iter()
+        .filter_map(|t| t.to_str())
+        .map(|t| t.split('=').next().unwrap_or(t).to_owned())
+        .filter(|t| ours.contains(t) && !sglang_knows(t))
+        .collect();
+    found.dedup();
+    (!found.is_empty()).then(|| {
+        format!(
+            "hint: {} {} sglang-launch's, not SGLang's: put launcher options before `--` \
+             (or before the first SGLang argument)",
+            found.join(", "),
+            if found.len() == 1 { "is" } else { "are" }
+        )
+    })
+}
+
 fn misplaced_hint(outcome: &plan::Outcome) {
     let argparse_error = outcome
         .plan
         .findings
         .iter()
         .any(|f| f.code == "ARG001" && !f.fixed);
-    if !argparse_error {
-        return;
+    if argparse_error && let Some(h) = misplaced(&outcome.args.tokens, |t| outcome.args.knows(t)) {
+        eprintln!("sglang-launch: {h}");
     }
-    let cmd = cli::command();
-    let Some(run) = cmd.find_subcommand("plan") else {
-        return;
-    };
-    let ours: Vec<String> = run
-        .get_arguments()
-        .chain(
-            cmd.find_subcommand("run")
-                .into_iter()
-                .flat_map(|r| r.get_arguments()),
-        )
-        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
-        .collect();
-    let found: Vec<String> = outcome
-        .args
-        .tokens
-        .iter()
-        .filter_map(|t| t.to_str())
-        .map(|t| t.split('=').next().unwrap_or(t).to_owned())
-        .filter(|t| ours.contains(t) && !outcome.args.knows(t))
-        .collect();
-    if !found.is_empty() {
-        eprintln!(
-            "sglang-launch: hint: {} {} sglang-launch's, not SGLang's: put launcher options before `--` \
-             (or before the first SGLang argument)",
-            found.join(", "),
-            if found.len() == 1 { "is" } else { "are" }
-        );
-    }
+}
+
+/// Plans, adding the misplaced-option hint to an input error (say, no driver because
+/// `--topology` went after the SGLang arguments).
+fn build(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<plan::Outcome, Fatal> {
+    let hint = misplaced(&tokens, |_| false);
+    plan::build(&request(opts, tokens)).map_err(|mut e| {
+        if let Some(h) = hint {
+            e.message = format!("{}\n  {h}", e.message);
+        }
+        e
+    })
 }
 
 fn plan_cmd(
@@ -210,7 +260,7 @@ fn plan_cmd(
     print_args: bool,
     show_secrets: bool,
 ) -> Result<i32, Fatal> {
-    let outcome = plan::build(&request(opts, tokens))?;
+    let outcome = build(opts, tokens)?;
     misplaced_hint(&outcome);
     if print_args {
         print_out(&report::command_line(&outcome, show_secrets));
@@ -226,7 +276,7 @@ fn plan_cmd(
 }
 
 fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, Fatal> {
-    let outcome = plan::build(&request(opts, tokens))?;
+    let outcome = build(opts, tokens)?;
     // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
     if opts.json {
         print_out(&report::json(&outcome.plan));

@@ -306,12 +306,40 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         })
     };
     let outcome = plan_memory(&args);
-    // No memory plan for arguments SGLang would reject (ARG001 says why).
-    let (mut memory, memory_hits) = if args.is_ok() {
+    // A fraction outside (0, 1) leaves nothing to plan: say so instead of printing nonsense.
+    let bad_fraction = args
+        .is_set("--mem-fraction-static")
+        .then(|| args.float("--mem-fraction-static"))
+        .flatten()
+        .filter(|f| !(f.is_finite() && *f > 0.0 && *f < 1.0));
+    if let Some(f) = bad_fraction {
+        let f = if f.is_nan() {
+            "nan".to_owned()
+        } else if f.abs() >= 1e4 {
+            format!("{f:e}")
+        } else {
+            f.to_string()
+        };
+        pipeline(
+            &mut findings,
+            "MEM008",
+            format!(
+                "--mem-fraction-static {f} is not a fraction of GPU memory: SGLang needs a value between 0 \
+                 and 1 (its own default here is about 0.8); leave it out to get the planned value"
+            ),
+        );
+    }
+    // No memory plan for arguments SGLang would reject (ARG001 says why) or an impossible fraction.
+    let (mut memory, mut memory_hits) = if args.is_ok() && bad_fraction.is_none() {
         (outcome.memory, outcome.hits)
     } else {
         (None, Vec::new())
     };
+    if model_facts.is_none() {
+        // Without model facts our activation estimate is a stand-in: not enough to call the
+        // user's (or SGLang's) fraction too high.
+        memory_hits.retain(|h| h.code != "MEM003");
+    }
     if let Some(m) = memory
         .as_ref()
         .filter(|_| !args.is_set("--mem-fraction-static"))
@@ -332,9 +360,19 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
                 }],
             );
             // The table describes the server that will run: recompute at exactly that value.
-            if let Some(mut again) = plan_memory(&with_value).memory {
-                again.mem_fraction_static_source = json::MfsSource::Planned;
-                memory = Some(again);
+            let again = plan_memory(&with_value);
+            if let Some(mut m) = again.memory {
+                m.mem_fraction_static_source = json::MfsSource::Planned;
+                memory = Some(m);
+            }
+            // Report only, but the risk stays visible: SGLang's default judged like a user's.
+            if req.no_fix && model_facts.is_some() {
+                memory_hits.extend(again.hits.into_iter().filter(|h| h.code == "MEM003").map(
+                    |mut h| {
+                        h.message = format!("{} (SGLang's default, kept by --no-fix)", h.message);
+                        h
+                    },
+                ));
             }
             let same_as_default = default.is_some_and(|d| (d - v).abs() < 0.0005);
             if model_facts.is_some() && !req.no_fix && !same_as_default {

@@ -48,6 +48,7 @@ catalogue! {
     "MEM005" => P,
     "MEM006" => P,
     "MEM007" => P,
+    "MEM008" => P,
     "TOP001" => P,
     "VER001" => P,
     "VER002" => P,

@@ -145,8 +145,15 @@ impl SglangArgs {
         matches!(self.get_or_default(option), Some(Value::Bool(true)))
     }
 
+    /// An int option. Python ints have no size limit: one beyond i64 (stored as a float)
+    /// saturates, so "--tp 99999999999999999999" stays absurd rather than reading as unset.
     pub fn int(&self, option: &str) -> Option<i64> {
-        self.get_or_default(option).and_then(Value::as_i64)
+        let v = self.get_or_default(option)?;
+        v.as_i64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.is_finite() && f.fract() == 0.0)
+                .map(|f| f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+        })
     }
 
     /// A float option; `inf`/`nan` given on the command line (stored as `{"__float__": …}`,

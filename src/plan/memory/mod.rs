@@ -293,8 +293,9 @@ pub fn plan(input: &MemoryInput) -> MemoryOutcome {
     let capacity = gpus.iter().map(|g| g.memory_total_mib).min().unwrap_or(0);
 
     let user_mfs = args
-        .get("--mem-fraction-static")
-        .and_then(serde_json::Value::as_f64);
+        .is_set("--mem-fraction-static")
+        .then(|| args.float("--mem-fraction-static"))
+        .flatten();
 
     // Pre-load baseline B (SGLang's `pre_model_load_memory`): free memory after context and
     // communicators exist.
