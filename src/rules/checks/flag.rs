@@ -21,7 +21,9 @@ pub const RENAMES: &[(&str, &str)] = &[
 /// Long options as written on the command line, in order (`--x` and `--x=v` both give `--x`).
 pub fn written(ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
-    for t in &ctx.args.tokens {
+    // The effective line: options a `--config` file adds count too (their fixes are then
+    // reported as blocked, naming the file).
+    for t in &ctx.args.effective_tokens() {
         let Some(t) = t.to_str() else { continue };
         if t == "--" {
             break;
