@@ -290,10 +290,18 @@ fn a_renamed_option_inside_the_file_is_named_and_not_fixed() {
     let f = yaml("cuda-graph-max-bs: 128\n");
     let path = f.path().to_str().unwrap();
     let out = build(toks(&["--model-path", "m", "--config", path]));
-    let flag = out.plan.findings.iter().find(|f| f.code == "FLAG001").expect("FLAG001");
+    let flag = out
+        .plan
+        .findings
+        .iter()
+        .find(|f| f.code == "FLAG001")
+        .expect("FLAG001");
     assert!(!flag.fixed);
     assert!(flag.message.contains(path), "{}", flag.message);
     assert_eq!(out.plan.verdict, sglang_launch::plan::json::Verdict::Error);
     // The user's tokens are untouched.
-    assert_eq!(out.args.tokens, toks(&["--model-path", "m", "--config", path]));
+    assert_eq!(
+        out.args.tokens,
+        toks(&["--model-path", "m", "--config", path])
+    );
 }
