@@ -127,6 +127,15 @@ impl Context<'_> {
         .collect()
     }
 
+    /// `"--option value"` for each explicit attention backend whose name matches `pred`.
+    pub fn backends_where(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        self.attention_backends()
+            .into_iter()
+            .filter(|(_, v)| pred(v))
+            .map(|(o, v)| format!("{o} {v}"))
+            .collect()
+    }
+
     /// The backend decode will use, when chosen explicitly.
     pub fn decode_backend(&self) -> Option<String> {
         self.sval("--decode-attention-backend")

@@ -148,12 +148,7 @@ pub fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
     if sm12.is_empty() {
         return vec![];
     }
-    let mut uses: Vec<String> = ctx
-        .attention_backends()
-        .into_iter()
-        .filter(|(_, v)| v == "trtllm_mla")
-        .map(|(o, v)| format!("{o} {v}"))
-        .collect();
+    let mut uses: Vec<String> = ctx.backends_where(|v| v == "trtllm_mla");
     for o in [
         "--moe-runner-backend",
         "--fp4-gemm-backend",

@@ -4,11 +4,7 @@ use super::*;
 use crate::sglang::version::at_least;
 
 fn using(ctx: &Context, backend: &str) -> Vec<String> {
-    ctx.attention_backends()
-        .into_iter()
-        .filter(|(_, v)| v == backend)
-        .map(|(o, v)| format!("{o} {v}"))
-        .collect()
+    ctx.backends_where(|v| v == backend)
 }
 
 pub fn fa3_arch(ctx: &Context) -> Vec<Fired> {
@@ -178,12 +174,7 @@ pub fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("GptOssForCausalLM") {
         return vec![];
     }
-    let bad: Vec<String> = ctx
-        .attention_backends()
-        .into_iter()
-        .filter(|(_, v)| !GPT_OSS_BACKENDS.contains(&v.as_str()))
-        .map(|(o, v)| format!("{o} {v}"))
-        .collect();
+    let bad: Vec<String> = ctx.backends_where(|v| !GPT_OSS_BACKENDS.contains(&v));
     if bad.is_empty() {
         return vec![];
     }
@@ -197,12 +188,7 @@ pub fn no_cuda_graph_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.cuda_graph_disabled() {
         return vec![];
     }
-    let uses: Vec<String> = ctx
-        .attention_backends()
-        .into_iter()
-        .filter(|(_, v)| v == "torch_native" || v == "flex_attention")
-        .map(|(o, v)| format!("{o} {v}"))
-        .collect();
+    let uses: Vec<String> = ctx.backends_where(|v| v == "torch_native" || v == "flex_attention");
     if uses.is_empty() {
         return vec![];
     }
@@ -230,12 +216,7 @@ pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
     } else {
         &["trtllm_mha", "fa4", "triton"]
     };
-    let bad: Vec<String> = ctx
-        .attention_backends()
-        .into_iter()
-        .filter(|(_, v)| !ok.contains(&v.as_str()))
-        .map(|(o, v)| format!("{o} {v}"))
-        .collect();
+    let bad: Vec<String> = ctx.backends_where(|v| !ok.contains(&v));
     if bad.is_empty() {
         return vec![];
     }

@@ -65,12 +65,7 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
         &["flashinfer"]
     };
     // Only explicit backends: the default differs by GPU and model.
-    let bad: Vec<String> = ctx
-        .attention_backends()
-        .into_iter()
-        .filter(|(_, v)| !ok.contains(&v.as_str()))
-        .map(|(o, v)| format!("{o} {v}"))
-        .collect();
+    let bad: Vec<String> = ctx.backends_where(|v| !ok.contains(&v));
     if bad.is_empty() {
         return vec![];
     }
