@@ -628,3 +628,22 @@ fn empty_or_malformed_launcher_variables_are_handled_by_name() {
         "SGLANG_LAUNCH_STRICT=garbage is not a boolean",
     ));
 }
+
+#[test]
+fn sglang_help_passes_through_untouched() {
+    sl().args([
+        "run",
+        "--dry-run",
+        "--topology",
+        &topo("1x-l4"),
+        "--sglang-version",
+        "0.5.23",
+        "--",
+        "--help",
+    ])
+    .assert()
+    .code(0)
+    .stdout(predicate::str::ends_with(
+        "-m sglang.launch_server --help\n",
+    ));
+}

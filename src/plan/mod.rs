@@ -330,7 +330,8 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         );
     }
     // No memory plan for arguments SGLang would reject (ARG001 says why) or an impossible fraction.
-    let (mut memory, mut memory_hits) = if args.is_ok() && bad_fraction.is_none() {
+    // `--help` makes SGLang print and exit: there is no server to plan for.
+    let (mut memory, mut memory_hits) = if args.is_ok() && !args.help && bad_fraction.is_none() {
         (outcome.memory, outcome.hits)
     } else {
         (None, Vec::new())
