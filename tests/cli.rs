@@ -47,6 +47,37 @@ fn plan_json(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// `check --json` for Llama-3.1-8B on a fixture box (SGLang 0.5.23), plus extra SGLang args.
+fn check_llama8b(topology: &str, extra: &[&str]) -> Value {
+    let out = sl()
+        .args([
+            "check",
+            "--json",
+            "--topology",
+            &topo(topology),
+            "--sglang-version",
+            "0.5.23",
+            "--",
+        ])
+        .args([
+            "--model-path",
+            "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct",
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn codes(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 #[test]
 fn plan_json_has_exactly_the_contract_fields() {
     let v = plan_json(&["--model-path", "examples/models/Qwen3-32B", "--tp", "8"]);
@@ -458,32 +489,7 @@ fn detect_reads_nvml_or_says_what_is_missing() {
 
 #[test]
 fn a_kv_cache_smaller_than_one_request_is_a_warning() {
-    let codes = |extra: &[&str]| -> Vec<String> {
-        let out = sl()
-            .args([
-                "check",
-                "--json",
-                "--topology",
-                &topo("1x-l4"),
-                "--sglang-version",
-                "0.5.23",
-                "--",
-            ])
-            .args([
-                "--model-path",
-                "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["code"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let codes = |extra: &[&str]| codes(&check_llama8b("1x-l4", extra));
     assert!(codes(&[]).contains(&"MEM007".to_owned()));
     assert!(!codes(&["--context-length", "512"]).contains(&"MEM007".to_owned()));
 }
@@ -537,26 +543,7 @@ fn boolean_launcher_variables_read_like_systemd_writes_them() {
 
 #[test]
 fn impossible_fractions_and_sizes_are_errors_not_nonsense() {
-    let run = |extra: &[&str]| -> Value {
-        let out = sl()
-            .args([
-                "check",
-                "--json",
-                "--topology",
-                &topo("8x-h100-sxm-nvlink"),
-                "--sglang-version",
-                "0.5.23",
-                "--",
-            ])
-            .args([
-                "--model-path",
-                "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |extra: &[&str]| check_llama8b("8x-h100-sxm-nvlink", extra);
     for bad in ["nan", "inf", "1.5", "1e308", "0", "-0.2"] {
         let v = run(&["--mem-fraction-static", bad]);
         assert_eq!(v["verdict"], "error", "{bad}");

@@ -310,8 +310,7 @@ fn planned_fraction_leaves_what_real_servers_needed() {
 mod robustness {
     use super::*;
     use proptest::prelude::*;
-    use sglang_launch::facts::topology::SCHEMA;
-    use sglang_launch::facts::{Gpu, Topology};
+    use sglang_launch::facts::Topology;
     use sglang_launch::plan::memory::{self, MemoryInput, kv};
 
     const KEYS: &[&str] = &[
@@ -420,29 +419,7 @@ mod robustness {
     }
 
     fn node(n: u32, total: u64) -> Topology {
-        Topology {
-            schema: SCHEMA.into(),
-            source: "test".into(),
-            hostname: None,
-            driver_version: None,
-            cuda_driver_version: None,
-            gpus: (0..n)
-                .map(|i| Gpu {
-                    index: i,
-                    uuid: format!("GPU-{i}"),
-                    name: "test".into(),
-                    pci_bus_id: format!("0000:{i:02x}:00.0"),
-                    compute_capability: "9.0".into(),
-                    memory_total_mib: total,
-                    memory_used_mib: Some(0),
-                    mig_enabled: false,
-                    numa_node: None,
-                    pcie_gen: None,
-                    pcie_width: None,
-                })
-                .collect(),
-            links: Vec::new(),
-        }
+        super::memory_support::uniform_node(n, "test", "9.0", total, 0)
     }
 
     proptest! {

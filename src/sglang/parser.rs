@@ -704,28 +704,22 @@ impl Parser {
         for (ai, args, option) in taken {
             let action = self.action(ai);
             seen[ai] = true;
-            if action.kind == ActionKind::Help {
-                out.occurrences.push(Occurrence {
-                    dest: action.dest.clone(),
-                    option: canonical(action),
-                    written: written.clone(),
-                    start: index,
-                    len: stop - index,
-                    from_config: false,
-                });
-                out.help = true;
-                return Ok(None);
-            }
-            let value = self.get_values(action, args)?;
-            self.apply(action, value, &option, out)?;
-            out.occurrences.push(Occurrence {
+            let occurrence = Occurrence {
                 dest: action.dest.clone(),
                 option: canonical(action),
                 written: written.clone(),
                 start: index,
                 len: stop - index,
                 from_config: false,
-            });
+            };
+            if action.kind == ActionKind::Help {
+                out.occurrences.push(occurrence);
+                out.help = true;
+                return Ok(None);
+            }
+            let value = self.get_values(action, args)?;
+            self.apply(action, value, &option, out)?;
+            out.occurrences.push(occurrence);
         }
         Ok(Some(stop))
     }

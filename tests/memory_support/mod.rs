@@ -7,6 +7,33 @@ use sglang_launch::facts::{Env, Gpu, Topology};
 use sglang_launch::plan::memory::{self, MemoryInput, kv};
 use sglang_launch::sglang::{SglangArgs, flagset};
 
+/// `n` identical GPUs with no link facts: what a log tells about a box.
+pub fn uniform_node(n: u32, name: &str, cc: &str, total_mib: u64, used_mib: u64) -> Topology {
+    Topology {
+        schema: "sglang-launch/topology/v1".into(),
+        source: "test".into(),
+        hostname: None,
+        driver_version: None,
+        cuda_driver_version: None,
+        gpus: (0..n)
+            .map(|i| Gpu {
+                index: i,
+                uuid: format!("GPU-{i}"),
+                name: name.to_owned(),
+                pci_bus_id: format!("0000:{i:02x}:00.0"),
+                compute_capability: cc.into(),
+                memory_total_mib: total_mib,
+                memory_used_mib: Some(used_mib),
+                mig_enabled: false,
+                numa_node: None,
+                pcie_gen: None,
+                pcie_width: None,
+            })
+            .collect(),
+        links: Vec::new(),
+    }
+}
+
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -200,29 +227,9 @@ pub fn rows() -> Vec<Row> {
             let hopper = ["H100", "H800", "H20", "H200"]
                 .iter()
                 .any(|h| name.contains(h));
-            let topo_with = |total_mib: u64, used_mib: u64| Topology {
-                schema: "sglang-launch/topology/v1".into(),
-                source: "test".into(),
-                hostname: None,
-                driver_version: None,
-                cuda_driver_version: None,
-                gpus: (0..n)
-                    .map(|i| Gpu {
-                        index: i,
-                        uuid: format!("GPU-{i}"),
-                        name: name.clone(),
-                        pci_bus_id: format!("0000:{i:02x}:00.0"),
-                        compute_capability: if hopper { "9.0" } else { "8.0" }.into(),
-                        memory_total_mib: total_mib,
-                        memory_used_mib: Some(used_mib),
-                        mig_enabled: false,
-                        numa_node: None,
-                        pcie_gen: None,
-                        pcie_width: None,
-                    })
-                    .collect(),
-                links: Vec::new(),
-            };
+            let cc = if hopper { "9.0" } else { "8.0" };
+            let topo_with =
+                |total_mib: u64, used_mib: u64| uniform_node(n, &name, cc, total_mib, used_mib);
             let gpus: Vec<u32> = (0..n).collect();
             // Planned: SGLang's defaults for everything the log did not set, no user fraction.
             let planned_vals: Vec<(&str, Value)> = vals
