@@ -2,19 +2,22 @@
 //!
 //! The modules follow the pipeline, and dependencies point down it only:
 //! `invocation` (launcher options, raw argv) → `sglang` (SGLang's own argument model)
-//! → `facts` (topology, GPUs in use, model, environment) → `rules` (known-bad combinations)
-//! → `plan` (fixes, memory, the plan/v1 object) → `report` (human / JSON) → `exec`.
+//! → `facts` (topology, GPUs in use, model, host, packages: all I/O happens here)
+//! → `resolve` (the server SGLang will run, one pure model of it) → `rules` (known-bad
+//! combinations) → `plan` (fixes to a fixpoint, memory, the plan/v1 object)
+//! → `report` (human / JSON) → `exec`.
 
 pub mod exec;
 pub mod facts;
 pub mod invocation;
 pub mod plan;
 pub mod report;
+pub mod resolve;
 pub mod rules;
 pub mod secrets;
 pub mod sglang;
 
-/// Exit codes (contract: plan-v1.md, plus 127 for a missing interpreter).
+/// Exit codes (documented in README.md and docs/plan-v1.md).
 pub mod exit {
     /// Launchable (check/plan), or a successful command.
     pub const OK: i32 = 0;

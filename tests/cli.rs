@@ -95,9 +95,15 @@ fn plan_json_has_exactly_the_contract_fields() {
             "env",
             "findings",
             "gpus",
-            "memory"
+            "memory",
+            "resolved"
         ]
     );
+    // What the launcher believes SGLang will run: TP 8 as one NVLink group on this box.
+    let r = &v["resolved"];
+    assert_eq!(r["parallel"]["tp"], 8);
+    assert_eq!(r["tp_groups"][0]["gpus"].as_array().unwrap().len(), 8);
+    assert!(r["custom_all_reduce"]["kind"].is_string(), "{r}");
     assert_eq!(v["schema"], "sglang-launch/plan/v1");
     assert_eq!(v["sglang_version"], "0.5.23");
     assert_eq!(v["sglang_version_source"], "option");

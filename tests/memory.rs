@@ -6,7 +6,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 use sglang_launch::facts::Env;
 use sglang_launch::facts::model::{self, ModelFacts};
-use sglang_launch::plan::memory::sglang as sg;
+use sglang_launch::resolve::defaults as sg;
+use sglang_launch::resolve::{Context, Facts, Speculative};
+use sglang_launch::sglang::Parallel;
 use sglang_launch::sglang::{SglangArgs, flagset};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
@@ -80,7 +82,14 @@ fn sglang_defaults_agree_with_every_oracle_golden() {
         let model_dir = args.str("--model-path").unwrap().to_owned();
         let facts: Option<ModelFacts> = model::load(&model_dir, &env, &args).facts;
         assert!(facts.is_some(), "{model_dir}");
-        let d = sg::resolve(version, &args, &env, Some(gpu), facts.as_ref());
+        let d = sg::resolve(
+            version,
+            &args,
+            &env,
+            &Parallel::of(&args),
+            Some(gpu),
+            facts.as_ref(),
+        );
         total += 1;
         let mut diffs = Vec::new();
         let want_mfs: f64 = f[col("mem_fraction_static")].parse().unwrap();
@@ -259,7 +268,14 @@ fn gpt_oss_sliding_layers_use_the_hybrid_pool() {
     )
     .facts
     .unwrap();
-    let cell = sglang_launch::plan::memory::kv::kv_cell("0.5.23", &args, &env, &f).unwrap();
+    let cell = sglang_launch::plan::memory::kv::kv_cell(
+        &args,
+        &Parallel::of(&args),
+        Speculative::of(&args, Some(&f)).as_ref(),
+        &f,
+        None,
+    )
+    .unwrap();
     // 12 full layers + 0.8 × 12 sliding layers, 8 KV heads × (64 + 64) × 2 B each
     let per_layer: u64 = 8 * 128 * 2;
     assert_eq!(
@@ -311,7 +327,9 @@ mod robustness {
     use super::*;
     use proptest::prelude::*;
     use sglang_launch::facts::Topology;
-    use sglang_launch::plan::memory::{self, MemoryInput, kv};
+    use sglang_launch::plan::memory::{self, kv};
+    use sglang_launch::resolve::{Context, Facts, Speculative};
+    use sglang_launch::sglang::Parallel;
 
     const KEYS: &[&str] = &[
         "num_hidden_layers",
@@ -450,18 +468,21 @@ mod robustness {
             if let Some(w) = model::estimate_weight_bytes(&facts) {
                 prop_assert!(w > 0 && w <= model::MAX_WEIGHT_ESTIMATE_BYTES);
             }
-            let _ = kv::kv_cell(version, &args, &env, &facts);
-            let _ = kv::weights_per_gpu_bytes(&args, &env, &facts);
+            let _ = kv::kv_cell(&args, &Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
+            let _ = kv::weights_per_gpu_bytes(&Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
             let topo = node(tp.min(8) as u32, total);
             let gpus: Vec<u32> = (0..tp.min(8) as u32).collect();
-            let o = memory::plan(&MemoryInput {
+            let o = memory::plan(&Context::new(Facts {
                 version,
                 args: &args,
                 env: &env,
                 topology: &topo,
                 gpus: &gpus,
                 model: Some(&facts),
-            });
+                draft: None,
+                host: None,
+                packages: None,
+            }));
             let m = o.memory.expect("GPUs given");
             prop_assert!(m.mem_fraction_static > 0.0 && m.mem_fraction_static < 1.0);
             if let Some(p) = o.planned_mem_fraction_static {

@@ -28,7 +28,7 @@ use std::cmp::Ordering;
 
 use super::Env;
 use super::topology::Topology;
-use crate::sglang::SglangArgs;
+use crate::sglang::{Parallel, SglangArgs};
 
 /// How CUDA numbers the devices before `CUDA_VISIBLE_DEVICES` applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -443,29 +443,17 @@ pub struct Layout {
     pub replica_stride: i64,
 }
 
-fn positive(args: &SglangArgs, option: &str) -> usize {
-    args.int(option)
-        .filter(|&v| v > 0)
-        .map_or(1, |v| usize::try_from(v).unwrap_or(usize::MAX))
+fn count(v: i64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
 }
 
 impl Layout {
     pub fn from_args(args: &SglangArgs) -> Layout {
-        let tp = positive(args, "--tp-size");
-        let pp = positive(args, "--pp-size");
-        let nnodes = positive(args, "--nnodes");
-        let node_rank = args
-            .int("--node-rank")
-            .and_then(|v| usize::try_from(v).ok())
-            .unwrap_or(0);
-        let replicas = if args.flag("--enable-dp-attention") {
-            1
-        } else {
-            positive(args, "--dp-size")
-        };
-        let pp_per_node = (pp / nnodes).max(1);
-        let nnodes_per_pp_rank = (nnodes / pp).max(1);
-        let tp_per_node = (tp / nnodes_per_pp_rank).max(1);
+        let p = Parallel::of(args);
+        let (tp, pp) = (count(p.tp), count(p.pp));
+        let (replicas, nnodes, node_rank) =
+            (count(p.replicas), count(p.nnodes), count(p.node_rank));
+        let (tp_per_node, pp_per_node) = (count(p.tp_per_node()), count(p.pp_per_node()));
         let base_gpu_id = args.int("--base-gpu-id").unwrap_or(0);
         let gpu_id_step = args.int("--gpu-id-step").unwrap_or(1);
         let span = if crate::sglang::version::at_least(&args.flags.version, "0.5.3") {

@@ -1,9 +1,9 @@
 //! Facts about the world the server will run in: the GPUs (NVML or a topology file), which of
 //! them the server will use, the model, and the environment.
 
-pub mod derived;
 pub mod env;
 pub mod gpus;
+pub mod host;
 pub mod model;
 pub mod nvml;
 pub mod packages;

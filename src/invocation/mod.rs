@@ -340,13 +340,11 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
 }
 
 fn detect(json: bool, nvml_lib: Option<&std::path::Path>) -> Result<i32, Fatal> {
-    let topo = plan::load_topology(None, nvml_lib).map_err(|e| Fatal {
-        code: e.code,
-        message: format!(
-            "{}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
+    let topo = plan::load_topology(None, nvml_lib).map_err(|e| {
+        Fatal::usage(format!(
+            "{e}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
              writes the file that check/plan read with --topology box.json)",
-            e.message
-        ),
+        ))
     })?;
     if json {
         print_out(&topo.to_json_pretty());

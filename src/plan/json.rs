@@ -1,11 +1,14 @@
-//! The plan/v1 object (contract: plan-v1.md). Field names and order are the contract.
+//! The plan/v1 object (documented in docs/plan-v1.md). Field names and order are the contract:
+//! fields are only ever added.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::resolve::{Backends, CustomAllReduce, Server, Speculative, TpGroup};
 use crate::rules::Severity;
+use crate::sglang::Parallel;
 use crate::sglang::version::VersionSource;
 
 pub const SCHEMA: &str = "sglang-launch/plan/v1";
@@ -33,6 +36,60 @@ pub struct Plan {
     pub findings: Vec<Finding>,
     pub gpus: Vec<u32>,
     pub memory: Option<Memory>,
+    /// What the launcher believes SGLang will run; null when the arguments don't parse.
+    pub resolved: Option<Resolved>,
+}
+
+/// The resolved server, as plan/v1 shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    pub parallel: Parallel,
+    pub tp_groups: Vec<TpGroup>,
+    pub speculative: Option<Speculative>,
+    pub moe_a2a_backend: Option<String>,
+    pub quantization: Option<String>,
+    pub custom_all_reduce: CustomAllReduce,
+    pub page_size: u64,
+    pub chunked_prefill_size: i64,
+    pub max_running_requests: Option<i64>,
+    pub cuda_graph: CudaGraph,
+    pub backends: Backends,
+}
+
+/// The CUDA graphs SGLang captures, as its server arguments hold them (the runner later drops
+/// decode sizes above the request pool).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CudaGraph {
+    pub decode: bool,
+    pub decode_max_bs: Option<i64>,
+    pub decode_bs: Option<Vec<i64>>,
+    pub prefill: bool,
+    pub prefill_bs: Vec<i64>,
+}
+
+impl From<&Server> for Resolved {
+    fn from(s: &Server) -> Resolved {
+        let d = &s.defaults;
+        Resolved {
+            parallel: s.parallel,
+            tp_groups: s.tp_groups.clone(),
+            speculative: s.speculative.clone(),
+            moe_a2a_backend: s.moe_a2a.clone(),
+            quantization: s.quantization.clone(),
+            custom_all_reduce: s.custom_all_reduce,
+            page_size: s.page_size,
+            chunked_prefill_size: d.chunked_prefill_size,
+            max_running_requests: d.max_running_requests,
+            cuda_graph: CudaGraph {
+                decode: d.decode_graph,
+                decode_max_bs: d.decode_max_bs,
+                decode_bs: d.decode_bs.clone(),
+                prefill: d.prefill_graph,
+                prefill_bs: d.prefill_bs.clone(),
+            },
+            backends: s.backends.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -137,7 +137,7 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         let _ = write!(
             out,
             "{}",
-            crate::plan::memory::render_table_with_context(m, context)
+            super::memory::render_table_with_context(m, context)
         );
     }
     let blocking = plan

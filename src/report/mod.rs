@@ -1,6 +1,7 @@
 //! Rendering a plan: the compact human report, the plan/v1 JSON, and the final command line.
 
 pub mod human;
+pub mod memory;
 pub mod topology;
 
 use std::ffi::OsString;

@@ -30,154 +30,184 @@ const fn c(f: CheckFn) -> Option<CheckFn> {
 /// Emitted by the pipeline or the memory planner, not by a check.
 const P: Option<CheckFn> = None;
 
+/// Declares [`Code`] (one variant per rule) and the table of texts and checks, from one list.
 macro_rules! catalogue {
-    ($($code:literal => $check:expr),* $(,)?) => {
-        pub(super) const ENTRIES: &[(&str, &str, Option<CheckFn>)] = &[
-            $(($code, include_str!(concat!("../../data/rules/", $code, ".md")), $check)),*
+    ($($code:ident => $check:expr),* $(,)?) => {
+        /// A rule code. Every finding carries one; no code exists outside this enum.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(clippy::upper_case_acronyms)]
+        pub enum Code {
+            $($code),*
+        }
+
+        impl Code {
+            pub const ALL: &[Code] = &[$(Code::$code),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$code => stringify!($code)),*
+                }
+            }
+        }
+
+        impl std::fmt::Display for Code {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<&str> for Code {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
+        pub(super) const ENTRIES: &[(Code, &str, Option<CheckFn>)] = &[
+            $((Code::$code, include_str!(concat!("../../data/rules/", stringify!($code), ".md")), $check)),*
         ];
     };
 }
 
 catalogue! {
     // Pipeline and memory planner.
-    "ARG001" => P,
-    "MEM001" => P,
-    "MEM002" => P,
-    "MEM003" => P,
-    "MEM004" => P,
-    "MEM005" => P,
-    "MEM006" => P,
-    "MEM007" => P,
-    "MEM008" => P,
-    "TOP001" => P,
-    "VER001" => P,
-    "VER002" => P,
+    ARG001 => P,
+    MEM001 => P,
+    MEM002 => P,
+    MEM003 => P,
+    MEM004 => P,
+    MEM005 => P,
+    MEM006 => P,
+    MEM007 => P,
+    MEM008 => P,
+    TOP001 => P,
+    VER001 => P,
+    VER002 => P,
     // Custom all-reduce.
-    "AR001" => c(ar::no_p2p),
-    "AR002" => c(ar::forced_pcie),
-    "AR003" => c(ar::algo_ineffective),
-    "AR004" => c(ar::algo_invalid),
-    "AR005" => c(ar::world_size),
-    "AR006" => c(ar::pcie_nccl),
-    "AR007" => c(ar::uuid_visible_devices),
-    "AR008" => c(ar::two_gpu_no_p2p_slow),
-    "AR009" => c(ar::a800),
+    AR001 => c(ar::no_p2p),
+    AR002 => c(ar::forced_pcie),
+    AR003 => c(ar::algo_ineffective),
+    AR004 => c(ar::algo_invalid),
+    AR005 => c(ar::world_size),
+    AR006 => c(ar::pcie_nccl),
+    AR007 => c(ar::uuid_visible_devices),
+    AR008 => c(ar::two_gpu_no_p2p_slow),
+    AR009 => c(ar::a800),
     // Architecture gates.
-    "ARCH001" => c(arch::fusion_arch),
-    "ARCH002" => c(arch::fusion_arch_ignored),
-    "ARCH003" => c(arch::fusion_multinode),
-    "ARCH004" => c(arch::trtllm_gen_sm12x),
-    "ARCH005" => c(arch::deepgemm_sm12x),
-    "ARCH006" => c(arch::torch_symm_mem_arch),
-    "ARCH007" => c(arch::torch_symm_mem_ineffective),
-    "ARCH008" => c(arch::gpt_oss_sm12x),
-    "ARCH009" => c(arch::megamoe_arch),
-    "ARCH010" => c(arch::h20_fusion),
+    ARCH001 => c(arch::fusion_arch),
+    ARCH002 => c(arch::fusion_arch_ignored),
+    ARCH003 => c(arch::fusion_multinode),
+    ARCH004 => c(arch::trtllm_gen_sm12x),
+    ARCH005 => c(arch::deepgemm_sm12x),
+    ARCH006 => c(arch::torch_symm_mem_arch),
+    ARCH007 => c(arch::torch_symm_mem_ineffective),
+    ARCH008 => c(arch::gpt_oss_sm12x),
+    ARCH009 => c(arch::megamoe_arch),
+    ARCH010 => c(arch::h20_fusion),
     // Attention backends.
-    "ATTN001" => c(attn::fa3_arch),
-    "ATTN002" => c(attn::fa3_mla),
-    "ATTN003" => c(attn::mm_fa3_blackwell),
-    "ATTN004" => c(attn::trtllm_mha_arch),
-    "ATTN005" => c(attn::trtllm_mla_arch),
-    "ATTN006" => c(attn::fa4_decode),
-    "ATTN007" => c(attn::fa3_fp8_e5m2),
-    "ATTN008" => c(attn::page_size_override),
-    "ATTN009" => c(attn::gpt_oss_backend),
-    "ATTN010" => c(attn::no_cuda_graph_backend),
-    "ATTN011" => c(attn::hybrid_gdn_blackwell),
+    ATTN001 => c(attn::fa3_arch),
+    ATTN002 => c(attn::fa3_mla),
+    ATTN003 => c(attn::mm_fa3_blackwell),
+    ATTN004 => c(attn::trtllm_mha_arch),
+    ATTN005 => c(attn::trtllm_mla_arch),
+    ATTN006 => c(attn::fa4_decode),
+    ATTN007 => c(attn::fa3_fp8_e5m2),
+    ATTN008 => c(attn::page_size_override),
+    ATTN009 => c(attn::gpt_oss_backend),
+    ATTN010 => c(attn::no_cuda_graph_backend),
+    ATTN011 => c(attn::hybrid_gdn_blackwell),
     // Quantisation.
-    "QUANT001" => c(quant::fp8_pre_ada),
-    "QUANT002" => c(quant::fp4_pre_blackwell),
-    "QUANT003" => c(quant::nvfp4_sm12x),
-    "QUANT004" => c(quant::fp8_sm12x),
-    "QUANT005" => c(quant::dsa_kv_dtype),
+    QUANT001 => c(quant::fp8_pre_ada),
+    QUANT002 => c(quant::fp4_pre_blackwell),
+    QUANT003 => c(quant::nvfp4_sm12x),
+    QUANT004 => c(quant::fp8_sm12x),
+    QUANT005 => c(quant::dsa_kv_dtype),
     // Communication and NCCL environment.
-    "COMM001" => c(comm::nccl_p2p_disable_nvlink),
-    "COMM002" => c(comm::shm),
-    "COMM003" => c(comm::nvls_without_nvswitch),
-    "COMM004" => c(comm::multinode_ifname),
-    "COMM005" => c(comm::multinode_timeout),
+    COMM001 => c(comm::nccl_p2p_disable_nvlink),
+    COMM002 => c(comm::shm),
+    COMM003 => c(comm::nvls_without_nvswitch),
+    COMM004 => c(comm::multinode_ifname),
+    COMM005 => c(comm::multinode_timeout),
     // CUDA graphs.
-    "CG001" => c(cg::default_max_bs_large),
-    "CG002" => c(cg::dp_attention_max_bs),
-    "CG003" => c(cg::torch_compile_moe),
-    "CG004" => c(cg::padding_torch_compile),
+    CG001 => c(cg::default_max_bs_large),
+    CG002 => c(cg::dp_attention_max_bs),
+    CG003 => c(cg::torch_compile_moe),
+    CG004 => c(cg::padding_torch_compile),
     // Data-parallel attention.
-    "DPA001" => c(dpa::tp_divisible),
-    "DPA002" => c(dpa::lm_head),
-    "DPA003" => c(dpa::multinode_dp),
-    "DPA004" => c(dpa::attn_dp_and_dp),
+    DPA001 => c(dpa::tp_divisible),
+    DPA002 => c(dpa::lm_head),
+    DPA003 => c(dpa::multinode_dp),
+    DPA004 => c(dpa::attn_dp_and_dp),
     // Expert parallelism and MoE all-to-all.
-    "EP001" => c(ep::flashinfer_a2a_runner),
-    "EP002" => c(ep::flashinfer_a2a_dp),
-    "EP003" => c(ep::deepep_p2p),
-    "EP004" => c(ep::a2a_pcie),
-    "EP005" => c(ep::tbo_without_a2a),
-    "EP006" => c(ep::deepep_normal),
-    "EP007" => c(ep::deepep_dispatch_tokens),
-    "EP008" => c(ep::eplb_without_ep),
-    "EP009" => c(ep::runner_ep),
-    "EP010" => c(ep::a2a_forces_ep),
-    "EP011" => c(ep::deepep_internode_rdma),
+    EP001 => c(ep::flashinfer_a2a_runner),
+    EP002 => c(ep::flashinfer_a2a_dp),
+    EP003 => c(ep::deepep_p2p),
+    EP004 => c(ep::a2a_pcie),
+    EP005 => c(ep::tbo_without_a2a),
+    EP006 => c(ep::deepep_normal),
+    EP007 => c(ep::deepep_dispatch_tokens),
+    EP008 => c(ep::eplb_without_ep),
+    EP009 => c(ep::runner_ep),
+    EP010 => c(ep::a2a_forces_ep),
+    EP011 => c(ep::deepep_internode_rdma),
     // Speculative decoding.
-    "SPEC001" => c(spec::pcie_tp),
-    "SPEC002" => c(spec::dp_attention_unsupported),
-    "SPEC003" => c(spec::eagle_dp_attention),
-    "SPEC004" => c(spec::topk_page_size),
-    "SPEC005" => c(spec::topk_trtllm_mha),
-    "SPEC006" => c(spec::moe_runner_trtllm),
-    "SPEC007" => c(spec::side_effects),
-    "SPEC008" => c(spec::flex_attention),
-    "SPEC009" => c(spec::lora),
-    "SPEC010" => c(spec::small_gpu),
-    "SPEC011" => c(spec::draft_unknown),
+    SPEC001 => c(spec::pcie_tp),
+    SPEC002 => c(spec::dp_attention_unsupported),
+    SPEC003 => c(spec::eagle_dp_attention),
+    SPEC004 => c(spec::topk_page_size),
+    SPEC005 => c(spec::topk_trtllm_mha),
+    SPEC006 => c(spec::moe_runner_trtllm),
+    SPEC007 => c(spec::side_effects),
+    SPEC008 => c(spec::flex_attention),
+    SPEC009 => c(spec::lora),
+    SPEC010 => c(spec::small_gpu),
+    SPEC011 => c(spec::draft_unknown),
     // Parallelism and multi-node.
-    "PAR001" => c(par::heads),
-    "PAR002" => c(par::dist_init_addr),
-    "PAR003" => c(par::nodes_divide),
-    "PAR004" => c(par::pp_spec),
-    "PAR005" => c(par::tp_across_nodes),
-    "PAR006" => c(par::node_rank),
-    "PAR007" => c(par::pd_mooncake_rdma),
-    "PAR008" => c(par::moe_dense_tp),
+    PAR001 => c(par::heads),
+    PAR002 => c(par::dist_init_addr),
+    PAR003 => c(par::nodes_divide),
+    PAR004 => c(par::pp_spec),
+    PAR005 => c(par::tp_across_nodes),
+    PAR006 => c(par::node_rank),
+    PAR007 => c(par::pd_mooncake_rdma),
+    PAR008 => c(par::moe_dense_tp),
     // Caches and chunked prefill.
-    "CACHE001" => c(cache::hicache_radix),
-    "CACHE002" => c(cache::chunk_page),
-    "CACHE003" => c(cache::hicache_page_one),
-    "CACHE004" => c(cache::multi_item_scoring),
-    "CACHE005" => c(cache::hicache_fa3_decode),
+    CACHE001 => c(cache::hicache_radix),
+    CACHE002 => c(cache::chunk_page),
+    CACHE003 => c(cache::hicache_page_one),
+    CACHE004 => c(cache::multi_item_scoring),
+    CACHE005 => c(cache::hicache_fa3_decode),
     // Serving options.
-    "SRV001" => c(srv::served_model_name_colon),
-    "SRV002" => c(srv::priority_policy),
-    "SRV003" => c(srv::retraction_priority),
-    "SRV004" => c(srv::grpc_port),
-    "SRV005" => c(srv::tokenizer_batching),
-    "SRV006" => c(srv::quant_communications),
+    SRV001 => c(srv::served_model_name_colon),
+    SRV002 => c(srv::priority_policy),
+    SRV003 => c(srv::retraction_priority),
+    SRV004 => c(srv::grpc_port),
+    SRV005 => c(srv::tokenizer_batching),
+    SRV006 => c(srv::quant_communications),
     // Flags by version.
-    "FLAG001" => c(flag::renamed),
-    "FLAG002" => c(flag::deprecated),
-    "FLAG003" => c(flag::dp_attention_deprecated),
-    "FLAG004" => c(flag::removed),
+    FLAG001 => c(flag::renamed),
+    FLAG002 => c(flag::deprecated),
+    FLAG003 => c(flag::dp_attention_deprecated),
+    FLAG004 => c(flag::removed),
     // Environment variables.
-    "ENV001" => c(env::unknown),
-    "ENV002" => c(env::deprecated_alias),
-    "ENV003" => c(env::removed),
-    "ENV004" => c(env::ineffective),
-    "ENV005" => c(env::bad_value),
-    "ENV006" => c(env::context_length),
-    "ENV007" => c(env::deterministic),
-    "ENV008" => c(env::device_order),
+    ENV001 => c(env::unknown),
+    ENV002 => c(env::deprecated_alias),
+    ENV003 => c(env::removed),
+    ENV004 => c(env::ineffective),
+    ENV005 => c(env::bad_value),
+    ENV006 => c(env::context_length),
+    ENV007 => c(env::deterministic),
+    ENV008 => c(env::device_order),
     // GPUs in use.
-    "TOP002" => c(top::mig),
-    "TOP003" => c(top::mixed),
-    "TOP004" => c(top::visible_devices_ignored),
+    TOP002 => c(top::mig),
+    TOP003 => c(top::mixed),
+    TOP004 => c(top::visible_devices_ignored),
     // Installed packages (silent when unknown).
-    "PKG001" => c(pkg::torch_build),
-    "PKG002" => c(pkg::sgl_kernel_sm120),
-    "PKG003" => c(pkg::nccl_2_26_2),
-    "PKG004" => c(pkg::torch_2_9_1_cudnn),
-    "PKG005" => c(pkg::nvfp4_flashinfer),
-    "PKG006" => c(pkg::flashinfer_jit_cuda),
+    PKG001 => c(pkg::torch_build),
+    PKG002 => c(pkg::sgl_kernel_sm120),
+    PKG003 => c(pkg::nccl_2_26_2),
+    PKG004 => c(pkg::torch_2_9_1_cudnn),
+    PKG005 => c(pkg::nvfp4_flashinfer),
+    PKG006 => c(pkg::flashinfer_jit_cuda),
 }
 
 pub(super) fn rules() -> &'static [Rule] {
@@ -185,9 +215,10 @@ pub(super) fn rules() -> &'static [Rule] {
     RULES.get_or_init(|| {
         let mut v: Vec<Rule> = ENTRIES
             .iter()
-            .map(|(code, text, check)| {
+            .map(|(id, text, check)| {
                 // Embedded data, validated by tests: a malformed header is a build bug.
-                parse(code, text, *check).unwrap_or_else(|e| panic!("data/rules/{code}.md: {e}"))
+                parse(*id, text, *check)
+                    .unwrap_or_else(|e| panic!("data/rules/{}.md: {e}", id.as_str()))
             })
             .collect();
         v.sort_by_key(|r| code_key(r.code));
@@ -203,11 +234,7 @@ fn code_key(code: &str) -> (String, u32) {
     (code[..i].to_owned(), code[i..].parse().unwrap_or(0))
 }
 
-pub(super) fn parse(
-    code: &'static str,
-    text: &'static str,
-    check: Option<CheckFn>,
-) -> Result<Rule, String> {
+pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Result<Rule, String> {
     let (head, body) = text
         .split_once("\n---\n")
         .ok_or("no `---` line after the header")?;
@@ -216,6 +243,7 @@ pub(super) fn parse(
             .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
             .map(str::trim)
     };
+    let code = id.as_str();
     let file_code = field("code").ok_or("no code")?;
     if file_code != code {
         return Err(format!("header says code {file_code}"));
@@ -246,6 +274,7 @@ pub(super) fn parse(
         return Err(format!("bad versions {versions}"));
     }
     Ok(Rule {
+        id,
         code,
         name: field("name").ok_or("no name")?,
         severity,
@@ -327,17 +356,17 @@ mod tests {
 
     #[test]
     fn header_and_table_must_agree_on_pipeline_codes() {
-        let with = "code: X001\nname: x\nseverity: info\nversions: all\nsummary: s\nemitted-by: pipeline\n---\nbody";
-        let without = "code: X001\nname: x\nseverity: info\nversions: all\nsummary: s\n---\nbody";
+        let with = "code: AR001\nname: x\nseverity: info\nversions: all\nsummary: s\nemitted-by: pipeline\n---\nbody";
+        let without = "code: AR001\nname: x\nseverity: info\nversions: all\nsummary: s\n---\nbody";
         fn check(_: &super::super::Context) -> Vec<super::super::Fired> {
             vec![]
         }
-        assert!(parse("X001", with, None).is_ok());
-        assert!(parse("X001", with, Some(check)).is_err());
-        assert!(parse("X001", without, None).is_err());
-        assert!(parse("X001", without, Some(check)).is_ok());
-        assert!(parse("X002", without, Some(check)).is_err());
-        assert!(parse("X001", "code: X001", None).is_err());
+        assert!(parse(Code::AR001, with, None).is_ok());
+        assert!(parse(Code::AR001, with, Some(check)).is_err());
+        assert!(parse(Code::AR001, without, None).is_err());
+        assert!(parse(Code::AR001, without, Some(check)).is_ok());
+        assert!(parse(Code::AR002, without, Some(check)).is_err());
+        assert!(parse(Code::AR001, "code: AR001", None).is_err());
     }
 
     #[test]

@@ -5,14 +5,14 @@
 //! check over the facts (Rust, `checks/`). A check reports a one-line message naming the facts
 //! and, where safe, a [`Fix`]. Codes are never reused; renamed codes go through [`REDIRECTS`].
 //!
-//! The lead calls [`evaluate`] (checks), [`emit`] (codes the pipeline emits itself),
-//! [`lookup`], [`render_list`] and [`render_explain`].
+//! The planning pipeline calls [`evaluate`] (checks) and [`Hit::new`] (codes it emits itself);
+//! the commands call [`lookup`], [`render_list`] and [`render_explain`].
 
 mod catalogue;
 mod checks;
 pub mod envs;
 pub mod fix;
-pub mod host;
+
 mod view;
 
 pub use view::ranges;
@@ -21,12 +21,11 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::facts::{Env, Topology};
-use crate::sglang::SglangArgs;
+pub use crate::resolve::Context;
 
-pub use catalogue::REDIRECTS;
+pub use crate::facts::host::HostFacts;
+pub use catalogue::{Code, REDIRECTS};
 pub use fix::{ArgEdit, EnvEdit, Fix};
-pub use host::HostFacts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -52,28 +51,10 @@ impl fmt::Display for Severity {
     }
 }
 
-/// Everything a check may look at. Borrowed: checks are pure functions of the facts.
-pub struct Context<'a> {
-    /// The SGLang version whose flag set is in use.
-    pub version: &'a str,
-    pub args: &'a SglangArgs,
-    pub env: &'a Env,
-    pub topology: &'a Topology,
-    /// Topology indices the server will use.
-    pub gpus: &'a [u32],
-    pub model: Option<&'a crate::facts::model::ModelFacts>,
-    /// Facts about the host outside the GPUs (`/dev/shm`, container). `None`: unknown, and the
-    /// rules that need them stay silent. Injectable so tests never depend on the machine.
-    pub host: Option<&'a HostFacts>,
-    /// The Python packages installed for the interpreter. `None`: unknown (offline planning
-    /// for another machine), and the PKG rules stay silent.
-    pub packages: Option<&'a crate::facts::Packages>,
-}
-
 /// A rule that fired.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
-    pub code: &'static str,
+    pub code: Code,
     pub name: &'static str,
     /// Effective severity (after `--deny`).
     pub severity: Severity,
@@ -82,13 +63,12 @@ pub struct Hit {
 }
 
 impl Hit {
-    /// A hit for a catalogue code with its name and default severity, e.g. from the memory
-    /// planner (`Hit::new("MEM005", msg)`); [`RuleSettings::apply`] then applies `--allow`/`--deny`.
-    /// Panics only on a code that is not in the catalogue (a programming error, caught by tests).
-    pub fn new(code: &str, message: impl Into<String>) -> Hit {
-        let rule = lookup(code).unwrap_or_else(|e| panic!("{e}"));
+    /// The one way to make a finding: the code's name and default severity from the
+    /// catalogue. `--allow`/`--deny` are applied by [`evaluate`] and [`RuleSettings::apply`].
+    pub fn new(code: Code, message: impl Into<String>) -> Hit {
+        let rule = rule(code);
         Hit {
-            code: rule.code,
+            code,
             name: rule.name,
             severity: rule.severity,
             message: message.into(),
@@ -96,8 +76,8 @@ impl Hit {
         }
     }
 
-    pub fn with_fix(mut self, fix: Fix) -> Hit {
-        self.fix = Some(fix);
+    pub fn with_fix(mut self, fix: Option<Fix>) -> Hit {
+        self.fix = fix;
         self
     }
 }
@@ -137,6 +117,8 @@ pub enum FixAvailability {
 /// One catalogue entry. Texts come from `data/rules/<CODE>.md`.
 #[derive(Debug, Clone)]
 pub struct Rule {
+    pub id: Code,
+    /// `id` as text.
     pub code: &'static str,
     pub name: &'static str,
     pub severity: Severity,
@@ -151,7 +133,7 @@ pub struct Rule {
     pub no_source: Option<&'static str>,
     /// Markdown: what, why, example, fix.
     pub explanation: &'static str,
-    /// `None`: the lead's pipeline or the memory planner emits this code (see [`emit`]).
+    /// `None`: the planning pipeline or the memory planner emits this code ([`Hit::new`]).
     pub check: Option<CheckFn>,
 }
 
@@ -178,6 +160,15 @@ impl Rule {
 /// Every rule, in code order.
 pub fn all() -> &'static [Rule] {
     catalogue::rules()
+}
+
+/// The catalogue entry of a code. Every [`Code`] has one: the enum and the table are declared
+/// by the same macro invocation.
+pub fn rule(code: Code) -> &'static Rule {
+    all()
+        .iter()
+        .find(|r| r.id == code)
+        .unwrap_or_else(|| unreachable!("{code:?} is declared with its entry"))
 }
 
 /// An unknown rule code or name; `Display` suggests the nearest one.
@@ -257,8 +248,7 @@ impl RuleSettings {
     pub fn apply(&self, hits: Vec<Hit>) -> Vec<Hit> {
         hits.into_iter()
             .filter_map(|mut h| {
-                let rule = lookup(h.code).ok()?;
-                h.severity = self.effective(rule)?;
+                h.severity = self.effective(rule(h.code))?;
                 Some(h)
             })
             .collect()
@@ -302,36 +292,12 @@ pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Hit> {
             continue;
         };
         for f in check(ctx) {
-            out.push(Hit {
-                code: rule.code,
-                name: rule.name,
-                severity,
-                message: f.message,
-                fix: f.fix,
-            });
+            let mut hit = Hit::new(rule.id, f.message).with_fix(f.fix);
+            hit.severity = severity;
+            out.push(hit);
         }
     }
     out
-}
-
-/// A hit for a code the pipeline or the memory planner emits (ARG001, VER001, MEM003, …),
-/// with the catalogue's name and the settings applied. `None` when the rule is allowed.
-/// Panics only on a code that is not in the catalogue (a programming error, not user input).
-pub fn emit(
-    code: &str,
-    message: impl Into<String>,
-    fix: Option<Fix>,
-    settings: &RuleSettings,
-) -> Option<Hit> {
-    let rule = lookup(code).unwrap_or_else(|e| panic!("{e}"));
-    let severity = settings.effective(rule)?;
-    Some(Hit {
-        code: rule.code,
-        name: rule.name,
-        severity,
-        message: message.into(),
-        fix,
-    })
 }
 
 #[derive(Serialize)]

@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use super::{ArgEdit, Context, EnvEdit, Fix};
 use crate::facts::Gpu;
-use crate::facts::derived;
 
 impl Context<'_> {
     /// The used GPUs the topology knows, in selection order.
@@ -36,55 +35,43 @@ impl Context<'_> {
     }
 
     pub fn tp(&self) -> i64 {
-        derived::tp_size(self.args)
+        self.server.parallel.tp
     }
 
     pub fn pp(&self) -> i64 {
-        self.int("--pp-size").unwrap_or(1).max(1)
+        self.server.parallel.pp
     }
 
     pub fn dp(&self) -> i64 {
-        self.int("--dp-size").unwrap_or(1).max(1)
+        self.server.parallel.dp
     }
 
     /// EP size as given; 0.4.x/0.5.2's `--enable-ep-moe` meant EP = TP.
     pub fn ep(&self) -> i64 {
-        if self.args.flag("--enable-ep-moe") {
-            return self.tp();
-        }
-        self.int("--ep-size").unwrap_or(1).max(1)
+        self.server.parallel.ep
     }
 
     pub fn nnodes(&self) -> i64 {
-        self.int("--nnodes").unwrap_or(1).max(1)
+        self.server.parallel.nnodes
     }
 
-    /// Attention-DP size: `--attn-dp-size` (0.5.20+), or `--dp-size` with `--enable-dp-attention`.
+    /// Attention-DP size (1 when off).
     pub fn attn_dp(&self) -> i64 {
-        if let Some(n) = self.args.get("--attn-dp-size").and_then(Value::as_i64) {
-            return n.max(1);
-        }
-        if self.args.flag("--enable-dp-attention") {
-            return self.dp();
-        }
-        1
+        self.server.parallel.attn_dp
     }
 
     pub fn dp_attention(&self) -> bool {
-        self.attn_dp() > 1 || self.args.flag("--enable-dp-attention")
+        self.server.parallel.dp_attention
     }
 
     /// The GPUs of the first TP group on this node (what SGLang's all-reduce gates look at).
     pub fn tp_gpus(&self) -> &[u32] {
-        let nodes_per_pp_rank = (self.nnodes() / self.pp()).max(1);
-        let per_node = (self.tp() / nodes_per_pp_rank).max(1) as usize;
-        &self.gpus[..per_node.min(self.gpus.len())]
+        self.server.tp_gpus()
     }
 
     /// Every pair of the TP group is NVLinked (false for an empty or one-GPU group).
     pub fn tp_nvlinked(&self) -> bool {
-        let g = self.tp_gpus();
-        g.len() > 1 && self.topology.fully_nvlinked(g)
+        self.server.tp_groups.first().is_some_and(|g| g.nvlink)
     }
 
     /// The TP group has more than one GPU and none of its pairs is known to be NVLinked.
@@ -144,26 +131,20 @@ impl Context<'_> {
 
     /// `--speculative-algorithm`, upper-cased, `NEXTN` as `EAGLE` (SGLang does the same).
     pub fn spec_algo(&self) -> Option<String> {
-        let a = self.sval("--speculative-algorithm")?.to_ascii_uppercase();
-        Some(if a == "NEXTN" { "EAGLE".into() } else { a })
+        self.server
+            .speculative
+            .as_ref()
+            .map(|s| s.algorithm.clone())
     }
 
     /// EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN/MTP).
     pub fn spec_eagle(&self) -> bool {
-        self.spec_algo()
-            .is_some_and(|a| a == "EAGLE" || a == "EAGLE3")
+        self.server.speculative.as_ref().is_some_and(|s| s.eagle())
     }
 
-    /// The MoE all-to-all backend in use (`none` as `None`); 0.4.x/0.5.2 spelled DeepEP
-    /// `--enable-deepep-moe`.
+    /// The MoE all-to-all backend in use (`none` as `None`).
     pub fn moe_a2a(&self) -> Option<String> {
-        self.sval("--moe-a2a-backend")
-            .filter(|v| v != "none")
-            .or_else(|| {
-                self.args
-                    .flag("--enable-deepep-moe")
-                    .then(|| "deepep".to_string())
-            })
+        self.server.moe_a2a.clone()
     }
 
     pub fn model_arch(&self) -> Option<&str> {
@@ -181,9 +162,7 @@ impl Context<'_> {
 
     /// Quantisation in effect: `--quantization`, else the checkpoint's `quant_method`.
     pub fn quant(&self) -> Option<String> {
-        self.sval("--quantization")
-            .or_else(|| self.model.and_then(|m| m.quant_method.clone()))
-            .map(|q| q.to_ascii_lowercase())
+        self.server.quantization.clone()
     }
 
     /// The decode CUDA-graph max batch size the user gave, under any version's spelling.

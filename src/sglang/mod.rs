@@ -4,10 +4,12 @@
 
 pub mod config;
 pub mod flagset;
+pub mod layout;
 pub mod parser;
 mod pyjson;
 pub mod pytypes;
 pub mod version;
 
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
+pub use layout::Parallel;
 pub use parser::{ArgError, ArgErrorKind, ConfigTokens, Occurrence, SglangArgs, parse, parse_with};

@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 use sglang_launch::facts::model::{self, ModelFacts};
 use sglang_launch::facts::{Env, Gpu, Topology};
-use sglang_launch::plan::memory::{self, MemoryInput, kv};
+use sglang_launch::plan::memory::{self, kv};
+use sglang_launch::resolve::{Context, Facts, Speculative};
+use sglang_launch::sglang::Parallel;
 use sglang_launch::sglang::{SglangArgs, flagset};
 
 /// `n` identical GPUs with no link facts: what a log tells about a box.
@@ -185,8 +187,19 @@ pub fn rows() -> Vec<Row> {
 
         let weights_log = f(&r, "weight_mem_usage_gb")
             .or_else(|| Some(f(&r, "load_begin_avail_gb")? - f(&r, "weight_load_end_avail_gb")?));
-        let weights_pred = kv::target_weights_per_gpu_bytes(&args, &facts).map(|b| b as f64 / GIB);
-        let cell = kv::kv_cell(version, &args, &env, &facts);
+        let weights_pred = kv::target_weights_per_gpu_bytes(
+            &Parallel::of(&args),
+            Speculative::of(&args, Some(&facts)).as_ref(),
+            &facts,
+        )
+        .map(|b| b as f64 / GIB);
+        let cell = kv::kv_cell(
+            &args,
+            &Parallel::of(&args),
+            Speculative::of(&args, Some(&facts)).as_ref(),
+            &facts,
+            None,
+        );
         let kv_size_log =
             f(&r, "kv_size_gb").or_else(|| Some(f(&r, "k_size_gb")? + f(&r, "v_size_gb")?));
         let tokens_log = r
@@ -239,14 +252,17 @@ pub fn rows() -> Vec<Row> {
                 .collect();
             let planned_args = SglangArgs::with_values(flags, &planned_vals);
             let run = |topo: &Topology, a: &SglangArgs| {
-                memory::plan(&MemoryInput {
+                memory::plan(&Context::new(Facts {
                     version,
                     args: a,
                     env: &env,
                     topology: topo,
                     gpus: &gpus,
                     model: Some(&facts),
-                })
+                    draft: None,
+                    host: None,
+                    packages: None,
+                }))
             };
             let total_mib = (gb * 1024.0) as u64;
             let first = run(&topo_with(total_mib, 0), &planned_args);
@@ -357,7 +373,7 @@ fn evidence(
         .filter(|c| *c > 0)
         .unwrap_or(8192)
         // attention DP: the MLP/MoE layers run on the chunk gathered from every DP rank
-        * memory::sglang::attn_dp_size(args).max(1);
+        * Parallel::of(args).attn_dp.max(1);
     // The req-to-token table is counted only where the log prints the run's request pool and
     // context (its size is then known); elsewhere the run's context length is unknown (a 1M-token
     // config default alone would add 8 GiB the run may never have had).

@@ -1,11 +1,11 @@
 //! KV-cache cell size (bytes per token per GPU), weights per GPU, and the token count SGLang
-//! profiles from the memory left (sglang-internals §2.2–2.3).
+//! profiles from the memory left.
 
-use crate::facts::Env;
 use crate::facts::model::{self, ModelFacts};
-use crate::sglang::SglangArgs;
-
-use super::sglang::{attn_dp_size, int_arg, speculative_algorithm};
+use crate::resolve::Speculative;
+use crate::resolve::defaults::int_arg;
+use crate::resolve::server::DraftSource;
+use crate::sglang::{Parallel, SglangArgs};
 
 /// Bytes per token of the KV pool on one GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +45,7 @@ fn stage_layers(layers: u64, pp: u64) -> u64 {
 }
 
 /// Per-layer bytes of one token on one GPU, for a model's attention shape.
-fn per_layer_bytes(args: &SglangArgs, m: &ModelFacts, b: f64) -> Option<f64> {
+fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
     if m.is_mla() {
         let latent = (m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b;
         // DSA/NSA indexer keys: FP8 with one fp32 scale per 128.
@@ -55,8 +55,7 @@ fn per_layer_bytes(args: &SglangArgs, m: &ModelFacts, b: f64) -> Option<f64> {
             .unwrap_or(0.0);
         return Some(latent + indexer);
     }
-    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
-    let attn_tp = (tp / attn_dp_size(args)).max(1) as u64;
+    let attn_tp = (p.tp / p.attn_dp).max(1) as u64;
     let total_kvh = m.num_key_value_heads?;
     // KV heads are replicated when the attention TP width exceeds them.
     let kvh = (total_kvh / attn_tp).max(1);
@@ -77,10 +76,16 @@ fn hybrid_swa(m: &ModelFacts) -> bool {
 }
 
 /// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
-pub fn kv_cell(version: &str, args: &SglangArgs, env: &Env, m: &ModelFacts) -> Option<KvCell> {
-    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1) as u64;
+pub fn kv_cell(
+    args: &SglangArgs,
+    p: &Parallel,
+    spec: Option<&Speculative>,
+    m: &ModelFacts,
+    draft: Option<&ModelFacts>,
+) -> Option<KvCell> {
+    let pp = p.pp as u64;
     let b = kv_elem_bytes(args, m);
-    let per_layer = per_layer_bytes(args, m, b)?;
+    let per_layer = per_layer_bytes(p, m, b)?;
     // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
     let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
     let (target, swa_ratio) = if hybrid_swa(m) {
@@ -95,7 +100,7 @@ pub fn kv_cell(version: &str, args: &SglangArgs, env: &Env, m: &ModelFacts) -> O
         (per_layer * layers as f64, None)
     };
     let mut total = target;
-    if let Some(draft_layers_bytes) = draft_kv_bytes(version, args, env, m, b) {
+    if let Some(draft_layers_bytes) = draft_kv_bytes(p, spec, m, draft, b) {
         total += draft_layers_bytes;
     }
     Some(KvCell {
@@ -105,44 +110,33 @@ pub fn kv_cell(version: &str, args: &SglangArgs, env: &Env, m: &ModelFacts) -> O
     })
 }
 
-/// Whether the draft is the model's own MTP/NextN layers.
-fn draft_is_mtp(args: &SglangArgs, m: &ModelFacts) -> bool {
-    let draft = args.str("--speculative-draft-model-path");
-    let same = draft.is_none() || draft == args.str("--model-path");
-    same && m.num_nextn_predict_layers.unwrap_or(0) > 0
-}
-
 /// KV bytes per token of the speculative draft (EAGLE/MTP/STANDALONE share the token budget).
 fn draft_kv_bytes(
-    _version: &str,
-    args: &SglangArgs,
-    env: &Env,
+    p: &Parallel,
+    spec: Option<&Speculative>,
     m: &ModelFacts,
+    draft: Option<&ModelFacts>,
     b: f64,
 ) -> Option<f64> {
-    let algo = speculative_algorithm(args)?;
-    if matches!(algo.as_str(), "NGRAM") {
-        return None;
+    let spec = spec.filter(|s| s.uses_draft_model())?;
+    if spec.draft == DraftSource::Mtp {
+        return Some(per_layer_bytes(p, m, b)? * m.num_nextn_predict_layers? as f64);
     }
-    if draft_is_mtp(args, m) {
-        return Some(per_layer_bytes(args, m, b)? * m.num_nextn_predict_layers? as f64);
-    }
-    let draft = load_draft(args, env)?;
+    let draft = draft?;
     let layers = draft.num_hidden_layers.unwrap_or(1);
-    Some(per_layer_bytes(args, &draft, b)? * layers as f64)
-}
-
-fn load_draft(args: &SglangArgs, env: &Env) -> Option<ModelFacts> {
-    let path = args.str("--speculative-draft-model-path")?;
-    model::load(path, env, args).facts
+    Some(per_layer_bytes(p, draft, b)? * layers as f64)
 }
 
 /// Target weights per GPU, bytes: the checkpoint without the MTP layers the target doesn't load
 /// (unless they serve as the speculative draft), plus MLA's absorbed copies, split over TP × PP,
 /// plus the matrices every TP rank holds in full.
-pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option<u64> {
-    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1) as f64;
-    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1) as f64;
+pub fn target_weights_per_gpu_bytes(
+    p: &Parallel,
+    spec: Option<&Speculative>,
+    m: &ModelFacts,
+) -> Option<u64> {
+    let tp = p.tp as f64;
+    let pp = p.pp as f64;
     let total = m.weight_bytes? as f64;
     // Terms from an absurd config may be infinite; then only the total is used.
     let b = model::weight_breakdown(m)
@@ -152,7 +146,7 @@ pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option
                 .all(|x| x.is_finite() && *x >= 0.0)
         })
         .unwrap_or_default();
-    let mtp_in_use = speculative_algorithm(args).is_some() && draft_is_mtp(args, m);
+    let mtp_in_use = spec.is_some_and(|s| s.draft == DraftSource::Mtp);
     let loaded = if mtp_in_use {
         total
     } else {
@@ -163,14 +157,17 @@ pub fn target_weights_per_gpu_bytes(args: &SglangArgs, m: &ModelFacts) -> Option
 }
 
 /// Target plus draft weights per GPU, bytes (the draft is loaded before the KV cache is sized).
-pub fn weights_per_gpu_bytes(args: &SglangArgs, env: &Env, m: &ModelFacts) -> Option<u64> {
-    let target = target_weights_per_gpu_bytes(args, m)?;
-    let draft = match speculative_algorithm(args) {
-        Some(a) if a != "NGRAM" && !draft_is_mtp(args, m) => load_draft(args, env)
-            .and_then(|d| d.weight_bytes)
-            .map(|w| w / int_arg(args, "--tp-size").unwrap_or(1).max(1) as u64)
-            .unwrap_or(0),
-        _ => 0,
+pub fn weights_per_gpu_bytes(
+    p: &Parallel,
+    spec: Option<&Speculative>,
+    m: &ModelFacts,
+    draft: Option<&ModelFacts>,
+) -> Option<u64> {
+    let target = target_weights_per_gpu_bytes(p, spec, m)?;
+    let separate = spec.is_some_and(|s| s.separate_draft().is_some());
+    let draft = match draft.filter(|_| separate) {
+        Some(d) => d.weight_bytes.map(|w| w / p.tp as u64).unwrap_or(0),
+        None => 0,
     };
     Some(target.saturating_add(draft))
 }
@@ -191,11 +188,6 @@ pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &Sgl
 }
 
 /// Bytes per token for the target model only (convenience for reports and the accuracy harness).
-pub fn kv_bytes_per_token(
-    version: &str,
-    args: &SglangArgs,
-    env: &Env,
-    m: &ModelFacts,
-) -> Option<u64> {
-    kv_cell(version, args, env, m).map(|c| c.target)
+pub fn kv_bytes_per_token(args: &SglangArgs, p: &Parallel, m: &ModelFacts) -> Option<u64> {
+    kv_cell(args, p, None, m, None).map(|c| c.target)
 }

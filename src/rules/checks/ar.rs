@@ -1,11 +1,11 @@
-//! Custom all-reduce (sglang-internals §3).
+//! Custom all-reduce: SGLang's IPC and symmetric-memory all-reduce kernels and their gates.
 
 use super::*;
-use crate::facts::derived::{CustomAllReduce, custom_allreduce};
+use crate::resolve::CustomAllReduce;
 
 /// SGLang's decision for the first TP group.
 fn car(ctx: &Context) -> CustomAllReduce {
-    custom_allreduce(ctx.version, ctx.args, ctx.env, ctx.topology, ctx.tp_gpus())
+    ctx.server.custom_all_reduce
 }
 
 /// Variables that try to force custom all-reduce onto PCIe or tune its kernel.

@@ -193,14 +193,8 @@ const INEFFECTIVE: &[(&str, Ineffective)] = &[
                 "SGLang compares it with \"1\" exactly, so {v:?} leaves the P2P check as it is"
             ));
         }
-        match crate::facts::derived::custom_allreduce(
-            ctx.version,
-            ctx.args,
-            ctx.env,
-            ctx.topology,
-            ctx.tp_gpus(),
-        ) {
-            crate::facts::derived::CustomAllReduce::Off(r) => Some(format!(
+        match ctx.server.custom_all_reduce {
+            crate::resolve::CustomAllReduce::Off(r) => Some(format!(
                 "it only feeds custom all-reduce's P2P test, and custom all-reduce is off here ({r})"
             )),
             _ => None,

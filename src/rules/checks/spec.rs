@@ -176,19 +176,15 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
 }
 
 /// The draft model can't be read offline, so the memory plan counts its weights and KV layers
-/// as zero. Uses the same resolution as the memory planner (`facts::model::load`).
+/// as zero. Reads the draft as gathered for the memory planner.
 pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
-    let Some(algo) = ctx.spec_algo().filter(|a| a != "NGRAM") else {
+    let Some(spec) = ctx.server.speculative.as_ref() else {
         return vec![];
     };
-    let Some(draft) = ctx.sval("--speculative-draft-model-path") else {
+    let (Some(draft), Some(load)) = (spec.separate_draft(), ctx.draft) else {
         return vec![];
     };
-    // The target's own MTP layers: the target's facts cover them.
-    if ctx.sval("--model-path").as_deref() == Some(draft.as_str()) {
-        return vec![];
-    }
-    let load = crate::facts::model::load(&draft, ctx.env, ctx.args);
+    let algo = &spec.algorithm;
     if load
         .facts
         .as_ref()

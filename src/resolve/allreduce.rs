@@ -1,10 +1,13 @@
-//! Facts derived from the others: what SGLang itself will decide at start-up.
+//! SGLang's custom all-reduce decision for a TP group.
 
-use super::{Env, Topology};
-use crate::sglang::SglangArgs;
+use serde::Serialize;
+
+use crate::facts::{Env, Topology};
+use crate::sglang::{Parallel, SglangArgs};
 
 /// Which custom all-reduce implementation SGLang will run for the TP group, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
 pub enum CustomAllReduce {
     /// Off: NCCL does every all-reduce. The reason is for reports.
     Off(&'static str),
@@ -14,20 +17,16 @@ pub enum CustomAllReduce {
     V2,
 }
 
-/// Tensor-parallel size as the user gave it (abbreviations resolved by the parser), default 1.
-pub fn tp_size(args: &SglangArgs) -> i64 {
-    args.int("--tp-size").unwrap_or(1).max(1)
-}
-
-/// SGLang's gates (sglang-internals §3.2–3.3), evaluated on the GPUs of one TP group.
-pub fn custom_allreduce(
+/// SGLang's gates, in SGLang's order, evaluated on the GPUs of one TP group.
+pub fn decide(
     version: &str,
     args: &SglangArgs,
     env: &Env,
     topology: &Topology,
+    parallel: &Parallel,
     tp_gpus: &[u32],
 ) -> CustomAllReduce {
-    let ws = tp_size(args);
+    let ws = parallel.tp;
     if args.flag("--disable-custom-all-reduce") {
         return CustomAllReduce::Off("--disable-custom-all-reduce");
     }
@@ -37,7 +36,7 @@ pub fn custom_allreduce(
     if args.flag("--enable-deterministic-inference") {
         return CustomAllReduce::Off("--enable-deterministic-inference");
     }
-    if args.int("--nnodes").unwrap_or(1) > 1 {
+    if parallel.nnodes > 1 {
         return CustomAllReduce::Off("TP group spans nodes");
     }
     if ![2, 4, 6, 8].contains(&ws) {

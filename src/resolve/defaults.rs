@@ -1,19 +1,20 @@
 //! SGLang's own start-up arithmetic, per version: default `--mem-fraction-static`,
 //! `--chunked-prefill-size`, decode CUDA-graph batch sizes and `--max-running-requests`.
 //!
-//! Facts from sglang-internals §1 and §4; each formula is selected by version family (for a
-//! version between two known ones, the nearest older family applies).
+//! Each formula is selected by version family (for a version between two known ones, the
+//! nearest older family applies); `tests/memory.rs` replays goldens recorded from SGLang's own
+//! code at every family boundary.
 
 use serde_json::Value;
 
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
-use crate::sglang::SglangArgs;
 use crate::sglang::version::at_least;
+use crate::sglang::{Parallel, SglangArgs};
 
 const GIB: f64 = 1024.0;
 
-/// Which formula SGLang used (sglang-internals §1.3).
+/// Which formula SGLang used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Family {
     /// ≤ 0.5.2: `R` by capacity tier (0.4.10, 0.5.1).
@@ -194,34 +195,21 @@ pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
     Some(if a == "NEXTN" { "EAGLE".into() } else { a })
 }
 
-/// Attention-DP width: `--attn-dp-size` (0.5.20+), else `--dp-size` with `--enable-dp-attention`.
-pub fn attn_dp_size(args: &SglangArgs) -> i64 {
-    let dp = int_arg(args, "--dp-size").unwrap_or(1).max(1);
-    if let Some(a) = int_of(args, &["--attn-dp-size"]).filter(|&a| a > 1) {
-        return a;
-    }
-    if flag_of(args, &["--enable-dp-attention"]) && dp > 1 {
-        dp
-    } else {
-        1
-    }
-}
-
 /// SGLang's resolution of the memory-related defaults for this version, arguments and GPU.
 /// `gpu_mem_mib` is what SGLang reads: the minimum `memory.total` over every GPU on the node.
 pub fn resolve(
     version: &str,
     args: &SglangArgs,
     env: &Env,
+    p: &Parallel,
     gpu_mem_mib: Option<u64>,
     model: Option<&ModelFacts>,
 ) -> SglangDefaults {
     let family = Family::of(version);
     let g = gpu_mem_mib.map(|m| m as f64);
-    let tp = int_arg(args, "--tp-size").unwrap_or(1).max(1);
-    let pp = int_arg(args, "--pp-size").unwrap_or(1).max(1);
+    let (tp, pp) = (bounded(p.tp), bounded(p.pp));
     let spec = speculative_algorithm(args);
-    let attn_dp = attn_dp_size(args);
+    let attn_dp = bounded(p.attn_dp);
     let model_path = args.str("--model-path").unwrap_or("");
     let mla = model.is_some_and(ModelFacts::is_mla);
     let multimodal = model.is_some_and(|m| m.is_multimodal);
@@ -640,23 +628,37 @@ mod tests {
         let args =
             SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(1))]);
         let env = Env::default();
-        let new = resolve("0.5.23", &args, &env, Some(24564), None);
+        let new = resolve(
+            "0.5.23",
+            &args,
+            &env,
+            &Parallel::of(&args),
+            Some(24564),
+            None,
+        );
         assert_eq!(
             (new.chunked_prefill_size, new.decode_max_bs),
             (4096, Some(48))
         );
-        let old = resolve("0.5.17", &args, &env, Some(24564), None);
+        let old = resolve(
+            "0.5.17",
+            &args,
+            &env,
+            &Parallel::of(&args),
+            Some(24564),
+            None,
+        );
         assert_eq!(
             (old.chunked_prefill_size, old.decode_max_bs),
             (2048, Some(24))
         );
         // No capacity known: SGLang's fallbacks.
         assert_eq!(
-            resolve("0.5.23", &args, &env, None, None).mem_fraction_static,
+            resolve("0.5.23", &args, &env, &Parallel::of(&args), None, None).mem_fraction_static,
             0.95
         );
         assert_eq!(
-            resolve("0.5.17", &args, &env, None, None).mem_fraction_static,
+            resolve("0.5.17", &args, &env, &Parallel::of(&args), None, None).mem_fraction_static,
             0.88
         );
     }
@@ -666,7 +668,14 @@ mod tests {
         let args =
             SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[("--tp-size", json!(8))]);
         let env = Env::from_pairs([("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING", "1")]);
-        let d = resolve("0.5.23", &args, &env, Some(81559), None);
+        let d = resolve(
+            "0.5.23",
+            &args,
+            &env,
+            &Parallel::of(&args),
+            Some(81559),
+            None,
+        );
         assert_eq!(d.reserved_mib, 1536.0 + 1024.0);
         assert_eq!(d.mem_fraction_static, round3((81559.0 - 2560.0) / 81559.0));
     }

@@ -1,0 +1,160 @@
+//! The findings the planning pipeline raises itself (version, GPU placement, model files,
+//! argument errors, memory), and the verdict over all findings.
+
+use super::gather::Machine;
+use super::json::{Finding, Verdict};
+use crate::facts::model::{ModelLoad, ProblemKind};
+use crate::plan::json::Memory;
+use crate::rules::{Code, Hit, Severity};
+use crate::sglang::{self, SglangArgs, version};
+
+pub fn from_hit(hit: &Hit, fixed: bool) -> Finding {
+    Finding {
+        code: hit.code.as_str().to_owned(),
+        name: hit.name.to_owned(),
+        severity: hit.severity,
+        message: hit.message.clone(),
+        fixed,
+        fix: if fixed {
+            hit.fix.as_ref().map(|f| f.summary.clone())
+        } else {
+            None
+        },
+    }
+}
+
+/// VER001/VER002: which flag set is in use when it is not the installed release's own.
+pub fn version(machine: &Machine) -> Option<Hit> {
+    let selected = &machine.selected;
+    if !selected.detected() {
+        return Some(Hit::new(
+            Code::VER002,
+            format!(
+                "no installed SGLang found for {} and no --sglang-version; using the newest flag set, {}",
+                machine.interpreter.path.display(),
+                selected.flags.version
+            ),
+        ));
+    }
+    if selected.source != version::VersionSource::Fallback {
+        return None;
+    }
+    let which = if version::cmp(&selected.requested, &selected.flags.version).is_lt() {
+        "it is older than every embedded one; using the oldest"
+    } else {
+        "using the nearest older one"
+    };
+    Some(Hit::new(
+        Code::VER001,
+        format!(
+            "SGLang {} has no embedded flag set; {which}, {}",
+            selected.requested, selected.flags.version
+        ),
+    ))
+}
+
+/// MEM001/MEM002: the model named could not be read, or its files make no sense.
+pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
+    let (kind, message) = load?.problem.as_ref()?;
+    let code = match kind {
+        ProblemKind::Unavailable => Code::MEM001,
+        ProblemKind::Invalid => Code::MEM002,
+    };
+    Some(Hit::new(code, message.clone()))
+}
+
+/// A `--mem-fraction-static` outside (0, 1): nothing to plan.
+pub fn bad_fraction(args: &SglangArgs) -> Option<f64> {
+    args.is_set("--mem-fraction-static")
+        .then(|| args.float("--mem-fraction-static"))
+        .flatten()
+        .filter(|f| !(f.is_finite() && *f > 0.0 && *f < 1.0))
+}
+
+/// MEM008: say so instead of printing nonsense.
+pub fn fraction(f: f64) -> Hit {
+    let f = if f.is_nan() {
+        "nan".to_owned()
+    } else if f.abs() >= 1e4 {
+        format!("{f:e}")
+    } else {
+        f.to_string()
+    };
+    Hit::new(
+        Code::MEM008,
+        format!(
+            "--mem-fraction-static {f} is not a fraction of GPU memory: SGLang needs a value between 0 \
+             and 1 (its own default here is about 0.8); leave it out to get the planned value"
+        ),
+    )
+}
+
+/// MEM007: the KV cache holds less than one request at the context length (a server that does
+/// not fit at all is MEM005's).
+pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<Hit> {
+    let m = memory.filter(|m| m.fits != Some(false))?;
+    let ctx_len = context_len?;
+    let tokens = m.kv_cache_tokens.filter(|&t| t < ctx_len)?;
+    Some(Hit::new(
+        Code::MEM007,
+        format!(
+            "the KV cache holds about {tokens} tokens, less than one request at the context length \
+             {ctx_len}; shorten --context-length, use --kv-cache-dtype fp8_e5m2, a larger --tp, or an FP8 / \
+             4-bit checkpoint"
+        ),
+    ))
+}
+
+/// ARG001 for each argument error, with argparse's suggestions.
+pub fn arguments(args: &SglangArgs) -> Vec<Hit> {
+    args.errors
+        .iter()
+        .map(|err| {
+            let hint = match err.suggestions.as_slice() {
+                [] => String::new(),
+                [one] => format!("; did you mean {one}?"),
+                many => format!("; did you mean one of {}?", many.join(", ")),
+            };
+            Hit::new(
+                Code::ARG001,
+                format!("{}{hint}{}", err.message, config_context(args, err)),
+            )
+        })
+        .collect()
+}
+
+/// Where a `--config` file is involved in an argument error, says so: SGLang's own messages
+/// for a file it cannot use do not always name it, and options the file adds are not on the
+/// command line the user sees. Never quotes the file's values (they may be secrets).
+fn config_context(args: &SglangArgs, err: &sglang::ArgError) -> String {
+    if let Some(c) = &args.config {
+        return format!(" (the arguments include those from --config {})", c.file);
+    }
+    let strs: Vec<String> = args
+        .tokens
+        .iter()
+        .map(|t| t.to_string_lossy().into_owned())
+        .collect();
+    match sglang::config::locate(args.flags, &strs) {
+        Ok(Some((_, file))) if !err.message.contains(&file) => {
+            format!(" (reading --config {file})")
+        }
+        _ => String::new(),
+    }
+}
+
+pub fn verdict(findings: &[Finding], strict: bool) -> Verdict {
+    // A fixed finding no longer applies to the command that will run.
+    findings
+        .iter()
+        .filter(|f| !f.fixed)
+        .fold(Verdict::Ok, |v, f| {
+            let this = match f.severity {
+                Severity::Error => Verdict::Error,
+                Severity::Warning if strict => Verdict::Error,
+                Severity::Warning => Verdict::Warning,
+                Severity::Info => Verdict::Ok,
+            };
+            v.max(this)
+        })
+}

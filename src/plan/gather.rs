@@ -1,0 +1,127 @@
+//! Reading everything the evaluation needs, each path once: the interpreter and its packages,
+//! the GPUs, the host, and the models the arguments name.
+
+use std::path::{Path, PathBuf};
+
+use super::{Error, Request};
+use crate::facts::host::HostFacts;
+use crate::facts::model::{self, ModelLoad};
+use crate::facts::{self, Env, Packages, Topology};
+use crate::resolve::Speculative;
+use crate::sglang::{SglangArgs, version};
+
+/// The interpreter that would run SGLang.
+#[derive(Debug, Clone)]
+pub struct Interpreter {
+    /// Absolute path when found, else what the user asked for.
+    pub path: PathBuf,
+    pub found: bool,
+}
+
+/// Resolves `--python` (a path, or a name looked up on PATH); default `python3` on PATH.
+pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
+    let wanted = python.unwrap_or(Path::new("python3"));
+    if wanted.components().count() > 1 {
+        return Interpreter {
+            path: wanted.to_path_buf(),
+            found: wanted.is_file(),
+        };
+    }
+    match which::which(wanted) {
+        Ok(path) => Interpreter { path, found: true },
+        Err(_) => Interpreter {
+            path: wanted.to_path_buf(),
+            found: false,
+        },
+    }
+}
+
+/// Reads the GPUs: the topology file when given, else NVML.
+pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Topology, Error> {
+    match file {
+        Some(path) => Topology::load(path).map_err(|e| Error::Topology(e.to_string())),
+        None => {
+            let lib = nvml_lib
+                .map(Path::to_path_buf)
+                .or_else(facts::nvml::default_lib_path);
+            facts::nvml::detect(lib.as_deref()).map_err(|e| Error::Nvml(e.to_string()))
+        }
+    }
+}
+
+/// Facts that do not depend on the SGLang arguments.
+pub struct Machine {
+    pub interpreter: Interpreter,
+    pub selected: version::Selected,
+    pub topology: Topology,
+    pub host: Option<HostFacts>,
+    pub packages: Option<Packages>,
+}
+
+pub fn machine(req: &Request) -> Result<Machine, Error> {
+    let interpreter = resolve_interpreter(req.python.as_deref());
+    let selected = version::select(
+        req.sglang_version.as_deref(),
+        interpreter.found.then_some(interpreter.path.as_path()),
+    );
+    // Installed packages and host facts describe the local machine: read once, and not at all
+    // when planning offline for another machine (`--topology` with `--sglang-version`), nor
+    // for an interpreter that does not exist. `None` keeps their rules silent.
+    let offline = req.topology.is_some() && req.sglang_version.is_some();
+    let packages = (!offline && interpreter.found)
+        .then(|| Packages::detect(Some(interpreter.path.as_path())).with_toolkit(&req.env));
+    let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
+    Ok(Machine {
+        host: req.topology.is_none().then(HostFacts::probe),
+        interpreter,
+        selected,
+        topology,
+        packages,
+    })
+}
+
+/// Models read so far, by path: a fix round that names the same model reads nothing again.
+#[derive(Default)]
+pub struct Models {
+    loaded: Vec<(String, ModelLoad)>,
+}
+
+impl Models {
+    /// Reads the target and the separate draft the arguments name, where not read yet.
+    pub fn read_for(&mut self, args: &SglangArgs, env: &Env) {
+        if let Some(path) = args.str("--model-path") {
+            self.read(path, env, args);
+        }
+        if let Some(path) = self.draft_path(args) {
+            self.read(&path, env, args);
+        }
+    }
+
+    fn read(&mut self, path: &str, env: &Env, args: &SglangArgs) {
+        if !self.loaded.iter().any(|(p, _)| p == path) {
+            self.loaded
+                .push((path.to_owned(), model::load(path, env, args)));
+        }
+    }
+
+    fn get(&self, path: &str) -> Option<&ModelLoad> {
+        self.loaded.iter().find(|(p, _)| p == path).map(|(_, m)| m)
+    }
+
+    /// The target model as read (after [`Models::read_for`]).
+    pub fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
+        self.get(args.str("--model-path")?)
+    }
+
+    /// The separate speculative draft as read (after [`Models::read_for`]).
+    pub fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
+        self.get(&self.draft_path(args)?)
+    }
+
+    fn draft_path(&self, args: &SglangArgs) -> Option<String> {
+        let main = self.main(args).and_then(|m| m.facts.as_ref());
+        Speculative::of(args, main)?
+            .separate_draft()
+            .map(str::to_owned)
+    }
+}

@@ -1,0 +1,156 @@
+//! The planner's findings: an unknown model (MEM001), a user fraction too high (MEM003) or too
+//! low (MEM004), a model that does not fit (MEM005), graphs that crowd out the KV cache (MEM006).
+
+use super::terms::{MIB, fmt_gib};
+use super::{Baseline, Reserve, Sizing, tp_pp};
+use crate::facts::model::ModelFacts;
+use crate::resolve::Context;
+use crate::rules::{Code, Hit};
+
+/// The plan's numbers the findings judge.
+pub(super) struct Judged<'a, 'g> {
+    pub base: &'a Baseline<'g>,
+    pub sizing: &'a Sizing,
+    pub reserve: &'a Reserve,
+    pub user_mfs: Option<f64>,
+    /// The fraction the server will get.
+    pub mfs: f64,
+    pub kv_tokens: Option<u64>,
+    pub fits: Option<bool>,
+}
+
+pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    if ctx.model.is_none() {
+        hits.push(Hit::new(
+            Code::MEM001,
+            "model config not available offline: weights and KV cache not planned; \
+             SGLang's defaults shown",
+        ));
+    }
+    hits.extend(too_low(j));
+    hits.extend(too_high(j));
+    hits.extend(does_not_fit(ctx, j));
+    hits.extend(graphs_crowd_kv(j));
+    hits
+}
+
+/// MEM004: the user's static pool cannot even hold the weights.
+fn too_low(j: &Judged) -> Option<Hit> {
+    let (u, w) = (j.user_mfs?, j.sizing.weights_mib?);
+    let b = j.base.mib;
+    (b * u <= w).then(|| {
+        Hit::new(
+            Code::MEM004,
+            format!(
+                "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights \
+                 per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} \
+                 (planned {:.3})",
+                fmt_gib(b * u),
+                fmt_gib(w),
+                (w / b + 0.005).min(0.99),
+                j.reserve.planned,
+            ),
+        )
+    })
+}
+
+/// MEM003: the user's fraction leaves less outside the pool than graphs and activations need.
+fn too_high(j: &Judged) -> Option<Hit> {
+    let u = j.user_mfs?;
+    let slack_mib = j.base.mib * (1.0 - j.mfs);
+    let r = j.reserve;
+    (slack_mib < r.slack_needed).then(|| {
+        Hit::new(
+            Code::MEM003,
+            format!(
+                "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs, \
+                 activations and margin need {} (graphs {}, activations {}); expect OOM during \
+                 capture or under load; planned value {:.3}",
+                fmt_gib(slack_mib),
+                fmt_gib(r.slack_needed),
+                fmt_gib(r.reserved.cuda_graphs as f64),
+                fmt_gib(r.reserved.activations as f64),
+                r.planned,
+            ),
+        )
+    })
+}
+
+/// MEM005: at the planned fraction nothing is left for the KV cache; names the ways out.
+fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Hit> {
+    if j.user_mfs.is_some() || j.fits != Some(false) {
+        return None;
+    }
+    let b = j.base;
+    let w = j.sizing.weights_mib.unwrap_or(0.0);
+    let overheads = j.reserve.slack_needed + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
+    let free = b.tightest.memory_free_mib();
+    Some(Hit::new(
+        Code::MEM005,
+        format!(
+            "model does not fit: projected {} per GPU (weights {}, graphs+activations+margin {}) \
+             vs {} free on GPU {}; try {}",
+            fmt_gib(w + overheads),
+            fmt_gib(w),
+            fmt_gib(j.reserve.slack_needed),
+            fmt_gib(free as f64),
+            b.tightest.index,
+            ways_out(ctx, w, overheads, free).join(", "),
+        ),
+    ))
+}
+
+/// What would make the model fit, most effective first.
+fn ways_out(ctx: &Context, weights_mib: f64, overheads: f64, free: u64) -> Vec<String> {
+    let (tp, pp) = tp_pp(ctx);
+    // The smallest power-of-two TP at which the weights leave a tenth of the free memory for
+    // the KV cache after the same overheads.
+    let total_w = weights_mib * (tp * pp) as f64;
+    let bigger_tp = [2i64, 4, 8, 16, 32, 64]
+        .into_iter()
+        .filter(|&t| t > tp)
+        .find(|&t| total_w / (t * pp) as f64 + overheads < free as f64 * 0.9);
+    let mut ways = vec![match bigger_tp {
+        Some(t) => format!("--tp-size {t} (now {tp}; more nodes if the box has fewer GPUs)"),
+        None => format!("a larger --tp-size (now {tp})"),
+    }];
+    if ctx
+        .model
+        .is_some_and(|m: &ModelFacts| m.weight_bits.is_none_or(|b| b >= 16))
+    {
+        ways.push("an FP8 or 4-bit checkpoint".into());
+    }
+    ways.push("a shorter --context-length".into());
+    let graph_flag = if ctx.args.knows("--cuda-graph-max-bs-decode") {
+        "--cuda-graph-max-bs-decode"
+    } else {
+        "--cuda-graph-max-bs"
+    };
+    ways.push(format!("a lower {graph_flag}"));
+    if ctx.args.str("--kv-cache-dtype").is_none_or(|k| k == "auto") {
+        ways.push("--kv-cache-dtype fp8_e5m2".into());
+    }
+    ways
+}
+
+/// MEM006: CUDA-graph buffers large next to the KV cache.
+fn graphs_crowd_kv(j: &Judged) -> Option<Hit> {
+    let (t, c) = (j.kv_tokens?, j.sizing.cell.as_ref()?);
+    if j.fits != Some(true) {
+        return None;
+    }
+    let kv_mib = t as f64 * c.total as f64 / MIB;
+    let graphs = j.reserve.reserved.cuda_graphs;
+    (graphs as f64 > 0.25 * kv_mib && graphs > 1024).then(|| {
+        Hit::new(
+            Code::MEM006,
+            format!(
+                "CUDA-graph buffers ({}) are large next to the KV cache ({}); a lower decode max \
+                 batch size frees KV space",
+                fmt_gib(graphs as f64),
+                fmt_gib(kv_mib),
+            ),
+        )
+    })
+}

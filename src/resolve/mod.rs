@@ -1,0 +1,77 @@
+//! The resolved model of the server: what SGLang will run, worked out once per round of fixes
+//! from the parsed arguments, the version, the GPUs and the model. Rules and the memory planner
+//! read this and nothing else; it is pure (no I/O: every file was read before).
+//!
+//! [`Facts`] is what was gathered, [`Server`] what SGLang will make of it, and [`Context`] the
+//! pair that checks and the planner take.
+
+pub mod allreduce;
+pub mod defaults;
+pub mod server;
+
+pub use allreduce::CustomAllReduce;
+pub use defaults::{Family, SglangDefaults};
+pub use server::{Backends, ChoiceSource, Chosen, Server, Speculative, TpGroup};
+
+use crate::facts::host::HostFacts;
+use crate::facts::model::{ModelFacts, ModelLoad};
+use crate::facts::{Env, Packages, Topology};
+use crate::sglang::SglangArgs;
+
+/// Everything gathered for one evaluation: borrowed, already read.
+#[derive(Clone, Copy)]
+pub struct Facts<'a> {
+    /// The SGLang version whose flag set is in use.
+    pub version: &'a str,
+    pub args: &'a SglangArgs,
+    pub env: &'a Env,
+    pub topology: &'a Topology,
+    /// Topology indices the server will use, in launch order.
+    pub gpus: &'a [u32],
+    pub model: Option<&'a ModelFacts>,
+    /// The speculative draft model as read (`None`: no separate draft path).
+    pub draft: Option<&'a ModelLoad>,
+    /// Facts about the host outside the GPUs (`/dev/shm`, container, RDMA). `None`: unknown,
+    /// and the rules that need them stay silent.
+    pub host: Option<&'a HostFacts>,
+    /// The Python packages installed for the interpreter. `None`: unknown (offline planning
+    /// for another machine), and the PKG rules stay silent.
+    pub packages: Option<&'a Packages>,
+}
+
+/// What checks and the memory planner look at: the facts and the server resolved from them.
+pub struct Context<'a> {
+    pub version: &'a str,
+    pub args: &'a SglangArgs,
+    pub env: &'a Env,
+    pub topology: &'a Topology,
+    pub gpus: &'a [u32],
+    pub model: Option<&'a ModelFacts>,
+    pub draft: Option<&'a ModelLoad>,
+    pub host: Option<&'a HostFacts>,
+    pub packages: Option<&'a Packages>,
+    pub server: Server,
+}
+
+impl<'a> Context<'a> {
+    /// Resolves the server for these facts.
+    pub fn new(f: Facts<'a>) -> Context<'a> {
+        Context {
+            server: Server::resolve(&f),
+            version: f.version,
+            args: f.args,
+            env: f.env,
+            topology: f.topology,
+            gpus: f.gpus,
+            model: f.model,
+            draft: f.draft,
+            host: f.host,
+            packages: f.packages,
+        }
+    }
+
+    /// The draft model's facts, when it was read.
+    pub fn draft_facts(&self) -> Option<&'a ModelFacts> {
+        self.draft.and_then(|d| d.facts.as_ref())
+    }
+}

@@ -1,0 +1,259 @@
+//! [`Server`]: the parallel layout, GPU groups, speculative decoding, MoE and all-reduce
+//! choices, SGLang's defaults and the backends, as SGLang will resolve them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Facts;
+use super::allreduce::{self, CustomAllReduce};
+use super::defaults::{self, SglangDefaults};
+use crate::facts::model::ModelFacts;
+use crate::sglang::{Parallel, SglangArgs};
+
+/// One tensor-parallel group on this node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TpGroup {
+    /// Topology indices, in rank order.
+    pub gpus: Vec<u32>,
+    /// Every pair of the group is NVLink-connected (false for a one-GPU group).
+    pub nvlink: bool,
+}
+
+/// Where the draft's weights come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DraftSource {
+    /// No draft weights of its own (the target has no MTP layers).
+    None,
+    /// The target's own MTP / NextN layers.
+    Mtp,
+    /// A separate checkpoint (`--speculative-draft-model-path`).
+    Model,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Speculative {
+    /// Upper-cased, `NEXTN` as `EAGLE` (SGLang renames it the same way).
+    pub algorithm: String,
+    pub draft: DraftSource,
+    /// `--speculative-draft-model-path` when it names a separate checkpoint.
+    pub draft_model_path: Option<String>,
+}
+
+impl Speculative {
+    /// The EAGLE family (EAGLE, EAGLE3, NEXTN/MTP).
+    pub fn eagle(&self) -> bool {
+        self.algorithm == "EAGLE" || self.algorithm == "EAGLE3"
+    }
+
+    /// NGRAM looks draft tokens up: no draft model runs, whatever the arguments name.
+    pub fn uses_draft_model(&self) -> bool {
+        self.algorithm != "NGRAM"
+    }
+
+    /// The separate draft checkpoint the server loads, if any.
+    pub fn separate_draft(&self) -> Option<&str> {
+        self.draft_model_path
+            .as_deref()
+            .filter(|_| self.uses_draft_model())
+    }
+}
+
+/// Who made a choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChoiceSource {
+    /// The command line (or its `--config` file).
+    User,
+    /// SGLang's own resolution at start-up.
+    Sglang,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chosen {
+    pub value: String,
+    pub source: ChoiceSource,
+}
+
+/// Kernel backends. `None`: SGLang decides at start-up, and the launcher does not model that
+/// choice for this option yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Backends {
+    pub attention: Option<Chosen>,
+    pub prefill_attention: Option<Chosen>,
+    pub decode_attention: Option<Chosen>,
+    pub multimodal_attention: Option<Chosen>,
+    pub sampling: Option<Chosen>,
+    pub moe_runner: Option<Chosen>,
+}
+
+/// The server SGLang will run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    pub parallel: Parallel,
+    /// Topology indices this node's ranks use, in launch order.
+    pub gpus: Vec<u32>,
+    /// The TP groups on this node, one per replica and pipeline stage.
+    pub tp_groups: Vec<TpGroup>,
+    pub speculative: Option<Speculative>,
+    /// The MoE all-to-all backend (`None`: none); 0.4.x/0.5.2 spelled DeepEP `--enable-deepep-moe`.
+    pub moe_a2a: Option<String>,
+    /// `--quantization`, else the checkpoint's method; lower-case.
+    pub quantization: Option<String>,
+    /// SGLang's custom all-reduce decision for the first TP group.
+    pub custom_all_reduce: CustomAllReduce,
+    /// The KV page size SGLang ends up with.
+    pub page_size: u64,
+    /// What SGLang reads as "GPU memory": the smallest total over every GPU on the node, MiB.
+    pub gpu_memory_mib: Option<u64>,
+    /// SGLang's start-up arithmetic: memory fraction, chunked prefill, CUDA-graph batch sizes.
+    pub defaults: SglangDefaults,
+    pub backends: Backends,
+}
+
+impl Server {
+    pub fn resolve(f: &Facts) -> Server {
+        let args = f.args;
+        let parallel = Parallel::of(args);
+        let tp_groups = tp_groups(f, &parallel);
+        let first_group = tp_groups.first().map_or(&[][..], |g| g.gpus.as_slice());
+        let custom_all_reduce =
+            allreduce::decide(f.version, args, f.env, f.topology, &parallel, first_group);
+        let gpu_memory_mib = node_memory(f);
+        let cc_major = tightest_cc_major(f);
+        Server {
+            speculative: speculative(args, f.model),
+            moe_a2a: moe_a2a(args),
+            quantization: quantization(args, f.model),
+            custom_all_reduce,
+            page_size: defaults::page_size(
+                f.version,
+                args,
+                f.model.is_some_and(ModelFacts::is_mla),
+                cc_major,
+            ),
+            gpu_memory_mib,
+            defaults: defaults::resolve(f.version, args, f.env, &parallel, gpu_memory_mib, f.model),
+            backends: backends(args),
+            gpus: f.gpus.to_vec(),
+            tp_groups,
+            parallel,
+        }
+    }
+
+    /// The first TP group's GPUs (what SGLang's all-reduce gates look at).
+    pub fn tp_gpus(&self) -> &[u32] {
+        self.tp_groups.first().map_or(&[], |g| &g.gpus)
+    }
+}
+
+/// The used GPUs cut into TP groups of this node's TP width, in launch order.
+fn tp_groups(f: &Facts, p: &Parallel) -> Vec<TpGroup> {
+    let width = usize::try_from(p.tp_per_node())
+        .unwrap_or(usize::MAX)
+        .max(1);
+    f.gpus
+        .chunks(width)
+        .map(|g| TpGroup {
+            gpus: g.to_vec(),
+            nvlink: g.len() > 1 && f.topology.fully_nvlinked(g),
+        })
+        .collect()
+}
+
+/// SGLang sizes its reserve from the smallest total capacity on the node, whichever GPUs the
+/// server uses (`CUDA_VISIBLE_DEVICES` does not enter).
+fn node_memory(f: &Facts) -> Option<u64> {
+    let node_min = f.topology.gpus.iter().map(|g| g.memory_total_mib).min();
+    node_min.or_else(|| {
+        f.gpus
+            .iter()
+            .filter_map(|&i| f.topology.gpu(i))
+            .map(|g| g.memory_total_mib)
+            .min()
+    })
+}
+
+/// Compute-capability major of the used GPU with the least free memory (the one that sizes
+/// the KV pool).
+fn tightest_cc_major(f: &Facts) -> Option<u32> {
+    f.gpus
+        .iter()
+        .filter_map(|&i| f.topology.gpu(i))
+        .min_by_key(|g| g.memory_free_mib())
+        .and_then(|g| g.cc().map(|c| c.0))
+}
+
+impl Speculative {
+    /// Speculative decoding as the arguments ask for it (`None`: off).
+    pub fn of(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
+        speculative(args, model)
+    }
+}
+
+fn speculative(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
+    let algorithm = defaults::speculative_algorithm(args)?;
+    let path = args
+        .str("--speculative-draft-model-path")
+        .map(str::to_owned);
+    let own_layers = path.is_none() || path.as_deref() == args.str("--model-path");
+    let mtp = own_layers && model.is_some_and(|m| m.num_nextn_predict_layers.unwrap_or(0) > 0);
+    let draft = if mtp {
+        DraftSource::Mtp
+    } else if own_layers {
+        DraftSource::None
+    } else {
+        DraftSource::Model
+    };
+    Some(Speculative {
+        draft_model_path: path.filter(|_| draft == DraftSource::Model),
+        algorithm,
+        draft,
+    })
+}
+
+/// A string option's value (given or default), `None` for null.
+fn text(args: &SglangArgs, opt: &str) -> Option<String> {
+    match args.get_or_default(opt)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn moe_a2a(args: &SglangArgs) -> Option<String> {
+    text(args, "--moe-a2a-backend")
+        .filter(|v| v != "none")
+        .or_else(|| {
+            args.flag("--enable-deepep-moe")
+                .then(|| "deepep".to_string())
+        })
+}
+
+fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<String> {
+    text(args, "--quantization")
+        .or_else(|| model.and_then(|m| m.quant_method.clone()))
+        .map(|q| q.to_ascii_lowercase())
+}
+
+/// Backends the user chose. SGLang's own choice for the rest is not modelled yet.
+fn backends(args: &SglangArgs) -> Backends {
+    let user = |opt: &str| {
+        args.is_set(opt)
+            .then(|| text(args, opt))
+            .flatten()
+            .map(|value| Chosen {
+                value,
+                source: super::ChoiceSource::User,
+            })
+    };
+    Backends {
+        attention: user("--attention-backend"),
+        prefill_attention: user("--prefill-attention-backend"),
+        decode_attention: user("--decode-attention-backend"),
+        multimodal_attention: user("--mm-attention-backend"),
+        sampling: user("--sampling-backend"),
+        moe_runner: user("--moe-runner-backend"),
+    }
+}

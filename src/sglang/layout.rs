@@ -1,0 +1,152 @@
+//! The parallel layout SGLang derives from its arguments: tensor, pipeline, data, attention-data
+//! and expert parallel sizes, and the node this process is. Derived here once; GPU placement,
+//! the rules and the memory planner all read this.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::SglangArgs;
+
+/// Parallel sizes after SGLang's own rewrites. Sizes are at least 1 (argparse accepts 0 or
+/// negative values; those are findings elsewhere, never divisions by zero here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Parallel {
+    pub tp: i64,
+    pub pp: i64,
+    /// `--dp-size` as given.
+    pub dp: i64,
+    /// Attention-DP width (1 when off).
+    pub attn_dp: i64,
+    /// Attention data parallelism is on (`--enable-dp-attention`, or `--attn-dp-size` above 1).
+    pub dp_attention: bool,
+    /// Data-parallel replicas run as their own process groups on this node (1 with
+    /// `--enable-dp-attention`, whose DP ranks live inside the TP group).
+    pub replicas: i64,
+    /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) meant EP = TP.
+    pub ep: i64,
+    /// `--moe-dense-tp-size` when given.
+    pub moe_dense_tp: Option<i64>,
+    pub nnodes: i64,
+    pub node_rank: i64,
+}
+
+fn size(args: &SglangArgs, option: &str) -> i64 {
+    args.int(option).unwrap_or(1).max(1)
+}
+
+impl Parallel {
+    pub fn of(args: &SglangArgs) -> Parallel {
+        let tp = size(args, "--tp-size");
+        let dp = size(args, "--dp-size");
+        let enable_dp_attention = args.flag("--enable-dp-attention");
+        // The deprecated `--dp-size N --enable-dp-attention` becomes attention DP N (0.5.20+
+        // rewrites it to `--attn-dp-size N`); before 0.5.20 it was the only spelling.
+        let given_attn_dp = args
+            .get("--attn-dp-size")
+            .and_then(Value::as_i64)
+            .filter(|&n| n > 1);
+        let attn_dp = match given_attn_dp {
+            Some(n) => n,
+            None if enable_dp_attention => dp,
+            None => 1,
+        };
+        let ep = if args.flag("--enable-ep-moe") {
+            tp
+        } else {
+            size(args, "--ep-size")
+        };
+        Parallel {
+            tp,
+            pp: size(args, "--pp-size"),
+            dp,
+            attn_dp,
+            dp_attention: attn_dp > 1 || enable_dp_attention,
+            replicas: if enable_dp_attention { 1 } else { dp },
+            ep,
+            moe_dense_tp: args.get("--moe-dense-tp-size").and_then(Value::as_i64),
+            nnodes: size(args, "--nnodes"),
+            node_rank: args.int("--node-rank").unwrap_or(0).max(0),
+        }
+    }
+
+    /// Pipeline stages on this node (a stage may span nodes, then this is 1).
+    pub fn pp_per_node(&self) -> i64 {
+        (self.pp / self.nnodes).max(1)
+    }
+
+    /// Tensor ranks of one TP group on this node.
+    pub fn tp_per_node(&self) -> i64 {
+        let nodes_per_stage = (self.nnodes / self.pp).max(1);
+        (self.tp / nodes_per_stage).max(1)
+    }
+
+    /// Scheduler processes (one GPU each) this node runs.
+    pub fn ranks_per_node(&self) -> i64 {
+        self.replicas
+            .saturating_mul(self.pp_per_node())
+            .saturating_mul(self.tp_per_node())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::flagset;
+    use serde_json::json;
+
+    fn of(version: &str, values: &[(&str, Value)]) -> Parallel {
+        Parallel::of(&SglangArgs::with_values(
+            flagset::get(version).unwrap(),
+            values,
+        ))
+    }
+
+    #[test]
+    fn deprecated_dp_attention_wins_over_a_default_attn_dp_size() {
+        let p = of(
+            "0.5.23",
+            &[
+                ("--attn-dp-size", json!(1)),
+                ("--enable-dp-attention", json!(true)),
+                ("--dp-size", json!(4)),
+            ],
+        );
+        assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (4, true, 1));
+        let p = of(
+            "0.5.23",
+            &[("--attn-dp-size", json!(4)), ("--tp-size", json!(8))],
+        );
+        assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (4, true, 1));
+        let p = of("0.5.23", &[("--dp-size", json!(2))]);
+        assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (1, false, 2));
+    }
+
+    #[test]
+    fn per_node_shares_follow_nodes_and_stages() {
+        let p = of(
+            "0.5.23",
+            &[("--tp-size", json!(16)), ("--nnodes", json!(2))],
+        );
+        assert_eq!(
+            (p.tp_per_node(), p.pp_per_node(), p.ranks_per_node()),
+            (8, 1, 8)
+        );
+        let p = of(
+            "0.5.23",
+            &[
+                ("--tp-size", json!(8)),
+                ("--pp-size", json!(2)),
+                ("--nnodes", json!(2)),
+            ],
+        );
+        assert_eq!(
+            (p.tp_per_node(), p.pp_per_node(), p.ranks_per_node()),
+            (8, 1, 8)
+        );
+        let p = of(
+            "0.4.10.post2",
+            &[("--tp-size", json!(4)), ("--enable-ep-moe", json!(true))],
+        );
+        assert_eq!(p.ep, 4);
+    }
+}
