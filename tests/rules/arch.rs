@@ -1,0 +1,170 @@
+//! ARCH: features gated on the GPU architecture (FlashInfer fusion, TRT-LLM kernels, DeepGEMM,
+//! symmetric memory).
+
+use serde_json::json;
+
+use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, model, moe};
+
+/// Every ARCH case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    [arch001_to_arch005(), arch006_to_arch010()].concat()
+}
+
+fn arch001_to_arch005() -> Vec<Case> {
+    vec![
+        c("ARCH001")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH001")
+            .on(PRO)
+            .tp(8)
+            .arg("--flashinfer-allreduce-fusion-backend", json!("trtllm")),
+        c("ARCH001")
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH001")
+            .version("0.5.5")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH001").version("0.5.8").on(PRO).tp(8).model(moe()),
+        c("ARCH001")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .model(moe())
+            .no(),
+        c("ARCH001")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH002")
+            .version("0.5.5")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH002")
+            .version("0.5.5")
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH002")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH002")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH003")
+            .version("0.5.10.post1")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .flag("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH003")
+            .version("0.5.10.post1")
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+        c("ARCH003")
+            .on(B200)
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--flashinfer-allreduce-fusion-backend", json!("mnnvl"))
+            .no(),
+        c("ARCH004")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm")),
+        c("ARCH004")
+            .on(PRO)
+            .arg("--decode-attention-backend", json!("trtllm_mla")),
+        c("ARCH004")
+            .on(B200)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        c("ARCH005")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("deep_gemm")),
+        c("ARCH005").on(PRO).model(model("DeepseekV32ForCausalLM")),
+        c("ARCH005")
+            .arg("--moe-runner-backend", json!("deep_gemm"))
+            .no(),
+    ]
+}
+
+fn arch006_to_arch010() -> Vec<Case> {
+    vec![
+        c("ARCH006")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-torch-symm-mem"),
+        c("ARCH006")
+            .version("0.5.10.post1")
+            .tp(8)
+            .flag("--enable-torch-symm-mem")
+            .no(),
+        c("ARCH006")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-torch-symm-mem")
+            .no(),
+        c("ARCH007").on(PRO).tp(8).flag("--enable-torch-symm-mem"),
+        c("ARCH007").on(A100).tp(8).flag("--enable-torch-symm-mem"),
+        c("ARCH007")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .flag("--enable-torch-symm-mem")
+            .no(),
+        c("ARCH007").tp(3).flag("--enable-torch-symm-mem"),
+        c("ARCH007")
+            .on("4x-a100-pcie-40gb-nvlink-pairs")
+            .tp(4)
+            .flag("--enable-torch-symm-mem"),
+        c("ARCH007").tp(8).flag("--enable-torch-symm-mem").no(),
+        c("ARCH008")
+            .version("0.5.2")
+            .on(PRO)
+            .model(model("GptOssForCausalLM")),
+        c("ARCH008")
+            .version("0.5.2")
+            .model(model("GptOssForCausalLM"))
+            .no(),
+        c("ARCH009").arg("--moe-a2a-backend", json!("flashinfer_megamoe")),
+        c("ARCH009")
+            .on(B200)
+            .arg("--moe-a2a-backend", json!("flashinfer_megamoe"))
+            .no(),
+        c("ARCH010")
+            .version("0.5.10.post1")
+            .on("8x-h20-nvlink")
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion"),
+        c("ARCH010")
+            .version("0.5.10.post1")
+            .on("8x-h200-nvlink")
+            .tp(8)
+            .flag("--enable-flashinfer-allreduce-fusion")
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("ARCH", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}

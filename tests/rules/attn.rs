@@ -1,0 +1,154 @@
+//! ATTN: attention backends against the GPU, the model and the KV-cache dtype.
+
+use serde_json::json;
+
+use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, world};
+
+/// Every ATTN case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    [attn001_to_attn010(), attn011()].concat()
+}
+
+fn attn001_to_attn010() -> Vec<Case> {
+    vec![
+        c("ATTN001")
+            .on(B200)
+            .arg("--attention-backend", json!("fa3")),
+        c("ATTN001")
+            .on(PRO)
+            .arg("--prefill-attention-backend", json!("fa3")),
+        c("ATTN001").arg("--attention-backend", json!("fa3")).no(),
+        c("ATTN002")
+            .on(A100)
+            .arg("--attention-backend", json!("fa3"))
+            .model(mla()),
+        c("ATTN002")
+            .on(A100)
+            .arg("--attention-backend", json!("fa3"))
+            .model(model("LlamaForCausalLM"))
+            .no(),
+        c("ATTN003")
+            .on(B200)
+            .arg("--mm-attention-backend", json!("fa3")),
+        c("ATTN003")
+            .arg("--mm-attention-backend", json!("fa3"))
+            .no(),
+        c("ATTN004")
+            .version("0.5.10.post1")
+            .arg("--attention-backend", json!("trtllm_mha")),
+        c("ATTN004")
+            .version("0.5.10.post1")
+            .on(B200)
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("ATTN004")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("ATTN005").arg("--attention-backend", json!("trtllm_mla")),
+        c("ATTN005")
+            .on(B200)
+            .arg("--attention-backend", json!("trtllm_mla"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("ATTN005")
+            .on(B200)
+            .arg("--attention-backend", json!("trtllm_mla"))
+            .no(),
+        c("ATTN006")
+            .version("0.5.5")
+            .on(B200)
+            .arg("--attention-backend", json!("fa4")),
+        c("ATTN006")
+            .version("0.5.5")
+            .on(B200)
+            .arg("--prefill-attention-backend", json!("fa4"))
+            .no(),
+        c("ATTN007")
+            .arg("--attention-backend", json!("fa3"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("ATTN007")
+            .arg("--attention-backend", json!("fa3"))
+            .arg("--kv-cache-dtype", json!("fp8_e4m3"))
+            .no(),
+        c("ATTN007")
+            .version("0.5.2")
+            .arg("--attention-backend", json!("fa3"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("ATTN007")
+            .arg("--decode-attention-backend", json!("fa3"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("ATTN008")
+            .arg("--attention-backend", json!("flashmla"))
+            .arg("--page-size", json!(16)),
+        c("ATTN008")
+            .arg("--attention-backend", json!("flashmla"))
+            .arg("--page-size", json!(64))
+            .no(),
+        c("ATTN009")
+            .model(model("GptOssForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN009")
+            .model(model("GptOssForCausalLM"))
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        c("ATTN010").arg("--attention-backend", json!("torch_native")),
+        c("ATTN010")
+            .arg("--attention-backend", json!("torch_native"))
+            .flag("--disable-cuda-graph")
+            .no(),
+    ]
+}
+
+fn attn011() -> Vec<Case> {
+    vec![
+        c("ATTN011")
+            .version("0.5.5")
+            .on(PRO)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN011")
+            .version("0.5.5")
+            .on(B200)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("ATTN011")
+            .version("0.5.5")
+            .on(PRO)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("ATTN", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}
+
+#[test]
+fn attn007_says_triton_only_where_sglang_swaps() {
+    let m = |case: Case| world(&case).hits("ATTN007")[0].message.clone();
+    let swapped = m(c("ATTN007")
+        .arg("--attention-backend", json!("fa3"))
+        .arg("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(
+        swapped.contains("switches the attention backend to triton"),
+        "{swapped}"
+    );
+    let old = m(c("ATTN007")
+        .version("0.5.2")
+        .arg("--attention-backend", json!("fa3"))
+        .arg("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(old.contains("does not switch away from FA3"), "{old}");
+    let decode = m(c("ATTN007")
+        .arg("--decode-attention-backend", json!("fa3"))
+        .arg("--kv-cache-dtype", json!("fp8_e5m2")));
+    assert!(decode.contains("does not switch away from FA3"), "{decode}");
+}

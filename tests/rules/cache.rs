@@ -1,0 +1,75 @@
+//! CACHE: radix and hierarchical caches, page sizes, chunked prefill.
+
+use serde_json::json;
+
+use crate::support::{B200, Case, assert_cases, c, messages};
+
+/// Every CACHE case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    vec![
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .flag("--disable-radix-cache"),
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .arg("--page-size", json!(64))
+            .no(),
+        c("CACHE002")
+            .arg("--chunked-prefill-size", json!(1000))
+            .arg("--page-size", json!(64)),
+        c("CACHE002")
+            .arg("--chunked-prefill-size", json!(8192))
+            .arg("--page-size", json!(64))
+            .no(),
+        c("CACHE002")
+            .arg("--chunked-prefill-size", json!(1000))
+            .arg("--attention-backend", json!("trtllm_mla")),
+        c("CACHE003").flag("--enable-hierarchical-cache"),
+        // SGLang moves trtllm_mha to page 64; Blackwell's auto backend may page (review regression).
+        c("CACHE003")
+            .flag("--enable-hierarchical-cache")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("CACHE003")
+            .on(B200)
+            .flag("--enable-hierarchical-cache")
+            .no(),
+        c("CACHE003")
+            .on(B200)
+            .flag("--enable-hierarchical-cache")
+            .arg("--page-size", json!(1)),
+        c("CACHE003")
+            .flag("--enable-hierarchical-cache")
+            .arg("--page-size", json!(64))
+            .no(),
+        c("CACHE004")
+            .version("0.5.10.post1")
+            .arg("--multi-item-scoring-delimiter", json!(151643)),
+        c("CACHE004")
+            .version("0.5.10.post1")
+            .arg("--multi-item-scoring-delimiter", json!(151643))
+            .flag("--disable-radix-cache")
+            .arg("--chunked-prefill-size", json!(-1))
+            .no(),
+        c("CACHE005")
+            .flag("--enable-hierarchical-cache")
+            .arg("--attention-backend", json!("fa3")),
+        c("CACHE005")
+            .flag("--enable-hierarchical-cache")
+            .arg("--attention-backend", json!("fa3"))
+            .arg("--decode-attention-backend", json!("flashinfer"))
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("CACHE", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}

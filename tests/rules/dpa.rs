@@ -1,0 +1,58 @@
+//! DPA: data-parallel attention.
+
+use serde_json::json;
+
+use crate::support::{Case, assert_cases, c, messages};
+
+/// Every DPA case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    vec![
+        c("DPA001")
+            .version("0.5.5")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(3)),
+        c("DPA001").tp(8).arg("--attn-dp-size", json!(3)),
+        c("DPA001")
+            .version("0.5.5")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(4))
+            .no(),
+        c("DPA002").tp(8).flag("--enable-dp-lm-head"),
+        c("DPA002")
+            .tp(8)
+            .flag("--enable-dp-lm-head")
+            .arg("--attn-dp-size", json!(8))
+            .no(),
+        c("DPA003")
+            .tp(8)
+            .arg("--dp-size", json!(2))
+            .arg("--nnodes", json!(2)),
+        c("DPA003").tp(8).arg("--dp-size", json!(2)).no(),
+        c("DPA003")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--dp-size", json!(2))
+            .arg("--nnodes", json!(2))
+            .flag("--enable-dp-attention")
+            .no(),
+        c("DPA004")
+            .tp(8)
+            .arg("--attn-dp-size", json!(8))
+            .arg("--dp-size", json!(2)),
+        c("DPA004").tp(8).arg("--attn-dp-size", json!(8)).no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("DPA", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}

@@ -1,0 +1,164 @@
+//! EP: expert parallelism and MoE all-to-all backends (DeepEP, FlashInfer, EPLB).
+
+use serde_json::json;
+
+use crate::support::{Case, PRO, R4090, assert_cases, c, host, messages, no_rdma, world};
+
+/// Every EP case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    [ep001_to_ep010(), ep011()].concat()
+}
+
+fn ep001_to_ep010() -> Vec<Case> {
+    vec![
+        c("EP001")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer")),
+        c("EP001")
+            .version("0.5.10.post1")
+            .on(PRO)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        c("EP001")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("deep_gemm"))
+            .no(),
+        c("EP002")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer")),
+        c("EP002")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--attn-dp-size", json!(8))
+            .no(),
+        c("EP003")
+            .on(R4090)
+            .tp(2)
+            .arg("--moe-a2a-backend", json!("deepep")),
+        c("EP003")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        c("EP004")
+            .on(PRO)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer")),
+        c("EP004")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .no(),
+        c("EP004").on(PRO).tp(8).no(),
+        c("EP005").flag("--enable-two-batch-overlap"),
+        c("EP005")
+            .flag("--enable-two-batch-overlap")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        c("EP006")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--deepep-mode", json!("normal")),
+        c("EP006")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--deepep-mode", json!("auto"))
+            .no(),
+        c("EP007")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--cuda-graph-max-bs-decode", json!(256)),
+        c("EP007")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--cuda-graph-max-bs-decode", json!(256))
+            .env("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "256")
+            .no(),
+        c("EP008").tp(8).flag("--enable-eplb"),
+        c("EP008")
+            .tp(8)
+            .flag("--enable-eplb")
+            .arg("--ep-size", json!(8))
+            .no(),
+        c("EP009")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("triton_kernel"))
+            .arg("--ep-size", json!(8)),
+        c("EP009")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .arg("--ep-size", json!(4)),
+        c("EP009")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("triton_kernel"))
+            .no(),
+        c("EP010")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--ep-size", json!(4)),
+        c("EP010")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--ep-size", json!(8))
+            .no(),
+    ]
+}
+
+fn ep011() -> Vec<Case> {
+    vec![
+        c("EP011")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .host(no_rdma()),
+        c("EP011")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .host(host(true, None))
+            .no(),
+        c("EP011")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("EP", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}
+
+#[test]
+fn old_releases_spell_deepep_and_ep_as_flags() {
+    // 0.5.2 has --enable-deepep-moe / --enable-ep-moe instead of --moe-a2a-backend / --ep-size.
+    let w = world(
+        &c("EP003")
+            .version("0.5.2")
+            .on(R4090)
+            .tp(2)
+            .flag("--enable-deepep-moe"),
+    );
+    assert_eq!(w.hits("EP003").len(), 1);
+    let w = world(
+        &c("EP009")
+            .version("0.5.2")
+            .tp(8)
+            .flag("--enable-ep-moe")
+            .arg("--moe-runner-backend", json!("triton_kernel")),
+    );
+    assert_eq!(w.hits("EP009").len(), 1);
+    let w = world(&c("ENV001").env("SGLANG_FORCE_CUSTOM_AR_PCIE", "1"));
+    assert!(
+        w.hits("ENV001")[0]
+            .message
+            .contains("no upstream release reads it")
+    );
+}

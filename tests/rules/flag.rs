@@ -1,0 +1,79 @@
+//! FLAG: SGLang flags by version (renamed, removed, added later, deprecated).
+
+use serde_json::json;
+
+use crate::support::{Case, assert_cases, c, messages, world};
+
+/// Every FLAG case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    vec![
+        c("FLAG001").tokens(&["--model-path", "m", "--cuda-graph-max-bs", "128"]),
+        c("FLAG001")
+            .version("0.5.5")
+            .tokens(&["--cuda-graph-max-bs-decode=64"]),
+        c("FLAG001")
+            .version("0.5.5")
+            .tokens(&["--cuda-graph-max-bs", "128"])
+            .no(),
+        c("FLAG002")
+            .version("0.5.10.post1")
+            .flag("--stream-output")
+            .tokens(&["--stream-output"]),
+        c("FLAG002")
+            .version("0.5.10.post1")
+            .flag("--incremental-streaming-output")
+            .tokens(&["--incremental-streaming-output"])
+            .no(),
+        c("FLAG002").flag("--disable-cuda-graph"),
+        c("FLAG002").version("0.5.5").flag("--stream-output").no(),
+        c("FLAG003")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
+        c("FLAG003")
+            .version("0.5.5")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        c("FLAG004").tokens(&["--enable-double-sparsity"]),
+        c("FLAG004")
+            .version("0.5.5")
+            .tokens(&["--attn-dp-size", "8"]),
+        c("FLAG004").tokens(&["--attn-dp-size", "8"]).no(),
+        c("FLAG004").tokens(&["--cuda-graph-max-bs", "8"]).no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("FLAG", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}
+
+#[test]
+fn flag004_claims_no_first_version_the_flag_sets_cannot_prove() {
+    let msg = |v: &'static str| {
+        let w = world(&c("FLAG004").version(v).tokens(&["--attn-dp-size", "8"]));
+        let h = w.hits("FLAG004");
+        assert_eq!(h.len(), 1, "{v}");
+        h[0].message.clone()
+    };
+    let m = msg("0.5.10.post1");
+    assert!(!m.contains("known from"), "{m}");
+    assert!(
+        m.contains("is not in SGLang 0.5.10.post1; present in 0.5.23"),
+        "{m}"
+    );
+    let m = msg("0.5.5");
+    assert!(
+        m.contains("added after 0.5.10.post1 and is present in 0.5.23"),
+        "{m}"
+    );
+}

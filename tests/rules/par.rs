@@ -1,0 +1,143 @@
+//! PAR: tensor, pipeline and multi-node parallelism.
+
+use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
+
+use crate::support::{Case, assert_cases, c, heads, messages, mla, model, no_rdma};
+
+/// Every PAR case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    [par001_to_par006(), par007_to_par008()].concat()
+}
+
+fn par001_to_par006() -> Vec<Case> {
+    vec![
+        c("PAR001").tp(8).model(heads(28, 4)),
+        c("PAR001").tp(2).model(heads(32, 3)),
+        c("PAR001").tp(8).model(heads(32, 8)).no(),
+        c("PAR001").tp(8).model(heads(64, 2)).no(),
+        c("PAR001").tp(8).model(mla()).no(),
+        c("PAR002").tp(16).arg("--nnodes", json!(2)),
+        c("PAR002")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--dist-init-addr", json!("10.0.0.1:5000"))
+            .no(),
+        c("PAR003").tp(8).arg("--nnodes", json!(3)),
+        c("PAR003").tp(8).arg("--nnodes", json!(2)).no(),
+        c("PAR004")
+            .arg("--pp-size", json!(2))
+            .arg("--speculative-algorithm", json!("EAGLE")),
+        c("PAR004").arg("--pp-size", json!(2)).no(),
+        // 0.5.23 admits EAGLE with PP under SGLANG_ENABLE_PP_SPEC or on prefill nodes.
+        c("PAR004")
+            .arg("--pp-size", json!(2))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .env("SGLANG_ENABLE_PP_SPEC", "1")
+            .no(),
+        c("PAR004")
+            .arg("--pp-size", json!(2))
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        c("PAR004")
+            .arg("--pp-size", json!(2))
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .env("SGLANG_ENABLE_PP_SPEC", "1"),
+        c("PAR004")
+            .version("0.5.10.post1")
+            .arg("--pp-size", json!(2))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .env("SGLANG_ENABLE_PP_SPEC", "1"),
+        // Mixed chunked prefill: rejected with PP up to 0.5.10.post1, no longer in 0.5.23.
+        c("PAR004")
+            .version("0.5.10.post1")
+            .arg("--pp-size", json!(2))
+            .flag("--enable-mixed-chunk"),
+        c("PAR004")
+            .arg("--pp-size", json!(2))
+            .flag("--enable-mixed-chunk")
+            .no(),
+        // A 64 GiB model fits one 8x H100 node: spanning is a pure loss.
+        c("PAR005")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .model(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            }),
+        // SGLang's documented DeepSeek recipe: too big for one node (QA regression).
+        c("PAR005")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .model(ModelFacts {
+                weight_bytes: Some(690_000_000_000),
+                ..mla()
+            })
+            .no(),
+        // Model unknown: no claim.
+        c("PAR005").tp(16).arg("--nnodes", json!(2)).no(),
+        // DP attention keeps the attention all-reduce inside a node.
+        c("PAR005")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(16))
+            .model(ModelFacts {
+                weight_bytes: Some(64 << 30),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        c("PAR005")
+            .tp(8)
+            .arg("--pp-size", json!(2))
+            .arg("--nnodes", json!(2))
+            .no(),
+        c("PAR006")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--node-rank", json!(2)),
+        c("PAR006")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--node-rank", json!(1))
+            .no(),
+    ]
+}
+
+fn par007_to_par008() -> Vec<Case> {
+    vec![
+        c("PAR007")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .host(no_rdma()),
+        c("PAR007")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+            .host(no_rdma())
+            .no(),
+        c("PAR007").host(no_rdma()).no(),
+        c("PAR008").tp(8).arg("--moe-dense-tp-size", json!(2)),
+        c("PAR008").tp(8).arg("--moe-dense-tp-size", json!(8)).no(),
+        c("PAR008")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--moe-dense-tp-size", json!(8)),
+        c("PAR008")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--moe-dense-tp-size", json!(1))
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("PAR", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}

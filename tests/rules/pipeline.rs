@@ -1,0 +1,167 @@
+//! The codes the pipeline emits itself (argument errors, SGLang version, GPU selection, memory
+//! plan): no check to call, so each is triggered through the real binary, `check --json`, and
+//! the finding's message snapshotted like the checked rules' messages.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::support::finding_text;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const LLAMA_8B: &str = "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct";
+const QWQ_32B: &str = "tests/fixtures/models/Qwen__QwQ-32B";
+
+/// `sglang-launch check --json --topology <fixture> <launcher options> -- <SGLang args>`, with
+/// the host's own launcher and SGLang settings kept out; the findings of `code`, as snapshot
+/// text (at least one).
+fn findings(code: &str, topology: &str, launcher: &[&str], sglang: &[&str]) -> String {
+    let mut cmd = Command::cargo_bin("sglang-launch").unwrap();
+    cmd.current_dir(ROOT).env("NO_COLOR", "1");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd
+        .args(["check", "--json", "--topology"])
+        .arg(format!("tests/fixtures/topologies/{topology}.json"))
+        .args(launcher)
+        .arg("--")
+        .args(sglang)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{code}: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let text: String = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .map(|f| {
+            finding_text(
+                f["severity"].as_str().unwrap(),
+                code,
+                f["message"].as_str().unwrap(),
+                f["fix"].as_str(),
+            )
+        })
+        .collect();
+    assert!(!text.is_empty(), "{code} not emitted: {:#}", v["findings"]);
+    text
+}
+
+/// The usual offline planning: SGLang 0.5.23's flag set.
+const V0523: &[&str] = &["--sglang-version", "0.5.23"];
+
+#[test]
+fn arg001_argparse_rejects_the_line() {
+    let text = findings(
+        "ARG001",
+        "8x-h100-sxm-nvlink",
+        V0523,
+        &["--model-path", LLAMA_8B, "--bogus-flag"],
+    );
+    insta::assert_snapshot!("ARG001", text);
+}
+
+#[test]
+fn ver001_a_version_without_an_embedded_flag_set() {
+    let launcher = &["--sglang-version", "0.5.3"];
+    let text = findings(
+        "VER001",
+        "8x-h100-sxm-nvlink",
+        launcher,
+        &["--model-path", LLAMA_8B],
+    );
+    insta::assert_snapshot!("VER001", text);
+}
+
+#[test]
+fn ver002_no_sglang_installed_and_no_version_given() {
+    let launcher = &["--python", "/nonexistent/python3"];
+    let text = findings(
+        "VER002",
+        "8x-h100-sxm-nvlink",
+        launcher,
+        &["--model-path", LLAMA_8B],
+    );
+    insta::assert_snapshot!("VER002", text);
+}
+
+#[test]
+fn top001_more_gpus_than_the_box_has() {
+    let sglang = &["--model-path", LLAMA_8B, "--tp", "16"];
+    let text = findings("TOP001", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("TOP001", text);
+}
+
+#[test]
+fn mem001_model_not_found() {
+    let sglang = &["--model-path", "/nonexistent/model"];
+    let text = findings("MEM001", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("MEM001", text);
+}
+
+#[test]
+fn mem002_model_config_override_is_not_an_object() {
+    let sglang = &[
+        "--model-path",
+        LLAMA_8B,
+        "--json-model-override-args",
+        "[1]",
+    ];
+    let text = findings("MEM002", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("MEM002", text);
+}
+
+#[test]
+fn mem003_fraction_leaves_too_little_outside_the_pool() {
+    let sglang = &["--model-path", LLAMA_8B, "--mem-fraction-static", "0.97"];
+    let text = findings("MEM003", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("MEM003", text);
+}
+
+#[test]
+fn mem004_fraction_too_low_for_the_weights() {
+    let sglang = &["--model-path", LLAMA_8B, "--mem-fraction-static", "0.3"];
+    let text = findings("MEM004", "1x-l4", V0523, sglang);
+    insta::assert_snapshot!("MEM004", text);
+}
+
+#[test]
+fn mem005_model_does_not_fit() {
+    let text = findings("MEM005", "1x-l4", V0523, &["--model-path", QWQ_32B]);
+    insta::assert_snapshot!("MEM005", text);
+}
+
+#[test]
+fn mem006_cuda_graphs_large_next_to_the_kv_cache() {
+    let sglang = &[
+        "--model-path",
+        QWQ_32B,
+        "--tp",
+        "2",
+        "--cuda-graph-max-bs-decode",
+        "1024",
+    ];
+    let text = findings("MEM006", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("MEM006", text);
+}
+
+#[test]
+fn mem007_kv_cache_smaller_than_one_request() {
+    let text = findings("MEM007", "1x-l4", V0523, &["--model-path", LLAMA_8B]);
+    insta::assert_snapshot!("MEM007", text);
+}
+
+#[test]
+fn mem008_fraction_is_not_a_fraction() {
+    let sglang = &["--model-path", LLAMA_8B, "--mem-fraction-static", "1.5"];
+    let text = findings("MEM008", "1x-l4", V0523, sglang);
+    insta::assert_snapshot!("MEM008", text);
+}

@@ -1,0 +1,196 @@
+//! SPEC: speculative decoding.
+
+use serde_json::json;
+
+use crate::support::{B200, Case, L4, PRO, assert_cases, c, messages};
+
+/// Every SPEC case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    [spec001_to_spec005(), spec006_to_spec011()].concat()
+}
+
+fn spec001_to_spec005() -> Vec<Case> {
+    vec![
+        c("SPEC001")
+            .on(PRO)
+            .tp(8)
+            .arg("--speculative-algorithm", json!("EAGLE3")),
+        c("SPEC001")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .no(),
+        c("SPEC001")
+            .on(PRO)
+            .tp(2)
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .no(),
+        c("SPEC002")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
+        c("SPEC002")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        c("SPEC003")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .env("SGLANG_ENABLE_SPEC_V2", "1"),
+        c("SPEC003")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        // The documented DeepSeek MTP + DP-attention recipe on 0.5.23 (review regression).
+        c("SPEC003")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .arg("--attn-dp-size", json!(8))
+            .env("SGLANG_ENABLE_SPEC_V2", "1")
+            .no(),
+        c("SPEC003")
+            .tp(8)
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .no(),
+        c("SPEC004")
+            .version("0.5.5")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("fa3")),
+        c("SPEC004")
+            .version("0.5.5")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("SPEC004")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+        c("SPEC005")
+            .on(B200)
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--attention-backend", json!("trtllm_mha")),
+        c("SPEC005")
+            .on(B200)
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("SPEC005")
+            .version("0.5.5")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .env("SGLANG_ENABLE_SPEC_V2", "1"),
+    ]
+}
+
+fn spec006_to_spec011() -> Vec<Case> {
+    vec![
+        c("SPEC006").arg(
+            "--speculative-moe-runner-backend",
+            json!("flashinfer_trtllm"),
+        ),
+        c("SPEC006")
+            .arg("--speculative-moe-runner-backend", json!("triton"))
+            .no(),
+        c("SPEC007").arg("--speculative-algorithm", json!("EAGLE")),
+        c("SPEC007")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--max-running-requests", json!(64))
+            .no(),
+        c("SPEC008")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--attention-backend", json!("flex_attention")),
+        c("SPEC008")
+            .arg("--attention-backend", json!("flex_attention"))
+            .no(),
+        c("SPEC009")
+            .version("0.5.10.post1")
+            .flag("--enable-lora")
+            .arg("--speculative-algorithm", json!("EAGLE")),
+        c("SPEC009")
+            .arg("--lora-paths", json!(["a=/x"]))
+            .arg("--speculative-algorithm", json!("STANDALONE")),
+        c("SPEC009")
+            .flag("--enable-lora")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+        c("SPEC009")
+            .version("0.5.10.post1")
+            .flag("--enable-lora")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        c("SPEC010")
+            .on(L4)
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--mem-fraction-static", json!(0.85)),
+        c("SPEC010")
+            .on(L4)
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+        c("SPEC010")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--mem-fraction-static", json!(0.85))
+            .no(),
+        // A draft the launcher can't read: its memory is not planned.
+        c("SPEC011")
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/some-org__eagle3-draft"),
+            ),
+        c("SPEC011")
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg(
+                "--speculative-draft-model-path",
+                json!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct"
+                )),
+            )
+            .no(),
+        c("SPEC011")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/draft"),
+            )
+            .no(),
+        c("SPEC011")
+            .arg("--model-path", json!("/nonexistent/target"))
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .arg(
+                "--speculative-draft-model-path",
+                json!("/nonexistent/target"),
+            )
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("SPEC", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}

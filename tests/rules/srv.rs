@@ -1,0 +1,64 @@
+//! SRV: server options (served name, scheduling, gRPC, tokenizer).
+
+use serde_json::json;
+
+use crate::support::{Case, assert_cases, c, messages};
+
+/// Every SRV case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    vec![
+        c("SRV001").arg("--served-model-name", json!("qwen3:32b")),
+        c("SRV001")
+            .arg("--served-model-name", json!("qwen3-32b"))
+            .no(),
+        // The served name defaults to the model path (QA regression).
+        c("SRV001").arg("--model-path", json!("/models/qwen3:32b")),
+        c("SRV001")
+            .arg("--model-path", json!("/models/qwen3:32b"))
+            .arg("--served-model-name", json!("qwen3-32b"))
+            .no(),
+        c("SRV001")
+            .arg("--model-path", json!("/models/qwen3-32b"))
+            .no(),
+        // Object-store URIs are exempt in SGLang.
+        c("SRV001")
+            .arg("--served-model-name", json!("s3://bucket/qwen3"))
+            .no(),
+        c("SRV001")
+            .arg("--model-path", json!("gs://bucket/qwen3"))
+            .no(),
+        c("SRV002")
+            .flag("--enable-priority-scheduling")
+            .arg("--schedule-policy", json!("lpm")),
+        c("SRV002").flag("--enable-priority-scheduling").no(),
+        c("SRV003").arg("--retraction-policy", json!("priority")),
+        c("SRV003")
+            .arg("--retraction-policy", json!("priority"))
+            .flag("--enable-priority-scheduling")
+            .no(),
+        c("SRV004").arg("--grpc-port", json!(30000)),
+        c("SRV004").arg("--grpc-port", json!(30001)).no(),
+        c("SRV004")
+            .arg("--grpc-port", json!(30000))
+            .flag("--grpc-mode")
+            .no(),
+        c("SRV005")
+            .flag("--enable-tokenizer-batch-encode")
+            .flag("--enable-dynamic-batch-tokenizer"),
+        c("SRV005").flag("--enable-tokenizer-batch-encode").no(),
+        c("SRV006").tp(8).flag("--enable-quant-communications"),
+        c("SRV006").no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("SRV", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}
