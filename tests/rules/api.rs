@@ -41,7 +41,7 @@ fn settings_allow_deny_and_validate() {
     let codes = |s: &RuleSettings| -> BTreeMap<&'static str, Severity> {
         rules::evaluate(&ctx, s)
             .into_iter()
-            .map(|h| (h.code, h.severity))
+            .map(|h| (h.code.as_str(), h.severity))
             .collect()
     };
     let base = codes(&RuleSettings::default());
@@ -71,17 +71,14 @@ fn settings_allow_deny_and_validate() {
     };
     let e = bad.validate().unwrap_err();
     assert!(e.to_string().contains("ARCH01"));
+    let allow_mem = RuleSettings {
+        allow: vec!["MEM".into()],
+        ..Default::default()
+    };
     assert!(
-        rules::emit(
-            "MEM005",
-            "x",
-            None,
-            &RuleSettings {
-                allow: vec!["MEM".into()],
-                ..Default::default()
-            }
-        )
-        .is_none()
+        allow_mem
+            .apply(vec![rules::Hit::new(rules::Code::MEM005, "x")])
+            .is_empty()
     );
 }
 
@@ -99,7 +96,7 @@ fn evaluate_honours_version_ranges_and_keeps_code_order() {
     assert!(hits.iter().any(|h| h.code == "ARCH002") && !hits.iter().any(|h| h.code == "ARCH001"));
     let order: Vec<usize> = hits
         .iter()
-        .map(|h| rules::all().iter().position(|r| r.code == h.code).unwrap())
+        .map(|h| rules::all().iter().position(|r| r.id == h.code).unwrap())
         .collect();
     assert!(order.windows(2).all(|p| p[0] <= p[1]));
     assert_eq!(hits, rules::evaluate(&w.ctx(), &RuleSettings::default()));
@@ -148,10 +145,10 @@ fn source_counts_by_family() {
 
 #[test]
 fn hits_made_outside_evaluate_get_names_and_settings() {
-    let h = rules::Hit::new("MEM005", "does not fit");
+    let h = rules::Hit::new(rules::Code::MEM005, "does not fit");
     assert_eq!((h.name, h.severity), ("does-not-fit", Severity::Error));
-    let w = rules::Hit::new("mem-fraction-too-high", "x");
-    assert_eq!((w.code, w.severity), ("MEM003", Severity::Warning));
+    let w = rules::Hit::new(rules::lookup("mem-fraction-too-high").unwrap().id, "x");
+    assert_eq!((w.code.as_str(), w.severity), ("MEM003", Severity::Warning));
     let s = RuleSettings {
         allow: vec!["MEM005".into()],
         deny: vec!["MEM003".into()],
@@ -159,5 +156,8 @@ fn hits_made_outside_evaluate_get_names_and_settings() {
     };
     let out = s.apply(vec![h, w]);
     assert_eq!(out.len(), 1);
-    assert_eq!((out[0].code, out[0].severity), ("MEM003", Severity::Error));
+    assert_eq!(
+        (out[0].code.as_str(), out[0].severity),
+        ("MEM003", Severity::Error)
+    );
 }

@@ -139,6 +139,7 @@ fn no_rule_panics_on_odd_facts_for_any_version() {
                         model: m.cloned(),
                         host: h.clone(),
                         packages: pk.clone(),
+                        draft: None,
                     };
                     let ctx = w.ctx();
                     // Every check, whatever its version range.

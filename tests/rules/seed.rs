@@ -83,7 +83,7 @@ fn the_seed_session_command_gets_exactly_these_findings() {
     let w = world(&case);
     let got: Vec<(&str, Severity)> = rules::evaluate(&w.ctx(), &RuleSettings::default())
         .into_iter()
-        .map(|h| (h.code, h.severity))
+        .map(|h| (h.code.as_str(), h.severity))
         .collect();
     use Severity::*;
     assert_eq!(

@@ -41,9 +41,10 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
-use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::{self, ModelFacts, ModelLoad};
 use sglang_launch::facts::packages::{Cuda, Toolkit};
 use sglang_launch::facts::{Env, Packages, Topology};
+use sglang_launch::resolve::{Facts, Speculative};
 use sglang_launch::rules::{self, ArgEdit, Context, EnvEdit, Fix, HostFacts, RuleSettings};
 use sglang_launch::sglang::flagset::{self, KNOWN_VERSIONS, ValueType};
 use sglang_launch::sglang::{SglangArgs, version};
@@ -302,6 +303,8 @@ pub struct World {
     pub model: Option<ModelFacts>,
     pub host: Option<HostFacts>,
     pub packages: Option<Packages>,
+    /// The separate speculative draft the arguments name, read as the planner reads it.
+    pub draft: Option<ModelLoad>,
 }
 
 /// The embedded flag set of `v`, or of the nearest older release (the oldest for older ones).
@@ -336,10 +339,15 @@ pub fn world(case: &Case) -> World {
             .collect();
         env.push(("CUDA_VISIBLE_DEVICES".into(), list.join(",")));
     }
+    let env = Env::from_pairs(env);
+    let draft = Speculative::of(&args, case.model.as_ref())
+        .and_then(|s| s.separate_draft().map(str::to_owned))
+        .map(|path| model::load(&path, &env, &args));
     World {
         version: case.version,
         args,
-        env: Env::from_pairs(env),
+        env,
+        draft,
         gpus: case
             .gpus
             .clone()
@@ -355,16 +363,17 @@ impl World {
     /// What the checks see. The only place the tests build a [`rules::Context`]: when its shape
     /// changes, this is the one function to change.
     pub fn ctx(&self) -> Context<'_> {
-        Context {
+        Context::new(Facts {
             version: self.version,
             args: &self.args,
             env: &self.env,
             topology: &self.topo,
             gpus: &self.gpus,
             model: self.model.as_ref(),
+            draft: self.draft.as_ref(),
             host: self.host.as_ref(),
             packages: self.packages.as_ref(),
-        }
+        })
     }
 
     /// The hits of one rule, as [`rules::evaluate`] reports them with default settings.
@@ -375,7 +384,7 @@ impl World {
             .collect()
     }
 
-    /// What the lead's fix applier does, on the parser-free representation of the tests.
+    /// What the pipeline's fix applier does, on the parser-free representation of the tests.
     pub fn apply(&mut self, fix: &Fix) {
         for e in &fix.args {
             self.apply_arg(e);
@@ -507,7 +516,12 @@ pub fn messages(cases: &[Case]) -> BTreeMap<&'static str, String> {
         let text = out.entry(case.code).or_default();
         for h in world(case).hits(case.code) {
             let fix = h.fix.as_ref().map(|f| f.summary.as_str());
-            text.push_str(&finding_text(h.severity.as_str(), h.code, &h.message, fix));
+            text.push_str(&finding_text(
+                h.severity.as_str(),
+                h.code.as_str(),
+                &h.message,
+                fix,
+            ));
         }
     }
     out
