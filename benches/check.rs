@@ -11,7 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sglang_launch::facts::{Env, Topology};
-use sglang_launch::rules::{self, Context, RuleSettings};
+use sglang_launch::resolve::{Context, Facts};
+use sglang_launch::rules::{self, RuleSettings};
 use sglang_launch::sglang::{self, flagset};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -113,16 +114,26 @@ fn main() {
     assert!(args.is_ok(), "{:?}", args.errors);
     let env = Env::default();
     let gpus: Vec<u32> = (0..8).collect();
-    let ctx = Context {
+    let facts = Facts {
         version: "0.5.23",
         args: &args,
         env: &env,
         topology: &topology,
         gpus: &gpus,
         model: None,
+        draft: None,
         host: None,
         packages: None,
     };
+    let start = Instant::now();
+    for _ in 0..20_000 {
+        std::hint::black_box(Context::new(facts));
+    }
+    println!(
+        "server resolution: {:.1} µs per round",
+        start.elapsed().as_secs_f64() / 20_000.0 * 1e6
+    );
+    let ctx = Context::new(facts);
     let settings = RuleSettings::default();
     let iters = 20_000;
     let start = Instant::now();

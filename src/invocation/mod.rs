@@ -16,7 +16,7 @@ use crate::exit;
 use crate::facts::Env;
 use crate::plan::{self, Fatal, Request};
 use crate::report;
-use crate::rules::RuleSettings;
+use crate::rules::{Code, RuleSettings};
 
 use cli::{Cli, Command, PlanOptions};
 
@@ -236,7 +236,7 @@ fn misplaced_hint(outcome: &plan::Outcome) {
         .plan
         .findings
         .iter()
-        .any(|f| f.code == "ARG001" && !f.fixed);
+        .any(|f| Code::ARG001 == f.code.as_str() && !f.fixed);
     if argparse_error && let Some(h) = misplaced(&outcome.args.tokens, |t| outcome.args.knows(t)) {
         eprintln!("sglang-launch: {h}");
     }
@@ -291,7 +291,7 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
             .plan
             .findings
             .iter()
-            .any(|f| !f.fixed && f.code == "ARG001");
+            .any(|f| !f.fixed && Code::ARG001 == f.code.as_str());
         eprintln!(
             "sglang-launch: not launching: {}",
             if argparse {

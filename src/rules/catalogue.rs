@@ -18,8 +18,8 @@
 use std::sync::OnceLock;
 
 use super::checks::*;
+use super::versions::valid_versions;
 use super::{CheckFn, FixAvailability, Rule, Severity};
-use crate::sglang::version;
 
 /// Old code → new code, for codes that were renamed. Codes are never reused.
 pub const REDIRECTS: &[(&str, &str)] = &[];
@@ -290,69 +290,9 @@ pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Res
     })
 }
 
-fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
-    spec.split(',').map(str::trim).map(|c| {
-        for op in [">=", "<=", "==", ">", "<"] {
-            if let Some(v) = c.strip_prefix(op) {
-                return (op, v.trim());
-            }
-        }
-        ("?", c)
-    })
-}
-
-fn valid_versions(spec: &str) -> bool {
-    spec == "all"
-        || spec.split("||").all(|alt| {
-            constraints(alt).all(|(op, v)| {
-                op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
-            })
-        })
-}
-
-/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
-/// `||`, or `all`.
-pub fn version_matches(spec: &str, v: &str) -> bool {
-    spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
-}
-
-fn range_matches(spec: &str, v: &str) -> bool {
-    constraints(spec).all(|(op, bound)| {
-        let o = version::cmp(v, bound);
-        match op {
-            ">=" => o.is_ge(),
-            "<=" => o.is_le(),
-            "==" => o.is_eq(),
-            ">" => o.is_gt(),
-            "<" => o.is_lt(),
-            _ => false,
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn version_ranges() {
-        assert!(version_matches("all", "0.4.10.post2"));
-        assert!(version_matches(">=0.5.15", "0.5.23"));
-        assert!(!version_matches(">=0.5.15", "0.5.10.post1"));
-        assert!(version_matches(">=0.5.5,<0.5.20", "0.5.10.post1"));
-        assert!(!version_matches(">=0.5.5,<0.5.20", "0.5.23"));
-        assert!(!valid_versions("0.5.5"));
-        assert!(valid_versions("<0.5.10"));
-        assert!(valid_versions("<0.5.6 || >=0.5.10,<0.5.20"));
-        assert!(!valid_versions("<0.5.6 ||"));
-        assert!(version_matches(
-            "<0.5.6 || >=0.5.10,<0.5.20",
-            "0.5.10.post1"
-        ));
-        assert!(version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.5"));
-        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.8"));
-        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.23"));
-    }
 
     #[test]
     fn header_and_table_must_agree_on_pipeline_codes() {

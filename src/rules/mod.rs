@@ -13,6 +13,7 @@ mod checks;
 pub mod envs;
 pub mod fix;
 
+mod versions;
 mod view;
 
 pub use view::ranges;
@@ -140,7 +141,7 @@ pub struct Rule {
 impl Rule {
     /// Whether the rule applies to this SGLang version.
     pub fn applies_to(&self, version: &str) -> bool {
-        catalogue::version_matches(self.versions, version)
+        versions::version_matches(self.versions, version)
     }
 
     /// The rule's family: the letters of its code (`AR` for `AR001`).

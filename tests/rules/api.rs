@@ -1,4 +1,4 @@
-//! The lead-facing API: lookup, settings, evaluation order, listings, hits made elsewhere.
+//! The API the planning pipeline uses: lookup, settings, evaluation order, listings, hits made elsewhere.
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The rules catalogue, one file per rule family (`ar.rs` for `AR001`, …): a firing and a quiet
 //! case per checked rule over the fixture topologies, and a snapshot of every rule's message
 //! (`snapshots/`). Around them: catalogue data and checks agree, fixes converge, no rule panics
-//! on odd facts, the pipeline's own codes from the real binary, and the lead-facing API.
+//! on odd facts, the pipeline's own codes from the real binary, and the API the planning pipeline uses.
 //!
 //! `support.rs` holds the scenario builder and explains how to write a case.
 

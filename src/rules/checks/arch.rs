@@ -69,7 +69,7 @@ const FUSION_AUTO_ARCHS: &[&str] = &[
 fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
     let arch = ctx.model_arch().filter(|a| FUSION_AUTO_ARCHS.contains(a))?;
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
-    let auto = crate::rules::catalogue::version_matches(">=0.5.6,<0.5.10", ctx.version)
+    let auto = crate::rules::versions::version_matches(">=0.5.6,<0.5.10", ctx.version)
         && !sm12.is_empty()
         && ctx.tp() > 1
         && ctx.nnodes() == 1

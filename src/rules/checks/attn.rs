@@ -1,4 +1,4 @@
-//! Attention backends by architecture, page size and model (sglang-internals §9).
+//! Attention backends by architecture, page size and model.
 
 use super::*;
 use crate::sglang::version::at_least;

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// SGLang's default decode max batch (0.5.3+ tier table, sglang-internals §1.2).
+/// SGLang's default decode max batch (the 0.5.3+ tier table by GPU memory).
 pub fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
     let small_tp = tp < 4;
     match gpu_mib {

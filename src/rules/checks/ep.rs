@@ -1,4 +1,4 @@
-//! Expert parallelism and MoE all-to-all backends (sglang-internals §5.3).
+//! Expert parallelism and MoE all-to-all backends.
 
 use super::*;
 use crate::sglang::version::at_least;

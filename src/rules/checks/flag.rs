@@ -4,7 +4,7 @@ use super::*;
 use crate::rules::{ArgEdit, Fix};
 use crate::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS};
 
-/// One-to-one renames across releases (sglang-internals §4, §6): (older, newer).
+/// One-to-one renames across releases, read from the releases' parsers: (older, newer).
 pub const RENAMES: &[(&str, &str)] = &[
     ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
     ("--cuda-graph-bs", "--cuda-graph-bs-decode"),

@@ -1,6 +1,6 @@
 //! The checks, one function per rule, grouped by family. Each looks at the state after any
-//! fix it proposes would be applied, so a fixed command line no longer fires (the lead's
-//! fixpoint loop converges).
+//! fix it proposes would be applied, so a fixed command line no longer fires (the planning
+//! pipeline's fixpoint loop converges).
 
 pub mod ar;
 pub mod arch;

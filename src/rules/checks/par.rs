@@ -1,4 +1,4 @@
-//! Parallelism and multi-node layout (sglang-internals §8).
+//! Parallelism and multi-node layout.
 
 use super::*;
 

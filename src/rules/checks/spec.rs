@@ -1,4 +1,4 @@
-//! Speculative decoding (sglang-internals §5.4).
+//! Speculative decoding.
 
 use super::*;
 

@@ -1,0 +1,69 @@
+//! SGLang version ranges as rules state them: `all`, `>=0.5.15`, `>=0.5.5,<0.5.20`, or a union
+//! of such ranges joined by `||`.
+
+use crate::sglang::version;
+
+fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
+    spec.split(',').map(str::trim).map(|c| {
+        for op in [">=", "<=", "==", ">", "<"] {
+            if let Some(v) = c.strip_prefix(op) {
+                return (op, v.trim());
+            }
+        }
+        ("?", c)
+    })
+}
+
+pub(super) fn valid_versions(spec: &str) -> bool {
+    spec == "all"
+        || spec.split("||").all(|alt| {
+            constraints(alt).all(|(op, v)| {
+                op != "?" && !v.is_empty() && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+            })
+        })
+}
+
+/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
+/// `||`, or `all`.
+pub fn version_matches(spec: &str, v: &str) -> bool {
+    spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
+}
+
+fn range_matches(spec: &str, v: &str) -> bool {
+    constraints(spec).all(|(op, bound)| {
+        let o = version::cmp(v, bound);
+        match op {
+            ">=" => o.is_ge(),
+            "<=" => o.is_le(),
+            "==" => o.is_eq(),
+            ">" => o.is_gt(),
+            "<" => o.is_lt(),
+            _ => false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_ranges() {
+        assert!(version_matches("all", "0.4.10.post2"));
+        assert!(version_matches(">=0.5.15", "0.5.23"));
+        assert!(!version_matches(">=0.5.15", "0.5.10.post1"));
+        assert!(version_matches(">=0.5.5,<0.5.20", "0.5.10.post1"));
+        assert!(!version_matches(">=0.5.5,<0.5.20", "0.5.23"));
+        assert!(!valid_versions("0.5.5"));
+        assert!(valid_versions("<0.5.10"));
+        assert!(valid_versions("<0.5.6 || >=0.5.10,<0.5.20"));
+        assert!(!valid_versions("<0.5.6 ||"));
+        assert!(version_matches(
+            "<0.5.6 || >=0.5.10,<0.5.20",
+            "0.5.10.post1"
+        ));
+        assert!(version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.5"));
+        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.8"));
+        assert!(!version_matches("<0.5.6 || >=0.5.10,<0.5.20", "0.5.23"));
+    }
+}

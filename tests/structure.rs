@@ -1,0 +1,252 @@
+//! The shape of the code, checked: the pipeline's layers depend one way, sibling modules do not
+//! import each other in a loop, no function is too long to read at once, and rule codes exist
+//! only in the catalogue.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The pipeline, lowest layer first: a layer may use itself and the layers before it.
+const LAYERS: &[&str] = &[
+    "sglang",
+    "facts",
+    "secrets",
+    "resolve",
+    "rules",
+    "plan",
+    "report",
+    "exec",
+    "invocation",
+];
+
+const MAX_FN_LINES: usize = 120;
+
+fn sources() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
+    out.sort();
+    out
+}
+
+/// `src/plan/memory/kv.rs` → `["plan", "memory", "kv"]`; `mod.rs` names its folder.
+fn module_of(path: &Path) -> Vec<String> {
+    let rel = path
+        .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+        .unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned())
+        .collect();
+    if parts
+        .last()
+        .is_some_and(|l| l == "mod" || l == "lib" || l == "main")
+    {
+        parts.pop();
+    }
+    parts
+}
+
+/// The code before the file's test module.
+fn non_test(text: &str) -> &str {
+    text.split("#[cfg(test)]").next().unwrap_or(text)
+}
+
+/// Module paths a file names through `crate::` or `super::`, resolved to existing modules.
+fn references(
+    module: &[String],
+    text: &str,
+    known: &BTreeSet<Vec<String>>,
+) -> BTreeSet<Vec<String>> {
+    let mut out = BTreeSet::new();
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    for (i, _) in text
+        .match_indices("crate::")
+        .chain(text.match_indices("super::"))
+    {
+        let path: String = text[i..].chars().take_while(|&c| word(c)).collect();
+        let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        let mut base: Vec<String> = if segs[0] == "crate" {
+            Vec::new()
+        } else {
+            // A mod.rs is its folder's module: `super` is the folder's parent.
+            let mut b = module.to_vec();
+            while segs.first() == Some(&"super") {
+                b.pop();
+                segs.remove(0);
+            }
+            segs.insert(0, "super");
+            b
+        };
+        for s in segs.iter().skip(1) {
+            let mut next = base.clone();
+            next.push((*s).to_owned());
+            if !known.contains(&next) {
+                break;
+            }
+            base = next;
+        }
+        if !base.is_empty() {
+            out.insert(base);
+        }
+    }
+    out
+}
+
+fn graph() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let files = sources();
+    let known: BTreeSet<Vec<String>> = files.iter().map(|p| module_of(p)).collect();
+    files
+        .iter()
+        .map(|p| {
+            let m = module_of(p);
+            let text = std::fs::read_to_string(p).unwrap();
+            let refs = references(&m, non_test(&text), &known);
+            (m, refs)
+        })
+        .collect()
+}
+
+#[test]
+fn layers_depend_one_way() {
+    let mut wrong = Vec::new();
+    for (m, refs) in graph() {
+        let Some(own) = m.first().and_then(|t| LAYERS.iter().position(|l| l == t)) else {
+            continue;
+        };
+        for r in refs {
+            if let Some(other) = LAYERS.iter().position(|l| *l == r[0])
+                && other > own
+            {
+                wrong.push(format!("{} uses {}", m.join("::"), r.join("::")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "layers used upwards:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn sibling_modules_import_no_loop() {
+    let g = graph();
+    let mut loops = Vec::new();
+    for (a, refs) in &g {
+        for b in refs {
+            // Parent and child may name each other (`mod` and `super::`).
+            if a.starts_with(b) || b.starts_with(a) {
+                continue;
+            }
+            let back = g.get(b).is_some_and(|r| {
+                r.iter()
+                    .any(|x| a.starts_with(x) && x.len() > 1 && !b.starts_with(x))
+            });
+            if back {
+                loops.push(format!("{} ↔ {}", a.join("::"), b.join("::")));
+            }
+        }
+    }
+    assert!(loops.is_empty(), "import loops:\n{}", loops.join("\n"));
+}
+
+/// Each `fn` item and its body's length, by rustfmt's layout (the closing brace at the
+/// indentation of the line that starts the item).
+fn functions(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        let item = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "const fn ",
+            "pub const fn ",
+        ]
+        .iter()
+        .find_map(|p| t.strip_prefix(p));
+        let Some(rest) = item else { continue };
+        if t.ends_with(';') {
+            continue;
+        }
+        let indent = &l[..l.len() - t.len()];
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i..].iter().position(|x| *x == close) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.push((name, end + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_too_long_to_read_at_once() {
+    let mut long = Vec::new();
+    for p in sources() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (name, n) in functions(&text) {
+            if n > MAX_FN_LINES {
+                long.push(format!("{}: {name} ({n} lines)", p.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_length_check_sees_long_functions() {
+    let body = "    x();\n".repeat(130);
+    let text = format!("fn short() {{\n}}\n\npub fn long(\n    a: u8,\n) {{\n{body}}}\n");
+    let f = functions(&text);
+    assert_eq!(f[0], ("short".to_owned(), 2));
+    assert_eq!(f[1].0, "long");
+    assert!(f[1].1 > MAX_FN_LINES);
+}
+
+/// Rule codes are `Code` variants: a string literal that is a code, outside the catalogue, would
+/// escape the compiler's check.
+#[test]
+fn rule_codes_are_typed_outside_the_catalogue() {
+    let mut found = Vec::new();
+    for p in sources() {
+        if p.ends_with("rules/catalogue.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, l) in non_test(&text).lines().enumerate() {
+            for lit in l.split('"').skip(1).step_by(2) {
+                let letters = lit.trim_end_matches(|c: char| c.is_ascii_digit());
+                let digits = lit.len() - letters.len();
+                if digits == 3
+                    && (2..=5).contains(&letters.len())
+                    && letters.chars().all(|c| c.is_ascii_uppercase())
+                {
+                    found.push(format!("{}:{}: \"{lit}\"", p.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "rule codes as strings:\n{}",
+        found.join("\n")
+    );
+}
