@@ -5,6 +5,7 @@
 //! → `facts` (topology, GPUs in use, model, environment) → `rules` (known-bad combinations)
 //! → `plan` (fixes, memory, the plan/v1 object) → `report` (human / JSON) → `exec`.
 
+pub mod docs;
 pub mod exec;
 pub mod facts;
 pub mod invocation;

@@ -10,7 +10,7 @@ use crate::sglang::version::VersionSource;
 
 pub const SCHEMA: &str = "sglang-launch/plan/v1";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Ok,
@@ -18,8 +18,9 @@ pub enum Verdict {
     Error,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: &'static str,
     pub sglang_version: String,
     pub sglang_version_source: VersionSource,
@@ -35,13 +36,13 @@ pub struct Plan {
     pub memory: Option<Memory>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EnvChanges {
     pub set: BTreeMap<String, String>,
     pub unset: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub code: String,
     pub name: String,
@@ -51,14 +52,14 @@ pub struct Finding {
     pub fix: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MfsSource {
     User,
     Planned,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Memory {
     pub gpu_memory_mib: u64,
     pub mem_fraction_static: f64,
@@ -74,7 +75,7 @@ pub struct Memory {
     pub fits: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reserved {
     pub cuda_context: u64,
     pub nccl: u64,

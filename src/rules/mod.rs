@@ -28,7 +28,7 @@ pub use catalogue::REDIRECTS;
 pub use fix::{ArgEdit, EnvEdit, Fix};
 pub use host::HostFacts;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
