@@ -7,6 +7,7 @@
 //! combinations) → `plan` (fixes to a fixpoint, memory, the plan/v1 object)
 //! → `report` (human / JSON) → `exec`.
 
+pub mod docs;
 pub mod exec;
 pub mod facts;
 pub mod invocation;

@@ -54,9 +54,10 @@ const GPU_KEYS: &[&str] = &[
 ];
 const LINK_KEYS: &[&str] = &["gpus", "path", "nvlink", "p2p"];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: String,
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,7 +71,7 @@ pub struct Topology {
     pub links: Vec<Link>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
     pub index: u32,
@@ -78,7 +79,9 @@ pub struct Gpu {
     pub name: String,
     pub pci_bus_id: String,
     /// "major.minor", or "unknown".
+    #[schemars(pattern(r"^(unknown|\s*\+?[0-9]+\s*\.\s*\+?[0-9]+\s*)$"))]
     pub compute_capability: String,
+    #[schemars(range(min = 1, max = 16 << 20))]
     pub memory_total_mib: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_used_mib: Option<u64>,
@@ -92,14 +95,16 @@ pub struct Gpu {
     pub pcie_width: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
     pub gpus: [u32; 2],
     /// As `nvidia-smi topo -m` prints it: NV<n>, PIX, PXB, PHB, NODE, SYS.
+    #[schemars(pattern(r"^(NV|NV0*[1-9][0-9]*|PIX|PXB|PHB|NODE|SYS)$"))]
     pub path: String,
     pub nvlink: bool,
     /// NVML P2P read status: ok, not_supported, chipset_not_supported, …, unknown.
+    #[schemars(extend("enum" = P2P_VALUES))]
     pub p2p: String,
 }
 

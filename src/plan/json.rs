@@ -13,7 +13,7 @@ use crate::sglang::version::VersionSource;
 
 pub const SCHEMA: &str = "sglang-launch/plan/v1";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Ok,
@@ -21,8 +21,9 @@ pub enum Verdict {
     Error,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
+    #[schemars(extend("const" = SCHEMA))]
     pub schema: &'static str,
     pub sglang_version: String,
     pub sglang_version_source: VersionSource,
@@ -92,13 +93,13 @@ impl From<&Server> for Resolved {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EnvChanges {
     pub set: BTreeMap<String, String>,
     pub unset: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub code: String,
     pub name: String,
@@ -108,14 +109,14 @@ pub struct Finding {
     pub fix: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MfsSource {
     User,
     Planned,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Memory {
     pub gpu_memory_mib: u64,
     pub mem_fraction_static: f64,
@@ -131,7 +132,7 @@ pub struct Memory {
     pub fits: Option<bool>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Reserved {
     pub cuda_context: u64,
     pub nccl: u64,

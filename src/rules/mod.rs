@@ -28,7 +28,7 @@ pub use crate::facts::host::HostFacts;
 pub use catalogue::{Code, REDIRECTS};
 pub use fix::{ArgEdit, EnvEdit, Fix};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::flagset::{self, FlagSet, KNOWN_VERSIONS};
 
 /// How the version was chosen (plan/v1 `sglang_version_source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VersionSource {
     Detected,

@@ -1,0 +1,252 @@
+//! The reference docs under `docs/`: generated ones are fresh, the schemas describe what the
+//! launcher really writes and reads, and the hand-written format docs cover every field.
+//!
+//! `SGLANG_LAUNCH_UPDATE_DOCS=1` makes the freshness test rewrite the generated files instead
+//! (`scripts/gen-docs.sh`).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use sglang_launch::docs;
+use sglang_launch::facts::Topology;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[test]
+fn generated_docs_are_fresh() {
+    let update = std::env::var_os("SGLANG_LAUNCH_UPDATE_DOCS").is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for (file, want) in docs::generated() {
+        let path = Path::new(ROOT).join(file);
+        if update {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &want).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(want.as_str()) {
+            stale.push(file);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "{} stale: run scripts/gen-docs.sh",
+        stale.join(", ")
+    );
+}
+
+fn validate(schema: &Value, instance: &Value, what: &str) {
+    let validator = jsonschema::validator_for(schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}:\n  {}", errors.join("\n  "));
+}
+
+#[test]
+fn schemas_are_valid_json_schemas() {
+    for schema in [docs::plan_schema(), docs::topology_schema()] {
+        assert!(jsonschema::meta::is_valid(&schema), "{schema:#}");
+    }
+}
+
+fn json_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(Path::new(ROOT).join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no topology files in {dir}");
+    files
+}
+
+#[test]
+fn topology_files_match_the_schema() {
+    let schema = docs::topology_schema();
+    for dir in ["tests/fixtures/topologies", "examples/topologies"] {
+        for file in json_files(dir) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            validate(
+                &schema,
+                &serde_json::from_str(&text).unwrap(),
+                &file.display().to_string(),
+            );
+        }
+    }
+}
+
+/// The schema and the reader agree on a valid file and on each kind of mistake the schema can
+/// express (the reader's cross-field checks are beyond it).
+#[test]
+fn topology_schema_and_reader_agree() {
+    let schema = docs::topology_schema();
+    let file = Path::new(ROOT).join("tests/fixtures/topologies/2x-rtx-4090-pcie.json");
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let edits: &[(&str, &str, Value, bool)] = &[
+        ("", "hostname", json!(null), true),
+        ("/gpus/0", "numa_node", json!(null), true),
+        ("/gpus/0", "compute_capability", json!("unknown"), true),
+        ("/gpus/0", "compute_capability", json!("12.0"), true),
+        ("/links/0", "path", json!("NV18"), true),
+        ("/links/0", "path", json!("NV"), true),
+        ("", "schema", json!("sglang-launch/topology/v2"), false),
+        ("", "hostnmae", json!("typo"), false),
+        ("", "links", json!(null), false),
+        ("/gpus/0", "compute_capability", json!("9"), false),
+        ("/gpus/0", "memory_total_mib", json!(0), false),
+        ("/gpus/0", "memory_total_mib", json!(17_000_000), false),
+        ("/gpus/0", "mig_enabled", json!(null), false),
+        ("/gpus/0", "index", json!(-1), false),
+        ("/links/0", "path", json!("NV0"), false),
+        ("/links/0", "path", json!("PCIE"), false),
+        ("/links/0", "p2p", json!("OK"), false),
+        ("/links/0", "gpus", json!([0, 1, 1]), false),
+    ];
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for (at, key, value, ok) in edits {
+        let mut doc = base.clone();
+        doc.pointer_mut(at).unwrap()[*key] = value.clone();
+        let text = doc.to_string();
+        let read = Topology::from_json_str(&text, "edited");
+        assert_eq!(
+            read.is_ok(),
+            *ok,
+            "reader on {at}/{key} = {value}: {read:?}"
+        );
+        assert_eq!(
+            validator.is_valid(&doc),
+            *ok,
+            "schema on {at}/{key} = {value}"
+        );
+    }
+    let mut doc = base.clone();
+    doc["gpus"][0].as_object_mut().unwrap().remove("uuid");
+    assert!(Topology::from_json_str(&doc.to_string(), "edited").is_err());
+    assert!(!validator.is_valid(&doc), "schema without gpus[0].uuid");
+}
+
+fn sl() -> Command {
+    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    c.current_dir(ROOT).env("NO_COLOR", "1");
+    // Keep the host's own launcher settings out of the test.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+#[test]
+fn plan_output_matches_the_schema() {
+    let schema = docs::plan_schema();
+    let common = [
+        "--json",
+        "--topology",
+        "tests/fixtures/topologies/8x-h100-sxm-nvlink.json",
+        "--sglang-version",
+        "0.5.23",
+        "--",
+    ];
+    let model = "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct";
+    // A plan with memory and a fix; a check whose arguments don't parse (nulls).
+    for (cmd, args) in [
+        ("plan", vec!["--model-path", model, "--tp", "8"]),
+        (
+            "plan",
+            vec![
+                "--model-path",
+                model,
+                "--tp",
+                "8",
+                "--cuda-graph-max-bs",
+                "512",
+            ],
+        ),
+        (
+            "check",
+            vec!["--model-path", model, "--tp", "8", "--no-such-flag"],
+        ),
+    ] {
+        let out = sl().arg(cmd).args(common).args(&args).output().unwrap();
+        let plan: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        validate(&schema, &plan, &format!("{cmd} {}", args.join(" ")));
+    }
+}
+
+/// The ```json blocks of a hand-written doc.
+fn json_blocks(doc: &str) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in doc.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```json") => current = Some(String::new()),
+            (Some(text), "```") => {
+                blocks.push(serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}")));
+                current = None;
+            }
+            (Some(text), _) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// Every property name anywhere in the schema (following `$ref`s into `$defs`).
+fn property_names(schema: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::Object(props)) = map.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                map.values().for_each(|x| walk(x, out));
+            }
+            Value::Array(items) => items.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn format_docs_cover_every_field_and_their_examples_are_valid() {
+    for (file, schema) in [
+        ("docs/plan-v1.md", docs::plan_schema()),
+        ("docs/topology-v1.md", docs::topology_schema()),
+    ] {
+        let doc = std::fs::read_to_string(Path::new(ROOT).join(file)).unwrap();
+        let missing: Vec<String> = property_names(&schema)
+            .into_iter()
+            .filter(|name| !doc.contains(&format!("`{name}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{file} does not document: {}",
+            missing.join(", ")
+        );
+        let examples = json_blocks(&doc);
+        assert!(!examples.is_empty(), "{file} has no ```json example");
+        for (i, example) in examples.iter().enumerate() {
+            validate(&schema, example, &format!("{file}, JSON example {}", i + 1));
+        }
+    }
+}
+
+#[test]
+fn cli_reference_leaves_hidden_arguments_out() {
+    let cli = docs::cli_markdown();
+    assert!(cli.contains("`--topology <FILE>`"), "{cli}");
+    assert!(
+        !cli.contains("--nvml-lib"),
+        "a hidden option is in docs/cli.md"
+    );
+}
