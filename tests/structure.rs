@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "report",
     "exec",
     "invocation",
+    "docs",
 ];
 
 const MAX_FN_LINES: usize = 120;

@@ -42,7 +42,7 @@ pub struct Plan {
 }
 
 /// The resolved server, as plan/v1 shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Resolved {
     pub parallel: Parallel,
     pub tp_groups: Vec<TpGroup>,
@@ -59,7 +59,7 @@ pub struct Resolved {
 
 /// The CUDA graphs SGLang captures, as its server arguments hold them (the runner later drops
 /// decode sizes above the request pool).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CudaGraph {
     pub decode: bool,
     pub decode_max_bs: Option<i64>,

@@ -6,7 +6,7 @@ use crate::facts::{Env, Topology};
 use crate::sglang::{Parallel, SglangArgs};
 
 /// Which custom all-reduce implementation SGLang will run for the TP group, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
 pub enum CustomAllReduce {
     /// Off: NCCL does every all-reduce. The reason is for reports.

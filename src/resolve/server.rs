@@ -11,7 +11,7 @@ use crate::facts::model::ModelFacts;
 use crate::sglang::{Parallel, SglangArgs};
 
 /// One tensor-parallel group on this node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TpGroup {
     /// Topology indices, in rank order.
     pub gpus: Vec<u32>,
@@ -20,7 +20,7 @@ pub struct TpGroup {
 }
 
 /// Where the draft's weights come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DraftSource {
     /// No draft weights of its own (the target has no MTP layers).
@@ -31,7 +31,7 @@ pub enum DraftSource {
     Model,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Speculative {
     /// Upper-cased, `NEXTN` as `EAGLE` (SGLang renames it the same way).
     pub algorithm: String,
@@ -60,7 +60,7 @@ impl Speculative {
 }
 
 /// Who made a choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChoiceSource {
     /// The command line (or its `--config` file).
@@ -69,7 +69,7 @@ pub enum ChoiceSource {
     Sglang,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Chosen {
     pub value: String,
     pub source: ChoiceSource,
@@ -77,7 +77,7 @@ pub struct Chosen {
 
 /// Kernel backends. `None`: SGLang decides at start-up, and the launcher does not model that
 /// choice for this option yet.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Backends {
     pub attention: Option<Chosen>,
     pub prefill_attention: Option<Chosen>,

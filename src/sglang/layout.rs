@@ -9,7 +9,7 @@ use super::SglangArgs;
 
 /// Parallel sizes after SGLang's own rewrites. Sizes are at least 1 (argparse accepts 0 or
 /// negative values; those are findings elsewhere, never divisions by zero here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Parallel {
     pub tp: i64,
     pub pp: i64,
