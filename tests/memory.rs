@@ -6,8 +6,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 use sglang_launch::facts::Env;
 use sglang_launch::facts::model::{self, ModelFacts};
-use sglang_launch::resolve::defaults as sg;
 use sglang_launch::resolve::Speculative;
+use sglang_launch::resolve::defaults as sg;
 use sglang_launch::sglang::Parallel;
 use sglang_launch::sglang::{SglangArgs, flagset};
 

@@ -257,3 +257,55 @@ fn backends(args: &SglangArgs) -> Backends {
         moe_runner: user("--moe-runner-backend"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::{Env, Topology};
+    use crate::resolve::Context;
+    use crate::sglang::flagset;
+    use serde_json::json;
+
+    fn h100() -> Topology {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
+        );
+        Topology::load(std::path::Path::new(path)).unwrap()
+    }
+
+    /// The rules and the memory planner read one layout: with the deprecated
+    /// `--enable-dp-attention --dp-size 4` next to a default `--attn-dp-size 1`, both see
+    /// attention DP 4 (they used to disagree: 1 for the rules, 4 for the planner).
+    #[test]
+    fn rules_and_memory_agree_on_attention_dp() {
+        let args = SglangArgs::with_values(
+            flagset::get("0.5.23").unwrap(),
+            &[
+                ("--tp-size", json!(8)),
+                ("--attn-dp-size", json!(1)),
+                ("--enable-dp-attention", json!(true)),
+                ("--dp-size", json!(4)),
+            ],
+        );
+        let topology = h100();
+        let gpus: Vec<u32> = (0..8).collect();
+        let env = Env::default();
+        let ctx = Context::new(Facts {
+            version: "0.5.23",
+            args: &args,
+            env: &env,
+            topology: &topology,
+            gpus: &gpus,
+            model: None,
+            draft: None,
+            host: None,
+            packages: None,
+        });
+        assert_eq!(ctx.attn_dp(), 4);
+        assert!(ctx.dp_attention());
+        assert_eq!(ctx.server.defaults.attn_dp_size, 4);
+        assert_eq!(ctx.server.tp_groups.len(), 1);
+        assert!(ctx.server.tp_groups[0].nvlink);
+    }
+}
