@@ -1,13 +1,16 @@
 //! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
 //! argparse parser), a parser that behaves like argparse, SGLang's `--config FILE.yaml`
-//! merging (which runs before argparse), and version detection.
+//! merging (which runs before argparse) over an emulation of PyYAML, and version detection.
 
 pub mod config;
+pub mod error;
 pub mod flagset;
 pub mod parser;
 mod pyjson;
 pub mod pytypes;
+pub mod pyyaml;
 pub mod version;
 
+pub use error::{ArgError, ArgErrorKind};
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
-pub use parser::{ArgError, ArgErrorKind, ConfigTokens, Occurrence, SglangArgs, parse, parse_with};
+pub use parser::{ConfigTokens, Occurrence, SglangArgs, parse, parse_with};

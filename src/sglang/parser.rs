@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use serde_json::{Map, Value};
 
 use super::config;
+use super::error::ArgError;
 use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 use super::pyjson;
 use super::pytypes::{
@@ -48,55 +49,6 @@ pub struct ConfigTokens {
     pub at: usize,
     /// What the file stands for; SGLang places these before the user's own tokens.
     pub tokens: Vec<String>,
-}
-
-/// How SGLang would fail on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ArgErrorKind {
-    /// argparse prints usage and this message, and exits with status 2.
-    #[default]
-    Usage,
-    /// An SGLang action raised an exception while parsing (a traceback, exit status 1); the
-    /// message reads `ExceptionType: text`.
-    Exception,
-}
-
-/// A problem argparse would report (it would exit 2 with this message).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArgError {
-    /// argparse-style message, e.g. `ambiguous option: --pp could match --pp-size, …`.
-    pub message: String,
-    /// Close option names for an unknown option ("did you mean").
-    pub suggestions: Vec<String>,
-    pub kind: ArgErrorKind,
-}
-
-impl ArgError {
-    pub(crate) fn usage(message: impl Into<String>) -> ArgError {
-        ArgError {
-            message: message.into(),
-            suggestions: Vec::new(),
-            kind: ArgErrorKind::Usage,
-        }
-    }
-
-    pub(crate) fn exception(message: impl Into<String>) -> ArgError {
-        ArgError {
-            message: message.into(),
-            suggestions: Vec::new(),
-            kind: ArgErrorKind::Exception,
-        }
-    }
-}
-
-impl std::fmt::Display for ArgError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)?;
-        if !self.suggestions.is_empty() {
-            write!(f, " (did you mean {}?)", self.suggestions.join(", "))?;
-        }
-        Ok(())
-    }
 }
 
 /// The SGLang arguments: the user's tokens and what argparse makes of them.
@@ -215,7 +167,9 @@ impl SglangArgs {
 /// Parse `tokens` with the flag set, as SGLang would: a `--config FILE` is read and merged
 /// first (SGLang 0.5.5+); a file SGLang would reject gives an `Exception` error and no values.
 pub fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> SglangArgs {
-    parse_with(flags, tokens, &mut |path| config::load(flags, path))
+    parse_with(flags, tokens, &mut |path| {
+        config::load(flags, path).map_err(ArgError::from)
+    })
 }
 
 /// [`parse`] with the config file read through `load` (path → the file's tokens): lets a
@@ -239,7 +193,7 @@ pub fn parse_with(
     let located = match config::locate(flags, &strs) {
         Ok(l) => l,
         Err(e) => {
-            out.errors.push(e);
+            out.errors.push(e.into());
             return out;
         }
     };
@@ -310,7 +264,7 @@ impl SglangArgs {
         let cached = self.config.clone();
         parse_with(self.flags, tokens, &mut |path| match &cached {
             Some(c) if c.file == path => Ok(c.tokens.clone()),
-            _ => config::load(self.flags, path),
+            _ => config::load(self.flags, path).map_err(ArgError::from),
         })
     }
 
@@ -1158,6 +1112,7 @@ fn decimal_times_pow10(int: &str, frac: &str, zeros: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sglang::ArgErrorKind;
     use crate::sglang::flagset::get;
     use serde_json::json;
 
