@@ -10,7 +10,6 @@
 
 mod catalogue;
 mod checks;
-pub mod envs;
 pub mod fix;
 pub mod host;
 mod view;

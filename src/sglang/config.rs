@@ -26,7 +26,7 @@ use super::error::ArgError;
 use super::flagset::{Action, ActionKind, FlagSet, Nargs};
 use super::pytypes::py_repr_str;
 use super::pyyaml::{DumpError, Py, YamlError, safe_load};
-use super::version;
+use super::release;
 
 /// The option SGLang looks for.
 pub const CONFIG_OPTION: &str = "--config";
@@ -46,9 +46,9 @@ pub enum Dialect {
 pub fn dialect(flags: &FlagSet) -> Option<Dialect> {
     flags.action(CONFIG_OPTION)?;
     let v = flags.version.as_str();
-    Some(if version::at_least(v, "0.5.23") {
+    Some(if release::at_least(v, "0.5.23") {
         Dialect::AllSpellings
-    } else if version::at_least(v, "0.5.10") {
+    } else if release::at_least(v, "0.5.10") {
         Dialect::DestKeys
     } else {
         Dialect::Legacy

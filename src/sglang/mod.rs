@@ -1,14 +1,17 @@
 //! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
-//! argparse parser), a parser that behaves like argparse, SGLang's `--config FILE.yaml`
-//! merging (which runs before argparse) over an emulation of PyYAML, and version detection.
+//! argparse parser) and environment-variable registries, a parser that behaves like argparse,
+//! SGLang's `--config FILE.yaml` merging (which runs before argparse) over an emulation of
+//! PyYAML, and version detection.
 
 pub mod config;
+pub mod envs;
 pub mod error;
 pub mod flagset;
 pub mod parser;
 mod pyjson;
 pub mod pytypes;
 pub mod pyyaml;
+pub mod release;
 pub mod version;
 
 pub use error::{ArgError, ArgErrorKind};

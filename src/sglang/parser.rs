@@ -20,7 +20,7 @@ use super::pytypes::{
     as_float, decode_arg, display, float_value, int_value, lossy, py_decimal, py_eq, py_float,
     py_int, py_repr, py_repr_str, py_strip,
 };
-use super::version;
+use super::release;
 
 /// One option as it appeared on the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -805,7 +805,7 @@ impl Parser {
             }
             ActionKind::LoraPaths => {
                 let items = value.as_array().cloned().unwrap_or_default();
-                let v = if version::at_least(&self.flags.version, "0.5") {
+                let v = if release::at_least(&self.flags.version, "0.5") {
                     lora_list(&items)?
                 } else {
                     lora_dict(&items)

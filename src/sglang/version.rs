@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::flagset::{self, FlagSet, KNOWN_VERSIONS};
+use super::flagset::{self, FlagSet};
+use super::release::{self, KNOWN_VERSIONS};
+
+/// Version ordering lives with the release list; re-exported for the many callers that compare.
+pub use super::release::{at_least, cmp, looks_like_version};
 
 /// How the version was chosen (plan/v1 `sglang_version_source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,18 +53,16 @@ impl Selected {
     }
 }
 
-/// The known flag set for `version`: exact (by release order) → `Ok`, else the nearest older
-/// known one (the oldest for versions older than all) → `Err`.
+/// The known flag set for `version`: the same release (in release order) → `Ok`, else the
+/// nearest older known one (the oldest for versions older than all) → `Err`.
 fn flag_set_for(version: &str) -> Result<&'static FlagSet, &'static FlagSet> {
-    let get = |v: &str| flagset::get(v).expect("every KNOWN_VERSIONS entry is embedded");
-    if let Some(v) = KNOWN_VERSIONS.iter().find(|k| cmp(k, version).is_eq()) {
-        return Ok(get(v));
+    let known = KNOWN_VERSIONS[release::nearest(version)];
+    let flags = flagset::get(known).expect("every KNOWN_VERSIONS entry is embedded");
+    if cmp(known, version).is_eq() {
+        Ok(flags)
+    } else {
+        Err(flags)
     }
-    let older = KNOWN_VERSIONS
-        .iter()
-        .rev()
-        .find(|k| cmp(k, version).is_lt());
-    Err(get(older.unwrap_or(&KNOWN_VERSIONS[0])))
 }
 
 /// Choose the flag set: the `--sglang-version` option if given, else the version installed for
@@ -358,97 +360,10 @@ pub fn find_installed(python: Option<&Path>) -> Option<Installed> {
     search_dirs(python).iter().find_map(|d| installed_in(d))
 }
 
-/// Release numbers of a version string (`0.5.10.post1` → [0, 5, 10, 1]; `rc`/`dev` parts sort
-/// below the release, good enough for choosing flag sets and rule ranges).
-fn key(v: &str) -> Vec<i64> {
-    let mut out = Vec::new();
-    // A local label (`+cu128`) does not change which release it is.
-    let public = v
-        .trim()
-        .trim_start_matches('v')
-        .split('+')
-        .next()
-        .unwrap_or_default();
-    for part in public.split('.') {
-        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-        let rest = &part[digits.len()..];
-        if let Ok(n) = digits.parse() {
-            out.push(n);
-        }
-        if let Some(post) = rest.strip_prefix("post") {
-            out.push(post.parse().unwrap_or(0));
-        } else if !rest.is_empty() {
-            // rc/dev/a/b: below the release it precedes
-            out.push(-1);
-        }
-    }
-    out
-}
-
-/// `a <= b` in release order.
-pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (ka, kb) = (key(a), key(b));
-    let n = ka.len().max(kb.len());
-    let pad = |k: &Vec<i64>, i: usize| k.get(i).copied().unwrap_or(0);
-    (0..n)
-        .map(|i| pad(&ka, i).cmp(&pad(&kb, i)))
-        .find(|o| o.is_ne())
-        .unwrap_or(std::cmp::Ordering::Equal)
-}
-
-/// A PEP 440-style release: digits, then dot-separated parts (`0.5.23`, `0.5.10.post1`,
-/// `0.5.24rc1`, `0.5.23+cu128`).
-pub fn looks_like_version(v: &str) -> bool {
-    let v = v.trim().trim_start_matches('v');
-    let release = v.split(['+', '-']).next().unwrap_or("");
-    let mut parts = release.split('.');
-    parts
-        .next()
-        .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-        && parts.all(|p| {
-            !p.is_empty()
-                && p.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-                && p.chars().all(|c| c.is_ascii_alphanumeric())
-        })
-}
-
-/// `version >= min`.
-pub fn at_least(version: &str, min: &str) -> bool {
-    cmp(version, min).is_ge()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn version_numbers_are_told_from_garbage() {
-        for ok in [
-            "0.5.23",
-            "0.5.10.post1",
-            "0.5.24rc1",
-            "0.5.23+cu128",
-            "1",
-            "v0.5.5",
-        ] {
-            assert!(looks_like_version(ok), "{ok}");
-        }
-        for bad in ["", "garbage", "latest", "0..5", ".5", "0.5.", "0.5 .2"] {
-            assert!(!looks_like_version(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn versions_order_like_releases() {
-        assert!(at_least("0.5.23", "0.5.15"));
-        assert!(at_least("0.5.10.post1", "0.5.10"));
-        assert!(!at_least("0.5.10", "0.5.10.post1"));
-        assert!(!at_least("0.5.9", "0.5.15"));
-        assert!(!at_least("0.5.15rc1", "0.5.15"));
-        assert!(at_least("0.10.0", "0.5.23"));
-        assert!(cmp("0.5.23+cu128", "0.5.23").is_eq());
-    }
 
     #[test]
     fn option_selects_exact_or_nearest_older() {
