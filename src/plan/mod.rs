@@ -182,7 +182,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let mut args = sglang::parse(flags, req.tokens.clone());
     let mut env = req.env.clone();
     // Host facts (/dev/shm, container) describe this machine: only when planning for it.
-    let host = req.topology.is_none().then(rules::host::HostFacts::probe);
+    let host = req.topology.is_none().then(facts::host::HostFacts::probe);
     let mut changes = EnvChanges::default();
 
     // Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check. Under

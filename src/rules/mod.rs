@@ -11,7 +11,6 @@
 mod catalogue;
 mod checks;
 pub mod fix;
-pub mod host;
 mod view;
 
 pub use view::ranges;
@@ -23,9 +22,9 @@ use serde::Serialize;
 use crate::facts::{Env, Topology};
 use crate::sglang::SglangArgs;
 
+pub use crate::facts::host::HostFacts;
 pub use catalogue::REDIRECTS;
 pub use fix::{ArgEdit, EnvEdit, Fix};
-pub use host::HostFacts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
