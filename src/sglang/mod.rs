@@ -1,7 +1,8 @@
 //! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
 //! argparse parser) and environment-variable registries, a parser that behaves like argparse,
 //! SGLang's `--config FILE.yaml` merging (which runs before argparse) over an emulation of
-//! PyYAML, and version detection.
+//! PyYAML, and version detection (through a scanner of the interpreter's installed
+//! distributions that the package facts share).
 
 pub mod config;
 pub mod envs;
@@ -12,6 +13,7 @@ mod pyjson;
 pub mod pytypes;
 pub mod pyyaml;
 pub mod release;
+pub mod site;
 pub mod version;
 
 pub use error::{ArgError, ArgErrorKind};
