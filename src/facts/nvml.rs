@@ -143,12 +143,34 @@ pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
         let dev = nvml
             .device_by_index(index)
             .map_err(fail(&format!("open GPU {index}")))?;
-        let gpu = read_gpu(&dev, index).map_err(|(what, e)| classify(&lib, &what, e))?;
+        let gpu = read_gpu(&dev, index, &lib)?;
         nvlinks.push(active_nvlinks(&dev));
         gpus.push(gpu);
         devices.push(dev);
     }
 
+    let links = read_links(&nvml, &devices, &gpus, &nvlinks);
+
+    Ok(Topology {
+        schema: SCHEMA.to_owned(),
+        source: "nvml".to_owned(),
+        hostname: hostname(),
+        driver_version: nvml.sys_driver_version().ok(),
+        cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(cuda_version),
+        gpus,
+        links,
+    })
+}
+
+/// Every pair of GPUs NVML can place: NVLink status, P2P read status and path (see the module
+/// documentation for how the path is chosen). `nvlinks`: each GPU's active NVLinks' remote
+/// PCI bus ids.
+fn read_links(
+    nvml: &Nvml,
+    devices: &[Device],
+    gpus: &[Gpu],
+    nvlinks: &[Vec<Option<BusId>>],
+) -> Vec<Link> {
     let gpu_buses: Vec<Option<BusId>> = gpus.iter().map(|g| parse_bus_id(&g.pci_bus_id)).collect();
     // Links that end at something other than one of our GPUs: NVSwitch ports.
     let switch_links: Vec<usize> = nvlinks
@@ -198,22 +220,14 @@ pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
             });
         }
     }
-
-    Ok(Topology {
-        schema: SCHEMA.to_owned(),
-        source: "nvml".to_owned(),
-        hostname: hostname(),
-        driver_version: nvml.sys_driver_version().ok(),
-        cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(cuda_version),
-        gpus,
-        links,
-    })
+    links
 }
 
-fn read_gpu(dev: &Device, index: u32) -> Result<Gpu, (String, Raw)> {
+/// One GPU's facts; failing to read a required one is an error naming it.
+fn read_gpu(dev: &Device, index: u32, lib: &str) -> Result<Gpu, NvmlError> {
     let need = |what: &str| {
         let what = format!("read the {what} of GPU {index}");
-        move |e: Raw| (what, e)
+        move |e: Raw| classify(lib, &what, e)
     };
     let name = dev.name().map_err(need("name"))?;
     let uuid = dev.uuid().map_err(need("UUID"))?;

@@ -287,12 +287,12 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         pipeline(&mut findings, "TOP001", problem);
     }
     // Memory, on the final arguments.
-    if let Some((kind, message)) = model.as_ref().and_then(|m| m.problem.as_ref()) {
-        let code = match kind {
-            facts::model::ProblemKind::Unavailable => "MEM001",
-            facts::model::ProblemKind::Invalid => "MEM002",
+    if let Some(problem) = model.as_ref().and_then(|m| m.problem.as_ref()) {
+        let code = match problem {
+            facts::model::ModelProblem::Unavailable(_) => "MEM001",
+            facts::model::ModelProblem::Invalid(_) => "MEM002",
         };
-        pipeline(&mut findings, code, message.clone());
+        pipeline(&mut findings, code, problem.to_string());
     }
     let model_facts = model.as_ref().and_then(|m| m.facts.as_ref());
     let plan_memory = |args: &SglangArgs| {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::config;
 use super::error::ArgError;
 use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
-use super::pyjson;
+use super::pyjson::{self, JsonError};
 use super::pytypes::{
     as_float, decode_arg, display, float_value, int_value, lossy, py_decimal, py_eq, py_float,
     py_int, py_repr, py_repr_str, py_strip,
@@ -755,7 +755,9 @@ impl Parser {
                     )
                 })
             }
-            ValueType::HumanInt => human_readable_int(raw).map_err(|m| argument_error(action, &m)),
+            ValueType::HumanInt => {
+                human_readable_int(raw).map_err(|e| argument_error(action, &e.to_string()))
+            }
             ValueType::NullableStr => Ok(if raw.is_empty() || raw == "None" {
                 Value::Null
             } else {
@@ -763,9 +765,9 @@ impl Parser {
             }),
             ValueType::CudaGraphBackend => cuda_graph_backend(raw)
                 .map(|s| Value::String(lossy(s)))
-                .map_err(|m| argument_error(action, &m)),
+                .map_err(|e| argument_error(action, &e.to_string())),
             ValueType::CudaGraphConfig => {
-                cuda_graph_config(raw).map_err(|m| argument_error(action, &m))
+                cuda_graph_config(raw).map_err(|e| argument_error(action, &e.to_string()))
             }
         }
     }
@@ -887,7 +889,7 @@ fn lora_list(items: &[Value]) -> Result<Value, ArgError> {
         let s = py_strip(raw);
         if s.starts_with('{') && s.ends_with('}') {
             let obj = pyjson::loads(s)
-                .map_err(|e| ArgError::exception(format!("JSONDecodeError: {}", e.text)))?;
+                .map_err(|e| ArgError::exception(format!("JSONDecodeError: {e}")))?;
             let has = |k: &str| obj.as_object().is_some_and(|o| o.contains_key(k));
             if !(has("lora_path") && has("lora_name")) {
                 return Err(ArgError::exception(format!(
@@ -915,18 +917,63 @@ fn lora_dict(items: &[Value]) -> Value {
     Value::Object(map)
 }
 
+/// Why one of SGLang's own `type=` functions rejects a value; argparse reports it as
+/// `argument --x: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ConvertError {
+    /// `parse_cuda_graph_backend_arg`: the retired backend.
+    #[error("tc_piecewise was removed; select breakable, full, or disabled")]
+    RetiredCudaGraphBackend,
+    /// `parse_cuda_graph_config_arg`: not JSON (`json.loads`'s message).
+    #[error("--cuda-graph-config must be JSON: {0}")]
+    CudaGraphConfigJson(JsonError),
+    /// `parse_cuda_graph_config_arg`: JSON, but not an object (the Python type found).
+    #[error("--cuda-graph-config must be a JSON object, got {0}")]
+    CudaGraphConfigNotObject(&'static str),
+    /// A phase other than decode / prefill (`expected`: Python's tuple of the phases).
+    #[error("--cuda-graph-config: unknown phase '{phase}', expected one of {expected}")]
+    UnknownPhase { phase: String, expected: String },
+    /// A phase's settings that are not an object (the Python type found).
+    #[error("--cuda-graph-config['{phase}'] must be a JSON object, got {found}")]
+    PhaseNotObject { phase: String, found: &'static str },
+    /// A setting the phase does not take (`expected`: Python's tuple of the keys it takes).
+    #[error("--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {expected}")]
+    UnknownPhaseKey {
+        phase: String,
+        key: String,
+        expected: String,
+    },
+    /// `human_readable_int`: a decimal number with a binary suffix (`1.5Gi`).
+    #[error(
+        "Decimals are not allowed with IEC suffixes like '{suffix}'. Use an integer IEC value such as '{whole}{suffix}', or an SI value such as '{number}{si}'."
+    )]
+    IecDecimals {
+        suffix: String,
+        /// The integer part, as a suggestion.
+        whole: String,
+        number: String,
+        /// The SI suffix of the same letter.
+        si: char,
+    },
+    /// `human_readable_int`: neither an int nor a number with a known suffix (as printed).
+    #[error(
+        "Invalid integer value: '{0}'. Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). Suffixes are case-sensitive."
+    )]
+    HumanInt(String),
+}
+
 /// SGLang's `parse_cuda_graph_backend_arg` (0.5.15+): the retired backend is an error before
 /// the choices are checked.
-fn cuda_graph_backend(raw: &str) -> Result<&str, String> {
+fn cuda_graph_backend(raw: &str) -> Result<&str, ConvertError> {
     if raw == "tc_piecewise" {
-        return Err("tc_piecewise was removed; select breakable, full, or disabled".into());
+        return Err(ConvertError::RetiredCudaGraphBackend);
     }
     Ok(raw)
 }
 
 /// SGLang's `parse_cuda_graph_config_arg`: a JSON object of phase → settings object, with the
 /// keys each phase accepts.
-fn cuda_graph_config(raw: &str) -> Result<Value, String> {
+fn cuda_graph_config(raw: &str) -> Result<Value, ConvertError> {
     const PHASES: [(&str, &[&str]); 2] = [
         ("decode", &["backend", "max_bs", "bs"]),
         (
@@ -946,38 +993,37 @@ fn cuda_graph_config(raw: &str) -> Result<Value, String> {
         let parts: Vec<String> = items.iter().map(|s| py_repr_str(s)).collect();
         format!("({})", parts.join(", "))
     };
-    let parsed =
-        pyjson::loads(raw).map_err(|e| format!("--cuda-graph-config must be JSON: {}", e.text))?;
+    let parsed = pyjson::loads(raw).map_err(ConvertError::CudaGraphConfigJson)?;
     let Value::Object(obj) = &parsed else {
-        return Err(format!(
-            "--cuda-graph-config must be a JSON object, got {}",
-            pyjson::type_name(&parsed)
-        ));
+        return Err(ConvertError::CudaGraphConfigNotObject(pyjson::type_name(
+            &parsed,
+        )));
     };
     let mut result = Map::new();
     for (phase, settings) in obj {
         let Some((_, allowed)) = PHASES.iter().find(|(p, _)| p == phase) else {
             let names: Vec<&str> = PHASES.iter().map(|(p, _)| *p).collect();
-            return Err(format!(
-                "--cuda-graph-config: unknown phase '{phase}', expected one of {}",
-                tuple(&names)
-            ));
+            return Err(ConvertError::UnknownPhase {
+                phase: phase.clone(),
+                expected: tuple(&names),
+            });
         };
         let Value::Object(settings) = settings else {
-            return Err(format!(
-                "--cuda-graph-config['{phase}'] must be a JSON object, got {}",
-                pyjson::type_name(settings)
-            ));
+            return Err(ConvertError::PhaseNotObject {
+                phase: phase.clone(),
+                found: pyjson::type_name(settings),
+            });
         };
         if let Some(Value::String(b)) = settings.get("backend") {
             cuda_graph_backend(b)?;
         }
         for key in settings.keys() {
             if !allowed.contains(&key.as_str()) {
-                return Err(format!(
-                    "--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {}",
-                    tuple(allowed)
-                ));
+                return Err(ConvertError::UnknownPhaseKey {
+                    phase: phase.clone(),
+                    key: key.clone(),
+                    expected: tuple(allowed),
+                });
             }
         }
         result.insert(phase.clone(), Value::Object(settings.clone()));
@@ -987,7 +1033,7 @@ fn cuda_graph_config(raw: &str) -> Result<Value, String> {
 
 /// SGLang's `human_readable_int` (0.5.10+): a plain int, or digits with an SI (`k M G T`,
 /// decimals allowed) or IEC (`Ki Mi Gi Ti`, integers only) suffix, case-sensitive.
-fn human_readable_int(raw: &str) -> Result<Value, String> {
+fn human_readable_int(raw: &str) -> Result<Value, ConvertError> {
     let value = py_strip(raw);
     let split = value
         .char_indices()
@@ -1025,22 +1071,19 @@ fn human_readable_int(raw: &str) -> Result<Value, String> {
             if number.contains('.') {
                 let whole = int.trim_start_matches('0');
                 let whole = if whole.is_empty() { "0" } else { whole };
-                let first = suffix.chars().next().unwrap_or_default();
-                return Err(format!(
-                    "Decimals are not allowed with IEC suffixes like '{suffix}'. Use an integer IEC value such as '{whole}{suffix}', or an SI value such as '{number}{first}'."
-                ));
+                return Err(ConvertError::IecDecimals {
+                    suffix: suffix.to_owned(),
+                    whole: whole.to_owned(),
+                    number: number.to_owned(),
+                    si: suffix.chars().next().unwrap_or_default(),
+                });
             }
             return Ok(int_value(false, &mul_small(int, 1u64 << shift)));
         }
         let zeros = si.unwrap_or(0);
         return Ok(int_value(false, &decimal_times_pow10(int, frac, zeros)));
     }
-    py_int(value).ok_or_else(|| {
-        format!(
-            "Invalid integer value: '{}'. Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). Suffixes are case-sensitive.",
-            display(value)
-        )
-    })
+    py_int(value).ok_or_else(|| ConvertError::HumanInt(display(value)))
 }
 
 /// Decimal digit string × small factor, as a decimal digit string.

@@ -197,10 +197,10 @@ pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let why = match &load.problem {
-        Some((crate::facts::model::ProblemKind::Unavailable, _)) => {
+        Some(crate::facts::model::ModelProblem::Unavailable(_)) => {
             "is not a local directory and not in the Hugging Face cache".to_string()
         }
-        Some((_, msg)) => format!("could not be read ({msg})"),
+        Some(problem) => format!("could not be read ({problem})"),
         None => "has no weight size the launcher can read or estimate".to_string(),
     };
     vec![Fired::new(format!(
