@@ -274,112 +274,14 @@ pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
 
 /// Facts from an already-parsed config.json object (no files, no arguments).
 pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
-    let top = obj;
-    // Multimodal configs keep the language model's fields under `text_config`.
-    let text = match obj.get("text_config") {
-        Some(Value::Object(t)) => t,
-        _ => obj,
-    };
-    let u = |k: &str| {
-        text.get(k)
-            .and_then(Value::as_u64)
-            .or_else(|| top.get(k).and_then(Value::as_u64))
-    };
-    let s = |k: &str| {
-        text.get(k)
-            .and_then(Value::as_str)
-            .or_else(|| top.get(k).and_then(Value::as_str))
-            .map(str::to_owned)
-    };
+    let c = Config::new(obj);
+    let (top, u, s) = (c.top, |k: &str| c.u(k), |k: &str| c.s(k));
     let quant = top
         .get("quantization_config")
-        .or_else(|| text.get("quantization_config"))
+        .or_else(|| c.text.get("quantization_config"))
         .and_then(Value::as_object);
-    let quant_method = quant
-        .and_then(|q| q.get("quant_method"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let weight_bits = quant.and_then(|q| {
-        q.get("bits")
-            .or_else(|| q.get("w_bit"))
-            .and_then(Value::as_u64)
-            .and_then(plausible_bits)
-            .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
-                Some("mxfp4") | Some("modelopt_fp4") => Some(4),
-                Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
-                _ => None,
-            })
-            .or_else(|| {
-                // modelopt: {"quant_algo": "NVFP4"|"FP8"}; compressed-tensors: config_groups.*.weights.num_bits
-                let algo = q.get("quant_algo").and_then(Value::as_str).unwrap_or("");
-                if algo.contains("FP4") {
-                    Some(4)
-                } else if algo.contains("FP8") {
-                    Some(8)
-                } else {
-                    q.get("config_groups")
-                        .and_then(Value::as_object)
-                        .and_then(|g| g.values().next())
-                        .and_then(|g| g.pointer("/weights/num_bits"))
-                        .and_then(Value::as_u64)
-                        .and_then(plausible_bits)
-                }
-            })
-    });
-    let kv_cache_fp8 = quant.is_some_and(|q| {
-        q.get("kv_cache_quant_algo")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.to_ascii_uppercase().contains("FP8"))
-            || q.get("kv_cache_scheme").is_some_and(|k| {
-                k.get("num_bits").and_then(Value::as_u64) == Some(8)
-                    && k.get("type").and_then(Value::as_str) == Some("float")
-            })
-    });
-    // Sliding-window layers: explicit layer_types, else Gemma-3's 5:1 pattern.
     let layers = u("num_hidden_layers");
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
-    let num_sliding_layers = match text.get("layer_types").and_then(Value::as_array) {
-        Some(types) => Some(
-            types
-                .iter()
-                .filter(|t| {
-                    t.as_str()
-                        .is_some_and(|t| t.contains("sliding") || t.contains("chunked"))
-                })
-                .count() as u64,
-        ),
-        None => {
-            let mt = s("model_type").unwrap_or_default();
-            if mt.starts_with("gemma3") && sliding_window.is_some() {
-                let pattern = u("sliding_window_pattern").unwrap_or(6).max(1);
-                layers.map(|l| l - l / pattern)
-            } else {
-                None
-            }
-        }
-    };
-    // Hybrids: explicit layer types, else Qwen3-Next's `full_attention_interval`.
-    let num_full_attention_layers = match text.get("layer_types").and_then(Value::as_array) {
-        Some(types)
-            if types.iter().any(|t| {
-                t.as_str()
-                    .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
-            }) =>
-        {
-            Some(
-                types
-                    .iter()
-                    .filter(|t| {
-                        t.as_str()
-                            .is_some_and(|t| t.contains("full") || t == "attention")
-                    })
-                    .count() as u64,
-            )
-        }
-        _ => u("full_attention_interval")
-            .filter(|&i| i > 0)
-            .and_then(|i| layers.map(|l| l / i)),
-    };
     let vision = top.get("vision_config").and_then(Value::as_object);
     ModelFacts {
         dir: PathBuf::new(),
@@ -404,7 +306,10 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
             .or_else(|| u("num_local_experts")),
         num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
         dtype: s("torch_dtype").or_else(|| s("dtype")),
-        quant_method,
+        quant_method: quant
+            .and_then(|q| q.get("quant_method"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         weight_bytes: None,
         weight_source: WeightSource::Estimate,
         intermediate_size: u("intermediate_size"),
@@ -416,18 +321,19 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         qk_nope_head_dim: u("qk_nope_head_dim"),
         v_head_dim: u("v_head_dim"),
         q_lora_rank: u("q_lora_rank"),
-        tie_word_embeddings: text
+        tie_word_embeddings: c
+            .text
             .get("tie_word_embeddings")
             .or_else(|| top.get("tie_word_embeddings"))
             .and_then(Value::as_bool)
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         sliding_window,
-        num_sliding_layers,
-        num_full_attention_layers,
+        num_sliding_layers: c.sliding_layers(layers, sliding_window),
+        num_full_attention_layers: c.full_attention_layers(layers),
         index_head_dim: u("index_head_dim"),
-        weight_bits,
-        kv_cache_fp8,
+        weight_bits: quant.and_then(weight_bits),
+        kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         is_multimodal: vision.is_some(),
         vision_layers: vision
             .and_then(|v| v.get("num_hidden_layers"))
@@ -438,6 +344,137 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         context_length: None,
         kv_cache_dtype: "auto".into(),
     }
+}
+
+/// A config.json object, read the way SGLang reads model configs: multimodal configs keep the
+/// language model's fields under `text_config`, which wins over the top level.
+struct Config<'a> {
+    top: &'a Map<String, Value>,
+    /// `text_config` when there is one, else the top level.
+    text: &'a Map<String, Value>,
+}
+
+impl<'a> Config<'a> {
+    fn new(top: &'a Map<String, Value>) -> Self {
+        let text = match top.get("text_config") {
+            Some(Value::Object(t)) => t,
+            _ => top,
+        };
+        Config { top, text }
+    }
+
+    /// A whole number from the text model's fields, else the top level's.
+    fn u(&self, k: &str) -> Option<u64> {
+        self.text
+            .get(k)
+            .and_then(Value::as_u64)
+            .or_else(|| self.top.get(k).and_then(Value::as_u64))
+    }
+
+    /// A string from the text model's fields, else the top level's.
+    fn s(&self, k: &str) -> Option<String> {
+        self.text
+            .get(k)
+            .and_then(Value::as_str)
+            .or_else(|| self.top.get(k).and_then(Value::as_str))
+            .map(str::to_owned)
+    }
+
+    fn layer_types(&self) -> Option<&'a Vec<Value>> {
+        self.text.get("layer_types").and_then(Value::as_array)
+    }
+
+    /// Sliding-window layers: explicit `layer_types`, else Gemma-3's 5:1 pattern.
+    fn sliding_layers(&self, layers: Option<u64>, sliding_window: Option<u64>) -> Option<u64> {
+        match self.layer_types() {
+            Some(types) => Some(
+                types
+                    .iter()
+                    .filter(|t| {
+                        t.as_str()
+                            .is_some_and(|t| t.contains("sliding") || t.contains("chunked"))
+                    })
+                    .count() as u64,
+            ),
+            None => {
+                let mt = self.s("model_type").unwrap_or_default();
+                if mt.starts_with("gemma3") && sliding_window.is_some() {
+                    let pattern = self.u("sliding_window_pattern").unwrap_or(6).max(1);
+                    layers.map(|l| l - l / pattern)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Hybrids' KV-cache layers: explicit layer types, else Qwen3-Next's
+    /// `full_attention_interval`.
+    fn full_attention_layers(&self, layers: Option<u64>) -> Option<u64> {
+        match self.layer_types() {
+            Some(types)
+                if types.iter().any(|t| {
+                    t.as_str()
+                        .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
+                }) =>
+            {
+                Some(
+                    types
+                        .iter()
+                        .filter(|t| {
+                            t.as_str()
+                                .is_some_and(|t| t.contains("full") || t == "attention")
+                        })
+                        .count() as u64,
+                )
+            }
+            _ => self
+                .u("full_attention_interval")
+                .filter(|&i| i > 0)
+                .and_then(|i| layers.map(|l| l / i)),
+        }
+    }
+}
+
+/// Weight bits of a `quantization_config`: `bits` / `w_bit`, else what the method or
+/// modelopt's `quant_algo` implies, else compressed-tensors' `config_groups.*.weights.num_bits`.
+fn weight_bits(q: &Map<String, Value>) -> Option<u32> {
+    q.get("bits")
+        .or_else(|| q.get("w_bit"))
+        .and_then(Value::as_u64)
+        .and_then(plausible_bits)
+        .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
+            Some("mxfp4") | Some("modelopt_fp4") => Some(4),
+            Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
+            _ => None,
+        })
+        .or_else(|| {
+            // modelopt: {"quant_algo": "NVFP4"|"FP8"}; compressed-tensors: config_groups.*.weights.num_bits
+            let algo = q.get("quant_algo").and_then(Value::as_str).unwrap_or("");
+            if algo.contains("FP4") {
+                Some(4)
+            } else if algo.contains("FP8") {
+                Some(8)
+            } else {
+                q.get("config_groups")
+                    .and_then(Value::as_object)
+                    .and_then(|g| g.values().next())
+                    .and_then(|g| g.pointer("/weights/num_bits"))
+                    .and_then(Value::as_u64)
+                    .and_then(plausible_bits)
+            }
+        })
+}
+
+/// `kv_cache_quant_algo` / `kv_cache_scheme` of a `quantization_config` asks for an FP8 KV cache.
+fn kv_cache_fp8(q: &Map<String, Value>) -> bool {
+    q.get("kv_cache_quant_algo")
+        .and_then(Value::as_str)
+        .is_some_and(|a| a.to_ascii_uppercase().contains("FP8"))
+        || q.get("kv_cache_scheme").is_some_and(|k| {
+            k.get("num_bits").and_then(Value::as_u64) == Some(8)
+                && k.get("type").and_then(Value::as_str) == Some("float")
+        })
 }
 
 /// A weight bit width from a config: 1–32, else not believed.

@@ -654,14 +654,27 @@ impl Parser {
                 break;
             }
         }
-        let written = display(&strs[index]);
+        self.take_actions(taken, (index, stop), &display(&strs[index]), seen, out)
+    }
+
+    /// argparse's `take_action` for every action one option token stands for (several for
+    /// packed `-xyz` flags), in order: `taken` holds (action, its argument strings, the option
+    /// as written), `span` the tokens the option covers. `None` when `--help` ends parsing.
+    fn take_actions(
+        &self,
+        taken: Vec<(usize, Vec<String>, String)>,
+        (index, stop): (usize, usize),
+        written: &str,
+        seen: &mut [bool],
+        out: &mut SglangArgs,
+    ) -> Result<Option<usize>, ArgError> {
         for (ai, args, option) in taken {
             let action = self.action(ai);
             seen[ai] = true;
             let occurrence = Occurrence {
                 dest: action.dest.clone(),
                 option: canonical(action),
-                written: written.clone(),
+                written: written.to_owned(),
                 start: index,
                 len: stop - index,
                 from_config: false,
