@@ -14,7 +14,7 @@ pub mod rules;
 pub mod secrets;
 pub mod sglang;
 
-/// Exit codes (contract: plan-v1.md, plus 127 for a missing interpreter).
+/// Exit codes of every command (scripts depend on them).
 pub mod exit {
     /// Launchable (check/plan), or a successful command.
     pub const OK: i32 = 0;

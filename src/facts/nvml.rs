@@ -1,6 +1,6 @@
 //! Reads the topology through NVML (`libnvidia-ml.so.1`, loaded at run time by nvml-wrapper).
 //!
-//! What NVML gives and how it maps onto topology-v1:
+//! What NVML gives and how it maps onto the topology format:
 //! * GPUs in NVML index order (PCI bus order); name, UUID, PCI bus id, memory total/used in MiB
 //!   (bytes / 2^20, rounded down, as nvidia-smi prints memory.total/memory.used; NVML's separate
 //!   `reserved` memory is not counted as used). Failing to read one of these is an error.
@@ -13,7 +13,7 @@
 //!   switch, the smaller of the two GPUs' switch-link counts when NVLink P2P is OK — what
 //!   `nvidia-smi topo -m` prints there), `NV` when NVLink P2P is OK but no link can be counted,
 //!   else the PCIe common-ancestor level. A pair whose level NVML cannot give and that has no
-//!   NVLink is left out: the contract reads a missing pair as unknown.
+//!   NVLink is left out: the format reads a missing pair as unknown.
 //! * `hostname` comes from the kernel, `source` is `"nvml"`.
 
 use std::path::{Path, PathBuf};
@@ -117,8 +117,8 @@ fn missing_symbol(msg: &str) -> String {
         .to_owned()
 }
 
-/// Read every GPU and GPU pair through NVML. `lib_path` overrides the library to load (the lead
-/// passes `--nvml-lib` or [`default_lib_path`]); `None` loads `libnvidia-ml.so.1`.
+/// Read every GPU and GPU pair through NVML. `lib_path` overrides the library to load (the
+/// caller passes `--nvml-lib` or [`default_lib_path`]); `None` loads `libnvidia-ml.so.1`.
 pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
     let lib = lib_path.map_or_else(|| DEFAULT_LIB.to_owned(), |p| p.display().to_string());
     let mut builder = Nvml::builder();

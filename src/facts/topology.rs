@@ -1,8 +1,9 @@
-//! The topology model and its file format (contract: topology-v1.md).
+//! The topology model and its file format: JSON with `"schema": "sglang-launch/topology/v1"`,
+//! the keys below, and a missing GPU pair meaning an unknown link.
 //!
 //! Loading is strict: a typo must not silently drop a fact, so unknown keys, a foreign schema and
 //! inconsistent values are errors, each one line naming the file, `line:column`, what is wrong and
-//! what to do. Decision on compute capability: the file holds `"major.minor"` or the literal
+//! what to do. Compute capability: the file holds `"major.minor"` or the literal
 //! `"unknown"` (what `detect` writes when NVML cannot say); `Gpu::cc()` is `None` for `"unknown"`
 //! (and for anything unparsable in a `Topology` built in code), so the rules never see a guess.
 
@@ -367,7 +368,7 @@ fn suggest<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
 }
 
 impl Topology {
-    /// Parse and validate a topology-v1 document. `origin` names it in errors (usually the path).
+    /// Parse and validate a topology document. `origin` names it in errors (usually the path).
     pub fn from_json_str(text: &str, origin: &str) -> Result<Topology, TopologyError> {
         // Editors on some systems save a byte-order mark; it is not part of the JSON.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -443,7 +444,7 @@ impl Topology {
         Topology::from_json_str(&text, &origin)
     }
 
-    /// The topology-v1 document, pretty-printed, with a final newline.
+    /// The topology document, pretty-printed, with a final newline.
     pub fn to_json_pretty(&self) -> String {
         // Serialising plain structs of strings and numbers cannot fail.
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();

@@ -3,7 +3,7 @@
 //! (so explicit arguments win), dropping `--config FILE` from the line.
 //!
 //! The rules, as SGLang's `ConfigArgumentMerger` applies them (reimplemented, checked against
-//! SGLang's real code through the oracle goldens in tests/conformance/config-*.jsonl):
+//! SGLang's real code through the goldens in tests/conformance/config-*.jsonl):
 //! * only an exact `--config` token triggers it (`--config=f.yaml` or an abbreviation is a plain
 //!   argparse option); a second exact `--config`, or one in last place, is a `ValueError`; an
 //!   empty file name means "no config";

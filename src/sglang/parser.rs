@@ -109,7 +109,7 @@ impl SglangArgs {
     }
 
     /// A float option; `inf`/`nan` given on the command line (stored as `{"__float__": …}`,
-    /// as the oracle prints them) come back as the IEEE values.
+    /// as the conformance goldens record them) come back as the IEEE values.
     pub fn float(&self, option: &str) -> Option<f64> {
         self.get_or_default(option).and_then(as_float)
     }
@@ -149,7 +149,8 @@ impl SglangArgs {
     }
 
     /// argparse's namespace: every action's default (first action of a dest wins, suppressed
-    /// defaults left out) overlaid with the values given. This is what the oracle prints.
+    /// defaults left out) overlaid with the values given: what SGLang's real parser returns,
+    /// as the conformance goldens record it.
     pub fn namespace(&self) -> BTreeMap<String, Value> {
         let mut ns = BTreeMap::new();
         for a in &self.flags.actions {

@@ -15,7 +15,7 @@ use super::site;
 /// Version ordering lives with the release list; re-exported for the many callers that compare.
 pub use super::release::{at_least, cmp, looks_like_version};
 
-/// How the version was chosen (plan/v1 `sglang_version_source`).
+/// How the version was chosen (the plan JSON's `sglang_version_source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VersionSource {

@@ -31,7 +31,7 @@ pub enum YamlError {
         line: usize,
         col: usize,
     },
-    /// A tab where YAML 1.1 wants a space (see `load::stray_tab`).
+    /// A tab where YAML 1.1 wants a space (see `compose::stray_tab`).
     #[error(
         "ScannerError: while scanning for the next token\nfound character '\\t' that cannot start any token\n  in \"{name}\", line {line}, column {col}"
     )]
@@ -40,7 +40,7 @@ pub enum YamlError {
         line: usize,
         col: usize,
     },
-    /// The YAML 1.2 reader kept asking for spaces PyYAML does not need (see `load::safe_load`).
+    /// The YAML 1.2 reader kept asking for spaces PyYAML does not need (see `compose::compose`).
     #[error("ScannerError: too many adjacent tokens\n  in \"{name}\"")]
     TooManyRetries { name: String },
     /// A scalar the constructor's Python code fails on (not a `MarkedYAMLError`).
