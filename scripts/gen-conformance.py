@@ -559,7 +559,7 @@ for line in sys.stdin:
 
 def build_yaml_scalars(version="0.5.23"):
     """tests/conformance/yaml-scalars.jsonl: how PyYAML's safe_load reads single values (type
-    and str()), for the scalar resolution in src/sglang/config.rs."""
+    and str()), for the scalar resolution in src/sglang/pyyaml/."""
     rng = random.Random("sglang-launch-yaml-scalars")
     docs = [f"k: {v}\n" for v in YAML_SCALARS]
     alphabet = "0123456789._:+-eExXbBoOinfaNlTZ "

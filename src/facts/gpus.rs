@@ -752,15 +752,27 @@ mod tests {
         assert_eq!(cuda_order(&h, &env(&[])), (0..8).collect::<Vec<u32>>());
     }
 
+    /// (topology, environment, the GPUs CUDA shows in order, why it stopped reading the list)
+    type VisibleCase<'a> = (
+        &'a Topology,
+        &'a [(&'a str, &'a str)],
+        Vec<u32>,
+        Option<Stop>,
+    );
+
+    fn check_visible(cases: Vec<VisibleCase>) {
+        for (t, vars, gpus, stopped) in cases {
+            let v = visible(t, &env(vars));
+            assert_eq!(v, Visible { gpus, stopped }, "{vars:?}");
+        }
+    }
+
     #[test]
-    fn cuda_visible_devices_like_cuda() {
+    fn cuda_visible_devices_ordinals_like_cuda() {
         let h = fixture("8x-h100-sxm-nvlink.json");
-        let m = mixed();
-        let no_match = |e: &str| Some(Stop::NoMatch(e.to_owned()));
         let not_ord = |e: &str| Some(Stop::NotAnOrdinal(e.to_owned()));
-        let mixed_form = |e: &str| Some(Stop::MixedForm(e.to_owned()));
         let repeated = |e: &str| Some(Stop::Repeated(e.to_owned()));
-        let cases: Vec<(&Topology, &[(&str, &str)], Vec<u32>, Option<Stop>)> = vec![
+        check_visible(vec![
             (&h, &[], (0..8).collect(), None),
             (&h, &[("CUDA_VISIBLE_DEVICES", "")], vec![], None),
             (&h, &[("CUDA_VISIBLE_DEVICES", "2,1")], vec![2, 1], None),
@@ -793,6 +805,16 @@ mod tests {
                 vec![0],
                 not_ord(""),
             ),
+        ]);
+    }
+
+    #[test]
+    fn cuda_visible_devices_uuids_and_mig_like_cuda() {
+        let h = fixture("8x-h100-sxm-nvlink.json");
+        let no_match = |e: &str| Some(Stop::NoMatch(e.to_owned()));
+        let mixed_form = |e: &str| Some(Stop::MixedForm(e.to_owned()));
+        let repeated = |e: &str| Some(Stop::Repeated(e.to_owned()));
+        check_visible(vec![
             (
                 &h,
                 &[(
@@ -846,6 +868,13 @@ mod tests {
                     "MIG-5e0f31a2-0000-4000-8000-000000000000".into(),
                 )),
             ),
+        ]);
+    }
+
+    #[test]
+    fn cuda_visible_devices_follow_cuda_device_order() {
+        let m = mixed();
+        check_visible(vec![
             // Ordinals are CUDA ordinals: FASTEST_FIRST by default.
             (&m, &[("CUDA_VISIBLE_DEVICES", "0")], vec![1], None),
             (
@@ -866,11 +895,7 @@ mod tests {
                 vec![3, 1],
                 None,
             ),
-        ];
-        for (t, vars, gpus, stopped) in cases {
-            let v = visible(t, &env(vars));
-            assert_eq!(v, Visible { gpus, stopped }, "{vars:?}");
-        }
+        ]);
         let v = visible(&m, &env(&[("CUDA_VISIBLE_DEVICES", "GPU-aaaa")]));
         assert!(v.gpus.is_empty());
         assert!(matches!(&v.stopped, Some(Stop::Ambiguous { matches, .. }) if matches.len() == 2));
@@ -1039,18 +1064,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn placement_matches_sglang_layout() {
+    /// (version, args, GPUs in launch order, TP groups, GPUs shared by two ranks)
+    type LayoutCase<'a> = (
+        &'a str,
+        Vec<(&'a str, serde_json::Value)>,
+        Vec<u32>,
+        Vec<Vec<u32>>,
+        Vec<u32>,
+    );
+
+    /// Placement on an 8-GPU box matches SGLang's layout.
+    fn check_layout(cases: &[LayoutCase]) {
         let h = fixture("8x-h100-sxm-nvlink.json");
-        let none = env(&[]);
-        // (version, args, GPUs in launch order, TP groups, GPUs shared by two ranks)
-        let cases: &[(
-            &str,
-            Vec<(&str, serde_json::Value)>,
-            Vec<u32>,
-            Vec<Vec<u32>>,
-            Vec<u32>,
-        )] = &[
+        for (v, values, gpus, groups, shared) in cases {
+            let p = placement(&h, &env(&[]), &args(v, values)).unwrap();
+            assert_eq!(p.gpus(), *gpus, "{v} {values:?}");
+            assert_eq!(p.tp_groups(), *groups, "{v} {values:?}");
+            assert_eq!(p.shared_gpus(), *shared, "{v} {values:?}");
+        }
+    }
+
+    #[test]
+    fn placement_of_tensor_and_data_parallel_ranks() {
+        check_layout(&[
             (
                 "0.5.23",
                 vec![("--tp-size", json!(8))],
@@ -1076,6 +1112,12 @@ mod tests {
                 vec![vec![0, 2], vec![4, 6]],
                 vec![],
             ),
+        ]);
+    }
+
+    #[test]
+    fn placement_of_pipeline_stages() {
+        check_layout(&[
             (
                 "0.5.23",
                 vec![
@@ -1110,6 +1152,12 @@ mod tests {
                 vec![vec![0, 1], vec![2, 3], vec![2, 3], vec![4, 5]],
                 vec![2, 3],
             ),
+        ]);
+    }
+
+    #[test]
+    fn placement_from_a_base_gpu_and_on_other_nodes() {
+        check_layout(&[
             (
                 "0.5.23",
                 vec![("--tp-size", json!(4)), ("--base-gpu-id", json!(4))],
@@ -1128,13 +1176,9 @@ mod tests {
                 vec![(0..8).collect()],
                 vec![],
             ),
-        ];
-        for (v, values, gpus, groups, shared) in cases {
-            let p = placement(&h, &none, &args(v, values)).unwrap();
-            assert_eq!(p.gpus(), *gpus, "{v} {values:?}");
-            assert_eq!(p.tp_groups(), *groups, "{v} {values:?}");
-            assert_eq!(p.shared_gpus(), *shared, "{v} {values:?}");
-        }
+        ]);
+        let h = fixture("8x-h100-sxm-nvlink.json");
+        let none = env(&[]);
         // Global ranks on node 1 of a 2-node TP 16 group.
         let p = placement(
             &h,

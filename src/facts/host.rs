@@ -1,4 +1,4 @@
-//! Facts about the host outside the GPUs, for rules about the runtime environment
+//! Facts about the host outside the GPUs, for the rules about the runtime environment
 //! (NCCL's shared memory in containers). Probed from the filesystem by [`HostFacts::probe`];
 //! tests build them by hand.
 

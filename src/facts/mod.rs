@@ -1,5 +1,6 @@
 //! Facts about the world the server will run in: the GPUs (NVML or a topology file), which of
-//! them the server will use, the model, and the environment.
+//! them the server will use, the model, the environment, the installed packages, and the host
+//! around the GPUs (`/dev/shm`, container, RDMA devices).
 
 pub mod env;
 pub mod gpus;
@@ -10,5 +11,6 @@ pub mod packages;
 pub mod topology;
 
 pub use env::Env;
+pub use host::HostFacts;
 pub use packages::Packages;
 pub use topology::{Gpu, Link, Topology};

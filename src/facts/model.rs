@@ -121,68 +121,131 @@ impl ModelFacts {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProblemKind {
+/// Why the model's facts are missing or partly estimated. Display is one line naming the path
+/// and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelProblem {
     /// The model can't be found offline (not a local dir, not in the HF cache).
-    Unavailable,
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
     /// A file was found but can't be understood.
-    Invalid,
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+}
+
+/// Why the model can't be found offline.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// `--model-path` is neither a directory nor a Hugging Face id in the local cache.
+    #[error("{model_path}: not a local directory and not in the Hugging Face cache")]
+    NotCached { model_path: String },
+    /// The Hugging Face id is cached, but not at this `--revision`.
+    #[error(
+        "{model_path}: not a local directory, and revision {revision} is not in the Hugging Face cache"
+    )]
+    RevisionNotCached {
+        model_path: String,
+        revision: String,
+    },
+    /// The model's directory has no such file (`config.json`); `error` is the OS's message.
+    #[error("{}: {error}", .path.display())]
+    Missing { path: PathBuf, error: String },
+}
+
+/// Why a model file that was found can't be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    /// The file could not be read; `error` is the OS's message.
+    #[error("{}: {error}", .path.display())]
+    Unreadable { path: PathBuf, error: String },
+    /// Not JSON; `error` is the JSON reader's message.
+    #[error("{}: invalid JSON: {error}", .path.display())]
+    Json { path: PathBuf, error: String },
+    /// JSON, but the config is not an object.
+    #[error("{}: not a JSON object", .path.display())]
+    NotAnObject { path: PathBuf },
+    #[error("--json-model-override-args is not a JSON object")]
+    OverrideNotAnObject,
+    /// `model.safetensors.index.json` whose `metadata.total_size` is not a number.
+    #[error("{}: metadata.total_size is not a number", .path.display())]
+    IndexTotalSize { path: PathBuf },
+    #[error(transparent)]
+    Safetensors(#[from] SafetensorsError),
+}
+
+/// A safetensors file whose header can't be read (only the header is ever read).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", .path.display())]
+pub struct SafetensorsError {
+    pub path: PathBuf,
+    pub problem: HeaderProblem,
+}
+
+/// What is wrong with a safetensors header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderProblem {
+    /// Opening or reading the file failed (the OS's message).
+    #[error("{0}")]
+    Io(String),
+    #[error("truncated safetensors header")]
+    Truncated,
+    /// A header length of zero, beyond the file, or beyond any real header.
+    #[error("implausible safetensors header length {0}")]
+    Length(u64),
+    #[error("invalid header JSON: {0}")]
+    Json(String),
+    #[error("safetensors header is not an object")]
+    NotAnObject,
+    #[error("tensor {0} has no data_offsets")]
+    NoOffsets(String),
+    #[error("tensor {0} has bad data_offsets")]
+    BadOffsets(String),
 }
 
 /// The outcome of reading the model: facts when possible, else (or also) a problem.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelLoad {
     pub facts: Option<ModelFacts>,
-    pub problem: Option<(ProblemKind, String)>,
+    pub problem: Option<ModelProblem>,
+}
+
+impl ModelLoad {
+    /// No facts, for this reason.
+    fn failed(problem: impl Into<ModelProblem>) -> ModelLoad {
+        ModelLoad {
+            facts: None,
+            problem: Some(problem.into()),
+        }
+    }
 }
 
 /// Read the model's facts, honouring the SGLang arguments that change them.
 pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
     let revision = args.str("--revision").filter(|r| !r.is_empty());
     let Some(dir) = resolve_dir(model_path, env, revision) else {
-        let what = match revision {
-            Some(r) => {
-                format!("not a local directory, and revision {r} is not in the Hugging Face cache")
-            }
-            None => "not a local directory and not in the Hugging Face cache".to_owned(),
+        let model_path = model_path.to_owned();
+        let problem = match revision {
+            Some(r) => Unavailable::RevisionNotCached {
+                model_path,
+                revision: r.to_owned(),
+            },
+            None => Unavailable::NotCached { model_path },
         };
-        return ModelLoad {
-            facts: None,
-            problem: Some((ProblemKind::Unavailable, format!("{model_path}: {what}"))),
-        };
+        return ModelLoad::failed(problem);
     };
     let config_path = dir.join("config.json");
     let mut config = match read_json(&config_path) {
         Ok(v) => v,
-        Err((kind, msg)) => {
-            return ModelLoad {
-                facts: None,
-                problem: Some((kind, msg)),
-            };
-        }
+        Err(problem) => return ModelLoad::failed(problem),
     };
     if let Some(over) = args.str("--json-model-override-args") {
         match serde_json::from_str::<Value>(over) {
             Ok(Value::Object(o)) => merge_override(&mut config, &o),
-            Ok(_) | Err(_) => {
-                return ModelLoad {
-                    facts: None,
-                    problem: Some((
-                        ProblemKind::Invalid,
-                        "--json-model-override-args is not a JSON object".into(),
-                    )),
-                };
-            }
+            Ok(_) | Err(_) => return ModelLoad::failed(Invalid::OverrideNotAnObject),
         }
     }
     let Value::Object(obj) = &config else {
-        return ModelLoad {
-            facts: None,
-            problem: Some((
-                ProblemKind::Invalid,
-                format!("{}: not a JSON object", config_path.display()),
-            )),
-        };
+        return ModelLoad::failed(Invalid::NotAnObject { path: config_path });
     };
     let mut facts = facts_from_config(obj);
     facts.dir = dir.clone();
@@ -197,10 +260,10 @@ pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
             facts.weight_bytes = estimate_weight_bytes(&facts);
             facts.weight_source = WeightSource::Estimate;
         }
-        Err(msg) => {
+        Err(e) => {
             facts.weight_bytes = estimate_weight_bytes(&facts);
             facts.weight_source = WeightSource::Estimate;
-            problem = Some((ProblemKind::Invalid, msg));
+            problem = Some(e.into());
         }
     }
     ModelLoad {
@@ -211,112 +274,14 @@ pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
 
 /// Facts from an already-parsed config.json object (no files, no arguments).
 pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
-    let top = obj;
-    // Multimodal configs keep the language model's fields under `text_config`.
-    let text = match obj.get("text_config") {
-        Some(Value::Object(t)) => t,
-        _ => obj,
-    };
-    let u = |k: &str| {
-        text.get(k)
-            .and_then(Value::as_u64)
-            .or_else(|| top.get(k).and_then(Value::as_u64))
-    };
-    let s = |k: &str| {
-        text.get(k)
-            .and_then(Value::as_str)
-            .or_else(|| top.get(k).and_then(Value::as_str))
-            .map(str::to_owned)
-    };
+    let c = Config::new(obj);
+    let (top, u, s) = (c.top, |k: &str| c.u(k), |k: &str| c.s(k));
     let quant = top
         .get("quantization_config")
-        .or_else(|| text.get("quantization_config"))
+        .or_else(|| c.text.get("quantization_config"))
         .and_then(Value::as_object);
-    let quant_method = quant
-        .and_then(|q| q.get("quant_method"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let weight_bits = quant.and_then(|q| {
-        q.get("bits")
-            .or_else(|| q.get("w_bit"))
-            .and_then(Value::as_u64)
-            .and_then(plausible_bits)
-            .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
-                Some("mxfp4") | Some("modelopt_fp4") => Some(4),
-                Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
-                _ => None,
-            })
-            .or_else(|| {
-                // modelopt: {"quant_algo": "NVFP4"|"FP8"}; compressed-tensors: config_groups.*.weights.num_bits
-                let algo = q.get("quant_algo").and_then(Value::as_str).unwrap_or("");
-                if algo.contains("FP4") {
-                    Some(4)
-                } else if algo.contains("FP8") {
-                    Some(8)
-                } else {
-                    q.get("config_groups")
-                        .and_then(Value::as_object)
-                        .and_then(|g| g.values().next())
-                        .and_then(|g| g.pointer("/weights/num_bits"))
-                        .and_then(Value::as_u64)
-                        .and_then(plausible_bits)
-                }
-            })
-    });
-    let kv_cache_fp8 = quant.is_some_and(|q| {
-        q.get("kv_cache_quant_algo")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.to_ascii_uppercase().contains("FP8"))
-            || q.get("kv_cache_scheme").is_some_and(|k| {
-                k.get("num_bits").and_then(Value::as_u64) == Some(8)
-                    && k.get("type").and_then(Value::as_str) == Some("float")
-            })
-    });
-    // Sliding-window layers: explicit layer_types, else Gemma-3's 5:1 pattern.
     let layers = u("num_hidden_layers");
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
-    let num_sliding_layers = match text.get("layer_types").and_then(Value::as_array) {
-        Some(types) => Some(
-            types
-                .iter()
-                .filter(|t| {
-                    t.as_str()
-                        .is_some_and(|t| t.contains("sliding") || t.contains("chunked"))
-                })
-                .count() as u64,
-        ),
-        None => {
-            let mt = s("model_type").unwrap_or_default();
-            if mt.starts_with("gemma3") && sliding_window.is_some() {
-                let pattern = u("sliding_window_pattern").unwrap_or(6).max(1);
-                layers.map(|l| l - l / pattern)
-            } else {
-                None
-            }
-        }
-    };
-    // Hybrids: explicit layer types, else Qwen3-Next's `full_attention_interval`.
-    let num_full_attention_layers = match text.get("layer_types").and_then(Value::as_array) {
-        Some(types)
-            if types.iter().any(|t| {
-                t.as_str()
-                    .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
-            }) =>
-        {
-            Some(
-                types
-                    .iter()
-                    .filter(|t| {
-                        t.as_str()
-                            .is_some_and(|t| t.contains("full") || t == "attention")
-                    })
-                    .count() as u64,
-            )
-        }
-        _ => u("full_attention_interval")
-            .filter(|&i| i > 0)
-            .and_then(|i| layers.map(|l| l / i)),
-    };
     let vision = top.get("vision_config").and_then(Value::as_object);
     ModelFacts {
         dir: PathBuf::new(),
@@ -341,7 +306,10 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
             .or_else(|| u("num_local_experts")),
         num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
         dtype: s("torch_dtype").or_else(|| s("dtype")),
-        quant_method,
+        quant_method: quant
+            .and_then(|q| q.get("quant_method"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         weight_bytes: None,
         weight_source: WeightSource::Estimate,
         intermediate_size: u("intermediate_size"),
@@ -353,18 +321,19 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         qk_nope_head_dim: u("qk_nope_head_dim"),
         v_head_dim: u("v_head_dim"),
         q_lora_rank: u("q_lora_rank"),
-        tie_word_embeddings: text
+        tie_word_embeddings: c
+            .text
             .get("tie_word_embeddings")
             .or_else(|| top.get("tie_word_embeddings"))
             .and_then(Value::as_bool)
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         sliding_window,
-        num_sliding_layers,
-        num_full_attention_layers,
+        num_sliding_layers: c.sliding_layers(layers, sliding_window),
+        num_full_attention_layers: c.full_attention_layers(layers),
         index_head_dim: u("index_head_dim"),
-        weight_bits,
-        kv_cache_fp8,
+        weight_bits: quant.and_then(weight_bits),
+        kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         is_multimodal: vision.is_some(),
         vision_layers: vision
             .and_then(|v| v.get("num_hidden_layers"))
@@ -375,6 +344,137 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         context_length: None,
         kv_cache_dtype: "auto".into(),
     }
+}
+
+/// A config.json object, read the way SGLang reads model configs: multimodal configs keep the
+/// language model's fields under `text_config`, which wins over the top level.
+struct Config<'a> {
+    top: &'a Map<String, Value>,
+    /// `text_config` when there is one, else the top level.
+    text: &'a Map<String, Value>,
+}
+
+impl<'a> Config<'a> {
+    fn new(top: &'a Map<String, Value>) -> Self {
+        let text = match top.get("text_config") {
+            Some(Value::Object(t)) => t,
+            _ => top,
+        };
+        Config { top, text }
+    }
+
+    /// A whole number from the text model's fields, else the top level's.
+    fn u(&self, k: &str) -> Option<u64> {
+        self.text
+            .get(k)
+            .and_then(Value::as_u64)
+            .or_else(|| self.top.get(k).and_then(Value::as_u64))
+    }
+
+    /// A string from the text model's fields, else the top level's.
+    fn s(&self, k: &str) -> Option<String> {
+        self.text
+            .get(k)
+            .and_then(Value::as_str)
+            .or_else(|| self.top.get(k).and_then(Value::as_str))
+            .map(str::to_owned)
+    }
+
+    fn layer_types(&self) -> Option<&'a Vec<Value>> {
+        self.text.get("layer_types").and_then(Value::as_array)
+    }
+
+    /// Sliding-window layers: explicit `layer_types`, else Gemma-3's 5:1 pattern.
+    fn sliding_layers(&self, layers: Option<u64>, sliding_window: Option<u64>) -> Option<u64> {
+        match self.layer_types() {
+            Some(types) => Some(
+                types
+                    .iter()
+                    .filter(|t| {
+                        t.as_str()
+                            .is_some_and(|t| t.contains("sliding") || t.contains("chunked"))
+                    })
+                    .count() as u64,
+            ),
+            None => {
+                let mt = self.s("model_type").unwrap_or_default();
+                if mt.starts_with("gemma3") && sliding_window.is_some() {
+                    let pattern = self.u("sliding_window_pattern").unwrap_or(6).max(1);
+                    layers.map(|l| l - l / pattern)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Hybrids' KV-cache layers: explicit layer types, else Qwen3-Next's
+    /// `full_attention_interval`.
+    fn full_attention_layers(&self, layers: Option<u64>) -> Option<u64> {
+        match self.layer_types() {
+            Some(types)
+                if types.iter().any(|t| {
+                    t.as_str()
+                        .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
+                }) =>
+            {
+                Some(
+                    types
+                        .iter()
+                        .filter(|t| {
+                            t.as_str()
+                                .is_some_and(|t| t.contains("full") || t == "attention")
+                        })
+                        .count() as u64,
+                )
+            }
+            _ => self
+                .u("full_attention_interval")
+                .filter(|&i| i > 0)
+                .and_then(|i| layers.map(|l| l / i)),
+        }
+    }
+}
+
+/// Weight bits of a `quantization_config`: `bits` / `w_bit`, else what the method or
+/// modelopt's `quant_algo` implies, else compressed-tensors' `config_groups.*.weights.num_bits`.
+fn weight_bits(q: &Map<String, Value>) -> Option<u32> {
+    q.get("bits")
+        .or_else(|| q.get("w_bit"))
+        .and_then(Value::as_u64)
+        .and_then(plausible_bits)
+        .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
+            Some("mxfp4") | Some("modelopt_fp4") => Some(4),
+            Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
+            _ => None,
+        })
+        .or_else(|| {
+            // modelopt: {"quant_algo": "NVFP4"|"FP8"}; compressed-tensors: config_groups.*.weights.num_bits
+            let algo = q.get("quant_algo").and_then(Value::as_str).unwrap_or("");
+            if algo.contains("FP4") {
+                Some(4)
+            } else if algo.contains("FP8") {
+                Some(8)
+            } else {
+                q.get("config_groups")
+                    .and_then(Value::as_object)
+                    .and_then(|g| g.values().next())
+                    .and_then(|g| g.pointer("/weights/num_bits"))
+                    .and_then(Value::as_u64)
+                    .and_then(plausible_bits)
+            }
+        })
+}
+
+/// `kv_cache_quant_algo` / `kv_cache_scheme` of a `quantization_config` asks for an FP8 KV cache.
+fn kv_cache_fp8(q: &Map<String, Value>) -> bool {
+    q.get("kv_cache_quant_algo")
+        .and_then(Value::as_str)
+        .is_some_and(|a| a.to_ascii_uppercase().contains("FP8"))
+        || q.get("kv_cache_scheme").is_some_and(|k| {
+            k.get("num_bits").and_then(Value::as_u64) == Some(8)
+                && k.get("type").and_then(Value::as_str) == Some("float")
+        })
 }
 
 /// A weight bit width from a config: 1–32, else not believed.
@@ -489,26 +589,28 @@ fn resolve_dir(model_path: &str, env: &Env, revision: Option<&str>) -> Option<Pa
     best.map(|(_, p)| p)
 }
 
-fn read_json(path: &Path) -> Result<Value, (ProblemKind, String)> {
+/// A JSON file of the model: a missing file makes the model unavailable, any other failure
+/// invalid.
+fn read_json(path: &Path) -> Result<Value, ModelProblem> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        let kind = if e.kind() == std::io::ErrorKind::NotFound {
-            ProblemKind::Unavailable
+        let (path, error) = (path.to_path_buf(), e.to_string());
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ModelProblem::from(Unavailable::Missing { path, error })
         } else {
-            ProblemKind::Invalid
-        };
-        (kind, format!("{}: {e}", path.display()))
+            ModelProblem::from(Invalid::Unreadable { path, error })
+        }
     })?;
     serde_json::from_str(&text).map_err(|e| {
-        (
-            ProblemKind::Invalid,
-            format!("{}: invalid JSON: {e}", path.display()),
-        )
+        ModelProblem::from(Invalid::Json {
+            path: path.to_path_buf(),
+            error: e.to_string(),
+        })
     })
 }
 
 /// Weight bytes from the checkpoint files: safetensors headers first, then the index.
 /// `Ok(None)` when there are no weight files; `Err` names a malformed file.
-fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightSource)>, String> {
+fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightSource)>, Invalid> {
     let mut shards: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .flatten()
@@ -537,52 +639,65 @@ fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightSource)>, St
                 if let Some(t) = index_total(dir)? {
                     return Ok(Some((t, WeightSource::Index)));
                 }
-                return Err(e);
+                return Err(e.into());
             }
         }
     }
     Ok(index_total(dir)?.map(|t| (t, WeightSource::Index)))
 }
 
-fn index_total(dir: &Path) -> Result<Option<u64>, String> {
+/// `metadata.total_size` of `model.safetensors.index.json`; `Ok(None)` without one. The
+/// index was found, so any failure to read it makes it invalid.
+fn index_total(dir: &Path) -> Result<Option<u64>, Invalid> {
     let path = dir.join("model.safetensors.index.json");
     if !path.is_file() {
         return Ok(None);
     }
-    let v = read_json(&path).map_err(|(_, m)| m)?;
+    let v = read_json(&path).map_err(|p| match p {
+        ModelProblem::Invalid(e) => e,
+        ModelProblem::Unavailable(u) => Invalid::Unreadable {
+            path: path.clone(),
+            error: match u {
+                Unavailable::Missing { error, .. } => error,
+                other => other.to_string(),
+            },
+        },
+    })?;
     match v.pointer("/metadata/total_size") {
         Some(t) => t
             .as_u64()
             .or_else(|| t.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
             .map(Some)
-            .ok_or_else(|| format!("{}: metadata.total_size is not a number", path.display())),
+            .ok_or(Invalid::IndexTotalSize { path }),
         None => Ok(None),
     }
 }
 
 /// Sum of tensor byte ranges in one safetensors file, reading only its header.
-pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, String> {
-    let bad = |what: &str| format!("{}: {what}", path.display());
-    let mut f = File::open(path).map_err(|e| bad(&e.to_string()))?;
+pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, SafetensorsError> {
+    let bad = |problem: HeaderProblem| SafetensorsError {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let io = |e: std::io::Error| bad(HeaderProblem::Io(e.to_string()));
+    let mut f = File::open(path).map_err(io)?;
     let file_len = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
     let mut len = [0u8; 8];
     f.read_exact(&mut len)
-        .map_err(|_| bad("truncated safetensors header"))?;
+        .map_err(|_| bad(HeaderProblem::Truncated))?;
     let n = u64::from_le_bytes(len);
     if n == 0 || n > MAX_SAFETENSORS_HEADER || n > file_len.saturating_sub(8) {
-        return Err(bad(&format!("implausible safetensors header length {n}")));
+        return Err(bad(HeaderProblem::Length(n)));
     }
     let mut header = Vec::with_capacity(n as usize);
-    f.take(n)
-        .read_to_end(&mut header)
-        .map_err(|e| bad(&e.to_string()))?;
+    f.take(n).read_to_end(&mut header).map_err(io)?;
     if header.len() as u64 != n {
-        return Err(bad("truncated safetensors header"));
+        return Err(bad(HeaderProblem::Truncated));
     }
     let v: Value =
-        serde_json::from_slice(&header).map_err(|e| bad(&format!("invalid header JSON: {e}")))?;
+        serde_json::from_slice(&header).map_err(|e| bad(HeaderProblem::Json(e.to_string())))?;
     let Value::Object(map) = v else {
-        return Err(bad("safetensors header is not an object"));
+        return Err(bad(HeaderProblem::NotAnObject));
     };
     let mut total = 0u64;
     for (name, t) in &map {
@@ -593,11 +708,11 @@ pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, String> {
             .get("data_offsets")
             .and_then(Value::as_array)
             .filter(|a| a.len() == 2)
-            .ok_or_else(|| bad(&format!("tensor {name} has no data_offsets")))?;
+            .ok_or_else(|| bad(HeaderProblem::NoOffsets(name.clone())))?;
         let (a, b) = (offs[0].as_u64(), offs[1].as_u64());
         match (a, b) {
             (Some(a), Some(b)) if b >= a => total = total.saturating_add(b - a),
-            _ => return Err(bad(&format!("tensor {name} has bad data_offsets"))),
+            _ => return Err(bad(HeaderProblem::BadOffsets(name.clone()))),
         }
     }
     Ok(total)
@@ -761,7 +876,9 @@ mod tests {
         let mut v = u64::MAX.to_le_bytes().to_vec();
         v.extend_from_slice(b"{}");
         write(d.path(), "x.safetensors", &v);
-        let e = safetensors_tensor_bytes(&d.path().join("x.safetensors")).unwrap_err();
+        let e = safetensors_tensor_bytes(&d.path().join("x.safetensors"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("x.safetensors") && e.contains("implausible"),
             "{e}"
@@ -817,12 +934,18 @@ mod tests {
         }
         for rev in ["v3", "../../etc"] {
             let l = load("org/tiny", &env, &args(&[("--revision", json!(rev))]));
-            assert_eq!(l.problem.unwrap().0, ProblemKind::Unavailable, "{rev}");
+            assert!(
+                matches!(l.problem, Some(ModelProblem::Unavailable(_))),
+                "{rev}"
+            );
         }
         // HF_HOME/hub is the second choice; nothing there means unavailable, never a download.
         let env = Env::from_pairs([("HF_HOME", "/nonexistent")]);
         let l = load("org/tiny", &env, &args(&[]));
-        assert_eq!(l.problem.unwrap().0, ProblemKind::Unavailable);
+        assert_eq!(
+            l.problem.unwrap().to_string(),
+            "org/tiny: not a local directory and not in the Hugging Face cache"
+        );
     }
 
     #[test]
@@ -867,18 +990,27 @@ mod tests {
 
         write(d.path(), "config.json", b"{not json");
         let l = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]));
-        let (kind, msg) = l.problem.unwrap();
-        assert_eq!(kind, ProblemKind::Invalid);
-        assert!(msg.contains("config.json"), "{msg}");
+        let problem = l.problem.unwrap();
+        assert!(matches!(
+            problem,
+            ModelProblem::Invalid(Invalid::Json { .. })
+        ));
+        assert!(problem.to_string().contains("config.json"), "{problem}");
 
         let e = tempfile::tempdir().unwrap();
         write(e.path(), "config.json", CONFIG.as_bytes());
         write(e.path(), "model.safetensors", &[9, 9]);
         let l = load(e.path().to_str().unwrap(), &Env::default(), &args(&[]));
         assert!(l.facts.is_some(), "dimensions still give an estimate");
-        let (kind, msg) = l.problem.unwrap();
-        assert_eq!(kind, ProblemKind::Invalid);
-        assert!(msg.contains("model.safetensors"), "{msg}");
+        let problem = l.problem.unwrap();
+        assert!(matches!(
+            problem,
+            ModelProblem::Invalid(Invalid::Safetensors(_))
+        ));
+        assert!(
+            problem.to_string().contains("model.safetensors"),
+            "{problem}"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Reads the topology through NVML (`libnvidia-ml.so.1`, loaded at run time by nvml-wrapper).
 //!
-//! What NVML gives and how it maps onto topology-v1:
+//! What NVML gives and how it maps onto the topology format:
 //! * GPUs in NVML index order (PCI bus order); name, UUID, PCI bus id, memory total/used in MiB
 //!   (bytes / 2^20, rounded down, as nvidia-smi prints memory.total/memory.used; NVML's separate
 //!   `reserved` memory is not counted as used). Failing to read one of these is an error.
@@ -13,7 +13,7 @@
 //!   switch, the smaller of the two GPUs' switch-link counts when NVLink P2P is OK — what
 //!   `nvidia-smi topo -m` prints there), `NV` when NVLink P2P is OK but no link can be counted,
 //!   else the PCIe common-ancestor level. A pair whose level NVML cannot give and that has no
-//!   NVLink is left out: the contract reads a missing pair as unknown.
+//!   NVLink is left out: the format reads a missing pair as unknown.
 //! * `hostname` comes from the kernel, `source` is `"nvml"`.
 
 use std::path::{Path, PathBuf};
@@ -117,8 +117,8 @@ fn missing_symbol(msg: &str) -> String {
         .to_owned()
 }
 
-/// Read every GPU and GPU pair through NVML. `lib_path` overrides the library to load (the lead
-/// passes `--nvml-lib` or [`default_lib_path`]); `None` loads `libnvidia-ml.so.1`.
+/// Read every GPU and GPU pair through NVML. `lib_path` overrides the library to load (the
+/// caller passes `--nvml-lib` or [`default_lib_path`]); `None` loads `libnvidia-ml.so.1`.
 pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
     let lib = lib_path.map_or_else(|| DEFAULT_LIB.to_owned(), |p| p.display().to_string());
     let mut builder = Nvml::builder();
@@ -143,12 +143,34 @@ pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
         let dev = nvml
             .device_by_index(index)
             .map_err(fail(&format!("open GPU {index}")))?;
-        let gpu = read_gpu(&dev, index).map_err(|(what, e)| classify(&lib, &what, e))?;
+        let gpu = read_gpu(&dev, index, &lib)?;
         nvlinks.push(active_nvlinks(&dev));
         gpus.push(gpu);
         devices.push(dev);
     }
 
+    let links = read_links(&nvml, &devices, &gpus, &nvlinks);
+
+    Ok(Topology {
+        schema: SCHEMA.to_owned(),
+        source: "nvml".to_owned(),
+        hostname: hostname(),
+        driver_version: nvml.sys_driver_version().ok(),
+        cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(cuda_version),
+        gpus,
+        links,
+    })
+}
+
+/// Every pair of GPUs NVML can place: NVLink status, P2P read status and path (see the module
+/// documentation for how the path is chosen). `nvlinks`: each GPU's active NVLinks' remote
+/// PCI bus ids.
+fn read_links(
+    nvml: &Nvml,
+    devices: &[Device],
+    gpus: &[Gpu],
+    nvlinks: &[Vec<Option<BusId>>],
+) -> Vec<Link> {
     let gpu_buses: Vec<Option<BusId>> = gpus.iter().map(|g| parse_bus_id(&g.pci_bus_id)).collect();
     // Links that end at something other than one of our GPUs: NVSwitch ports.
     let switch_links: Vec<usize> = nvlinks
@@ -198,22 +220,14 @@ pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
             });
         }
     }
-
-    Ok(Topology {
-        schema: SCHEMA.to_owned(),
-        source: "nvml".to_owned(),
-        hostname: hostname(),
-        driver_version: nvml.sys_driver_version().ok(),
-        cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(cuda_version),
-        gpus,
-        links,
-    })
+    links
 }
 
-fn read_gpu(dev: &Device, index: u32) -> Result<Gpu, (String, Raw)> {
+/// One GPU's facts; failing to read a required one is an error naming it.
+fn read_gpu(dev: &Device, index: u32, lib: &str) -> Result<Gpu, NvmlError> {
     let need = |what: &str| {
         let what = format!("read the {what} of GPU {index}");
-        move |e: Raw| (what, e)
+        move |e: Raw| classify(lib, &what, e)
     };
     let name = dev.name().map_err(need("name"))?;
     let uuid = dev.uuid().map_err(need("UUID"))?;

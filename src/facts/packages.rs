@@ -2,9 +2,9 @@
 //! was built for), FlashInfer, sgl-kernel, NCCL, cuDNN, Triton, Transformers, DeepGEMM/DeepEP,
 //! vLLM.
 //!
-//! Read from the `*.dist-info` directories of the interpreter SGLang would run, in the same
-//! `sys.path` order SGLang's own version detection uses ([`version::search_dirs`]); no Python is
-//! run. The first directory that has a distribution wins, as it would for `import`.
+//! Read from the `*.dist-info` directories of the interpreter SGLang would run, through the same
+//! scanner SGLang's own version detection uses ([`site`]); no Python is run. The first
+//! directory that has a distribution wins, as it would for `import`.
 //!
 //! Only for planning this machine: offline planning (`--topology` with `--sglang-version`)
 //! describes another machine, so the pipeline passes no `Packages` and the PKG rules stay
@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::facts::Env;
-use crate::sglang::version::{self, Dist};
+use crate::sglang::site::{self, Dist};
 
 /// Distributions worth reading (PEP 503 normalized names). Everything else in site-packages
 /// is skipped without touching its metadata.
@@ -147,29 +147,20 @@ pub struct Toolkit {
 impl Packages {
     /// Reads the packages installed for `python` (default: `python3` on PATH), file system only.
     pub fn detect(python: Option<&Path>) -> Packages {
-        Self::detect_in(&version::search_dirs(python))
+        Self::detect_in(&site::search_dirs(python))
     }
 
     /// Reads the packages from these site directories, in `sys.path` order.
     pub fn detect_in(dirs: &[PathBuf]) -> Packages {
         let mut out = Packages::default();
-        for dir in dirs {
-            let mut found = version::dists_in(dir, |n| WANTED.contains(&n));
-            // Stale copies in one directory: the newest is what a reinstall left behind last.
-            found.sort_by(|a, b| version::cmp(&b.version, &a.version));
-            for Dist {
-                name,
+        for (name, Dist { version, path, .. }) in site::find(dirs, |n| WANTED.contains(&n)) {
+            let package = Package {
+                name: name.clone(),
                 version,
-                path,
-            } in found
-            {
-                out.packages.entry(name.clone()).or_insert_with(|| Package {
-                    name,
-                    version,
-                    direct: path.join("direct_url.json").is_file(),
-                    dist_info: Some(path),
-                });
-            }
+                direct: path.join("direct_url.json").is_file(),
+                dist_info: Some(path),
+            };
+            out.packages.insert(name, package);
         }
         let version_py = out
             .get("torch")
@@ -188,7 +179,7 @@ impl Packages {
     pub fn from_versions(pairs: &[(&str, &str)]) -> Packages {
         let mut out = Packages::default();
         for (name, v) in pairs {
-            let name = version::normalize(name);
+            let name = site::normalize(name);
             out.packages.insert(
                 name.clone(),
                 Package {
@@ -212,7 +203,7 @@ impl Packages {
 
     /// A package by any spelling of its name (`flashinfer_python`, `Flashinfer-Python`).
     pub fn get(&self, name: &str) -> Option<&Package> {
-        self.packages.get(&version::normalize(name))
+        self.packages.get(&site::normalize(name))
     }
 
     pub fn torch(&self) -> Option<&Package> {

@@ -1,8 +1,9 @@
-//! The topology model and its file format (contract: topology-v1.md).
+//! The topology model and its file format: JSON with `"schema": "sglang-launch/topology/v1"`,
+//! the keys below, and a missing GPU pair meaning an unknown link.
 //!
 //! Loading is strict: a typo must not silently drop a fact, so unknown keys, a foreign schema and
 //! inconsistent values are errors, each one line naming the file, `line:column`, what is wrong and
-//! what to do. Decision on compute capability: the file holds `"major.minor"` or the literal
+//! what to do. Compute capability: the file holds `"major.minor"` or the literal
 //! `"unknown"` (what `detect` writes when NVML cannot say); `Gpu::cc()` is `None` for `"unknown"`
 //! (and for anything unparsable in a `Topology` built in code), so the rules never see a guess.
 
@@ -186,15 +187,101 @@ pub enum TopologyError {
         found: String,
     },
     /// A value that parses but makes no sense (duplicate index, link to an absent GPU, …).
-    #[error("{origin}:{line}:{column}: {at}: {message}")]
+    #[error("{origin}:{line}:{column}: {at}: {problem}")]
     Invalid {
         origin: String,
         line: usize,
         column: usize,
         /// JSON path of the offending value, e.g. `links[3].gpus`.
         at: String,
-        message: String,
+        problem: Inconsistency,
     },
+}
+
+/// A self-inconsistent topology (see [`Topology::validate`]): where, and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {problem}")]
+pub struct Inconsistent {
+    /// JSON path of the offending value, e.g. `links[3].gpus`.
+    pub at: String,
+    pub problem: Inconsistency,
+}
+
+/// A value that parses but makes no sense; Display says what is wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Inconsistency {
+    /// A GPU index used before, by `gpus[other]`.
+    #[error("GPU index {index} is also used by gpus[{other}]; give every GPU its own NVML index")]
+    DuplicateIndex { index: u32, other: usize },
+    /// A UUID used before, by `gpus[other]`.
+    #[error(
+        "UUID {uuid} is also used by gpus[{other}]; UUIDs must be unique \
+         (CUDA_VISIBLE_DEVICES entries are matched against them)"
+    )]
+    DuplicateUuid { uuid: String, other: usize },
+    /// A compute capability that is neither `major.minor` nor `unknown`.
+    #[error(
+        "compute capability {0:?} is not \"major.minor\"; write it as \
+         `nvidia-smi --query-gpu=compute_cap --format=csv` shows it (e.g. \"9.0\"), \
+         or \"{CC_UNKNOWN}\""
+    )]
+    ComputeCapability(String),
+    /// More than 16 TiB of GPU memory.
+    #[error(
+        "memory_total_mib {0} is not a GPU's memory in MiB; write the total as \
+         `nvidia-smi --query-gpu=memory.total --format=csv` shows it"
+    )]
+    MemoryTooLarge(u64),
+    #[error(
+        "memory_total_mib is 0; write the total in MiB as \
+         `nvidia-smi --query-gpu=memory.total --format=csv` shows it"
+    )]
+    MemoryZero,
+    #[error(
+        "memory_used_mib {used} exceeds memory_total_mib {total}; both are MiB as \
+         nvidia-smi shows memory.used and memory.total"
+    )]
+    UsedExceedsTotal { used: u64, total: u64 },
+    /// A link from a GPU to itself.
+    #[error("links GPU {0} to itself; a link names two different GPUs")]
+    SelfLink(u32),
+    /// A link naming a GPU that is not listed (`indices`: the listed ones, or "none").
+    #[error("GPU {gpu} is not in `gpus` (indices: {indices}); fix the pair or add the GPU")]
+    UnknownGpu { gpu: u32, indices: String },
+    /// A pair described before, by `links[first]`.
+    #[error(
+        "the pair ({a}, {b}) is already described by links[{first}]; keep one \
+         entry per unordered pair"
+    )]
+    DuplicatePair { a: u32, b: u32, first: usize },
+    /// A path that is not `NV<n>` or a PCIe level (with the closest level, if any is close).
+    #[error(
+        "path {path:?} is not one of NV<n>, {} (as `nvidia-smi topo -m` prints them); \
+         {}use one of those",
+        PCIE_PATHS.join(", "),
+        did_you_mean(*.suggestion)
+    )]
+    Path {
+        path: String,
+        suggestion: Option<&'static str>,
+    },
+    /// A P2P status NVML does not have (with the closest one, if any is close).
+    #[error(
+        "p2p {p2p:?} is not an NVML P2P status; {}use one of {}",
+        did_you_mean(*.suggestion),
+        P2P_VALUES.join(", ")
+    )]
+    P2p {
+        p2p: String,
+        suggestion: Option<&'static str>,
+    },
+}
+
+/// `did you mean "X"? ` before the advice, when there is a close name.
+fn did_you_mean(suggestion: Option<&str>) -> String {
+    suggestion
+        .map(|s| format!("did you mean \"{s}\"? "))
+        .unwrap_or_default()
 }
 
 impl Gpu {
@@ -286,7 +373,7 @@ fn suggest<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
 }
 
 impl Topology {
-    /// Parse and validate a topology-v1 document. `origin` names it in errors (usually the path).
+    /// Parse and validate a topology document. `origin` names it in errors (usually the path).
     pub fn from_json_str(text: &str, origin: &str) -> Result<Topology, TopologyError> {
         // Editors on some systems save a byte-order mark; it is not part of the JSON.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -339,14 +426,14 @@ impl Topology {
             }
         }
         let topology: Topology = serde_json::from_str(text).map_err(|e| json_error(origin, &e))?;
-        if let Some((path, message)) = topology.problem() {
+        if let Some((path, problem)) = topology.inconsistency() {
             let (line, column) = locate(text, &path).unwrap_or((1, 1));
             return Err(TopologyError::Invalid {
                 origin: origin.to_owned(),
                 line,
                 column,
                 at: path_string(&path),
-                message,
+                problem,
             });
         }
         Ok(topology)
@@ -362,7 +449,7 @@ impl Topology {
         Topology::from_json_str(&text, &origin)
     }
 
-    /// The topology-v1 document, pretty-printed, with a final newline.
+    /// The topology document, pretty-printed, with a final newline.
     pub fn to_json_pretty(&self) -> String {
         // Serialising plain structs of strings and numbers cannot fail.
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -372,145 +459,98 @@ impl Topology {
 
     /// Whether the topology is self-consistent; `Err` carries the same one-line message a file
     /// with these values would get (without a position).
-    pub fn validate(&self) -> Result<(), String> {
-        match self.problem() {
+    pub fn validate(&self) -> Result<(), Inconsistent> {
+        match self.inconsistency() {
             None => Ok(()),
-            Some((path, message)) => Err(format!("{}: {message}", path_string(&path))),
+            Some((path, problem)) => Err(Inconsistent {
+                at: path_string(&path),
+                problem,
+            }),
         }
     }
 
-    /// The first inconsistency, as (where, what and what to do).
-    fn problem(&self) -> Option<(Vec<Seg<'static>>, String)> {
+    /// The first inconsistency, and where it is: GPUs first, then links.
+    fn inconsistency(&self) -> Option<(Vec<Seg<'static>>, Inconsistency)> {
         let at = |list: &'static str, i: usize, key: &'static str| {
             vec![Seg::Key(list), Seg::Index(i), Seg::Key(key)]
         };
         for (j, g) in self.gpus.iter().enumerate() {
-            if let Some(i) = self.gpus[..j].iter().position(|o| o.index == g.index) {
-                return Some((
-                    at("gpus", j, "index"),
-                    format!(
-                        "GPU index {} is also used by gpus[{i}]; give every GPU its own NVML index",
-                        g.index
-                    ),
-                ));
-            }
-            if !g.uuid.is_empty()
-                && let Some(i) = self.gpus[..j].iter().position(|o| o.uuid == g.uuid)
-            {
-                return Some((
-                    at("gpus", j, "uuid"),
-                    format!(
-                        "UUID {} is also used by gpus[{i}]; UUIDs must be unique \
-                             (CUDA_VISIBLE_DEVICES entries are matched against them)",
-                        g.uuid
-                    ),
-                ));
-            }
-            if g.compute_capability != CC_UNKNOWN && g.cc().is_none() {
-                return Some((
-                    at("gpus", j, "compute_capability"),
-                    format!(
-                        "compute capability {:?} is not \"major.minor\"; write it as \
-                         `nvidia-smi --query-gpu=compute_cap --format=csv` shows it (e.g. \"9.0\"), \
-                         or \"{CC_UNKNOWN}\"",
-                        g.compute_capability
-                    ),
-                ));
-            }
-            // 16 TiB: far above any GPU, far below values that break the arithmetic.
-            if g.memory_total_mib > 16 << 20 {
-                return Some((
-                    at("gpus", j, "memory_total_mib"),
-                    format!(
-                        "memory_total_mib {} is not a GPU's memory in MiB; write the total as \
-                         `nvidia-smi --query-gpu=memory.total --format=csv` shows it",
-                        g.memory_total_mib
-                    ),
-                ));
-            }
-            if g.memory_total_mib == 0 {
-                return Some((
-                    at("gpus", j, "memory_total_mib"),
-                    "memory_total_mib is 0; write the total in MiB as \
-                     `nvidia-smi --query-gpu=memory.total --format=csv` shows it"
-                        .to_owned(),
-                ));
-            }
-            if let Some(used) = g.memory_used_mib.filter(|&u| u > g.memory_total_mib) {
-                return Some((
-                    at("gpus", j, "memory_used_mib"),
-                    format!(
-                        "memory_used_mib {used} exceeds memory_total_mib {}; both are MiB as \
-                         nvidia-smi shows memory.used and memory.total",
-                        g.memory_total_mib
-                    ),
-                ));
+            if let Some((key, problem)) = self.gpu_problem(j, g) {
+                return Some((at("gpus", j, key), problem));
             }
         }
         for (k, l) in self.links.iter().enumerate() {
-            let [a, b] = l.gpus;
-            if a == b {
-                return Some((
-                    at("links", k, "gpus"),
-                    format!("links GPU {a} to itself; a link names two different GPUs"),
-                ));
+            if let Some((key, problem)) = self.link_problem(k, l) {
+                return Some((at("links", k, key), problem));
             }
-            for x in [a, b] {
-                if self.gpu(x).is_none() {
-                    let indices: Vec<String> =
-                        self.gpus.iter().map(|g| g.index.to_string()).collect();
-                    return Some((
-                        at("links", k, "gpus"),
-                        format!(
-                            "GPU {x} is not in `gpus` (indices: {}); fix the pair or add the GPU",
-                            if indices.is_empty() {
-                                "none".to_owned()
-                            } else {
-                                indices.join(", ")
-                            }
-                        ),
-                    ));
-                }
-            }
-            if let Some(first) = self.links[..k]
-                .iter()
-                .position(|o| o.gpus == [a, b] || o.gpus == [b, a])
-            {
-                return Some((
-                    at("links", k, "gpus"),
-                    format!(
-                        "the pair ({a}, {b}) is already described by links[{first}]; keep one \
-                         entry per unordered pair"
-                    ),
-                ));
-            }
-            if !valid_path(&l.path) {
-                let hint = suggest(&l.path, PCIE_PATHS)
-                    .map(|s| format!("did you mean \"{s}\"? "))
-                    .unwrap_or_default();
-                return Some((
-                    at("links", k, "path"),
-                    format!(
-                        "path {:?} is not one of NV<n>, {} (as `nvidia-smi topo -m` prints them); \
-                         {hint}use one of those",
-                        l.path,
-                        PCIE_PATHS.join(", ")
-                    ),
-                ));
-            }
-            if !P2P_VALUES.contains(&l.p2p.as_str()) {
-                let hint = suggest(&l.p2p, P2P_VALUES)
-                    .map(|s| format!("did you mean \"{s}\"? "))
-                    .unwrap_or_default();
-                return Some((
-                    at("links", k, "p2p"),
-                    format!(
-                        "p2p {:?} is not an NVML P2P status; {hint}use one of {}",
-                        l.p2p,
-                        P2P_VALUES.join(", ")
-                    ),
-                ));
-            }
+        }
+        None
+    }
+
+    /// What is wrong with `gpus[j]` (and under which key), given the GPUs before it.
+    fn gpu_problem(&self, j: usize, g: &Gpu) -> Option<(&'static str, Inconsistency)> {
+        if let Some(other) = self.gpus[..j].iter().position(|o| o.index == g.index) {
+            let index = g.index;
+            return Some(("index", Inconsistency::DuplicateIndex { index, other }));
+        }
+        if !g.uuid.is_empty()
+            && let Some(other) = self.gpus[..j].iter().position(|o| o.uuid == g.uuid)
+        {
+            let uuid = g.uuid.clone();
+            return Some(("uuid", Inconsistency::DuplicateUuid { uuid, other }));
+        }
+        if g.compute_capability != CC_UNKNOWN && g.cc().is_none() {
+            let cc = g.compute_capability.clone();
+            return Some(("compute_capability", Inconsistency::ComputeCapability(cc)));
+        }
+        // 16 TiB: far above any GPU, far below values that break the arithmetic.
+        if g.memory_total_mib > 16 << 20 {
+            let total = g.memory_total_mib;
+            return Some(("memory_total_mib", Inconsistency::MemoryTooLarge(total)));
+        }
+        if g.memory_total_mib == 0 {
+            return Some(("memory_total_mib", Inconsistency::MemoryZero));
+        }
+        if let Some(used) = g.memory_used_mib.filter(|&u| u > g.memory_total_mib) {
+            let total = g.memory_total_mib;
+            return Some((
+                "memory_used_mib",
+                Inconsistency::UsedExceedsTotal { used, total },
+            ));
+        }
+        None
+    }
+
+    /// What is wrong with `links[k]` (and under which key), given the links before it.
+    fn link_problem(&self, k: usize, l: &Link) -> Option<(&'static str, Inconsistency)> {
+        let [a, b] = l.gpus;
+        if a == b {
+            return Some(("gpus", Inconsistency::SelfLink(a)));
+        }
+        if let Some(gpu) = [a, b].into_iter().find(|&x| self.gpu(x).is_none()) {
+            let indices: Vec<String> = self.gpus.iter().map(|g| g.index.to_string()).collect();
+            let indices = if indices.is_empty() {
+                "none".to_owned()
+            } else {
+                indices.join(", ")
+            };
+            return Some(("gpus", Inconsistency::UnknownGpu { gpu, indices }));
+        }
+        if let Some(first) = self.links[..k]
+            .iter()
+            .position(|o| o.gpus == [a, b] || o.gpus == [b, a])
+        {
+            return Some(("gpus", Inconsistency::DuplicatePair { a, b, first }));
+        }
+        if !valid_path(&l.path) {
+            let suggestion = suggest(&l.path, PCIE_PATHS);
+            let path = l.path.clone();
+            return Some(("path", Inconsistency::Path { path, suggestion }));
+        }
+        if !P2P_VALUES.contains(&l.p2p.as_str()) {
+            let suggestion = suggest(&l.p2p, P2P_VALUES);
+            let p2p = l.p2p.clone();
+            return Some(("p2p", Inconsistency::P2p { p2p, suggestion }));
         }
         None
     }
@@ -969,6 +1009,43 @@ mod tests {
         assert_eq!(suggest("PBH", PCIE_PATHS), Some("PHB"));
         assert_eq!(suggest("OK", P2P_VALUES), Some("ok"));
         assert_eq!(suggest("bandwidth", LINK_KEYS), None);
+    }
+
+    /// The messages of the inconsistencies no file test reaches.
+    #[test]
+    fn inconsistencies_say_what_to_do() {
+        let one: Topology = serde_json::from_str(ONE).unwrap();
+        let with = |f: &dyn Fn(&mut Topology)| {
+            let mut t = one.clone();
+            f(&mut t);
+            t.validate().unwrap_err().to_string()
+        };
+        assert_eq!(
+            with(&|t| {
+                let mut g = t.gpus[0].clone();
+                g.index = 1;
+                t.gpus.push(g);
+            }),
+            "gpus[1].uuid: UUID GPU-a is also used by gpus[0]; UUIDs must be unique \
+             (CUDA_VISIBLE_DEVICES entries are matched against them)"
+        );
+        assert_eq!(
+            with(&|t| t.gpus[0].memory_total_mib = 1 << 40),
+            "gpus[0].memory_total_mib: memory_total_mib 1099511627776 is not a GPU's memory in \
+             MiB; write the total as `nvidia-smi --query-gpu=memory.total --format=csv` shows it"
+        );
+        assert_eq!(
+            with(&|t| t.gpus[0].memory_total_mib = 0),
+            "gpus[0].memory_total_mib: memory_total_mib is 0; write the total in MiB as \
+             `nvidia-smi --query-gpu=memory.total --format=csv` shows it"
+        );
+        assert_eq!(
+            with(&|t| t.gpus[0].compute_capability = "9".into()),
+            "gpus[0].compute_capability: compute capability \"9\" is not \"major.minor\"; \
+             write it as `nvidia-smi --query-gpu=compute_cap --format=csv` shows it \
+             (e.g. \"9.0\"), or \"unknown\""
+        );
+        assert_eq!(one.validate(), Ok(()));
     }
 
     const ONE: &str = r#"{"schema": "sglang-launch/topology/v1", "source": "x", "gpus": [

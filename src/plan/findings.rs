@@ -3,7 +3,7 @@
 
 use super::gather::Machine;
 use super::json::{Finding, Verdict};
-use crate::facts::model::{ModelLoad, ProblemKind};
+use crate::facts::model::{ModelLoad, ModelProblem};
 use crate::plan::json::Memory;
 use crate::rules::{Code, Hit, Severity};
 use crate::sglang::{self, SglangArgs, version};
@@ -55,12 +55,12 @@ pub fn version(machine: &Machine) -> Option<Hit> {
 
 /// MEM001/MEM002: the model named could not be read, or its files make no sense.
 pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
-    let (kind, message) = load?.problem.as_ref()?;
-    let code = match kind {
-        ProblemKind::Unavailable => Code::MEM001,
-        ProblemKind::Invalid => Code::MEM002,
+    let problem = load?.problem.as_ref()?;
+    let code = match problem {
+        ModelProblem::Unavailable(_) => Code::MEM001,
+        ModelProblem::Invalid(_) => Code::MEM002,
     };
-    Some(Hit::new(code, message.clone()))
+    Some(Hit::new(code, problem.to_string()))
 }
 
 /// A `--mem-fraction-static` outside (0, 1): nothing to plan.

@@ -10,9 +10,7 @@
 
 mod catalogue;
 mod checks;
-pub mod envs;
 pub mod fix;
-
 mod versions;
 mod view;
 

@@ -1,15 +1,23 @@
 //! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
-//! argparse parser), a parser that behaves like argparse, SGLang's `--config FILE.yaml`
-//! merging (which runs before argparse), and version detection.
+//! argparse parser) and environment-variable registries, a parser that behaves like argparse,
+//! SGLang's `--config FILE.yaml` merging (which runs before argparse) over an emulation of
+//! PyYAML, and version detection (through a scanner of the interpreter's installed
+//! distributions that the package facts share).
 
 pub mod config;
+pub mod envs;
+pub mod error;
 pub mod flagset;
 pub mod layout;
 pub mod parser;
 mod pyjson;
 pub mod pytypes;
+pub mod pyyaml;
+pub mod release;
+pub mod site;
 pub mod version;
 
+pub use error::{ArgError, ArgErrorKind};
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 pub use layout::Parallel;
-pub use parser::{ArgError, ArgErrorKind, ConfigTokens, Occurrence, SglangArgs, parse, parse_with};
+pub use parser::{ConfigTokens, Occurrence, SglangArgs, parse, parse_with};

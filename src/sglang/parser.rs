@@ -13,13 +13,14 @@ use std::ffi::OsString;
 use serde_json::{Map, Value};
 
 use super::config;
+use super::error::ArgError;
 use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
-use super::pyjson;
+use super::pyjson::{self, JsonError};
 use super::pytypes::{
     as_float, decode_arg, display, float_value, int_value, lossy, py_decimal, py_eq, py_float,
     py_int, py_repr, py_repr_str, py_strip,
 };
-use super::version;
+use super::release;
 
 /// One option as it appeared on the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,55 +49,6 @@ pub struct ConfigTokens {
     pub at: usize,
     /// What the file stands for; SGLang places these before the user's own tokens.
     pub tokens: Vec<String>,
-}
-
-/// How SGLang would fail on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ArgErrorKind {
-    /// argparse prints usage and this message, and exits with status 2.
-    #[default]
-    Usage,
-    /// An SGLang action raised an exception while parsing (a traceback, exit status 1); the
-    /// message reads `ExceptionType: text`.
-    Exception,
-}
-
-/// A problem argparse would report (it would exit 2 with this message).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArgError {
-    /// argparse-style message, e.g. `ambiguous option: --pp could match --pp-size, …`.
-    pub message: String,
-    /// Close option names for an unknown option ("did you mean").
-    pub suggestions: Vec<String>,
-    pub kind: ArgErrorKind,
-}
-
-impl ArgError {
-    pub(crate) fn usage(message: impl Into<String>) -> ArgError {
-        ArgError {
-            message: message.into(),
-            suggestions: Vec::new(),
-            kind: ArgErrorKind::Usage,
-        }
-    }
-
-    pub(crate) fn exception(message: impl Into<String>) -> ArgError {
-        ArgError {
-            message: message.into(),
-            suggestions: Vec::new(),
-            kind: ArgErrorKind::Exception,
-        }
-    }
-}
-
-impl std::fmt::Display for ArgError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)?;
-        if !self.suggestions.is_empty() {
-            write!(f, " (did you mean {}?)", self.suggestions.join(", "))?;
-        }
-        Ok(())
-    }
 }
 
 /// The SGLang arguments: the user's tokens and what argparse makes of them.
@@ -157,7 +109,7 @@ impl SglangArgs {
     }
 
     /// A float option; `inf`/`nan` given on the command line (stored as `{"__float__": …}`,
-    /// as the oracle prints them) come back as the IEEE values.
+    /// as the conformance goldens record them) come back as the IEEE values.
     pub fn float(&self, option: &str) -> Option<f64> {
         self.get_or_default(option).and_then(as_float)
     }
@@ -197,7 +149,8 @@ impl SglangArgs {
     }
 
     /// argparse's namespace: every action's default (first action of a dest wins, suppressed
-    /// defaults left out) overlaid with the values given. This is what the oracle prints.
+    /// defaults left out) overlaid with the values given: what SGLang's real parser returns,
+    /// as the conformance goldens record it.
     pub fn namespace(&self) -> BTreeMap<String, Value> {
         let mut ns = BTreeMap::new();
         for a in &self.flags.actions {
@@ -215,7 +168,9 @@ impl SglangArgs {
 /// Parse `tokens` with the flag set, as SGLang would: a `--config FILE` is read and merged
 /// first (SGLang 0.5.5+); a file SGLang would reject gives an `Exception` error and no values.
 pub fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> SglangArgs {
-    parse_with(flags, tokens, &mut |path| config::load(flags, path))
+    parse_with(flags, tokens, &mut |path| {
+        config::load(flags, path).map_err(ArgError::from)
+    })
 }
 
 /// [`parse`] with the config file read through `load` (path → the file's tokens): lets a
@@ -239,7 +194,7 @@ pub fn parse_with(
     let located = match config::locate(flags, &strs) {
         Ok(l) => l,
         Err(e) => {
-            out.errors.push(e);
+            out.errors.push(e.into());
             return out;
         }
     };
@@ -310,7 +265,7 @@ impl SglangArgs {
         let cached = self.config.clone();
         parse_with(self.flags, tokens, &mut |path| match &cached {
             Some(c) if c.file == path => Ok(c.tokens.clone()),
-            _ => config::load(self.flags, path),
+            _ => config::load(self.flags, path).map_err(ArgError::from),
         })
     }
 
@@ -700,14 +655,27 @@ impl Parser {
                 break;
             }
         }
-        let written = display(&strs[index]);
+        self.take_actions(taken, (index, stop), &display(&strs[index]), seen, out)
+    }
+
+    /// argparse's `take_action` for every action one option token stands for (several for
+    /// packed `-xyz` flags), in order: `taken` holds (action, its argument strings, the option
+    /// as written), `span` the tokens the option covers. `None` when `--help` ends parsing.
+    fn take_actions(
+        &self,
+        taken: Vec<(usize, Vec<String>, String)>,
+        (index, stop): (usize, usize),
+        written: &str,
+        seen: &mut [bool],
+        out: &mut SglangArgs,
+    ) -> Result<Option<usize>, ArgError> {
         for (ai, args, option) in taken {
             let action = self.action(ai);
             seen[ai] = true;
             let occurrence = Occurrence {
                 dest: action.dest.clone(),
                 option: canonical(action),
-                written: written.clone(),
+                written: written.to_owned(),
                 start: index,
                 len: stop - index,
                 from_config: false,
@@ -801,7 +769,9 @@ impl Parser {
                     )
                 })
             }
-            ValueType::HumanInt => human_readable_int(raw).map_err(|m| argument_error(action, &m)),
+            ValueType::HumanInt => {
+                human_readable_int(raw).map_err(|e| argument_error(action, &e.to_string()))
+            }
             ValueType::NullableStr => Ok(if raw.is_empty() || raw == "None" {
                 Value::Null
             } else {
@@ -809,9 +779,9 @@ impl Parser {
             }),
             ValueType::CudaGraphBackend => cuda_graph_backend(raw)
                 .map(|s| Value::String(lossy(s)))
-                .map_err(|m| argument_error(action, &m)),
+                .map_err(|e| argument_error(action, &e.to_string())),
             ValueType::CudaGraphConfig => {
-                cuda_graph_config(raw).map_err(|m| argument_error(action, &m))
+                cuda_graph_config(raw).map_err(|e| argument_error(action, &e.to_string()))
             }
         }
     }
@@ -851,7 +821,7 @@ impl Parser {
             }
             ActionKind::LoraPaths => {
                 let items = value.as_array().cloned().unwrap_or_default();
-                let v = if version::at_least(&self.flags.version, "0.5") {
+                let v = if release::at_least(&self.flags.version, "0.5") {
                     lora_list(&items)?
                 } else {
                     lora_dict(&items)
@@ -933,7 +903,7 @@ fn lora_list(items: &[Value]) -> Result<Value, ArgError> {
         let s = py_strip(raw);
         if s.starts_with('{') && s.ends_with('}') {
             let obj = pyjson::loads(s)
-                .map_err(|e| ArgError::exception(format!("JSONDecodeError: {}", e.text)))?;
+                .map_err(|e| ArgError::exception(format!("JSONDecodeError: {e}")))?;
             let has = |k: &str| obj.as_object().is_some_and(|o| o.contains_key(k));
             if !(has("lora_path") && has("lora_name")) {
                 return Err(ArgError::exception(format!(
@@ -961,18 +931,63 @@ fn lora_dict(items: &[Value]) -> Value {
     Value::Object(map)
 }
 
+/// Why one of SGLang's own `type=` functions rejects a value; argparse reports it as
+/// `argument --x: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ConvertError {
+    /// `parse_cuda_graph_backend_arg`: the retired backend.
+    #[error("tc_piecewise was removed; select breakable, full, or disabled")]
+    RetiredCudaGraphBackend,
+    /// `parse_cuda_graph_config_arg`: not JSON (`json.loads`'s message).
+    #[error("--cuda-graph-config must be JSON: {0}")]
+    CudaGraphConfigJson(JsonError),
+    /// `parse_cuda_graph_config_arg`: JSON, but not an object (the Python type found).
+    #[error("--cuda-graph-config must be a JSON object, got {0}")]
+    CudaGraphConfigNotObject(&'static str),
+    /// A phase other than decode / prefill (`expected`: Python's tuple of the phases).
+    #[error("--cuda-graph-config: unknown phase '{phase}', expected one of {expected}")]
+    UnknownPhase { phase: String, expected: String },
+    /// A phase's settings that are not an object (the Python type found).
+    #[error("--cuda-graph-config['{phase}'] must be a JSON object, got {found}")]
+    PhaseNotObject { phase: String, found: &'static str },
+    /// A setting the phase does not take (`expected`: Python's tuple of the keys it takes).
+    #[error("--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {expected}")]
+    UnknownPhaseKey {
+        phase: String,
+        key: String,
+        expected: String,
+    },
+    /// `human_readable_int`: a decimal number with a binary suffix (`1.5Gi`).
+    #[error(
+        "Decimals are not allowed with IEC suffixes like '{suffix}'. Use an integer IEC value such as '{whole}{suffix}', or an SI value such as '{number}{si}'."
+    )]
+    IecDecimals {
+        suffix: String,
+        /// The integer part, as a suggestion.
+        whole: String,
+        number: String,
+        /// The SI suffix of the same letter.
+        si: char,
+    },
+    /// `human_readable_int`: neither an int nor a number with a known suffix (as printed).
+    #[error(
+        "Invalid integer value: '{0}'. Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). Suffixes are case-sensitive."
+    )]
+    HumanInt(String),
+}
+
 /// SGLang's `parse_cuda_graph_backend_arg` (0.5.15+): the retired backend is an error before
 /// the choices are checked.
-fn cuda_graph_backend(raw: &str) -> Result<&str, String> {
+fn cuda_graph_backend(raw: &str) -> Result<&str, ConvertError> {
     if raw == "tc_piecewise" {
-        return Err("tc_piecewise was removed; select breakable, full, or disabled".into());
+        return Err(ConvertError::RetiredCudaGraphBackend);
     }
     Ok(raw)
 }
 
 /// SGLang's `parse_cuda_graph_config_arg`: a JSON object of phase → settings object, with the
 /// keys each phase accepts.
-fn cuda_graph_config(raw: &str) -> Result<Value, String> {
+fn cuda_graph_config(raw: &str) -> Result<Value, ConvertError> {
     const PHASES: [(&str, &[&str]); 2] = [
         ("decode", &["backend", "max_bs", "bs"]),
         (
@@ -992,38 +1007,37 @@ fn cuda_graph_config(raw: &str) -> Result<Value, String> {
         let parts: Vec<String> = items.iter().map(|s| py_repr_str(s)).collect();
         format!("({})", parts.join(", "))
     };
-    let parsed =
-        pyjson::loads(raw).map_err(|e| format!("--cuda-graph-config must be JSON: {}", e.text))?;
+    let parsed = pyjson::loads(raw).map_err(ConvertError::CudaGraphConfigJson)?;
     let Value::Object(obj) = &parsed else {
-        return Err(format!(
-            "--cuda-graph-config must be a JSON object, got {}",
-            pyjson::type_name(&parsed)
-        ));
+        return Err(ConvertError::CudaGraphConfigNotObject(pyjson::type_name(
+            &parsed,
+        )));
     };
     let mut result = Map::new();
     for (phase, settings) in obj {
         let Some((_, allowed)) = PHASES.iter().find(|(p, _)| p == phase) else {
             let names: Vec<&str> = PHASES.iter().map(|(p, _)| *p).collect();
-            return Err(format!(
-                "--cuda-graph-config: unknown phase '{phase}', expected one of {}",
-                tuple(&names)
-            ));
+            return Err(ConvertError::UnknownPhase {
+                phase: phase.clone(),
+                expected: tuple(&names),
+            });
         };
         let Value::Object(settings) = settings else {
-            return Err(format!(
-                "--cuda-graph-config['{phase}'] must be a JSON object, got {}",
-                pyjson::type_name(settings)
-            ));
+            return Err(ConvertError::PhaseNotObject {
+                phase: phase.clone(),
+                found: pyjson::type_name(settings),
+            });
         };
         if let Some(Value::String(b)) = settings.get("backend") {
             cuda_graph_backend(b)?;
         }
         for key in settings.keys() {
             if !allowed.contains(&key.as_str()) {
-                return Err(format!(
-                    "--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {}",
-                    tuple(allowed)
-                ));
+                return Err(ConvertError::UnknownPhaseKey {
+                    phase: phase.clone(),
+                    key: key.clone(),
+                    expected: tuple(allowed),
+                });
             }
         }
         result.insert(phase.clone(), Value::Object(settings.clone()));
@@ -1033,7 +1047,7 @@ fn cuda_graph_config(raw: &str) -> Result<Value, String> {
 
 /// SGLang's `human_readable_int` (0.5.10+): a plain int, or digits with an SI (`k M G T`,
 /// decimals allowed) or IEC (`Ki Mi Gi Ti`, integers only) suffix, case-sensitive.
-fn human_readable_int(raw: &str) -> Result<Value, String> {
+fn human_readable_int(raw: &str) -> Result<Value, ConvertError> {
     let value = py_strip(raw);
     let split = value
         .char_indices()
@@ -1071,22 +1085,19 @@ fn human_readable_int(raw: &str) -> Result<Value, String> {
             if number.contains('.') {
                 let whole = int.trim_start_matches('0');
                 let whole = if whole.is_empty() { "0" } else { whole };
-                let first = suffix.chars().next().unwrap_or_default();
-                return Err(format!(
-                    "Decimals are not allowed with IEC suffixes like '{suffix}'. Use an integer IEC value such as '{whole}{suffix}', or an SI value such as '{number}{first}'."
-                ));
+                return Err(ConvertError::IecDecimals {
+                    suffix: suffix.to_owned(),
+                    whole: whole.to_owned(),
+                    number: number.to_owned(),
+                    si: suffix.chars().next().unwrap_or_default(),
+                });
             }
             return Ok(int_value(false, &mul_small(int, 1u64 << shift)));
         }
         let zeros = si.unwrap_or(0);
         return Ok(int_value(false, &decimal_times_pow10(int, frac, zeros)));
     }
-    py_int(value).ok_or_else(|| {
-        format!(
-            "Invalid integer value: '{}'. Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). Suffixes are case-sensitive.",
-            display(value)
-        )
-    })
+    py_int(value).ok_or_else(|| ConvertError::HumanInt(display(value)))
 }
 
 /// Decimal digit string × small factor, as a decimal digit string.
@@ -1158,6 +1169,7 @@ fn decimal_times_pow10(int: &str, frac: &str, zeros: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sglang::ArgErrorKind;
     use crate::sglang::flagset::get;
     use serde_json::json;
 

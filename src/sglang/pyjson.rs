@@ -7,13 +7,15 @@ use serde_json::{Map, Value};
 
 use super::pytypes::{float_value, int_value};
 
-/// A decode failure: `msg` plus the code-point position it refers to.
-#[derive(Debug, Clone, PartialEq)]
+/// A decode failure: `msg` plus the code-point position it refers to; displayed as Python's
+/// `JSONDecodeError` text, `msg: line L column C (char P)`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{msg}: line {line} column {column} (char {pos})")]
 pub(crate) struct JsonError {
     pub msg: &'static str,
     pub pos: usize,
-    /// Python's full text: `msg: line L column C (char P)`.
-    pub text: String,
+    pub line: usize,
+    pub column: usize,
 }
 
 /// Python hits its recursion limit a little under 1000 nested containers; the exact depth
@@ -278,7 +280,8 @@ fn error(doc: &[char], msg: &'static str, pos: usize) -> JsonError {
     JsonError {
         msg,
         pos,
-        text: format!("{msg}: line {lineno} column {colno} (char {pos})"),
+        line: lineno,
+        column: colno,
     }
 }
 
@@ -329,7 +332,7 @@ mod tests {
     use serde_json::json;
 
     fn err(s: &str) -> String {
-        loads(s).unwrap_err().text
+        loads(s).unwrap_err().to_string()
     }
 
     /// Expected texts are CPython 3.11's (`python3 -c 'import json; json.loads(...)'`).

@@ -154,8 +154,8 @@ fn digits_with_underscores(s: &str) -> Option<String> {
 /// default), beyond which `int()` raises ValueError.
 const INT_MAX_STR_DIGITS: usize = 4300;
 
-/// `int(s)` in base 10. Integers beyond 64 bits become the nearest double, as they do when the
-/// oracle's JSON is read back.
+/// `int(s)` in base 10. Integers beyond 64 bits become the nearest double, as they do when
+/// Python's JSON of the namespace (the conformance goldens) is read back.
 pub(crate) fn py_int(s: &str) -> Option<Value> {
     let t = to_ascii_number(s);
     let (neg, body) = match t.as_bytes().first() {
@@ -250,8 +250,8 @@ pub(crate) fn py_float(s: &str) -> Option<f64> {
     Some(if neg { -magnitude } else { magnitude })
 }
 
-/// A float as the oracle writes it: a JSON number, or `{"__float__": "inf" | "-inf" | "nan"}`
-/// for what JSON cannot hold.
+/// A float as the conformance goldens record it: a JSON number, or
+/// `{"__float__": "inf" | "-inf" | "nan"}` for what JSON cannot hold.
 pub(crate) fn float_value(f: f64) -> Value {
     match Number::from_f64(f) {
         Some(n) => Value::Number(n),

@@ -1,17 +1,21 @@
 //! Which SGLang flag set to use: `--sglang-version`, else the installed `sglang-*.dist-info`.
 //!
-//! Detection reads the file system only (no Python is run, SGLang is not imported): it resolves
-//! the interpreter, works out the `site-packages` directories that interpreter would put on
-//! `sys.path` (PYTHONPATH, a venv's own or the installation prefix's, the user site, the Debian
-//! system dirs) and looks for SGLang's distribution metadata there, in that order.
+//! Detection reads the file system only (no Python is run, SGLang is not imported): it looks
+//! for SGLang's distribution metadata in the `site-packages` directories the interpreter would
+//! put on `sys.path`, in that order (see [`super::site`]).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::flagset::{self, FlagSet, KNOWN_VERSIONS};
+use super::flagset::{self, FlagSet};
+use super::release::{self, KNOWN_VERSIONS};
+use super::site;
 
-/// How the version was chosen (plan/v1 `sglang_version_source`).
+/// Version ordering lives with the release list; re-exported for the many callers that compare.
+pub use super::release::{at_least, cmp, looks_like_version};
+
+/// How the version was chosen (the plan JSON's `sglang_version_source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VersionSource {
@@ -49,18 +53,16 @@ impl Selected {
     }
 }
 
-/// The known flag set for `version`: exact (by release order) → `Ok`, else the nearest older
-/// known one (the oldest for versions older than all) → `Err`.
+/// The known flag set for `version`: the same release (in release order) → `Ok`, else the
+/// nearest older known one (the oldest for versions older than all) → `Err`.
 fn flag_set_for(version: &str) -> Result<&'static FlagSet, &'static FlagSet> {
-    let get = |v: &str| flagset::get(v).expect("every KNOWN_VERSIONS entry is embedded");
-    if let Some(v) = KNOWN_VERSIONS.iter().find(|k| cmp(k, version).is_eq()) {
-        return Ok(get(v));
+    let known = KNOWN_VERSIONS[release::nearest(version)];
+    let flags = flagset::get(known).expect("every KNOWN_VERSIONS entry is embedded");
+    if cmp(known, version).is_eq() {
+        Ok(flags)
+    } else {
+        Err(flags)
     }
-    let older = KNOWN_VERSIONS
-        .iter()
-        .rev()
-        .find(|k| cmp(k, version).is_lt());
-    Err(get(older.unwrap_or(&KNOWN_VERSIONS[0])))
 }
 
 /// Choose the flag set: the `--sglang-version` option if given, else the version installed for
@@ -114,341 +116,19 @@ pub fn sglang_installed(python: Option<&Path>) -> bool {
     find_installed(python).is_some()
 }
 
-/// The interpreter to inspect: the given path (a bare name is looked up on PATH), else
-/// `python3`, else `python` on PATH.
-fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
-    match python {
-        Some(p) if p.components().count() > 1 || p.is_absolute() => {
-            Some(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
-        }
-        Some(p) => which::which(p).ok(),
-        None => which::which("python3")
-            .or_else(|_| which::which("python"))
-            .ok(),
-    }
-}
-
-/// A pyenv shim (`<root>/shims/python3`, a shell script) stands for the interpreter of the
-/// selected pyenv version: `PYENV_VERSION`, else the nearest `.python-version` from the current
-/// directory up, else `<root>/version`. `None` when it is not a shim or names no installed
-/// version (e.g. "system").
-fn pyenv_target(exe: &Path) -> Option<PathBuf> {
-    let cwd = std::env::current_dir().ok();
-    pyenv_target_in(exe, std::env::var("PYENV_VERSION").ok(), cwd.as_deref())
-}
-
-fn pyenv_target_in(exe: &Path, env_version: Option<String>, cwd: Option<&Path>) -> Option<PathBuf> {
-    let shims = exe.parent()?;
-    if shims.file_name()? != "shims" {
-        return None;
-    }
-    let root = shims.parent()?;
-    let versions = root.join("versions");
-    if !versions.is_dir() {
-        return None;
-    }
-    let first_word = |text: &str| {
-        text.split(|c: char| c.is_whitespace() || c == ':')
-            .find(|w| !w.is_empty() && !w.starts_with('#'))
-            .map(str::to_owned)
-    };
-    let from_env = env_version.and_then(|v| first_word(&v));
-    let from_local = || {
-        cwd?.ancestors()
-            .find_map(|d| std::fs::read_to_string(d.join(".python-version")).ok())
-            .and_then(|t| first_word(&t))
-    };
-    let from_global = || {
-        std::fs::read_to_string(root.join("version"))
-            .ok()
-            .and_then(|t| first_word(&t))
-    };
-    let version = from_env.or_else(from_local).or_else(from_global)?;
-    let target = versions.join(version).join("bin").join(exe.file_name()?);
-    target.exists().then_some(target)
-}
-
-/// `lib/python3.*` directories under a prefix, the interpreter's own version first when its
-/// file name says it (`python3.11`).
-fn lib_dirs(prefix: &Path, hint: Option<&str>) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for lib in ["lib", "lib64"] {
-        let Ok(rd) = std::fs::read_dir(prefix.join(lib)) else {
-            continue;
-        };
-        let mut found: Vec<PathBuf> = rd
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-            .map(|e| e.path())
-            .collect();
-        found.sort();
-        found.reverse(); // newest minor first when several
-        if let Some(h) = hint {
-            found.sort_by_key(|p| p.file_name().is_none_or(|n| n.to_string_lossy() != h));
-        }
-        dirs.extend(found);
-    }
-    dirs
-}
-
-/// The directories Python would search for `sglang`, in `sys.path` order.
-pub fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(pp) = std::env::var_os("PYTHONPATH") {
-        dirs.extend(std::env::split_paths(&pp).filter(|p| !p.as_os_str().is_empty()));
-    }
-    let Some(exe) = interpreter(python) else {
-        return dirs;
-    };
-    let exe = pyenv_target(&exe).unwrap_or(exe);
-    let name = exe.file_name().map(|n| n.to_string_lossy().into_owned());
-    let hint = name
-        .as_deref()
-        .filter(|n| n.starts_with("python3."))
-        .map(str::to_owned);
-    let resolved = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
-    let resolved_hint = resolved
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("python3."));
-    let hint = hint.or(resolved_hint);
-    let site = |prefix: &Path, out: &mut Vec<PathBuf>| {
-        for lib in lib_dirs(prefix, hint.as_deref()) {
-            out.push(lib.join("site-packages"));
-            out.push(lib.join("dist-packages"));
-        }
-    };
-    // A venv: `<venv>/bin/python` (unresolved) with `<venv>/pyvenv.cfg`.
-    let venv = exe
-        .parent()
-        .and_then(Path::parent)
-        .filter(|v| v.join("pyvenv.cfg").is_file());
-    let mut system_site = true;
-    if let Some(v) = venv {
-        let cfg = std::fs::read_to_string(v.join("pyvenv.cfg")).unwrap_or_default();
-        system_site = cfg.lines().any(|l| {
-            let mut kv = l.splitn(2, '=');
-            kv.next().map(str::trim) == Some("include-system-site-packages")
-                && kv
-                    .next()
-                    .map(str::trim)
-                    .is_some_and(|x| x.eq_ignore_ascii_case("true"))
-        });
-        site(v, &mut dirs);
-    }
-    if system_site {
-        if let Some(home) = std::env::var_os("HOME") {
-            site(&Path::new(&home).join(".local"), &mut dirs);
-        }
-        // The base installation (pyenv, conda, /usr, /usr/local): <prefix>/bin/python3.X
-        if let Some(prefix) = resolved.parent().and_then(Path::parent) {
-            site(prefix, &mut dirs);
-        }
-        site(Path::new("/usr/local"), &mut dirs);
-        dirs.push(PathBuf::from("/usr/lib/python3/dist-packages"));
-        site(Path::new("/usr"), &mut dirs);
-    }
-    let mut seen = std::collections::HashSet::new();
-    dirs.retain(|d| seen.insert(d.clone()));
-    dirs
-}
-
-/// Normalized distribution name (PEP 503: case-insensitive, runs of `-_.` equal).
-pub fn normalize(name: &str) -> String {
-    let mut out = String::new();
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
-/// The `Version:` header of a METADATA / PKG-INFO file.
-fn metadata_version(dir: &Path) -> Option<String> {
-    for f in ["METADATA", "PKG-INFO"] {
-        let Ok(text) = std::fs::read_to_string(dir.join(f)) else {
-            continue;
-        };
-        for line in text.lines() {
-            if line.is_empty() {
-                break; // end of the headers
-            }
-            if let Some(v) = line.strip_prefix("Version:") {
-                return Some(v.trim().to_owned());
-            }
-        }
-    }
-    None
-}
-
-/// An installed distribution: its `.dist-info` (or `.egg-info`) directory in one search dir.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dist {
-    /// PEP 503 normalized name (`flashinfer-python`, `nvidia-nccl-cu12`).
-    pub name: String,
-    /// The full version, local label included (`2.9.1+cu130`).
-    pub version: String,
-    pub path: PathBuf,
-}
-
-/// The distributions in one directory whose normalized name `wanted` accepts, in directory
-/// order (stale copies of one distribution may all be listed). Versions come from the
-/// directory name; only odd names (`sglang.egg-info`) cost a read of the metadata.
-pub fn dists_in(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Dist> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for entry in rd.flatten() {
-        let file_name = entry.file_name();
-        let name = file_name.to_string_lossy();
-        let Some(stem) = name
-            .strip_suffix(".dist-info")
-            .or_else(|| name.strip_suffix(".egg-info"))
-        else {
-            continue;
-        };
-        let (dist, version) = match stem.split_once('-') {
-            Some((d, v)) => (d, Some(v)),
-            None => (stem, None),
-        };
-        let dist = normalize(dist);
-        if !wanted(&dist) {
-            continue;
-        }
-        let path = entry.path();
-        // `sglang-0.5.23.dist-info` carries the version (an egg-info may add `-py3.11`).
-        let version = match version.filter(|v| v.starts_with(|c: char| c.is_ascii_digit())) {
-            Some(v) => v.split_once('-').map_or(v, |(v, _)| v).to_owned(),
-            None => match metadata_version(&path) {
-                Some(v) => v,
-                None => continue,
-            },
-        };
-        out.push(Dist {
-            name: dist,
-            version,
-            path,
-        });
-    }
-    out
-}
-
-/// SGLang's distribution metadata in one directory (the newest if stale copies linger).
-fn installed_in(dir: &Path) -> Option<Installed> {
-    dists_in(dir, |n| n == "sglang")
-        .into_iter()
-        .max_by(|a, b| cmp(&a.version, &b.version))
-        .map(|d| Installed {
-            version: d.version,
-            dist_info: d.path,
-        })
-}
-
-/// The SGLang installed for the interpreter, if any: the first search directory that has it.
+/// The SGLang installed for the interpreter, if any: the first search directory that has it
+/// (the newest there if stale copies linger).
 pub fn find_installed(python: Option<&Path>) -> Option<Installed> {
-    search_dirs(python).iter().find_map(|d| installed_in(d))
-}
-
-/// Release numbers of a version string (`0.5.10.post1` → [0, 5, 10, 1]; `rc`/`dev` parts sort
-/// below the release, good enough for choosing flag sets and rule ranges).
-fn key(v: &str) -> Vec<i64> {
-    let mut out = Vec::new();
-    // A local label (`+cu128`) does not change which release it is.
-    let public = v
-        .trim()
-        .trim_start_matches('v')
-        .split('+')
-        .next()
-        .unwrap_or_default();
-    for part in public.split('.') {
-        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-        let rest = &part[digits.len()..];
-        if let Ok(n) = digits.parse() {
-            out.push(n);
-        }
-        if let Some(post) = rest.strip_prefix("post") {
-            out.push(post.parse().unwrap_or(0));
-        } else if !rest.is_empty() {
-            // rc/dev/a/b: below the release it precedes
-            out.push(-1);
-        }
-    }
-    out
-}
-
-/// `a <= b` in release order.
-pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (ka, kb) = (key(a), key(b));
-    let n = ka.len().max(kb.len());
-    let pad = |k: &Vec<i64>, i: usize| k.get(i).copied().unwrap_or(0);
-    (0..n)
-        .map(|i| pad(&ka, i).cmp(&pad(&kb, i)))
-        .find(|o| o.is_ne())
-        .unwrap_or(std::cmp::Ordering::Equal)
-}
-
-/// A PEP 440-style release: digits, then dot-separated parts (`0.5.23`, `0.5.10.post1`,
-/// `0.5.24rc1`, `0.5.23+cu128`).
-pub fn looks_like_version(v: &str) -> bool {
-    let v = v.trim().trim_start_matches('v');
-    let release = v.split(['+', '-']).next().unwrap_or("");
-    let mut parts = release.split('.');
-    parts
-        .next()
-        .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-        && parts.all(|p| {
-            !p.is_empty()
-                && p.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-                && p.chars().all(|c| c.is_ascii_alphanumeric())
-        })
-}
-
-/// `version >= min`.
-pub fn at_least(version: &str, min: &str) -> bool {
-    cmp(version, min).is_ge()
+    site::find_one(&site::search_dirs(python), "sglang").map(|d| Installed {
+        version: d.version,
+        dist_info: d.path,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn version_numbers_are_told_from_garbage() {
-        for ok in [
-            "0.5.23",
-            "0.5.10.post1",
-            "0.5.24rc1",
-            "0.5.23+cu128",
-            "1",
-            "v0.5.5",
-        ] {
-            assert!(looks_like_version(ok), "{ok}");
-        }
-        for bad in ["", "garbage", "latest", "0..5", ".5", "0.5.", "0.5 .2"] {
-            assert!(!looks_like_version(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn versions_order_like_releases() {
-        assert!(at_least("0.5.23", "0.5.15"));
-        assert!(at_least("0.5.10.post1", "0.5.10"));
-        assert!(!at_least("0.5.10", "0.5.10.post1"));
-        assert!(!at_least("0.5.9", "0.5.15"));
-        assert!(!at_least("0.5.15rc1", "0.5.15"));
-        assert!(at_least("0.10.0", "0.5.23"));
-        assert!(cmp("0.5.23+cu128", "0.5.23").is_eq());
-    }
 
     #[test]
     fn option_selects_exact_or_nearest_older() {
@@ -582,7 +262,7 @@ mod tests {
         let py = venv(tmp.path(), &[], true);
         let base_site = tmp.path().join("base/lib/python3.11/site-packages");
         fs::create_dir_all(base_site.join("sglang-0.5.23.dist-info")).unwrap();
-        let dirs = search_dirs(Some(&py));
+        let dirs = site::search_dirs(Some(&py));
         let venv_i = dirs
             .iter()
             .position(|d| d.starts_with(tmp.path().join("venv")))
@@ -595,38 +275,7 @@ mod tests {
             "include-system-site-packages = false\n",
         )
         .unwrap();
-        assert!(!search_dirs(Some(&py)).contains(&base_site));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn pyenv_shims_stand_for_the_selected_version() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("pyenv");
-        fs::create_dir_all(root.join("shims")).unwrap();
-        fs::write(root.join("shims/python3"), "#!/bin/sh\n").unwrap();
-        let bin = root.join("versions/3.12.1/bin");
-        fs::create_dir_all(&bin).unwrap();
-        fs::write(bin.join("python3"), "").unwrap();
-        fs::write(root.join("version"), "3.12.1\n").unwrap();
-        let shim = root.join("shims/python3");
-        let target = bin.join("python3");
-        assert_eq!(
-            pyenv_target_in(&shim, None, Some(&root)),
-            Some(target.clone())
-        );
-        assert_eq!(
-            pyenv_target_in(&shim, Some("3.12.1:3.11".into()), None),
-            Some(target.clone())
-        );
-        assert_eq!(pyenv_target_in(&shim, Some("system".into()), None), None);
-        fs::write(tmp.path().join(".python-version"), "3.12.1\n").unwrap();
-        fs::write(root.join("version"), "system\n").unwrap();
-        assert_eq!(
-            pyenv_target_in(&shim, None, Some(&root.join("shims"))),
-            Some(target)
-        );
-        assert_eq!(pyenv_target(&bin.join("python3")), None);
+        assert!(!site::search_dirs(Some(&py)).contains(&base_site));
     }
 
     /// Timing on a real interpreter: `SGLANG_LAUNCH_TEST_PYTHON=/path/to/venv/bin/python

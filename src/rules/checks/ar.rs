@@ -17,7 +17,7 @@ const FORCING: &[&str] = &[
 
 /// The SGLang release whose pinned kernel reads SGLANG_CUSTOM_ALLREDUCE_ALGO.
 fn algo_read(ctx: &Context) -> bool {
-    crate::rules::envs::KERNEL_ENVS.iter().any(|(n, since)| {
+    crate::sglang::envs::KERNEL_ENVS.iter().any(|(n, since)| {
         *n == "SGLANG_CUSTOM_ALLREDUCE_ALGO" && crate::sglang::version::at_least(ctx.version, since)
     })
 }
@@ -60,7 +60,7 @@ pub fn forced_pcie(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // A name no upstream release reads (a fork's or a local patch's) deserves saying so too.
-    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
     let foreign: Vec<&str> = set.iter().copied().filter(|n| !reg.knows(n)).collect();
     let note = if foreign.is_empty() {
         String::new()

@@ -1,8 +1,8 @@
 //! Environment variables against SGLang's per-release registry.
 
 use super::*;
-use crate::rules::envs::{self, Registry};
 use crate::rules::{EnvEdit, Fix};
+use crate::sglang::envs::{self, Registry};
 
 /// SGLang-prefixed names the registry checks cover (kernel variables have their own rules).
 /// The launcher's own variables (`SGLANG_LAUNCH_*`) are not SGLang's.

@@ -37,7 +37,7 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     // fixed before the oldest release here; what remains is the SPEC_V2 accept-length drop
     // (#16274, fixed by #16310): the overlap worker's draft-extend of 0.5.5 has the metadata
     // the fix set, 0.5.10.post1's rewritten worker no longer does. Only SPEC_V2 runs that path.
-    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
     let spec_v2 = reg.knows("SGLANG_ENABLE_SPEC_V2")
         && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
     if !spec_v2 || crate::sglang::version::at_least(ctx.version, "0.5.10") {
@@ -93,7 +93,7 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
         )));
     }
     // The 0.5.5-era overlap scheduler for speculative decoding (spec v2) is chain-only.
-    let (reg, _) = crate::rules::envs::for_version(ctx.version);
+    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
     if reg.knows("SGLANG_ENABLE_SPEC_V2")
         && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true)
     {
@@ -193,10 +193,10 @@ pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let why = match &load.problem {
-        Some((crate::facts::model::ProblemKind::Unavailable, _)) => {
+        Some(crate::facts::model::ModelProblem::Unavailable(_)) => {
             "is not a local directory and not in the Hugging Face cache".to_string()
         }
-        Some((_, msg)) => format!("could not be read ({msg})"),
+        Some(problem) => format!("could not be read ({problem})"),
         None => "has no weight size the launcher can read or estimate".to_string(),
     };
     vec![Fired::new(format!(

@@ -1,0 +1,151 @@
+//! PyYAML's `yaml.safe_load`, reduced to the Python values it builds and the exceptions it
+//! raises, for reading SGLang's `--config` files the way SGLang does.
+//!
+//! * `compose`: text → one document's node tree (saphyr-parser's events, adjusted to YAML 1.1
+//!   where PyYAML reads differently);
+//! * `resolve`: the implicit resolver, which type a plain scalar is;
+//! * `construct` and `scalar`: nodes → [`Py`] values;
+//! * `value`: the values, and Python's `str()`, `repr()`, `json.dumps()`;
+//! * `error`: what goes wrong, as Python's exception lines.
+//!
+//! Checked against PyYAML itself by the goldens in `tests/conformance/yaml-scalars.jsonl`.
+
+mod compose;
+mod construct;
+pub mod error;
+mod resolve;
+mod scalar;
+mod value;
+
+use saphyr_parser::Tag;
+
+pub use error::{DumpError, YamlError};
+pub use value::Py;
+
+/// One YAML node before construction.
+#[derive(Debug, Clone)]
+enum Node {
+    Scalar {
+        value: String,
+        plain: bool,
+        tag: Option<Tag>,
+        line: usize,
+        col: usize,
+    },
+    Seq(Vec<Node>, Option<Tag>),
+    Map(Vec<(Node, Node)>, Option<Tag>),
+}
+
+/// `yaml.safe_load(text)`: the one document's value (no document → `None`). `name` labels
+/// error messages, as PyYAML's marks name the stream.
+pub fn safe_load(name: &str, text: &str) -> Result<Py, YamlError> {
+    match compose::compose(name, text)? {
+        None => Ok(Py::None),
+        Some(root) => construct::construct(name, &root),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PyYAML's own answers (tests/conformance/yaml-scalars.jsonl, made by
+    /// `scripts/gen-conformance.py --yaml-scalars`): the value's type and `str()`, or the
+    /// exception class (YAML errors compared by family).
+    #[test]
+    fn scalars_read_like_pyyaml() {
+        let text = include_str!("../../../tests/conformance/yaml-scalars.jsonl");
+        let (n, bad) = replay_yaml_goldens(text);
+        assert!(n > 1000, "{n}");
+        assert!(bad.is_empty(), "{} of {n}:\n{}", bad.len(), bad.join("\n"));
+    }
+
+    /// An extra round from a file of the same format (`YAML_GOLDENS=path`), not committed.
+    #[test]
+    fn extra_yaml_goldens() {
+        let Ok(path) = std::env::var("YAML_GOLDENS") else {
+            return;
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (n, bad) = replay_yaml_goldens(&text);
+        assert!(bad.is_empty(), "{} of {n}:\n{}", bad.len(), bad.join("\n"));
+    }
+
+    fn replay_yaml_goldens(text: &str) -> (usize, Vec<String>) {
+        let mut bad = Vec::new();
+        let mut n = 0;
+        for line in text.lines() {
+            let case: serde_json::Value = serde_json::from_str(line).unwrap();
+            let doc = case["doc"].as_str().unwrap();
+            n += 1;
+            // The value under "k" when there is one, else the whole document (as the probe).
+            let got = safe_load("t.yaml", doc).map(|v| match v {
+                Py::Dict(pairs) if pairs.iter().any(|(k, _)| *k == Py::Str("k".into())) => pairs
+                    .into_iter()
+                    .find(|(k, _)| *k == Py::Str("k".into()))
+                    .map_or(Py::None, |(_, v)| v),
+                other => other,
+            });
+            match (&case["error"], got) {
+                (serde_json::Value::String(class), Err(e)) => {
+                    let yaml_family = |c: &str| {
+                        [
+                            "ScannerError",
+                            "ParserError",
+                            "ComposerError",
+                            "ConstructorError",
+                        ]
+                        .contains(&c)
+                    };
+                    let message = e.to_string();
+                    let ours = message.split(':').next().unwrap_or_default().to_owned();
+                    if !(ours == *class || yaml_family(&ours) && yaml_family(class)) {
+                        bad.push(format!("{doc:?}: golden {class}, ours {message}"));
+                    }
+                }
+                (serde_json::Value::String(class), Ok(v)) => {
+                    bad.push(format!("{doc:?}: golden {class}, ours {v:?}"))
+                }
+                (_, Err(e)) => bad.push(format!("{doc:?}: golden {case}, ours {e}")),
+                (_, Ok(v)) => {
+                    let ty = v.short_type_name();
+                    // A set's order is Python's string-hash order, random per run.
+                    let same_str = ty == "set" || v.py_str() == case["str"].as_str().unwrap();
+                    if !same_str || ty != case["type"] {
+                        bad.push(format!(
+                            "{doc:?}: golden {case}, ours {ty} {:?}",
+                            v.py_str()
+                        ));
+                    }
+                }
+            }
+        }
+        (n, bad)
+    }
+
+    #[test]
+    fn tabs_only_inside_quoted_and_block_scalars_and_comments() {
+        for ok in [
+            "k: \"a\tb\"\n",
+            "k: 'a\tb'\n",
+            "k: |\n  a\tb\n",
+            "k: 1 # c\td\n",
+            "# \t\nk: 1\n",
+        ] {
+            assert!(safe_load("t.yaml", ok).is_ok(), "{ok:?}");
+        }
+        for bad in ["k: 1\t\n", "k: a\tb\n", "k: [1,\t2]\n", "k: 1\nj: 2\t# c\n"] {
+            let e = safe_load("t.yaml", bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("ScannerError: while scanning for the next token"),
+                "{bad:?}: {e}"
+            );
+        }
+        assert!(
+            safe_load("t.yaml", "k: 1\nj: 2\t\n")
+                .unwrap_err()
+                .to_string()
+                .ends_with("line 2, column 5")
+        );
+    }
+}
