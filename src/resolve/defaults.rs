@@ -195,6 +195,89 @@ pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
     Some(if a == "NEXTN" { "EAGLE".into() } else { a })
 }
 
+/// What every formula generation reads: the arguments and facts `resolve` gathers once.
+struct Inputs<'a> {
+    family: Family,
+    version: &'a str,
+    args: &'a SglangArgs,
+    env: &'a Env,
+    model: Option<&'a ModelFacts>,
+    /// GPU capacity in MiB (`None`: unknown).
+    g: Option<f64>,
+    tp: i64,
+    pp: i64,
+    /// The speculative algorithm after renames.
+    spec: Option<String>,
+    attn_dp: i64,
+    model_path: &'a str,
+    mla: bool,
+    multimodal: bool,
+    a2a: String,
+    deepep: bool,
+    disagg: String,
+    user_mrr: Option<i64>,
+    max_prefill_tokens: i64,
+    max_total_tokens: Option<i64>,
+    no_padding: bool,
+    disable_cuda_graph: bool,
+    user_decode_max: Option<i64>,
+    user_decode_bs: Option<Vec<i64>>,
+    /// The tier's decode `max_bs` for this TP size.
+    tier_bs: i64,
+    /// Chunked prefill size before the DP-attention split (user's, else the tier's).
+    cps0: i64,
+}
+
+fn inputs<'a>(
+    version: &'a str,
+    args: &'a SglangArgs,
+    env: &'a Env,
+    p: &Parallel,
+    gpu_mem_mib: Option<u64>,
+    model: Option<&'a ModelFacts>,
+) -> Inputs<'a> {
+    let family = Family::of(version);
+    let g = gpu_mem_mib.map(|m| m as f64);
+    let tp = bounded(p.tp);
+    let a2a = str_of(args, &["--moe-a2a-backend"])
+        .unwrap_or("none")
+        .to_owned();
+    let deepep = a2a == "deepep" || flag_of(args, &["--enable-deepep-moe"]);
+    let (t_cps, t_bs_small, t_bs_large) = match g {
+        Some(g) => tier(family, version, g),
+        None => (4096, 160, 160),
+    };
+    Inputs {
+        family,
+        version,
+        args,
+        env,
+        model,
+        g,
+        tp,
+        pp: bounded(p.pp),
+        spec: speculative_algorithm(args),
+        attn_dp: bounded(p.attn_dp),
+        model_path: args.str("--model-path").unwrap_or(""),
+        mla: model.is_some_and(ModelFacts::is_mla),
+        multimodal: model.is_some_and(|m| m.is_multimodal),
+        a2a,
+        deepep,
+        disagg: str_of(args, &["--disaggregation-mode"])
+            .unwrap_or("null")
+            .to_owned(),
+        user_mrr: int_arg(args, "--max-running-requests"),
+        max_prefill_tokens: int_arg(args, "--max-prefill-tokens").unwrap_or(16384),
+        max_total_tokens: int_arg(args, "--max-total-tokens"),
+        no_padding: flag_of(args, &["--disable-cuda-graph-padding"]),
+        disable_cuda_graph: flag_of(args, &["--disable-cuda-graph"]),
+        user_decode_max: int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]),
+        user_decode_bs: int_list(args, &["--cuda-graph-bs-decode", "--cuda-graph-bs"]),
+        tier_bs: if tp < 4 { t_bs_small } else { t_bs_large },
+        cps0: int_arg(args, "--chunked-prefill-size").unwrap_or(t_cps),
+    }
+}
+
 /// SGLang's resolution of the memory-related defaults for this version, arguments and GPU.
 /// `gpu_mem_mib` is what SGLang reads: the minimum `memory.total` over every GPU on the node.
 pub fn resolve(
@@ -205,349 +288,410 @@ pub fn resolve(
     gpu_mem_mib: Option<u64>,
     model: Option<&ModelFacts>,
 ) -> SglangDefaults {
-    let family = Family::of(version);
-    let g = gpu_mem_mib.map(|m| m as f64);
-    let (tp, pp) = (bounded(p.tp), bounded(p.pp));
-    let spec = speculative_algorithm(args);
-    let attn_dp = bounded(p.attn_dp);
-    let model_path = args.str("--model-path").unwrap_or("");
-    let mla = model.is_some_and(ModelFacts::is_mla);
-    let multimodal = model.is_some_and(|m| m.is_multimodal);
-    let a2a = str_of(args, &["--moe-a2a-backend"])
-        .unwrap_or("none")
-        .to_owned();
-    let deepep = a2a == "deepep" || flag_of(args, &["--enable-deepep-moe"]);
-    let disagg = str_of(args, &["--disaggregation-mode"])
-        .unwrap_or("null")
-        .to_owned();
-    let user_cps = int_arg(args, "--chunked-prefill-size");
-    let user_mrr = int_arg(args, "--max-running-requests");
-    let max_prefill_tokens = int_arg(args, "--max-prefill-tokens").unwrap_or(16384);
-    let max_total_tokens = int_arg(args, "--max-total-tokens");
-    let no_padding = flag_of(args, &["--disable-cuda-graph-padding"]);
-    let disable_cuda_graph = flag_of(args, &["--disable-cuda-graph"]);
-    let user_decode_max = int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]);
-    let user_decode_bs = int_list(args, &["--cuda-graph-bs-decode", "--cuda-graph-bs"]);
-    let (t_cps, t_bs_small, t_bs_large) = match g {
-        Some(g) => tier(family, version, g),
-        None => (4096, 160, 160),
+    let i = inputs(version, args, env, p, gpu_mem_mib, model);
+    // DP attention divides the chunk among the DP ranks (after the mfs heuristic ran).
+    let cps_final = if i.attn_dp > 1 && i.cps0 > 0 {
+        i.cps0 / i.attn_dp
+    } else {
+        i.cps0
     };
-    let cps0 = user_cps.unwrap_or(t_cps);
+    let mut out = SglangDefaults {
+        mem_fraction_static: 0.88,
+        chunked_prefill_size: cps_final,
+        decode_graph: !i.disable_cuda_graph,
+        decode_max_bs: None,
+        decode_bs: None,
+        max_running_requests: max_running_requests(&i),
+        prefill_graph: false,
+        prefill_bs: Vec::new(),
+        reserved_mib: 0.0,
+        attn_dp_size: i.attn_dp,
+    };
+    let post_capture = match i.family {
+        Family::V0410 => {
+            v0410(&i, &mut out);
+            false
+        }
+        Family::V055 => {
+            v055(&i, &mut out);
+            false
+        }
+        Family::V0510 => {
+            v0510(&i, &mut out);
+            false
+        }
+        Family::V0515 => v0515(&i, &mut out),
+    };
+    vision_tower(&i, &mut out, post_capture);
+    out
+}
 
-    // Speculative decoding sets max_running_requests=48 when unset (EAGLE family, STANDALONE, NGRAM).
-    let mrr = match (&spec, user_mrr) {
+/// Speculative decoding sets max_running_requests=48 when unset (EAGLE family, STANDALONE, NGRAM).
+fn max_running_requests(i: &Inputs) -> Option<i64> {
+    match (&i.spec, i.user_mrr) {
         (_, Some(u)) => Some(u),
         (Some(s), None) => {
-            let sets_48 = match family {
+            let sets_48 = match i.family {
                 Family::V0410 => matches!(s.as_str(), "EAGLE" | "EAGLE3"),
                 _ => matches!(s.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE" | "NGRAM"),
             };
             sets_48.then_some(48)
         }
         _ => None,
+    }
+}
+
+/// `mem_fraction_static = round((g - R) / g, 3)` for the reserve `r` on a GPU of `g` MiB.
+fn apply_reserve(out: &mut SglangDefaults, g: f64, r: f64) {
+    out.reserved_mib = r;
+    out.mem_fraction_static = round3((g - r) / g);
+}
+
+/// ≤ 0.5.2: the reserve `R` is a per-capacity-tier constant plus a TP·PP term.
+fn v0410(i: &Inputs, out: &mut SglangDefaults) {
+    let ps = (i.tp * i.pp) as f64;
+    out.decode_max_bs = i
+        .user_decode_max
+        .or_else(|| i.g.filter(|&g| g < 35.0 * GIB).map(|_| i.tier_bs));
+    if let Some(g) = i.g {
+        let mut r = if g < 35.0 * GIB {
+            (2.8 + ps / 10.0) * GIB
+        } else if g < 90.0 * GIB {
+            (9.5 + ps / 2.0) * GIB
+        } else if g < 160.0 * GIB {
+            (12.0 + ps / 2.0) * GIB
+        } else {
+            32.0 * GIB
+        };
+        if i.spec.is_some() {
+            r += 2.0 * GIB;
+        }
+        if i.attn_dp > 1 {
+            r += 4.0 * GIB;
+        }
+        apply_reserve(out, g, r);
+    }
+}
+
+/// 0.5.3 – 0.5.9: decode graph list and the activation/graph reserve; no prefill graph.
+fn v055(i: &Inputs, out: &mut SglangDefaults) {
+    let max_bs = decode_graph_v055(i, out);
+    if let Some(g) = i.g {
+        apply_reserve(out, g, reserve_v055(i, g, max_bs, false, 0));
+    }
+}
+
+/// 0.5.10 – 0.5.14: as 0.5.3, plus piecewise prefill graphs and their share of the reserve.
+fn v0510(i: &Inputs, out: &mut SglangDefaults) {
+    let max_bs = decode_graph_v055(i, out);
+    let piecewise = piecewise_v0510(i);
+    let max_tokens = int_of(i.args, &["--piecewise-cuda-graph-max-tokens"]).unwrap_or_else(|| {
+        let mut m = if i.mla { 2048 } else { i.cps0 };
+        if let Some(t) = i.max_total_tokens {
+            m = m.min(t);
+        }
+        if i.model_path.to_ascii_lowercase().contains("llama-2") {
+            m = m.min(4096);
+        }
+        m
+    });
+    out.prefill_bs = int_list(i.args, &["--piecewise-cuda-graph-tokens"])
+        .unwrap_or_else(|| prefill_batch_sizes(max_tokens));
+    out.prefill_graph = piecewise;
+    if let Some(g) = i.g {
+        let r = reserve_v055(i, g, max_bs, piecewise, out.prefill_bs.len());
+        apply_reserve(out, g, r);
+    }
+}
+
+/// 0.5.3 – 0.5.14 decode graph: the user's list (its max wins), else the generated list up to
+/// the user's or the tier's `max_bs`. Returns the resolved `max_bs`.
+fn decode_graph_v055(i: &Inputs, out: &mut SglangDefaults) -> i64 {
+    let mut max_bs = i.user_decode_max.unwrap_or(i.tier_bs);
+    let bs = match &i.user_decode_bs {
+        Some(l) => {
+            max_bs = *l.iter().max().unwrap_or(&max_bs);
+            l.clone()
+        }
+        None => decode_batch_sizes(max_bs, i.spec.is_some(), i.no_padding, false),
     };
-    // DP attention divides the chunk among the DP ranks (after the mfs heuristic ran).
-    let cps_final = if attn_dp > 1 && cps0 > 0 {
-        cps0 / attn_dp
+    out.decode_max_bs = Some(max_bs);
+    out.decode_bs = Some(bs);
+    max_bs
+}
+
+/// 0.5.10: piecewise prefill graphs, on by default, off under these conditions.
+fn piecewise_v0510(i: &Inputs) -> bool {
+    let args = i.args;
+    let unsupported_arch = i
+        .model
+        .and_then(|m| m.architecture.as_deref())
+        .is_some_and(|a| {
+            matches!(
+                a,
+                "DeepseekV32ForCausalLM"
+                    | "Qwen3NextForCausalLM"
+                    | "GlmMoeDsaForCausalLM"
+                    | "BailingMoeV2_5ForCausalLM"
+                    | "LLaDAModelLM"
+            )
+        });
+    !flag_of(args, &["--disable-piecewise-cuda-graph"])
+        && (flag_of(args, &["--enforce-piecewise-cuda-graph"])
+            || !(i.spec.is_some()
+                || i.attn_dp > 1
+                || flag_of(args, &["--enable-torch-compile"])
+                || i.pp > 1
+                || i.a2a != "none"
+                || i.deepep
+                || flag_of(args, &["--enable-lora"])
+                || args.get("--lora-paths").is_some_and(|v| !v.is_null())
+                || i.multimodal
+                || str_of(args, &["--load-format"]) == Some("gguf")
+                || str_of(args, &["--quantization"]) == Some("gguf")
+                || str_of(args, &["--dllm-algorithm"]).is_some()
+                || args.float("--cpu-offload-gb").unwrap_or(0.0) > 0.0
+                || flag_of(args, &["--enable-hierarchical-cache"])
+                || flag_of(args, &["--enable-deterministic-inference"])
+                || i.disagg != "null"
+                || flag_of(args, &["--enable-symm-mem"])
+                || flag_of(args, &["--enable-eplb"])
+                || str_of(args, &["--expert-distribution-recorder-mode"]).is_some()
+                || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
+                || unsupported_arch))
+}
+
+/// 0.5.3 – 0.5.14 reserve `R` (MiB): `512 + 1.5·cps + 2·max_bs + TP·PP/8 GiB`, DP-attention
+/// and piecewise-graph terms, a 10 GiB floor above 60 GiB, then the speculative reserve.
+/// The additions stay in SGLang's order so the float result is the same.
+fn reserve_v055(i: &Inputs, g: f64, max_bs: i64, piecewise: bool, prefill_buckets: usize) -> f64 {
+    let mut r = 512.0;
+    r += if i.cps0 > 0 {
+        i.cps0.max(2048) as f64 * 1.5
     } else {
-        cps0
+        i.max_prefill_tokens.max(2048) as f64 * 1.5
     };
-    let tier_bs = if tp < 4 { t_bs_small } else { t_bs_large };
-
-    let mut out = SglangDefaults {
-        mem_fraction_static: 0.88,
-        chunked_prefill_size: cps_final,
-        decode_graph: !disable_cuda_graph,
-        decode_max_bs: None,
-        decode_bs: None,
-        max_running_requests: mrr,
-        prefill_graph: false,
-        prefill_bs: Vec::new(),
-        reserved_mib: 0.0,
-        attn_dp_size: attn_dp,
-    };
-
-    // 0.5.16+: KV pool sized after graph capture (env opt-in), smaller reserve.
-    let mut post_capture = false;
-    match family {
-        Family::V0410 => {
-            let ps = (tp * pp) as f64;
-            out.decode_max_bs =
-                user_decode_max.or_else(|| g.filter(|&g| g < 35.0 * GIB).map(|_| tier_bs));
-            if let Some(g) = g {
-                let mut r = if g < 35.0 * GIB {
-                    (2.8 + ps / 10.0) * GIB
-                } else if g < 90.0 * GIB {
-                    (9.5 + ps / 2.0) * GIB
-                } else if g < 160.0 * GIB {
-                    (12.0 + ps / 2.0) * GIB
-                } else {
-                    32.0 * GIB
-                };
-                if spec.is_some() {
-                    r += 2.0 * GIB;
-                }
-                if attn_dp > 1 {
-                    r += 4.0 * GIB;
-                }
-                out.reserved_mib = r;
-                out.mem_fraction_static = round3((g - r) / g);
-            }
-        }
-        Family::V055 | Family::V0510 => {
-            let mut max_bs = user_decode_max.unwrap_or(tier_bs);
-            let bs = match &user_decode_bs {
-                Some(l) => {
-                    max_bs = *l.iter().max().unwrap_or(&max_bs);
-                    l.clone()
-                }
-                None => decode_batch_sizes(max_bs, spec.is_some(), no_padding, false),
-            };
-            out.decode_max_bs = Some(max_bs);
-            out.decode_bs = Some(bs);
-            // 0.5.10: piecewise prefill graphs, on by default, off under these conditions.
-            let piecewise = family == Family::V0510
-                && !flag_of(args, &["--disable-piecewise-cuda-graph"])
-                && (flag_of(args, &["--enforce-piecewise-cuda-graph"])
-                    || !(spec.is_some()
-                        || attn_dp > 1
-                        || flag_of(args, &["--enable-torch-compile"])
-                        || pp > 1
-                        || a2a != "none"
-                        || deepep
-                        || flag_of(args, &["--enable-lora"])
-                        || args.get("--lora-paths").is_some_and(|v| !v.is_null())
-                        || multimodal
-                        || str_of(args, &["--load-format"]) == Some("gguf")
-                        || str_of(args, &["--quantization"]) == Some("gguf")
-                        || str_of(args, &["--dllm-algorithm"]).is_some()
-                        || args.float("--cpu-offload-gb").unwrap_or(0.0) > 0.0
-                        || flag_of(args, &["--enable-hierarchical-cache"])
-                        || flag_of(args, &["--enable-deterministic-inference"])
-                        || disagg != "null"
-                        || flag_of(args, &["--enable-symm-mem"])
-                        || flag_of(args, &["--enable-eplb"])
-                        || str_of(args, &["--expert-distribution-recorder-mode"]).is_some()
-                        || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
-                        || model
-                            .and_then(|m| m.architecture.as_deref())
-                            .is_some_and(|a| {
-                                matches!(
-                                    a,
-                                    "DeepseekV32ForCausalLM"
-                                        | "Qwen3NextForCausalLM"
-                                        | "GlmMoeDsaForCausalLM"
-                                        | "BailingMoeV2_5ForCausalLM"
-                                        | "LLaDAModelLM"
-                                )
-                            })));
-            if family == Family::V0510 {
-                let max_tokens = int_of(args, &["--piecewise-cuda-graph-max-tokens"])
-                    .unwrap_or_else(|| {
-                        let mut m = if mla { 2048 } else { cps0 };
-                        if let Some(t) = max_total_tokens {
-                            m = m.min(t);
-                        }
-                        if model_path.to_ascii_lowercase().contains("llama-2") {
-                            m = m.min(4096);
-                        }
-                        m
-                    });
-                out.prefill_bs = int_list(args, &["--piecewise-cuda-graph-tokens"])
-                    .unwrap_or_else(|| prefill_batch_sizes(max_tokens));
-                out.prefill_graph = piecewise;
-            }
-            if let Some(g) = g {
-                let mut r = 512.0;
-                r += if cps0 > 0 {
-                    cps0.max(2048) as f64 * 1.5
-                } else {
-                    max_prefill_tokens.max(2048) as f64 * 1.5
-                };
-                r += max_bs as f64 * 2.0;
-                r += (tp * pp) as f64 / 8.0 * 1024.0;
-                if attn_dp > 1 {
-                    r += (max_bs * attn_dp) as f64 * 3.0;
-                    if max_bs > 300 {
-                        r += (max_bs * attn_dp) as f64 * 1.5;
-                    }
-                }
-                if piecewise {
-                    r += if mla {
-                        1.5 * GIB
-                    } else {
-                        out.prefill_bs.len() as f64 * 8.0
-                    };
-                }
-                if g > 60.0 * GIB {
-                    r = r.max(10.0 * GIB);
-                }
-                match spec.as_deref() {
-                    Some("STANDALONE") => r += 6.0 * GIB,
-                    Some("NGRAM") | None => {}
-                    Some(_) => r += if family == Family::V0510 { 4.0 } else { 2.0 } * GIB,
-                }
-                out.reserved_mib = r;
-                out.mem_fraction_static = round3((g - r) / g);
-            }
-        }
-        Family::V0515 => {
-            let decode_backend = str_of(args, &["--cuda-graph-backend-decode"]);
-            let prefill_backend = str_of(args, &["--cuda-graph-backend-prefill"]);
-            let mut decode_on = !(disable_cuda_graph
-                || flag_of(args, &["--disable-decode-cuda-graph"])
-                || decode_backend == Some("disabled"));
-            let mut prefill_on = !(disable_cuda_graph
-                || flag_of(args, &["--disable-prefill-cuda-graph"])
-                || prefill_backend == Some("disabled"));
-            // Compatibility rules that turn the breakable prefill graph off before the heuristic.
-            if prefill_backend.is_none()
-                && (int_of(args, &["--dcp-size"]).unwrap_or(1) > 1
-                    || flag_of(args, &["--enable-two-batch-overlap"])
-                    || !matches!(a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
-                    || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
-                    || multimodal)
-            {
-                prefill_on = false;
-            }
-            match disagg.as_str() {
-                "prefill" if decode_backend.is_none() => decode_on = false,
-                "decode" if prefill_backend.is_none() => prefill_on = false,
-                _ => {}
-            }
-            let user_prefill_max = int_of(args, &["--cuda-graph-max-bs-prefill"]);
-            let user_prefill_bs = int_list(args, &["--cuda-graph-bs-prefill"]);
-            // DeepEP: prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
-            let mut prefill_fixed: Option<Vec<i64>> = user_prefill_bs.clone();
-            if deepep && prefill_on {
-                let base = user_prefill_bs
-                    .clone()
-                    .unwrap_or_else(|| prefill_batch_sizes(user_prefill_max.unwrap_or(2048)));
-                let mut aligned: Vec<i64> = base.iter().map(|b| (b + 7) / 8 * 8).collect();
-                aligned.sort_unstable();
-                aligned.dedup();
-                prefill_fixed = Some(aligned);
-            }
-            let mut max_bs = user_decode_max.unwrap_or(tier_bs);
-            if user_decode_max.is_none()
-                && user_decode_bs.is_none()
-                && let Some(m) = user_mrr.filter(|&m| max_bs > m)
-            {
-                max_bs = m;
-            }
-            let bs = match &user_decode_bs {
-                Some(l) => {
-                    max_bs = *l.iter().max().unwrap_or(&max_bs);
-                    l.clone()
-                }
-                None => decode_batch_sizes(max_bs, spec.is_some(), no_padding, true),
-            };
-            out.decode_max_bs = Some(max_bs);
-            out.decode_bs = Some(bs);
-            out.decode_graph = decode_on;
-            let prefill_bs = match prefill_fixed {
-                Some(l) => l,
-                None => {
-                    let mut m = user_prefill_max.unwrap_or_else(|| {
-                        let mut m = if mla { cps0.min(8192) } else { cps0 };
-                        if pp > 1 && m > 8192 {
-                            m = 8192;
-                        }
-                        if let Some(t) = max_total_tokens {
-                            m = m.min(t);
-                        }
-                        if model_path.to_ascii_lowercase().contains("llama-2") {
-                            m = m.min(4096);
-                        }
-                        m
-                    });
-                    m = m.max(0);
-                    prefill_batch_sizes(m)
-                }
-            };
-            out.prefill_bs = prefill_bs;
-            out.prefill_graph = prefill_on;
-            post_capture = at_least(version, "0.5.16")
-                && env.truthy("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING")
-                && !mla
-                && decode_on
-                && prefill_on;
-            if let Some(g) = g {
-                let tpp = (tp * pp) as f64 / 8.0 * 1024.0;
-                let r = if post_capture {
-                    1536.0 + tpp
-                } else {
-                    let act = if disagg == "decode" {
-                        let running = user_mrr.unwrap_or(max_bs).max(1);
-                        let draft = args
-                            .int("--speculative-num-draft-tokens")
-                            .unwrap_or(1)
-                            .max(1);
-                        (running * draft).max(2048)
-                    } else if cps0 > 0 {
-                        cps0.max(2048)
-                    } else {
-                        max_prefill_tokens.max(2048)
-                    };
-                    let mut r = 512.0 + act as f64 * 1.5 + tpp;
-                    // reserve_for_graph_mb
-                    if disagg != "prefill" && decode_on {
-                        r += max_bs as f64 * 2.0;
-                    }
-                    if attn_dp > 1 && disagg != "prefill" {
-                        r += (max_bs * attn_dp) as f64 * 3.0;
-                        if max_bs > 300 {
-                            r += (max_bs * attn_dp) as f64 * 1.5;
-                        }
-                    }
-                    if disagg != "decode" && prefill_on {
-                        r += if mla {
-                            1.5 * GIB
-                        } else {
-                            out.prefill_bs.len() as f64 * 8.0
-                        };
-                        if deepep && prefill_backend.is_none_or(|b| b == "breakable") {
-                            r += GIB;
-                        }
-                    }
-                    if g > 60.0 * GIB {
-                        r = r.max(10.0 * GIB);
-                    }
-                    if disagg != "prefill" && decode_on && deepep {
-                        r += 2.0 * GIB;
-                    }
-                    r
-                };
-                out.reserved_mib = r;
-                out.mem_fraction_static = round3((g - r) / g);
-            } else {
-                out.mem_fraction_static = if at_least(version, "0.5.20") {
-                    0.95
-                } else {
-                    0.88
-                };
-            }
+    r += max_bs as f64 * 2.0;
+    r += (i.tp * i.pp) as f64 / 8.0 * 1024.0;
+    if i.attn_dp > 1 {
+        r += (max_bs * i.attn_dp) as f64 * 3.0;
+        if max_bs > 300 {
+            r += (max_bs * i.attn_dp) as f64 * 1.5;
         }
     }
-    // Multimodal models: SGLang shrinks the fraction for the vision tower (0.5.16+ post-capture
-    // sizing instead subtracts 8 GiB of the capacity).
-    if let Some(m) = model {
-        let vlm = m.is_multimodal
-            && !flag_of(args, &["--language-only", "--language-model-only"])
-            && !(family == Family::V0515 && disagg == "decode");
-        if vlm && post_capture {
-            if let Some(g) = g {
-                out.mem_fraction_static -= 8.0 * GIB / g;
-            }
-        } else if vlm {
-            let l = m.vision_layers.unwrap_or(24) as f64;
-            let h = m.vision_hidden_size.unwrap_or(1024) as f64;
-            let factor =
-                (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05);
-            out.mem_fraction_static *= 0.95 * factor;
+    if piecewise {
+        r += if i.mla {
+            1.5 * GIB
+        } else {
+            prefill_buckets as f64 * 8.0
+        };
+    }
+    if g > 60.0 * GIB {
+        r = r.max(10.0 * GIB);
+    }
+    match i.spec.as_deref() {
+        Some("STANDALONE") => r += 6.0 * GIB,
+        Some("NGRAM") | None => {}
+        Some(_) => r += if i.family == Family::V0510 { 4.0 } else { 2.0 } * GIB,
+    }
+    r
+}
+
+/// 0.5.15+ per-phase CUDA-graph switches.
+struct Phases<'a> {
+    decode_on: bool,
+    prefill_on: bool,
+    /// `--cuda-graph-backend-prefill` as given.
+    prefill_backend: Option<&'a str>,
+}
+
+/// 0.5.15+: per-phase CUDA-graph config, no speculative reserve, DeepEP terms. Returns whether
+/// the KV pool is sized after graph capture (0.5.16+, env opt-in), which uses a smaller reserve.
+fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
+    let phases = phases_v0515(i);
+    let max_bs = decode_graph_v0515(i, out);
+    out.decode_graph = phases.decode_on;
+    out.prefill_bs = prefill_buckets_v0515(i, phases.prefill_on);
+    out.prefill_graph = phases.prefill_on;
+    let post_capture = at_least(i.version, "0.5.16")
+        && i.env.truthy("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING")
+        && !i.mla
+        && phases.decode_on
+        && phases.prefill_on;
+    if let Some(g) = i.g {
+        let r = if post_capture {
+            1536.0 + (i.tp * i.pp) as f64 / 8.0 * 1024.0
+        } else {
+            reserve_v0515(i, g, max_bs, &phases, out.prefill_bs.len())
+        };
+        apply_reserve(out, g, r);
+    } else {
+        out.mem_fraction_static = if at_least(i.version, "0.5.20") {
+            0.95
+        } else {
+            0.88
+        };
+    }
+    post_capture
+}
+
+/// 0.5.15+: which graph phases are captured, after the options and compatibility rules.
+fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
+    let args = i.args;
+    let decode_backend = str_of(args, &["--cuda-graph-backend-decode"]);
+    let prefill_backend = str_of(args, &["--cuda-graph-backend-prefill"]);
+    let mut decode_on = !(i.disable_cuda_graph
+        || flag_of(args, &["--disable-decode-cuda-graph"])
+        || decode_backend == Some("disabled"));
+    let mut prefill_on = !(i.disable_cuda_graph
+        || flag_of(args, &["--disable-prefill-cuda-graph"])
+        || prefill_backend == Some("disabled"));
+    // Compatibility rules that turn the breakable prefill graph off before the heuristic.
+    if prefill_backend.is_none()
+        && (int_of(args, &["--dcp-size"]).unwrap_or(1) > 1
+            || flag_of(args, &["--enable-two-batch-overlap"])
+            || !matches!(i.a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
+            || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
+            || i.multimodal)
+    {
+        prefill_on = false;
+    }
+    match i.disagg.as_str() {
+        "prefill" if decode_backend.is_none() => decode_on = false,
+        "decode" if prefill_backend.is_none() => prefill_on = false,
+        _ => {}
+    }
+    Phases {
+        decode_on,
+        prefill_on,
+        prefill_backend,
+    }
+}
+
+/// 0.5.15+ decode graph: as 0.5.3, but an unset `max_bs` is capped at `--max-running-requests`
+/// and the generated list always ends at `max_bs`. Returns the resolved `max_bs`.
+fn decode_graph_v0515(i: &Inputs, out: &mut SglangDefaults) -> i64 {
+    let mut max_bs = i.user_decode_max.unwrap_or(i.tier_bs);
+    if i.user_decode_max.is_none()
+        && i.user_decode_bs.is_none()
+        && let Some(m) = i.user_mrr.filter(|&m| max_bs > m)
+    {
+        max_bs = m;
+    }
+    let bs = match &i.user_decode_bs {
+        Some(l) => {
+            max_bs = *l.iter().max().unwrap_or(&max_bs);
+            l.clone()
+        }
+        None => decode_batch_sizes(max_bs, i.spec.is_some(), i.no_padding, true),
+    };
+    out.decode_max_bs = Some(max_bs);
+    out.decode_bs = Some(bs);
+    max_bs
+}
+
+/// 0.5.15+ breakable prefill graph token buckets.
+fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
+    let user_max = int_of(i.args, &["--cuda-graph-max-bs-prefill"]);
+    let user_bs = int_list(i.args, &["--cuda-graph-bs-prefill"]);
+    // DeepEP: prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
+    if i.deepep && prefill_on {
+        let base = user_bs.unwrap_or_else(|| prefill_batch_sizes(user_max.unwrap_or(2048)));
+        let mut aligned: Vec<i64> = base.iter().map(|b| (b + 7) / 8 * 8).collect();
+        aligned.sort_unstable();
+        aligned.dedup();
+        return aligned;
+    }
+    if let Some(l) = user_bs {
+        return l;
+    }
+    let m = user_max.unwrap_or_else(|| {
+        let mut m = if i.mla { i.cps0.min(8192) } else { i.cps0 };
+        if i.pp > 1 && m > 8192 {
+            m = 8192;
+        }
+        if let Some(t) = i.max_total_tokens {
+            m = m.min(t);
+        }
+        if i.model_path.to_ascii_lowercase().contains("llama-2") {
+            m = m.min(4096);
+        }
+        m
+    });
+    prefill_batch_sizes(m.max(0))
+}
+
+/// 0.5.15+ reserve `R` (MiB) without post-capture sizing: activations, then the graph terms
+/// for the phases this rank captures (`reserve_for_graph_mb`), a 10 GiB floor above 60 GiB,
+/// then DeepEP's decode buffers. The additions stay in SGLang's order.
+fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_buckets: usize) -> f64 {
+    let tpp = (i.tp * i.pp) as f64 / 8.0 * 1024.0;
+    let mut r = 512.0 + activation_tokens_v0515(i, max_bs) as f64 * 1.5 + tpp;
+    if i.disagg != "prefill" && phases.decode_on {
+        r += max_bs as f64 * 2.0;
+    }
+    if i.attn_dp > 1 && i.disagg != "prefill" {
+        r += (max_bs * i.attn_dp) as f64 * 3.0;
+        if max_bs > 300 {
+            r += (max_bs * i.attn_dp) as f64 * 1.5;
         }
     }
-    out
+    if i.disagg != "decode" && phases.prefill_on {
+        r += if i.mla {
+            1.5 * GIB
+        } else {
+            prefill_buckets as f64 * 8.0
+        };
+        if i.deepep && phases.prefill_backend.is_none_or(|b| b == "breakable") {
+            r += GIB;
+        }
+    }
+    if g > 60.0 * GIB {
+        r = r.max(10.0 * GIB);
+    }
+    if i.disagg != "prefill" && phases.decode_on && i.deepep {
+        r += 2.0 * GIB;
+    }
+    r
+}
+
+/// 0.5.15+ activation tokens behind the reserve: a decode rank's running requests × draft
+/// tokens, else the chunk (or `--max-prefill-tokens` without chunking), at least 2048.
+fn activation_tokens_v0515(i: &Inputs, max_bs: i64) -> i64 {
+    if i.disagg == "decode" {
+        let running = i.user_mrr.unwrap_or(max_bs).max(1);
+        let draft = i
+            .args
+            .int("--speculative-num-draft-tokens")
+            .unwrap_or(1)
+            .max(1);
+        (running * draft).max(2048)
+    } else if i.cps0 > 0 {
+        i.cps0.max(2048)
+    } else {
+        i.max_prefill_tokens.max(2048)
+    }
+}
+
+/// Multimodal models: SGLang shrinks the fraction for the vision tower (0.5.16+ post-capture
+/// sizing instead subtracts 8 GiB of the capacity).
+fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
+    let Some(m) = i.model else {
+        return;
+    };
+    let vlm = m.is_multimodal
+        && !flag_of(i.args, &["--language-only", "--language-model-only"])
+        && !(i.family == Family::V0515 && i.disagg == "decode");
+    if vlm && post_capture {
+        if let Some(g) = i.g {
+            out.mem_fraction_static -= 8.0 * GIB / g;
+        }
+    } else if vlm {
+        let l = m.vision_layers.unwrap_or(24) as f64;
+        let h = m.vision_hidden_size.unwrap_or(1024) as f64;
+        let factor = (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05);
+        out.mem_fraction_static *= 0.95 * factor;
+    }
 }
 
 /// The decode batch sizes the server will actually capture: the list, cut to
