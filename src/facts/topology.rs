@@ -679,7 +679,9 @@ fn check_object(
             line,
             column,
             object,
-            key: key.clone(),
+            // A key may hold any character, newlines and terminal escapes included: the
+            // message shows it escaped, on one line.
+            key: key.escape_debug().to_string(),
             suggestion: suggest(key, known).map(str::to_owned),
             known,
         });
@@ -1052,6 +1054,13 @@ mod tests {
         {"index": 0, "uuid": "GPU-a", "name": "n", "pci_bus_id": "00000000:01:00.0",
          "compute_capability": "9.0", "memory_total_mib": 100}],
         "links": []}"#;
+
+    #[test]
+    fn an_unknown_key_with_a_newline_is_named_on_one_line() {
+        let text = ONE.replacen("\"links\"", "\"li\\nks\"", 1);
+        let e = Topology::from_json_str(&text, "f.json").unwrap_err().to_string();
+        assert!(e.contains("`li\\nks`") && !e.contains('\n'), "{e}");
+    }
 
     proptest! {
         /// Whatever the damage to a file, loading returns (never panics) and errors are one line.
