@@ -1058,7 +1058,9 @@ mod tests {
     #[test]
     fn an_unknown_key_with_a_newline_is_named_on_one_line() {
         let text = ONE.replacen("\"links\"", "\"li\\nks\"", 1);
-        let e = Topology::from_json_str(&text, "f.json").unwrap_err().to_string();
+        let e = Topology::from_json_str(&text, "f.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`li\\nks`") && !e.contains('\n'), "{e}");
     }
 
