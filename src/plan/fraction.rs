@@ -6,21 +6,29 @@ use super::fixpoint::Line;
 use super::gather::{Machine, Models};
 use super::json::{Memory, MfsSource};
 use super::memory::{self, MemoryOutcome};
-use crate::resolve::Context;
+use crate::resolve::{Context, Server};
 use crate::rules::{ArgEdit, Code, Hit};
 use crate::sglang::SglangArgs;
 
-/// The memory plan of the line that will run, and the arguments carrying its fraction.
+/// The memory plan of the line that will run, the arguments carrying its fraction, and the
+/// server resolved for exactly those arguments.
 pub struct Settled {
     pub args: SglangArgs,
     pub memory: Option<Memory>,
     pub hits: Vec<Hit>,
+    pub server: Server,
 }
 
-fn plan_with(line: &Line, args: &SglangArgs, machine: &Machine, models: &Models) -> MemoryOutcome {
+fn plan_with(
+    line: &Line,
+    args: &SglangArgs,
+    machine: &Machine,
+    models: &Models,
+) -> (MemoryOutcome, Server) {
     let mut facts = line.facts(machine, models);
     facts.args = args;
-    memory::plan(&Context::new(facts))
+    let ctx = Context::new(facts);
+    (memory::plan(&ctx), ctx.server)
 }
 
 /// `plannable`: false for arguments SGLang would reject (ARG001 says why), `--help` (SGLang
@@ -32,13 +40,14 @@ pub fn settle(
     no_fix: bool,
     plannable: bool,
 ) -> Settled {
-    let mut args = line.args.clone();
-    let outcome = plan_with(line, &args, machine, models);
+    let args = line.args.clone();
+    let (outcome, server) = plan_with(line, &args, machine, models);
     if !plannable {
         return Settled {
             args,
             memory: None,
             hits: Vec::new(),
+            server,
         };
     }
     let known_model = models.main(&args).is_some_and(|m| m.facts.is_some());
@@ -53,7 +62,12 @@ pub fn settle(
         .as_ref()
         .filter(|_| !args.is_set("--mem-fraction-static"))
     else {
-        return Settled { args, memory, hits };
+        return Settled {
+            args,
+            memory,
+            hits,
+            server,
+        };
     };
     let default = m.sglang_default_mem_fraction_static;
     // The value the server will really get: ours only when we know the model and may change
@@ -63,7 +77,12 @@ pub fn settle(
         _ => default,
     };
     let Some(v) = chosen else {
-        return Settled { args, memory, hits };
+        return Settled {
+            args,
+            memory,
+            hits,
+            server,
+        };
     };
     let with_value = fixes::apply_args(
         &args,
@@ -73,7 +92,7 @@ pub fn settle(
         }],
     );
     // The table describes the server that will run: recompute at exactly that value.
-    let again = plan_with(line, &with_value, machine, models);
+    let (again, server_with_value) = plan_with(line, &with_value, machine, models);
     if let Some(mut m) = again.memory {
         m.mem_fraction_static_source = MfsSource::Planned;
         memory = Some(m);
@@ -93,9 +112,19 @@ pub fn settle(
     }
     let same_as_default = default.is_some_and(|d| (d - v).abs() < 0.0005);
     if known_model && !no_fix && !same_as_default {
-        args = with_value;
+        return Settled {
+            args: with_value,
+            memory,
+            hits,
+            server: server_with_value,
+        };
     }
-    Settled { args, memory, hits }
+    Settled {
+        args,
+        memory,
+        hits,
+        server,
+    }
 }
 
 /// Rounded down to three decimals: rounding must never raise a planned fraction.

@@ -39,12 +39,12 @@ pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
 /// Reads the GPUs: the topology file when given, else NVML.
 pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Topology, Error> {
     match file {
-        Some(path) => Topology::load(path).map_err(|e| Error::Topology(e.to_string())),
+        Some(path) => Ok(Topology::load(path)?),
         None => {
             let lib = nvml_lib
                 .map(Path::to_path_buf)
                 .or_else(facts::nvml::default_lib_path);
-            facts::nvml::detect(lib.as_deref()).map_err(|e| Error::Nvml(e.to_string()))
+            Ok(facts::nvml::detect(lib.as_deref())?)
         }
     }
 }

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 
 use crate::exit;
 use crate::facts::{self, Env, Topology};
-use crate::resolve::Context;
 use crate::rules::{Hit, LookupError, RuleSettings};
 use crate::secrets;
 use crate::sglang::{self, SglangArgs, version};
@@ -66,10 +65,10 @@ pub enum Error {
         known = sglang::flagset::KNOWN_VERSIONS.join(", ")
     )]
     NotAVersion(String),
-    #[error("{0}")]
-    Topology(String),
-    #[error("{0}")]
-    Nvml(String),
+    #[error(transparent)]
+    Topology(#[from] facts::topology::TopologyError),
+    #[error(transparent)]
+    Nvml(#[from] facts::nvml::NvmlError),
 }
 
 /// The one boundary where the launcher's errors become an exit code.
@@ -146,11 +145,10 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let memory_findings = std::mem::take(&mut settled.hits);
     hits.extend(memory_hits(memory_findings, model_load, &rule_findings));
     hits.extend(findings::arguments(&settled.args));
-    let resolved = settled.args.is_ok().then(|| {
-        let mut facts = line.facts(&machine, &models);
-        facts.args = &settled.args;
-        json::Resolved::from(&Context::new(facts).server)
-    });
+    let resolved = settled
+        .args
+        .is_ok()
+        .then(|| json::Resolved::from(&settled.server));
     let found = Found {
         version,
         rules: rule_findings,

@@ -122,7 +122,7 @@ impl Server {
         let gpu_memory_mib = node_memory(f);
         let cc_major = tightest_cc_major(f);
         Server {
-            speculative: speculative(args, f.model),
+            speculative: Speculative::of(args, f.model),
             moe_a2a: moe_a2a(args),
             quantization: quantization(args, f.model),
             custom_all_reduce,
@@ -187,33 +187,30 @@ fn tightest_cc_major(f: &Facts) -> Option<u32> {
 impl Speculative {
     /// Speculative decoding as the arguments ask for it (`None`: off).
     pub fn of(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
-        speculative(args, model)
+        let algorithm = defaults::speculative_algorithm(args)?;
+        let path = args
+            .str("--speculative-draft-model-path")
+            .map(str::to_owned);
+        let own_layers = path.is_none() || path.as_deref() == args.str("--model-path");
+        let mtp = own_layers && model.is_some_and(|m| m.num_nextn_predict_layers.unwrap_or(0) > 0);
+        let draft = if mtp {
+            DraftSource::Mtp
+        } else if own_layers {
+            DraftSource::None
+        } else {
+            DraftSource::Model
+        };
+        Some(Speculative {
+            draft_model_path: path.filter(|_| draft == DraftSource::Model),
+            algorithm,
+            draft,
+        })
     }
 }
 
-fn speculative(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
-    let algorithm = defaults::speculative_algorithm(args)?;
-    let path = args
-        .str("--speculative-draft-model-path")
-        .map(str::to_owned);
-    let own_layers = path.is_none() || path.as_deref() == args.str("--model-path");
-    let mtp = own_layers && model.is_some_and(|m| m.num_nextn_predict_layers.unwrap_or(0) > 0);
-    let draft = if mtp {
-        DraftSource::Mtp
-    } else if own_layers {
-        DraftSource::None
-    } else {
-        DraftSource::Model
-    };
-    Some(Speculative {
-        draft_model_path: path.filter(|_| draft == DraftSource::Model),
-        algorithm,
-        draft,
-    })
-}
-
-/// A string option's value (given or default), `None` for null.
-fn text(args: &SglangArgs, opt: &str) -> Option<String> {
+/// An option's value (given or default) as text: strings as-is, numbers printed; `None` for
+/// null or an option this version lacks.
+pub fn text(args: &SglangArgs, opt: &str) -> Option<String> {
     match args.get_or_default(opt)? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),

@@ -4,8 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
-
 use super::{ArgEdit, Context, EnvEdit, Fix};
 use crate::facts::Gpu;
 
@@ -89,12 +87,7 @@ impl Context<'_> {
 
     /// An option's value (given or default) as text: strings as-is, numbers printed.
     pub fn sval(&self, opt: &str) -> Option<String> {
-        match self.args.get_or_default(opt)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            _ => None,
-        }
+        crate::resolve::server::text(self.args, opt)
     }
 
     /// The option was given on the command line and this version knows it.
