@@ -40,6 +40,9 @@ _sglang__launch() {
             sglang__launch,run)
                 cmd="sglang__launch__subcmd__run"
                 ;;
+            sglang__launch,upgrade)
+                cmd="sglang__launch__subcmd__upgrade"
+                ;;
             *)
                 ;;
         esac
@@ -47,7 +50,7 @@ _sglang__launch() {
 
     case "${cmd}" in
         sglang__launch)
-            opts="-h -V --help --version run check plan detect rules explain completions man"
+            opts="-h -V --help --version run check plan upgrade detect rules explain completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -238,6 +241,32 @@ _sglang__launch() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__upgrade)
+            opts="-h --to --sglang-version --python --json --print-args --show-secrets --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sglang-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -29,6 +29,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -s V -l versio
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "run" -d 'Plan, report, then exec SGLang (what `sglang-launch <SGLang arguments>` does)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "check" -d 'Check the command line against the GPUs and the rules; never execs'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "plan" -d 'Show the plan: the final command, environment, findings and memory'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "upgrade" -d 'Rewrite a command line for another SGLang release and list every option and variable that changes'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "detect" -d 'Show this machine\'s GPU topology (topology/v1 JSON with --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "rules" -d 'List every rule in the catalogue'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain" -d 'Explain one rule: what it catches, why, how to fix it, sources'
@@ -67,6 +68,13 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line (wins over --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l to -d 'The SGLang release to move to (an embedded one, spelled exactly)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l sglang-version -d 'The release in use [default: the installed one]' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l python -d 'Python interpreter whose SGLang is the release in use [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l json -d 'Print the advice as JSON'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l print-args -d 'Print only the rewritten command line, as one POSIX-shell-quoted line'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l json -d 'Print topology/v1 JSON (the format --topology reads)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -s h -l help -d 'Print help'

@@ -41,6 +41,9 @@ pub enum Command {
     /// Show the plan: the final command, environment, findings and memory
     #[command(after_help = SPLIT_HELP)]
     Plan(PlanArgs),
+    /// Rewrite a command line for another SGLang release and list every option and variable that changes
+    #[command(after_help = SPLIT_HELP)]
+    Upgrade(UpgradeArgs),
     /// Show this machine's GPU topology (topology/v1 JSON with --json)
     Detect(DetectArgs),
     /// List every rule in the catalogue
@@ -163,6 +166,51 @@ pub struct PlanArgs {
     /// Show secret values (--api-key, tokens) instead of ***
     #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub show_secrets: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct UpgradeArgs {
+    /// The SGLang release to move to (an embedded one, spelled exactly)
+    #[arg(long, value_name = "VER")]
+    pub to: String,
+
+    /// The release in use [default: the installed one]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_SGLANG_VERSION",
+        hide_env_values = true,
+        value_name = "VER"
+    )]
+    pub sglang_version: Option<String>,
+
+    /// Python interpreter whose SGLang is the release in use [default: python3 on PATH]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PYTHON",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
+    pub python: Option<PathBuf>,
+
+    /// Print the advice as JSON
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print only the rewritten command line, as one POSIX-shell-quoted line
+    #[arg(long)]
+    pub print_args: bool,
+
+    /// Show secret values (--api-key, tokens) instead of ***
+    #[arg(long)]
+    pub show_secrets: bool,
+
+    /// SGLang's arguments as the release in use takes them
+    #[arg(
+        value_name = "SGLANG_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod split;
+mod upgrade;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -113,6 +114,7 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         Command::Run(a) => run(&a.opts, sglang_tokens, a.dry_run),
         Command::Check(a) => plan_cmd(&a.opts, sglang_tokens, false, false),
         Command::Plan(a) => plan_cmd(&a.opts, sglang_tokens, a.print_args, a.show_secrets),
+        Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
         Command::Detect(a) => detect(a.json, a.nvml_lib.as_deref()),
         Command::Rules(a) => {
             print_out(&crate::rules::render_list(a.json));
@@ -143,6 +145,7 @@ fn reject_stray(command: &Command) -> Option<i32> {
         Command::Run(a) => ("run", &a.opts.sglang_args),
         Command::Check(a) => ("check", &a.opts.sglang_args),
         Command::Plan(a) => ("plan", &a.opts.sglang_args),
+        Command::Upgrade(a) => ("upgrade", &a.sglang_args),
         _ => return None,
     };
     let first = stray.first()?.to_string_lossy().into_owned();

@@ -3,7 +3,7 @@
 use std::ffi::{OsStr, OsString};
 
 /// Subcommands that take SGLang arguments after their options.
-const PLANNING: &[&str] = &["run", "check", "plan"];
+const PLANNING: &[&str] = &["run", "check", "plan", "upgrade"];
 
 /// `(argv for clap, SGLang tokens)`.
 ///

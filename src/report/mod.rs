@@ -3,6 +3,7 @@
 pub mod human;
 pub mod memory;
 pub mod topology;
+pub mod upgrade;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;

@@ -14,7 +14,10 @@ mod pyjson;
 pub mod pytypes;
 pub mod pyyaml;
 pub mod release;
+pub mod renames;
+pub mod rewrite;
 pub mod site;
+pub mod upgrade;
 pub mod version;
 
 pub use error::{ArgError, ArgErrorKind};

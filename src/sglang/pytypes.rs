@@ -396,7 +396,7 @@ pub(crate) fn py_repr_float(f: f64) -> String {
 }
 
 /// `repr(v)` for the values argparse puts in messages.
-pub(crate) fn py_repr(v: &Value) -> String {
+pub fn py_repr(v: &Value) -> String {
     match v {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),

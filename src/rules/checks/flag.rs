@@ -4,19 +4,7 @@ use super::*;
 use crate::rules::{ArgEdit, Fix};
 use crate::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS};
 
-/// One-to-one renames across releases, read from the releases' parsers: (older, newer).
-pub const RENAMES: &[(&str, &str)] = &[
-    ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
-    ("--cuda-graph-bs", "--cuda-graph-bs-decode"),
-    (
-        "--piecewise-cuda-graph-max-tokens",
-        "--cuda-graph-max-bs-prefill",
-    ),
-    ("--piecewise-cuda-graph-tokens", "--cuda-graph-bs-prefill"),
-    ("--nsa-prefill-backend", "--dsa-prefill-backend"),
-    ("--nsa-decode-backend", "--dsa-decode-backend"),
-    ("--stream-output", "--incremental-streaming-output"),
-];
+pub use crate::sglang::renames::RENAMES;
 
 /// Long options as written on the command line, in order (`--x` and `--x=v` both give `--x`).
 pub fn written(ctx: &Context) -> Vec<String> {

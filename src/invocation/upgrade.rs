@@ -1,0 +1,129 @@
+//! `sglang-launch upgrade --to VERSION [-- ARGS]`: reads the command line with the release in
+//! use, rewrites it for the target, and reports every difference between the two releases.
+
+use std::ffi::OsString;
+
+use crate::exit;
+use crate::facts::Env;
+use crate::plan::Fatal;
+use crate::report::upgrade::{Advice, ConfigAdvice, EnvYouSet};
+use crate::secrets;
+use crate::sglang::rewrite::{Rewritten, remaining_error, rewrite};
+use crate::sglang::upgrade::{DefaultChanged, EnvDiff, FlagDiff};
+use crate::sglang::{SglangArgs, envs, flagset, parse, release, version};
+
+use super::cli::UpgradeArgs;
+
+/// The target's exact flag set: advice for "roughly that release" would be wrong advice.
+fn target(v: &str) -> Result<&'static flagset::FlagSet, Fatal> {
+    flagset::get(v.trim()).ok_or_else(|| {
+        let known = release::KNOWN_VERSIONS;
+        Fatal::usage(format!(
+            "--to {v}: this build has no flag set for SGLang {v}; name an embedded release \
+             exactly ({} … {}, with its .postN or rcN)",
+            known[0],
+            known[known.len() - 1]
+        ))
+    })
+}
+
+pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>) -> Result<i32, Fatal> {
+    let to = target(&a.to)?;
+    let sel = version::select(a.sglang_version.as_deref(), a.python.as_deref());
+    let from = sel.flags;
+    let args = parse(from, tokens);
+    let config_text = args
+        .config
+        .as_ref()
+        .and_then(|c| std::fs::read_to_string(&c.file).ok());
+    let r = rewrite(&args, to, config_text.as_deref());
+    let env = Env::from_process();
+    let advice = advise(&args, &r, &env, &sel.requested, a.show_secrets);
+    if a.print_args {
+        super::print_out(&shell_words::join(&advice.command));
+    } else if a.json {
+        super::print_out(&crate::report::upgrade::json(&advice));
+    } else {
+        super::print_out(&crate::report::upgrade::human(&advice));
+    }
+    Ok(if advice.rejected_by_target.is_some() {
+        exit::BLOCKED
+    } else {
+        exit::OK
+    })
+}
+
+fn advise(
+    args: &SglangArgs,
+    r: &Rewritten,
+    env: &Env,
+    requested: &str,
+    show_secrets: bool,
+) -> Advice {
+    let (from, to) = (args.flags.version.as_str(), r.parsed.flags.version.as_str());
+    let mut hide = secrets::secret_values(args, env);
+    hide.extend(secrets::secret_values(&r.parsed, env));
+    let scrub = |t: &str| {
+        if show_secrets {
+            t.to_owned()
+        } else {
+            secrets::scrub(t, &hide)
+        }
+    };
+    let command = if show_secrets {
+        r.tokens
+            .iter()
+            .map(|t| t.to_string_lossy().into_owned())
+            .collect()
+    } else {
+        secrets::mask_tokens(&r.parsed, &r.tokens)
+    };
+    let options = FlagDiff::between(args.flags, r.parsed.flags);
+    let env_diff = EnvDiff::between(envs::for_version(from).0, envs::for_version(to).0);
+    Advice {
+        from: from.to_owned(),
+        from_approximate: (requested != from).then(|| {
+            format!("SGLang {requested} has no embedded flag set; {from}'s stands in for it")
+        }),
+        to: to.to_owned(),
+        command: command.iter().map(|t| scrub(t)).collect(),
+        edits: r.edits.clone(),
+        config: r.config.as_ref().map(|(file, text)| ConfigAdvice {
+            file: file.clone(),
+            text: scrub(text),
+            edits: r.config_edits.clone(),
+        }),
+        rejected_now: args.errors.first().map(|e| scrub(&e.to_string())),
+        rejected_by_target: remaining_error(r).map(|e| scrub(&e.to_string())),
+        env_you_set: env_you_set(&env_diff, env),
+        defaults_you_rely_on: relied_on(&options.default_changed, args),
+        options,
+        env: env_diff,
+    }
+}
+
+fn env_you_set(d: &EnvDiff, env: &Env) -> Vec<EnvYouSet> {
+    let renamed = d.renamed.iter().map(|r| EnvYouSet {
+        name: r.from.clone(),
+        now_read_as: Some(r.to.clone()),
+    });
+    let removed = d.removed.iter().map(|n| EnvYouSet {
+        name: n.clone(),
+        now_read_as: None,
+    });
+    renamed
+        .chain(removed)
+        .filter(|e| env.vars.contains_key(&e.name))
+        .collect()
+}
+
+fn relied_on(changed: &[DefaultChanged], args: &SglangArgs) -> Vec<DefaultChanged> {
+    if args.tokens.is_empty() {
+        return Vec::new();
+    }
+    changed
+        .iter()
+        .filter(|d| !args.is_set(&d.option))
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,193 @@
+//! `sglang-launch upgrade`: the advice for moving a command line to another SGLang release,
+//! as text or JSON.
+
+use serde::Serialize;
+
+use crate::sglang::rewrite::Edit;
+use crate::sglang::upgrade::{DefaultChanged, EnvDiff, FlagDiff};
+
+/// The rewritten `--config` file.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ConfigAdvice {
+    pub file: String,
+    /// The file's text for the target release (secrets masked unless asked).
+    pub text: String,
+    pub edits: Vec<Edit>,
+}
+
+/// A variable set in this environment that the target release reads differently.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct EnvYouSet {
+    pub name: String,
+    /// The name the target release reads instead; `None` when it reads neither.
+    pub now_read_as: Option<String>,
+}
+
+/// Everything `upgrade` says. Secret values are already masked where asked.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Advice {
+    /// The release in use.
+    pub from: String,
+    /// Set when the release in use has no exact flag set and a neighbour's stands in for it.
+    pub from_approximate: Option<String>,
+    pub to: String,
+    /// The command line for the target release (empty when none was given).
+    pub command: Vec<String>,
+    pub edits: Vec<Edit>,
+    pub config: Option<ConfigAdvice>,
+    /// What the release in use's parser says about the line as given.
+    pub rejected_now: Option<String>,
+    /// What the target release's parser still says about the rewritten line.
+    pub rejected_by_target: Option<String>,
+    /// Variables set in this environment that the target release renamed or no longer reads.
+    pub env_you_set: Vec<EnvYouSet>,
+    /// Defaults that change for options the command line leaves to SGLang.
+    pub defaults_you_rely_on: Vec<DefaultChanged>,
+    pub options: FlagDiff,
+    pub env: EnvDiff,
+}
+
+/// Values as SGLang's `--help` shows them (Python's repr: `None`, `True`, `'x'`).
+fn json_text(v: &serde_json::Value) -> String {
+    crate::sglang::pytypes::py_repr(v)
+}
+
+fn edit_line(e: &Edit, to: &str) -> String {
+    match e {
+        Edit::Renamed { from, to: new } => format!("renamed {from} to {new}"),
+        Edit::Expanded { from, to: new } => {
+            format!("wrote out {from} as {new} (the abbreviation means something else in {to})")
+        }
+        Edit::Removed { option } => format!("removed {option} (SGLang {to} has no such option)"),
+        Edit::Deprecated {
+            option,
+            replacement,
+        } => match replacement {
+            Some(r) => format!("kept {option}: deprecated in SGLang {to} (use {r})"),
+            None => format!("kept {option}: deprecated in SGLang {to}"),
+        },
+    }
+}
+
+fn list<T>(out: &mut String, title: &str, items: &[T], line: impl Fn(&T) -> String) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str(&format!("  {title} ({}):\n", items.len()));
+    for i in items {
+        out.push_str(&format!("    {}\n", line(i)));
+    }
+}
+
+fn command_part(out: &mut String, a: &Advice) {
+    if let Some(why) = &a.rejected_now {
+        out.push_str(&format!(
+            "SGLang {} rejects the line as given: {why}\n",
+            a.from
+        ));
+    }
+    out.push_str(&format!("command line for SGLang {}:\n", a.to));
+    out.push_str(&format!("  {}\n", shell_words::join(&a.command)));
+    for e in &a.edits {
+        out.push_str(&format!("  - {}\n", edit_line(e, &a.to)));
+    }
+    if let Some(c) = &a.config {
+        out.push_str(&format!("config file {} for SGLang {}:\n", c.file, a.to));
+        for l in c.text.lines() {
+            out.push_str(&format!("  | {l}\n"));
+        }
+        for e in &c.edits {
+            out.push_str(&format!("  - {}\n", edit_line(e, &a.to)));
+        }
+    }
+    match &a.rejected_by_target {
+        Some(why) => out.push_str(&format!(
+            "still rejected by SGLang {}: {why}; change it by hand\n",
+            a.to
+        )),
+        None => out.push_str(&format!("SGLang {}'s parser accepts it\n", a.to)),
+    }
+    for r in &a.env_you_set {
+        out.push_str(&format!("environment: {}\n", env_line(r, &a.to)));
+    }
+    if !a.defaults_you_rely_on.is_empty() {
+        out.push_str("defaults that change for options the line leaves to SGLang:\n");
+        for d in &a.defaults_you_rely_on {
+            out.push_str(&format!("  {}\n", default_line(d)));
+        }
+    }
+}
+
+fn env_line(e: &EnvYouSet, to: &str) -> String {
+    match &e.now_read_as {
+        None => format!("{} is set here but SGLang {to} no longer reads it", e.name),
+        Some(new) => format!("{} is set here; SGLang {to} reads {new} instead", e.name),
+    }
+}
+
+fn default_line(d: &DefaultChanged) -> String {
+    format!(
+        "{}: {} → {}",
+        d.option,
+        json_text(&d.from),
+        json_text(&d.to)
+    )
+}
+
+/// The report: the user's line first, then every difference between the two releases.
+pub fn human(a: &Advice) -> String {
+    let mut out = format!("sglang-launch upgrade: SGLang {} → {}\n", a.from, a.to);
+    if let Some(note) = &a.from_approximate {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    if !a.command.is_empty() || a.rejected_now.is_some() {
+        command_part(&mut out, a);
+    }
+    out.push_str(&format!("every difference, {} → {}:\n", a.from, a.to));
+    let o = &a.options;
+    list(&mut out, "options renamed", &o.renamed, |r| {
+        format!("{} → {}", r.from, r.to)
+    });
+    list(&mut out, "options removed", &o.removed, String::clone);
+    list(
+        &mut out,
+        "options deprecated",
+        &o.deprecated,
+        |d| match &d.replacement {
+            Some(r) => format!("{} (use {r})", d.option),
+            None => d.option.clone(),
+        },
+    );
+    list(
+        &mut out,
+        "defaults changed",
+        &o.default_changed,
+        default_line,
+    );
+    list(&mut out, "choices removed", &o.choices_removed, |c| {
+        let gone: Vec<String> = c.choices.iter().map(json_text).collect();
+        format!("{}: {}", c.option, gone.join(", "))
+    });
+    list(&mut out, "options added", &o.added, String::clone);
+    let e = &a.env;
+    list(&mut out, "environment variables renamed", &e.renamed, |r| {
+        format!("{} → {}", r.from, r.to)
+    });
+    list(
+        &mut out,
+        "environment variables no longer read",
+        &e.removed,
+        String::clone,
+    );
+    list(
+        &mut out,
+        "environment defaults changed",
+        &e.default_changed,
+        |d| format!("{}: {} → {}", d.name, json_text(&d.from), json_text(&d.to)),
+    );
+    out
+}
+
+pub fn json(a: &Advice) -> String {
+    serde_json::to_string_pretty(a).expect("advice serializes")
+}

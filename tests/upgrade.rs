@@ -1,0 +1,204 @@
+//! `sglang-launch upgrade`: a command line (and its `--config` file) moved to another release.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn sl() -> Command {
+    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    c.env("NO_COLOR", "1");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SGLANG_") || k.starts_with("SGL_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn advice(from: &str, to: &str, line: &[&str]) -> (Value, i32) {
+    let out = sl()
+        .args([
+            "upgrade",
+            "--json",
+            "--sglang-version",
+            from,
+            "--to",
+            to,
+            "--",
+        ])
+        .args(line)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).expect("upgrade --json prints JSON");
+    (v, out.status.code().unwrap())
+}
+
+#[test]
+fn renamed_flag_is_rewritten_and_the_target_parser_accepts_the_line() {
+    let (v, code) = advice(
+        "0.5.10.post1",
+        "0.5.23",
+        &[
+            "--model-path",
+            "m",
+            "--cuda-graph-max-bs",
+            "128",
+            "--tp",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["command"],
+        serde_json::json!([
+            "--model-path",
+            "m",
+            "--cuda-graph-max-bs-decode",
+            "128",
+            "--tp",
+            "2"
+        ])
+    );
+    assert_eq!(v["edits"][0]["kind"], "renamed");
+    assert!(v["rejected_by_target"].is_null());
+}
+
+#[test]
+fn print_args_gives_one_line_for_eval_with_secrets_masked_unless_asked() {
+    let line = [
+        "--model-path",
+        "m",
+        "--api-key",
+        "S3CRET-VALUE",
+        "--cuda-graph-max-bs",
+        "8",
+    ];
+    let run = |extra: &[&str]| {
+        let out = sl()
+            .args([
+                "upgrade",
+                "--sglang-version",
+                "0.5.10.post1",
+                "--to",
+                "0.5.23",
+                "--print-args",
+            ])
+            .args(extra)
+            .arg("--")
+            .args(line)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&[]).trim(),
+        "--model-path m --api-key '***' --cuda-graph-max-bs-decode 8"
+    );
+    assert!(run(&["--show-secrets"]).contains("--api-key S3CRET-VALUE"));
+}
+
+#[test]
+fn config_file_keys_follow_the_target_and_its_secrets_stay_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.yaml");
+    std::fs::write(
+        &file,
+        "model-path: m\ncuda-graph-max-bs: 64\napi-key: HIDDEN-KEY\ntp-size: 2\n",
+    )
+    .unwrap();
+    let out = sl()
+        .args([
+            "upgrade",
+            "--sglang-version",
+            "0.5.10.post1",
+            "--to",
+            "0.5.23",
+            "--",
+        ])
+        .args(["--config", file.to_str().unwrap(), "--port", "3000"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  | cuda-graph-max-bs-decode: 64\n"),
+        "{text}"
+    );
+    assert!(!text.contains("HIDDEN-KEY"), "{text}");
+    assert!(text.contains("SGLang 0.5.23's parser accepts it"), "{text}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn option_the_target_lacks_is_dropped_and_named() {
+    let (v, _) = advice(
+        "0.5.23",
+        "0.4.10.post2",
+        &["--model-path", "m", "--attn-dp-size", "2"],
+    );
+    assert_eq!(v["command"], serde_json::json!(["--model-path", "m"]));
+    assert_eq!(v["edits"][0]["kind"], "removed");
+    assert_eq!(v["edits"][0]["option"], "--attn-dp-size");
+}
+
+#[test]
+fn a_line_the_target_still_rejects_exits_1_and_says_why() {
+    // A choice the target dropped, found from the data rather than assumed.
+    let (v, _) = advice("0.5.5", "0.5.23", &["--model-path", "m"]);
+    let removed = v["options"]["choices_removed"].as_array().unwrap();
+    let c = removed.first().expect("0.5.23 dropped choices 0.5.5 had");
+    let (opt, choice) = (
+        c["option"].as_str().unwrap(),
+        c["choices"][0].as_str().unwrap(),
+    );
+    let (v, code) = advice("0.5.5", "0.5.23", &["--model-path", "m", opt, choice]);
+    assert_eq!(code, 1);
+    let why = v["rejected_by_target"].as_str().unwrap();
+    assert!(why.contains("invalid choice"), "{why}");
+}
+
+#[test]
+fn environment_variables_the_target_renamed_are_flagged_when_set() {
+    let out = sl()
+        .args([
+            "upgrade",
+            "--json",
+            "--sglang-version",
+            "0.5.2",
+            "--to",
+            "0.5.5",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(r) = v["env"]["renamed"].as_array().unwrap().first().cloned() else {
+        panic!("0.5.2 → 0.5.5 renames environment variables")
+    };
+    let name = r["from"].as_str().unwrap();
+    let out = sl()
+        .env(name, "1")
+        .args([
+            "upgrade",
+            "--json",
+            "--sglang-version",
+            "0.5.2",
+            "--to",
+            "0.5.5",
+            "--",
+            "--model-path",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["env_you_set"][0]["name"], name);
+    assert_eq!(v["env_you_set"][0]["now_read_as"], r["to"]);
+}
+
+#[test]
+fn an_unknown_target_is_a_usage_error_naming_it() {
+    let out = sl()
+        .args(["upgrade", "--to", "0.5.99", "--sglang-version", "0.5.23"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--to 0.5.99"));
+}
