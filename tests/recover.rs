@@ -38,7 +38,11 @@ fn with_model<'a>(rest: &[&'a str]) -> Vec<&'a str> {
 }
 
 fn of<'a>(out: &'a Outcome, code: &str) -> Vec<&'a Finding> {
-    out.plan.findings.iter().filter(|f| f.code == code).collect()
+    out.plan
+        .findings
+        .iter()
+        .filter(|f| f.code == code)
+        .collect()
 }
 
 fn tokens(out: &Outcome) -> Vec<String> {
@@ -96,7 +100,11 @@ fn fixes_wait_until_sglang_takes_the_line() {
     let ar = of(&out, "AR001");
     assert_eq!(ar.len(), 1, "{:#?}", out.plan.findings);
     assert!(!ar[0].fixed);
-    assert!(ar[0].message.contains("not fixed: SGLang rejects the arguments (ARG001)"));
+    assert!(
+        ar[0]
+            .message
+            .contains("not fixed: SGLang rejects the arguments (ARG001)")
+    );
     assert_eq!(tokens(&out), line, "the user's line is left as it is");
     assert_eq!(out.exit_code(), sglang_launch::exit::BLOCKED);
     // Report only: the same findings, nothing changed.
@@ -110,7 +118,11 @@ fn fixes_wait_until_sglang_takes_the_line() {
 
 #[test]
 fn a_spelling_repair_makes_the_line_whole_and_the_other_fixes_follow() {
-    let out = build(R4090, "0.5.23", &with_model(&["--tp", "2", "--cuda-graph-max-bs", "128"]));
+    let out = build(
+        R4090,
+        "0.5.23",
+        &with_model(&["--tp", "2", "--cuda-graph-max-bs", "128"]),
+    );
     assert!(of(&out, "ARG001").is_empty(), "{:#?}", out.plan.findings);
     assert!(of(&out, "FLAG001")[0].fixed && of(&out, "AR001")[0].fixed);
     let t = tokens(&out);
@@ -210,7 +222,11 @@ fn approximate_an_option_a_neighbouring_release_has_is_a_warning() {
     let warned = of(&out, "ARG002");
     assert_eq!(warned.len(), 1);
     assert_eq!(warned[0].severity, Severity::Warning);
-    assert!(warned[0].message.contains(&format!("SGLang {newer} accepts it")));
+    assert!(
+        warned[0]
+            .message
+            .contains(&format!("SGLang {newer} accepts it"))
+    );
     assert_eq!(out.plan.verdict, Verdict::Warning);
     assert_eq!(out.exit_code(), sglang_launch::exit::OK);
     // The option stays, the other fixes are made, the memory is planned.
@@ -254,7 +270,11 @@ fn approximate_a_choice_a_neighbouring_release_has_is_a_warning() {
     let warned = of(&out, "ARG002");
     assert_eq!(warned.len(), 1, "{:#?}", out.plan.findings);
     assert!(warned[0].message.contains("invalid choice"));
-    assert!(warned[0].message.contains(&format!("SGLang {newer} accepts it")));
+    assert!(
+        warned[0]
+            .message
+            .contains(&format!("SGLang {newer} accepts it"))
+    );
 }
 
 #[test]
@@ -269,7 +289,11 @@ fn approximate_no_rename_toward_another_releases_spelling() {
     assert!(flag.iter().all(|f| f.message.contains("is approximate")));
     assert_eq!(tokens(&out), line);
     // No neighbouring release takes it: still SGLang's own error.
-    assert!(of(&out, "ARG001")[0].message.starts_with("ambiguous option"));
+    assert!(
+        of(&out, "ARG001")[0]
+            .message
+            .starts_with("ambiguous option")
+    );
     // A source checkout of the newest release: the spelling the stand-in knows is not renamed
     // toward either.
     let line = with_model(&["--tp", "2", "--cuda-graph-max-bs-decode", "64"]);
@@ -284,7 +308,11 @@ fn approximate_older_than_every_release() {
     let oldest = KNOWN_VERSIONS[0];
     let out = build(R4090, "0.3.0", &with_model(&["--tp", "2"]));
     assert_eq!(out.plan.sglang_version, oldest);
-    assert!(of(&out, "VER001")[0].message.contains("the check is approximate"));
+    assert!(
+        of(&out, "VER001")[0]
+            .message
+            .contains("the check is approximate")
+    );
     // A fix whose option the (only) neighbouring release has is made.
     assert!(of(&out, "AR001")[0].fixed);
 }

@@ -182,7 +182,8 @@ fn held(line: &Line, hit: &Hit, machine: &Machine) -> Option<String> {
     }
     let neighbours = machine.neighbours.as_deref()?;
     let requested = &machine.selected.requested;
-    if flag {
+    let renames = fix.args.iter().any(|e| matches!(e, ArgEdit::Rename { .. }));
+    if flag || renames {
         return Some(format!(
             "not fixed: the check for SGLang {requested} is approximate, and its spelling is not known"
         ));
@@ -190,8 +191,7 @@ fn held(line: &Line, hit: &Hit, machine: &Machine) -> Option<String> {
     let odd = fix.args.iter().find_map(|e| {
         let option = match e {
             ArgEdit::Remove { option } | ArgEdit::Set { option, .. } => option,
-            ArgEdit::AddFlag { option } => option,
-            ArgEdit::Rename { to, .. } => to,
+            ArgEdit::AddFlag { option } | ArgEdit::Rename { to: option, .. } => option,
         };
         (!approx::all_have(neighbours, option)).then_some(option)
     })?;

@@ -536,8 +536,8 @@ impl Parser {
         }
     }
 
-    /// 1. Classify every token (ambiguity errors come out here, before anything else). A
-    /// best-effort parse marks an ambiguous token `Skip`.
+    /// Step 1: classify every token (ambiguity errors come out here, before anything else).
+    /// A best-effort parse marks an ambiguous token `Skip`.
     fn classify_all(&self, strs: &[String], sink: &mut Sink) -> Result<Vec<Slot>, ArgError> {
         let mut slots = Vec::with_capacity(strs.len());
         let mut failed = Vec::new();
@@ -565,8 +565,8 @@ impl Parser {
         Ok(slots)
     }
 
-    /// 2. Consume options and their arguments; stray arguments are extras. Which actions were
-    /// seen, or `None` when `--help` ends parsing.
+    /// Step 2: consume options and their arguments; stray arguments are extras. Which actions
+    /// were seen, or `None` when `--help` ends parsing.
     fn consume_all(
         &self,
         strs: &[String],
@@ -603,7 +603,7 @@ impl Parser {
         Ok(Some(seen))
     }
 
-    /// 3. Required options, then 4. what is left over.
+    /// Steps 3 and 4: required options, then what is left over.
     fn leftovers(
         &self,
         strs: &[String],
