@@ -20,6 +20,8 @@ struct Tally {
     /// PyYAML syntax/construction errors: same exception family, text not compared.
     yaml_error_class: usize,
     effective_exact: usize,
+    /// Rejected lines whose best-effort parse does not start with argparse's own error.
+    recovery_mismatch: Vec<String>,
 }
 
 /// PyYAML's exception classes: their text (marks, context lines) is PyYAML's own prose.
@@ -61,6 +63,14 @@ fn replay(version: &str, file: &str) -> Tally {
         let golden_ok = case["ok"].as_bool().unwrap_or(false);
         let golden_help = case["exit_code"] == 0;
         let ours_ok = args.is_ok() && !args.help;
+        let recovered = args.recover();
+        if recovered.problems.first().map(|p| &p.error) != args.errors.first() {
+            t.recovery_mismatch.push(format!(
+                "{argv:?}: {:?} then {:?}",
+                args.errors.first(),
+                recovered.problems.first()
+            ));
+        }
         if golden_ok != ours_ok || golden_help != (args.help && args.is_ok()) {
             t.verdict_mismatch.push(format!(
                 "{argv:?}: golden ok={golden_ok} help={golden_help} {}; ours ok={ours_ok} help={} {:?}",
@@ -194,6 +204,11 @@ fn check_file(version: &str, file: &str, min_cases: usize) {
         t.namespace_mismatch.is_empty(),
         "{file} namespace:\n{}",
         show(&t.namespace_mismatch)
+    );
+    assert!(
+        t.recovery_mismatch.is_empty(),
+        "{file} recovery:\n{}",
+        show(&t.recovery_mismatch)
     );
     assert!(
         t.message_mismatch.is_empty(),

@@ -1,6 +1,7 @@
 //! The findings the planning pipeline raises itself (version, GPU placement, model files,
 //! argument errors, memory), and the verdict over all findings.
 
+use super::arguments::Parsed;
 use super::gather::Machine;
 use super::json::{Finding, Verdict};
 use crate::facts::model::{ModelLoad, ModelProblem};
@@ -44,10 +45,16 @@ pub fn version(machine: &Machine) -> Option<Hit> {
     } else {
         "using the nearest older one"
     };
+    let around = match machine.neighbours.as_deref() {
+        Some([older, newer]) => format!(" (between {older} and {newer})"),
+        _ => String::new(),
+    };
     Some(Hit::new(
         Code::VER001,
         format!(
-            "SGLang {} has no embedded flag set; {which}, {}",
+            "SGLang {} has no embedded flag set; {which}, {}: the check is approximate{around}: \
+             an option or choice a neighbouring embedded release has is a warning (ARG002), \
+             not an error, and no fix renames an option",
             selected.requested, selected.flags.version
         ),
     ))
@@ -105,22 +112,50 @@ pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<
     ))
 }
 
-/// ARG001 for each argument error, with argparse's suggestions.
-pub fn arguments(args: &SglangArgs) -> Vec<Hit> {
-    args.errors
-        .iter()
-        .map(|err| {
-            let hint = match err.suggestions.as_slice() {
-                [] => String::new(),
-                [one] => format!("; did you mean {one}?"),
-                many => format!("; did you mean one of {}?", many.join(", ")),
-            };
-            Hit::new(
-                Code::ARG001,
-                format!("{}{hint}{}", err.message, config_context(args, err)),
-            )
-        })
-        .collect()
+/// ARG001 for each argument error that stands, with argparse's suggestions: SGLang's own first
+/// (naming the options the other checks then read without), then what SGLang says once those
+/// before are fixed; ARG002 for each a neighbouring release explains (approximate mode).
+pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<Hit> {
+    let mut out = Vec::new();
+    for (i, p) in parsed.blocking.iter().enumerate() {
+        let err = &p.error;
+        let hint = match err.suggestions.as_slice() {
+            [] => String::new(),
+            [one] => format!("; did you mean {one}?"),
+            many => format!("; did you mean one of {}?", many.join(", ")),
+        };
+        let after = match (i, parsed.skipped.as_slice()) {
+            (0, []) => String::new(),
+            (0, skipped) => format!(
+                "; the other findings read the line without {}",
+                skipped.join(", ")
+            ),
+            _ => " (what SGLang says once the error above is fixed)".to_owned(),
+        };
+        out.push(Hit::new(
+            Code::ARG001,
+            format!("{}{hint}{}{after}", err.message, config_context(args, err)),
+        ));
+    }
+    out.extend(parsed.tolerated.iter().map(|t| {
+        let in_use = &args.flags.version;
+        let what = if t.error.message.starts_with("unrecognized arguments: ") {
+            format!("not an option of SGLang {in_use}")
+        } else {
+            format!("SGLang {in_use} says \"{}\"", t.error.message)
+        };
+        Hit::new(
+            Code::ARG002,
+            format!(
+                "`{}`: {what}, but SGLang {} accepts it; SGLang {} lies between them, so it is \
+                 not checked",
+                t.tokens.join(" "),
+                t.release,
+                machine.selected.requested
+            ),
+        )
+    }));
+    out
 }
 
 /// Where a `--config` file is involved in an argument error, says so: SGLang's own messages

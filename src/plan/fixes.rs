@@ -26,12 +26,22 @@ pub struct Blocked {
 /// (a rule only proposes options from the flag set in use; this keeps an odd edit harmless), and
 /// so are edits the config file blocks (see [`try_apply_args`]).
 pub fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
-    edits
-        .iter()
-        .fold(args.clone(), |cur, edit| match edit_tokens(&cur, edit) {
+    edits.iter().fold(args.clone(), |cur, edit| {
+        match edit_tokens(&located(&cur), edit) {
             Ok(Some(tokens)) => cur.reparse(tokens),
             _ => cur,
-        })
+        }
+    })
+}
+
+/// Where each option is in the tokens: argparse stops at its first error, so for a line it
+/// rejects the best-effort parse knows (the tokens are the same).
+fn located(args: &SglangArgs) -> std::borrow::Cow<'_, SglangArgs> {
+    if args.is_ok() {
+        std::borrow::Cow::Borrowed(args)
+    } else {
+        std::borrow::Cow::Owned(args.recover().args)
+    }
 }
 
 /// Like [`apply_args`], all or nothing: an edit that only the config file could make (removing
@@ -40,7 +50,7 @@ pub fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
 pub fn try_apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> Result<SglangArgs, Blocked> {
     let mut cur = args.clone();
     for edit in edits {
-        if let Some(tokens) = edit_tokens(&cur, edit)? {
+        if let Some(tokens) = edit_tokens(&located(&cur), edit)? {
             cur = cur.reparse(tokens);
         }
     }

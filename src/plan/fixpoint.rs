@@ -2,13 +2,14 @@
 //! resolves the server anew from the arguments it starts with; GPUs and models follow the
 //! arguments (a fix can change what they are).
 
+use super::arguments::Parsed;
 use super::gather::{Machine, Models};
 use super::json::{EnvChanges, Finding};
 use super::{findings, fixes};
 use crate::facts::{self, Env};
 use crate::resolve::{Context, Facts};
-use crate::rules::{self, Hit, RuleSettings};
-use crate::sglang::SglangArgs;
+use crate::rules::{self, ArgEdit, Code, Hit, RuleSettings};
+use crate::sglang::{SglangArgs, approx};
 
 /// Most rounds of fixes before giving up: each round can only enable further fixes, and a
 /// correct catalogue converges in one or two.
@@ -23,11 +24,14 @@ pub struct Line {
     pub gpus: Vec<u32>,
     /// Why no GPUs could be placed (TOP001), if so.
     pub gpu_problem: Option<String>,
+    /// What argparse makes of `args`; kept in step by [`Line::set_args`].
+    pub parsed: Parsed,
 }
 
 impl Line {
     pub fn new(args: SglangArgs, env: Env, machine: &Machine) -> Line {
         let mut line = Line {
+            parsed: Parsed::of(&args, machine.neighbours.as_deref()),
             args,
             env,
             changes: EnvChanges::default(),
@@ -38,10 +42,20 @@ impl Line {
         line
     }
 
+    pub fn set_args(&mut self, args: SglangArgs, machine: &Machine) {
+        self.parsed = Parsed::of(&args, machine.neighbours.as_deref());
+        self.args = args;
+    }
+
+    /// What the checks read: the arguments, or the best-effort parse of a rejected line.
+    pub fn view(&self) -> &SglangArgs {
+        self.parsed.view(&self.args)
+    }
+
     /// The GPUs the server's ranks on this node will use, in SGLang's own layout.
     pub fn place(&mut self, machine: &Machine) {
         (self.gpus, self.gpu_problem) =
-            match facts::gpus::placement(&machine.topology, &self.env, &self.args) {
+            match facts::gpus::placement(&machine.topology, &self.env, self.view()) {
                 Ok(p) => (p.gpus(), None),
                 Err(e) => (Vec::new(), Some(e.to_string())),
             };
@@ -51,12 +65,12 @@ impl Line {
     pub fn facts<'a>(&'a self, machine: &'a Machine, models: &'a Models) -> Facts<'a> {
         Facts {
             version: machine.selected.flags.version.as_str(),
-            args: &self.args,
+            args: self.view(),
             env: &self.env,
             topology: &machine.topology,
             gpus: &self.gpus,
-            model: models.main(&self.args).and_then(|m| m.facts.as_ref()),
-            draft: models.draft(&self.args),
+            model: models.main(self.view()).and_then(|m| m.facts.as_ref()),
+            draft: models.draft(self.view()),
             host: machine.host.as_ref(),
             packages: machine.packages.as_ref(),
         }
@@ -74,20 +88,28 @@ pub struct Fixed {
 struct Ledger {
     applied: Vec<String>,
     blocked: Vec<(String, String)>,
+    /// Fixes this round's line may not take (summary → why); asked again each round.
+    held: Vec<(String, String)>,
     fixed: Vec<Finding>,
 }
 
 impl Ledger {
+    /// A fix not made yet that this round's line may take.
     fn is_new(&self, hit: &Hit) -> bool {
         hit.fix.as_ref().is_some_and(|f| {
-            !self.applied.contains(&f.summary) && !self.blocked.iter().any(|b| b.0 == f.summary)
+            !self.applied.contains(&f.summary)
+                && !self
+                    .blocked
+                    .iter()
+                    .chain(&self.held)
+                    .any(|b| b.0 == f.summary)
         })
     }
 
-    fn apply(&mut self, line: &mut Line, hit: &Hit) {
+    fn apply(&mut self, line: &mut Line, hit: &Hit, machine: &Machine) {
         let Some(fix) = hit.fix.as_ref() else { return };
         match fixes::try_apply_args(&line.args, &fix.args) {
-            Ok(a) => line.args = a,
+            Ok(a) => line.set_args(a, machine),
             Err(b) => {
                 self.blocked.push((fix.summary.clone(), b.to_string()));
                 return;
@@ -108,10 +130,12 @@ impl Ledger {
             })
             .map(|h| {
                 let mut f = findings::from_hit(h, false);
-                let why = h
-                    .fix
-                    .as_ref()
-                    .and_then(|fix| self.blocked.iter().find(|b| b.0 == fix.summary));
+                let why = h.fix.as_ref().and_then(|fix| {
+                    self.blocked
+                        .iter()
+                        .chain(&self.held)
+                        .find(|b| b.0 == fix.summary)
+                });
                 if let Some((_, why)) = why {
                     f.message = format!("{} ({why})", f.message);
                 }
@@ -121,16 +145,60 @@ impl Ledger {
     }
 }
 
-/// One round's checks on a line.
+/// One round's checks on a line (on its best-effort parse when SGLang rejects it).
 fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSettings) -> Vec<Hit> {
     let ctx = Context::new(line.facts(machine, models));
     let mut hits = rules::evaluate(&ctx, settings);
-    if !line.args.is_ok() {
-        // Facts read from a command line argparse rejects are wrong (every option reads as
-        // its default): only the argument-level rules, which can repair it, may speak.
-        hits.retain(|h| rules::rule(h.code).family() == "FLAG");
+    if machine.neighbours.is_some() {
+        // Approximate mode: FLAG004 judges spellings by a release that is not the user's (the
+        // argument findings judge them by the releases around it), and FLAG001 may not call
+        // an option wrong that a neighbouring release has.
+        hits.retain(|h| {
+            h.code != Code::FLAG004
+                && !(h.code == Code::FLAG001
+                    && renames_from(h).is_some_and(|o| line.parsed.tolerates(o)))
+        });
     }
     hits
+}
+
+fn renames_from(hit: &Hit) -> Option<&str> {
+    hit.fix.as_ref()?.args.iter().find_map(|e| match e {
+        ArgEdit::Rename { from, .. } => Some(from.as_str()),
+        _ => None,
+    })
+}
+
+/// Why this line may not take this fix now, if so. A line SGLang rejects takes only the
+/// argument-level repairs (FLAG): the rest of it is a best-effort reading, not the user's
+/// intent to build on. In approximate mode no FLAG repair is made (each is one release's
+/// spelling for another's), and any other fix may only name options every neighbouring
+/// release has.
+fn held(line: &Line, hit: &Hit, machine: &Machine) -> Option<String> {
+    let fix = hit.fix.as_ref()?;
+    let flag = rules::rule(hit.code).family() == "FLAG";
+    if !line.parsed.accepted() && !flag {
+        return Some("not fixed: SGLang rejects the arguments (ARG001); fix those first".into());
+    }
+    let neighbours = machine.neighbours.as_deref()?;
+    let requested = &machine.selected.requested;
+    let renames = fix.args.iter().any(|e| matches!(e, ArgEdit::Rename { .. }));
+    if flag || renames {
+        return Some(format!(
+            "not fixed: the check for SGLang {requested} is approximate, and its spelling is not known"
+        ));
+    }
+    let odd = fix.args.iter().find_map(|e| {
+        let option = match e {
+            ArgEdit::Remove { option } | ArgEdit::Set { option, .. } => option,
+            ArgEdit::AddFlag { option } | ArgEdit::Rename { to: option, .. } => option,
+        };
+        (!approx::all_have(neighbours, option)).then_some(option)
+    })?;
+    Some(format!(
+        "not fixed: the check for SGLang {requested} is approximate, and {odd} is not in every \
+         embedded release around it"
+    ))
 }
 
 pub fn run(
@@ -143,9 +211,13 @@ pub fn run(
     let mut rounds = 0;
     loop {
         line.place(machine);
-        models.read_for(&line.args, &line.env);
+        models.read_for(line.view(), &line.env);
         let hits = check(&line, machine, models, settings);
         rounds += 1;
+        ledger.held = hits
+            .iter()
+            .filter_map(|h| Some((h.fix.as_ref()?.summary.clone(), held(&line, h, machine)?)))
+            .collect();
         let fixable: Vec<&Hit> = hits.iter().filter(|h| ledger.is_new(h)).collect();
         if fixable.is_empty() || rounds > MAX_FIX_ROUNDS {
             let mut findings = std::mem::take(&mut ledger.fixed);
@@ -153,7 +225,7 @@ pub fn run(
             return Fixed { line, findings };
         }
         for hit in fixable {
-            ledger.apply(&mut line, hit);
+            ledger.apply(&mut line, hit, machine);
         }
     }
 }

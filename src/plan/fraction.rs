@@ -1,6 +1,7 @@
 //! The memory step: plan memory on the final line, settle the `--mem-fraction-static` the
 //! server will get, and describe the server at exactly that value.
 
+use super::arguments::Parsed;
 use super::fixes;
 use super::fixpoint::Line;
 use super::gather::{Machine, Models};
@@ -14,6 +15,8 @@ use crate::sglang::SglangArgs;
 /// server resolved for exactly those arguments.
 pub struct Settled {
     pub args: SglangArgs,
+    /// What argparse makes of `args`.
+    pub parsed: Parsed,
     pub memory: Option<Memory>,
     pub hits: Vec<Hit>,
     pub server: Server,
@@ -21,18 +24,19 @@ pub struct Settled {
 
 fn plan_with(
     line: &Line,
-    args: &SglangArgs,
+    (args, parsed): (&SglangArgs, &Parsed),
     machine: &Machine,
     models: &Models,
 ) -> (MemoryOutcome, Server) {
     let mut facts = line.facts(machine, models);
-    facts.args = args;
+    facts.args = parsed.view(args);
     let ctx = Context::new(facts);
     (memory::plan(&ctx), ctx.server)
 }
 
-/// `plannable`: false for arguments SGLang would reject (ARG001 says why), `--help` (SGLang
-/// prints and exits) or an impossible fraction (MEM008).
+/// `plannable`: false for `--help` (SGLang prints and exits) or an impossible fraction
+/// (MEM008). For arguments SGLang rejects (ARG001 says why) the planner still runs on what
+/// parsed, for its findings; there is no plan to show and no fraction to set.
 pub fn settle(
     line: &Line,
     machine: &Machine,
@@ -41,16 +45,20 @@ pub fn settle(
     plannable: bool,
 ) -> Settled {
     let args = line.args.clone();
-    let (outcome, server) = plan_with(line, &args, machine, models);
+    let parsed = line.parsed.clone();
+    let (outcome, server) = plan_with(line, (&args, &parsed), machine, models);
     if !plannable {
         return Settled {
             args,
+            parsed,
             memory: None,
             hits: Vec::new(),
             server,
         };
     }
-    let known_model = models.main(&args).is_some_and(|m| m.facts.is_some());
+    let known_model = models
+        .main(parsed.view(&args))
+        .is_some_and(|m| m.facts.is_some());
     let mut hits = outcome.hits;
     let mut memory = outcome.memory;
     if !known_model {
@@ -58,12 +66,16 @@ pub fn settle(
         // user's (or SGLang's) fraction too high.
         hits.retain(|h| h.code != Code::MEM003);
     }
+    if !parsed.accepted() {
+        memory = None;
+    }
     let Some(m) = memory
         .as_ref()
-        .filter(|_| !args.is_set("--mem-fraction-static"))
+        .filter(|_| !parsed.view(&args).is_set("--mem-fraction-static"))
     else {
         return Settled {
             args,
+            parsed,
             memory,
             hits,
             server,
@@ -79,6 +91,7 @@ pub fn settle(
     let Some(v) = chosen else {
         return Settled {
             args,
+            parsed,
             memory,
             hits,
             server,
@@ -91,8 +104,9 @@ pub fn settle(
             value: format_fraction(v),
         }],
     );
+    let with_parsed = Parsed::of(&with_value, machine.neighbours.as_deref());
     // The table describes the server that will run: recompute at exactly that value.
-    let (again, server_with_value) = plan_with(line, &with_value, machine, models);
+    let (again, server_with_value) = plan_with(line, (&with_value, &with_parsed), machine, models);
     if let Some(mut m) = again.memory {
         m.mem_fraction_static_source = MfsSource::Planned;
         memory = Some(m);
@@ -114,6 +128,7 @@ pub fn settle(
     if known_model && !no_fix && !same_as_default {
         return Settled {
             args: with_value,
+            parsed: with_parsed,
             memory,
             hits,
             server: server_with_value,
@@ -121,6 +136,7 @@ pub fn settle(
     }
     Settled {
         args,
+        parsed,
         memory,
         hits,
         server,

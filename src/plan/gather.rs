@@ -8,7 +8,7 @@ use crate::facts::host::HostFacts;
 use crate::facts::model::{self, ModelLoad};
 use crate::facts::{self, Env, Packages, Topology};
 use crate::resolve::Speculative;
-use crate::sglang::{SglangArgs, version};
+use crate::sglang::{SglangArgs, approx, version};
 
 /// The interpreter that would run SGLang.
 #[derive(Debug, Clone)]
@@ -56,6 +56,9 @@ pub struct Machine {
     pub topology: Topology,
     pub host: Option<HostFacts>,
     pub packages: Option<Packages>,
+    /// Approximate mode: the flag set in use is not the user's release's (see
+    /// [`crate::sglang::approx`]); the embedded releases around it.
+    pub neighbours: Option<Vec<&'static str>>,
 }
 
 pub fn machine(req: &Request) -> Result<Machine, Error> {
@@ -71,7 +74,12 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
     let packages = (!offline && interpreter.found)
         .then(|| Packages::detect(Some(interpreter.path.as_path())).with_toolkit(&req.env));
     let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
+    // Nothing found and nothing asked for is not a release to approximate: the newest flag set
+    // is assumed (VER002 says so), and the launcher cannot start SGLang there anyway.
+    let neighbours = (selected.source == version::VersionSource::Fallback && selected.detected())
+        .then(|| approx::neighbours(&selected.requested));
     Ok(Machine {
+        neighbours,
         host: req.topology.is_none().then(HostFacts::probe),
         interpreter,
         selected,

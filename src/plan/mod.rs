@@ -1,6 +1,7 @@
 //! From invocation to plan, in stages: gather the facts (all I/O, each path read once) →
 //! rules to a fixpoint over the resolved server (pure) → memory → assemble the plan/v1 object.
 
+mod arguments;
 mod findings;
 pub mod fixes;
 mod fixpoint;
@@ -117,13 +118,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut rule_findings = fixed.findings;
     let line = if req.no_fix {
-        restore(
-            original,
-            fixed.line,
-            &mut rule_findings,
-            &machine,
-            &mut models,
-        )
+        restore(original, &mut rule_findings, &machine, &mut models)
     } else {
         fixed.line
     };
@@ -132,11 +127,11 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             .clone()
             .map(|p| Hit::new(crate::rules::Code::TOP001, p)),
     );
-    let model_load = models.main(&line.args);
+    let model_load = models.main(line.view());
     hits.extend(findings::model(model_load));
-    let bad_fraction = findings::bad_fraction(&line.args);
+    let bad_fraction = findings::bad_fraction(line.view());
     hits.extend(bad_fraction.map(findings::fraction));
-    let plannable = line.args.is_ok() && !line.args.help && bad_fraction.is_none();
+    let plannable = !line.args.help && bad_fraction.is_none();
     let mut settled = fraction::settle(&line, &machine, &models, req.no_fix, plannable);
     let context_len = model_load
         .and_then(|m| m.facts.as_ref())
@@ -144,10 +139,14 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     hits.extend(findings::one_request(settled.memory.as_ref(), context_len));
     let memory_findings = std::mem::take(&mut settled.hits);
     hits.extend(memory_hits(memory_findings, model_load, &rule_findings));
-    hits.extend(findings::arguments(&settled.args));
+    hits.extend(findings::arguments(
+        &settled.args,
+        &settled.parsed,
+        &machine,
+    ));
     let resolved = settled
-        .args
-        .is_ok()
+        .parsed
+        .accepted()
         .then(|| json::Resolved::from(&settled.server));
     let found = Found {
         version,
@@ -178,7 +177,6 @@ fn validate(req: &Request) -> Result<(), Error> {
 /// would reveal; the user's own line and environment are what runs.
 fn restore(
     original: Line,
-    fixed: Line,
     rule_findings: &mut [Finding],
     machine: &gather::Machine,
     models: &mut gather::Models,
@@ -187,15 +185,9 @@ fn restore(
         f.fixed = false;
         f.fix = None;
     }
-    // A line argparse rejects selects nothing: keep the repaired line's view of the GPUs then.
     let mut line = original;
-    if line.args.is_ok() {
-        line.place(machine);
-        models.read_for(&line.args, &line.env);
-    } else {
-        line.gpus = fixed.gpus;
-        line.gpu_problem = fixed.gpu_problem;
-    }
+    line.place(machine);
+    models.read_for(line.view(), &line.env);
     line
 }
 
@@ -250,6 +242,7 @@ fn assemble(
     resolved: Option<json::Resolved>,
 ) -> Outcome {
     let args = settled.args;
+    let parsed = settled.parsed;
     let env = line.env;
     let mut all = found.into_findings(&req.settings);
     let secrets = secrets::secret_values(&args, &env);
@@ -272,7 +265,9 @@ fn assemble(
     };
     Outcome {
         plan,
-        model: models.main(&args).and_then(|m| m.facts.clone()),
+        model: models
+            .main(parsed.view(&args))
+            .and_then(|m| m.facts.clone()),
         args,
         env,
         interpreter: machine.interpreter,

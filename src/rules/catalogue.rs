@@ -71,6 +71,7 @@ macro_rules! catalogue {
 catalogue! {
     // Pipeline and memory planner.
     ARG001 => P,
+    ARG002 => P,
     MEM001 => P,
     MEM002 => P,
     MEM003 => P,

@@ -50,3 +50,30 @@ fn did_you_mean(suggestions: &[String]) -> String {
         format!(" (did you mean {}?)", suggestions.join(", "))
     }
 }
+
+/// An error a best-effort parse stepped over ([`super::SglangArgs::recover`]), and the
+/// tokens it left out for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub error: ArgError,
+    /// Ranges of [`super::SglangArgs::effective_tokens`] left out: the option that failed with
+    /// the arguments after it, each unrecognized option with the stray arguments after it.
+    /// None for a missing required option or a config file SGLang cannot use.
+    pub spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Problem {
+    pub(crate) fn at(error: ArgError, span: std::ops::Range<usize>) -> Problem {
+        Problem {
+            error,
+            spans: vec![span],
+        }
+    }
+
+    pub(crate) fn whole(error: ArgError) -> Problem {
+        Problem {
+            error,
+            spans: Vec::new(),
+        }
+    }
+}

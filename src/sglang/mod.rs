@@ -4,6 +4,7 @@
 //! PyYAML, and version detection (through a scanner of the interpreter's installed
 //! distributions that the package facts share).
 
+pub mod approx;
 pub mod config;
 pub mod envs;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod parser;
 mod pyjson;
 pub mod pytypes;
 pub mod pyyaml;
+pub mod recover;
 pub mod release;
 pub mod renames;
 pub mod rewrite;
@@ -20,7 +22,8 @@ pub mod site;
 pub mod upgrade;
 pub mod version;
 
-pub use error::{ArgError, ArgErrorKind};
+pub use error::{ArgError, ArgErrorKind, Problem};
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 pub use layout::Parallel;
 pub use parser::{ConfigTokens, Occurrence, SglangArgs, parse, parse_with};
+pub use recover::Recovered;

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use serde_json::{Map, Value};
 
 use super::config;
-use super::error::ArgError;
+use super::error::{ArgError, Problem};
 use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 use super::pyjson::{self, JsonError};
 use super::pytypes::{
@@ -180,6 +180,22 @@ pub fn parse_with(
     tokens: Vec<OsString>,
     load: &mut dyn FnMut(&str) -> Result<Vec<String>, ArgError>,
 ) -> SglangArgs {
+    parse_inner(flags, tokens, load, None)
+}
+
+/// Where a best-effort parse puts the errors it steps over; `None`: stop at the first, as
+/// argparse does.
+pub(super) type Sink<'a> = Option<&'a mut Vec<Problem>>;
+
+/// [`parse_with`], or with a sink the best-effort parse behind [`SglangArgs::recover`]: a
+/// config file SGLang cannot use is left unmerged (its `--config FILE` parsed as the plain
+/// option it also is), and each error skips the tokens it is about.
+pub(super) fn parse_inner(
+    flags: &'static FlagSet,
+    tokens: Vec<OsString>,
+    load: &mut dyn FnMut(&str) -> Result<Vec<String>, ArgError>,
+    sink: Sink,
+) -> SglangArgs {
     let strs: Vec<String> = tokens.iter().map(|t| decode_arg(t)).collect();
     let mut out = SglangArgs {
         flags,
@@ -191,24 +207,29 @@ pub fn parse_with(
         help: false,
         extras: Vec::new(),
     };
-    let located = match config::locate(flags, &strs) {
-        Ok(l) => l,
-        Err(e) => {
-            out.errors.push(e.into());
+    let parser = Parser::new(flags);
+    let located = config::locate(flags, &strs)
+        .map_err(ArgError::from)
+        .and_then(|l| match l {
+            Some((at, file)) => load(&file).map(|t| Some((at, file, t))),
+            None => Ok(None),
+        });
+    let (at, file, file_tokens) = match located {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            if let Err(e) = parser.run(&strs, &mut out, sink) {
+                out.errors.push(e);
+            }
             return out;
         }
-    };
-    let Some((at, file)) = located else {
-        let parser = Parser::new(flags);
-        if let Err(e) = parser.run(&strs, &mut out) {
-            out.errors.push(e);
-        }
-        return out;
-    };
-    let file_tokens = match load(&file) {
-        Ok(t) => t,
         Err(e) => {
-            out.errors.push(e);
+            match sink {
+                Some(problems) => {
+                    problems.push(Problem::whole(e));
+                    let _ = parser.run(&strs, &mut out, Some(problems));
+                }
+                None => out.errors.push(e),
+            }
             return out;
         }
     };
@@ -221,8 +242,7 @@ pub fn parse_with(
         at,
         tokens: file_tokens,
     });
-    let parser = Parser::new(flags);
-    if let Err(e) = parser.run(&effective, &mut out) {
+    if let Err(e) = parser.run(&effective, &mut out, sink) {
         out.errors.push(e);
     }
     // Occurrences index the list they came from: the file's tokens or the user's.
@@ -325,6 +345,31 @@ enum Slot {
     Arg,
     DashDash,
     Opt(OptTuple),
+    /// A best-effort parse steps over this token (an ambiguous abbreviation).
+    Skip,
+}
+
+/// End of the tokens an option at `i` stands for: itself and the arguments after it.
+fn span_end(slots: &[Slot], i: usize) -> usize {
+    i + 1
+        + slots[i + 1..]
+            .iter()
+            .take_while(|s| matches!(s, Slot::Arg))
+            .count()
+}
+
+/// Unrecognized tokens in runs: each unknown option with the stray arguments after it, and
+/// stray arguments on their own.
+fn extra_groups(extras: &[usize], slots: &[Slot]) -> Vec<std::ops::Range<usize>> {
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    for &i in extras {
+        let is_option = matches!(slots.get(i), Some(Slot::Opt(_)));
+        match groups.last_mut() {
+            Some(g) if g.end == i && !is_option => g.end = i + 1,
+            _ => groups.push(i..i + 1),
+        }
+    }
+    groups
 }
 
 struct Parser {
@@ -481,23 +526,57 @@ impl Parser {
         out
     }
 
-    fn run(&self, strs: &[String], out: &mut SglangArgs) -> Result<(), ArgError> {
-        // 1. classify every token (ambiguity errors come out here, before anything else)
+    /// argparse's `parse_known_args` and its error for leftovers. With a sink, errors are
+    /// collected there and parsing goes on past the tokens each is about.
+    fn run(&self, strs: &[String], out: &mut SglangArgs, mut sink: Sink) -> Result<(), ArgError> {
+        let slots = self.classify_all(strs, &mut sink)?;
+        match self.consume_all(strs, &slots, out, &mut sink)? {
+            Some(seen) => self.leftovers(strs, &slots, &seen, out, sink),
+            None => Ok(()), // help
+        }
+    }
+
+    /// Step 1: classify every token (ambiguity errors come out here, before anything else).
+    /// A best-effort parse marks an ambiguous token `Skip`.
+    fn classify_all(&self, strs: &[String], sink: &mut Sink) -> Result<Vec<Slot>, ArgError> {
         let mut slots = Vec::with_capacity(strs.len());
+        let mut failed = Vec::new();
         let mut iter = strs.iter();
         for s in iter.by_ref() {
             if s == "--" {
                 slots.push(Slot::DashDash);
                 break;
             }
-            slots.push(self.classify(s)?);
+            match self.classify(s) {
+                Ok(slot) => slots.push(slot),
+                Err(e) if sink.is_some() => {
+                    failed.push((slots.len(), e));
+                    slots.push(Slot::Skip);
+                }
+                Err(e) => return Err(e),
+            }
         }
         slots.extend(iter.map(|_| Slot::Arg));
+        if let Some(problems) = sink.as_deref_mut() {
+            for (i, e) in failed {
+                problems.push(Problem::at(e, i..span_end(&slots, i)));
+            }
+        }
+        Ok(slots)
+    }
 
-        // 2. consume options and their arguments; stray arguments are extras
+    /// Step 2: consume options and their arguments; stray arguments are extras. Which actions
+    /// were seen, or `None` when `--help` ends parsing.
+    fn consume_all(
+        &self,
+        strs: &[String],
+        slots: &[Slot],
+        out: &mut SglangArgs,
+        sink: &mut Sink,
+    ) -> Result<Option<Vec<bool>>, ArgError> {
         let mut seen = vec![false; self.flags.actions.len()];
         let opt_indices: Vec<usize> = (0..slots.len())
-            .filter(|&i| matches!(slots[i], Slot::Opt(_)))
+            .filter(|&i| matches!(slots[i], Slot::Opt(_) | Slot::Skip))
             .collect();
         let mut start = 0;
         for &next in &opt_indices {
@@ -505,19 +584,39 @@ impl Parser {
                 continue; // consumed as an argument of an earlier option (cannot happen: `O` is never an argument)
             }
             out.extras.extend(start..next);
-            match self.consume_optional(next, strs, &slots, &mut seen, out)? {
-                Some(stop) => start = stop,
-                None => return Ok(()), // help
-            }
+            let consumed = match slots[next] {
+                Slot::Skip => Ok(Some(span_end(slots, next))),
+                _ => self.consume_optional(next, strs, slots, &mut seen, out),
+            };
+            start = match (consumed, sink.as_deref_mut()) {
+                (Ok(Some(stop)), _) => stop,
+                (Ok(None), _) => return Ok(None),
+                (Err(e), None) => return Err(e),
+                (Err(e), Some(problems)) => {
+                    let end = span_end(slots, next);
+                    problems.push(Problem::at(e, next..end));
+                    end
+                }
+            };
         }
         out.extras.extend(start..strs.len());
+        Ok(Some(seen))
+    }
 
-        // 3. required options
+    /// Steps 3 and 4: required options, then what is left over.
+    fn leftovers(
+        &self,
+        strs: &[String],
+        slots: &[Slot],
+        seen: &[bool],
+        out: &SglangArgs,
+        mut sink: Sink,
+    ) -> Result<(), ArgError> {
         let missing: Vec<String> = self
             .flags
             .actions
             .iter()
-            .zip(&seen)
+            .zip(seen)
             .filter(|(a, seen)| a.required && !**seen)
             .map(|(a, _)| a.option_strings.join("/"))
             .collect();
@@ -536,16 +635,23 @@ impl Parser {
                 "the following arguments are required: {}",
                 missing.join(", ")
             ));
-            e.suggestions = suggestions;
-            return Err(e);
+            e.suggestions = suggestions.clone();
+            match sink.as_deref_mut() {
+                Some(problems) => problems.push(Problem::whole(e)),
+                None => return Err(e),
+            }
         }
-
-        // 4. what is left over
         if !out.extras.is_empty() {
             let words: Vec<String> = out.extras.iter().map(|&i| display(&strs[i])).collect();
             let mut e = ArgError::usage(format!("unrecognized arguments: {}", words.join(" ")));
             e.suggestions = suggestions;
-            return Err(e);
+            match sink {
+                Some(problems) => problems.push(Problem {
+                    error: e,
+                    spans: extra_groups(&out.extras, slots),
+                }),
+                None => return Err(e),
+            }
         }
         Ok(())
     }

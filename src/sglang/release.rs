@@ -71,42 +71,115 @@ pub(crate) fn nearest(version: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Release numbers of a version string (`0.5.10.post1` → [0, 5, 10, 1]; `rc`/`dev` parts sort
-/// below the release, good enough for choosing flag sets and rule ranges).
-fn key(v: &str) -> Vec<i64> {
-    let mut out = Vec::new();
-    // A local label (`+cu128`) does not change which release it is.
-    let public = v
-        .trim()
-        .trim_start_matches('v')
-        .split('+')
-        .next()
-        .unwrap_or_default();
-    for part in public.split('.') {
-        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-        let rest = &part[digits.len()..];
-        if let Ok(n) = digits.parse() {
-            out.push(n);
-        }
-        if let Some(post) = rest.strip_prefix("post") {
-            out.push(post.parse().unwrap_or(0));
-        } else if !rest.is_empty() {
-            // rc/dev/a/b: below the release it precedes
-            out.push(-1);
-        }
-    }
-    out
+/// A version's place in PEP 440 order. The local label (`+cu128`) is left out: it names a
+/// build of the same release, so `0.5.23+cu128` is 0.5.23.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    epoch: u64,
+    /// Release numbers without trailing zeros (`0.5` is `0.5.0`).
+    release: Vec<u64>,
+    /// (rank, n): 0 for a dev release of the release itself (`0.5.0.dev1` comes before
+    /// `0.5.0a1`), 1–3 for a/b/rc, 4 for none.
+    pre: (u8, u64),
+    /// `None` sorts before every `.postN`.
+    post: Option<u64>,
+    /// (0, n) for `.devN`, (1, 0) for none: a dev release comes before what it leads to.
+    dev: (u8, u64),
+    /// Whatever PEP 440 has no word for: such a version is never equal to a clean one.
+    odd: String,
 }
 
-/// `a <= b` in release order.
+/// One suffix segment: a word (`rc`, `post`, `dev`, …) and its number.
+fn segment(rest: &str) -> Option<(&str, Option<u64>, &str)> {
+    let rest = rest.strip_prefix(['.', '_', '-']).unwrap_or(rest);
+    let word_len = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    let (word, rest) = rest.split_at(word_len);
+    let rest = rest
+        .strip_prefix(['.', '_', '-'])
+        .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or(rest);
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let (n, rest) = rest.split_at(digits);
+    (!word.is_empty() || !n.is_empty()).then(|| (word, n.parse().ok(), rest))
+}
+
+fn key(v: &str) -> Key {
+    let v = v.trim().to_ascii_lowercase();
+    let v = v.strip_prefix('v').unwrap_or(&v);
+    let public = v.split('+').next().unwrap_or_default();
+    let (epoch, public) = match public.split_once('!') {
+        Some((e, p)) if e.parse::<u64>().is_ok() => (e.parse().unwrap_or(0), p),
+        _ => (0, public),
+    };
+    let mut release = Vec::new();
+    let mut rest = public;
+    loop {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let Ok(n) = rest[..digits].parse() else { break };
+        release.push(n);
+        rest = &rest[digits..];
+        match rest.strip_prefix('.') {
+            Some(r) if r.starts_with(|c: char| c.is_ascii_digit()) => rest = r,
+            _ => break,
+        }
+    }
+    while release.last() == Some(&0) {
+        release.pop();
+    }
+    let (mut pre, mut post, mut dev) = (None, None, None);
+    let mut odd = String::new();
+    while !rest.is_empty() {
+        // `1.0-1` is an implicit post release.
+        let implicit = rest
+            .strip_prefix('-')
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+        let Some((word, n, after)) = segment(rest) else {
+            odd = rest.to_owned();
+            break;
+        };
+        let n = n.unwrap_or(0);
+        match word {
+            _ if implicit.is_some() => post = Some(n),
+            "a" | "alpha" => pre = Some((1, n)),
+            "b" | "beta" => pre = Some((2, n)),
+            "c" | "rc" | "pre" | "preview" => pre = Some((3, n)),
+            "post" | "rev" | "r" => post = Some(n),
+            "dev" => dev = Some(n),
+            _ => {
+                odd = rest.to_owned();
+                break;
+            }
+        }
+        rest = after;
+    }
+    if !odd.is_empty() {
+        // Unknown words sort like a dev release: below the release they decorate.
+        dev = dev.or(Some(0));
+    }
+    let pre = match (pre, post, dev) {
+        (Some(p), _, _) => p,
+        (None, None, Some(_)) => (0, 0),
+        (None, _, _) => (4, 0),
+    };
+    Key {
+        epoch,
+        release,
+        pre,
+        post,
+        dev: dev.map_or((1, 0), |n| (0, n)),
+        odd,
+    }
+}
+
+/// `a` against `b` in PEP 440 release order, local labels ignored.
 pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (ka, kb) = (key(a), key(b));
-    let n = ka.len().max(kb.len());
-    let pad = |k: &Vec<i64>, i: usize| k.get(i).copied().unwrap_or(0);
-    (0..n)
-        .map(|i| pad(&ka, i).cmp(&pad(&kb, i)))
-        .find(|o| o.is_ne())
-        .unwrap_or(std::cmp::Ordering::Equal)
+    key(a).cmp(&key(b))
 }
 
 /// A PEP 440-style release: digits, then dot-separated parts (`0.5.23`, `0.5.10.post1`,
@@ -160,6 +233,86 @@ mod tests {
         assert!(!at_least("0.5.15rc1", "0.5.15"));
         assert!(at_least("0.10.0", "0.5.23"));
         assert!(cmp("0.5.23+cu128", "0.5.23").is_eq());
+    }
+
+    #[test]
+    fn pep440_order_and_identity() {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        // Each strictly before the next.
+        let ordered = [
+            "0.4.10.post2",
+            "0.5.0.dev1",
+            "0.5.0a1",
+            "0.5.0b2",
+            "0.5.0rc1",
+            "0.5.0rc2.dev1",
+            "0.5.0rc2",
+            "0.5.0",
+            "0.5.0.post1.dev3",
+            "0.5.0.post1",
+            "0.5.10",
+            "0.5.10.post1",
+            "0.5.23",
+            "0.5.23.post1.dev2",
+            "0.5.23.post1",
+            "0.5.24.dev3+gabc123",
+            "0.5.24rc1",
+            "0.5.24",
+            "1!0.1",
+        ];
+        for w in ordered.windows(2) {
+            assert_eq!(cmp(w[0], w[1]), Less, "{} < {}", w[0], w[1]);
+            assert_eq!(cmp(w[1], w[0]), Greater, "{} > {}", w[1], w[0]);
+        }
+        for (a, b) in [
+            ("0.5.23+cu128", "0.5.23"),
+            ("v0.5.23", "0.5.23"),
+            ("0.5", "0.5.0"),
+            ("0.5.0-rc2", "0.5.0rc2"),
+            ("0.5.0.RC2", "0.5.0rc2"),
+            ("0.5.0c2", "0.5.0rc2"),
+            ("0.5.10-1", "0.5.10.post1"),
+            ("0.5.10.rev1", "0.5.10.post1"),
+            ("0.5.10.post1+local.7", "0.5.10.post1"),
+        ] {
+            assert_eq!(cmp(a, b), Equal, "{a} == {b}");
+        }
+        for (a, b) in [
+            ("0.5.10", "0.5.10.post1"),
+            ("0.5.0rc2", "0.5.0"),
+            ("0.5.24.dev3+gabc123", "0.5.24"),
+            ("0.5.23.post1.dev2", "0.5.23.post1"),
+            ("0.5.23.x", "0.5.23"),
+        ] {
+            assert_ne!(cmp(a, b), Equal, "{a} != {b}");
+        }
+        // Words PEP 440 lacks sort below the release they decorate, without panicking.
+        assert_eq!(cmp("0.5.23.x", "0.5.23"), Less);
+        assert_eq!(cmp("0.5.23.x", "0.5.22"), Greater);
+        assert_eq!(cmp("latest", "0.0.1"), Less);
+    }
+
+    #[test]
+    fn source_checkouts_and_local_builds_find_the_right_release() {
+        let at = |v: &str| KNOWN_VERSIONS[nearest(v)];
+        assert_eq!(at("0.5.23+cu128"), "0.5.23");
+        assert_eq!(at("0.5.24.dev3+gabc123"), "0.5.23");
+        assert_eq!(at("0.5.23.post1.dev2"), "0.5.23");
+        // Whatever the embedded list: the nearest is at or before, the next one after.
+        for v in [
+            "0.5.10",
+            "0.5.10.post1.dev1",
+            "0.5.10.post2",
+            "0.5.2rc2",
+            "0.5.0rc2",
+            "0.5.23.post1.dev2",
+        ] {
+            let i = nearest(v);
+            assert!(cmp(KNOWN_VERSIONS[i], v).is_le() || i == 0, "{v}");
+            if let Some(next) = KNOWN_VERSIONS.get(i + 1) {
+                assert!(cmp(next, v).is_gt(), "{v}: {next}");
+            }
+        }
     }
 
     #[test]

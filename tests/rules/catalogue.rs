@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use sglang_launch::rules::{self, ArgEdit, Fix, Severity};
-use sglang_launch::sglang::flagset::KNOWN_VERSIONS;
+use sglang_launch::sglang::flagset::{self, KNOWN_VERSIONS};
 
 use crate::all_cases;
 use crate::support::world;
@@ -88,6 +88,68 @@ fn fixes_use_options_the_version_knows() {
                 );
             }
         }
+    }
+}
+
+/// Every option a fix names exists, so spelled, in every embedded release the rule applies to
+/// (not only the case's own): a rule's version range must not reach a release whose flag set
+/// lacks the option its fix writes or removes.
+#[test]
+fn fixes_name_options_every_release_in_range_has() {
+    let mut checked = 0;
+    for case in all_cases().iter().filter(|c| c.fires) {
+        let rule = rules::lookup(case.code).unwrap();
+        for v in KNOWN_VERSIONS.iter().copied() {
+            let flags = flagset::get(v).unwrap();
+            if !rule.applies_to(v) || case.args.iter().any(|(o, _)| flags.action(o).is_none()) {
+                continue;
+            }
+            let at_v = case.clone().version(v);
+            for h in world(&at_v).hits(case.code) {
+                for e in h.fix.iter().flat_map(|f| &f.args) {
+                    let opt = match e {
+                        ArgEdit::Remove { option }
+                        | ArgEdit::Set { option, .. }
+                        | ArgEdit::AddFlag { option } => option,
+                        ArgEdit::Rename { to, .. } => to,
+                    };
+                    assert!(
+                        flags.action(opt).is_some(),
+                        "{} (versions {}): its fix names {opt}, which SGLang {v} lacks",
+                        case.code,
+                        rule.versions
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} fix edits checked");
+}
+
+/// No rule calls an option wrong in a release that has it: every option string of every
+/// embedded release, written on the command line of that release, draws no FLAG001/FLAG004
+/// and no error from any FLAG rule.
+#[test]
+fn no_flag_rule_blocks_an_option_the_release_has() {
+    for v in KNOWN_VERSIONS.iter().copied() {
+        let options: Vec<&'static str> = flagset::get(v)
+            .unwrap()
+            .actions
+            .iter()
+            .flat_map(|a| a.option_strings.iter())
+            .map(|o| &*o.clone().leak())
+            .filter(|o| o.starts_with("--") && *o != "--help")
+            .collect();
+        let w = world(&crate::support::c("X").version(v).tokens(&options));
+        let ctx = w.ctx();
+        let blocking: Vec<String> = rules::evaluate(&ctx, &rules::RuleSettings::default())
+            .into_iter()
+            .filter(|h| h.code.as_str().starts_with("FLAG"))
+            .filter(|h| h.severity == Severity::Error || h.code.as_str() == "FLAG004")
+            .map(|h| format!("{}: {}", h.code, h.message))
+            .collect();
+        assert!(blocking.is_empty(), "SGLang {v}: {blocking:#?}");
     }
 }
 

@@ -81,6 +81,47 @@ fn ver001_a_version_without_an_embedded_flag_set() {
     insta::assert_snapshot!("VER001", text);
 }
 
+/// A source checkout of an embedded release (`B.dev0`) has no flag set of its own: the one
+/// before it stands in, and an option only `B` has is a warning naming `B`. Which releases and
+/// option depends on the embedded data, so they are named by role in the snapshot.
+#[test]
+fn arg002_an_option_only_the_newer_neighbour_has() {
+    use sglang_launch::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS, Nargs, ValueType};
+    let added = |a: &str, b: &str| -> Option<String> {
+        let (fa, fb) = (flagset::get(a)?, flagset::get(b)?);
+        let in_a = |o: &str| {
+            fa.actions
+                .iter()
+                .flat_map(|x| &x.option_strings)
+                .any(|p| p.starts_with(o))
+        };
+        fb.actions
+            .iter()
+            .filter(|x| x.kind == ActionKind::Store && x.nargs == Nargs::One && x.choices.is_none())
+            .filter(|x| matches!(x.value_type, ValueType::Str | ValueType::None))
+            .flat_map(|x| &x.option_strings)
+            .find(|o| o.starts_with("--") && !in_a(o))
+            .cloned()
+    };
+    let (older, newer, option) = KNOWN_VERSIONS
+        .windows(2)
+        .find_map(|w| Some((w[0], w[1], added(w[0], w[1])?)))
+        .expect("some embedded release adds an option");
+    let version = format!("{newer}.dev0");
+    let text = findings(
+        "ARG002",
+        "8x-h100-sxm-nvlink",
+        &["--sglang-version", &version],
+        &["--model-path", LLAMA_8B, &option, "x"],
+    );
+    let text = text
+        .replace(&version, "<CHECKOUT>")
+        .replace(&option, "<OPTION>")
+        .replace(newer, "<NEWER>")
+        .replace(older, "<OLDER>");
+    insta::assert_snapshot!("ARG002", text);
+}
+
 #[test]
 fn ver002_no_sglang_installed_and_no_version_given() {
     let launcher = &["--python", "/nonexistent/python3"];

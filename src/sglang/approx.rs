@@ -1,0 +1,195 @@
+//! Approximate checking, for a release with no flag set of its own (`VersionSource::Fallback`):
+//! the nearest older embedded flag set stands in, and its argument errors are only as good as
+//! the guess. An error that a neighbouring embedded release's parser does not make (an option
+//! or a choice that release has) may well not be the user's release's: it is tolerated, and
+//! reported as such; only the rest blocks.
+
+use std::ops::Range;
+
+use super::error::ArgError;
+use super::flagset;
+use super::parser::SglangArgs;
+use super::pytypes::{decode_arg, display};
+use super::recover::{Recovered, parse_merged, problems_of};
+use super::release::{self, KNOWN_VERSIONS, cmp};
+
+/// The embedded releases around `version`: the nearest older one (the flag set in use) and the
+/// nearest newer one, where they exist. The user's release lies between them, so an option
+/// both have is very likely its too, and one neither has very likely not.
+pub fn neighbours(version: &str) -> Vec<&'static str> {
+    let i = release::nearest(version);
+    let mut out = vec![KNOWN_VERSIONS[i]];
+    if cmp(KNOWN_VERSIONS[i], version).is_lt()
+        && let Some(newer) = KNOWN_VERSIONS.get(i + 1)
+    {
+        out.push(newer);
+    }
+    out
+}
+
+/// Whether every neighbouring release spells `option` so: a fix may name it.
+pub fn all_have(neighbours: &[&str], option: &str) -> bool {
+    neighbours
+        .iter()
+        .all(|v| flagset::get(v).is_some_and(|f| f.action(option).is_some()))
+}
+
+/// An argument error of the flag set in use that a neighbouring release's parser does not make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerated {
+    /// What the flag set in use says about these tokens.
+    pub error: ArgError,
+    /// The tokens, as Python would print them.
+    pub tokens: Vec<String>,
+    /// Range of `SglangArgs::effective_tokens`.
+    pub span: Range<usize>,
+    /// The neighbouring release whose parser takes them.
+    pub release: &'static str,
+}
+
+/// A rejected line judged against the neighbouring releases.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub tolerated: Vec<Tolerated>,
+    /// argparse's verdict, with the flag set in use, on the line without the tolerated tokens.
+    pub rest: SglangArgs,
+}
+
+/// Which errors of `recovered` (the best-effort parse of `args`) a neighbouring release
+/// explains, and what the flag set in use says about everything else.
+pub fn judge(args: &SglangArgs, recovered: &Recovered, neighbours: &[&'static str]) -> Judged {
+    let tokens: Vec<String> = args
+        .effective_tokens()
+        .iter()
+        .map(|t| decode_arg(t))
+        .collect();
+    let mut tolerated = Vec::new();
+    for p in &recovered.problems {
+        for span in &p.spans {
+            let these = &tokens[span.start..span.end.min(tokens.len())];
+            if let Some(release) = taken_by(these, neighbours, args.flags.version.as_str()) {
+                let shown: Vec<String> = these.iter().map(|t| display(t)).collect();
+                let error = if p.error.message.starts_with("unrecognized arguments: ") {
+                    ArgError::usage(format!("unrecognized arguments: {}", shown.join(" ")))
+                } else {
+                    p.error.clone()
+                };
+                tolerated.push(Tolerated {
+                    error,
+                    tokens: shown,
+                    span: span.clone(),
+                    release,
+                });
+            }
+        }
+    }
+    if tolerated.is_empty() {
+        return Judged {
+            tolerated,
+            rest: args.clone(),
+        };
+    }
+    let left: Vec<String> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !tolerated.iter().any(|t| t.span.contains(i)))
+        .map(|(_, t)| t.clone())
+        .collect();
+    Judged {
+        tolerated,
+        rest: parse_merged(args.flags, &left),
+    }
+}
+
+/// The first neighbouring release (other than the one in use) whose parser takes these tokens
+/// on their own: no error about them (a missing required option is about the whole line).
+fn taken_by(tokens: &[String], neighbours: &[&'static str], in_use: &str) -> Option<&'static str> {
+    neighbours
+        .iter()
+        .copied()
+        .filter(|v| *v != in_use)
+        .find(|v| {
+            flagset::get(v).is_some_and(|flags| {
+                problems_of(flags, tokens)
+                    .iter()
+                    .all(|p| p.spans.is_empty())
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::parse;
+    use std::ffi::OsString;
+
+    #[test]
+    fn neighbours_bracket_the_version() {
+        let last = *KNOWN_VERSIONS.last().unwrap();
+        assert_eq!(neighbours("0.5.99"), vec![last]);
+        assert_eq!(neighbours(&format!("{last}+cu128")), vec![last]);
+        assert_eq!(neighbours("0.0.1"), vec![KNOWN_VERSIONS[0]]);
+        let (a, b) = (KNOWN_VERSIONS[0], KNOWN_VERSIONS[1]);
+        assert_eq!(neighbours(&format!("{b}.dev0")), vec![a, b]);
+    }
+
+    /// An option the newer neighbour has and the older lacks is tolerated; a typo is not.
+    #[test]
+    fn options_of_the_newer_neighbour_are_tolerated() {
+        let (a, b) = KNOWN_VERSIONS
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .find(|(a, b)| new_store_option(a, b).is_some())
+            .expect("some release adds an option");
+        let option = new_store_option(a, b).unwrap();
+        let older = flagset::get(a).unwrap();
+        let line = [
+            "--model-path",
+            "m",
+            &option,
+            "v",
+            "--bogus-flag",
+            "--tp",
+            "2",
+        ];
+        let args = parse(older, line.iter().map(OsString::from).collect());
+        assert!(!args.is_ok());
+        let judged = judge(&args, &args.recover(), &[a, b]);
+        assert_eq!(judged.tolerated.len(), 1, "{:?}", judged.tolerated);
+        assert_eq!(judged.tolerated[0].release, b);
+        assert_eq!(judged.tolerated[0].tokens, vec![option.clone(), "v".into()]);
+        assert_eq!(
+            judged.rest.errors[0].message,
+            "unrecognized arguments: --bogus-flag"
+        );
+        // Alone in the older release, with no newer neighbour: nothing is tolerated.
+        assert!(judge(&args, &args.recover(), &[a]).tolerated.is_empty());
+    }
+
+    /// A `store` option with one free-text value that release `b` has and `a` lacks.
+    fn new_store_option(a: &str, b: &str) -> Option<String> {
+        let (fa, fb) = (flagset::get(a)?, flagset::get(b)?);
+        fb.actions
+            .iter()
+            .filter(|x| {
+                x.kind == flagset::ActionKind::Store
+                    && x.nargs == flagset::Nargs::One
+                    && x.choices.is_none()
+                    && matches!(
+                        x.value_type,
+                        flagset::ValueType::Str | flagset::ValueType::None
+                    )
+            })
+            .flat_map(|x| x.option_strings.iter())
+            .find(|o| {
+                o.starts_with("--")
+                    && fa.action(o).is_none()
+                    && !fa
+                        .actions
+                        .iter()
+                        .flat_map(|y| y.option_strings.iter())
+                        .any(|p| p.starts_with(o.as_str()))
+            })
+            .cloned()
+    }
+}
