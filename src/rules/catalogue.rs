@@ -121,6 +121,7 @@ catalogue! {
     QUANT003 => c(quant::nvfp4_sm12x),
     QUANT004 => c(quant::fp8_sm12x),
     QUANT005 => c(quant::dsa_kv_dtype),
+    QUANT006 => c(quant_block::fp8_block_shard),
     // Communication and NCCL environment.
     COMM001 => c(comm::nccl_p2p_disable_nvlink),
     COMM002 => c(comm::shm),

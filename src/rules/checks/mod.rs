@@ -15,6 +15,7 @@ pub mod flag;
 pub mod par;
 pub mod pkg;
 pub mod quant;
+pub mod quant_block;
 pub mod spec;
 pub mod srv;
 pub mod top;
