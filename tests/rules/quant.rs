@@ -202,7 +202,13 @@ fn the_binary_blocks_a_misfit_fp8_checkpoint() {
         let mut cmd = assert_cmd::Command::cargo_bin("sglang-launch").unwrap();
         cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
             .env_remove("CUDA_VISIBLE_DEVICES")
-            .args(["check", "--json", "--sglang-version", "0.5.23", "--topology"])
+            .args([
+                "check",
+                "--json",
+                "--sglang-version",
+                "0.5.23",
+                "--topology",
+            ])
             .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
             .args(["--", "--model-path"])
             .arg(format!("tests/fixtures/models/{Q235}"))

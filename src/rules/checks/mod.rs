@@ -12,6 +12,7 @@ pub mod dpa;
 pub mod env;
 pub mod ep;
 pub mod flag;
+pub mod matrix;
 pub mod par;
 pub mod pkg;
 pub mod quant;
