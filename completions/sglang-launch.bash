@@ -116,12 +116,16 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__detect)
-            opts="-h --json --nvml-lib --help"
+            opts="-h --json --python --nvml-lib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --nvml-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

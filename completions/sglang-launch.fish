@@ -75,6 +75,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l 
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l print-args -d 'Print only the rewritten command line, as one POSIX-shell-quoted line'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand upgrade" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l python -d 'Python interpreter whose packages to record [default: python3 on PATH]' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -l json -d 'Print topology/v1 JSON (the format --topology reads)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -s h -l help -d 'Print help'

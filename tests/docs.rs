@@ -89,6 +89,19 @@ fn topology_schema_and_reader_agree() {
         ("/gpus/0", "compute_capability", json!("12.0"), true),
         ("/links/0", "path", json!("NV18"), true),
         ("/links/0", "path", json!("NV"), true),
+        ("", "host", json!(null), true),
+        (
+            "",
+            "host",
+            json!({"shm_bytes": 1, "rdma_devices": [], "packages": {"torch": "2.8.0"}}),
+            true,
+        ),
+        (
+            "",
+            "host",
+            json!({"shm_present": null, "torch_build": "cuda 12.8"}),
+            true,
+        ),
         ("", "schema", json!("sglang-launch/topology/v2"), false),
         ("", "hostnmae", json!("typo"), false),
         ("", "links", json!(null), false),
@@ -101,6 +114,11 @@ fn topology_schema_and_reader_agree() {
         ("/links/0", "path", json!("PCIE"), false),
         ("/links/0", "p2p", json!("OK"), false),
         ("/links/0", "gpus", json!([0, 1, 1]), false),
+        ("", "host", json!("big"), false),
+        ("", "host", json!({"shm_byte": 1}), false),
+        ("", "host", json!({"rdma_devices": 2}), false),
+        ("", "host", json!({"shm_bytes": -1}), false),
+        ("", "host", json!({"packages": {"torch": 2}}), false),
     ];
     let validator = jsonschema::validator_for(&schema).unwrap();
     for (at, key, value, ok) in edits {

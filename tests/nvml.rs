@@ -3,7 +3,8 @@
 //!
 //! Fields NVML cannot give back verbatim, normalised before comparing:
 //! * `source` is always "nvml" and `hostname` is this machine's (the file's are not NVML facts);
-//! * `memory_used_mib` absent from a file reads back as `Some(0)` (NVML always reports usage).
+//! * `memory_used_mib` absent from a file reads back as `Some(0)` (NVML always reports usage);
+//! * `host` is not NVML's: `detect` adds this machine's after reading the GPUs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,6 +84,7 @@ fn fixtures() -> Vec<PathBuf> {
 fn normalise(mut t: Topology, like: &Topology) -> Topology {
     t.source = like.source.clone();
     t.hostname = like.hostname.clone();
+    t.host = like.host.clone();
     for (g, want) in t.gpus.iter_mut().zip(&like.gpus) {
         if want.memory_used_mib.is_none() && g.memory_used_mib == Some(0) {
             g.memory_used_mib = None;
@@ -282,5 +284,77 @@ fn real_nvml_matches_nvidia_smi() {
             let link = t.link(i, j).unwrap_or_else(|| panic!("no link {i}-{j}"));
             assert_eq!(link.path, *cell, "GPU{i} GPU{j}");
         }
+    }
+}
+
+/// `detect --json` through the binary records the host and the interpreter's packages beside the
+/// GPUs, and a plan for that file elsewhere (offline) judges them.
+#[test]
+fn detect_records_the_host_and_the_packages() {
+    let lib = fake_lib();
+    let tmp = tempfile::tempdir().unwrap();
+    let venv = tmp.path().join("venv");
+    let site = venv.join("lib/python3.11/site-packages");
+    for d in [
+        "torch-2.7.1+cu126",
+        "nvidia_nccl_cu12-2.26.2",
+        "sgl_kernel-0.1.9",
+    ] {
+        std::fs::create_dir_all(site.join(format!("{d}.dist-info"))).unwrap();
+    }
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join("bin/python"), "").unwrap();
+    std::fs::write(
+        venv.join("pyvenv.cfg"),
+        "home = /nonexistent/bin\ninclude-system-site-packages = false\n",
+    )
+    .unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/topologies/8x-rtx-pro-6000-pcie.json");
+    let bin = env!("CARGO_BIN_EXE_sglang-launch");
+    let out = Command::new(bin)
+        .args(["detect", "--json", "--python"])
+        .arg(venv.join("bin/python"))
+        .env("SGLANG_LAUNCH_NVML_LIB", lib)
+        .env("FAKE_NVML_TOPOLOGY", &fixture)
+        .env_remove("FAKE_NVML_INIT_RC")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let t = Topology::from_json_str(&text, "detected").unwrap();
+    let host = t.host.as_ref().expect("host recorded");
+    let pkgs = host.packages.as_ref().unwrap();
+    assert_eq!(pkgs.get("torch").map(String::as_str), Some("2.7.1+cu126"));
+    assert_eq!(host.torch_build.as_deref(), Some("cuda 12.6"));
+    assert!(host.shm_present.is_some() && host.rdma_devices.is_some());
+    let file = tmp.path().join("box.json");
+    std::fs::write(&file, &text).unwrap();
+    let out = Command::new(bin)
+        .args([
+            "check",
+            "--json",
+            "--sglang-version",
+            "0.5.23",
+            "--topology",
+        ])
+        .arg(&file)
+        .args(["--", "--model-path", "m", "--tp", "8"])
+        .env_remove("SGLANG_LAUNCH_PYTHON")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    for code in ["PKG001", "PKG002", "PKG003"] {
+        assert!(codes.contains(&code), "no {code} in {codes:?}");
     }
 }

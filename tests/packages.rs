@@ -1,5 +1,6 @@
 //! Installed-package facts through the pipeline: read from the interpreter's venv when planning
-//! for this machine's software, never when planning offline (`--topology` + `--sglang-version`).
+//! for this machine's software, from the topology file's recorded `host` when it has one, and
+//! otherwise never when planning offline (`--topology` + `--sglang-version`).
 
 use std::ffi::OsString;
 use std::fs;
@@ -168,4 +169,54 @@ fn the_servers_cuda_home_decides_flashinfers_toolkit() {
     )
     .unwrap();
     assert!(!codes(&req).contains(&"PKG006".to_owned()));
+}
+
+/// A copy of the RTX PRO 6000 box with this `host` record, as `detect --json` would write it.
+fn recorded(dir: &Path, host: serde_json::Value) -> PathBuf {
+    let src = format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json");
+    let mut topo: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(src).unwrap()).unwrap();
+    topo["host"] = host;
+    let path = dir.join("box.json");
+    fs::write(&path, serde_json::to_string_pretty(&topo).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn offline_planning_reads_the_recorded_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No interpreter at all: everything comes from the file.
+    let py = tmp.path().join("no-python");
+    let host = serde_json::json!({
+        "shm_present": true,
+        "shm_bytes": 64u64 << 20,
+        "in_container": true,
+        "rdma_devices": [],
+        "packages": {"torch": "2.7.1", "nvidia-nccl-cu12": "2.26.2", "sglang": "0.5.23"},
+        "torch_build": "cuda 12.6"
+    });
+    let mut req = request(
+        &py,
+        Some("0.5.23"),
+        "--model-path examples/models/Qwen3-32B --tp 8",
+    );
+    req.topology = Some(recorded(tmp.path(), host));
+    let outcome = plan::build(&req).unwrap();
+    let pkgs = outcome.packages.as_ref().expect("packages from the file");
+    assert_eq!(pkgs.torch().unwrap().version, "2.7.1");
+    let found = codes(&req);
+    // torch built for CUDA 12.6 on SM 12.0, NCCL 2.26.2 on Blackwell workstation cards, and
+    // Docker's 64 MiB /dev/shm, all from the recorded facts.
+    for code in ["PKG001", "PKG003", "COMM002"] {
+        assert!(found.contains(&code.to_owned()), "no {code} in {found:?}");
+    }
+    // The same box without a record: neither family has facts to judge.
+    req.topology = Some(format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json").into());
+    let found = codes(&req);
+    assert!(
+        found
+            .iter()
+            .all(|c| !c.starts_with("PKG") && c != "COMM002"),
+        "{found:?}"
+    );
 }

@@ -385,3 +385,48 @@ fn not_an_object_is_rejected() {
     assert!(err("[1, 2]").contains("not a JSON object"));
     assert!(err("").contains("box.json:1:"));
 }
+
+#[test]
+fn the_host_record_is_read_strictly() {
+    let with = |host: &str| {
+        edit(
+            r#""source": "hand","#,
+            &format!(r#""source": "hand", "host": {host},"#),
+        )
+    };
+    let t = Topology::from_json_str(
+        &with(r#"{"shm_bytes": 67108864, "rdma_devices": ["mlx5_0"], "packages": {"torch": "2.8.0+cu128"}, "torch_build": "cuda 12.8"}"#),
+        "box.json",
+    )
+    .unwrap();
+    let h = t.host.as_ref().unwrap();
+    assert_eq!(h.shm_bytes, Some(64 << 20));
+    let facts = h.host_facts().unwrap();
+    assert_eq!((facts.shm_present, facts.ib_devices), (true, Some(1)));
+    assert_eq!(
+        h.installed().unwrap().torch().unwrap().version,
+        "2.8.0+cu128"
+    );
+    // Round trip, and null for "not recorded".
+    assert_eq!(
+        Topology::from_json_str(&t.to_json_pretty(), "again").unwrap(),
+        t
+    );
+    let t = Topology::from_json_str(&with("null"), "box.json").unwrap();
+    assert_eq!(t.host, None);
+    let t = Topology::from_json_str(&with(r#"{"shm_bytes": null}"#), "box.json").unwrap();
+    assert_eq!(t.host.unwrap().host_facts(), None);
+
+    let e = err(&with(r#"{"shm_byte": 1}"#));
+    assert!(e.contains("unknown host key `shm_byte`"), "{e}");
+    assert!(e.contains("did you mean `shm_bytes`?"), "{e}");
+    let e = err(&with(r#"{"rdma_devices": 2}"#));
+    assert!(
+        e.contains("host.rdma_devices: expected a list, found 2"),
+        "{e}"
+    );
+    let e = err(&with(r#""big""#));
+    assert!(e.contains("host: expected an object"), "{e}");
+    let e = err(&with(r#"{"packages": {"torch": 2}}"#));
+    assert!(e.contains("box.json:3:"), "{e}");
+}

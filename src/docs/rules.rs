@@ -20,6 +20,7 @@ const FAMILIES: &[(&str, &str)] = &[
     ("EP", "Expert parallelism and MoE all-to-all"),
     ("FLAG", "Flags by version"),
     ("MEM", "Memory plan"),
+    ("MIX", "Features SGLang rejects or breaks together"),
     ("PAR", "Parallelism and multi-node"),
     ("PKG", "Installed packages"),
     ("QUANT", "Quantisation"),

@@ -732,6 +732,7 @@ mod tests {
                 gpu(3, "unknown", "00000000:08:00.0", "GPU-cccc0000"),
             ],
             links: vec![],
+            host: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Facts about the host outside the GPUs, for the rules about the runtime environment
-//! (NCCL's shared memory in containers). Probed from the filesystem by [`HostFacts::probe`];
-//! tests build them by hand.
+//! (NCCL's shared memory in containers, RDMA). Probed from the filesystem by
+//! [`HostFacts::probe`], or read from a topology file's `host` record; tests build them by hand.
 
 use std::path::Path;
 

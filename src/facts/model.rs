@@ -85,6 +85,12 @@ pub struct ModelFacts {
     pub index_head_dim: Option<u64>,
     /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
     pub weight_bits: Option<u32>,
+    /// Block-quantised checkpoints: `quantization_config.weight_block_size` as (block_n, block_k).
+    pub weight_block_size: Option<(u64, u64)>,
+    /// Layers the checkpoint leaves unquantised (`ignored_layers`, `modules_to_not_convert`).
+    pub quant_ignored: Vec<String>,
+    /// Qwen-MoE-style shared expert width (`shared_expert_intermediate_size`).
+    pub shared_expert_intermediate_size: Option<u64>,
     /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.
     pub kv_cache_fp8: bool,
     /// The config has a `vision_config` (multimodal); its depth and width (SGLang's VLM mfs adjustment).
@@ -333,6 +339,9 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         num_full_attention_layers: c.full_attention_layers(layers),
         index_head_dim: u("index_head_dim"),
         weight_bits: quant.and_then(weight_bits),
+        weight_block_size: quant.and_then(block_size),
+        quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
+        shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         is_multimodal: vision.is_some(),
         vision_layers: vision
@@ -464,6 +473,24 @@ fn weight_bits(q: &Map<String, Value>) -> Option<u32> {
                     .and_then(plausible_bits)
             }
         })
+}
+
+/// `weight_block_size: [n, k]` of a `quantization_config`; anything else is not a block size.
+fn block_size(q: &Map<String, Value>) -> Option<(u64, u64)> {
+    match q.get("weight_block_size")?.as_array()?.as_slice() {
+        [n, k] => Some((n.as_u64()?, k.as_u64()?)).filter(|&(n, k)| n > 0 && k > 0),
+        _ => None,
+    }
+}
+
+/// Module names a `quantization_config` leaves unquantised (SGLang's FP8 config reads both keys).
+fn ignored_layers(q: &Map<String, Value>) -> Vec<String> {
+    ["ignored_layers", "modules_to_not_convert"]
+        .iter()
+        .filter_map(|k| q.get(*k)?.as_array())
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// `kv_cache_quant_algo` / `kv_cache_scheme` of a `quantization_config` asks for an FP8 KV cache.
@@ -887,6 +914,35 @@ mod tests {
         assert!(safetensors_tensor_bytes(&d.path().join("y.safetensors")).is_err());
         write(d.path(), "z.safetensors", &[1, 2, 3]);
         assert!(safetensors_tensor_bytes(&d.path().join("z.safetensors")).is_err());
+    }
+
+    #[test]
+    fn block_size_and_unquantised_layers_come_from_the_quantisation_config() {
+        let c = json!({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 64],
+            "modules_to_not_convert": ["lm_head"], "ignored_layers": ["model.layers.0.mlp.shared_expert.gate_proj"]},
+            "shared_expert_intermediate_size": 512});
+        let f = facts_from_config(c.as_object().unwrap());
+        assert_eq!(f.weight_block_size, Some((128, 64)));
+        assert_eq!(f.shared_expert_intermediate_size, Some(512));
+        assert_eq!(f.quant_ignored.len(), 2);
+        for bad in [
+            json!([128]),
+            json!([0, 128]),
+            json!("128"),
+            json!([128, -1]),
+        ] {
+            let c = json!({"quantization_config": {"weight_block_size": bad}});
+            assert_eq!(
+                facts_from_config(c.as_object().unwrap()).weight_block_size,
+                None
+            );
+        }
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/models/deepseek-ai__DeepSeek-R1"
+        );
+        let r1 = load(dir, &Env::default(), &args(&[])).facts.unwrap();
+        assert_eq!(r1.weight_block_size, Some((128, 128)));
     }
 
     fn args(values: &[(&str, Value)]) -> SglangArgs {

@@ -159,6 +159,7 @@ pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
         cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(cuda_version),
         gpus,
         links,
+        host: None,
     })
 }
 

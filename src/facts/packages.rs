@@ -7,7 +7,8 @@
 //! directory that has a distribution wins, as it would for `import`.
 //!
 //! Only for planning this machine: offline planning (`--topology` with `--sglang-version`)
-//! describes another machine, so the pipeline passes no `Packages` and the PKG rules stay
+//! describes another machine, whose packages come from the file's `host` record when `detect`
+//! wrote one (`HostRecord`), else not at all and the PKG rules stay
 //! silent. Tests build them with [`Packages::from_versions`].
 
 use std::collections::BTreeMap;

@@ -12,6 +12,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::host_record::{HOST_KEYS, HostRecord};
+
 pub const SCHEMA: &str = "sglang-launch/topology/v1";
 
 /// `compute_capability` value for a GPU whose capability is not known.
@@ -39,6 +41,7 @@ const TOP_KEYS: &[&str] = &[
     "cuda_driver_version",
     "gpus",
     "links",
+    "host",
 ];
 const GPU_KEYS: &[&str] = &[
     "index",
@@ -70,6 +73,9 @@ pub struct Topology {
     pub gpus: Vec<Gpu>,
     #[serde(default)]
     pub links: Vec<Link>,
+    /// Facts about the host outside the GPUs, as `detect` recorded them (absent: not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -137,7 +143,7 @@ pub enum TopologyError {
         origin: String,
         line: usize,
         column: usize,
-        /// "top-level", "GPU" or "link".
+        /// "top-level", "GPU", "link" or "host".
         object: &'static str,
         key: String,
         suggestion: Option<String>,
@@ -414,6 +420,9 @@ impl Topology {
             }
         }
         check_object(text, origin, top, &[], TOP_KEYS, "top-level")?;
+        if let Some(Value::Object(host)) = top.get("host") {
+            check_object(text, origin, host, &[Seg::Key("host")], HOST_KEYS, "host")?;
+        }
         for (list, keys, object) in [("gpus", GPU_KEYS, "GPU"), ("links", LINK_KEYS, "link")] {
             if let Some(Value::Array(items)) = top.get(list) {
                 for (i, item) in items.iter().enumerate() {
@@ -576,6 +585,7 @@ enum Kind {
     /// Two GPU indices.
     Pair,
     List,
+    Object,
 }
 
 impl Kind {
@@ -588,6 +598,7 @@ impl Kind {
             Kind::Bool => "true or false",
             Kind::Pair => "two GPU indices, e.g. [0, 1]",
             Kind::List => "a list",
+            Kind::Object => "an object",
         }
     }
 
@@ -603,6 +614,7 @@ impl Kind {
                 .as_array()
                 .is_some_and(|a| a.len() == 2 && a.iter().all(u32_of)),
             Kind::List => v.is_array(),
+            Kind::Object => v.is_object(),
         }
     }
 }
@@ -618,6 +630,12 @@ fn field(object: &str, key: &str) -> Option<(Kind, bool, bool, &'static str)> {
         }
         ("top-level", "gpus") => (Kind::List, true, false, "the list of GPUs"),
         ("top-level", "links") => (Kind::List, false, false, ""),
+        ("top-level", "host") => (Kind::Object, false, true, ""),
+        ("host", "shm_present" | "in_container") => (Kind::Bool, false, true, ""),
+        ("host", "shm_bytes") => (Kind::U64, false, true, ""),
+        ("host", "rdma_devices") => (Kind::List, false, true, ""),
+        ("host", "packages") => (Kind::Object, false, true, ""),
+        ("host", "torch_build" | "nvcc_version") => (Kind::Str, false, true, ""),
         ("GPU", "index") => (
             Kind::U32,
             true,

@@ -219,6 +219,15 @@ pub struct DetectArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Python interpreter whose packages to record [default: python3 on PATH]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PYTHON",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
+    pub python: Option<PathBuf>,
+
     /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
     #[arg(
         long,

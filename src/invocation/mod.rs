@@ -115,7 +115,7 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         Command::Check(a) => plan_cmd(&a.opts, sglang_tokens, false, false),
         Command::Plan(a) => plan_cmd(&a.opts, sglang_tokens, a.print_args, a.show_secrets),
         Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
-        Command::Detect(a) => detect(a.json, a.nvml_lib.as_deref()),
+        Command::Detect(a) => detect(&a),
         Command::Rules(a) => {
             print_out(&crate::rules::render_list(a.json));
             Ok(exit::OK)
@@ -342,14 +342,23 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
     }
 }
 
-fn detect(json: bool, nvml_lib: Option<&std::path::Path>) -> Result<i32, Fatal> {
-    let topo = plan::load_topology(None, nvml_lib).map_err(|e| {
+fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
+    let mut topo = plan::load_topology(None, a.nvml_lib.as_deref()).map_err(|e| {
         Fatal::usage(format!(
             "{e}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
              writes the file that check/plan read with --topology box.json)",
         ))
     })?;
-    if json {
+    // The host around the GPUs, so a plan for this machine elsewhere sees it too.
+    let python = plan::resolve_interpreter(a.python.as_deref());
+    let packages = python.found.then(|| {
+        crate::facts::Packages::detect(Some(&python.path))
+            .with_toolkit(&crate::facts::Env::from_process())
+    });
+    topo.host = Some(crate::facts::host_record::HostRecord::probe(
+        packages.as_ref(),
+    ));
+    if a.json {
         print_out(&topo.to_json_pretty());
     } else {
         print_out(&report::topology(&topo));

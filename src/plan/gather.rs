@@ -67,20 +67,28 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
         req.sglang_version.as_deref(),
         interpreter.found.then_some(interpreter.path.as_path()),
     );
-    // Installed packages and host facts describe the local machine: read once, and not at all
-    // when planning offline for another machine (`--topology` with `--sglang-version`), nor
-    // for an interpreter that does not exist. `None` keeps their rules silent.
-    let offline = req.topology.is_some() && req.sglang_version.is_some();
-    let packages = (!offline && interpreter.found)
-        .then(|| Packages::detect(Some(interpreter.path.as_path())).with_toolkit(&req.env));
     let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
+    // A topology file describes its machine, host facts and packages included when `detect`
+    // recorded them. Otherwise packages come from the local interpreter, except when planning
+    // offline for another machine (`--topology` with `--sglang-version`) or for an interpreter
+    // that does not exist; host facts only from this host. `None` keeps their rules silent.
+    let recorded = topology.host.as_ref();
+    let offline = req.topology.is_some() && req.sglang_version.is_some();
+    let packages = recorded.and_then(|h| h.installed()).or_else(|| {
+        (!offline && interpreter.found)
+            .then(|| Packages::detect(Some(interpreter.path.as_path())).with_toolkit(&req.env))
+    });
+    let host = match req.topology {
+        Some(_) => recorded.and_then(|h| h.host_facts()),
+        None => Some(HostFacts::probe()),
+    };
     // Nothing found and nothing asked for is not a release to approximate: the newest flag set
     // is assumed (VER002 says so), and the launcher cannot start SGLang there anyway.
     let neighbours = (selected.source == version::VersionSource::Fallback && selected.detected())
         .then(|| approx::neighbours(&selected.requested));
     Ok(Machine {
         neighbours,
-        host: req.topology.is_none().then(HostFacts::probe),
+        host,
         interpreter,
         selected,
         topology,

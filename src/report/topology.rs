@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::facts::Topology;
+use crate::facts::host_record::HostRecord;
 
 pub fn topology(t: &Topology) -> String {
     let mut out = String::new();
@@ -67,5 +68,34 @@ pub fn topology(t: &Topology) -> String {
         }
         let _ = writeln!(out, "  (* = no P2P read access; ? = link unknown)");
     }
+    if let Some(h) = &t.host {
+        out.push_str(&host_lines(h));
+    }
     out
+}
+
+/// The recorded host facts, one line each: `/dev/shm` and RDMA, then the packages.
+fn host_lines(h: &HostRecord) -> String {
+    let shm = match (h.shm_present, h.shm_bytes) {
+        (Some(false), _) => "no /dev/shm".to_owned(),
+        (_, Some(b)) => format!("/dev/shm {} MiB", b >> 20),
+        _ => "/dev/shm size unknown".to_owned(),
+    };
+    let container = match h.in_container {
+        Some(true) => " (in a container)",
+        _ => "",
+    };
+    let rdma = match h.rdma_devices.as_deref() {
+        Some([]) => "no RDMA devices".to_owned(),
+        Some(d) => format!("RDMA {}", d.join(", ")),
+        None => "RDMA unknown".to_owned(),
+    };
+    let mut s = format!("\nhost: {shm}{container}; {rdma}\n");
+    if let Some(p) = h.installed() {
+        let summary = p.summary();
+        if !summary.is_empty() {
+            s.push_str(&format!("packages: {summary}\n"));
+        }
+    }
+    s
 }

@@ -34,8 +34,8 @@ pub struct Facts<'a> {
     /// Facts about the host outside the GPUs (`/dev/shm`, container, RDMA). `None`: unknown,
     /// and the rules that need them stay silent.
     pub host: Option<&'a HostFacts>,
-    /// The Python packages installed for the interpreter. `None`: unknown (offline planning
-    /// for another machine), and the PKG rules stay silent.
+    /// The Python packages installed for the interpreter (or recorded in the topology file).
+    /// `None`: unknown (offline planning without a record), and the PKG rules stay silent.
     pub packages: Option<&'a Packages>,
 }
 

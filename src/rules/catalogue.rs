@@ -122,6 +122,7 @@ catalogue! {
     QUANT003 => c(quant::nvfp4_sm12x),
     QUANT004 => c(quant::fp8_sm12x),
     QUANT005 => c(quant::dsa_kv_dtype),
+    QUANT006 => c(quant_block::fp8_block_shard),
     // Communication and NCCL environment.
     COMM001 => c(comm::nccl_p2p_disable_nvlink),
     COMM002 => c(comm::shm),
@@ -202,6 +203,17 @@ catalogue! {
     TOP002 => c(top::mig),
     TOP003 => c(top::mixed),
     TOP004 => c(top::visible_devices_ignored),
+    // Features SGLang rejects or breaks together, per release (`data/matrix.json`).
+    MIX001 => c(matrix::pdmux),
+    MIX002 => c(matrix::deepep_auto_dp_attention),
+    MIX003 => c(matrix::trtllm_mla_spec),
+    MIX004 => c(matrix::a2a_batch_overlap),
+    MIX005 => c(matrix::dflash_dp_attention),
+    MIX006 => c(matrix::pp_spec_dp_attention),
+    MIX007 => c(matrix::pp_dp_attention),
+    MIX008 => c(matrix::pp_a2a),
+    MIX009 => c(matrix::dp_attention_ep_no_a2a),
+    MIX010 => c(matrix::eagle_dp_attention_early),
     // Installed packages (silent when unknown).
     PKG001 => c(pkg::torch_build),
     PKG002 => c(pkg::sgl_kernel_sm120),

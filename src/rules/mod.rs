@@ -366,6 +366,10 @@ pub fn render_explain(rule: &Rule) -> String {
     }
     s.push('\n');
     s.push_str(rule.explanation.trim());
+    if let Some(rows) = checks::matrix::explain_rows(rule.id) {
+        s.push_str("\n\n");
+        s.push_str(rows.trim_end());
+    }
     s.push_str("\n\n## Sources\n\n");
     if rule.sources.is_empty() {
         s.push_str(rule.no_source.unwrap_or("none"));

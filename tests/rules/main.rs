@@ -23,6 +23,7 @@ mod dpa;
 mod env;
 mod ep;
 mod flag;
+mod mix;
 mod par;
 mod pkg;
 mod quant;
@@ -43,6 +44,7 @@ fn all_cases() -> Vec<support::Case> {
         ep::cases(),
         env::cases(),
         flag::cases(),
+        mix::cases(),
         par::cases(),
         pkg::cases(),
         quant::cases(),

@@ -3,10 +3,99 @@
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
-use crate::support::{A100, B200, Case, L4, PRO, assert_cases, c, messages, model, moe};
+use crate::support::{
+    A100, B200, Case, L4, PRO, assert_cases, c, checkpoint, messages, model, moe,
+};
+
+const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
+const Q30: &str = "Qwen__Qwen3-30B-A3B-FP8";
 
 /// Every QUANT case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
+    [base(), block()].concat()
+}
+
+/// QUANT006: FP8 block shards, on the real checkpoints' configs.
+fn block() -> Vec<Case> {
+    vec![
+        // moe_intermediate_size 1536 / TP 8 = 192 (sglang#19045's launch line).
+        c("QUANT006").tp(8).model(checkpoint(Q235)),
+        c("QUANT006").tp(4).model(checkpoint(Q235)).no(),
+        // EP 8 keeps experts whole; so does an all-to-all backend (EP becomes TP).
+        c("QUANT006")
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .model(checkpoint(Q235))
+            .no(),
+        c("QUANT006")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .model(checkpoint(Q235))
+            .no(),
+        // EP 2 leaves MoE TP 4: 384 fits.
+        c("QUANT006")
+            .tp(8)
+            .arg("--ep-size", json!(2))
+            .model(checkpoint(Q235))
+            .no(),
+        // 768 / 4 = 192; 0.4.x's --enable-ep-moe means EP = TP.
+        c("QUANT006").tp(4).model(checkpoint(Q30)),
+        c("QUANT006")
+            .version("0.4.10.post2")
+            .tp(4)
+            .flag("--enable-ep-moe")
+            .model(checkpoint(Q30))
+            .no(),
+        c("QUANT006").tp(2).model(checkpoint(Q30)).no(),
+        // Dense: 25600 / 8 = 3200 fits; DeepSeek-R1's dense layers fit up to TP 16.
+        c("QUANT006")
+            .tp(8)
+            .model(checkpoint("Qwen__Qwen3-32B-FP8"))
+            .no(),
+        c("QUANT006")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .model(checkpoint("deepseek-ai__DeepSeek-R1"))
+            .no(),
+        // TP 32: 18432 / 32 = 576 for the dense layers, 2048 / 32 = 64 for the experts.
+        c("QUANT006")
+            .tp(32)
+            .arg("--nnodes", json!(4))
+            .model(checkpoint("deepseek-ai__DeepSeek-R1")),
+        // A Qwen3-Next-style shared expert of 512 at TP 8, unless the checkpoint skips it.
+        c("QUANT006").tp(8).model(ModelFacts {
+            shared_expert_intermediate_size: Some(512),
+            quant_method: Some("fp8".into()),
+            weight_block_size: Some((128, 128)),
+            ..model("Qwen3NextForCausalLM")
+        }),
+        c("QUANT006")
+            .tp(8)
+            .model(ModelFacts {
+                shared_expert_intermediate_size: Some(512),
+                quant_method: Some("fp8".into()),
+                weight_block_size: Some((128, 128)),
+                quant_ignored: vec!["model.layers.0.mlp.shared_expert.gate_proj".into()],
+                ..model("Qwen3NextForCausalLM")
+            })
+            .no(),
+        // Per-tensor FP8 (no block size) and other methods are not block-quantised.
+        c("QUANT006")
+            .tp(8)
+            .model(ModelFacts {
+                weight_block_size: None,
+                ..checkpoint(Q235)
+            })
+            .no(),
+        c("QUANT006")
+            .tp(8)
+            .arg("--quantization", json!("w8a8_fp8"))
+            .model(checkpoint(Q235))
+            .no(),
+    ]
+}
+
+fn base() -> Vec<Case> {
     vec![
         // 0.5.23 runs dense FP8 weight-only through Marlin on SM80 (QA regression).
         c("QUANT001")
@@ -103,4 +192,50 @@ fn messages_match_the_snapshots() {
     for (code, text) in messages(&cases()) {
         insta::assert_snapshot!(code, text);
     }
+}
+
+/// Through the real binary: the checkpoint is read from disk and the launch is blocked at TP 8,
+/// not at TP 8 with EP 8.
+#[test]
+fn the_binary_blocks_a_misfit_fp8_checkpoint() {
+    let run = |extra: &[&str]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("sglang-launch").unwrap();
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("CUDA_VISIBLE_DEVICES")
+            .args([
+                "check",
+                "--json",
+                "--sglang-version",
+                "0.5.23",
+                "--topology",
+            ])
+            .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
+            .args(["--", "--model-path"])
+            .arg(format!("tests/fixtures/models/{Q235}"))
+            .args(["--tp", "8"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"QUANT006"), "{codes:?}");
+    assert_eq!(out.status.code(), Some(1));
+    let out = run(&["--ep-size", "8"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "QUANT006"),
+        "{}",
+        v["findings"]
+    );
 }

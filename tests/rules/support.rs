@@ -272,6 +272,17 @@ pub fn heads(h: u64, kv: u64) -> ModelFacts {
     }
 }
 
+/// The facts of a fixture checkpoint (`tests/fixtures/models/<name>/config.json`), read as the
+/// pipeline reads them.
+pub fn checkpoint(name: &str) -> ModelFacts {
+    let dir = format!(
+        "{}/tests/fixtures/models/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args = SglangArgs::with_values(flags_for("0.5.23"), &[]);
+    model::load(&dir, &Env::default(), &args).facts.unwrap()
+}
+
 /// A container with two InfiniBand devices and `/dev/shm` present or not, of this size.
 pub fn host(present: bool, bytes: Option<u64>) -> HostFacts {
     HostFacts {

@@ -313,6 +313,7 @@ mod tests {
             cuda_driver_version: None,
             gpus,
             links,
+            host: None,
         }
     }
 
