@@ -18,6 +18,7 @@ records SGLang's rejection as an error text when that choice is refused.
 """
 import argparse
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -107,7 +108,9 @@ def _vision_choice(d, server_args):
             raise d.NeedStub(root)
         return {"mm_attention_backend_auto": "import: " + d._fmt_exc(e)}
     pick = getattr(vis.VisionAttention, "_determine_attention_backend", None)
-    if pick is None:  # releases before 0.5.1: chosen in __init__, sdpa unless the model passes one
+    if not inspect.isfunction(pick):
+        # Before 0.5.1 the choice sits inside __init__ (sdpa unless the model passes one), or
+        # the module only imported as a stub: nothing SGLang-made to record.
         return {}
     _publish(d, server_args)
     try:

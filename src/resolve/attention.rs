@@ -164,13 +164,18 @@ fn fa3_arch(i: &Inputs) -> bool {
     })
 }
 
-/// Page sizes the chosen backends force: (backend, sizes accepted, size forced otherwise).
-const PAGE_RULES: &[(&str, &[u64], u64)] = &[
-    ("flashmla", &[64], 64),
-    ("cutlass_mla", &[128], 128),
-    ("trtllm_mla", &[32, 64], 64),
-    ("trtllm_mha", &[16, 32, 64], 64),
-];
+/// The page sizes a backend takes and the one SGLang forces otherwise (`None`: any).
+pub fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [u64], u64)> {
+    Some(match backend {
+        "flashmla" => (&[64], 64),
+        "cutlass_mla" => (&[128], 128),
+        "trtllm_mla" => (&[32, 64], 64),
+        // Larger pages run on FlashInfer's dynamic tokens-per-page kernels from 0.5.17.
+        "trtllm_mha" if at_least(version, "0.5.17") => (&[16, 32, 64, 128], 64),
+        "trtllm_mha" => (&[16, 32, 64], 64),
+        _ => return None,
+    })
+}
 
 /// The KV page size: the user's (else 1), snapped to what the attention backends accept.
 pub fn page_size(i: &Inputs, a: &Attention) -> u64 {
@@ -181,11 +186,14 @@ pub fn page_size(i: &Inputs, a: &Attention) -> u64 {
     let mut page = given.map_or(1, |p| p.max(1) as u64);
     let name = |c: &Option<Chosen>| c.as_ref().map(|c| c.value.clone());
     let (main, prefill, decode) = (name(&a.main), name(&a.prefill), name(&a.decode));
-    for (backend, ok, forced) in PAGE_RULES {
-        let on = |b: &Option<String>| b.as_deref() == Some(*backend);
-        let used = on(&main) || on(&decode) || (*backend == "trtllm_mha" && on(&prefill));
-        if used && !ok.contains(&page) {
-            page = *forced;
+    for backend in ["flashmla", "cutlass_mla", "trtllm_mla", "trtllm_mha"] {
+        let on = |b: &Option<String>| b.as_deref() == Some(backend);
+        let used = on(&main) || on(&decode) || (backend == "trtllm_mha" && on(&prefill));
+        if let Some((ok, forced)) = accepted_pages(i.version, backend)
+            && used
+            && !ok.contains(&page)
+        {
+            page = forced;
         }
     }
     if prefill.as_deref() == Some("fa4") && at_least(i.version, "0.5.3") {

@@ -19,7 +19,8 @@ pub fn a2a(i: &Inputs) -> Option<Chosen> {
             source: super::ChoiceSource::User,
         });
     }
-    Some(sglang("none"))
+    // The release's default: "none" from 0.5.x, unset (null) in 0.4.x.
+    super::server::text(i.args, "--moe-a2a-backend").map(|v| sglang(&v))
 }
 
 /// The MoE runner; `None` for a release without `--moe-runner-backend` or a model without
