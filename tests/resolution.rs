@@ -11,7 +11,7 @@ use serde_json::Value;
 use sglang_launch::facts::model::{self, ModelFacts};
 use sglang_launch::facts::{Env, Gpu, Topology};
 use sglang_launch::resolve::{Context, Facts, Server, vision};
-use sglang_launch::sglang::{flagset, parser};
+use sglang_launch::sglang::{flagset, parser, release};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/resolution");
 const MODELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/models");
@@ -49,6 +49,19 @@ fn local(arg: &str) -> String {
         .replace("@shared/", &format!("{MODELS}/"))
 }
 
+/// The release's own flag set; a release recorded here without one embedded yet is parsed with
+/// the nearest older set (the grid's options exist in both), while resolution uses its version.
+fn flag_set(version: &str) -> &'static flagset::FlagSet {
+    flagset::get(version).unwrap_or_else(|| {
+        let older = flagset::KNOWN_VERSIONS
+            .iter()
+            .filter(|k| release::cmp(k, version).is_lt())
+            .max_by(|a, b| release::cmp(a, b))
+            .expect("an older embedded flag set");
+        flagset::get(older).expect("embedded")
+    })
+}
+
 struct Case {
     label: String,
     version: String,
@@ -65,7 +78,7 @@ fn load(r: &Value) -> Option<Case> {
         .iter()
         .map(|a| OsString::from(local(a.as_str().unwrap_or_default())))
         .collect();
-    let flags = flagset::get(&version).expect("an embedded flag set");
+    let flags = flag_set(&version);
     let args = parser::parse(flags, argv);
     assert!(args.is_ok(), "{}: argv parses", r["label"]);
     let env = Env::default();
