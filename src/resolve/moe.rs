@@ -72,14 +72,12 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
 /// triton_kernels package from 0.5.10 to 0.5.18). Elsewhere the triton_kernels fallback needs
 /// that package, which a `pip install sglang` does not bring: the runner stays `auto`.
 fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
+    let sm120_triton = at_least(v, "0.5.10") && !at_least(v, "0.5.19");
     match cc {
-        10 if mxfp4 => return Some("flashinfer_mxfp4"),
-        12 if mxfp4
-            && (at_least(v, "0.5.19") || (at_least(v, "0.5.5") && !at_least(v, "0.5.10"))) =>
-        {
-            return Some("flashinfer_mxfp4");
-        }
-        12 if mxfp4 && at_least(v, "0.5.10") => return Some("triton_kernel"),
+        _ if !mxfp4 => None,
+        10 => Some("flashinfer_mxfp4"),
+        12 if sm120_triton => Some("triton_kernel"),
+        12 if at_least(v, "0.5.5") => Some("flashinfer_mxfp4"),
         _ => None,
     }
 }
