@@ -3,8 +3,7 @@
 //! ranges; `tests/resolution.rs` replays SGLang's own resolution over a grid of models, GPUs and
 //! releases.
 
-use super::choice::{Inputs, sglang, user_text};
-use super::server::Chosen;
+use super::choice::{Chosen, Inputs, sglang, user_text};
 use crate::sglang::version::at_least;
 
 /// MHA architectures that got FA3 by default on Hopper, with the release each joined the list.

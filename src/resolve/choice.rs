@@ -1,9 +1,11 @@
-//! What SGLang's own resolution reads, gathered once from the facts, and the small helpers the
-//! per-topic modules ([`super::attention`], [`super::vision`], [`super::moe`],
-//! [`super::specparams`], [`super::switches`]) share.
+//! What SGLang's own resolution reads, gathered once from the facts, who made a choice, and the
+//! small helpers the per-topic resolution modules (attention, vision, MoE, speculative
+//! parameters, switches) share.
 
 use super::Facts;
-use super::server::{ChoiceSource, Chosen, text};
+use serde::Serialize;
+use serde_json::Value;
+
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
 use crate::sglang::SglangArgs;
@@ -115,5 +117,32 @@ pub fn sglang(value: &str) -> Chosen {
     Chosen {
         value: value.to_owned(),
         source: ChoiceSource::Sglang,
+    }
+}
+
+/// Who made a choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChoiceSource {
+    /// The command line (or its `--config` file).
+    User,
+    /// SGLang's own resolution at start-up.
+    Sglang,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Chosen {
+    pub value: String,
+    pub source: ChoiceSource,
+}
+
+/// An option's value (given or default) as text: strings as-is, numbers printed; `None` for
+/// null or an option this version lacks.
+pub fn text(args: &SglangArgs, opt: &str) -> Option<String> {
+    match args.get_or_default(opt)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
     }
 }

@@ -1,8 +1,7 @@
 //! The MoE runner and all-to-all backends SGLang settles on. The runner stays `auto` (picked
 //! per layer when the model loads) except where a model-specific rule names one.
 
-use super::choice::{Inputs, sglang, user_text};
-use super::server::Chosen;
+use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
 use crate::sglang::version::at_least;
 
 /// The all-to-all backend: the user's (or 0.4.x/0.5.2's `--enable-deepep-moe`), else none.
@@ -16,11 +15,11 @@ pub fn a2a(i: &Inputs) -> Option<Chosen> {
     if i.flag("--enable-deepep-moe") {
         return Some(Chosen {
             value: "deepep".into(),
-            source: super::ChoiceSource::User,
+            source: ChoiceSource::User,
         });
     }
     // The release's default: "none" from 0.5.x, unset (null) in 0.4.x.
-    super::server::text(i.args, "--moe-a2a-backend").map(|v| sglang(&v))
+    super::choice::text(i.args, "--moe-a2a-backend").map(|v| sglang(&v))
 }
 
 /// The MoE runner; `None` for a release without `--moe-runner-backend` or a model without

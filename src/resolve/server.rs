@@ -2,11 +2,11 @@
 //! choices, SGLang's defaults and the backends, as SGLang will resolve them.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Facts;
 use super::allreduce::{self, CustomAllReduce};
 use super::choice::Inputs;
+pub use super::choice::{ChoiceSource, Chosen, text};
 use super::defaults::{self, SglangDefaults};
 use super::specparams::{self, SpecParams};
 use super::switches::{self, Switches};
@@ -61,22 +61,6 @@ impl Speculative {
             .as_deref()
             .filter(|_| self.uses_draft_model())
     }
-}
-
-/// Who made a choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ChoiceSource {
-    /// The command line (or its `--config` file).
-    User,
-    /// SGLang's own resolution at start-up.
-    Sglang,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Chosen {
-    pub value: String,
-    pub source: ChoiceSource,
 }
 
 /// Kernel backends: the user's, or SGLang's own choice. `None`: not applicable (no vision
@@ -217,17 +201,6 @@ impl Speculative {
             algorithm,
             draft,
         })
-    }
-}
-
-/// An option's value (given or default) as text: strings as-is, numbers printed; `None` for
-/// null or an option this version lacks.
-pub fn text(args: &SglangArgs, opt: &str) -> Option<String> {
-    match args.get_or_default(opt)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
     }
 }
 

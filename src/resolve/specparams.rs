@@ -3,8 +3,7 @@
 
 use serde::Serialize;
 
-use super::choice::Inputs;
-use super::server::ChoiceSource;
+use super::choice::{ChoiceSource, Inputs};
 use crate::sglang::version::at_least;
 
 /// One resolved integer parameter.

@@ -3,8 +3,7 @@
 
 use serde::Serialize;
 
-use super::choice::{Inputs, sglang, user_text};
-use super::server::{ChoiceSource, Chosen};
+use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
 use crate::sglang::version::at_least;
 
 /// One on/off decision and who made it.

@@ -1,8 +1,7 @@
 //! The vision tower's attention backend. SGLang picks it when the model is built: the user's
 //! `--mm-attention-backend`, else what the model's code passes, else the platform default.
 
-use super::choice::{Inputs, sglang, user_text};
-use super::server::Chosen;
+use super::choice::{Chosen, Inputs, sglang, user_text};
 use crate::sglang::version::at_least;
 
 /// Vision towers whose code asks for FA3 outright: (architecture, first release, first release
