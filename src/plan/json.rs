@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::resolve::{Backends, CustomAllReduce, Server, Speculative, TpGroup};
+use crate::resolve::{
+    Backends, CustomAllReduce, Server, SpecParams, Speculative, Switches, TpGroup,
+};
 use crate::rules::Severity;
 use crate::sglang::Parallel;
 use crate::sglang::version::VersionSource;
@@ -55,6 +57,10 @@ pub struct Resolved {
     pub max_running_requests: Option<i64>,
     pub cuda_graph: CudaGraph,
     pub backends: Backends,
+    /// Speculative steps, top-k and draft tokens, after SGLang fills them in.
+    pub speculative_params: Option<SpecParams>,
+    /// Radix cache, overlap scheduler and CUDA graph after SGLang's own switches.
+    pub switches: Switches,
 }
 
 /// The CUDA graphs SGLang captures, as its server arguments hold them (the runner later drops
@@ -89,6 +95,8 @@ impl From<&Server> for Resolved {
                 prefill_bs: d.prefill_bs.clone(),
             },
             backends: s.backends.clone(),
+            speculative_params: s.spec_params,
+            switches: s.switches,
         }
     }
 }

@@ -131,6 +131,13 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
             let _ = writeln!(out, "  {c}");
         }
     }
+    if let Some(c) = plan
+        .resolved
+        .as_ref()
+        .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set("--page-size")))
+    {
+        let _ = writeln!(out, "{} {c}", st.paint("1", "SGLang will choose:"));
+    }
     if let Some(m) = &plan.memory {
         let _ = writeln!(out, "{}", st.paint("1", "memory (per GPU):"));
         let context = outcome.model.as_ref().and_then(|f| f.context_length);

@@ -1,5 +1,6 @@
 //! Rendering a plan: the compact human report, the plan/v1 JSON, and the final command line.
 
+pub mod chosen;
 pub mod human;
 pub mod memory;
 pub mod topology;

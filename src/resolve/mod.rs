@@ -6,12 +6,20 @@
 //! pair that checks and the planner take.
 
 pub mod allreduce;
+pub mod attention;
+pub mod choice;
 pub mod defaults;
+pub mod moe;
 pub mod server;
+pub mod specparams;
+pub mod switches;
+pub mod vision;
 
 pub use allreduce::CustomAllReduce;
 pub use defaults::{Family, SglangDefaults};
 pub use server::{Backends, ChoiceSource, Chosen, Server, Speculative, TpGroup};
+pub use specparams::{ChosenInt, SpecParams};
+pub use switches::{Switch, Switches};
 
 use crate::facts::host::HostFacts;
 use crate::facts::model::{ModelFacts, ModelLoad};

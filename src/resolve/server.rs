@@ -2,11 +2,15 @@
 //! choices, SGLang's defaults and the backends, as SGLang will resolve them.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Facts;
 use super::allreduce::{self, CustomAllReduce};
+use super::choice::Inputs;
+pub use super::choice::{ChoiceSource, Chosen, text};
 use super::defaults::{self, SglangDefaults};
+use super::specparams::{self, SpecParams};
+use super::switches::{self, Switches};
+use super::{attention, moe, vision};
 use crate::facts::model::ModelFacts;
 use crate::sglang::{Parallel, SglangArgs};
 
@@ -59,24 +63,9 @@ impl Speculative {
     }
 }
 
-/// Who made a choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ChoiceSource {
-    /// The command line (or its `--config` file).
-    User,
-    /// SGLang's own resolution at start-up.
-    Sglang,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Chosen {
-    pub value: String,
-    pub source: ChoiceSource,
-}
-
-/// Kernel backends. `None`: SGLang decides at start-up, and the launcher does not model that
-/// choice for this option yet.
+/// Kernel backends: the user's, or SGLang's own choice. `None`: not applicable (no vision
+/// tower, no experts, an option this release lacks) or not modelled (no CUDA GPU known).
+/// Prefill and decode attention are `None` unless given: they then follow `attention`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Backends {
     pub attention: Option<Chosen>,
@@ -85,6 +74,19 @@ pub struct Backends {
     pub multimodal_attention: Option<Chosen>,
     pub sampling: Option<Chosen>,
     pub moe_runner: Option<Chosen>,
+    pub moe_a2a: Option<Chosen>,
+}
+
+impl Backends {
+    /// The backend prefill runs: its own, else the main one.
+    pub fn prefill(&self) -> Option<&Chosen> {
+        self.prefill_attention.as_ref().or(self.attention.as_ref())
+    }
+
+    /// The backend decode runs: its own, else the main one.
+    pub fn decode(&self) -> Option<&Chosen> {
+        self.decode_attention.as_ref().or(self.attention.as_ref())
+    }
 }
 
 /// The server SGLang will run.
@@ -109,6 +111,10 @@ pub struct Server {
     /// SGLang's start-up arithmetic: memory fraction, chunked prefill, CUDA-graph batch sizes.
     pub defaults: SglangDefaults,
     pub backends: Backends,
+    /// Speculative steps / top-k / draft tokens after SGLang fills them in.
+    pub spec_params: Option<SpecParams>,
+    /// Radix cache, overlap scheduler and CUDA graph, after SGLang's own switches.
+    pub switches: Switches,
 }
 
 impl Server {
@@ -120,21 +126,21 @@ impl Server {
         let custom_all_reduce =
             allreduce::decide(f.version, args, f.env, f.topology, &parallel, first_group);
         let gpu_memory_mib = node_memory(f);
-        let cc_major = tightest_cc_major(f);
+        let inputs = Inputs::of(f);
+        let attn = attention::resolve(&inputs);
+        let backends = backends(&inputs, attn.clone(), f.model);
+        let main = backends.attention.as_ref().map(|c| c.value.as_str());
         Server {
+            switches: switches::resolve(&inputs, main, parallel.pp),
+            spec_params: specparams::resolve(&inputs),
             speculative: Speculative::of(args, f.model),
             moe_a2a: moe_a2a(args),
             quantization: quantization(args, f.model),
             custom_all_reduce,
-            page_size: defaults::page_size(
-                f.version,
-                args,
-                f.model.is_some_and(ModelFacts::is_mla),
-                cc_major,
-            ),
+            page_size: attention::page_size(&inputs, &attn),
             gpu_memory_mib,
             defaults: defaults::resolve(f.version, args, f.env, &parallel, gpu_memory_mib, f.model),
-            backends: backends(args),
+            backends,
             gpus: f.gpus.to_vec(),
             tp_groups,
             parallel,
@@ -174,16 +180,6 @@ fn node_memory(f: &Facts) -> Option<u64> {
     })
 }
 
-/// Compute-capability major of the used GPU with the least free memory (the one that sizes
-/// the KV pool).
-fn tightest_cc_major(f: &Facts) -> Option<u32> {
-    f.gpus
-        .iter()
-        .filter_map(|&i| f.topology.gpu(i))
-        .min_by_key(|g| g.memory_free_mib())
-        .and_then(|g| g.cc().map(|c| c.0))
-}
-
 impl Speculative {
     /// Speculative decoding as the arguments ask for it (`None`: off).
     pub fn of(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
@@ -208,17 +204,6 @@ impl Speculative {
     }
 }
 
-/// An option's value (given or default) as text: strings as-is, numbers printed; `None` for
-/// null or an option this version lacks.
-pub fn text(args: &SglangArgs, opt: &str) -> Option<String> {
-    match args.get_or_default(opt)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 fn moe_a2a(args: &SglangArgs) -> Option<String> {
     text(args, "--moe-a2a-backend")
         .filter(|v| v != "none")
@@ -234,24 +219,18 @@ fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<String>
         .map(|q| q.to_ascii_lowercase())
 }
 
-/// Backends the user chose. SGLang's own choice for the rest is not modelled yet.
-fn backends(args: &SglangArgs) -> Backends {
-    let user = |opt: &str| {
-        args.is_set(opt)
-            .then(|| text(args, opt))
-            .flatten()
-            .map(|value| Chosen {
-                value,
-                source: super::ChoiceSource::User,
-            })
-    };
+/// Every backend after SGLang's resolution.
+fn backends(i: &Inputs, a: attention::Attention, model: Option<&ModelFacts>) -> Backends {
+    let moe_a2a = moe::a2a(i);
+    let moe_model = model.is_some_and(|m| m.num_experts.is_some_and(|n| n > 1));
     Backends {
-        attention: user("--attention-backend"),
-        prefill_attention: user("--prefill-attention-backend"),
-        decode_attention: user("--decode-attention-backend"),
-        multimodal_attention: user("--mm-attention-backend"),
-        sampling: user("--sampling-backend"),
-        moe_runner: user("--moe-runner-backend"),
+        moe_runner: moe::runner(i, moe_a2a.as_ref(), moe_model),
+        moe_a2a,
+        attention: a.main,
+        prefill_attention: a.prefill,
+        decode_attention: a.decode,
+        multimodal_attention: vision::resolve(i),
+        sampling: switches::sampling(i),
     }
 }
 

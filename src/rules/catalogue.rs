@@ -116,6 +116,9 @@ catalogue! {
     ATTN009 => c(attn::gpt_oss_backend),
     ATTN010 => c(attn::no_cuda_graph_backend),
     ATTN011 => c(attn::hybrid_gdn_blackwell),
+    // SGLang's own choices after parsing.
+    AUTO001 => c(auto::mm_fa3_refused),
+    AUTO002 => c(auto::auto_backend_page_size),
     // Quantisation.
     QUANT001 => c(quant::fp8_pre_ada),
     QUANT002 => c(quant::fp4_pre_blackwell),

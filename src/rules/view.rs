@@ -116,6 +116,32 @@ impl Context<'_> {
             .collect()
     }
 
+    /// The attention backends in effect whose name matches `pred`: `"--option value"` for the
+    /// user's, `"value (SGLang's choice: no --attention-backend given)"` for the main backend
+    /// SGLang picks on its own for this GPU, model and release.
+    pub fn effective_backends_where(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let b = &self.server.backends;
+        let mut out = Vec::new();
+        if let Some(a) = b.attention.as_ref().filter(|a| pred(&a.value)) {
+            out.push(match a.source {
+                crate::resolve::ChoiceSource::User => format!("--attention-backend {}", a.value),
+                crate::resolve::ChoiceSource::Sglang => format!(
+                    "{} (SGLang's choice: no --attention-backend given)",
+                    a.value
+                ),
+            });
+        }
+        for (o, c) in [
+            ("--prefill-attention-backend", &b.prefill_attention),
+            ("--decode-attention-backend", &b.decode_attention),
+        ] {
+            if let Some(c) = c.as_ref().filter(|c| pred(&c.value)) {
+                out.push(format!("{o} {}", c.value));
+            }
+        }
+        out
+    }
+
     /// The backend decode will use, when chosen explicitly.
     pub fn decode_backend(&self) -> Option<String> {
         self.sval("--decode-attention-backend")

@@ -16,6 +16,7 @@ mod seed;
 mod ar;
 mod arch;
 mod attn;
+mod auto;
 mod cache;
 mod cg;
 mod comm;
@@ -37,6 +38,7 @@ fn all_cases() -> Vec<support::Case> {
         ar::cases(),
         arch::cases(),
         attn::cases(),
+        auto::cases(),
         cache::cases(),
         cg::cases(),
         comm::cases(),

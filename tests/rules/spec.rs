@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{B200, Case, L4, PRO, assert_cases, c, messages};
+use crate::support::{B200, Case, H100, L4, PRO, assert_cases, c, messages, mla};
 
 /// Every SPEC case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -80,6 +80,18 @@ fn spec001_to_spec005() -> Vec<Case> {
             .arg("--speculative-eagle-topk", json!(4))
             .arg("--page-size", json!(16))
             .arg("--attention-backend", json!("fa3"))
+            .no(),
+        // SGLang's own choice on B200 for DeepSeek-V3 (trtllm_mla, page size 64) rejects topk 4.
+        c("SPEC004")
+            .on(B200)
+            .model(mla())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4)),
+        c("SPEC004")
+            .on(H100)
+            .model(mla())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
             .no(),
         c("SPEC005")
             .on(B200)

@@ -5,6 +5,7 @@
 pub mod ar;
 pub mod arch;
 pub mod attn;
+pub mod auto;
 pub mod cache;
 pub mod cg;
 pub mod comm;

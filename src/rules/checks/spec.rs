@@ -55,23 +55,28 @@ fn topk(ctx: &Context) -> i64 {
 }
 
 pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
-    let (k, page) = (topk(ctx), ctx.int("--page-size").unwrap_or(1));
+    // The page size in effect: the user's, or the one SGLang's backend choice forces.
+    let (k, page) = (topk(ctx), ctx.server.page_size as i64);
     if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
         return vec![];
     }
+    let page_text = if ctx.int("--page-size") == Some(page) {
+        format!("--page-size {page}")
+    } else {
+        format!("page size {page} (SGLang's, for its backend)")
+    };
     let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.20") {
         &["flashinfer", "fa3", "triton"]
     } else {
         &["flashinfer"]
     };
-    // Only explicit backends: the default differs by GPU and model.
-    let bad: Vec<String> = ctx.backends_where(|v| !ok.contains(&v));
+    let bad: Vec<String> = ctx.effective_backends_where(|v| !ok.contains(&v));
     if bad.is_empty() {
         return vec![];
     }
     let shown = bad.join(", ");
     vec![Fired::new(format!(
-        "--speculative-eagle-topk {k} with --page-size {page} and {shown}: SGLang {} allows topk > 1 with paged KV only on {}",
+        "--speculative-eagle-topk {k} with {page_text} and {shown}: SGLang {} allows topk > 1 with paged KV only on {}",
         ctx.version,
         ok.join("/")
     ))]

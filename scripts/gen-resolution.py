@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Record what SGLang's own start-up resolution picks, for the launcher's resolution goldens.
+
+Drives the team's startup-defaults oracle (shared/oracle/defaults_oracle.py: SGLang's real
+`ServerArgs` resolution on a fake GPU, with a model's config.json) over a grid of models x GPUs x
+argument variations, for the SGLang release installed in the running interpreter's venv, and
+keeps only the fields the launcher models (facts: backend names, sizes, switches).
+
+    /tmp/res-venv-0.5.23/bin/python scripts/gen-resolution.py --oracle ../shared/oracle \
+        > tests/resolution/0.5.23.jsonl
+
+Venv: `shared/oracle/setup_defaults.sh VERSION DIR`. `--jobs 1` keeps CPU use low.
+
+Besides the oracle's own fields it asks SGLang, in the same forked case, which vision-tower
+attention backend it picks when the model's code passes none (`VisionAttention.
+_determine_attention_backend`, with the resolved arguments published as a server would), and
+records SGLang's rejection as an error text when that choice is refused.
+"""
+import argparse
+import importlib
+import inspect
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+# The fields the launcher models (src/resolve): names as ServerArgs holds them.
+EXTRA_FIELDS = [r"sampling_backend", r"mm_attention_backend", r"grammar_backend",
+                r"mm_attention_backend_auto"]
+
+# (label, argv model path, kind) — `@models/` is the oracle's models dir, `@shared/` the
+# team's model-config collection next to it.
+MODELS = [
+    ("dense", "@models/Llama-3.1-8B-Instruct"),
+    ("moe", "@models/Qwen3-30B-A3B"),
+    ("mla", "@models/DeepSeek-V3"),
+    ("mistral", "@shared/mistralai__Mistral-7B-Instruct-v0.3"),
+    ("gptoss", "@shared/openai__gpt-oss-20b"),
+    ("vlm", "@shared/google__gemma-3-27b-it"),
+    ("llama4", "@shared/meta-llama__Llama-4-Maverick-17B-128E-Instruct"),
+]
+# Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
+GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm100": 183359, "sm120": 97887}
+DRAFT = {"dense": "@models/sglang-EAGLE-LLaMA3-Instruct-8B", "moe": "@models/Qwen3-30B-A3B-EAGLE3"}
+
+
+def variations(kind, version_tuple):
+    tp = "8" if kind in ("mla", "llama4") else "1"
+    out = [("plain", ["--tp-size", tp])]
+    if kind in ("dense", "mla"):
+        algo = "EAGLE"
+        draft = DRAFT.get(kind)
+        extra = ["--speculative-draft-model-path", draft] if draft else []
+        out.append(("spec-algo-only", ["--tp-size", tp, "--speculative-algorithm", algo] + extra))
+        out.append(("spec-topk4", ["--tp-size", tp, "--speculative-algorithm", algo] + extra
+                    + ["--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                       "--speculative-num-draft-tokens", "8"]))
+    if kind == "dense":
+        out.append(("torch-native", ["--tp-size", tp, "--attention-backend", "torch_native"]))
+        out.append(("pp2", ["--tp-size", tp, "--pp-size", "2"]))
+        out.append(("fp8-e5m2", ["--tp-size", tp, "--kv-cache-dtype", "fp8_e5m2"]))
+        out.append(("deterministic", ["--tp-size", tp, "--enable-deterministic-inference"]))
+    if kind in ("moe", "mla"):
+        out.append(("deepep", ["--tp-size", "8", "--moe-a2a-backend", "deepep"]))
+    if kind == "vlm":
+        out.append(("mm-fa3", ["--tp-size", tp, "--mm-attention-backend", "fa3"]))
+    return out
+
+
+def grid(version_tuple):
+    cases = []
+    for gpu, mem in GPUS.items():
+        for kind, path in MODELS:
+            for label, extra in variations(kind, version_tuple):
+                cases.append({"gpu_mem_mib": mem, "num_gpus": 8,
+                              "argv": ["--model-path", path] + extra,
+                              "label": f"{kind}/{label}/{gpu}"})
+    return cases
+
+
+def _publish(sa, server_args):
+    """Make the resolved arguments visible to model-construction code, as a server does."""
+    srv = sys.modules.get("sglang.srt.server_args")
+    if hasattr(srv, "set_global_server_args_for_scheduler"):
+        srv.set_global_server_args_for_scheduler(server_args)
+        return
+    try:
+        rc = importlib.import_module("sglang.srt.runtime_context")
+        rc.publish(server_args, role="scheduler")
+        return
+    except (ImportError, AttributeError):
+        pass
+    sb = importlib.import_module("sglang.srt.managers.schedule_batch")
+    if hasattr(sb, "global_server_args_dict"):
+        sb.global_server_args_dict["mm_attention_backend"] = getattr(
+            server_args, "mm_attention_backend", None)
+
+
+def _vision_choice(d, server_args):
+    """SGLang's vision-tower backend for a tower that passes none, or its refusal."""
+    try:
+        vis = importlib.import_module("sglang.srt.layers.attention.vision")
+    except ModuleNotFoundError as e:
+        root = d._check_mnfe(e)
+        if root:
+            raise d.NeedStub(root)
+        return {"mm_attention_backend_auto": "import: " + d._fmt_exc(e)}
+    pick = getattr(vis.VisionAttention, "_determine_attention_backend", None)
+    if not inspect.isfunction(pick):
+        # Before 0.5.1 the choice sits inside __init__ (sdpa unless the model passes one), or
+        # the module only imported as a stub: nothing SGLang-made to record.
+        return {}
+    _publish(d, server_args)
+    try:
+        return {"mm_attention_backend_auto": pick(None, None)}
+    except ValueError as e:
+        return {"mm_attention_backend_auto": "error: " + str(e)}
+
+
+def patch_oracle(d):
+    d.FIELD_PATTERNS.extend(EXTRA_FIELDS)
+    d._FIELD_RE = d.re.compile("^(?:" + "|".join(d.FIELD_PATTERNS) + ")$")
+    shared_models = os.path.join(os.path.dirname(d.HERE), "models")
+    orig_expand, orig_fields = d._expand_argv, d._all_fields
+
+    def expand(argv):
+        return orig_expand([a.replace("@shared/", shared_models + "/") if isinstance(a, str)
+                            else a for a in argv])
+
+    def fields(server_args, pipeline):
+        out = orig_fields(server_args, pipeline)
+        out.update(_vision_choice(d, server_args))
+        return out
+
+    d._expand_argv, d._all_fields = expand, fields
+
+
+# The fields kept in the goldens, and how the launcher names them.
+KEEP = {
+    "attention_backend": "attention",
+    "prefill_attention_backend": "prefill_attention",
+    "decode_attention_backend": "decode_attention",
+    "mm_attention_backend": "mm_attention",
+    "mm_attention_backend_auto": "mm_attention_auto",
+    "sampling_backend": "sampling",
+    "moe_runner_backend": "moe_runner",
+    "moe_a2a_backend": "moe_a2a",
+    "page_size": "page_size",
+    "speculative_num_steps": "spec_steps",
+    "speculative_eagle_topk": "spec_topk",
+    "speculative_num_draft_tokens": "spec_draft_tokens",
+    "disable_radix_cache": "disable_radix_cache",
+    "disable_overlap_schedule": "disable_overlap_schedule",
+}
+
+
+def compact(r):
+    o = {"label": r["label"], "version": r["version"], "cc": r["compute_capability"],
+         "gpu_mem_mib": r["gpu_mem_mib"], "cuda": r["cuda_version"], "argv": r["argv"]}
+    if "error" in r:
+        o["error"] = r["error"].splitlines()[0][:300]
+        return o
+    res = r["result"]
+    got = {KEEP[k]: res[k] for k in KEEP if k in res}
+    got["cuda_graph"] = bool(r["summary"].get("decode_cuda_graph"))
+    o["resolved"] = got
+    return o
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--oracle", default=os.path.join(REPO, "..", "shared", "oracle"))
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--limit", type=int, help="first N cases only (smoke test)")
+    ap.add_argument("--raw", action="store_true", help="print the oracle's full records")
+    opts = ap.parse_args()
+    sys.path.insert(0, os.path.abspath(opts.oracle))
+    import defaults_oracle as d
+    d.__file__ = os.path.abspath(__file__)  # its workers re-run this script (`_worker`)
+    os.environ["RES_ORACLE_DIR"] = os.path.abspath(opts.oracle)
+    patch_oracle(d)
+    version = d.sglang_version()
+    cases = grid(d._vtuple(version))[: opts.limit]
+    results, _ = d.run_cases(cases, jobs=opts.jobs)
+    for r in results:
+        print(json.dumps(r if opts.raw else compact(r), sort_keys=True))
+
+
+def worker():
+    sys.path.insert(0, os.environ["RES_ORACLE_DIR"])
+    import defaults_oracle as d
+    patch_oracle(d)
+    d.worker_main()
+
+
+if __name__ == "__main__":
+    if os.environ.get("PYTHONHASHSEED") is None:
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+    if len(sys.argv) > 1 and sys.argv[1] == "_worker":
+        worker()
+    else:
+        main()

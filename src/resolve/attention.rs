@@ -1,0 +1,202 @@
+//! The attention backends (main, prefill, decode) and the KV page size SGLang settles on, per
+//! release, for a CUDA GPU. Model-specific choices and the default choice are data with version
+//! ranges; `tests/resolution.rs` replays SGLang's own resolution over a grid of models, GPUs and
+//! releases.
+
+use super::choice::{Chosen, Inputs, sglang, user_text};
+use crate::sglang::version::at_least;
+
+/// MHA architectures that got FA3 by default on Hopper, with the release each joined the list.
+/// From 0.5.8 every MHA model does.
+const FA3_DEFAULT_ARCHS: &[(&str, &str)] = &[
+    ("LlamaForCausalLM", "0.4.6"),
+    ("Qwen2ForCausalLM", "0.4.6"),
+    ("Qwen3ForCausalLM", "0.4.6"),
+    ("Qwen3MoeForCausalLM", "0.4.6"),
+    ("Gemma2ForCausalLM", "0.4.6"),
+    ("Gemma3ForConditionalGeneration", "0.4.6"),
+    ("Llama4ForConditionalGeneration", "0.4.6"),
+    ("Glm4MoeForCausalLM", "0.4.10"),
+    ("Step3VLForConditionalGeneration", "0.4.10"),
+    ("Glm4vMoeForConditionalGeneration", "0.5.1"),
+    ("Olmo2ForCausalLM", "0.5.4"),
+    ("Glm4vForConditionalGeneration", "0.5.7"),
+    ("Qwen3VLForConditionalGeneration", "0.5.7"),
+    ("Qwen3VLMoeForConditionalGeneration", "0.5.7"),
+];
+
+/// The three attention backends after SGLang's resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attention {
+    pub main: Option<Chosen>,
+    pub prefill: Option<Chosen>,
+    pub decode: Option<Chosen>,
+}
+
+/// SGLang's attention choice. `main` stays `None` where the launcher does not model the
+/// platform (no CUDA GPU known).
+pub fn resolve(i: &Inputs) -> Attention {
+    let prefill = user_text(i.args, "--prefill-attention-backend");
+    let decode = user_text(i.args, "--decode-attention-backend");
+    let mut main = user_text(i.args, "--attention-backend");
+    // Same prefill and decode backend: SGLang makes it the main one.
+    if let (Some(p), Some(d)) = (&prefill, &decode)
+        && p.value == d.value
+        && at_least(i.version, "0.5.1")
+    {
+        main = Some(p.clone());
+    }
+    if main.is_none() {
+        main = deterministic(i).map(sglang);
+    }
+    if main.is_none() {
+        let none_given = prefill.is_none() && decode.is_none();
+        main = model_specific(i, none_given)
+            .or_else(|| default_backend(i))
+            .map(sglang);
+    }
+    if let Some(m) = &main
+        && m.value == "fa3"
+        && i.kv_cache_dtype() == "fp8_e5m2"
+        && at_least(i.version, "0.4.6")
+    {
+        main = Some(sglang("triton"));
+    }
+    Attention {
+        main,
+        prefill,
+        decode,
+    }
+}
+
+/// Deterministic inference picks a backend it can run deterministically, before the default.
+fn deterministic(i: &Inputs) -> Option<&'static str> {
+    if !i.flag("--enable-deterministic-inference") || !at_least(i.version, DETERMINISTIC_FIRST) {
+        return None;
+    }
+    Some(match i.cc_major? {
+        10 | 12 if i.arch.is_some_and(|a| DEEPSEEK.contains(&a)) => "triton",
+        10 | 12 => "flashinfer",
+        _ => "fa3",
+    })
+}
+
+/// The first release whose deterministic-inference choice runs before the default one.
+const DETERMINISTIC_FIRST: &str = "0.5.15";
+
+const DEEPSEEK: &[&str] = &[
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "DeepseekV32ForCausalLM",
+];
+
+/// Architecture-specific defaults, checked before the generic one.
+fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
+    let arch = i.arch?;
+    let cc = i.cc_major?;
+    if arch == "DeepseekV3ForCausalLM" && cc == 10 && none_given && at_least(i.version, "0.5.4") {
+        return Some("trtllm_mla");
+    }
+    if arch == "GptOssForCausalLM" && none_given && at_least(i.version, "0.5.1") {
+        return Some(match cc {
+            10 => "trtllm_mha",
+            9 => "fa3",
+            _ => "triton",
+        });
+    }
+    if arch.starts_with("Llama4") {
+        return llama4(i.version, cc);
+    }
+    None
+}
+
+/// Llama 4: TRT-LLM MHA on SM100 from 0.5.5, and a pick for every GPU from 0.5.6.
+fn llama4(version: &str, cc: u32) -> Option<&'static str> {
+    match cc {
+        10 if at_least(version, "0.5.5") => Some("trtllm_mha"),
+        _ if !at_least(version, "0.5.6") => None,
+        9 => Some("fa3"),
+        _ => Some("triton"),
+    }
+}
+
+/// SGLang's generic default: by MLA or not, compute capability and release.
+fn default_backend(i: &Inputs) -> Option<&'static str> {
+    let cc = i.cc_major?;
+    if !at_least(i.version, "0.4.6") {
+        return Some(if i.mla { "triton" } else { "flashinfer" });
+    }
+    if i.mla {
+        return Some(match cc {
+            9 => "fa3",
+            10 if at_least(i.version, "0.4.10") => "flashinfer",
+            _ => "triton",
+        });
+    }
+    let spec_ok = i.spec_topk_one_or_unset();
+    if cc == 9 && spec_ok && fa3_arch(i) {
+        return Some("fa3");
+    }
+    let topk_known = i.spec.is_none() || i.user_topk.is_some();
+    if cc == 10 && spec_ok && topk_known && at_least(i.version, "0.5.7") {
+        return Some(if i.asymmetric_kv && at_least(i.version, "0.5.19") {
+            "fa4"
+        } else {
+            "trtllm_mha"
+        });
+    }
+    // FlashInfer has no attention sinks (GPT-OSS): triton instead, from 0.5.12.
+    if i.attention_sinks && at_least(i.version, "0.5.12") {
+        return Some("triton");
+    }
+    Some("flashinfer")
+}
+
+fn fa3_arch(i: &Inputs) -> bool {
+    if at_least(i.version, "0.5.8") {
+        return true;
+    }
+    i.arch.is_some_and(|a| {
+        FA3_DEFAULT_ARCHS
+            .iter()
+            .any(|(name, since)| *name == a && at_least(i.version, since))
+    })
+}
+
+/// The page sizes a backend takes and the one SGLang forces otherwise (`None`: any).
+pub fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [u64], u64)> {
+    Some(match backend {
+        "flashmla" => (&[64], 64),
+        "cutlass_mla" => (&[128], 128),
+        "trtllm_mla" => (&[32, 64], 64),
+        // Larger pages run on FlashInfer's dynamic tokens-per-page kernels from 0.5.17.
+        "trtllm_mha" if at_least(version, "0.5.17") => (&[16, 32, 64, 128], 64),
+        "trtllm_mha" => (&[16, 32, 64], 64),
+        _ => return None,
+    })
+}
+
+/// The KV page size: the user's (else 1), snapped to what the attention backends accept.
+pub fn page_size(i: &Inputs, a: &Attention) -> u64 {
+    let given = i
+        .args
+        .get("--page-size")
+        .and_then(serde_json::Value::as_i64);
+    let mut page = given.map_or(1, |p| p.max(1) as u64);
+    let name = |c: &Option<Chosen>| c.as_ref().map(|c| c.value.clone());
+    let (main, prefill, decode) = (name(&a.main), name(&a.prefill), name(&a.decode));
+    for backend in ["flashmla", "cutlass_mla", "trtllm_mla", "trtllm_mha"] {
+        let on = |b: &Option<String>| b.as_deref() == Some(backend);
+        let used = on(&main) || on(&decode) || (backend == "trtllm_mha" && on(&prefill));
+        if let Some((ok, forced)) = accepted_pages(i.version, backend)
+            && used
+            && !ok.contains(&page)
+        {
+            page = forced;
+        }
+    }
+    if prefill.as_deref() == Some("fa4") && at_least(i.version, "0.5.3") {
+        page = 128;
+    }
+    page
+}

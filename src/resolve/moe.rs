@@ -1,0 +1,84 @@
+//! The MoE runner and all-to-all backends SGLang settles on. The runner stays `auto` (picked
+//! per layer when the model loads) except where a model-specific rule names one.
+
+use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
+use crate::sglang::version::at_least;
+
+/// The all-to-all backend: the user's (or 0.4.x/0.5.2's `--enable-deepep-moe`), else none.
+pub fn a2a(i: &Inputs) -> Option<Chosen> {
+    if !i.args.knows("--moe-a2a-backend") && !i.args.knows("--enable-deepep-moe") {
+        return None;
+    }
+    if let Some(u) = user_text(i.args, "--moe-a2a-backend") {
+        return Some(u);
+    }
+    if i.flag("--enable-deepep-moe") {
+        return Some(Chosen {
+            value: "deepep".into(),
+            source: ChoiceSource::User,
+        });
+    }
+    // The release's default: "none" from 0.5.x, unset (null) in 0.4.x.
+    super::choice::text(i.args, "--moe-a2a-backend").map(|v| sglang(&v))
+}
+
+/// The MoE runner; `None` for a release without `--moe-runner-backend` or a model without
+/// experts.
+pub fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Option<Chosen> {
+    if !i.args.knows("--moe-runner-backend") {
+        return None;
+    }
+    if let Some(u) = user_text(i.args, "--moe-runner-backend").filter(|c| c.value != "auto") {
+        return Some(u);
+    }
+    if !moe_model {
+        return None;
+    }
+    let no_a2a = a2a.is_none_or(|c| c.value == "none");
+    Some(sglang(model_runner(i, no_a2a).unwrap_or("auto")))
+}
+
+fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
+    let arch = i.arch?;
+    let cc = i.cc_major?;
+    let q = i.quant.as_deref();
+    let v = i.version;
+    if arch == "DeepseekV3ForCausalLM" && cc == 10 && no_a2a && at_least(v, "0.5.4") {
+        // SGLang assumes DeepSeek's native FP8 when the checkpoint names no method.
+        let q = q.unwrap_or("fp8");
+        return ["fp8", "modelopt_fp8", "modelopt_fp4"]
+            .contains(&q)
+            .then_some("flashinfer_trtllm");
+    }
+    if arch == "GptOssForCausalLM" && at_least(v, "0.5.1") {
+        return gpt_oss(v, cc, q == Some("mxfp4"));
+    }
+    if arch.starts_with("Llama4") && cc == 10 && at_least(v, "0.5.5") {
+        return matches!(q, Some("fp8" | "modelopt_fp8")).then_some("flashinfer_trtllm");
+    }
+    if QWEN_MOE.contains(&arch) && cc == 10 && no_a2a && at_least(v, "0.5.6") {
+        let unquantised_too = at_least(v, "0.5.8");
+        let ok = match q {
+            Some(q) => ["fp8", "modelopt_fp4"].contains(&q),
+            None => unquantised_too,
+        };
+        return ok.then_some("flashinfer_trtllm");
+    }
+    None
+}
+
+/// GPT-OSS with an MXFP4 checkpoint on Blackwell: FlashInfer's MXFP4 kernels (SM120 used the
+/// triton_kernels package from 0.5.10 to 0.5.18). Elsewhere the triton_kernels fallback needs
+/// that package, which a `pip install sglang` does not bring: the runner stays `auto`.
+fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
+    let sm120_triton = at_least(v, "0.5.10") && !at_least(v, "0.5.19");
+    match cc {
+        _ if !mxfp4 => None,
+        10 => Some("flashinfer_mxfp4"),
+        12 if sm120_triton => Some("triton_kernel"),
+        12 if at_least(v, "0.5.5") => Some("flashinfer_mxfp4"),
+        _ => None,
+    }
+}
+
+const QWEN_MOE: &[&str] = &["Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration"];

@@ -1,0 +1,98 @@
+//! Speculative-decoding parameters SGLang fills in when the user names only the algorithm:
+//! steps, EAGLE top-k and draft tokens, by model architecture and release.
+
+use serde::Serialize;
+
+use super::choice::{ChoiceSource, Inputs};
+use crate::sglang::version::at_least;
+
+/// One resolved integer parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ChosenInt {
+    pub value: i64,
+    pub source: ChoiceSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SpecParams {
+    pub num_steps: ChosenInt,
+    pub eagle_topk: ChosenInt,
+    pub num_draft_tokens: ChosenInt,
+}
+
+/// Architectures that get (3 steps, top-k 1, 4 draft tokens), with the release each joined.
+const SHORT_CHAIN: &[(&str, &str)] = &[
+    ("DeepseekV3ForCausalLM", "0.4.8"),
+    ("DeepseekV2ForCausalLM", "0.4.8"),
+    ("GptOssForCausalLM", "0.5.1"),
+    ("DeepseekV32ForCausalLM", "0.5.3"),
+    ("BailingMoeForCausalLM", "0.5.3"),
+    ("BailingMoeV2ForCausalLM", "0.5.3"),
+    ("Glm4MoeForCausalLM", "0.5.7"),
+    ("MiMoV2FlashForCausalLM", "0.5.7"),
+    ("MistralLarge3ForCausalLM", "0.5.7"),
+    ("PixtralForConditionalGeneration", "0.5.7"),
+    ("Glm4MoeLiteForCausalLM", "0.5.8"),
+    ("BailingMoeV2_5ForCausalLM", "0.5.9"),
+    ("GlmMoeDsaForCausalLM", "0.5.9"),
+    ("MiMoV2ForCausalLM", "0.5.12"),
+];
+
+/// Architectures that keep (5, 4, 8) whatever the release.
+const LONG_TREE: &[&str] = &["LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"];
+
+/// The parameters for the EAGLE family and STANDALONE; `None` otherwise.
+pub fn resolve(i: &Inputs) -> Option<SpecParams> {
+    let algo = i.spec.as_deref()?;
+    if !matches!(algo, "EAGLE" | "EAGLE3" | "STANDALONE") {
+        return None;
+    }
+    let user = |o: &str| i.args.is_set(o).then(|| i.args.int(o)).flatten();
+    let c = |value, source| ChosenInt { value, source };
+    let (steps, topk, draft) = match user("--speculative-num-steps") {
+        Some(s) => (
+            c(s, ChoiceSource::User),
+            c(user("--speculative-eagle-topk")?, ChoiceSource::User),
+            c(user("--speculative-num-draft-tokens")?, ChoiceSource::User),
+        ),
+        None => {
+            let (s, k, d) = auto(i, algo);
+            let src = ChoiceSource::Sglang;
+            (c(s, src), c(k, src), c(d, src))
+        }
+    };
+    // Top-k 1 is a chain: SGLang makes the draft tokens steps + 1.
+    let draft = if topk.value == 1 && draft.value != steps.value + 1 {
+        c(steps.value + 1, ChoiceSource::Sglang)
+    } else {
+        draft
+    };
+    Some(SpecParams {
+        num_steps: steps,
+        eagle_topk: topk,
+        num_draft_tokens: draft,
+    })
+}
+
+fn auto(i: &Inputs, algo: &str) -> (i64, i64, i64) {
+    const SHORT: (i64, i64, i64) = (3, 1, 4);
+    const LONG: (i64, i64, i64) = (5, 4, 8);
+    if algo == "STANDALONE" && at_least(i.version, "0.5.2") {
+        return SHORT;
+    }
+    let arch = i.arch.unwrap_or("");
+    if LONG_TREE.contains(&arch) {
+        return LONG;
+    }
+    if SHORT_CHAIN
+        .iter()
+        .any(|(a, since)| *a == arch && at_least(i.version, since))
+    {
+        return SHORT;
+    }
+    if at_least(i.version, "0.5.8") {
+        SHORT
+    } else {
+        LONG
+    }
+}

@@ -1,0 +1,83 @@
+//! Features SGLang turns on or off on its own: the sampling backend, the radix cache, the
+//! overlap scheduler and the decode CUDA graph.
+
+use serde::Serialize;
+
+use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
+use crate::sglang::version::at_least;
+
+/// One on/off decision and who made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Switch {
+    pub on: bool,
+    pub source: ChoiceSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Switches {
+    pub radix_cache: Switch,
+    pub overlap_schedule: Switch,
+    pub cuda_graph: Switch,
+}
+
+/// Attention backends under which deterministic inference keeps the radix cache.
+const RADIX_DETERMINISTIC: &[&str] = &["fa3", "fa4", "triton", "ascend"];
+
+/// The sampling backend: the user's, pytorch for deterministic inference, else FlashInfer.
+pub fn sampling(i: &Inputs) -> Option<Chosen> {
+    if !i.args.knows("--sampling-backend") {
+        return None;
+    }
+    if i.flag("--enable-deterministic-inference") {
+        return Some(sglang("pytorch"));
+    }
+    user_text(i.args, "--sampling-backend").or_else(|| Some(sglang("flashinfer")))
+}
+
+fn user_off(i: &Inputs, opts: &[&str]) -> Option<Switch> {
+    opts.iter().any(|o| i.flag(o)).then_some(Switch {
+        on: false,
+        source: ChoiceSource::User,
+    })
+}
+
+const fn sglang_says(on: bool) -> Switch {
+    Switch {
+        on,
+        source: ChoiceSource::Sglang,
+    }
+}
+
+/// The switches, given the attention backend SGLang ends up with.
+pub fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
+    let radix = user_off(i, &["--disable-radix-cache"]).unwrap_or_else(|| {
+        let deterministic = i.flag("--enable-deterministic-inference")
+            && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
+        sglang_says(!deterministic)
+    });
+    let overlap = user_off(i, &["--disable-overlap-schedule"]).unwrap_or_else(|| {
+        let spec_off = i
+            .spec
+            .as_deref()
+            .is_some_and(|a| spec_disables_overlap(i, a));
+        sglang_says(!(pp > 1 || spec_off))
+    });
+    let cuda_graph = user_off(i, &["--disable-cuda-graph"]).unwrap_or_else(|| {
+        let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
+        sglang_says(!eager)
+    });
+    Switches {
+        radix_cache: radix,
+        overlap_schedule: overlap,
+        cuda_graph,
+    }
+}
+
+/// Speculative decoding runs without the overlap scheduler unless the "spec v2" path is on
+/// (`SGLANG_ENABLE_SPEC_V2`, on by default from 0.5.12); NGRAM always does.
+fn spec_disables_overlap(i: &Inputs, algo: &str) -> bool {
+    if algo == "NGRAM" {
+        return true;
+    }
+    !i.env_bool("SGLANG_ENABLE_SPEC_V2", at_least(i.version, "0.5.12"))
+}

@@ -1,0 +1,76 @@
+//! The vision tower's attention backend. SGLang picks it when the model is built: the user's
+//! `--mm-attention-backend`, else what the model's code passes, else the platform default.
+
+use super::choice::{Chosen, Inputs, sglang, user_text};
+use crate::sglang::version::at_least;
+
+/// Vision towers whose code asks for FA3 outright: (architecture, first release, first release
+/// without it).
+const PASSES_FA3: &[(&str, &str, &str)] = &[
+    ("InternVLChatModel", "0.4.8", "0.5.6"),
+    ("Step3VLForConditionalGeneration", "0.4.10", "0.5.6"),
+    ("Qwen3OmniMoeForConditionalGeneration", "0.5.4", "0.5.6"),
+];
+
+/// The vision tower's backend; `None` for a model without one (or an unknown GPU).
+pub fn resolve(i: &Inputs) -> Option<Chosen> {
+    if !i.multimodal {
+        return None;
+    }
+    if let Some(u) = user_text(i.args, "--mm-attention-backend") {
+        return Some(u);
+    }
+    if model_passes_fa3(i) {
+        return Some(sglang("fa3"));
+    }
+    Some(sglang(platform_default(i.version, i.cc_major?)))
+}
+
+/// SGLang's choice for a tower whose code passes no backend, or `Err(backend)` where SGLang
+/// refuses the one it would run on this GPU.
+pub fn tower_backend<'a>(
+    version: &str,
+    cc_major: u32,
+    user: Option<&'a str>,
+) -> Result<&'a str, &'a str> {
+    let b = user.unwrap_or_else(|| platform_default(version, cc_major));
+    if b == "fa3" && fa3_refused_on(version).contains(&cc_major) {
+        Err(b)
+    } else {
+        Ok(b)
+    }
+}
+
+fn model_passes_fa3(i: &Inputs) -> bool {
+    i.arch.is_some_and(|a| {
+        PASSES_FA3.iter().any(|(name, from, until)| {
+            *name == a && at_least(i.version, from) && !at_least(i.version, until)
+        })
+    })
+}
+
+/// SGLang's default for a tower that passes nothing, on CUDA.
+pub fn platform_default(version: &str, cc_major: u32) -> &'static str {
+    if !at_least(version, "0.5.1") {
+        return "sdpa";
+    }
+    match cc_major {
+        9 => "fa3",
+        10 if at_least(version, "0.5.10") => "fa4",
+        _ => "triton_attn",
+    }
+}
+
+/// Compute-capability majors on which SGLang refuses FA3 for the vision tower ("not supported
+/// on Blackwell GPUs"); empty before the check existed.
+pub fn fa3_refused_on(version: &str) -> &'static [u32] {
+    if at_least(version, "0.5.9") {
+        &[10, 11, 12]
+    } else if at_least(version, "0.5.5") {
+        &[10, 12]
+    } else if at_least(version, "0.5.1") {
+        &[10]
+    } else {
+        &[]
+    }
+}

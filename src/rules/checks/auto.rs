@@ -1,0 +1,60 @@
+//! AUTO: problems with what SGLang chooses on its own after parsing (the resolved server's
+//! backends), where the user typed nothing wrong.
+
+use super::*;
+use crate::resolve::{ChoiceSource, attention, vision};
+
+/// The vision tower gets FA3 from SGLang (the model's code asks for it) on a GPU where SGLang
+/// then refuses FA3.
+pub fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
+    let Some(mm) = &ctx.server.backends.multimodal_attention else {
+        return vec![];
+    };
+    if mm.source != ChoiceSource::Sglang || mm.value != "fa3" {
+        return vec![];
+    }
+    let refused = vision::fa3_refused_on(ctx.version);
+    let bad = ctx.gpus_where(|(m, _)| refused.contains(&m));
+    if bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; SGLang {} will choose fa3 for the vision tower of {} (its model code asks for FA3), which it rejects on this GPU ('The 'fa3' backend is not supported on Blackwell GPUs')",
+        Context::describe(&bad),
+        ctx.version,
+        ctx.model_arch().unwrap_or("this model"),
+    ))
+    .with_fix(set_arg("--mm-attention-backend", "triton_attn"))]
+}
+
+/// `--page-size` the attention backend SGLang picks on its own does not take: SGLang silently
+/// uses another page size.
+pub fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
+    let Some(page) = ctx
+        .args
+        .get("--page-size")
+        .and_then(serde_json::Value::as_i64)
+    else {
+        return vec![];
+    };
+    let Some(a) = &ctx.server.backends.attention else {
+        return vec![];
+    };
+    if a.source != ChoiceSource::Sglang {
+        return vec![];
+    }
+    let Some((ok, forced)) = attention::accepted_pages(ctx.version, &a.value) else {
+        return vec![];
+    };
+    if ok.contains(&(page.max(1) as u64)) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; --page-size {page}: SGLang {} will choose the {} attention backend here (no --attention-backend given), which takes page sizes {}; SGLang silently uses {forced}",
+        ctx.describe_used(),
+        ctx.version,
+        a.value,
+        ok.iter().map(u64::to_string).collect::<Vec<_>>().join("/"),
+    ))
+    .with_fix(set_arg("--page-size", &forced.to_string()))]
+}

@@ -1,0 +1,231 @@
+//! Replays SGLang's own start-up resolution, recorded by `scripts/gen-resolution.py` (the
+//! defaults oracle: SGLang's real `ServerArgs` resolution on a fake GPU with the model's
+//! config.json), and checks the launcher's resolved server field by field: attention, vision
+//! tower, sampling and MoE backends, page size, speculative defaults, and the radix cache,
+//! overlap scheduler and CUDA-graph switches.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use serde_json::Value;
+use sglang_launch::facts::model::{self, ModelFacts};
+use sglang_launch::facts::{Env, Gpu, Topology};
+use sglang_launch::resolve::{Context, Facts, Server, vision};
+use sglang_launch::sglang::{flagset, parser, release};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/resolution");
+const MODELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/models");
+
+/// Eight GPUs of one kind: what the oracle's fake node reports.
+fn node(cc: &str, mem: u64) -> Topology {
+    Topology {
+        schema: "sglang-launch/topology/v1".into(),
+        source: "test".into(),
+        hostname: None,
+        driver_version: None,
+        cuda_driver_version: None,
+        gpus: (0..8)
+            .map(|i| Gpu {
+                index: i,
+                uuid: format!("GPU-{i}"),
+                name: "fake".into(),
+                pci_bus_id: format!("0000:{i:02x}:00.0"),
+                compute_capability: cc.into(),
+                memory_total_mib: mem,
+                memory_used_mib: Some(0),
+                mig_enabled: false,
+                numa_node: None,
+                pcie_gen: None,
+                pcie_width: None,
+            })
+            .collect(),
+        links: Vec::new(),
+    }
+}
+
+/// The oracle's model placeholders, mapped onto the fixture copies of the same configs.
+fn local(arg: &str) -> String {
+    arg.replace("@models/", &format!("{MODELS}/oracle/"))
+        .replace("@shared/", &format!("{MODELS}/"))
+}
+
+/// The release's own flag set; a release recorded here without one embedded yet is parsed with
+/// the nearest older set (the grid's options exist in both), while resolution uses its version.
+fn flag_set(version: &str) -> &'static flagset::FlagSet {
+    flagset::get(version).unwrap_or_else(|| {
+        let older = flagset::KNOWN_VERSIONS
+            .iter()
+            .filter(|k| release::cmp(k, version).is_lt())
+            .max_by(|a, b| release::cmp(a, b))
+            .expect("an older embedded flag set");
+        flagset::get(older).expect("embedded")
+    })
+}
+
+struct Case {
+    label: String,
+    version: String,
+    cc: String,
+    want: serde_json::Map<String, Value>,
+    server: Server,
+}
+
+fn load(r: &Value) -> Option<Case> {
+    let version = r["version"].as_str()?.to_owned();
+    let want = r.get("resolved")?.as_object()?.clone();
+    let argv: Vec<OsString> = r["argv"]
+        .as_array()?
+        .iter()
+        .map(|a| OsString::from(local(a.as_str().unwrap_or_default())))
+        .collect();
+    let flags = flag_set(&version);
+    let args = parser::parse(flags, argv);
+    assert!(args.is_ok(), "{}: argv parses", r["label"]);
+    let env = Env::default();
+    let path = args.str("--model-path").unwrap_or_default().to_owned();
+    let facts: Option<ModelFacts> = model::load(&path, &env, &args).facts;
+    let cc = r["cc"].as_str()?.to_owned();
+    let topology = node(&cc, r["gpu_mem_mib"].as_u64()?);
+    let gpus: Vec<u32> = (0..8).collect();
+    let server = Context::new(Facts {
+        version: &version,
+        args: &args,
+        env: &env,
+        topology: &topology,
+        gpus: &gpus,
+        model: facts.as_ref(),
+        draft: None,
+        host: None,
+        packages: None,
+    })
+    .server;
+    Some(Case {
+        label: r["label"].as_str()?.to_owned(),
+        version,
+        cc,
+        want,
+        server,
+    })
+}
+
+fn name(c: Option<&sglang_launch::resolve::Chosen>) -> Value {
+    c.map_or(Value::Null, |c| Value::String(c.value.clone()))
+}
+
+/// (field, ours) for every field the golden records; `None` where the golden's value is one
+/// SGLang decides later than its arguments (then there is nothing to compare).
+fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
+    let s = &c.server;
+    let b = &s.backends;
+    let cc_major: u32 =
+        c.cc.split('.')
+            .next()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(0);
+    let user_mm = b
+        .multimodal_attention
+        .as_ref()
+        .filter(|m| m.source == sglang_launch::resolve::ChoiceSource::User)
+        .map(|m| m.value.as_str());
+    let tower = match vision::tower_backend(&c.version, cc_major, user_mm) {
+        Ok(v) => Value::String(v.into()),
+        Err(_) => Value::String("refused".into()),
+    };
+    let sp = s.spec_params;
+    let int = |v: Option<i64>| v.map_or(Value::Null, Value::from);
+    vec![
+        ("attention", Some(name(b.attention.as_ref()))),
+        (
+            "prefill_attention",
+            Some(name(b.prefill_attention.as_ref())),
+        ),
+        ("decode_attention", Some(name(b.decode_attention.as_ref()))),
+        ("mm_attention_auto", Some(tower)),
+        ("sampling", Some(name(b.sampling.as_ref()))),
+        (
+            "moe_runner",
+            Some(
+                b.moe_runner
+                    .as_ref()
+                    .map_or("auto".into(), |c| c.value.clone().into()),
+            ),
+        ),
+        ("moe_a2a", Some(name(b.moe_a2a.as_ref()))),
+        ("page_size", Some(s.page_size.into())),
+        ("spec_steps", Some(int(sp.map(|p| p.num_steps.value)))),
+        ("spec_topk", Some(int(sp.map(|p| p.eagle_topk.value)))),
+        (
+            "spec_draft_tokens",
+            Some(int(sp.map(|p| p.num_draft_tokens.value))),
+        ),
+        (
+            "disable_radix_cache",
+            Some((!s.switches.radix_cache.on).into()),
+        ),
+        (
+            "disable_overlap_schedule",
+            Some((!s.switches.overlap_schedule.on).into()),
+        ),
+        ("cuda_graph", Some(s.switches.cuda_graph.on.into())),
+    ]
+}
+
+/// The golden's value in the launcher's terms: the vision refusal as "refused".
+fn golden(field: &str, v: &Value) -> Value {
+    match (field, v.as_str()) {
+        ("mm_attention_auto", Some(s)) if s.starts_with("error: ") => "refused".into(),
+        _ => v.clone(),
+    }
+}
+
+#[test]
+fn resolution_matches_sglang_field_by_field() {
+    let mut files: Vec<_> = std::fs::read_dir(DIR)
+        .expect("tests/resolution")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let (mut cases, mut compared, mut rejected) = (0, 0, 0);
+    let mut bad = Vec::new();
+    for f in &files {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            if r.get("error").is_some() {
+                rejected += 1;
+                continue;
+            }
+            let c = load(&r).unwrap_or_else(|| panic!("{}: loads", Path::new(f).display()));
+            cases += 1;
+            for (field, got) in ours(&c) {
+                let (Some(got), Some(want)) = (got, c.want.get(field)) else {
+                    continue;
+                };
+                // SGLang left it unset: decided later, at model load (releases before 0.5.5).
+                if field == "attention" && want.is_null() {
+                    continue;
+                }
+                compared += 1;
+                let want = golden(field, want);
+                if got != want {
+                    bad.push(format!(
+                        "{} {} {field}: ours {got}, SGLang {want}",
+                        c.version, c.label
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{cases} cases ({rejected} rejected by SGLang, not compared), {compared} fields, {} disagree",
+        bad.len()
+    );
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

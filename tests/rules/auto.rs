@@ -1,0 +1,75 @@
+//! AUTO: what SGLang chooses on its own after parsing, checked on the resolved server.
+
+use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
+
+use crate::support::{B200, Case, H100, assert_cases, c, messages, model};
+
+/// InternVL: its vision tower asks SGLang for FA3 (0.4.8–0.5.5).
+fn internvl() -> ModelFacts {
+    ModelFacts {
+        is_multimodal: true,
+        ..model("InternVLChatModel")
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        c("AUTO001").version("0.5.5").on(B200).model(internvl()),
+        // The user's own choice wins over the tower's request.
+        c("AUTO001")
+            .version("0.5.5")
+            .on(B200)
+            .model(internvl())
+            .arg("--mm-attention-backend", json!("triton_attn"))
+            .no(),
+        c("AUTO001")
+            .version("0.5.5")
+            .on(H100)
+            .model(internvl())
+            .no(),
+        // From 0.5.6 the tower no longer asks for FA3: SGLang picks triton_attn on Blackwell.
+        c("AUTO001")
+            .version("0.5.10.post1")
+            .on(B200)
+            .model(internvl())
+            .no(),
+        c("AUTO002")
+            .version("0.5.10.post1")
+            .on(B200)
+            .model(model("LlamaForCausalLM"))
+            .arg("--page-size", json!(1)),
+        c("AUTO002")
+            .version("0.5.10.post1")
+            .on(B200)
+            .model(model("LlamaForCausalLM"))
+            .arg("--page-size", json!(1))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("AUTO002")
+            .version("0.5.10.post1")
+            .on(H100)
+            .model(model("LlamaForCausalLM"))
+            .arg("--page-size", json!(1))
+            .no(),
+        // Before 0.5.7 SGLang chose FlashInfer for MHA models on SM100.
+        c("AUTO002")
+            .version("0.5.5")
+            .on(B200)
+            .model(model("LlamaForCausalLM"))
+            .arg("--page-size", json!(1))
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("AUTO", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}
