@@ -24,6 +24,7 @@ fn node(cc: &str, mem: u64) -> Topology {
         hostname: None,
         driver_version: None,
         cuda_driver_version: None,
+        host: None,
         gpus: (0..8)
             .map(|i| Gpu {
                 index: i,
