@@ -44,10 +44,15 @@ pub fn version(machine: &Machine) -> Option<Hit> {
     } else {
         "using the nearest older one"
     };
+    let why = selected
+        .extract_error
+        .as_ref()
+        .map(|e| format!(" (its own parser could not be read: {e})"))
+        .unwrap_or_default();
     Some(Hit::new(
         Code::VER001,
         format!(
-            "SGLang {} has no embedded flag set; {which}, {}",
+            "SGLang {} has no embedded flag set{why}; {which}, {}",
             selected.requested, selected.flags.version
         ),
     ))

@@ -7,7 +7,10 @@
 pub mod config;
 pub mod envs;
 pub mod error;
+pub mod extract;
 pub mod flagset;
+mod history;
+mod known_versions;
 pub mod layout;
 pub mod parser;
 mod pyjson;
