@@ -148,7 +148,11 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
         ));
         return Ok(exit::OK);
     }
-    match extract::refresh(&py, &found) {
+    let install = extract::Install {
+        version: &found.version,
+        dist_info: &found.dist_info,
+    };
+    match extract::refresh(&py, install) {
         Ok(x) => {
             let cache = x
                 .cache

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::flagset::FlagSet;
-use super::version::Installed;
 
 /// The extractor, run with `python -c`.
 const EXTRACTOR: &str = include_str!("../../scripts/sglang_flags.py");
@@ -23,6 +22,13 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Bumped when the cached format or the extractor's facts change: older caches are rebuilt.
 const CACHE_FORMAT: u32 = 1;
+
+/// The install a flag set is read from: its version and its `.dist-info` (or `.egg-info`).
+#[derive(Debug, Clone, Copy)]
+pub struct Install<'a> {
+    pub version: &'a str,
+    pub dist_info: &'a Path,
+}
 
 /// A flag set read from an installed SGLang.
 #[derive(Debug, Clone)]
@@ -72,7 +78,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// The cache file for this install: the version and a hash of where it is installed (a fork
 /// can reuse a version number).
-pub fn cache_path(installed: &Installed) -> Option<PathBuf> {
+pub fn cache_path(installed: Install) -> Option<PathBuf> {
     let safe: String = installed
         .version
         .chars()
@@ -105,13 +111,13 @@ fn mtime(p: &Path) -> Option<(u64, u32)> {
 }
 
 /// The cached flag set of this install, when there is one for the install as it is now.
-pub fn cached(installed: &Installed) -> Option<Extracted> {
+pub fn cached(installed: Install) -> Option<Extracted> {
     let path = cache_path(installed)?;
     let file: CacheFile = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
     let current = file.format == CACHE_FORMAT
         && file.version == installed.version
         && file.dist_info == installed.dist_info
-        && file.dist_info_mtime == mtime(&installed.dist_info);
+        && file.dist_info_mtime == mtime(installed.dist_info);
     let flags: FlagSet = serde_json::from_value(file.flags).ok()?;
     current.then_some(Extracted {
         flags,
@@ -121,7 +127,7 @@ pub fn cached(installed: &Installed) -> Option<Extracted> {
 }
 
 /// The cached flag set, else one extracted now (and cached).
-pub fn load_or_extract(python: &Path, installed: &Installed) -> Result<Extracted, ExtractError> {
+pub fn load_or_extract(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
     match cached(installed) {
         Some(found) => Ok(found),
         None => refresh(python, installed),
@@ -129,15 +135,15 @@ pub fn load_or_extract(python: &Path, installed: &Installed) -> Result<Extracted
 }
 
 /// Extracts the flag set from the installed SGLang now and rewrites its cache.
-pub fn refresh(python: &Path, installed: &Installed) -> Result<Extracted, ExtractError> {
+pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
     let raw = run(python)?;
     let flags_json = raw.get("flags").cloned().unwrap_or_default();
     let flags = convert(flags_json.clone())?;
     let file = CacheFile {
         format: CACHE_FORMAT,
-        version: installed.version.clone(),
-        dist_info: installed.dist_info.clone(),
-        dist_info_mtime: mtime(&installed.dist_info),
+        version: installed.version.to_owned(),
+        dist_info: installed.dist_info.to_path_buf(),
+        dist_info_mtime: mtime(installed.dist_info),
         python: python.to_path_buf(),
         flags: flags_json,
     };
@@ -232,15 +238,15 @@ mod tests {
 
     #[test]
     fn cache_files_are_keyed_by_version_and_install() {
-        let a = Installed {
-            version: "0.5.24.dev3+gabc123".into(),
-            dist_info: "/a/site-packages/sglang-0.5.24.dev3+gabc123.dist-info".into(),
+        let a = Install {
+            version: "0.5.24.dev3+gabc123",
+            dist_info: Path::new("/a/site-packages/sglang-0.5.24.dev3+gabc123.dist-info"),
         };
-        let b = Installed {
-            dist_info: "/b/site-packages/sglang-0.5.24.dev3+gabc123.dist-info".into(),
-            ..a.clone()
+        let b = Install {
+            dist_info: Path::new("/b/site-packages/sglang-0.5.24.dev3+gabc123.dist-info"),
+            ..a
         };
-        let (Some(pa), Some(pb)) = (cache_path(&a), cache_path(&b)) else {
+        let (Some(pa), Some(pb)) = (cache_path(a), cache_path(b)) else {
             return; // no HOME: no cache at all
         };
         assert_ne!(pa, pb);

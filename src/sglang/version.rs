@@ -127,9 +127,13 @@ fn installed(found: Installed, python: Option<&Path>) -> Selected {
     if flag_set_for(&found.version).is_ok() {
         return selected;
     }
+    let install = extract::Install {
+        version: &found.version,
+        dist_info: &found.dist_info,
+    };
     let read = match python {
-        Some(py) => extract::load_or_extract(py, &found).map_err(|e| e.to_string()),
-        None => extract::cached(&found).ok_or_else(|| "no Python interpreter to run".to_owned()),
+        Some(py) => extract::load_or_extract(py, install).map_err(|e| e.to_string()),
+        None => extract::cached(install).ok_or_else(|| "no Python interpreter to run".to_owned()),
     };
     match read {
         Ok(x) => {
