@@ -45,18 +45,21 @@ def extract(version):
 
 def history(sets):
     versions = [s["version"] for s in sets]
-    index, lines, present = {}, [], []
+    key = lambda a: json.dumps(a, sort_keys=True)
+    # Distinct actions numbered newest release first, in its parser order: the newest releases
+    # (the ones most in use) read contiguous lines, and the runs are shortest this way.
+    index, lines = {}, []
+    for s in reversed(sets):
+        for a in s["actions"]:
+            if key(a) not in index:
+                index[key(a)] = len(lines)
+                lines.append(a)
+    present = [[] for _ in lines]
     releases = []
     for r, s in enumerate(sets):
-        mine = []
-        for a in s["actions"]:
-            key = json.dumps(a, sort_keys=True)
-            if key not in index:
-                index[key] = len(lines)
-                lines.append(a)
-                present.append([])
-            present[index[key]].append(r)
-            mine.append(index[key])
+        mine = [index[key(a)] for a in s["actions"]]
+        for i in mine:
+            present[i].append(r)
         releases.append({"version": s["version"], "prog": s["prog"], "allow_abbrev": s["allow_abbrev"],
                          "actions": rel.runs(mine)})
     dump = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))

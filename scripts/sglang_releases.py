@@ -3,22 +3,22 @@
 Imported by gen-flags.py, gen-envs.py and gen-conformance.py. A release is unpacked from its
 wheel (`pip download --no-deps`, then unzip; no install, none of its dependencies) into
 $SGLANG_RELEASES/<version>/ (default /tmp/sglang-releases), and SGLang's parser is built from that
-directory on PYTHONPATH by a Python that has the few real packages SGLang's import chain needs
-(a stub cannot stand in for them):
+directory on PYTHONPATH by a Python that has the few real packages some releases' import chains
+need (a stub cannot stand in for them). Measured: each release built without any of them (the
+flag data compared with the full venv's), and each package left out alone on 0.5.3rc2, 0.5.4.post2,
+0.5.7, 0.5.10, 0.5.15, 0.5.16, 0.5.20 and 0.5.23 (the ranges below are bounded by those):
 
-  * msgspec   0.5.13+: ServerArgs' helpers subclass msgspec.Struct (0.5.15+: ServerArgs itself).
-  * orjson    0.5.3.post2+: `json_list_type` parses with it (the conformance goldens need the real
-              one; the flag data would be the same with a stub).
-  * packaging 0.5.x: version comparisons at import time must give real answers.
-  * dill      0.5.10: a class is serialised at import time.
-  * pyyaml    0.5.5+: `--config FILE.yaml` merging (conformance goldens only).
+  * none      0.4.0 - 0.5.3rc0: identical flag data with none of them installed.
+  * pyyaml    0.5.3rc2 - 0.5.7 (0.5.10+ build without it); `--config` merging needs it, 0.5.5+.
+  * dill      0.5.4.post2 - 0.5.16 (with a stub, an import-time use of it fails).
+  * packaging 0.5.7 - 0.5.16 (a torch-version check at import time needs real comparisons).
+  * msgspec   0.5.20+: without it the import succeeds but the flag data differs.
+  * orjson    never for the flag data; the conformance goldens need it (`json_list_type`).
 
 Everything else SGLang's own code imports is stubbed by the extractor (scripts/sglang_flags.py).
-Which release needs which of these was measured by `gen-flags.py --deps-report` (each release
-built in a venv without the package): see DEPS_NEEDED.
 
 That venv is $SGLANG_DEPS_VENV (default /tmp/venv-sglang-deps; `python3 -m venv` + `pip install
-msgspec orjson packaging dill pyyaml`, made by `ensure_venv`).
+msgspec orjson packaging dill pyyaml`, made by `deps_python()` on first use).
 """
 import os
 import subprocess
