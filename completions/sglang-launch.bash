@@ -28,6 +28,9 @@ _sglang__launch() {
             sglang__launch,explain)
                 cmd="sglang__launch__subcmd__explain"
                 ;;
+            sglang__launch,flags)
+                cmd="sglang__launch__subcmd__flags"
+                ;;
             sglang__launch,man)
                 cmd="sglang__launch__subcmd__man"
                 ;;
@@ -43,6 +46,15 @@ _sglang__launch() {
             sglang__launch,upgrade)
                 cmd="sglang__launch__subcmd__upgrade"
                 ;;
+            sglang__launch__subcmd__flags,list)
+                cmd="sglang__launch__subcmd__flags__subcmd__list"
+                ;;
+            sglang__launch__subcmd__flags,refresh)
+                cmd="sglang__launch__subcmd__flags__subcmd__refresh"
+                ;;
+            sglang__launch__subcmd__flags,show)
+                cmd="sglang__launch__subcmd__flags__subcmd__show"
+                ;;
             *)
                 ;;
         esac
@@ -50,7 +62,7 @@ _sglang__launch() {
 
     case "${cmd}" in
         sglang__launch)
-            opts="-h -V --help --version run check plan upgrade detect rules explain completions man"
+            opts="-h -V --help --version run check plan upgrade detect rules explain flags completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -144,6 +156,74 @@ _sglang__launch() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__flags)
+            opts="-h --help list show refresh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__flags__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__flags__subcmd__refresh)
+            opts="-h --python --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__flags__subcmd__show)
+            opts="-h --python --sglang-version --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sglang-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -33,6 +33,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "upgrade
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "detect" -d 'Show this machine\'s GPU topology (topology/v1 JSON with --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "rules" -d 'List every rule in the catalogue'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain" -d 'Explain one rule: what it catches, why, how to fix it, sources'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "flags" -d 'List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "man" -d 'Print the man page (roff)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
@@ -82,5 +83,16 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand detect" -s h
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand rules" -l json -d 'Print the catalogue as JSON'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand rules" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and not __fish_seen_subcommand_from list show refresh" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and not __fish_seen_subcommand_from list show refresh" -f -a "list" -d 'List the embedded releases and the flag sets cached from installed ones'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and not __fish_seen_subcommand_from list show refresh" -f -a "show" -d 'Show the flag set in use for the installed SGLang (or --sglang-version): where it comes from and every option'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and not __fish_seen_subcommand_from list show refresh" -f -a "refresh" -d 'Read the installed SGLang\'s own parser again (a release this build does not embed) and rewrite its cached flag set'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from show" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from show" -l sglang-version -d 'Show this SGLang version\'s embedded flag set instead of the installed one\'s' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from show" -l json -d 'Print the flag set as JSON (the launcher\'s flag-data format)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand man" -s h -l help -d 'Print help'

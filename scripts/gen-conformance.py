@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""Build the argparse conformance goldens: tests/conformance/<version>.jsonl.
+"""Build the argparse conformance goldens: tests/conformance/<version>.jsonl for the boundary
+releases (full corpora), tests/conformance/sample/<version>.jsonl for every other embedded one.
 
-    scripts/gen-conformance.py                 # all embedded versions
-    scripts/gen-conformance.py 0.5.23 0.5.2    # some
+    scripts/gen-conformance.py                 # the boundary releases' full corpora
+    scripts/gen-conformance.py 0.5.23 0.5.2    # some of them
+    scripts/gen-conformance.py --sample [VERSION ...]   # the sampled goldens (default: all others)
     scripts/gen-conformance.py --setup ...     # create missing oracle venvs first (needs PyPI)
     scripts/gen-conformance.py --seed X --out /tmp/conf   # an extra fuzz round, not committed;
         # replay it with CONFORMANCE_DIR=/tmp/conf cargo test --test conformance
 
-For each version, a deterministic corpus (seeded random choices over the flag data in
-data/flags/<version>.json plus hand-written edge cases) is run through SGLang's real parser with
+For each version, a deterministic corpus (seeded random choices over the release's flag data in
+data/flags/history.jsonl plus hand-written edge cases) is run through SGLang's real parser with
 the oracle (`oracle.py --reuse-parser batch`, see shared/oracle/README.md), and the answers are
 written as goldens that tests/conformance.rs replays against the Rust parser.
+
+The sampled corpus (40-80 cases) leans on what changed near the release: the actions that differ
+from the previous or the next release (valid uses, every new choice, an invalid choice), the
+options a neighbour has and this release lacks, abbreviations and invalid choices.
 
 Golden format, one JSON object per line:
   line 1: {"version", "python", "baseline_argv", "baseline"}: the full namespace for baseline_argv;
@@ -20,7 +26,9 @@ Golden format, one JSON object per line:
 
 Environment: ORACLE_DIR (default: ../shared/oracle next to the repository, else
 /work/shared/oracle), ORACLE_VENV (a format string, default /tmp/venv-oracle-{version}).
-The venvs get real `orjson` (SGLang's json_list_type calls it; the oracle would stub it).
+The venvs get real `orjson` (SGLang's json_list_type calls it; the oracle would stub it). A
+release without such a venv runs from its unpacked wheel with the deps venv of
+scripts/sglang_releases.py (the same few real packages).
 
 `--config FILE` has its own corpus: SGLang 0.5.5+ merges the YAML file into argv *before*
 argparse runs, which the oracle's --reuse-parser path skips, so those cases run through SGLang's
@@ -46,8 +54,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sglang_releases as rel  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-VERSIONS = ["0.4.10.post2", "0.5.2", "0.5.5", "0.5.10.post1", "0.5.23"]
+VERSIONS = rel.BOUNDARY
 EXCLUDED_OPTIONS = {"--config"}
 
 
@@ -602,25 +613,98 @@ def build_yaml_scalars(version="0.5.23"):
 # ---------------------------------------------------------------------------------------------
 
 def run_oracle(version, argvs, reuse_parser=True):
-    py = venv_python(version)
-    if not py.exists():
-        sys.exit(f"{py} missing: run with --setup (or oracle setup.sh {version} ...)")
+    """SGLang's answers: parse_args on the parser SGLang builds (scripts/sglang_parse.py on the
+    unpacked release), or, for --config cases, SGLang's whole prepare_server_args (the oracle)."""
     inp = "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in argvs)
-    cmd = [str(py), str(oracle_dir() / "oracle.py")] + (["--reuse-parser"] if reuse_parser else []) + ["batch"]
-    res = subprocess.run(cmd, input=inp, capture_output=True, text=True, check=True, cwd=ROOT)
+    if reuse_parser:
+        cmd, env = [str(rel.deps_python()), str(ROOT / "scripts" / "sglang_parse.py")], rel.env_for(version)
+    else:
+        py = venv_python(version)
+        if not py.exists():
+            sys.exit(f"{py} missing: run with --setup (or oracle setup.sh {version} ...)")
+        cmd, env = [str(py), str(oracle_dir() / "oracle.py"), "batch"], None
+    res = subprocess.run(cmd, input=inp, capture_output=True, text=True, check=True, cwd=ROOT, env=env)
     outs = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     if len(outs) != len(argvs):
         sys.exit(f"oracle answered {len(outs)} of {len(argvs)} cases:\n{res.stderr[-2000:]}")
     return outs
 
 
+def flag_set(version):
+    """The release's flag data, decoded from data/flags/history.jsonl."""
+    lines = (ROOT / "data" / "flags" / "history.jsonl").read_text().splitlines()
+    head = json.loads(lines[0])
+    n = len(head["releases"])
+    r = json.loads(lines[1 + head["releases"].index(version)])
+    idx = [s + k for s, c in zip(r["actions"][::2], r["actions"][1::2]) for k in range(c)]
+    return {"version": version, "prog": r["prog"], "allow_abbrev": r["allow_abbrev"],
+            "actions": [json.loads(lines[1 + n + i])["action"] for i in idx]}
+
+
+class SampleGen(Gen):
+    """40-80 cases for a release between the boundary ones, leaning on what changed near it."""
+
+    def __init__(self, flags, seed, neighbours):
+        super().__init__(flags, seed)
+        theirs = [{json.dumps(a, sort_keys=True) for a in f["actions"]} for f in neighbours]
+        # not the same in the previous or the next release
+        self.changed = [a for a in self.actions if any(json.dumps(a, sort_keys=True) not in t for t in theirs)]
+        own = set(self.options)
+        self.absent = sorted({o for f in neighbours for a in f["actions"] for o in a["option_strings"]} - own)
+        self.neighbour_choices = {}
+        for f in neighbours:
+            for a in f["actions"]:
+                for o in a["option_strings"]:
+                    self.neighbour_choices.setdefault(o, set()).update(map(str, a["choices"] or []))
+
+    def cases(self):
+        out = []
+        add = out.append
+        rng = self.rng
+        changed = rng.sample(self.changed, min(18, len(self.changed)))
+        for a in changed:
+            add(self.with_model(self.args_for(a, rng.choice(a["option_strings"]))))
+            if a["choices"] and a["nargs"] == "1":
+                opt = a["option_strings"][0]
+                for c in a["choices"][:4]:
+                    add(["--model-path", "m", opt, str(c)])
+                # a choice a neighbour has and this release lacks, else a plain invalid one
+                other = sorted(self.neighbour_choices.get(opt, set()) - set(map(str, a["choices"])))
+                add(["--model-path", "m", opt, other[0] if other else "nope"])
+        for o in self.absent[:8]:
+            add(["--model-path", "m", o] + ([] if rng.random() < 0.5 else ["1"]))
+        longs = [o for o in self.options if o.startswith("--") and o not in EXCLUDED_OPTIONS and o != "--help"]
+        for o in rng.sample(longs, min(10, len(longs))):
+            a = next(x for x in self.actions if o in x["option_strings"])
+            add(self.with_model(self.args_for(a, o[:rng.randint(3, max(3, len(o) - 1))])))
+        for p in ["--tp", "--mem", "--dis", "--model", "--port=1", "--trust"]:
+            add(["--model-path", "m", p] if "=" in p or p == "--trust" else ["--model-path", "m", p, "2"])
+        choice = [a for a in self.actions if a["choices"] and a["nargs"] == "1"]
+        for a in rng.sample(choice, min(6, len(choice))):
+            add(["--model-path", "m", a["option_strings"][0], self.bad_value(a)])
+        typed = [a for a in self.actions if a["nargs"] == "1" and not a["choices"] and self.bad_value(a) is not None]
+        for a in rng.sample(typed, min(5, len(typed))):
+            add(["--model-path", "m", a["option_strings"][0], self.bad_value(a)])
+        add([])
+        add(["--model-path", "m", "--unknown-option"])
+        add(["--help"])
+        while len(out) < 40:
+            a = rng.choice(self.actions)
+            add(self.with_model(self.args_for(a)))
+        return out[:80]
+
+
 def canon(v):
     return json.dumps(v, sort_keys=True)
 
 
-def build(version, seed=None, out_dir=None, config=False):
-    flags = json.loads((ROOT / "data" / "flags" / f"{version}.json").read_text())
-    if config:
+def build(version, seed=None, out_dir=None, config=False, sample=False):
+    flags = flag_set(version)
+    if sample:
+        i = rel.RELEASES.index(version)
+        neighbours = [flag_set(v) for v in rel.RELEASES[max(0, i - 1):i] + rel.RELEASES[i + 1:i + 2]]
+        argvs = SampleGen(flags, f"sglang-launch-sample-{version}", neighbours).cases()
+    elif config:
         argvs = config_cases(flags, f"sglang-launch-config-{version}" + (f"-{seed}" if seed else ""), bool(seed))
     else:
         argvs = Gen(flags, f"sglang-launch-conformance-{version}" + (f"-{seed}" if seed else "")).cases()
@@ -629,7 +713,8 @@ def build(version, seed=None, out_dir=None, config=False):
     base = results[0]
     assert base["ok"], base
     baseline = base["namespace"]
-    py = subprocess.run([str(venv_python(version)), "-c", "import sys; print(sys.version.split()[0])"],
+    py = subprocess.run([str(rel.deps_python() if not config else venv_python(version)), "-c",
+                         "import sys; print(sys.version.split()[0])"],
                         capture_output=True, text=True, check=True).stdout.strip()
     lines = [json.dumps({"version": version, "python": py, "baseline_argv": baseline_argv, "baseline": baseline},
                         ensure_ascii=False, sort_keys=True)]
@@ -656,7 +741,8 @@ def build(version, seed=None, out_dir=None, config=False):
             case["error"] = r["error"]
             counts["error"] += 1
         lines.append(json.dumps(case, ensure_ascii=False, sort_keys=True))
-    out = Path(out_dir or ROOT / "tests" / "conformance") / (f"config-{version}.jsonl" if config else f"{version}.jsonl")
+    name = f"sample/{version}.jsonl" if sample else f"config-{version}.jsonl" if config else f"{version}.jsonl"
+    out = Path(out_dir or ROOT / "tests" / "conformance") / name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     print(f"{version}: {len(argvs)} cases -> {out} {counts}")
@@ -675,6 +761,11 @@ def main():
         return
     do_setup = "--setup" in args
     config_only = "--config-only" in args
+    if "--sample" in args:
+        chosen = [a for a in args if a != "--sample"]
+        for v in chosen or [v for v in rel.RELEASES if v not in VERSIONS]:
+            build(v, opts.get("--seed"), opts.get("--out"), sample=True)
+        return
     versions = [a for a in args if a not in ("--setup", "--config-only")] or VERSIONS
     for v in versions:
         if v not in VERSIONS:

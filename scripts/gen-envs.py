@@ -1,64 +1,191 @@
 #!/usr/bin/env python3
-"""Facts-only SGLang environment-variable registries: data/envs/<version>.json.
+"""Build data/envs/history.jsonl: the environment-variable registry of every SGLang release.
 
-Input: dumps written by /work/shared/oracle/extract_envs.py (one per SGLang release), e.g.
-/work/shared/sglang/sglang-envs-0.5.23.json. Kept: names, types, defaults, deprecated aliases, the
-names read outside the typed registry, and the names SGLang writes. Dropped: comments and source
-lines (SGLang prose stays out of the repo).
+    scripts/gen-envs.py        # every release in sglang_releases.RELEASES (unpacked wheels)
 
-Usage: gen-envs.py VERSION DUMP.json [--sgl-prefix-rewrite] [--deprecated NAME[=REPLACEMENT] ...]
-  --sgl-prefix-rewrite: this release rewrites SGL_* to SGLANG_* at import (environ.py, 0.5.3+).
-  --deprecated: entries of environ.py's deprecation table (read by hand; no prose copied).
+Read statically from each unpacked release (nothing imported): the typed registry (`class Envs`
+in sglang/srt/environ.py: `NAME = EnvBool(default)`, EnvInt, EnvStr, EnvFloat, EnvJSON, EnvTuple,
+Env*WithAlias and its old name), the deprecation tables of environ.py (`_print_deprecated_env(new,
+old)` calls, `_warn_deprecated_env_to_cli_flag(old, ...)`, the `_DEPRECATED_ENVS` and
+`_deprecated_ms_to_s` dicts), whether it rewrites SGL_* to SGLANG_* at import, and the SGLANG_/SGL_
+names read (os.environ / os.getenv / get_*_env_var / C++ getenv) or written anywhere else in the
+package. Kept: names, types, defaults, aliases, replacements. Dropped: comments and notes.
+
+history.jsonl, one JSON object per line:
+  line 0: {"format", "releases": [every version, release order], "items": count}
+  lines 1..R: per release {"version", "typed_registry", "sgl_prefix_rewrite", "items": [start,
+      count, ...]}: its items as runs of item indices (item i is on line 1 + R + i);
+  then one line per distinct item, in the order (kind, name): {"in": "<releases>", KIND: value}
+  with KIND "var" ({"name", "type", "default", "alias"}), "deprecated" ({"name",
+  "replacement"}), "raw" (a name read outside the registry) or "write" (a name SGLang sets).
 """
-
-import argparse
+import ast
 import json
+import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sglang_releases as rel  # noqa: E402
+
+ROOT = rel.ROOT
 PREFIXES = ("SGLANG_", "SGL_")
+NAME = r"(?:SGLANG_|SGL_)[A-Z0-9_]+"
+READS = [re.compile(p % NAME) for p in (
+    r"os\.environ\.get\(\s*[\"'](%s)[\"']",
+    r"os\.environ\[\s*[\"'](%s)[\"']\s*\](?!\s*=[^=])",
+    r"os\.getenv\(\s*[\"'](%s)[\"']",
+    r"get_(?:bool|int|float|str)_env_var\(\s*[\"'](%s)[\"']",
+    r"[\"'](%s)[\"']\s+in\s+os\.environ",
+    r"\bgetenv\(\s*\"(%s)\"",
+)]
+WRITES = [re.compile(p % NAME) for p in (
+    r"os\.environ\[\s*[\"'](%s)[\"']\s*\]\s*=[^=]",
+    r"os\.environ\.setdefault\(\s*[\"'](%s)[\"']",
+    r"update_environment_variables\(\s*\{\s*[\"'](%s)[\"']",
+)]
+KINDS = {"EnvBool": "bool", "EnvBoolWithAlias": "bool", "EnvInt": "int", "EnvIntWithAlias": "int",
+         "EnvStr": "str", "EnvStrWithAlias": "str", "EnvFloat": "float", "EnvJSON": "json", "EnvTuple": "tuple"}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("version")
-    p.add_argument("dump")
-    p.add_argument("--sgl-prefix-rewrite", action="store_true")
-    p.add_argument("--deprecated", action="append", default=[])
-    p.add_argument("-o", "--out-dir", default=str(Path(__file__).resolve().parent.parent / "data" / "envs"))
-    a = p.parse_args()
-    d = json.loads(Path(a.dump).read_text())
-    kinds = {
-        "EnvBool": "bool", "EnvBoolWithAlias": "bool", "EnvInt": "int", "EnvIntWithAlias": "int",
-        "EnvStr": "str", "EnvStrWithAlias": "str", "EnvFloat": "float", "EnvJSON": "json", "EnvTuple": "tuple",
-    }
-    registry = []
-    for e in d["registry"]:
-        extra = e.get("extra") or {}
-        alias = extra.get("deprecated_name")
-        registry.append({
-            "name": e["name"],
-            "type": kinds.get(e["kind"], "str"),
-            "default": e["default"] if isinstance(e["default"], (bool, int, float, str, type(None))) else str(e["default"]),
-            "alias": alias.strip("'\"") if alias else None,
-        })
-    registry.sort(key=lambda r: r["name"])
-    deprecated = []
-    for spec in a.deprecated:
-        name, _, repl = spec.partition("=")
-        deprecated.append({"name": name, "replacement": repl or None})
+def literal(node):
+    try:
+        v = ast.literal_eval(node)
+    except Exception:
+        return None
+    return v if isinstance(v, (bool, int, float, str, type(None))) else str(v)
+
+
+def registry(tree):
+    out = []
+    for node in tree.body:
+        if not (isinstance(node, ast.ClassDef) and node.name == "Envs"):
+            continue
+        for st in node.body:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+                    and st.value.func.id.startswith("Env")):
+                continue
+            call = st.value
+            alias = next((literal(k.value) for k in call.keywords if k.arg == "deprecated_name"), None)
+            out.append({"name": st.targets[0].id, "type": KINDS.get(call.func.id, "str"),
+                        "default": literal(call.args[0]) if call.args else None, "alias": alias})
+    return out
+
+
+def call_name(node):
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def deprecated(tree):
+    """(old name, replacement or None) from environ.py's deprecation helpers and tables."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and call_name(node) == "_print_deprecated_env" and len(node.args) >= 2:
+            new, old = literal(node.args[0]), literal(node.args[1])
+            if isinstance(old, str):
+                out[old] = new
+        elif isinstance(node, ast.Call) and call_name(node) == "_warn_deprecated_env_to_cli_flag" and node.args:
+            old = literal(node.args[0])
+            if isinstance(old, str):
+                out.setdefault(old, None)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if not (isinstance(target, ast.Name) and target.id in ("_DEPRECATED_ENVS", "_deprecated_ms_to_s")):
+                continue
+            for k, v in zip(node.value.keys, node.value.values):
+                old = literal(k) if k is not None else None
+                if not isinstance(old, str):
+                    continue
+                if isinstance(v, ast.Call):
+                    kw = {a.arg: literal(a.value) for a in v.keywords}
+                    out[old] = kw.get("replacement", literal(v.args[0]) if v.args else None)
+                else:
+                    out[old] = literal(v)
+    return [{"name": k, "replacement": v} for k, v in sorted(out.items())]
+
+
+def scan(root):
+    reads, writes = set(), set()
+    for f in (root / "sglang").rglob("*"):
+        if f.suffix not in (".py", ".cu", ".cuh", ".cc", ".cpp", ".h"):
+            continue
+        rel_path = str(f.relative_to(root))
+        if "/test/" in rel_path or "/tests/" in rel_path or "/benchmark" in rel_path:
+            continue
+        text = f.read_text(errors="replace")
+        if "SGL" not in text:
+            continue
+        for pat in READS:
+            reads.update(pat.findall(text))
+        for pat in WRITES:
+            writes.update(pat.findall(text))
+    return reads, writes
+
+
+def registry_of(version):
+    cache = rel.source(version) / "sglang-launch-envs.json"
+    if cache.exists() and cache.stat().st_mtime > Path(__file__).stat().st_mtime:
+        return json.loads(cache.read_text())
+    root = rel.source(version)
+    environ = root / "sglang" / "srt" / "environ.py"
+    text = environ.read_text() if environ.exists() else ""
+    tree = ast.parse(text)
+    reg = sorted(registry(tree), key=lambda r: r["name"])
+    reads, writes = scan(root)
+    names = {r["name"] for r in reg}
     out = {
-        "version": a.version,
-        "typed_registry": bool(registry),
-        "sgl_prefix_rewrite": a.sgl_prefix_rewrite,
-        "registry": registry,
-        "deprecated": sorted(deprecated, key=lambda r: r["name"]),
-        "raw_reads": sorted(k for k in d["raw_reads_not_in_registry"] if k.startswith(PREFIXES)),
-        "writes": sorted(k for k in d["writes"] if k.startswith(PREFIXES)),
+        "version": version,
+        "typed_registry": bool(reg),
+        "sgl_prefix_rewrite": bool(re.search(r"startswith\(\s*[\"']SGL_[\"']\s*\)", text)),
+        "registry": reg,
+        "deprecated": deprecated(tree),
+        "raw_reads": sorted(n for n in reads if n not in names),
+        "writes": sorted(writes),
     }
-    path = Path(a.out_dir) / f"{a.version}.json"
-    path.write_text(json.dumps(out, indent=0, separators=(",", ":")) + "\n")
-    print(f"{path}: {len(registry)} typed, {len(out['raw_reads'])} raw reads", file=sys.stderr)
+    cache.write_text(json.dumps(out) + "\n")
+    return out
+
+
+ITEM_KINDS = [("var", "registry", lambda x: x["name"]), ("deprecated", "deprecated", lambda x: x["name"]),
+              ("raw", "raw_reads", lambda x: x), ("write", "writes", lambda x: x)]
+
+
+def history(regs):
+    versions = [r["version"] for r in regs]
+    items = {}  # (kind order, name, canonical json) -> releases
+    for i, r in enumerate(regs):
+        for order, (kind, field, name) in enumerate(ITEM_KINDS):
+            for x in r[field]:
+                items.setdefault((order, name(x), json.dumps(x, sort_keys=True)), (kind, x, []))[2].append(i)
+    keys = sorted(items)
+    index = {k: n for n, k in enumerate(keys)}
+    dump = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))
+    lines = [dump({"format": "sglang-launch env history 1", "releases": versions, "items": len(keys)})]
+    mine = [[] for _ in regs]
+    for k in keys:
+        for i in items[k][2]:
+            mine[i].append(index[k])
+    for i, r in enumerate(regs):
+        lines.append(dump({"version": r["version"], "typed_registry": r["typed_registry"],
+                           "sgl_prefix_rewrite": r["sgl_prefix_rewrite"], "items": rel.runs(mine[i])}))
+    for k in keys:
+        kind, x, present = items[k]
+        lines.append(dump({"in": rel.spans(present, versions), kind: x}))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    regs = []
+    for v in rel.RELEASES:
+        regs.append(registry_of(v))
+        r = regs[-1]
+        print(f"{v}: {len(r['registry'])} typed, {len(r['raw_reads'])} raw reads, {len(r['deprecated'])} deprecated",
+              file=sys.stderr)
+    text = history(regs)
+    (ROOT / "data" / "envs" / "history.jsonl").write_text(text)
+    print(f"data/envs/history.jsonl: {len(regs)} releases, {len(text.encode())} bytes", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,107 +1,143 @@
 #!/usr/bin/env python3
-"""Turn an oracle schema dump (SGLang's real argparse parser) into the launcher's flag data.
+"""Build data/flags/history.jsonl: the flag set of every SGLang release, one table.
 
-Facts only: option strings, dest, action kind, nargs, const, default, type, choices, required,
-and the replacement named by deprecated actions. No help text is kept.
+    scripts/gen-flags.py                     # every release in sglang_releases.RELEASES
+    scripts/gen-flags.py --check-schemas DIR # also compare with oracle schema dumps (DIR/schema-<v>.json)
 
-    scripts/gen-flags.py ../shared/sglang/schema-0.5.23.json > data/flags/0.5.23.json
+Each release is unpacked from its wheel and its real parser built by scripts/sglang_flags.py (the
+extractor sglang-launch also runs at run time), with the deps venv of sglang_releases.py. Facts
+only: option strings, dest, action kind, nargs, const, default, type, choices, required, deprecation.
 
-A new SGLang release: run the oracle's `schema` for it (shared/oracle/README.md), then this.
+history.jsonl, one JSON object per line:
+  line 0: {"format", "releases": [every version, release order], "actions": count}
+  lines 1..R: per release {"version", "prog", "allow_abbrev", "actions": [start, count, ...]}:
+      its actions in parser order, as runs of action indices (action i is on line 1 + R + i);
+  then one line per distinct action: {"in": "<releases that have it, as ranges>", "action": {...}}.
+Also writes src/sglang/known_versions.rs (the release list the loader checks against).
 """
 import json
-import os
+import subprocess
 import sys
+from pathlib import Path
 
-TYPES = {
-    None: "none",
-    "str": "str",
-    "int": "int",
-    "float": "float",
-    "json.loads": "json",
-    "json_list_type": "json_list",
-    "human_readable_int": "human_int",
-    "nullable_str": "nullable_str",
-    "parse_cuda_graph_backend_arg": "cuda_graph_backend",
-    "parse_cuda_graph_config_arg": "cuda_graph_config",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sglang_releases as rel  # noqa: E402
+
+ROOT = rel.ROOT
+EXTRACTOR = ROOT / "scripts" / "sglang_flags.py"
 
 
-def kind_of(a):
-    cls = a["action_class"].rsplit(".", 1)[-1]
-    simple = {
-        "_StoreAction": "store",
-        "_StoreTrueAction": "store_true",
-        "_StoreFalseAction": "store_false",
-        "_StoreConstAction": "store_const",
-        "BooleanOptionalAction": "boolean_optional",
-        "_HelpAction": "help",
-        "LoRAPathAction": "lora_paths",
-        "DeprecatedStoreTrueAction": "store_true",
-        "DeprecatedStoreConstAction": "deprecated_store_const",
-        "DeprecatedAction": "deprecated",
-    }
-    if cls not in simple:
-        sys.exit(f"unknown action class {a['action_class']} for {a['option_strings']}: teach gen-flags.py")
-    return simple[cls]
+def extract(version):
+    """The extractor's answer for one release (cached next to the unpacked wheel)."""
+    cache = rel.source(version) / "sglang-launch-flags.json"
+    if cache.exists() and cache.stat().st_mtime > EXTRACTOR.stat().st_mtime:
+        return json.loads(cache.read_text())
+    res = subprocess.run([str(rel.deps_python()), str(EXTRACTOR)], env=rel.env_for(version),
+                         capture_output=True, text=True, timeout=300)
+    out = json.loads(res.stdout or '{"ok": false, "error": "no output"}')
+    if not out.get("ok"):
+        sys.exit(f"{version}: {out.get('error')}\n{res.stderr[-3000:]}")
+    if out["flags"]["version"] != version:
+        sys.exit(f"{version}: the unpacked release says it is {out['flags']['version']}")
+    cache.write_text(json.dumps(out) + "\n")
+    return out
 
 
-def type_of(a):
-    t = a["type"]
-    short = None if t is None else ("json.loads" if t == "json.loads" else t.rsplit(".", 1)[-1])
-    if short not in TYPES:
-        sys.exit(f"unknown type {t} for {a['option_strings']}: teach gen-flags.py and the parser")
-    return TYPES[short]
+def history(sets):
+    versions = [s["version"] for s in sets]
+    key = lambda a: json.dumps(a, sort_keys=True)
+    # Distinct actions numbered newest release first, in its parser order: the newest releases
+    # (the ones most in use) read contiguous lines, and the runs are shortest this way.
+    index, lines = {}, []
+    for s in reversed(sets):
+        for a in s["actions"]:
+            if key(a) not in index:
+                index[key(a)] = len(lines)
+                lines.append(a)
+    present = [[] for _ in lines]
+    releases = []
+    for r, s in enumerate(sets):
+        mine = [index[key(a)] for a in s["actions"]]
+        for i in mine:
+            present[i].append(r)
+        releases.append({"version": s["version"], "prog": s["prog"], "allow_abbrev": s["allow_abbrev"],
+                         "actions": rel.runs(mine)})
+    dump = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))
+    out = [dump({"format": "sglang-launch flag history 1", "releases": versions, "actions": len(lines)})]
+    out += [dump(r) for r in releases]
+    out += [dump({"in": rel.spans(p, versions), "action": a}) for a, p in zip(lines, present)]
+    return "\n".join(out) + "\n"
 
 
-def nargs_of(a):
-    n = a["nargs"]
-    return "1" if n is None else str(n)
+def known_versions_rs(versions):
+    body = "".join(f'    "{v}",\n' for v in versions)
+    return ("//! Generated by scripts/gen-flags.py: every SGLang release with embedded data.\n\n"
+            "/// The SGLang versions with embedded flag sets and env registries, oldest first.\n"
+            f"pub const KNOWN_VERSIONS: &[&str] = &[\n{body}];\n")
 
 
-def choices_of(a):
-    """argparse prints choices in container order. A `set` iterates in hash order, which SGLang
-    leaves to PYTHONHASHSEED; the oracle pins it to 0, so record that order (main() re-executes
-    under PYTHONHASHSEED=0). Any order is as right as any other at run time."""
-    if a["choices"] is not None and a["choices_container"] in ("set", "frozenset"):
-        return list(set(a["choices"]))
-    return a["choices"]
+# The oracle's schema dump → flag data (the conversion the extractor does in-process), for the
+# cross-check with the hand-checked dumps.
+SCHEMA_KINDS = {"_StoreAction": "store", "_StoreTrueAction": "store_true", "_StoreFalseAction": "store_false",
+                "_StoreConstAction": "store_const", "BooleanOptionalAction": "boolean_optional",
+                "_HelpAction": "help", "LoRAPathAction": "lora_paths", "DeprecatedStoreTrueAction": "store_true",
+                "DeprecatedStoreConstAction": "deprecated_store_const", "DeprecatedAction": "deprecated"}
+
+
+def from_schema(schema):
+    from sglang_flags import TYPES
+    acts = []
+    for a in schema["actions"]:
+        extra = a.get("extra_attrs") or {}
+        t = a["type"]
+        act = {"option_strings": a["option_strings"], "dest": a["dest"],
+               "kind": SCHEMA_KINDS[a["action_class"].rsplit(".", 1)[-1]],
+               "nargs": "1" if a["nargs"] is None else str(a["nargs"]),
+               "const": extra.get("const_value", a["const"]), "default": a["default"],
+               "default_is_suppress": a["default_is_suppress"],
+               "value_type": TYPES[None if t is None else t.rsplit(".", 1)[-1]],
+               "choices": a["choices"], "required": a["required"], "deprecated_for": extra.get("new_flag")}
+        if extra.get("error_message") is not None:
+            act["deprecated_error"] = True
+        acts.append(act)
+    return {"version": schema["meta"]["sglang_version"], "prog": schema["parser"]["prog"],
+            "allow_abbrev": schema["parser"]["allow_abbrev"], "actions": acts}
+
+
+def check_schemas(sets, schema_dir):
+    """Same facts as the dumps; set-valued choices compared as sets (a dump sorts them)."""
+    by_version = {s["version"]: s for s in sets}
+    for path in sorted(Path(schema_dir).glob("schema-*.json")):
+        want = from_schema(json.loads(path.read_text()))
+        got = by_version.get(want["version"])
+        if got is None:
+            continue
+        norm = lambda s: [{**a, "choices": sorted(map(json.dumps, a["choices"])) if a["choices"] else a["choices"]}
+                          for a in s["actions"]]
+        same = (got["prog"], got["allow_abbrev"], norm(got)) == (want["prog"], want["allow_abbrev"], norm(want))
+        print(f"{want['version']}: {'same as' if same else 'DIFFERS from'} {path}", file=sys.stderr)
+        if not same:
+            sys.exit(1)
 
 
 def main():
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, [sys.executable] + sys.argv)
-    schema = json.load(open(sys.argv[1]))
-    if schema.get("tainted"):
-        sys.exit("schema is tainted by stub values; fix the oracle first")
-    out = {
-        "version": schema["meta"]["sglang_version"],
-        "prog": schema["parser"]["prog"],
-        "allow_abbrev": schema["parser"]["allow_abbrev"],
-        "actions": [],
-    }
-    for a in schema["actions"]:
-        extra = a.get("extra_attrs") or {}
-        act = {
-            "option_strings": a["option_strings"],
-            "dest": a["dest"],
-            "kind": kind_of(a),
-            "nargs": nargs_of(a),
-            "const": extra.get("const_value", a["const"]),
-            "default": a["default"],
-            "default_is_suppress": a["default_is_suppress"],
-            "value_type": type_of(a),
-            "choices": choices_of(a),
-            "required": a["required"],
-            "deprecated_for": extra.get("new_flag"),
-        }
-        # 0.5.23's DeprecatedAction stops the launch when it carries an error_message (its text
-        # is SGLang prose: keep only the fact); without one it warns and changes nothing.
-        if extra.get("error_message") is not None:
-            act["deprecated_error"] = True
-        out["actions"].append(act)
-    json.dump(out, sys.stdout, separators=(",", ":"), sort_keys=False)
-    sys.stdout.write("\n")
+    args = sys.argv[1:]
+    schema_dir = None
+    if "--check-schemas" in args:
+        i = args.index("--check-schemas")
+        schema_dir = args[i + 1]
+        del args[i:i + 2]
+    sets = []
+    for v in rel.RELEASES:
+        sets.append(extract(v)["flags"])
+        print(f"{v}: {len(sets[-1]['actions'])} actions", file=sys.stderr)
+    if schema_dir:
+        check_schemas(sets, schema_dir)
+    text = history(sets)
+    (ROOT / "data" / "flags" / "history.jsonl").write_text(text)
+    (ROOT / "src" / "sglang" / "known_versions.rs").write_text(known_versions_rs(rel.RELEASES))
+    print(f"data/flags/history.jsonl: {len(sets)} releases, {text.count(chr(10)) - 1 - len(sets)} distinct "
+          f"actions, {len(text.encode())} bytes", file=sys.stderr)
 
 
 if __name__ == "__main__":

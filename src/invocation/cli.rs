@@ -50,6 +50,9 @@ pub enum Command {
     Rules(RulesArgs),
     /// Explain one rule: what it catches, why, how to fix it, sources
     Explain(ExplainArgs),
+    /// List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)
+    #[command(subcommand)]
+    Flags(FlagsCommand),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print the man page (roff)
@@ -251,6 +254,49 @@ pub struct ExplainArgs {
     /// Rule code (e.g. AR002) or name (e.g. custom-allreduce-pcie)
     #[arg(value_name = "CODE|NAME")]
     pub rule: String,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum FlagsCommand {
+    /// List the embedded releases and the flag sets cached from installed ones
+    List,
+    /// Show the flag set in use for the installed SGLang (or --sglang-version): where it comes
+    /// from and every option
+    Show(FlagsShowArgs),
+    /// Read the installed SGLang's own parser again (a release this build does not embed) and
+    /// rewrite its cached flag set
+    Refresh(FlagsPython),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct FlagsPython {
+    /// Python interpreter that runs SGLang [default: python3 on PATH]
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PYTHON",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
+    pub python: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct FlagsShowArgs {
+    #[command(flatten)]
+    pub python: FlagsPython,
+
+    /// Show this SGLang version's embedded flag set instead of the installed one's
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_SGLANG_VERSION",
+        hide_env_values = true,
+        value_name = "VER"
+    )]
+    pub sglang_version: Option<String>,
+
+    /// Print the flag set as JSON (the launcher's flag-data format)
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

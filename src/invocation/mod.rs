@@ -5,6 +5,7 @@
 //! SGLang tokens never pass through clap, so they reach SGLang byte for byte.
 
 pub mod cli;
+mod flags;
 pub mod split;
 mod upgrade;
 
@@ -127,6 +128,7 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
             }
             Err(e) => Err(Fatal::usage(e.to_string())),
         },
+        Command::Flags(f) => flags::command(&f),
         Command::Completions(a) => {
             print_out(&completions(a.shell));
             Ok(exit::OK)
@@ -198,7 +200,7 @@ fn non_empty(v: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn print_out(text: &str) {
+pub(crate) fn print_out(text: &str) {
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = out.write_all(text.as_bytes());

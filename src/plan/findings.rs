@@ -45,6 +45,11 @@ pub fn version(machine: &Machine) -> Option<Hit> {
     } else {
         "using the nearest older one"
     };
+    let why = selected
+        .extract_error
+        .as_ref()
+        .map(|e| format!(" (its own parser could not be read: {e})"))
+        .unwrap_or_default();
     let around = match machine.neighbours.as_deref() {
         Some([older, newer]) => format!(" (between {older} and {newer})"),
         _ => String::new(),
@@ -52,7 +57,7 @@ pub fn version(machine: &Machine) -> Option<Hit> {
     Some(Hit::new(
         Code::VER001,
         format!(
-            "SGLang {} has no embedded flag set; {which}, {}: the check is approximate{around}: \
+            "SGLang {} has no embedded flag set{why}; {which}, {}: the check is approximate{around}: \
              an option or choice a neighbouring embedded release has is a warning (ARG002), \
              not an error, and no fix renames an option",
             selected.requested, selected.flags.version

@@ -62,8 +62,10 @@ pub enum Error {
     #[error(transparent)]
     Rules(#[from] LookupError),
     #[error(
-        "--sglang-version {0:?} is not a version number (like 0.5.23); embedded flag sets: {known}",
-        known = sglang::flagset::KNOWN_VERSIONS.join(", ")
+        "--sglang-version {0:?} is not a version number (like 0.5.23); embedded flag sets: {first} to {last}, {n} releases (`sglang-launch flags list`)",
+        first = sglang::flagset::KNOWN_VERSIONS[0],
+        last = sglang::flagset::KNOWN_VERSIONS[sglang::flagset::KNOWN_VERSIONS.len() - 1],
+        n = sglang::flagset::KNOWN_VERSIONS.len()
     )]
     NotAVersion(String),
     #[error(transparent)]

@@ -878,6 +878,7 @@ impl Parser {
             ValueType::HumanInt => {
                 human_readable_int(raw).map_err(|e| argument_error(action, &e.to_string()))
             }
+            ValueType::Bool => Ok(Value::Bool(!raw.is_empty())),
             ValueType::NullableStr => Ok(if raw.is_empty() || raw == "None" {
                 Value::Null
             } else {
@@ -917,6 +918,12 @@ impl Parser {
             }
             ActionKind::Help => {}
             ActionKind::Deprecated => {
+                if let Some(exception) = &action.deprecated_exception {
+                    // 0.4.0-0.5.7 raise with the option's help text (SGLang's prose, not kept)
+                    return Err(ArgError::exception(format!(
+                        "{exception}: {option} is deprecated"
+                    )));
+                }
                 if action.deprecated_error {
                     let msg = match &action.deprecated_for {
                         Some(new) => format!("{option} has been removed; use {new} instead"),

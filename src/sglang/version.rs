@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::extract;
 use super::flagset::{self, FlagSet};
 use super::release::{self, KNOWN_VERSIONS};
 use super::site;
@@ -35,6 +36,19 @@ pub enum Origin {
     NotDetected,
 }
 
+/// Where the flag set in use comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlagsFrom {
+    /// Embedded in this build (exactly the release, or the nearest one on a fallback).
+    Embedded,
+    /// Read from the installed SGLang's own parser: just now (`ran_python`), or from the
+    /// cache file an earlier run wrote.
+    Extracted {
+        cache: Option<PathBuf>,
+        ran_python: bool,
+    },
+}
+
 /// The flag set chosen for a run.
 #[derive(Debug, Clone)]
 pub struct Selected {
@@ -44,6 +58,9 @@ pub struct Selected {
     pub flags: &'static FlagSet,
     pub source: VersionSource,
     pub origin: Origin,
+    pub flags_from: FlagsFrom,
+    /// Why the installed release's own flag set could not be read (a fallback's reason).
+    pub extract_error: Option<String>,
 }
 
 impl Selected {
@@ -79,28 +96,60 @@ pub fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
             flags,
             source,
             origin: Origin::Option,
+            flags_from: FlagsFrom::Embedded,
+            extract_error: None,
         };
     }
     match find_installed(python) {
-        Some(found) => {
-            let (flags, source) = match flag_set_for(&found.version) {
-                Ok(f) => (f, VersionSource::Detected),
-                Err(f) => (f, VersionSource::Fallback),
-            };
-            Selected {
-                requested: found.version,
-                flags,
-                source,
-                origin: Origin::Installed(found.dist_info),
-            }
-        }
+        Some(found) => installed(found, python),
         None => Selected {
             requested: newest.to_owned(),
             flags: flagset::get(newest).expect("newest flag set is embedded"),
             source: VersionSource::Fallback,
             origin: Origin::NotDetected,
+            flags_from: FlagsFrom::Embedded,
+            extract_error: None,
         },
     }
+}
+
+/// The installed release's flag set: embedded, else read from the install (cached), else the
+/// nearest embedded one.
+fn installed(found: Installed, python: Option<&Path>) -> Selected {
+    let mut selected = Selected {
+        requested: found.version.clone(),
+        flags: flag_set_for(&found.version).unwrap_or_else(|f| f),
+        source: VersionSource::Detected,
+        origin: Origin::Installed(found.dist_info.clone()),
+        flags_from: FlagsFrom::Embedded,
+        extract_error: None,
+    };
+    if flag_set_for(&found.version).is_ok() {
+        return selected;
+    }
+    let install = extract::Install {
+        version: &found.version,
+        dist_info: &found.dist_info,
+    };
+    let read = match python {
+        Some(py) => extract::load_or_extract(py, install).map_err(|e| e.to_string()),
+        None => extract::cached(install).ok_or_else(|| "no Python interpreter to run".to_owned()),
+    };
+    match read {
+        Ok(x) => {
+            // Lives for the rest of the process, as the embedded sets do.
+            selected.flags = Box::leak(Box::new(x.flags));
+            selected.flags_from = FlagsFrom::Extracted {
+                cache: x.cache,
+                ran_python: x.ran_python,
+            };
+        }
+        Err(why) => {
+            selected.source = VersionSource::Fallback;
+            selected.extract_error = Some(why);
+        }
+    }
+    selected
 }
 
 /// An installed SGLang distribution.
@@ -137,18 +186,18 @@ mod tests {
             (s.flags.version.as_str(), s.source),
             ("0.5.5", VersionSource::Option)
         );
-        let s = select(Some("0.5.7"), None);
+        let s = select(Some("0.5.7.post2"), None);
         assert_eq!(
             (s.flags.version.as_str(), s.source),
-            ("0.5.5", VersionSource::Fallback)
+            ("0.5.7", VersionSource::Fallback)
         );
-        assert_eq!(s.requested, "0.5.7");
+        assert_eq!(s.requested, "0.5.7.post2");
         let s = select(Some("0.9.0"), None);
         assert_eq!(s.flags.version, "0.5.23");
         let s = select(Some("0.3.0"), None);
         assert_eq!(
             (s.flags.version.as_str(), s.source),
-            ("0.4.10.post2", VersionSource::Fallback)
+            ("0.4.0", VersionSource::Fallback)
         );
         let s = select(Some("0.5.10.post1"), None);
         assert_eq!(s.source, VersionSource::Option);
@@ -213,12 +262,12 @@ mod tests {
     #[test]
     fn unknown_installed_version_falls_back_to_nearest_older() {
         let tmp = tempfile::tempdir().unwrap();
-        let py = venv(tmp.path(), &["SGLang-0.5.12.dist-info"], false);
+        let py = venv(tmp.path(), &["SGLang-0.5.12.post3.dist-info"], false);
         let s = select(None, Some(&py));
-        assert_eq!(s.requested, "0.5.12");
+        assert_eq!(s.requested, "0.5.12.post3");
         assert_eq!(
             (s.flags.version.as_str(), s.source),
-            ("0.5.10.post1", VersionSource::Fallback)
+            ("0.5.12.post1", VersionSource::Fallback)
         );
     }
 

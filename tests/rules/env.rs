@@ -115,8 +115,8 @@ fn unknown_env_suggests_only_close_names() {
     let m = msg("0.5.23", "SGLANG_FORCE_CUSTOM_AR_PCIE");
     println!("{m}");
     assert!(m.contains("SGLang 0.5.23") && !m.contains("nearest"), "{m}");
-    let m = msg("0.5.20", "SGLANG_FORCE_CUSTOM_AR_PCIE");
-    assert!(m.contains("nearest to 0.5.20"), "{m}");
+    let m = msg("0.5.24", "SGLANG_FORCE_CUSTOM_AR_PCIE");
+    assert!(m.contains("nearest to 0.5.24"), "{m}");
     assert_eq!(msg("0.5.23", "SGLANG_LAUNCH_TOPOLOGY"), "");
     let m = msg("0.5.2", "SGLANG_FORCE_CUSTOM_AR_PCIE");
     assert!(m.contains("without a typed registry"), "{m}");

@@ -65,15 +65,16 @@ fn flag004_claims_no_first_version_the_flag_sets_cannot_prove() {
         assert_eq!(h.len(), 1, "{v}");
         h[0].message.clone()
     };
-    let m = msg("0.5.10.post1");
+    // Every release is embedded: --attn-dp-size arrived in 0.5.22, exactly.
+    let m = msg("0.5.21");
     assert!(!m.contains("known from"), "{m}");
     assert!(
-        m.contains("is not in SGLang 0.5.10.post1; present in 0.5.23"),
+        m.contains("is not in SGLang 0.5.21; present in 0.5.22"),
         "{m}"
     );
-    let m = msg("0.5.5");
+    let m = msg("0.5.10.post1");
     assert!(
-        m.contains("added after 0.5.10.post1 and is present in 0.5.23"),
+        m.contains("added after 0.5.21 and is present in 0.5.22"),
         "{m}"
     );
 }

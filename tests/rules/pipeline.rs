@@ -71,7 +71,7 @@ fn arg001_argparse_rejects_the_line() {
 
 #[test]
 fn ver001_a_version_without_an_embedded_flag_set() {
-    let launcher = &["--sglang-version", "0.5.3"];
+    let launcher = &["--sglang-version", "0.5.24"];
     let text = findings(
         "VER001",
         "8x-h100-sxm-nvlink",

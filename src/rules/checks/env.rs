@@ -26,11 +26,9 @@ fn registry_note(ctx: &Context) -> String {
 
 /// Other releases that read `name`.
 fn known_elsewhere(name: &str, current: &Registry) -> Vec<&'static str> {
-    envs::VERSIONS
-        .iter()
-        .copied()
-        .filter(|v| *v != current.version && envs::for_version(v).0.knows(name))
-        .collect()
+    let mut out = envs::releases_knowing(name);
+    out.retain(|v| *v != current.version);
+    out
 }
 
 /// `SGL_X` → `SGLANG_X` when this release rewrites the prefix and only knows the new name.

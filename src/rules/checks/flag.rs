@@ -171,11 +171,7 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
         if ctx.args.knows(&w) || RENAMES.iter().any(|&(a, b)| w == a || w == b) {
             continue;
         }
-        let having: Vec<&str> = KNOWN_VERSIONS
-            .iter()
-            .copied()
-            .filter(|v| flagset::get(v).is_some_and(|f| f.action(&w).is_some()))
-            .collect();
+        let having = flagset::releases_with(&w);
         let (Some(first), Some(last)) = (having.first(), having.last()) else {
             continue;
         };

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Print the flag set of the SGLang importable by this interpreter, as sglang-launch's flag data.
+
+    python3 sglang_flags.py            # one JSON object on stdout
+    PYTHONPATH=/unpacked/wheel python3 sglang_flags.py
+
+Builds SGLang's own server-argument parser the way SGLang does (`prepare_server_args` builds an
+`ArgumentParser` and calls `parse_args`; the call is intercepted and the parser kept, nothing is
+parsed or constructed) without importing torch: torch and triton are always served as inert
+stubs, and any other top-level module SGLang's own code fails to import is stubbed and the import
+retried (optional imports SGLang guards stay missing, as on an install without that extra).
+
+Output (stdout, one line): {"ok": true, "sglang_version", "location", "python", "stubbed",
+"flags": {"version", "prog", "allow_abbrev", "actions": [...]}}, each action holding facts only
+(option strings, dest, kind, nargs, const, default, type, choices in argparse's order, required,
+deprecation); or {"ok": false, "error": "..."} with exit status 1. Stdlib only: sglang-launch
+embeds this file and runs it with the user's interpreter (a release it has no data for).
+"""
+import abc
+import argparse
+import enum
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+
+ALWAYS_STUBBED = {"torch", "triton"}
+
+KINDS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_StoreConstAction": "store_const",
+    "BooleanOptionalAction": "boolean_optional",
+    "_HelpAction": "help",
+    "LoRAPathAction": "lora_paths",
+    "DeprecatedStoreTrueAction": "store_true",
+    "DeprecatedStoreConstAction": "deprecated_store_const",
+    "DeprecatedAction": "deprecated",
+    # 0.5.14+: an old spelling that stores its value as the new option does (and warns)
+    "DeprecatedAliasStoreAction": "store",
+}
+
+TYPES = {
+    None: "none",
+    "str": "str",
+    "bool": "bool",
+    "int": "int",
+    "float": "float",
+    "loads": "json",
+    "json_list_type": "json_list",
+    "human_readable_int": "human_int",
+    "nullable_str": "nullable_str",
+    "parse_cuda_graph_backend_arg": "cuda_graph_backend",
+    "parse_cuda_graph_config_arg": "cuda_graph_config",
+}
+
+
+class _Stub(abc.ABCMeta):
+    """A stub value: a class (so SGLang can subclass it, next to ABC too) whose attributes, calls
+    and items are more stubs; called with one callable it returns it (decorators); falsy, empty."""
+
+    def __new__(mcls, name, bases=(), ns=None, **kw):
+        return super().__new__(mcls, name, bases, dict(ns or {}))
+
+    def __init__(cls, name, bases=(), ns=None, **kw):
+        super().__init__(name, bases, dict(ns or {}))
+
+    def __getattr__(cls, name):
+        return _attr(cls.__name__, name)
+
+    def __call__(cls, *a, **k):
+        if len(a) == 1 and not k and callable(a[0]) and not isinstance(a[0], _Stub):
+            return a[0]
+        return _Stub(cls.__name__ + "()")
+
+    def _stub(cls, *a, **k):
+        return _Stub(cls.__name__ + "<op>")
+
+    def _false(cls, *a):
+        return False
+
+    def _zero(cls):
+        return 0
+
+    __getitem__ = __or__ = __ror__ = __neg__ = __pos__ = __abs__ = __invert__ = _stub
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __matmul__ = _stub
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = _stub
+    __and__ = __rand__ = __xor__ = __lshift__ = __rshift__ = _stub
+    __lt__ = __gt__ = __le__ = __ge__ = __contains__ = __bool__ = _false
+    __len__ = __int__ = __index__ = _zero
+
+    def __setitem__(cls, k, v):
+        pass
+
+    def __iter__(cls):
+        return iter(())
+
+    def __float__(cls):
+        return 0.0
+
+    def __hash__(cls):
+        return id(cls)
+
+    def register(cls, *a, **k):
+        return a[0] if a else None
+
+
+class _StubModule(type(sys)):
+    def __getattr__(self, name):
+        return _attr(self.__name__, name)
+
+
+_ABSENT = object()
+
+# What a CPU-only torch and a GPU-less triton answer (platform probes at import time).
+OVERRIDES = {
+    "torch": {"__version__": "2.14.1", "npu": _ABSENT, "hpu": _ABSENT, "mps": _ABSENT, "musa": _ABSENT},
+    "torch.version": {"cuda": None, "hip": None, "musa": _ABSENT, "xpu": None, "git_version": "stub"},
+    "triton": {"__version__": "3.8.0"},
+    "triton.runtime.driver": {"active": RuntimeError("0 active drivers ([]). There should only be one.")},
+    "transformers": {"__version__": "5.19.0"},
+    "torch.library.Library().m": {"name": "sglang"},
+}
+
+
+def _attr(owner, name):
+    """A stub's attribute: an override, else a further stub (dunders stay missing, as Python's
+    protocol probes expect, except a method's `__func__`, which SGLang's patches read)."""
+    overrides = OVERRIDES.get(owner, {})
+    if name in overrides:
+        v = overrides[name]
+        if v is _ABSENT:
+            raise AttributeError(name)
+        if isinstance(v, Exception):
+            raise v
+        return v
+    if name.startswith("__") and name.endswith("__") and name != "__func__":
+        raise AttributeError(name)
+    return _Stub(owner + "." + name)
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves stub modules for `roots`: always for ALWAYS_STUBBED (never import torch), else
+    only when the module is not installed."""
+
+    def __init__(self):
+        self.roots = set(ALWAYS_STUBBED)
+        self.served = set()
+
+    def find_spec(self, fullname, path, target=None):
+        root = fullname.split(".")[0]
+        if root not in self.roots:
+            return None
+        if root not in ALWAYS_STUBBED and importlib.machinery.PathFinder.find_spec(root):
+            return None
+        self.served.add(root)
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        m = _StubModule(spec.name)
+        m.__path__ = []
+        return m
+
+    def exec_module(self, module):
+        pass
+
+
+def _importer_of(exc):
+    """The module whose code raised exc (innermost frame outside importlib)."""
+    tb, name = exc.__traceback__, None
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith("<frozen importlib"):
+            name = tb.tb_frame.f_globals.get("__name__")
+        tb = tb.tb_next
+    return name or "?"
+
+
+def import_server_args(finder):
+    for _ in range(100):
+        try:
+            return importlib.import_module("sglang.srt.server_args")
+        except ModuleNotFoundError as e:
+            root = (e.name or "").split(".")[0]
+            importer = _importer_of(e)
+            if not root or root == "sglang" or root in finder.roots or not importer.startswith("sglang"):
+                raise
+            finder.roots.add(root)
+            for m in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
+                del sys.modules[m]
+    raise RuntimeError("too many missing modules")
+
+
+class _Grabbed(BaseException):
+    pass
+
+
+def grab_parser(sa):
+    real = argparse.ArgumentParser.parse_args
+
+    def grab(self, args=None, namespace=None):
+        raise _Grabbed(self)
+
+    argparse.ArgumentParser.parse_args = grab
+    try:
+        sa.prepare_server_args(["--model-path", "sglang-launch-extractor"])
+    except _Grabbed as g:
+        return g.args[0]
+    finally:
+        argparse.ArgumentParser.parse_args = real
+    raise RuntimeError("prepare_server_args never called parse_args")
+
+
+def plain(v):
+    """A default/const/choice as JSON; values JSON lacks are tagged as the oracle tags them."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else {"__float__": repr(v)}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, (set, frozenset)):
+        return sorted((plain(x) for x in v), key=lambda x: json.dumps(x, sort_keys=True))
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, enum.Enum):
+        return {"__enum__": f"{type(v).__name__}.{v.name}", "value": plain(v.value)}
+    if isinstance(v, _Stub):
+        raise RuntimeError(f"a stub value reached the parser: {v.__name__}")
+    if callable(v):
+        return {"__callable__": getattr(v, "__qualname__", repr(v))}
+    return {"__repr__": repr(v), "__type__": type(v).__name__}
+
+
+def kind_of(a):
+    cls = type(a)
+    if cls.__name__ in KINDS:
+        return KINDS[cls.__name__]
+    raise RuntimeError(f"unknown action class {cls.__module__}.{cls.__name__} for {a.option_strings}")
+
+
+def type_of(a):
+    name = None if a.type is None else getattr(a.type, "__name__", repr(a.type))
+    if name not in TYPES:
+        raise RuntimeError(f"unknown type {name} for {a.option_strings}")
+    return TYPES[name]
+
+
+def action(parser, a):
+    extra = vars(a)
+    act = {
+        "option_strings": list(a.option_strings),
+        "dest": a.dest,
+        "kind": kind_of(a),
+        "nargs": "1" if a.nargs is None else str(a.nargs),
+        "const": plain(extra["const_value"] if "const_value" in extra else a.const),
+        "default": plain(a.default),
+        "default_is_suppress": a.default == argparse.SUPPRESS,
+        "value_type": type_of(a),
+        # argparse lists choices in container order (a set's order is PYTHONHASHSEED's)
+        "choices": None if a.choices is None else [plain(c) for c in a.choices],
+        "required": a.required,
+        "deprecated_for": plain(extra.get("new_flag")),
+    }
+    if act["kind"] == "deprecated":
+        act.update(deprecated_outcome(parser, a))
+    return act
+
+
+def deprecated_outcome(parser, a):
+    """What using a deprecated option does, found by calling the action: nothing (a warning),
+    argparse's error (0.5.18+ with an error message), or an exception (0.4.0-0.5.7 raise
+    ValueError). The message is SGLang's prose and is not kept."""
+    ns, err = argparse.Namespace(), sys.stderr
+    sys.stderr = open(os.devnull, "w")
+    try:
+        a(parser, ns, [] if a.nargs == 0 else None, a.option_strings[0])
+        return {}
+    except SystemExit:
+        return {"deprecated_error": True}
+    except Exception as e:
+        return {"deprecated_error": True, "deprecated_exception": type(e).__name__}
+    finally:
+        sys.stderr.close()
+        sys.stderr = err
+
+
+def sglang_version():
+    try:
+        from importlib.metadata import version
+
+        return version("sglang")
+    except Exception:
+        return getattr(sys.modules.get("sglang.version"), "__version__", None)
+
+
+def extract():
+    for k in [k for k in os.environ if k.startswith(("SGLANG_", "SGL_"))]:
+        del os.environ[k]  # some choices and defaults read them
+    sys.argv[0] = "launch_server.py"  # old releases' prog is argv[0]'s basename
+    finder = _Finder()
+    sys.meta_path.insert(0, finder)
+    stdout, sys.stdout = sys.stdout, sys.stderr  # SGLang's prints must not reach the JSON
+    try:
+        sa = import_server_args(finder)
+        parser = grab_parser(sa)
+        actions = [action(parser, a) for a in parser._actions]
+    finally:
+        sys.stdout = stdout
+    version = sglang_version()
+    package = getattr(sys.modules["sglang"], "__file__", None)
+    return {
+        "ok": True,
+        "sglang_version": version,
+        "location": os.path.dirname(os.path.abspath(package)) if package else None,
+        "python": sys.version.split()[0],
+        "stubbed": sorted(finder.served),
+        "flags": {"version": version, "prog": parser.prog, "allow_abbrev": parser.allow_abbrev, "actions": actions},
+    }
+
+
+def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+    try:
+        out = extract()
+    except BaseException as e:  # SystemExit too: nothing SGLang raises may escape as non-JSON
+        print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}))
+        sys.exit(1)
+    print(json.dumps(out, ensure_ascii=False, separators=(",", ":")))
+
+
+if __name__ == "__main__":
+    main()

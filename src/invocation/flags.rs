@@ -1,0 +1,180 @@
+//! `sglang-launch flags list|show|refresh`: the flag sets the launcher parses SGLang's
+//! arguments with, and the cache of those read from installed releases it does not embed.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::cli::{FlagsCommand, FlagsShowArgs};
+use super::print_out;
+use crate::exit;
+use crate::plan::{self, Fatal};
+use crate::sglang::flagset::{Action, FlagSet, KNOWN_VERSIONS};
+use crate::sglang::version::{self, FlagsFrom, Selected};
+use crate::sglang::{extract, release};
+
+pub fn command(cmd: &FlagsCommand) -> Result<i32, Fatal> {
+    match cmd {
+        FlagsCommand::List => {
+            print_out(&list());
+            Ok(exit::OK)
+        }
+        FlagsCommand::Show(a) => show(a),
+        FlagsCommand::Refresh(a) => refresh(a.python.as_deref()),
+    }
+}
+
+fn list() -> String {
+    let mut out = format!(
+        "embedded ({} releases): {}\n",
+        KNOWN_VERSIONS.len(),
+        KNOWN_VERSIONS.join(" ")
+    );
+    let dir = extract::cache_dir();
+    let mut cached: Vec<PathBuf> = dir
+        .as_ref()
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    cached.sort();
+    let where_ = dir.map_or("no cache directory".to_owned(), |d| d.display().to_string());
+    let _ = writeln!(out, "extracted from installs ({where_}): {}", cached.len());
+    for p in cached {
+        let _ = writeln!(out, "  {}", p.display());
+    }
+    out
+}
+
+fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
+    let i = plan::resolve_interpreter(python);
+    i.found.then_some(i.path)
+}
+
+fn show(a: &FlagsShowArgs) -> Result<i32, Fatal> {
+    if let Some(v) = a
+        .sglang_version
+        .as_deref()
+        .filter(|v| !release::looks_like_version(v))
+    {
+        return Err(Fatal::usage(format!(
+            "--sglang-version {v:?} is not a version number (like 0.5.23)"
+        )));
+    }
+    let py = interpreter(a.python.python.as_deref());
+    let s = version::select(a.sglang_version.as_deref(), py.as_deref());
+    if a.json {
+        print_out(&serde_json::to_string_pretty(s.flags).unwrap_or_default());
+    } else {
+        print_out(&format!("{}\n{}", provenance(&s), options(s.flags)));
+    }
+    Ok(exit::OK)
+}
+
+/// One line: which release, and where its flag set comes from.
+fn provenance(s: &Selected) -> String {
+    let from = match &s.flags_from {
+        FlagsFrom::Embedded if s.source == version::VersionSource::Fallback => format!(
+            "no flag set of its own; the embedded {} stands in{}",
+            s.flags.version,
+            s.extract_error
+                .as_ref()
+                .map(|e| format!(" (reading the installed parser failed: {e})"))
+                .unwrap_or_default()
+        ),
+        FlagsFrom::Embedded => "embedded".to_owned(),
+        FlagsFrom::Extracted { cache, ran_python } => format!(
+            "read from the installed SGLang's parser{}{}",
+            if *ran_python { " just now" } else { "" },
+            cache
+                .as_ref()
+                .map(|c| format!(", cached in {}", c.display()))
+                .unwrap_or_default()
+        ),
+    };
+    format!(
+        "SGLang {}: {} options, {from}",
+        s.requested,
+        s.flags.actions.len()
+    )
+}
+
+fn options(flags: &FlagSet) -> String {
+    let mut out = String::new();
+    for a in &flags.actions {
+        let _ = writeln!(out, "{}", describe(a));
+    }
+    out
+}
+
+fn describe(a: &Action) -> String {
+    let mut line = format!(
+        "{}  {:?}/{:?}",
+        a.option_strings.join(", "),
+        a.kind,
+        a.value_type
+    );
+    if !a.default.is_null() && !a.default_is_suppress {
+        let _ = write!(line, "  default {}", a.default);
+    }
+    if let Some(c) = &a.choices {
+        let c: Vec<String> = c.iter().map(ToString::to_string).collect();
+        let _ = write!(line, "  choices {}", c.join("|"));
+    }
+    if let Some(new) = &a.deprecated_for {
+        let _ = write!(line, "  deprecated for {new}");
+    }
+    line
+}
+
+fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
+    let Some(py) = interpreter(python) else {
+        let name = python.unwrap_or(Path::new("python3")).display().to_string();
+        eprintln!("sglang-launch: error: interpreter {name} not found");
+        return Ok(exit::NOT_FOUND);
+    };
+    let Some(found) = version::find_installed(Some(&py)) else {
+        eprintln!(
+            "sglang-launch: error: no SGLang installed for {}",
+            py.display()
+        );
+        return Ok(exit::NOT_FOUND);
+    };
+    if flagset_is_embedded(&found.version) {
+        print_out(&format!(
+            "SGLang {} is embedded in this build: nothing to read",
+            found.version
+        ));
+        return Ok(exit::OK);
+    }
+    let install = extract::Install {
+        version: &found.version,
+        dist_info: &found.dist_info,
+    };
+    match extract::refresh(&py, install) {
+        Ok(x) => {
+            let cache = x
+                .cache
+                .as_ref()
+                .map_or("not cached (no writable cache directory)".to_owned(), |c| {
+                    format!("cached in {}", c.display())
+                });
+            print_out(&format!(
+                "SGLang {} ({}): {} options read from its parser, {cache}",
+                found.version,
+                found.dist_info.display(),
+                x.flags.actions.len()
+            ));
+            Ok(exit::OK)
+        }
+        Err(e) => {
+            eprintln!("sglang-launch: error: SGLang {}: {e}", found.version);
+            Ok(exit::BLOCKED)
+        }
+    }
+}
+
+fn flagset_is_embedded(version: &str) -> bool {
+    crate::sglang::flagset::get(version).is_some()
+}

@@ -1,0 +1,274 @@
+//! Flag sets for releases this build has no data for (newer than the build, a fork, a source
+//! checkout): the installed SGLang's own parser, read by running the user's interpreter on the
+//! embedded extractor (`scripts/sglang_flags.py`: stdlib only, torch never imported), converted
+//! here, and cached per version and install under the user's cache directory, so later runs
+//! read the cache and start no Python.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use super::flagset::FlagSet;
+
+/// The extractor, run with `python -c`.
+const EXTRACTOR: &str = include_str!("../../scripts/sglang_flags.py");
+
+/// How long the extractor may run (it takes well under 2 s without torch; a cold disk or a
+/// slow import chain gets some slack, then the launcher falls back to the embedded data).
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bumped when the cached format or the extractor's facts change: older caches are rebuilt.
+const CACHE_FORMAT: u32 = 1;
+
+/// The install a flag set is read from: its version and its `.dist-info` (or `.egg-info`).
+#[derive(Debug, Clone, Copy)]
+pub struct Install<'a> {
+    pub version: &'a str,
+    pub dist_info: &'a Path,
+}
+
+/// A flag set read from an installed SGLang.
+#[derive(Debug, Clone)]
+pub struct Extracted {
+    pub flags: FlagSet,
+    /// The cache file holding it (None when there is no cache directory or it is not writable).
+    pub cache: Option<PathBuf>,
+    /// False when it came from the cache without running Python.
+    pub ran_python: bool,
+}
+
+/// Why no flag set could be read from the installed SGLang (the launcher then falls back to
+/// the nearest embedded set).
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("could not run {0}: {1}")]
+    Spawn(PathBuf, std::io::Error),
+    #[error("{0} did not finish within {1:?}")]
+    Timeout(PathBuf, Duration),
+    #[error("SGLang's parser could not be built: {0}")]
+    Failed(String),
+    #[error("the extractor's output is not a flag set: {0}")]
+    BadOutput(String),
+}
+
+/// What a cache file holds: the flag set and the install it was read from.
+#[derive(Serialize, Deserialize)]
+struct CacheFile {
+    format: u32,
+    version: String,
+    /// The `.dist-info`/`.egg-info` directory of the install, and its modification time
+    /// (a reinstall over the same version changes it).
+    dist_info: PathBuf,
+    dist_info_mtime: Option<(u64, u32)>,
+    python: PathBuf,
+    flags: serde_json::Value,
+}
+
+/// `$XDG_CACHE_HOME/sglang-launch/flags`, else `~/.cache/sglang-launch/flags`.
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("sglang-launch").join("flags"))
+}
+
+/// The cache file for this install: the version and a hash of where it is installed (a fork
+/// can reuse a version number).
+pub fn cache_path(installed: Install) -> Option<PathBuf> {
+    let safe: String = installed
+        .version
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._+-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let place = fnv1a(installed.dist_info.to_string_lossy().as_bytes());
+    cache_dir().map(|d| d.join(format!("{safe}-{place:016x}.json")))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn mtime(p: &Path) -> Option<(u64, u32)> {
+    let d = std::fs::metadata(p)
+        .ok()?
+        .modified()
+        .ok()?
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()?;
+    Some((d.as_secs(), d.subsec_nanos()))
+}
+
+/// The cached flag set of this install, when there is one for the install as it is now.
+pub fn cached(installed: Install) -> Option<Extracted> {
+    let path = cache_path(installed)?;
+    let file: CacheFile = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let current = file.format == CACHE_FORMAT
+        && file.version == installed.version
+        && file.dist_info == installed.dist_info
+        && file.dist_info_mtime == mtime(installed.dist_info);
+    let flags: FlagSet = serde_json::from_value(file.flags).ok()?;
+    current.then_some(Extracted {
+        flags,
+        cache: Some(path),
+        ran_python: false,
+    })
+}
+
+/// The cached flag set, else one extracted now (and cached).
+pub fn load_or_extract(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
+    match cached(installed) {
+        Some(found) => Ok(found),
+        None => refresh(python, installed),
+    }
+}
+
+/// Extracts the flag set from the installed SGLang now and rewrites its cache.
+pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
+    let raw = run(python)?;
+    let flags_json = raw.get("flags").cloned().unwrap_or_default();
+    let flags = convert(flags_json.clone())?;
+    let file = CacheFile {
+        format: CACHE_FORMAT,
+        version: installed.version.to_owned(),
+        dist_info: installed.dist_info.to_path_buf(),
+        dist_info_mtime: mtime(installed.dist_info),
+        python: python.to_path_buf(),
+        flags: flags_json,
+    };
+    let cache = cache_path(installed).filter(|p| write_cache(p, &file));
+    Ok(Extracted {
+        flags,
+        cache,
+        ran_python: true,
+    })
+}
+
+/// Writes the cache through a temporary file, so a concurrent reader never sees half of it.
+fn write_cache(path: &Path, file: &CacheFile) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let text = serde_json::to_vec(file).unwrap_or_default();
+    std::fs::create_dir_all(dir).is_ok()
+        && std::fs::write(&tmp, text).is_ok()
+        && std::fs::rename(&tmp, path).is_ok()
+}
+
+/// The extractor's flag set as the launcher's [`FlagSet`], checked for what the parser needs.
+fn convert(flags: serde_json::Value) -> Result<FlagSet, ExtractError> {
+    let set: FlagSet =
+        serde_json::from_value(flags).map_err(|e| ExtractError::BadOutput(e.to_string()))?;
+    if set.version.trim().is_empty() || set.action("--model-path").is_none() {
+        return Err(ExtractError::BadOutput(
+            "no version or no --model-path option".into(),
+        ));
+    }
+    Ok(set)
+}
+
+/// Runs the extractor with `python` (no torch import; SGLANG_* variables are ignored by it).
+fn run(python: &Path) -> Result<serde_json::Value, ExtractError> {
+    let mut child = Command::new(python)
+        .args(["-c", EXTRACTOR])
+        .env("PYTHONHASHSEED", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| ExtractError::Spawn(python.to_path_buf(), e))?;
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        out
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() < TIMEOUT => std::thread::sleep(Duration::from_millis(5)),
+            _ => break None,
+        }
+    };
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(ExtractError::Timeout(python.to_path_buf(), TIMEOUT));
+    }
+    let out = reader.join().unwrap_or_default();
+    parse_output(&out)
+}
+
+/// The extractor prints one JSON object: `{"ok": true, "flags": …}` or `{"ok": false, "error"}`.
+fn parse_output(out: &[u8]) -> Result<serde_json::Value, ExtractError> {
+    let text = String::from_utf8_lossy(out);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|_| {
+        let head: String = text.chars().take(200).collect();
+        ExtractError::BadOutput(format!("{head:?}"))
+    })?;
+    if v["ok"] == true {
+        Ok(v)
+    } else {
+        let why = v["error"].as_str().unwrap_or("no reason given");
+        Err(ExtractError::Failed(why.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_files_are_keyed_by_version_and_install() {
+        let a = Install {
+            version: "0.5.24.dev3+gabc123",
+            dist_info: Path::new("/a/site-packages/sglang-0.5.24.dev3+gabc123.dist-info"),
+        };
+        let b = Install {
+            dist_info: Path::new("/b/site-packages/sglang-0.5.24.dev3+gabc123.dist-info"),
+            ..a
+        };
+        let (Some(pa), Some(pb)) = (cache_path(a), cache_path(b)) else {
+            return; // no HOME: no cache at all
+        };
+        assert_ne!(pa, pb);
+        let name = pa.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("0.5.24.dev3+gabc123-"), "{name}");
+    }
+
+    #[test]
+    fn failures_and_garbage_are_errors_not_panics() {
+        assert!(matches!(
+            parse_output(br#"{"ok": false, "error": "ImportError: x"}"#),
+            Err(ExtractError::Failed(m)) if m == "ImportError: x"
+        ));
+        assert!(matches!(
+            parse_output(b"Traceback ..."),
+            Err(ExtractError::BadOutput(_))
+        ));
+        assert!(matches!(
+            convert(
+                serde_json::json!({"version": "1", "prog": "p", "allow_abbrev": true, "actions": []})
+            ),
+            Err(ExtractError::BadOutput(_))
+        ));
+    }
+}

@@ -1,0 +1,226 @@
+//! A release this build does not embed: its flag set is read from the installed SGLang's own
+//! parser by a real python3 (a fake SGLang package here, whose `torch` raises on import), cached
+//! per version and install, reused without Python, and rebuilt by `flags refresh`.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const VERSION: &str = "0.5.24.dev3+gabc123";
+
+const SERVER_ARGS: &str = r#"
+import argparse
+import torch  # must be the extractor's stub: the installed torch raises
+
+class ServerArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--model-path", "--model", type=str, required=True)
+        parser.add_argument("--tp-size", "--tensor-parallel-size", type=int, default=1, dest="tp_size")
+        parser.add_argument("--fork-only-mode", choices=["fast", "exact"], default="fast")
+        parser.add_argument("--enable-fork-thing", action="store_true")
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    return parser.parse_args(argv)
+"#;
+
+/// A fake SGLang install (under `site/`, put on PYTHONPATH) and a python3 wrapper that logs
+/// each start.
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("site");
+        let write = |rel: &str, text: &str| {
+            let p = site.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("sglang/__init__.py", "");
+        write("sglang/srt/__init__.py", "");
+        write("sglang/srt/server_args.py", SERVER_ARGS);
+        write(
+            &format!("sglang-{VERSION}.dist-info/METADATA"),
+            &format!("Metadata-Version: 2.1\nName: sglang\nVersion: {VERSION}\n"),
+        );
+        write(
+            "torch/__init__.py",
+            "raise RuntimeError('torch was imported')\n",
+        );
+        let real = which("python3");
+        let py = dir.path().join("bin/python3");
+        std::fs::create_dir_all(py.parent().unwrap()).unwrap();
+        let log = dir.path().join("python-starts.log");
+        std::fs::write(
+            &py,
+            format!(
+                "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                real.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Fake { dir }
+    }
+
+    fn python(&self) -> PathBuf {
+        self.dir.path().join("bin/python3")
+    }
+
+    fn starts(&self) -> usize {
+        std::fs::read_to_string(self.dir.path().join("python-starts.log"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    }
+
+    fn cache(&self) -> PathBuf {
+        self.dir.path().join("cache")
+    }
+
+    fn sl(&self) -> Command {
+        let mut c = Command::cargo_bin("sglang-launch").unwrap();
+        c.current_dir(ROOT)
+            .env("NO_COLOR", "1")
+            .env("PYTHONPATH", self.dir.path().join("site"))
+            .env("XDG_CACHE_HOME", self.cache())
+            .env_remove("SGLANG_LAUNCH_SGLANG_VERSION")
+            .env_remove("SGLANG_LAUNCH_PYTHON");
+        c
+    }
+
+    fn plan(&self, python: &Path, sglang: &[&str]) -> Value {
+        let topo = format!("{ROOT}/examples/topologies/2x-rtx-4090-pcie.json");
+        let out = self
+            .sl()
+            .args(["plan", "--json", "--python"])
+            .arg(python)
+            .args(["--topology", &topo, "--"])
+            .args(sglang)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+fn which(name: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .expect("python3 on PATH")
+}
+
+fn codes(plan: &Value) -> Vec<String> {
+    plan["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {}", f["code"], f["message"]))
+        .collect()
+}
+
+#[test]
+fn a_release_not_embedded_is_read_from_its_parser_then_from_the_cache() {
+    let fake = Fake::new();
+    let sglang = ["--model", "m", "--fork-only-mode", "exact", "--tp", "2"];
+    let p = fake.plan(&fake.python(), &sglang);
+    assert_eq!(fake.starts(), 1, "the extractor runs once");
+    assert_eq!(p["sglang_version"], VERSION);
+    let found = codes(&p);
+    // The fork's own option and choice parse; no fallback warning, no argument error.
+    assert!(
+        !found
+            .iter()
+            .any(|c| c.contains("VER001") || c.contains("ARG001")),
+        "{found:#?}"
+    );
+    let cached: Vec<_> = std::fs::read_dir(fake.cache().join("sglang-launch/flags"))
+        .unwrap()
+        .collect();
+    assert_eq!(cached.len(), 1);
+
+    // Second run: the cache answers, Python is not started, even when it is gone.
+    std::fs::remove_file(fake.python()).unwrap();
+    let p2 = fake.plan(&fake.python(), &sglang);
+    assert_eq!(fake.starts(), 1);
+    assert_eq!(p2["sglang_version"], VERSION);
+    assert!(!codes(&p2).iter().any(|c| c.contains("VER001")));
+
+    // An invalid choice of the fork's option is the fork's own argparse error.
+    let p3 = fake.plan(&fake.python(), &["--model", "m", "--fork-only-mode", "x"]);
+    let errors = codes(&p3).join("\n");
+    assert!(
+        errors.contains("invalid choice: 'x' (choose from 'fast', 'exact')"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn flags_refresh_rebuilds_the_cache_and_show_says_where_it_came_from() {
+    let fake = Fake::new();
+    let out = fake
+        .sl()
+        .args(["flags", "refresh", "--python"])
+        .arg(fake.python())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("SGLang {VERSION}")) && text.contains("5 options"),
+        "{text}"
+    );
+    assert_eq!(fake.starts(), 1);
+    let out = fake
+        .sl()
+        .args(["flags", "show", "--python"])
+        .arg(fake.python())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(fake.starts(), 1, "show reads the cache");
+    assert!(
+        text.contains("read from the installed SGLang's parser, cached in"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"--fork-only-mode  Store/None  default "fast"  choices "fast"|"exact""#),
+        "{text}"
+    );
+    // refresh always runs the parser again
+    fake.sl()
+        .args(["flags", "refresh", "--python"])
+        .arg(fake.python())
+        .assert()
+        .success();
+    assert_eq!(fake.starts(), 2);
+}
+
+#[test]
+fn a_failing_extraction_falls_back_and_says_why() {
+    let fake = Fake::new();
+    // SGLang's parser module itself is broken: nothing to read, the nearest set stands in.
+    std::fs::write(
+        fake.dir.path().join("site/sglang/srt/server_args.py"),
+        "raise ImportError('broken checkout')\n",
+    )
+    .unwrap();
+    let p = fake.plan(&fake.python(), &["--model-path", "m"]);
+    let found = codes(&p).join("\n");
+    assert!(found.contains("VER001"), "{found}");
+    assert!(found.contains("broken checkout"), "{found}");
+    assert!(found.contains("nearest older one, 0.5.23"), "{found}");
+}
