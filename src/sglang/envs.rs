@@ -142,6 +142,45 @@ fn kernel_reads(name: &str, version: &str) -> bool {
         .any(|(n, since)| *n == name && release::at_least(version, since))
 }
 
+/// Names some release reads or writes without an `SGLANG_`/`SGL_` prefix (a test keeps this
+/// list equal to what the embedded registries hold).
+const UNPREFIXED: &[&str] = &[
+    "ASCEND_NPU_PHY_ID",
+    "DEEP_NORMAL_MODE_USE_INT8_QUANT",
+    "DISABLE_OPENAPI_DOC",
+    "ENABLE_ASCEND_TRANSFER_WITH_MOONCAKE",
+    "EXA_API_KEY",
+    "FLASHINFER_NVFP4_4OVER6",
+    "FLASHINFER_NVFP4_4OVER6_E4M3_USE_256",
+    "HF_HUB_DISABLE_XET",
+    "IS_BLACKWELL",
+    "IS_H200",
+    "MOONCAKE_CHECK_SERVER",
+    "MOONCAKE_CLIENT",
+    "MOONCAKE_DEVICE",
+    "MOONCAKE_ENABLE_SSD_OFFLOAD",
+    "MOONCAKE_GLOBAL_SEGMENT_SIZE",
+    "MOONCAKE_LOCAL_HOSTNAME",
+    "MOONCAKE_MASTER",
+    "MOONCAKE_MASTER_METRICS_PORT",
+    "MOONCAKE_OFFLOAD_FILE_STORAGE_PATH",
+    "MOONCAKE_PROTOCOL",
+    "MOONCAKE_STANDALONE_STORAGE",
+    "MOONCAKE_TENANT_ID",
+    "MOONCAKE_TE_META_DATA_SERVER",
+    "RETURN_ORIGINAL_LOGPROB",
+    "USE_ROCM_AITER_ROPE_BACKEND",
+    "USE_TRITON_W8A8_FP8_KERNEL",
+    "USE_VLLM_CUSTOM_ALLREDUCE",
+    "USE_VLLM_CUTLASS_W8A8_FP8_KERNEL",
+];
+
+/// Whether any embedded release could know `name`, without decoding a registry: an environment
+/// with nothing of SGLang's in it costs the environment rules nothing.
+pub fn may_know(name: &str) -> bool {
+    name.starts_with("SGLANG_") || name.starts_with("SGL_") || UNPREFIXED.contains(&name)
+}
+
 impl Registry {
     pub fn var(&self, name: &str) -> Option<&EnvVar> {
         self.registry.iter().find(|e| e.name == name)
@@ -238,5 +277,28 @@ mod tests {
                 .knows("SGLANG_CUSTOM_ALLREDUCE_ALGO")
         );
         assert!(!for_version("0.5.5").0.knows("SGLANG_CUSTOM_ALLREDUCE_ALGO"));
+    }
+
+    #[test]
+    fn the_cheap_name_filter_covers_every_name_every_registry_holds() {
+        for v in VERSIONS {
+            let r = for_version(v).0;
+            let all = r
+                .registry
+                .iter()
+                .flat_map(|e| std::iter::once(e.name.as_str()).chain(e.alias.as_deref()))
+                .chain(r.raw_reads.iter().map(String::as_str))
+                .chain(r.writes.iter().map(String::as_str))
+                .chain(r.deprecated.iter().map(|d| d.name.as_str()));
+            for name in all {
+                assert!(may_know(name), "{v}: {name} is missing from UNPREFIXED");
+            }
+        }
+        for name in UNPREFIXED {
+            assert!(
+                !releases_knowing(name).is_empty(),
+                "{name} is in no registry"
+            );
+        }
     }
 }

@@ -12,6 +12,14 @@ fn ours(name: &str) -> bool {
         && !envs::KERNEL_ENVS.iter().any(|(n, _)| *n == name)
 }
 
+/// The environment holds a name some SGLang release knows: only then is a registry decoded.
+fn concerns_sglang(ctx: &Context) -> bool {
+    ctx.env
+        .vars
+        .keys()
+        .any(|n| envs::may_know(n) && !n.starts_with("SGLANG_LAUNCH_"))
+}
+
 fn registry_note(ctx: &Context) -> String {
     let (reg, exact) = envs::for_version(ctx.version);
     let mut s = format!("SGLang {}", reg.version);
@@ -51,6 +59,9 @@ const FORK_ONLY: &[(&str, &str)] = &[
 ];
 
 pub fn unknown(ctx: &Context) -> Vec<Fired> {
+    if !concerns_sglang(ctx) {
+        return vec![];
+    }
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
     for name in ctx.env.vars.keys().filter(|n| ours(n)) {
@@ -74,6 +85,9 @@ pub fn unknown(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
+    if !concerns_sglang(ctx) {
+        return vec![];
+    }
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
     for (name, _) in ctx.env.vars.iter().filter(|(n, _)| ours(n)) {
@@ -142,6 +156,9 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn removed(ctx: &Context) -> Vec<Fired> {
+    if !concerns_sglang(ctx) {
+        return vec![];
+    }
     let (reg, _) = envs::for_version(ctx.version);
     let mut out = vec![];
     for name in ctx.env.vars.keys().filter(|n| ours(n)) {
@@ -251,6 +268,9 @@ const INEFFECTIVE: &[(&str, Ineffective)] = &[
 ];
 
 pub fn ineffective(ctx: &Context) -> Vec<Fired> {
+    if !concerns_sglang(ctx) {
+        return vec![];
+    }
     let mut out = vec![];
     let (reg, _) = envs::for_version(ctx.version);
     for (name, why) in INEFFECTIVE {
@@ -283,6 +303,9 @@ fn valid(ty: &str, v: &str) -> bool {
 }
 
 pub fn bad_value(ctx: &Context) -> Vec<Fired> {
+    if !concerns_sglang(ctx) {
+        return vec![];
+    }
     let (reg, exact) = envs::for_version(ctx.version);
     if !exact {
         return vec![];
