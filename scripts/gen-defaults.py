@@ -274,8 +274,11 @@ def facts(r):
 
 
 def case_key(r):
+    """(gpu MiB, cc, model kind, tp, variation, the argv after `--model-path M --tp-size N`)."""
     argv = [a.replace("@models/", "oracle/") for a in r["argv"]]
-    return (r["gpu_mem_mib"], r["compute_capability"], r["label"], " ".join(argv))
+    kind, name = r["label"].split("/", 1)
+    assert argv[:4] == ["--model-path", MODELS[kind].replace("@models/", "oracle/"), "--tp-size", argv[3]]
+    return (r["gpu_mem_mib"], r["compute_capability"], kind, int(argv[3]), name, " ".join(argv[4:]))
 
 
 def load(grid, versions):
@@ -305,18 +308,21 @@ def ranges(vs, order):
 def table(grid, versions):
     rows, rejected = load(grid, versions)
     n = sum(len(by_v) for by_v in rows.values())
+    models = " ".join(f"{k}={v.replace('@models/', '')}" for k, v in MODELS.items())
     print(f"# SGLang's own resolved defaults per release (scripts/gen-defaults.py, grid '{grid}'): "
-          f"{n} release × case results, {rejected} cases SGLang rejected not recorded. '-' = null;")
-    print("# `releases` are ranges over the list below; argv is space-joined, oracle/ = tests/fixtures/models/oracle/")
+          f"{n} release × case results; {rejected} cases SGLang rejected are not recorded. '-' = null.")
+    print("# `releases`: ranges over the list below. argv: `--model-path tests/fixtures/models/oracle/<model>"
+          " --tp-size <tp>`, then `args` (space-joined; oracle/ = tests/fixtures/models/oracle/).")
+    print(f"# models: {models}")
     print("# releases: " + " ".join(versions))
-    print("\t".join(["releases", "gpu_mem_mib", "cc", "label"] + COLUMNS + ["argv"]))
-    for key in sorted(rows, key=lambda k: (k[0], k[2], k[3])):
+    print("\t".join(["releases", "gpu_mem_mib", "cc", "model", "tp", "variation"] + COLUMNS + ["args"]))
+    for key in sorted(rows):
         by_facts = {}
         for v, f in rows[key].items():
             by_facts.setdefault(f, []).append(v)
-        for f, vs in sorted(by_facts.items(), key=lambda kv: versions.index(min(kv[1], key=versions.index))):
-            mem, cc, label, argv = key
-            print("\t".join([ranges(vs, versions), str(mem), cc, label, *f, argv]))
+        for f, vs in sorted(by_facts.items(), key=lambda kv: min(versions.index(v) for v in kv[1])):
+            mem, cc, kind, tp, name, args = key
+            print("\t".join([ranges(vs, versions), str(mem), cc, kind, str(tp), name, *f, args or "-"]))
 
 
 def boundaries(grid, versions):
@@ -328,7 +334,7 @@ def boundaries(grid, versions):
         if diff or only:
             ex = diff[0] if diff else None
             print(f"{a} -> {b}: {len(diff)} differ, {only} run on one side only"
-                  + (f"; e.g. {ex[0]} {ex[2]} {ex[3]}: {rows[ex][a]} -> {rows[ex][b]}" if ex else ""))
+                  + (f"; e.g. {ex}: {rows[ex][a]} -> {rows[ex][b]}" if ex else ""))
 
 
 def main():
