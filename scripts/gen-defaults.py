@@ -10,7 +10,8 @@ the golden tables that tests/memory.rs replays against src/resolve/defaults.rs.
     scripts/gen-defaults.py table --grid probe --all > tests/fixtures/memory/sglang-defaults-probe.tsv
     scripts/gen-defaults.py table --grid full V... > tests/fixtures/memory/sglang-defaults.tsv
 
-Grids: `probe` (16 cases × 8 GPUs, for every release) and `full` (the oracle's 558-case grid of
+Grids: `sweep` (6 cases × 3 GPUs, for every release), `probe` (16 cases × 9 GPUs, for the
+releases on both sides of every boundary) and `full` (the oracle's 558-case grid of
 6 GPUs × tp 1/2/4/8 × dense/MoE/MLA × variations, plus the probe cases on the 3 GPUs it lacks).
 Options a release does not have are replaced by its older spelling (`--cuda-graph-max-bs` for
 `--cuda-graph-max-bs-decode`, `--enable-deepep-moe` for `--moe-a2a-backend deepep`) or the case
@@ -58,6 +59,12 @@ FULL_MEMS = [24564, 40960, 81559, 97887, 143771, 183359]
 # GPUs at the other capacity thresholds of older releases: < 20 GiB, ≤ 81920 MiB exactly,
 # 90–100 GiB.
 EXTRA_MEMS = [15360, 81920, 97871]
+# The sweep: a few cases on 3 GPUs, cheap enough to run for every release.
+SWEEP_MEMS = [24564, 81559, 183359]
+SWEEP = [
+    ("dense", 1, "plain"), ("dense", 8, "plain"), ("dense", 1, "speculative"),
+    ("moe", 4, "deepep"), ("mla", 8, "dp-attention"), ("mla", 8, "speculative"),
+]
 PROBE = [
     ("dense", 1, "plain"), ("dense", 2, "plain"), ("dense", 4, "plain"), ("dense", 8, "plain"),
     ("dense", 1, "disable-cuda-graph"), ("dense", 1, "cuda-graph-max-bs-128"),
@@ -204,6 +211,8 @@ def full_variations(kind, tp):
 def grid_specs(grid):
     """(gpu MiB, model kind, tp, variation) in a fixed order."""
     specs = []
+    if grid == "sweep":
+        return [(mem, kind, tp, v) for mem in SWEEP_MEMS for kind, tp, v in SWEEP]
     if grid == "full":
         for mem in FULL_MEMS:
             for tp in (1, 2, 4, 8):
@@ -341,7 +350,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cmd", choices=["run", "table", "boundaries", "releases"])
     ap.add_argument("versions", nargs="*")
-    ap.add_argument("--grid", choices=["probe", "full"], default="probe")
+    ap.add_argument("--grid", choices=["sweep", "probe", "full"], default="probe")
     ap.add_argument("--all", action="store_true", help="every release from 0.4.0 to the newest")
     ap.add_argument("--jobs", type=int, default=1)
     o = ap.parse_intermixed_args()

@@ -280,6 +280,12 @@ fn sglang_defaults_agree_with_every_oracle_golden() {
     assert_agree("sglang-defaults.tsv", 2232);
 }
 
+/// A few cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
+#[test]
+fn sglang_defaults_agree_at_every_release() {
+    assert_agree("sglang-defaults-sweep.tsv", 93);
+}
+
 #[test]
 fn model_fixtures_load() {
     let env = Env::default();

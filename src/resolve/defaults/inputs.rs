@@ -1,40 +1,12 @@
 //! What every formula generation reads, gathered once.
 
 use super::args::{bounded, flag_of, int_arg, int_list, int_of, str_of};
-use super::{Family, GIB, speculative_algorithm};
+use super::tiers::tier;
+use super::{Family, speculative_algorithm};
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
-use crate::sglang::version::at_least;
 use crate::sglang::{Parallel, SglangArgs};
 
-/// Capacity tiers: (chunked_prefill_size, decode max_bs for tp<4, for tp≥4).
-pub(super) fn tier(family: Family, version: &str, gpu_mem: f64) -> (i64, i64, i64) {
-    if family == Family::V0410 {
-        let cps = if gpu_mem < 35.0 * GIB {
-            2048
-        } else if gpu_mem < 160.0 * GIB {
-            8192
-        } else {
-            16384
-        };
-        return (cps, 8, 80);
-    }
-    if gpu_mem < 20.0 * GIB {
-        (2048, 8, 8)
-    } else if gpu_mem < 35.0 * GIB {
-        if family == Family::V0515 && at_least(version, "0.5.20") {
-            (4096, 48, 160)
-        } else {
-            (2048, 24, 80)
-        }
-    } else if gpu_mem < 60.0 * GIB {
-        (4096, 32, 160)
-    } else if gpu_mem < 160.0 * GIB {
-        (8192, 256, 512)
-    } else {
-        (16384, 512, 512)
-    }
-}
 /// What every formula generation reads: the arguments and facts `resolve` gathers once.
 pub(super) struct Inputs<'a> {
     pub(super) family: Family,
@@ -83,10 +55,8 @@ pub(super) fn inputs<'a>(
         .unwrap_or("none")
         .to_owned();
     let deepep = a2a == "deepep" || flag_of(args, &["--enable-deepep-moe"]);
-    let (t_cps, t_bs_small, t_bs_large) = match g {
-        Some(g) => tier(family, version, g),
-        None => (4096, 160, 160),
-    };
+    let disagg = str_of(args, &["--disaggregation-mode"]).unwrap_or("null");
+    let (t_cps, t_bs_small, t_bs_large) = tier(family, version, g, disagg != "null");
     Inputs {
         family,
         version,
@@ -103,9 +73,7 @@ pub(super) fn inputs<'a>(
         multimodal: model.is_some_and(|m| m.is_multimodal),
         a2a,
         deepep,
-        disagg: str_of(args, &["--disaggregation-mode"])
-            .unwrap_or("null")
-            .to_owned(),
+        disagg: disagg.to_owned(),
         user_mrr: int_arg(args, "--max-running-requests"),
         max_prefill_tokens: int_arg(args, "--max-prefill-tokens").unwrap_or(16384),
         max_total_tokens: int_arg(args, "--max-total-tokens"),

@@ -8,7 +8,10 @@
 mod args;
 mod inputs;
 mod lists;
+mod since;
 mod tiers;
+mod v040;
+mod v0410;
 mod v0515;
 mod v055;
 
@@ -19,19 +22,21 @@ use inputs::{Inputs, inputs};
 
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
-use crate::sglang::version::at_least;
 use crate::sglang::{Parallel, SglangArgs};
+use since::since;
 
 pub(super) const GIB: f64 = 1024.0;
 
-/// Which formula SGLang used.
+/// Which formula SGLang used (the boundaries were found by running every release's own code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Family {
-    /// ≤ 0.5.2: `R` by capacity tier (0.4.10, 0.5.1).
+    /// 0.4.0 – 0.4.7: a fixed fraction by TP size, adjusted on large GPUs.
+    V040,
+    /// 0.4.7.post1 – 0.5.3rc0: `R` by capacity tier.
     V0410,
-    /// 0.5.3 – 0.5.9: `R = 512 + 1.5·cps + 2·max_bs + …`.
+    /// 0.5.3rc2 – 0.5.9: `R = 512 + 1.5·cps + 2·max_bs + …`.
     V055,
-    /// 0.5.10 – 0.5.14: adds the piecewise-graph term; spec reserve 4 GiB.
+    /// 0.5.10rc0 – 0.5.14: adds the piecewise-graph term; spec reserve 4 GiB.
     V0510,
     /// 0.5.15+: per-phase CUDA-graph config, no spec reserve, DeepEP terms.
     V0515,
@@ -39,15 +44,15 @@ pub enum Family {
 
 impl Family {
     pub fn of(version: &str) -> Family {
-        if at_least(version, "0.5.15") {
-            Family::V0515
-        } else if at_least(version, "0.5.10") {
-            Family::V0510
-        } else if at_least(version, "0.5.3") {
-            Family::V055
-        } else {
-            Family::V0410
-        }
+        [
+            ("0.5.15", Family::V0515),
+            ("0.5.10rc0", Family::V0510),
+            ("0.5.3rc2", Family::V055),
+            ("0.4.7.post1", Family::V0410),
+        ]
+        .into_iter()
+        .find(|(first, _)| since(version, first))
+        .map_or(Family::V040, |(_, f)| f)
     }
 }
 
@@ -100,15 +105,9 @@ pub fn resolve(
     model: Option<&ModelFacts>,
 ) -> SglangDefaults {
     let i = inputs(version, args, env, p, gpu_mem_mib, model);
-    // DP attention divides the chunk among the DP ranks (after the mfs heuristic ran).
-    let cps_final = if i.attn_dp > 1 && i.cps0 > 0 {
-        i.cps0 / i.attn_dp
-    } else {
-        i.cps0
-    };
     let mut out = SglangDefaults {
         mem_fraction_static: 0.88,
-        chunked_prefill_size: cps_final,
+        chunked_prefill_size: chunked_prefill_size(&i),
         decode_graph: !i.disable_cuda_graph,
         decode_max_bs: None,
         decode_bs: None,
@@ -119,8 +118,12 @@ pub fn resolve(
         attn_dp_size: i.attn_dp,
     };
     let post_capture = match i.family {
+        Family::V040 => {
+            v040::v040(&i, &mut out);
+            false
+        }
         Family::V0410 => {
-            tiers::v0410(&i, &mut out);
+            v0410::v0410(&i, &mut out);
             false
         }
         Family::V055 => {
@@ -137,16 +140,40 @@ pub fn resolve(
     out
 }
 
-/// Speculative decoding sets max_running_requests=48 when unset (EAGLE family, STANDALONE, NGRAM).
+/// The chunk after SGLang's adjustments: DP attention divides it among the DP ranks (after the
+/// fraction heuristic ran; by 2 before 0.4.4.post1, when the DP size was the TP size), and
+/// EAGLE turned chunking off in 0.4.1.post4 – 0.4.3.post2.
+fn chunked_prefill_size(i: &Inputs) -> i64 {
+    let v = i.version;
+    if i.spec.as_deref() == Some("EAGLE") && since(v, "0.4.1.post4") && !since(v, "0.4.3.post3") {
+        return -1;
+    }
+    if i.attn_dp > 1 && i.cps0 > 0 {
+        let ranks = if since(v, "0.4.4.post1") {
+            i.attn_dp
+        } else {
+            2
+        };
+        return i.cps0 / ranks;
+    }
+    i.cps0
+}
+
+/// Speculative decoding caps max_running_requests when unset: EAGLE at 32 from 0.4.3.post3
+/// (EAGLE3 from 0.4.4.post2), 48 from 0.4.4.post4; STANDALONE and NGRAM too from 0.5.3rc2.
 fn max_running_requests(i: &Inputs) -> Option<i64> {
+    let v = i.version;
     match (&i.spec, i.user_mrr) {
         (_, Some(u)) => Some(u),
         (Some(s), None) => {
-            let sets_48 = match i.family {
-                Family::V0410 => matches!(s.as_str(), "EAGLE" | "EAGLE3"),
-                _ => matches!(s.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE" | "NGRAM"),
+            let sets = match s.as_str() {
+                "EAGLE" => since(v, "0.4.3.post3"),
+                "EAGLE3" => since(v, "0.4.4.post2"),
+                "STANDALONE" | "NGRAM" => i.family >= Family::V055,
+                _ => false,
             };
-            sets_48.then_some(48)
+            let cap = if since(v, "0.4.4.post4") { 48 } else { 32 };
+            sets.then_some(cap)
         }
         _ => None,
     }
@@ -158,12 +185,15 @@ pub(super) fn apply_reserve(out: &mut SglangDefaults, g: f64, r: f64) {
     out.mem_fraction_static = round3((g - r) / g);
 }
 
-/// Multimodal models: SGLang shrinks the fraction for the vision tower (0.5.16+ post-capture
-/// sizing instead subtracts 8 GiB of the capacity).
+/// Multimodal models: SGLang shrinks the fraction for the vision tower from 0.4.9 (by its size
+/// from 0.4.9.post3; 0.5.16+ post-capture sizing instead subtracts 8 GiB of the capacity).
 fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
     let Some(m) = i.model else {
         return;
     };
+    if !since(i.version, "0.4.9") {
+        return;
+    }
     let vlm = m.is_multimodal
         && !flag_of(i.args, &["--language-only", "--language-model-only"])
         && !(i.family == Family::V0515 && i.disagg == "decode");
@@ -171,6 +201,8 @@ fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
         if let Some(g) = i.g {
             out.mem_fraction_static -= 8.0 * GIB / g;
         }
+    } else if vlm && !since(i.version, "0.4.9.post3") {
+        out.mem_fraction_static *= 0.90;
     } else if vlm {
         let l = m.vision_layers.unwrap_or(24) as f64;
         let h = m.vision_hidden_size.unwrap_or(1024) as f64;
@@ -229,9 +261,9 @@ pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u
     let trtllm = cc_major == Some(10)
         && !backend_given
         && if mla {
-            at_least(version, "0.5.5")
+            since(version, "0.5.5")
         } else {
-            at_least(version, "0.5.10")
+            since(version, "0.5.10")
         };
     if trtllm { 64 } else { 1 }
 }
@@ -244,8 +276,12 @@ mod tests {
 
     #[test]
     fn unknown_versions_use_the_nearest_older_formula() {
-        assert_eq!(Family::of("0.3.6"), Family::V0410);
+        assert_eq!(Family::of("0.3.6"), Family::V040);
+        assert_eq!(Family::of("0.4.7"), Family::V040);
+        assert_eq!(Family::of("0.4.7.post1"), Family::V0410);
         assert_eq!(Family::of("0.5.2"), Family::V0410);
+        assert_eq!(Family::of("0.5.3rc0"), Family::V0410);
+        assert_eq!(Family::of("0.5.3rc2"), Family::V055);
         assert_eq!(Family::of("0.5.7"), Family::V055);
         assert_eq!(Family::of("0.5.12"), Family::V0510);
         assert_eq!(Family::of("0.5.17"), Family::V0515);

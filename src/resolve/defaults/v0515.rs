@@ -3,8 +3,8 @@
 use super::args::{flag_of, int_list, int_of, str_of};
 use super::inputs::Inputs;
 use super::lists::{decode_batch_sizes, prefill_batch_sizes};
+use super::since::since;
 use super::{GIB, SglangDefaults, apply_reserve};
-use crate::sglang::version::at_least;
 
 /// 0.5.15+ per-phase CUDA-graph switches.
 struct Phases<'a> {
@@ -22,7 +22,7 @@ pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
     out.decode_graph = phases.decode_on;
     out.prefill_bs = prefill_buckets_v0515(i, phases.prefill_on);
     out.prefill_graph = phases.prefill_on;
-    let post_capture = at_least(i.version, "0.5.16")
+    let post_capture = since(i.version, "0.5.16")
         && i.env.truthy("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING")
         && !i.mla
         && phases.decode_on
@@ -35,7 +35,7 @@ pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
         };
         apply_reserve(out, g, r);
     } else {
-        out.mem_fraction_static = if at_least(i.version, "0.5.20") {
+        out.mem_fraction_static = if since(i.version, "0.5.20") {
             0.95
         } else {
             0.88
