@@ -239,22 +239,34 @@ def results_path(grid, version):
 
 def run(grid, versions, jobs):
     for v in versions:
-        out = results_path(grid, v)
-        if out.exists():
-            continue
+        if not results_path(grid, v).exists():
+            run_one(grid, v, jobs)
+
+
+def run_one(grid, v, jobs):
+    """One release's grid. The venv is shared by the releases of one transformers pin, so it is
+    locked while its SGLang is swapped and run."""
+    import fcntl
+    lock = WORK / "venvs" / f"{transformers_pin(wheel(v))}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
         py = venv_for(v)
         cs = cases(grid, schema_options(py, v))
         proc = subprocess.run([str(py), str(oracle_dir() / "defaults_oracle.py"), "run", "--jsonl",
                                "--jobs", str(jobs)], input="\n".join(json.dumps(c) for c in cs),
                               capture_output=True, text=True, env=oracle_env())
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr[-3000:])
-            sys.exit(f"oracle failed for {v}")
-        rows = [json.loads(l) for l in proc.stdout.splitlines() if l.strip()]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
-        errs = sum(1 for r in rows if "error" in r)
-        print(f"{v}: {len(rows)} cases, {errs} rejected by SGLang", file=sys.stderr)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-3000:])
+        sys.exit(f"oracle failed for {v}")
+    rows = [json.loads(l) for l in proc.stdout.splitlines() if l.strip()]
+    if len(rows) != len(cs) or any(r.get("version") != v for r in rows):
+        sys.exit(f"{v}: the oracle answered for another release or lost cases")
+    out = results_path(grid, v)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
+    errs = sum(1 for r in rows if "error" in r)
+    print(f"{v}: {len(rows)} cases, {errs} rejected by SGLang", file=sys.stderr)
 
 
 COLUMNS = ["mem_fraction_static", "chunked_prefill_size", "decode_cuda_graph", "decode_max_bs",

@@ -3,6 +3,7 @@
 use super::args::{flag_of, int_list, int_of, str_of};
 use super::inputs::Inputs;
 use super::lists::{decode_batch_sizes, prefill_batch_sizes};
+use super::since::since;
 use super::{Family, GIB, SglangDefaults, apply_reserve};
 
 /// 0.5.3 – 0.5.9: decode graph list and the activation/graph reserve; no prefill graph.
@@ -36,8 +37,9 @@ pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
     }
 }
 
-/// 0.5.3 – 0.5.14 decode graph: the user's list (its max wins), else the generated list up to
-/// the user's or the tier's `max_bs`. Returns the resolved `max_bs`.
+/// 0.5.3rc2 – 0.5.14 decode graph: the user's list (its max wins), else the generated list up
+/// to the user's or the tier's `max_bs` (which ends the list from 0.5.10; the speculative list
+/// has 64 from 0.5.4.post2). Returns the resolved `max_bs`.
 fn decode_graph_v055(i: &Inputs, out: &mut SglangDefaults) -> i64 {
     let mut max_bs = i.user_decode_max.unwrap_or(i.tier_bs);
     let bs = match &i.user_decode_bs {
@@ -45,7 +47,14 @@ fn decode_graph_v055(i: &Inputs, out: &mut SglangDefaults) -> i64 {
             max_bs = *l.iter().max().unwrap_or(&max_bs);
             l.clone()
         }
-        None => decode_batch_sizes(max_bs, i.spec.is_some(), i.no_padding, false),
+        None => {
+            let spec = i.spec.is_some();
+            let mut l = decode_batch_sizes(max_bs, spec, i.no_padding, since(i.version, "0.5.10"));
+            if spec && !i.no_padding && !since(i.version, "0.5.4.post2") {
+                l.retain(|&b| b != 64);
+            }
+            l
+        }
     };
     out.decode_max_bs = Some(max_bs);
     out.decode_bs = Some(bs);
