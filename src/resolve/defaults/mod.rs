@@ -36,16 +36,16 @@ pub enum Family {
     V0410,
     /// 0.5.3rc2 – 0.5.9: `R = 512 + 1.5·cps + 2·max_bs + …`.
     V055,
-    /// 0.5.10rc0 – 0.5.14: adds the piecewise-graph term; spec reserve 4 GiB.
+    /// 0.5.10rc0 – 0.5.13.post1: adds the piecewise-graph term; spec reserve 4 GiB.
     V0510,
-    /// 0.5.15+: per-phase CUDA-graph config, no spec reserve, DeepEP terms.
+    /// 0.5.14+: per-phase CUDA-graph config, no spec reserve; DeepEP terms from 0.5.15.
     V0515,
 }
 
 impl Family {
     pub fn of(version: &str) -> Family {
         [
-            ("0.5.15", Family::V0515),
+            ("0.5.14", Family::V0515),
             ("0.5.10rc0", Family::V0510),
             ("0.5.3rc2", Family::V055),
             ("0.4.7.post1", Family::V0410),
@@ -284,6 +284,7 @@ mod tests {
         assert_eq!(Family::of("0.5.3rc2"), Family::V055);
         assert_eq!(Family::of("0.5.7"), Family::V055);
         assert_eq!(Family::of("0.5.12"), Family::V0510);
+        assert_eq!(Family::of("0.5.14"), Family::V0515);
         assert_eq!(Family::of("0.5.17"), Family::V0515);
         assert_eq!(Family::of("0.6.0"), Family::V0515);
     }

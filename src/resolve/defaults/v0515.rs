@@ -1,4 +1,4 @@
-//! 0.5.15+: per-phase CUDA-graph config.
+//! 0.5.14+: per-phase CUDA-graph config.
 
 use super::args::{flag_of, int_list, int_of, str_of};
 use super::inputs::Inputs;
@@ -14,7 +14,8 @@ struct Phases<'a> {
     prefill_backend: Option<&'a str>,
 }
 
-/// 0.5.15+: per-phase CUDA-graph config, no speculative reserve, DeepEP terms. Returns whether
+/// 0.5.14+: per-phase CUDA-graph config, no speculative reserve; DeepEP and PD-role terms from
+/// 0.5.15. Returns whether
 /// the KV pool is sized after graph capture (0.5.16+, env opt-in), which uses a smaller reserve.
 pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
     let phases = phases_v0515(i);
@@ -77,11 +78,12 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
     }
 }
 
-/// 0.5.15+ decode graph: as 0.5.3, but an unset `max_bs` is capped at `--max-running-requests`
-/// and the generated list always ends at `max_bs`. Returns the resolved `max_bs`.
+/// 0.5.14+ decode graph: as 0.5.10, but an unset `max_bs` is capped at
+/// `--max-running-requests` from 0.5.22. Returns the resolved `max_bs`.
 fn decode_graph_v0515(i: &Inputs, out: &mut SglangDefaults) -> i64 {
     let mut max_bs = i.user_decode_max.unwrap_or(i.tier_bs);
-    if i.user_decode_max.is_none()
+    if since(i.version, "0.5.22")
+        && i.user_decode_max.is_none()
         && i.user_decode_bs.is_none()
         && let Some(m) = i.user_mrr.filter(|&m| max_bs > m)
     {
@@ -103,8 +105,8 @@ fn decode_graph_v0515(i: &Inputs, out: &mut SglangDefaults) -> i64 {
 fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
     let user_max = int_of(i.args, &["--cuda-graph-max-bs-prefill"]);
     let user_bs = int_list(i.args, &["--cuda-graph-bs-prefill"]);
-    // DeepEP: prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
-    if i.deepep && prefill_on {
+    // DeepEP (0.5.17+): prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
+    if i.deepep && prefill_on && since(i.version, "0.5.17") {
         let base = user_bs.unwrap_or_else(|| prefill_batch_sizes(user_max.unwrap_or(2048)));
         let mut aligned: Vec<i64> = base.iter().map(|b| (b + 7) / 8 * 8).collect();
         aligned.sort_unstable();
@@ -130,13 +132,15 @@ fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
     prefill_batch_sizes(m.max(0))
 }
 
-/// 0.5.15+ reserve `R` (MiB) without post-capture sizing: activations, then the graph terms
-/// for the phases this rank captures (`reserve_for_graph_mb`), a 10 GiB floor above 60 GiB,
-/// then DeepEP's decode buffers. The additions stay in SGLang's order.
+/// 0.5.14+ reserve `R` (MiB) without post-capture sizing: activations, then the graph terms
+/// for the phases this rank captures (`reserve_for_graph_mb`; 0.5.14 counts the decode graph
+/// even when off), a 10 GiB floor above 60 GiB, then DeepEP's decode buffers (0.5.15+; the
+/// breakable-prefill DeepEP term 0.5.17+). The additions stay in SGLang's order.
 fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_buckets: usize) -> f64 {
+    let v15 = since(i.version, "0.5.15");
     let tpp = (i.tp * i.pp) as f64 / 8.0 * 1024.0;
     let mut r = 512.0 + activation_tokens_v0515(i, max_bs) as f64 * 1.5 + tpp;
-    if i.disagg != "prefill" && phases.decode_on {
+    if !v15 || (i.disagg != "prefill" && phases.decode_on) {
         r += max_bs as f64 * 2.0;
     }
     if i.attn_dp > 1 && i.disagg != "prefill" {
@@ -151,14 +155,17 @@ fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_bucke
         } else {
             prefill_buckets as f64 * 8.0
         };
-        if i.deepep && phases.prefill_backend.is_none_or(|b| b == "breakable") {
+        if i.deepep
+            && since(i.version, "0.5.17")
+            && phases.prefill_backend.is_none_or(|b| b == "breakable")
+        {
             r += GIB;
         }
     }
     if g > 60.0 * GIB {
         r = r.max(10.0 * GIB);
     }
-    if i.disagg != "prefill" && phases.decode_on && i.deepep {
+    if v15 && i.disagg != "prefill" && phases.decode_on && i.deepep {
         r += 2.0 * GIB;
     }
     r
@@ -167,7 +174,7 @@ fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_bucke
 /// 0.5.15+ activation tokens behind the reserve: a decode rank's running requests × draft
 /// tokens, else the chunk (or `--max-prefill-tokens` without chunking), at least 2048.
 fn activation_tokens_v0515(i: &Inputs, max_bs: i64) -> i64 {
-    if i.disagg == "decode" {
+    if i.disagg == "decode" && since(i.version, "0.5.15") {
         let running = i.user_mrr.unwrap_or(max_bs).max(1);
         let draft = i
             .args
