@@ -10,7 +10,7 @@ the golden tables that tests/memory.rs replays against src/resolve/defaults.rs.
     scripts/gen-defaults.py table --grid probe --all > tests/fixtures/memory/sglang-defaults-probe.tsv
     scripts/gen-defaults.py table --grid full V... > tests/fixtures/memory/sglang-defaults.tsv
 
-Grids: `sweep` (6 cases × 3 GPUs, for every release), `probe` (16 cases × 9 GPUs, for the
+Grids: `sweep` (6 cases × 3 GPUs, for every release), `probe` (18 cases × 9 GPUs, for the
 releases on both sides of every boundary) and `full` (the oracle's 558-case grid of
 6 GPUs × tp 1/2/4/8 × dense/MoE/MLA × variations, plus the probe cases on the 3 GPUs it lacks).
 Options a release does not have are replaced by its older spelling (`--cuda-graph-max-bs` for
@@ -73,6 +73,8 @@ PROBE = [
     ("moe", 4, "plain"), ("moe", 4, "speculative"), ("moe", 4, "deepep"),
     ("mla", 8, "plain"), ("mla", 8, "dp-attention"), ("mla", 8, "dp-attention+deepep"),
     ("mla", 8, "speculative"),
+    # opt-in piecewise prefill graphs (0.5.3.post2 – 0.5.9)
+    ("dense", 1, "piecewise"), ("mla", 8, "piecewise"),
 ]
 
 
@@ -167,6 +169,8 @@ def variation(kind, tp, name, opts):
     if name == "cuda-graph-max-bs-128":
         flag = "--cuda-graph-max-bs-decode" if "--cuda-graph-max-bs-decode" in opts else "--cuda-graph-max-bs"
         return [flag, "128"] if flag in opts else None
+    if name == "piecewise":
+        return ["--enable-piecewise-cuda-graph"] if "--enable-piecewise-cuda-graph" in opts else None
     if name == "chunked-prefill-4096":
         return ["--chunked-prefill-size", "4096"]
     if name == "max-running-requests-64":

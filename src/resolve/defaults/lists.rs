@@ -1,5 +1,7 @@
 //! SGLang's default CUDA-graph batch-size lists.
 
+use super::since::since;
+
 /// `[1,2,4,8,12] + 16..=256/8 + 272..<512/16 + 512..=max/32` (or the denser speculative list).
 pub fn decode_batch_sizes(
     max_bs: i64,
@@ -41,5 +43,25 @@ pub fn prefill_batch_sizes(max_bs: i64) -> Vec<i64> {
     v.extend((1280..=4096).step_by(256));
     v.extend((4608..=max_bs.max(0)).step_by(512));
     v.retain(|&b| b <= max_bs);
+    v
+}
+
+/// 0.5.3.post2 – 0.5.8 piecewise token buckets (0.5.9 on: [`prefill_batch_sizes`]).
+pub(super) fn piecewise_tokens_v055(version: &str, max: i64) -> Vec<i64> {
+    if since(version, "0.5.9") {
+        return prefill_batch_sizes(max);
+    }
+    let mut v: Vec<i64> = (4..33).step_by(4).collect();
+    v.extend((48..257).step_by(16));
+    v.extend((288..513).step_by(32));
+    if since(version, "0.5.8") {
+        v.extend((640..=1024).step_by(64));
+        v.extend((1280..=4096).step_by(256));
+        v.extend((4608..=max.max(0)).step_by(512));
+    } else {
+        v.extend((640..=4096).step_by(128));
+        v.extend((4352..=max.max(0)).step_by(256));
+    }
+    v.retain(|&b| b <= max);
     v
 }

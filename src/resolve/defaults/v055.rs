@@ -1,20 +1,53 @@
-//! 0.5.3 – 0.5.14: the activation/graph reserve, then piecewise prefill graphs.
+//! 0.5.3rc2 – 0.5.13: the activation/graph reserve, then piecewise prefill graphs.
 
 use super::args::{flag_of, int_list, int_of, str_of};
 use super::inputs::Inputs;
-use super::lists::{decode_batch_sizes, prefill_batch_sizes};
+use super::lists::{decode_batch_sizes, piecewise_tokens_v055, prefill_batch_sizes};
 use super::since::since;
 use super::{Family, GIB, SglangDefaults, apply_reserve};
 
-/// 0.5.3 – 0.5.9: decode graph list and the activation/graph reserve; no prefill graph.
+/// 0.5.3rc2 – 0.5.9: decode graph list and the activation/graph reserve; piecewise prefill
+/// graphs only on request (`--enable-piecewise-cuda-graph`, 0.5.3.post2 on).
 pub(super) fn v055(i: &Inputs, out: &mut SglangDefaults) {
     let max_bs = decode_graph_v055(i, out);
+    let (before_floor, after_spec) = opt_in_piecewise(i, out);
     if let Some(g) = i.g {
-        apply_reserve(out, g, reserve_v055(i, g, max_bs, false, 0));
+        let r = reserve_v055(i, g, max_bs, before_floor) + after_spec;
+        apply_reserve(out, g, r);
     }
 }
 
-/// 0.5.10 – 0.5.14: as 0.5.3, plus piecewise prefill graphs and their share of the reserve.
+/// 0.5.3.post2 – 0.5.9 `--enable-piecewise-cuda-graph`: its token buckets, and its reserve terms
+/// (MiB) before the 10 GiB floor (0.5.8+: 8 per bucket) and after the speculative term
+/// (0.5.5.post1: max tokens / 4; 0.5.7: / 8).
+fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
+    if !flag_of(i.args, &["--enable-piecewise-cuda-graph"]) {
+        return (0.0, 0.0);
+    }
+    let v = i.version;
+    // The max tokens: an option default of 4096 until 0.5.7, then the chunk (2048 for MLA, 0.5.8).
+    let max_tokens = int_of(i.args, &["--piecewise-cuda-graph-max-tokens"]).unwrap_or(
+        match (since(v, "0.5.7"), since(v, "0.5.8") && i.mla) {
+            (false, _) => 4096,
+            (true, true) => 2048,
+            (true, false) => i.cps0,
+        },
+    );
+    out.prefill_graph = true;
+    out.prefill_bs = int_list(i.args, &["--piecewise-cuda-graph-tokens"])
+        .unwrap_or_else(|| piecewise_tokens_v055(v, max_tokens));
+    if since(v, "0.5.8") {
+        (out.prefill_bs.len() as f64 * 8.0, 0.0)
+    } else if since(v, "0.5.7") {
+        (0.0, (max_tokens / 8) as f64)
+    } else if since(v, "0.5.5.post1") {
+        (0.0, (max_tokens / 4) as f64)
+    } else {
+        (0.0, 0.0)
+    }
+}
+
+/// 0.5.10rc0 – 0.5.13: as 0.5.3, plus piecewise prefill graphs and their share of the reserve.
 pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
     let max_bs = decode_graph_v055(i, out);
     let piecewise = piecewise_v0510(i);
@@ -32,8 +65,12 @@ pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
         .unwrap_or_else(|| prefill_batch_sizes(max_tokens));
     out.prefill_graph = piecewise;
     if let Some(g) = i.g {
-        let r = reserve_v055(i, g, max_bs, piecewise, out.prefill_bs.len());
-        apply_reserve(out, g, r);
+        let graph = match (piecewise, i.mla) {
+            (false, _) => 0.0,
+            (true, true) => 1.5 * GIB,
+            (true, false) => out.prefill_bs.len() as f64 * 8.0,
+        };
+        apply_reserve(out, g, reserve_v055(i, g, max_bs, graph));
     }
 }
 
@@ -105,7 +142,7 @@ fn piecewise_v0510(i: &Inputs) -> bool {
 /// 0.5.3 – 0.5.14 reserve `R` (MiB): `512 + 1.5·cps + 2·max_bs + TP·PP/8 GiB`, DP-attention
 /// and piecewise-graph terms, a 10 GiB floor above 60 GiB, then the speculative reserve.
 /// The additions stay in SGLang's order so the float result is the same.
-fn reserve_v055(i: &Inputs, g: f64, max_bs: i64, piecewise: bool, prefill_buckets: usize) -> f64 {
+fn reserve_v055(i: &Inputs, g: f64, max_bs: i64, prefill_graph: f64) -> f64 {
     let mut r = 512.0;
     r += if i.cps0 > 0 {
         i.cps0.max(2048) as f64 * 1.5
@@ -120,12 +157,8 @@ fn reserve_v055(i: &Inputs, g: f64, max_bs: i64, piecewise: bool, prefill_bucket
             r += (max_bs * i.attn_dp) as f64 * 1.5;
         }
     }
-    if piecewise {
-        r += if i.mla {
-            1.5 * GIB
-        } else {
-            prefill_buckets as f64 * 8.0
-        };
+    if prefill_graph > 0.0 {
+        r += prefill_graph;
     }
     if g > 60.0 * GIB {
         r = r.max(10.0 * GIB);
