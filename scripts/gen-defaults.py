@@ -128,11 +128,12 @@ def venv_for(version):
     venv = WORK / "venvs" / f"tf-{pin}"
     py = venv / "bin" / "python"
     pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    if not (venv / "ready").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         # The oracle's real small deps (msgspec: 0.5.x ServerArgs; orjson: list-valued options).
         subprocess.run(pip + ["msgspec", "pyyaml", "packaging", "dill", "orjson", "pillow",
                               f"transformers=={pin}"], check=True)
+        (venv / "ready").touch()
     have = subprocess.run([str(py), "-c", "from importlib.metadata import version as v; print(v('sglang'))"],
                           capture_output=True, text=True).stdout.strip()
     if have != version:
@@ -140,13 +141,28 @@ def venv_for(version):
     return py
 
 
+# The argparse oracle stubs what SGLang imports and is missing; real transformers (needed by the
+# defaults oracle) cannot load its model code on stub torch, so it is hidden from that run.
+HIDE_TRANSFORMERS = """
+import importlib.abc, runpy, sys
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("transformers", "tokenizers", "huggingface_hub", "safetensors"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Hide())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def schema_options(py, version):
     """Option strings and choices of the release's real parser (the argparse oracle)."""
     out = WORK / "schemas" / f"{version}.json"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(py), str(oracle_dir() / "oracle.py"), "schema", "--out", str(out)],
-                       check=True, stdout=subprocess.DEVNULL, env=oracle_env())
+        env = dict(oracle_env(), PYTHONHASHSEED="0")  # the oracle would re-execute itself
+        subprocess.run([str(py), "-c", HIDE_TRANSFORMERS, str(oracle_dir() / "oracle.py"), "schema",
+                        "--out", str(out)], check=True, stdout=subprocess.DEVNULL, env=env)
     opts = {}
     for a in json.load(open(out))["actions"]:
         for o in a["option_strings"]:
@@ -371,6 +387,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     o = ap.parse_intermixed_args()
     versions = all_releases() if o.all or not o.versions else sorted(o.versions, key=vkey)
+    if o.cmd == "run" and o.versions:
+        versions = o.versions  # in the order given
     if o.cmd == "releases":
         print("\n".join(versions))
     elif o.cmd == "run":
