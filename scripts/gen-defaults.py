@@ -147,7 +147,8 @@ HIDE_TRANSFORMERS = """
 import importlib.abc, runpy, sys
 class Hide(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("transformers", "tokenizers", "huggingface_hub", "safetensors"):
+        if name.split(".")[0] in ("transformers", "tokenizers", "huggingface_hub", "safetensors",
+                                  "pydantic", "pydantic_core"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Hide())
 sys.argv = sys.argv[1:]
