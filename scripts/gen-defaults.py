@@ -44,6 +44,9 @@ OLDEST = "0.4.0"
 # Releases before 0.4.3.post3 pin no transformers (they pull it through vllm); this is the
 # first pin, and nothing the oracle reads differs for those releases.
 FALLBACK_TRANSFORMERS = "4.48.3"
+# Pins whose transformers cannot register SGLang's image processors without torch
+# (AutoImageProcessor asks for torchvision): the next pin that can, which reads the same configs.
+TRANSFORMERS_OVERRIDE = {"5.12.1": "5.19.0"}
 
 MODELS = {
     "dense": "@models/Llama-3.1-8B-Instruct",
@@ -117,7 +120,7 @@ def transformers_pin(whl):
         for line in z.read(meta).decode().splitlines():
             m = re.match(r"Requires-Dist: transformers\s*==\s*([^;\s]+)", line)
             if m:
-                return m.group(1)
+                return TRANSFORMERS_OVERRIDE.get(m.group(1), m.group(1))
     return FALLBACK_TRANSFORMERS
 
 
@@ -141,29 +144,29 @@ def venv_for(version):
     return py
 
 
-# The argparse oracle stubs what SGLang imports and is missing; real transformers (needed by the
-# defaults oracle) cannot load its model code on stub torch, so it is hidden from that run.
-HIDE_TRANSFORMERS = """
-import importlib.abc, runpy, sys
-class Hide(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("transformers", "tokenizers", "huggingface_hub", "safetensors",
-                                  "pydantic", "pydantic_core"):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Hide())
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
-
-def schema_options(py, version):
-    """Option strings and choices of the release's real parser (the argparse oracle)."""
+def schema_options(version):
+    """Option strings and choices of the release's real parser (the argparse oracle, in a venv
+    of its own: it stubs what SGLang imports and is missing, which real transformers or pydantic
+    in the defaults venvs would defeat)."""
     out = WORK / "schemas" / f"{version}.json"
     if not out.exists():
+        import fcntl
         out.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(oracle_env(), PYTHONHASHSEED="0")  # the oracle would re-execute itself
-        subprocess.run([str(py), "-c", HIDE_TRANSFORMERS, str(oracle_dir() / "oracle.py"), "schema",
-                        "--out", str(out)], check=True, stdout=subprocess.DEVNULL, env=env)
+        venv = WORK / "venvs" / "schema"
+        py = venv / "bin" / "python"
+        pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        with open(WORK / "venvs" / "schema.lock", "w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            if not (venv / "ready").exists():
+                subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+                subprocess.run(pip + ["msgspec", "pyyaml", "packaging", "dill", "orjson"], check=True)
+                (venv / "ready").touch()
+            subprocess.run(pip + ["--no-deps", "--no-compile", "--force-reinstall", str(wheel(version))],
+                           check=True)
+            subprocess.run([str(py), str(oracle_dir() / "oracle.py"), "schema", "--out", str(out)],
+                           check=True, stdout=subprocess.DEVNULL, env=oracle_env())
+        if json.load(open(out))["meta"]["sglang_version"] != version:
+            sys.exit(f"{version}: the schema is another release's")
     opts = {}
     for a in json.load(open(out))["actions"]:
         for o in a["option_strings"]:
@@ -273,7 +276,7 @@ def run_one(grid, v, jobs):
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         py = venv_for(v)
-        cs = cases(grid, schema_options(py, v))
+        cs = cases(grid, schema_options(v))
         proc = subprocess.run([str(py), str(oracle_dir() / "defaults_oracle.py"), "run", "--jsonl",
                                "--jobs", str(jobs)], input="\n".join(json.dumps(c) for c in cs),
                               capture_output=True, text=True, env=oracle_env())
@@ -283,6 +286,9 @@ def run_one(grid, v, jobs):
     rows = [json.loads(l) for l in proc.stdout.splitlines() if l.strip()]
     if len(rows) != len(cs) or any(r.get("version") != v for r in rows):
         sys.exit(f"{v}: the oracle answered for another release or lost cases")
+    broken = [r for r in rows if r.get("error_stage") == "oracle"]
+    if broken:
+        sys.exit(f"{v}: the oracle itself failed ({broken[0]['error']}); nothing recorded")
     out = results_path(grid, v)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))

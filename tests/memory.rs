@@ -289,7 +289,7 @@ fn sglang_defaults_agree_at_every_boundary() {
 /// A few cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
 #[test]
 fn sglang_defaults_agree_at_every_release() {
-    assert_agree("sglang-defaults-sweep.tsv", 497);
+    assert_agree("sglang-defaults-sweep.tsv", 839);
 }
 
 #[test]
