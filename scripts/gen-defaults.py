@@ -286,7 +286,9 @@ def run_one(grid, v, jobs):
     rows = [json.loads(l) for l in proc.stdout.splitlines() if l.strip()]
     if len(rows) != len(cs) or any(r.get("version") != v for r in rows):
         sys.exit(f"{v}: the oracle answered for another release or lost cases")
-    broken = [r for r in rows if r.get("error_stage") == "oracle"]
+    # The oracle's own failures and missing packages say nothing about SGLang's resolution.
+    broken = [r for r in rows if r.get("error_stage") == "oracle"
+              or r.get("error", "").startswith(("ImportError", "ModuleNotFoundError"))]
     if broken:
         sys.exit(f"{v}: the oracle itself failed ({broken[0]['error']}); nothing recorded")
     out = results_path(grid, v)
