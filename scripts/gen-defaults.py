@@ -20,7 +20,10 @@ is left out for that release; cases SGLang rejects are counted, not recorded.
 Setup is automatic (PyPI needed): one venv per `transformers` pin under WORK/venvs (the oracle
 loads model configs with real transformers at the version the release pins; releases before
 0.4.3.post3 pin none and get 4.48.3, the first pinned one), SGLang itself installed with
---no-deps from its wheel (WORK/wheels), swapped per release. About 300 MB per venv, 20 pins.
+--no-deps from its wheel (WORK/wheels), swapped per release. About 300 MB per venv, 21 pins.
+Two environment fixes the shared oracle lacks: the parser schema is read in a venv of its own
+(real transformers/pydantic break oracle.py's stubbing), and transformers 5.x gets a start-up
+shim (scripts/defaults_shim/) so SGLang 0.5.14 – 0.5.19 import without torch.
 
 Tables are facts only: results per case, deduplicated across releases. Each row holds the
 releases it is true for as ranges over the `# releases:` header line (every release the grid
@@ -44,9 +47,6 @@ OLDEST = "0.4.0"
 # Releases before 0.4.3.post3 pin no transformers (they pull it through vllm); this is the
 # first pin, and nothing the oracle reads differs for those releases.
 FALLBACK_TRANSFORMERS = "4.48.3"
-# Pins whose transformers cannot register SGLang's image processors without torch
-# (AutoImageProcessor asks for torchvision): the next pin that can, which reads the same configs.
-TRANSFORMERS_OVERRIDE = {"5.12.1": "5.19.0"}
 
 MODELS = {
     "dense": "@models/Llama-3.1-8B-Instruct",
@@ -120,7 +120,7 @@ def transformers_pin(whl):
         for line in z.read(meta).decode().splitlines():
             m = re.match(r"Requires-Dist: transformers\s*==\s*([^;\s]+)", line)
             if m:
-                return TRANSFORMERS_OVERRIDE.get(m.group(1), m.group(1))
+                return m.group(1)
     return FALLBACK_TRANSFORMERS
 
 
@@ -137,6 +137,11 @@ def venv_for(version):
         subprocess.run(pip + ["msgspec", "pyyaml", "packaging", "dill", "orjson", "pillow",
                               f"transformers=={pin}"], check=True)
         (venv / "ready").touch()
+    # transformers 5.x without torch: see defaults_shim/_gen_defaults_shim.py.
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    shim = Path(__file__).resolve().parent / "defaults_shim" / "_gen_defaults_shim.py"
+    (site / shim.name).write_text(shim.read_text())
+    (site / "zz_gen_defaults_shim.pth").write_text("import _gen_defaults_shim\n")
     have = subprocess.run([str(py), "-c", "from importlib.metadata import version as v; print(v('sglang'))"],
                           capture_output=True, text=True).stdout.strip()
     if have != version:

@@ -1,9 +1,10 @@
-//! SGLang's own start-up arithmetic, per version: default `--mem-fraction-static`,
+//! SGLang's own start-up arithmetic, per release: default `--mem-fraction-static`,
 //! `--chunked-prefill-size`, decode CUDA-graph batch sizes and `--max-running-requests`.
 //!
-//! Each formula is selected by version family (for a version between two known ones, the
-//! nearest older family applies); `tests/memory.rs` replays goldens recorded from SGLang's own
-//! code at every family boundary.
+//! One function per formula generation (a module each); within a generation, the releases where
+//! only a constant or a term changed are gates ([`since`]). The boundaries were found by running
+//! every release from 0.4.0 on through SGLang's own code; `tests/memory.rs` replays those
+//! goldens (every release, and both sides of every boundary).
 
 mod args;
 mod inputs;
@@ -245,7 +246,7 @@ pub fn captured_decode_bs(
 }
 
 /// The KV page size SGLang ends up with: `--page-size`, else 64 where it picks the TensorRT-LLM
-/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.5, `trtllm_mha` since
+/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.3.post2, `trtllm_mha` since
 /// 0.5.10), else 1.
 pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u32>) -> u64 {
     if let Some(p) = args.get("--page-size").and_then(Value::as_i64) {
@@ -261,7 +262,7 @@ pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u
     let trtllm = cc_major == Some(10)
         && !backend_given
         && if mla {
-            since(version, "0.5.5")
+            since(version, "0.5.3.post2")
         } else {
             since(version, "0.5.10")
         };
