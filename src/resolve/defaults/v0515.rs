@@ -4,6 +4,7 @@ use super::args::{flag_of, int_list, int_of, str_of};
 use super::inputs::Inputs;
 use super::lists::{decode_batch_sizes, prefill_batch_sizes};
 use super::since::since;
+use super::v055::piecewise_v0510;
 use super::{GIB, SglangDefaults, apply_reserve};
 
 /// 0.5.15+ per-phase CUDA-graph switches.
@@ -45,7 +46,32 @@ pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
     post_capture
 }
 
-/// 0.5.15+: which graph phases are captured, after the options and compatibility rules.
+/// The compatibility rules that turn the default prefill graph off (before the memory heuristic):
+/// 0.5.14's torch.compile piecewise graph keeps 0.5.10's list (not speculative decoding); the
+/// breakable graph (0.5.15+) has its own, relaxed over releases.
+fn prefill_incompatible(i: &Inputs) -> bool {
+    let (v, args) = (i.version, i.args);
+    if !since(v, "0.5.15") {
+        return !piecewise_v0510(i, false);
+    }
+    let v17 = since(v, "0.5.17");
+    let lora =
+        flag_of(args, &["--enable-lora"]) || args.get("--lora-paths").is_some_and(|x| !x.is_null());
+    let a2a = if v17 {
+        !matches!(i.a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
+    } else {
+        i.a2a != "none" || i.deepep
+    };
+    (i.mla && !since(v, "0.5.18"))
+        || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
+        || (since(v, "0.5.16") && int_of(args, &["--dcp-size"]).unwrap_or(1) > 1)
+        || (v17 && flag_of(args, &["--enable-two-batch-overlap"]))
+        || (!v17 && (lora || i.attn_dp > 1))
+        || a2a
+        || i.multimodal
+}
+
+/// 0.5.14+: which graph phases are captured, after the options and compatibility rules.
 fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
     let args = i.args;
     let decode_backend = str_of(args, &["--cuda-graph-backend-decode"]);
@@ -56,16 +82,17 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
     let mut prefill_on = !(i.disable_cuda_graph
         || flag_of(args, &["--disable-prefill-cuda-graph"])
         || prefill_backend == Some("disabled"));
-    // Compatibility rules that turn the breakable prefill graph off before the heuristic.
-    if prefill_backend.is_none()
-        && (int_of(args, &["--dcp-size"]).unwrap_or(1) > 1
-            || flag_of(args, &["--enable-two-batch-overlap"])
-            || !matches!(i.a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
-            || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
-            || i.multimodal)
-    {
+    if prefill_backend.is_none() && prefill_incompatible(i) {
         prefill_on = false;
     }
+    if !since(i.version, "0.5.15") {
+        return Phases {
+            decode_on,
+            prefill_on,
+            prefill_backend,
+        };
+    }
+    // 0.5.15+: a PD role captures only its own phase.
     match i.disagg.as_str() {
         "prefill" if decode_backend.is_none() => decode_on = false,
         "decode" if prefill_backend.is_none() => prefill_on = false,
