@@ -149,14 +149,16 @@ def venv_for(version):
     return py
 
 
-def schema_options(version):
+def schema_options(version, py):
     """Option strings and choices of the release's real parser (the argparse oracle, in a venv
     of its own: it stubs what SGLang imports and is missing, which real transformers or pydantic
-    in the defaults venvs would defeat)."""
+    in the defaults venvs would defeat; some releases, 0.5.11 – 0.5.13 among them, need real
+    transformers at import, so those fall back to the release's defaults venv `py`)."""
     out = WORK / "schemas" / f"{version}.json"
     if not out.exists():
         import fcntl
         out.parent.mkdir(parents=True, exist_ok=True)
+        release_py = py
         venv = WORK / "venvs" / "schema"
         py = venv / "bin" / "python"
         pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
@@ -168,8 +170,12 @@ def schema_options(version):
                 (venv / "ready").touch()
             subprocess.run(pip + ["--no-deps", "--no-compile", "--force-reinstall", str(wheel(version))],
                            check=True)
-            subprocess.run([str(py), str(oracle_dir() / "oracle.py"), "schema", "--out", str(out)],
-                           check=True, stdout=subprocess.DEVNULL, env=oracle_env())
+            done = subprocess.run([str(py), str(oracle_dir() / "oracle.py"), "schema", "--out",
+                                   str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=oracle_env()).returncode == 0
+        if not done:
+            subprocess.run([str(release_py), str(oracle_dir() / "oracle.py"), "schema", "--out",
+                            str(out)], check=True, stdout=subprocess.DEVNULL, env=oracle_env())
         if json.load(open(out))["meta"]["sglang_version"] != version:
             sys.exit(f"{version}: the schema is another release's")
     opts = {}
@@ -281,7 +287,7 @@ def run_one(grid, v, jobs):
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         py = venv_for(v)
-        cs = cases(grid, schema_options(v))
+        cs = cases(grid, schema_options(v, py))
         proc = subprocess.run([str(py), str(oracle_dir() / "defaults_oracle.py"), "run", "--jsonl",
                                "--jobs", str(jobs)], input="\n".join(json.dumps(c) for c in cs),
                               capture_output=True, text=True, env=oracle_env())
