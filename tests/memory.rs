@@ -283,13 +283,13 @@ fn sglang_defaults_agree_with_every_oracle_golden() {
 /// 16 cases on 9 GPUs for the releases on both sides of every formula boundary.
 #[test]
 fn sglang_defaults_agree_at_every_boundary() {
-    assert_agree("sglang-defaults-probe.tsv", 1710);
+    assert_agree("sglang-defaults-probe.tsv", 3663);
 }
 
 /// A few cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
 #[test]
 fn sglang_defaults_agree_at_every_release() {
-    assert_agree("sglang-defaults-sweep.tsv", 1419);
+    assert_agree("sglang-defaults-sweep.tsv", 1527);
 }
 
 #[test]

@@ -47,7 +47,7 @@ pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
 }
 
 /// The compatibility rules that turn the default prefill graph off (before the memory heuristic):
-/// 0.5.14's torch.compile piecewise graph keeps 0.5.10's list (not speculative decoding); the
+/// 0.5.14's torch.compile piecewise graph keeps 0.5.11's list; the
 /// breakable graph (0.5.15+) has its own, relaxed over releases.
 fn prefill_incompatible(i: &Inputs) -> bool {
     let (v, args) = (i.version, i.args);

@@ -50,7 +50,7 @@ fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
 /// 0.5.10rc0 – 0.5.13: as 0.5.3, plus piecewise prefill graphs and their share of the reserve.
 pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
     let max_bs = decode_graph_v055(i, out);
-    let piecewise = piecewise_v0510(i, true);
+    let piecewise = piecewise_v0510(i, !since(i.version, "0.5.11"));
     let max_tokens = int_of(i.args, &["--piecewise-cuda-graph-max-tokens"]).unwrap_or_else(|| {
         let mut m = if i.mla { 2048 } else { i.cps0 };
         if let Some(t) = i.max_total_tokens {
@@ -98,8 +98,8 @@ fn decode_graph_v055(i: &Inputs, out: &mut SglangDefaults) -> i64 {
     max_bs
 }
 
-/// 0.5.10: piecewise prefill graphs, on by default, off under these conditions (0.5.14's
-/// torch.compile piecewise graph: the same, except under speculative decoding).
+/// 0.5.10: piecewise prefill graphs, on by default, off under these conditions (speculative
+/// decoding only until 0.5.11; 0.5.14's torch.compile piecewise graph has the same list).
 pub(super) fn piecewise_v0510(i: &Inputs, off_for_speculative: bool) -> bool {
     let args = i.args;
     let unsupported_arch = i
