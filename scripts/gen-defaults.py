@@ -315,6 +315,8 @@ def run_one(grid, v, jobs):
     # The oracle's own failures and missing packages say nothing about SGLang's resolution.
     broken = [r for r in rows if r.get("error_stage") == "oracle"
               or r.get("error", "").startswith(("ImportError", "ModuleNotFoundError"))]
+    if rows and all("error" in r for r in rows):
+        broken = rows  # every case failing says more about the environment than SGLang
     if broken:
         sys.exit(f"{v}: the oracle itself failed ({broken[0]['error']}); nothing recorded")
     out = results_path(grid, v)
