@@ -13,21 +13,32 @@ use sglang_launch::sglang::{SglangArgs, flagset, release};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
-/// The flag set a golden's release parses with: its own when embedded, else the nearest
-/// embedded one (older first) that knows every option the case uses.
+/// The flag set a golden's release parses with: its own when embedded, else the embedded one
+/// nearest in release order (every release from the sweep table's list; the nearer of two at
+/// equal distance is the older) that knows every option the case uses. Option defaults come
+/// from the flag set, so a far one can lend a default its release did not have.
 fn flags_for(version: &str, argv: &[&str]) -> &'static flagset::FlagSet {
     if let Some(f) = flagset::get(version) {
         return f;
     }
-    let known = flagset::KNOWN_VERSIONS;
-    let older = known
+    static ORDER: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let order = ORDER.get_or_init(|| Goldens::read("sglang-defaults-sweep.tsv").releases);
+    let at = |v: &str| order.iter().position(|r| r == v);
+    // A release missing from the list sits where it sorts.
+    let here = at(version).unwrap_or_else(|| {
+        order
+            .iter()
+            .position(|r| release::cmp(r, version).is_gt())
+            .unwrap_or(order.len())
+    });
+    let mut known: Vec<(usize, &str)> = flagset::KNOWN_VERSIONS
         .iter()
-        .rev()
-        .filter(|k| release::cmp(k, version).is_le());
-    let newer = known.iter().filter(|k| release::cmp(k, version).is_gt());
-    older
-        .chain(newer)
-        .map(|k| flagset::get(k).unwrap())
+        .filter_map(|k| at(k).map(|i| (i.abs_diff(here) * 2 + usize::from(i > here), *k)))
+        .collect();
+    known.sort_unstable();
+    known
+        .iter()
+        .map(|(_, k)| flagset::get(k).unwrap())
         .find(|f| {
             argv.iter()
                 .filter(|a| a.starts_with("--"))
@@ -280,16 +291,17 @@ fn sglang_defaults_agree_with_every_oracle_golden() {
     assert_agree("sglang-defaults.tsv", 2232);
 }
 
-/// 16 cases on 9 GPUs for the releases on both sides of every formula boundary.
+/// 18 cases on 9 GPUs (some exist only in some releases) for the releases on both sides of every
+/// formula boundary.
 #[test]
 fn sglang_defaults_agree_at_every_boundary() {
-    assert_agree("sglang-defaults-probe.tsv", 3663);
+    assert_agree("sglang-defaults-probe.tsv", 4419);
 }
 
 /// A few cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
 #[test]
 fn sglang_defaults_agree_at_every_release() {
-    assert_agree("sglang-defaults-sweep.tsv", 1527);
+    assert_agree("sglang-defaults-sweep.tsv", 1689);
 }
 
 #[test]

@@ -246,8 +246,8 @@ pub fn captured_decode_bs(
 }
 
 /// The KV page size SGLang ends up with: `--page-size`, else 64 where it picks the TensorRT-LLM
-/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.3.post2, `trtllm_mha` since
-/// 0.5.10), else 1.
+/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.3.post2; `trtllm_mha`
+/// since 0.5.6.post1, not for speculative decoding with a top-k above 1), else 1.
 pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u32>) -> u64 {
     if let Some(p) = args.get("--page-size").and_then(Value::as_i64) {
         return p.max(1) as u64;
@@ -264,7 +264,9 @@ pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u
         && if mla {
             since(version, "0.5.3.post2")
         } else {
-            since(version, "0.5.10")
+            let topk = args.get("--speculative-eagle-topk").and_then(Value::as_i64);
+            since(version, "0.5.6.post1")
+                && (speculative_algorithm(args).is_none() || topk.is_none_or(|k| k == 1))
         };
     if trtllm { 64 } else { 1 }
 }
