@@ -9,13 +9,47 @@ use sglang_launch::facts::model::{self, ModelFacts};
 use sglang_launch::resolve::Speculative;
 use sglang_launch::resolve::defaults as sg;
 use sglang_launch::sglang::Parallel;
-use sglang_launch::sglang::{SglangArgs, flagset};
+use sglang_launch::sglang::{SglangArgs, flagset, release};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
+/// The flag set a golden's release parses with: its own when embedded, else the embedded one
+/// nearest in release order (every release from the sweep table's list; the nearer of two at
+/// equal distance is the older) that knows every option the case uses. Option defaults come
+/// from the flag set, so a far one can lend a default its release did not have.
+fn flags_for(version: &str, argv: &[&str]) -> &'static flagset::FlagSet {
+    if let Some(f) = flagset::get(version) {
+        return f;
+    }
+    static ORDER: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let order = ORDER.get_or_init(|| Goldens::read("sglang-defaults-sweep.tsv").releases);
+    let at = |v: &str| order.iter().position(|r| r == v);
+    // A release missing from the list sits where it sorts.
+    let here = at(version).unwrap_or_else(|| {
+        order
+            .iter()
+            .position(|r| release::cmp(r, version).is_gt())
+            .unwrap_or(order.len())
+    });
+    let mut known: Vec<(usize, &str)> = flagset::KNOWN_VERSIONS
+        .iter()
+        .filter_map(|k| at(k).map(|i| (i.abs_diff(here) * 2 + usize::from(i > here), *k)))
+        .collect();
+    known.sort_unstable();
+    known
+        .iter()
+        .map(|(_, k)| flagset::get(k).unwrap())
+        .find(|f| {
+            argv.iter()
+                .filter(|a| a.starts_with("--"))
+                .all(|a| f.action(a).is_some())
+        })
+        .unwrap_or_else(|| panic!("no embedded flag set knows every option of {argv:?}"))
+}
+
 /// A small reader for the goldens' argv: options by exact name, typed by the flag set.
 fn args_from_argv(version: &str, argv: &[&str]) -> SglangArgs {
-    let flags = flagset::get(version).expect("known version");
+    let flags = flags_for(version, argv);
     let mut values: Vec<(String, Value)> = Vec::new();
     let mut i = 0;
     while i < argv.len() {
@@ -65,92 +99,209 @@ fn opt_i64(s: &str) -> Option<i64> {
     (s != "-").then(|| s.parse().unwrap())
 }
 
-#[test]
-fn sglang_defaults_agree_with_every_oracle_golden() {
-    let text = std::fs::read_to_string(format!("{FIXTURES}/memory/sglang-defaults.tsv")).unwrap();
-    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
-    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (mut total, mut bad) = (0, Vec::new());
-    let env = Env::default();
-    for line in lines {
-        let f: Vec<&str> = line.split('\t').collect();
-        let version = f[col("version")];
-        let gpu: u64 = f[col("gpu_mem_mib")].parse().unwrap();
-        let argv: Vec<&str> = f[col("argv")].split(' ').collect();
-        let args = args_from_argv(version, &argv);
-        let model_dir = args.str("--model-path").unwrap().to_owned();
-        let facts: Option<ModelFacts> = model::load(&model_dir, &env, &args).facts;
-        assert!(facts.is_some(), "{model_dir}");
-        let d = sg::resolve(
-            version,
-            &args,
-            &env,
-            &Parallel::of(&args),
-            Some(gpu),
-            facts.as_ref(),
-        );
-        total += 1;
-        let mut diffs = Vec::new();
-        let want_mfs: f64 = f[col("mem_fraction_static")].parse().unwrap();
-        if (d.mem_fraction_static - want_mfs).abs() > 1e-9 {
-            diffs.push(format!("mfs {} want {want_mfs}", d.mem_fraction_static));
-        }
-        let want_cps = opt_i64(f[col("chunked_prefill_size")]).unwrap();
-        if d.chunked_prefill_size != want_cps {
-            diffs.push(format!("cps {} want {want_cps}", d.chunked_prefill_size));
-        }
-        let want_graph = f[col("decode_cuda_graph")] == "true";
-        if d.decode_graph != want_graph {
-            diffs.push(format!("decode graph {} want {want_graph}", d.decode_graph));
-        }
-        let want_max = opt_i64(f[col("decode_max_bs")]);
-        if d.decode_max_bs != want_max {
-            diffs.push(format!(
-                "decode max bs {:?} want {want_max:?}",
-                d.decode_max_bs
-            ));
-        }
-        let bs_len = opt_i64(f[col("decode_bs_len")]);
-        let bs_sum = opt_i64(f[col("decode_bs_sum")]);
-        let got_len = d.decode_bs.as_ref().map(|b| b.len() as i64);
-        let got_sum = d.decode_bs.as_ref().map(|b| b.iter().sum::<i64>());
-        if (got_len, got_sum) != (bs_len, bs_sum) {
-            diffs.push(format!(
-                "decode bs len/sum {got_len:?}/{got_sum:?} want {bs_len:?}/{bs_sum:?}"
-            ));
-        }
-        let want_mrr = opt_i64(f[col("max_running_requests")]);
-        if d.max_running_requests != want_mrr {
-            diffs.push(format!(
-                "mrr {:?} want {want_mrr:?}",
-                d.max_running_requests
-            ));
-        }
-        if let Some(want_page) = opt_i64(f[col("page_size")]) {
-            let cc_major = f[col("cc")].split('.').next().and_then(|m| m.parse().ok());
-            let mla = facts.as_ref().is_some_and(ModelFacts::is_mla);
-            let got = sg::page_size(version, &args, mla, cc_major);
-            if got != want_page as u64 {
-                diffs.push(format!("page size {got} want {want_page}"));
-            }
-        }
-        if !diffs.is_empty() {
-            bad.push(format!(
-                "{version} gpu={gpu} {} [{}]: {}",
-                f[col("label")],
-                f[col("argv")],
-                diffs.join("; ")
-            ));
+/// One golden table (scripts/gen-defaults.py): header lines, then one row per case and result,
+/// with the releases it holds for as ranges over the `# releases:` list.
+struct Goldens {
+    releases: Vec<String>,
+    models: Vec<(String, String)>,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Goldens {
+    fn read(file: &str) -> Goldens {
+        let text = std::fs::read_to_string(format!("{FIXTURES}/memory/{file}")).unwrap();
+        let meta = |key: &str| -> Vec<String> {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("{file}: no `{key}` line"))
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect()
+        };
+        let models = meta("# models: ")
+            .iter()
+            .map(|m| m.split_once('=').unwrap())
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+        let header = lines
+            .next()
+            .unwrap()
+            .split('\t')
+            .map(str::to_owned)
+            .collect();
+        let rows = lines
+            .map(|l| l.split('\t').map(str::to_owned).collect())
+            .collect();
+        Goldens {
+            releases: meta("# releases: "),
+            models,
+            header,
+            rows,
         }
     }
-    assert_eq!(total, 2232, "every golden case is read");
+
+    fn col(&self, row: &[String], name: &str) -> String {
+        let i = self.header.iter().position(|h| h == name).unwrap();
+        row[i].clone()
+    }
+
+    /// `a-b,c` → every listed release from a to b, and c.
+    fn expand(&self, ranges: &str) -> Vec<String> {
+        let at = |v: &str| {
+            self.releases
+                .iter()
+                .position(|r| r == v)
+                .unwrap_or_else(|| panic!("{v} not in the release list"))
+        };
+        let mut out = Vec::new();
+        for part in ranges.split(',') {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            out.extend(self.releases[at(a)..=at(b)].iter().cloned());
+        }
+        out
+    }
+
+    fn argv(&self, row: &[String]) -> Vec<String> {
+        let kind = self.col(row, "model");
+        let model = &self.models.iter().find(|(k, _)| *k == kind).unwrap().1;
+        let mut argv = vec![
+            "--model-path".to_owned(),
+            format!("oracle/{model}"),
+            "--tp-size".to_owned(),
+            self.col(row, "tp"),
+        ];
+        let extra = self.col(row, "args");
+        if extra != "-" {
+            argv.extend(extra.split(' ').map(str::to_owned));
+        }
+        argv
+    }
+}
+
+/// Replays every (release, case) of a golden table through `resolve::defaults`; returns the
+/// number of results compared and the disagreements.
+fn replay(file: &str) -> (usize, Vec<String>) {
+    let g = Goldens::read(file);
+    let env = Env::default();
+    let (mut total, mut bad) = (0, Vec::new());
+    for row in &g.rows {
+        let argv = g.argv(row);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        for version in g.expand(&g.col(row, "releases")) {
+            total += 1;
+            let diffs = compare(&g, row, &version, &argv, &env);
+            if !diffs.is_empty() {
+                bad.push(format!(
+                    "{version} gpu={} [{}]: {}",
+                    g.col(row, "gpu_mem_mib"),
+                    argv[2..].join(" "),
+                    diffs.join("; ")
+                ));
+            }
+        }
+    }
+    (total, bad)
+}
+
+/// What SGLang resolved for one release and case (a golden row) against `resolve::defaults`.
+fn compare(g: &Goldens, row: &[String], version: &str, argv: &[&str], env: &Env) -> Vec<String> {
+    let gpu: u64 = g.col(row, "gpu_mem_mib").parse().unwrap();
+    let args = args_from_argv(version, argv);
+    let model_dir = args.str("--model-path").unwrap().to_owned();
+    let facts: Option<ModelFacts> = model::load(&model_dir, env, &args).facts;
+    assert!(facts.is_some(), "{model_dir}");
+    let d = sg::resolve(
+        version,
+        &args,
+        env,
+        &Parallel::of(&args),
+        Some(gpu),
+        facts.as_ref(),
+    );
+    let mut diffs = Vec::new();
+    let want_mfs: f64 = g.col(row, "mem_fraction_static").parse().unwrap();
+    if (d.mem_fraction_static - want_mfs).abs() > 1e-9 {
+        diffs.push(format!("mfs {} want {want_mfs}", d.mem_fraction_static));
+    }
+    let want_cps = opt_i64(&g.col(row, "chunked_prefill_size")).unwrap();
+    if d.chunked_prefill_size != want_cps {
+        diffs.push(format!("cps {} want {want_cps}", d.chunked_prefill_size));
+    }
+    let want_graph = g.col(row, "decode_cuda_graph") == "true";
+    if d.decode_graph != want_graph {
+        diffs.push(format!("decode graph {} want {want_graph}", d.decode_graph));
+    }
+    let want_max = opt_i64(&g.col(row, "decode_max_bs"));
+    if d.decode_max_bs != want_max {
+        diffs.push(format!(
+            "decode max bs {:?} want {want_max:?}",
+            d.decode_max_bs
+        ));
+    }
+    let bs_len = opt_i64(&g.col(row, "decode_bs_len"));
+    let bs_sum = opt_i64(&g.col(row, "decode_bs_sum"));
+    let got_len = d.decode_bs.as_ref().map(|b| b.len() as i64);
+    let got_sum = d.decode_bs.as_ref().map(|b| b.iter().sum::<i64>());
+    if (got_len, got_sum) != (bs_len, bs_sum) {
+        diffs.push(format!(
+            "decode bs len/sum {got_len:?}/{got_sum:?} want {bs_len:?}/{bs_sum:?}"
+        ));
+    }
+    let want_mrr = opt_i64(&g.col(row, "max_running_requests"));
+    if d.max_running_requests != want_mrr {
+        diffs.push(format!(
+            "mrr {:?} want {want_mrr:?}",
+            d.max_running_requests
+        ));
+    }
+    if let Some(want_page) = opt_i64(&g.col(row, "page_size")) {
+        let cc_major = g
+            .col(row, "cc")
+            .split('.')
+            .next()
+            .and_then(|m| m.parse().ok());
+        let mla = facts.as_ref().is_some_and(ModelFacts::is_mla);
+        let got = sg::page_size(version, &args, mla, cc_major);
+        if got != want_page as u64 {
+            diffs.push(format!("page size {got} want {want_page}"));
+        }
+    }
+    diffs
+}
+
+fn assert_agree(file: &str, expected_total: usize) {
+    let (total, bad) = replay(file);
+    assert_eq!(
+        total, expected_total,
+        "every golden (release × case) is read"
+    );
     assert!(
         bad.is_empty(),
         "{} of {total} disagree:\n{}",
         bad.len(),
         bad[..bad.len().min(40)].join("\n")
     );
+}
+
+/// The full grid (558 cases) at the releases it was recorded for.
+#[test]
+fn sglang_defaults_agree_with_every_oracle_golden() {
+    assert_agree("sglang-defaults.tsv", 2232);
+}
+
+/// 18 cases on 9 GPUs (some exist only in some releases) for the releases on both sides of every
+/// formula boundary.
+#[test]
+fn sglang_defaults_agree_at_every_boundary() {
+    assert_agree("sglang-defaults-probe.tsv", 5540);
+}
+
+/// A few cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
+#[test]
+fn sglang_defaults_agree_at_every_release() {
+    assert_agree("sglang-defaults-sweep.tsv", 1707);
 }
 
 #[test]

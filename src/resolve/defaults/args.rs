@@ -1,0 +1,51 @@
+//! Reading the options the formulas use, bounded, in whichever spelling the release knows.
+
+use serde_json::Value;
+
+use crate::sglang::SglangArgs;
+
+/// The first of these option spellings that this version knows (flags were renamed over time).
+pub(super) fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str> {
+    names.iter().copied().find(|n| args.knows(n))
+}
+
+/// Integer arguments are bounded so that no user value can overflow the arithmetic below
+/// (SGLang would reject or OOM on such values long before they matter here).
+pub const ARG_BOUND: i64 = 1 << 20;
+
+pub(super) fn bounded(v: i64) -> i64 {
+    v.clamp(-ARG_BOUND, ARG_BOUND)
+}
+
+/// `args.int(option)`, bounded.
+pub fn int_arg(args: &SglangArgs, option: &str) -> Option<i64> {
+    args.int(option).map(bounded)
+}
+
+pub(super) fn int_of(args: &SglangArgs, names: &[&str]) -> Option<i64> {
+    known(args, names).and_then(|n| args.int(n)).map(bounded)
+}
+
+pub(super) fn flag_of(args: &SglangArgs, names: &[&str]) -> bool {
+    names.iter().any(|n| args.knows(n) && args.flag(n))
+}
+
+pub(super) fn str_of<'a>(args: &'a SglangArgs, names: &[&str]) -> Option<&'a str> {
+    known(args, names).and_then(|n| args.str(n))
+}
+
+pub(super) fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
+    let v = known(args, names).and_then(|n| args.get(n))?;
+    match v {
+        Value::Array(a) => {
+            let l: Vec<i64> = a
+                .iter()
+                .filter_map(Value::as_i64)
+                .map(bounded)
+                .take(4096)
+                .collect();
+            (!l.is_empty()).then_some(l)
+        }
+        _ => None,
+    }
+}

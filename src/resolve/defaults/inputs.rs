@@ -1,0 +1,87 @@
+//! What every formula generation reads, gathered once.
+
+use super::args::{bounded, flag_of, int_arg, int_list, int_of, str_of};
+use super::tiers::tier;
+use super::{Family, speculative_algorithm};
+use crate::facts::Env;
+use crate::facts::model::ModelFacts;
+use crate::sglang::{Parallel, SglangArgs};
+
+/// What every formula generation reads: the arguments and facts `resolve` gathers once.
+pub(super) struct Inputs<'a> {
+    pub(super) family: Family,
+    pub(super) version: &'a str,
+    pub(super) args: &'a SglangArgs,
+    pub(super) env: &'a Env,
+    pub(super) model: Option<&'a ModelFacts>,
+    /// GPU capacity in MiB (`None`: unknown).
+    pub(super) g: Option<f64>,
+    pub(super) tp: i64,
+    pub(super) pp: i64,
+    /// The speculative algorithm after renames.
+    pub(super) spec: Option<String>,
+    pub(super) attn_dp: i64,
+    pub(super) model_path: &'a str,
+    pub(super) mla: bool,
+    pub(super) multimodal: bool,
+    pub(super) a2a: String,
+    pub(super) deepep: bool,
+    pub(super) disagg: String,
+    pub(super) user_mrr: Option<i64>,
+    pub(super) max_prefill_tokens: i64,
+    pub(super) max_total_tokens: Option<i64>,
+    pub(super) no_padding: bool,
+    pub(super) disable_cuda_graph: bool,
+    pub(super) user_decode_max: Option<i64>,
+    pub(super) user_decode_bs: Option<Vec<i64>>,
+    /// The tier's decode `max_bs` for this TP size.
+    pub(super) tier_bs: i64,
+    /// Chunked prefill size before the DP-attention split (user's, else the tier's).
+    pub(super) cps0: i64,
+}
+
+pub(super) fn inputs<'a>(
+    version: &'a str,
+    args: &'a SglangArgs,
+    env: &'a Env,
+    p: &Parallel,
+    gpu_mem_mib: Option<u64>,
+    model: Option<&'a ModelFacts>,
+) -> Inputs<'a> {
+    let family = Family::of(version);
+    let g = gpu_mem_mib.map(|m| m as f64);
+    let tp = bounded(p.tp);
+    let a2a = str_of(args, &["--moe-a2a-backend"])
+        .unwrap_or("none")
+        .to_owned();
+    let deepep = a2a == "deepep" || flag_of(args, &["--enable-deepep-moe"]);
+    let disagg = str_of(args, &["--disaggregation-mode"]).unwrap_or("null");
+    let (t_cps, t_bs_small, t_bs_large) = tier(family, version, g, disagg != "null");
+    Inputs {
+        family,
+        version,
+        args,
+        env,
+        model,
+        g,
+        tp,
+        pp: bounded(p.pp),
+        spec: speculative_algorithm(args),
+        attn_dp: bounded(p.attn_dp),
+        model_path: args.str("--model-path").unwrap_or(""),
+        mla: model.is_some_and(ModelFacts::is_mla),
+        multimodal: model.is_some_and(|m| m.is_multimodal),
+        a2a,
+        deepep,
+        disagg: disagg.to_owned(),
+        user_mrr: int_arg(args, "--max-running-requests"),
+        max_prefill_tokens: int_arg(args, "--max-prefill-tokens").unwrap_or(16384),
+        max_total_tokens: int_arg(args, "--max-total-tokens"),
+        no_padding: flag_of(args, &["--disable-cuda-graph-padding"]),
+        disable_cuda_graph: flag_of(args, &["--disable-cuda-graph"]),
+        user_decode_max: int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]),
+        user_decode_bs: int_list(args, &["--cuda-graph-bs-decode", "--cuda-graph-bs"]),
+        tier_bs: if tp < 4 { t_bs_small } else { t_bs_large },
+        cps0: int_arg(args, "--chunked-prefill-size").unwrap_or(t_cps),
+    }
+}

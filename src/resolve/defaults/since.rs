@@ -1,0 +1,70 @@
+//! Release gates for the formulas: where only a constant changed, the change is data here.
+
+use std::cmp::Ordering;
+
+use crate::sglang::version::cmp;
+
+/// `version` is `first` or a later release. Release candidates of one release are told apart by
+/// their number (`0.5.3rc0` < `0.5.3rc2`: the formula changed between them).
+pub(super) fn since(version: &str, first: &str) -> bool {
+    match cmp(version, first) {
+        Ordering::Equal => rc_number(version) >= rc_number(first),
+        o => o.is_gt(),
+    }
+}
+
+/// `0.5.3rc2` → 2; a final release sorts after its candidates.
+fn rc_number(v: &str) -> u64 {
+    v.split_once("rc")
+        .map(|(_, n)| {
+            n.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// The value in force for `version`: the last `(first release, value)` at or before it (the
+/// first entry's value for anything older). Entries are oldest first.
+pub(super) fn pick<T: Copy>(version: &str, table: &[(&str, T)]) -> T {
+    table
+        .iter()
+        .rev()
+        .find(|(first, _)| since(version, first))
+        .unwrap_or(&table[0])
+        .1
+}
+
+/// Decode CUDA-graph max batch size on GPUs under 35 GiB (tp < 4, tp ≥ 4), 0.5.3rc2 on.
+pub(super) const SMALL_GPU_DECODE_BS: &[(&str, (i64, i64))] = &[
+    ("0.5.3rc2", (16, 80)),
+    ("0.5.4.post1", (24, 80)),
+    ("0.5.20", (48, 160)),
+];
+
+/// Chunked prefill size on GPUs under 35 GiB, 0.5.3rc2 on.
+pub(super) const SMALL_GPU_CHUNK: &[(&str, i64)] = &[("0.5.3rc2", 2048), ("0.5.20", 4096)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_candidates_are_ordered_by_number() {
+        assert!(since("0.5.3rc2", "0.5.3rc2"));
+        assert!(!since("0.5.3rc0", "0.5.3rc2"));
+        assert!(since("0.5.3", "0.5.3rc2"));
+        assert!(since("0.5.3.post1", "0.5.3rc2"));
+        assert!(!since("0.5.2", "0.5.3rc2"));
+        assert!(!since("0.5.3rc2", "0.5.3"));
+    }
+
+    #[test]
+    fn pick_takes_the_last_gate_passed() {
+        assert_eq!(pick("0.5.4", SMALL_GPU_DECODE_BS), (16, 80));
+        assert_eq!(pick("0.5.4.post1", SMALL_GPU_DECODE_BS), (24, 80));
+        assert_eq!(pick("0.5.23", SMALL_GPU_DECODE_BS), (48, 160));
+        assert_eq!(pick("0.5.2", SMALL_GPU_CHUNK), 2048);
+    }
+}
