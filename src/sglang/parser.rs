@@ -7,7 +7,7 @@
 //! unrecognized arguments. SGLang's parser has no positionals, which keeps the consume loop
 //! simple. Messages are argparse's, word for word (checked by `tests/conformance.rs`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 
 use serde_json::{Map, Value};
@@ -376,7 +376,6 @@ struct Parser {
     flags: &'static FlagSet,
     /// Option strings in registration order (argparse's `_option_string_actions` order).
     options: Vec<(&'static str, usize)>,
-    exact: HashMap<&'static str, usize>,
     has_negative_number_optionals: bool,
 }
 
@@ -413,19 +412,16 @@ fn canonical(action: &Action) -> String {
 
 impl Parser {
     fn new(flags: &'static FlagSet) -> Parser {
-        let mut options = Vec::new();
-        let mut exact = HashMap::new();
+        let mut options = Vec::with_capacity(flags.actions.len() * 2);
         for (i, a) in flags.actions.iter().enumerate() {
             for o in &a.option_strings {
                 options.push((o.as_str(), i));
-                exact.entry(o.as_str()).or_insert(i);
             }
         }
         let has_negative_number_optionals = options.iter().any(|(o, _)| looks_negative(o));
         Parser {
             flags,
             options,
-            exact,
             has_negative_number_optionals,
         }
     }
@@ -439,7 +435,7 @@ impl Parser {
         if !arg.starts_with('-') {
             return Ok(Slot::Arg);
         }
-        if let Some(&i) = self.exact.get(arg) {
+        if let Some(i) = self.flags.position(arg) {
             return Ok(Slot::Opt(OptTuple {
                 action: Some(i),
                 option: arg.to_owned(),
@@ -450,7 +446,7 @@ impl Parser {
             return Ok(Slot::Arg);
         }
         if let Some((opt, value)) = arg.split_once('=')
-            && let Some(&i) = self.exact.get(opt)
+            && let Some(i) = self.flags.position(opt)
         {
             return Ok(Slot::Opt(OptTuple {
                 action: Some(i),
@@ -730,8 +726,8 @@ impl Parser {
                     let first = rest.next().unwrap_or_default();
                     let next_opt = format!("-{first}");
                     let rest: String = rest.collect();
-                    match self.exact.get(next_opt.as_str()) {
-                        Some(&next) => {
+                    match self.flags.position(next_opt.as_str()) {
+                        Some(next) => {
                             ai = next;
                             option = next_opt;
                             explicit = (!rest.is_empty()).then_some(rest);
