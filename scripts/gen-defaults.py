@@ -27,7 +27,8 @@ shim (scripts/defaults_shim/) so SGLang 0.5.14 – 0.5.19 import without torch.
 
 Tables are facts only: results per case, deduplicated across releases. Each row holds the
 releases it is true for as ranges over the `# releases:` header line (every release the grid
-was run for, in release order), e.g. `0.4.7.post1-0.5.2,0.5.5`.
+was run for, in release order), e.g. `0.4.7.post1-0.5.2,0.5.5`, and its extra arguments by an
+id the `# args` header lines spell out.
 
 Environment: ORACLE_DIR (default ../shared/oracle next to the repository, else
 /work/shared/oracle), GEN_DEFAULTS_WORK (default /tmp/sglang-defaults).
@@ -387,11 +388,15 @@ def table(grid, versions):
     rows, rejected = load(grid, versions)
     n = sum(len(by_v) for by_v in rows.values())
     models = " ".join(f"{k}={v.replace('@models/', '')}" for k, v in MODELS.items())
+    # The extra arguments, once each: rows name them by id.
+    args_ids = {a: f"a{i}" for i, a in enumerate(sorted({k[5] for k in rows if k[5]}))}
     print(f"# SGLang's own resolved defaults per release (scripts/gen-defaults.py, grid '{grid}'): "
           f"{n} release × case results; {rejected} cases SGLang rejected are not recorded. '-' = null.")
     print("# `releases`: ranges over the list below. argv: `--model-path tests/fixtures/models/oracle/<model>"
-          " --tp-size <tp>`, then `args` (space-joined; oracle/ = tests/fixtures/models/oracle/).")
+          " --tp-size <tp>`, then the `args` named by id below (oracle/ = tests/fixtures/models/oracle/).")
     print(f"# models: {models}")
+    for a, i in args_ids.items():
+        print(f"# args {i}: {a}")
     print("# releases: " + " ".join(versions))
     print("\t".join(["releases", "gpu_mem_mib", "cc", "model", "tp", "variation"] + COLUMNS + ["args"]))
     for key in sorted(rows):
@@ -400,7 +405,8 @@ def table(grid, versions):
             by_facts.setdefault(f, []).append(v)
         for f, vs in sorted(by_facts.items(), key=lambda kv: min(versions.index(v) for v in kv[1])):
             mem, cc, kind, tp, name, args = key
-            print("\t".join([ranges(vs, versions), str(mem), cc, kind, str(tp), name, *f, args or "-"]))
+            print("\t".join([ranges(vs, versions), str(mem), cc, kind, str(tp), name, *f,
+                             args_ids.get(args, "-")]))
 
 
 def boundaries(grid, versions):

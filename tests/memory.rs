@@ -104,6 +104,8 @@ fn opt_i64(s: &str) -> Option<i64> {
 struct Goldens {
     releases: Vec<String>,
     models: Vec<(String, String)>,
+    /// `# args <id>: <arguments>`.
+    args: Vec<(String, String)>,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
 }
@@ -124,6 +126,11 @@ impl Goldens {
             .map(|m| m.split_once('=').unwrap())
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect();
+        let args = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# args ")?.split_once(": "))
+            .map(|(id, a)| (id.to_owned(), a.to_owned()))
+            .collect();
         let mut lines = text.lines().filter(|l| !l.starts_with('#'));
         let header = lines
             .next()
@@ -137,6 +144,7 @@ impl Goldens {
         Goldens {
             releases: meta("# releases: "),
             models,
+            args,
             header,
             rows,
         }
@@ -172,8 +180,9 @@ impl Goldens {
             "--tp-size".to_owned(),
             self.col(row, "tp"),
         ];
-        let extra = self.col(row, "args");
-        if extra != "-" {
+        let id = self.col(row, "args");
+        if id != "-" {
+            let extra = &self.args.iter().find(|(k, _)| *k == id).unwrap().1;
             argv.extend(extra.split(' ').map(str::to_owned));
         }
         argv
@@ -295,10 +304,10 @@ fn sglang_defaults_agree_with_every_oracle_golden() {
 /// formula boundary.
 #[test]
 fn sglang_defaults_agree_at_every_boundary() {
-    assert_agree("sglang-defaults-probe.tsv", 5540);
+    assert_agree("sglang-defaults-probe.tsv", 6944);
 }
 
-/// A few cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
+/// 6 cases on 3 GPUs for every release from 0.4.0 on (the sweep that found the boundaries).
 #[test]
 fn sglang_defaults_agree_at_every_release() {
     assert_agree("sglang-defaults-sweep.tsv", 1707);
