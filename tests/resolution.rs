@@ -230,3 +230,62 @@ fn resolution_matches_sglang_field_by_field() {
         bad.join("\n")
     );
 }
+
+/// The page size the server resolves (from the attention backend it picks) is the one SGLang's
+/// memory defaults use, which the defaults goldens check on every release: the two agree on
+/// every embedded release, GPU generation, model kind and speculative setting.
+#[test]
+fn resolved_page_size_agrees_with_the_defaults_on_every_release() {
+    use sglang_launch::resolve::defaults;
+    let env = Env::default();
+    let gpus: Vec<u32> = (0..8).collect();
+    let mut bad = Vec::new();
+    for version in flagset::KNOWN_VERSIONS {
+        for (model, mla) in [("Llama-3.1-8B-Instruct", false), ("DeepSeek-V3", true)] {
+            let path = format!("{MODELS}/oracle/{model}");
+            for extra in [
+                &[][..],
+                &[
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-eagle-topk",
+                    "4",
+                ][..],
+            ] {
+                let mut argv: Vec<OsString> = vec!["--model-path".into(), path.clone().into()];
+                argv.extend(extra.iter().map(OsString::from));
+                let args = parser::parse(flag_set(version), argv);
+                let facts = model::load(&path, &env, &args).facts;
+                for cc in ["8.0", "9.0", "10.0", "12.0"] {
+                    let topology = node(cc, 183_359);
+                    let server = Context::new(Facts {
+                        version,
+                        args: &args,
+                        env: &env,
+                        topology: &topology,
+                        gpus: &gpus,
+                        model: facts.as_ref(),
+                        draft: None,
+                        host: None,
+                        packages: None,
+                    })
+                    .server;
+                    let major = cc.split('.').next().and_then(|m| m.parse().ok());
+                    let want = defaults::page_size(version, &args, mla, major);
+                    if server.page_size != want {
+                        bad.push(format!(
+                            "{version} {model} cc {cc} {extra:?}: {} vs {want}",
+                            server.page_size
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

@@ -94,7 +94,11 @@ const DEEPSEEK: &[&str] = &[
 fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     let arch = i.arch?;
     let cc = i.cc_major?;
-    if arch == "DeepseekV3ForCausalLM" && cc == 10 && none_given && at_least(i.version, "0.5.4") {
+    if arch == "DeepseekV3ForCausalLM"
+        && cc == 10
+        && none_given
+        && at_least(i.version, "0.5.3.post2")
+    {
         return Some("trtllm_mla");
     }
     if arch == "GptOssForCausalLM" && none_given && at_least(i.version, "0.5.1") {
@@ -138,7 +142,7 @@ fn default_backend(i: &Inputs) -> Option<&'static str> {
         return Some("fa3");
     }
     let topk_known = i.spec.is_none() || i.user_topk.is_some();
-    if cc == 10 && spec_ok && topk_known && at_least(i.version, "0.5.7") {
+    if cc == 10 && spec_ok && topk_known && at_least(i.version, "0.5.6.post1") {
         return Some(if i.asymmetric_kv && at_least(i.version, "0.5.19") {
             "fa4"
         } else {
