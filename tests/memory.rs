@@ -6,8 +6,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 use sglang_launch::facts::Env;
 use sglang_launch::facts::model::{self, ModelFacts};
-use sglang_launch::resolve::Speculative;
 use sglang_launch::resolve::defaults as sg;
+use sglang_launch::resolve::{Context, Facts, Speculative};
 use sglang_launch::sglang::Parallel;
 use sglang_launch::sglang::{SglangArgs, flagset, release};
 
@@ -266,15 +266,23 @@ fn compare(g: &Goldens, row: &[String], version: &str, argv: &[&str], env: &Env)
         ));
     }
     if let Some(want_page) = opt_i64(&g.col(row, "page_size")) {
-        let cc_major = g
-            .col(row, "cc")
-            .split('.')
-            .next()
-            .and_then(|m| m.parse().ok());
-        let mla = facts.as_ref().is_some_and(ModelFacts::is_mla);
-        let got = sg::page_size(version, &args, mla, cc_major);
-        if got != want_page as u64 {
-            diffs.push(format!("page size {got} want {want_page}"));
+        // The server's page size follows the attention backend it resolves for this GPU.
+        let topology = memory_support::uniform_node(8, "golden", &g.col(row, "cc"), gpu, 0);
+        let gpus: Vec<u32> = (0..8).collect();
+        let server = Context::new(Facts {
+            version,
+            args: &args,
+            env,
+            topology: &topology,
+            gpus: &gpus,
+            model: facts.as_ref(),
+            draft: None,
+            host: None,
+            packages: None,
+        })
+        .server;
+        if server.page_size != want_page as u64 {
+            diffs.push(format!("page size {} want {want_page}", server.page_size));
         }
     }
     diffs

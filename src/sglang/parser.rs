@@ -372,6 +372,17 @@ fn extra_groups(extras: &[usize], slots: &[Slot]) -> Vec<std::ops::Range<usize>>
     groups
 }
 
+/// The action argparse takes the option token `token` for (exact, `--x=v`, or a unique
+/// abbreviation), by index into `flags.actions`; `None` when it is ambiguous, unknown or no option.
+pub fn action_for(flags: &'static FlagSet, token: &str) -> Option<usize> {
+    match Parser::new(flags).classify(token) {
+        Ok(Slot::Opt(OptTuple {
+            action: Some(i), ..
+        })) => Some(i),
+        _ => None,
+    }
+}
+
 struct Parser {
     flags: &'static FlagSet,
     /// Option strings in registration order (argparse's `_option_string_actions` order).

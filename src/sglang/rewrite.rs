@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::config;
 use super::error::ArgError;
 use super::flagset::{Action, FlagSet};
-use super::parser::{Occurrence, SglangArgs, parse_with};
+use super::parser::{Occurrence, SglangArgs, action_for, parse_with};
 use super::upgrade::{Fate, fate};
 
 /// One change made to reach the target release.
@@ -43,7 +43,7 @@ pub struct Rewritten {
 }
 
 /// What to write instead of `written` (an option string or abbreviation of `a`).
-fn respell(a: &Action, written: &str, from: &FlagSet, to: &FlagSet) -> Option<Edit> {
+fn respell(a: &Action, written: &str, from: &FlagSet, to: &'static FlagSet) -> Option<Edit> {
     let exact = from.action(written).is_some() || to.action(written).is_some();
     let subject = if exact {
         written
@@ -71,30 +71,22 @@ fn respell(a: &Action, written: &str, from: &FlagSet, to: &FlagSet) -> Option<Ed
     }
 }
 
-/// `prefix` is a unique abbreviation of one of `t`'s long option strings in `flags`.
-fn abbreviates(flags: &FlagSet, prefix: &str, t: &Action) -> bool {
-    let mut hits = flags
-        .actions
-        .iter()
-        .flat_map(|a| a.option_strings.iter().map(move |o| (a, o)))
-        .filter(|(_, o)| o.starts_with("--") && o.starts_with(prefix));
-    match (hits.next(), hits.next()) {
-        (Some((a, _)), None) => a.option_strings == t.option_strings,
-        _ => false,
-    }
+/// argparse reads `prefix` in `flags` as one of `t`'s option strings.
+fn abbreviates(flags: &'static FlagSet, prefix: &str, t: &Action) -> bool {
+    action_for(flags, prefix).is_some_and(|i| flags.actions[i].option_strings == t.option_strings)
 }
 
 fn head(written: &str) -> &str {
     written.split_once('=').map_or(written, |(w, _)| w)
 }
 
-fn edit_for(args: &SglangArgs, o: &Occurrence, to: &FlagSet) -> Option<Edit> {
+fn edit_for(args: &SglangArgs, o: &Occurrence, to: &'static FlagSet) -> Option<Edit> {
     let a = args.flags.action(&o.option)?;
     respell(a, head(&o.written), args.flags, to)
 }
 
 /// The user's tokens for `to`.
-fn rewrite_tokens(args: &SglangArgs, to: &FlagSet) -> (Vec<OsString>, Vec<Edit>) {
+fn rewrite_tokens(args: &SglangArgs, to: &'static FlagSet) -> (Vec<OsString>, Vec<Edit>) {
     let mut tokens = args.tokens.clone();
     let mut edits = Vec::new();
     let mut user: Vec<&Occurrence> = args.occurrences.iter().filter(|o| !o.from_config).collect();
@@ -123,7 +115,7 @@ fn rewrite_tokens(args: &SglangArgs, to: &FlagSet) -> (Vec<OsString>, Vec<Edit>)
 }
 
 /// The config file's text with its keys renamed or removed for `to`.
-fn rewrite_config(args: &SglangArgs, to: &FlagSet, text: &str) -> (String, Vec<Edit>) {
+fn rewrite_config(args: &SglangArgs, to: &'static FlagSet, text: &str) -> (String, Vec<Edit>) {
     let mut out = text.to_owned();
     let mut edits = Vec::new();
     for o in args.occurrences.iter().filter(|o| o.from_config) {

@@ -16,8 +16,6 @@ mod v0410;
 mod v0515;
 mod v055;
 
-use serde_json::Value;
-
 use args::flag_of;
 use inputs::{Inputs, inputs};
 
@@ -243,32 +241,6 @@ pub fn captured_decode_bs(
         Some(m) => list.into_iter().filter(|&b| b as u64 <= m).collect(),
         None => list,
     }
-}
-
-/// The KV page size SGLang ends up with: `--page-size`, else 64 where it picks the TensorRT-LLM
-/// attention kernels by default (Blackwell SM100: `trtllm_mla` since 0.5.3.post2; `trtllm_mha`
-/// since 0.5.6.post1, not for speculative decoding with a top-k above 1), else 1.
-pub fn page_size(version: &str, args: &SglangArgs, mla: bool, cc_major: Option<u32>) -> u64 {
-    if let Some(p) = args.get("--page-size").and_then(Value::as_i64) {
-        return p.max(1) as u64;
-    }
-    let backend_given = [
-        "--attention-backend",
-        "--prefill-attention-backend",
-        "--decode-attention-backend",
-    ]
-    .iter()
-    .any(|o| args.knows(o) && args.get(o).is_some_and(|v| !v.is_null()));
-    let trtllm = cc_major == Some(10)
-        && !backend_given
-        && if mla {
-            since(version, "0.5.3.post2")
-        } else {
-            let topk = args.get("--speculative-eagle-topk").and_then(Value::as_i64);
-            since(version, "0.5.6.post1")
-                && (speculative_algorithm(args).is_none() || topk.is_none_or(|k| k == 1))
-        };
-    if trtllm { 64 } else { 1 }
 }
 
 #[cfg(test)]

@@ -1,28 +1,11 @@
 //! Release gates for the formulas: where only a constant changed, the change is data here.
 
-use std::cmp::Ordering;
+use crate::sglang::version::at_least;
 
-use crate::sglang::version::cmp;
-
-/// `version` is `first` or a later release. Release candidates of one release are told apart by
-/// their number (`0.5.3rc0` < `0.5.3rc2`: the formula changed between them).
+/// `version` is `first` or a later release, in PEP 440 order (`0.5.3rc0` < `0.5.3rc2` <
+/// `0.5.3`: one formula changed between two release candidates).
 pub(super) fn since(version: &str, first: &str) -> bool {
-    match cmp(version, first) {
-        Ordering::Equal => rc_number(version) >= rc_number(first),
-        o => o.is_gt(),
-    }
-}
-
-/// `0.5.3rc2` → 2; a final release sorts after its candidates.
-fn rc_number(v: &str) -> u64 {
-    v.split_once("rc")
-        .map(|(_, n)| {
-            n.chars()
-                .take_while(char::is_ascii_digit)
-                .collect::<String>()
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(u64::MAX)
+    at_least(version, first)
 }
 
 /// The value in force for `version`: the last `(first release, value)` at or before it (the

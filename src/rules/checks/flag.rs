@@ -4,7 +4,7 @@ use super::*;
 use crate::rules::{ArgEdit, Fix};
 use crate::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS};
 
-pub use crate::sglang::renames::RENAMES;
+use crate::sglang::renames;
 
 /// Long options as written on the command line, in order (`--x` and `--x=v` both give `--x`).
 pub fn written(ctx: &Context) -> Vec<String> {
@@ -54,15 +54,7 @@ fn prefix_matches<'a>(ctx: &'a Context, w: &str) -> Vec<&'a str> {
 pub fn renamed(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for w in written(ctx) {
-        let Some(to) = RENAMES.iter().find_map(|&(a, b)| {
-            if w == a {
-                Some(b)
-            } else if w == b {
-                Some(a)
-            } else {
-                None
-            }
-        }) else {
+        let Some(to) = renames::counterpart(&w) else {
             continue;
         };
         if ctx.args.knows(&w) || !ctx.args.knows(to) {
@@ -168,7 +160,7 @@ pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
 pub fn removed(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for w in written(ctx) {
-        if ctx.args.knows(&w) || RENAMES.iter().any(|&(a, b)| w == a || w == b) {
+        if ctx.args.knows(&w) || renames::counterpart(&w).is_some() {
             continue;
         }
         let having = flagset::releases_with(&w);
