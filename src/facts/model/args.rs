@@ -1,0 +1,51 @@
+//! The SGLang arguments that change a model's facts.
+
+use serde_json::{Map, Value};
+
+use super::ModelFacts;
+use crate::sglang::SglangArgs;
+
+/// `--context-length`, `--kv-cache-dtype`, `--quantization`, `--dtype`.
+pub(super) fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
+    f.context_length = args
+        .int("--context-length")
+        .filter(|&c| c > 0)
+        .map(|c| c as u64)
+        .or(f.max_position_embeddings);
+    if let Some(k) = args.str("--kv-cache-dtype") {
+        f.kv_cache_dtype = k.to_owned();
+    }
+    if let Some(q) = args.str("--quantization") {
+        f.quant_method = Some(q.to_owned());
+        if f.weight_bits.is_none() {
+            f.weight_bits = match q {
+                "fp8" | "w8a8_fp8" | "modelopt_fp8" | "w8a8_int8" | "qoq" => Some(8),
+                "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "modelopt_fp4" | "mxfp4"
+                | "w4afp8" => Some(4),
+                _ => None,
+            };
+        }
+    }
+    match args.str("--dtype") {
+        Some("auto") | None => {}
+        Some("half") | Some("float16") => f.dtype = Some("float16".into()),
+        Some("float") | Some("float32") => f.dtype = Some("float32".into()),
+        Some(d) => f.dtype = Some(d.to_owned()),
+    }
+}
+
+/// Merge `--json-model-override-args` into the config (and its text_config, as SGLang's does for VLMs).
+pub(super) fn merge_override(config: &mut Value, over: &Map<String, Value>) {
+    if let Value::Object(c) = config {
+        for (k, v) in over {
+            c.insert(k.clone(), v.clone());
+        }
+        if let Some(Value::Object(t)) = c.get_mut("text_config") {
+            for (k, v) in over {
+                if t.contains_key(k) {
+                    t.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Checkpoint bytes estimated from the config's dimensions, by kind.
+
+use super::ModelFacts;
+
+/// The checkpoint's bytes by kind, estimated from the dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct WeightBreakdown {
+    /// Everything the target model loads (excludes MTP/NextN layers).
+    pub model: f64,
+    /// MTP/NextN layers shipped in the checkpoint, with their own embedding and head copies.
+    pub mtp: f64,
+    /// The part of `model` every TP rank holds in full: MLA down-projections (`q_a_proj`,
+    /// `kv_a_proj_with_mqa`) and MoE router gates are replicated, not sharded.
+    pub replicated: f64,
+    /// MLA: the absorbed `w_kc`/`w_vc` copies SGLang builds from `kv_b_proj` after loading
+    /// (dequantised to the model dtype on CUDA), sharded over TP; not in the checkpoint.
+    pub mla_absorbed: f64,
+}
+
+/// Bytes per parameter of quantised linear weights, with their scales: block FP8 (one fp32
+/// scale per 128×128), group-128 int4 (fp16 scale + zero), MXFP4 (one byte per 32), NVFP4
+/// (one fp8 per 16).
+fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
+    let method = f.quant_method.as_deref().unwrap_or("");
+    match bits {
+        8 => 1.0 + 4.0 / (128.0 * 128.0),
+        4 if method == "mxfp4" => 0.5 + 1.0 / 32.0,
+        4 if method.contains("fp4") => 0.5 + 1.0 / 16.0,
+        b => b as f64 / 8.0 + 2.5 / 128.0,
+    }
+}
+
+/// Parameter bytes estimated from the dimensions: embeddings, attention, MLP / experts, head.
+/// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
+/// only the experts); embeddings, norms, routers and the head stay in the model dtype.
+pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
+    let h = f.hidden_size? as f64;
+    let layers = f.num_hidden_layers? as f64;
+    let vocab = f.vocab_size.unwrap_or(32000) as f64;
+    let heads = f.num_attention_heads? as f64;
+    let kvh = f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64;
+    let hd = f.head_dim_or_derived()? as f64;
+    let mut mla_absorbed = 0.0;
+    let (attn, attn_replicated) = if f.is_mla() {
+        let rope = f.qk_rope_head_dim.unwrap_or(64) as f64;
+        let nope = f.qk_nope_head_dim.unwrap_or(128) as f64;
+        let v = f.v_head_dim.unwrap_or(128) as f64;
+        let lora = f.kv_lora_rank? as f64;
+        let (q, q_a) = match f.q_lora_rank {
+            Some(r) => (r as f64 * heads * (nope + rope), h * r as f64),
+            None => (h * heads * (nope + rope), 0.0),
+        };
+        let kv_a = h * (lora + rope);
+        mla_absorbed = layers * lora * heads * (nope + v) * f.dtype_bytes() as f64;
+        (
+            q + q_a + kv_a + lora * heads * (nope + v) + heads * v * h,
+            q_a + kv_a,
+        )
+    } else {
+        (h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h, 0.0)
+    };
+    let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
+    let interleaved = f
+        .moe_layer_step
+        .filter(|_| f.num_experts.is_some_and(|e| e > 1));
+    let dense_mlp = 3.0 * h * f.dense_intermediate_size.map_or(inter, |d| d as f64);
+    let (experts, router, dense_layers) = match f.num_experts {
+        Some(e) if e > 1 => {
+            let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
+            // Llama-4's MoE layers carry one shared expert its config does not count.
+            let shared = f
+                .n_shared_experts
+                .unwrap_or(u64::from(interleaved.is_some())) as f64;
+            let dense = match interleaved {
+                Some(step) => layers - (layers / step as f64).floor(),
+                None => f.first_k_dense_replace.unwrap_or(0) as f64,
+            };
+            (3.0 * h * mi * (e as f64 + shared), h * e as f64, dense)
+        }
+        _ => (0.0, 0.0, layers),
+    };
+    // A config may claim more dense layers than layers.
+    let dense_layers = dense_layers.min(layers);
+    let moe_layers = layers - dense_layers;
+    let dtype = f.dtype_bytes() as f64;
+    let (q_bytes, experts_only) = match f.weight_bits {
+        Some(bits) if bits < 16 => (
+            quantised_bytes(f, bits),
+            f.quant_method.as_deref() == Some("mxfp4"),
+        ),
+        _ => (dtype, false),
+    };
+    let other_linear_bytes = if experts_only { dtype } else { q_bytes };
+    let attn_b = attn * other_linear_bytes;
+    let layer_dense = attn_b + dense_mlp * other_linear_bytes;
+    let layer_moe = attn_b + experts * q_bytes + router * dtype;
+    let embed = vocab * h * dtype;
+    let head = if f.tie_word_embeddings { 0.0 } else { embed };
+    let model = dense_layers * layer_dense + moe_layers * layer_moe + embed + head;
+    let per_layer_replicated = attn_replicated * other_linear_bytes;
+    let replicated = layers * per_layer_replicated + moe_layers * router * dtype;
+    // An MTP layer is a full decoder layer (MoE when the model is) plus its own embed and head.
+    let mtp_layer = if moe_layers > 0.0 {
+        layer_moe
+    } else {
+        layer_dense
+    };
+    let mtp = f.num_nextn_predict_layers.unwrap_or(0) as f64 * (mtp_layer + 2.0 * embed);
+    Some(WeightBreakdown {
+        model,
+        mtp,
+        replicated,
+        mla_absorbed,
+    })
+}
+
+/// Estimates above this are a config error, not a model: the largest open checkpoints are a few
+/// TB, so 1 PiB leaves room for any real one while keeping every sum over weights finite.
+pub const MAX_WEIGHT_ESTIMATE_BYTES: u64 = 1 << 50;
+
+/// Checkpoint bytes estimated from the dimensions (including MTP layers, as a checkpoint has);
+/// `None` when the config lacks the dimensions or they give an implausible size.
+pub fn estimate_weight_bytes(f: &ModelFacts) -> Option<u64> {
+    let b = weight_breakdown(f)?;
+    let total = b.model + b.mtp;
+    (total.is_finite() && total > 0.0 && total <= MAX_WEIGHT_ESTIMATE_BYTES as f64)
+        .then_some(total as u64)
+}

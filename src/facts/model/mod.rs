@@ -1,0 +1,292 @@
+//! Model facts from `--model-path`: config.json, quantisation, weight bytes. Offline only.
+//!
+//! `--model-path` is a local directory or a Hugging Face id looked up in the local HF cache
+//! (`HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`). Nothing is downloaded.
+//! Weight bytes come from the safetensors headers (only the 8-byte length and the JSON header
+//! are read), else from `model.safetensors.index.json`, else from an estimate from the dimensions.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::Env;
+use crate::sglang::SglangArgs;
+
+mod args;
+mod config;
+mod estimate;
+mod files;
+mod local;
+mod quant;
+#[cfg(test)]
+mod tests;
+
+use args::{apply_args, merge_override};
+pub use config::facts_from_config;
+pub use estimate::{
+    MAX_WEIGHT_ESTIMATE_BYTES, WeightBreakdown, estimate_weight_bytes, weight_breakdown,
+};
+pub use files::safetensors_tensor_bytes;
+use files::weight_bytes_from_files;
+use local::{read_json, resolve_dir};
+
+/// Where `weight_bytes` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WeightSource {
+    /// Sum of tensor sizes in the safetensors headers.
+    SafetensorsHeaders,
+    /// `model.safetensors.index.json` `metadata.total_size`.
+    Index,
+    /// Estimated from the config's dimensions and quantisation.
+    #[default]
+    Estimate,
+}
+
+/// What the rules and the memory planner need to know about the model.
+/// Fields are `None` when the config does not say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelFacts {
+    /// The directory the config was read from.
+    pub dir: PathBuf,
+    /// `architectures[0]`, e.g. `Qwen3ForCausalLM`.
+    pub architecture: Option<String>,
+    /// `model_type`, e.g. `qwen3`, `deepseek_v3` (of the text model for multimodal configs).
+    pub model_type: Option<String>,
+    pub num_hidden_layers: Option<u64>,
+    pub hidden_size: Option<u64>,
+    pub num_attention_heads: Option<u64>,
+    pub num_key_value_heads: Option<u64>,
+    pub head_dim: Option<u64>,
+    /// MLA (DeepSeek-style): `kv_lora_rank` and `qk_rope_head_dim`.
+    pub kv_lora_rank: Option<u64>,
+    pub qk_rope_head_dim: Option<u64>,
+    pub vocab_size: Option<u64>,
+    pub max_position_embeddings: Option<u64>,
+    /// MoE: routed experts and experts per token.
+    pub num_experts: Option<u64>,
+    pub num_experts_per_tok: Option<u64>,
+    /// `torch_dtype` / `dtype` from the config.
+    pub dtype: Option<String>,
+    /// `quantization_config.quant_method` (fp8, awq, gptq, modelopt_fp4, mxfp4, …), or `--quantization`.
+    pub quant_method: Option<String>,
+    /// Total bytes of the checkpoint's tensors, when known (safetensors headers or index), else an estimate.
+    pub weight_bytes: Option<u64>,
+    pub weight_source: WeightSource,
+    /// Dense MLP width and the MoE expert width.
+    pub intermediate_size: Option<u64>,
+    pub moe_intermediate_size: Option<u64>,
+    pub n_shared_experts: Option<u64>,
+    /// DeepSeek-style: the first k layers are dense.
+    pub first_k_dense_replace: Option<u64>,
+    /// Llama-4-style interleaving: every `step`-th layer is MoE, the others dense with
+    /// `dense_intermediate_size` (`intermediate_size_mlp`); `intermediate_size` is the expert's.
+    pub moe_layer_step: Option<u64>,
+    pub dense_intermediate_size: Option<u64>,
+    pub qk_nope_head_dim: Option<u64>,
+    pub v_head_dim: Option<u64>,
+    pub q_lora_rank: Option<u64>,
+    pub tie_word_embeddings: bool,
+    /// MTP / NextN layers shipped with the checkpoint (not in `num_hidden_layers`).
+    pub num_nextn_predict_layers: Option<u64>,
+    /// Sliding-window attention: window size, and how many of the layers use it (hybrid models).
+    pub sliding_window: Option<u64>,
+    pub num_sliding_layers: Option<u64>,
+    /// Mamba / linear-attention hybrids: the layers that keep a KV cache (the rest keep a
+    /// per-request state instead).
+    pub num_full_attention_layers: Option<u64>,
+    /// DeepSeek sparse attention (DSA/NSA): the indexer's key width per layer.
+    pub index_head_dim: Option<u64>,
+    /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
+    pub weight_bits: Option<u32>,
+    /// Block-quantised checkpoints: `quantization_config.weight_block_size` as (block_n, block_k).
+    pub weight_block_size: Option<(u64, u64)>,
+    /// Layers the checkpoint leaves unquantised (`ignored_layers`, `modules_to_not_convert`).
+    pub quant_ignored: Vec<String>,
+    /// Qwen-MoE-style shared expert width (`shared_expert_intermediate_size`).
+    pub shared_expert_intermediate_size: Option<u64>,
+    /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.
+    pub kv_cache_fp8: bool,
+    /// The config has a `vision_config` (multimodal); its depth and width (SGLang's VLM mfs adjustment).
+    pub is_multimodal: bool,
+    pub vision_layers: Option<u64>,
+    pub vision_hidden_size: Option<u64>,
+    /// Context length the server will use: `--context-length`, else the config's.
+    pub context_length: Option<u64>,
+    /// `--kv-cache-dtype` as given (`auto` when not given).
+    pub kv_cache_dtype: String,
+}
+
+impl ModelFacts {
+    /// MLA attention (latent KV): SGLang sizes the KV cache from `kv_lora_rank + qk_rope_head_dim`.
+    pub fn is_mla(&self) -> bool {
+        self.kv_lora_rank.is_some()
+    }
+
+    /// Head dimension: explicit `head_dim`, else hidden / heads.
+    pub fn head_dim_or_derived(&self) -> Option<u64> {
+        self.head_dim.or_else(|| {
+            let h = self.hidden_size?;
+            let n = self.num_attention_heads?;
+            (n > 0).then(|| h / n)
+        })
+    }
+
+    /// Bytes per element of the model's activations (`torch_dtype`; bf16 when absent).
+    pub fn dtype_bytes(&self) -> u64 {
+        match self.dtype.as_deref() {
+            Some("float32") | Some("fp32") => 4,
+            _ => 2,
+        }
+    }
+}
+
+/// Why the model's facts are missing or partly estimated. Display is one line naming the path
+/// and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelProblem {
+    /// The model can't be found offline (not a local dir, not in the HF cache).
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
+    /// A file was found but can't be understood.
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+}
+
+/// Why the model can't be found offline.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// `--model-path` is neither a directory nor a Hugging Face id in the local cache.
+    #[error("{model_path}: not a local directory and not in the Hugging Face cache")]
+    NotCached { model_path: String },
+    /// The Hugging Face id is cached, but not at this `--revision`.
+    #[error(
+        "{model_path}: not a local directory, and revision {revision} is not in the Hugging Face cache"
+    )]
+    RevisionNotCached {
+        model_path: String,
+        revision: String,
+    },
+    /// The model's directory has no such file (`config.json`); `error` is the OS's message.
+    #[error("{}: {error}", .path.display())]
+    Missing { path: PathBuf, error: String },
+}
+
+/// Why a model file that was found can't be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    /// The file could not be read; `error` is the OS's message.
+    #[error("{}: {error}", .path.display())]
+    Unreadable { path: PathBuf, error: String },
+    /// Not JSON; `error` is the JSON reader's message.
+    #[error("{}: invalid JSON: {error}", .path.display())]
+    Json { path: PathBuf, error: String },
+    /// JSON, but the config is not an object.
+    #[error("{}: not a JSON object", .path.display())]
+    NotAnObject { path: PathBuf },
+    #[error("--json-model-override-args is not a JSON object")]
+    OverrideNotAnObject,
+    /// `model.safetensors.index.json` whose `metadata.total_size` is not a number.
+    #[error("{}: metadata.total_size is not a number", .path.display())]
+    IndexTotalSize { path: PathBuf },
+    #[error(transparent)]
+    Safetensors(#[from] SafetensorsError),
+}
+
+/// A safetensors file whose header can't be read (only the header is ever read).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", .path.display())]
+pub struct SafetensorsError {
+    pub path: PathBuf,
+    pub problem: HeaderProblem,
+}
+
+/// What is wrong with a safetensors header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderProblem {
+    /// Opening or reading the file failed (the OS's message).
+    #[error("{0}")]
+    Io(String),
+    #[error("truncated safetensors header")]
+    Truncated,
+    /// A header length of zero, beyond the file, or beyond any real header.
+    #[error("implausible safetensors header length {0}")]
+    Length(u64),
+    #[error("invalid header JSON: {0}")]
+    Json(String),
+    #[error("safetensors header is not an object")]
+    NotAnObject,
+    #[error("tensor {0} has no data_offsets")]
+    NoOffsets(String),
+    #[error("tensor {0} has bad data_offsets")]
+    BadOffsets(String),
+}
+
+/// The outcome of reading the model: facts when possible, else (or also) a problem.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelLoad {
+    pub facts: Option<ModelFacts>,
+    pub problem: Option<ModelProblem>,
+}
+
+impl ModelLoad {
+    /// No facts, for this reason.
+    fn failed(problem: impl Into<ModelProblem>) -> ModelLoad {
+        ModelLoad {
+            facts: None,
+            problem: Some(problem.into()),
+        }
+    }
+}
+
+/// Read the model's facts, honouring the SGLang arguments that change them.
+pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
+    let revision = args.str("--revision").filter(|r| !r.is_empty());
+    let Some(dir) = resolve_dir(model_path, env, revision) else {
+        let model_path = model_path.to_owned();
+        let problem = match revision {
+            Some(r) => Unavailable::RevisionNotCached {
+                model_path,
+                revision: r.to_owned(),
+            },
+            None => Unavailable::NotCached { model_path },
+        };
+        return ModelLoad::failed(problem);
+    };
+    let config_path = dir.join("config.json");
+    let mut config = match read_json(&config_path) {
+        Ok(v) => v,
+        Err(problem) => return ModelLoad::failed(problem),
+    };
+    if let Some(over) = args.str("--json-model-override-args") {
+        match serde_json::from_str::<Value>(over) {
+            Ok(Value::Object(o)) => merge_override(&mut config, &o),
+            Ok(_) | Err(_) => return ModelLoad::failed(Invalid::OverrideNotAnObject),
+        }
+    }
+    let Value::Object(obj) = &config else {
+        return ModelLoad::failed(Invalid::NotAnObject { path: config_path });
+    };
+    let mut facts = facts_from_config(obj);
+    facts.dir = dir.clone();
+    apply_args(&mut facts, args);
+    let mut problem = None;
+    match weight_bytes_from_files(&dir) {
+        Ok(Some((bytes, source))) => {
+            facts.weight_bytes = Some(bytes);
+            facts.weight_source = source;
+        }
+        Ok(None) => {
+            facts.weight_bytes = estimate_weight_bytes(&facts);
+            facts.weight_source = WeightSource::Estimate;
+        }
+        Err(e) => {
+            facts.weight_bytes = estimate_weight_bytes(&facts);
+            facts.weight_source = WeightSource::Estimate;
+            problem = Some(e.into());
+        }
+    }
+    ModelLoad {
+        facts: Some(facts),
+        problem,
+    }
+}

@@ -1,0 +1,286 @@
+//! Model facts from real and synthetic model directories.
+
+use super::*;
+use serde_json::json;
+use std::path::Path;
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+fn st_file(header: &str, data_len: usize) -> Vec<u8> {
+    let mut v = (header.len() as u64).to_le_bytes().to_vec();
+    v.extend_from_slice(header.as_bytes());
+    v.extend(std::iter::repeat_n(0u8, data_len));
+    v
+}
+
+#[test]
+fn safetensors_header_sums_tensor_ranges() {
+    let d = tempfile::tempdir().unwrap();
+    let h = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[4],"data_offsets":[8,16]}}"#;
+    write(d.path(), "model.safetensors", &st_file(h, 16));
+    assert_eq!(
+        safetensors_tensor_bytes(&d.path().join("model.safetensors")),
+        Ok(16)
+    );
+}
+
+#[test]
+fn huge_or_garbage_header_is_an_error_not_an_allocation() {
+    let d = tempfile::tempdir().unwrap();
+    let mut v = u64::MAX.to_le_bytes().to_vec();
+    v.extend_from_slice(b"{}");
+    write(d.path(), "x.safetensors", &v);
+    let e = safetensors_tensor_bytes(&d.path().join("x.safetensors"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("x.safetensors") && e.contains("implausible"),
+        "{e}"
+    );
+    write(d.path(), "y.safetensors", &st_file("not json", 0));
+    assert!(safetensors_tensor_bytes(&d.path().join("y.safetensors")).is_err());
+    write(d.path(), "z.safetensors", &[1, 2, 3]);
+    assert!(safetensors_tensor_bytes(&d.path().join("z.safetensors")).is_err());
+}
+
+#[test]
+fn block_size_and_unquantised_layers_come_from_the_quantisation_config() {
+    let c = json!({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 64],
+        "modules_to_not_convert": ["lm_head"], "ignored_layers": ["model.layers.0.mlp.shared_expert.gate_proj"]},
+        "shared_expert_intermediate_size": 512});
+    let f = facts_from_config(c.as_object().unwrap());
+    assert_eq!(f.weight_block_size, Some((128, 64)));
+    assert_eq!(f.shared_expert_intermediate_size, Some(512));
+    assert_eq!(f.quant_ignored.len(), 2);
+    for bad in [
+        json!([128]),
+        json!([0, 128]),
+        json!("128"),
+        json!([128, -1]),
+    ] {
+        let c = json!({"quantization_config": {"weight_block_size": bad}});
+        assert_eq!(
+            facts_from_config(c.as_object().unwrap()).weight_block_size,
+            None
+        );
+    }
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/deepseek-ai__DeepSeek-R1"
+    );
+    let r1 = load(dir, &Env::default(), &args(&[])).facts.unwrap();
+    assert_eq!(r1.weight_block_size, Some((128, 128)));
+}
+
+fn args(values: &[(&str, Value)]) -> SglangArgs {
+    SglangArgs::with_values(crate::sglang::flagset::get("0.5.23").unwrap(), values)
+}
+
+const CONFIG: &str = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+    "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256,
+    "intermediate_size":14336,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}"#;
+
+#[test]
+fn hf_cache_snapshot_via_refs_main() {
+    let hub = tempfile::tempdir().unwrap();
+    let repo = hub.path().join("models--org--tiny");
+    std::fs::create_dir_all(repo.join("snapshots/abc123")).unwrap();
+    std::fs::create_dir_all(repo.join("refs")).unwrap();
+    std::fs::write(repo.join("refs/main"), "abc123\n").unwrap();
+    write(
+        &repo.join("snapshots/abc123"),
+        "config.json",
+        CONFIG.as_bytes(),
+    );
+    let env = Env::from_pairs([("HF_HUB_CACHE", hub.path().to_str().unwrap())]);
+    let l = load("org/tiny", &env, &args(&[]));
+    assert_eq!(l.problem, None);
+    let f = l.facts.unwrap();
+    assert!(f.dir.ends_with("snapshots/abc123"));
+    assert_eq!(f.head_dim_or_derived(), Some(128));
+    assert_eq!(f.context_length, Some(131072));
+    assert_eq!(f.weight_source, WeightSource::Estimate);
+    // ~8.0e9 parameters in BF16
+    let w = f.weight_bytes.unwrap() as f64;
+    assert!((w / 16.06e9 - 1.0).abs() < 0.03, "{w}");
+    // --revision picks a branch (refs/NAME) or a commit hash; one not cached is unavailable.
+    std::fs::create_dir_all(repo.join("snapshots/def456")).unwrap();
+    write(
+        &repo.join("snapshots/def456"),
+        "config.json",
+        CONFIG.as_bytes(),
+    );
+    std::fs::write(repo.join("refs/v2"), "def456").unwrap();
+    for rev in ["v2", "def456"] {
+        let l = load("org/tiny", &env, &args(&[("--revision", json!(rev))]));
+        assert!(l.facts.unwrap().dir.ends_with("snapshots/def456"), "{rev}");
+    }
+    for rev in ["v3", "../../etc"] {
+        let l = load("org/tiny", &env, &args(&[("--revision", json!(rev))]));
+        assert!(
+            matches!(l.problem, Some(ModelProblem::Unavailable(_))),
+            "{rev}"
+        );
+    }
+    // HF_HOME/hub is the second choice; nothing there means unavailable, never a download.
+    let env = Env::from_pairs([("HF_HOME", "/nonexistent")]);
+    let l = load("org/tiny", &env, &args(&[]));
+    assert_eq!(
+        l.problem.unwrap().to_string(),
+        "org/tiny: not a local directory and not in the Hugging Face cache"
+    );
+}
+
+#[test]
+fn arguments_override_the_config() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "config.json", CONFIG.as_bytes());
+    let a = args(&[
+        ("--context-length", json!(8192)),
+        ("--kv-cache-dtype", json!("fp8_e5m2")),
+        ("--quantization", json!("fp8")),
+        (
+            "--json-model-override-args",
+            json!(r#"{"num_hidden_layers": 2}"#),
+        ),
+    ]);
+    let f = load(d.path().to_str().unwrap(), &Env::default(), &a)
+        .facts
+        .unwrap();
+    assert_eq!(f.context_length, Some(8192));
+    assert_eq!(f.kv_cache_dtype, "fp8_e5m2");
+    assert_eq!(f.quant_method.as_deref(), Some("fp8"));
+    assert_eq!(f.weight_bits, Some(8));
+    assert_eq!(f.num_hidden_layers, Some(2));
+}
+
+#[test]
+fn index_total_size_and_problems_name_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "config.json", CONFIG.as_bytes());
+    write(
+        d.path(),
+        "model.safetensors.index.json",
+        br#"{"metadata":{"total_size":16060522496},"weight_map":{}}"#,
+    );
+    let f = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]))
+        .facts
+        .unwrap();
+    assert_eq!(
+        (f.weight_bytes, f.weight_source),
+        (Some(16060522496), WeightSource::Index)
+    );
+
+    write(d.path(), "config.json", b"{not json");
+    let l = load(d.path().to_str().unwrap(), &Env::default(), &args(&[]));
+    let problem = l.problem.unwrap();
+    assert!(matches!(
+        problem,
+        ModelProblem::Invalid(Invalid::Json { .. })
+    ));
+    assert!(problem.to_string().contains("config.json"), "{problem}");
+
+    let e = tempfile::tempdir().unwrap();
+    write(e.path(), "config.json", CONFIG.as_bytes());
+    write(e.path(), "model.safetensors", &[9, 9]);
+    let l = load(e.path().to_str().unwrap(), &Env::default(), &args(&[]));
+    assert!(l.facts.is_some(), "dimensions still give an estimate");
+    let problem = l.problem.unwrap();
+    assert!(matches!(
+        problem,
+        ModelProblem::Invalid(Invalid::Safetensors(_))
+    ));
+    assert!(
+        problem.to_string().contains("model.safetensors"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn multimodal_text_config_quant_and_sliding_layers() {
+    let gemma = r#"{"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3","torch_dtype":"bfloat16",
+        "text_config":{"head_dim":128,"hidden_size":5376,"num_hidden_layers":62,"num_attention_heads":32,
+        "num_key_value_heads":16,"sliding_window":1024,"model_type":"gemma3_text"},
+        "vision_config":{"hidden_size":1152,"num_hidden_layers":27}}"#;
+    let v: Value = serde_json::from_str(gemma).unwrap();
+    let f = facts_from_config(v.as_object().unwrap());
+    assert_eq!(
+        (f.num_hidden_layers, f.num_key_value_heads),
+        (Some(62), Some(16))
+    );
+    assert!(f.is_multimodal);
+    assert_eq!(f.num_sliding_layers, Some(62 - 62 / 6));
+    let oss = r#"{"architectures":["GptOssForCausalLM"],"num_hidden_layers":4,"hidden_size":2880,
+        "num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,
+        "layer_types":["sliding_attention","full_attention","sliding_attention","full_attention"],
+        "quantization_config":{"quant_method":"mxfp4"}}"#;
+    let v: Value = serde_json::from_str(oss).unwrap();
+    let f = facts_from_config(v.as_object().unwrap());
+    assert_eq!(f.num_sliding_layers, Some(2));
+    assert_eq!(
+        (f.quant_method.as_deref(), f.weight_bits),
+        (Some("mxfp4"), Some(4))
+    );
+}
+
+#[test]
+fn absurd_dimensions_give_no_or_bounded_estimates() {
+    let base = json!({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "vocab_size": 128256, "intermediate_size": 14336});
+    let with = |k: &str, v: Value| {
+        let mut c = base.clone();
+        c[k] = v;
+        facts_from_config(c.as_object().unwrap())
+    };
+    let sane = estimate_weight_bytes(&with("hidden_size", json!(4096))).unwrap();
+    assert!(sane > 14_000_000_000 && sane < 18_000_000_000, "{sane}");
+    // more dense layers than layers: still the dense model, never negative
+    let moe = with("num_experts", json!(8));
+    let mut moe_over = moe.clone();
+    moe_over.first_k_dense_replace = Some(1000);
+    let w = estimate_weight_bytes(&moe_over).unwrap();
+    assert_eq!(w, sane);
+    // implausible sizes are not estimates
+    assert_eq!(
+        estimate_weight_bytes(&with("hidden_size", json!(u64::MAX))),
+        None
+    );
+    // no layers: the embeddings and head alone
+    assert_eq!(
+        estimate_weight_bytes(&with("num_hidden_layers", json!(0))),
+        Some(2 * 128256 * 4096 * 2)
+    );
+    // bit widths that do not fit a u32 are not believed
+    let q = with(
+        "quantization_config",
+        json!({"quant_method": "gptq", "bits": 4294967300u64}),
+    );
+    assert_eq!(q.weight_bits, None);
+}
+
+#[test]
+fn hybrid_and_sparse_attention_fields() {
+    let next = r#"{"architectures":["Qwen3NextForCausalLM"],"num_hidden_layers":48,
+        "full_attention_interval":4,"hidden_size":2048,"num_attention_heads":16,
+        "num_key_value_heads":2,"head_dim":256}"#;
+    let v: Value = serde_json::from_str(next).unwrap();
+    assert_eq!(
+        facts_from_config(v.as_object().unwrap()).num_full_attention_layers,
+        Some(12)
+    );
+    let typed = r#"{"num_hidden_layers":4,"layer_types":["linear_attention","linear_attention",
+        "linear_attention","full_attention"]}"#;
+    let v: Value = serde_json::from_str(typed).unwrap();
+    assert_eq!(
+        facts_from_config(v.as_object().unwrap()).num_full_attention_layers,
+        Some(1)
+    );
+    let dsa = r#"{"kv_lora_rank":512,"qk_rope_head_dim":64,"index_head_dim":128}"#;
+    let v: Value = serde_json::from_str(dsa).unwrap();
+    assert_eq!(
+        facts_from_config(v.as_object().unwrap()).index_head_dim,
+        Some(128)
+    );
+}
