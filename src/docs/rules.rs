@@ -19,6 +19,7 @@ const FAMILIES: &[(&str, &str)] = &[
     ("ENV", "Environment variables"),
     ("EP", "Expert parallelism and MoE all-to-all"),
     ("FLAG", "Flags by version"),
+    ("HUB", "Model files from the Hugging Face Hub"),
     ("MEM", "Memory plan"),
     ("MIX", "Features SGLang rejects or breaks together"),
     ("PAR", "Parallelism and multi-node"),

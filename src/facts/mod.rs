@@ -5,6 +5,7 @@
 pub mod env;
 pub mod gpus;
 pub mod host;
+pub mod hub;
 pub mod host_record;
 pub mod model;
 pub mod nvml;

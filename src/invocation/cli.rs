@@ -102,6 +102,14 @@ pub struct PlanOptions {
     #[arg(long, env = "SGLANG_LAUNCH_NO_FIX", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub no_fix: bool,
 
+    /// Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)
+    #[arg(long, env = "SGLANG_LAUNCH_OFFLINE", hide_env_values = true, value_parser = FalseyValueParser::new())]
+    pub offline: bool,
+
+    /// With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)
+    #[arg(long, env = "SGLANG_LAUNCH_ONLINE", hide_env_values = true, value_parser = FalseyValueParser::new())]
+    pub online: bool,
+
     /// Skip a rule (code or name; repeatable or comma-separated)
     #[arg(
         long,

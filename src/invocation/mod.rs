@@ -189,6 +189,8 @@ fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
             strict: opts.strict,
         },
         no_fix: opts.no_fix,
+        // Planning for another machine from its topology file stays offline unless asked.
+        hub: !opts.offline && (opts.topology.is_none() || opts.online),
         env: Env::from_process(),
     }
 }

@@ -4,6 +4,7 @@
 use super::arguments::Parsed;
 use super::gather::Machine;
 use super::json::{Finding, Verdict};
+use crate::facts::hub;
 use crate::facts::model::{ModelLoad, ModelProblem};
 use crate::plan::json::Memory;
 use crate::rules::{Code, Hit, Severity};
@@ -65,14 +66,34 @@ pub fn version(machine: &Machine) -> Option<Hit> {
     ))
 }
 
-/// MEM001/MEM002: the model named could not be read, or its files make no sense.
+/// MEM001/MEM002: the model named could not be read, or its files make no sense; HUB00x: it
+/// is not on disk and the Hub did not give its files.
 pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
     let problem = load?.problem.as_ref()?;
     let code = match problem {
         ModelProblem::Unavailable(_) => Code::MEM001,
         ModelProblem::Invalid(_) => Code::MEM002,
+        ModelProblem::Hub(h) => hub_code(h),
     };
     Some(Hit::new(code, problem.to_string()))
+}
+
+/// HUB00x for the separate speculative draft: SGLang downloads it too, and fails the same way.
+/// Its other problems are SPEC011's.
+pub fn draft(load: Option<&ModelLoad>) -> Option<Hit> {
+    match load?.problem.as_ref()? {
+        ModelProblem::Hub(h) => Some(Hit::new(hub_code(h), format!("draft model: {h}"))),
+        _ => None,
+    }
+}
+
+/// Refused (401/403) → HUB001, not there (404) → HUB002, anything else → HUB003.
+fn hub_code(problem: &hub::Problem) -> Code {
+    match problem {
+        hub::Problem::Denied { .. } => Code::HUB001,
+        hub::Problem::NotFound { .. } => Code::HUB002,
+        _ => Code::HUB003,
+    }
 }
 
 /// A `--mem-fraction-static` outside (0, 1): nothing to plan.

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::{Error, Request};
 use crate::facts::host::HostFacts;
-use crate::facts::model::{self, ModelLoad};
+use crate::facts::hub;
+use crate::facts::model::{self, ModelLoad, ModelProblem, Unavailable};
 use crate::facts::{self, Env, Packages, Topology};
 use crate::resolve::Speculative;
 use crate::sglang::{SglangArgs, approx, version};
@@ -97,27 +98,55 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
 }
 
 /// Models read so far, by path: a fix round that names the same model reads nothing again.
-#[derive(Default)]
+/// A Hub id not on disk is fetched from the Hub (one session, one deadline, per check).
 pub struct Models {
     loaded: Vec<(String, ModelLoad)>,
+    hub: hub::Session,
 }
 
 impl Models {
-    /// Reads the target and the separate draft the arguments name, where not read yet.
-    pub fn read_for(&mut self, args: &SglangArgs, env: &Env) {
-        if let Some(path) = args.str("--model-path") {
-            self.read(path, env, args);
-        }
-        if let Some(path) = self.draft_path(args) {
-            self.read(&path, env, args);
+    pub fn new(hub: hub::Settings) -> Models {
+        Models {
+            loaded: Vec::new(),
+            hub: hub::Session::new(hub),
         }
     }
 
-    fn read(&mut self, path: &str, env: &Env, args: &SglangArgs) {
-        if !self.loaded.iter().any(|(p, _)| p == path) {
-            self.loaded
-                .push((path.to_owned(), model::load(path, env, args)));
+    /// Reads the target and the separate draft the arguments name, where not read yet.
+    pub fn read_for(&mut self, args: &SglangArgs, env: &Env) {
+        if let Some(path) = args.str("--model-path") {
+            self.read(path, args.str("--revision"), env, args);
         }
+        if let Some(path) = self.draft_path(args) {
+            let revision = args.str("--speculative-draft-model-revision");
+            self.read(&path, revision, env, args);
+        }
+    }
+
+    fn read(&mut self, path: &str, revision: Option<&str>, env: &Env, args: &SglangArgs) {
+        if self.loaded.iter().any(|(p, _)| p == path) {
+            return;
+        }
+        let mut load = model::load_at(path, revision, env, args);
+        let not_local = matches!(
+            load.problem,
+            Some(ModelProblem::Unavailable(
+                Unavailable::NotCached { .. } | Unavailable::RevisionNotCached { .. }
+            ))
+        );
+        if not_local {
+            match self.hub.snapshot(path, revision) {
+                Ok(Some(dir)) => load = model::load_dir(dir, args),
+                Ok(None) => {}
+                Err(problem) => {
+                    load = ModelLoad {
+                        facts: None,
+                        problem: Some(problem.into()),
+                    }
+                }
+            }
+        }
+        self.loaded.push((path.to_owned(), load));
     }
 
     fn get(&self, path: &str) -> Option<&ModelLoad> {

@@ -35,6 +35,9 @@ pub struct Request {
     pub nvml_lib: Option<PathBuf>,
     pub settings: RuleSettings,
     pub no_fix: bool,
+    /// The Hugging Face Hub may be asked for a model not on disk (`HF_HUB_OFFLINE` still
+    /// turns it off).
+    pub hub: bool,
     /// The environment the server would inherit.
     pub env: Env,
 }
@@ -112,7 +115,7 @@ impl Outcome {
 pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     validate(req)?;
     let machine = gather::machine(req)?;
-    let mut models = gather::Models::default();
+    let mut models = gather::Models::new(facts::hub::Settings::from_env(&req.env, req.hub));
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
     let original = Line::new(args, req.env.clone(), &machine);
     let fixed = fixpoint::run(original.clone(), &machine, &mut models, &req.settings);
@@ -131,6 +134,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     );
     let model_load = models.main(line.view());
     hits.extend(findings::model(model_load));
+    hits.extend(findings::draft(models.draft(line.view())));
     let bad_fraction = findings::bad_fraction(line.view());
     hits.extend(bad_fraction.map(findings::fraction));
     let plannable = !line.args.help && bad_fraction.is_none();

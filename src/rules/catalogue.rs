@@ -72,6 +72,9 @@ catalogue! {
     // Pipeline and memory planner.
     ARG001 => P,
     ARG002 => P,
+    HUB001 => P,
+    HUB002 => P,
+    HUB003 => P,
     MEM001 => P,
     MEM002 => P,
     MEM003 => P,

@@ -47,13 +47,26 @@ pub(super) fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightS
             }
         }
     }
-    Ok(index_total(dir)?.map(|t| (t, WeightSource::Index)))
+    if let Some(t) = index_total(dir)? {
+        return Ok(Some((t, WeightSource::Index)));
+    }
+    Ok(hub_total(dir)?.map(|t| (t, WeightSource::HubMetadata)))
+}
+
+/// The weight bytes a Hub fetch recorded from the model-info API (repos without an index).
+fn hub_total(dir: &Path) -> Result<Option<u64>, Invalid> {
+    total_size(&dir.join(crate::facts::hub::WEIGHTS_FILE))
 }
 
 /// `metadata.total_size` of `model.safetensors.index.json`; `Ok(None)` without one. The
 /// index was found, so any failure to read it makes it invalid.
 fn index_total(dir: &Path) -> Result<Option<u64>, Invalid> {
-    let path = dir.join("model.safetensors.index.json");
+    total_size(&dir.join("model.safetensors.index.json"))
+}
+
+/// `metadata.total_size` (the index) or `total_size` (our Hub record) of a JSON file.
+fn total_size(path: &Path) -> Result<Option<u64>, Invalid> {
+    let path = path.to_path_buf();
     if !path.is_file() {
         return Ok(None);
     }
@@ -66,8 +79,15 @@ fn index_total(dir: &Path) -> Result<Option<u64>, Invalid> {
                 other => other.to_string(),
             },
         },
+        ModelProblem::Hub(h) => Invalid::Unreadable {
+            path: path.clone(),
+            error: h.to_string(),
+        },
     })?;
-    match v.pointer("/metadata/total_size") {
+    match v
+        .pointer("/metadata/total_size")
+        .or_else(|| v.get("total_size"))
+    {
         Some(t) => t
             .as_u64()
             .or_else(|| t.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))

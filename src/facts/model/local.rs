@@ -1,4 +1,4 @@
-//! Finding the model's directory offline: a local path or the Hugging Face cache.
+//! Finding the model's directory offline: a local path, `--download-dir` or the Hugging Face cache.
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +7,14 @@ use serde_json::Value;
 use super::{Env, Invalid, ModelProblem, Unavailable};
 
 /// A local directory with a config.json, or the HF cache snapshot for an `org/name` id
-/// (`--revision`: a branch or tag under `refs/`, or a commit hash; default `main`).
-pub(super) fn resolve_dir(model_path: &str, env: &Env, revision: Option<&str>) -> Option<PathBuf> {
+/// (`--revision`: a branch or tag under `refs/`, or a commit hash; default `main`), in
+/// `--download-dir` (SGLang hands it to huggingface_hub as the cache) first, then the HF cache.
+pub(super) fn resolve_dir(
+    model_path: &str,
+    env: &Env,
+    revision: Option<&str>,
+    download_dir: Option<&str>,
+) -> Option<PathBuf> {
     let p = Path::new(model_path);
     if p.join("config.json").is_file() {
         return Some(p.to_path_buf());
@@ -17,18 +23,32 @@ pub(super) fn resolve_dir(model_path: &str, env: &Env, revision: Option<&str>) -
         // A directory without config.json is still the user's model: let the read report it.
         return Some(p.to_path_buf());
     }
-    let hub = if let Some(h) = env.get("HF_HUB_CACHE").filter(|h| !h.is_empty()) {
-        PathBuf::from(h)
-    } else if let Some(h) = env.get("HF_HOME").filter(|h| !h.is_empty()) {
-        Path::new(h).join("hub")
-    } else {
-        Path::new(env.get("HOME")?).join(".cache/huggingface/hub")
-    };
     let (org, name) = model_path.split_once('/')?;
     if org.is_empty() || name.is_empty() || name.contains('/') || org.starts_with('.') {
         return None;
     }
-    let repo = hub.join(format!("models--{org}--{name}"));
+    let repo_dir = format!("models--{org}--{name}");
+    download_dir
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(hf_cache(env))
+        .find_map(|cache| snapshot_in(&cache.join(&repo_dir), revision))
+}
+
+/// `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`.
+fn hf_cache(env: &Env) -> Option<PathBuf> {
+    if let Some(h) = env.get("HF_HUB_CACHE").filter(|h| !h.is_empty()) {
+        Some(PathBuf::from(h))
+    } else if let Some(h) = env.get("HF_HOME").filter(|h| !h.is_empty()) {
+        Some(Path::new(h).join("hub"))
+    } else {
+        Some(Path::new(env.get("HOME")?).join(".cache/huggingface/hub"))
+    }
+}
+
+/// The snapshot of one cached repo (`models--org--name`) at `revision`, else the one `main`
+/// names, else the newest with a config.
+fn snapshot_in(repo: &Path, revision: Option<&str>) -> Option<PathBuf> {
     let snapshots = repo.join("snapshots");
     if let Some(rev) = revision.filter(|r| !r.is_empty()) {
         // Only plain names: a revision must not walk out of the cache.

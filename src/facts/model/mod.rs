@@ -1,9 +1,11 @@
-//! Model facts from `--model-path`: config.json, quantisation, weight bytes. Offline only.
+//! Model facts from `--model-path`: config.json, quantisation, weight bytes, read from disk.
 //!
-//! `--model-path` is a local directory or a Hugging Face id looked up in the local HF cache
-//! (`HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`). Nothing is downloaded.
+//! `--model-path` is a local directory or a Hugging Face id looked up in `--download-dir` and
+//! the local HF cache (`HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`);
+//! a snapshot fetched from the Hub ([`crate::facts::hub`]) is read with [`load_dir`] the same way.
 //! Weight bytes come from the safetensors headers (only the 8-byte length and the JSON header
-//! are read), else from `model.safetensors.index.json`, else from an estimate from the dimensions.
+//! are read), else from `model.safetensors.index.json`, else from the Hub's parameter counts
+//! recorded in a fetched snapshot, else from an estimate from the dimensions.
 
 use std::path::PathBuf;
 
@@ -37,6 +39,8 @@ pub enum WeightSource {
     SafetensorsHeaders,
     /// `model.safetensors.index.json` `metadata.total_size`.
     Index,
+    /// The Hub's parameter counts per dtype, recorded in a fetched snapshot.
+    HubMetadata,
     /// Estimated from the config's dimensions and quantisation.
     #[default]
     Estimate,
@@ -150,6 +154,9 @@ pub enum ModelProblem {
     /// A file was found but can't be understood.
     #[error(transparent)]
     Invalid(#[from] Invalid),
+    /// Not on disk, and the Hugging Face Hub did not give its files.
+    #[error(transparent)]
+    Hub(#[from] super::hub::Problem),
 }
 
 /// Why the model can't be found offline.
@@ -240,8 +247,19 @@ impl ModelLoad {
 
 /// Read the model's facts, honouring the SGLang arguments that change them.
 pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
-    let revision = args.str("--revision").filter(|r| !r.is_empty());
-    let Some(dir) = resolve_dir(model_path, env, revision) else {
+    load_at(model_path, args.str("--revision"), env, args)
+}
+
+/// [`load`] at this revision (the separate draft has its own).
+pub fn load_at(
+    model_path: &str,
+    revision: Option<&str>,
+    env: &Env,
+    args: &SglangArgs,
+) -> ModelLoad {
+    let revision = revision.filter(|r| !r.is_empty());
+    let download_dir = args.str("--download-dir").filter(|d| !d.is_empty());
+    let Some(dir) = resolve_dir(model_path, env, revision, download_dir) else {
         let model_path = model_path.to_owned();
         let problem = match revision {
             Some(r) => Unavailable::RevisionNotCached {
@@ -252,6 +270,11 @@ pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
         };
         return ModelLoad::failed(problem);
     };
+    load_dir(dir, args)
+}
+
+/// Read the model's facts from its directory (local, cached or fetched).
+pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
     let config_path = dir.join("config.json");
     let mut config = match read_json(&config_path) {
         Ok(v) => v,

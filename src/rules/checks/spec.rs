@@ -201,6 +201,9 @@ pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
         Some(crate::facts::model::ModelProblem::Unavailable(_)) => {
             "is not a local directory and not in the Hugging Face cache".to_string()
         }
+        Some(crate::facts::model::ModelProblem::Hub(_)) => {
+            "could not be fetched from the Hugging Face Hub (see the HUB finding)".to_string()
+        }
         Some(problem) => format!("could not be read ({problem})"),
         None => "has no weight size the launcher can read or estimate".to_string(),
     };
