@@ -284,3 +284,39 @@ fn hybrid_and_sparse_attention_fields() {
         Some(128)
     );
 }
+
+#[test]
+fn download_dir_is_searched_like_an_hf_cache_before_it() {
+    let dl = tempfile::tempdir().unwrap();
+    let snap = dl.path().join("models--org--tiny/snapshots/abc123");
+    std::fs::create_dir_all(&snap).unwrap();
+    write(&snap, "config.json", CONFIG.as_bytes());
+    let env = Env::from_pairs([("HF_HOME", "/nonexistent")]);
+    let a = args(&[("--download-dir", json!(dl.path().to_str().unwrap()))]);
+    let l = load("org/tiny", &env, &a);
+    assert_eq!(l.problem, None);
+    assert_eq!(l.facts.unwrap().dir, snap);
+    assert!(load("org/tiny", &env, &args(&[])).problem.is_some());
+}
+
+#[test]
+fn a_fetched_snapshot_without_an_index_takes_the_hubs_weight_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "config.json", CONFIG.as_bytes());
+    write(
+        d.path(),
+        crate::facts::hub::WEIGHTS_FILE,
+        br#"{"total_size": 16060522496, "from": "model-info API"}"#,
+    );
+    let f = load_dir(d.path().to_path_buf(), &args(&[])).facts.unwrap();
+    assert_eq!(f.weight_bytes, Some(16060522496));
+    assert_eq!(f.weight_source, WeightSource::HubMetadata);
+    // The index wins over our record, as on disk.
+    write(
+        d.path(),
+        "model.safetensors.index.json",
+        br#"{"metadata": {"total_size": 100}}"#,
+    );
+    let f = load_dir(d.path().to_path_buf(), &args(&[])).facts.unwrap();
+    assert_eq!((f.weight_bytes, f.weight_source), (Some(100), WeightSource::Index));
+}
