@@ -61,7 +61,9 @@ fn hub_error(status: u16, code: &str, message: &str) -> Answer {
             ("X-Error-Message".into(), message.into()),
             ("Content-Type".into(), "application/json".into()),
         ],
-        body: serde_json::json!({ "error": message }).to_string().into_bytes(),
+        body: serde_json::json!({ "error": message })
+            .to_string()
+            .into_bytes(),
     }
 }
 
@@ -294,7 +296,14 @@ fn check(home: &Home, env: &[(&str, &str)], launcher: &[&str], sglang: &[&str]) 
     }
     let start = Instant::now();
     let out = cmd
-        .args(["check", "--json", "--topology", TOPOLOGY, "--sglang-version", "0.5.23"])
+        .args([
+            "check",
+            "--json",
+            "--topology",
+            TOPOLOGY,
+            "--sglang-version",
+            "0.5.23",
+        ])
         .args(launcher)
         .arg("--")
         .args(sglang)
@@ -320,15 +329,30 @@ fn a_hub_model_plans_exactly_as_its_files_on_disk_and_the_second_check_is_offlin
     let env = [("HF_ENDPOINT", endpoint.as_str())];
     let on_disk = check(&home, &env, &[], &["--model-path", LOCAL]);
     let fetched = check(&home, &env, ONLINE, &["--model-path", REPO]);
-    assert!(on_disk.json["memory"]["weights_per_gpu_gib"].is_number(), "{}", on_disk.text);
-    assert_eq!(fetched.json["memory"], on_disk.json["memory"], "{}", fetched.text);
-    assert!(!fetched.codes().iter().any(|c| c.starts_with("HUB") || c == "MEM001"));
+    assert!(
+        on_disk.json["memory"]["weights_per_gpu_gib"].is_number(),
+        "{}",
+        on_disk.text
+    );
+    assert_eq!(
+        fetched.json["memory"], on_disk.json["memory"],
+        "{}",
+        fetched.text
+    );
+    assert!(
+        !fetched
+            .codes()
+            .iter()
+            .any(|c| c.starts_with("HUB") || c == "MEM001")
+    );
     let seen = hub.seen();
     let targets: Vec<&str> = seen.iter().map(|s| s.target.as_str()).collect();
     assert_eq!(
         targets,
         [
-            format!("/api/models/{REPO}/revision/main?expand=sha&expand=siblings&expand=safetensors"),
+            format!(
+                "/api/models/{REPO}/revision/main?expand=sha&expand=siblings&expand=safetensors"
+            ),
             format!("/{REPO}/resolve/{SHA}/config.json"),
             format!("/api/resolve-cache/models/{REPO}/{SHA}/config.json"),
             format!("/{REPO}/resolve/{SHA}/generation_config.json"),
@@ -344,6 +368,303 @@ fn a_hub_model_plans_exactly_as_its_files_on_disk_and_the_second_check_is_offlin
     // The Hub stopped (its port closed): the same plan from our cache, no finding.
     drop(hub);
     let again = check(&home, &env, ONLINE, &["--model-path", REPO]);
-    assert_eq!(again.json["memory"], on_disk.json["memory"], "{}", again.text);
+    assert_eq!(
+        again.json["memory"], on_disk.json["memory"],
+        "{}",
+        again.text
+    );
     assert!(!again.codes().iter().any(|c| c.starts_with("HUB")));
+}
+
+#[test]
+fn the_token_reaches_the_hub_and_its_own_redirects_but_never_the_cdn_or_any_output() {
+    let home = Home::new();
+    let hub = FakeHub::start(|_| None);
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str()), ("HF_TOKEN", TOKEN)];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    assert!(
+        run.json["memory"]["weights_per_gpu_gib"].is_number(),
+        "{}",
+        run.text
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    for s in hub.seen() {
+        let want = (!s.target.starts_with("/cdn/")).then_some(bearer.as_str());
+        assert_eq!(s.authorization.as_deref(), want, "{}", s.target);
+    }
+    assert!(!run.text.contains(TOKEN));
+}
+
+#[test]
+fn revision_reaches_the_url_and_keys_the_cache() {
+    let home = Home::new();
+    let hub = FakeHub::start(|_| None);
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let run = check(
+        &home,
+        &env,
+        ONLINE,
+        &["--model-path", REPO, "--revision", "v1.0"],
+    );
+    assert!(
+        !run.codes().iter().any(|c| c.starts_with("HUB")),
+        "{}",
+        run.text
+    );
+    let first = &hub.seen()[0].target;
+    assert!(
+        first.starts_with(&format!("/api/models/{REPO}/revision/v1.0?")),
+        "{first}"
+    );
+    // Another revision is another snapshot: asked for again, and this one does not exist.
+    let run = check(
+        &home,
+        &env,
+        ONLINE,
+        &["--model-path", REPO, "--revision", "v9"],
+    );
+    let f = run.finding("HUB002");
+    assert_eq!(f["severity"], "error");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("v9") && msg.contains("--revision"), "{msg}");
+    assert!(!run.codes().contains(&"MEM001".to_owned()));
+}
+
+#[test]
+fn a_gated_repo_without_a_valid_token_blocks_with_hub001_and_shows_no_token() {
+    let home = Home::new();
+    let gated = |t: &str| {
+        t.starts_with("/api/models/").then(|| {
+            hub_error(
+                401,
+                "GatedRepo",
+                "Access to model meta-llama/Llama-3.1-8B-Instruct is restricted.",
+            )
+        })
+    };
+    let hub = FakeHub::start(gated);
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    let f = run.finding("HUB001");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(run.json["verdict"], "error");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains(REPO) && msg.contains("HF_TOKEN"), "{msg}");
+    assert!(!run.codes().contains(&"MEM001".to_owned()));
+
+    // A token without access: 403, and the token appears nowhere, JSON or human report.
+    let denied = FakeHub::start(|t: &str| {
+        t.starts_with("/api/models/")
+            .then(|| hub_error(403, "GatedRepo", "Access to model is restricted."))
+    });
+    let endpoint = denied.url();
+    let env = [
+        ("HF_ENDPOINT", endpoint.as_str()),
+        ("HUGGING_FACE_HUB_TOKEN", TOKEN),
+    ];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    let msg = run.finding("HUB001")["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(msg.contains("no access"), "{msg}");
+    assert!(!run.text.contains(TOKEN));
+    let out = Command::cargo_bin("sglang-launch")
+        .unwrap()
+        .current_dir(ROOT)
+        .env("HOME", home.0.path())
+        .env("XDG_CACHE_HOME", home.0.path().join("cache"))
+        .env("HF_HOME", home.0.path().join("hf"))
+        .env("HF_ENDPOINT", &endpoint)
+        .env("HF_TOKEN", TOKEN)
+        .args([
+            "plan",
+            "--online",
+            "--topology",
+            TOPOLOGY,
+            "--sglang-version",
+            "0.5.23",
+            "--",
+        ])
+        .args(["--model-path", REPO])
+        .output()
+        .unwrap();
+    let human = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(human.contains("HUB001"), "{human}");
+    assert!(!human.contains(TOKEN), "{human}");
+}
+
+#[test]
+fn a_repo_that_does_not_exist_is_hub002() {
+    let home = Home::new();
+    let hub = FakeHub::start(|_| None);
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    // The Hub answers 401 RepoNotFound to an anonymous request for a missing repo.
+    let run = check(&home, &env, ONLINE, &["--model-path", "org/no-such-model"]);
+    let msg = run.finding("HUB002")["message"].as_str().unwrap();
+    assert!(
+        msg.contains("org/no-such-model") && msg.contains("--model-path"),
+        "{msg}"
+    );
+    assert!(!run.codes().iter().any(|c| c == "HUB001" || c == "MEM001"));
+}
+
+#[test]
+fn a_closed_port_is_a_hub003_warning_and_the_check_goes_on_at_once() {
+    let home = Home::new();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    let f = run.finding("HUB003");
+    assert_eq!(f["severity"], "warning");
+    assert_ne!(run.json["verdict"], "error");
+    assert!(f["message"].as_str().unwrap().contains(&endpoint));
+    assert!(run.took < Duration::from_secs(3), "{:?}", run.took);
+}
+
+#[test]
+fn a_hub_that_never_answers_costs_at_most_the_total_deadline() {
+    let home = Home::new();
+    let hub = FakeHub::start(|_| Some(Answer::Hang));
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let run = check(
+        &home,
+        &env,
+        ONLINE,
+        &[
+            "--model-path",
+            REPO,
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-draft-model-path",
+            "org/draft",
+        ],
+    );
+    assert!(run.codes().contains(&"HUB003".to_owned()), "{}", run.text);
+    // Two models, one deadline: not 3 s each.
+    assert!(run.took >= Duration::from_millis(2900), "{:?}", run.took);
+    assert!(run.took < Duration::from_millis(4500), "{:?}", run.took);
+}
+
+#[test]
+fn offline_switches_make_no_request() {
+    let hub = FakeHub::start(|_| None);
+    let endpoint = hub.url();
+    let cases: [(&[(&str, &str)], &[&str]); 4] = [
+        (&[("HF_HUB_OFFLINE", "1")], ONLINE),
+        (&[], &["--online", "--offline"]),
+        (&[("SGLANG_LAUNCH_OFFLINE", "1")], ONLINE),
+        // --topology without --online.
+        (&[], &[]),
+    ];
+    for (extra, launcher) in cases {
+        let home = Home::new();
+        let mut env = vec![("HF_ENDPOINT", endpoint.as_str())];
+        env.extend_from_slice(extra);
+        let run = check(&home, &env, launcher, &["--model-path", REPO]);
+        assert!(
+            run.codes().contains(&"MEM001".to_owned()),
+            "{extra:?} {launcher:?}"
+        );
+        assert!(
+            hub.seen().is_empty(),
+            "{extra:?} {launcher:?}: {:?}",
+            hub.seen()
+        );
+    }
+    // SGLANG_LAUNCH_ONLINE=1 is --online.
+    let home = Home::new();
+    let env = [
+        ("HF_ENDPOINT", endpoint.as_str()),
+        ("SGLANG_LAUNCH_ONLINE", "1"),
+    ];
+    let run = check(&home, &env, &[], &["--model-path", REPO]);
+    assert!(!run.codes().contains(&"MEM001".to_owned()), "{}", run.text);
+    assert!(!hub.seen().is_empty());
+}
+
+#[test]
+fn the_separate_draft_is_fetched_too() {
+    let home = Home::new();
+    // A draft repo without an index: its weight bytes come from the model-info API.
+    let info = r#"{"_id":"1","id":"org/draft","sha":"d1","siblings":[{"rfilename":"config.json"},{"rfilename":"model.safetensors"}],"safetensors":{"parameters":{"BF16":250000000},"total":250000000}}"#;
+    let hub = FakeHub::start(move |t: &str| match t.split('?').next().unwrap() {
+        "/api/models/org/draft/revision/main" => Some(ok(info)),
+        "/org/draft/resolve/d1/config.json" => Some(ok(fixture(&format!("{LOCAL}/config.json")))),
+        _ => None,
+    });
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let spec = [
+        "--model-path",
+        REPO,
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-draft-model-path",
+        "org/draft",
+    ];
+    let run = check(&home, &env, ONLINE, &spec);
+    let seen: Vec<String> = hub.seen().into_iter().map(|s| s.target).collect();
+    assert!(
+        seen.iter()
+            .any(|t| t == "/org/draft/resolve/d1/config.json"),
+        "{seen:?}"
+    );
+    // SPEC011 fires when the draft's weights are unknown: here they are known.
+    assert!(
+        !run.codes()
+            .iter()
+            .any(|c| c == "SPEC011" || c.starts_with("HUB")),
+        "{}",
+        run.text
+    );
+    // Its weight bytes, from the parameter counts, are recorded in its snapshot for the loader.
+    let root = home.0.path().join("cache/sglang-launch/hub");
+    let endpoint_dir = std::fs::read_dir(&root)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record = endpoint_dir.join("org%2Fdraft/main/sglang-launch-weights.json");
+    let v: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(v["total_size"], 500_000_000);
+}
+
+#[test]
+fn an_oversized_file_is_refused_and_named() {
+    let home = Home::new();
+    let huge = vec![b' '; 3 * 1024 * 1024];
+    let hub = FakeHub::start(move |t: &str| {
+        t.starts_with("/api/resolve-cache/")
+            .then(|| ok(huge.clone()))
+    });
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    let msg = run.finding("HUB003")["message"].as_str().unwrap();
+    assert!(
+        msg.contains("config.json") && msg.contains("larger than"),
+        "{msg}"
+    );
+    // Nothing half-fetched is cached.
+    assert!(
+        std::fs::read_dir(home.0.path().join("cache/sglang-launch/hub"))
+            .map(|d| d.count() == 0)
+            .unwrap_or(true)
+    );
 }

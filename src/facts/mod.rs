@@ -5,8 +5,8 @@
 pub mod env;
 pub mod gpus;
 pub mod host;
-pub mod hub;
 pub mod host_record;
+pub mod hub;
 pub mod model;
 pub mod nvml;
 pub mod packages;

@@ -270,6 +270,9 @@ fn pipeline_codes_are_registered_without_checks() {
         ("MEM004", "mem-fraction-too-low", Severity::Error),
         ("MEM005", "does-not-fit", Severity::Error),
         ("MEM006", "cuda-graph-memory", Severity::Info),
+        ("HUB001", "hub-access-denied", Severity::Error),
+        ("HUB002", "hub-not-found", Severity::Error),
+        ("HUB003", "hub-unreachable", Severity::Warning),
     ];
     for (code, name, sev) in want {
         let r = rules::lookup(code).unwrap();

@@ -15,13 +15,27 @@ const QWQ_32B: &str = "tests/fixtures/models/Qwen__QwQ-32B";
 /// the host's own launcher and SGLang settings kept out; the findings of `code`, as snapshot
 /// text (at least one).
 fn findings(code: &str, topology: &str, launcher: &[&str], sglang: &[&str]) -> String {
+    findings_with(&[], code, topology, launcher, sglang)
+}
+
+/// [`findings`] with these environment variables set (and the host's own HF_* left out).
+fn findings_with(
+    env: &[(&str, &str)],
+    code: &str,
+    topology: &str,
+    launcher: &[&str],
+    sglang: &[&str],
+) -> String {
     let mut cmd = Command::cargo_bin("sglang-launch").unwrap();
     cmd.current_dir(ROOT).env("NO_COLOR", "1");
     for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+        let hf =
+            !env.is_empty() && (k.starts_with("HF_") || k.to_ascii_uppercase().ends_with("_PROXY"));
+        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" || hf {
             cmd.env_remove(k);
         }
     }
+    cmd.envs(env.iter().copied());
     let out = cmd
         .args(["check", "--json", "--topology"])
         .arg(format!("tests/fixtures/topologies/{topology}.json"))
@@ -205,4 +219,64 @@ fn mem008_fraction_is_not_a_fraction() {
     let sglang = &["--model-path", LLAMA_8B, "--mem-fraction-static", "1.5"];
     let text = findings("MEM008", "1x-l4", V0523, sglang);
     insta::assert_snapshot!("MEM008", text);
+}
+
+/// A one-answer Hub on 127.0.0.1: every request gets `status` with the Hub's `X-Error-Code`.
+/// Returns its URL.
+fn refusing_hub(status: u16, error_code: &'static str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nX-Error-Code: {error_code}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+            );
+            let _ = stream.write_all(head.as_bytes());
+        }
+    });
+    url
+}
+
+/// Hub findings: a scratch cache, the Hub at `endpoint`, `--online` with the topology file.
+fn hub_findings(code: &str, endpoint: &str) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap();
+    let env = [
+        ("HOME", home),
+        ("XDG_CACHE_HOME", home),
+        ("HF_HOME", home),
+        ("HF_ENDPOINT", endpoint),
+    ];
+    let launcher = &["--sglang-version", "0.5.23", "--online"];
+    let sglang = &["--model-path", "meta-llama/Llama-3.1-8B-Instruct"];
+    findings_with(&env, code, "8x-h100-sxm-nvlink", launcher, sglang).replace(endpoint, "<HUB>")
+}
+
+#[test]
+fn hub001_gated_repo_without_a_token() {
+    let text = hub_findings("HUB001", &refusing_hub(401, "GatedRepo"));
+    insta::assert_snapshot!("HUB001", text);
+}
+
+#[test]
+fn hub002_repo_not_found() {
+    let text = hub_findings("HUB002", &refusing_hub(401, "RepoNotFound"));
+    insta::assert_snapshot!("HUB002", text);
+}
+
+#[test]
+fn hub003_hub_unreachable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text = hub_findings("HUB003", &format!("http://127.0.0.1:{port}"));
+    insta::assert_snapshot!("HUB003", text);
 }

@@ -81,7 +81,10 @@ mod tests {
     fn an_unknown_dtype_or_no_metadata_gives_no_bytes() {
         let unknown = br#"{"siblings":[],"safetensors":{"parameters":{"Q9":1}}}"#;
         assert_eq!(parse_info(unknown).unwrap().weight_bytes, None);
-        assert_eq!(parse_info(br#"{"siblings":[]}"#).unwrap().weight_bytes, None);
+        assert_eq!(
+            parse_info(br#"{"siblings":[]}"#).unwrap().weight_bytes,
+            None
+        );
     }
 
     #[test]

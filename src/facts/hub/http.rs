@@ -12,7 +12,10 @@ use super::settings::Token;
 pub(super) enum Reply {
     Body(Vec<u8>),
     /// A 4xx: the status and the Hub's `X-Error-Code` (`RepoNotFound`, `GatedRepo`, …).
-    Refused { status: u16, error_code: Option<String> },
+    Refused {
+        status: u16,
+        error_code: Option<String>,
+    },
 }
 
 /// Why no answer came.

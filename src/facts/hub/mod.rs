@@ -93,11 +93,13 @@ impl Session {
             Some(d) => d,
             None => std::env::temp_dir().join(format!("sglang-launch-hub-{}", std::process::id())),
         };
-        cache::commit(&dir, &files).map(Some).map_err(|e| Problem::Unusable {
-            repo: repo.to_owned(),
-            what: format!("writing {}", dir.display()),
-            reason: e.to_string(),
-        })
+        cache::commit(&dir, &files)
+            .map(Some)
+            .map_err(|e| Problem::Unusable {
+                repo: repo.to_owned(),
+                what: format!("writing {}", dir.display()),
+                reason: e.to_string(),
+            })
     }
 }
 
@@ -127,7 +129,10 @@ impl Target<'_> {
             return Err(self.missing_file("config.json"));
         }
         // At the commit the revision names, so a branch moving meanwhile cannot mix files.
-        let at = info.sha.as_deref().map_or_else(|| encode(self.revision), encode);
+        let at = info
+            .sha
+            .as_deref()
+            .map_or_else(|| encode(self.revision), encode);
         let mut files = Vec::new();
         for &(name, limit) in FILES.iter().filter(|(n, _)| info.has(n)) {
             let url = format!("{}/{}/resolve/{at}/{name}", self.endpoint, self.repo);
@@ -217,7 +222,17 @@ mod tests {
     fn hub_ids_are_told_from_paths() {
         assert!(is_repo_id("meta-llama/Llama-3.1-8B-Instruct"));
         assert!(is_repo_id("Qwen/Qwen3-32B-FP8"));
-        for p in ["/models/x", "./x/y", "a/b/c", "x", "org/", "../x", "a--b/c", "a/b.", "a/b c"] {
+        for p in [
+            "/models/x",
+            "./x/y",
+            "a/b/c",
+            "x",
+            "org/",
+            "../x",
+            "a--b/c",
+            "a/b.",
+            "a/b c",
+        ] {
             assert!(!is_repo_id(p), "{p}");
         }
     }

@@ -175,10 +175,16 @@ mod tests {
 
     #[test]
     fn the_hubs_error_code_decides_before_the_status() {
-        assert!(matches!(r(None, 401, Some("GatedRepo")), Problem::Denied { gated: true, .. }));
+        assert!(matches!(
+            r(None, 401, Some("GatedRepo")),
+            Problem::Denied { gated: true, .. }
+        ));
         assert!(matches!(
             r(None, 401, Some("RepoNotFound")),
-            Problem::NotFound { missing: Missing::Repo, .. }
+            Problem::NotFound {
+                missing: Missing::Repo,
+                ..
+            }
         ));
         assert_eq!(
             r(None, 404, Some("RevisionNotFound")),
@@ -189,21 +195,36 @@ mod tests {
         );
         assert!(matches!(
             r(Some("config.json"), 404, Some("EntryNotFound")),
-            Problem::NotFound { missing: Missing::File { .. }, .. }
+            Problem::NotFound {
+                missing: Missing::File { .. },
+                ..
+            }
         ));
     }
 
     #[test]
     fn without_an_error_code_the_status_decides() {
-        assert!(matches!(r(None, 403, None), Problem::Denied { gated: false, .. }));
-        assert!(matches!(r(None, 404, None), Problem::NotFound { missing: Missing::Repo, .. }));
+        assert!(matches!(
+            r(None, 403, None),
+            Problem::Denied { gated: false, .. }
+        ));
+        assert!(matches!(
+            r(None, 404, None),
+            Problem::NotFound {
+                missing: Missing::Repo,
+                ..
+            }
+        ));
         assert!(matches!(r(None, 429, None), Problem::Unreachable { .. }));
     }
 
     #[test]
     fn messages_say_what_to_do() {
         let gated = r(None, 401, Some("GatedRepo")).to_string();
-        assert!(gated.contains("o/m") && gated.contains("HF_TOKEN"), "{gated}");
+        assert!(
+            gated.contains("o/m") && gated.contains("HF_TOKEN"),
+            "{gated}"
+        );
         let rev = r(None, 404, Some("RevisionNotFound")).to_string();
         assert!(rev.contains("--revision") && rev.contains("v2"), "{rev}");
     }

@@ -109,7 +109,10 @@ mod tests {
         let d = Settings::from_env(&env(&[("HOME", "/h"), ("HF_TOKEN", "hf_new")]), true);
         assert_eq!(d.endpoint, DEFAULT_ENDPOINT);
         assert_eq!(d.token, Some(Token("hf_new".into())));
-        assert_eq!(d.cache_root, Some(PathBuf::from("/h/.cache/sglang-launch/hub")));
+        assert_eq!(
+            d.cache_root,
+            Some(PathBuf::from("/h/.cache/sglang-launch/hub"))
+        );
     }
 
     #[test]

@@ -318,5 +318,8 @@ fn a_fetched_snapshot_without_an_index_takes_the_hubs_weight_bytes() {
         br#"{"metadata": {"total_size": 100}}"#,
     );
     let f = load_dir(d.path().to_path_buf(), &args(&[])).facts.unwrap();
-    assert_eq!((f.weight_bytes, f.weight_source), (Some(100), WeightSource::Index));
+    assert_eq!(
+        (f.weight_bytes, f.weight_source),
+        (Some(100), WeightSource::Index)
+    );
 }
