@@ -564,7 +564,8 @@ fn a_hub_that_never_answers_costs_at_most_the_total_deadline() {
 fn offline_switches_make_no_request() {
     let hub = FakeHub::start(|_| None);
     let endpoint = hub.url();
-    let cases: [(&[(&str, &str)], &[&str]); 4] = [
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: [Case; 4] = [
         (&[("HF_HUB_OFFLINE", "1")], ONLINE),
         (&[], &["--online", "--offline"]),
         (&[("SGLANG_LAUNCH_OFFLINE", "1")], ONLINE),
