@@ -669,3 +669,21 @@ fn an_oversized_file_is_refused_and_named() {
             .unwrap_or(true)
     );
 }
+
+#[test]
+fn a_missing_optional_file_does_not_stop_the_fetch() {
+    let home = Home::new();
+    let hub = FakeHub::start(|t: &str| {
+        t.ends_with("/generation_config.json")
+            .then(|| hub_error(404, "EntryNotFound", "Entry not found"))
+    });
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    assert!(
+        !run.codes().iter().any(|c| c.starts_with("HUB")),
+        "{}",
+        run.text
+    );
+    assert!(run.json["memory"]["weights_per_gpu_gib"].is_number());
+}

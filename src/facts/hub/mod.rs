@@ -136,7 +136,12 @@ impl Target<'_> {
         let mut files = Vec::new();
         for &(name, limit) in FILES.iter().filter(|(n, _)| info.has(n)) {
             let url = format!("{}/{}/resolve/{at}/{name}", self.endpoint, self.repo);
-            files.push((name.to_owned(), self.get(client, &url, limit, name)?));
+            match self.get(client, &url, limit, name) {
+                Ok(body) => files.push((name.to_owned(), body)),
+                // Only a missing config.json stops SGLang; the others are optional.
+                Err(Problem::NotFound { .. }) if name != "config.json" => {}
+                Err(p) => return Err(p),
+            }
         }
         if let (false, Some(bytes)) = (info.has("model.safetensors.index.json"), info.weight_bytes)
         {
