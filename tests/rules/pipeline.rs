@@ -206,3 +206,10 @@ fn mem008_fraction_is_not_a_fraction() {
     let text = findings("MEM008", "1x-l4", V0523, sglang);
     insta::assert_snapshot!("MEM008", text);
 }
+
+#[test]
+fn mem009_config_too_incomplete_to_plan() {
+    let model = "tests/fixtures/models/synthetic__unknown-type-no-heads";
+    let text = findings("MEM009", "1x-l4", V0523, &["--model-path", model]);
+    insta::assert_snapshot!("MEM009", text);
+}

@@ -19,6 +19,7 @@ pub mod defaults;
 mod estimate;
 mod files;
 mod local;
+mod missing;
 mod quant;
 #[cfg(test)]
 mod tests;
