@@ -284,3 +284,99 @@ fn hybrid_and_sparse_attention_fields() {
         Some(128)
     );
 }
+
+fn facts(v: Value) -> ModelFacts {
+    facts_from_config(v.as_object().unwrap())
+}
+
+/// The facts the planner uses, for comparing a config with its explicit twin.
+fn planner_view(f: &ModelFacts) -> impl PartialEq + std::fmt::Debug + use<> {
+    (
+        (f.num_hidden_layers, f.hidden_size, f.num_attention_heads),
+        (f.num_key_value_heads, f.head_dim_or_derived(), f.vocab_size),
+        (f.intermediate_size, f.max_position_embeddings, f.tie_word_embeddings),
+        f.derived_context_length,
+    )
+}
+
+#[test]
+fn mistral_without_head_dim_derives_it_as_transformers_does() {
+    let explicit = facts(json!({"model_type": "mistral", "hidden_size": 5120,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 160,
+        "num_hidden_layers": 40, "vocab_size": 131072, "intermediate_size": 14336,
+        "max_position_embeddings": 131072, "tie_word_embeddings": false}));
+    let implicit = facts(json!({"model_type": "mistral", "hidden_size": 5120,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 40,
+        "vocab_size": 131072}));
+    assert_eq!(planner_view(&implicit), planner_view(&explicit));
+    // Gemma's head_dim is a constant, not width / heads.
+    let gemma = facts(json!({"model_type": "gemma3_text", "hidden_size": 5376,
+        "num_attention_heads": 32}));
+    assert_eq!(gemma.head_dim_or_derived(), Some(256));
+}
+
+#[test]
+fn gpt2_aliases_and_defaults() {
+    let aliased = facts(json!({"model_type": "gpt2", "n_layer": 48, "n_embd": 1600,
+        "n_head": 25, "n_positions": 1024}));
+    let explicit = facts(json!({"model_type": "gpt2", "num_hidden_layers": 48,
+        "hidden_size": 1600, "num_attention_heads": 25, "num_key_value_heads": 25,
+        "max_position_embeddings": 1024, "vocab_size": 50257, "tie_word_embeddings": true}));
+    assert_eq!(planner_view(&aliased), planner_view(&explicit));
+    assert_eq!(aliased.head_dim_or_derived(), Some(64));
+    // Another type's alias means nothing here.
+    assert_eq!(facts(json!({"model_type": "llama", "n_layer": 3})).num_hidden_layers, Some(32));
+}
+
+#[test]
+fn text_config_defaults_come_from_the_text_model_type() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/models/google__gemma-3-27b-it");
+    let text = std::fs::read_to_string(format!("{dir}/config.json")).unwrap();
+    let implicit: Value = serde_json::from_str(&text).unwrap();
+    assert!(implicit["text_config"].get("vocab_size").is_none());
+    let mut explicit = implicit.clone();
+    explicit["text_config"]["vocab_size"] = json!(262208);
+    explicit["text_config"]["max_position_embeddings"] = json!(131072);
+    explicit["text_config"]["tie_word_embeddings"] = json!(true);
+    assert_eq!(planner_view(&facts(implicit.clone())), planner_view(&facts(explicit)));
+    assert_eq!(facts(implicit).vocab_size, Some(262208));
+    // The text_config's own model_type is missing: the composite class's choice applies.
+    let untyped = facts(json!({"model_type": "gemma3", "text_config": {"hidden_size": 5376}}));
+    assert_eq!((untyped.head_dim, untyped.vocab_size), (Some(256), Some(262208)));
+    // No text_config at all: transformers builds the default one.
+    assert_eq!(facts(json!({"model_type": "gemma3"})).num_hidden_layers, Some(26));
+}
+
+#[test]
+fn nested_language_configs_in_sglangs_order() {
+    let text = json!({"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+        "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152064,
+        "max_position_embeddings": 32768, "intermediate_size": 18944, "tie_word_embeddings": false});
+    let flat = facts(text.clone());
+    for key in ["llm_config", "language_config", "text_config"] {
+        let wrapped = facts(json!({"model_type": "no_such_type", key: text.clone(),
+            "hidden_size": 1}));
+        assert_eq!(planner_view(&wrapped), planner_view(&flat), "{key}");
+    }
+    let omni = facts(json!({"model_type": "qwen2_5_omni",
+        "thinker_config": {"text_config": text.clone(), "hidden_size": 1}}));
+    assert_eq!(planner_view(&omni), planner_view(&flat));
+    // Explicit null keeps transformers' None: no default, and no derivation from it.
+    let null_window = facts(json!({"model_type": "mistral", "sliding_window": null}));
+    assert_eq!(null_window.sliding_window, None);
+    assert_eq!(facts(json!({"model_type": "mistral"})).sliding_window, Some(4096));
+}
+
+#[test]
+fn context_length_is_sglangs_derivation_for_the_release() {
+    let gemma = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/models/google__gemma-3-27b-it");
+    let at = |release: &str| {
+        let a = SglangArgs::with_values(crate::sglang::flagset::get(release).unwrap(), &[]);
+        load(gemma, &Env::default(), &a).facts.unwrap().context_length
+    };
+    // transformers 4 keeps the linear factor of 8; 5 keeps RoPE per layer type.
+    assert_eq!(at("0.5.9"), Some(8 * 131072));
+    assert_eq!(at("0.5.23"), Some(131072));
+    let given = load(gemma, &Env::default(), &args(&[("--context-length", json!(4096))]));
+    assert_eq!(given.facts.unwrap().context_length, Some(4096));
+}
