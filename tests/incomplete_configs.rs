@@ -41,7 +41,13 @@ fn check(model_dir: &Path) -> Value {
         }
     }
     let out = cmd
-        .args(["check", "--json", "--sglang-version", "0.5.23", "--topology"])
+        .args([
+            "check",
+            "--json",
+            "--sglang-version",
+            "0.5.23",
+            "--topology",
+        ])
         .arg("tests/fixtures/topologies/8x-h200-nvlink.json")
         .args(["--", "--tp", "8", "--model-path"])
         .arg(model_dir)
@@ -76,9 +82,14 @@ fn planned_or_explained(what: &str, plan: &Value, key: Option<&str>) -> bool {
 
 /// The object holding the language model's keys (SGLang's order of sub-configs).
 fn text_level(config: &mut Map<String, Value>) -> &mut Map<String, Value> {
-    let sub = ["thinker_config", "llm_config", "language_config", "text_config"]
-        .into_iter()
-        .find(|k| config.get(*k).is_some_and(Value::is_object));
+    let sub = [
+        "thinker_config",
+        "llm_config",
+        "language_config",
+        "text_config",
+    ]
+    .into_iter()
+    .find(|k| config.get(*k).is_some_and(Value::is_object));
     match sub {
         Some(k) => config.get_mut(k).and_then(Value::as_object_mut).unwrap(),
         None => config,

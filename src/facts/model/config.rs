@@ -19,7 +19,11 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
 /// Facts from config.json as SGLang reads it with transformers major version `t`.
 pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let c = Config::new(obj);
-    let (top, u, s) = (c.top.json.unwrap_or(obj), |k: &str| c.u(k), |k: &str| c.s(k));
+    let (top, u, s) = (
+        c.top.json.unwrap_or(obj),
+        |k: &str| c.u(k),
+        |k: &str| c.s(k),
+    );
     let quant = top
         .get("quantization_config")
         .or_else(|| c.text_json().get("quantization_config"))
@@ -87,7 +91,11 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             .and_then(|v| v.get("hidden_size"))
             .and_then(Value::as_u64),
         context_length: None,
-        derived_context_length: Some(derived_context_length(&c, t)),
+        derived_context_length: Some(derived_context_length(
+            |k| c.text_value(k),
+            c.text().defaults().is_some_and(|d| d.nested_rope),
+            t,
+        )),
         kv_cache_dtype: "auto".into(),
     }
 }
@@ -102,7 +110,9 @@ pub(super) struct Level<'a> {
 impl<'a> Level<'a> {
     /// The level's model type is its own `model_type`, else what its parent builds.
     fn new(json: Option<&'a Map<String, Value>>, parent_builds: Option<&str>) -> Self {
-        let own = json.and_then(|j| j.get("model_type")).and_then(Value::as_str);
+        let own = json
+            .and_then(|j| j.get("model_type"))
+            .and_then(Value::as_str);
         let defaults = own.or(parent_builds).and_then(defaults::lookup);
         Level { json, defaults }
     }
@@ -185,7 +195,10 @@ impl<'a> Config<'a> {
     }
 
     fn text_json(&self) -> &'a Map<String, Value> {
-        self.text().json.or(self.top.json).expect("the top level has JSON")
+        self.text()
+            .json
+            .or(self.top.json)
+            .expect("the top level has JSON")
     }
 
     /// The text model's value, else the top level's.
@@ -235,11 +248,12 @@ impl<'a> Config<'a> {
     /// Sliding-window layers: explicit `layer_types`, else Gemma-3's 5:1 pattern.
     fn sliding_layers(&self, layers: Option<u64>, sliding_window: Option<u64>) -> Option<u64> {
         let mt = self.s("model_type").unwrap_or_default();
-        if mt.starts_with("gemma3") && sliding_window.is_some() {
-            if self.text().given("layer_types").is_none() {
-                let pattern = self.u("sliding_window_pattern").unwrap_or(6).max(1);
-                return layers.map(|l| l - l / pattern);
-            }
+        if mt.starts_with("gemma3")
+            && sliding_window.is_some()
+            && self.text().given("layer_types").is_none()
+        {
+            let pattern = self.u("sliding_window_pattern").unwrap_or(6).max(1);
+            return layers.map(|l| l - l / pattern);
         }
         let types = self.layer_types(layers)?;
         let sliding = types

@@ -178,7 +178,10 @@ fn incomplete(model: Option<&ModelFacts>, sizing: &Sizing) -> Option<Hit> {
         }
     }
     let (lacks, add) = match keys.as_slice() {
-        [] => ("dimensions that give no plausible size".to_owned(), "fix them"),
+        [] => (
+            "dimensions that give no plausible size".to_owned(),
+            "fix them",
+        ),
         [k] => (format!("no {k}"), "add it"),
         k => (format!("no {}", k.join(", ")), "add them"),
     };
