@@ -83,6 +83,7 @@ catalogue! {
     MEM006 => P,
     MEM007 => P,
     MEM008 => P,
+    MEM009 => P,
     TOP001 => P,
     VER001 => P,
     VER002 => P,

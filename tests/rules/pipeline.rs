@@ -280,3 +280,10 @@ fn hub003_hub_unreachable() {
     let text = hub_findings("HUB003", &format!("http://127.0.0.1:{port}"));
     insta::assert_snapshot!("HUB003", text);
 }
+
+#[test]
+fn mem009_config_too_incomplete_to_plan() {
+    let model = "tests/fixtures/models/synthetic__unknown-type-no-heads";
+    let text = findings("MEM009", "1x-l4", V0523, &["--model-path", model]);
+    insta::assert_snapshot!("MEM009", text);
+}

@@ -11,7 +11,7 @@ pub(super) fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
         .int("--context-length")
         .filter(|&c| c > 0)
         .map(|c| c as u64)
-        .or(f.max_position_embeddings);
+        .or(f.derived_context_length);
     if let Some(k) = args.str("--kv-cache-dtype") {
         f.kv_cache_dtype = k.to_owned();
     }

@@ -1,19 +1,32 @@
-//! config.json read the way SGLang reads it: the text model's fields first, then the top level.
+//! config.json read the way transformers builds it and SGLang reads it: the text model's
+//! config (with its model type's defaults) first, then the top level (with its defaults).
 
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use super::context::{Transformers, derived_context_length};
+use super::defaults::{self, TypeDefaults};
 use super::quant::{block_size, ignored_layers, kv_cache_fp8, weight_bits};
 use super::{ModelFacts, WeightSource};
 
-/// Facts from an already-parsed config.json object (no files, no arguments).
+/// Facts from an already-parsed config.json object (no files, no arguments), as the newest
+/// SGLang reads it.
 pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
+    facts_read_by(obj, Transformers::V5)
+}
+
+/// Facts from config.json as SGLang reads it with transformers major version `t`.
+pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let c = Config::new(obj);
-    let (top, u, s) = (c.top, |k: &str| c.u(k), |k: &str| c.s(k));
+    let (top, u, s) = (
+        c.top.json.unwrap_or(obj),
+        |k: &str| c.u(k),
+        |k: &str| c.s(k),
+    );
     let quant = top
         .get("quantization_config")
-        .or_else(|| c.text.get("quantization_config"))
+        .or_else(|| c.text_json().get("quantization_config"))
         .and_then(Value::as_object);
     let layers = u("num_hidden_layers");
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
@@ -57,9 +70,7 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
         v_head_dim: u("v_head_dim"),
         q_lora_rank: u("q_lora_rank"),
         tie_word_embeddings: c
-            .text
-            .get("tie_word_embeddings")
-            .or_else(|| top.get("tie_word_embeddings"))
+            .value("tie_word_embeddings")
             .and_then(Value::as_bool)
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
@@ -80,96 +91,196 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
             .and_then(|v| v.get("hidden_size"))
             .and_then(Value::as_u64),
         context_length: None,
+        derived_context_length: Some(derived_context_length(
+            |k| c.text_value(k),
+            c.text().defaults().is_some_and(|d| d.nested_rope),
+            t,
+        )),
         kv_cache_dtype: "auto".into(),
     }
 }
 
-/// A config.json object, read the way SGLang reads model configs: multimodal configs keep the
-/// language model's fields under `text_config`, which wins over the top level.
-struct Config<'a> {
-    top: &'a Map<String, Value>,
-    /// `text_config` when there is one, else the top level.
-    text: &'a Map<String, Value>,
+/// One level of a config: its config.json object (absent when transformers builds it from
+/// defaults alone) and its model type's defaults.
+pub(super) struct Level<'a> {
+    json: Option<&'a Map<String, Value>>,
+    defaults: Option<TypeDefaults>,
+}
+
+impl<'a> Level<'a> {
+    /// The level's model type is its own `model_type`, else what its parent builds.
+    fn new(json: Option<&'a Map<String, Value>>, parent_builds: Option<&str>) -> Self {
+        let own = json
+            .and_then(|j| j.get("model_type"))
+            .and_then(Value::as_str);
+        let defaults = own.or(parent_builds).and_then(defaults::lookup);
+        Level { json, defaults }
+    }
+
+    /// config.json's value for `key` or the model type's alias of it; `null` included.
+    fn given(&self, key: &str) -> Option<&'a Value> {
+        let json = self.json?;
+        json.get(key).or_else(|| {
+            let alias = self.defaults.as_ref()?.alias(key)?;
+            json.get(alias)
+        })
+    }
+
+    /// The value transformers' class holds for `key`: config.json's, else a constant default.
+    /// An explicit `null` is no value (the class keeps the None it was given).
+    fn value(&self, key: &str) -> Option<&Value> {
+        match self.given(key) {
+            Some(v) => (!v.is_null()).then_some(v),
+            None => self.defaults.as_ref()?.get(key),
+        }
+    }
+
+    /// The sub-config `name`: config.json's object, else the one the class builds by default.
+    fn sub(&self, name: &str) -> Option<Level<'a>> {
+        let builds = self
+            .defaults
+            .as_ref()
+            .and_then(|d| d.subs.get(name))
+            .map(String::as_str);
+        match self.json.and_then(|j| j.get(name)) {
+            Some(Value::Object(o)) => Some(Level::new(Some(o), builds)),
+            Some(v) if !v.is_null() => None,
+            _ => builds.map(|b| Level::new(None, Some(b))),
+        }
+    }
+
+    pub(super) fn defaults(&self) -> Option<&TypeDefaults> {
+        self.defaults.as_ref()
+    }
+}
+
+/// A config.json object, read the way SGLang picks the language model's config out of a
+/// multimodal one (its own order: thinker, llm, language, text).
+pub(super) struct Config<'a> {
+    top: Level<'a>,
+    /// The language model's sub-config, when there is one.
+    text: Option<Level<'a>>,
 }
 
 impl<'a> Config<'a> {
-    fn new(top: &'a Map<String, Value>) -> Self {
-        let text = match top.get("text_config") {
-            Some(Value::Object(t)) => t,
-            _ => top,
+    pub(super) fn new(top: &'a Map<String, Value>) -> Self {
+        let top = Level::new(Some(top), None);
+        let arch = top
+            .given("architectures")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        // SGLang reads its own LLaVA variants from the top level.
+        let text = if arch.starts_with("Llava") && arch.ends_with("ForCausalLM") {
+            None
+        } else if let Some(thinker) = top.sub("thinker_config") {
+            Some(thinker.sub("text_config").unwrap_or(thinker))
+        } else {
+            ["llm_config", "language_config", "text_config"]
+                .iter()
+                .find_map(|n| top.sub(n))
         };
         Config { top, text }
     }
 
+    /// The language model's level (the top level for plain configs).
+    pub(super) fn text(&self) -> &Level<'a> {
+        self.text.as_ref().unwrap_or(&self.top)
+    }
+
+    /// The language model's own value (SGLang reads some keys from it alone).
+    pub(super) fn text_value(&self, k: &str) -> Option<&Value> {
+        self.text().value(k)
+    }
+
+    fn text_json(&self) -> &'a Map<String, Value> {
+        self.text()
+            .json
+            .or(self.top.json)
+            .expect("the top level has JSON")
+    }
+
+    /// The text model's value, else the top level's.
+    pub(super) fn value(&self, k: &str) -> Option<&Value> {
+        self.text
+            .as_ref()
+            .and_then(|t| t.value(k))
+            .or_else(|| self.top.value(k))
+    }
+
     /// A whole number from the text model's fields, else the top level's.
     fn u(&self, k: &str) -> Option<u64> {
-        self.text
-            .get(k)
-            .and_then(Value::as_u64)
-            .or_else(|| self.top.get(k).and_then(Value::as_u64))
+        self.value(k).and_then(Value::as_u64)
     }
 
     /// A string from the text model's fields, else the top level's.
     fn s(&self, k: &str) -> Option<String> {
-        self.text
-            .get(k)
-            .and_then(Value::as_str)
-            .or_else(|| self.top.get(k).and_then(Value::as_str))
-            .map(str::to_owned)
+        self.value(k).and_then(Value::as_str).map(str::to_owned)
     }
 
-    fn layer_types(&self) -> Option<&'a Vec<Value>> {
-        self.text.get("layer_types").and_then(Value::as_array)
+    /// Explicit `layer_types`, else the class's repeating unit when config.json sets none of
+    /// the keys that shape it.
+    fn layer_types(&self, layers: Option<u64>) -> Option<Vec<String>> {
+        let text = self.text();
+        if let Some(types) = text.given("layer_types").and_then(Value::as_array) {
+            return Some(
+                types
+                    .iter()
+                    .map(|t| t.as_str().unwrap_or_default().to_owned())
+                    .collect(),
+            );
+        }
+        const SHAPING: [&str; 4] = [
+            "sliding_window_pattern",
+            "full_attention_interval",
+            "use_sliding_window",
+            "max_window_layers",
+        ];
+        if SHAPING.iter().any(|k| text.given(k).is_some()) {
+            return None;
+        }
+        let unit = text.defaults()?.layer_unit.as_ref()?;
+        let n = usize::try_from(layers?).ok()?.min(1 << 16);
+        Some((0..n).map(|i| unit[i % unit.len()].clone()).collect())
     }
 
     /// Sliding-window layers: explicit `layer_types`, else Gemma-3's 5:1 pattern.
     fn sliding_layers(&self, layers: Option<u64>, sliding_window: Option<u64>) -> Option<u64> {
-        match self.layer_types() {
-            Some(types) => Some(
-                types
-                    .iter()
-                    .filter(|t| {
-                        t.as_str()
-                            .is_some_and(|t| t.contains("sliding") || t.contains("chunked"))
-                    })
-                    .count() as u64,
-            ),
-            None => {
-                let mt = self.s("model_type").unwrap_or_default();
-                if mt.starts_with("gemma3") && sliding_window.is_some() {
-                    let pattern = self.u("sliding_window_pattern").unwrap_or(6).max(1);
-                    layers.map(|l| l - l / pattern)
-                } else {
-                    None
-                }
-            }
+        let mt = self.s("model_type").unwrap_or_default();
+        if mt.starts_with("gemma3")
+            && sliding_window.is_some()
+            && self.text().given("layer_types").is_none()
+        {
+            let pattern = self.u("sliding_window_pattern").unwrap_or(6).max(1);
+            return layers.map(|l| l - l / pattern);
         }
+        let types = self.layer_types(layers)?;
+        let sliding = types
+            .iter()
+            .filter(|t| t.contains("sliding") || t.contains("chunked"))
+            .count() as u64;
+        // A uniform unit from the defaults says nothing the window doesn't.
+        (sliding > 0 || self.text().given("layer_types").is_some()).then_some(sliding)
     }
 
     /// Hybrids' KV-cache layers: explicit layer types, else Qwen3-Next's
-    /// `full_attention_interval`.
+    /// `full_attention_interval`, else the class's layer pattern.
     fn full_attention_layers(&self, layers: Option<u64>) -> Option<u64> {
-        match self.layer_types() {
-            Some(types)
-                if types.iter().any(|t| {
-                    t.as_str()
-                        .is_some_and(|t| t.contains("linear") || t.contains("mamba"))
-                }) =>
-            {
-                Some(
-                    types
-                        .iter()
-                        .filter(|t| {
-                            t.as_str()
-                                .is_some_and(|t| t.contains("full") || t == "attention")
-                        })
-                        .count() as u64,
-                )
-            }
-            _ => self
-                .u("full_attention_interval")
-                .filter(|&i| i > 0)
-                .and_then(|i| layers.map(|l| l / i)),
+        if let Some(i) = self.u("full_attention_interval").filter(|&i| i > 0)
+            && self.text().given("layer_types").is_none()
+        {
+            return layers.map(|l| l / i);
         }
+        let types = self.layer_types(layers)?;
+        let hybrid = types
+            .iter()
+            .any(|t| t.contains("linear") || t.contains("mamba"));
+        hybrid.then(|| {
+            types
+                .iter()
+                .filter(|t| t.contains("full") || *t == "attention")
+                .count() as u64
+        })
     }
 }

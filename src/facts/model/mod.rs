@@ -16,15 +16,19 @@ use crate::sglang::SglangArgs;
 
 mod args;
 mod config;
+mod context;
+pub mod defaults;
 mod estimate;
 mod files;
 mod local;
+mod missing;
 mod quant;
 #[cfg(test)]
 mod tests;
 
 use args::{apply_args, merge_override};
-pub use config::facts_from_config;
+pub use config::{facts_from_config, facts_read_by};
+pub use context::Transformers;
 pub use estimate::{
     MAX_WEIGHT_ESTIMATE_BYTES, WeightBreakdown, estimate_weight_bytes, weight_breakdown,
 };
@@ -114,8 +118,10 @@ pub struct ModelFacts {
     pub is_multimodal: bool,
     pub vision_layers: Option<u64>,
     pub vision_hidden_size: Option<u64>,
-    /// Context length the server will use: `--context-length`, else the config's.
+    /// Context length the server will use: `--context-length`, else the derived one.
     pub context_length: Option<u64>,
+    /// The context length SGLang derives from the config (context keys × RoPE factor).
+    pub derived_context_length: Option<u64>,
     /// `--kv-cache-dtype` as given (`auto` when not given).
     pub kv_cache_dtype: String,
 }
@@ -289,7 +295,7 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
     let Value::Object(obj) = &config else {
         return ModelLoad::failed(Invalid::NotAnObject { path: config_path });
     };
-    let mut facts = facts_from_config(obj);
+    let mut facts = facts_read_by(obj, Transformers::for_sglang(&args.flags.version));
     facts.dir = dir.clone();
     apply_args(&mut facts, args);
     let mut problem = None;

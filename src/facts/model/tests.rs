@@ -323,3 +323,195 @@ fn a_fetched_snapshot_without_an_index_takes_the_hubs_weight_bytes() {
         (Some(100), WeightSource::Index)
     );
 }
+
+fn facts(v: Value) -> ModelFacts {
+    facts_from_config(v.as_object().unwrap())
+}
+
+/// The facts the planner uses, for comparing a config with its explicit twin.
+fn planner_view(f: &ModelFacts) -> impl PartialEq + std::fmt::Debug + use<> {
+    (
+        (f.num_hidden_layers, f.hidden_size, f.num_attention_heads),
+        (f.num_key_value_heads, f.head_dim_or_derived(), f.vocab_size),
+        (
+            f.intermediate_size,
+            f.max_position_embeddings,
+            f.tie_word_embeddings,
+        ),
+        f.derived_context_length,
+    )
+}
+
+#[test]
+fn mistral_without_head_dim_derives_it_as_transformers_does() {
+    let explicit = facts(json!({"model_type": "mistral", "hidden_size": 5120,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 160,
+        "num_hidden_layers": 40, "vocab_size": 131072, "intermediate_size": 14336,
+        "max_position_embeddings": 131072, "tie_word_embeddings": false}));
+    let implicit = facts(json!({"model_type": "mistral", "hidden_size": 5120,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 40,
+        "vocab_size": 131072}));
+    assert_eq!(planner_view(&implicit), planner_view(&explicit));
+    // Gemma's head_dim is a constant, not width / heads.
+    let gemma = facts(json!({"model_type": "gemma3_text", "hidden_size": 5376,
+        "num_attention_heads": 32}));
+    assert_eq!(gemma.head_dim_or_derived(), Some(256));
+}
+
+#[test]
+fn gpt2_aliases_and_defaults() {
+    let aliased = facts(json!({"model_type": "gpt2", "n_layer": 48, "n_embd": 1600,
+        "n_head": 25, "n_positions": 1024}));
+    let explicit = facts(json!({"model_type": "gpt2", "num_hidden_layers": 48,
+        "hidden_size": 1600, "num_attention_heads": 25, "num_key_value_heads": 25,
+        "max_position_embeddings": 1024, "vocab_size": 50257, "tie_word_embeddings": true}));
+    assert_eq!(planner_view(&aliased), planner_view(&explicit));
+    assert_eq!(aliased.head_dim_or_derived(), Some(64));
+    // Another type's alias means nothing here.
+    assert_eq!(
+        facts(json!({"model_type": "llama", "n_layer": 3})).num_hidden_layers,
+        Some(32)
+    );
+}
+
+#[test]
+fn text_config_defaults_come_from_the_text_model_type() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/google__gemma-3-27b-it"
+    );
+    let text = std::fs::read_to_string(format!("{dir}/config.json")).unwrap();
+    let implicit: Value = serde_json::from_str(&text).unwrap();
+    assert!(implicit["text_config"].get("vocab_size").is_none());
+    let mut explicit = implicit.clone();
+    explicit["text_config"]["vocab_size"] = json!(262208);
+    explicit["text_config"]["max_position_embeddings"] = json!(131072);
+    explicit["text_config"]["tie_word_embeddings"] = json!(true);
+    assert_eq!(
+        planner_view(&facts(implicit.clone())),
+        planner_view(&facts(explicit))
+    );
+    assert_eq!(facts(implicit).vocab_size, Some(262208));
+    // The text_config's own model_type is missing: the composite class's choice applies.
+    let untyped = facts(json!({"model_type": "gemma3", "text_config": {"hidden_size": 5376}}));
+    assert_eq!(
+        (untyped.head_dim, untyped.vocab_size),
+        (Some(256), Some(262208))
+    );
+    // No text_config at all: transformers builds the default one.
+    assert_eq!(
+        facts(json!({"model_type": "gemma3"})).num_hidden_layers,
+        Some(26)
+    );
+}
+
+#[test]
+fn nested_language_configs_in_sglangs_order() {
+    let text = json!({"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+        "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152064,
+        "max_position_embeddings": 32768, "intermediate_size": 18944, "tie_word_embeddings": false});
+    let flat = facts(text.clone());
+    for key in ["llm_config", "language_config", "text_config"] {
+        let wrapped = facts(json!({"model_type": "no_such_type", key: text.clone(),
+            "hidden_size": 1}));
+        assert_eq!(planner_view(&wrapped), planner_view(&flat), "{key}");
+    }
+    let omni = facts(json!({"model_type": "qwen2_5_omni",
+        "thinker_config": {"text_config": text.clone(), "hidden_size": 1}}));
+    assert_eq!(planner_view(&omni), planner_view(&flat));
+    // Explicit null keeps transformers' None: no default, and no derivation from it.
+    let null_window = facts(json!({"model_type": "mistral", "sliding_window": null}));
+    assert_eq!(null_window.sliding_window, None);
+    assert_eq!(
+        facts(json!({"model_type": "mistral"})).sliding_window,
+        Some(4096)
+    );
+}
+
+#[test]
+fn context_length_is_sglangs_derivation_for_the_release() {
+    let gemma = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/google__gemma-3-27b-it"
+    );
+    let at = |release: &str| {
+        let a = SglangArgs::with_values(crate::sglang::flagset::get(release).unwrap(), &[]);
+        load(gemma, &Env::default(), &a)
+            .facts
+            .unwrap()
+            .context_length
+    };
+    // transformers 4 keeps the linear factor of 8; 5 keeps RoPE per layer type.
+    assert_eq!(at("0.5.9"), Some(8 * 131072));
+    assert_eq!(at("0.5.23"), Some(131072));
+    let given = load(
+        gemma,
+        &Env::default(),
+        &args(&[("--context-length", json!(4096))]),
+    );
+    assert_eq!(given.facts.unwrap().context_length, Some(4096));
+}
+
+mod context {
+    use super::*;
+
+    fn derived(config: Value, t: Transformers) -> u64 {
+        let f = facts_read_by(config.as_object().unwrap(), t);
+        f.derived_context_length.unwrap()
+    }
+
+    #[test]
+    fn rope_scaling_rules_follow_sglang() {
+        use Transformers::*;
+        let base = |rope: Value| {
+            json!({"model_type": "llama", "max_position_embeddings": 32768,
+            "rope_scaling": rope})
+        };
+        // yarn with the pre-scaling maximum: the config's maximum is already the scaled one.
+        let yarn =
+            json!({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192});
+        assert_eq!(derived(base(yarn.clone()), V4), 32768);
+        assert_eq!(derived(base(yarn), V5), 32768);
+        // yarn without it: transformers 4 leaves it out, so SGLang scales; 5 fills it in.
+        let bare = json!({"type": "yarn", "factor": 4.0});
+        assert_eq!(derived(base(bare.clone()), V4), 131072);
+        assert_eq!(derived(base(bare), V5), 32768);
+        let llama3 = json!({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0});
+        assert_eq!(derived(base(llama3.clone()), V4), 32768);
+        assert_eq!(derived(base(llama3), V5), 32768);
+        let linear = json!({"rope_type": "linear", "factor": 2.5});
+        assert_eq!(derived(base(linear.clone()), V4), 81920);
+        assert_eq!(derived(base(linear), V5), 81920);
+        assert_eq!(derived(base(json!({})), V4), 32768);
+        assert_eq!(derived(base(Value::Null), V5), 32768);
+    }
+
+    #[test]
+    fn keys_in_sglang_order_then_the_fallback() {
+        let c = json!({"model_type": "no_such_type", "seq_length": 4096, "max_position_embeddings": 8192});
+        assert_eq!(derived(c, Transformers::V5), 4096);
+        let none = json!({"model_type": "no_such_type"});
+        assert_eq!(derived(none, Transformers::V5), 2048);
+        // transformers' default for the type when the config is silent.
+        let llama = json!({"model_type": "llama"});
+        assert_eq!(derived(llama, Transformers::V5), 2048);
+        let mistral = json!({"model_type": "mistral"});
+        assert_eq!(derived(mistral, Transformers::V5), 131072);
+    }
+
+    #[test]
+    fn gemma3_per_layer_rope_is_unscaled_from_transformers_5() {
+        let gemma = json!({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
+            "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}});
+        assert_eq!(derived(gemma.clone(), Transformers::V4), 8 * 131072);
+        assert_eq!(derived(gemma, Transformers::V5), 131072);
+    }
+
+    #[test]
+    fn releases_map_to_their_transformers_pin() {
+        assert_eq!(Transformers::for_sglang("0.4.10.post2"), Transformers::V4);
+        assert_eq!(Transformers::for_sglang("0.5.9"), Transformers::V4);
+        assert_eq!(Transformers::for_sglang("0.5.10rc0"), Transformers::V5);
+        assert_eq!(Transformers::for_sglang("0.5.23"), Transformers::V5);
+    }
+}

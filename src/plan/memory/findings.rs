@@ -1,9 +1,10 @@
 //! The planner's findings: an unknown model (MEM001), a user fraction too high (MEM003) or too
-//! low (MEM004), a model that does not fit (MEM005), graphs that crowd out the KV cache (MEM006).
+//! low (MEM004), a model that does not fit (MEM005), graphs that crowd out the KV cache (MEM006),
+//! a config too incomplete to size the KV cache or the weights (MEM009).
 
 use super::terms::{MIB, fmt_gib};
 use super::{Baseline, Reserve, Sizing, tp_pp};
-use crate::facts::model::ModelFacts;
+use crate::facts::model::{ModelFacts, defaults};
 use crate::resolve::Context;
 use crate::rules::{Code, Hit};
 
@@ -28,6 +29,7 @@ pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Hit> {
              SGLang's defaults shown",
         ));
     }
+    hits.extend(incomplete(ctx.model, j.sizing));
     hits.extend(too_low(j));
     hits.extend(too_high(j));
     hits.extend(does_not_fit(ctx, j));
@@ -153,4 +155,50 @@ fn graphs_crowd_kv(j: &Judged) -> Option<Hit> {
             ),
         )
     })
+}
+
+/// MEM009: the config was read, but even with transformers' defaults it lacks what the KV cache
+/// or the weight estimate needs; names the keys so the plan's gaps are never unexplained.
+fn incomplete(model: Option<&ModelFacts>, sizing: &Sizing) -> Option<Hit> {
+    let m = model?;
+    let kv = sizing.cell.is_none();
+    let weights = sizing.weights_mib.is_none();
+    let not_planned = match (kv, weights) {
+        (false, false) => return None,
+        (true, true) => "the KV cache and the weights are not planned",
+        (true, false) => "the KV cache is not planned",
+        (false, true) => "the weights are not planned",
+    };
+    let mut keys = if kv { m.missing_for_kv() } else { Vec::new() };
+    if weights {
+        for k in m.missing_for_weights() {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let (lacks, add) = match keys.as_slice() {
+        [] => (
+            "dimensions that give no plausible size".to_owned(),
+            "fix them",
+        ),
+        [k] => (format!("no {k}"), "add it"),
+        k => (format!("no {}", k.join(", ")), "add them"),
+    };
+    let version = defaults::transformers_version();
+    let why = match m.model_type.as_deref() {
+        None => format!("it has no model_type, so transformers {version}'s defaults do not apply"),
+        Some(t) if defaults::lookup(t).is_none() => {
+            format!("model_type {t} is not one transformers {version} knows, so it has no defaults")
+        }
+        Some(t) => format!("transformers {version} has no default for them in model_type {t}"),
+    };
+    Some(Hit::new(
+        Code::MEM009,
+        format!(
+            "{} has {lacks}, and {why}: {not_planned} (SGLang's defaults shown); {add} in \
+             config.json or --json-model-override-args",
+            m.dir.join("config.json").display()
+        ),
+    ))
 }

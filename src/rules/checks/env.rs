@@ -327,7 +327,11 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn context_length(ctx: &Context) -> Vec<Fired> {
-    let Some(max) = ctx.model.and_then(|m| m.max_position_embeddings) else {
+    // SGLang compares with the context length it derives (context keys × RoPE factor).
+    let Some(max) = ctx
+        .model
+        .and_then(|m| m.derived_context_length.or(m.max_position_embeddings))
+    else {
         return vec![];
     };
     let Some(cl) = ctx
@@ -342,7 +346,7 @@ pub fn context_length(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--context-length {cl} exceeds the model's max_position_embeddings {max}: SGLang refuses it unless {var}=1 (and without rope scaling outputs degrade)"
+        "--context-length {cl} exceeds the context length SGLang derives from the model's config, {max}: SGLang refuses it unless {var}=1 (and without rope scaling outputs degrade)"
     ))]
 }
 
