@@ -38,7 +38,11 @@ pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String
     nonzero(&mut out, "  of which encoders", s.encoder_weights);
     nonzero(&mut out, "  of which draft model", s.draft_weights);
     if let Some(p) = m.load_peak_per_gpu_gib {
-        line(&mut out, "weights at load (online quant)", format!("{p:.2} GiB"));
+        line(
+            &mut out,
+            "weights at load (online quant)",
+            format!("{p:.2} GiB"),
+        );
     }
     nonzero(&mut out, "LoRA buffers", s.lora);
     if let Some(slots) = m.mamba_cache_size {

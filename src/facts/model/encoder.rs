@@ -35,7 +35,10 @@ fn first(c: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
 /// One encoder config; `text_hidden` sizes the projector.
 fn dims(c: &Map<String, Value>, text_hidden: u64) -> Option<EncoderDims> {
     let hidden = first(c, &["hidden_size", "d_model", "embed_dim", "width"])?;
-    let layers = first(c, &["num_hidden_layers", "depth", "encoder_layers", "num_layers"])?;
+    let layers = first(
+        c,
+        &["num_hidden_layers", "depth", "encoder_layers", "num_layers"],
+    )?;
     let intermediate = first(c, &["intermediate_size", "encoder_ffn_dim", "ffn_dim"])
         .or_else(|| {
             let r = c.get("mlp_ratio").and_then(Value::as_f64)?;
@@ -45,15 +48,18 @@ fn dims(c: &Map<String, Value>, text_hidden: u64) -> Option<EncoderDims> {
     let patch = first(c, &["patch_size"]).unwrap_or(0);
     let channels = first(c, &["num_channels", "in_channels"]).unwrap_or(3);
     let positions = match (first(c, &["image_size"]), patch) {
-        (Some(img), p) if p > 0 => (img / p) * (img / p),
+        (Some(img), p) if p > 0 => (img / p).saturating_mul(img / p),
         _ => 0,
     };
     Some(EncoderDims {
         layers,
         hidden,
         intermediate,
-        patch_params: (channels * patch * patch + positions) * hidden,
-        projector_params: hidden * text_hidden,
+        patch_params: channels
+            .saturating_mul(patch.saturating_mul(patch))
+            .saturating_add(positions)
+            .saturating_mul(hidden),
+        projector_params: hidden.saturating_mul(text_hidden),
     })
 }
 

@@ -28,11 +28,22 @@ impl LinearState {
     pub fn bytes_per_request(&self, tp: u64, conv_bytes: u64, ssm_bytes: u64) -> u64 {
         let tp = tp.max(1);
         // SGLang widens groups that do not divide over TP to the TP width.
-        let groups = if self.groups % tp != 0 { tp } else { self.groups };
-        let conv_dim = self.inner + 2 * groups * self.state;
-        let conv = conv_dim / tp * self.conv_kernel.saturating_sub(1);
-        let ssm = self.heads / tp * self.head_dim * self.state;
-        (conv * conv_bytes + ssm * ssm_bytes).saturating_mul(self.layers)
+        let groups = if self.groups % tp != 0 {
+            tp
+        } else {
+            self.groups
+        };
+        // Saturating: an absurd config must not overflow.
+        let conv_dim = self
+            .inner
+            .saturating_add(groups.saturating_mul(self.state).saturating_mul(2));
+        let conv = (conv_dim / tp).saturating_mul(self.conv_kernel.saturating_sub(1));
+        let ssm = (self.heads / tp)
+            .saturating_mul(self.head_dim)
+            .saturating_mul(self.state);
+        conv.saturating_mul(conv_bytes)
+            .saturating_add(ssm.saturating_mul(ssm_bytes))
+            .saturating_mul(self.layers)
     }
 }
 
@@ -155,7 +166,10 @@ mod tests {
         .unwrap();
         assert_eq!((s.layers, s.attention_layers), (3, 1));
         // One group at TP 2 is replicated to two: conv_dim 32 + 2·2·2 = 40.
-        assert_eq!(s.bytes_per_request(2, 2, 4), 3 * (20 * 3 * 2 + 4 * 4 * 2 * 4));
+        assert_eq!(
+            s.bytes_per_request(2, 2, 4),
+            3 * (20 * 3 * 2 + 4 * 4 * 2 * 4)
+        );
     }
 
     #[test]

@@ -258,7 +258,8 @@ impl ModelLoad {
 /// Weight bytes from the dimensions: the language model's estimate plus its encoders, which
 /// the estimate does not count.
 fn estimate_with_encoders(facts: &mut ModelFacts) {
-    facts.weight_bytes = estimate_weight_bytes(facts).map(|b| b.saturating_add(facts.encoder_bytes()));
+    facts.weight_bytes =
+        estimate_weight_bytes(facts).map(|b| b.saturating_add(facts.encoder_bytes()));
     facts.weight_source = WeightSource::Estimate;
 }
 

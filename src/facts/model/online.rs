@@ -14,7 +14,9 @@ const ONLINE: &[&str] = &["fp8"];
 /// Records the load peak and turns `weight_bytes` into the quantised size.
 pub(super) fn apply(f: &mut ModelFacts) {
     let online = f.checkpoint_quant_method.is_none()
-        && f.quant_method.as_deref().is_some_and(|q| ONLINE.contains(&q))
+        && f.quant_method
+            .as_deref()
+            .is_some_and(|q| ONLINE.contains(&q))
         && f.dtype_bytes() >= 2;
     let Some(bytes) = f.weight_bytes.filter(|_| online) else {
         return;

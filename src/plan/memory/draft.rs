@@ -33,7 +33,7 @@ pub fn draft_weights_per_gpu(
     let Some(s) = spec.filter(|s| s.uses_draft_model()) else {
         return 0.0;
     };
-    let split = (p.tp.max(1) * p.pp.max(1)) as f64;
+    let split = p.tp.max(1) as f64 * p.pp.max(1) as f64;
     match s.draft {
         DraftSource::Mtp => weight_breakdown(m)
             .map(|b| (b.mtp - mtp_shared_bytes(m)).max(0.0) / split)

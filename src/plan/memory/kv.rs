@@ -78,12 +78,16 @@ pub fn kv_cell(
     let per_layer = per_layer_bytes(p, m, b)?;
     // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
     let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
-    let (target, swa_ratio, swa_token_bytes) = match super::swa::ratio(args, m) {
-        Some(r) => {
-            let n_swa = stage_layers(m.num_sliding_layers.unwrap_or(0), pp);
+    let (target, swa_ratio, swa_token_bytes) = match super::swa::pool(args, m) {
+        Some((r, sliding)) => {
+            let n_swa = stage_layers(sliding, pp);
             let n_full = layers.saturating_sub(n_swa);
             let swa = per_layer * n_swa as f64;
-            (per_layer * n_full as f64 + r * swa, Some(r), swa.ceil() as u64)
+            (
+                per_layer * n_full as f64 + r * swa,
+                Some(r),
+                swa.ceil() as u64,
+            )
         }
         None => (per_layer * layers as f64, None, 0),
     };

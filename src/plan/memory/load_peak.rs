@@ -16,7 +16,7 @@ pub fn per_gpu_mib(ctx: &Context, weights_mib: f64) -> Option<f64> {
         return None;
     }
     let p = &ctx.server.parallel;
-    let split = (p.tp.max(1) * p.pp.max(1)) as f64;
+    let split = p.tp.max(1) as f64 * p.pp.max(1) as f64;
     let extra = peak.saturating_sub(m.weight_bytes?) as f64 / split / MIB;
     (extra > 0.0).then_some(weights_mib + extra)
 }

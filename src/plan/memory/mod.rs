@@ -20,6 +20,8 @@ mod mamba;
 mod others;
 mod swa;
 mod terms;
+#[cfg(test)]
+mod terms_tests;
 
 use crate::facts::Gpu;
 use crate::plan::json::{Memory, MfsSource, Reserved, StaticTerms};
@@ -127,9 +129,11 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
         fits,
     };
     let mut hits = findings::all(ctx, &judged);
-    hits.extend(load_peak.zip(sizing.weights_mib).and_then(|(peak, w)| {
-        load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))
-    }));
+    hits.extend(
+        load_peak
+            .zip(sizing.weights_mib)
+            .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
+    );
     hits.extend(other_processes(ctx, &gpus, &base, &sizing, mfs, kv_tokens));
     let d = &ctx.server.defaults;
     let memory = Memory {
@@ -195,13 +199,15 @@ fn sizing(ctx: &Context) -> Sizing {
     let draft = ctx.draft_facts();
     let p = &ctx.server.parallel;
     let spec = ctx.server.speculative.as_ref();
-    let split = (p.tp.max(1) * p.pp.max(1)) as f64;
+    let split = p.tp.max(1) as f64 * p.pp.max(1) as f64;
     Sizing {
         cell: model.and_then(|m| kv::kv_cell(ctx.args, p, spec, m, draft)),
         weights_mib: model
             .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
             .map(|b| b as f64 / MIB),
-        draft_mib: model.map_or(0.0, |m| draft::draft_weights_per_gpu(p, spec, m, draft) / MIB),
+        draft_mib: model.map_or(0.0, |m| {
+            draft::draft_weights_per_gpu(p, spec, m, draft) / MIB
+        }),
         encoder_mib: model.map_or(0.0, |m| m.encoder_bytes() as f64 / split / MIB),
         lora_mib: lora::buffers_mib(ctx).unwrap_or(0.0),
         state_per_req: mamba::per_request_bytes(ctx),
@@ -214,7 +220,11 @@ fn sizing(ctx: &Context) -> Sizing {
 fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
     match state {
         Some(s) => {
-            let per = if ctx.server.switches.radix_cache.on { 3 } else { 1 };
+            let per = if ctx.server.switches.radix_cache.on {
+                3
+            } else {
+                1
+            };
             mrr.min(s.slots / per).max(1)
         }
         None => mrr,
@@ -222,7 +232,11 @@ fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
 }
 
 /// The terms inside the static pool, MiB.
-fn static_terms(s: &Sizing, kv_tokens: Option<u64>, state: Option<mamba::StatePool>) -> StaticTerms {
+fn static_terms(
+    s: &Sizing,
+    kv_tokens: Option<u64>,
+    state: Option<mamba::StatePool>,
+) -> StaticTerms {
     let swa = swa_tokens(s, kv_tokens)
         .zip(s.cell.as_ref())
         .map_or(0.0, |(t, c)| t as f64 * c.swa_token_bytes as f64 / MIB);
@@ -370,7 +384,7 @@ fn fractions(baseline_mib: f64, slack_needed: f64, sglang_default: f64) -> (f64,
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::facts::model::ModelFacts;
     use crate::facts::{Env, Topology};
@@ -378,7 +392,7 @@ mod tests {
     use crate::sglang::{Parallel, SglangArgs, flagset};
     use serde_json::{Value, json};
 
-    fn node(n: u32, total_mib: u64, used_mib: u64, cc: &str, nvlink: bool) -> Topology {
+    pub(super) fn node(n: u32, total_mib: u64, used_mib: u64, cc: &str, nvlink: bool) -> Topology {
         let gpus = (0..n)
             .map(|i| Gpu {
                 index: i,
@@ -414,7 +428,7 @@ mod tests {
         }
     }
 
-    fn model(name: &str) -> ModelFacts {
+    pub(super) fn model(name: &str) -> ModelFacts {
         let dir = format!(
             "{}/tests/fixtures/models/{name}",
             env!("CARGO_MANIFEST_DIR")
@@ -425,7 +439,7 @@ mod tests {
             .unwrap()
     }
 
-    fn run(
+    pub(super) fn run(
         version: &str,
         values: &[(&str, Value)],
         topo: &Topology,
@@ -447,7 +461,7 @@ mod tests {
         }))
     }
 
-    fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
+    pub(super) fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
         o.hits.iter().map(|h| h.code.as_str()).collect()
     }
 

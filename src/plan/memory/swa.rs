@@ -16,28 +16,27 @@ use crate::facts::model::ModelFacts;
 use crate::resolve::Family;
 use crate::sglang::SglangArgs;
 
-/// SWA-pool tokens per full-pool token, when this release gives the window layers their own
-/// pool; `None` when every layer keeps full-length KV.
-pub fn ratio(args: &SglangArgs, m: &ModelFacts) -> Option<f64> {
+/// The window layers' own pool: SWA-pool tokens per full-pool token and the window layers;
+/// `None` when every layer keeps full-length KV.
+pub fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
     let arch = m.architecture.as_deref().unwrap_or("");
-    let some_sliding = m
-        .num_sliding_layers
-        .zip(m.num_hidden_layers)
-        .is_some_and(|(s, l)| s > 0 && s < l);
-    if !some_sliding || args.flag("--disable-hybrid-swa-memory") || arch.starts_with("Gemma") {
-        return None;
-    }
+    let layers = m.num_hidden_layers?;
     if arch.starts_with("Llama4") {
-        return llama4(args, m);
+        // Three layers in four use chunked attention (SGLang's `get_hybrid_layer_ids`).
+        return llama4(args, m).map(|r| (r, layers - layers / 4));
+    }
+    let sliding = m.num_sliding_layers.filter(|&s| s > 0 && s < layers)?;
+    if args.flag("--disable-hybrid-swa-memory") || arch.starts_with("Gemma") {
+        return None;
     }
     if arch.starts_with("GptOss") && Family::of(&args.flags.version) < Family::V0510 {
         return None;
     }
-    Some(
-        args.float("--swa-full-tokens-ratio")
-            .filter(|r| *r > 0.0 && *r <= 1.0)
-            .unwrap_or(0.8),
-    )
+    let r = args
+        .float("--swa-full-tokens-ratio")
+        .filter(|r| *r > 0.0 && *r <= 1.0)
+        .unwrap_or(0.8);
+    Some((r, sliding))
 }
 
 /// Llama-4's chunked-attention pool, sized from `--hybrid-kvcache-ratio`.
