@@ -28,7 +28,7 @@ impl LinearState {
     pub fn bytes_per_request(&self, tp: u64, conv_bytes: u64, ssm_bytes: u64) -> u64 {
         let tp = tp.max(1);
         // SGLang widens groups that do not divide over TP to the TP width.
-        let groups = if self.groups % tp != 0 {
+        let groups = if !self.groups.is_multiple_of(tp) {
             tp
         } else {
             self.groups
