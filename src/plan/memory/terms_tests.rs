@@ -1,16 +1,21 @@
 //! The memory terms beyond weights and the plain KV cache: state pools, SWA pools, LoRA
 //! buffers, drafts, encoders, the online-quantisation load peak and other processes.
 
-use super::tests::{codes, model, node, run};
+use super::tests::{model, node, run};
 use super::*;
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
+use crate::rules::Code;
 use crate::sglang::{SglangArgs, flagset};
 use serde_json::{Value, json};
 
 const H200: u64 = 143771;
 const H100: u64 = 81559;
 const L40S: u64 = 46068;
+
+fn has(o: &MemoryOutcome, code: Code) -> bool {
+    o.hits.iter().any(|h| h.code == code)
+}
 
 fn mem(o: &MemoryOutcome) -> &Memory {
     o.memory.as_ref().unwrap()
@@ -235,7 +240,7 @@ fn online_fp8_loads_the_bf16_checkpoint_first() {
     values.push(("--tp-size", json!(1)));
     let o = run("0.5.23", &values, &topo, Some(&m));
     assert_eq!(mem(&o).fits, Some(true));
-    assert!(codes(&o).contains(&"MEM010"), "{:?}", o.hits);
+    assert!(has(&o, Code::MEM010), "{:?}", o.hits);
     let peak = mem(&o).load_peak_per_gpu_gib.unwrap();
     assert!(
         peak > 30.0 && peak > mem(&o).weights_per_gpu_gib.unwrap() * 1.7,
@@ -243,11 +248,11 @@ fn online_fp8_loads_the_bf16_checkpoint_first() {
     );
     values.push(("--load-format", json!("layered")));
     let layered = run("0.5.23", &values, &topo, Some(&m));
-    assert!(!codes(&layered).contains(&"MEM010"));
+    assert!(!has(&layered, Code::MEM010));
     // Estimated checkpoint size: a warning.
     let est = model_with("deepseek-ai__DeepSeek-R1-Distill-Qwen-32B", &q);
     let e = run("0.5.23", &values[..2], &topo, Some(&est));
-    assert!(codes(&e).contains(&"MEM012"), "{:?}", e.hits);
+    assert!(has(&e, Code::MEM012), "{:?}", e.hits);
 }
 
 #[test]
@@ -255,14 +260,10 @@ fn other_processes_on_one_gpu_cost_every_rank() {
     let m = model("meta-llama__Llama-3.1-8B-Instruct");
     let mut topo = node(2, H100, 0, "9.0", true);
     let free = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
-    assert!(!codes(&free).contains(&"MEM011"));
+    assert!(!has(&free, Code::MEM011));
     topo.gpus[1].memory_used_mib = Some(12288);
     let busy = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
-    let h = busy
-        .hits
-        .iter()
-        .find(|h| h.code == crate::rules::Code::MEM011)
-        .unwrap();
+    let h = busy.hits.iter().find(|h| h.code == Code::MEM011).unwrap();
     let cost = mem(&free).kv_cache_tokens.unwrap() - mem(&busy).kv_cache_tokens.unwrap();
     assert!(
         h.message.contains("GPU 1 (test)") && h.message.contains("12.0 GiB"),
