@@ -138,6 +138,26 @@ pub struct Memory {
     pub max_running_requests: Option<u64>,
     pub reserved_mib: Reserved,
     pub fits: Option<bool>,
+    /// Terms inside the static pool, MiB (additive to v1).
+    pub static_mib: StaticTerms,
+    /// Tokens of the sliding-window layers' own pool; null when every layer keeps full KV.
+    pub swa_kv_cache_tokens: Option<u64>,
+    /// Hybrids: request slots of the Mamba / linear-attention state pool.
+    pub mamba_cache_size: Option<u64>,
+    /// Online quantisation: weights per GPU at the loading peak, before quantising, GiB.
+    pub load_peak_per_gpu_gib: Option<f64>,
+}
+
+/// What the static pool holds besides the target's weights and the KV cache, MiB. `encoder_weights`
+/// and `draft_weights` are part of `weights_per_gpu_gib`, `swa_kv_cache` of the KV cache; `lora`
+/// and `mamba_state` come out of what is left for the KV cache.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct StaticTerms {
+    pub encoder_weights: u64,
+    pub draft_weights: u64,
+    pub lora: u64,
+    pub mamba_state: u64,
+    pub swa_kv_cache: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]

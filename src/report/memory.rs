@@ -29,6 +29,26 @@ pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String
         Some(w) => line(&mut out, "weights per GPU", format!("{w:.2} GiB")),
         None => line(&mut out, "weights per GPU", "unknown".into()),
     }
+    let s = &m.static_mib;
+    let nonzero = |out: &mut String, k: &str, v: u64| {
+        if v > 0 {
+            line(out, k, mib(v));
+        }
+    };
+    nonzero(&mut out, "  of which encoders", s.encoder_weights);
+    nonzero(&mut out, "  of which draft model", s.draft_weights);
+    if let Some(p) = m.load_peak_per_gpu_gib {
+        line(
+            &mut out,
+            "weights at load (online quant)",
+            format!("{p:.2} GiB"),
+        );
+    }
+    nonzero(&mut out, "LoRA buffers", s.lora);
+    if let Some(slots) = m.mamba_cache_size {
+        line(&mut out, "Mamba state pool", mib(s.mamba_state));
+        line(&mut out, "Mamba state slots", slots.to_string());
+    }
     if let (Some(t), Some(b)) = (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
         line(
             &mut out,
@@ -37,6 +57,10 @@ pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String
         );
         line(&mut out, "KV bytes per token", b.to_string());
         line(&mut out, "KV tokens", t.to_string());
+    }
+    if let Some(t) = m.swa_kv_cache_tokens {
+        line(&mut out, "  of which SWA pool", mib(s.swa_kv_cache));
+        line(&mut out, "SWA KV tokens", t.to_string());
     }
     if let Some(r) = m.max_running_requests {
         line(&mut out, "max running requests", r.to_string());

@@ -287,3 +287,38 @@ fn mem009_config_too_incomplete_to_plan() {
     let text = findings("MEM009", "1x-l4", V0523, &["--model-path", model]);
     insta::assert_snapshot!("MEM009", text);
 }
+
+#[test]
+fn mem010_online_quantisation_load_peak_does_not_fit() {
+    let sglang = &[
+        "--model-path",
+        QWQ_32B,
+        "--tp",
+        "2",
+        "--quantization",
+        "fp8",
+    ];
+    let text = findings("MEM010", "2x-rtx-4090-pcie", V0523, sglang);
+    insta::assert_snapshot!("MEM010", text);
+}
+
+#[test]
+fn mem011_other_processes_cost_every_rank_kv_tokens() {
+    let sglang = &["--model-path", LLAMA_8B, "--tp", "2"];
+    let text = findings("MEM011", "2x-h100-one-busy", V0523, sglang);
+    insta::assert_snapshot!("MEM011", text);
+}
+
+#[test]
+fn mem012_online_quantisation_load_peak_estimated() {
+    let sglang = &[
+        "--model-path",
+        "tests/fixtures/models/deepseek-ai__DeepSeek-R1-Distill-Qwen-32B",
+        "--tp",
+        "2",
+        "--quantization",
+        "fp8",
+    ];
+    let text = findings("MEM012", "2x-rtx-4090-pcie", V0523, sglang);
+    insta::assert_snapshot!("MEM012", text);
+}

@@ -31,6 +31,11 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let layers = u("num_hidden_layers");
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
     let vision = top.get("vision_config").and_then(Value::as_object);
+    let linear_state = super::hybrid::read(top);
+    let quant_method = quant
+        .and_then(|q| q.get("quant_method"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     ModelFacts {
         dir: PathBuf::new(),
         architecture: top
@@ -54,10 +59,8 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             .or_else(|| u("num_local_experts")),
         num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
         dtype: s("torch_dtype").or_else(|| s("dtype")),
-        quant_method: quant
-            .and_then(|q| q.get("quant_method"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        checkpoint_quant_method: quant_method.clone(),
+        quant_method,
         weight_bytes: None,
         weight_source: WeightSource::Estimate,
         intermediate_size: u("intermediate_size"),
@@ -76,7 +79,9 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         sliding_window,
         num_sliding_layers: c.sliding_layers(layers, sliding_window),
-        num_full_attention_layers: c.full_attention_layers(layers),
+        num_full_attention_layers: c
+            .full_attention_layers(layers)
+            .or(linear_state.map(|s| s.attention_layers)),
         index_head_dim: u("index_head_dim"),
         weight_bits: quant.and_then(weight_bits),
         weight_block_size: quant.and_then(block_size),
@@ -97,6 +102,9 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             t,
         )),
         kv_cache_dtype: "auto".into(),
+        linear_state,
+        encoders: super::encoder::read(top, u("hidden_size")),
+        online_quant_load_bytes: None,
     }
 }
 

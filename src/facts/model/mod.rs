@@ -18,10 +18,13 @@ mod args;
 mod config;
 mod context;
 pub mod defaults;
+pub mod encoder;
 mod estimate;
 mod files;
+pub mod hybrid;
 mod local;
 mod missing;
+mod online;
 mod quant;
 #[cfg(test)]
 mod tests;
@@ -124,6 +127,15 @@ pub struct ModelFacts {
     pub derived_context_length: Option<u64>,
     /// `--kv-cache-dtype` as given (`auto` when not given).
     pub kv_cache_dtype: String,
+    /// Mamba / linear-attention hybrids: the linear layers' recurrent state shape.
+    pub linear_state: Option<hybrid::LinearState>,
+    /// Vision towers and audio encoders (`vision_config`, `audio_config`).
+    pub encoders: Vec<encoder::EncoderDims>,
+    /// The checkpoint's own `quant_method` (`quant_method` also takes `--quantization`).
+    pub checkpoint_quant_method: Option<String>,
+    /// Online quantisation (`--quantization fp8` on a 16-bit checkpoint): the checkpoint's
+    /// bytes, all resident before SGLang quantises them; `weight_bytes` is then the quantised size.
+    pub online_quant_load_bytes: Option<u64>,
 }
 
 impl ModelFacts {
@@ -139,6 +151,11 @@ impl ModelFacts {
             let n = self.num_attention_heads?;
             (n > 0).then(|| h / n)
         })
+    }
+
+    /// Bytes of the encoders (vision / audio towers), in the model dtype.
+    pub fn encoder_bytes(&self) -> u64 {
+        encoder::bytes(&self.encoders, self.dtype_bytes())
     }
 
     /// Bytes per element of the model's activations (`torch_dtype`; bf16 when absent).
@@ -251,6 +268,14 @@ impl ModelLoad {
     }
 }
 
+/// Weight bytes from the dimensions: the language model's estimate plus its encoders, which
+/// the estimate does not count.
+fn estimate_with_encoders(facts: &mut ModelFacts) {
+    facts.weight_bytes =
+        estimate_weight_bytes(facts).map(|b| b.saturating_add(facts.encoder_bytes()));
+    facts.weight_source = WeightSource::Estimate;
+}
+
 /// Read the model's facts, honouring the SGLang arguments that change them.
 pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
     load_at(model_path, args.str("--revision"), env, args)
@@ -304,16 +329,13 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
             facts.weight_bytes = Some(bytes);
             facts.weight_source = source;
         }
-        Ok(None) => {
-            facts.weight_bytes = estimate_weight_bytes(&facts);
-            facts.weight_source = WeightSource::Estimate;
-        }
+        Ok(None) => estimate_with_encoders(&mut facts),
         Err(e) => {
-            facts.weight_bytes = estimate_weight_bytes(&facts);
-            facts.weight_source = WeightSource::Estimate;
+            estimate_with_encoders(&mut facts);
             problem = Some(e.into());
         }
     }
+    online::apply(&mut facts);
     ModelLoad {
         facts: Some(facts),
         problem,

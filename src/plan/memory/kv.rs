@@ -16,6 +16,8 @@ pub struct KvCell {
     pub total: u64,
     /// Hybrid sliding-window models: SWA-layer tokens per full-layer token.
     pub swa_ratio: Option<f64>,
+    /// Bytes of one SWA-pool token over the window layers (0 without a separate pool).
+    pub swa_token_bytes: u64,
 }
 
 /// Element size of the KV cache, bytes (fp4 counts its per-16 scale bytes).
@@ -63,18 +65,6 @@ fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
     Some(kvh as f64 * 2.0 * hd as f64 * b)
 }
 
-/// SGLang treats these architectures' sliding-window layers as a separate (smaller) pool.
-fn hybrid_swa(m: &ModelFacts) -> bool {
-    let arch = m.architecture.as_deref().unwrap_or("");
-    m.num_sliding_layers
-        .zip(m.num_hidden_layers)
-        .is_some_and(|(s, l)| s > 0 && s < l)
-        && (arch.starts_with("GptOss")
-            || arch.starts_with("Gemma3")
-            || arch.starts_with("Llama4")
-            || arch.starts_with("MiMo"))
-}
-
 /// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
 pub fn kv_cell(
     args: &SglangArgs,
@@ -88,16 +78,18 @@ pub fn kv_cell(
     let per_layer = per_layer_bytes(p, m, b)?;
     // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
     let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
-    let (target, swa_ratio) = if hybrid_swa(m) {
-        let n_swa = stage_layers(m.num_sliding_layers.unwrap_or(0), pp);
-        let n_full = layers.saturating_sub(n_swa);
-        let r = args.float("--swa-full-tokens-ratio").unwrap_or(0.8);
-        (
-            per_layer * n_full as f64 + r * per_layer * n_swa as f64,
-            Some(r),
-        )
-    } else {
-        (per_layer * layers as f64, None)
+    let (target, swa_ratio, swa_token_bytes) = match super::swa::pool(args, m) {
+        Some((r, sliding)) => {
+            let n_swa = stage_layers(sliding, pp);
+            let n_full = layers.saturating_sub(n_swa);
+            let swa = per_layer * n_swa as f64;
+            (
+                per_layer * n_full as f64 + r * swa,
+                Some(r),
+                swa.ceil() as u64,
+            )
+        }
+        None => (per_layer * layers as f64, None, 0),
     };
     let mut total = target;
     if let Some(draft_layers_bytes) = draft_kv_bytes(p, spec, m, draft, b) {
@@ -107,6 +99,7 @@ pub fn kv_cell(
         target: target.ceil() as u64,
         total: total.ceil() as u64,
         swa_ratio,
+        swa_token_bytes,
     })
 }
 
@@ -128,7 +121,8 @@ fn draft_kv_bytes(
 }
 
 /// Target weights per GPU, bytes: the checkpoint without the MTP layers the target doesn't load
-/// (unless they serve as the speculative draft), plus MLA's absorbed copies, split over TP × PP,
+/// (unless they serve as the speculative draft, then less the embedding and head copies the
+/// draft shares with the target), plus MLA's absorbed copies, split over TP × PP,
 /// plus the matrices every TP rank holds in full.
 pub fn target_weights_per_gpu_bytes(
     p: &Parallel,
@@ -148,7 +142,7 @@ pub fn target_weights_per_gpu_bytes(
         .unwrap_or_default();
     let mtp_in_use = spec.is_some_and(|s| s.draft == DraftSource::Mtp);
     let loaded = if mtp_in_use {
-        total
+        (total - super::draft::mtp_shared_bytes(m)).max(0.0)
     } else {
         (total - b.mtp).max(0.0)
     };

@@ -11,12 +11,20 @@
 //!
 //! Pure: it reads the resolved [`Context`] only.
 
+mod draft;
 mod findings;
 pub mod kv;
+mod load_peak;
+mod lora;
+mod mamba;
+mod others;
+mod swa;
 mod terms;
+#[cfg(test)]
+mod terms_tests;
 
 use crate::facts::Gpu;
-use crate::plan::json::{Memory, MfsSource, Reserved};
+use crate::plan::json::{Memory, MfsSource, Reserved, StaticTerms};
 use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
 use crate::rules::Hit;
@@ -50,9 +58,23 @@ struct Baseline<'g> {
 /// What the model needs per GPU, and the KV arithmetic over it.
 struct Sizing {
     cell: Option<KvCell>,
+    /// Target and draft weights (encoders included).
     weights_mib: Option<f64>,
+    /// Of the weights: the draft's own and the encoders'.
+    draft_mib: f64,
+    encoder_mib: f64,
+    /// LoRA buffers, allocated before the KV cache is sized.
+    lora_mib: f64,
+    /// Hybrids: one request's recurrent state, bytes.
+    state_per_req: Option<u64>,
     context_len: u64,
     page: u64,
+}
+
+/// The static pool's split at one fraction.
+struct Pools {
+    kv_tokens: u64,
+    state: Option<mamba::StatePool>,
 }
 
 /// Our reserve terms and the fractions they give.
@@ -85,14 +107,18 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
         Some(u) => (u, MfsSource::User),
         None => (reserve.planned, MfsSource::Planned),
     };
-    let kv_tokens = sizing.kv_tokens_at(ctx, base.mib, mfs);
-    let rest_mib = sizing
-        .weights_mib
-        .map(|w| base.mib - w - base.mib * (1.0 - mfs));
-    let fits = rest_mib.map(|r| r > 0.0 && kv_tokens.is_some_and(|t| t > 0));
+    let pools = sizing.pools_at(ctx, base.mib, mfs);
+    let kv_tokens = pools.as_ref().map(|p| p.kv_tokens);
+    let state = pools.as_ref().and_then(|p| p.state);
+    let fits = sizing
+        .rest_mib(base.mib, mfs)
+        .map(|r| r > 0.0 && kv_tokens.is_some_and(|t| t > 0));
     let mrr = kv_tokens
         .filter(|&t| t > 0)
-        .map(|t| sizing.mrr_for(ctx, Some(t)));
+        .map(|t| state_cap(ctx, sizing.mrr_for(ctx, Some(t)), state));
+    let load_peak = sizing
+        .weights_mib
+        .and_then(|w| load_peak::per_gpu_mib(ctx, w));
     let judged = findings::Judged {
         base: &base,
         sizing: &sizing,
@@ -102,7 +128,13 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
         kv_tokens,
         fits,
     };
-    let hits = findings::all(ctx, &judged);
+    let mut hits = findings::all(ctx, &judged);
+    hits.extend(
+        load_peak
+            .zip(sizing.weights_mib)
+            .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
+    );
+    hits.extend(other_processes(ctx, &gpus, &base, &sizing, mfs, kv_tokens));
     let d = &ctx.server.defaults;
     let memory = Memory {
         gpu_memory_mib: capacity,
@@ -117,6 +149,10 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
         max_running_requests: mrr,
         reserved_mib: reserve.reserved,
         fits,
+        static_mib: static_terms(&sizing, kv_tokens, state),
+        swa_kv_cache_tokens: swa_tokens(&sizing, kv_tokens),
+        mamba_cache_size: state.map(|s| s.slots),
+        load_peak_per_gpu_gib: load_peak.map(|p| (gib(p) * 100.0).round() / 100.0),
     };
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
@@ -163,23 +199,98 @@ fn sizing(ctx: &Context) -> Sizing {
     let draft = ctx.draft_facts();
     let p = &ctx.server.parallel;
     let spec = ctx.server.speculative.as_ref();
+    let split = p.tp.max(1) as f64 * p.pp.max(1) as f64;
     Sizing {
         cell: model.and_then(|m| kv::kv_cell(ctx.args, p, spec, m, draft)),
         weights_mib: model
             .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
             .map(|b| b as f64 / MIB),
+        draft_mib: model.map_or(0.0, |m| {
+            draft::draft_weights_per_gpu(p, spec, m, draft) / MIB
+        }),
+        encoder_mib: model.map_or(0.0, |m| m.encoder_bytes() as f64 / split / MIB),
+        lora_mib: lora::buffers_mib(ctx).unwrap_or(0.0),
+        state_per_req: mamba::per_request_bytes(ctx),
         context_len: model.and_then(|m| m.context_length).unwrap_or(4096),
         page: ctx.server.page_size,
     }
 }
 
+/// SGLang caps the requests at the state slots (a third of them with the radix cache on).
+fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
+    match state {
+        Some(s) => {
+            let per = if ctx.server.switches.radix_cache.on {
+                3
+            } else {
+                1
+            };
+            mrr.min(s.slots / per).max(1)
+        }
+        None => mrr,
+    }
+}
+
+/// The terms inside the static pool, MiB.
+fn static_terms(
+    s: &Sizing,
+    kv_tokens: Option<u64>,
+    state: Option<mamba::StatePool>,
+) -> StaticTerms {
+    let swa = swa_tokens(s, kv_tokens)
+        .zip(s.cell.as_ref())
+        .map_or(0.0, |(t, c)| t as f64 * c.swa_token_bytes as f64 / MIB);
+    StaticTerms {
+        encoder_weights: terms::mib_term(s.encoder_mib),
+        draft_weights: terms::mib_term(s.draft_mib),
+        lora: terms::mib_term(s.lora_mib),
+        mamba_state: terms::mib_term(state.map_or(0.0, |p| p.mib)),
+        swa_kv_cache: terms::mib_term(swa),
+    }
+}
+
+/// Tokens of the sliding-window pool, when the release gives it one.
+fn swa_tokens(s: &Sizing, kv_tokens: Option<u64>) -> Option<u64> {
+    let r = s.cell.as_ref()?.swa_ratio?;
+    Some((kv_tokens? as f64 * r) as u64 / s.page.max(1) * s.page.max(1))
+}
+
+/// MEM011: the KV tokens other processes' memory costs, against the same plan with it free.
+fn other_processes(
+    ctx: &Context,
+    gpus: &[&Gpu],
+    base: &Baseline,
+    sizing: &Sizing,
+    mfs: f64,
+    kv_tokens: Option<u64>,
+) -> Option<Hit> {
+    let overheads = (base.cuda_context + base.nccl + base.custom_allreduce) as f64;
+    let freed_free = gpus.iter().map(|g| g.memory_total_mib).min()? as f64;
+    let freed = sizing.pools_at(ctx, freed_free - overheads, mfs)?.kv_tokens;
+    others::finding(gpus, kv_tokens?, freed)
+}
+
 impl Sizing {
+    /// What the static pool leaves after the weights and LoRA buffers, MiB.
+    fn rest_mib(&self, baseline_mib: f64, mfs: f64) -> Option<f64> {
+        Some(baseline_mib * mfs - self.weights_mib? - self.lora_mib)
+    }
+
+    /// The state pool and KV tokens SGLang profiles at fraction `mfs` of the baseline.
+    fn pools_at(&self, ctx: &Context, baseline_mib: f64, mfs: f64) -> Option<Pools> {
+        let cell = self.cell.as_ref()?;
+        let rest = self.rest_mib(baseline_mib, mfs)?;
+        let state = self.state_per_req.map(|b| mamba::pool(ctx, b, rest));
+        let kv_rest = rest - state.map_or(0.0, |s| s.mib);
+        Some(Pools {
+            kv_tokens: kv::tokens_from_rest(kv_rest, cell, self.page, ctx.args),
+            state,
+        })
+    }
+
     /// KV tokens SGLang profiles at fraction `mfs` of the baseline.
     fn kv_tokens_at(&self, ctx: &Context, baseline_mib: f64, mfs: f64) -> Option<u64> {
-        let cell = self.cell.as_ref()?;
-        let w = self.weights_mib?;
-        let rest_mib = baseline_mib - w - baseline_mib * (1.0 - mfs);
-        Some(kv::tokens_from_rest(rest_mib, cell, self.page, ctx.args))
+        self.pools_at(ctx, baseline_mib, mfs).map(|p| p.kv_tokens)
     }
 
     /// Requests the server admits for a KV pool of `tokens` (SGLang's estimate).
@@ -273,7 +384,7 @@ fn fractions(baseline_mib: f64, slack_needed: f64, sglang_default: f64) -> (f64,
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::facts::model::ModelFacts;
     use crate::facts::{Env, Topology};
@@ -281,7 +392,7 @@ mod tests {
     use crate::sglang::{Parallel, SglangArgs, flagset};
     use serde_json::{Value, json};
 
-    fn node(n: u32, total_mib: u64, used_mib: u64, cc: &str, nvlink: bool) -> Topology {
+    pub(super) fn node(n: u32, total_mib: u64, used_mib: u64, cc: &str, nvlink: bool) -> Topology {
         let gpus = (0..n)
             .map(|i| Gpu {
                 index: i,
@@ -317,7 +428,7 @@ mod tests {
         }
     }
 
-    fn model(name: &str) -> ModelFacts {
+    pub(super) fn model(name: &str) -> ModelFacts {
         let dir = format!(
             "{}/tests/fixtures/models/{name}",
             env!("CARGO_MANIFEST_DIR")
@@ -328,7 +439,7 @@ mod tests {
             .unwrap()
     }
 
-    fn run(
+    pub(super) fn run(
         version: &str,
         values: &[(&str, Value)],
         topo: &Topology,
@@ -350,7 +461,7 @@ mod tests {
         }))
     }
 
-    fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
+    pub(super) fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
         o.hits.iter().map(|h| h.code.as_str()).collect()
     }
 

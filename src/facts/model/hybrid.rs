@@ -1,0 +1,179 @@
+//! Mamba / linear-attention hybrids: the per-request recurrent state of their linear layers.
+//!
+//! SGLang describes every such layer with one shape (its `Mamba2StateShape`): a conv state of
+//! `conv_dim / tp × (kernel − 1)` and a temporal (SSM) state of `heads / tp × head_dim × state`,
+//! where `conv_dim = inner + 2 · groups · state` and the groups are padded up to the TP width.
+//! Gated DeltaNet (Qwen3-Next, Qwen3.5) maps onto it as inner = value heads × value dim,
+//! groups = key heads, heads = value heads, head_dim = value dim, state = key dim.
+
+use serde_json::{Map, Value};
+
+/// The linear layers' state shape, before tensor parallelism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinearState {
+    /// Layers that keep a recurrent state.
+    pub layers: u64,
+    pub inner: u64,
+    pub groups: u64,
+    pub heads: u64,
+    pub head_dim: u64,
+    pub state: u64,
+    pub conv_kernel: u64,
+    /// Layers that keep a KV cache.
+    pub attention_layers: u64,
+}
+
+impl LinearState {
+    /// Bytes of one request's state on one attention-TP rank, for the conv and SSM element sizes.
+    pub fn bytes_per_request(&self, tp: u64, conv_bytes: u64, ssm_bytes: u64) -> u64 {
+        let tp = tp.max(1);
+        // SGLang widens groups that do not divide over TP to the TP width.
+        let groups = if !self.groups.is_multiple_of(tp) {
+            tp
+        } else {
+            self.groups
+        };
+        // Saturating: an absurd config must not overflow.
+        let conv_dim = self
+            .inner
+            .saturating_add(groups.saturating_mul(self.state).saturating_mul(2));
+        let conv = (conv_dim / tp).saturating_mul(self.conv_kernel.saturating_sub(1));
+        let ssm = (self.heads / tp)
+            .saturating_mul(self.head_dim)
+            .saturating_mul(self.state);
+        conv.saturating_mul(conv_bytes)
+            .saturating_add(ssm.saturating_mul(ssm_bytes))
+            .saturating_mul(self.layers)
+    }
+}
+
+fn u(c: &Map<String, Value>, k: &str) -> Option<u64> {
+    c.get(k).and_then(Value::as_u64)
+}
+
+/// The text model's config: `text_config` when there is one.
+fn text(top: &Map<String, Value>) -> &Map<String, Value> {
+    match top.get("text_config") {
+        Some(Value::Object(t)) => t,
+        _ => top,
+    }
+}
+
+/// The linear layers' state from config.json; `None` for models without linear layers.
+pub fn read(top: &Map<String, Value>) -> Option<LinearState> {
+    let c = text(top);
+    let layers = u(c, "num_hidden_layers")?;
+    gated_delta_net(c, layers)
+        .or_else(|| nemotron_h(c))
+        .or_else(|| falcon_h1(c, layers))
+}
+
+/// Qwen3-Next / Qwen3.5: `layer_types`, else one full-attention layer per
+/// `full_attention_interval`.
+fn gated_delta_net(c: &Map<String, Value>, layers: u64) -> Option<LinearState> {
+    let v_heads = u(c, "linear_num_value_heads")?;
+    let v_dim = u(c, "linear_value_head_dim")?;
+    let full = match c.get("layer_types").and_then(Value::as_array) {
+        Some(t) => t
+            .iter()
+            .filter(|t| t.as_str() == Some("full_attention"))
+            .count() as u64,
+        None => layers / u(c, "full_attention_interval").filter(|&i| i > 0)?,
+    };
+    Some(LinearState {
+        layers: layers.saturating_sub(full),
+        inner: v_heads * v_dim,
+        groups: u(c, "linear_num_key_heads")?,
+        heads: v_heads,
+        head_dim: v_dim,
+        state: u(c, "linear_key_head_dim")?,
+        conv_kernel: u(c, "linear_conv_kernel_dim").unwrap_or(4),
+        attention_layers: full,
+    })
+}
+
+/// Nemotron-H: `hybrid_override_pattern`, `M` a Mamba-2 layer and `*` an attention layer.
+fn nemotron_h(c: &Map<String, Value>) -> Option<LinearState> {
+    let pattern = c.get("hybrid_override_pattern")?.as_str()?;
+    let count = |ch| pattern.chars().filter(|&p| p == ch).count() as u64;
+    let heads = u(c, "mamba_num_heads")?;
+    let head_dim = u(c, "mamba_head_dim")?;
+    Some(LinearState {
+        layers: count('M'),
+        inner: heads * head_dim,
+        groups: u(c, "n_groups")?,
+        heads,
+        head_dim,
+        state: u(c, "ssm_state_size")?,
+        conv_kernel: u(c, "conv_kernel")?,
+        attention_layers: count('*'),
+    })
+}
+
+/// Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side.
+fn falcon_h1(c: &Map<String, Value>, layers: u64) -> Option<LinearState> {
+    let heads = u(c, "mamba_n_heads")?;
+    let head_dim = u(c, "mamba_d_head")?;
+    let inner = u(c, "mamba_d_ssm")
+        .or_else(|| Some(u(c, "mamba_expand")? * u(c, "hidden_size")?))
+        .unwrap_or(heads * head_dim);
+    Some(LinearState {
+        layers,
+        inner,
+        groups: u(c, "mamba_n_groups").unwrap_or(1),
+        heads,
+        head_dim,
+        state: u(c, "mamba_d_state")?,
+        conv_kernel: u(c, "mamba_d_conv").unwrap_or(4),
+        attention_layers: layers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    /// Qwen3-Next-80B-A3B's config fields; SGLang's shape for it is conv (8192, 3) and temporal
+    /// (32, 128, 128) at TP 1, its docstring's own example.
+    #[test]
+    fn qwen3_next_state() {
+        let s = read(&obj(json!({
+            "num_hidden_layers": 48, "full_attention_interval": 4,
+            "linear_num_value_heads": 32, "linear_num_key_heads": 16,
+            "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+            "linear_conv_kernel_dim": 4
+        })))
+        .unwrap();
+        assert_eq!((s.layers, s.attention_layers), (36, 12));
+        let per_layer = 8192 * 3 * 2 + 32 * 128 * 128 * 4;
+        assert_eq!(s.bytes_per_request(1, 2, 4), 36 * per_layer);
+        // TP 4: both states split four ways.
+        assert_eq!(s.bytes_per_request(4, 2, 4), 36 * (per_layer / 4));
+    }
+
+    #[test]
+    fn nemotron_h_pattern_and_group_padding() {
+        let s = read(&obj(json!({
+            "num_hidden_layers": 6, "hybrid_override_pattern": "M-M*-M",
+            "mamba_num_heads": 8, "mamba_head_dim": 4, "n_groups": 1,
+            "ssm_state_size": 2, "conv_kernel": 4
+        })))
+        .unwrap();
+        assert_eq!((s.layers, s.attention_layers), (3, 1));
+        // One group at TP 2 is replicated to two: conv_dim 32 + 2·2·2 = 40.
+        assert_eq!(
+            s.bytes_per_request(2, 2, 4),
+            3 * (20 * 3 * 2 + 4 * 4 * 2 * 4)
+        );
+    }
+
+    #[test]
+    fn dense_models_have_no_state() {
+        assert_eq!(read(&obj(json!({"num_hidden_layers": 32}))), None);
+    }
+}

@@ -1,0 +1,97 @@
+//! The recurrent-state pool of Mamba / linear-attention hybrids.
+//!
+//! SGLang carves the state pool out of the memory left for the KV cache before sizing the KV
+//! pool (`handle_max_mamba_cache`; releases with `--mamba-full-memory-ratio`, read in 0.5.5,
+//! 0.5.10.post1, 0.5.23). Slots: `--max-mamba-cache-size` when given; with the radix cache off
+//! and `--max-running-requests` given, that many (0.5.5: else 512); otherwise the share
+//! `rest · r / (1 + r)` of the memory left, `r = --mamba-full-memory-ratio` (0.9).
+//! Speculative decoding keeps per-draft-token states: 0.5.5 multiplies each slot by
+//! `1 + draft tokens`; 0.5.10 and later first set aside `requests × draft tokens` states.
+//! Each slot holds the conv state (bf16, `SGLANG_MAMBA_CONV_DTYPE`) and the SSM state
+//! (`--mamba-ssm-dtype`, fp32 by default) of every linear layer.
+
+use super::Context;
+use super::terms::MIB;
+use crate::resolve::Family;
+use crate::resolve::defaults::int_arg;
+
+/// The state pool SGLang allocates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatePool {
+    pub slots: u64,
+    pub mib: f64,
+}
+
+/// Bytes per element of a state dtype name.
+fn dtype_bytes(name: &str) -> Option<u64> {
+    match name {
+        "float32" => Some(4),
+        "bfloat16" | "float16" => Some(2),
+        _ => None,
+    }
+}
+
+/// One request's state on one rank, bytes; `None` for models without linear layers or
+/// releases without the state pool.
+pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
+    let s = ctx.model?.linear_state?;
+    if !ctx.args.knows("--mamba-full-memory-ratio") || s.layers == 0 {
+        return None;
+    }
+    let p = &ctx.server.parallel;
+    let attn_tp = (p.tp / p.attn_dp.max(1)).max(1) as u64;
+    let conv = ctx
+        .env
+        .get("SGLANG_MAMBA_CONV_DTYPE")
+        .and_then(|v| dtype_bytes(v.trim()))
+        .unwrap_or(2);
+    let ssm = ctx
+        .args
+        .str("--mamba-ssm-dtype")
+        .and_then(dtype_bytes)
+        .unwrap_or(4);
+    let stage = |l: u64| l.div_ceil(p.pp.max(1) as u64);
+    let mut staged = s;
+    staged.layers = stage(s.layers);
+    Some(staged.bytes_per_request(attn_tp, conv, ssm)).filter(|&b| b > 0)
+}
+
+/// The pool for `per_req` bytes a slot out of `rest_mib` left after the weights.
+pub fn pool(ctx: &Context, per_req: u64, rest_mib: f64) -> StatePool {
+    let d = &ctx.server.defaults;
+    let attn_dp = d.attn_dp_size.max(1) as u64;
+    let per_req = per_req as f64;
+    let draft_tokens = ctx
+        .server
+        .speculative
+        .as_ref()
+        .and(ctx.server.spec_params)
+        .map_or(0, |s| s.num_draft_tokens.value.max(0) as u64) as f64;
+    let mrr = int_arg(ctx.args, "--max-running-requests")
+        .or(d.max_running_requests)
+        .map(|m| m.max(1) as u64);
+    let radix_off = !ctx.server.switches.radix_cache.on;
+    let ratio = ctx
+        .args
+        .float("--mamba-full-memory-ratio")
+        .filter(|r| *r >= 0.0)
+        .unwrap_or(0.9);
+    let legacy = Family::of(ctx.version) < Family::V0510;
+    // Bytes a slot costs, and the per-draft-token states set aside before slots are counted.
+    let (slot_bytes, set_aside_mib) = if legacy {
+        (per_req * (1.0 + draft_tokens), 0.0)
+    } else {
+        let reqs = mrr.map_or(0.0, |m| (m / attn_dp) as f64);
+        (per_req, reqs * draft_tokens * per_req / MIB)
+    };
+    let rest = (rest_mib - set_aside_mib).max(0.0);
+    let slots = match int_arg(ctx.args, "--max-mamba-cache-size").filter(|&s| s > 0) {
+        Some(s) => s as u64 / attn_dp,
+        None if radix_off && (legacy || mrr.is_some()) => mrr.unwrap_or(512) / attn_dp,
+        None => (rest * ratio / (1.0 + ratio) * MIB / slot_bytes) as u64,
+    };
+    StatePool {
+        slots,
+        mib: slots as f64 * slot_bytes / MIB + set_aside_mib,
+    }
+}

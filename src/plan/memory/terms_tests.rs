@@ -1,0 +1,278 @@
+//! The memory terms beyond weights and the plain KV cache: state pools, SWA pools, LoRA
+//! buffers, drafts, encoders, the online-quantisation load peak and other processes.
+
+use super::tests::{model, node, run};
+use super::*;
+use crate::facts::Env;
+use crate::facts::model::ModelFacts;
+use crate::rules::Code;
+use crate::sglang::{SglangArgs, flagset};
+use serde_json::{Value, json};
+
+const H200: u64 = 143771;
+const H100: u64 = 81559;
+const L40S: u64 = 46068;
+
+fn has(o: &MemoryOutcome, code: Code) -> bool {
+    o.hits.iter().any(|h| h.code == code)
+}
+
+fn mem(o: &MemoryOutcome) -> &Memory {
+    o.memory.as_ref().unwrap()
+}
+
+/// A fixture read with these SGLang arguments (for `--quantization`).
+fn model_with(name: &str, values: &[(&str, Value)]) -> ModelFacts {
+    let dir = format!(
+        "{}/tests/fixtures/models/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args = SglangArgs::with_values(flagset::get("0.5.23").unwrap(), values);
+    crate::facts::model::load(&dir, &Env::default(), &args)
+        .facts
+        .unwrap()
+}
+
+#[test]
+fn qwen3_next_state_pool_takes_its_ratio_of_the_rest() {
+    let m = model("synthetic__Qwen3-Next-80B-A3B");
+    let topo = node(4, H200, 0, "9.0", true);
+    let o = run("0.5.5", &[("--tp-size", json!(4))], &topo, Some(&m));
+    let mm = mem(&o);
+    // 12 full-attention layers × 2 KV heads (one per rank at TP 4) × 256 × 2 (K, V) × 2 B.
+    assert_eq!(mm.kv_cache_bytes_per_token, Some(12 * 256 * 2 * 2));
+    // 36 GDN layers × (conv 8192/4 × 3 × bf16 + SSM 32/4 × 128 × 128 × fp32).
+    let per_req = 36.0 * (2048.0 * 3.0 * 2.0 + 8.0 * 128.0 * 128.0 * 4.0);
+    let slots = mm.mamba_cache_size.unwrap();
+    let state = mm.static_mib.mamba_state as f64;
+    assert!(
+        (state - slots as f64 * per_req / MIB).abs() <= 1.0,
+        "{state} {slots}"
+    );
+    // State : KV = 0.9 : 1 (--mamba-full-memory-ratio's default).
+    let kv = mm.kv_cache_tokens.unwrap() as f64 * 12288.0 / MIB;
+    assert!((state / kv - 0.9).abs() < 0.01, "{state} vs {kv}");
+    // The radix cache keeps three slots per request.
+    assert!(mm.max_running_requests.unwrap() <= slots / 3);
+    // A release without the state pool (no --mamba-full-memory-ratio) has no such term.
+    let old = run("0.4.10.post2", &[("--tp-size", json!(4))], &topo, Some(&m));
+    assert_eq!(mem(&old).mamba_cache_size, None);
+    assert_eq!(mem(&old).static_mib.mamba_state, 0);
+}
+
+#[test]
+fn explicit_state_slots_and_speculative_states_per_release() {
+    let m = model("synthetic__Qwen3-Next-80B-A3B");
+    let topo = node(4, H200, 0, "9.0", true);
+    let given = run(
+        "0.5.10.post1",
+        &[
+            ("--tp-size", json!(4)),
+            ("--max-mamba-cache-size", json!(100)),
+        ],
+        &topo,
+        Some(&m),
+    );
+    assert_eq!(mem(&given).mamba_cache_size, Some(100));
+    let plain = run("0.5.10.post1", &[("--tp-size", json!(4))], &topo, Some(&m));
+    assert!(mem(&given).kv_cache_tokens > mem(&plain).kv_cache_tokens);
+    // 0.5.5 prices each slot with one state per draft token as well: fewer slots.
+    let spec = [
+        ("--tp-size", json!(4)),
+        ("--mem-fraction-static", json!(0.85)),
+        ("--speculative-algorithm", json!("EAGLE")),
+        ("--speculative-num-steps", json!(3)),
+        ("--speculative-eagle-topk", json!(1)),
+        ("--speculative-num-draft-tokens", json!(4)),
+    ];
+    let s55 = run("0.5.5", &spec, &topo, Some(&m));
+    let p55 = run("0.5.5", &spec[..2], &topo, Some(&m));
+    let ratio =
+        mem(&p55).mamba_cache_size.unwrap() as f64 / mem(&s55).mamba_cache_size.unwrap() as f64;
+    assert!((ratio - 5.0).abs() < 0.1, "{ratio}");
+}
+
+#[test]
+fn swa_pool_follows_each_release() {
+    let gpt = model("openai__gpt-oss-20b");
+    let topo = node(1, H100, 0, "9.0", false);
+    // 0.5.5 turns GPT-OSS's separate SWA pool off; 0.5.23 keeps it at 0.8 of the full tokens.
+    let old = run("0.5.5", &[], &topo, Some(&gpt));
+    assert_eq!(mem(&old).swa_kv_cache_tokens, None);
+    assert_eq!(
+        mem(&old).kv_cache_bytes_per_token,
+        Some(24 * 8 * 64 * 2 * 2)
+    );
+    let new = run("0.5.23", &[], &topo, Some(&gpt));
+    let mm = mem(&new);
+    let full = mm.kv_cache_tokens.unwrap();
+    let swa = mm.swa_kv_cache_tokens.unwrap();
+    assert!(
+        swa <= full * 8 / 10 && swa + 64 > full * 8 / 10,
+        "{swa} {full}"
+    );
+    let per_swa_token = 12.0 * 8.0 * 64.0 * 2.0 * 2.0;
+    assert_eq!(
+        mm.static_mib.swa_kv_cache,
+        terms::mib_term(swa as f64 * per_swa_token / MIB)
+    );
+    // Gemma-3: turned off in every release read.
+    let gemma = model("google__gemma-3-27b-it");
+    let g = run(
+        "0.5.23",
+        &[("--tp-size", json!(2))],
+        &node(2, H100, 0, "9.0", true),
+        Some(&gemma),
+    );
+    assert_eq!(mem(&g).swa_kv_cache_tokens, None);
+}
+
+#[test]
+fn llama4_chunked_pool_only_with_hybrid_kvcache_ratio() {
+    let m = model("meta-llama__Llama-4-Maverick-17B-128E-Instruct");
+    let topo = node(8, H200, 0, "9.0", true);
+    let plain = run("0.5.5", &[("--tp-size", json!(8))], &topo, Some(&m));
+    assert_eq!(mem(&plain).swa_kv_cache_tokens, None);
+    let hybrid = run(
+        "0.5.5",
+        &[
+            ("--tp-size", json!(8)),
+            ("--hybrid-kvcache-ratio", json!(1.0)),
+        ],
+        &topo,
+        Some(&m),
+    );
+    // 12 full layers, 36 chunked at 8192 / 1048576 of the full tokens: about a quarter of
+    // the cell of 48 full layers.
+    let (a, b) = (
+        mem(&plain).kv_cache_bytes_per_token.unwrap(),
+        mem(&hybrid).kv_cache_bytes_per_token.unwrap(),
+    );
+    assert_eq!(
+        b,
+        (a as f64 / 48.0 * (12.0 + 36.0 * 8192.0 / 1048576.0)).ceil() as u64
+    );
+    assert!(mem(&hybrid).swa_kv_cache_tokens.is_some());
+}
+
+#[test]
+fn lora_buffers_by_rank_slots_and_modules() {
+    let m = model("meta-llama__Llama-3.1-8B-Instruct");
+    let topo = node(1, H100, 0, "9.0", false);
+    let base = run("0.5.5", &[], &topo, Some(&m));
+    let lora = [
+        ("--enable-lora", json!(true)),
+        ("--max-lora-rank", json!(64)),
+    ];
+    let all = run("0.5.5", &lora, &topo, Some(&m));
+    // Per layer: qkv 3·64·4096 + 6144·64, o 2·64·4096, gate_up 2·64·4096 + 28672·64,
+    // down 64·14336 + 4096·64 = 5 242 880 elements; × 32 layers × 8 slots × 2 B = 2560 MiB.
+    assert_eq!(mem(&all).static_mib.lora, 2560);
+    assert!(mem(&all).kv_cache_tokens < mem(&base).kv_cache_tokens);
+    let mut qv = lora.to_vec();
+    qv.push(("--lora-target-modules", json!(["q_proj", "v_proj"])));
+    assert_eq!(
+        mem(&run("0.5.5", &qv, &topo, Some(&m))).static_mib.lora,
+        576
+    );
+    // Without a known rank the buffers cannot be sized: no made-up term.
+    let unknown = run("0.5.5", &[("--enable-lora", json!(true))], &topo, Some(&m));
+    assert_eq!(mem(&unknown).static_mib.lora, 0);
+}
+
+#[test]
+fn mtp_draft_shares_the_targets_embedding_and_head() {
+    let m = model("oracle/DeepSeek-V3");
+    let topo = node(8, H200, 0, "9.0", true);
+    let plain = run("0.5.5", &[("--tp-size", json!(8))], &topo, Some(&m));
+    let spec = run(
+        "0.5.5",
+        &[
+            ("--tp-size", json!(8)),
+            ("--speculative-algorithm", json!("EAGLE")),
+        ],
+        &topo,
+        Some(&m),
+    );
+    let b = crate::facts::model::weight_breakdown(&m).unwrap();
+    let shared = 2.0 * 129280.0 * 7168.0 * 2.0;
+    let draft_mib = (b.mtp - shared) / 8.0 / MIB;
+    assert_eq!(
+        mem(&spec).static_mib.draft_weights,
+        terms::mib_term(draft_mib)
+    );
+    let gained = (mem(&spec).weights_per_gpu_gib.unwrap()
+        - mem(&plain).weights_per_gpu_gib.unwrap())
+        * 1024.0;
+    assert!((gained - draft_mib).abs() < 12.0, "{gained} vs {draft_mib}");
+    assert_eq!(mem(&plain).static_mib.draft_weights, 0);
+}
+
+#[test]
+fn estimated_weights_count_the_vision_tower() {
+    let m = model("google__gemma-3-27b-it");
+    let text_only = crate::facts::model::estimate_weight_bytes(&m).unwrap();
+    assert_eq!(m.weight_bytes, Some(text_only + m.encoder_bytes()));
+    assert!(m.encoder_bytes() > 800_000_000);
+    let o = run(
+        "0.5.23",
+        &[("--tp-size", json!(2))],
+        &node(2, H100, 0, "9.0", true),
+        Some(&m),
+    );
+    assert_eq!(
+        mem(&o).static_mib.encoder_weights,
+        terms::mib_term(m.encoder_bytes() as f64 / 2.0 / MIB)
+    );
+}
+
+#[test]
+fn online_fp8_loads_the_bf16_checkpoint_first() {
+    let q = [("--quantization", json!("fp8"))];
+    let m = model_with("Qwen__QwQ-32B", &q);
+    let plain = model("Qwen__QwQ-32B");
+    assert_eq!(m.online_quant_load_bytes, plain.weight_bytes);
+    let w = m.weight_bytes.unwrap() as f64 / plain.weight_bytes.unwrap() as f64;
+    assert!((0.5..0.6).contains(&w), "{w}");
+    // One 48 GB L40S: 61 GiB of BF16 at load, 33 GiB of FP8 after.
+    let topo = node(1, L40S, 0, "8.9", false);
+    let mut values = q.to_vec();
+    values.push(("--tp-size", json!(1)));
+    let o = run("0.5.23", &values, &topo, Some(&m));
+    assert_eq!(mem(&o).fits, Some(true));
+    assert!(has(&o, Code::MEM010), "{:?}", o.hits);
+    let peak = mem(&o).load_peak_per_gpu_gib.unwrap();
+    assert!(
+        peak > 30.0 && peak > mem(&o).weights_per_gpu_gib.unwrap() * 1.7,
+        "{peak}"
+    );
+    values.push(("--load-format", json!("layered")));
+    let layered = run("0.5.23", &values, &topo, Some(&m));
+    assert!(!has(&layered, Code::MEM010));
+    // Estimated checkpoint size: a warning.
+    let est = model_with("deepseek-ai__DeepSeek-R1-Distill-Qwen-32B", &q);
+    let e = run("0.5.23", &values[..2], &topo, Some(&est));
+    assert!(has(&e, Code::MEM012), "{:?}", e.hits);
+}
+
+#[test]
+fn other_processes_on_one_gpu_cost_every_rank() {
+    let m = model("meta-llama__Llama-3.1-8B-Instruct");
+    let mut topo = node(2, H100, 0, "9.0", true);
+    let free = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
+    assert!(!has(&free, Code::MEM011));
+    topo.gpus[1].memory_used_mib = Some(12288);
+    let busy = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
+    let h = busy.hits.iter().find(|h| h.code == Code::MEM011).unwrap();
+    let cost = mem(&free).kv_cache_tokens.unwrap() - mem(&busy).kv_cache_tokens.unwrap();
+    assert!(
+        h.message.contains("GPU 1 (test)") && h.message.contains("12.0 GiB"),
+        "{}",
+        h.message
+    );
+    assert!(
+        h.message.contains(&format!("costs {cost} KV tokens")),
+        "{} vs {cost}",
+        h.message
+    );
+}
