@@ -4,10 +4,22 @@
 #[path = "../tests/memory_support/mod.rs"]
 mod memory_support;
 
-use memory_support::{evidence_table, median, rows, table};
+use memory_support::{
+    Row, UNMODELLED, evidence_table, median, rows, scope_table, table, verdict_table,
+};
 
 fn main() {
     let rows = rows();
+    print!("{}", scope_table(&rows));
+    let skipped = rows.iter().filter(|r| r.skip.is_some()).count();
+    let judged = rows.iter().filter(|r| r.judged()).count();
+    println!(
+        "records: {}, evaluated {} (plan judged on {}), skipped {skipped}",
+        rows.len(),
+        rows.len() - skipped,
+        judged
+    );
+    println!();
     print!("{}", table(&rows));
     let w: Vec<f64> = rows
         .iter()
@@ -46,6 +58,10 @@ fn main() {
         g.len(),
         median(g).unwrap_or(0.0)
     );
+
+    println!();
+    print!("{}", verdict_table(&rows));
+    outcomes(&rows);
 
     println!();
     println!(
@@ -100,4 +116,46 @@ fn main() {
          SGLang's default leaves enough in every judged case; so our terms may lower the \
          fraction but never raise it above the default."
     );
+}
+
+/// OOMs flagged, and working servers wrongly flagged, over the judged records.
+fn outcomes(rows: &[Row]) {
+    let judged: Vec<&Row> = rows.iter().filter(|r| r.judged()).collect();
+    let ooms: Vec<&&Row> = judged.iter().filter(|r| r.oom).collect();
+    let flagged = ooms
+        .iter()
+        .filter(|r| r.verdict.as_ref().is_some_and(|v| v.flagged()))
+        .count();
+    let working: Vec<&&Row> = judged.iter().filter(|r| !r.oom).collect();
+    let wrong: Vec<&str> = working
+        .iter()
+        .filter(|r| r.verdict.as_ref().is_some_and(|v| !v.flags.is_empty()))
+        .map(|r| r.id.as_str())
+        .collect();
+    println!(
+        "OOMs flagged: {flagged}/{} judged ({} OOM records in all)",
+        ooms.len(),
+        rows.iter().filter(|r| r.oom).count()
+    );
+    println!(
+        "working servers wrongly flagged: {}/{}{}",
+        wrong.len(),
+        working.len(),
+        if wrong.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", wrong.join(", "))
+        }
+    );
+    for (id, why) in UNMODELLED {
+        println!("OOM cause not modelled: {id}: {why}");
+    }
+    for r in rows.iter().filter(|r| r.oom && !r.judged()) {
+        let why = r.skip.as_ref().or(r.plan_skip.as_ref());
+        println!(
+            "OOM not judged: {}: {}",
+            r.id,
+            why.map_or("-", String::as_str)
+        );
+    }
 }

@@ -30,7 +30,10 @@ use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
 use crate::rules::Hit;
 
 pub use kv::{KvCell, kv_bytes_per_token};
-pub use terms::{Activations, GRAPH_MIB_PER_GRAPH_LAYER, activations, max_running_requests};
+pub use terms::{
+    Activations, ChunkTokens, DP_GRAPH_MIB_PER_GATHERED_SLOT, GRAPH_MIB_PER_GRAPH_LAYER,
+    activations, max_running_requests,
+};
 use terms::{MIB, gib};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +85,10 @@ struct Reserve {
     reserved: Reserved,
     /// Graphs + activations + margin: what must stay outside the static pool, MiB.
     slack_needed: f64,
+    /// What the first use itself takes outside the pool, MiB: graphs and the activations of
+    /// one prefill chunk and the largest captured decode batch, without the fragmentation
+    /// allowance or margin. Below it the launch fails; full-concurrency decode is load.
+    first_use: f64,
     physics: f64,
     planned: f64,
 }
@@ -334,11 +341,15 @@ fn reserve(
     } else {
         int_arg(ctx.args, "--max-prefill-tokens").unwrap_or(16384)
     };
-    // With attention DP each rank prefills its share of the chunk, but the MLP/MoE layers run
-    // on the tokens gathered from every DP rank: the whole chunk.
-    let gathered = chunk.saturating_mul(d.attn_dp_size.max(1));
-    let activations =
-        activations(ctx.model, gathered, tp, mrr_estimate, sizing.context_len).reserve_mib();
+    // SGLang's chunk is already each DP rank's share; the MLP/MoE layers see all shares.
+    let tokens = ChunkTokens::of(chunk, d.attn_dp_size);
+    let act = |mrr| activations(ctx.model, tokens, tp, mrr, sizing.context_len);
+    let activations = act(mrr_estimate).reserve_mib();
+    let largest_graph = captured.iter().copied().max().unwrap_or(1).max(1) as u64;
+    let first_batch = act(mrr_estimate.min(largest_graph));
+    // The req-to-token table is sized by the full request pool whatever the batch.
+    let first_use = cuda_graphs as f64 + first_batch.needed_mib() - first_batch.req_to_token
+        + act(mrr_estimate).req_to_token;
     let margin = ((capacity as f64 * 0.02) as u64).max(1024);
     let slack_needed = (cuda_graphs + activations + margin) as f64;
     let (physics, planned) = fractions(base.mib, slack_needed, d.mem_fraction_static);
@@ -353,6 +364,7 @@ fn reserve(
             margin,
         },
         slack_needed,
+        first_use,
         physics,
         planned,
     }
@@ -539,25 +551,15 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn attention_dp_prices_the_gathered_chunk() {
+    fn attention_dp_prices_attention_on_the_share_and_mlp_on_the_gathered_chunk() {
         let m = model("oracle/DeepSeek-V3");
-        let topo = node(8, 143771, 0, "9.0", true);
-        let plain = run("0.5.5", &[("--tp-size", json!(8))], &topo, Some(&m));
-        let dp = run(
-            "0.5.5",
-            &[
-                ("--tp-size", json!(8)),
-                ("--dp-size", json!(8)),
-                ("--enable-dp-attention", json!(true)),
-            ],
-            &topo,
-            Some(&m),
-        );
-        let act = |o: &MemoryOutcome| o.memory.as_ref().unwrap().reserved_mib.activations;
-        // Each rank prefills an eighth of the chunk, but its MoE layers see all of it: the
-        // same chunk term (logits and the request pool differ a little).
-        let (d, p) = (act(&dp) as f64, act(&plain) as f64);
-        assert!(d > 0.95 * p, "{d} vs {p}");
+        let chunk = |t| activations(Some(&m), t, 16, 2048, 4096).chunk;
+        let share = chunk(ChunkTokens::of(4096, 1));
+        let dp = chunk(ChunkTokens::of(4096, 16));
+        let whole = chunk(ChunkTokens::of(65536, 1));
+        // The MoE layers see all 16 shares, attention only its own.
+        assert!(dp > share, "{dp} vs {share}");
+        assert!(dp < whole / 4.0, "{dp} vs {whole}");
     }
 
     #[test]

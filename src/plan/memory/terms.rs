@@ -14,6 +14,14 @@ pub(super) const MIB: f64 = 1024.0 * 1024.0;
 /// above it: [`super::plan`] caps the fraction at SGLang's default for exactly such cases.
 pub const GRAPH_MIB_PER_GRAPH_LAYER: f64 = 1.5;
 
+/// MiB each captured decode graph's pool grows by per gathered batch slot (max batch × DP ranks)
+/// under attention DP. Bound by the one DP-attention log that sizes its graph pools:
+/// sglang-6027 (DeepSeek-V3, tp16/dp16 on H100, 0.4.6.post2, max batch 160) held 3.63 GiB in
+/// them, 1.26 GiB above our non-DP graph term for the same model and batch list: 1.26 GiB over
+/// 160 × 16 slots is 0.51 MiB (rounded up). SGLang's own reserve heuristic adds 3 MiB per slot,
+/// 6× what that server used.
+pub const DP_GRAPH_MIB_PER_GATHERED_SLOT: f64 = 0.51;
+
 /// CUDA context + torch/cuBLAS handles per process, MiB (Hopper and later load larger modules).
 pub(super) fn cuda_context_mib(gpu: &Gpu) -> u64 {
     match gpu.cc() {
@@ -113,35 +121,65 @@ impl Activations {
     }
 }
 
-/// Activations for a `tokens`-token prefill chunk and `mrr` requests of up to `ctx` tokens.
+/// The tokens one prefill step puts through a rank's layers. Without attention DP both are the
+/// chunk. With it (SGLang's `dp_gather`, 0.4.4 – 0.5.x) attention runs on the rank's own share
+/// of the chunk (`--chunked-prefill-size` is divided among the DP ranks), while the MLP/MoE
+/// layers run on the tokens gathered from every rank of the DP group: at most the undivided
+/// chunk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChunkTokens {
+    pub local: i64,
+    pub gathered: i64,
+}
+
+impl ChunkTokens {
+    /// `local` tokens on each of `attn_dp` ranks.
+    pub fn of(local: i64, attn_dp: i64) -> ChunkTokens {
+        ChunkTokens {
+            local,
+            gathered: local.saturating_mul(attn_dp.max(1)),
+        }
+    }
+}
+
+/// Bytes per token of a layer's two parts: attention side (14 hidden-sized buffers: residual,
+/// norms, qkv, attention out) and MLP side (its input and output, 2 hidden-sized, plus the
+/// gate+up+act of the MLP shard). Their sum is the 16 buffers + MLP shard of a plain TP layer.
+fn per_token_bytes(m: &ModelFacts, tp: f64) -> (f64, f64) {
+    let h = m.hidden_size.unwrap_or(4096) as f64;
+    let inter = m
+        .moe_intermediate_size
+        .map(|mi| mi as f64 * m.num_experts_per_tok.unwrap_or(1) as f64)
+        .or(m.intermediate_size.map(|i| i as f64))
+        .unwrap_or(4.0 * h);
+    let b = m.dtype_bytes() as f64;
+    (14.0 * h * b, (2.0 * h + 3.0 * inter / tp) * b)
+}
+
+/// Activations for a prefill step of `tokens` and `mrr` requests of up to `ctx` tokens.
 pub fn activations(
     model: Option<&ModelFacts>,
-    tokens: i64,
+    tokens: ChunkTokens,
     tp: i64,
     mrr: u64,
     ctx: u64,
 ) -> Activations {
-    let tokens = tokens.max(2048) as f64;
+    let local = tokens.local.max(2048) as f64;
+    let gathered = (tokens.gathered as f64).max(local);
     let tp = tp.max(1) as f64;
-    let (per_token, vocab) = match model {
+    let (chunk, vocab) = match model {
         Some(m) => {
-            let h = m.hidden_size.unwrap_or(4096) as f64;
-            let inter = m
-                .moe_intermediate_size
-                .map(|mi| mi as f64 * m.num_experts_per_tok.unwrap_or(1) as f64)
-                .or(m.intermediate_size.map(|i| i as f64))
-                .unwrap_or(4.0 * h);
-            let b = m.dtype_bytes() as f64;
+            let (attn, mlp) = per_token_bytes(m, tp);
             (
-                (16.0 * h + 3.0 * inter / tp) * b,
+                local * attn + gathered * mlp,
                 m.vocab_size.unwrap_or(128_000) as f64,
             )
         }
         // Unknown model: SGLang's own 1.5 MiB per token (already a reserve, so halved here).
-        None => (0.75 * MIB, 128_000.0),
+        None => (gathered * 0.75 * MIB, 128_000.0),
     };
     Activations {
-        chunk: tokens * per_token / MIB,
+        chunk: chunk / MIB,
         logits: mrr.min(4096) as f64 * vocab / tp * 4.0 / MIB,
         req_to_token: (mrr as f64 + 1.0) * ctx as f64 * 4.0 / MIB,
         workspace: 384.0,
@@ -168,7 +206,7 @@ pub(super) fn cuda_graphs_mib(
     let max_bs = decode_bs.iter().copied().max().unwrap_or(0).max(0) as f64;
     let mut m = max_bs * 2.0 + decode_bs.len() as f64 * layers * GRAPH_MIB_PER_GRAPH_LAYER;
     if attn_dp > 1 {
-        m += max_bs * attn_dp as f64 * 3.0;
+        m += max_bs * attn_dp as f64 * DP_GRAPH_MIB_PER_GATHERED_SLOT;
     }
     if spec {
         m *= 2.0;
