@@ -102,6 +102,10 @@ pub struct PlanOptions {
     #[arg(long, env = "SGLANG_LAUNCH_NO_FIX", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub no_fix: bool,
 
+    /// When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)
+    #[arg(long, env = "SGLANG_LAUNCH_FIT", hide_env_values = true, value_parser = FalseyValueParser::new())]
+    pub fit: bool,
+
     /// Skip a rule (code or name; repeatable or comma-separated)
     #[arg(
         long,

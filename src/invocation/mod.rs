@@ -189,6 +189,7 @@ fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
             strict: opts.strict,
         },
         no_fix: opts.no_fix,
+        fit: opts.fit,
         env: Env::from_process(),
     }
 }

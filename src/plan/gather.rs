@@ -96,10 +96,32 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
     })
 }
 
-/// Models read so far, by path: a fix round that names the same model reads nothing again.
+/// Models read so far, by path and the arguments that shape their facts: a fix round that
+/// names the same model with the same such arguments reads nothing again.
 #[derive(Default)]
 pub struct Models {
     loaded: Vec<(String, ModelLoad)>,
+}
+
+/// The SGLang options [`model::load`] reads besides the path.
+const SHAPING: [&str; 6] = [
+    "--revision",
+    "--json-model-override-args",
+    "--context-length",
+    "--kv-cache-dtype",
+    "--quantization",
+    "--dtype",
+];
+
+/// The cache key: the path, and the shaping options' values as given.
+fn key(path: &str, args: &SglangArgs) -> String {
+    SHAPING.iter().fold(path.to_owned(), |mut k, o| {
+        k.push('\0');
+        if let Some(v) = args.get(o) {
+            k.push_str(&v.to_string());
+        }
+        k
+    })
 }
 
 impl Models {
@@ -114,24 +136,25 @@ impl Models {
     }
 
     fn read(&mut self, path: &str, env: &Env, args: &SglangArgs) {
-        if !self.loaded.iter().any(|(p, _)| p == path) {
-            self.loaded
-                .push((path.to_owned(), model::load(path, env, args)));
+        let key = key(path, args);
+        if !self.loaded.iter().any(|(k, _)| *k == key) {
+            self.loaded.push((key, model::load(path, env, args)));
         }
     }
 
-    fn get(&self, path: &str) -> Option<&ModelLoad> {
-        self.loaded.iter().find(|(p, _)| p == path).map(|(_, m)| m)
+    fn get(&self, path: &str, args: &SglangArgs) -> Option<&ModelLoad> {
+        let key = key(path, args);
+        self.loaded.iter().find(|(k, _)| *k == key).map(|(_, m)| m)
     }
 
     /// The target model as read (after [`Models::read_for`]).
     pub fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(args.str("--model-path")?)
+        self.get(args.str("--model-path")?, args)
     }
 
     /// The separate speculative draft as read (after [`Models::read_for`]).
     pub fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(&self.draft_path(args)?)
+        self.get(&self.draft_path(args)?, args)
     }
 
     fn draft_path(&self, args: &SglangArgs) -> Option<String> {

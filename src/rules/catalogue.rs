@@ -80,6 +80,7 @@ catalogue! {
     MEM006 => P,
     MEM007 => P,
     MEM008 => P,
+    MEM015 => P,
     TOP001 => P,
     VER001 => P,
     VER002 => P,
