@@ -1,6 +1,7 @@
 //! The words of `--fit`: why it acted, each change with its reason, and the suggestion.
 
 use super::search::{CONTEXT_FLOOR, Fitted, Knob};
+use crate::rules::Code;
 use crate::sglang::SglangArgs;
 
 /// The option that sets this knob in the flag set in use.
@@ -39,12 +40,16 @@ fn trigger(f: &Fitted) -> String {
     let b = &f.before;
     let ctx = f.from.context_length.unwrap_or(0);
     if !b.fits {
-        return format!("the model does not fit at the context length {ctx} (MEM005)");
+        return format!(
+            "the model does not fit at the context length {ctx} ({})",
+            Code::MEM005
+        );
     }
     format!(
         "the KV cache holds about {} tokens, less than one request at the context length {ctx} \
-         (MEM007)",
-        thousands(b.kv_tokens)
+         ({})",
+        thousands(b.kv_tokens),
+        Code::MEM007
     )
 }
 
