@@ -364,3 +364,116 @@ fn largest(ascending: &[u64], ok: impl Fn(u64) -> bool) -> Option<u64> {
     }
     Some(ascending[lo])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::model::{self, ModelFacts};
+    use crate::facts::{Env, Topology};
+    use crate::sglang::{self, flagset};
+
+    fn largest_by_scan(v: &[u64], ok: impl Fn(u64) -> bool) -> Option<u64> {
+        v.iter().copied().take_while(|&x| ok(x)).last()
+    }
+
+    #[test]
+    fn binary_search_finds_the_last_value_that_holds() {
+        let ladder: Vec<u64> = (1..=300).map(|i| i * 7).collect();
+        for limit in [0, 6, 7, 8, 700, 2099, 2100, 5000] {
+            let ok = |v: u64| v <= limit;
+            assert_eq!(
+                largest(&ladder, ok),
+                largest_by_scan(&ladder, ok),
+                "{limit}"
+            );
+        }
+        assert_eq!(largest(&[], |_| true), None);
+    }
+
+    struct Case {
+        topology: Topology,
+        args: sglang::SglangArgs,
+        model: ModelFacts,
+        gpus: Vec<u32>,
+        env: Env,
+    }
+
+    fn case(topology: &str, version: &str, line: &[&str]) -> Case {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let file = format!("{root}/tests/fixtures/topologies/{topology}.json");
+        let topology = Topology::load(std::path::Path::new(&file)).unwrap();
+        let mut tokens = vec![
+            "--model-path".to_owned(),
+            format!("{root}/tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct"),
+        ];
+        tokens.extend(line.iter().map(|s| s.to_string()));
+        let args = sglang::parse(
+            flagset::get(version).unwrap(),
+            tokens.into_iter().map(Into::into).collect(),
+        );
+        let path = args.str("--model-path").unwrap().to_owned();
+        let model = model::load(&path, &Env::default(), &args).facts.unwrap();
+        Case {
+            topology,
+            args,
+            model,
+            gpus: vec![0],
+            env: Env::default(),
+        }
+    }
+
+    impl Case {
+        fn facts(&self, version: &'static str) -> Facts<'_> {
+            Facts {
+                version,
+                args: &self.args,
+                env: &self.env,
+                topology: &self.topology,
+                gpus: &self.gpus,
+                model: Some(&self.model),
+                draft: None,
+                host: None,
+                packages: None,
+            }
+        }
+    }
+
+    #[test]
+    fn the_context_found_is_the_largest_step_that_holds() {
+        let c = case("2x-rtx-4090-pcie", "0.5.23", &[]);
+        let facts = c.facts("0.5.23");
+        let Found::Lowered(f) = search(facts) else {
+            panic!("expected a fit")
+        };
+        let s = Search::new(facts).unwrap();
+        assert_eq!(
+            (f.to.max_running_requests, f.to.graph_max_bs),
+            (None, f.from.graph_max_bs)
+        );
+        let ctx = f.to.context_length.unwrap();
+        assert!(s.holds(f.to, s.eval(f.to), true));
+        let longer = Knob::Context.with(f.to, ctx + 1024);
+        assert!(!s.holds(longer, s.eval(longer), true));
+        assert_eq!(f.after, s.eval(f.to));
+    }
+
+    #[test]
+    fn a_line_that_fits_or_cannot_fit_is_left_alone() {
+        let short = case("2x-rtx-4090-pcie", "0.5.23", &["--context-length", "8192"]);
+        assert_eq!(search(short.facts("0.5.23")), Found::Fits);
+        // Four full-length requests do not fit at 8192, but a count does.
+        let busy = case(
+            "2x-rtx-4090-pcie",
+            "0.5.23",
+            &["--context-length", "8192", "--max-running-requests", "4"],
+        );
+        let Found::Lowered(f) = search(busy.facts("0.5.23")) else {
+            panic!("expected a fit")
+        };
+        assert_eq!(f.to.context_length, Some(8192));
+        assert_eq!(f.to.max_running_requests, Some(f.after.kv_tokens / 8192));
+        // 773 tokens on an L4 at 0.5.23: not even 2048 with one graph and one request.
+        let l4 = case("1x-l4", "0.5.23", &[]);
+        assert_eq!(search(l4.facts("0.5.23")), Found::Nothing);
+    }
+}
