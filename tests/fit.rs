@@ -87,7 +87,10 @@ fn a_context_the_kv_cache_cannot_hold_is_shortened_to_one_that_fits() {
     let v = llama_on_4090(&["--fit"], &[]);
     let ctx = value_of(&v, "--context-length").expect("context length set");
     let kv = v["memory"]["kv_cache_tokens"].as_u64().unwrap();
-    assert!((2048..131072).contains(&ctx) && ctx.is_multiple_of(1024), "{ctx}");
+    assert!(
+        (2048..131072).contains(&ctx) && ctx.is_multiple_of(1024),
+        "{ctx}"
+    );
     // The largest step that fits: one more would not.
     assert!(kv >= ctx && kv < ctx + 1024, "kv {kv} ctx {ctx}");
     assert_eq!(v["memory"]["fits"], true);

@@ -13,6 +13,7 @@ use super::fixpoint::Line;
 use super::gather::{Machine, Models};
 use super::json::Finding;
 use crate::rules::{ArgEdit, Code, Fix, Hit, RuleSettings};
+use crate::sglang::approx;
 
 use search::{Found, search};
 
@@ -46,14 +47,15 @@ pub fn step(
         _ => return unchanged(line, None),
     };
     let hits = settings.apply(changes(&line, &fitted));
-    // `--allow MEM015` turns the fit off: no change goes unreported.
-    if !apply || hits.is_empty() {
-        return unchanged(line, Some(text::suggestion(&fitted)));
-    }
     let edits: Vec<ArgEdit> = hits
         .iter()
         .flat_map(|h| h.fix.iter().flat_map(|f| f.args.clone()))
         .collect();
+    // `--allow MEM015` turns the fit off: no change goes unreported. In approximate mode only
+    // options every neighbouring release has are set, as for the rules' fixes.
+    if !apply || hits.is_empty() || !known_around(&edits, machine) {
+        return unchanged(line, Some(text::suggestion(&fitted)));
+    }
     let mut line = line;
     line.set_args(fixes::apply_args(&line.args, &edits), machine);
     models.read_for(line.view(), &line.env);
@@ -62,6 +64,16 @@ pub fn step(
         changes: hits.iter().map(|h| from_hit(h, true)).collect(),
         note: None,
     }
+}
+
+fn known_around(edits: &[ArgEdit], machine: &Machine) -> bool {
+    let Some(neighbours) = machine.neighbours.as_deref() else {
+        return true;
+    };
+    edits.iter().all(|e| match e {
+        ArgEdit::Set { option, .. } => approx::all_have(neighbours, option),
+        _ => false,
+    })
 }
 
 fn unchanged(line: Line, note: Option<String>) -> Step {
