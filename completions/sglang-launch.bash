@@ -76,7 +76,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__check)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --allow --deny --nvml-lib --help"
+            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -246,7 +246,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__plan)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --allow --deny --nvml-lib --print-args --show-secrets --help"
+            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --print-args --show-secrets --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -298,7 +298,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__run)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --allow --deny --nvml-lib --dry-run --help"
+            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

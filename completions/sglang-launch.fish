@@ -47,6 +47,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l stri
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l dry-run -d 'Print the command and environment instead of exec\'ing SGLang'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
@@ -60,6 +61,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l st
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
@@ -72,6 +74,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l str
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line (wins over --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -s h -l help -d 'Print help'

@@ -109,6 +109,9 @@ pub struct PlanOptions {
     /// With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)
     #[arg(long, env = "SGLANG_LAUNCH_ONLINE", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub online: bool,
+    /// When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)
+    #[arg(long, env = "SGLANG_LAUNCH_FIT", hide_env_values = true, value_parser = FalseyValueParser::new())]
+    pub fit: bool,
 
     /// Skip a rule (code or name; repeatable or comma-separated)
     #[arg(

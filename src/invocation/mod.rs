@@ -191,6 +191,7 @@ fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
         no_fix: opts.no_fix,
         // Planning for another machine from its topology file stays offline unless asked.
         hub: !opts.offline && (opts.topology.is_none() || opts.online),
+        fit: opts.fit,
         env: Env::from_process(),
     }
 }

@@ -144,7 +144,7 @@ pub fn settle(
 }
 
 /// Rounded down to three decimals: rounding must never raise a planned fraction.
-fn floor_fraction(v: f64) -> f64 {
+pub(super) fn floor_fraction(v: f64) -> f64 {
     (v * 1000.0).floor() / 1000.0
 }
 

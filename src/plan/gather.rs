@@ -97,11 +97,33 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
     })
 }
 
-/// Models read so far, by path: a fix round that names the same model reads nothing again.
-/// A Hub id not on disk is fetched from the Hub (one session, one deadline, per check).
+/// Models read so far, by path and the arguments that shape their facts: a fix round that
+/// names the same model with the same such arguments reads nothing again. A Hub id not on
+/// disk is fetched from the Hub (one session, one deadline, per check).
 pub struct Models {
     loaded: Vec<(String, ModelLoad)>,
     hub: hub::Session,
+}
+
+/// The SGLang options [`model::load`] reads besides the path.
+const SHAPING: [&str; 6] = [
+    "--revision",
+    "--json-model-override-args",
+    "--context-length",
+    "--kv-cache-dtype",
+    "--quantization",
+    "--dtype",
+];
+
+/// The cache key: the path, and the shaping options' values as given.
+fn key(path: &str, args: &SglangArgs) -> String {
+    SHAPING.iter().fold(path.to_owned(), |mut k, o| {
+        k.push('\0');
+        if let Some(v) = args.get(o) {
+            k.push_str(&v.to_string());
+        }
+        k
+    })
 }
 
 impl Models {
@@ -124,7 +146,8 @@ impl Models {
     }
 
     fn read(&mut self, path: &str, revision: Option<&str>, env: &Env, args: &SglangArgs) {
-        if self.loaded.iter().any(|(p, _)| p == path) {
+        let key = key(path, args);
+        if self.loaded.iter().any(|(k, _)| *k == key) {
             return;
         }
         let mut load = model::load_at(path, revision, env, args);
@@ -146,21 +169,22 @@ impl Models {
                 }
             }
         }
-        self.loaded.push((path.to_owned(), load));
+        self.loaded.push((key, load));
     }
 
-    fn get(&self, path: &str) -> Option<&ModelLoad> {
-        self.loaded.iter().find(|(p, _)| p == path).map(|(_, m)| m)
+    fn get(&self, path: &str, args: &SglangArgs) -> Option<&ModelLoad> {
+        let key = key(path, args);
+        self.loaded.iter().find(|(k, _)| *k == key).map(|(_, m)| m)
     }
 
     /// The target model as read (after [`Models::read_for`]).
     pub fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(args.str("--model-path")?)
+        self.get(args.str("--model-path")?, args)
     }
 
     /// The separate speculative draft as read (after [`Models::read_for`]).
     pub fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(&self.draft_path(args)?)
+        self.get(&self.draft_path(args)?, args)
     }
 
     fn draft_path(&self, args: &SglangArgs) -> Option<String> {

@@ -3,6 +3,7 @@
 
 mod arguments;
 mod findings;
+mod fit;
 pub mod fixes;
 mod fixpoint;
 mod fraction;
@@ -38,6 +39,8 @@ pub struct Request {
     /// The Hugging Face Hub may be asked for a model not on disk (`HF_HUB_OFFLINE` still
     /// turns it off).
     pub hub: bool,
+    /// `--fit`: lower the context length, request count and graph batch until the server fits.
+    pub fit: bool,
     /// The environment the server would inherit.
     pub env: Env,
 }
@@ -132,12 +135,22 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             .clone()
             .map(|p| Hit::new(crate::rules::Code::TOP001, p)),
     );
+    let bad_fraction = findings::bad_fraction(line.view());
+    let plannable = !line.args.help && bad_fraction.is_none();
+    let accepted = line.parsed.accepted();
+    let fitted = fit::step(
+        line,
+        &machine,
+        &mut models,
+        req.fit && !req.no_fix,
+        plannable && accepted,
+        &req.settings,
+    );
+    let line = fitted.line;
     let model_load = models.main(line.view());
     hits.extend(findings::model(model_load));
     hits.extend(findings::draft(models.draft(line.view())));
-    let bad_fraction = findings::bad_fraction(line.view());
     hits.extend(bad_fraction.map(findings::fraction));
-    let plannable = !line.args.help && bad_fraction.is_none();
     let mut settled = fraction::settle(&line, &machine, &models, req.no_fix, plannable);
     let context_len = model_load
         .and_then(|m| m.facts.as_ref())
@@ -150,6 +163,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         &settled.parsed,
         &machine,
     ));
+    fit::annotate(&mut hits, fitted.note.as_deref());
     let resolved = settled
         .parsed
         .accepted()
@@ -157,6 +171,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let found = Found {
         version,
         rules: rule_findings,
+        fitted: fitted.changes,
         pipeline: hits,
     };
     Ok(assemble(
@@ -214,10 +229,13 @@ fn memory_hits(
     })
 }
 
-/// Every finding, in report order: the flag set in use, the rules', then the pipeline's.
+/// Every finding, in report order: the flag set in use, the rules', `--fit`'s changes, then
+/// the pipeline's.
 struct Found {
     version: Option<Hit>,
     rules: Vec<Finding>,
+    /// Already under the user's --allow/--deny.
+    fitted: Vec<Finding>,
     pipeline: Vec<Hit>,
 }
 
@@ -233,6 +251,7 @@ impl Found {
         };
         let mut all = own(self.version.into_iter().collect());
         all.extend(self.rules);
+        all.extend(self.fitted);
         all.extend(own(self.pipeline));
         all
     }

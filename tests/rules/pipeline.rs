@@ -215,6 +215,21 @@ fn mem007_kv_cache_smaller_than_one_request() {
 }
 
 #[test]
+fn mem015_fit_shortens_the_context_then_the_requests() {
+    let sglang = &[
+        "--model-path",
+        LLAMA_8B,
+        "--context-length",
+        "32768",
+        "--max-running-requests",
+        "16",
+    ];
+    let launcher = &["--sglang-version", "0.5.23", "--fit"];
+    let text = findings("MEM015", "2x-rtx-4090-pcie", launcher, sglang);
+    insta::assert_snapshot!("MEM015", text);
+}
+
+#[test]
 fn mem008_fraction_is_not_a_fraction() {
     let sglang = &["--model-path", LLAMA_8B, "--mem-fraction-static", "1.5"];
     let text = findings("MEM008", "1x-l4", V0523, sglang);

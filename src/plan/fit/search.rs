@@ -1,0 +1,479 @@
+//! The `--fit` search: lower the context length, then the request count, then the decode
+//! CUDA-graph batch, each to the largest value the memory planner says fits. Pure: a function
+//! of the resolved facts; every candidate is judged by [`memory::plan`] itself.
+
+use serde_json::{Value, json};
+
+use crate::plan::fraction::floor_fraction;
+use crate::plan::memory::{self, MemoryOutcome};
+use crate::resolve::defaults::{self, Family, int_arg};
+use crate::resolve::{Context, Facts};
+use crate::sglang::SglangArgs;
+
+/// Shorter contexts are not worth serving: `--fit` goes no lower.
+pub const CONTEXT_FLOOR: u64 = 2048;
+/// Context lengths are tried in steps of at least this many tokens (whole pages).
+const CONTEXT_STEP: u64 = 1024;
+
+/// The values `--fit` may lower, as the server would run with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knobs {
+    /// `None`: the model's context length is unknown.
+    pub context_length: Option<u64>,
+    /// `None`: left to SGLang's estimate.
+    pub max_running_requests: Option<u64>,
+    /// `None`: no decode CUDA graphs are captured.
+    pub graph_max_bs: Option<u64>,
+}
+
+/// One knob, in the order `--fit` lowers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    Context,
+    Requests,
+    Graphs,
+}
+
+impl Knob {
+    pub const ORDER: [Knob; 3] = [Knob::Context, Knob::Requests, Knob::Graphs];
+
+    pub fn get(self, k: &Knobs) -> Option<u64> {
+        match self {
+            Knob::Context => k.context_length,
+            Knob::Requests => k.max_running_requests,
+            Knob::Graphs => k.graph_max_bs,
+        }
+    }
+
+    fn with(self, mut k: Knobs, v: u64) -> Knobs {
+        match self {
+            Knob::Context => k.context_length = Some(v),
+            Knob::Requests => k.max_running_requests = Some(v),
+            Knob::Graphs => k.graph_max_bs = Some(v),
+        }
+        k
+    }
+}
+
+/// The planner's verdict on one setting of the knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Eval {
+    pub fits: bool,
+    pub kv_tokens: u64,
+    /// Requests the server admits: the user's (bounded by the pool), else SGLang's estimate.
+    pub requests: u64,
+}
+
+/// What the search found: the knobs before and after, and the plan at each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    pub from: Knobs,
+    pub to: Knobs,
+    pub before: Eval,
+    pub after: Eval,
+    /// The option that sets [`Knobs::graph_max_bs`] in the flag set in use.
+    pub graph_flag: &'static str,
+    /// Request pools `--max-running-requests` is split over (attention DP).
+    pub pools: u64,
+}
+
+/// The facts and what the search reads off the server resolved from them once.
+pub struct Search<'a> {
+    facts: Facts<'a>,
+    start: Knobs,
+    graph_flag: &'static str,
+    /// Decode batch sizes SGLang would capture, ascending.
+    capture: Vec<u64>,
+    page: u64,
+    /// Request pools the user's `--max-running-requests` is split over (attention DP).
+    pools: u64,
+}
+
+/// What the search concludes for a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The model is unknown: nothing to judge.
+    Unplanned,
+    /// The goal holds as the line is.
+    Fits,
+    /// The goal holds with these lower values.
+    Lowered(Fitted),
+    /// Not even with every knob at its floor (the weights alone are too big, say).
+    Nothing,
+}
+
+pub fn search(facts: Facts) -> Found {
+    let Some(s) = Search::new(facts) else {
+        return Found::Unplanned;
+    };
+    let before = s.eval(s.start);
+    if s.holds(s.start, before, true) {
+        return Found::Fits;
+    }
+    match s.lowered(before) {
+        Some(to) => Found::Lowered(Fitted {
+            from: s.start,
+            to,
+            before,
+            after: s.eval(to),
+            graph_flag: s.graph_flag,
+            pools: s.pools,
+        }),
+        None => Found::Nothing,
+    }
+}
+
+impl<'a> Search<'a> {
+    pub fn new(facts: Facts<'a>) -> Option<Search<'a>> {
+        let model = facts.model?;
+        let ctx = Context::new(facts);
+        let d = &ctx.server.defaults;
+        let args = facts.args;
+        let graph_flag = ["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]
+            .into_iter()
+            .find(|o| args.knows(o))
+            .unwrap_or("--cuda-graph-max-bs");
+        let mut capture: Vec<u64> =
+            defaults::captured_decode_bs(d, ctx.server.gpu_memory_mib, None)
+                .into_iter()
+                .filter(|&b| b > 0)
+                .map(|b| b as u64)
+                .collect();
+        capture.sort_unstable();
+        capture.dedup();
+        let graph_max_bs = d
+            .decode_max_bs
+            .filter(|&b| b > 0)
+            .map(|b| b as u64)
+            .or(capture.last().copied())
+            .filter(|_| d.decode_graph && args.knows(graph_flag));
+        let pools = if Family::of(facts.version) >= Family::V0510 {
+            d.attn_dp_size.max(1) as u64
+        } else {
+            1
+        };
+        Some(Search {
+            start: Knobs {
+                context_length: model.context_length,
+                max_running_requests: int_arg(args, "--max-running-requests")
+                    .filter(|&m| m > 0)
+                    .map(|m| m as u64),
+                graph_max_bs,
+            },
+            graph_flag,
+            capture,
+            page: ctx.server.page_size.max(1),
+            pools,
+            facts,
+        })
+    }
+
+    /// The goal: the model fits, and the KV cache holds one request at the context length, or
+    /// the requests asked for (per request pool) when a count is set and `concurrency` holds.
+    pub fn holds(&self, k: Knobs, e: Eval, concurrency: bool) -> bool {
+        let ctx = k.context_length.unwrap_or(0);
+        let per_pool = k
+            .max_running_requests
+            .filter(|_| concurrency)
+            .map_or(1, |m| (m / self.pools).max(1));
+        e.fits && e.kv_tokens >= per_pool.saturating_mul(ctx)
+    }
+
+    /// Whether `k` meets the goal `knob` is lowered for: the context length is chosen for one
+    /// request, the request count (and the graphs after it) for all of them.
+    fn holds_at(&self, knob: Knob, k: Knobs) -> bool {
+        self.holds(k, self.eval(k), knob != Knob::Context)
+    }
+
+    /// Each knob in turn to the largest value at which its goal holds with the later knobs as
+    /// they are; a knob that cannot make it hold goes to its floor and the next one tries.
+    fn lowered(&self, before: Eval) -> Option<Knobs> {
+        let mut k = self.start;
+        for knob in Knob::ORDER {
+            let e = if k == self.start {
+                before
+            } else {
+                self.eval(k)
+            };
+            if self.holds(k, e, true) {
+                break;
+            }
+            if self.holds(k, e, knob != Knob::Context) {
+                continue;
+            }
+            let below = self.below(knob, k, e);
+            k = match largest(&below, |v| self.holds_at(knob, knob.with(k, v))) {
+                Some(v) => knob.with(k, v),
+                None => below.first().map_or(k, |&v| knob.with(k, v)),
+            };
+        }
+        if !self.holds_at(Knob::Graphs, k) {
+            return None;
+        }
+        Some(self.unset_needless_requests(self.give_back(k, before)))
+    }
+
+    /// Room a later knob made goes back to the earlier ones, context first.
+    fn give_back(&self, k: Knobs, before: Eval) -> Knobs {
+        let mut back = k;
+        for knob in [Knob::Context, Knob::Requests] {
+            let later_changed = Knob::ORDER
+                .iter()
+                .skip_while(|&&o| o != knob)
+                .skip(1)
+                .any(|o| o.get(&k) != o.get(&self.start));
+            if later_changed {
+                let range = self.upto_start(knob, back, before);
+                back = largest(&range, |v| self.holds_at(knob, knob.with(back, v)))
+                    .map_or(back, |v| knob.with(back, v));
+            }
+        }
+        if self.holds_at(Knob::Graphs, back) {
+            back
+        } else {
+            k
+        }
+    }
+
+    /// A request count the user did not give stays SGLang's when the goal holds without it.
+    fn unset_needless_requests(&self, k: Knobs) -> Knobs {
+        let without = Knobs {
+            max_running_requests: self.start.max_running_requests,
+            ..k
+        };
+        if self.start.max_running_requests.is_none() && self.holds_at(Knob::Requests, without) {
+            without
+        } else {
+            k
+        }
+    }
+
+    /// The values below the knob's current one that the search tries, ascending.
+    fn below(&self, knob: Knob, k: Knobs, e: Eval) -> Vec<u64> {
+        match knob {
+            Knob::Context => match k.context_length {
+                Some(c) => self.contexts().take_while(|&v| v < c).collect(),
+                None => Vec::new(),
+            },
+            Knob::Requests => (1..k.max_running_requests.unwrap_or(e.requests)).collect(),
+            Knob::Graphs => match k.graph_max_bs {
+                Some(b) => self.capture.iter().copied().filter(|&v| v < b).collect(),
+                None => Vec::new(),
+            },
+        }
+    }
+
+    /// The values the knob may take back: a context from the current one up to where it
+    /// started, a request count from one up to the start's (or SGLang's estimate), ascending.
+    fn upto_start(&self, knob: Knob, k: Knobs, before: Eval) -> Vec<u64> {
+        match (knob, knob.get(&k), knob.get(&self.start)) {
+            (Knob::Context, Some(now), Some(top)) => {
+                let mut v = vec![now];
+                v.extend(
+                    self.contexts()
+                        .skip_while(|&c| c <= now)
+                        .take_while(|&c| c < top),
+                );
+                v.push(top);
+                v
+            }
+            (Knob::Requests, _, top) => (1..=top.unwrap_or(before.requests)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Page-aligned context lengths from the floor up, ascending.
+    fn contexts(&self) -> impl Iterator<Item = u64> {
+        let step = CONTEXT_STEP.div_ceil(self.page) * self.page;
+        let first = CONTEXT_FLOOR.div_ceil(step) * step;
+        (1..).map(move |i| first + (i - 1) * step)
+    }
+
+    /// The plan for these knobs, at the fraction the pipeline would then give the server.
+    pub fn eval(&self, k: Knobs) -> Eval {
+        let mut args = self.facts.args.clone();
+        let mut model = self.facts.model.cloned();
+        if k.context_length != self.start.context_length
+            && let Some(c) = k.context_length
+        {
+            set(&mut args, "--context-length", json!(c));
+            if let Some(m) = model.as_mut() {
+                m.context_length = Some(c);
+            }
+        }
+        if k.max_running_requests != self.start.max_running_requests
+            && let Some(m) = k.max_running_requests
+        {
+            set(&mut args, "--max-running-requests", json!(m));
+        }
+        if k.graph_max_bs != self.start.graph_max_bs
+            && let Some(b) = k.graph_max_bs
+        {
+            set(&mut args, self.graph_flag, json!(b));
+        }
+        let plan = |args: &SglangArgs| {
+            memory::plan(&Context::new(Facts {
+                args,
+                model: model.as_ref(),
+                ..self.facts
+            }))
+        };
+        let mut outcome = plan(&args);
+        // The pipeline gives the server the planned fraction rounded down: judge that one.
+        if let Some(p) = outcome.planned_mem_fraction_static {
+            set(&mut args, "--mem-fraction-static", json!(floor_fraction(p)));
+            outcome = plan(&args);
+        }
+        eval_of(&outcome)
+    }
+}
+
+fn eval_of(o: &MemoryOutcome) -> Eval {
+    let m = o.memory.as_ref();
+    Eval {
+        fits: m.is_some_and(|m| m.fits == Some(true)),
+        kv_tokens: m.and_then(|m| m.kv_cache_tokens).unwrap_or(0),
+        requests: m.and_then(|m| m.max_running_requests).unwrap_or(0),
+    }
+}
+
+/// The option as given, with this value (what the planner reads; the tokens are edited only
+/// for the values chosen).
+fn set(args: &mut SglangArgs, option: &str, value: Value) {
+    if let Some(dest) = args.flags.dest_of(option) {
+        args.values.insert(dest.to_owned(), value);
+    }
+}
+
+/// The largest of `ascending` at which `ok` holds, by binary search: `ok` is taken to hold
+/// up to some point and fail above it. `None` when it fails at the smallest.
+fn largest(ascending: &[u64], ok: impl Fn(u64) -> bool) -> Option<u64> {
+    let &first = ascending.first()?;
+    if !ok(first) {
+        return None;
+    }
+    // ok(ascending[lo]) holds; from `hi` on it fails (or the list ends).
+    let (mut lo, mut hi) = (0, ascending.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(ascending[mid]) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(ascending[lo])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::model::{self, ModelFacts};
+    use crate::facts::{Env, Topology};
+    use crate::sglang::{self, flagset};
+
+    fn largest_by_scan(v: &[u64], ok: impl Fn(u64) -> bool) -> Option<u64> {
+        v.iter().copied().take_while(|&x| ok(x)).last()
+    }
+
+    #[test]
+    fn binary_search_finds_the_last_value_that_holds() {
+        let ladder: Vec<u64> = (1..=300).map(|i| i * 7).collect();
+        for limit in [0, 6, 7, 8, 700, 2099, 2100, 5000] {
+            let ok = |v: u64| v <= limit;
+            assert_eq!(
+                largest(&ladder, ok),
+                largest_by_scan(&ladder, ok),
+                "{limit}"
+            );
+        }
+        assert_eq!(largest(&[], |_| true), None);
+    }
+
+    struct Case {
+        topology: Topology,
+        args: sglang::SglangArgs,
+        model: ModelFacts,
+        gpus: Vec<u32>,
+        env: Env,
+    }
+
+    fn case(topology: &str, version: &str, line: &[&str]) -> Case {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let file = format!("{root}/tests/fixtures/topologies/{topology}.json");
+        let topology = Topology::load(std::path::Path::new(&file)).unwrap();
+        let mut tokens = vec![
+            "--model-path".to_owned(),
+            format!("{root}/tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct"),
+        ];
+        tokens.extend(line.iter().map(|s| s.to_string()));
+        let args = sglang::parse(
+            flagset::get(version).unwrap(),
+            tokens.into_iter().map(Into::into).collect(),
+        );
+        let path = args.str("--model-path").unwrap().to_owned();
+        let model = model::load(&path, &Env::default(), &args).facts.unwrap();
+        Case {
+            topology,
+            args,
+            model,
+            gpus: vec![0],
+            env: Env::default(),
+        }
+    }
+
+    impl Case {
+        fn facts(&self, version: &'static str) -> Facts<'_> {
+            Facts {
+                version,
+                args: &self.args,
+                env: &self.env,
+                topology: &self.topology,
+                gpus: &self.gpus,
+                model: Some(&self.model),
+                draft: None,
+                host: None,
+                packages: None,
+            }
+        }
+    }
+
+    #[test]
+    fn the_context_found_is_the_largest_step_that_holds() {
+        let c = case("2x-rtx-4090-pcie", "0.5.23", &[]);
+        let facts = c.facts("0.5.23");
+        let Found::Lowered(f) = search(facts) else {
+            panic!("expected a fit")
+        };
+        let s = Search::new(facts).unwrap();
+        assert_eq!(
+            (f.to.max_running_requests, f.to.graph_max_bs),
+            (None, f.from.graph_max_bs)
+        );
+        let ctx = f.to.context_length.unwrap();
+        assert!(s.holds(f.to, s.eval(f.to), true));
+        let longer = Knob::Context.with(f.to, ctx + 1024);
+        assert!(!s.holds(longer, s.eval(longer), true));
+        assert_eq!(f.after, s.eval(f.to));
+    }
+
+    #[test]
+    fn a_line_that_fits_or_cannot_fit_is_left_alone() {
+        let short = case("2x-rtx-4090-pcie", "0.5.23", &["--context-length", "8192"]);
+        assert_eq!(search(short.facts("0.5.23")), Found::Fits);
+        // Four full-length requests do not fit at 8192, but a count does.
+        let busy = case(
+            "2x-rtx-4090-pcie",
+            "0.5.23",
+            &["--context-length", "8192", "--max-running-requests", "4"],
+        );
+        let Found::Lowered(f) = search(busy.facts("0.5.23")) else {
+            panic!("expected a fit")
+        };
+        assert_eq!(f.to.context_length, Some(8192));
+        assert_eq!(f.to.max_running_requests, Some(f.after.kv_tokens / 8192));
+        // 773 tokens on an L4 at 0.5.23: not even 2048 with one graph and one request.
+        let l4 = case("1x-l4", "0.5.23", &[]);
+        assert_eq!(search(l4.facts("0.5.23")), Found::Nothing);
+    }
+}

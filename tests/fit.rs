@@ -1,0 +1,324 @@
+//! `--fit`: the values it chooses reach the command line and the report, it is opt-in, it never
+//! touches what it must not, and its own result is a fixpoint.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const LLAMA_8B: &str = "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct";
+const QWQ_32B: &str = "tests/fixtures/models/Qwen__QwQ-32B";
+
+fn sl() -> Command {
+    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    c.current_dir(ROOT).env("NO_COLOR", "1");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// `plan --json` on a fixture box for an SGLang release, with launcher options and SGLang args.
+fn plan(topology: &str, version: &str, launcher: &[&str], sglang: &[&str]) -> Value {
+    let out = sl()
+        .args(["plan", "--json", "--sglang-version", version, "--topology"])
+        .arg(format!("tests/fixtures/topologies/{topology}.json"))
+        .args(launcher)
+        .arg("--")
+        .args(sglang)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Llama-3.1-8B (131072-token context) alone on a 24 GiB RTX 4090.
+fn llama_on_4090(launcher: &[&str], extra: &[&str]) -> Value {
+    let mut sglang = vec!["--model-path", LLAMA_8B];
+    sglang.extend(extra);
+    plan("2x-rtx-4090-pcie", "0.5.23", launcher, &sglang)
+}
+
+fn findings<'a>(v: &'a Value, code: &str) -> Vec<&'a Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+fn args(v: &Value) -> Vec<String> {
+    v["sglang_args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The value after `option` in the final arguments.
+fn value_of(v: &Value, option: &str) -> Option<u64> {
+    let a = args(v);
+    let i = a.iter().position(|x| x == option)?;
+    a.get(i + 1)?.parse().ok()
+}
+
+fn fix_texts(v: &Value) -> Vec<String> {
+    findings(v, "MEM015")
+        .iter()
+        .map(|f| {
+            assert_eq!(f["fixed"], true, "{f}");
+            f["fix"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_context_the_kv_cache_cannot_hold_is_shortened_to_one_that_fits() {
+    let before = llama_on_4090(&[], &[]);
+    assert_eq!(findings(&before, "MEM007").len(), 1);
+    let v = llama_on_4090(&["--fit"], &[]);
+    let ctx = value_of(&v, "--context-length").expect("context length set");
+    let kv = v["memory"]["kv_cache_tokens"].as_u64().unwrap();
+    assert!(
+        (2048..131072).contains(&ctx) && ctx.is_multiple_of(1024),
+        "{ctx}"
+    );
+    // The largest step that fits: one more would not.
+    assert!(kv >= ctx && kv < ctx + 1024, "kv {kv} ctx {ctx}");
+    assert_eq!(v["memory"]["fits"], true);
+    assert!(findings(&v, "MEM007").is_empty(), "{:#}", v["findings"]);
+    let fixes = fix_texts(&v);
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    assert!(
+        fixes[0].starts_with(&format!(
+            "set --context-length {ctx} (was 131072 from the model config): the KV cache holds"
+        )),
+        "{}",
+        fixes[0]
+    );
+    // Nothing else moved: model, TP, request count, graphs.
+    let a = args(&v);
+    assert_eq!(&a[..2], ["--model-path", LLAMA_8B]);
+    for untouched in [
+        "--tp-size",
+        "--tp",
+        "--max-running-requests",
+        "--cuda-graph-max-bs-decode",
+        "--kv-cache-dtype",
+        "--quantization",
+        "--dtype",
+    ] {
+        assert!(!a.iter().any(|x| x == untouched), "{untouched} in {a:?}");
+    }
+}
+
+#[test]
+fn without_fit_or_under_no_fix_the_same_values_are_only_suggested() {
+    let fitted = value_of(&llama_on_4090(&["--fit"], &[]), "--context-length").unwrap();
+    let hint = format!("with --fit: --context-length {fitted}");
+    for launcher in [&[][..], &["--no-fix", "--fit"][..]] {
+        let v = llama_on_4090(launcher, &[]);
+        assert!(findings(&v, "MEM015").is_empty(), "{launcher:?}");
+        assert_eq!(value_of(&v, "--context-length"), None, "{launcher:?}");
+        let mem007 = findings(&v, "MEM007");
+        let msg = mem007[0]["message"].as_str().unwrap();
+        assert!(msg.ends_with(&hint), "{launcher:?}: {msg}");
+    }
+    // --no-fix --fit runs the user's line exactly.
+    let v = llama_on_4090(&["--no-fix", "--fit"], &[]);
+    assert_eq!(args(&v), ["--model-path", LLAMA_8B]);
+}
+
+#[test]
+fn the_fitted_line_is_a_fixpoint() {
+    let v = llama_on_4090(&["--fit"], &["--max-running-requests", "16"]);
+    let fitted = args(&v);
+    let again = plan(
+        "2x-rtx-4090-pcie",
+        "0.5.23",
+        &["--fit"],
+        &fitted.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(
+        findings(&again, "MEM015").is_empty(),
+        "{:#}",
+        again["findings"]
+    );
+    assert!(
+        findings(&again, "MEM007").is_empty(),
+        "{:#}",
+        again["findings"]
+    );
+    assert_eq!(args(&again), fitted);
+    assert_eq!(again["memory"]["fits"], true);
+}
+
+#[test]
+fn a_typed_value_is_lowered_only_under_fit_and_said_to_be_yours() {
+    // One request of 32000 tokens does not fit: the context goes first, then the count.
+    let v = llama_on_4090(
+        &["--fit"],
+        &["--context-length", "32000", "--max-running-requests", "16"],
+    );
+    let fixes = fix_texts(&v);
+    assert_eq!(fixes.len(), 2, "{fixes:?}");
+    assert!(fixes[0].contains("(was 32000 (yours))"), "{}", fixes[0]);
+    assert!(
+        fixes[1].starts_with("set --max-running-requests "),
+        "{}",
+        fixes[1]
+    );
+    assert!(fixes[1].contains("(was 16 (yours))"), "{}", fixes[1]);
+    let (ctx, mrr) = (
+        value_of(&v, "--context-length").unwrap(),
+        value_of(&v, "--max-running-requests").unwrap(),
+    );
+    let kv = v["memory"]["kv_cache_tokens"].as_u64().unwrap();
+    assert!(mrr * ctx <= kv && mrr < 16, "{mrr} × {ctx} vs {kv}");
+    // A context that holds one request is kept; only the count comes down to what fits.
+    let v = llama_on_4090(
+        &["--fit"],
+        &["--context-length", "4096", "--max-running-requests", "16"],
+    );
+    let fixes = fix_texts(&v);
+    assert_eq!(value_of(&v, "--context-length"), Some(4096));
+    let mrr = value_of(&v, "--max-running-requests").unwrap();
+    let kv = v["memory"]["kv_cache_tokens"].as_u64().unwrap();
+    assert!(mrr * 4096 <= kv && (mrr + 1) * 4096 > kv, "{mrr} vs {kv}");
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    // The user's own spelling and place are kept.
+    let a = args(&v);
+    let i = a
+        .iter()
+        .position(|x| x == "--max-running-requests")
+        .unwrap();
+    assert_eq!(a[i + 1], mrr.to_string());
+    assert_eq!(a.len(), 6, "{a:?}");
+}
+
+#[test]
+fn graph_batch_comes_down_only_when_context_and_requests_are_not_enough() {
+    // The context alone is enough: the graphs are not touched.
+    let v = llama_on_4090(&["--fit"], &[]);
+    assert!(
+        !fix_texts(&v)
+            .iter()
+            .any(|f| f.contains("--cuda-graph-max-bs"))
+    );
+    // 0.5.17's default fraction pays for every graph slot of a 512 batch: on a 24 GiB L4 the
+    // model does not fit at any context until the batch comes down.
+    let sglang = [
+        "--model-path",
+        LLAMA_8B,
+        "--cuda-graph-max-bs-decode",
+        "512",
+    ];
+    let before = plan("1x-l4", "0.5.17", &[], &sglang);
+    let mem005 = findings(&before, "MEM005");
+    let msg = mem005[0]["message"].as_str().unwrap();
+    let v = plan("1x-l4", "0.5.17", &["--fit"], &sglang);
+    let (ctx, bs) = (
+        value_of(&v, "--context-length").unwrap(),
+        value_of(&v, "--cuda-graph-max-bs-decode").unwrap(),
+    );
+    assert!(bs < 512 && ctx >= 2048, "{bs} {ctx}");
+    assert!(
+        msg.ends_with(&format!(
+            "with --fit: --context-length {ctx}, --cuda-graph-max-bs-decode {bs}"
+        )),
+        "{msg}"
+    );
+    assert_eq!(v["memory"]["fits"], true);
+    assert!(findings(&v, "MEM005").is_empty() && findings(&v, "MEM007").is_empty());
+    let fixes = fix_texts(&v);
+    assert!(fixes[1].contains("(was 512 (yours))"), "{fixes:?}");
+    // The context is the largest that fits with that batch.
+    let longer = (ctx + 1024).to_string();
+    let bs = bs.to_string();
+    let at = plan(
+        "1x-l4",
+        "0.5.17",
+        &[],
+        &[
+            &sglang[..2],
+            &[
+                "--cuda-graph-max-bs-decode",
+                &bs,
+                "--context-length",
+                &longer,
+            ],
+        ]
+        .concat(),
+    );
+    assert!(!findings(&at, "MEM007").is_empty() || !findings(&at, "MEM005").is_empty());
+}
+
+#[test]
+fn nothing_that_fits_changes_nothing_and_says_so() {
+    let sglang = ["--model-path", QWQ_32B];
+    let v = plan("1x-l4", "0.5.23", &["--fit"], &sglang);
+    assert_eq!(args(&v), sglang);
+    assert!(findings(&v, "MEM015").is_empty());
+    let msg = findings(&v, "MEM005")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(msg.contains("--tp-size") && msg.ends_with("--fit changed nothing: no context length down to 2048, request count or CUDA-graph batch makes it fit"), "{msg}");
+    // Without --fit MEM005 keeps only its ways out.
+    let plain = plan("1x-l4", "0.5.23", &[], &sglang);
+    let msg = findings(&plain, "MEM005")[0]["message"].as_str().unwrap();
+    assert!(!msg.contains("--fit"), "{msg}");
+}
+
+#[test]
+fn fit_comes_from_the_environment_and_allow_turns_it_off() {
+    let out = sl()
+        .env("SGLANG_LAUNCH_FIT", "1")
+        .args([
+            "plan",
+            "--print-args",
+            "--sglang-version",
+            "0.5.23",
+            "--topology",
+        ])
+        .arg("tests/fixtures/topologies/2x-rtx-4090-pcie.json")
+        .args(["--", "--model-path", LLAMA_8B])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--context-length "));
+    let v = llama_on_4090(&["--fit", "--allow", "MEM015"], &[]);
+    assert_eq!(args(&v), ["--model-path", LLAMA_8B]);
+    assert!(!findings(&v, "MEM007").is_empty());
+}
+
+#[test]
+fn the_human_report_lists_each_change_with_its_reason() {
+    let out = sl()
+        .args(["check", "--fit", "--sglang-version", "0.5.23", "--topology"])
+        .arg("tests/fixtures/topologies/2x-rtx-4090-pcie.json")
+        .args(["--", "--model-path", LLAMA_8B])
+        .output()
+        .unwrap();
+    // `check` reports on stdout.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let change = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("set --context-length "))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        change.contains("(was 131072 from the model config): the KV cache holds")
+            && change.ends_with("tokens at the planned fraction (MEM015)"),
+        "{change}"
+    );
+    assert!(report.contains("MEM015 fit-to-memory: --fit: the KV cache holds about"));
+    assert!(report.contains("verdict: ok"), "{report}");
+}
