@@ -27,7 +27,7 @@ use crate::facts::Gpu;
 use crate::plan::json::{Memory, MfsSource, Reserved, StaticTerms};
 use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
-use crate::rules::Hit;
+use crate::rules::{Code, Hit};
 
 pub use kv::{KvCell, kv_bytes_per_token};
 pub use terms::{
@@ -142,6 +142,13 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
             .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
     );
     hits.extend(other_processes(ctx, &gpus, &base, &sizing, mfs, kv_tokens));
+    // A load peak read from the checkpoint that does not fit fails the start as surely as
+    // weights that do not fit.
+    let fits = if hits.iter().any(|h| h.code == Code::MEM010) {
+        Some(false)
+    } else {
+        fits
+    };
     let d = &ctx.server.defaults;
     let memory = Memory {
         gpu_memory_mib: capacity,
