@@ -5,7 +5,7 @@
 //! → `facts` (topology, GPUs in use, model, host, packages: all I/O happens here)
 //! → `resolve` (the server SGLang will run, one pure model of it) → `rules` (known-bad
 //! combinations) → `plan` (fixes to a fixpoint, memory, the plan/v1 object)
-//! → `report` (human / JSON) → `exec`.
+//! → `report` (human / JSON) → `exec`; `service` (systemd unit, readiness wait) sits beside them.
 
 pub mod docs;
 pub mod exec;
@@ -16,6 +16,7 @@ pub mod report;
 pub mod resolve;
 pub mod rules;
 pub mod secrets;
+pub mod service;
 pub mod sglang;
 
 /// Exit codes (documented in README.md and docs/plan-v1.md).
@@ -26,6 +27,8 @@ pub mod exit {
     pub const BLOCKED: i32 = 1;
     /// The launcher's own usage or input error (unreadable topology file, unknown option, …).
     pub const USAGE: i32 = 2;
+    /// `wait-ready`: the server did not answer in time, or its process exited first.
+    pub const NOT_READY: i32 = 3;
     /// The interpreter or SGLang itself could not be found; nothing was launched.
     pub const NOT_FOUND: i32 = 127;
 }

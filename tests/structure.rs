@@ -15,6 +15,7 @@ const LAYERS: &[&str] = &[
     "plan",
     "report",
     "exec",
+    "service",
     "invocation",
     "docs",
 ];

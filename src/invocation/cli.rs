@@ -18,7 +18,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         catalogue of known-bad combinations, applies safe fixes, plans --mem-fraction-static, reports every \
         change on stderr and then execs SGLang in the same process.",
     after_help = "Exit codes: 0 launchable, 1 blocked by an error finding (or a warning under --strict), \
-        2 usage or input error, 127 interpreter or SGLang not found.",
+        2 usage or input error, 3 wait-ready: not ready in time or the server exited, 127 interpreter or SGLang not found.",
     disable_help_subcommand = true,
     override_usage = "sglang-launch [SGLANG_ARGS]...\n       sglang-launch <COMMAND> [OPTIONS] [--] [SGLANG_ARGS]..."
 )]
@@ -57,6 +57,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff)
     Man,
+    /// Print a systemd unit that runs `sglang-launch run --profile NAME` as a service
+    SystemdUnit(SystemdUnitArgs),
+    /// Wait until SGLang's /health answers 200 (a unit's ExecStartPost=, scripts)
+    WaitReady(WaitReadyArgs),
 }
 
 /// Options shared by `run`, `check` and `plan`. They end at `--` or at the first token that is
@@ -323,6 +327,52 @@ pub enum Shell {
     Fish,
     Elvish,
     Powershell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SystemdUnitArgs {
+    /// The profile the service runs (with --template, the instance name is the profile)
+    #[arg(long, value_name = "NAME", required_unless_present = "template", conflicts_with = "template")]
+    pub profile: Option<String>,
+
+    /// The unit's name, without .service
+    #[arg(long, value_name = "NAME", default_value = "sglang")]
+    pub name: String,
+
+    /// The port SGLang listens on: passed to SGLang and polled by wait-ready [default: 30000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
+
+    /// A unit for the user's service manager (systemctl --user)
+    #[arg(long)]
+    pub user: bool,
+
+    /// A template unit NAME@.service: `systemctl start NAME@PROFILE` runs that profile
+    #[arg(long)]
+    pub template: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WaitReadyArgs {
+    /// The URL to poll, exactly [default: http://HOST:PORT/health]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["host", "port"])]
+    pub url: Option<String>,
+
+    /// The server's host
+    #[arg(long, value_name = "H", default_value = "127.0.0.1")]
+    pub host: String,
+
+    /// The server's port
+    #[arg(long, value_name = "N", default_value_t = crate::service::unit::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
+
+    /// Give up after this many seconds (exit 3)
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::service::unit::READY_BUDGET_S, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+
+    /// Give up at once (exit 3) when this process is gone: the server died while loading
+    #[arg(long, value_name = "PID", value_parser = clap::value_parser!(i32).range(1..))]
+    pub pid: Option<i32>,
 }
 
 /// The clap command (for completions, the man page and option lookups).

@@ -6,6 +6,7 @@
 
 pub mod cli;
 mod flags;
+mod service;
 pub mod split;
 mod upgrade;
 
@@ -137,6 +138,8 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
             print_out(&man_page());
             Ok(exit::OK)
         }
+        Command::SystemdUnit(a) => service::systemd_unit(&a),
+        Command::WaitReady(a) => service::wait_ready(&a),
     }
 }
 

@@ -1,0 +1,51 @@
+//! `systemd-unit` and `wait-ready`.
+
+use std::time::Duration;
+
+use crate::exit;
+use crate::plan::Fatal;
+use crate::service::ready::{self, Wait};
+use crate::service::unit::{Profile, Scope, UnitSpec};
+
+use super::cli::{SystemdUnitArgs, WaitReadyArgs};
+use super::print_out;
+
+pub(super) fn systemd_unit(a: &SystemdUnitArgs) -> Result<i32, Fatal> {
+    let launcher = std::env::current_exe()
+        .map_err(|e| Fatal::usage(format!("cannot tell the launcher's own path: {e}")))?;
+    let spec = UnitSpec {
+        launcher,
+        name: a.name.clone(),
+        profile: match &a.profile {
+            Some(p) if !a.template => Profile::Named(p.clone()),
+            _ => Profile::Instance,
+        },
+        port: a.port,
+        scope: if a.user { Scope::User } else { Scope::System },
+    };
+    let text = spec.render().map_err(|e| Fatal::usage(e.to_string()))?;
+    print_out(&text);
+    Ok(exit::OK)
+}
+
+pub(super) fn wait_ready(a: &WaitReadyArgs) -> Result<i32, Fatal> {
+    let w = Wait {
+        url: a
+            .url
+            .clone()
+            .unwrap_or_else(|| ready::health_url(&a.host, a.port)),
+        timeout: Duration::from_secs(a.timeout),
+        pid: a.pid,
+    };
+    match ready::wait(&w) {
+        Ok(secs) => {
+            eprintln!("sglang-launch: {} answered 200 after {secs:.1} s", w.url);
+            Ok(exit::OK)
+        }
+        Err(e @ ready::WaitError::BadUrl(_)) => Err(Fatal::usage(e.to_string())),
+        Err(e) => Err(Fatal {
+            code: exit::NOT_READY,
+            message: e.to_string(),
+        }),
+    }
+}
