@@ -1,0 +1,132 @@
+//! `wait-ready` against real local HTTP servers.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sglang_launch::exit;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sglang-launch");
+
+/// A server on a free port that answers each request with `status(n)` (n counts from 0);
+/// returns the port and the count of requests seen, each of them a GET of /health.
+fn server(status: fn(usize) -> u16) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let n = count.load(Ordering::SeqCst);
+            if answer(stream.unwrap(), status(n)) {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    (port, seen)
+}
+
+/// Reads one request's head and answers it; true when it was `GET /health`.
+fn answer(mut stream: TcpStream, status: u16) -> bool {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap() > 2 {
+        line.clear();
+    }
+    let reply = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    stream.write_all(reply.as_bytes()).unwrap();
+    first.starts_with("GET /health HTTP/1.1")
+}
+
+fn wait_ready(args: &[&str]) -> (Output, Duration) {
+    let start = Instant::now();
+    let out = Command::new(BIN)
+        .arg("wait-ready")
+        .args(args)
+        .output()
+        .unwrap();
+    (out, start.elapsed())
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn ready_after_two_503s() {
+    let (port, seen) = server(|n| if n < 2 { 503 } else { 200 });
+    let (out, took) = wait_ready(&["--port", &port.to_string(), "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(exit::OK), "{}", stderr(&out));
+    assert!(seen.load(Ordering::SeqCst) >= 3);
+    // Backoff: 0.5 s, then 1 s before the third request.
+    assert!(took >= Duration::from_millis(1400), "{took:?}");
+    assert!(stderr(&out).contains("answered 200"), "{}", stderr(&out));
+}
+
+#[test]
+fn always_503_times_out_naming_url_time_and_status() {
+    let (port, seen) = server(|_| 503);
+    let (out, took) = wait_ready(&["--port", &port.to_string(), "--timeout", "2"]);
+    assert_eq!(out.status.code(), Some(exit::NOT_READY));
+    let msg = stderr(&out);
+    let url = format!("http://127.0.0.1:{port}/health");
+    assert!(msg.contains(&format!("{url} did not answer 200 within 2.")), "{msg}");
+    assert!(msg.contains("last: HTTP 503"), "{msg}");
+    assert!(seen.load(Ordering::SeqCst) >= 3);
+    assert!(took < Duration::from_secs(6), "{took:?}");
+}
+
+#[test]
+fn closed_port_times_out_with_the_connection_error() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/health");
+    let (out, _) = wait_ready(&["--url", &url, "--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(exit::NOT_READY));
+    let msg = stderr(&out);
+    assert!(msg.contains(&format!("{url} did not answer 200")), "{msg}");
+    assert!(!msg.contains("last: HTTP"), "{msg}");
+}
+
+#[test]
+fn a_gone_process_stops_the_wait_at_once() {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id().to_string();
+    child.wait().unwrap();
+    let (port, _) = server(|_| 503);
+    let (out, took) = wait_ready(&["--port", &port.to_string(), "--pid", &pid]);
+    assert_eq!(out.status.code(), Some(exit::NOT_READY));
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    let msg = stderr(&out);
+    assert!(msg.contains(&format!("process {pid} is gone")), "{msg}");
+}
+
+#[test]
+fn a_live_process_does_not_stop_the_wait() {
+    let (port, seen) = server(|n| if n < 1 { 503 } else { 200 });
+    let pid = std::process::id().to_string();
+    let (out, _) = wait_ready(&["--port", &port.to_string(), "--pid", &pid, "--timeout", "10"]);
+    assert_eq!(out.status.code(), Some(exit::OK), "{}", stderr(&out));
+    assert!(seen.load(Ordering::SeqCst) >= 2);
+}
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    for args in [
+        vec!["--url", "localhost:30000/health"],
+        vec!["--url", "http://h/health", "--port", "1"],
+        vec!["--timeout", "0"],
+        vec!["--pid", "0"],
+    ] {
+        let (out, _) = wait_ready(&args);
+        assert_eq!(out.status.code(), Some(exit::USAGE), "{args:?}: {}", stderr(&out));
+    }
+}
