@@ -43,8 +43,14 @@ _sglang__launch() {
             sglang__launch,run)
                 cmd="sglang__launch__subcmd__run"
                 ;;
+            sglang__launch,systemd-unit)
+                cmd="sglang__launch__subcmd__systemd__subcmd__unit"
+                ;;
             sglang__launch,upgrade)
                 cmd="sglang__launch__subcmd__upgrade"
+                ;;
+            sglang__launch,wait-ready)
+                cmd="sglang__launch__subcmd__wait__subcmd__ready"
                 ;;
             sglang__launch__subcmd__flags,list)
                 cmd="sglang__launch__subcmd__flags__subcmd__list"
@@ -62,7 +68,7 @@ _sglang__launch() {
 
     case "${cmd}" in
         sglang__launch)
-            opts="-h -V --help --version run check plan upgrade detect rules explain flags completions man"
+            opts="-h -V --help --version run check plan upgrade detect rules explain flags completions man systemd-unit wait-ready"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -335,6 +341,32 @@ _sglang__launch() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sglang__subcmd__launch__subcmd__systemd__subcmd__unit)
+            opts="-h --profile --name --port --user --template --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sglang__subcmd__launch__subcmd__upgrade)
             opts="-h --to --sglang-version --python --json --print-args --show-secrets --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -351,6 +383,40 @@ _sglang__launch() {
                     return 0
                     ;;
                 --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__wait__subcmd__ready)
+            opts="-h --url --host --port --timeout --pid --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -36,6 +36,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "flags" -d 'List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "man" -d 'Print the man page (roff)'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "systemd-unit" -d 'Print a systemd unit that runs `sglang-launch run --profile NAME` as a service'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "wait-ready" -d 'Wait until SGLang\'s /health answers 200 (a unit\'s ExecStartPost=, scripts)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
@@ -105,3 +107,15 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and _
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand man" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l profile -d 'The profile the service runs (with --template, the instance name is the profile)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l name -d 'The unit\'s name, without .service' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l port -d 'The port SGLang listens on: passed to SGLang and polled by wait-ready [default: 30000]' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l user -d 'A unit for the user\'s service manager (systemctl --user)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l template -d 'A template unit NAME@.service: `systemctl start NAME@PROFILE` runs that profile'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand wait-ready" -l url -d 'The URL to poll, exactly [default: http://HOST:PORT/health]' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand wait-ready" -l host -d 'The server\'s host' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand wait-ready" -l port -d 'The server\'s port' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand wait-ready" -l timeout -d 'Give up after this many seconds (exit 3)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand wait-ready" -l pid -d 'Give up at once (exit 3) when this process is gone: the server died while loading' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand wait-ready" -s h -l help -d 'Print help'

@@ -14,7 +14,11 @@ fn unit(args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -31,7 +35,9 @@ fn has(text: &str, line: &str) {
 /// template); `None` when the tool is not installed.
 fn verify(text: &str, file_name: &str, instance: Option<&str>, user: bool) -> Option<Output> {
     if which::which("systemd-analyze").is_err() {
-        eprintln!("note: systemd-analyze not installed; unit not verified (apt-get install systemd)");
+        eprintln!(
+            "note: systemd-analyze not installed; unit not verified (apt-get install systemd)"
+        );
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -72,7 +78,10 @@ fn system_unit_runs_the_profile_and_waits_for_health() {
     let text = unit(&["--profile", "qwen3-32b"]);
     let exe = Path::new(BIN).canonicalize().unwrap();
     let exe = exe.to_str().unwrap();
-    has(&text, "After=network-online.target nvidia-persistenced.service");
+    has(
+        &text,
+        "After=network-online.target nvidia-persistenced.service",
+    );
     has(&text, "Wants=network-online.target");
     has(&text, "Type=exec");
     has(&text, &format!("ExecStart={exe} run --profile qwen3-32b"));
@@ -94,8 +103,14 @@ fn system_unit_runs_the_profile_and_waits_for_health() {
 fn port_reaches_sglang_and_the_wait() {
     let text = unit(&["--profile", "my model", "--port", "8000", "--name", "llm"]);
     assert!(text.starts_with("# llm.service "), "{text}");
-    assert!(text.contains(" run --profile \"my model\" -- --port 8000\n"), "{text}");
-    assert!(text.contains(" wait-ready --port 8000 --timeout 1800 "), "{text}");
+    assert!(
+        text.contains(" run --profile \"my model\" -- --port 8000\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" wait-ready --port 8000 --timeout 1800 "),
+        "{text}"
+    );
     assert_verifies(&text, "llm.service", None, false);
 }
 
@@ -112,8 +127,14 @@ fn user_unit_reads_the_users_env_file() {
 fn template_takes_the_profile_from_the_instance() {
     let text = unit(&["--template", "--port", "30001"]);
     assert!(text.starts_with("# sglang@.service "), "{text}");
-    assert!(text.contains(" run --profile %i -- --port 30001\n"), "{text}");
-    has(&text, "Description=SGLang server (sglang-launch, profile %i)");
+    assert!(
+        text.contains(" run --profile %i -- --port 30001\n"),
+        "{text}"
+    );
+    has(
+        &text,
+        "Description=SGLang server (sglang-launch, profile %i)",
+    );
     assert_verifies(&text, "sglang@.service", Some("sglang@qwen.service"), false);
 }
 

@@ -75,7 +75,10 @@ fn always_503_times_out_naming_url_time_and_status() {
     assert_eq!(out.status.code(), Some(exit::NOT_READY));
     let msg = stderr(&out);
     let url = format!("http://127.0.0.1:{port}/health");
-    assert!(msg.contains(&format!("{url} did not answer 200 within 2.")), "{msg}");
+    assert!(
+        msg.contains(&format!("{url} did not answer 200 within 2.")),
+        "{msg}"
+    );
     assert!(msg.contains("last: HTTP 503"), "{msg}");
     assert!(seen.load(Ordering::SeqCst) >= 3);
     assert!(took < Duration::from_secs(6), "{took:?}");
@@ -113,7 +116,14 @@ fn a_gone_process_stops_the_wait_at_once() {
 fn a_live_process_does_not_stop_the_wait() {
     let (port, seen) = server(|n| if n < 1 { 503 } else { 200 });
     let pid = std::process::id().to_string();
-    let (out, _) = wait_ready(&["--port", &port.to_string(), "--pid", &pid, "--timeout", "10"]);
+    let (out, _) = wait_ready(&[
+        "--port",
+        &port.to_string(),
+        "--pid",
+        &pid,
+        "--timeout",
+        "10",
+    ]);
     assert_eq!(out.status.code(), Some(exit::OK), "{}", stderr(&out));
     assert!(seen.load(Ordering::SeqCst) >= 2);
 }
@@ -127,6 +137,11 @@ fn bad_input_is_a_usage_error() {
         vec!["--pid", "0"],
     ] {
         let (out, _) = wait_ready(&args);
-        assert_eq!(out.status.code(), Some(exit::USAGE), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(exit::USAGE),
+            "{args:?}: {}",
+            stderr(&out)
+        );
     }
 }

@@ -332,7 +332,12 @@ pub enum Shell {
 #[derive(Debug, Clone, Args)]
 pub struct SystemdUnitArgs {
     /// The profile the service runs (with --template, the instance name is the profile)
-    #[arg(long, value_name = "NAME", required_unless_present = "template", conflicts_with = "template")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        required_unless_present = "template",
+        conflicts_with = "template"
+    )]
     pub profile: Option<String>,
 
     /// The unit's name, without .service

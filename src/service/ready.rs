@@ -36,7 +36,9 @@ pub enum WaitError {
         attempts: u32,
         last: String,
     },
-    #[error("process {pid} is gone after {elapsed:.1} s: the server exited before {url} answered 200 (last: {last})")]
+    #[error(
+        "process {pid} is gone after {elapsed:.1} s: the server exited before {url} answered 200 (last: {last})"
+    )]
     Gone {
         pid: i32,
         url: String,
@@ -146,7 +148,10 @@ mod tests {
 
     #[test]
     fn health_url_brackets_ipv6() {
-        assert_eq!(health_url("127.0.0.1", 30000), "http://127.0.0.1:30000/health");
+        assert_eq!(
+            health_url("127.0.0.1", 30000),
+            "http://127.0.0.1:30000/health"
+        );
         assert_eq!(health_url("::1", 8000), "http://[::1]:8000/health");
         assert_eq!(health_url("[::1]", 8000), "http://[::1]:8000/health");
     }
@@ -156,7 +161,11 @@ mod tests {
         assert!(check_url("http://h:1/health").is_ok());
         assert!(check_url("https://h/health").is_ok());
         for bad in ["h:1/health", "ftp://h/x", "http:///x", "not a url"] {
-            assert_eq!(check_url(bad), Err(WaitError::BadUrl(bad.to_owned())), "{bad}");
+            assert_eq!(
+                check_url(bad),
+                Err(WaitError::BadUrl(bad.to_owned())),
+                "{bad}"
+            );
         }
     }
 

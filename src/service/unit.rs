@@ -130,7 +130,10 @@ impl UnitSpec {
             Profile::Named(p) => quote(p),
             Profile::Instance => "%i".to_owned(),
         };
-        let port_arg = self.port.map(|p| format!(" -- --port {p}")).unwrap_or_default();
+        let port_arg = self
+            .port
+            .map(|p| format!(" -- --port {p}"))
+            .unwrap_or_default();
         let port = self.port.unwrap_or(DEFAULT_PORT);
         let env_file = match self.scope {
             Scope::System => "-/etc/sglang-launch/%N.env",
@@ -226,7 +229,9 @@ mod tests {
     #[test]
     fn port_goes_to_sglang_only_when_given() {
         let named = Profile::Named("qwen".into());
-        let with = spec(named.clone(), Some(8000), Scope::System).render().unwrap();
+        let with = spec(named.clone(), Some(8000), Scope::System)
+            .render()
+            .unwrap();
         assert!(with.contains("run --profile qwen -- --port 8000\n"));
         assert!(with.contains("wait-ready --port 8000 "));
         let without = spec(named, None, Scope::System).render().unwrap();
@@ -248,7 +253,9 @@ mod tests {
 
     #[test]
     fn restart_stops_at_the_launchers_refusals() {
-        let text = spec(Profile::Instance, None, Scope::System).render().unwrap();
+        let text = spec(Profile::Instance, None, Scope::System)
+            .render()
+            .unwrap();
         let want = format!(
             "RestartPreventExitStatus={} {} {}\n",
             exit::BLOCKED,
