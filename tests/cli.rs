@@ -421,6 +421,38 @@ fn a_slurm_job_supplies_the_multinode_options() {
     assert_eq!(code, Some(1));
 }
 
+#[test]
+fn nodes_from_the_scheduler_must_divide_the_gpus() {
+    let out = sl()
+        .args(["check", "--json", "--topology"])
+        .arg(format!(
+            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
+        ))
+        .args([
+            "--sglang-version",
+            "0.5.23",
+            "--",
+            "--model-path",
+            "m",
+            "--tp",
+            "16",
+        ])
+        .envs([
+            ("SLURM_NNODES", "3"),
+            ("SLURM_NODEID", "2"),
+            ("SLURM_JOB_NODELIST", "gpu[07-09]"),
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        codes(&v).contains(&"PAR003".to_owned()),
+        "{}",
+        v["findings"]
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// A fake interpreter in a venv layout with SGLang "installed": it records its PID and argv.
 fn fake_venv(dir: &Path) -> PathBuf {
     let bin = dir.join("venv/bin");
