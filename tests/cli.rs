@@ -21,6 +21,8 @@ fn sl() -> Command {
     for (k, _) in std::env::vars() {
         if k.starts_with("SGLANG_LAUNCH_")
             || k.starts_with("SGLANG_")
+            || k.starts_with("SLURM_")
+            || k.starts_with("LWS_")
             || k == "CUDA_VISIBLE_DEVICES"
         {
             c.env_remove(k);
@@ -325,6 +327,129 @@ fn no_fix_changes_nothing() {
             .all(|f| f["fixed"] == false && f["fix"].is_null())
     );
     assert_eq!(v["verdict"], "error", "an unfixed arch error blocks");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// `check --json` inside a two-node Slurm job, on its second node, for a TP 16 line.
+fn check_in_slurm(launcher: &[&str]) -> (Value, Option<i32>) {
+    let out = sl()
+        .args(["check", "--json", "--topology"])
+        .arg(format!(
+            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
+        ))
+        .args(["--sglang-version", "0.5.23"])
+        .args(launcher)
+        .args([
+            "--",
+            "--model-path",
+            "examples/models/Qwen3-32B",
+            "--tp",
+            "16",
+        ])
+        .envs([
+            ("SLURM_NNODES", "2"),
+            ("SLURM_NODEID", "1"),
+            ("SLURM_JOB_NODELIST", "gpu[07-08]"),
+        ])
+        .env_remove("MASTER_PORT")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (v, out.status.code())
+}
+
+#[test]
+fn a_slurm_job_supplies_the_multinode_options() {
+    let (v, code) = check_in_slurm(&[]);
+    let text = v["findings"].to_string();
+    assert!(!text.contains("needs 16 GPUs"), "{text}");
+    assert!(!codes(&v).contains(&"TOP001".to_owned()), "{text}");
+    // Then, if any, the planned --mem-fraction-static.
+    let args = v["sglang_args"].as_array().unwrap();
+    assert_eq!(
+        args[..10],
+        serde_json::json!([
+            "--model-path",
+            "examples/models/Qwen3-32B",
+            "--tp",
+            "16",
+            "--nnodes",
+            "2",
+            "--node-rank",
+            "1",
+            "--dist-init-addr",
+            "gpu07:20000"
+        ])
+        .as_array()
+        .unwrap()[..]
+    );
+    let changes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "PAR009" && f["fixed"] == true)
+        .map(|f| f["fix"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            "added --nnodes 2 (SLURM_NNODES)",
+            "added --node-rank 1 (SLURM_NODEID)",
+            "added --dist-init-addr gpu07:20000 (SLURM_JOB_NODELIST, port 20000)",
+        ]
+    );
+    assert_eq!(v["gpus"], serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]));
+    assert_eq!(code, Some(0), "{text}");
+    // --no-fix: the same findings, nothing added, and the one-node line's GPU count stands.
+    let (v, code) = check_in_slurm(&["--no-fix"]);
+    assert_eq!(v["sglang_args"].as_array().unwrap().len(), 4);
+    let par009 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "PAR009");
+    assert_eq!(par009.clone().count(), 3);
+    assert!(par009.into_iter().all(|f| {
+        f["fixed"] == false
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("not added (--no-fix)")
+    }));
+    assert!(codes(&v).contains(&"TOP001".to_owned()));
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn nodes_from_the_scheduler_must_divide_the_gpus() {
+    let out = sl()
+        .args(["check", "--json", "--topology"])
+        .arg(format!(
+            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
+        ))
+        .args([
+            "--sglang-version",
+            "0.5.23",
+            "--",
+            "--model-path",
+            "m",
+            "--tp",
+            "16",
+        ])
+        .envs([
+            ("SLURM_NNODES", "3"),
+            ("SLURM_NODEID", "2"),
+            ("SLURM_JOB_NODELIST", "gpu[07-09]"),
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        codes(&v).contains(&"PAR003".to_owned()),
+        "{}",
+        v["findings"]
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 

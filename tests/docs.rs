@@ -148,7 +148,11 @@ fn sl() -> Command {
     c.current_dir(ROOT).env("NO_COLOR", "1");
     // Keep the host's own launcher settings out of the test.
     for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+        if k.starts_with("SGLANG_")
+            || k.starts_with("SLURM_")
+            || k.starts_with("LWS_")
+            || k == "CUDA_VISIBLE_DEVICES"
+        {
             c.env_remove(k);
         }
     }

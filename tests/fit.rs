@@ -12,7 +12,11 @@ fn sl() -> Command {
     let mut c = Command::cargo_bin("sglang-launch").unwrap();
     c.current_dir(ROOT).env("NO_COLOR", "1");
     for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+        if k.starts_with("SGLANG_")
+            || k.starts_with("SLURM_")
+            || k.starts_with("LWS_")
+            || k == "CUDA_VISIBLE_DEVICES"
+        {
             c.env_remove(k);
         }
     }

@@ -279,6 +279,8 @@ fn check(home: &Home, env: &[(&str, &str)], launcher: &[&str], sglang: &[&str]) 
     for (k, _) in std::env::vars() {
         let k_up = k.to_ascii_uppercase();
         if k.starts_with("SGLANG_")
+            || k.starts_with("SLURM_")
+            || k.starts_with("LWS_")
             || k.starts_with("HF_")
             || k.starts_with("HUGGING")
             || k_up.ends_with("_PROXY")

@@ -36,7 +36,11 @@ fn check(model_dir: &Path) -> Value {
     let mut cmd = Command::cargo_bin("sglang-launch").unwrap();
     cmd.current_dir(ROOT).env("NO_COLOR", "1");
     for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+        if k.starts_with("SGLANG_")
+            || k.starts_with("SLURM_")
+            || k.starts_with("LWS_")
+            || k == "CUDA_VISIBLE_DEVICES"
+        {
             cmd.env_remove(k);
         }
     }

@@ -10,6 +10,7 @@ pub mod hub;
 pub mod model;
 pub mod nvml;
 pub mod packages;
+pub mod scheduler;
 pub mod topology;
 
 pub use env::Env;

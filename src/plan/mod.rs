@@ -10,6 +10,7 @@ mod fraction;
 pub mod gather;
 pub mod json;
 pub mod memory;
+mod multinode;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -120,7 +121,14 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let machine = gather::machine(req)?;
     let mut models = gather::Models::new(facts::hub::Settings::from_env(&req.env, req.hub));
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
-    let original = Line::new(args, req.env.clone(), &machine);
+    let scheduler = multinode::step(
+        args,
+        &req.env,
+        machine.neighbours.as_deref(),
+        req.no_fix,
+        &req.settings,
+    );
+    let original = Line::new(scheduler.args, req.env.clone(), &machine);
     let fixed = fixpoint::run(original.clone(), &machine, &mut models, &req.settings);
     let version = findings::version(&machine);
     let mut hits: Vec<Hit> = Vec::new();
@@ -170,6 +178,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         .then(|| json::Resolved::from(&settled.server));
     let found = Found {
         version,
+        scheduler: scheduler.findings,
         rules: rule_findings,
         fitted: fitted.changes,
         pipeline: hits,
@@ -229,10 +238,12 @@ fn memory_hits(
     })
 }
 
-/// Every finding, in report order: the flag set in use, the rules', `--fit`'s changes, then
+/// Every finding, in report order: the flag set in use, the scheduler's multi-node options, the rules', `--fit`'s changes, then
 /// the pipeline's.
 struct Found {
     version: Option<Hit>,
+    /// Already under the user's --allow/--deny.
+    scheduler: Vec<Finding>,
     rules: Vec<Finding>,
     /// Already under the user's --allow/--deny.
     fitted: Vec<Finding>,
@@ -250,6 +261,7 @@ impl Found {
                 .collect::<Vec<_>>()
         };
         let mut all = own(self.version.into_iter().collect());
+        all.extend(self.scheduler);
         all.extend(self.rules);
         all.extend(self.fitted);
         all.extend(own(self.pipeline));

@@ -183,6 +183,8 @@ catalogue! {
     PAR006 => c(par::node_rank),
     PAR007 => c(par::pd_mooncake_rdma),
     PAR008 => c(par::moe_dense_tp),
+    PAR009 => P,
+    PAR010 => P,
     // Caches and chunked prefill.
     CACHE001 => c(cache::hicache_radix),
     CACHE002 => c(cache::chunk_page),

@@ -31,7 +31,13 @@ fn findings_with(
     for (k, _) in std::env::vars() {
         let hf =
             !env.is_empty() && (k.starts_with("HF_") || k.to_ascii_uppercase().ends_with("_PROXY"));
-        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" || hf {
+        if k.starts_with("SGLANG_")
+            || k.starts_with("SLURM_")
+            || k.starts_with("LWS_")
+            || k == "MASTER_PORT"
+            || k == "CUDA_VISIBLE_DEVICES"
+            || hf
+        {
             cmd.env_remove(k);
         }
     }
@@ -153,6 +159,27 @@ fn top001_more_gpus_than_the_box_has() {
     let sglang = &["--model-path", LLAMA_8B, "--tp", "16"];
     let text = findings("TOP001", "8x-h100-sxm-nvlink", V0523, sglang);
     insta::assert_snapshot!("TOP001", text);
+}
+
+/// A two-node Slurm job, seen from its second node.
+const SLURM_2: &[(&str, &str)] = &[
+    ("SLURM_NNODES", "2"),
+    ("SLURM_NODEID", "1"),
+    ("SLURM_JOB_NODELIST", "gpu[07-08]"),
+];
+
+#[test]
+fn par009_multinode_options_from_the_scheduler() {
+    let sglang = &["--model-path", LLAMA_8B, "--tp", "16"];
+    let text = findings_with(SLURM_2, "PAR009", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("PAR009", text);
+}
+
+#[test]
+fn par010_a_flag_that_disagrees_with_the_scheduler() {
+    let sglang = &["--model-path", LLAMA_8B, "--tp", "16", "--nnodes", "1"];
+    let text = findings_with(SLURM_2, "PAR010", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("PAR010", text);
 }
 
 #[test]
