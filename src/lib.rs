@@ -16,6 +16,7 @@ pub mod report;
 pub mod resolve;
 pub mod rules;
 pub mod secrets;
+pub mod settings;
 pub mod sglang;
 
 /// Exit codes (documented in README.md and docs/plan-v1.md).
