@@ -93,3 +93,123 @@ pub fn combine(inputs: Inputs) -> Result<Resolved, String> {
         .collect();
     Ok(Resolved { settings, sources })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        toml::from_str(text).unwrap()
+    }
+
+    fn layer(source: Source, text: &str) -> Layer {
+        Layer {
+            source,
+            values: table(text),
+        }
+    }
+
+    /// Inputs where only the layers named in `set` set `python` to their own rank.
+    fn inputs(set: &[usize]) -> Inputs {
+        let py = |rank: usize| {
+            if set.contains(&rank) {
+                format!("python = \"p{rank}\"")
+            } else {
+                String::new()
+            }
+        };
+        Inputs {
+            files: vec![
+                layer(Source::File("/etc/c.toml".into()), &py(0)),
+                layer(Source::File("/home/u/c.toml".into()), &py(1)),
+            ],
+            profile: Some(("gpu".into(), table(&py(2)))),
+            env: vec![layer(Source::Env("SGLANG_LAUNCH_PYTHON"), &py(3))],
+            cli: Some(layer(Source::CommandLine, &py(4))),
+        }
+    }
+
+    const NAMES: [&str; 5] = [
+        "/etc/c.toml",
+        "/home/u/c.toml",
+        "profile gpu",
+        "env SGLANG_LAUNCH_PYTHON",
+        "command line",
+    ];
+
+    #[test]
+    fn every_higher_layer_beats_every_lower_one() {
+        for low in 0..5 {
+            for high in low + 1..5 {
+                let r = combine(inputs(&[low, high])).unwrap();
+                assert_eq!(
+                    r.settings.python,
+                    Some(format!("p{high}").into()),
+                    "{low} < {high}"
+                );
+                assert_eq!(r.source("python"), Some(NAMES[high]));
+            }
+        }
+    }
+
+    #[test]
+    fn each_layer_alone_beats_the_default_and_unset_keys_stay_default() {
+        for rank in 0..5 {
+            let r = combine(inputs(&[rank])).unwrap();
+            assert_eq!(r.source("python"), Some(NAMES[rank]));
+            assert_eq!(r.source("strict"), Some("default"));
+        }
+        let r = combine(Inputs::default()).unwrap();
+        assert_eq!(r.settings, Settings::default());
+        assert!(r.sources.iter().all(|(_, s)| s == "default"));
+        assert_eq!(r.sources.len(), registry::settings().count());
+    }
+
+    #[test]
+    fn a_layer_overrides_only_what_it_sets() {
+        let r = combine(Inputs {
+            files: vec![layer(
+                Source::File("/etc/c.toml".into()),
+                "strict = true\nallow = [\"AR001\"]",
+            )],
+            profile: Some(("p".into(), table("allow = [\"AR002\", \"AR003\"]"))),
+            env: vec![layer(Source::Env("SGLANG_LAUNCH_STRICT"), "strict = false")],
+            cli: Some(layer(Source::CommandLine, "fit = true")),
+        })
+        .unwrap();
+        assert!(!r.settings.strict && r.settings.fit);
+        // A list is replaced, not appended to.
+        assert_eq!(r.settings.allow, ["AR002", "AR003"]);
+        assert_eq!(r.source("allow"), Some("profile p"));
+        assert_eq!(r.source("strict"), Some("env SGLANG_LAUNCH_STRICT"));
+    }
+
+    #[test]
+    fn a_bad_profile_table_is_named() {
+        let mut i = inputs(&[]);
+        i.profile = Some(("gpu".into(), table("stric = true")));
+        let e = combine(i).unwrap_err();
+        assert!(e.starts_with("profile gpu: unknown field `stric`"), "{e}");
+        let mut i = inputs(&[]);
+        i.profile = Some(("gpu".into(), table("fit = 1")));
+        let e = combine(i).unwrap_err();
+        assert!(
+            e.contains("profile gpu") && e.contains("expected a boolean"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_registry_names_every_setting() {
+        let keys: Vec<String> = table_keys(&Settings::default());
+        let reg: Vec<&str> = registry::settings().map(|(k, _)| k).collect();
+        assert_eq!(keys, reg);
+    }
+
+    fn table_keys(s: &Settings) -> Vec<String> {
+        match serde_json::to_value(s).unwrap() {
+            serde_json::Value::Object(m) => m.keys().cloned().collect(),
+            _ => unreachable!(),
+        }
+    }
+}

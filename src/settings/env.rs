@@ -61,3 +61,48 @@ pub fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(pairs: &'static [(&str, &str)]) -> Result<Vec<Layer>, String> {
+        layers(|n| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn only_set_variables_make_layers_and_falsey_words_are_false() {
+        let l = from(&[
+            ("SGLANG_LAUNCH_STRICT", "0"),
+            ("SGLANG_LAUNCH_FIT", "Yes"),
+            ("SGLANG_LAUNCH_PYTHON", " "),
+        ])
+        .unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0].source, Source::Env("SGLANG_LAUNCH_STRICT"));
+        assert_eq!(l[0].values["strict"], Value::Boolean(false));
+        assert_eq!(l[1].values["fit"], Value::Boolean(true));
+        for word in ["0", "false", "no", "off", "n", "f", "OFF"] {
+            assert_eq!(boolean(word), Some(false), "{word}");
+        }
+    }
+
+    #[test]
+    fn lists_split_on_commas_and_bad_booleans_name_the_variable() {
+        let l = from(&[("SGLANG_LAUNCH_ALLOW", "AR001, AR002,")]).unwrap();
+        assert_eq!(
+            l[0].values["allow"],
+            Value::Array(vec!["AR001".into(), "AR002".into()])
+        );
+        let e = from(&[("SGLANG_LAUNCH_OFFLINE", "maybe")]).unwrap_err();
+        assert!(
+            e.starts_with("SGLANG_LAUNCH_OFFLINE=maybe is not a boolean"),
+            "{e}"
+        );
+    }
+}

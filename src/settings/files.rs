@@ -58,3 +58,68 @@ pub fn parse(path: &Path, text: &str) -> Result<Layer, String> {
         values,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_refuses_group_or_world_writable_files_only() {
+        assert!(insecure(0o100666, 0));
+        assert!(insecure(0o100620, 0));
+        assert!(insecure(0o100602, 0));
+        assert!(!insecure(0o100644, 0));
+        assert!(!insecure(0o100600, 0));
+        assert!(!insecure(0o100666, 1000));
+    }
+
+    #[test]
+    fn paths_honour_the_override_xdg_and_home() {
+        let env = |pairs: &'static [(&str, &str)]| {
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            paths(env(&[("HOME", "/h")])),
+            [
+                PathBuf::from(SYSTEM),
+                "/h/.config/sglang-launch/config.toml".into()
+            ]
+        );
+        assert_eq!(
+            paths(env(&[
+                ("HOME", "/h"),
+                ("XDG_CONFIG_HOME", "/x"),
+                ("SGLANG_LAUNCH_SYSTEM_CONFIG", "/s.toml")
+            ])),
+            [
+                PathBuf::from("/s.toml"),
+                "/x/sglang-launch/config.toml".into()
+            ]
+        );
+        // A relative XDG_CONFIG_HOME is ignored; no home, no user file.
+        assert_eq!(
+            paths(env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "rel")]))[1],
+            PathBuf::from("/h/.config/sglang-launch/config.toml")
+        );
+        assert_eq!(paths(env(&[])), [PathBuf::from(SYSTEM)]);
+    }
+
+    #[test]
+    fn file_errors_name_the_file_line_and_column() {
+        let e = parse(Path::new("/c.toml"), "fit = true\nstrict = \"yes\"\n").unwrap_err();
+        assert!(
+            e.starts_with("/c.toml: TOML parse error at line 2, column 10"),
+            "{e}"
+        );
+        let e = parse(Path::new("/c.toml"), "nope = 1").unwrap_err();
+        assert!(
+            e.contains("line 1, column 1") && e.contains("unknown field `nope`"),
+            "{e}"
+        );
+    }
+}
