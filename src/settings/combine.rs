@@ -140,23 +140,23 @@ mod tests {
     #[test]
     fn every_higher_layer_beats_every_lower_one() {
         for low in 0..5 {
-            for high in low + 1..5 {
+            for (high, name) in NAMES.iter().enumerate().skip(low + 1) {
                 let r = combine(inputs(&[low, high])).unwrap();
                 assert_eq!(
                     r.settings.python,
                     Some(format!("p{high}").into()),
                     "{low} < {high}"
                 );
-                assert_eq!(r.source("python"), Some(NAMES[high]));
+                assert_eq!(r.source("python"), Some(*name));
             }
         }
     }
 
     #[test]
     fn each_layer_alone_beats_the_default_and_unset_keys_stay_default() {
-        for rank in 0..5 {
+        for (rank, name) in NAMES.iter().enumerate() {
             let r = combine(inputs(&[rank])).unwrap();
-            assert_eq!(r.source("python"), Some(NAMES[rank]));
+            assert_eq!(r.source("python"), Some(*name));
             assert_eq!(r.source("strict"), Some("default"));
         }
         let r = combine(Inputs::default()).unwrap();
