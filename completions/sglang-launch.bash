@@ -22,6 +22,9 @@ _sglang__launch() {
             sglang__launch,completions)
                 cmd="sglang__launch__subcmd__completions"
                 ;;
+            sglang__launch,config)
+                cmd="sglang__launch__subcmd__config"
+                ;;
             sglang__launch,detect)
                 cmd="sglang__launch__subcmd__detect"
                 ;;
@@ -52,6 +55,9 @@ _sglang__launch() {
             sglang__launch,wait-ready)
                 cmd="sglang__launch__subcmd__wait__subcmd__ready"
                 ;;
+            sglang__launch__subcmd__config,show)
+                cmd="sglang__launch__subcmd__config__subcmd__show"
+                ;;
             sglang__launch__subcmd__flags,list)
                 cmd="sglang__launch__subcmd__flags__subcmd__list"
                 ;;
@@ -68,7 +74,7 @@ _sglang__launch() {
 
     case "${cmd}" in
         sglang__launch)
-            opts="-h -V --help --version run check plan upgrade detect rules explain flags completions man systemd-unit wait-ready"
+            opts="-h -V --help --version run check plan upgrade detect rules explain flags config completions man systemd-unit wait-ready"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -82,7 +88,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__check)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -126,6 +132,58 @@ _sglang__launch() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__config)
+            opts="-h --help show"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__config__subcmd__show)
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sglang-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -252,7 +310,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__plan)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --print-args --show-secrets --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --print-args --show-secrets --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -304,7 +362,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__run)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --dry-run --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

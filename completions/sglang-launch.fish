@@ -34,6 +34,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "detect"
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "rules" -d 'List every rule in the catalogue'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain" -d 'Explain one rule: what it catches, why, how to fix it, sources'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "flags" -d 'List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "config" -d 'Show the launcher settings merged from defaults, config files, environment and command line'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "man" -d 'Print the man page (roff)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "systemd-unit" -d 'Print a systemd unit that runs `sglang-launch run --profile NAME` as a service'
@@ -44,12 +45,12 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l pyth
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l dry-run -d 'Print the command and environment instead of exec\'ing SGLang'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
@@ -58,12 +59,12 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l py
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
@@ -71,12 +72,12 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l pyt
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line (wins over --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -s h -l help -d 'Print help'
@@ -105,6 +106,21 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and _
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and not __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and not __fish_seen_subcommand_from show" -f -a "show" -d 'Print each setting\'s merged value and the layer it came from (default, a config file, profile, env VAR, command line); options given here count as the command line'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l strict -d 'Treat warnings as blocking'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l json -d 'Print `{"settings": {KEY: {"value": …, "source": …}}}`'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand man" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l profile -d 'The profile the service runs (with --template, the instance name is the profile)' -r

@@ -17,6 +17,7 @@ pub mod resolve;
 pub mod rules;
 pub mod secrets;
 pub mod service;
+pub mod settings;
 pub mod sglang;
 
 /// Exit codes (documented in README.md and docs/plan-v1.md).

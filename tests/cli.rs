@@ -28,6 +28,12 @@ fn sl() -> Command {
             c.env_remove(k);
         }
     }
+    // No config file of the host: the system one is overridden, the user one absent.
+    c.env(
+        "SGLANG_LAUNCH_SYSTEM_CONFIG",
+        "/nonexistent/sglang-launch.toml",
+    )
+    .env("XDG_CONFIG_HOME", "/nonexistent");
     c
 }
 

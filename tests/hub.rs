@@ -289,6 +289,12 @@ fn check(home: &Home, env: &[(&str, &str)], launcher: &[&str], sglang: &[&str]) 
             cmd.env_remove(k);
         }
     }
+    // No config file of the host: the system one is overridden, the user one absent.
+    cmd.env(
+        "SGLANG_LAUNCH_SYSTEM_CONFIG",
+        "/nonexistent/sglang-launch.toml",
+    )
+    .env("XDG_CONFIG_HOME", "/nonexistent");
     let h = home.0.path();
     cmd.env("HOME", h)
         .env("XDG_CACHE_HOME", h.join("cache"))

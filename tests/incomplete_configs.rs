@@ -44,6 +44,12 @@ fn check(model_dir: &Path) -> Value {
             cmd.env_remove(k);
         }
     }
+    // No config file of the host: the system one is overridden, the user one absent.
+    cmd.env(
+        "SGLANG_LAUNCH_SYSTEM_CONFIG",
+        "/nonexistent/sglang-launch.toml",
+    )
+    .env("XDG_CONFIG_HOME", "/nonexistent");
     let out = cmd
         .args([
             "check",

@@ -1,8 +1,9 @@
 //! Reference documents generated from the code: the JSON Schemas of the two public formats
-//! (plan/v1, topology/v1), the rule catalogue and the command-line reference. The checked-in
+//! (plan/v1, topology/v1), the rule catalogue, the command-line reference and the configuration reference. The checked-in
 //! copies under `docs/` are kept fresh by `tests/docs.rs` (`scripts/gen-docs.sh` rewrites them).
 
 mod cli;
+mod config;
 mod rules;
 
 use schemars::generate::SchemaSettings;
@@ -12,6 +13,7 @@ use crate::facts::topology::Topology;
 use crate::plan::json::Plan;
 
 pub use cli::cli_markdown;
+pub use config::config_markdown;
 pub use rules::rules_markdown;
 
 /// Every generated file: its path relative to the repository root, and its contents.
@@ -24,6 +26,7 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ),
         ("docs/rules.md", rules_markdown()),
         ("docs/cli.md", cli_markdown()),
+        ("docs/config.md", config_markdown()),
     ]
 }
 

@@ -1,5 +1,6 @@
 //! The launcher's command line: one clap definition drives parsing, help, the man page and
-//! shell completions. Every launcher option is also read from `SGLANG_LAUNCH_<NAME>`.
+//! shell completions. Every launcher option is also read from `SGLANG_LAUNCH_<NAME>`; the
+//! settings among them are layered with config files by `crate::settings`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -53,6 +54,9 @@ pub enum Command {
     /// List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)
     #[command(subcommand)]
     Flags(FlagsCommand),
+    /// Show the launcher settings merged from defaults, config files, environment and command line
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print the man page (roff)
@@ -67,6 +71,26 @@ pub enum Command {
 /// not one of them; everything after belongs to SGLang.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PlanOptions {
+    #[command(flatten)]
+    pub settings: SettingArgs,
+
+    /// Print the plan as JSON (plan/v1) on stdout
+    #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true, value_parser = FalseyValueParser::new())]
+    pub json: bool,
+
+    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
+    #[arg(
+        value_name = "SGLANG_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub sglang_args: Vec<OsString>,
+}
+
+/// The layered settings (docs/config.md): also read from config files, a profile and
+/// `SGLANG_LAUNCH_*`; only the ones typed here override those.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SettingArgs {
     /// Read the GPUs from a topology file (topology/v1) instead of NVML
     #[arg(
         long,
@@ -93,10 +117,6 @@ pub struct PlanOptions {
         value_name = "PATH"
     )]
     pub python: Option<PathBuf>,
-
-    /// Print the plan as JSON (plan/v1) on stdout
-    #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub json: bool,
 
     /// Treat warnings as blocking
     #[arg(long, env = "SGLANG_LAUNCH_STRICT", hide_env_values = true, value_parser = FalseyValueParser::new())]
@@ -146,14 +166,6 @@ pub struct PlanOptions {
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
-
-    /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
-    #[arg(
-        value_name = "SGLANG_ARGS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -310,6 +322,23 @@ pub struct FlagsShowArgs {
     pub sglang_version: Option<String>,
 
     /// Print the flag set as JSON (the launcher's flag-data format)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ConfigCommand {
+    /// Print each setting's merged value and the layer it came from (default, a config file,
+    /// profile, env VAR, command line); options given here count as the command line
+    Show(ConfigShowArgs),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigShowArgs {
+    #[command(flatten)]
+    pub settings: SettingArgs,
+
+    /// Print `{"settings": {KEY: {"value": …, "source": …}}}`
     #[arg(long)]
     pub json: bool,
 }

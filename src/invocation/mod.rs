@@ -5,6 +5,7 @@
 //! SGLang tokens never pass through clap, so they reach SGLang byte for byte.
 
 pub mod cli;
+mod config;
 mod flags;
 mod service;
 pub mod split;
@@ -20,8 +21,9 @@ use crate::facts::Env;
 use crate::plan::{self, Fatal, Request};
 use crate::report;
 use crate::rules::{Code, RuleSettings};
+use crate::settings::Settings;
 
-use cli::{Cli, Command, PlanOptions};
+use cli::{Cli, Command};
 
 pub fn main() -> i32 {
     let argv: Vec<OsString> = std::env::args_os().collect();
@@ -39,11 +41,16 @@ pub fn main() -> i32 {
 /// a setting (say, the topology file), so say so with the nearest real name.
 fn unknown_launcher_env() {
     let cmd = cli::command();
-    let known: Vec<String> = cmd
+    let mut known: Vec<String> = cmd
         .get_subcommands()
         .flat_map(|s| s.get_arguments())
         .filter_map(|a| a.get_env().map(|e| e.to_string_lossy().into_owned()))
         .collect();
+    known.extend(
+        crate::settings::registry::VARS
+            .iter()
+            .map(|v| v.name.to_owned()),
+    );
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
         if !name.starts_with("SGLANG_LAUNCH_") || known.iter().any(|k| *k == name) {
@@ -113,9 +120,21 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         return Ok(code);
     }
     match cli.command {
-        Command::Run(a) => run(&a.opts, sglang_tokens, a.dry_run),
-        Command::Check(a) => plan_cmd(&a.opts, sglang_tokens, false, false),
-        Command::Plan(a) => plan_cmd(&a.opts, sglang_tokens, a.print_args, a.show_secrets),
+        Command::Run(a) => run(&settings(&matches)?, a.opts.json, sglang_tokens, a.dry_run),
+        Command::Check(a) => plan_cmd(
+            &settings(&matches)?,
+            a.opts.json,
+            sglang_tokens,
+            false,
+            false,
+        ),
+        Command::Plan(a) => plan_cmd(
+            &settings(&matches)?,
+            a.opts.json,
+            sglang_tokens,
+            a.print_args,
+            a.show_secrets,
+        ),
         Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
         Command::Detect(a) => detect(&a),
         Command::Rules(a) => {
@@ -130,6 +149,7 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
             Err(e) => Err(Fatal::usage(e.to_string())),
         },
         Command::Flags(f) => flags::command(&f),
+        Command::Config(c) => config::command(&c, &matches),
         Command::Completions(a) => {
             print_out(&completions(a.shell));
             Ok(exit::OK)
@@ -178,32 +198,34 @@ fn reject_stray(command: &Command) -> Option<i32> {
     Some(exit::USAGE)
 }
 
-fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
-    Request {
-        tokens,
-        topology: opts.topology.clone(),
-        sglang_version: opts.sglang_version.clone(),
-        python: opts.python.clone(),
-        nvml_lib: opts.nvml_lib.clone(),
-        settings: RuleSettings {
-            // `--allow AR001,` and an empty SGLANG_LAUNCH_ALLOW= name no rule.
-            allow: non_empty(&opts.allow),
-            deny: non_empty(&opts.deny),
-            strict: opts.strict,
-        },
-        no_fix: opts.no_fix,
-        // Planning for another machine from its topology file stays offline unless asked.
-        hub: !opts.offline && (opts.topology.is_none() || opts.online),
-        fit: opts.fit,
-        env: Env::from_process(),
-    }
+/// The layered settings for the options typed after the subcommand. Profiles are not in this
+/// build: `--profile NAME` hands its `[launcher]` table to `settings::load` here.
+fn settings(matches: &clap::ArgMatches) -> Result<Settings, Fatal> {
+    let sub = matches.subcommand().map_or(matches, |(_, m)| m);
+    crate::settings::load(sub, None)
+        .map(|r| r.settings)
+        .map_err(config::fatal)
 }
 
-fn non_empty(v: &[String]) -> Vec<String> {
-    v.iter()
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .collect()
+fn request(s: &Settings, tokens: Vec<OsString>) -> Request {
+    Request {
+        tokens,
+        topology: s.topology.clone(),
+        sglang_version: s.sglang_version.clone(),
+        python: s.python.clone(),
+        nvml_lib: s.nvml_lib.clone(),
+        settings: RuleSettings {
+            // Every layer drops empty items (`--allow AR001,` names one rule).
+            allow: s.allow.clone(),
+            deny: s.deny.clone(),
+            strict: s.strict,
+        },
+        no_fix: s.no_fix,
+        // Planning for another machine from its topology file stays offline unless asked.
+        hub: !s.offline && (s.topology.is_none() || s.online),
+        fit: s.fit,
+        env: Env::from_process(),
+    }
 }
 
 pub(crate) fn print_out(text: &str) {
@@ -255,9 +277,9 @@ fn misplaced_hint(outcome: &plan::Outcome) {
 
 /// Plans, adding the misplaced-option hint to an input error (say, no driver because
 /// `--topology` went after the SGLang arguments).
-fn build(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<plan::Outcome, Fatal> {
+fn build(s: &Settings, tokens: Vec<OsString>) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&tokens, |_| false);
-    plan::build(&request(opts, tokens)).map_err(|mut e| {
+    plan::build(&request(s, tokens)).map_err(|mut e| {
         if let Some(h) = hint {
             e.message = format!("{}\n  {h}", e.message);
         }
@@ -266,16 +288,17 @@ fn build(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<plan::Outcome, Fat
 }
 
 fn plan_cmd(
-    opts: &PlanOptions,
+    s: &Settings,
+    json: bool,
     tokens: Vec<OsString>,
     print_args: bool,
     show_secrets: bool,
 ) -> Result<i32, Fatal> {
-    let outcome = build(opts, tokens)?;
+    let outcome = build(s, tokens)?;
     misplaced_hint(&outcome);
     if print_args {
         print_out(&report::command_line(&outcome, show_secrets));
-    } else if opts.json {
+    } else if json {
         print_out(&report::json(&outcome.plan));
     } else {
         print_out(&report::human(
@@ -286,10 +309,10 @@ fn plan_cmd(
     Ok(outcome.exit_code())
 }
 
-fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, Fatal> {
-    let outcome = build(opts, tokens)?;
+fn run(s: &Settings, json: bool, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, Fatal> {
+    let outcome = build(s, tokens)?;
     // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
-    if opts.json {
+    if json {
         print_out(&report::json(&outcome.plan));
     }
     eprint!(
@@ -315,7 +338,7 @@ fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, 
     }
     if dry_run {
         // With --json the plan above already carries the command.
-        if !opts.json {
+        if !json {
             print_out(&report::command_line(&outcome, false));
         }
         return Ok(exit::OK);

@@ -1,0 +1,32 @@
+//! `sglang-launch config show`: the merged settings and where each came from.
+
+use clap::ArgMatches;
+
+use super::cli::ConfigCommand;
+use super::print_out;
+use crate::exit;
+use crate::plan::Fatal;
+use crate::settings;
+
+pub fn command(c: &ConfigCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
+    let ConfigCommand::Show(a) = c;
+    // `config show`'s own matches: its options are the command-line layer.
+    let show = matches
+        .subcommand()
+        .and_then(|(_, m)| m.subcommand())
+        .map_or(matches, |(_, m)| m);
+    let resolved = settings::load(show, None).map_err(fatal)?;
+    print_out(&if a.json {
+        settings::render_json(&resolved)
+    } else {
+        settings::render_text(&resolved)
+    });
+    Ok(exit::OK)
+}
+
+/// A settings error: it names its file or variable; say where the keys are documented.
+pub fn fatal(message: String) -> Fatal {
+    Fatal::usage(format!(
+        "{message}\n  (settings and their types: docs/config.md; `sglang-launch config show` prints the merged ones)"
+    ))
+}

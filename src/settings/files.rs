@@ -1,0 +1,125 @@
+//! The two config files: where they are, reading one into a checked layer, and refusing one that
+//! others could have written when running as root.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::combine::Settings;
+use super::layer::{Layer, Source};
+
+pub const SYSTEM: &str = "/etc/sglang-launch/config.toml";
+
+/// The system file and the user file (none without a home), lowest first.
+pub fn paths(get: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let set = |name: &str| get(name).filter(|v| !v.is_empty());
+    let system =
+        set("SGLANG_LAUNCH_SYSTEM_CONFIG").map_or_else(|| PathBuf::from(SYSTEM), PathBuf::from);
+    // The XDG spec ignores a relative XDG_CONFIG_HOME.
+    let user_base = set("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| set("HOME").map(|h| PathBuf::from(h).join(".config")));
+    let user = user_base.map(|b| b.join("sglang-launch").join("config.toml"));
+    std::iter::once(system).chain(user).collect()
+}
+
+/// Root reading a file that group or others may write would run what they chose (`python`).
+pub fn insecure(mode: u32, euid: u32) -> bool {
+    euid == 0 && mode & 0o022 != 0
+}
+
+/// The file's layer; `None` when it does not exist.
+pub fn read(path: &Path) -> Result<Option<Layer>, String> {
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{shown}: {e}")),
+    };
+    if insecure(meta.mode(), nix::unistd::geteuid().as_raw()) {
+        return Err(format!(
+            "{shown}: refused: running as root and the file is writable by group or others \
+             (mode {:o}); `chmod go-w {shown}`",
+            meta.mode() & 0o7777
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    parse(path, &text).map(Some)
+}
+
+/// Parses and checks a file's text; errors carry line and column.
+pub fn parse(path: &Path, text: &str) -> Result<Layer, String> {
+    let fail = |e: toml::de::Error| format!("{}: {}", path.display(), e.to_string().trim_end());
+    toml::from_str::<Settings>(text).map_err(fail)?;
+    let values = toml::from_str::<toml::Table>(text).map_err(fail)?;
+    Ok(Layer {
+        source: Source::File(path.to_owned()),
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_refuses_group_or_world_writable_files_only() {
+        assert!(insecure(0o100666, 0));
+        assert!(insecure(0o100620, 0));
+        assert!(insecure(0o100602, 0));
+        assert!(!insecure(0o100644, 0));
+        assert!(!insecure(0o100600, 0));
+        assert!(!insecure(0o100666, 1000));
+    }
+
+    #[test]
+    fn paths_honour_the_override_xdg_and_home() {
+        let env = |pairs: &'static [(&str, &str)]| {
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            paths(env(&[("HOME", "/h")])),
+            [
+                PathBuf::from(SYSTEM),
+                "/h/.config/sglang-launch/config.toml".into()
+            ]
+        );
+        assert_eq!(
+            paths(env(&[
+                ("HOME", "/h"),
+                ("XDG_CONFIG_HOME", "/x"),
+                ("SGLANG_LAUNCH_SYSTEM_CONFIG", "/s.toml")
+            ])),
+            [
+                PathBuf::from("/s.toml"),
+                "/x/sglang-launch/config.toml".into()
+            ]
+        );
+        // A relative XDG_CONFIG_HOME is ignored; no home, no user file.
+        assert_eq!(
+            paths(env(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "rel")]))[1],
+            PathBuf::from("/h/.config/sglang-launch/config.toml")
+        );
+        assert_eq!(paths(env(&[])), [PathBuf::from(SYSTEM)]);
+    }
+
+    #[test]
+    fn file_errors_name_the_file_line_and_column() {
+        let e = parse(Path::new("/c.toml"), "fit = true\nstrict = \"yes\"\n").unwrap_err();
+        assert!(
+            e.starts_with("/c.toml: TOML parse error at line 2, column 10"),
+            "{e}"
+        );
+        let e = parse(Path::new("/c.toml"), "nope = 1").unwrap_err();
+        assert!(
+            e.contains("line 1, column 1") && e.contains("unknown field `nope`"),
+            "{e}"
+        );
+    }
+}

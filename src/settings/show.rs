@@ -1,0 +1,58 @@
+//! `config show`: each merged setting, its value and the layer it came from.
+
+use serde_json::{Map, Value, json};
+
+use super::combine::Resolved;
+
+fn values(r: &Resolved) -> Map<String, Value> {
+    match serde_json::to_value(&r.settings) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+/// `{"settings": {"<key>": {"value": …, "source": "…"}}}`, in registry order.
+pub fn render_json(r: &Resolved) -> String {
+    let values = values(r);
+    let settings: Map<String, Value> = r
+        .sources
+        .iter()
+        .map(|(key, source)| {
+            let value = values.get(*key).cloned().unwrap_or(Value::Null);
+            (
+                (*key).to_owned(),
+                json!({ "value": value, "source": source }),
+            )
+        })
+        .collect();
+    serde_json::to_string_pretty(&json!({ "settings": settings })).expect("JSON renders")
+}
+
+/// One line per setting: key, value (`-` when unset), source.
+pub fn render_text(r: &Resolved) -> String {
+    let values = values(r);
+    let rows: Vec<(String, String, &str)> = r
+        .sources
+        .iter()
+        .map(|(key, source)| (key.to_string(), text(values.get(*key)), source.as_str()))
+        .collect();
+    let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let vw = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    rows.iter()
+        .map(|(k, v, s)| format!("{k:kw$}  {v:vw$}  {s}\n"))
+        .collect()
+}
+
+fn text(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => "-".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) if a.is_empty() => "-".into(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| text(Some(v)))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(v) => v.to_string(),
+    }
+}

@@ -1,0 +1,232 @@
+//! Layered settings through the binary: config files, environment and typed options, their
+//! sources in `config show`, and the errors for a bad file.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+use tempfile::TempDir;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+struct Box {
+    dir: TempDir,
+}
+
+impl Box {
+    fn new() -> Box {
+        Box {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn system(&self) -> PathBuf {
+        self.dir.path().join("etc.toml")
+    }
+
+    fn user(&self) -> PathBuf {
+        self.dir.path().join("xdg/sglang-launch/config.toml")
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+
+    fn sl(&self) -> Command {
+        let mut c = Command::cargo_bin("sglang-launch").unwrap();
+        c.current_dir(ROOT).env("NO_COLOR", "1");
+        for (k, _) in std::env::vars() {
+            if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
+                c.env_remove(k);
+            }
+        }
+        c.env("SGLANG_LAUNCH_SYSTEM_CONFIG", self.system())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            .env("HOME", self.dir.path());
+        c
+    }
+
+    fn show(&self, env: &[(&str, &str)], args: &[&str]) -> Value {
+        let out = self
+            .sl()
+            .envs(env.iter().copied())
+            .args(["config", "show", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+fn setting<'a>(v: &'a Value, key: &str) -> (&'a Value, &'a str) {
+    let s = &v["settings"][key];
+    (&s["value"], s["source"].as_str().unwrap())
+}
+
+#[test]
+fn each_setting_shows_its_value_and_the_layer_it_came_from() {
+    let b = Box::new();
+    b.write(
+        &b.system(),
+        "python = \"/sys/python\"\nstrict = true\nallow = [\"AR001\"]\nfit = true\n",
+    );
+    b.write(
+        &b.user(),
+        "python = \"/user/python\"\nallow = [\"AR002\"]\n",
+    );
+    let v = b.show(
+        &[
+            ("SGLANG_LAUNCH_ALLOW", "AR003,AR004"),
+            ("SGLANG_LAUNCH_STRICT", "0"),
+        ],
+        &["--allow", "AR005", "--topology", "t.json"],
+    );
+    let sys = b.system().display().to_string();
+    let user = b.user().display().to_string();
+    assert_eq!(
+        setting(&v, "python"),
+        (&Value::from("/user/python"), user.as_str())
+    );
+    assert_eq!(setting(&v, "fit"), (&Value::from(true), sys.as_str()));
+    // A falsey variable turns off what a file turned on.
+    assert_eq!(
+        setting(&v, "strict"),
+        (&Value::from(false), "env SGLANG_LAUNCH_STRICT")
+    );
+    assert_eq!(
+        setting(&v, "allow"),
+        (&serde_json::json!(["AR005"]), "command line")
+    );
+    assert_eq!(
+        setting(&v, "topology"),
+        (&Value::from("t.json"), "command line")
+    );
+    assert_eq!(setting(&v, "deny"), (&serde_json::json!([]), "default"));
+    assert_eq!(setting(&v, "sglang-version"), (&Value::Null, "default"));
+
+    let text = b
+        .sl()
+        .args(["config", "show"])
+        .env("SGLANG_LAUNCH_FIT", "no")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        line("python").ends_with(&format!("/user/python  {user}")),
+        "{text}"
+    );
+    assert!(
+        line("fit").contains("false") && line("fit").ends_with("env SGLANG_LAUNCH_FIT"),
+        "{text}"
+    );
+    assert!(line("strict").ends_with(&sys), "{text}");
+    assert!(line("deny").ends_with(" default"), "{text}");
+}
+
+/// `--strict` is a clap flag whose default is false: leaving it out must not undo the file.
+#[test]
+fn an_option_left_out_does_not_clobber_a_file_value() {
+    let b = Box::new();
+    b.write(&b.user(), "strict = true\noffline = true\n");
+    let v = b.show(&[], &["--fit"]);
+    assert_eq!(setting(&v, "strict").0, &Value::from(true));
+    assert_eq!(setting(&v, "offline").0, &Value::from(true));
+    assert_eq!(setting(&v, "fit"), (&Value::from(true), "command line"));
+}
+
+/// The file's topology and version reach the plan: without them `plan` would need NVML and
+/// the installed SGLang.
+#[test]
+fn file_settings_reach_the_plan() {
+    let b = Box::new();
+    let topo = format!("{ROOT}/examples/topologies/8x-h100-sxm-nvlink.json");
+    b.write(
+        &b.system(),
+        &format!("topology = \"{topo}\"\nsglang-version = \"0.5.23\"\n"),
+    );
+    let out = b
+        .sl()
+        .args([
+            "plan",
+            "--json",
+            "--",
+            "--model-path",
+            "examples/models/Qwen3-32B",
+            "--tp",
+            "8",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["sglang_version"], "0.5.23");
+    assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(8), "{plan:#}");
+}
+
+fn fails(b: &Box, wants: &[&str]) {
+    let out = b
+        .sl()
+        .args(["check", "--", "--model-path", "m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for w in wants {
+        assert!(err.contains(w), "{w:?} not in {err}");
+    }
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_name_the_file_and_place() {
+    let b = Box::new();
+    let user = b.user().display().to_string();
+    b.write(&b.user(), "fit = true\nstrictt = true\n");
+    fails(&b, &[&user, "line 2, column 1", "unknown field `strictt`"]);
+    b.write(&b.user(), "allow = \"AR001\"\n");
+    fails(&b, &[&user, "line 1, column 9", "expected a sequence"]);
+    b.write(&b.user(), "[launcher]\nfit = true\n");
+    fails(&b, &[&user, "unknown field `launcher`"]);
+    let out = b
+        .sl()
+        .args(["config", "show"])
+        .env("SGLANG_LAUNCH_ONLINE", "sure")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn root_refuses_a_file_others_can_write() {
+    if !nix::unistd::geteuid().is_root() {
+        return; // files::tests covers the check itself
+    }
+    let b = Box::new();
+    b.write(&b.system(), "fit = true\n");
+    std::fs::set_permissions(b.system(), std::fs::Permissions::from_mode(0o666)).unwrap();
+    fails(
+        &b,
+        &[
+            &b.system().display().to_string(),
+            "writable by group or others",
+            "chmod go-w",
+        ],
+    );
+}
