@@ -12,6 +12,7 @@ pub mod exec;
 pub mod facts;
 pub mod invocation;
 pub mod plan;
+pub mod profile;
 pub mod report;
 pub mod resolve;
 pub mod rules;
