@@ -53,6 +53,9 @@ pub enum Command {
     /// List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)
     #[command(subcommand)]
     Flags(FlagsCommand),
+    /// List the profiles found and how each would run here, or show one merged with its plan
+    #[command(subcommand)]
+    Profiles(ProfilesCommand),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print the man page (roff)
@@ -142,6 +145,18 @@ pub struct PlanOptions {
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
+
+    /// Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PROFILE",
+        hide_env_values = true,
+        value_name = "NAME"
+    )]
+    pub profile: Option<String>,
+
+    #[command(flatten)]
+    pub profiles_dir: ProfilesDir,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
     #[arg(
@@ -308,6 +323,60 @@ pub struct FlagsShowArgs {
     /// Print the flag set as JSON (the launcher's flag-data format)
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where profiles are looked for before the user's, the system's and the shipped ones.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProfilesDir {
+    /// Look for profiles in this directory first
+    #[arg(
+        long = "profiles-dir",
+        env = "SGLANG_LAUNCH_PROFILES_DIR",
+        hide_env_values = true,
+        value_name = "DIR"
+    )]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ProfilesCommand {
+    /// Every profile found, planned on this machine (or --topology): runnable, runnable with changes, incompatible
+    List(ProfilesListArgs),
+    /// One profile after `extends`, where each part comes from, and its plan here
+    Show(ProfilesShowArgs),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProfilesListArgs {
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+
+    /// Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub profiles_dir: ProfilesDir,
+
+    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_NVML_LIB",
+        hide_env_values = true,
+        value_name = "PATH",
+        hide = true
+    )]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProfilesShowArgs {
+    /// The profile's name
+    pub name: String,
+
+    #[command(flatten)]
+    pub list: ProfilesListArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -6,6 +6,8 @@
 
 pub mod cli;
 mod flags;
+mod profiled;
+mod profiles;
 pub mod split;
 mod upgrade;
 
@@ -111,10 +113,22 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
     if let Some(code) = reject_stray(&cli.command) {
         return Ok(code);
     }
+    let sub = matches.subcommand().map(|(_, m)| m);
+    let explicit = |id: &str| {
+        sub.and_then(|m| m.try_get_raw(id).ok().flatten().and(m.value_source(id)))
+            .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
+    };
     match cli.command {
-        Command::Run(a) => run(&a.opts, sglang_tokens, a.dry_run),
-        Command::Check(a) => plan_cmd(&a.opts, sglang_tokens, false, false),
-        Command::Plan(a) => plan_cmd(&a.opts, sglang_tokens, a.print_args, a.show_secrets),
+        Command::Run(a) => run(&a.opts, &explicit, sglang_tokens, a.dry_run),
+        Command::Check(a) => plan_cmd(&a.opts, &explicit, sglang_tokens, false, false),
+        Command::Plan(a) => plan_cmd(
+            &a.opts,
+            &explicit,
+            sglang_tokens,
+            a.print_args,
+            a.show_secrets,
+        ),
+        Command::Profiles(p) => profiles::command(&p),
         Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
         Command::Detect(a) => detect(&a),
         Command::Rules(a) => {
@@ -175,7 +189,7 @@ fn reject_stray(command: &Command) -> Option<i32> {
     Some(exit::USAGE)
 }
 
-fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
+fn request(opts: &PlanOptions, tokens: Vec<OsString>, env: Env) -> Request {
     Request {
         tokens,
         topology: opts.topology.clone(),
@@ -192,7 +206,7 @@ fn request(opts: &PlanOptions, tokens: Vec<OsString>) -> Request {
         // Planning for another machine from its topology file stays offline unless asked.
         hub: !opts.offline && (opts.topology.is_none() || opts.online),
         fit: opts.fit,
-        env: Env::from_process(),
+        env,
     }
 }
 
@@ -250,25 +264,40 @@ fn misplaced_hint(outcome: &plan::Outcome) {
     }
 }
 
-/// Plans, adding the misplaced-option hint to an input error (say, no driver because
-/// `--topology` went after the SGLang arguments).
-fn build(opts: &PlanOptions, tokens: Vec<OsString>) -> Result<plan::Outcome, Fatal> {
+/// Plans (from the profile, when one is named), adding the misplaced-option hint to an input
+/// error (say, no driver because `--topology` went after the SGLang arguments).
+fn build(
+    opts: &PlanOptions,
+    explicit: profiled::Explicit,
+    tokens: Vec<OsString>,
+) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&tokens, |_| false);
-    plan::build(&request(opts, tokens)).map_err(|mut e| {
+    let prepared = profiled::prepare(opts, explicit, tokens)?;
+    let req = request(&prepared.opts, prepared.tokens, prepared.env);
+    let outcome = plan::build(&req).map_err(|mut e| {
         if let Some(h) = hint {
             e.message = format!("{}\n  {h}", e.message);
         }
         e
-    })
+    })?;
+    if let Some(p) = &prepared.profile {
+        profiled::check_hardware(p, &outcome.topology)?;
+        eprintln!("sglang-launch: profile {} ({})", p.name, p.chain.join(" extends "));
+        for o in &prepared.overrides {
+            eprintln!("sglang-launch: profile {}: {o}", p.name);
+        }
+    }
+    Ok(outcome)
 }
 
 fn plan_cmd(
     opts: &PlanOptions,
+    explicit: profiled::Explicit,
     tokens: Vec<OsString>,
     print_args: bool,
     show_secrets: bool,
 ) -> Result<i32, Fatal> {
-    let outcome = build(opts, tokens)?;
+    let outcome = build(opts, explicit, tokens)?;
     misplaced_hint(&outcome);
     if print_args {
         print_out(&report::command_line(&outcome, show_secrets));
@@ -283,8 +312,13 @@ fn plan_cmd(
     Ok(outcome.exit_code())
 }
 
-fn run(opts: &PlanOptions, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, Fatal> {
-    let outcome = build(opts, tokens)?;
+fn run(
+    opts: &PlanOptions,
+    explicit: profiled::Explicit,
+    tokens: Vec<OsString>,
+    dry_run: bool,
+) -> Result<i32, Fatal> {
+    let outcome = build(opts, explicit, tokens)?;
     // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
     if opts.json {
         print_out(&report::json(&outcome.plan));

@@ -44,9 +44,13 @@ impl Search {
             user,
             Some(PathBuf::from("/etc/sglang-launch/profiles")),
         ];
-        Search {
-            dirs: dirs.into_iter().flatten().collect(),
+        let mut unique: Vec<PathBuf> = Vec::new();
+        for d in dirs.into_iter().flatten() {
+            if !unique.contains(&d) {
+                unique.push(d);
+            }
         }
+        Search { dirs: unique }
     }
 
     pub fn from_process(profiles_dir: Option<&Path>) -> Search {
