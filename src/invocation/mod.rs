@@ -282,7 +282,11 @@ fn build(
     })?;
     if let Some(p) = &prepared.profile {
         profiled::check_hardware(p, &outcome.topology)?;
-        eprintln!("sglang-launch: profile {} ({})", p.name, p.chain.join(" extends "));
+        eprintln!(
+            "sglang-launch: profile {} ({})",
+            p.name,
+            p.chain.join(" extends ")
+        );
         for o in &prepared.overrides {
             eprintln!("sglang-launch: profile {}: {o}", p.name);
         }

@@ -82,10 +82,14 @@ pub fn apply_launcher(opts: &mut PlanOptions, l: &Launcher, explicit: Explicit) 
     if free("python") && l.python.is_some() {
         opts.python = l.python.clone();
     }
-    if free("allow") && let Some(v) = &l.allow {
+    if free("allow")
+        && let Some(v) = &l.allow
+    {
         opts.allow = v.clone();
     }
-    if free("deny") && let Some(v) = &l.deny {
+    if free("deny")
+        && let Some(v) = &l.deny
+    {
         opts.deny = v.clone();
     }
     for (id, value, field) in [
@@ -93,7 +97,9 @@ pub fn apply_launcher(opts: &mut PlanOptions, l: &Launcher, explicit: Explicit) 
         ("fit", l.fit, &mut opts.fit),
         ("offline", l.offline, &mut opts.offline),
     ] {
-        if free(id) && let Some(v) = value {
+        if free(id)
+            && let Some(v) = value
+        {
             *field = v;
         }
     }
@@ -101,7 +107,11 @@ pub fn apply_launcher(opts: &mut PlanOptions, l: &Launcher, explicit: Explicit) 
 
 /// Each profile option the user's tokens set again (argparse keeps the last), with values
 /// masked as in every report.
-fn overridden(flags: &'static sglang::FlagSet, ours: &[OsString], user: &[OsString]) -> Vec<String> {
+fn overridden(
+    flags: &'static sglang::FlagSet,
+    ours: &[OsString],
+    user: &[OsString],
+) -> Vec<String> {
     let p = sglang::parse(flags, ours.to_vec());
     let u = sglang::parse(flags, user.to_vec());
     let shown = |a: &sglang::SglangArgs, o: &sglang::Occurrence| {
@@ -131,11 +141,18 @@ fn merge_env(profile: &Profile, mut env: Env) -> (Env, Vec<String>) {
         match env.get(&s.key) {
             Some(mine) if mine != value => {
                 let masked = |v: &str| {
-                    if crate::secrets::is_secret_env(&s.key) { crate::secrets::MASK.to_owned() } else { v.to_owned() }
+                    if crate::secrets::is_secret_env(&s.key) {
+                        crate::secrets::MASK.to_owned()
+                    } else {
+                        v.to_owned()
+                    }
                 };
                 overrides.push(format!(
                     "`{}={}` overridden by the environment's `{}={}`",
-                    s.key, masked(&value), s.key, masked(mine)
+                    s.key,
+                    masked(&value),
+                    s.key,
+                    masked(mine)
                 ));
             }
             Some(_) => {}

@@ -52,7 +52,10 @@ fn list(a: &ProfilesListArgs) -> Result<i32, Fatal> {
         .collect();
     let invalid = rows.iter().any(|r| matches!(r.3, Verdict::Invalid(_)));
     if a.json {
-        let rows: Vec<Value> = rows.iter().map(|(n, o, d, v)| row_json(n, o, d, v)).collect();
+        let rows: Vec<Value> = rows
+            .iter()
+            .map(|(n, o, d, v)| row_json(n, o, d, v))
+            .collect();
         print_out(&serde_json::to_string_pretty(&json!({ "profiles": rows })).expect("json"));
     } else {
         print_out(&human_list(&rows));
@@ -81,7 +84,8 @@ fn plan_profile(p: &Profile, a: &ProfilesListArgs) -> Result<Outcome, Fatal> {
         ..PlanOptions::default()
     };
     let env = Env::from_process();
-    let prepared = profiled::from_profile(p.clone(), &opts, &|_| false, Vec::<OsString>::new(), env)?;
+    let prepared =
+        profiled::from_profile(p.clone(), &opts, &|_| false, Vec::<OsString>::new(), env)?;
     plan::build(&request(&prepared.opts, prepared.tokens, prepared.env))
 }
 
@@ -106,11 +110,19 @@ fn classify(o: &Outcome) -> Verdict {
 /// The unfixed errors; under `strict`, the warnings when there are no errors.
 fn blocking(o: &Outcome) -> Vec<String> {
     let unfixed = |sev: Severity| -> Vec<String> {
-        let found = o.plan.findings.iter().filter(|f| !f.fixed && f.severity == sev);
+        let found = o
+            .plan
+            .findings
+            .iter()
+            .filter(|f| !f.fixed && f.severity == sev);
         found.map(|f| format!("{} {}", f.code, f.name)).collect()
     };
     let errors = unfixed(Severity::Error);
-    if errors.is_empty() { unfixed(Severity::Warning) } else { errors }
+    if errors.is_empty() {
+        unfixed(Severity::Warning)
+    } else {
+        errors
+    }
 }
 
 const GROUPS: [(&str, &str); 4] = [
@@ -146,7 +158,10 @@ fn human_list(rows: &[(String, String, Option<String>, Verdict)]) -> String {
         }
         out.push_str(&format!("{title}:\n"));
         for (name, origin, desc, v) in here {
-            let desc = desc.as_deref().map(|d| format!(" — {d}")).unwrap_or_default();
+            let desc = desc
+                .as_deref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default();
             out.push_str(&format!("  {name} ({origin}){desc}\n"));
             for d in details(v) {
                 out.push_str(&format!("      {d}\n"));
@@ -181,9 +196,16 @@ fn show(name: &str, a: &ProfilesListArgs) -> Result<i32, Fatal> {
         print_out(&serde_json::to_string_pretty(&v).expect("json"));
     } else {
         print_out(&human_profile(&p, &unmet));
-        print_out(&report::human(&outcome, report::use_color(&std::io::stdout())));
+        print_out(&report::human(
+            &outcome,
+            report::use_color(&std::io::stdout()),
+        ));
     }
-    Ok(if unmet.is_empty() { outcome.exit_code() } else { exit::BLOCKED })
+    Ok(if unmet.is_empty() {
+        outcome.exit_code()
+    } else {
+        exit::BLOCKED
+    })
 }
 
 fn profile_json(p: &Profile) -> Value {
@@ -213,11 +235,18 @@ fn profile_json(p: &Profile) -> Value {
 }
 
 fn human_profile(p: &Profile, unmet: &[String]) -> String {
-    let mut out = format!("profile {}: {}\n", p.name, p.description.as_deref().unwrap_or(""));
+    let mut out = format!(
+        "profile {}: {}\n",
+        p.name,
+        p.description.as_deref().unwrap_or("")
+    );
     out.push_str(&format!("  files: {}\n", p.chain.join(" extends ")));
     for (title, s) in [("args", &p.args), ("env", &p.env)] {
         for s in s.iter() {
-            out.push_str(&format!("  [{title}] {} = {}  ({})\n", s.key, s.value, s.origin));
+            out.push_str(&format!(
+                "  [{title}] {} = {}  ({})\n",
+                s.key, s.value, s.origin
+            ));
         }
     }
     for (k, from) in &p.from {

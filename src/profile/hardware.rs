@@ -74,11 +74,17 @@ pub fn unmet(hw: &Hardware, topo: &Topology) -> Vec<String> {
     if let Some(g) = &hw.gpu_name
         && let Some(other) = gpus.iter().find(|x| !glob(g, &x.name))
     {
-        out.push(format!("gpu-name = {g:?} (GPU {} is {})", other.index, other.name));
+        out.push(format!(
+            "gpu-name = {g:?} (GPU {} is {})",
+            other.index, other.name
+        ));
     }
     if let Some(spec) = &hw.compute_capability {
         let cmps = parse_cc(spec).unwrap_or_default();
-        if let Some(other) = gpus.iter().find(|x| !x.cc().is_some_and(|cc| holds(&cmps, cc))) {
+        if let Some(other) = gpus
+            .iter()
+            .find(|x| !x.cc().is_some_and(|cc| holds(&cmps, cc)))
+        {
             out.push(format!(
                 "compute-capability = {spec:?} (GPU {} has {})",
                 other.index, other.compute_capability
@@ -104,7 +110,11 @@ pub fn unmet(hw: &Hardware, topo: &Topology) -> Vec<String> {
         let all: Vec<u32> = gpus.iter().map(|g| g.index).collect();
         let has = n > 1 && topo.fully_nvlinked(&all);
         if has != want {
-            let what = if has { "all GPUs are" } else { "not all GPUs are" };
+            let what = if has {
+                "all GPUs are"
+            } else {
+                "not all GPUs are"
+            };
             out.push(format!("nvlink = {want} ({what} NVLink-connected)"));
         }
     }
@@ -117,7 +127,10 @@ mod tests {
 
     #[test]
     fn globs_match_like_a_shell_ignoring_case() {
-        assert!(glob("*RTX PRO 6000*", "NVIDIA RTX PRO 6000 Blackwell Server Edition"));
+        assert!(glob(
+            "*RTX PRO 6000*",
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+        ));
         assert!(glob("nvidia h?00*", "NVIDIA H100 80GB HBM3"));
         assert!(!glob("*H200*", "NVIDIA H100 80GB HBM3"));
         assert!(glob("*", ""));

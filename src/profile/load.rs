@@ -62,7 +62,12 @@ pub fn parse(found: &Found) -> Result<ProfileFile, ProfileError> {
     toml::from_str(&found.text).map_err(|e| {
         let what = e.message().trim_end();
         let hint = "see the README's Profiles section for the schema";
-        ProfileError::at(&found.origin, &found.text, e.span(), &format!("{what}; {hint}"))
+        ProfileError::at(
+            &found.origin,
+            &found.text,
+            e.span(),
+            &format!("{what}; {hint}"),
+        )
     })
 }
 
@@ -75,7 +80,11 @@ fn missing(search: &Search, name: &str, child: Option<&(Found, ProfileFile)>) ->
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| format!(" (did you mean {n}?)"))
         .unwrap_or_default();
-    let dirs: Vec<String> = search.dirs.iter().map(|d| d.display().to_string()).collect();
+    let dirs: Vec<String> = search
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
     let message = format!(
         "no profile named {name:?}{hint}; available: {}. Searched {} and the shipped profiles \
          (`sglang-launch profiles list`)",
@@ -85,7 +94,12 @@ fn missing(search: &Search, name: &str, child: Option<&(Found, ProfileFile)>) ->
     match child {
         Some((found, file)) => {
             let span = file.extends.as_ref().map(Spanned::span);
-            ProfileError::at(&found.origin, &found.text, span, &format!("extends: {message}"))
+            ProfileError::at(
+                &found.origin,
+                &found.text,
+                span,
+                &format!("extends: {message}"),
+            )
         }
         None => ProfileError(message),
     }

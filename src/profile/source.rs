@@ -7,11 +7,23 @@ use super::error::ProfileError;
 
 /// The profiles shipped in the repository's `profiles/` directory, built into the binary.
 pub const SHIPPED: &[(&str, &str)] = &[
-    ("rtx-pro-6000-pcie-8x", include_str!("../../profiles/rtx-pro-6000-pcie-8x.toml")),
-    ("h100-nvlink-8x", include_str!("../../profiles/h100-nvlink-8x.toml")),
-    ("h200-nvlink-8x", include_str!("../../profiles/h200-nvlink-8x.toml")),
+    (
+        "rtx-pro-6000-pcie-8x",
+        include_str!("../../profiles/rtx-pro-6000-pcie-8x.toml"),
+    ),
+    (
+        "h100-nvlink-8x",
+        include_str!("../../profiles/h100-nvlink-8x.toml"),
+    ),
+    (
+        "h200-nvlink-8x",
+        include_str!("../../profiles/h200-nvlink-8x.toml"),
+    ),
     ("b200-8x", include_str!("../../profiles/b200-8x.toml")),
-    ("rtx-4090-pcie-2x", include_str!("../../profiles/rtx-4090-pcie-2x.toml")),
+    (
+        "rtx-4090-pcie-2x",
+        include_str!("../../profiles/rtx-4090-pcie-2x.toml"),
+    ),
     ("l4-1x", include_str!("../../profiles/l4-1x.toml")),
 ];
 
@@ -66,11 +78,14 @@ impl Search {
                 return read(name, &path).map(Some);
             }
         }
-        Ok(SHIPPED.iter().find(|(n, _)| *n == name).map(|(n, text)| Found {
-            name: (*n).to_owned(),
-            origin: format!("shipped:profiles/{n}.toml"),
-            text: (*text).to_owned(),
-        }))
+        Ok(SHIPPED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, text)| Found {
+                name: (*n).to_owned(),
+                origin: format!("shipped:profiles/{n}.toml"),
+                text: (*text).to_owned(),
+            }))
     }
 
     /// Every profile name, each once (the one that wins), with where it comes from; sorted.
@@ -84,7 +99,9 @@ impl Search {
                 .flatten()
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .filter_map(|p| Some((p.file_stem()?.to_str()?.to_owned(), p.display().to_string())))
+                .filter_map(|p| {
+                    Some((p.file_stem()?.to_str()?.to_owned(), p.display().to_string()))
+                })
                 .collect();
             here.sort();
             push_new(&mut out, here);
@@ -185,7 +202,12 @@ mod tests {
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
-            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".toml").map(str::to_owned))
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".toml")
+                    .map(str::to_owned)
+            })
             .collect();
         on_disk.sort();
         let mut embedded: Vec<String> = SHIPPED.iter().map(|(n, _)| (*n).to_owned()).collect();

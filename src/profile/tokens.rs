@@ -92,8 +92,9 @@ fn scalar(value: &toml::Value, action: &Action) -> Result<String, String> {
     use toml::Value as V;
     let json = matches!(action.value_type, ValueType::Json | ValueType::JsonList);
     match (value, action.value_type) {
-        (V::Table(_) | V::Array(_), _) if json => serde_json::to_string(value)
-            .map_err(|e| format!("cannot be written as JSON: {e}")),
+        (V::Table(_) | V::Array(_), _) if json => {
+            serde_json::to_string(value).map_err(|e| format!("cannot be written as JSON: {e}"))
+        }
         (V::Integer(i), _) => Ok(i.to_string()),
         (V::Float(f), ValueType::Float | ValueType::Str | ValueType::None) => Ok(f.to_string()),
         (V::String(t), ValueType::Int) => Err(format!("expects an integer, not the string {t:?}")),
@@ -135,7 +136,10 @@ mod tests {
     fn values_flags_and_lists_become_tokens() {
         use toml::Value as V;
         assert_eq!(run("tp", V::Integer(8)).unwrap(), ["--tp", "8"]);
-        assert_eq!(run("enable-metrics", V::Boolean(true)).unwrap(), ["--enable-metrics"]);
+        assert_eq!(
+            run("enable-metrics", V::Boolean(true)).unwrap(),
+            ["--enable-metrics"]
+        );
         assert!(run("enable-metrics", V::Boolean(false)).unwrap().is_empty());
         assert_eq!(
             run("mem-fraction-static", V::Float(0.8)).unwrap(),
