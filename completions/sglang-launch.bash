@@ -37,6 +37,9 @@ _sglang__launch() {
             sglang__launch,plan)
                 cmd="sglang__launch__subcmd__plan"
                 ;;
+            sglang__launch,profiles)
+                cmd="sglang__launch__subcmd__profiles"
+                ;;
             sglang__launch,rules)
                 cmd="sglang__launch__subcmd__rules"
                 ;;
@@ -55,6 +58,12 @@ _sglang__launch() {
             sglang__launch__subcmd__flags,show)
                 cmd="sglang__launch__subcmd__flags__subcmd__show"
                 ;;
+            sglang__launch__subcmd__profiles,list)
+                cmd="sglang__launch__subcmd__profiles__subcmd__list"
+                ;;
+            sglang__launch__subcmd__profiles,show)
+                cmd="sglang__launch__subcmd__profiles__subcmd__show"
+                ;;
             *)
                 ;;
         esac
@@ -62,7 +71,7 @@ _sglang__launch() {
 
     case "${cmd}" in
         sglang__launch)
-            opts="-h -V --help --version run check plan upgrade detect rules explain flags completions man"
+            opts="-h -V --help --version run check plan upgrade detect rules explain flags profiles completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -76,7 +85,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__check)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --help"
+            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -103,6 +112,14 @@ _sglang__launch() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -246,7 +263,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__plan)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --print-args --show-secrets --help"
+            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --print-args --show-secrets --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -269,6 +286,80 @@ _sglang__launch() {
                     return 0
                     ;;
                 --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__profiles)
+            opts="-h --help list show"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__profiles__subcmd__list)
+            opts="-h --json --topology --profiles-dir --nvml-lib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__profiles__subcmd__show)
+            opts="-h --json --topology --profiles-dir --nvml-lib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -298,7 +389,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__run)
-            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --dry-run --help"
+            opts="-h --topology --sglang-version --python --json --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -325,6 +416,14 @@ _sglang__launch() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -34,6 +34,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "detect"
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "rules" -d 'List every rule in the catalogue'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain" -d 'Explain one rule: what it catches, why, how to fix it, sources'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "flags" -d 'List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "profiles" -d 'List the profiles found and how each would run here, or show one merged with its plan'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "man" -d 'Print the man page (roff)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
@@ -42,6 +43,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l pyth
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
@@ -56,6 +59,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l py
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
@@ -69,6 +74,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l pyt
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
@@ -103,5 +110,18 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and _
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -l python -d 'Python interpreter that runs SGLang [default: python3 on PATH]' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand flags; and __fish_seen_subcommand_from refresh" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and not __fish_seen_subcommand_from list show" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and not __fish_seen_subcommand_from list show" -f -a "list" -d 'Every profile found, planned on this machine (or --topology): runnable, runnable with changes, incompatible'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and not __fish_seen_subcommand_from list show" -f -a "show" -d 'One profile after `extends`, where each part comes from, and its plan here'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l topology -d 'Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l json -d 'Print JSON'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l topology -d 'Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l json -d 'Print JSON'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand man" -s h -l help -d 'Print help'
