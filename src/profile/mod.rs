@@ -2,6 +2,7 @@
 //! hardware conditions (`--profile NAME`). Finding and reading them is I/O (`source`, `load`);
 //! turning them into tokens and checking the hardware is pure (`tokens`, `hardware`).
 
+mod cc;
 mod error;
 pub mod hardware;
 mod load;

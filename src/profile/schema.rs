@@ -74,6 +74,6 @@ pub struct Hardware {
 /// Refuses a malformed compute-capability condition while the parser still knows its position.
 fn checked_cc<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let spec = String::deserialize(d)?;
-    super::hardware::parse_cc(&spec).map_err(serde::de::Error::custom)?;
+    super::cc::parse_cc(&spec).map_err(serde::de::Error::custom)?;
     Ok(Some(spec))
 }
