@@ -40,6 +40,9 @@ _sglang__launch() {
             sglang__launch,plan)
                 cmd="sglang__launch__subcmd__plan"
                 ;;
+            sglang__launch,profiles)
+                cmd="sglang__launch__subcmd__profiles"
+                ;;
             sglang__launch,rules)
                 cmd="sglang__launch__subcmd__rules"
                 ;;
@@ -67,6 +70,12 @@ _sglang__launch() {
             sglang__launch__subcmd__flags,show)
                 cmd="sglang__launch__subcmd__flags__subcmd__show"
                 ;;
+            sglang__launch__subcmd__profiles,list)
+                cmd="sglang__launch__subcmd__profiles__subcmd__list"
+                ;;
+            sglang__launch__subcmd__profiles,show)
+                cmd="sglang__launch__subcmd__profiles__subcmd__show"
+                ;;
             *)
                 ;;
         esac
@@ -74,7 +83,7 @@ _sglang__launch() {
 
     case "${cmd}" in
         sglang__launch)
-            opts="-h -V --help --version run check plan upgrade detect rules explain flags config completions man systemd-unit wait-ready"
+            opts="-h -V --help --version run check plan upgrade detect rules explain flags config profiles completions man systemd-unit wait-ready"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -88,7 +97,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__check)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -115,6 +124,14 @@ _sglang__launch() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -154,7 +171,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__config__subcmd__show)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --profile --profiles-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -181,6 +198,14 @@ _sglang__launch() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -310,7 +335,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__plan)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --print-args --show-secrets --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --json --print-args --show-secrets --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -333,6 +358,80 @@ _sglang__launch() {
                     return 0
                     ;;
                 --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__profiles)
+            opts="-h --help list show"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__profiles__subcmd__list)
+            opts="-h --json --topology --profiles-dir --nvml-lib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sglang__subcmd__launch__subcmd__profiles__subcmd__show)
+            opts="-h --json --topology --profiles-dir --nvml-lib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -362,7 +461,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__run)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --dry-run --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --json --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -389,6 +488,14 @@ _sglang__launch() {
                     return 0
                     ;;
                 --nvml-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiles-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

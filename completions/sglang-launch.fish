@@ -35,6 +35,7 @@ complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "rules" 
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "explain" -d 'Explain one rule: what it catches, why, how to fix it, sources'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "flags" -d 'List, show or rebuild SGLang flag sets (embedded, or read from the installed SGLang)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "config" -d 'Show the launcher settings merged from defaults, config files, environment and command line'
+complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "profiles" -d 'List the profiles found and how each would run here, or show one merged with its plan'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "man" -d 'Print the man page (roff)'
 complete -c sglang-launch -n "__fish_sglang_launch_needs_command" -f -a "systemd-unit" -d 'Print a systemd unit that runs `sglang-launch run --profile NAME` as a service'
@@ -45,6 +46,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l pyth
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
@@ -59,6 +62,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l py
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
@@ -72,6 +77,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l pyt
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
@@ -114,6 +121,8 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and 
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
@@ -121,6 +130,19 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and 
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l json -d 'Print `{"settings": {KEY: {"value": …, "source": …}}}`'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and not __fish_seen_subcommand_from list show" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and not __fish_seen_subcommand_from list show" -f -a "list" -d 'Every profile found, planned on this machine (or --topology): runnable, runnable with changes, incompatible'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and not __fish_seen_subcommand_from list show" -f -a "show" -d 'One profile after `extends`, where each part comes from, and its plan here'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l topology -d 'Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -l json -d 'Print JSON'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l topology -d 'Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -l json -d 'Print JSON'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand profiles; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand man" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand systemd-unit" -l profile -d 'The profile the service runs (with --template, the instance name is the profile)' -r

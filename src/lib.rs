@@ -3,6 +3,7 @@
 //! The modules follow the pipeline, and dependencies point down it only:
 //! `invocation` (launcher options, raw argv) → `sglang` (SGLang's own argument model)
 //! → `facts` (topology, GPUs in use, model, host, packages: all I/O happens here)
+//! → `profile` (named profiles: files read, `[args]` as tokens, hardware conditions)
 //! → `resolve` (the server SGLang will run, one pure model of it) → `rules` (known-bad
 //! combinations) → `plan` (fixes to a fixpoint, memory, the plan/v1 object)
 //! → `report` (human / JSON) → `exec`; `service` (systemd unit, readiness wait) sits beside them.
@@ -12,6 +13,7 @@ pub mod exec;
 pub mod facts;
 pub mod invocation;
 pub mod plan;
+pub mod profile;
 pub mod report;
 pub mod resolve;
 pub mod rules;

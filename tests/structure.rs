@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "sglang",
     "facts",
+    "profile",
     "secrets",
     "resolve",
     "rules",

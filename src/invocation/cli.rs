@@ -57,6 +57,9 @@ pub enum Command {
     /// Show the launcher settings merged from defaults, config files, environment and command line
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// List the profiles found and how each would run here, or show one merged with its plan
+    #[command(subcommand)]
+    Profiles(ProfilesCommand),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print the man page (roff)
@@ -73,6 +76,9 @@ pub enum Command {
 pub struct PlanOptions {
     #[command(flatten)]
     pub settings: SettingArgs,
+
+    #[command(flatten)]
+    pub profile: ProfileArg,
 
     /// Print the plan as JSON (plan/v1) on stdout
     #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true, value_parser = FalseyValueParser::new())]
@@ -341,6 +347,79 @@ pub struct ConfigShowArgs {
     /// Print `{"settings": {KEY: {"value": …, "source": …}}}`
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub profile: ProfileArg,
+}
+
+/// The profile to start from, and where to look for it first.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProfileArg {
+    /// Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_PROFILE",
+        hide_env_values = true,
+        value_name = "NAME"
+    )]
+    pub profile: Option<String>,
+
+    #[command(flatten)]
+    pub profiles_dir: ProfilesDir,
+}
+
+/// Where profiles are looked for before the user's, the system's and the shipped ones.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProfilesDir {
+    /// Look for profiles in this directory first
+    #[arg(
+        long = "profiles-dir",
+        env = "SGLANG_LAUNCH_PROFILES_DIR",
+        hide_env_values = true,
+        value_name = "DIR"
+    )]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ProfilesCommand {
+    /// Every profile found, planned on this machine (or --topology): runnable, runnable with changes, incompatible
+    List(ProfilesListArgs),
+    /// One profile after `extends`, where each part comes from, and its plan here
+    Show(ProfilesShowArgs),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProfilesListArgs {
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+
+    /// Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub profiles_dir: ProfilesDir,
+
+    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_NVML_LIB",
+        hide_env_values = true,
+        value_name = "PATH",
+        hide = true
+    )]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProfilesShowArgs {
+    /// The profile's name
+    pub name: String,
+
+    #[command(flatten)]
+    pub list: ProfilesListArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -15,7 +15,12 @@ pub fn command(c: &ConfigCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
         .subcommand()
         .and_then(|(_, m)| m.subcommand())
         .map_or(matches, |(_, m)| m);
-    let resolved = settings::load(show, None).map_err(fatal)?;
+    let profile = super::profiled::load(&a.profile)?;
+    let layer = profile
+        .as_ref()
+        .map(super::profiled::launcher_layer)
+        .transpose()?;
+    let resolved = settings::load(show, layer).map_err(fatal)?;
     print_out(&if a.json {
         settings::render_json(&resolved)
     } else {

@@ -7,6 +7,8 @@
 pub mod cli;
 mod config;
 mod flags;
+mod profiled;
+mod profiles;
 mod service;
 pub mod split;
 mod upgrade;
@@ -19,6 +21,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::exit;
 use crate::facts::Env;
 use crate::plan::{self, Fatal, Request};
+use crate::profile::Profile;
 use crate::report;
 use crate::rules::{Code, RuleSettings};
 use crate::settings::Settings;
@@ -120,16 +123,21 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         return Ok(code);
     }
     match cli.command {
-        Command::Run(a) => run(&settings(&matches)?, a.opts.json, sglang_tokens, a.dry_run),
+        Command::Run(a) => run(
+            &settings(&matches, &a.opts.profile)?,
+            a.opts.json,
+            sglang_tokens,
+            a.dry_run,
+        ),
         Command::Check(a) => plan_cmd(
-            &settings(&matches)?,
+            &settings(&matches, &a.opts.profile)?,
             a.opts.json,
             sglang_tokens,
             false,
             false,
         ),
         Command::Plan(a) => plan_cmd(
-            &settings(&matches)?,
+            &settings(&matches, &a.opts.profile)?,
             a.opts.json,
             sglang_tokens,
             a.print_args,
@@ -150,6 +158,7 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         },
         Command::Flags(f) => flags::command(&f),
         Command::Config(c) => config::command(&c, &matches),
+        Command::Profiles(p) => profiles::command(&p, &matches),
         Command::Completions(a) => {
             print_out(&completions(a.shell));
             Ok(exit::OK)
@@ -198,16 +207,22 @@ fn reject_stray(command: &Command) -> Option<i32> {
     Some(exit::USAGE)
 }
 
-/// The layered settings for the options typed after the subcommand. Profiles are not in this
-/// build: `--profile NAME` hands its `[launcher]` table to `settings::load` here.
-fn settings(matches: &clap::ArgMatches) -> Result<Settings, Fatal> {
+/// The layered settings for the options typed after the subcommand, with the named profile's
+/// `[launcher]` table as the profile layer; and the profile, for its arguments and environment.
+fn settings(
+    matches: &clap::ArgMatches,
+    arg: &cli::ProfileArg,
+) -> Result<(Settings, Option<Profile>), Fatal> {
     let sub = matches.subcommand().map_or(matches, |(_, m)| m);
-    crate::settings::load(sub, None)
+    let profile = profiled::load(arg)?;
+    let layer = profile.as_ref().map(profiled::launcher_layer).transpose()?;
+    let s = crate::settings::load(sub, layer)
         .map(|r| r.settings)
-        .map_err(config::fatal)
+        .map_err(config::fatal)?;
+    Ok((s, profile))
 }
 
-fn request(s: &Settings, tokens: Vec<OsString>) -> Request {
+fn request(s: &Settings, tokens: Vec<OsString>, env: Env) -> Request {
     Request {
         tokens,
         topology: s.topology.clone(),
@@ -224,7 +239,7 @@ fn request(s: &Settings, tokens: Vec<OsString>) -> Request {
         // Planning for another machine from its topology file stays offline unless asked.
         hub: !s.offline && (s.topology.is_none() || s.online),
         fit: s.fit,
-        env: Env::from_process(),
+        env,
     }
 }
 
@@ -275,20 +290,36 @@ fn misplaced_hint(outcome: &plan::Outcome) {
     }
 }
 
-/// Plans, adding the misplaced-option hint to an input error (say, no driver because
-/// `--topology` went after the SGLang arguments).
-fn build(s: &Settings, tokens: Vec<OsString>) -> Result<plan::Outcome, Fatal> {
+/// Plans (from the profile, when one is named), adding the misplaced-option hint to an input
+/// error (say, no driver because `--topology` went after the SGLang arguments).
+fn build(
+    (s, profile): &(Settings, Option<Profile>),
+    tokens: Vec<OsString>,
+) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&tokens, |_| false);
-    plan::build(&request(s, tokens)).map_err(|mut e| {
+    let prepared = profiled::prepare(profile.as_ref(), s, tokens, Env::from_process())?;
+    let outcome = plan::build(&request(s, prepared.tokens, prepared.env)).map_err(|mut e| {
         if let Some(h) = hint {
             e.message = format!("{}\n  {h}", e.message);
         }
         e
-    })
+    })?;
+    if let Some(p) = profile {
+        profiled::check_hardware(p, &outcome.topology)?;
+        eprintln!(
+            "sglang-launch: profile {} ({})",
+            p.name,
+            p.chain.join(" extends ")
+        );
+        for o in &prepared.overrides {
+            eprintln!("sglang-launch: profile {}: {o}", p.name);
+        }
+    }
+    Ok(outcome)
 }
 
 fn plan_cmd(
-    s: &Settings,
+    s: &(Settings, Option<Profile>),
     json: bool,
     tokens: Vec<OsString>,
     print_args: bool,
@@ -309,7 +340,12 @@ fn plan_cmd(
     Ok(outcome.exit_code())
 }
 
-fn run(s: &Settings, json: bool, tokens: Vec<OsString>, dry_run: bool) -> Result<i32, Fatal> {
+fn run(
+    s: &(Settings, Option<Profile>),
+    json: bool,
+    tokens: Vec<OsString>,
+    dry_run: bool,
+) -> Result<i32, Fatal> {
     let outcome = build(s, tokens)?;
     // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
     if json {

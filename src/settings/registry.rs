@@ -113,6 +113,16 @@ pub const VARS: &[Var] = &[
         "run/check/plan: plan/v1 JSON on stdout",
     ),
     switch(
+        "SGLANG_LAUNCH_PROFILE",
+        Kind::Text,
+        "start from this profile (NAME.toml); its [launcher] table is the layer between the files and the environment",
+    ),
+    switch(
+        "SGLANG_LAUNCH_PROFILES_DIR",
+        Kind::Path,
+        "look for profiles in this directory first",
+    ),
+    switch(
         "SGLANG_LAUNCH_DRY_RUN",
         Kind::Bool,
         "run: print the command instead of exec'ing",

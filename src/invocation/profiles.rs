@@ -1,0 +1,269 @@
+//! `profiles list` and `profiles show`: every profile planned on this machine (or a topology
+//! file), grouped by what launching it would take.
+
+use std::ffi::OsString;
+
+use serde_json::{Value, json};
+
+use clap::ArgMatches;
+
+use super::cli::{ProfilesCommand, ProfilesListArgs};
+use super::{config, print_out, profiled, request};
+use crate::exit;
+use crate::facts::{Env, Topology};
+use crate::plan::{self, Fatal, Outcome};
+use crate::profile::{self, Profile, Search};
+use crate::report;
+use crate::rules::Severity;
+
+/// How a profile would run here.
+enum Verdict {
+    Runnable,
+    /// The fixes the launcher would make.
+    WithChanges(Vec<String>),
+    /// Blocking rule codes, or unmet hardware conditions.
+    Incompatible(Vec<String>),
+    /// The profile itself is broken (never launched).
+    Invalid(String),
+}
+
+pub fn command(cmd: &ProfilesCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
+    // `profiles list|show`'s own matches: their options are the command-line settings layer.
+    let m = matches
+        .subcommand()
+        .and_then(|(_, m)| m.subcommand())
+        .map_or(matches, |(_, m)| m);
+    match cmd {
+        ProfilesCommand::List(a) => list(a, m),
+        ProfilesCommand::Show(a) => show(&a.name, &a.list, m),
+    }
+}
+
+fn search(a: &ProfilesListArgs) -> Search {
+    Search::from_process(a.profiles_dir.dir.as_deref())
+}
+
+fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
+    let search = search(a);
+    let topo = plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref())?;
+    let rows: Vec<(String, String, Option<String>, Verdict)> = search
+        .names()
+        .into_iter()
+        .map(|(name, origin)| match profile::load(&search, &name) {
+            Ok(p) => {
+                let v = judge(&p, m, &topo);
+                (name, origin, p.description, v)
+            }
+            Err(e) => (name, origin, None, Verdict::Invalid(e.0)),
+        })
+        .collect();
+    let invalid = rows.iter().any(|r| matches!(r.3, Verdict::Invalid(_)));
+    if a.json {
+        let rows: Vec<Value> = rows
+            .iter()
+            .map(|(n, o, d, v)| row_json(n, o, d, v))
+            .collect();
+        print_out(&serde_json::to_string_pretty(&json!({ "profiles": rows })).expect("json"));
+    } else {
+        print_out(&human_list(&rows));
+    }
+    Ok(if invalid { exit::USAGE } else { exit::OK })
+}
+
+/// Hardware conditions first; then the plan's blocking findings and fixes.
+fn judge(p: &Profile, m: &ArgMatches, topo: &Topology) -> Verdict {
+    let unmet = profile::hardware::unmet(&p.hardware, topo);
+    if !unmet.is_empty() {
+        return Verdict::Incompatible(unmet);
+    }
+    match plan_profile(p, m) {
+        Ok(outcome) => classify(&outcome),
+        Err(e) => Verdict::Invalid(e.message),
+    }
+}
+
+/// The profile planned with no SGLang arguments of the user's; a topology file keeps it offline.
+fn plan_profile(p: &Profile, m: &ArgMatches) -> Result<Outcome, Fatal> {
+    let layer = profiled::launcher_layer(p)?;
+    let s = crate::settings::load(m, Some(layer))
+        .map(|r| r.settings)
+        .map_err(config::fatal)?;
+    let prepared = profiled::prepare(Some(p), &s, Vec::<OsString>::new(), Env::from_process())?;
+    plan::build(&request(&s, prepared.tokens, prepared.env))
+}
+
+fn classify(o: &Outcome) -> Verdict {
+    if o.exit_code() != exit::OK {
+        return Verdict::Incompatible(blocking(o));
+    }
+    let fixes: Vec<String> = o
+        .plan
+        .findings
+        .iter()
+        .filter(|f| f.fixed)
+        .filter_map(|f| f.fix.as_ref().map(|x| format!("{x} ({})", f.code)))
+        .collect();
+    if fixes.is_empty() {
+        Verdict::Runnable
+    } else {
+        Verdict::WithChanges(fixes)
+    }
+}
+
+/// The unfixed errors; under `strict`, the warnings when there are no errors.
+fn blocking(o: &Outcome) -> Vec<String> {
+    let unfixed = |sev: Severity| -> Vec<String> {
+        let found = o
+            .plan
+            .findings
+            .iter()
+            .filter(|f| !f.fixed && f.severity == sev);
+        found.map(|f| format!("{} {}", f.code, f.name)).collect()
+    };
+    let errors = unfixed(Severity::Error);
+    if errors.is_empty() {
+        unfixed(Severity::Warning)
+    } else {
+        errors
+    }
+}
+
+const GROUPS: [(&str, &str); 4] = [
+    ("runnable", "runnable"),
+    ("runnable_with_changes", "runnable with changes"),
+    ("incompatible", "incompatible"),
+    ("invalid", "invalid (never launched)"),
+];
+
+fn group(v: &Verdict) -> usize {
+    match v {
+        Verdict::Runnable => 0,
+        Verdict::WithChanges(_) => 1,
+        Verdict::Incompatible(_) => 2,
+        Verdict::Invalid(_) => 3,
+    }
+}
+
+fn details(v: &Verdict) -> Vec<String> {
+    match v {
+        Verdict::Runnable => vec![],
+        Verdict::WithChanges(x) | Verdict::Incompatible(x) => x.clone(),
+        Verdict::Invalid(m) => vec![m.clone()],
+    }
+}
+
+fn human_list(rows: &[(String, String, Option<String>, Verdict)]) -> String {
+    let mut out = String::new();
+    for (g, (_, title)) in GROUPS.iter().enumerate() {
+        let here: Vec<_> = rows.iter().filter(|r| group(&r.3) == g).collect();
+        if here.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("{title}:\n"));
+        for (name, origin, desc, v) in here {
+            let desc = desc
+                .as_deref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default();
+            out.push_str(&format!("  {name} ({origin}){desc}\n"));
+            for d in details(v) {
+                out.push_str(&format!("      {d}\n"));
+            }
+        }
+    }
+    if rows.is_empty() {
+        out.push_str("no profiles found\n");
+    }
+    out
+}
+
+fn row_json(name: &str, origin: &str, desc: &Option<String>, v: &Verdict) -> Value {
+    json!({
+        "name": name,
+        "origin": origin,
+        "description": desc,
+        "status": GROUPS[group(v)].0,
+        "details": details(v),
+    })
+}
+
+fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
+    let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
+    let topo = plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref())?;
+    let unmet = profile::hardware::unmet(&p.hardware, &topo);
+    let outcome = plan_profile(&p, m)?;
+    if a.json {
+        let mut v = profile_json(&p);
+        v["unmet_hardware"] = json!(unmet);
+        v["plan"] = serde_json::from_str(&report::json(&outcome.plan)).expect("plan json");
+        print_out(&serde_json::to_string_pretty(&v).expect("json"));
+    } else {
+        print_out(&human_profile(&p, &unmet));
+        print_out(&report::human(
+            &outcome,
+            report::use_color(&std::io::stdout()),
+        ));
+    }
+    Ok(if unmet.is_empty() {
+        outcome.exit_code()
+    } else {
+        exit::BLOCKED
+    })
+}
+
+fn profile_json(p: &Profile) -> Value {
+    let settings = |s: &[profile::Setting]| -> Vec<Value> {
+        s.iter()
+            .map(|s| json!({ "key": s.key, "value": s.value, "from": s.origin }))
+            .collect()
+    };
+    let table = |section: &str, t: toml::Table| -> Value {
+        t.into_iter()
+            .map(|(k, v)| {
+                let from = p.from.get(&format!("{section}.{k}"));
+                (k, json!({ "value": v, "from": from }))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    json!({
+        "name": p.name,
+        "description": p.description,
+        "chain": p.chain,
+        "args": settings(&p.args),
+        "env": settings(&p.env),
+        "launcher": table("launcher", toml::Table::try_from(&p.launcher).expect("toml")),
+        "hardware": table("hardware", toml::Table::try_from(&p.hardware).expect("toml")),
+    })
+}
+
+fn human_profile(p: &Profile, unmet: &[String]) -> String {
+    let mut out = format!(
+        "profile {}: {}\n",
+        p.name,
+        p.description.as_deref().unwrap_or("")
+    );
+    out.push_str(&format!("  files: {}\n", p.chain.join(" extends ")));
+    for (title, s) in [("args", &p.args), ("env", &p.env)] {
+        for s in s.iter() {
+            out.push_str(&format!(
+                "  [{title}] {} = {}  ({})\n",
+                s.key, s.value, s.origin
+            ));
+        }
+    }
+    for (k, from) in &p.from {
+        let (section, key) = k.split_once('.').unwrap_or(("", k));
+        let table = match section {
+            "launcher" => toml::Table::try_from(&p.launcher),
+            _ => toml::Table::try_from(&p.hardware),
+        };
+        if let Some(v) = table.ok().and_then(|t| t.get(key).cloned()) {
+            out.push_str(&format!("  [{section}] {key} = {v}  ({from})\n"));
+        }
+    }
+    for u in unmet {
+        out.push_str(&format!("  not for this machine: {u}\n"));
+    }
+    out
+}

@@ -1,0 +1,452 @@
+//! Named profiles: discovery, extends, errors with their position, overrides, list and show.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn topo(name: &str) -> String {
+    format!("{ROOT}/tests/fixtures/topologies/{name}.json")
+}
+
+/// The launcher with the host's settings removed and the user's config dir in `home`.
+fn sl(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    c.current_dir(ROOT).env("NO_COLOR", "1");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" || k == "XDG_CONFIG_HOME" {
+            c.env_remove(k);
+        }
+    }
+    c.env("HOME", home);
+    c
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+}
+
+fn show(c: &mut Command, name: &str) -> Value {
+    let out = c
+        .args([
+            "profiles",
+            "show",
+            name,
+            "--json",
+            "--topology",
+            &topo("8x-h100-sxm-nvlink"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+const SMALL: &str =
+    "[args]\nmodel-path = \"Qwen/Qwen3-8B\"\n[launcher]\nsglang-version = \"0.5.23\"\n";
+
+#[test]
+fn directories_are_searched_in_order_and_shadow_the_shipped_profiles() {
+    let t = tempfile::tempdir().unwrap();
+    let (opt, var, xdg) = (
+        t.path().join("opt"),
+        t.path().join("var"),
+        t.path().join("xdg"),
+    );
+    let user = xdg.join("sglang-launch/profiles");
+    for d in [&opt, &var, &user] {
+        write(d, "p", SMALL);
+    }
+    write(&user, "l4-1x", SMALL);
+    let first = |v: &Value| v["chain"][0].as_str().unwrap().to_owned();
+    let base = || {
+        let mut c = sl(t.path());
+        c.env("XDG_CONFIG_HOME", &xdg);
+        c
+    };
+    let mut c = base();
+    c.env("SGLANG_LAUNCH_PROFILES_DIR", &var)
+        .args(["profiles", "show", "p", "--profiles-dir"])
+        .arg(&opt);
+    let v: Value = serde_json::from_slice(
+        &c.args(["--json", "--topology", &topo("8x-h100-sxm-nvlink")])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(first(&v).starts_with(opt.to_str().unwrap()), "{v}");
+    let v = show(base().env("SGLANG_LAUNCH_PROFILES_DIR", &var), "p");
+    assert!(first(&v).starts_with(var.to_str().unwrap()));
+    assert!(first(&show(&mut base(), "p")).starts_with(user.to_str().unwrap()));
+    assert!(first(&show(&mut base(), "l4-1x")).starts_with(user.to_str().unwrap()));
+    // Without the user's file, the shipped one; the current directory is never searched.
+    assert_eq!(
+        first(&show(&mut sl(t.path()), "l4-1x")),
+        "shipped:profiles/l4-1x.toml"
+    );
+    write(Path::new(ROOT), "cwd-only-profile", SMALL);
+    let out = sl(t.path())
+        .args(["profiles", "show", "cwd-only-profile"])
+        .output()
+        .unwrap();
+    std::fs::remove_file(Path::new(ROOT).join("cwd-only-profile.toml")).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn extends_merges_parent_then_child_and_names_a_cycle() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    write(
+        &d,
+        "base",
+        "description = \"base\"\n[args]\nmodel-path = \"Qwen/Qwen3-8B\"\ntp = 2\n[env]\nA = \"1\"\n[launcher]\nsglang-version = \"0.5.23\"\nstrict = true\n",
+    );
+    write(
+        &d,
+        "child",
+        "extends = \"base\"\n[args]\ntp = 1\nenable-metrics = true\n[launcher]\nstrict = false\n",
+    );
+    let v = show(sl(t.path()).env("SGLANG_LAUNCH_PROFILES_DIR", &d), "child");
+    assert_eq!(v["description"], "base");
+    let args = v["args"].as_array().unwrap();
+    let tp = args.iter().find(|a| a["key"] == "tp").unwrap();
+    assert_eq!(tp["value"], 1);
+    assert!(tp["from"].as_str().unwrap().ends_with("child.toml"));
+    let mp = args.iter().find(|a| a["key"] == "model-path").unwrap();
+    assert!(mp["from"].as_str().unwrap().ends_with("base.toml"));
+    assert_eq!(v["launcher"]["strict"]["value"], false);
+    assert!(
+        v["launcher"]["sglang-version"]["from"]
+            .as_str()
+            .unwrap()
+            .ends_with("base.toml")
+    );
+    let tokens: Vec<&str> = v["plan"]["sglang_args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tokens,
+        [
+            "--model-path",
+            "Qwen/Qwen3-8B",
+            "--tp",
+            "1",
+            "--enable-metrics"
+        ]
+    );
+
+    write(&d, "a", "extends = \"b\"\n");
+    write(&d, "b", "\nextends = \"a\"\n");
+    sl(t.path())
+        .args(["check", "--profile", "a", "--profiles-dir"])
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "b.toml:2:11: extends forms a cycle: a → b → a",
+        ));
+}
+
+#[test]
+fn a_missing_profile_lists_the_available_ones_with_a_suggestion() {
+    let t = tempfile::tempdir().unwrap();
+    sl(t.path())
+        .args([
+            "plan",
+            "--profile",
+            "h100-nvlink-9x",
+            "--topology",
+            &topo("8x-h100-sxm-nvlink"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no profile named \"h100-nvlink-9x\" (did you mean h100-nvlink-8x?)",
+        ))
+        .stderr(predicate::str::contains(
+            "available: b200-8x, h100-nvlink-8x",
+        ));
+}
+
+fn broken(text: &str, expect: &str) {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    write(&d, "bad", text);
+    sl(t.path())
+        .args([
+            "run",
+            "--dry-run",
+            "--profile",
+            "bad",
+            "--topology",
+            &topo("8x-h100-sxm-nvlink"),
+            "--profiles-dir",
+        ])
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(format!(
+            "{}/bad.toml:{expect}",
+            d.display()
+        )));
+}
+
+#[test]
+fn unknown_keys_options_and_wrong_types_name_file_line_and_column() {
+    broken(
+        "description = \"x\"\n  colour = 1\n",
+        "2:3: unknown field `colour`",
+    );
+    broken("[hardware]\ngpus = 8\n", "2:1: unknown field `gpus`");
+    broken(
+        "[launcher]\nsglang-version = \"0.5.23\"\n[args]\nmodel-path = \"m\"\n tensor-paralel-size = 8\n",
+        "5:2: [args] tensor-paralel-size: SGLang 0.5.23 has no option --tensor-paralel-size",
+    );
+    broken(
+        "[launcher]\nsglang-version = \"0.5.23\"\n[args]\ntp = \"eight\"\n",
+        "4:1: [args] tp: expects an integer",
+    );
+    broken(
+        "[launcher]\nstrict = \"yes\"\n",
+        "2:10: invalid type: string \"yes\", expected a boolean",
+    );
+    broken(
+        "[hardware]\ncompute-capability = \"12\"\n",
+        "2:22: compute-capability \"12\" is not a condition",
+    );
+}
+
+#[test]
+fn a_group_or_world_writable_profile_is_refused_when_root() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(sglang_launch::profile::source::unsafe_for_root(0, 0o100646));
+    assert!(!sglang_launch::profile::source::unsafe_for_root(
+        1000, 0o100666
+    ));
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    write(&d, "open", SMALL);
+    std::fs::set_permissions(d.join("open.toml"), std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = sl(t.path())
+        .args([
+            "check",
+            "--profile",
+            "open",
+            "--topology",
+            &topo("1x-l4"),
+            "--profiles-dir",
+        ])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if nix::unistd::geteuid().is_root() {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr.contains(
+                "refusing a profile that group or others can write (mode 666) while running as root"
+            ),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    }
+}
+
+#[test]
+fn the_command_line_overrides_the_profile_and_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let out = sl(t.path())
+        .args([
+            "plan",
+            "--json",
+            "--profile",
+            "rtx-pro-6000-pcie-8x",
+            "--topology",
+            &topo("8x-rtx-pro-6000-pcie"),
+        ])
+        .args(["--", "--cuda-graph-max-bs-decode", "64", "--port", "30001"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`--cuda-graph-max-bs-decode 128` overridden by the command line's `--cuda-graph-max-bs-decode 64`"), "{stderr}");
+    assert!(!stderr.contains("--port"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sglang_parsed"]["cuda_graph_max_bs_decode"], 64);
+    assert_eq!(v["sglang_parsed"]["tp_size"], 8);
+    assert_eq!(v["sglang_version"], "0.5.23");
+    // An explicit --sglang-version wins over the profile's.
+    let out = sl(t.path())
+        .args([
+            "plan",
+            "--json",
+            "--profile",
+            "l4-1x",
+            "--sglang-version",
+            "0.5.10",
+            "--topology",
+            &topo("1x-l4"),
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sglang_version"], "0.5.10");
+}
+
+#[test]
+fn a_profile_for_other_hardware_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    sl(t.path())
+        .env("SGLANG_LAUNCH_PROFILE", "b200-8x")
+        .args(["run", "--dry-run", "--topology", &topo("1x-l4")])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(
+            "profile b200-8x is not for this machine: gpu-name = \"*B200*\" (GPU 0 is NVIDIA L4)",
+        ));
+}
+
+const MATCHES: [(&str, &str); 6] = [
+    ("rtx-pro-6000-pcie-8x", "8x-rtx-pro-6000-pcie"),
+    ("h100-nvlink-8x", "8x-h100-sxm-nvlink"),
+    ("h200-nvlink-8x", "8x-h200-nvlink"),
+    ("b200-8x", "8x-b200-nvlink"),
+    ("rtx-4090-pcie-2x", "2x-rtx-4090-pcie"),
+    ("l4-1x", "1x-l4"),
+];
+
+fn list(topology: &str) -> Vec<Value> {
+    let t = tempfile::tempdir().unwrap();
+    let out = sl(t.path())
+        .args(["profiles", "list", "--json", "--topology", &topo(topology)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["profiles"].as_array().unwrap().clone()
+}
+
+#[test]
+fn each_shipped_profile_runs_on_its_box_and_nowhere_else() {
+    for (profile, box_) in MATCHES {
+        let rows = list(box_);
+        assert_eq!(rows.len(), MATCHES.len());
+        for row in rows {
+            let mine = row["name"] == profile;
+            let want = if mine { "runnable" } else { "incompatible" };
+            assert_eq!(row["status"], want, "{box_}: {row}");
+            assert_eq!(row["details"].as_array().unwrap().is_empty(), mine, "{row}");
+        }
+        let t = tempfile::tempdir().unwrap();
+        let out = sl(t.path())
+            .args([
+                "check",
+                "--json",
+                "--profile",
+                profile,
+                "--topology",
+                &topo(box_),
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let errors: Vec<&Value> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .collect();
+        assert!(errors.is_empty(), "{profile}: {errors:?}");
+    }
+}
+
+#[test]
+fn list_shows_fixes_and_blocking_codes() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    write(
+        &d,
+        "fusion",
+        "[launcher]\nsglang-version = \"0.5.23\"\n[args]\nmodel-path = \"Qwen/Qwen3-32B\"\ntp = 8\nenable-flashinfer-allreduce-fusion = true\n",
+    );
+    write(
+        &d,
+        "too-wide",
+        "[launcher]\nsglang-version = \"0.5.23\"\n[args]\nmodel-path = \"Qwen/Qwen3-32B\"\ntp = 16\n",
+    );
+    let out = sl(t.path())
+        .args([
+            "profiles",
+            "list",
+            "--json",
+            "--topology",
+            &topo("8x-rtx-pro-6000-pcie"),
+            "--profiles-dir",
+        ])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |n: &str| {
+        v["profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("fusion")["status"], "runnable_with_changes");
+    assert!(
+        row("fusion")["details"][0]
+            .as_str()
+            .unwrap()
+            .contains("--enable-flashinfer-allreduce-fusion (ARCH001)")
+    );
+    assert_eq!(row("too-wide")["status"], "incompatible");
+    assert!(
+        row("too-wide")["details"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("TOP001")
+    );
+}
+
+#[test]
+fn the_origin_story_profile_fits_its_box() {
+    let t = tempfile::tempdir().unwrap();
+    let out = sl(t.path())
+        .args([
+            "plan",
+            "--json",
+            "--profile",
+            "rtx-pro-6000-pcie-8x",
+            "--topology",
+            &topo("8x-rtx-pro-6000-pcie"),
+        ])
+        .args(["--", "--model-path", "examples/models/Qwen3-32B"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["memory"]["fits"], true, "{v}");
+    assert_eq!(v["sglang_parsed"]["disable_custom_all_reduce"], true);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["severity"] != "error")
+    );
+}
