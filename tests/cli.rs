@@ -4,7 +4,9 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+use common::launcher as sl;
+
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -12,29 +14,6 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn topo(name: &str) -> String {
     format!("{ROOT}/examples/topologies/{name}.json")
-}
-
-fn sl() -> Command {
-    let mut c = Command::cargo_bin("sglang-launch").unwrap();
-    c.current_dir(ROOT).env("NO_COLOR", "1");
-    // Keep the host's own launcher settings out of the tests.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_LAUNCH_")
-            || k.starts_with("SGLANG_")
-            || k.starts_with("SLURM_")
-            || k.starts_with("LWS_")
-            || k == "CUDA_VISIBLE_DEVICES"
-        {
-            c.env_remove(k);
-        }
-    }
-    // No config file of the host: the system one is overridden, the user one absent.
-    c.env(
-        "SGLANG_LAUNCH_SYSTEM_CONFIG",
-        "/nonexistent/sglang-launch.toml",
-    )
-    .env("XDG_CONFIG_HOME", "/nonexistent");
-    c
 }
 
 fn plan_json(args: &[&str]) -> Value {

@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
+use common::launcher as sl;
+
 use serde_json::{Value, json};
 use sglang_launch::docs;
 use sglang_launch::facts::Topology;
@@ -141,28 +143,6 @@ fn topology_schema_and_reader_agree() {
     doc["gpus"][0].as_object_mut().unwrap().remove("uuid");
     assert!(Topology::from_json_str(&doc.to_string(), "edited").is_err());
     assert!(!validator.is_valid(&doc), "schema without gpus[0].uuid");
-}
-
-fn sl() -> Command {
-    let mut c = Command::cargo_bin("sglang-launch").unwrap();
-    c.current_dir(ROOT).env("NO_COLOR", "1");
-    // Keep the host's own launcher settings out of the test.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_")
-            || k.starts_with("SLURM_")
-            || k.starts_with("LWS_")
-            || k == "CUDA_VISIBLE_DEVICES"
-        {
-            c.env_remove(k);
-        }
-    }
-    // No config file of the host: the system one is overridden, the user one absent.
-    c.env(
-        "SGLANG_LAUNCH_SYSTEM_CONFIG",
-        "/nonexistent/sglang-launch.toml",
-    )
-    .env("XDG_CONFIG_HOME", "/nonexistent");
-    c
 }
 
 #[test]

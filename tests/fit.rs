@@ -1,33 +1,13 @@
 //! `--fit`: the values it chooses reach the command line and the report, it is opt-in, it never
 //! touches what it must not, and its own result is a fixpoint.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+mod common;
+use common::launcher as sl;
+
 const LLAMA_8B: &str = "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct";
 const QWQ_32B: &str = "tests/fixtures/models/Qwen__QwQ-32B";
-
-fn sl() -> Command {
-    let mut c = Command::cargo_bin("sglang-launch").unwrap();
-    c.current_dir(ROOT).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_")
-            || k.starts_with("SLURM_")
-            || k.starts_with("LWS_")
-            || k == "CUDA_VISIBLE_DEVICES"
-        {
-            c.env_remove(k);
-        }
-    }
-    // No config file of the host: the system one is overridden, the user one absent.
-    c.env(
-        "SGLANG_LAUNCH_SYSTEM_CONFIG",
-        "/nonexistent/sglang-launch.toml",
-    )
-    .env("XDG_CONFIG_HOME", "/nonexistent");
-    c
-}
 
 /// `plan --json` on a fixture box for an SGLang release, with launcher options and SGLang args.
 fn plan(topology: &str, version: &str, launcher: &[&str], sglang: &[&str]) -> Value {

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -274,27 +275,7 @@ impl Run {
 /// `check --json --topology … --sglang-version 0.5.23 <launcher> -- <sglang>` with only `env`
 /// of the Hugging Face and launcher settings.
 fn check(home: &Home, env: &[(&str, &str)], launcher: &[&str], sglang: &[&str]) -> Run {
-    let mut cmd = Command::cargo_bin("sglang-launch").unwrap();
-    cmd.current_dir(ROOT).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        let k_up = k.to_ascii_uppercase();
-        if k.starts_with("SGLANG_")
-            || k.starts_with("SLURM_")
-            || k.starts_with("LWS_")
-            || k.starts_with("HF_")
-            || k.starts_with("HUGGING")
-            || k_up.ends_with("_PROXY")
-            || k == "CUDA_VISIBLE_DEVICES"
-        {
-            cmd.env_remove(k);
-        }
-    }
-    // No config file of the host: the system one is overridden, the user one absent.
-    cmd.env(
-        "SGLANG_LAUNCH_SYSTEM_CONFIG",
-        "/nonexistent/sglang-launch.toml",
-    )
-    .env("XDG_CONFIG_HOME", "/nonexistent");
+    let mut cmd = common::launcher();
     let h = home.0.path();
     cmd.env("HOME", h)
         .env("XDG_CACHE_HOME", h.join("cache"))
@@ -480,9 +461,7 @@ fn a_gated_repo_without_a_valid_token_blocks_with_hub001_and_shows_no_token() {
         .to_owned();
     assert!(msg.contains("no access"), "{msg}");
     assert!(!run.text.contains(TOKEN));
-    let out = Command::cargo_bin("sglang-launch")
-        .unwrap()
-        .current_dir(ROOT)
+    let out = common::launcher()
         .env("HOME", home.0.path())
         .env("XDG_CACHE_HOME", home.0.path().join("cache"))
         .env("HF_HOME", home.0.path().join("hf"))

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::{Map, Value};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -33,23 +34,7 @@ fn configs(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn check(model_dir: &Path) -> Value {
-    let mut cmd = Command::cargo_bin("sglang-launch").unwrap();
-    cmd.current_dir(ROOT).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_")
-            || k.starts_with("SLURM_")
-            || k.starts_with("LWS_")
-            || k == "CUDA_VISIBLE_DEVICES"
-        {
-            cmd.env_remove(k);
-        }
-    }
-    // No config file of the host: the system one is overridden, the user one absent.
-    cmd.env(
-        "SGLANG_LAUNCH_SYSTEM_CONFIG",
-        "/nonexistent/sglang-launch.toml",
-    )
-    .env("XDG_CONFIG_HOME", "/nonexistent");
+    let mut cmd = common::launcher();
     let out = cmd
         .args([
             "check",

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
@@ -14,14 +16,8 @@ fn topo(name: &str) -> String {
 
 /// The launcher with the host's settings removed and the user's config dir in `home`.
 fn sl(home: &Path) -> Command {
-    let mut c = Command::cargo_bin("sglang-launch").unwrap();
-    c.current_dir(ROOT).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" || k == "XDG_CONFIG_HOME" {
-            c.env_remove(k);
-        }
-    }
-    c.env("HOME", home);
+    let mut c = common::launcher();
+    c.env_remove("XDG_CONFIG_HOME").env("HOME", home);
     c
 }
 

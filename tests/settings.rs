@@ -4,6 +4,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -36,13 +38,7 @@ impl Box {
     }
 
     fn sl(&self) -> Command {
-        let mut c = Command::cargo_bin("sglang-launch").unwrap();
-        c.current_dir(ROOT).env("NO_COLOR", "1");
-        for (k, _) in std::env::vars() {
-            if k.starts_with("SGLANG_") || k == "CUDA_VISIBLE_DEVICES" {
-                c.env_remove(k);
-            }
-        }
+        let mut c = common::launcher();
         c.env("SGLANG_LAUNCH_SYSTEM_CONFIG", self.system())
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
             .env("HOME", self.dir.path());

@@ -1,18 +1,9 @@
 //! `sglang-launch upgrade`: a command line (and its `--config` file) moved to another release.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn sl() -> Command {
-    let mut c = Command::cargo_bin("sglang-launch").unwrap();
-    c.env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SGLANG_") || k.starts_with("SGL_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
+mod common;
+use common::launcher as sl;
 
 fn advice(from: &str, to: &str, line: &[&str]) -> (Value, i32) {
     let out = sl()

@@ -5,6 +5,8 @@
 //!
 //! `support.rs` holds the scenario builder and explains how to write a case.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod support;
 
 mod api;

@@ -2,12 +2,10 @@
 //! plan): no check to call, so each is triggered through the real binary, `check --json`, and
 //! the finding's message snapshotted like the checked rules' messages.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 use crate::support::finding_text;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const LLAMA_8B: &str = "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct";
 const QWQ_32B: &str = "tests/fixtures/models/Qwen__QwQ-32B";
 
@@ -26,21 +24,7 @@ fn findings_with(
     launcher: &[&str],
     sglang: &[&str],
 ) -> String {
-    let mut cmd = Command::cargo_bin("sglang-launch").unwrap();
-    cmd.current_dir(ROOT).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        let hf =
-            !env.is_empty() && (k.starts_with("HF_") || k.to_ascii_uppercase().ends_with("_PROXY"));
-        if k.starts_with("SGLANG_")
-            || k.starts_with("SLURM_")
-            || k.starts_with("LWS_")
-            || k == "MASTER_PORT"
-            || k == "CUDA_VISIBLE_DEVICES"
-            || hf
-        {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = crate::common::launcher();
     cmd.envs(env.iter().copied());
     let out = cmd
         .args(["check", "--json", "--topology"])

@@ -199,23 +199,21 @@ fn messages_match_the_snapshots() {
 #[test]
 fn the_binary_blocks_a_misfit_fp8_checkpoint() {
     let run = |extra: &[&str]| {
-        let mut cmd = assert_cmd::Command::cargo_bin("sglang-launch").unwrap();
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env_remove("CUDA_VISIBLE_DEVICES")
-            .args([
-                "check",
-                "--json",
-                "--sglang-version",
-                "0.5.23",
-                "--topology",
-            ])
-            .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
-            .args(["--", "--model-path"])
-            .arg(format!("tests/fixtures/models/{Q235}"))
-            .args(["--tp", "8"])
-            .args(extra)
-            .output()
-            .unwrap()
+        let mut cmd = crate::common::launcher();
+        cmd.args([
+            "check",
+            "--json",
+            "--sglang-version",
+            "0.5.23",
+            "--topology",
+        ])
+        .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
+        .args(["--", "--model-path"])
+        .arg(format!("tests/fixtures/models/{Q235}"))
+        .args(["--tp", "8"])
+        .args(extra)
+        .output()
+        .unwrap()
     };
     let out = run(&[]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

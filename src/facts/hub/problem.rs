@@ -107,8 +107,10 @@ impl std::fmt::Display for Problem {
                 reason,
             } => write!(
                 f,
-                "could not reach the Hugging Face Hub at {endpoint} for {repo} ({reason}); \
-                 {NO_FACTS} (--offline or HF_HUB_OFFLINE=1 skips the Hub)"
+                "could not reach the Hugging Face Hub at {} for {repo} ({}); \
+                 {NO_FACTS} (--offline or HF_HUB_OFFLINE=1 skips the Hub)",
+                hide_userinfo(endpoint),
+                hide_userinfo(reason),
             ),
             Problem::TooLarge { repo, file, limit } => write!(
                 f,
@@ -124,6 +126,31 @@ impl std::fmt::Display for Problem {
 }
 
 impl std::error::Error for Problem {}
+
+/// `text` with the credentials of every URL in it (`scheme://user:password@host`) masked: an
+/// `HF_ENDPOINT` may carry them, and the client's errors quote the URL.
+fn hide_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(at) => {
+                // The mask every output uses (facts sit below `secrets`).
+                out.push_str("***");
+                out.push_str(&tail[at..end]);
+            }
+            None => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
 
 /// The problem a 4xx answer means, from the Hub's `X-Error-Code` first, else the status.
 /// `file`: the file asked for (`None` for the model-info request).
@@ -168,6 +195,22 @@ pub(super) fn refusal(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoints_credentials_are_never_shown() {
+        let p = Problem::Unreachable {
+            endpoint: "https://me:s3cret@mirror.example:8443".into(),
+            repo: "org/name".into(),
+            reason:
+                "io: Connection refused: https://me:s3cret@mirror.example:8443/api/models/org/name"
+                    .into(),
+        };
+        let text = p.to_string();
+        assert!(!text.contains("s3cret") && !text.contains("me:"), "{text}");
+        assert!(text.contains("https://***@mirror.example:8443"), "{text}");
+        assert_eq!(hide_userinfo("http://host/a@b"), "http://host/a@b");
+        assert_eq!(hide_userinfo("no url"), "no url");
+    }
 
     fn r(file: Option<&str>, status: u16, code: Option<&str>) -> Problem {
         refusal("http://hub", "o/m", "v2", file, status, code, false)

@@ -32,7 +32,8 @@ pub struct Settings {
     pub token: Option<Token>,
     /// Our own cache of fetched files (never the user's HF cache); `None` without a home.
     pub cache_root: Option<PathBuf>,
-    /// The network may be used: the launcher allows it and `HF_HUB_OFFLINE` is not set.
+    /// The network may be used: the launcher allows it, `HF_HUB_OFFLINE` is not set and SGLang
+    /// downloads from the Hugging Face Hub (not ModelScope).
     pub network: bool,
 }
 
@@ -47,7 +48,11 @@ impl Settings {
             endpoint,
             token: token(env),
             cache_root: cache_root(env),
-            network: allowed && !env.truthy("HF_HUB_OFFLINE"),
+            // With SGLANG_USE_MODELSCOPE, SGLang downloads the id from ModelScope: what the
+            // Hugging Face Hub says about it (a 404, say) would judge another repository.
+            network: allowed
+                && !env.truthy("HF_HUB_OFFLINE")
+                && !env.truthy("SGLANG_USE_MODELSCOPE"),
         }
     }
 }
@@ -119,6 +124,8 @@ mod tests {
     fn hf_hub_offline_or_the_launcher_turns_the_network_off() {
         assert!(!Settings::from_env(&env(&[("HF_HUB_OFFLINE", "1")]), true).network);
         assert!(!Settings::from_env(&env(&[]), false).network);
+        let modelscope = env(&[("SGLANG_USE_MODELSCOPE", "true")]);
+        assert!(!Settings::from_env(&modelscope, true).network);
     }
 
     #[test]

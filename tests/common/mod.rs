@@ -1,0 +1,33 @@
+//! The launcher binary with the host's own settings kept out, for every test that runs it.
+
+use assert_cmd::Command;
+
+/// A variable of the host that would change what the launcher does: SGLang's and the
+/// launcher's own, the schedulers' (Slurm, LeaderWorkerSet), the Hugging Face Hub's and proxies.
+fn host_setting(k: &str) -> bool {
+    ["SGLANG_", "SGL_", "SLURM_", "LWS_", "HF_", "HUGGING"]
+        .iter()
+        .any(|p| k.starts_with(p))
+        || k.to_ascii_uppercase().ends_with("_PROXY")
+        || k == "MASTER_PORT"
+        || k == "CUDA_VISIBLE_DEVICES"
+}
+
+/// `sglang-launch` run from the repository root, without colour, the host's settings or its
+/// config files (the system one is overridden, the user one absent).
+pub fn launcher() -> Command {
+    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1");
+    for (k, _) in std::env::vars_os() {
+        if let Some(k) = k.to_str().filter(|k| host_setting(k)) {
+            c.env_remove(k);
+        }
+    }
+    c.env(
+        "SGLANG_LAUNCH_SYSTEM_CONFIG",
+        "/nonexistent/sglang-launch.toml",
+    )
+    .env("XDG_CONFIG_HOME", "/nonexistent");
+    c
+}
