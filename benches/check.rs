@@ -3,6 +3,7 @@
 //! * `check` with a topology file and a 12-flag command line: median wall time and peak RSS of
 //!   the release binary, over many runs (targets: ≤ 10 ms, ≤ 15 MB);
 //! * release binary size (target ≤ 5 MB);
+//! * `check --fit` on a line it lowers, next to the same check without it;
 //! * time rule evaluation adds to a check (in process; target well under 1 ms).
 
 use std::ffi::OsString;
@@ -39,29 +40,18 @@ const ARGS: &[&str] = &[
     "--skip-server-warmup",
 ];
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn main() {
-    let bin = env!("CARGO_BIN_EXE_sglang-launch");
-    let topo = format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json");
-    let runs = 200;
+/// Median and p90 wall time of `check --sglang-version 0.5.23 <launcher> -- <sglang>` over
+/// `runs` runs of the release binary.
+fn wall(bin: &str, launcher: &[&str], sglang: &[&str], runs: usize) -> (Duration, Duration) {
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let start = Instant::now();
         let status = Command::new(bin)
             .current_dir(ROOT)
-            .args([
-                "check",
-                "--topology",
-                &topo,
-                "--sglang-version",
-                "0.5.23",
-                "--",
-            ])
-            .args(ARGS)
+            .args(["check", "--sglang-version", "0.5.23"])
+            .args(launcher)
+            .arg("--")
+            .args(sglang)
             .env("NO_COLOR", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -73,14 +63,17 @@ fn main() {
             "check failed: {status:?}"
         );
     }
+    times.sort();
+    (times[runs / 2], times[runs * 9 / 10])
+}
+
+fn main() {
+    let bin = env!("CARGO_BIN_EXE_sglang-launch");
+    let topo = format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json");
+    let runs = 200;
+    let (med, p90) = wall(bin, &["--topology", &topo], ARGS, runs);
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .expect("getrusage");
-    let p90 = {
-        let mut t = times.clone();
-        t.sort();
-        t[runs * 9 / 10]
-    };
-    let med = median(&mut times);
     let size = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
     println!("check, 12 SGLang flags, topology file ({runs} runs of the release binary)");
     println!(
@@ -93,6 +86,20 @@ fn main() {
         "  binary size: {:.2} MB ({})",
         size as f64 / 1e6,
         Path::new(bin).display()
+    );
+    // `--fit` on a line it changes: Llama-3.1-8B at its 128k context on one RTX 4090.
+    let small = format!("{ROOT}/tests/fixtures/topologies/2x-rtx-4090-pcie.json");
+    let llama = [
+        "--model-path",
+        "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct",
+    ];
+    let (plain, _) = wall(bin, &["--topology", &small], &llama, runs);
+    let (fit, _) = wall(bin, &["--topology", &small, "--fit"], &llama, runs);
+    println!(
+        "--fit on a line it lowers (Llama-3.1-8B, 128k context, RTX 4090): median {:.2} ms, \
+         without --fit {:.2} ms",
+        fit.as_secs_f64() * 1e3,
+        plain.as_secs_f64() * 1e3
     );
 
     // Rule evaluation alone, in process, on the same facts.
