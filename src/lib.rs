@@ -11,6 +11,7 @@
 pub mod docs;
 pub mod exec;
 pub mod facts;
+pub mod fsread;
 pub mod invocation;
 pub mod plan;
 pub mod profile;

@@ -1,0 +1,432 @@
+//! Every file the launcher reads, read one bounded way: opened without blocking, required to be
+//! a regular file (checked on the opened descriptor, so a swap after the check changes nothing),
+//! capped in size per kind before anything is allocated, and given up on after a deadline. A
+//! FIFO, a device, a directory or a multi-gigabyte file named where a small file belongs gets one
+//! message naming the file and what to do, never a hang and never an out-of-memory kill. Messages
+//! never quote the file's bytes.
+//!
+//! What each kind caps, and what its caller does when the read fails:
+//!
+//! | kind | cap | on failure |
+//! |---|---|---|
+//! | `--topology` file | 16 MiB | usage error, exit 2 |
+//! | SGLang `--config` YAML | 16 MiB | ARG001 error finding (SGLang would fail too), exit 1 |
+//! | launcher `config.toml` | 1 MiB | usage error, exit 2 |
+//! | profile (`NAME.toml`) | 1 MiB | usage error, exit 2 |
+//! | model JSON (`config.json`, index, Hub record) | 64 MiB | MEM002 warning: the model's facts are estimated |
+//! | safetensors header | 100 MiB + 8 | the index stands in, else MEM002 warning |
+//! | HF cache ref (`refs/<branch>`) | 1 KiB | warning; the newest snapshot (or none at `--revision`) |
+//! | HF token file | 64 KiB | warning; the Hub is asked without a token |
+//! | `METADATA` / `PKG-INFO` | first 1 MiB | warning; that package's version is unknown |
+//! | pyenv `.python-version` / `version` | 4 KiB | warning; the next source of the version is used |
+//! | `pyvenv.cfg`, torch `version.py`, CUDA `version.*` | 1 MiB | warning; the fact is unknown |
+//! | flag-set cache | 16 MiB | warning; the flags are read from SGLang again |
+//! | `/proc`, hostname | 16 MiB | warning; the fact is unknown |
+//!
+//! A missing optional file is no news and says nothing. Inputs the user named fail; context the
+//! launcher looks for on its own warns once and goes on, as a drop-in must not block a command
+//! that works.
+
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+
+/// How long one open-and-read may take: a hung network or FUSE mount blocks `open` and `read`
+/// in a way no signal but SIGKILL ends, so the read runs on a thread the launcher can leave.
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// One kind of file: what to call it, how big it may be, and what the user should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind {
+    /// `topology file`, `profile`, … (after "cannot read").
+    pub what: &'static str,
+    /// Bytes beyond this are refused (or, for [`head`], not read).
+    pub limit: u64,
+    /// What to do, after the problem.
+    pub hint: &'static str,
+}
+
+pub const TOPOLOGY: Kind = Kind {
+    what: "topology file",
+    limit: 16 * MIB,
+    hint: "check the path given to --topology (`sglang-launch detect --json > FILE` writes one)",
+};
+pub const SGLANG_CONFIG: Kind = Kind {
+    what: "config file",
+    limit: 16 * MIB,
+    hint: "pass a regular YAML file to --config",
+};
+pub const LAUNCHER_CONFIG: Kind = Kind {
+    what: "launcher config file",
+    limit: MIB,
+    hint: "make it a regular TOML file or remove it",
+};
+pub const PROFILE: Kind = Kind {
+    what: "profile",
+    limit: MIB,
+    hint: "make it a regular TOML file, fix its permissions or remove it",
+};
+pub const MODEL_JSON: Kind = Kind {
+    what: "model file",
+    limit: 64 * MIB,
+    hint: "the model's facts are estimated without it",
+};
+/// The 8-byte length prefix and the largest header the model reader accepts.
+pub const SAFETENSORS: Kind = Kind {
+    what: "safetensors file",
+    limit: 100 * MIB + 8,
+    hint: "the index or an estimate stands in",
+};
+pub const HF_REF: Kind = Kind {
+    what: "Hugging Face cache ref",
+    limit: KIB,
+    hint: "it should hold one commit hash; ignored",
+};
+pub const HF_TOKEN: Kind = Kind {
+    what: "Hugging Face token file",
+    limit: 64 * KIB,
+    hint: "the Hub is asked without a token",
+};
+pub const PACKAGE_METADATA: Kind = Kind {
+    what: "package metadata",
+    limit: MIB,
+    hint: "that package's version is unknown",
+};
+pub const PYTHON_VERSION: Kind = Kind {
+    what: "pyenv version file",
+    limit: 4 * KIB,
+    hint: "make it a regular file naming a version, or remove it; ignored",
+};
+pub const PYTHON_ENV: Kind = Kind {
+    what: "Python environment file",
+    limit: MIB,
+    hint: "ignored",
+};
+pub const FLAG_CACHE: Kind = Kind {
+    what: "flag-set cache file",
+    limit: 16 * MIB,
+    hint: "the flags are read from SGLang again",
+};
+pub const SYSTEM: Kind = Kind {
+    what: "system file",
+    limit: 16 * MIB,
+    hint: "ignored",
+};
+
+/// Why a read failed, without the path (callers that frame their own message use this).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// `open` or `read` failed: no such file, permission denied, a symlink loop, …
+    Os {
+        kind: io::ErrorKind,
+        errno: Option<i32>,
+    },
+    /// A directory, FIFO, device or socket: reading it would fail, block or never end.
+    NotRegular(&'static str),
+    TooLarge {
+        limit: u64,
+    },
+    /// Not UTF-8 where text is needed.
+    NotText,
+    TimedOut,
+}
+
+impl Problem {
+    fn os(e: &io::Error) -> Problem {
+        Problem::Os {
+            kind: e.kind(),
+            errno: e.raw_os_error(),
+        }
+    }
+
+    /// The file is not there (or a directory on its path is not one): no news for optional files.
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Problem::Os { kind, .. }
+            if matches!(kind, io::ErrorKind::NotFound | io::ErrorKind::NotADirectory))
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Os { errno: Some(n), .. } => io::Error::from_raw_os_error(*n).fmt(f),
+            Problem::Os { kind, .. } => kind.fmt(f),
+            Problem::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
+            Problem::TooLarge { limit } => write!(f, "larger than {}", size(*limit)),
+            Problem::NotText => f.write_str("not UTF-8 text"),
+            Problem::TimedOut => write!(
+                f,
+                "no answer in {} s (a hung network or FUSE mount?)",
+                DEADLINE.as_secs()
+            ),
+        }
+    }
+}
+
+/// `Os` problems keep their errno, so messages built on `io::Error` read as before.
+impl From<Problem> for io::Error {
+    fn from(p: Problem) -> io::Error {
+        match p {
+            Problem::Os { errno: Some(n), .. } => io::Error::from_raw_os_error(n),
+            Problem::Os { kind, .. } => io::Error::from(kind),
+            Problem::TimedOut => io::Error::new(io::ErrorKind::TimedOut, p.to_string()),
+            other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+        }
+    }
+}
+
+fn size(bytes: u64) -> String {
+    if bytes >= MIB && bytes % MIB < MIB / 100 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// A failed read: which file, of what kind, and why. Display is the whole message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub kind: Kind,
+    pub problem: Problem,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot read {} {}: {}; {}",
+            self.kind.what,
+            self.path.display(),
+            self.problem,
+            self.kind.hint
+        )
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// The first bytes of a file and its whole length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub bytes: Vec<u8>,
+    pub file_len: u64,
+}
+
+/// The whole file; `TooLarge` past the kind's limit.
+pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, ReadError> {
+    bounded(path, kind, kind.limit, false).map(|h| h.bytes)
+}
+
+/// The whole file as text.
+pub fn read_string(path: &Path, kind: Kind) -> Result<String, ReadError> {
+    let bytes = read(path, kind)?;
+    String::from_utf8(bytes).map_err(|_| ReadError {
+        path: path.to_owned(),
+        kind,
+        problem: Problem::NotText,
+    })
+}
+
+/// At most `len` bytes (and never past the kind's limit) from the start of the file, which may
+/// be longer.
+pub fn head(path: &Path, kind: Kind, len: u64) -> Result<Head, ReadError> {
+    bounded(path, kind, len.min(kind.limit), true)
+}
+
+/// Text of a file the launcher looks for on its own: `None` when it is missing (silently) or
+/// cannot be read (with one warning per file on stderr).
+pub fn optional_string(path: &Path, kind: Kind) -> Option<String> {
+    match read_string(path, kind) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            warn_unless_missing(&e);
+            None
+        }
+    }
+}
+
+/// Prints one warning per file (several passes may look at the same one), unless it is missing.
+pub fn warn_unless_missing(e: &ReadError) {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static WARNED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+    if e.problem.is_missing() {
+        return;
+    }
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if warned.get_or_insert_with(HashSet::new).insert(e.path.clone()) {
+        eprintln!("sglang-launch: warning: {e}");
+    }
+}
+
+fn bounded(path: &Path, kind: Kind, len: u64, partial: bool) -> Result<Head, ReadError> {
+    let owned = path.to_owned();
+    let outcome = with_deadline(DEADLINE, move || read_at_most(&owned, len, partial));
+    outcome
+        .unwrap_or(Err(Problem::TimedOut))
+        .map_err(|problem| ReadError {
+            path: path.to_owned(),
+            kind,
+            problem,
+        })
+}
+
+/// Opens without blocking (a FIFO with no writer would wait forever), requires a regular file
+/// on the opened descriptor, then reads at most `len` bytes (`len + 1` to tell a longer file:
+/// `/proc` files report size 0, so the size alone does not bound the read).
+fn read_at_most(path: &Path, len: u64, partial: bool) -> Result<Head, Problem> {
+    let flags = OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits())
+        .open(path)
+        .map_err(|e| Problem::os(&e))?;
+    let meta = file.metadata().map_err(|e| Problem::os(&e))?;
+    let ft = meta.file_type();
+    if !ft.is_file() {
+        return Err(Problem::NotRegular(describe(&ft)));
+    }
+    // Regular files ignore O_NONBLOCK on most file systems; clear it for the rest.
+    fcntl(&file, FcntlArg::F_SETFL(OFlag::empty())).map_err(|e| Problem::os(&e.into()))?;
+    let file_len = meta.len();
+    if !partial && file_len > len {
+        return Err(Problem::TooLarge { limit: len });
+    }
+    let mut bytes = Vec::with_capacity(file_len.min(len) as usize);
+    let want = if partial { len } else { len + 1 };
+    file.take(want)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Problem::os(&e))?;
+    if !partial && bytes.len() as u64 > len {
+        return Err(Problem::TooLarge { limit: len });
+    }
+    Ok(Head { bytes, file_len })
+}
+
+fn describe(ft: &std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// `f()` on its own thread, or `None` when it has not returned in `limit`. A thread left behind
+/// ends with the process (exit or exec).
+fn with_deadline<T: Send + 'static>(
+    limit: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let theirs = job.clone();
+    let spawned = std::thread::Builder::new()
+        .name("fsread".into())
+        .spawn(move || {
+            let f = theirs.lock().ok().and_then(|mut j| j.take());
+            if let Some(f) = f {
+                let _ = tx.send(f());
+            }
+        });
+    if spawned.is_err() {
+        // No thread to spare (a process limit): read here, without the deadline.
+        let f = job.lock().ok().and_then(|mut j| j.take())?;
+        return Some(f());
+    }
+    rx.recv_timeout(limit).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.json");
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = read(&p, TOPOLOGY).unwrap_err();
+        assert_eq!(e.problem, Problem::NotRegular("a named pipe (FIFO)"));
+        let m = e.to_string();
+        assert!(m.starts_with("cannot read topology file "), "{m}");
+        assert!(m.contains("--topology"), "{m}");
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused() {
+        let e = read(Path::new("/dev/zero"), TOPOLOGY).unwrap_err();
+        assert_eq!(e.problem, Problem::NotRegular("a character device"));
+        let e = read(Path::new("/"), PROFILE).unwrap_err();
+        assert_eq!(e.problem, Problem::NotRegular("a directory"));
+    }
+
+    #[test]
+    fn the_cap_holds_and_a_prefix_may_be_read_from_a_longer_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big");
+        std::fs::write(&p, vec![b'x'; 5000]).unwrap();
+        let e = read(&p, PYTHON_VERSION).unwrap_err();
+        assert_eq!(e.problem, Problem::TooLarge { limit: 4096 });
+        assert!(e.to_string().contains("larger than 4 KiB"), "{e}");
+        let h = head(&p, PYTHON_VERSION, 10).unwrap();
+        assert_eq!((h.bytes.len(), h.file_len), (10, 5000));
+        assert_eq!(read(&p, PACKAGE_METADATA).unwrap().len(), 5000);
+    }
+
+    #[test]
+    fn proc_files_that_report_size_zero_are_read_whole() {
+        let t = read_string(Path::new("/proc/self/status"), SYSTEM).unwrap();
+        assert!(t.contains("Name:"));
+    }
+
+    #[test]
+    fn missing_files_are_told_apart_and_keep_the_os_words() {
+        let e = read(Path::new("/nonexistent/x"), PROFILE).unwrap_err();
+        assert!(e.problem.is_missing());
+        assert!(e.to_string().contains("No such file or directory"), "{e}");
+        let io: io::Error = e.problem.into();
+        assert_eq!(io.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_named_without_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("v");
+        std::fs::write(&p, b"secret\xff").unwrap();
+        let e = read_string(&p, PYTHON_VERSION).unwrap_err();
+        assert_eq!(e.problem, Problem::NotText);
+        assert!(!e.to_string().contains("secret"));
+    }
+
+    #[test]
+    fn a_read_that_does_not_return_is_left_behind() {
+        let t = std::time::Instant::now();
+        let r = with_deadline(Duration::from_millis(50), || {
+            std::thread::sleep(Duration::from_secs(5));
+            1
+        });
+        assert_eq!(r, None);
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert_eq!(with_deadline(Duration::from_secs(5), || 2), Some(2));
+    }
+}
