@@ -148,10 +148,15 @@ impl Problem {
         }
     }
 
+    /// The OS said there is no such file.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Problem::Os { kind, .. } if *kind == io::ErrorKind::NotFound)
+    }
+
     /// The file is not there (or a directory on its path is not one): no news for optional files.
     pub fn is_missing(&self) -> bool {
-        matches!(self, Problem::Os { kind, .. }
-            if matches!(kind, io::ErrorKind::NotFound | io::ErrorKind::NotADirectory))
+        self.is_not_found()
+            || matches!(self, Problem::Os { kind, .. } if *kind == io::ErrorKind::NotADirectory)
     }
 }
 
@@ -259,15 +264,22 @@ pub fn optional_string(path: &Path, kind: Kind) -> Option<String> {
 
 /// Prints one warning per file (several passes may look at the same one), unless it is missing.
 pub fn warn_unless_missing(e: &ReadError) {
+    if !e.problem.is_missing() {
+        warn_once(&e.path, &e.to_string());
+    }
+}
+
+/// `sglang-launch: warning: MESSAGE` on stderr, the first time a warning names this path.
+pub fn warn_once(path: &Path, message: &str) {
     use std::collections::HashSet;
     use std::sync::Mutex;
     static WARNED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
-    if e.problem.is_missing() {
-        return;
-    }
     let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
-    if warned.get_or_insert_with(HashSet::new).insert(e.path.clone()) {
-        eprintln!("sglang-launch: warning: {e}");
+    if warned
+        .get_or_insert_with(HashSet::new)
+        .insert(path.to_owned())
+    {
+        eprintln!("sglang-launch: warning: {message}");
     }
 }
 

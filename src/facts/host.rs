@@ -20,7 +20,9 @@ impl HostFacts {
     /// Reads `/dev/shm`, `/proc/self/mounts` and container markers. Never fails: what cannot be
     /// read is left unknown.
     pub fn probe() -> Self {
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let mounts =
+            crate::fsread::optional_string(Path::new("/proc/self/mounts"), crate::fsread::SYSTEM)
+                .unwrap_or_default();
         let in_container = Path::new("/.dockerenv").exists()
             || Path::new("/run/.containerenv").exists()
             || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();

@@ -51,7 +51,9 @@ pub struct HostRecord {
 impl HostRecord {
     /// This machine's host facts and the given packages, as `detect` records them.
     pub fn probe(packages: Option<&Packages>) -> HostRecord {
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let mounts =
+            crate::fsread::optional_string(Path::new("/proc/self/mounts"), crate::fsread::SYSTEM)
+                .unwrap_or_default();
         let facts = HostFacts::probe();
         let mut record = HostRecord {
             shm_present: Some(facts.shm_present),

@@ -304,7 +304,7 @@ pub fn cuda_version(v: i32) -> String {
 fn hostname() -> Option<String> {
     ["/proc/sys/kernel/hostname", "/etc/hostname"]
         .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
+        .find_map(|p| crate::fsread::optional_string(Path::new(p), crate::fsread::SYSTEM))
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
 }

@@ -16,6 +16,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::facts::Env;
+use crate::fsread;
 use crate::sglang::site::{self, Dist};
 
 /// Distributions worth reading (PEP 503 normalized names). Everything else in site-packages
@@ -169,7 +170,7 @@ impl Packages {
             .and_then(Path::parent)
             .map(|site| site.join("torch").join("version.py"));
         out.torch_build = version_py
-            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|p| fsread::optional_string(&p, fsread::PYTHON_ENV))
             .and_then(|text| torch_build_from_version_py(&text))
             .or_else(|| out.get("torch").and_then(torch_build_from_label));
         out
@@ -303,11 +304,11 @@ fn find_toolkit(env: &Env, default: &Path) -> Option<Toolkit> {
 
 /// `{"cuda": {"version": "12.8.1"}}` in version.json, or `CUDA Version 11.0.228` in version.txt.
 fn toolkit_version(home: &Path) -> Option<Cuda> {
-    if let Ok(text) = std::fs::read_to_string(home.join("version.json")) {
+    if let Some(text) = fsread::optional_string(&home.join("version.json"), fsread::PYTHON_ENV) {
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         return Cuda::from_dotted(v.get("cuda")?.get("version")?.as_str()?);
     }
-    let text = std::fs::read_to_string(home.join("version.txt")).ok()?;
+    let text = fsread::optional_string(&home.join("version.txt"), fsread::PYTHON_ENV)?;
     Cuda::from_dotted(text.trim().strip_prefix("CUDA Version")?)
 }
 

@@ -451,9 +451,11 @@ impl Topology {
     /// Read and validate a topology file.
     pub fn load(path: &Path) -> Result<Topology, TopologyError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Read {
-            origin: origin.clone(),
-            source,
+        let text = crate::fsread::read_string(path, crate::fsread::TOPOLOGY).map_err(|e| {
+            TopologyError::Read {
+                origin: origin.clone(),
+                source: e.problem.into(),
+            }
         })?;
         Topology::from_json_str(&text, &origin)
     }

@@ -32,10 +32,10 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>) -> Result<i32, Fatal> {
     let sel = version::select(a.sglang_version.as_deref(), a.python.as_deref());
     let from = sel.flags;
     let args = parse(from, tokens);
-    let config_text = args
-        .config
-        .as_ref()
-        .and_then(|c| std::fs::read_to_string(&c.file).ok());
+    let config_text = args.config.as_ref().and_then(|c| {
+        let file = std::path::Path::new(&c.file);
+        crate::fsread::optional_string(file, crate::fsread::SGLANG_CONFIG)
+    });
     let r = rewrite(&args, to, config_text.as_deref());
     let env = Env::from_process();
     let advice = advise(&args, &r, &env, &sel.requested, a.show_secrets);

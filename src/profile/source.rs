@@ -141,12 +141,8 @@ fn check_name(name: &str) -> Result<(), ProfileError> {
 
 fn read(name: &str, path: &Path) -> Result<Found, ProfileError> {
     refuse_unsafe_for_root(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ProfileError(format!(
-            "{}: cannot read profile: {e}; fix its permissions or remove it",
-            path.display()
-        ))
-    })?;
+    let text = crate::fsread::read_string(path, crate::fsread::PROFILE)
+        .map_err(|e| ProfileError(e.to_string()))?;
     Ok(Found {
         name: name.to_owned(),
         origin: path.display().to_string(),

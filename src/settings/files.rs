@@ -44,7 +44,8 @@ pub fn read(path: &Path) -> Result<Option<Layer>, String> {
             meta.mode() & 0o7777
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let text = crate::fsread::read_string(path, crate::fsread::LAUNCHER_CONFIG)
+        .map_err(|e| e.to_string())?;
     parse(path, &text).map(Some)
 }
 

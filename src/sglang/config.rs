@@ -27,6 +27,7 @@ use super::flagset::{Action, ActionKind, FlagSet, Nargs};
 use super::pytypes::py_repr_str;
 use super::pyyaml::{DumpError, Py, YamlError, safe_load};
 use super::release;
+use crate::fsread;
 
 /// The option SGLang looks for.
 pub const CONFIG_OPTION: &str = "--config";
@@ -76,6 +77,9 @@ pub enum ConfigError {
         reason: String,
         path: String,
     },
+    /// Not a file SGLang could read in bounded time and memory (the launcher's message).
+    #[error("{0}")]
+    Refused(String),
     /// The file is not UTF-8: the first byte that is not, and where.
     #[error(
         "UnicodeDecodeError: 'utf-8' codec can't decode byte 0x{byte:02x} in position {pos}: invalid start byte (config file {path})"
@@ -138,7 +142,7 @@ pub fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
             path: path.to_owned(),
         });
     }
-    let bytes = std::fs::read(p).map_err(|e| read_error(&e, path))?;
+    let bytes = fsread::read(p, fsread::SGLANG_CONFIG).map_err(|e| read_error(e, path))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let pos = e.utf8_error().valid_up_to();
         ConfigError::NotUtf8 {
@@ -150,8 +154,14 @@ pub fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
     convert(flags, path, &text)
 }
 
-/// The `OSError` subclass Python's `open()` raises for this failure.
-fn read_error(e: &std::io::Error, path: &str) -> ConfigError {
+/// The `OSError` subclass Python's `open()` raises for this failure; a file SGLang would hang
+/// on or fill memory with (a FIFO, a device, gigabytes) gets the launcher's own message.
+fn read_error(e: fsread::ReadError, path: &str) -> ConfigError {
+    let e = match e.problem {
+        fsread::Problem::Os { .. } => std::io::Error::from(e.problem),
+        fsread::Problem::NotRegular("a directory") => std::io::ErrorKind::IsADirectory.into(),
+        _ => return ConfigError::Refused(e.to_string()),
+    };
     let (class, errno, reason) = match e.kind() {
         std::io::ErrorKind::IsADirectory => ("IsADirectoryError", 21, "Is a directory".to_owned()),
         std::io::ErrorKind::PermissionDenied => {

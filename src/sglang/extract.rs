@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::flagset::FlagSet;
+use crate::fsread;
 
 /// The extractor, run with `python -c`.
 const EXTRACTOR: &str = include_str!("../../scripts/sglang_flags.py");
@@ -113,7 +114,10 @@ fn mtime(p: &Path) -> Option<(u64, u32)> {
 /// The cached flag set of this install, when there is one for the install as it is now.
 pub fn cached(installed: Install) -> Option<Extracted> {
     let path = cache_path(installed)?;
-    let file: CacheFile = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let bytes = fsread::read(&path, fsread::FLAG_CACHE)
+        .map_err(|e| fsread::warn_unless_missing(&e))
+        .ok()?;
+    let file: CacheFile = serde_json::from_slice(&bytes).ok()?;
     let current = file.format == CACHE_FORMAT
         && file.version == installed.version
         && file.dist_info == installed.dist_info

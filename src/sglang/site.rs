@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::release::cmp;
+use crate::fsread::{self, PYTHON_VERSION};
 
 /// The interpreter to inspect: the given path (a bare name is looked up on PATH), else
 /// `python3`, else `python` on PATH.
@@ -51,13 +52,11 @@ fn pyenv_target_in(exe: &Path, env_version: Option<String>, cwd: Option<&Path>) 
     let from_env = env_version.and_then(|v| first_word(&v));
     let from_local = || {
         cwd?.ancestors()
-            .find_map(|d| std::fs::read_to_string(d.join(".python-version")).ok())
+            .find_map(|d| fsread::optional_string(&d.join(".python-version"), PYTHON_VERSION))
             .and_then(|t| first_word(&t))
     };
     let from_global = || {
-        std::fs::read_to_string(root.join("version"))
-            .ok()
-            .and_then(|t| first_word(&t))
+        fsread::optional_string(&root.join("version"), PYTHON_VERSION).and_then(|t| first_word(&t))
     };
     let version = from_env.or_else(from_local).or_else(from_global)?;
     let target = versions.join(version).join("bin").join(exe.file_name()?);
@@ -121,7 +120,8 @@ pub fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
         .filter(|v| v.join("pyvenv.cfg").is_file());
     let mut system_site = true;
     if let Some(v) = venv {
-        let cfg = std::fs::read_to_string(v.join("pyvenv.cfg")).unwrap_or_default();
+        let cfg =
+            fsread::optional_string(&v.join("pyvenv.cfg"), fsread::PYTHON_ENV).unwrap_or_default();
         system_site = cfg.lines().any(|l| {
             let mut kv = l.splitn(2, '=');
             kv.next().map(str::trim) == Some("include-system-site-packages")
@@ -170,8 +170,13 @@ pub fn normalize(name: &str) -> String {
 /// The `Version:` header of a METADATA / PKG-INFO file.
 fn metadata_version(dir: &Path) -> Option<String> {
     for f in ["METADATA", "PKG-INFO"] {
-        let Ok(text) = std::fs::read_to_string(dir.join(f)) else {
-            continue;
+        let head = fsread::head(&dir.join(f), fsread::PACKAGE_METADATA, u64::MAX);
+        let text = match head {
+            Ok(h) => String::from_utf8_lossy(&h.bytes).into_owned(),
+            Err(e) => {
+                fsread::warn_unless_missing(&e);
+                continue;
+            }
         };
         for line in text.lines() {
             if line.is_empty() {

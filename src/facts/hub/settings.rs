@@ -75,7 +75,7 @@ fn token(env: &Env) -> Option<Token> {
     } else {
         Path::new(non_empty(env, "HOME")?).join(".cache/huggingface/token")
     };
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::fsread::optional_string(&file, crate::fsread::HF_TOKEN)?;
     let t = text.trim();
     (!t.is_empty()).then(|| Token(t.to_owned()))
 }

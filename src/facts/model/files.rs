@@ -1,16 +1,15 @@
 //! Weight bytes from the checkpoint's files: safetensors headers, else the index.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::local::read_json;
 use super::{HeaderProblem, Invalid, ModelProblem, SafetensorsError, Unavailable, WeightSource};
+use crate::fsread;
 
 /// Safetensors headers larger than this are treated as malformed (real ones are a few MB).
-const MAX_SAFETENSORS_HEADER: u64 = 100 * 1024 * 1024;
+const MAX_SAFETENSORS_HEADER: u64 = fsread::SAFETENSORS.limit - 8;
 
 /// Weight bytes from the checkpoint files: safetensors headers first, then the index.
 /// `Ok(None)` when there are no weight files; `Err` names a malformed file.
@@ -103,23 +102,25 @@ pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, SafetensorsError> {
         path: path.to_path_buf(),
         problem,
     };
-    let io = |e: std::io::Error| bad(HeaderProblem::Io(e.to_string()));
-    let mut f = File::open(path).map_err(io)?;
-    let file_len = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    let mut len = [0u8; 8];
-    f.read_exact(&mut len)
-        .map_err(|_| bad(HeaderProblem::Truncated))?;
+    let head = |len| {
+        fsread::head(path, fsread::SAFETENSORS, len)
+            .map_err(|e| bad(HeaderProblem::Io(e.problem.to_string())))
+    };
+    let first = head(8)?;
+    let Ok(len) = <[u8; 8]>::try_from(first.bytes.as_slice()) else {
+        return Err(bad(HeaderProblem::Truncated));
+    };
+    // Checked before anything is allocated for it.
     let n = u64::from_le_bytes(len);
-    if n == 0 || n > MAX_SAFETENSORS_HEADER || n > file_len.saturating_sub(8) {
+    if n == 0 || n > MAX_SAFETENSORS_HEADER || n > first.file_len.saturating_sub(8) {
         return Err(bad(HeaderProblem::Length(n)));
     }
-    let mut header = Vec::with_capacity(n as usize);
-    f.take(n).read_to_end(&mut header).map_err(io)?;
-    if header.len() as u64 != n {
+    let whole = head(8 + n)?;
+    let Some(header) = whole.bytes.get(8..).filter(|h| h.len() as u64 == n) else {
         return Err(bad(HeaderProblem::Truncated));
-    }
+    };
     let v: Value =
-        serde_json::from_slice(&header).map_err(|e| bad(HeaderProblem::Json(e.to_string())))?;
+        serde_json::from_slice(header).map_err(|e| bad(HeaderProblem::Json(e.to_string())))?;
     let Value::Object(map) = v else {
         return Err(bad(HeaderProblem::NotAnObject));
     };

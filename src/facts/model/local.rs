@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::fsread;
+
 use super::{Env, Invalid, ModelProblem, Unavailable};
 
 /// A local directory with a config.json, or the HF cache snapshot for an `org/name` id
@@ -58,25 +60,20 @@ fn snapshot_in(repo: &Path, revision: Option<&str>) -> Option<PathBuf> {
         {
             return None;
         }
-        let hash = std::fs::read_to_string(repo.join("refs").join(rev))
-            .map(|h| h.trim().to_owned())
-            .unwrap_or_else(|_| rev.to_owned());
-        let snap = snapshots.join(hash);
-        return snap.join("config.json").is_file().then_some(snap);
+        let hash = read_ref(&repo.join("refs").join(rev)).unwrap_or_else(|| rev.to_owned());
+        return in_cache(repo, snapshots.join(hash));
     }
-    if let Ok(rev) = std::fs::read_to_string(repo.join("refs/main")) {
-        let snap = snapshots.join(rev.trim());
-        if snap.join("config.json").is_file() {
-            return Some(snap);
-        }
+    if let Some(snap) =
+        read_ref(&repo.join("refs/main")).and_then(|r| in_cache(repo, snapshots.join(r)))
+    {
+        return Some(snap);
     }
     // No refs/main: the newest snapshot that has a config.
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
     for entry in std::fs::read_dir(&snapshots).ok()?.flatten() {
-        let path = entry.path();
-        if !path.join("config.json").is_file() {
+        let Some(path) = in_cache(repo, entry.path()) else {
             continue;
-        }
+        };
         let t = entry
             .metadata()
             .and_then(|m| m.modified())
@@ -88,12 +85,59 @@ fn snapshot_in(repo: &Path, revision: Option<&str>) -> Option<PathBuf> {
     best.map(|(_, p)| p)
 }
 
+/// The commit a ref names: one plain name (the Hub writes a 40-digit hash). Anything else (an
+/// absolute path, `..`, a FIFO, a huge file) is ignored with a warning: it must not lead the
+/// reader out of the cache.
+fn read_ref(path: &Path) -> Option<String> {
+    let text = fsread::optional_string(path, fsread::HF_REF)?;
+    let name = text.trim();
+    let plain = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !plain {
+        fsread::warn_once(
+            path,
+            &format!(
+                "Hugging Face cache ref {} does not hold a commit hash; ignored",
+                path.display()
+            ),
+        );
+    }
+    plain.then(|| name.to_owned())
+}
+
+/// `snap` when it has a config.json and, all links followed, lies inside the cached repo (its
+/// files' links into `blobs/` are the cache's own layout).
+fn in_cache(repo: &Path, snap: PathBuf) -> Option<PathBuf> {
+    if !snap.join("config.json").is_file() {
+        return None;
+    }
+    let inside = match (repo.canonicalize(), snap.canonicalize()) {
+        (Ok(root), Ok(real)) => real.starts_with(root),
+        _ => false,
+    };
+    if !inside {
+        fsread::warn_once(
+            &snap,
+            &format!(
+                "{} leads outside the Hugging Face cache entry {}; ignored",
+                snap.display(),
+                repo.display()
+            ),
+        );
+    }
+    inside.then_some(snap)
+}
+
 /// A JSON file of the model: a missing file makes the model unavailable, any other failure
 /// invalid.
 pub(super) fn read_json(path: &Path) -> Result<Value, ModelProblem> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let (path, error) = (path.to_path_buf(), e.to_string());
-        if e.kind() == std::io::ErrorKind::NotFound {
+    let text = fsread::read_string(path, fsread::MODEL_JSON).map_err(|e| {
+        let (path, error) = (path.to_path_buf(), e.problem.to_string());
+        if e.problem.is_not_found() {
             ModelProblem::from(Unavailable::Missing { path, error })
         } else {
             ModelProblem::from(Invalid::Unreadable { path, error })

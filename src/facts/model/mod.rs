@@ -238,8 +238,11 @@ pub enum HeaderProblem {
     Io(String),
     #[error("truncated safetensors header")]
     Truncated,
-    /// A header length of zero, beyond the file, or beyond any real header.
-    #[error("implausible safetensors header length {0}")]
+    /// A header length of zero, beyond the file, or beyond any real header. The length is the
+    /// file's first 8 bytes, which a message must not show (the path may name any file).
+    #[error(
+        "not a safetensors file: the header length in its first 8 bytes is zero, past the end of the file or over 100 MiB"
+    )]
     Length(u64),
     #[error("invalid header JSON: {0}")]
     Json(String),
