@@ -74,7 +74,8 @@ impl Search {
         check_name(name)?;
         for dir in &self.dirs {
             let path = dir.join(format!("{name}.toml"));
-            if path.is_file() {
+            // Whatever sits at the name (a FIFO, a dangling link) is the user's: the read names it.
+            if path.symlink_metadata().is_ok() {
                 return read(name, &path).map(Some);
             }
         }

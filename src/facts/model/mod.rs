@@ -241,7 +241,7 @@ pub enum HeaderProblem {
     /// A header length of zero, beyond the file, or beyond any real header. The length is the
     /// file's first 8 bytes, which a message must not show (the path may name any file).
     #[error(
-        "not a safetensors file: the header length in its first 8 bytes is zero, past the end of the file or over 100 MiB"
+        "implausible safetensors header length (zero, past the end of the file or over 100 MiB): not a safetensors file"
     )]
     Length(u64),
     #[error("invalid header JSON: {0}")]
