@@ -111,8 +111,8 @@ fn run(mut c: Command) -> Ran {
     let out = c.timeout(LIMIT).output().unwrap();
     let took = start.elapsed();
     // `check` prints its report on stdout, warnings and errors go to stderr: both are read.
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned()
-        + &String::from_utf8_lossy(&out.stdout);
+    let stderr =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     let code = out
         .status
         .code()
