@@ -75,11 +75,11 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
     let width = output.width;
     let plan = &outcome.plan;
     let mut out = String::new();
-    let mut put = |line: String, indent: usize| {
+    let put = |out: &mut String, line: String, indent: usize| {
         out.push_str(&super::wrap::line(&line, width, indent));
         out.push('\n');
     };
-    put(header(outcome, &st), 4);
+    put(&mut out, header(outcome, &st), 4);
     // Open findings first, by what they do to the launch; the fixed ones after, as fixed.
     for f in plan.findings.iter().filter(|f| !f.fixed) {
         let line = format!(
@@ -89,20 +89,21 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
             f.name,
             f.message
         );
-        put(line, FINDING_INDENT);
+        put(&mut out, line, FINDING_INDENT);
     }
     for f in plan.findings.iter().filter(|f| f.fixed) {
         let label = st.paint("32", "fixed  ");
         put(
+            &mut out,
             format!("  {label} {:<6} {}: {}", f.code, f.name, f.message),
             FINDING_INDENT,
         );
     }
     let changes = changes(outcome);
     if !changes.is_empty() {
-        put(st.paint("1", "changes:"), 4);
+        put(&mut out, st.paint("1", "changes:"), 4);
         for c in changes {
-            put(format!("  {c}"), 4);
+            put(&mut out, format!("  {c}"), 4);
         }
     }
     if let Some(c) = plan
@@ -110,19 +111,25 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
         .as_ref()
         .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set("--page-size")))
     {
-        put(format!("{} {c}", st.paint("1", "SGLang will choose:")), 4);
+        put(
+            &mut out,
+            format!("{} {c}", st.paint("1", "SGLang will choose:")),
+            4,
+        );
     }
     if let Some(m) = &plan.memory {
-        put(st.paint("1", "memory (per GPU, MiB):"), 4);
+        put(&mut out, st.paint("1", "memory (per GPU, MiB):"), 4);
         let cx = super::memory::Context {
             context_len: outcome.model.as_ref().and_then(|f| f.context_length),
             first_use_short: plan.findings.iter().any(|f| f.code == "MEM003"),
         };
-        for line in super::memory::render(m, cx).lines() {
-            put(line.to_owned(), 4);
+        // The table keeps its columns; the lines under it wrap.
+        out.push_str(&super::memory::table(m));
+        for note in super::memory::notes(m, cx) {
+            put(&mut out, format!("  {note}"), 4);
         }
     }
-    put(verdict(outcome, &st), 4);
+    put(&mut out, verdict(outcome, &st), 4);
     out
 }
 

@@ -43,7 +43,17 @@ pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String
     )
 }
 
+/// The table, then the lines under it.
 pub fn render(m: &Memory, cx: Context) -> String {
+    let mut out = table(m);
+    for n in notes(m, cx) {
+        out.push_str(&format!("  {n}\n"));
+    }
+    out
+}
+
+/// The table's lines only: fixed width, never wrapped.
+pub fn table(m: &Memory) -> String {
     let mut out = String::new();
     for r in rows(m) {
         let (mark, label) = if r.total {
@@ -56,9 +66,6 @@ pub fn render(m: &Memory, cx: Context) -> String {
             r.mib,
             w = LABEL - 2
         ));
-    }
-    for n in notes(m, cx) {
-        out.push_str(&format!("  {n}\n"));
     }
     out
 }
@@ -215,7 +222,7 @@ fn kv_rows(m: &Memory, kv: i64, rows: &mut Vec<Row>) {
 }
 
 /// The lines under the sums: capacity in tokens and requests, the fraction, the fit.
-fn notes(m: &Memory, cx: Context) -> Vec<String> {
+pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
     let mut v = Vec::new();
     if let (Some(t), Some(b)) = (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
         let swa = m
@@ -269,8 +276,13 @@ fn fits(m: &Memory, cx: Context) -> String {
     let first_use = int(m.first_use_mib);
     let mut why = Vec::new();
     if let Some(short) = m.static_unallocated_mib.filter(|&l| l < 0) {
+        let lora = if m.static_mib.lora > 0 {
+            " and LoRA buffers"
+        } else {
+            ""
+        };
         why.push(format!(
-            "the static pool is {} MiB short of the lines in it",
+            "the static pool is {} MiB short of the weights{lora}",
             -short
         ));
     } else if m.kv_cache_tokens == Some(0) {
