@@ -249,3 +249,51 @@ fn fixed_findings_read_as_fixed_and_the_verdict_counts_what_blocks() {
         "{report}"
     );
 }
+
+#[test]
+fn columns_wraps_the_report_but_never_the_command_line() {
+    let run = |columns: Option<&str>| {
+        let mut c = common::launcher();
+        c.args([
+            "run",
+            "--dry-run",
+            "--topology",
+            "tests/fixtures/topologies/8x-rtx-pro-6000-pcie.json",
+            "--sglang-version",
+            "0.5.23",
+            "--python",
+            "/usr/bin/python3",
+            "--",
+            "--model-path",
+            "examples/models/Qwen3-32B",
+            "--tp",
+            "8",
+            "--enable-flashinfer-allreduce-fusion",
+            "--cuda-graph-max-bs",
+            "512",
+        ]);
+        if let Some(w) = columns {
+            c.env("COLUMNS", w);
+        }
+        let out = c.assert().success().get_output().clone();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (command, wide) = run(None);
+    let (wrapped_command, narrow) = run(Some("72"));
+    // Not a terminal and no COLUMNS: one line per finding, however long.
+    assert!(wide.lines().any(|l| l.chars().count() > 72), "{wide}");
+    for l in narrow.lines() {
+        assert!(l.chars().count() <= 72, "{l:?} in\n{narrow}");
+    }
+    // Wrapping only moves line breaks: the same words, flags and paths whole.
+    let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(words(&wide), words(&narrow));
+    assert!(narrow.contains("--cuda-graph-max-bs-decode"), "{narrow}");
+    // The command line to copy stays one line.
+    assert_eq!(command, wrapped_command);
+    assert_eq!(command.lines().count(), 1, "{command}");
+    assert!(command.chars().count() > 72, "{command}");
+}
