@@ -3,7 +3,7 @@
 use crate::facts::Topology;
 use crate::plan::Outcome;
 use crate::plan::json::{MfsSource, Verdict};
-use crate::rules::{Severity, ranges};
+use crate::rules::{Code, Severity, ranges};
 
 struct Style {
     on: bool,
@@ -121,7 +121,10 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
         put(&mut out, st.paint("1", "memory (per GPU, MiB):"), 4);
         let cx = super::memory::Context {
             context_len: outcome.model.as_ref().and_then(|f| f.context_length),
-            first_use_short: plan.findings.iter().any(|f| f.code == "MEM003"),
+            first_use_short: plan
+                .findings
+                .iter()
+                .any(|f| Code::MEM003 == f.code.as_str()),
         };
         // The table keeps its columns; the lines under it wrap.
         out.push_str(&super::memory::table(m));

@@ -6,6 +6,7 @@
 //! or the reserve leaves over, or lacks, has a line of its own, so the sums always hold.
 
 use crate::plan::json::{Memory, MfsSource};
+use crate::rules::Code;
 
 /// One line of the table: a term, or with `total` the sum of the terms above it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -325,6 +326,99 @@ fn first_use_text(outside: i64, first_use: i64, cx: Context) -> String {
     format!(
         "{outside} MiB outside the static pool, but CUDA graphs and the first prefill need \
          {first_use} MiB: expect OOM during capture or at the first long prompt{}",
-        if cx.first_use_short { " (MEM003)" } else { "" }
+        if cx.first_use_short {
+            format!(" ({})", Code::MEM003.as_str())
+        } else {
+            String::new()
+        }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::json::{Reserved, StaticTerms};
+
+    /// An 80 GiB GPU: 78000 MiB free before the weights, 15 GiB of weights.
+    fn memory(mfs: f64, weights: Option<u64>) -> Memory {
+        let pool = (78000.0 * mfs) as i64;
+        let kv = weights.map(|w| (pool - w as i64 - 7).max(0) as u64);
+        Memory {
+            gpu_memory_mib: 80000,
+            mem_fraction_static: mfs,
+            mem_fraction_static_source: MfsSource::User,
+            sglang_default_mem_fraction_static: Some(0.85),
+            sglang_default_chunked_prefill_size: Some(8192),
+            sglang_default_cuda_graph_max_bs: Some(256),
+            weights_per_gpu_gib: weights.map(|w| w as f64 / 1024.0),
+            kv_cache_bytes_per_token: weights.map(|_| 1024 * 1024),
+            kv_cache_tokens: kv,
+            max_running_requests: None,
+            reserved_mib: Reserved {
+                cuda_context: 600,
+                nccl: 1000,
+                custom_allreduce: 400,
+                cuda_graphs: 3000,
+                activations: 4000,
+                other_processes: 0,
+                margin: 1600,
+            },
+            fits: weights.map(|_| true),
+            static_mib: StaticTerms::default(),
+            swa_kv_cache_tokens: None,
+            mamba_cache_size: None,
+            load_peak_per_gpu_gib: None,
+            baseline_mib: 78000,
+            weights_per_gpu_mib: weights,
+            kv_cache_mib: kv,
+            static_unallocated_mib: weights.map(|_| 7),
+            first_use_mib: 5000,
+        }
+    }
+
+    fn sums_hold(rows: &[Row]) {
+        let mut since = 0;
+        let mut totals = Vec::new();
+        for r in &rows[..rows.len() - 1] {
+            if r.total {
+                assert_eq!(r.mib, since, "{rows:?}");
+                totals.push(r.mib);
+                since = 0;
+            } else {
+                since += r.mib;
+            }
+        }
+        assert_eq!(rows.last().unwrap().mib, totals.iter().sum::<i64>());
+        assert_eq!(rows.last().unwrap().mib, 80000);
+    }
+
+    #[test]
+    fn fits_reads_yes_tightly_or_no_by_what_is_left_outside_the_pool() {
+        // 0.85: 11700 outside, 8600 reserved.
+        let roomy = memory(0.85, Some(15000));
+        sums_hold(&rows(&roomy));
+        assert!(render_table(&roomy).contains("  fits: yes ("));
+        // 0.9: 7800 outside: the first use (5000) fits, the full reserve does not.
+        let tight = memory(0.9, Some(15000));
+        sums_hold(&rows(&tight));
+        let t = render_table(&tight);
+        assert!(t.contains("short of the reserve above"), "{t}");
+        assert!(t.contains("fits: yes, tightly"), "{t}");
+        // 0.95: 3900 outside, less than the first use.
+        let short = memory(0.95, Some(15000));
+        sums_hold(&rows(&short));
+        assert!(render_table(&short).contains("fits: NO: 3900 MiB outside"));
+    }
+
+    #[test]
+    fn an_unsized_model_still_adds_up_and_says_unknown() {
+        let m = memory(0.85, None);
+        let r = rows(&m);
+        sums_hold(&r);
+        assert!(
+            r.iter()
+                .any(|r| r.label == "weights and KV cache (not sized)")
+        );
+        assert!(render_table(&m).contains("fits: unknown"));
+    }
 }

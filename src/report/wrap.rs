@@ -49,9 +49,10 @@ mod tests {
     fn wraps_between_words_with_a_hanging_indent() {
         let text = "  warning AR002  custom-allreduce-pcie: --enable-custom-all-reduce-over-pcie is \
                     slow on these GPUs";
-        let out = line(text, Some(44), 17);
+        let out = line(text, Some(56), 17);
+        assert!(out.lines().count() > 1, "{out}");
         for l in out.lines() {
-            assert!(l.chars().count() <= 44, "{l:?}");
+            assert!(l.chars().count() <= 56, "{l:?}");
         }
         assert!(out.lines().skip(1).all(|l| l.starts_with(&" ".repeat(17))));
         // Words, flags included, are never split; joined back they are the line.
