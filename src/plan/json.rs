@@ -146,6 +146,19 @@ pub struct Memory {
     pub mamba_cache_size: Option<u64>,
     /// Online quantisation: weights per GPU at the loading peak, before quantising, GiB.
     pub load_peak_per_gpu_gib: Option<f64>,
+    /// Free memory before the weights on the GPU with least of it (SGLang's baseline, to which
+    /// the fraction applies), MiB; negative when the set-aside terms exceed the free memory.
+    pub baseline_mib: i64,
+    /// Weights per GPU (target, draft, encoders), whole MiB.
+    pub weights_per_gpu_mib: Option<u64>,
+    /// The whole KV pool (target and draft layers, sliding-window pool), whole MiB.
+    pub kv_cache_mib: Option<u64>,
+    /// What the static pool leaves unallocated (page rounding, `--max-total-tokens`), whole MiB;
+    /// negative when weights, LoRA and state pools exceed it.
+    pub static_unallocated_mib: Option<i64>,
+    /// What the first use needs outside the static pool (CUDA graphs, one prefill chunk's and
+    /// the largest captured batch's activations), MiB: below it the launch is expected to fail.
+    pub first_use_mib: u64,
 }
 
 /// What the static pool holds besides the target's weights and the KV cache, MiB. `encoder_weights`

@@ -1,11 +1,9 @@
 //! The compact human report: one header line, one line per finding, the changes, memory, verdict.
 
-use std::fmt::Write;
-
 use crate::facts::Topology;
 use crate::plan::Outcome;
 use crate::plan::json::{MfsSource, Verdict};
-use crate::rules::{Severity, ranges};
+use crate::rules::{Code, Severity, ranges};
 
 struct Style {
     on: bool,
@@ -67,17 +65,85 @@ pub fn gpu_summary(topology: &Topology, gpus: &[u32]) -> String {
         .join(" + ")
 }
 
-pub fn human(outcome: &Outcome, color: bool) -> String {
-    let st = Style { on: color };
+/// Where a finding's message starts: continuation lines of a wrapped finding align with it.
+const FINDING_INDENT: usize = 17;
+
+/// The human report, in colour or not, wrapped or not (see [`super::Output`]).
+pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
+    let output = output.into();
+    let st = Style { on: output.color };
+    let width = output.width;
     let plan = &outcome.plan;
     let mut out = String::new();
+    let put = |out: &mut String, line: String, indent: usize| {
+        out.push_str(&super::wrap::line(&line, width, indent));
+        out.push('\n');
+    };
+    put(&mut out, header(outcome, &st), 4);
+    // Open findings first, by what they do to the launch; the fixed ones after, as fixed.
+    for f in plan.findings.iter().filter(|f| !f.fixed) {
+        let line = format!(
+            "  {} {:<6} {}: {}",
+            st.severity(f.severity),
+            f.code,
+            f.name,
+            f.message
+        );
+        put(&mut out, line, FINDING_INDENT);
+    }
+    for f in plan.findings.iter().filter(|f| f.fixed) {
+        let label = st.paint("32", "fixed  ");
+        put(
+            &mut out,
+            format!("  {label} {:<6} {}: {}", f.code, f.name, f.message),
+            FINDING_INDENT,
+        );
+    }
+    let changes = changes(outcome);
+    if !changes.is_empty() {
+        put(&mut out, st.paint("1", "changes:"), 4);
+        for c in changes {
+            put(&mut out, format!("  {c}"), 4);
+        }
+    }
+    if let Some(c) = plan
+        .resolved
+        .as_ref()
+        .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set("--page-size")))
+    {
+        put(
+            &mut out,
+            format!("{} {c}", st.paint("1", "SGLang will choose:")),
+            4,
+        );
+    }
+    if let Some(m) = &plan.memory {
+        put(&mut out, st.paint("1", "memory (per GPU, MiB):"), 4);
+        let cx = super::memory::Context {
+            context_len: outcome.model.as_ref().and_then(|f| f.context_length),
+            first_use_short: plan
+                .findings
+                .iter()
+                .any(|f| Code::MEM003 == f.code.as_str()),
+        };
+        // The table keeps its columns; the lines under it wrap.
+        out.push_str(&super::memory::table(m));
+        for note in super::memory::notes(m, cx) {
+            put(&mut out, format!("  {note}"), 4);
+        }
+    }
+    put(&mut out, verdict(outcome, &st), 4);
+    out
+}
+
+fn header(outcome: &Outcome, st: &Style) -> String {
+    let plan = &outcome.plan;
     let src = match plan.sglang_version_source {
         crate::sglang::version::VersionSource::Detected => "detected",
         crate::sglang::version::VersionSource::Option => "--sglang-version",
         crate::sglang::version::VersionSource::Fallback => "fallback",
     };
-    let _ = writeln!(
-        out,
+    format!(
         "{} SGLang {} ({src}) · {} · GPUs {}",
         st.paint("1", "sglang-launch:"),
         plan.sglang_version,
@@ -87,25 +153,12 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
         } else {
             ranges(&plan.gpus)
         },
-    );
-    for f in &plan.findings {
-        let fixed = if f.fixed {
-            st.paint("32", " [fixed]")
-        } else {
-            String::new()
-        };
-        // A fixed finding no longer blocks: its severity is shown plain, the fix in green.
-        let severity = if f.fixed {
-            format!("{:<7}", f.severity.as_str())
-        } else {
-            st.severity(f.severity)
-        };
-        let _ = writeln!(
-            out,
-            "  {severity} {:<6} {}: {}{fixed}",
-            f.code, f.name, f.message
-        );
-    }
+    )
+}
+
+/// What the launcher changed: each fix with its code, and a planned fraction it wrote.
+fn changes(outcome: &Outcome) -> Vec<String> {
+    let plan = &outcome.plan;
     let mut changes: Vec<String> = plan
         .findings
         .iter()
@@ -125,50 +178,51 @@ pub fn human(outcome: &Outcome, color: bool) -> String {
             m.mem_fraction_static
         ));
     }
-    if !changes.is_empty() {
-        let _ = writeln!(out, "{}", st.paint("1", "changes:"));
-        for c in changes {
-            let _ = writeln!(out, "  {c}");
-        }
-    }
-    if let Some(c) = plan
-        .resolved
-        .as_ref()
-        .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set("--page-size")))
-    {
-        let _ = writeln!(out, "{} {c}", st.paint("1", "SGLang will choose:"));
-    }
-    if let Some(m) = &plan.memory {
-        let _ = writeln!(out, "{}", st.paint("1", "memory (per GPU):"));
-        let context = outcome.model.as_ref().and_then(|f| f.context_length);
-        let _ = write!(
-            out,
-            "{}",
-            super::memory::render_table_with_context(m, context)
-        );
-    }
-    let blocking = plan
-        .findings
-        .iter()
-        .filter(|f| !f.fixed && f.severity == Severity::Error)
-        .count();
-    let warnings = plan
-        .findings
-        .iter()
-        .filter(|f| !f.fixed && f.severity == Severity::Warning)
-        .count();
-    let verdict = match plan.verdict {
-        Verdict::Ok => st.paint("1;32", "ok"),
-        Verdict::Warning => st.paint("1;33", "warning"),
-        Verdict::Error => st.paint("1;31", "error"),
+    changes
+}
+
+/// `verdict: ok — 2 fixed, 1 warning` / `verdict: blocked — 1 error`: whether the server is
+/// launched, then what blocks, what was fixed and what warns.
+fn verdict(outcome: &Outcome, st: &Style) -> String {
+    let plan = &outcome.plan;
+    let count = |fixed: bool, s: Severity| {
+        plan.findings
+            .iter()
+            .filter(|f| f.fixed == fixed && (fixed || f.severity == s))
+            .count()
     };
-    let _ = writeln!(
-        out,
-        "verdict: {verdict} ({blocking} error{}, {warnings} warning{})",
-        if blocking == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" }
-    );
-    out
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let (errors, fixed) = (count(false, Severity::Error), count(true, Severity::Error));
+    let warnings = count(false, Severity::Warning);
+    let blocked = plan.verdict == Verdict::Error;
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(plural(errors, "error"));
+    }
+    if fixed > 0 {
+        parts.push(format!("{fixed} fixed"));
+    }
+    if warnings > 0 {
+        // Only --strict makes a warning block.
+        let strict = if blocked && errors == 0 {
+            " (--strict)"
+        } else {
+            ""
+        };
+        parts.push(format!("{}{strict}", plural(warnings, "warning")));
+    }
+    let word = if blocked {
+        st.paint("1;31", "blocked")
+    } else if warnings > 0 {
+        st.paint("1;33", "ok")
+    } else {
+        st.paint("1;32", "ok")
+    };
+    if parts.is_empty() {
+        format!("verdict: {word}")
+    } else {
+        format!("verdict: {word} — {}", parts.join(", "))
+    }
 }
 
 #[cfg(test)]

@@ -1,76 +1,253 @@
-//! The memory table of the human report.
+//! The memory table of the human report, per GPU in MiB. Every term the plan counts has a line,
+//! in three groups that follow SGLang's own arithmetic: what is set aside before the weights,
+//! the static pool (`--mem-fraction-static` × the free memory left), and the rest outside it.
+//! Each `=` line is the sum of the lines above it back to the previous `=` line; the last one,
+//! the GPU's capacity, is the sum of the `=` lines (and so of every other line). What the pool
+//! or the reserve leaves over, or lacks, has a line of its own, so the sums always hold.
 
 use crate::plan::json::{Memory, MfsSource};
+use crate::rules::Code;
 
-const MIB: f64 = 1024.0 * 1024.0;
+/// One line of the table: a term, or with `total` the sum of the terms above it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub label: String,
+    pub mib: i64,
+    pub total: bool,
+}
 
-/// Compact human table: capacity, each reserve term, weights, KV pool, tokens, requests.
+/// What the table's last lines say besides the sums.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context {
+    /// The model's context length: how many requests of it fit at once.
+    pub context_len: Option<u64>,
+    /// MEM003 was reported: the first use is short of memory outside the pool.
+    pub first_use_short: bool,
+}
+
+const LABEL: usize = 44;
+const VALUE: usize = 10;
+
+/// Compact human table: the sums, then the KV capacity, the fraction and whether it fits.
 pub fn render_table(m: &Memory) -> String {
-    render_table_with_context(m, None)
+    render(m, Context::default())
 }
 
 /// [`render_table`] plus how many requests fit at full `context_len` tokens at once.
 pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String {
-    let r = &m.reserved_mib;
+    render(
+        m,
+        Context {
+            context_len,
+            ..Context::default()
+        },
+    )
+}
+
+/// The table, then the lines under it.
+pub fn render(m: &Memory, cx: Context) -> String {
+    let mut out = table(m);
+    for n in notes(m, cx) {
+        out.push_str(&format!("  {n}\n"));
+    }
+    out
+}
+
+/// The table's lines only: fixed width, never wrapped.
+pub fn table(m: &Memory) -> String {
     let mut out = String::new();
-    let line = |out: &mut String, k: &str, v: String| {
-        out.push_str(&format!("  {k:<28} {v:>14}\n"));
-    };
-    let mib = |v: u64| format!("{v} MiB");
-    line(&mut out, "GPU capacity", mib(m.gpu_memory_mib));
-    line(&mut out, "- other processes", mib(r.other_processes));
-    line(&mut out, "- CUDA context", mib(r.cuda_context));
-    line(&mut out, "- NCCL / symm-mem buffers", mib(r.nccl));
-    line(&mut out, "- custom all-reduce", mib(r.custom_allreduce));
-    line(&mut out, "- CUDA graphs", mib(r.cuda_graphs));
-    line(&mut out, "- activations + workspaces", mib(r.activations));
-    line(&mut out, "- margin", mib(r.margin));
-    match m.weights_per_gpu_gib {
-        Some(w) => line(&mut out, "weights per GPU", format!("{w:.2} GiB")),
-        None => line(&mut out, "weights per GPU", "unknown".into()),
+    for r in rows(m) {
+        let (mark, label) = if r.total {
+            ("= ", r.label.as_str())
+        } else {
+            ("  ", r.label.as_str())
+        };
+        out.push_str(&format!(
+            "  {mark}{label:<w$} {:>VALUE$}\n",
+            r.mib,
+            w = LABEL - 2
+        ));
     }
+    out
+}
+
+fn leaf(label: impl Into<String>, mib: i64) -> Row {
+    Row {
+        label: label.into(),
+        mib,
+        total: false,
+    }
+}
+
+/// The lines since the last total, summed under `label`.
+fn close(rows: &mut Vec<Row>, label: impl Into<String>) -> i64 {
+    let start = rows.iter().rposition(|r| r.total).map_or(0, |i| i + 1);
+    let sum = rows[start..].iter().map(|r| r.mib).sum();
+    rows.push(Row {
+        label: label.into(),
+        mib: sum,
+        total: true,
+    });
+    sum
+}
+
+fn int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX / 4)
+}
+
+/// The table's lines, sums included.
+pub fn rows(m: &Memory) -> Vec<Row> {
+    let r = &m.reserved_mib;
+    let mut rows = vec![
+        leaf("other processes", int(r.other_processes)),
+        leaf("CUDA context", int(r.cuda_context)),
+        leaf("NCCL / symm-mem buffers", int(r.nccl)),
+        leaf("custom all-reduce", int(r.custom_allreduce)),
+    ];
+    let set_aside = close(&mut rows, "set aside before the weights");
+    let b = m.baseline_mib;
+    static_pool(m, &mut rows);
+    let pool = rows.last().map_or(0, |r| r.mib);
+    rows.extend([
+        leaf("CUDA graphs", int(r.cuda_graphs)),
+        leaf("activations + workspaces", int(r.activations)),
+        leaf("margin", int(r.margin)),
+    ]);
+    let reserved = int(r.cuda_graphs) + int(r.activations) + int(r.margin);
+    let outside = b - pool;
+    let left = outside - reserved;
+    rows.push(leaf(
+        if left >= 0 {
+            "left free"
+        } else {
+            "short of the reserve above"
+        },
+        left,
+    ));
+    let outside = close(&mut rows, "outside the static pool");
+    let capacity = set_aside + pool + outside;
+    rows.push(Row {
+        label: if capacity == int(m.gpu_memory_mib) {
+            "GPU capacity".to_owned()
+        } else {
+            "GPU capacity (the GPU with least free memory)".to_owned()
+        },
+        mib: capacity,
+        total: true,
+    });
+    rows
+}
+
+/// The static pool's lines and its total: weights, LoRA, state and KV pools, what is left.
+fn static_pool(m: &Memory, rows: &mut Vec<Row>) {
+    let b = m.baseline_mib;
+    let label = format!("static pool: {:.3} of {b} free", m.mem_fraction_static);
+    let nominal = (b as f64 * m.mem_fraction_static).floor() as i64;
     let s = &m.static_mib;
-    let nonzero = |out: &mut String, k: &str, v: u64| {
-        if v > 0 {
-            line(out, k, mib(v));
+    let start = rows.len();
+    if let Some(w) = m.weights_per_gpu_mib.map(int) {
+        let (draft, enc) = (int(s.draft_weights), int(s.encoder_weights));
+        let own = w - draft - enc;
+        rows.push(leaf(
+            if draft + enc > 0 {
+                "model weights"
+            } else {
+                "weights"
+            },
+            own,
+        ));
+        if draft > 0 {
+            rows.push(leaf("draft model weights", draft));
         }
-    };
-    nonzero(&mut out, "  of which encoders", s.encoder_weights);
-    nonzero(&mut out, "  of which draft model", s.draft_weights);
-    if let Some(p) = m.load_peak_per_gpu_gib {
-        line(
-            &mut out,
-            "weights at load (online quant)",
-            format!("{p:.2} GiB"),
-        );
+        if enc > 0 {
+            rows.push(leaf("vision / audio encoders", enc));
+        }
     }
-    nonzero(&mut out, "LoRA buffers", s.lora);
+    if s.lora > 0 {
+        rows.push(leaf("LoRA buffers", int(s.lora)));
+    }
     if let Some(slots) = m.mamba_cache_size {
-        line(&mut out, "Mamba state pool", mib(s.mamba_state));
-        line(&mut out, "Mamba state slots", slots.to_string());
+        rows.push(leaf(
+            format!("Mamba state pool ({slots} slots)"),
+            int(s.mamba_state),
+        ));
     }
+    match (m.kv_cache_mib, m.static_unallocated_mib) {
+        (Some(kv), Some(left)) => {
+            kv_rows(m, int(kv), rows);
+            rows.push(leaf(
+                if left >= 0 {
+                    "left unallocated"
+                } else {
+                    "short: the lines above exceed the pool"
+                },
+                left,
+            ));
+        }
+        _ => {
+            let known: i64 = rows[start..].iter().map(|r| r.mib).sum();
+            let what = if m.weights_per_gpu_mib.is_some() {
+                "KV cache (not sized)"
+            } else {
+                "weights and KV cache (not sized)"
+            };
+            rows.push(leaf(what, nominal - known));
+        }
+    }
+    close(rows, label);
+}
+
+/// The KV pool: the target's layers (its sliding-window pool apart) and the draft's.
+fn kv_rows(m: &Memory, kv: i64, rows: &mut Vec<Row>) {
+    let target = match (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
+        (Some(t), Some(b)) => {
+            let mib = (t as f64 * b as f64 / (1024.0 * 1024.0)).floor();
+            (mib as i64).min(kv)
+        }
+        _ => kv,
+    };
+    let swa = if m.swa_kv_cache_tokens.is_some() {
+        int(m.static_mib.swa_kv_cache).min(target)
+    } else {
+        0
+    };
+    if swa > 0 {
+        rows.push(leaf("KV cache, full-attention layers", target - swa));
+        rows.push(leaf("KV cache, sliding-window pool", swa));
+    } else {
+        rows.push(leaf("KV cache", target));
+    }
+    if kv > target {
+        rows.push(leaf("KV cache, draft model layers", kv - target));
+    }
+}
+
+/// The lines under the sums: capacity in tokens and requests, the fraction, the fit.
+pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
+    let mut v = Vec::new();
     if let (Some(t), Some(b)) = (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
-        line(
-            &mut out,
-            "KV cache pool",
-            format!("{:.2} GiB", t as f64 * b as f64 / (1024.0 * MIB)),
-        );
-        line(&mut out, "KV bytes per token", b.to_string());
-        line(&mut out, "KV tokens", t.to_string());
+        let swa = m
+            .swa_kv_cache_tokens
+            .map(|s| format!(", {s} in the sliding-window pool"))
+            .unwrap_or_default();
+        v.push(format!("KV cache: {t} tokens × {b} B{swa}"));
     }
-    if let Some(t) = m.swa_kv_cache_tokens {
-        line(&mut out, "  of which SWA pool", mib(s.swa_kv_cache));
-        line(&mut out, "SWA KV tokens", t.to_string());
-    }
+    let mut requests = Vec::new();
     if let Some(r) = m.max_running_requests {
-        line(&mut out, "max running requests", r.to_string());
+        requests.push(format!("max running requests {r}"));
     }
-    if let (Some(t), Some(c)) = (m.kv_cache_tokens, context_len.filter(|&c| c > 0)) {
-        line(
-            &mut out,
-            &format!("requests at {c} tokens"),
-            (t / c).to_string(),
-        );
+    if let (Some(t), Some(c)) = (m.kv_cache_tokens, cx.context_len.filter(|&c| c > 0)) {
+        requests.push(format!("{} requests at {c} tokens at once", t / c));
+    }
+    if !requests.is_empty() {
+        v.push(requests.join("; "));
+    }
+    if let Some(p) = m.load_peak_per_gpu_gib {
+        v.push(format!(
+            "weights at load (online quantisation): {} MiB, of {} MiB free before the weights",
+            (p * 1024.0).round(),
+            m.baseline_mib
+        ));
     }
     let src = match m.mem_fraction_static_source {
         MfsSource::User => "user",
@@ -80,14 +257,168 @@ pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String
         .sglang_default_mem_fraction_static
         .map(|v| format!(" (SGLang default {v:.3})"))
         .unwrap_or_default();
-    out.push_str(&format!(
-        "  --mem-fraction-static {:.3} [{src}]{sg}\n",
+    v.push(format!(
+        "--mem-fraction-static {:.3} [{src}]{sg}",
         m.mem_fraction_static
     ));
-    match m.fits {
-        Some(true) => out.push_str("  fits: yes\n"),
-        Some(false) => out.push_str("  fits: NO\n"),
-        None => out.push_str("  fits: unknown (model not available)\n"),
+    v.push(fits(m, cx));
+    v
+}
+
+/// Whether everything the table counts fits: the static pool's lines in the pool, the load
+/// peak in the free memory, and outside the pool what the first use needs. Each shortfall is
+/// named; a finding that predicts one never sits next to a `yes`.
+fn fits(m: &Memory, cx: Context) -> String {
+    let rows = rows(m);
+    let outside = rows
+        .iter()
+        .find(|r| r.total && r.label == "outside the static pool")
+        .map_or(0, |r| r.mib);
+    let first_use = int(m.first_use_mib);
+    let mut why = Vec::new();
+    if let Some(short) = m.static_unallocated_mib.filter(|&l| l < 0) {
+        let lora = if m.static_mib.lora > 0 {
+            " and LoRA buffers"
+        } else {
+            ""
+        };
+        why.push(format!(
+            "the static pool is {} MiB short of the weights{lora}",
+            -short
+        ));
+    } else if m.kv_cache_tokens == Some(0) {
+        why.push("the static pool has no room left for one KV-cache page".to_owned());
     }
-    out
+    if let Some(p) = m.load_peak_per_gpu_gib {
+        let peak = (p * 1024.0).round() as i64;
+        if peak > m.baseline_mib {
+            why.push(format!(
+                "the weights at load take {peak} MiB of {} MiB free",
+                m.baseline_mib
+            ));
+        }
+    }
+    if cx.first_use_short || outside < first_use {
+        why.push(first_use_text(outside, first_use, cx));
+    }
+    if !why.is_empty() {
+        return format!("fits: NO: {}", why.join("; "));
+    }
+    let short_of_reserve = rows
+        .iter()
+        .find(|r| r.label == "short of the reserve above")
+        .map(|r| -r.mib);
+    match (m.fits, short_of_reserve) {
+        (None, _) => "fits: unknown (the weights or the KV cache are not sized)".to_owned(),
+        (Some(false), _) => "fits: NO: see the memory findings above".to_owned(),
+        (Some(true), Some(short)) => format!(
+            "fits: yes, tightly: graphs and the first prefill ({first_use} MiB) fit outside \
+             the static pool, {short} MiB short of the full reserve (activation allowance, margin)"
+        ),
+        (Some(true), None) => "fits: yes (weights and KV cache in the static pool; \
+                               graphs, activations and margin outside it)"
+            .to_owned(),
+    }
+}
+
+/// MEM003's finding in the table's terms.
+fn first_use_text(outside: i64, first_use: i64, cx: Context) -> String {
+    format!(
+        "{outside} MiB outside the static pool, but CUDA graphs and the first prefill need \
+         {first_use} MiB: expect OOM during capture or at the first long prompt{}",
+        if cx.first_use_short {
+            format!(" ({})", Code::MEM003.as_str())
+        } else {
+            String::new()
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::json::{Reserved, StaticTerms};
+
+    /// An 80 GiB GPU: 78000 MiB free before the weights, 15 GiB of weights.
+    fn memory(mfs: f64, weights: Option<u64>) -> Memory {
+        let pool = (78000.0 * mfs) as i64;
+        let kv = weights.map(|w| (pool - w as i64 - 7).max(0) as u64);
+        Memory {
+            gpu_memory_mib: 80000,
+            mem_fraction_static: mfs,
+            mem_fraction_static_source: MfsSource::User,
+            sglang_default_mem_fraction_static: Some(0.85),
+            sglang_default_chunked_prefill_size: Some(8192),
+            sglang_default_cuda_graph_max_bs: Some(256),
+            weights_per_gpu_gib: weights.map(|w| w as f64 / 1024.0),
+            kv_cache_bytes_per_token: weights.map(|_| 1024 * 1024),
+            kv_cache_tokens: kv,
+            max_running_requests: None,
+            reserved_mib: Reserved {
+                cuda_context: 600,
+                nccl: 1000,
+                custom_allreduce: 400,
+                cuda_graphs: 3000,
+                activations: 4000,
+                other_processes: 0,
+                margin: 1600,
+            },
+            fits: weights.map(|_| true),
+            static_mib: StaticTerms::default(),
+            swa_kv_cache_tokens: None,
+            mamba_cache_size: None,
+            load_peak_per_gpu_gib: None,
+            baseline_mib: 78000,
+            weights_per_gpu_mib: weights,
+            kv_cache_mib: kv,
+            static_unallocated_mib: weights.map(|_| 7),
+            first_use_mib: 5000,
+        }
+    }
+
+    fn sums_hold(rows: &[Row]) {
+        let mut since = 0;
+        let mut totals = Vec::new();
+        for r in &rows[..rows.len() - 1] {
+            if r.total {
+                assert_eq!(r.mib, since, "{rows:?}");
+                totals.push(r.mib);
+                since = 0;
+            } else {
+                since += r.mib;
+            }
+        }
+        assert_eq!(rows.last().unwrap().mib, totals.iter().sum::<i64>());
+        assert_eq!(rows.last().unwrap().mib, 80000);
+    }
+
+    #[test]
+    fn fits_reads_yes_tightly_or_no_by_what_is_left_outside_the_pool() {
+        // 0.85: 11700 outside, 8600 reserved.
+        let roomy = memory(0.85, Some(15000));
+        sums_hold(&rows(&roomy));
+        assert!(render_table(&roomy).contains("  fits: yes ("));
+        // 0.9: 7800 outside: the first use (5000) fits, the full reserve does not.
+        let tight = memory(0.9, Some(15000));
+        sums_hold(&rows(&tight));
+        let t = render_table(&tight);
+        assert!(t.contains("short of the reserve above"), "{t}");
+        assert!(t.contains("fits: yes, tightly"), "{t}");
+        // 0.95: 3900 outside, less than the first use.
+        let short = memory(0.95, Some(15000));
+        sums_hold(&rows(&short));
+        assert!(render_table(&short).contains("fits: NO: 3900 MiB outside"));
+    }
+
+    #[test]
+    fn an_unsized_model_still_adds_up_and_says_unknown() {
+        let m = memory(0.85, None);
+        let r = rows(&m);
+        sums_hold(&r);
+        assert!(
+            r.iter()
+                .any(|r| r.label == "weights and KV cache (not sized)")
+        );
+        assert!(render_table(&m).contains("fits: unknown"));
+    }
 }

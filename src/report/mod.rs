@@ -1,13 +1,16 @@
-//! Rendering a plan: the compact human report, the plan/v1 JSON, and the final command line.
+//! Rendering a plan: the compact human report, the plan/v1 JSON, and the final command line
+//! (never wrapped: it is meant to be copied).
 
 pub mod chosen;
 pub mod human;
 pub mod memory;
 pub mod topology;
 pub mod upgrade;
+pub mod wrap;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::os::fd::AsFd;
 
 use crate::plan::Outcome;
 use crate::plan::json::Plan;
@@ -16,11 +19,42 @@ use crate::secrets;
 pub use human::{gpu_summary, human};
 pub use topology::topology;
 
-/// Colour only on a terminal that can show it, and never with `NO_COLOR` set (https://no-color.org).
-pub fn use_color(stream: &impl IsTerminal) -> bool {
-    stream.is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+/// How to write the human report for one stream: in colour or not, wrapped to a width or not.
+/// Built from the stream by [`output`] (or its older name [`use_color`]); a plain `bool` means
+/// colour or not, never wrapped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Output {
+    pub color: bool,
+    pub width: Option<usize>,
+}
+
+impl From<bool> for Output {
+    fn from(color: bool) -> Output {
+        Output { color, width: None }
+    }
+}
+
+/// Colour only on a terminal that can show it, and never with `NO_COLOR` set (https://no-color.org);
+/// lines wrapped to `COLUMNS` when it is set, else to the terminal's width when the stream is one.
+pub fn output(stream: &(impl IsTerminal + AsFd)) -> Output {
+    let tty = stream.is_terminal();
+    let columns = std::env::var("COLUMNS").ok();
+    Output {
+        color: tty
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+        width: wrap::width(
+            columns.as_deref(),
+            tty.then(|| terminal_size::terminal_size_of(stream))
+                .flatten()
+                .map(|(w, _)| usize::from(w.0)),
+        ),
+    }
+}
+
+/// [`output`] under the name the call sites know.
+pub fn use_color(stream: &(impl IsTerminal + AsFd)) -> Output {
+    output(stream)
 }
 
 /// The plan/v1 object, pretty-printed (secrets are already masked in the plan).

@@ -3,7 +3,8 @@
 use assert_cmd::Command;
 
 /// A variable of the host that would change what the launcher does: SGLang's and the
-/// launcher's own, the schedulers' (Slurm, LeaderWorkerSet), the Hugging Face Hub's and proxies.
+/// launcher's own, the schedulers' (Slurm, LeaderWorkerSet), the Hugging Face Hub's, proxies
+/// and the terminal width the report wraps to.
 fn host_setting(k: &str) -> bool {
     ["SGLANG_", "SGL_", "SLURM_", "LWS_", "HF_", "HUGGING"]
         .iter()
@@ -11,6 +12,7 @@ fn host_setting(k: &str) -> bool {
         || k.to_ascii_uppercase().ends_with("_PROXY")
         || k == "MASTER_PORT"
         || k == "CUDA_VISIBLE_DEVICES"
+        || k == "COLUMNS"
 }
 
 /// `sglang-launch` run from the repository root, without colour, the host's settings or its

@@ -149,6 +149,10 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
     } else {
         fits
     };
+    // The whole pool: the cell's total counts the draft's KV layers and the window pool.
+    let kv_mib = kv_tokens
+        .zip(sizing.cell.as_ref())
+        .map(|(t, c)| t as f64 * c.total as f64 / MIB);
     let d = &ctx.server.defaults;
     let memory = Memory {
         gpu_memory_mib: capacity,
@@ -167,6 +171,14 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
         swa_kv_cache_tokens: swa_tokens(&sizing, kv_tokens),
         mamba_cache_size: state.map(|s| s.slots),
         load_peak_per_gpu_gib: load_peak.map(|p| (gib(p) * 100.0).round() / 100.0),
+        baseline_mib: base.mib.floor() as i64,
+        weights_per_gpu_mib: sizing.weights_mib.map(|w| w.floor() as u64),
+        kv_cache_mib: kv_mib.map(|k| k.floor() as u64),
+        static_unallocated_mib: sizing
+            .rest_mib(base.mib, mfs)
+            .zip(kv_mib)
+            .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64),
+        first_use_mib: terms::mib_term(reserve.first_use),
     };
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
