@@ -151,6 +151,7 @@ fn in_command(cmd: &Command, words: &[String], current: &str) -> Reply {
             Some(arg) if arg.get_action().takes_values() => {
                 values::of(arg, &s.line, &format!("--{name}="), value)
             }
+            None if takes_sglang_args(cmd) => sglang::complete(&s.line, &[], current, &[]),
             _ => Reply::none(current),
         };
     }

@@ -14,11 +14,13 @@ use crate::sglang::{extract, version};
 pub fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]) -> Reply {
     let (release, python) = line.release();
     let flags = flag_set(release.as_deref(), python.as_deref());
-    if let Some(action) = done.last().and_then(|w| takes_value(flags, w)) {
+    // argparse takes a word that looks like an option as one, even where a value was due.
+    let value_due = done.last().and_then(|w| takes_value(flags, w));
+    if let Some(action) = value_due.filter(|_| !current.starts_with('-')) {
         return values(action, "", current);
     }
     if let Some((option, value)) = current.split_once('=').filter(|_| current.starts_with("--")) {
-        return match flags.position(option).map(|i| &flags.actions[i]) {
+        return match lookup(flags, option) {
             Some(a) if a.nargs != Nargs::Zero => values(a, &format!("{option}="), value),
             _ => Reply::none(current),
         };
@@ -64,9 +66,26 @@ fn offered(a: &Action) -> bool {
     !matches!(a.kind, ActionKind::Help | ActionKind::Deprecated) && a.deprecated_for.is_none()
 }
 
+/// The action an option word names: exactly, or (argparse's `allow_abbrev`, so `--tp` for
+/// `--tp-size`) as the prefix of one action's options only.
+fn lookup<'f>(flags: &'f FlagSet, word: &str) -> Option<&'f Action> {
+    if let Some(i) = flags.position(word) {
+        return Some(&flags.actions[i]);
+    }
+    if !flags.allow_abbrev || !word.starts_with("--") {
+        return None;
+    }
+    let mut owners = flags
+        .actions
+        .iter()
+        .filter(|a| a.option_strings.iter().any(|o| o.starts_with(word)));
+    let first = owners.next()?;
+    owners.next().is_none().then_some(first)
+}
+
 /// The action whose value the next word is, when `word` is an option that takes one.
 fn takes_value<'f>(flags: &'f FlagSet, word: &str) -> Option<&'f Action> {
-    let a = &flags.actions[flags.position(word)?];
+    let a = lookup(flags, word)?;
     (!matches!(a.nargs, Nargs::Zero | Nargs::Optional)).then_some(a)
 }
 
