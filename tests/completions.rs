@@ -82,12 +82,21 @@ impl Shell {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8(out.stdout).unwrap();
         let replies: Vec<Vec<String>> = text
             .split("@@\n")
             .take(lines.len())
-            .map(|r| r.lines().filter(|l| !l.is_empty()).map(str::to_owned).collect())
+            .map(|r| {
+                r.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
             .collect();
         assert_eq!(replies.len(), lines.len(), "{text}");
         replies
@@ -166,7 +175,11 @@ fn every_visible_option_of_every_command_completes_and_no_hidden_one() {
         }
         // run, check, plan and upgrade: SGLang's part may start here.
         let planning = ["run", "check", "plan", "upgrade"].contains(&path[0].as_str());
-        assert_eq!(reply.iter().any(|r| r == "--model-path"), planning, "{line}");
+        assert_eq!(
+            reply.iter().any(|r| r == "--model-path"),
+            planning,
+            "{line}"
+        );
     }
 }
 
@@ -262,7 +275,10 @@ fn rule_lists_complete_after_the_comma_and_file_names_only_where_a_path_goes() {
     let r = sh.one("sglang-launch check --allow AR001,AR00");
     has(&r, "AR001,AR002", "--allow AR001,AR00");
     assert!(r.iter().all(|c| c.starts_with("AR001,AR00")), "{r:?}");
-    assert_eq!(sh.one("sglang-launch explain AR00"), sh.one("sglang-launch check --deny AR00"));
+    assert_eq!(
+        sh.one("sglang-launch explain AR00"),
+        sh.one("sglang-launch check --deny AR00")
+    );
     assert_eq!(sh.one("sglang-launch run --topology b"), ["box.json"]);
     // No file names where a rule code, a release or a number goes.
     assert!(sh.one("sglang-launch explain box").is_empty());
@@ -380,12 +396,20 @@ fn fish_gives_the_same_candidates() {
     for l in lines {
         script.push_str(&format!("complete -C '{l}'; echo @@\n"));
     }
-    let out = sh.command("fish").args(["--no-config", "-c", &script]).output().unwrap();
+    let out = sh
+        .command("fish")
+        .args(["--no-config", "-c", &script])
+        .output()
+        .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let fish: Vec<Vec<String>> = text
         .split("@@\n")
         .take(lines.len())
-        .map(|r| r.lines().map(|l| l.split('\t').next().unwrap().to_owned()).collect())
+        .map(|r| {
+            r.lines()
+                .map(|l| l.split('\t').next().unwrap().to_owned())
+                .collect()
+        })
         .collect();
     let bash = sh.bash(&lines.map(String::from));
     for ((line, mut f), mut b) in lines.iter().zip(fish).zip(bash) {

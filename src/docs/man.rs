@@ -57,6 +57,12 @@ pub fn roman(text: &str) -> String {
                 '\\' => out.push_str("\\e"),
                 '-' => out.push_str("\\-"),
                 c if c.is_ascii() => out.push(c),
+                // groff's own names, so the page reads on an ASCII terminal too.
+                '\u{2026}' => out.push_str("..."),
+                '\u{2014}' => out.push_str("\\(em"),
+                '\u{2013}' => out.push_str("\\(en"),
+                '\u{2192}' => out.push_str("\\(->"),
+                '\u{00D7}' => out.push_str("\\(mu"),
                 c => {
                     let _ = write!(out, "\\[u{:04X}]", c as u32);
                 }
@@ -132,7 +138,12 @@ fn command_item(s: &mut String, cmd: &Command, path: &str) {
 fn arg_item(a: &Arg) -> String {
     let value = a
         .get_value_names()
-        .map(|v| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" "))
+        .map(|v| {
+            v.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_else(|| a.get_id().as_str().to_ascii_uppercase());
     let takes = a.get_action().takes_values();
     let mut tag: Vec<String> = Vec::new();
@@ -225,7 +236,10 @@ const OTHER_ENV: &[(&str, &str)] = &[
 
 fn exit_status_section() -> String {
     let codes = [
-        (exit::OK, "launchable (check, plan), or the command succeeded"),
+        (
+            exit::OK,
+            "launchable (check, plan), or the command succeeded",
+        ),
         (
             exit::BLOCKED,
             "check, plan: blocked by an error finding (or a warning under --strict)",

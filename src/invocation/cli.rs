@@ -461,7 +461,11 @@ pub struct CompleteArgs {
     pub line: Option<String>,
 
     /// The words so far, the program's name first and the word being completed last
-    #[arg(value_name = "WORDS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "WORDS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub words: Vec<String>,
 }
 

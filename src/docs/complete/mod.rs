@@ -59,7 +59,10 @@ fn first_word(cmd: &Command, root: bool, current: &str) -> Reply {
         if root {
             let names: Vec<String> = own.iter().map(|(o, _)| o.clone()).collect();
             let mut r = sglang::complete(&values::Line::default(), &[], current, &names);
-            r.items.splice(0..0, own.into_iter().filter(|(o, _)| o.starts_with(current)));
+            r.items.splice(
+                0..0,
+                own.into_iter().filter(|(o, _)| o.starts_with(current)),
+            );
             return r;
         }
         return Reply::words("", current, own);
@@ -164,7 +167,10 @@ fn in_command(cmd: &Command, words: &[String], current: &str) -> Reply {
         // SGLang's part may start at this word; a launcher option of the same name wins.
         let names: Vec<String> = own.iter().map(|(o, _)| o.clone()).collect();
         let mut r = sglang::complete(&s.line, &[], current, &names);
-        r.items.splice(0..0, own.into_iter().filter(|(o, _)| o.starts_with(current)));
+        r.items.splice(
+            0..0,
+            own.into_iter().filter(|(o, _)| o.starts_with(current)),
+        );
         return r;
     }
     match positional {

@@ -60,7 +60,11 @@ impl Reply {
             Mode::Files => "files",
             Mode::Dirs => "dirs",
         };
-        let mut s = format!("{mode}\t{}\t{}\n", one_line(&self.prefix), one_line(&self.current));
+        let mut s = format!(
+            "{mode}\t{}\t{}\n",
+            one_line(&self.prefix),
+            one_line(&self.current)
+        );
         for (value, about) in &self.items {
             s.push_str(&one_line(value));
             let about = one_line(about);

@@ -19,7 +19,10 @@ pub fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]
     if let Some(action) = value_due.filter(|_| !current.starts_with('-')) {
         return values(action, "", current);
     }
-    if let Some((option, value)) = current.split_once('=').filter(|_| current.starts_with("--")) {
+    if let Some((option, value)) = current
+        .split_once('=')
+        .filter(|_| current.starts_with("--"))
+    {
         return match lookup(flags, option) {
             Some(a) if a.nargs != Nargs::Zero => values(a, &format!("{option}="), value),
             _ => Reply::none(current),
