@@ -4,6 +4,7 @@
 //!   the release binary, over many runs (targets: ≤ 10 ms, ≤ 15 MB);
 //! * release binary size (target ≤ 5 MB);
 //! * `check --fit` on a line it lowers, next to the same check without it;
+//! * a completion request (`__complete`, run on every TAB): an SGLang option's choices, a rule code;
 //! * time rule evaluation adds to a check (in process; target well under 1 ms).
 
 use std::ffi::OsString;
@@ -67,6 +68,24 @@ fn wall(bin: &str, launcher: &[&str], sglang: &[&str], runs: usize) -> (Duration
     (times[runs / 2], times[runs * 9 / 10])
 }
 
+/// Median and p90 wall time of `__complete --line LINE` (what the bash script runs per TAB).
+fn complete_wall(bin: &str, line: &str, runs: usize) -> (Duration, Duration) {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let status = Command::new(bin)
+                .args(["__complete", "--line", line])
+                .stdout(Stdio::null())
+                .status()
+                .expect("launcher runs");
+            assert!(status.success());
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    (times[runs / 2], times[runs * 9 / 10])
+}
+
 fn main() {
     let bin = env!("CARGO_BIN_EXE_sglang-launch");
     let topo = format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json");
@@ -101,6 +120,19 @@ fn main() {
         fit.as_secs_f64() * 1e3,
         plain.as_secs_f64() * 1e3
     );
+
+    // A TAB: completing an SGLang option's choices for the release on the line, and a rule code.
+    for line in [
+        "sglang-launch run --sglang-version 0.5.23 -- --model-path m --attention-backend ",
+        "sglang-launch check --allow AR00",
+    ] {
+        let (med, p90) = complete_wall(bin, line, runs);
+        println!(
+            "completion ({line:?}): median {:.2} ms, p90 {:.2} ms",
+            med.as_secs_f64() * 1e3,
+            p90.as_secs_f64() * 1e3
+        );
+    }
 
     // Rule evaluation alone, in process, on the same facts.
     let topology = Topology::load(Path::new(&topo)).expect("topology");

@@ -1,10 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the checked-in completions and man page from the clap definition.
+# Regenerate the checked-in completion scripts (completions/) and man page (man/): they are
+# generated files like docs/, written by the same freshness test (tests/docs.rs).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --quiet
-bin=target/debug/sglang-launch
-$bin completions bash > completions/sglang-launch.bash
-$bin completions zsh > completions/_sglang-launch
-$bin completions fish > completions/sglang-launch.fish
-$bin man > man/sglang-launch.1
+exec "$(dirname "$0")/gen-docs.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the generated reference docs (docs/schema/*.json, docs/rules.md, docs/cli.md) from
+# Regenerate the generated files (docs/schema/*.json, docs/*.md, man/, completions/) from
 # the code: the freshness test rewrites them when SGLANG_LAUNCH_UPDATE_DOCS=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(sglang_launch::invocation::main());
+    std::process::exit(sglang_launch::invocation::main(sglang_launch::docs::answer));
 }

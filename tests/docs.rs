@@ -258,3 +258,131 @@ fn cli_reference_leaves_hidden_arguments_out() {
         "a hidden option is in docs/cli.md"
     );
 }
+
+/// The man page as groff renders it; `None` (with a note) where groff is not installed
+/// (.ci/run installs it).
+fn groff(page: &str, device: &str) -> Option<(String, String)> {
+    let run = std::process::Command::new("groff")
+        // -P-cbou: plain text, no overstriking, so the headings can be found.
+        .args(["-man", "-ww", device, "-P-cbou"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = run else {
+        eprintln!("note: groff is not installed; the man page is not rendered");
+        return None;
+    };
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "groff failed");
+    Some((
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+#[test]
+fn man_page_renders_without_a_groff_warning() {
+    let page = std::fs::read_to_string(Path::new(ROOT).join("man/sglang-launch.1")).unwrap();
+    for device in ["-Tutf8", "-Tascii"] {
+        let Some((text, warnings)) = groff(&page, device) else {
+            return;
+        };
+        assert!(warnings.is_empty(), "groff {device}:\n{warnings}");
+        for section in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "COMMANDS",
+            "ENVIRONMENT",
+            "EXIT STATUS",
+            "FILES",
+            "EXAMPLES",
+        ] {
+            assert!(text.lines().any(|l| l == section), "no {section} section");
+        }
+    }
+}
+
+/// Every visible command with every visible option and its variable, every launcher variable,
+/// every exit code; nothing hidden, and no page referred to (none is shipped but this one).
+#[test]
+fn man_page_documents_every_command_option_variable_and_exit_code() {
+    let page = docs::man_page();
+    let roff = |s: &str| s.replace('-', "\\-");
+    fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let p = format!("{path} {}", sub.get_name());
+            if sub.has_subcommands() {
+                walk(sub, p, out);
+            } else {
+                out.push((p, sub.clone()));
+            }
+        }
+    }
+    let mut leaves = Vec::new();
+    walk(
+        &sglang_launch::invocation::cli::command(),
+        "sglang-launch".into(),
+        &mut leaves,
+    );
+    for (path, cmd) in &leaves {
+        let at = page
+            .find(&format!(".SS \\fB{}\\fR", roff(path)))
+            .unwrap_or_else(|| panic!("{path} has no section"));
+        let section = &page[at..];
+        let section = &section[..section[4..].find("\n.S").map_or(section.len(), |e| e + 4)];
+        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(l) = a.get_long() {
+                assert!(section.contains(&roff(&format!("--{l}"))), "{path}: --{l}");
+            }
+            if let Some(env) = a.get_env() {
+                assert!(
+                    section.contains(&env.to_string_lossy().to_string()),
+                    "{path}: {env:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        !page.contains("\\-\\-nvml\\-lib"),
+        "a hidden option is in the man page"
+    );
+    let env = &page[page.find(".SH ENVIRONMENT").unwrap()..];
+    for v in sglang_launch::settings::registry::VARS {
+        assert!(env.contains(v.name), "ENVIRONMENT lacks {}", v.name);
+    }
+    let status = &page[page.find(".SH \"EXIT STATUS\"").unwrap()..];
+    use sglang_launch::exit;
+    for code in [
+        exit::OK,
+        exit::BLOCKED,
+        exit::USAGE,
+        exit::NOT_READY,
+        exit::NOT_FOUND,
+        78,
+    ] {
+        assert!(
+            status.contains(&format!(".TP\n\\fB{code}\\fR")),
+            "EXIT STATUS lacks {code}"
+        );
+    }
+    let refs: Vec<&str> = page
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| {
+            w.ends_with(')')
+                && w.len() > 3
+                && w[w.len() - 3..].starts_with('(')
+                && w.as_bytes()[w.len() - 2].is_ascii_digit()
+        })
+        .collect();
+    assert!(refs.is_empty(), "references to other pages: {refs:?}");
+}

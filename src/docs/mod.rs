@@ -1,20 +1,38 @@
 //! Reference documents generated from the code: the JSON Schemas of the two public formats
-//! (plan/v1, topology/v1), the rule catalogue, the command-line reference and the configuration reference. The checked-in
-//! copies under `docs/` are kept fresh by `tests/docs.rs` (`scripts/gen-docs.sh` rewrites them).
+//! (plan/v1, topology/v1), the rule catalogue, the command-line reference, the configuration
+//! reference, the man page and the shell completions (scripts and the candidates they ask
+//! for). The checked-in copies under `docs/`, `man/` and `completions/` are kept fresh by
+//! `tests/docs.rs` (`scripts/gen-docs.sh` rewrites them).
 
 mod cli;
+pub mod complete;
 mod config;
+pub mod man;
 mod rules;
+pub mod shell;
 
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
 use crate::facts::topology::Topology;
+use crate::invocation::cli::{Command, Shell};
 use crate::plan::json::Plan;
 
 pub use cli::cli_markdown;
 pub use config::config_markdown;
+pub use man::man_page;
 pub use rules::rules_markdown;
+
+/// What `completions`, `man` and the hidden `__complete` print (handed to `invocation`, the
+/// layer below, by the binary).
+pub fn answer(cmd: &Command) -> String {
+    match cmd {
+        Command::Completions(a) => shell::script(a.shell),
+        Command::Man => man_page(),
+        Command::Complete(a) => complete::answer(a).render(),
+        _ => String::new(),
+    }
+}
 
 /// Every generated file: its path relative to the repository root, and its contents.
 pub fn generated() -> Vec<(&'static str, String)> {
@@ -27,6 +45,10 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ("docs/rules.md", rules_markdown()),
         ("docs/cli.md", cli_markdown()),
         ("docs/config.md", config_markdown()),
+        ("man/sglang-launch.1", man_page()),
+        ("completions/sglang-launch.bash", shell::script(Shell::Bash)),
+        ("completions/_sglang-launch", shell::script(Shell::Zsh)),
+        ("completions/sglang-launch.fish", shell::script(Shell::Fish)),
     ]
 }
 

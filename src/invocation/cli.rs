@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::builder::FalseyValueParser;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -68,7 +68,13 @@ pub enum Command {
     SystemdUnit(SystemdUnitArgs),
     /// Wait until SGLang's /health answers 200 (a unit's ExecStartPost=, scripts)
     WaitReady(WaitReadyArgs),
+    /// The completion candidates for a command line (what the completion scripts call)
+    #[command(name = COMPLETE, hide = true)]
+    Complete(CompleteArgs),
 }
+
+/// The hidden subcommand the completion scripts call on every TAB.
+pub const COMPLETE: &str = "__complete";
 
 /// Options shared by `run`, `check` and `plan`. They end at `--` or at the first token that is
 /// not one of them; everything after belongs to SGLang.
@@ -102,7 +108,8 @@ pub struct SettingArgs {
         long,
         env = "SGLANG_LAUNCH_TOPOLOGY",
         hide_env_values = true,
-        value_name = "FILE"
+        value_name = "FILE",
+        value_hint = ValueHint::FilePath
     )]
     pub topology: Option<PathBuf>,
 
@@ -120,7 +127,8 @@ pub struct SettingArgs {
         long,
         env = "SGLANG_LAUNCH_PYTHON",
         hide_env_values = true,
-        value_name = "PATH"
+        value_name = "PATH",
+        value_hint = ValueHint::ExecutablePath
     )]
     pub python: Option<PathBuf>,
 
@@ -169,6 +177,7 @@ pub struct SettingArgs {
         env = "SGLANG_LAUNCH_NVML_LIB",
         hide_env_values = true,
         value_name = "PATH",
+        value_hint = ValueHint::FilePath,
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
@@ -224,7 +233,8 @@ pub struct UpgradeArgs {
         long,
         env = "SGLANG_LAUNCH_PYTHON",
         hide_env_values = true,
-        value_name = "PATH"
+        value_name = "PATH",
+        value_hint = ValueHint::ExecutablePath
     )]
     pub python: Option<PathBuf>,
 
@@ -260,7 +270,8 @@ pub struct DetectArgs {
         long,
         env = "SGLANG_LAUNCH_PYTHON",
         hide_env_values = true,
-        value_name = "PATH"
+        value_name = "PATH",
+        value_hint = ValueHint::ExecutablePath
     )]
     pub python: Option<PathBuf>,
 
@@ -270,6 +281,7 @@ pub struct DetectArgs {
         env = "SGLANG_LAUNCH_NVML_LIB",
         hide_env_values = true,
         value_name = "PATH",
+        value_hint = ValueHint::FilePath,
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
@@ -308,7 +320,8 @@ pub struct FlagsPython {
         long,
         env = "SGLANG_LAUNCH_PYTHON",
         hide_env_values = true,
-        value_name = "PATH"
+        value_name = "PATH",
+        value_hint = ValueHint::ExecutablePath
     )]
     pub python: Option<PathBuf>,
 }
@@ -376,7 +389,8 @@ pub struct ProfilesDir {
         long = "profiles-dir",
         env = "SGLANG_LAUNCH_PROFILES_DIR",
         hide_env_values = true,
-        value_name = "DIR"
+        value_name = "DIR",
+        value_hint = ValueHint::DirPath
     )]
     pub dir: Option<PathBuf>,
 }
@@ -396,7 +410,7 @@ pub struct ProfilesListArgs {
     pub json: bool,
 
     /// Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub topology: Option<PathBuf>,
 
     #[command(flatten)]
@@ -408,6 +422,7 @@ pub struct ProfilesListArgs {
         env = "SGLANG_LAUNCH_NVML_LIB",
         hide_env_values = true,
         value_name = "PATH",
+        value_hint = ValueHint::FilePath,
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
@@ -435,6 +450,23 @@ pub enum Shell {
     Fish,
     Elvish,
     Powershell,
+}
+
+/// Either the line up to the cursor (bash: split here, like the shell would) or the words
+/// up to and including the one being completed (zsh, fish: split by the shell).
+#[derive(Debug, Clone, Args)]
+pub struct CompleteArgs {
+    /// The command line up to the cursor
+    #[arg(long, value_name = "LINE", allow_hyphen_values = true)]
+    pub line: Option<String>,
+
+    /// The words so far, the program's name first and the word being completed last
+    #[arg(
+        value_name = "WORDS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub words: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -16,7 +16,7 @@ mod upgrade;
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 use crate::exit;
 use crate::facts::Env;
@@ -28,9 +28,13 @@ use crate::settings::Settings;
 
 use cli::{Cli, Command};
 
-pub fn main() -> i32 {
+/// What the `docs` layer prints for `completions`, `man` and the hidden `__complete`: that
+/// layer sits above this one, so the binary hands it in.
+pub type Docs = fn(&Command) -> String;
+
+pub fn main(docs: Docs) -> i32 {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    match run_argv(argv) {
+    match run_argv(argv, docs) {
         Ok(code) => code,
         Err(f) => {
             eprintln!("sglang-launch: error: {}", f.message);
@@ -103,9 +107,12 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
     Ok(())
 }
 
-pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
-    normalize_launcher_env()?;
-    unknown_launcher_env();
+pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
+    // Completion runs on every TAB: a word about the environment there would garble the line.
+    if argv.get(1).is_none_or(|a| a != cli::COMPLETE) {
+        normalize_launcher_env()?;
+        unknown_launcher_env();
+    }
     let (launcher, sglang_tokens) = split::split(&argv);
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
@@ -159,12 +166,8 @@ pub fn run_argv(argv: Vec<OsString>) -> Result<i32, Fatal> {
         Command::Flags(f) => flags::command(&f),
         Command::Config(c) => config::command(&c, &matches),
         Command::Profiles(p) => profiles::command(&p, &matches),
-        Command::Completions(a) => {
-            print_out(&completions(a.shell));
-            Ok(exit::OK)
-        }
-        Command::Man => {
-            print_out(&man_page());
+        c @ (Command::Completions(_) | Command::Man | Command::Complete(_)) => {
+            print_out(&docs(&c));
             Ok(exit::OK)
         }
         Command::SystemdUnit(a) => service::systemd_unit(&a),
@@ -431,27 +434,4 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
         print_out(&report::topology(&topo));
     }
     Ok(exit::OK)
-}
-
-pub fn completions(shell: cli::Shell) -> String {
-    use clap_complete::Shell as S;
-    let sh = match shell {
-        cli::Shell::Bash => S::Bash,
-        cli::Shell::Zsh => S::Zsh,
-        cli::Shell::Fish => S::Fish,
-        cli::Shell::Elvish => S::Elvish,
-        cli::Shell::Powershell => S::PowerShell,
-    };
-    let mut buf = Vec::new();
-    clap_complete::generate(sh, &mut Cli::command(), "sglang-launch", &mut buf);
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
-pub fn man_page() -> String {
-    let mut buf = Vec::new();
-    // Rendering into memory cannot fail.
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut buf)
-        .expect("man page renders");
-    String::from_utf8_lossy(&buf).into_owned()
 }
