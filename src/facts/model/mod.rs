@@ -25,7 +25,7 @@ pub mod hybrid;
 mod local;
 mod missing;
 mod online;
-mod plausible;
+pub(crate) mod plausible;
 mod quant;
 #[cfg(test)]
 mod tests;

@@ -35,8 +35,9 @@
 //! | index `total_size` (bytes; an integral float is accepted, as before) | 1..=2^50 | 1 GB..=2 TB |
 //! | safetensors headers | a known dtype's width × the shape = the `data_offsets` span, inside the file | |
 //!
-//! With every fact inside these bounds the planner's products stay far inside `u64` (the
-//! widest, layers × width × vocabulary-sized terms, is under 2^64 / 2^10).
+//! Inside these bounds a product of several facts can still pass `u64` (layers × width × MLP
+//! width × experts is 2^68), so the planner multiplies in `f64` or saturating; the memory
+//! planner's tests run it on a config with every key at its maximum.
 
 use std::fmt;
 
@@ -203,7 +204,7 @@ pub(super) const TOWER: &[Bound] = &[
 const BITS: [Bound; 2] = [b("bits", 1, 32), b("w_bit", 1, 32)];
 
 /// The largest plausible index `total_size`, bytes (a petabyte; real checkpoints are ≤ 2 TB).
-pub(super) const MAX_TOTAL_SIZE: u64 = 1 << 50;
+pub(crate) const MAX_TOTAL_SIZE: u64 = 1 << 50;
 
 impl Bound {
     fn expected(&self) -> String {
@@ -338,4 +339,30 @@ pub(super) fn tensor(
         .and_then(|n| n.checked_mul(bits))
         .is_some_and(|b| b == u128::from(span.1 - span.0) * 8);
     (!fits).then(|| Implausible::new(file, &key, &described(), expected))
+}
+
+/// A config with every judged key at the top of its range (a quantised multimodal MLA-MoE
+/// hybrid no one would build), for checking that no arithmetic on plausible facts overflows.
+/// `mla`: with `kv_lora_rank`.
+#[cfg(test)]
+pub(crate) fn largest_plausible_config(mla: bool) -> Value {
+    let at_max = |bounds: &[Bound]| -> Map<String, Value> {
+        bounds
+            .iter()
+            .map(|b| (b.key.to_owned(), Value::from(b.max)))
+            .collect()
+    };
+    let mut text = at_max(TEXT);
+    if !mla {
+        text.remove("kv_lora_rank");
+    }
+    text.insert("model_type".into(), "deepseek_v3".into());
+    text.insert("torch_dtype".into(), "float32".into());
+    text.insert(
+        "quantization_config".into(),
+        serde_json::json!({"quant_method": "gptq", "bits": 32, "weight_block_size": [HEADS, HEADS]}),
+    );
+    text.insert("vision_config".into(), Value::Object(at_max(TOWER)));
+    text.insert("audio_config".into(), Value::Object(at_max(TOWER)));
+    Value::Object(text)
 }
