@@ -328,9 +328,7 @@ pub(super) fn tensor(
     let Some(dtype) = dtype.and_then(Value::as_str) else {
         return Some(Implausible::new(file, &key, &described(), expected));
     };
-    let Some(bits) = dtype_bits(dtype) else {
-        return None;
-    };
+    let bits = dtype_bits(dtype)?;
     let elements = shape.and_then(Value::as_array).and_then(|dims| {
         dims.iter()
             .try_fold(1u128, |n, d| n.checked_mul(u128::from(d.as_u64()?)))
