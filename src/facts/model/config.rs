@@ -21,11 +21,8 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
 pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let mut c = Config::new(obj);
     let implausible = c.reject_implausible();
-    let sub_rejected = |prefix: &str| implausible.iter().any(|i| i.key.starts_with(prefix));
-    let (towers_ok, quant_ok) = (
-        !sub_rejected("vision_config.") && !sub_rejected("audio_config."),
-        !sub_rejected("quantization_config."),
-    );
+    let towers_ok = clean(&implausible, &["vision_config.", "audio_config."]);
+    let quant_ok = clean(&implausible, &["quantization_config."]);
     let (top, u, s) = (
         c.top.json.unwrap_or(obj),
         |k: &str| c.u(k),
@@ -122,6 +119,13 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         online_quant_load_bytes: None,
         implausible,
     }
+}
+
+/// No implausible value lies under these sub-configs: they may be read.
+fn clean(implausible: &[Implausible], prefixes: &[&str]) -> bool {
+    !implausible
+        .iter()
+        .any(|i| prefixes.iter().any(|p| i.key.starts_with(p)))
 }
 
 /// One level of a config: its config.json object (absent when transformers builds it from

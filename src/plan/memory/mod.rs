@@ -9,6 +9,9 @@
 //!   (CUDA context, NCCL and custom all-reduce buffers, CUDA-graph pools for the batch sizes that
 //!   will be captured, activations, other processes, a margin). Every term is reported.
 //!
+//! A model fact no real model has (MEM013) is never planned on: the plan is then an unknown
+//! model's, with no fraction of ours and no finding that judges the model's size.
+//!
 //! Pure: it reads the resolved [`Context`] only.
 
 mod draft;
