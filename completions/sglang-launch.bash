@@ -97,7 +97,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__check)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --json --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --device-root --mode --profile --profiles-dir --json --json-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,11 +127,23 @@ _sglang__launch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --device-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "enforce warn off" -- "${cur}"))
+                    return 0
+                    ;;
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -171,7 +183,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__config__subcmd__show)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --json --profile --profiles-dir --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --device-root --mode --json --profile --profiles-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -199,6 +211,14 @@ _sglang__launch() {
                     ;;
                 --nvml-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --device-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "enforce warn off" -- "${cur}"))
                     return 0
                     ;;
                 --profile)
@@ -335,7 +355,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__plan)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --json --print-args --show-secrets --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --device-root --mode --profile --profiles-dir --json --json-file --print-args --show-secrets --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -365,11 +385,23 @@ _sglang__launch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --device-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "enforce warn off" -- "${cur}"))
+                    return 0
+                    ;;
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -461,7 +493,7 @@ _sglang__launch() {
             return 0
             ;;
         sglang__subcmd__launch__subcmd__run)
-            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --profile --profiles-dir --json --dry-run --help"
+            opts="-h --topology --sglang-version --python --strict --no-fix --offline --online --fit --allow --deny --nvml-lib --device-root --mode --profile --profiles-dir --json --json-file --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,11 +523,23 @@ _sglang__launch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --device-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "enforce warn off" -- "${cur}"))
+                    return 0
+                    ;;
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --profiles-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -46,14 +46,19 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l pyth
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l device-root -d 'The root under which dev/ is read for other accelerators (tests)' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l mode -d 'run and the drop-in form: enforce (error findings block, exit 78), warn (report and fix, then launch anyway) or off (exec the command as given, nothing read or changed); check and plan always judge as enforce does' -r -f -a "enforce\t''
+warn\t''
+off\t''"
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json-file -d 'Write the plan as JSON (plan/v1) to this file; the report stays where it goes' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l json -d 'Print the plan as JSON (plan/v1): on stdout for check and plan, on stderr for run (stdout is SGLang\'s)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -l dry-run -d 'Print the command and environment instead of exec\'ing SGLang'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand run" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
@@ -62,14 +67,19 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l py
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l device-root -d 'The root under which dev/ is read for other accelerators (tests)' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l mode -d 'run and the drop-in form: enforce (error findings block, exit 78), warn (report and fix, then launch anyway) or off (exec the command as given, nothing read or changed); check and plan always judge as enforce does' -r -f -a "enforce\t''
+warn\t''
+off\t''"
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json-file -d 'Write the plan as JSON (plan/v1) to this file; the report stays where it goes' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -l json -d 'Print the plan as JSON (plan/v1): on stdout for check and plan, on stderr for run (stdout is SGLang\'s)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand check" -s h -l help -d 'Print help'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l topology -d 'Read the GPUs from a topology file (topology/v1) instead of NVML' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l sglang-version -d 'Use this SGLang version\'s flag set instead of detecting the installed one' -r
@@ -77,14 +87,19 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l pyt
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l device-root -d 'The root under which dev/ is read for other accelerators (tests)' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l mode -d 'run and the drop-in form: enforce (error findings block, exit 78), warn (report and fix, then launch anyway) or off (exec the command as given, nothing read or changed); check and plan always judge as enforce does' -r -f -a "enforce\t''
+warn\t''
+off\t''"
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json-file -d 'Write the plan as JSON (plan/v1) to this file; the report stays where it goes' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l strict -d 'Treat warnings as blocking'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l no-fix -d 'Report only: leave the arguments and the environment unchanged'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l offline -d 'Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l online -d 'With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l fit -d 'When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)'
-complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1) on stdout'
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l json -d 'Print the plan as JSON (plan/v1): on stdout for check and plan, on stderr for run (stdout is SGLang\'s)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l print-args -d 'Print only the final command, as one POSIX-shell-quoted line (wins over --json)'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -l show-secrets -d 'Show secret values (--api-key, tokens) instead of ***'
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand plan" -s h -l help -d 'Print help'
@@ -121,6 +136,10 @@ complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and 
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l allow -d 'Skip a rule (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l deny -d 'Make a rule\'s finding an error (code or name; repeatable or comma-separated)' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l nvml-lib -d 'Path of libnvidia-ml to load instead of the system\'s libnvidia-ml.so.1' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l device-root -d 'The root under which dev/ is read for other accelerators (tests)' -r -F
+complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l mode -d 'run and the drop-in form: enforce (error findings block, exit 78), warn (report and fix, then launch anyway) or off (exec the command as given, nothing read or changed); check and plan always judge as enforce does' -r -f -a "enforce\t''
+warn\t''
+off\t''"
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins' -r
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l profiles-dir -d 'Look for profiles in this directory first' -r -F
 complete -c sglang-launch -n "__fish_sglang_launch_using_subcommand config; and __fish_seen_subcommand_from show" -l strict -d 'Treat warnings as blocking'

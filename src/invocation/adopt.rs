@@ -182,7 +182,8 @@ mod tests {
         assert_eq!(near("--profle"), Some("--profile"));
         assert_eq!(near("--topolgy=x.json"), Some("--topology"));
         assert_eq!(near("--profile"), None);
-        assert_eq!(near("--fix"), None);
+        assert_eq!(near("--fix"), Some("--fit"));
+        assert_eq!(near("--tp"), None);
         assert_eq!(near("--model-path"), None);
     }
 
