@@ -70,7 +70,8 @@ pub fn env_changes(env: &Env) -> (Vec<(String, String)>, Vec<String>) {
     for (k, v) in std::env::vars_os() {
         let name = k.to_string_lossy().into_owned();
         match env.get(&name) {
-            Some(planned) if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() => {}
+            Some(planned)
+                if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() => {}
             Some(planned) => set.push((name, planned.to_owned())),
             None => unset.push(name),
         }

@@ -95,7 +95,12 @@ fn a_refused_launch_exits_78_and_check_keeps_1() {
         .assert()
         .code(78)
         .stderr(predicate::str::contains("--mode warn to launch anyway"));
-    seed_run(&py).arg("check").arg("--").args(bad).assert().code(1);
+    seed_run(&py)
+        .arg("check")
+        .arg("--")
+        .args(bad)
+        .assert()
+        .code(1);
     assert!(recorded(t.path()).is_none(), "nothing was launched");
 }
 
@@ -110,8 +115,9 @@ fn warn_mode_reports_fixes_and_launches_anyway() {
         .assert()
         .code(0)
         .stderr(
-            predicate::str::contains("unrecognized arguments: --bogus-flag")
-                .and(predicate::str::contains("launching despite the errors above")),
+            predicate::str::contains("unrecognized arguments: --bogus-flag").and(
+                predicate::str::contains("launching despite the errors above"),
+            ),
         );
     let (argv, _) = recorded(t.path()).unwrap();
     assert!(argv.contains(&"--bogus-flag".to_owned()), "{argv:?}");
@@ -128,7 +134,10 @@ fn warn_mode_reports_fixes_and_launches_anyway() {
         .stderr(predicate::str::contains("ARCH001"));
     let (argv, env) = recorded(t.path()).unwrap();
     assert!(!argv.contains(&"--enable-flashinfer-allreduce-fusion".to_owned()));
-    assert!(!env.iter().any(|l| l.starts_with("SGLANG_CUSTOM_ALLREDUCE_ALGO=")));
+    assert!(
+        !env.iter()
+            .any(|l| l.starts_with("SGLANG_CUSTOM_ALLREDUCE_ALGO="))
+    );
 }
 
 #[test]
@@ -176,14 +185,26 @@ fn the_exec_line_shows_the_command_and_env_changes_with_secrets_masked() {
         .lines()
         .find(|l| l.starts_with("sglang-launch: exec: "))
         .unwrap_or_else(|| panic!("no exec line: {stderr}"));
-    assert!(!stderr.contains("hunter22") && !stderr.contains("hf_sekrit"), "{stderr}");
     assert!(
-        line.contains(&format!("{} -m sglang.launch_server --model-path", py.display())),
+        !stderr.contains("hunter22") && !stderr.contains("hf_sekrit"),
+        "{stderr}"
+    );
+    assert!(
+        line.contains(&format!(
+            "{} -m sglang.launch_server --model-path",
+            py.display()
+        )),
         "{line}"
     );
     assert!(line.contains("--api-key '***'"), "{line}");
-    assert!(!line.contains("--enable-flashinfer-allreduce-fusion"), "{line}");
-    assert!(line.ends_with("(env: -SGLANG_CUSTOM_ALLREDUCE_ALGO)"), "{line}");
+    assert!(
+        !line.contains("--enable-flashinfer-allreduce-fusion"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("(env: -SGLANG_CUSTOM_ALLREDUCE_ALGO)"),
+        "{line}"
+    );
     // SGLang gets the real values.
     let (argv, env) = recorded(t.path()).unwrap();
     assert!(argv.contains(&"hunter22".to_owned()));
@@ -253,7 +274,9 @@ fn cuda_without_a_driver_is_an_error_unless_warned() {
         .args(["--model-path", "m", "--device", "cuda"])
         .assert()
         .code(0)
-        .stderr(predicate::str::contains("launching unchecked (--mode warn)"));
+        .stderr(predicate::str::contains(
+            "launching unchecked (--mode warn)",
+        ));
     assert!(recorded(t.path()).is_some());
 }
 
@@ -272,7 +295,10 @@ fn run_keeps_stdout_for_sglang_and_json_goes_to_stderr_or_a_file() {
     assert!(out.status.success(), "{out:?}");
     assert!(out.stdout.is_empty(), "stdout is SGLang's");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("\"sglang_version\": \"0.5.23\""), "{stderr}");
+    assert!(
+        stderr.contains("\"sglang_version\": \"0.5.23\""),
+        "{stderr}"
+    );
     let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(v["verdict"], "ok");
     // check writes the file and keeps its human report on stdout.
@@ -286,7 +312,13 @@ fn run_keeps_stdout_for_sglang_and_json_goes_to_stderr_or_a_file() {
         .code(0)
         .stdout(predicate::str::contains("verdict:"));
     let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    assert!(v["findings"].as_array().unwrap().iter().any(|f| f["code"] == "ARCH001"));
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "ARCH001")
+    );
 }
 
 #[test]
@@ -302,7 +334,14 @@ fn print_args_says_when_secrets_are_masked() {
     let stderr = String::from_utf8_lossy(&masked.stderr);
     assert!(stderr.contains("--show-secrets"), "{stderr}");
     assert!(!String::from_utf8_lossy(&masked.stdout).contains("hunter22"));
-    let shown = plan(&["--show-secrets", "--", "--model-path", "m", "--api-key", "hunter22"]);
+    let shown = plan(&[
+        "--show-secrets",
+        "--",
+        "--model-path",
+        "m",
+        "--api-key",
+        "hunter22",
+    ]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("hunter22"));
     assert!(!String::from_utf8_lossy(&shown.stderr).contains("--show-secrets"));
     let plain = plan(&["--", "--model-path", "m"]);
@@ -329,11 +368,22 @@ fn launcher_options_in_the_drop_in_form_are_the_launchers() {
     );
     assert!(stderr.contains("SGLang 0.5.2"), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.ends_with("--model-path examples/models/Qwen3-32B --tp 8\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("--model-path examples/models/Qwen3-32B --tp 8\n"),
+        "{stdout}"
+    );
     assert!(recorded(t.path()).is_none(), "--dry-run was the launcher's");
     // `--json` abbreviates SGLang's --json-model-override-args: it stays SGLang's.
     sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
-        .args(["--sglang-version", "0.5.23", "--model-path", "m", "--json", "{}", "--dry-run"])
+        .args([
+            "--sglang-version",
+            "0.5.23",
+            "--model-path",
+            "m",
+            "--json",
+            "{}",
+            "--dry-run",
+        ])
         .assert()
         .code(0)
         .stdout(predicate::str::ends_with("--model-path m --json {}\n"));
@@ -342,9 +392,18 @@ fn launcher_options_in_the_drop_in_form_are_the_launchers() {
 #[test]
 fn a_mistyped_launcher_option_gets_did_you_mean_not_sglang() {
     for (line, wanted) in [
-        (&["run", "--sglang-verion", "0.5.23", "--model-path", "m"][..], "--sglang-version"),
-        (&["check", "--profle", "x", "--model-path", "m"][..], "--profile"),
-        (&["--model-path", "m", "--topolgy", "x.json"][..], "--topology"),
+        (
+            &["run", "--sglang-verion", "0.5.23", "--model-path", "m"][..],
+            "--sglang-version",
+        ),
+        (
+            &["check", "--profle", "x", "--model-path", "m"][..],
+            "--profile",
+        ),
+        (
+            &["--model-path", "m", "--topolgy", "x.json"][..],
+            "--topology",
+        ),
     ] {
         sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
             .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
@@ -355,11 +414,28 @@ fn a_mistyped_launcher_option_gets_did_you_mean_not_sglang() {
                 "did you mean the launcher's '{wanted}'?"
             )));
     }
+    // One edit from the launcher's --mode, but SGLang's own alias of --model-path: SGLang's.
+    sl().args([
+        "check",
+        "--topology",
+        &topo("1x-l4"),
+        "--sglang-version",
+        "0.5.23",
+    ])
+    .args(["--model", "m"])
+    .assert()
+    .code(0);
     // After `--` the user said it is SGLang's: SGLang's own parser judges it (ARG001).
-    sl().args(["check", "--topology", &topo("1x-l4"), "--sglang-version", "0.5.23"])
-        .args(["--", "--model-path", "m", "--profle", "x"])
-        .assert()
-        .code(1);
+    sl().args([
+        "check",
+        "--topology",
+        &topo("1x-l4"),
+        "--sglang-version",
+        "0.5.23",
+    ])
+    .args(["--", "--model-path", "m", "--profle", "x"])
+    .assert()
+    .code(1);
 }
 
 #[test]
@@ -391,7 +467,9 @@ fn the_mode_comes_from_every_settings_layer() {
         .arg(&profiles)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("profile bad: unknown variant `loud`"));
+        .stderr(predicate::str::contains(
+            "profile bad: unknown variant `loud`",
+        ));
     sl().env("SGLANG_LAUNCH_MODE", "loud")
         .args(["config", "show"])
         .assert()

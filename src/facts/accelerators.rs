@@ -46,8 +46,9 @@ fn first_node(dir: &Path, prefix: &str) -> Option<String> {
         .ok()?
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| {
-            n.strip_prefix(prefix)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_digit()))
+            n.strip_prefix(prefix).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_digit())
+            })
         })
         .collect();
     names.sort();
@@ -97,9 +98,17 @@ mod tests {
     fn only_intel_render_nodes_count() {
         let t = tempfile::tempdir().unwrap();
         touch(t.path(), "dev/dri/renderD128", "");
-        touch(t.path(), "sys/class/drm/renderD128/device/vendor", "0x10de\n");
+        touch(
+            t.path(),
+            "sys/class/drm/renderD128/device/vendor",
+            "0x10de\n",
+        );
         assert!(other(t.path()).is_empty());
-        touch(t.path(), "sys/class/drm/renderD128/device/vendor", "0x8086\n");
+        touch(
+            t.path(),
+            "sys/class/drm/renderD128/device/vendor",
+            "0x8086\n",
+        );
         assert_eq!(other(t.path())[0].evidence, "/dev/dri/renderD128");
     }
 }

@@ -13,7 +13,12 @@ use crate::plan::resolve_interpreter;
 use crate::sglang::{FlagSet, version};
 
 /// The launcher options that choose the flag set: never SGLang's in any release.
-const SELECTING: [&str; 4] = ["--sglang-version", "--python", "--profile", "--profiles-dir"];
+const SELECTING: [&str; 4] = [
+    "--sglang-version",
+    "--python",
+    "--profile",
+    "--profiles-dir",
+];
 
 /// Why the command line cannot go on: the message, already printed.
 pub struct Typo;
@@ -160,7 +165,8 @@ fn flag_set(
         s.sglang_version.as_deref(),
         python.found.then_some(python.path.as_path()),
     );
-    let exact = selected.source != version::VersionSource::Fallback;
+    // Nothing installed or asked for: the newest set stands in, as the plan assumes too.
+    let exact = selected.source != version::VersionSource::Fallback || !selected.detected();
     Some((selected.flags, exact))
 }
 
@@ -215,7 +221,10 @@ mod tests {
         )
         .ok()
         .unwrap();
-        assert_eq!(l, s(&["sl", "run", "--sglang-version", "0.5.23", "--strict"]));
+        assert_eq!(
+            l,
+            s(&["sl", "run", "--sglang-version", "0.5.23", "--strict"])
+        );
         assert_eq!(g, s(&["--model-path", "m", "--json", "--tp", "2"]));
     }
 }

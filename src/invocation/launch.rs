@@ -37,7 +37,8 @@ pub fn plan_cmd(
     let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
     let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
         Target::Other(why) => {
-            let line = format!("pass-through: {why}; nothing to check, SGLang gets the command unchanged");
+            let line =
+                format!("pass-through: {why}; nothing to check, SGLang gets the command unchanged");
             if show.print_args {
                 eprintln!("sglang-launch: {line}");
                 let args = sglang::parse(newest(), prepared.tokens);
@@ -51,7 +52,7 @@ pub fn plan_cmd(
             return Ok(exit::OK);
         }
         Target::NoDriver(f) => return Err(f),
-        Target::Nvidia(t) => t,
+        Target::Nvidia(t) => t.map(|t| *t),
     };
     let outcome = build(s, prepared, topology, false)?;
     misplaced_hint(&outcome);
@@ -100,7 +101,7 @@ pub fn run(
             return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
         }
         Target::NoDriver(f) => return Err(f),
-        Target::Nvidia(t) => t,
+        Target::Nvidia(t) => t.map(|t| *t),
     };
     let outcome = build(s, prepared, topology, mode == Mode::Warn).map_err(|mut f| {
         if f.code == exit::BLOCKED {
@@ -227,7 +228,10 @@ fn exec(
     env: &Env,
     argv: Vec<OsString>,
 ) -> Result<i32, Fatal> {
-    eprintln!("sglang-launch: {}", crate::exec::describe(python, args, env));
+    eprintln!(
+        "sglang-launch: {}",
+        crate::exec::describe(python, args, env)
+    );
     let _ = std::io::stderr().flush();
     match crate::exec::exec(&argv, env) {
         Ok(never) => match never {},

@@ -342,12 +342,13 @@ fn build(
     warn: bool,
 ) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&prepared.tokens, |_| false);
-    let outcome = plan::build(&request(s, prepared.tokens, prepared.env, gpus)).map_err(|mut e| {
-        if let Some(h) = hint {
-            e.message = format!("{}\n  {h}", e.message);
-        }
-        e
-    })?;
+    let outcome =
+        plan::build(&request(s, prepared.tokens, prepared.env, gpus)).map_err(|mut e| {
+            if let Some(h) = hint {
+                e.message = format!("{}\n  {h}", e.message);
+            }
+            e
+        })?;
     if let Some(p) = profile {
         match profiled::check_hardware(p, &outcome.topology) {
             Err(f) if warn => eprintln!("sglang-launch: warning: {} (--mode warn)", f.message),

@@ -13,7 +13,7 @@ use crate::sglang::{self, version};
 pub enum Target {
     /// An NVIDIA GPU server: the GPUs read through NVML, or `None` when a topology file
     /// describes them (the plan reads it).
-    Nvidia(Option<Topology>),
+    Nvidia(Option<Box<Topology>>),
     /// Not for an NVIDIA GPU: why, for the one info line.
     Other(String),
     /// For CUDA (asked, or nothing else found) but the NVIDIA driver cannot be read.
@@ -27,7 +27,10 @@ pub fn decide(s: &Settings, tokens: &[OsString], env: &Env) -> Target {
         Some(d) if !is_cuda(d) => {
             return Target::Other(format!("--device {d}: not an NVIDIA GPU server"));
         }
-        None if env.get("SGLANG_USE_CPU_ENGINE").is_some_and(|v| v.trim() == "1") => {
+        None if env
+            .get("SGLANG_USE_CPU_ENGINE")
+            .is_some_and(|v| v.trim() == "1") =>
+        {
             return Target::Other("SGLANG_USE_CPU_ENGINE=1: SGLang runs on the CPU".into());
         }
         _ => {}
@@ -52,7 +55,7 @@ pub fn decide(s: &Settings, tokens: &[OsString], env: &Env) -> Target {
         }
     }
     match nvml {
-        Ok(t) => Target::Nvidia(Some(t)),
+        Ok(t) => Target::Nvidia(Some(Box::new(t))),
         Err(e) => Target::NoDriver(e.into()),
     }
 }
@@ -127,8 +130,7 @@ mod tests {
     #[test]
     fn the_cpu_engine_variable_passes_through() {
         let mut env = Env::default();
-        env.vars
-            .insert("SGLANG_USE_CPU_ENGINE".into(), "1".into());
+        env.vars.insert("SGLANG_USE_CPU_ENGINE".into(), "1".into());
         assert!(matches!(
             decide(&offline(), &toks(&["--model-path", "m"]), &env),
             Target::Other(_)
