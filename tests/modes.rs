@@ -261,6 +261,14 @@ fn cuda_without_a_driver_is_an_error_unless_warned() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("install the NVIDIA driver"));
+    // The likely cause named: the topology file went to SGLang.
+    no_driver(&py, t.path())
+        .args(["check", "--", "--model-path", "m", "--topology", "box.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "hint: --topology is sglang-launch's",
+        ));
     std::fs::create_dir_all(t.path().join("dev")).unwrap();
     std::fs::write(t.path().join("dev/kfd"), "").unwrap();
     // Asked for CUDA: another accelerator does not change that.

@@ -51,7 +51,7 @@ pub fn plan_cmd(
             }
             return Ok(exit::OK);
         }
-        Target::NoDriver(f) => return Err(f),
+        Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
         Target::Nvidia(t) => t.map(|t| *t),
     };
     let outcome = build(s, prepared, topology, false)?;
@@ -100,7 +100,7 @@ pub fn run(
             );
             return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
         }
-        Target::NoDriver(f) => return Err(f),
+        Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
         Target::Nvidia(t) => t.map(|t| *t),
     };
     let outcome = build(s, prepared, topology, mode == Mode::Warn).map_err(|mut f| {
@@ -240,6 +240,11 @@ fn exec(
             message: e.to_string(),
         }),
     }
+}
+
+/// No driver: perhaps `--topology` went after the SGLang arguments, where SGLang gets it.
+fn no_driver(f: Fatal, tokens: &[OsString]) -> Fatal {
+    super::hinted(f, super::misplaced(tokens, |_| false))
 }
 
 fn write_json_file(out: &Output, outcome: &plan::Outcome) -> Result<(), Fatal> {

@@ -332,6 +332,14 @@ fn misplaced_hint(outcome: &plan::Outcome) {
     }
 }
 
+/// The misplaced-option hint, if any, under an input error's message.
+fn hinted(mut e: Fatal, hint: Option<String>) -> Fatal {
+    if let Some(h) = hint {
+        e.message = format!("{}\n  {h}", e.message);
+    }
+    e
+}
+
 /// Plans (from the profile, when one is named), adding the misplaced-option hint to an input
 /// error (say, no driver because `--topology` went after the SGLang arguments). Under `--mode
 /// warn` a profile for other hardware is a warning.
@@ -342,13 +350,8 @@ fn build(
     warn: bool,
 ) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&prepared.tokens, |_| false);
-    let outcome =
-        plan::build(&request(s, prepared.tokens, prepared.env, gpus)).map_err(|mut e| {
-            if let Some(h) = hint {
-                e.message = format!("{}\n  {h}", e.message);
-            }
-            e
-        })?;
+    let outcome = plan::build(&request(s, prepared.tokens, prepared.env, gpus))
+        .map_err(|e| hinted(e, hint))?;
     if let Some(p) = profile {
         match profiled::check_hardware(p, &outcome.topology) {
             Err(f) if warn => eprintln!("sglang-launch: warning: {} (--mode warn)", f.message),
