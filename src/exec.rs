@@ -5,6 +5,8 @@ use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::facts::Env;
+use crate::secrets;
+use crate::sglang::SglangArgs;
 
 /// Why exec did not happen (on success it never returns).
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +61,58 @@ fn environment(env: &Env) -> Result<Vec<CString>, ExecError> {
         }
     }
     Ok(out)
+}
+
+/// What exec will change in the environment it inherited: `(name, value)` set and names unset.
+pub fn env_changes(env: &Env) -> (Vec<(String, String)>, Vec<String>) {
+    let mut unset: Vec<String> = Vec::new();
+    let mut set: Vec<(String, String)> = Vec::new();
+    for (k, v) in std::env::vars_os() {
+        let name = k.to_string_lossy().into_owned();
+        match env.get(&name) {
+            Some(planned)
+                if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() => {}
+            Some(planned) => set.push((name, planned.to_owned())),
+            None => unset.push(name),
+        }
+    }
+    set.extend(
+        env.vars
+            .iter()
+            .filter(|(k, _)| std::env::var_os(k).is_none())
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    set.sort();
+    unset.sort();
+    (set, unset)
+}
+
+/// The line logged before exec, so service logs show what runs: the command, shell-quoted with
+/// secret values as `***`, and the environment changes (`+NAME=value`, `-NAME`).
+pub fn describe(program: &std::path::Path, args: &SglangArgs, env: &Env) -> String {
+    let mut words = vec![
+        program.to_string_lossy().into_owned(),
+        "-m".to_owned(),
+        "sglang.launch_server".to_owned(),
+    ];
+    words.extend(secrets::mask_tokens(args, &args.tokens));
+    let mut line = format!("exec: {}", shell_words::join(words));
+    let (set, unset) = env_changes(env);
+    if !set.is_empty() || !unset.is_empty() {
+        let shown = set
+            .iter()
+            .map(|(k, v)| {
+                let v = if secrets::is_secret_env(k) {
+                    secrets::MASK
+                } else {
+                    v.as_str()
+                };
+                format!("+{}", shell_words::quote(&format!("{k}={v}")))
+            })
+            .chain(unset.iter().map(|k| format!("-{k}")));
+        line += &format!(" (env: {})", shown.collect::<Vec<_>>().join(" "));
+    }
+    line
 }
 
 fn kv(k: &[u8], v: &[u8]) -> Result<CString, ExecError> {
