@@ -365,13 +365,14 @@ fn launcher_options_in_the_drop_in_form_are_the_launchers() {
         .arg(topo("8x-rtx-pro-6000-pcie"))
         .args(["--sglang-version", "0.5.2", "--python"])
         .arg(&py)
-        .args(["--tp", "8", "--dry-run"])
+        // `--mode` is an ambiguous prefix to SGLang (`--model-path`, `--model-impl`, …).
+        .args(["--mode", "warn", "--tp", "8", "--dry-run"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("note: --topology, --sglang-version, --python, --dry-run taken as sglang-launch's (SGLang 0.5.2 has no such option)"),
+        stderr.contains("note: --topology, --sglang-version, --python, --mode, --dry-run taken as sglang-launch's (not an option of SGLang 0.5.2)"),
         "{stderr}"
     );
     assert!(stderr.contains("SGLang 0.5.2"), "{stderr}");

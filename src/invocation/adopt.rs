@@ -57,7 +57,7 @@ pub fn adopt(
     while i < tokens.len() {
         let t = &tokens[i];
         let name = option_name(t);
-        if ours(t) && !sglang_claims(flags, &name) {
+        if ours(t) && !sglang_accepts(flags, &name) {
             let inline = t.to_str().is_some_and(|t| t.contains('='));
             let n = match launcher_option(sub, t) {
                 Some(true) if !inline => 2,
@@ -84,7 +84,7 @@ pub fn adopt(
     if !taken.is_empty() {
         taken.dedup();
         eprintln!(
-            "sglang-launch: note: {} taken as sglang-launch's (SGLang {} has no such option); `sglang-launch run [OPTIONS] -- [SGLANG_ARGS]` says so explicitly",
+            "sglang-launch: note: {} taken as sglang-launch's (not an option of SGLang {}); `sglang-launch run [OPTIONS] -- [SGLANG_ARGS]` says so explicitly",
             taken.join(", "),
             flags.version
         );
@@ -128,6 +128,24 @@ fn sglang_claims(flags: &FlagSet, name: &str) -> bool {
                 .iter()
                 .flat_map(|a| &a.option_strings)
                 .any(|o| o.starts_with(name)))
+}
+
+/// Whether SGLang's parser would take `name` as one of its options: exactly, or as an
+/// abbreviation of a single option. An ambiguous prefix (`--mode`: `--model-path`,
+/// `--model-impl`, …) is an argparse error, so the launcher's option of that name wins.
+fn sglang_accepts(flags: &FlagSet, name: &str) -> bool {
+    if flags.position(name).is_some() {
+        return true;
+    }
+    if !flags.allow_abbrev || !name.starts_with("--") {
+        return false;
+    }
+    let mut dests = flags
+        .actions
+        .iter()
+        .filter(|a| a.option_strings.iter().any(|o| o.starts_with(name)))
+        .map(|a| a.dest.as_str());
+    dests.next().is_some_and(|d| dests.all(|o| o == d))
 }
 
 /// The flag set in use, from the launcher's options (and, in the drop-in form, the ones among
@@ -201,6 +219,11 @@ mod tests {
         assert!(sglang_claims(flags, "--tp"));
         assert!(!sglang_claims(flags, "--sglang-version"));
         assert!(!sglang_claims(flags, "--topology"));
+        // Only an ambiguous prefix is left to the launcher.
+        assert!(!sglang_accepts(flags, "--mode"));
+        assert!(sglang_accepts(flags, "--json"));
+        assert!(sglang_accepts(flags, "--tp"));
+        assert!(!sglang_accepts(flags, "--topology"));
     }
 
     #[test]
@@ -214,6 +237,8 @@ mod tests {
                 "m",
                 "--json",
                 "--strict",
+                "--mode",
+                "warn",
                 "--tp",
                 "2",
             ]),
@@ -223,7 +248,15 @@ mod tests {
         .unwrap();
         assert_eq!(
             l,
-            s(&["sl", "run", "--sglang-version", "0.5.23", "--strict"])
+            s(&[
+                "sl",
+                "run",
+                "--sglang-version",
+                "0.5.23",
+                "--strict",
+                "--mode",
+                "warn"
+            ])
         );
         assert_eq!(g, s(&["--model-path", "m", "--json", "--tp", "2"]));
     }
