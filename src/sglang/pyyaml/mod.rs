@@ -100,6 +100,17 @@ mod tests {
         assert!(bad.is_empty(), "{} of {n}:\n{}", bad.len(), bad.join("\n"));
     }
 
+    /// PyYAML's answers on documents with many spots where saphyr wants a space PyYAML does not,
+    /// and look-alikes where one would change the document (tests/conformance/yaml-spaces.jsonl,
+    /// `scripts/gen-conformance.py --yaml-spaces`).
+    #[test]
+    fn spaces_for_saphyr_change_nothing_pyyaml_reads() {
+        let text = include_str!("../../../tests/conformance/yaml-spaces.jsonl");
+        let (n, bad) = replay_yaml_goldens(text);
+        assert_eq!(n, 20);
+        assert!(bad.is_empty(), "{} of {n}:\n{}", bad.len(), bad.join("\n"));
+    }
+
     /// An extra round from a file of the same format (`YAML_GOLDENS=path`), not committed.
     #[test]
     fn extra_yaml_goldens() {

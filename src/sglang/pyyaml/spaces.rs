@@ -51,9 +51,12 @@ enum Kind {
     Comment,
 }
 
-/// The parses this may take before giving up (reached only by files with dozens of
-/// look-alikes where a space would change the document, each making a parse fail).
-const ROUNDS: usize = 64;
+/// The text this may parse, all rounds together, before giving up: 64 times the file or
+/// 16 Mi characters, whichever is more. Each look-alike where a space would change the
+/// document and make the parse fail costs two rounds, so only contrived files get there.
+fn work_budget(len: usize) -> usize {
+    (64 * len).max(16 << 20)
+}
 
 /// The spaces for one text: characters of the original text a space goes before.
 pub(super) struct Spaces {
@@ -65,7 +68,8 @@ pub(super) struct Spaces {
     rejected: HashSet<usize>,
     /// `confirmed ∪ speculative`, sorted: the spaces in the current edited text.
     points: Vec<usize>,
-    rounds: usize,
+    /// Characters parsed so far.
+    parsed: usize,
 }
 
 impl Spaces {
@@ -85,16 +89,16 @@ impl Spaces {
             speculative: BTreeSet::new(),
             rejected: HashSet::new(),
             points: Vec::new(),
-            rounds: 0,
+            parsed: 0,
         }
     }
 
-    /// The text with the current spaces in, or `None` once the rounds are spent.
+    /// The text with the current spaces in, or `None` once the work budget is spent.
     pub(super) fn edited(&mut self) -> Option<String> {
-        self.rounds += 1;
-        if self.rounds > ROUNDS {
+        if self.parsed > work_budget(self.chars.len()) {
             return None;
         }
+        self.parsed += self.chars.len().max(1);
         self.points = self.confirmed.union(&self.speculative).copied().collect();
         let mut out = String::with_capacity(self.chars.len() + self.points.len());
         let mut next = self.points.iter().peekable();
