@@ -636,6 +636,8 @@ def yaml_spaces_docs():
     docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(100)) + "j: 1\n---\nk: 2\n")
     docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(100)) + "j:\t1\n")
     docs.append("k: {a:[1]}\nk:[2]\n")
+    # a tab right after a closing quote is PyYAML's ScannerError; inside the quotes it is text
+    docs += ['k: "a"\t# c\n', 'k: "a"\t\nj: 1\n', 'k: ["a"\t, 1]\n', "k: 'a''\t'\n", 'k: "a\\"\t"\n']
     return docs
 
 

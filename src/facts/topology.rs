@@ -506,19 +506,12 @@ impl Topology {
     }
 
     /// What is wrong with a link (and under which key), given the GPUs and the links before it.
-    fn link_problem(
-        &self,
-        earlier: &Earlier,
-        l: &Link,
-    ) -> Option<(&'static str, Inconsistency)> {
+    fn link_problem(&self, earlier: &Earlier, l: &Link) -> Option<(&'static str, Inconsistency)> {
         let [a, b] = l.gpus;
         if a == b {
             return Some(("gpus", Inconsistency::SelfLink(a)));
         }
-        if let Some(gpu) = [a, b]
-            .into_iter()
-            .find(|x| !earlier.index.contains_key(x))
-        {
+        if let Some(gpu) = [a, b].into_iter().find(|x| !earlier.index.contains_key(x)) {
             return Some((
                 "gpus",
                 Inconsistency::UnknownGpu {
@@ -577,7 +570,11 @@ fn gpu_problem(earlier: &Earlier, g: &Gpu) -> Option<(&'static str, Inconsistenc
         let index = g.index;
         return Some(("index", Inconsistency::DuplicateIndex { index, other }));
     }
-    if let Some(&other) = earlier.uuid.get(g.uuid.as_str()).filter(|_| !g.uuid.is_empty()) {
+    if let Some(&other) = earlier
+        .uuid
+        .get(g.uuid.as_str())
+        .filter(|_| !g.uuid.is_empty())
+    {
         let uuid = g.uuid.clone();
         return Some(("uuid", Inconsistency::DuplicateUuid { uuid, other }));
     }

@@ -1057,7 +1057,9 @@ impl Parser {
         // Best first; equal scores in registration order, as before the options were sorted.
         scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0).then_with(|| {
-                let place = |o: &str| self.by_name[self.by_name.partition_point(|&p| self.options[p].0 < o)];
+                let place = |o: &str| {
+                    self.by_name[self.by_name.partition_point(|&p| self.options[p].0 < o)]
+                };
                 place(a.1).cmp(&place(b.1))
             })
         });

@@ -11,9 +11,11 @@ pub const ALIAS_NODES: usize = 1_000_000;
 pub const ALIAS_BYTES: usize = 32 << 20;
 
 /// Lists and mappings inside one another, written or through aliases. PyYAML's recursive
-/// composer stops with a RecursionError near 450 levels (Python's default limit of 1000
-/// frames), so nothing PyYAML reads is refused; deeper nesting would overflow our stack.
-pub const DEPTH: usize = 1000;
+/// composer stops with a RecursionError at 490 written levels (Python's default limit of 1000
+/// frames, less under SGLang's own calls), and Python's `str()` of a list nested through
+/// aliases stops about as deep, so SGLang can use nothing deeper; much deeper nesting would
+/// overflow our stack.
+pub const DEPTH: usize = 512;
 
 /// Digits of a binary, octal or hexadecimal integer, whose conversion to decimal takes time
 /// quadratic in its length. Python 3.11+ refuses to print an integer of more than 4300 decimal

@@ -17,13 +17,18 @@ use super::{Document, Node};
 
 /// The root node of the text's one document (`None`: no document). `name` labels errors.
 pub(super) fn compose(name: &str, text: &str) -> Result<Option<Document>, YamlError> {
+    compose_counted(name, text).0
+}
+
+/// [`compose`], and how many times it parsed the text.
+fn compose_counted(name: &str, text: &str) -> (Result<Option<Document>, YamlError>, usize) {
     // YAML 1.1 (PyYAML) also breaks lines at NEL, LS and PS; YAML 1.2 (saphyr) does not.
     let text = text.replace(['\u{85}', '\u{2028}', '\u{2029}'], "\n");
     // Spaces where saphyr's YAML 1.2 wants one and PyYAML does not (see `spaces`).
     let mut spaces = Spaces::new(&text);
-    loop {
+    for parses in 0.. {
         let Some(edited) = spaces.edited() else {
-            return Err(Spaces::exhausted(name));
+            return (Err(Spaces::exhausted(name)), parses);
         };
         let mut composer = Composer::new(name, &edited);
         let result = composer.run(&spaces);
@@ -33,13 +38,15 @@ pub(super) fn compose(name: &str, text: &str) -> Result<Option<Document>, YamlEr
             Err(LoadErr::Yaml(_, at)) => Outcome::Failed(*at),
         };
         if spaces.settle(outcome, &composer.seen) {
-            return match result {
+            let result = match result {
                 Ok(doc) => Ok(doc),
                 Err(LoadErr::Yaml(e, _)) => Err(e),
                 Err(LoadErr::Retry(_)) => Err(Spaces::exhausted(name)),
             };
+            return (result, parses + 1);
         }
     }
+    unreachable!("the work budget ends the loop")
 }
 
 /// Why one parse attempt stopped.
@@ -170,8 +177,7 @@ impl<'t> Composer<'t> {
             event,
             Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)
         );
-        if starts_node && self.root.is_none() && self.stack.is_empty() && self.root_mark == (0, 0)
-        {
+        if starts_node && self.root.is_none() && self.stack.is_empty() && self.root_mark == (0, 0) {
             self.root_mark = (line, col);
         }
         let done = match event {
@@ -180,11 +186,15 @@ impl<'t> Composer<'t> {
                 None
             }
             Event::Scalar(value, style, anchor, tag) => {
-                let range = (span.start.index(), span.end.index());
-                if style == ScalarStyle::Plain {
-                    self.seen.plain.push(range);
-                } else {
-                    self.seen.quoted.push(range);
+                let (start, end) = (span.start.index(), span.end.index());
+                match style {
+                    ScalarStyle::Plain => self.seen.plain.push((start, end)),
+                    // saphyr's span runs on past the closing quote (over blanks and a comment)
+                    ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                        let end = closing_quote(&self.chars, start).map_or(end, |c| c + 1);
+                        self.seen.quoted.push((start, end));
+                    }
+                    _ => self.seen.quoted.push((start, end)),
                 }
                 let node = Node::Scalar {
                     value: value.into_owned(),
@@ -308,6 +318,21 @@ impl<'t> Composer<'t> {
     }
 }
 
+/// The closing quote of the quoted scalar whose opening quote is at `start`.
+fn closing_quote(chars: &[char], start: usize) -> Option<usize> {
+    let quote = *chars.get(start).filter(|&&c| c == '"' || c == '\'')?;
+    let mut i = start + 1;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\\' if quote == '"' => i += 2,
+            '\'' if quote == '\'' && chars.get(i + 1) == Some(&'\'') => i += 2,
+            c if c == quote => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// PyYAML (YAML 1.1) takes only spaces as white space between tokens: a tab outside quoted and
 /// block scalars and comments (after a plain scalar, as indentation, inside a plain scalar) is a
 /// ScannerError, where YAML 1.2 readers accept it. Checks up to character `limit` if given.
@@ -347,4 +372,29 @@ fn stray_tab(
         col += 1;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spots where saphyr wants a space, and look-alikes where a space would change the value:
+    /// a few parses for any number of them, not one per spot.
+    #[test]
+    fn many_spots_take_a_few_parses() {
+        let mut text = String::new();
+        for i in 0..3000 {
+            text.push_str(&format!(
+                "f{i}: {{a:[{i}], b:{{c: 1}}}}\nq{i}: \"x:[y]\"# c\ns{i}: 'a''#'# c {{a:[1]}}\n"
+            ));
+        }
+        let (doc, parses) = compose_counted("t.yaml", &text);
+        assert!(doc.is_ok());
+        assert!(parses <= 3, "{parses}");
+        // The same with an error at the end: found, and reported without a parse per spot.
+        text.push_str("bad: [1\n");
+        let (doc, parses) = compose_counted("t.yaml", &text);
+        assert!(doc.is_err_and(|e| e.to_string().starts_with("ParserError")));
+        assert!(parses <= 4, "{parses}");
+    }
 }

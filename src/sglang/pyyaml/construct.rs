@@ -69,8 +69,9 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// The value of a node. Kept small (the scalar work is in `scalar_value`): it is on the
+    /// stack once per level of nesting.
     fn construct(&mut self, node: &Node) -> Result<Py, YamlError> {
-        let name = self.name;
         match node {
             Node::Anchor(target) => self.construct(target),
             Node::Alias(target) => {
@@ -79,43 +80,50 @@ impl Builder<'_> {
                 self.aliased -= 1;
                 v
             }
-            Node::Scalar {
-                value,
-                plain,
-                tag,
-                line,
-                col,
-            } => {
-                self.count(value.len())?;
-                let kind = match tag {
-                    None if *plain => resolve(value),
-                    None => "str",
-                    // PyYAML resolves `! x` as if plain, whatever its quoting.
-                    Some(t) if non_specific(t) => resolve(value),
-                    Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
-                        s @ ("str" | "int" | "float" | "bool" | "null" | "binary"
-                        | "timestamp") => s,
-                        _ => return Err(unknown(name, t, *line, *col)),
-                    },
-                    Some(t) => return Err(unknown(name, t, *line, *col)),
+            Node::Scalar { .. } => self.scalar_value(node),
+            Node::Seq(..) | Node::Map(..) => {
+                self.count(0)?;
+                if self.depth >= DEPTH {
+                    return Err(self.over(Budget::Depth));
+                }
+                self.depth += 1;
+                let v = match node {
+                    Node::Seq(items, tag) => self.construct_seq(items, tag.as_ref()),
+                    Node::Map(pairs, tag) => self.construct_map(pairs, tag.as_ref()),
+                    _ => unreachable!("a collection"),
                 };
-                scalar(name, kind, value, *line)
+                self.depth -= 1;
+                v
             }
-            Node::Seq(items, tag) => self.nested(|b| b.construct_seq(items, tag.as_ref())),
-            Node::Map(pairs, tag) => self.nested(|b| b.construct_map(pairs, tag.as_ref())),
         }
     }
 
-    /// Builds a collection one level deeper.
-    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<Py, YamlError>) -> Result<Py, YamlError> {
-        self.count(0)?;
-        if self.depth >= DEPTH {
-            return Err(self.over(Budget::Depth));
-        }
-        self.depth += 1;
-        let v = f(self);
-        self.depth -= 1;
-        v
+    #[inline(never)]
+    fn scalar_value(&mut self, node: &Node) -> Result<Py, YamlError> {
+        let Node::Scalar {
+            value,
+            plain,
+            tag,
+            line,
+            col,
+        } = node
+        else {
+            unreachable!("a scalar")
+        };
+        let name = self.name;
+        self.count(value.len())?;
+        let kind = match tag {
+            None if *plain => resolve(value),
+            None => "str",
+            // PyYAML resolves `! x` as if plain, whatever its quoting.
+            Some(t) if non_specific(t) => resolve(value),
+            Some(t) if t.is_yaml_core_schema() => match t.suffix.as_str() {
+                s @ ("str" | "int" | "float" | "bool" | "null" | "binary" | "timestamp") => s,
+                _ => return Err(unknown(name, t, *line, *col)),
+            },
+            Some(t) => return Err(unknown(name, t, *line, *col)),
+        };
+        scalar(name, kind, value, *line)
     }
 
     /// A sequence: a list, or for `!!omap` / `!!pairs` a list of (key, value) tuples.
@@ -151,7 +159,11 @@ impl Builder<'_> {
 
     /// A mapping: a dict (merge keys flattened, a repeated key taking the last value), or for
     /// `!!set` a set of its keys.
-    fn construct_map(&mut self, pairs: &[(Node, Node)], tag: Option<&Tag>) -> Result<Py, YamlError> {
+    fn construct_map(
+        &mut self,
+        pairs: &[(Node, Node)],
+        tag: Option<&Tag>,
+    ) -> Result<Py, YamlError> {
         let name = self.name;
         let set = tag.is_some_and(|t| is_core(t, "set"));
         if let Some(t) = tag.filter(|t| !is_core(t, "map") && !set && !non_specific(t)) {
