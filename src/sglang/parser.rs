@@ -7,6 +7,7 @@
 //! unrecognized arguments. SGLang's parser has no positionals, which keeps the consume loop
 //! simple. Messages are argparse's, word for word (checked by `tests/conformance.rs`).
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 
@@ -388,10 +389,11 @@ struct Parser {
     /// Option strings in registration order (argparse's `_option_string_actions` order).
     options: Vec<(&'static str, usize)>,
     /// Places in `options`, sorted by option string: the options with a given prefix are one
-    /// run of it, found by binary search instead of a pass over every option.
-    by_name: Vec<usize>,
-    /// The long options, sorted.
-    long: Vec<&'static str>,
+    /// run of it, found by binary search instead of a pass over every option. Built on first
+    /// use (a line of exact options needs none).
+    by_name: OnceCell<Vec<usize>>,
+    /// The long options, sorted (on first use).
+    long: OnceCell<Vec<&'static str>>,
     has_negative_number_optionals: bool,
 }
 
@@ -439,30 +441,42 @@ impl Parser {
             }
         }
         let has_negative_number_optionals = options.iter().any(|(o, _)| looks_negative(o));
-        let mut by_name: Vec<usize> = (0..options.len()).collect();
-        by_name.sort_by_key(|&p| options[p].0);
-        let mut long: Vec<&'static str> = options
-            .iter()
-            .map(|(o, _)| *o)
-            .filter(|o| o.starts_with("--"))
-            .collect();
-        long.sort_unstable();
-        long.dedup();
         Parser {
             flags,
             options,
-            by_name,
-            long,
+            by_name: OnceCell::new(),
+            long: OnceCell::new(),
             has_negative_number_optionals,
         }
     }
 
+    fn by_name(&self) -> &[usize] {
+        self.by_name.get_or_init(|| {
+            let mut by_name: Vec<usize> = (0..self.options.len()).collect();
+            by_name.sort_by_key(|&p| self.options[p].0);
+            by_name
+        })
+    }
+
+    fn long(&self) -> &[&'static str] {
+        self.long.get_or_init(|| {
+            let mut long: Vec<&'static str> = self
+                .options
+                .iter()
+                .map(|(o, _)| *o)
+                .filter(|o| o.starts_with("--"))
+                .collect();
+            long.sort_unstable();
+            long.dedup();
+            long
+        })
+    }
+
     /// Places in `options` of the option strings starting with `prefix`, in registration order.
     fn with_prefix(&self, prefix: &str) -> Vec<usize> {
-        let from = self
-            .by_name
-            .partition_point(|&p| self.options[p].0 < prefix);
-        let mut out: Vec<usize> = self.by_name[from..]
+        let by_name = self.by_name();
+        let from = by_name.partition_point(|&p| self.options[p].0 < prefix);
+        let mut out: Vec<usize> = by_name[from..]
             .iter()
             .copied()
             .take_while(|&p| self.options[p].0.starts_with(prefix))
@@ -473,12 +487,13 @@ impl Parser {
 
     /// The long options starting with `prefix` (sorted).
     fn long_with_prefix(&self, prefix: &str) -> &[&'static str] {
-        let from = self.long.partition_point(|o| *o < prefix);
-        let n = self.long[from..]
+        let long = self.long();
+        let from = long.partition_point(|o| *o < prefix);
+        let n = long[from..]
             .iter()
             .take_while(|o| o.starts_with(prefix))
             .count();
-        &self.long[from..from + n]
+        &long[from..from + n]
     }
 
     fn action(&self, i: usize) -> &'static Action {
@@ -1019,7 +1034,7 @@ impl Parser {
         if key.is_empty() {
             return Vec::new();
         }
-        let known = |cand: &str| self.long.binary_search(&cand).is_ok();
+        let known = |cand: &str| self.long().binary_search(&cand).is_ok();
         let resolve = |cand: &str| -> Option<String> {
             if known(cand) {
                 return Some(cand.to_owned());
@@ -1049,7 +1064,7 @@ impl Parser {
         }
         *fuzzy_left -= 1;
         let mut scored: Vec<(f64, &str)> = self
-            .long
+            .long()
             .iter()
             .map(|o| (strsim::jaro_winkler(&with_dashes, o), *o))
             .filter(|(s, _)| *s >= 0.88)
@@ -1057,9 +1072,8 @@ impl Parser {
         // Best first; equal scores in registration order, as before the options were sorted.
         scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0).then_with(|| {
-                let place = |o: &str| {
-                    self.by_name[self.by_name.partition_point(|&p| self.options[p].0 < o)]
-                };
+                let by_name = self.by_name();
+                let place = |o: &str| by_name[by_name.partition_point(|&p| self.options[p].0 < o)];
                 place(a.1).cmp(&place(b.1))
             })
         });
