@@ -27,7 +27,7 @@ out=$1
 command -v python3 >/dev/null || die "python3 not found: install Python 3 (with venv) first"
 command -v readelf >/dev/null || die "readelf not found: install binutils (apt-get install binutils)"
 command -v cargo >/dev/null || die "cargo not found: install Rust (rustup) first"
-rustup target list --installed 2>/dev/null | grep -qx "$TARGET" \
+! command -v rustup >/dev/null || rustup target list --installed | grep -qx "$TARGET" \
   || die "the Rust target $TARGET is not installed (rustup target add $TARGET)"
 
 work=$(mktemp -d)
