@@ -31,15 +31,19 @@ command -v cargo >/dev/null || die "cargo not found: install Rust (rustup) first
   || die "the Rust target $TARGET is not installed (rustup target add $TARGET)"
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-python3 -m venv "$work/venv" \
+# The venv is made anew each time but always at the same path: zig's path is part of the linker
+# cargo fingerprints, so a new path would rebuild every crate.
+venv=$PWD/target/build-wheel-venv
+trap 'rm -rf "$work" "$venv"' EXIT
+rm -rf "$venv"
+python3 -m venv "$venv" \
   || die "python3 -m venv failed: install the venv module (apt-get install python3-venv)"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check \
+"$venv/bin/pip" install --quiet --disable-pip-version-check \
   "maturin==$MATURIN_VERSION" "ziglang==$ZIGLANG_VERSION" \
   || die "pip could not install maturin==$MATURIN_VERSION ziglang==$ZIGLANG_VERSION from PyPI"
 
 # maturin finds zig as `python3 -m ziglang`, so the venv goes first on PATH.
-PATH="$work/venv/bin:$PATH" maturin build --release --locked --zig \
+PATH="$venv/bin:$PATH" maturin build --release --locked --zig \
   --compatibility manylinux2014 --target "$TARGET" --out "$work/dist" \
   || die "maturin build failed"
 
