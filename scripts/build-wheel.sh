@@ -78,7 +78,8 @@ glibc=$(readelf -V --wide "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_/
 [ -n "$glibc" ] || die "$name: readelf found no GLIBC_ symbol versions (not a glibc binary?)"
 highest=$(tail -n1 <<<"$glibc")
 [ "$(printf '%s\n%s\n' "$highest" "$MAX_GLIBC" | sort -V | tail -n1)" = "$MAX_GLIBC" ] \
-  || die "$name: the binary needs GLIBC_$highest, above $MAX_GLIBC: $(readelf -V --wide "$bin" | grep -o "GLIBC_$highest" | head -1)"
+  || die "$name: the binary needs GLIBC_$highest, above $MAX_GLIBC, for: $(objdump -T "$bin" \
+    | awk -v v="GLIBC_$highest" 'NF > 1 && ($(NF-1) == v || $(NF-1) == "(" v ")") { print $NF }' | sort -u | head -5 | tr '\n' ' ')"
 for lib in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
   case " $ALLOWED_LIBS " in
     *" $lib "*) ;;
