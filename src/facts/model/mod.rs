@@ -35,8 +35,8 @@ pub use context::Transformers;
 pub use estimate::{
     MAX_WEIGHT_ESTIMATE_BYTES, WeightBreakdown, estimate_weight_bytes, weight_breakdown,
 };
-pub use files::{safetensors_bytes_in, safetensors_tensor_bytes};
 use files::weight_bytes_from_files;
+pub use files::{safetensors_bytes_in, safetensors_tensor_bytes};
 use local::{read_json, resolve_dir};
 
 /// Where `weight_bytes` came from.

@@ -519,7 +519,8 @@ mod context {
 #[test]
 fn in_memory_header_reader_agrees_with_the_file_reader() {
     let d = tempfile::tempdir().unwrap();
-    let h = r#"{"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]},"b":{"data_offsets":[8,16]}}"#;
+    let h =
+        r#"{"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]},"b":{"data_offsets":[8,16]}}"#;
     let mut beyond = 100u64.to_le_bytes().to_vec();
     beyond.extend_from_slice(b"{}");
     let cases: [(&str, Vec<u8>); 6] = [
@@ -544,7 +545,10 @@ fn config_text_gives_the_facts_of_a_directory_without_weights() {
     write(d.path(), "config.json", CONFIG.as_bytes());
     let a = args(&[
         ("--context-length", json!(4096)),
-        ("--json-model-override-args", json!(r#"{"num_hidden_layers": 4}"#)),
+        (
+            "--json-model-override-args",
+            json!(r#"{"num_hidden_layers": 4}"#),
+        ),
     ]);
     let from_dir = load_dir(d.path().to_path_buf(), &a).facts.unwrap();
     let mut from_text = load_config_text(CONFIG.as_bytes(), &a).facts.unwrap();
