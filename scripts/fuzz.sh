@@ -8,8 +8,8 @@
 # fuzz/artifacts/TARGET. Prints the runs and findings per target; exits 1 on any finding.
 #
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
-# FUZZ_SANITIZER=address (default none: the code is safe Rust, and without ASan a target
-# runs about twice as many inputs; overflow checks and debug assertions are on either way).
+# FUZZ_SANITIZER=address (default none: the code is safe Rust, and ASan slows every run;
+# overflow checks and debug assertions are on either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -56,7 +56,11 @@ fuzz_target!(|data: &[u8]| {
     let Some(model) = load.facts.as_ref() else {
         return;
     };
-    let _ = (model.weight_bytes, model.head_dim_or_derived(), model.encoder_bytes());
+    let _ = (
+        model.weight_bytes,
+        model.head_dim_or_derived(),
+        model.encoder_bytes(),
+    );
     let env = Env::default();
     let used = gpus::placement(&NODE, &env, &args)
         .map(|p| p.gpus())
@@ -74,7 +78,10 @@ fuzz_target!(|data: &[u8]| {
     });
     let outcome = memory::plan(&ctx);
     if let Some(f) = outcome.planned_mem_fraction_static {
-        assert!((0.0..=1.0).contains(&f), "planned --mem-fraction-static {f}");
+        assert!(
+            (0.0..=1.0).contains(&f),
+            "planned --mem-fraction-static {f}"
+        );
     }
     if let Some(m) = &outcome.memory {
         let _ = report::memory::render_table_with_context(m, model.context_length);
