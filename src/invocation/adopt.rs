@@ -170,14 +170,22 @@ fn flag_set(
             }
         }
     }
-    let matches = cli::command().try_get_matches_from(&argv).ok()?;
+    // A selecting option clap refuses, a broken profile or config file: the newest set
+    // decides, so that the launcher's own parse and load name the culprit instead of SGLang
+    // getting the launcher's options.
+    let newest = Some((version::select(None, None).flags, false));
+    let Ok(matches) = cli::command().try_get_matches_from(&argv) else {
+        return newest;
+    };
     let profile = match Cli::from_arg_matches(&matches).ok()?.command {
         Command::Run(a) => a.opts.profile,
         Command::Check(a) => a.opts.profile,
         Command::Plan(a) => a.opts.profile,
         _ => return None,
     };
-    let (s, _) = super::settings(&matches, &profile).ok()?;
+    let Ok((s, _)) = super::settings(&matches, &profile) else {
+        return newest;
+    };
     let python = resolve_interpreter(s.python.as_deref());
     let selected = version::select(
         s.sglang_version.as_deref(),

@@ -92,7 +92,15 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
         if !name.starts_with("SGLANG_LAUNCH_") {
             continue;
         }
-        let value = value.to_string_lossy().trim().to_ascii_lowercase();
+        // Settings are text: a value that is not UTF-8 would be dropped or mangled unseen.
+        let Some(value) = value.to_str() else {
+            return Err(Fatal::usage(format!(
+                "{name}={} is not valid UTF-8: launcher settings are UTF-8 text; \
+                 for a path, use a UTF-8 name (a symlink to it)",
+                value.to_string_lossy()
+            )));
+        };
+        let value = value.trim().to_ascii_lowercase();
         if value.is_empty() {
             // SAFETY: called first thing in `main`, before any other thread exists.
             unsafe { std::env::remove_var(&name) };
@@ -144,15 +152,16 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     let Ok((launcher, sglang_tokens)) = adopt::adopt(launcher, sglang_tokens, form) else {
         return Ok(exit::USAGE);
     };
+    not_utf8(&launcher)?;
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", ours(&e));
+            return Ok(exit::USAGE);
+        }
         Err(e) => {
             let _ = e.print();
-            return Ok(if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            });
+            return Ok(exit::OK);
         }
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Fatal::usage(e.to_string()))?;
@@ -209,6 +218,19 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     }
 }
 
+/// A launcher option or value that is not UTF-8: its settings are text, and clap would only
+/// say that some argument is not. SGLang's own tokens (after `--`) may be any bytes.
+fn not_utf8(launcher: &[OsString]) -> Result<(), Fatal> {
+    match launcher.iter().skip(1).find(|t| t.to_str().is_none()) {
+        Some(t) => Err(Fatal::usage(format!(
+            "launcher argument '{}' is not valid UTF-8: launcher options take UTF-8 text; \
+             for a path, use a UTF-8 name (a symlink to it)",
+            t.to_string_lossy()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Tokens that clap put into `SGLANG_ARGS` can only come from before a `--`, where only
 /// launcher options belong: reject them like clap rejects an unknown option.
 fn reject_stray(command: &Command) -> Option<i32> {
@@ -240,8 +262,17 @@ fn reject_stray(command: &Command) -> Option<i32> {
             "unexpected argument '{first}' before `--`: only sglang-launch options go there, SGLang's arguments go after it{hint}"
         ),
     );
-    let _ = err.print();
+    eprint!("{}", ours(&err));
     Some(exit::USAGE)
+}
+
+/// clap's error text with the launcher's prefix, as every other error of the launcher has.
+fn ours(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    match text.strip_prefix("error: ") {
+        Some(rest) => format!("sglang-launch: error: {rest}"),
+        None => text,
+    }
 }
 
 /// The layered settings for the options typed after the subcommand, with the named profile's

@@ -77,7 +77,8 @@ pub fn split_form(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>, Form) {
 
 /// `Some(takes_value)` when `token` is one of the subcommand's own options.
 pub fn launcher_option(sub: &clap::Command, token: &OsStr) -> Option<bool> {
-    let t = token.to_str()?;
+    // Lossy: a value that is not UTF-8 (`--topology=\xff`) still names the option it is for.
+    let t = token.to_string_lossy();
     if t == "-h" || t == "--help" {
         return Some(false);
     }

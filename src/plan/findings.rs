@@ -5,7 +5,7 @@ use super::arguments::Parsed;
 use super::gather::Machine;
 use super::json::{Finding, Verdict};
 use crate::facts::hub;
-use crate::facts::model::{ModelLoad, ModelProblem};
+use crate::facts::model::{self, ModelLoad, ModelProblem};
 use crate::plan::json::Memory;
 use crate::rules::{Code, Hit, Severity};
 use crate::sglang::{self, SglangArgs, version};
@@ -32,7 +32,8 @@ pub fn version(machine: &Machine) -> Option<Hit> {
         return Some(Hit::new(
             Code::VER002,
             format!(
-                "no installed SGLang found for {} and no --sglang-version; using the newest flag set, {}",
+                "no installed SGLang found for {} and no --sglang-version; using the newest flag set, {} \
+                 (pass --sglang-version VER, or --python PATH to the interpreter that has SGLang)",
                 machine.interpreter.path.display(),
                 selected.flags.version
             ),
@@ -70,12 +71,22 @@ pub fn version(machine: &Machine) -> Option<Hit> {
 /// is not on disk and the Hub did not give its files.
 pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
     let problem = load?.problem.as_ref()?;
-    let code = match problem {
-        ModelProblem::Unavailable(_) => Code::MEM001,
-        ModelProblem::Invalid(_) => Code::MEM002,
-        ModelProblem::Hub(h) => hub_code(h),
+    let (code, todo) = match problem {
+        ModelProblem::Unavailable(model::Unavailable::Missing { .. }) => (
+            Code::MEM001,
+            "; SGLang loads the model from there too: point --model-path at the directory that holds config.json",
+        ),
+        ModelProblem::Unavailable(_) => (
+            Code::MEM001,
+            "; memory is planned without the model: point --model-path at a local copy, or let the launcher ask the Hub (--online with --topology)",
+        ),
+        ModelProblem::Invalid(_) => (
+            Code::MEM002,
+            "; the model's size is estimated: fix or download the file again",
+        ),
+        ModelProblem::Hub(h) => (hub_code(h), ""),
     };
-    Some(Hit::new(code, problem.to_string()))
+    Some(Hit::new(code, format!("{problem}{todo}")))
 }
 
 /// HUB00x for the separate speculative draft: SGLang downloads it too, and fails the same way.

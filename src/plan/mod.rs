@@ -68,7 +68,8 @@ impl Fatal {
 /// Why nothing could be planned: the launcher's own input is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(transparent)]
+    /// An `--allow`/`--deny` entry (or its variable or config key) naming no rule.
+    #[error("--allow/--deny: {0}")]
     Rules(#[from] LookupError),
     #[error(
         "--sglang-version {0:?} is not a version number (like 0.5.23); embedded flag sets: {first} to {last}, {n} releases (`sglang-launch flags list`)",

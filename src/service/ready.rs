@@ -27,7 +27,9 @@ pub struct Wait {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WaitError {
-    #[error("{0:?} is not an http:// or https:// URL with a host")]
+    #[error(
+        "{0:?} is not an http:// or https:// URL with a host: give --url SGLang's health URL (e.g. http://127.0.0.1:30000/health), or --host and --port"
+    )]
     BadUrl(String),
     #[error("{url} did not answer 200 within {elapsed:.1} s ({attempts} requests; last: {last})")]
     Timeout {
