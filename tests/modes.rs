@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 use common::launcher as sl;
+use common::{fake_venv, recorded};
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -14,51 +15,6 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn topo(name: &str) -> String {
     format!("{ROOT}/examples/topologies/{name}.json")
-}
-
-/// A fake interpreter in a venv layout with SGLang 0.5.23 "installed". Run, it records its PID,
-/// its argv (NUL-separated) and its environment next to `dir/record`.
-fn fake_venv(dir: &Path) -> PathBuf {
-    let bin = dir.join("venv/bin");
-    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(
-        site.join("METADATA"),
-        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("venv/pyvenv.cfg"),
-        "home = /usr/bin\nversion = 3.11.7\n",
-    )
-    .unwrap();
-    let py = bin.join("python3");
-    let r = dir.join("record");
-    std::fs::write(
-        &py,
-        format!(
-            "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nenv > '{r}.env'\n",
-            r = r.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
-    py
-}
-
-/// What the fake interpreter was run with: `(argv after the interpreter, environment lines)`;
-/// `None` when it never ran.
-fn recorded(dir: &Path) -> Option<(Vec<String>, Vec<String>)> {
-    let argv = std::fs::read(dir.join("record.argv")).ok()?;
-    let argv = argv
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .collect();
-    let env = std::fs::read_to_string(dir.join("record.env")).unwrap();
-    Some((argv, env.lines().map(str::to_owned).collect()))
 }
 
 /// Qwen3-32B TP 8 on 8× RTX PRO 6000 over PCIe with FlashInfer all-reduce fusion: the launcher
