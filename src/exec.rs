@@ -19,46 +19,24 @@ fn cstring(bytes: &[u8]) -> Result<CString, ExecError> {
     CString::new(bytes).map_err(|_| ExecError::Nul(String::from_utf8_lossy(bytes).into_owned()))
 }
 
-/// Exec `argv[0]` with `argv` and exactly the environment `env` (byte-exact arguments: the
-/// planned env holds the process's variables as strings, so non-UTF-8 variables that no fix
-/// touched are taken from the real environment instead).
+/// Exec `argv[0]` with `argv` and exactly the environment `env`, both byte-exact (the plan's
+/// environment holds every variable's bytes, with its changes applied).
 pub fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, ExecError> {
     let program = argv.first().cloned().unwrap_or_default();
     let c_args = argv
         .iter()
         .map(|a| cstring(a.as_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
-    let c_env = environment(env)?;
+    let c_env = env
+        .raw()
+        .map(|(k, v)| kv(k, v))
+        .collect::<Result<Vec<_>, _>>()?;
     nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).map_err(|source| {
         ExecError::Exec {
             program: program.to_string_lossy().into_owned(),
             source,
         }
     })
-}
-
-/// `NAME=value` entries: the real process environment (byte-exact) with the plan's changes.
-fn environment(env: &Env) -> Result<Vec<CString>, ExecError> {
-    let mut out = Vec::new();
-    for (k, v) in std::env::vars_os() {
-        let name = k.to_string_lossy();
-        match env.get(&name) {
-            // Unchanged (lossless) variables keep their original bytes.
-            Some(planned)
-                if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() =>
-            {
-                out.push(kv(k.as_bytes(), v.as_bytes())?);
-            }
-            Some(planned) => out.push(kv(k.as_bytes(), planned.as_bytes())?),
-            None => {} // unset by the plan
-        }
-    }
-    for (k, v) in &env.vars {
-        if std::env::var_os(k).is_none() {
-            out.push(kv(k.as_bytes(), v.as_bytes())?);
-        }
-    }
-    Ok(out)
 }
 
 fn kv(k: &[u8], v: &[u8]) -> Result<CString, ExecError> {

@@ -37,7 +37,7 @@ pub fn main(docs: Docs) -> i32 {
     match run_argv(argv, docs) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("sglang-launch: error: {}", f.message);
+            crate::out::report_line(&format!("sglang-launch: error: {}", f.message));
             f.code
         }
     }
@@ -70,7 +70,9 @@ fn unknown_launcher_env() {
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, k)| format!("; did you mean {k}?"))
             .unwrap_or_default();
-        eprintln!("sglang-launch: warning: {name} is not a launcher setting and is ignored{hint}");
+        crate::out::warn(&format!(
+            "{name} is not a launcher setting and is ignored{hint}"
+        ));
     }
 }
 
@@ -117,12 +119,13 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
         Err(e) => {
-            let _ = e.print();
-            return Ok(if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            });
+            let text = e.render().to_string();
+            if e.use_stderr() {
+                crate::out::report(&text);
+                return Ok(exit::USAGE);
+            }
+            print_out(&text)?;
+            return Ok(exit::OK);
         }
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Fatal::usage(e.to_string()))?;
@@ -153,12 +156,12 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
         Command::Detect(a) => detect(&a),
         Command::Rules(a) => {
-            print_out(&crate::rules::render_list(a.json));
+            print_out(&crate::rules::render_list(a.json))?;
             Ok(exit::OK)
         }
         Command::Explain(a) => match crate::rules::lookup(&a.rule) {
             Ok(rule) => {
-                print_out(&crate::rules::render_explain(rule));
+                print_out(&crate::rules::render_explain(rule))?;
                 Ok(exit::OK)
             }
             Err(e) => Err(Fatal::usage(e.to_string())),
@@ -167,7 +170,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         Command::Config(c) => config::command(&c, &matches),
         Command::Profiles(p) => profiles::command(&p, &matches),
         c @ (Command::Completions(_) | Command::Man | Command::Complete(_)) => {
-            print_out(&docs(&c));
+            print_out(&docs(&c))?;
             Ok(exit::OK)
         }
         Command::SystemdUnit(a) => service::systemd_unit(&a),
@@ -206,7 +209,7 @@ fn reject_stray(command: &Command) -> Option<i32> {
             "unexpected argument '{first}' before `--`: only sglang-launch options go there, SGLang's arguments go after it{hint}"
         ),
     );
-    let _ = err.print();
+    crate::out::report(&err.render().to_string());
     Some(exit::USAGE)
 }
 
@@ -246,12 +249,28 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env) -> Request {
     }
 }
 
-pub(crate) fn print_out(text: &str) {
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a message.
-    let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
+/// The command's answer on stdout (redacted, see [`crate::out`]). A reader that went away
+/// (`| head`) is no error; any other failed write (a full disk, a closed stdout) is one: the
+/// user asked for this text and did not get it.
+pub(crate) fn print_out(text: &str) -> Result<(), Fatal> {
+    written(crate::out::stdout(text))
+}
+
+/// `text` byte for byte, unredacted (`--show-secrets`), with [`print_out`]'s errors.
+pub(crate) fn print_verbatim(text: &str) -> Result<(), Fatal> {
+    let mut t = text.to_owned();
+    if !t.ends_with('\n') {
+        t.push('\n');
+    }
+    written(crate::out::stdout_bytes(t.as_bytes()))
+}
+
+fn written(r: std::io::Result<()>) -> Result<(), Fatal> {
+    match r {
+        Err(e) if !crate::out::is_broken_pipe(&e) => Err(Fatal::usage(format!(
+            "cannot write the output to stdout: {e}"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -289,7 +308,7 @@ fn misplaced_hint(outcome: &plan::Outcome) {
         .iter()
         .any(|f| Code::ARG001 == f.code.as_str() && !f.fixed);
     if argparse_error && let Some(h) = misplaced(&outcome.args.tokens, |t| outcome.args.knows(t)) {
-        eprintln!("sglang-launch: {h}");
+        crate::out::report_line(&format!("sglang-launch: {h}"));
     }
 }
 
@@ -301,6 +320,7 @@ fn build(
 ) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&tokens, |_| false);
     let prepared = profiled::prepare(profile.as_ref(), s, tokens, Env::from_process())?;
+    crate::secrets::install_early(&prepared.tokens, &prepared.env);
     let outcome = plan::build(&request(s, prepared.tokens, prepared.env)).map_err(|mut e| {
         if let Some(h) = hint {
             e.message = format!("{}\n  {h}", e.message);
@@ -309,15 +329,16 @@ fn build(
     })?;
     if let Some(p) = profile {
         profiled::check_hardware(p, &outcome.topology)?;
-        eprintln!(
+        crate::out::report_line(&format!(
             "sglang-launch: profile {} ({})",
             p.name,
             p.chain.join(" extends ")
-        );
+        ));
         for o in &prepared.overrides {
-            eprintln!("sglang-launch: profile {}: {o}", p.name);
+            crate::out::report_line(&format!("sglang-launch: profile {}: {o}", p.name));
         }
     }
+    outcome.secrets.install();
     Ok(outcome)
 }
 
@@ -330,15 +351,17 @@ fn plan_cmd(
 ) -> Result<i32, Fatal> {
     let outcome = build(s, tokens)?;
     misplaced_hint(&outcome);
-    if print_args {
-        print_out(&report::command_line(&outcome, show_secrets));
+    if print_args && show_secrets {
+        print_verbatim(&report::command_line(&outcome, true))?;
+    } else if print_args {
+        print_out(&report::command_line(&outcome, false))?;
     } else if json {
-        print_out(&report::json(&outcome.plan));
+        print_out(&report::json(&outcome.plan))?;
     } else {
         print_out(&report::human(
             &outcome,
             report::use_color(&std::io::stdout()),
-        ));
+        ))?;
     }
     Ok(outcome.exit_code())
 }
@@ -352,12 +375,13 @@ fn run(
     let outcome = build(s, tokens)?;
     // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
     if json {
-        print_out(&report::json(&outcome.plan));
+        print_out(&report::json(&outcome.plan))?;
     }
-    eprint!(
-        "{}",
-        report::human(&outcome, report::use_color(&std::io::stderr()))
-    );
+    // Best effort: a closed or broken stderr never stops a valid launch.
+    crate::out::report(&report::human(
+        &outcome,
+        report::use_color(&std::io::stderr()),
+    ));
     misplaced_hint(&outcome);
     if outcome.exit_code() != exit::OK {
         let argparse = outcome
@@ -365,20 +389,20 @@ fn run(
             .findings
             .iter()
             .any(|f| !f.fixed && Code::ARG001 == f.code.as_str());
-        eprintln!(
+        crate::out::report_line(&format!(
             "sglang-launch: not launching: {}",
             if argparse {
                 "SGLang would reject these arguments; correct them"
             } else {
                 "fix the errors above, or --allow CODE to skip a rule"
             }
-        );
+        ));
         return Ok(exit::BLOCKED);
     }
     if dry_run {
         // With --json the plan above already carries the command.
         if !json {
-            print_out(&report::command_line(&outcome, false));
+            print_out(&report::command_line(&outcome, false))?;
         }
         return Ok(exit::OK);
     }
@@ -429,9 +453,9 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
         packages.as_ref(),
     ));
     if a.json {
-        print_out(&topo.to_json_pretty());
+        print_out(&topo.to_json_pretty())?;
     } else {
-        print_out(&report::topology(&topo));
+        print_out(&report::topology(&topo))?;
     }
     Ok(exit::OK)
 }
