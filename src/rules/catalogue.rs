@@ -87,6 +87,7 @@ catalogue! {
     MEM010 => P,
     MEM011 => P,
     MEM012 => P,
+    MEM013 => P,
     MEM015 => P,
     TOP001 => P,
     VER001 => P,

@@ -275,6 +275,7 @@ fn pipeline_codes_are_registered_without_checks() {
         ("HUB001", "hub-access-denied", Severity::Error),
         ("HUB002", "hub-not-found", Severity::Error),
         ("HUB003", "hub-unreachable", Severity::Warning),
+        ("MEM013", "model-facts-implausible", Severity::Warning),
         ("MEM015", "fit-to-memory", Severity::Warning),
     ];
     for (code, name, sev) in want {

@@ -315,6 +315,18 @@ fn mem009_config_too_incomplete_to_plan() {
 }
 
 #[test]
+fn mem013_implausible_fact_is_named_and_not_planned_on() {
+    let sglang = &[
+        "--model-path",
+        LLAMA_8B,
+        "--json-model-override-args",
+        r#"{"num_hidden_layers": 1000000000000, "hidden_size": "4096"}"#,
+    ];
+    let text = findings("MEM013", "1x-l4", V0523, sglang);
+    insta::assert_snapshot!("MEM013", text);
+}
+
+#[test]
 fn mem010_online_quantisation_load_peak_does_not_fit() {
     let sglang = &[
         "--model-path",

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::context::{Transformers, derived_context_length};
 use super::defaults::{self, TypeDefaults};
+use super::plausible::{self, Implausible};
 use super::quant::{block_size, ignored_layers, kv_cache_fp8, weight_bits};
 use super::{ModelFacts, WeightSource};
 
@@ -18,7 +19,10 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
 
 /// Facts from config.json as SGLang reads it with transformers major version `t`.
 pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
-    let c = Config::new(obj);
+    let mut c = Config::new(obj);
+    let implausible = c.reject_implausible();
+    let towers_ok = clean(&implausible, &["vision_config.", "audio_config."]);
+    let quant_ok = clean(&implausible, &["quantization_config."]);
     let (top, u, s) = (
         c.top.json.unwrap_or(obj),
         |k: &str| c.u(k),
@@ -28,10 +32,12 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         .get("quantization_config")
         .or_else(|| c.text_json().get("quantization_config"))
         .and_then(Value::as_object);
+    let quant_dims = quant.filter(|_| quant_ok);
     let layers = u("num_hidden_layers");
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
     let vision = top.get("vision_config").and_then(Value::as_object);
-    let linear_state = super::hybrid::read(top);
+    // The hybrids' reader takes the raw text config: only when every number in it is plausible.
+    let linear_state = super::hybrid::read(top).filter(|_| implausible.is_empty());
     let quant_method = quant
         .and_then(|q| q.get("quant_method"))
         .and_then(Value::as_str)
@@ -83,29 +89,43 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             .full_attention_layers(layers)
             .or(linear_state.map(|s| s.attention_layers)),
         index_head_dim: u("index_head_dim"),
-        weight_bits: quant.and_then(weight_bits),
-        weight_block_size: quant.and_then(block_size),
+        weight_bits: quant_dims.and_then(weight_bits),
+        weight_block_size: quant_dims.and_then(block_size),
         quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         is_multimodal: vision.is_some(),
         vision_layers: vision
+            .filter(|_| towers_ok)
             .and_then(|v| v.get("num_hidden_layers"))
             .and_then(Value::as_u64),
         vision_hidden_size: vision
+            .filter(|_| towers_ok)
             .and_then(|v| v.get("hidden_size"))
             .and_then(Value::as_u64),
         context_length: None,
         derived_context_length: Some(derived_context_length(
-            |k| c.text_value(k),
+            |k| c.text_value(k).filter(|_| !c.rejected(k)),
             c.text().defaults().is_some_and(|d| d.nested_rope),
             t,
         )),
         kv_cache_dtype: "auto".into(),
         linear_state,
-        encoders: super::encoder::read(top, u("hidden_size")),
+        encoders: if towers_ok {
+            super::encoder::read(top, u("hidden_size"))
+        } else {
+            Vec::new()
+        },
         online_quant_load_bytes: None,
+        implausible,
     }
+}
+
+/// No implausible value lies under these sub-configs: they may be read.
+fn clean(implausible: &[Implausible], prefixes: &[&str]) -> bool {
+    !implausible
+        .iter()
+        .any(|i| prefixes.iter().any(|p| i.key.starts_with(p)))
 }
 
 /// One level of a config: its config.json object (absent when transformers builds it from
@@ -168,6 +188,10 @@ pub(super) struct Config<'a> {
     top: Level<'a>,
     /// The language model's sub-config, when there is one.
     text: Option<Level<'a>>,
+    /// Its path in config.json (`text_config`, `thinker_config.text_config`).
+    text_name: Option<&'static str>,
+    /// Keys whose value is implausible: read as absent.
+    rejected: Vec<&'static str>,
 }
 
 impl<'a> Config<'a> {
@@ -180,16 +204,72 @@ impl<'a> Config<'a> {
             .and_then(Value::as_str)
             .unwrap_or("");
         // SGLang reads its own LLaVA variants from the top level.
-        let text = if arch.starts_with("Llava") && arch.ends_with("ForCausalLM") {
-            None
+        let (text, text_name) = if arch.starts_with("Llava") && arch.ends_with("ForCausalLM") {
+            (None, None)
         } else if let Some(thinker) = top.sub("thinker_config") {
-            Some(thinker.sub("text_config").unwrap_or(thinker))
+            match thinker.sub("text_config") {
+                Some(t) => (Some(t), Some("thinker_config.text_config")),
+                None => (Some(thinker), Some("thinker_config")),
+            }
         } else {
             ["llm_config", "language_config", "text_config"]
                 .iter()
-                .find_map(|n| top.sub(n))
+                .find_map(|n| Some((top.sub(n)?, *n)))
+                .map_or((None, None), |(t, n)| (Some(t), Some(n)))
         };
-        Config { top, text }
+        Config {
+            top,
+            text,
+            text_name,
+            rejected: Vec::new(),
+        }
+    }
+
+    /// Checks every number the facts are read from ([`plausible`]); the implausible ones are
+    /// read as absent from now on.
+    fn reject_implausible(&mut self) -> Vec<Implausible> {
+        let mut out = Vec::new();
+        for bound in plausible::TEXT {
+            if let Some(i) = self.judge(bound) {
+                self.rejected.push(bound.key);
+                out.push(i);
+            }
+        }
+        if let Some(top) = self.top.json {
+            out.extend(plausible::towers(top));
+            let quant = top
+                .get("quantization_config")
+                .or_else(|| self.text_json().get("quantization_config"))
+                .and_then(Value::as_object);
+            out.extend(quant.map(plausible::quant).unwrap_or_default());
+        }
+        out
+    }
+
+    /// The value [`Config::value`] reads for `bound`'s key, judged where config.json has it;
+    /// a default is transformers' own and not judged.
+    fn judge(&self, bound: &plausible::Bound) -> Option<Implausible> {
+        let k = bound.key;
+        let mut null_at = None;
+        if let Some(text) = &self.text {
+            let at = plausible::path(self.text_name, k);
+            match text.given(k) {
+                Some(v) if !v.is_null() => return bound.judge(&at, v),
+                Some(_) => null_at = Some(at),
+                None if text.defaults().is_some_and(|d| d.get(k).is_some()) => return None,
+                None => {}
+            }
+        }
+        match self.top.given(k) {
+            Some(v) if !v.is_null() || null_at.is_none() => bound.judge(k, v),
+            _ if self.top.value(k).is_some() => None,
+            _ => null_at.and_then(|at| bound.judge(&at, &Value::Null)),
+        }
+    }
+
+    /// `k`'s value was implausible.
+    fn rejected(&self, k: &str) -> bool {
+        self.rejected.contains(&k)
     }
 
     /// The language model's level (the top level for plain configs).
@@ -219,6 +299,9 @@ impl<'a> Config<'a> {
 
     /// A whole number from the text model's fields, else the top level's.
     fn u(&self, k: &str) -> Option<u64> {
+        if self.rejected(k) {
+            return None;
+        }
         self.value(k).and_then(Value::as_u64)
     }
 

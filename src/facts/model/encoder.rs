@@ -44,7 +44,7 @@ fn dims(c: &Map<String, Value>, text_hidden: u64) -> Option<EncoderDims> {
             let r = c.get("mlp_ratio").and_then(Value::as_f64)?;
             Some((r * hidden as f64) as u64)
         })
-        .unwrap_or(4 * hidden);
+        .unwrap_or(hidden.saturating_mul(4));
     let patch = first(c, &["patch_size"]).unwrap_or(0);
     let channels = first(c, &["num_channels", "in_channels"]).unwrap_or(3);
     let positions = match (first(c, &["image_size"]), patch) {

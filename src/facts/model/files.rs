@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::local::read_json;
+use super::plausible::{self, Implausible};
 use super::{HeaderProblem, Invalid, ModelProblem, SafetensorsError, Unavailable, WeightSource};
 use crate::fsread;
 
@@ -12,8 +13,12 @@ use crate::fsread;
 const MAX_SAFETENSORS_HEADER: u64 = fsread::SAFETENSORS.limit - 8;
 
 /// Weight bytes from the checkpoint files: safetensors headers first, then the index.
-/// `Ok(None)` when there are no weight files; `Err` names a malformed file.
-pub(super) fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightSource)>, Invalid> {
+/// `Ok(None)` when there are no weight files; `Err` names a malformed file. A header or index
+/// that reads but holds an implausible value goes to `implausible`, and is not believed.
+pub(super) fn weight_bytes_from_files(
+    dir: &Path,
+    implausible: &mut Vec<Implausible>,
+) -> Result<Option<(u64, WeightSource)>, Invalid> {
     let mut shards: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .flatten()
@@ -26,9 +31,13 @@ pub(super) fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightS
     if !shards.is_empty() {
         let mut total = 0u64;
         let mut failure = None;
+        let mut odd = Vec::new();
         for shard in &shards {
-            match safetensors_tensor_bytes(shard) {
-                Ok(b) => total = total.saturating_add(b),
+            match read_shard(shard) {
+                Ok((b, o)) => {
+                    total = total.saturating_add(b);
+                    odd.extend(o);
+                }
                 Err(e) => {
                     failure = Some(e);
                     break;
@@ -36,35 +45,37 @@ pub(super) fn weight_bytes_from_files(dir: &Path) -> Result<Option<(u64, WeightS
             }
         }
         match failure {
-            None => return Ok(Some((total, WeightSource::SafetensorsHeaders))),
+            None if odd.is_empty() => return Ok(Some((total, WeightSource::SafetensorsHeaders))),
+            None => implausible.extend(odd),
             // A shard that isn't there (e.g. a partial download) still leaves the index usable.
             Some(e) => {
-                if let Some(t) = index_total(dir)? {
+                if let Some(t) = index_total(dir, implausible)? {
                     return Ok(Some((t, WeightSource::Index)));
                 }
                 return Err(e.into());
             }
         }
     }
-    if let Some(t) = index_total(dir)? {
+    if let Some(t) = index_total(dir, implausible)? {
         return Ok(Some((t, WeightSource::Index)));
     }
-    Ok(hub_total(dir)?.map(|t| (t, WeightSource::HubMetadata)))
+    Ok(hub_total(dir, implausible)?.map(|t| (t, WeightSource::HubMetadata)))
 }
 
 /// The weight bytes a Hub fetch recorded from the model-info API (repos without an index).
-fn hub_total(dir: &Path) -> Result<Option<u64>, Invalid> {
-    total_size(&dir.join(crate::facts::hub::WEIGHTS_FILE))
+fn hub_total(dir: &Path, implausible: &mut Vec<Implausible>) -> Result<Option<u64>, Invalid> {
+    total_size(&dir.join(crate::facts::hub::WEIGHTS_FILE), implausible)
 }
 
 /// `metadata.total_size` of `model.safetensors.index.json`; `Ok(None)` without one. The
 /// index was found, so any failure to read it makes it invalid.
-fn index_total(dir: &Path) -> Result<Option<u64>, Invalid> {
-    total_size(&dir.join("model.safetensors.index.json"))
+fn index_total(dir: &Path, implausible: &mut Vec<Implausible>) -> Result<Option<u64>, Invalid> {
+    total_size(&dir.join("model.safetensors.index.json"), implausible)
 }
 
-/// `metadata.total_size` (the index) or `total_size` (our Hub record) of a JSON file.
-fn total_size(path: &Path) -> Result<Option<u64>, Invalid> {
+/// `metadata.total_size` (the index) or `total_size` (our Hub record) of a JSON file: `None`
+/// (and an entry in `implausible`) for a number no checkpoint has.
+fn total_size(path: &Path, implausible: &mut Vec<Implausible>) -> Result<Option<u64>, Invalid> {
     let path = path.to_path_buf();
     if !path.is_file() {
         return Ok(None);
@@ -83,21 +94,36 @@ fn total_size(path: &Path) -> Result<Option<u64>, Invalid> {
             error: h.to_string(),
         },
     })?;
-    match v
-        .pointer("/metadata/total_size")
-        .or_else(|| v.get("total_size"))
-    {
-        Some(t) => t
-            .as_u64()
-            .or_else(|| t.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .map(Some)
-            .ok_or(Invalid::IndexTotalSize { path }),
-        None => Ok(None),
+    let (key, t) = match v.pointer("/metadata/total_size") {
+        Some(t) => ("metadata.total_size", t),
+        None => match v.get("total_size") {
+            Some(t) => ("total_size", t),
+            None => return Ok(None),
+        },
+    };
+    if !t.is_number() {
+        return Err(Invalid::IndexTotalSize { path });
     }
+    let size = plausible::total_size(t);
+    if size.is_none() {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        implausible.push(Implausible::new(
+            name,
+            key,
+            t,
+            format!("whole bytes from 1 to {}", plausible::MAX_TOTAL_SIZE),
+        ));
+    }
+    Ok(size)
 }
 
 /// Sum of tensor byte ranges in one safetensors file, reading only its header.
 pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, SafetensorsError> {
+    read_shard(path).map(|(bytes, _)| bytes)
+}
+
+/// [`safetensors_tensor_bytes`], and the first tensor whose entry is implausible.
+fn read_shard(path: &Path) -> Result<(u64, Option<Implausible>), SafetensorsError> {
     let bad = |problem: HeaderProblem| SafetensorsError {
         path: path.to_path_buf(),
         problem,
@@ -124,6 +150,9 @@ pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, SafetensorsError> {
     let Value::Object(map) = v else {
         return Err(bad(HeaderProblem::NotAnObject));
     };
+    let data_len = file_len.saturating_sub(8).saturating_sub(n);
+    let file = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut odd = None;
     let mut total = 0u64;
     for (name, t) in &map {
         if name == "__metadata__" {
@@ -136,9 +165,14 @@ pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, SafetensorsError> {
             .ok_or_else(|| bad(HeaderProblem::NoOffsets(name.clone())))?;
         let (a, b) = (offs[0].as_u64(), offs[1].as_u64());
         match (a, b) {
-            (Some(a), Some(b)) if b >= a => total = total.saturating_add(b - a),
+            (Some(a), Some(b)) if b >= a => {
+                total = total.saturating_add(b - a);
+                if odd.is_none() {
+                    odd = plausible::tensor(&file, name, t, (a, b), data_len);
+                }
+            }
             _ => return Err(bad(HeaderProblem::BadOffsets(name.clone()))),
         }
     }
-    Ok(total)
+    Ok((total, odd))
 }

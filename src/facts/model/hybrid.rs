@@ -115,7 +115,7 @@ fn falcon_h1(c: &Map<String, Value>, layers: u64) -> Option<LinearState> {
     let heads = u(c, "mamba_n_heads")?;
     let head_dim = u(c, "mamba_d_head")?;
     let inner = u(c, "mamba_d_ssm")
-        .or_else(|| Some(u(c, "mamba_expand")? * u(c, "hidden_size")?))
+        .or_else(|| u(c, "mamba_expand")?.checked_mul(u(c, "hidden_size")?))
         .unwrap_or(heads * head_dim);
     Some(LinearState {
         layers,

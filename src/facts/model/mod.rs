@@ -25,6 +25,7 @@ pub mod hybrid;
 mod local;
 mod missing;
 mod online;
+pub(crate) mod plausible;
 mod quant;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,7 @@ pub use estimate::{
 pub use files::safetensors_tensor_bytes;
 use files::weight_bytes_from_files;
 use local::{read_json, resolve_dir};
+pub use plausible::Implausible;
 
 /// Where `weight_bytes` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -136,12 +138,25 @@ pub struct ModelFacts {
     /// Online quantisation (`--quantization fp8` on a 16-bit checkpoint): the checkpoint's
     /// bytes, all resident before SGLang quantises them; `weight_bytes` is then the quantised size.
     pub online_quant_load_bytes: Option<u64>,
+    /// Values no real model has (config.json, safetensors headers, the index), left out of the
+    /// facts above: the memory plan is not made on them (MEM013).
+    pub implausible: Vec<Implausible>,
 }
 
 impl ModelFacts {
     /// MLA attention (latent KV): SGLang sizes the KV cache from `kv_lora_rank + qk_rope_head_dim`.
+    /// An implausible `kv_lora_rank` still says the model is MLA.
     pub fn is_mla(&self) -> bool {
         self.kv_lora_rank.is_some()
+            || self
+                .implausible
+                .iter()
+                .any(|i| i.key.rsplit('.').next() == Some("kv_lora_rank"))
+    }
+
+    /// Every fact read is plausible: the memory plan may be made on them.
+    pub fn plausible(&self) -> bool {
+        self.implausible.is_empty()
     }
 
     /// Head dimension: explicit `head_dim`, else hidden / heads.
@@ -327,7 +342,7 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
     facts.dir = dir.clone();
     apply_args(&mut facts, args);
     let mut problem = None;
-    match weight_bytes_from_files(&dir) {
+    match weight_bytes_from_files(&dir, &mut facts.implausible) {
         Ok(Some((bytes, source))) => {
             facts.weight_bytes = Some(bytes);
             facts.weight_source = source;

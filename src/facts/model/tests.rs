@@ -247,17 +247,95 @@ fn absurd_dimensions_give_no_or_bounded_estimates() {
         estimate_weight_bytes(&with("hidden_size", json!(u64::MAX))),
         None
     );
-    // no layers: the embeddings and head alone
+    // no layers is no model: the value is left out and named, there is no estimate
+    let none = with("num_hidden_layers", json!(0));
     assert_eq!(
-        estimate_weight_bytes(&with("num_hidden_layers", json!(0))),
-        Some(2 * 128256 * 4096 * 2)
+        (none.num_hidden_layers, estimate_weight_bytes(&none)),
+        (None, None)
     );
+    assert_eq!(none.implausible[0].key, "num_hidden_layers");
     // bit widths that do not fit a u32 are not believed
     let q = with(
         "quantization_config",
         json!({"quant_method": "gptq", "bits": 4294967300u64}),
     );
     assert_eq!(q.weight_bits, None);
+    assert_eq!(q.implausible[0].key, "quantization_config.bits");
+}
+
+/// Where a value sits decides what is judged: the language model's level first, a default of
+/// transformers' never, `null` only where no model does without the key.
+#[test]
+fn implausible_values_are_named_where_config_json_has_them() {
+    let keys =
+        |v: Value| -> Vec<String> { facts(v).implausible.into_iter().map(|i| i.key).collect() };
+    let text = json!({"model_type": "llava", "text_config": {"model_type": "llama",
+        "hidden_size": "4096", "num_hidden_layers": 32}, "hidden_size": 4096});
+    assert_eq!(keys(text), ["text_config.hidden_size"]);
+    // Mistral's `"sliding_window": null` is no window, not garbage; a null width is.
+    let nulls = json!({"model_type": "mistral", "sliding_window": null, "hidden_size": null});
+    assert_eq!(keys(nulls), ["hidden_size"]);
+    // Gemma-3n's per-layer widths are a list: not read as a number, not judged.
+    let list = json!({"model_type": "llama", "intermediate_size": [16384, 16384]});
+    assert!(keys(list).is_empty());
+    let towers = json!({"model_type": "llama", "vision_config": {"depth": -1}});
+    let f = facts(towers);
+    assert_eq!(f.implausible[0].key, "vision_config.depth");
+    assert!(f.encoders.is_empty());
+    let block = json!({"model_type": "llama", "quantization_config":
+        {"quant_method": "fp8", "weight_block_size": [128, 0]}});
+    let f = facts(block);
+    assert_eq!(
+        f.implausible[0].key,
+        "quantization_config.weight_block_size"
+    );
+    assert_eq!(f.weight_block_size, None);
+    // An implausible MLA rank still makes the model MLA (as SGLang's architecture does).
+    let mla = facts(json!({"model_type": "deepseek_v3", "kv_lora_rank": 0}));
+    assert!(mla.is_mla() && mla.kv_lora_rank.is_none());
+    assert!(!mla.plausible());
+}
+
+#[test]
+fn safetensors_headers_and_index_sizes_are_judged() {
+    let d = tempfile::tempdir().unwrap();
+    // 16 bytes of data: a [2, 4] BF16 tensor fills them exactly.
+    let good = r#"{"w":{"dtype":"BF16","shape":[2,4],"data_offsets":[0,16]}}"#;
+    write(d.path(), "model.safetensors", &st_file(good, 16));
+    write(d.path(), "config.json", br#"{"model_type": "llama"}"#);
+    let f = load_dir(d.path().to_path_buf(), &args(&[])).facts.unwrap();
+    assert!(f.plausible(), "{:?}", f.implausible);
+    assert_eq!(f.weight_source, WeightSource::SafetensorsHeaders);
+    for header in [
+        r#"{"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,16]}}"#,
+        r#"{"w":{"dtype":"BF16","shape":[2,4],"data_offsets":[0,1600]}}"#,
+        r#"{"w":{"dtype":7,"shape":[2,4],"data_offsets":[0,16]}}"#,
+        r#"{"w":{"dtype":"BF16","shape":[18446744073709551615,18446744073709551615],"data_offsets":[0,16]}}"#,
+    ] {
+        write(d.path(), "model.safetensors", &st_file(header, 16));
+        let f = load_dir(d.path().to_path_buf(), &args(&[])).facts.unwrap();
+        let i = &f.implausible[0];
+        assert_eq!(
+            (i.file.as_str(), i.key.as_str()),
+            ("model.safetensors", "tensor w"),
+            "{header}"
+        );
+    }
+    std::fs::remove_file(d.path().join("model.safetensors")).unwrap();
+    for (size, ok) in [
+        ("100", true),
+        ("1e3", true),
+        ("0", false),
+        ("-5", false),
+        ("2.5", false),
+        ("1e300", false),
+    ] {
+        let index = format!(r#"{{"metadata": {{"total_size": {size}}}, "weight_map": {{}}}}"#);
+        write(d.path(), "model.safetensors.index.json", index.as_bytes());
+        let f = load_dir(d.path().to_path_buf(), &args(&[])).facts.unwrap();
+        assert_eq!(f.plausible(), ok, "{size}: {:?}", f.implausible);
+        assert_eq!(f.weight_source == WeightSource::Index, ok, "{size}");
+    }
 }
 
 #[test]

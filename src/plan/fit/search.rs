@@ -125,7 +125,15 @@ pub fn search(facts: Facts) -> Found {
 
 impl<'a> Search<'a> {
     pub fn new(facts: Facts<'a>) -> Option<Search<'a>> {
-        let model = facts.model?;
+        // Implausible facts (MEM013) plan nothing, so there is nothing to fit.
+        let model = facts.model.filter(|m| m.plausible())?;
+        if facts
+            .draft
+            .and_then(|d| d.facts.as_ref())
+            .is_some_and(|d| !d.plausible())
+        {
+            return None;
+        }
         let ctx = Context::new(facts);
         let d = &ctx.server.defaults;
         let args = facts.args;

@@ -1,6 +1,7 @@
 //! The planner's findings: an unknown model (MEM001), a user fraction too high (MEM003) or too
 //! low (MEM004), a model that does not fit (MEM005), graphs that crowd out the KV cache (MEM006),
-//! a config too incomplete to size the KV cache or the weights (MEM009).
+//! a config too incomplete to size the KV cache or the weights (MEM009). A config with
+//! implausible values is MEM013's ([`super::implausible`]), and none of these judge it.
 
 use super::terms::{MIB, fmt_gib};
 use super::{Baseline, Reserve, Sizing, tp_pp};

@@ -49,7 +49,7 @@ fn stage_layers(layers: u64, pp: u64) -> u64 {
 /// Per-layer bytes of one token on one GPU, for a model's attention shape.
 fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
     if m.is_mla() {
-        let latent = (m.kv_lora_rank? + m.qk_rope_head_dim.unwrap_or(64)) as f64 * b;
+        let latent = (m.kv_lora_rank? as f64 + m.qk_rope_head_dim.unwrap_or(64) as f64) * b;
         // DSA/NSA indexer keys: FP8 with one fp32 scale per 128.
         let indexer = m
             .index_head_dim
@@ -160,7 +160,7 @@ pub fn weights_per_gpu_bytes(
     let target = target_weights_per_gpu_bytes(p, spec, m)?;
     let separate = spec.is_some_and(|s| s.separate_draft().is_some());
     let draft = match draft.filter(|_| separate) {
-        Some(d) => d.weight_bytes.map(|w| w / p.tp as u64).unwrap_or(0),
+        Some(d) => d.weight_bytes.map(|w| w / p.tp.max(1) as u64).unwrap_or(0),
         None => 0,
     };
     Some(target.saturating_add(draft))

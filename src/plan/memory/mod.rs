@@ -9,10 +9,14 @@
 //!   (CUDA context, NCCL and custom all-reduce buffers, CUDA-graph pools for the batch sizes that
 //!   will be captured, activations, other processes, a margin). Every term is reported.
 //!
+//! A model fact no real model has (MEM013) is never planned on: the plan is then an unknown
+//! model's, with no fraction of ours and no finding that judges the model's size.
+//!
 //! Pure: it reads the resolved [`Context`] only.
 
 mod draft;
 mod findings;
+mod implausible;
 pub mod kv;
 mod load_peak;
 mod lora;
@@ -93,8 +97,19 @@ struct Reserve {
     planned: f64,
 }
 
-/// Plan GPU memory. Never panics on odd inputs: missing GPUs or model facts give a partial result.
+/// Plan GPU memory. Never panics on odd inputs: missing GPUs or model facts give a partial result,
+/// implausible facts (MEM013) the plan of an unknown model.
 pub fn plan(ctx: &Context) -> MemoryOutcome {
+    let bad = implausible::hits(ctx);
+    if bad.is_empty() {
+        plan_known(ctx)
+    } else {
+        implausible::unplanned(ctx, bad)
+    }
+}
+
+/// The plan on facts that are all plausible (or absent).
+fn plan_known(ctx: &Context) -> MemoryOutcome {
     let gpus = terms::used_gpus(ctx.topology, ctx.gpus);
     let Some(&tightest) = gpus.first() else {
         return MemoryOutcome {
