@@ -150,7 +150,7 @@ fn read_shard(path: &Path) -> Result<(u64, Option<Implausible>), SafetensorsErro
     let Value::Object(map) = v else {
         return Err(bad(HeaderProblem::NotAnObject));
     };
-    let data_len = file_len.saturating_sub(8).saturating_sub(n);
+    let data_len = first.file_len.saturating_sub(8).saturating_sub(n);
     let file = path.file_name().unwrap_or_default().to_string_lossy();
     let mut odd = None;
     let mut total = 0u64;
