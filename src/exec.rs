@@ -31,11 +31,18 @@ pub fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, Ex
         .raw()
         .map(|(k, v)| kv(k, v))
         .collect::<Result<Vec<_>, _>>()?;
-    nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).map_err(|source| {
-        ExecError::Exec {
-            program: program.to_string_lossy().into_owned(),
-            source,
-        }
+    // Rust ignores SIGPIPE for its own writes, and an ignored signal stays ignored across
+    // exec: SGLang gets the default back, as it would from a shell (and we take the ignore
+    // back if exec fails, so the error message cannot kill us).
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: only default and ignore dispositions, no handler runs.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+    let err = nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).unwrap_err();
+    // SAFETY: as above.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigIgn) };
+    Err(ExecError::Exec {
+        program: program.to_string_lossy().into_owned(),
+        source: err,
     })
 }
 

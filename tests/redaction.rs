@@ -207,7 +207,10 @@ fn url_credentials_are_hidden_in_json_print_args_and_dry_run() {
         let out = one(cmd, &line);
         assert!(!out.contains("Passw0rd"), "{cmd:?}:\n{out}");
         assert!(out.contains("user:***@host:5000"), "{cmd:?}:\n{out}");
-        assert!(out.contains("https://u:***@hub.example/t"), "{cmd:?}:\n{out}");
+        assert!(
+            out.contains("https://u:***@hub.example/t"),
+            "{cmd:?}:\n{out}"
+        );
     }
 }
 
@@ -252,7 +255,14 @@ fn words_that_only_contain_token_are_not_secrets() {
     for cmd in [&["plan", "--print-args"][..], &["plan", "--json"]] {
         let out = one(
             cmd,
-            &["--model-path", "m", "--tokenizer_mode", "slow", "--max-total-tokens", "4096"],
+            &[
+                "--model-path",
+                "m",
+                "--tokenizer_mode",
+                "slow",
+                "--max-total-tokens",
+                "4096",
+            ],
         );
         assert!(!out.contains("***"), "{cmd:?}:\n{out}");
         assert!(out.contains("slow") && out.contains("4096"), "{out}");
