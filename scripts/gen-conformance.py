@@ -39,6 +39,7 @@ format plus "effective_argv" (argv after SGLang's merge) on accepted cases.
 
     scripts/gen-conformance.py --config-only [VERSION ...]   # only the --config corpus
     scripts/gen-conformance.py --yaml-scalars                # PyYAML's reading of single values
+    scripts/gen-conformance.py --yaml-spaces                 # PyYAML on where YAML 1.2 wants spaces
 
 Left out of the main corpus on purpose:
   * `--config FILE` (above).
@@ -610,6 +611,48 @@ def build_yaml_scalars(version="0.5.23"):
     print(f"yaml scalars: {len(docs)} documents -> {out}")
 
 
+def yaml_spaces_docs():
+    """Documents with many spots where YAML 1.2 readers want a space PyYAML does not (`{a:[1]}`,
+    `"q"# c`), and look-alikes where a space would change the document."""
+    docs = []
+    for n in (1, 63, 64, 65, 66, 200, 1000):
+        docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(n)))
+    docs.append("".join(f"k{i}: {{a:{{b:[{i}, c:[x]]}}, d:{{}}}}\n" for i in range(300)))
+    docs.append("".join(f'k{i}: "q{i}"# c\n' for i in range(300)))
+    docs.append("".join(f"k{i}: 'q{i}'# c {{a:[1]}}\n" for i in range(100)))
+    docs.append("".join(f"- [a:[{i}], b:{{c: {i}}}]\n" for i in range(150)))
+    # look-alikes: inside quoted, block and plain scalars, and comments
+    mixed = []
+    for i in range(120):
+        mixed += [f"f{i}: {{a:[{i}]}}\n", f"q{i}: \"x:[y]\"\n", f"s{i}: 'x:{{y}}'\n", f"p{i}: x:[y]\n",
+                  f"c{i}: 1 # a:[b] \"q\"# c\n", f"b{i}: |\n  a:[b]\n  \"q\"#c\n", f"h{i}: a\"#b\n"]
+    docs.append("".join(mixed))
+    docs.append("".join(f"p{i}: x:[y]\nf{i}: {{a:[{i}]}}\n" for i in range(100)))
+    docs.append("k: {a:[1]}\n" + "".join(f"p{i}: x:{{y}}\n" for i in range(200)))
+    docs.append('k: ["a:[b]", {"c":[1]}, {d:[2]}, \'e:{f}\']\n')
+    # errors after many spots: PyYAML's exception class
+    docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(100)) + "j: [1\n")
+    docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(100)) + "j: {a:[1}\n")
+    docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(100)) + "j: 1\n---\nk: 2\n")
+    docs.append("".join(f"k{i}: {{a:[{i}]}}\n" for i in range(100)) + "j:\t1\n")
+    docs.append("k: {a:[1]}\nk:[2]\n")
+    # a tab right after a closing quote is PyYAML's ScannerError; inside the quotes it is text
+    docs += ['k: "a"\t# c\n', 'k: "a"\t\nj: 1\n', 'k: ["a"\t, 1]\n', "k: 'a''\t'\n", 'k: "a\\"\t"\n']
+    return docs
+
+
+def build_yaml_spaces(version="0.5.23"):
+    """tests/conformance/yaml-spaces.jsonl: PyYAML's safe_load on yaml_spaces_docs(). The
+    interpreter is the oracle venv's, or PYYAML_PYTHON (any Python with PyYAML installed)."""
+    py = os.environ.get("PYYAML_PYTHON") or str(venv_python(version))
+    docs = yaml_spaces_docs()
+    res = subprocess.run([py, "-c", YAML_PROBE], input="".join(json.dumps(d) + "\n" for d in docs),
+                         capture_output=True, text=True, check=True)
+    out = ROOT / "tests" / "conformance" / "yaml-spaces.jsonl"
+    out.write_text(res.stdout)
+    print(f"yaml spaces: {len(docs)} documents -> {out}")
+
+
 # ---------------------------------------------------------------------------------------------
 
 def run_oracle(version, argvs, reuse_parser=True):
@@ -758,6 +801,9 @@ def main():
             del args[i:i + 2]
     if "--yaml-scalars" in args:
         build_yaml_scalars()
+        return
+    if "--yaml-spaces" in args:
+        build_yaml_spaces()
         return
     do_setup = "--setup" in args
     config_only = "--config-only" in args

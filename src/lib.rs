@@ -29,12 +29,17 @@ pub mod sglang;
 pub mod exit {
     /// Launchable (check/plan), or a successful command.
     pub const OK: i32 = 0;
-    /// Blocked by an error finding (or a warning under `--strict`).
+    /// `check`/`plan`: blocked by an error finding (or a warning under `--strict`), as a
+    /// linter says it.
     pub const BLOCKED: i32 = 1;
     /// The launcher's own usage or input error (unreadable topology file, unknown option, …).
     pub const USAGE: i32 = 2;
     /// `wait-ready`: the server did not answer in time, or its process exited first.
     pub const NOT_READY: i32 = 3;
+    /// `run` and the drop-in form: the launch was refused for its configuration (error
+    /// findings, a profile for other hardware); sysexits' EX_CONFIG, so a supervisor can tell a
+    /// refusal (do not restart) from SGLang's own crash (exit 1).
+    pub const CONFIG: i32 = 78;
     /// The interpreter or SGLang itself could not be found; nothing was launched.
     pub const NOT_FOUND: i32 = 127;
 }

@@ -558,7 +558,7 @@ fn drop_in_form_takes_sglang_arguments_directly() {
         .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
         .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
         .assert()
-        .code(1)
+        .code(78)
         .stderr(predicate::str::contains(
             "unrecognized arguments: --bogus-flag",
         ));

@@ -307,7 +307,7 @@ fn a_profile_for_other_hardware_is_refused() {
         .env("SGLANG_LAUNCH_PROFILE", "b200-8x")
         .args(["run", "--dry-run", "--topology", &topo("1x-l4")])
         .assert()
-        .code(1)
+        .code(78)
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains(
             "profile b200-8x is not for this machine: gpu-name = \"*B200*\" (GPU 0 is NVIDIA L4)",

@@ -67,7 +67,7 @@ fn assert_verifies(text: &str, file_name: &str, instance: Option<&str>, user: bo
 fn restart_prevent() -> String {
     format!(
         "RestartPreventExitStatus={} {} {}",
-        exit::BLOCKED,
+        exit::CONFIG,
         exit::USAGE,
         exit::NOT_FOUND
     )

@@ -12,10 +12,6 @@ use crate::invocation::cli;
 use crate::settings::files::SYSTEM;
 use crate::settings::registry::VARS;
 
-/// sysexits.h's EX_CONFIG: `run` and the drop-in form blocked before launching, so a
-/// supervisor can tell a refused launch from SGLang failing (`check` and `plan` keep 1).
-pub const LAUNCH_BLOCKED: i32 = 78;
-
 pub fn man_page() -> String {
     let mut root = cli::command();
     root.build();
@@ -253,7 +249,7 @@ fn exit_status_section() -> String {
             "wait-ready: the server did not answer in time, or its process exited first",
         ),
         (
-            LAUNCH_BLOCKED,
+            exit::CONFIG,
             "run and the drop-in form: the launch was blocked by the findings above (EX_CONFIG); nothing was started",
         ),
         (

@@ -2,6 +2,7 @@
 //! them the server will use, the model, the environment, the installed packages, and the host
 //! around the GPUs (`/dev/shm`, container, RDMA devices).
 
+pub mod accelerators;
 pub mod env;
 pub mod gpus;
 pub mod host;

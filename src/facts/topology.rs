@@ -7,6 +7,7 @@
 //! `"unknown"` (what `detect` writes when NVML cannot say); `Gpu::cc()` is `None` for `"unknown"`
 //! (and for anything unparsable in a `Topology` built in code), so the rules never see a guess.
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -480,77 +481,48 @@ impl Topology {
         }
     }
 
-    /// The first inconsistency, and where it is: GPUs first, then links.
+    /// The first inconsistency, and where it is: GPUs first, then links. Earlier GPUs and
+    /// links are looked up by hash, so a file of n of them takes n steps, not n².
     fn inconsistency(&self) -> Option<(Vec<Seg<'static>>, Inconsistency)> {
         let at = |list: &'static str, i: usize, key: &'static str| {
             vec![Seg::Key(list), Seg::Index(i), Seg::Key(key)]
         };
+        let mut earlier = Earlier::default();
         for (j, g) in self.gpus.iter().enumerate() {
-            if let Some((key, problem)) = self.gpu_problem(j, g) {
+            if let Some((key, problem)) = gpu_problem(&earlier, g) {
                 return Some((at("gpus", j, key), problem));
+            }
+            earlier.index.entry(g.index).or_insert(j);
+            if !g.uuid.is_empty() {
+                earlier.uuid.entry(g.uuid.as_str()).or_insert(j);
             }
         }
         for (k, l) in self.links.iter().enumerate() {
-            if let Some((key, problem)) = self.link_problem(k, l) {
+            if let Some((key, problem)) = self.link_problem(&earlier, l) {
                 return Some((at("links", k, key), problem));
             }
+            let [a, b] = l.gpus;
+            earlier.pairs.entry((a.min(b), a.max(b))).or_insert(k);
         }
         None
     }
 
-    /// What is wrong with `gpus[j]` (and under which key), given the GPUs before it.
-    fn gpu_problem(&self, j: usize, g: &Gpu) -> Option<(&'static str, Inconsistency)> {
-        if let Some(other) = self.gpus[..j].iter().position(|o| o.index == g.index) {
-            let index = g.index;
-            return Some(("index", Inconsistency::DuplicateIndex { index, other }));
-        }
-        if !g.uuid.is_empty()
-            && let Some(other) = self.gpus[..j].iter().position(|o| o.uuid == g.uuid)
-        {
-            let uuid = g.uuid.clone();
-            return Some(("uuid", Inconsistency::DuplicateUuid { uuid, other }));
-        }
-        if g.compute_capability != CC_UNKNOWN && g.cc().is_none() {
-            let cc = g.compute_capability.clone();
-            return Some(("compute_capability", Inconsistency::ComputeCapability(cc)));
-        }
-        // 16 TiB: far above any GPU, far below values that break the arithmetic.
-        if g.memory_total_mib > 16 << 20 {
-            let total = g.memory_total_mib;
-            return Some(("memory_total_mib", Inconsistency::MemoryTooLarge(total)));
-        }
-        if g.memory_total_mib == 0 {
-            return Some(("memory_total_mib", Inconsistency::MemoryZero));
-        }
-        if let Some(used) = g.memory_used_mib.filter(|&u| u > g.memory_total_mib) {
-            let total = g.memory_total_mib;
-            return Some((
-                "memory_used_mib",
-                Inconsistency::UsedExceedsTotal { used, total },
-            ));
-        }
-        None
-    }
-
-    /// What is wrong with `links[k]` (and under which key), given the links before it.
-    fn link_problem(&self, k: usize, l: &Link) -> Option<(&'static str, Inconsistency)> {
+    /// What is wrong with a link (and under which key), given the GPUs and the links before it.
+    fn link_problem(&self, earlier: &Earlier, l: &Link) -> Option<(&'static str, Inconsistency)> {
         let [a, b] = l.gpus;
         if a == b {
             return Some(("gpus", Inconsistency::SelfLink(a)));
         }
-        if let Some(gpu) = [a, b].into_iter().find(|&x| self.gpu(x).is_none()) {
-            let indices: Vec<String> = self.gpus.iter().map(|g| g.index.to_string()).collect();
-            let indices = if indices.is_empty() {
-                "none".to_owned()
-            } else {
-                indices.join(", ")
-            };
-            return Some(("gpus", Inconsistency::UnknownGpu { gpu, indices }));
+        if let Some(gpu) = [a, b].into_iter().find(|x| !earlier.index.contains_key(x)) {
+            return Some((
+                "gpus",
+                Inconsistency::UnknownGpu {
+                    gpu,
+                    indices: self.listed_indices(),
+                },
+            ));
         }
-        if let Some(first) = self.links[..k]
-            .iter()
-            .position(|o| o.gpus == [a, b] || o.gpus == [b, a])
-        {
+        if let Some(&first) = earlier.pairs.get(&(a.min(b), a.max(b))) {
             return Some(("gpus", Inconsistency::DuplicatePair { a, b, first }));
         }
         if !valid_path(&l.path) {
@@ -565,6 +537,69 @@ impl Topology {
         }
         None
     }
+
+    /// The GPU indices the file lists, for a message: the first 16, then how many in all.
+    fn listed_indices(&self) -> String {
+        const SHOWN: usize = 16;
+        let mut out: Vec<String> = self
+            .gpus
+            .iter()
+            .take(SHOWN)
+            .map(|g| g.index.to_string())
+            .collect();
+        if out.is_empty() {
+            return "none".to_owned();
+        }
+        if self.gpus.len() > SHOWN {
+            out.push(format!("… ({} in all)", self.gpus.len()));
+        }
+        out.join(", ")
+    }
+}
+
+/// The GPUs and links before the one being checked: GPU index and UUID → first place, and
+/// GPU pair (smaller index first) → first link.
+#[derive(Default)]
+struct Earlier<'t> {
+    index: HashMap<u32, usize>,
+    uuid: HashMap<&'t str, usize>,
+    pairs: HashMap<(u32, u32), usize>,
+}
+
+/// What is wrong with a GPU (and under which key), given the GPUs before it.
+fn gpu_problem(earlier: &Earlier, g: &Gpu) -> Option<(&'static str, Inconsistency)> {
+    if let Some(&other) = earlier.index.get(&g.index) {
+        let index = g.index;
+        return Some(("index", Inconsistency::DuplicateIndex { index, other }));
+    }
+    if let Some(&other) = earlier
+        .uuid
+        .get(g.uuid.as_str())
+        .filter(|_| !g.uuid.is_empty())
+    {
+        let uuid = g.uuid.clone();
+        return Some(("uuid", Inconsistency::DuplicateUuid { uuid, other }));
+    }
+    if g.compute_capability != CC_UNKNOWN && g.cc().is_none() {
+        let cc = g.compute_capability.clone();
+        return Some(("compute_capability", Inconsistency::ComputeCapability(cc)));
+    }
+    // 16 TiB: far above any GPU, far below values that break the arithmetic.
+    if g.memory_total_mib > 16 << 20 {
+        let total = g.memory_total_mib;
+        return Some(("memory_total_mib", Inconsistency::MemoryTooLarge(total)));
+    }
+    if g.memory_total_mib == 0 {
+        return Some(("memory_total_mib", Inconsistency::MemoryZero));
+    }
+    if let Some(used) = g.memory_used_mib.filter(|&u| u > g.memory_total_mib) {
+        let total = g.memory_total_mib;
+        return Some((
+            "memory_used_mib",
+            Inconsistency::UsedExceedsTotal { used, total },
+        ));
+    }
+    None
 }
 
 /// `NV`, `NV<n>` (n ≥ 1) or one of the PCIe levels.
@@ -832,7 +867,8 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
         match s.peek() {
             Some(b'{') => {
                 s.i += 1;
-                let mut keys: Vec<String> = Vec::new();
+                // Hashed: an object of n keys takes n steps, not n².
+                let mut keys: HashSet<String> = HashSet::new();
                 loop {
                     s.ws();
                     if s.eat(b'}').is_some() {
@@ -840,7 +876,7 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
                     }
                     let at = s.i;
                     let Some(key) = s.string() else { return Ok(()) };
-                    if keys.contains(&key) {
+                    if keys.contains(key.as_str()) {
                         return Err((at, path.clone(), key));
                     }
                     s.ws();
@@ -852,7 +888,7 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
                     path.push_str(&key);
                     walk(s, path)?;
                     path.truncate(len);
-                    keys.push(key);
+                    keys.insert(key);
                     s.ws();
                     s.eat(b',');
                 }

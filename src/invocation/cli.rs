@@ -18,8 +18,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
         parses them as SGLang's own parser does for the installed version, checks them against the GPUs and a \
         catalogue of known-bad combinations, applies safe fixes, plans --mem-fraction-static, reports every \
         change on stderr and then execs SGLang in the same process.",
-    after_help = "Exit codes: 0 launchable, 1 blocked by an error finding (or a warning under --strict), \
-        2 usage or input error, 3 wait-ready: not ready in time or the server exited, 127 interpreter or SGLang not found.",
+    after_help = "Exit codes: 0 launchable, 1 check/plan: blocked by an error finding (or a warning under --strict), \
+        2 usage or input error, 3 wait-ready: not ready in time or the server exited, \
+        78 run and the drop-in form: launch refused for its configuration (EX_CONFIG; SGLang's own crash is its exit code, often 1), \
+        127 interpreter or SGLang not found.",
     disable_help_subcommand = true,
     override_usage = "sglang-launch [SGLANG_ARGS]...\n       sglang-launch <COMMAND> [OPTIONS] [--] [SGLANG_ARGS]..."
 )]
@@ -86,9 +88,18 @@ pub struct PlanOptions {
     #[command(flatten)]
     pub profile: ProfileArg,
 
-    /// Print the plan as JSON (plan/v1) on stdout
+    /// Print the plan as JSON (plan/v1): on stdout for check and plan, on stderr for run (stdout is SGLang's)
     #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub json: bool,
+
+    /// Write the plan as JSON (plan/v1) to this file; the report stays where it goes
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_JSON_FILE",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
+    pub json_file: Option<PathBuf>,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
     #[arg(
@@ -181,6 +192,26 @@ pub struct SettingArgs {
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
+
+    /// The root under which dev/ is read for other accelerators (tests)
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_DEVICE_ROOT",
+        hide_env_values = true,
+        value_name = "DIR",
+        hide = true
+    )]
+    pub device_root: Option<PathBuf>,
+
+    /// run and the drop-in form: enforce (error findings block, exit 78), warn (report and fix, then launch anyway) or off (exec the command as given, nothing read or changed); check and plan always judge as enforce does
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_MODE",
+        hide_env_values = true,
+        value_name = "MODE",
+        value_parser = clap::builder::PossibleValuesParser::new(crate::settings::Mode::NAMES)
+    )]
+    pub mode: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

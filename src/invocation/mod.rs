@@ -4,22 +4,24 @@
 //! and `plan`, launcher options end at `--` or at the first token that is not one of them; the
 //! SGLang tokens never pass through clap, so they reach SGLang byte for byte.
 
+mod adopt;
 pub mod cli;
 mod config;
 mod flags;
+mod launch;
 mod profiled;
 mod profiles;
 mod service;
 pub mod split;
+mod target;
 mod upgrade;
 
 use std::ffi::OsString;
-use std::io::Write;
 
 use clap::FromArgMatches;
 
 use crate::exit;
-use crate::facts::Env;
+use crate::facts::{Env, Topology};
 use crate::plan::{self, Fatal, Request};
 use crate::profile::Profile;
 use crate::report;
@@ -104,9 +106,33 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
             return Err(Fatal::usage(format!(
                 "{name}={value} is not a boolean: use 1/0, true/false, yes/no or on/off"
             )));
+        } else if let Some(choices) = choices_of(&cmd, &name)
+            && !choices.contains(&value)
+        {
+            return Err(Fatal::usage(format!(
+                "{name}={value} is not one of {}",
+                choices.join(", ")
+            )));
         }
     }
     Ok(())
+}
+
+/// The values an option read from `var` may take, when it has a fixed set (`--mode`).
+fn choices_of(cmd: &clap::Command, var: &str) -> Option<Vec<String>> {
+    let arg = cmd
+        .get_subcommands()
+        .flat_map(|s| s.get_arguments())
+        .find(|a| a.get_env().is_some_and(|e| e == var))?;
+    if matches!(arg.get_action(), clap::ArgAction::SetTrue) {
+        return None;
+    }
+    let values: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .map(|v| v.get_name().to_owned())
+        .collect();
+    (!values.is_empty()).then_some(values)
 }
 
 pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
@@ -115,7 +141,10 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         normalize_launcher_env()?;
         unknown_launcher_env();
     }
-    let (launcher, sglang_tokens) = split::split(&argv);
+    let (launcher, sglang_tokens, form) = split::split_form(&argv);
+    let Ok((launcher, sglang_tokens)) = adopt::adopt(launcher, sglang_tokens, form) else {
+        return Ok(exit::USAGE);
+    };
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
         Err(e) => {
@@ -133,25 +162,29 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         return Ok(code);
     }
     match cli.command {
-        Command::Run(a) => run(
+        Command::Run(a) => launch::run(
             &settings(&matches, &a.opts.profile)?,
-            a.opts.json,
+            &output(&a.opts),
             sglang_tokens,
             a.dry_run,
         ),
-        Command::Check(a) => plan_cmd(
+        Command::Check(a) => launch::plan_cmd(
             &settings(&matches, &a.opts.profile)?,
-            a.opts.json,
+            &output(&a.opts),
             sglang_tokens,
-            false,
-            false,
+            launch::Show {
+                print_args: false,
+                show_secrets: false,
+            },
         ),
-        Command::Plan(a) => plan_cmd(
+        Command::Plan(a) => launch::plan_cmd(
             &settings(&matches, &a.opts.profile)?,
-            a.opts.json,
+            &output(&a.opts),
             sglang_tokens,
-            a.print_args,
-            a.show_secrets,
+            launch::Show {
+                print_args: a.print_args,
+                show_secrets: a.show_secrets,
+            },
         ),
         Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
         Command::Detect(a) => detect(&a),
@@ -228,9 +261,17 @@ fn settings(
     Ok((s, profile))
 }
 
-fn request(s: &Settings, tokens: Vec<OsString>, env: Env) -> Request {
+fn output(o: &cli::PlanOptions) -> launch::Output {
+    launch::Output {
+        json: o.json,
+        json_file: o.json_file.clone(),
+    }
+}
+
+fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>) -> Request {
     Request {
         tokens,
+        gpus,
         topology: s.topology.clone(),
         sglang_version: s.sglang_version.clone(),
         python: s.python.clone(),
@@ -312,23 +353,31 @@ fn misplaced_hint(outcome: &plan::Outcome) {
     }
 }
 
+/// The misplaced-option hint, if any, under an input error's message.
+fn hinted(mut e: Fatal, hint: Option<String>) -> Fatal {
+    if let Some(h) = hint {
+        e.message = format!("{}\n  {h}", e.message);
+    }
+    e
+}
+
 /// Plans (from the profile, when one is named), adding the misplaced-option hint to an input
-/// error (say, no driver because `--topology` went after the SGLang arguments).
+/// error (say, no driver because `--topology` went after the SGLang arguments). Under `--mode
+/// warn` a profile for other hardware is a warning.
 fn build(
     (s, profile): &(Settings, Option<Profile>),
-    tokens: Vec<OsString>,
+    prepared: profiled::Prepared,
+    gpus: Option<Topology>,
+    warn: bool,
 ) -> Result<plan::Outcome, Fatal> {
-    let hint = misplaced(&tokens, |_| false);
-    let prepared = profiled::prepare(profile.as_ref(), s, tokens, Env::from_process())?;
-    crate::secrets::install_early(&prepared.tokens, &prepared.env);
-    let outcome = plan::build(&request(s, prepared.tokens, prepared.env)).map_err(|mut e| {
-        if let Some(h) = hint {
-            e.message = format!("{}\n  {h}", e.message);
-        }
-        e
-    })?;
+    let hint = misplaced(&prepared.tokens, |_| false);
+    let outcome = plan::build(&request(s, prepared.tokens, prepared.env, gpus))
+        .map_err(|e| hinted(e, hint))?;
     if let Some(p) = profile {
-        profiled::check_hardware(p, &outcome.topology)?;
+        match profiled::check_hardware(p, &outcome.topology) {
+            Err(f) if warn => crate::out::warn(&format!("{} (--mode warn)", f.message)),
+            other => other?,
+        }
         crate::out::report_line(&format!(
             "sglang-launch: profile {} ({})",
             p.name,
@@ -340,100 +389,6 @@ fn build(
     }
     outcome.secrets.install();
     Ok(outcome)
-}
-
-fn plan_cmd(
-    s: &(Settings, Option<Profile>),
-    json: bool,
-    tokens: Vec<OsString>,
-    print_args: bool,
-    show_secrets: bool,
-) -> Result<i32, Fatal> {
-    let outcome = build(s, tokens)?;
-    misplaced_hint(&outcome);
-    if print_args && show_secrets {
-        print_verbatim(&report::command_line(&outcome, true))?;
-    } else if print_args {
-        print_out(&report::command_line(&outcome, false))?;
-    } else if json {
-        print_out(&report::json(&outcome.plan))?;
-    } else {
-        print_out(&report::human(
-            &outcome,
-            report::use_color(&std::io::stdout()),
-        ))?;
-    }
-    Ok(outcome.exit_code())
-}
-
-fn run(
-    s: &(Settings, Option<Profile>),
-    json: bool,
-    tokens: Vec<OsString>,
-    dry_run: bool,
-) -> Result<i32, Fatal> {
-    let outcome = build(s, tokens)?;
-    // stdout belongs to SGLang: the report goes to stderr (JSON on stdout only when asked).
-    if json {
-        print_out(&report::json(&outcome.plan))?;
-    }
-    // Best effort: a closed or broken stderr never stops a valid launch.
-    crate::out::report(&report::human(
-        &outcome,
-        report::use_color(&std::io::stderr()),
-    ));
-    misplaced_hint(&outcome);
-    if outcome.exit_code() != exit::OK {
-        let argparse = outcome
-            .plan
-            .findings
-            .iter()
-            .any(|f| !f.fixed && Code::ARG001 == f.code.as_str());
-        crate::out::report_line(&format!(
-            "sglang-launch: not launching: {}",
-            if argparse {
-                "SGLang would reject these arguments; correct them"
-            } else {
-                "fix the errors above, or --allow CODE to skip a rule"
-            }
-        ));
-        return Ok(exit::BLOCKED);
-    }
-    if dry_run {
-        // With --json the plan above already carries the command.
-        if !json {
-            print_out(&report::command_line(&outcome, false))?;
-        }
-        return Ok(exit::OK);
-    }
-    if !outcome.interpreter.found {
-        return Err(Fatal {
-            code: exit::NOT_FOUND,
-            message: format!(
-                "Python interpreter {} not found: install Python, or pass --python PATH (env SGLANG_LAUNCH_PYTHON)",
-                outcome.interpreter.path.display()
-            ),
-        });
-    }
-    if !crate::sglang::version::sglang_installed(Some(&outcome.interpreter.path)) {
-        return Err(Fatal {
-            code: exit::NOT_FOUND,
-            message: format!(
-                "SGLang is not installed for {}: `{} -m pip install sglang`, or pass --python PATH to the interpreter that has it",
-                outcome.interpreter.path.display(),
-                outcome.interpreter.path.display()
-            ),
-        });
-    }
-    let argv = report::argv(&outcome);
-    let _ = std::io::stderr().flush();
-    match crate::exec::exec(&argv, &outcome.env) {
-        Ok(never) => match never {},
-        Err(e) => Err(Fatal {
-            code: exit::NOT_FOUND,
-            message: e.to_string(),
-        }),
-    }
 }
 
 fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {

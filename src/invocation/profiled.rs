@@ -29,12 +29,11 @@ pub fn load(arg: &ProfileArg) -> Result<Option<Profile>, Fatal> {
         .map_err(|e| Fatal::usage(e.0))
 }
 
-/// The profile's `[launcher]` table, as the profile layer of the layered settings. `mode` is
-/// read by the profile schema but is no launcher setting in this build, so it is left out.
+/// The profile's `[launcher]` table, as the profile layer of the layered settings (a bad
+/// `mode` value is refused there, naming the profile).
 pub fn launcher_layer(p: &Profile) -> Result<(String, toml::Table), Fatal> {
-    let mut table = toml::Table::try_from(&p.launcher)
+    let table = toml::Table::try_from(&p.launcher)
         .map_err(|e| Fatal::usage(format!("profile {}: [launcher]: {e}", p.name)))?;
-    table.remove("mode");
     Ok((p.name.clone(), table))
 }
 

@@ -76,20 +76,25 @@ fn judge(p: &Profile, m: &ArgMatches, topo: &Topology) -> Verdict {
     if !unmet.is_empty() {
         return Verdict::Incompatible(unmet);
     }
-    match plan_profile(p, m) {
+    match plan_profile(p, m, topo) {
         Ok(outcome) => classify(&outcome),
         Err(e) => Verdict::Invalid(e.message),
     }
 }
 
 /// The profile planned with no SGLang arguments of the user's; a topology file keeps it offline.
-fn plan_profile(p: &Profile, m: &ArgMatches) -> Result<Outcome, Fatal> {
+fn plan_profile(p: &Profile, m: &ArgMatches, topo: &Topology) -> Result<Outcome, Fatal> {
     let layer = profiled::launcher_layer(p)?;
     let s = crate::settings::load(m, Some(layer))
         .map(|r| r.settings)
         .map_err(config::fatal)?;
     let prepared = profiled::prepare(Some(p), &s, Vec::<OsString>::new(), Env::from_process())?;
-    plan::build(&request(&s, prepared.tokens, prepared.env))
+    plan::build(&request(
+        &s,
+        prepared.tokens,
+        prepared.env,
+        Some(topo.clone()),
+    ))
 }
 
 fn classify(o: &Outcome) -> Verdict {
@@ -191,7 +196,7 @@ fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> 
     let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
     let topo = plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref())?;
     let unmet = profile::hardware::unmet(&p.hardware, &topo);
-    let outcome = plan_profile(&p, m)?;
+    let outcome = plan_profile(&p, m, &topo)?;
     if a.json {
         let mut v = profile_json(&p);
         v["unmet_hardware"] = json!(unmet);

@@ -5,6 +5,19 @@ use std::ffi::{OsStr, OsString};
 /// Subcommands that take SGLang arguments after their options.
 const PLANNING: &[&str] = &["run", "check", "plan", "upgrade"];
 
+/// How the SGLang tokens were told apart from the launcher's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `sglang-launch <SGLang args>`: every token was given to SGLang.
+    DropIn,
+    /// `run`/`check`/`plan` with `--`: the user said where SGLang's part starts.
+    Separated,
+    /// `run`/`check`/`plan` without `--`: SGLang's part starts at the first foreign token.
+    Implicit,
+    /// Another subcommand, or no SGLang tokens at all.
+    Other,
+}
+
 /// `(argv for clap, SGLang tokens)`.
 ///
 /// * No subcommand name first (and not the launcher's own `--help`/`--version` alone): drop-in
@@ -13,12 +26,18 @@ const PLANNING: &[&str] = &["run", "check", "plan", "upgrade"];
 ///   what it doesn't know) and everything after is SGLang's; without one, the launcher's
 ///   options end at the first token that is not one of them.
 pub fn split(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>) {
+    let (l, g, _) = split_form(argv);
+    (l, g)
+}
+
+/// [`split`], and the form the command line had.
+pub fn split_form(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>, Form) {
     let prog = argv
         .first()
         .cloned()
         .unwrap_or_else(|| "sglang-launch".into());
     let Some(first) = argv.get(1) else {
-        return (vec![prog], Vec::new());
+        return (vec![prog], Vec::new(), Form::Other);
     };
     let cmd = super::cli::command();
     let first_str = first.to_str().unwrap_or("");
@@ -26,16 +45,16 @@ pub fn split(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>) {
     let launcher_flag =
         matches!(first_str, "-h" | "--help" | "-V" | "--version") && argv.len() == 2;
     if !is_sub && !launcher_flag {
-        return (vec![prog, "run".into()], argv[1..].to_vec());
+        return (vec![prog, "run".into()], argv[1..].to_vec(), Form::DropIn);
     }
     if !PLANNING.contains(&first_str) {
-        return (argv.to_vec(), Vec::new());
+        return (argv.to_vec(), Vec::new(), Form::Other);
     }
     let rest = &argv[2..];
     let mut launcher = vec![prog, first.clone()];
     if let Some(pos) = rest.iter().position(|t| t == "--") {
         launcher.extend_from_slice(&rest[..pos]);
-        return (launcher, rest[pos + 1..].to_vec());
+        return (launcher, rest[pos + 1..].to_vec(), Form::Separated);
     }
     let sub = cmd
         .get_subcommands()
@@ -53,11 +72,11 @@ pub fn split(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>) {
             None => break,
         }
     }
-    (launcher, rest[i..].to_vec())
+    (launcher, rest[i..].to_vec(), Form::Implicit)
 }
 
 /// `Some(takes_value)` when `token` is one of the subcommand's own options.
-fn launcher_option(sub: &clap::Command, token: &OsStr) -> Option<bool> {
+pub fn launcher_option(sub: &clap::Command, token: &OsStr) -> Option<bool> {
     let t = token.to_str()?;
     if t == "-h" || t == "--help" {
         return Some(false);

@@ -68,7 +68,10 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
         req.sglang_version.as_deref(),
         interpreter.found.then_some(interpreter.path.as_path()),
     );
-    let topology = load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?;
+    let topology = match &req.gpus {
+        Some(t) => t.clone(),
+        None => load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?,
+    };
     // A topology file describes its machine, host facts and packages included when `detect`
     // recorded them. Otherwise packages come from the local interpreter, except when planning
     // offline for another machine (`--topology` with `--sglang-version`) or for an interpreter

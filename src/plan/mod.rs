@@ -35,6 +35,8 @@ pub struct Request {
     pub sglang_version: Option<String>,
     pub python: Option<PathBuf>,
     pub nvml_lib: Option<PathBuf>,
+    /// The GPUs, when the caller already read them (NVML is read once per run).
+    pub gpus: Option<Topology>,
     pub settings: RuleSettings,
     pub no_fix: bool,
     /// The Hugging Face Hub may be asked for a model not on disk (`HF_HUB_OFFLINE` still

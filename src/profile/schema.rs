@@ -37,7 +37,7 @@ pub struct Launcher {
     pub allow: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deny: Option<Vec<String>>,
-    /// Read and exposed for the layered configuration; this build has no launcher mode to set.
+    /// `enforce`, `warn` or `off` (checked by the layered settings).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -151,11 +151,11 @@ impl UnitSpec {
         );
         s += "Restart=on-failure\nRestartSec=10\n";
         s += "# The launcher's exit codes for a configuration it refused (blocked by findings, usage\n\
-              # error, SGLang not installed): restarting cannot fix them.\n";
+              # error, SGLang not installed): restarting cannot fix them. SGLang's own crash (1) restarts.\n";
         let _ = writeln!(
             s,
             "RestartPreventExitStatus={} {} {}",
-            exit::BLOCKED,
+            exit::CONFIG,
             exit::USAGE,
             exit::NOT_FOUND
         );
@@ -258,7 +258,7 @@ mod tests {
             .unwrap();
         let want = format!(
             "RestartPreventExitStatus={} {} {}\n",
-            exit::BLOCKED,
+            exit::CONFIG,
             exit::USAGE,
             exit::NOT_FOUND
         );

@@ -8,6 +8,23 @@ use serde::{Deserialize, Serialize};
 use super::layer::{Layer, Source};
 use super::registry;
 
+/// What the launcher does with what it finds (`run` and the drop-in form).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Error findings block the launch (exit 78).
+    #[default]
+    Enforce,
+    /// Findings are reported and fixes applied, and SGLang is launched whatever they say.
+    Warn,
+    /// Nothing is read or changed: the command is exec'd as given.
+    Off,
+}
+
+impl Mode {
+    pub const NAMES: [&'static str; 3] = ["enforce", "warn", "off"];
+}
+
 /// The launcher settings a file, a profile, the environment or the command line may set.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
@@ -16,6 +33,7 @@ pub struct Settings {
     pub python: Option<PathBuf>,
     pub topology: Option<PathBuf>,
     pub nvml_lib: Option<PathBuf>,
+    pub device_root: Option<PathBuf>,
     pub strict: bool,
     pub no_fix: bool,
     pub fit: bool,
@@ -23,6 +41,7 @@ pub struct Settings {
     pub online: bool,
     pub allow: Vec<String>,
     pub deny: Vec<String>,
+    pub mode: Mode,
 }
 
 /// Every layer above the built-in defaults, lowest first within each field.
@@ -178,6 +197,7 @@ mod tests {
         })
         .unwrap();
         assert!(!r.settings.strict && r.settings.fit);
+        assert_eq!(r.settings.mode, Mode::Enforce);
         // A list is replaced, not appended to.
         assert_eq!(r.settings.allow, ["AR002", "AR003"]);
         assert_eq!(r.source("allow"), Some("profile p"));
@@ -195,6 +215,28 @@ mod tests {
         let e = combine(i).unwrap_err();
         assert!(
             e.contains("profile gpu") && e.contains("expected a boolean"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn mode_is_layered_and_checked_by_name() {
+        let r = combine(Inputs {
+            files: vec![layer(Source::File("/etc/c.toml".into()), "mode = \"off\"")],
+            profile: Some(("p".into(), table("mode = \"warn\""))),
+            ..Inputs::default()
+        })
+        .unwrap();
+        assert_eq!(r.settings.mode, Mode::Warn);
+        assert_eq!(r.source("mode"), Some("profile p"));
+        let e = combine(Inputs {
+            env: vec![layer(Source::Env("SGLANG_LAUNCH_MODE"), "mode = \"loud\"")],
+            ..Inputs::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.starts_with("env SGLANG_LAUNCH_MODE: unknown variant `loud`")
+                && e.contains("enforce"),
             "{e}"
         );
     }

@@ -10,7 +10,7 @@ mod layer;
 pub mod registry;
 mod show;
 
-pub use combine::{Inputs, Resolved, Settings, check, combine};
+pub use combine::{Inputs, Mode, Resolved, Settings, check, combine};
 pub use layer::{Layer, Source};
 pub use show::{render_json, render_text};
 

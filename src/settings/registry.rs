@@ -66,6 +66,12 @@ pub const VARS: &[Var] = &[
         "libnvidia-ml to load instead of the system's libnvidia-ml.so.1",
     ),
     setting(
+        "SGLANG_LAUNCH_DEVICE_ROOT",
+        "device-root",
+        Kind::Path,
+        "the root under which dev/ is read for other accelerators (default /; for tests)",
+    ),
+    setting(
         "SGLANG_LAUNCH_STRICT",
         "strict",
         Kind::Bool,
@@ -107,10 +113,21 @@ pub const VARS: &[Var] = &[
         Kind::List,
         "rules whose findings become errors (codes or names)",
     ),
+    setting(
+        "SGLANG_LAUNCH_MODE",
+        "mode",
+        Kind::Text,
+        "run and the drop-in form: enforce (error findings block, exit 78), warn (report, fix, launch anyway) or off (exec the command untouched)",
+    ),
     switch(
         "SGLANG_LAUNCH_JSON",
         Kind::Bool,
-        "run/check/plan: plan/v1 JSON on stdout",
+        "run: plan/v1 JSON on stderr; check/plan: on stdout (or --json-file)",
+    ),
+    switch(
+        "SGLANG_LAUNCH_JSON_FILE",
+        Kind::Path,
+        "run/check/plan: write the plan/v1 JSON to this file",
     ),
     switch(
         "SGLANG_LAUNCH_PROFILE",

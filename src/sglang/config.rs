@@ -19,7 +19,7 @@
 //!   `store_true`) is a `ValueError` ("Unsupported config option …"); 0.5.10 matches keys to
 //!   dests, 0.5.23 to the dest or any long option spelling with `-` read as `_`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::error::ArgError;
@@ -242,9 +242,10 @@ fn py_suffix(path: &str) -> String {
     }
 }
 
-/// The option table SGLang's merger builds from its parser.
+/// The option table SGLang's merger builds from its parser (hashed: a file of n keys takes n
+/// look-ups, not n passes over the options).
 struct Table {
-    store_true: Vec<String>,
+    store_true: HashSet<String>,
     /// normalized key → action class name
     unsupported: HashMap<String, &'static str>,
 }
@@ -277,7 +278,7 @@ impl Table {
         };
         match dialect {
             Dialect::Legacy => Table {
-                store_true: Vec::new(),
+                store_true: HashSet::new(),
                 unsupported: HashMap::new(),
             },
             Dialect::DestKeys => {
@@ -318,7 +319,7 @@ impl Table {
                     .filter(|a| is_store_true(a))
                     .flat_map(keys)
                     .collect();
-                let supported_keys: Vec<String> = flags
+                let supported_keys: HashSet<String> = flags
                     .actions
                     .iter()
                     .filter(|a| supported(a))

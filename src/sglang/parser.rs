@@ -7,7 +7,8 @@
 //! unrecognized arguments. SGLang's parser has no positionals, which keeps the consume loop
 //! simple. Messages are argparse's, word for word (checked by `tests/conformance.rs`).
 
-use std::collections::BTreeMap;
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 
 use serde_json::{Map, Value};
@@ -387,8 +388,18 @@ struct Parser {
     flags: &'static FlagSet,
     /// Option strings in registration order (argparse's `_option_string_actions` order).
     options: Vec<(&'static str, usize)>,
+    /// Places in `options`, sorted by option string: the options with a given prefix are one
+    /// run of it, found by binary search instead of a pass over every option. Built on first
+    /// use (a line of exact options needs none).
+    by_name: OnceCell<Vec<usize>>,
+    /// The long options, sorted (on first use).
+    long: OnceCell<Vec<&'static str>>,
     has_negative_number_optionals: bool,
 }
+
+/// Unrecognized options that get a fuzzy "did you mean" (each is compared with every option):
+/// a line with thousands of them still gets its hints for the first ones in a few ms.
+const FUZZY_SUGGESTIONS: usize = 32;
 
 /// `^-\d+$|^-\d*\.\d+$` (Python `re`: `\d` is any Unicode decimal, `$` also before a final `\n`).
 fn looks_negative(s: &str) -> bool {
@@ -433,8 +444,56 @@ impl Parser {
         Parser {
             flags,
             options,
+            by_name: OnceCell::new(),
+            long: OnceCell::new(),
             has_negative_number_optionals,
         }
+    }
+
+    fn by_name(&self) -> &[usize] {
+        self.by_name.get_or_init(|| {
+            let mut by_name: Vec<usize> = (0..self.options.len()).collect();
+            by_name.sort_by_key(|&p| self.options[p].0);
+            by_name
+        })
+    }
+
+    fn long(&self) -> &[&'static str] {
+        self.long.get_or_init(|| {
+            let mut long: Vec<&'static str> = self
+                .options
+                .iter()
+                .map(|(o, _)| *o)
+                .filter(|o| o.starts_with("--"))
+                .collect();
+            long.sort_unstable();
+            long.dedup();
+            long
+        })
+    }
+
+    /// Places in `options` of the option strings starting with `prefix`, in registration order.
+    fn with_prefix(&self, prefix: &str) -> Vec<usize> {
+        let by_name = self.by_name();
+        let from = by_name.partition_point(|&p| self.options[p].0 < prefix);
+        let mut out: Vec<usize> = by_name[from..]
+            .iter()
+            .copied()
+            .take_while(|&p| self.options[p].0.starts_with(prefix))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The long options starting with `prefix` (sorted).
+    fn long_with_prefix(&self, prefix: &str) -> &[&'static str] {
+        let long = self.long();
+        let from = long.partition_point(|o| *o < prefix);
+        let n = long[from..]
+            .iter()
+            .take_while(|o| o.starts_with(prefix))
+            .count();
+        &long[from..from + n]
     }
 
     fn action(&self, i: usize) -> &'static Action {
@@ -500,21 +559,31 @@ impl Parser {
                     Some((p, v)) => (p, Some(v.to_owned())),
                     None => (arg, None),
                 };
-                for &(o, i) in &self.options {
-                    if o.starts_with(prefix) {
-                        out.push(OptTuple {
-                            action: Some(i),
-                            option: o.to_owned(),
-                            explicit: explicit.clone(),
-                        });
-                    }
+                for p in self.with_prefix(prefix) {
+                    let (o, i) = self.options[p];
+                    out.push(OptTuple {
+                        action: Some(i),
+                        option: o.to_owned(),
+                        explicit: explicit.clone(),
+                    });
                 }
             }
         } else {
             // single-dash: `-xVALUE` for a one-letter option, or a prefix of a longer one
             let split = arg.char_indices().nth(2).map_or(arg.len(), |(i, _)| i);
             let (short, rest) = arg.split_at(split);
-            for &(o, i) in &self.options {
+            // `short` exactly, or any option `arg` is a prefix of (never both for one option:
+            // an exact match of `arg` was taken before this)
+            let mut places = self.with_prefix(arg);
+            places.extend(
+                self.with_prefix(short)
+                    .into_iter()
+                    .filter(|&p| self.options[p].0 == short),
+            );
+            places.sort_unstable();
+            places.dedup();
+            for p in places {
+                let (o, i) = self.options[p];
                 if o == short {
                     out.push(OptTuple {
                         action: Some(i),
@@ -630,9 +699,15 @@ impl Parser {
         // "did you mean" for the leftovers goes with whichever error argparse reports
         // (`--model_path m` fails as "required", and the hint is the fix)
         let mut suggestions: Vec<String> = Vec::new();
+        let mut suggested: HashSet<String> = HashSet::new();
+        let mut asked: HashSet<&str> = HashSet::new();
+        let mut fuzzy_left = FUZZY_SUGGESTIONS;
         for &i in &out.extras {
-            for s in self.suggest(&strs[i]) {
-                if !suggestions.contains(&s) {
+            if !asked.insert(strs[i].as_str()) {
+                continue;
+            }
+            for s in self.suggest(&strs[i], &mut fuzzy_left) {
+                if suggested.insert(s.clone()) {
                     suggestions.push(s);
                 }
             }
@@ -953,23 +1028,18 @@ impl Parser {
     }
 
     /// "Did you mean" for an unrecognized token: the underscore spelling, a missing `--`,
-    /// then options close by edit distance.
-    fn suggest(&self, token: &str) -> Vec<String> {
+    /// then options close by edit distance (while `fuzzy_left`, which this counts down, lasts).
+    fn suggest(&self, token: &str, fuzzy_left: &mut usize) -> Vec<String> {
         let key = token.split_once('=').map_or(token, |(k, _)| k);
         if key.is_empty() {
             return Vec::new();
         }
-        let long: Vec<&str> = self
-            .options
-            .iter()
-            .map(|(o, _)| *o)
-            .filter(|o| o.starts_with("--"))
-            .collect();
+        let known = |cand: &str| self.long().binary_search(&cand).is_ok();
         let resolve = |cand: &str| -> Option<String> {
-            if long.contains(&cand) {
+            if known(cand) {
                 return Some(cand.to_owned());
             }
-            let hits: Vec<&&str> = long.iter().filter(|o| o.starts_with(cand)).collect();
+            let hits = self.long_with_prefix(cand);
             (hits.len() == 1 && cand.len() > 3).then(|| hits[0].to_string())
         };
         let dashed = key.replace('_', "-");
@@ -985,16 +1055,28 @@ impl Parser {
             return Vec::new();
         }
         if let Some((_, ours)) = VLLM_SPELLINGS.iter().find(|(v, _)| *v == with_dashes)
-            && long.contains(ours)
+            && known(ours)
         {
             return vec![(*ours).to_owned()];
         }
-        let mut scored: Vec<(f64, &str)> = long
+        if *fuzzy_left == 0 {
+            return Vec::new();
+        }
+        *fuzzy_left -= 1;
+        let mut scored: Vec<(f64, &str)> = self
+            .long()
             .iter()
             .map(|o| (strsim::jaro_winkler(&with_dashes, o), *o))
             .filter(|(s, _)| *s >= 0.88)
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // Best first; equal scores in registration order, as before the options were sorted.
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0).then_with(|| {
+                let by_name = self.by_name();
+                let place = |o: &str| by_name[by_name.partition_point(|&p| self.options[p].0 < o)];
+                place(a.1).cmp(&place(b.1))
+            })
+        });
         scored
             .into_iter()
             .take(3)

@@ -15,8 +15,8 @@ fn host_setting(k: &str) -> bool {
         || k == "COLUMNS"
 }
 
-/// `sglang-launch` run from the repository root, without colour, the host's settings or its
-/// config files (the system one is overridden, the user one absent).
+/// `sglang-launch` run from the repository root, without colour, the host's settings, its
+/// config files (the system one is overridden, the user one absent) or its device nodes.
 pub fn launcher() -> Command {
     let mut c = Command::cargo_bin("sglang-launch").unwrap();
     c.current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -30,6 +30,8 @@ pub fn launcher() -> Command {
         "SGLANG_LAUNCH_SYSTEM_CONFIG",
         "/nonexistent/sglang-launch.toml",
     )
-    .env("XDG_CONFIG_HOME", "/nonexistent");
+    .env("XDG_CONFIG_HOME", "/nonexistent")
+    // The host's own accelerators (an AMD or Ascend test machine) would make it pass through.
+    .env("SGLANG_LAUNCH_DEVICE_ROOT", "/nonexistent");
     c
 }

@@ -1,6 +1,7 @@
 //! What `yaml.safe_load` raises, each error displayed as the last line of the traceback
 //! SGLang would print: `ExceptionClass: message`.
 
+use super::budget::Budget;
 use crate::sglang::pytypes::py_repr_str;
 
 /// Why PyYAML could not read a document.
@@ -40,15 +41,27 @@ pub enum YamlError {
         line: usize,
         col: usize,
     },
-    /// The YAML 1.2 reader kept asking for spaces PyYAML does not need (see `compose::compose`).
+    /// The YAML 1.2 reader kept asking for spaces PyYAML does not need in places where a space
+    /// would change the document (see `spaces`): only contrived files get here.
     #[error("ScannerError: too many adjacent tokens\n  in \"{name}\"")]
     TooManyRetries { name: String },
+    /// The file goes past one of the loader's limits (not a PyYAML exception: PyYAML would run
+    /// out of memory or recursion depth instead).
+    #[error("YAML budget exceeded: \"{name}\": {budget}")]
+    Budget { name: String, budget: Budget },
     /// A scalar the constructor's Python code fails on (not a `MarkedYAMLError`).
     #[error(transparent)]
     Scalar(#[from] ScalarError),
 }
 
 impl YamlError {
+    pub(super) fn budget(name: &str, budget: Budget) -> Self {
+        YamlError::Budget {
+            name: name.to_owned(),
+            budget,
+        }
+    }
+
     /// A `MarkedYAMLError` for `problem` at `line`, `col` (1-based) of the file `name`.
     pub(super) fn at(problem: impl Into<Problem>, name: &str, line: usize, col: usize) -> Self {
         YamlError::Marked {

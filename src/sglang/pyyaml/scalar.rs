@@ -1,6 +1,7 @@
 //! SafeConstructor's scalar constructors: the Python value behind a scalar once its type is
 //! known (ints of any size and base, YAML 1.1 floats, base64, timestamps), errors included.
 
+use super::budget::{Budget, INT_DIGITS};
 use super::error::{Base64Error, DateError, Problem, ScalarError, YamlError};
 use super::resolve::{Stamp, timestamp_parts};
 use super::value::Py;
@@ -104,6 +105,11 @@ fn py_int_text(text: &str, base: u32) -> Result<String, ScalarError> {
     let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if t.is_empty() || !t.chars().all(|c| c.is_digit(base)) {
         return Err(int_error(text, base));
+    }
+    if base == 10 {
+        // Already decimal: no conversion, so no time quadratic in the length.
+        let digits = t.trim_start_matches('0');
+        return Ok(if digits.is_empty() { "0" } else { digits }.to_owned());
     }
     big_to_decimal(t, base).ok_or_else(|| int_error(text, base))
 }
@@ -229,6 +235,9 @@ pub(super) fn scalar(name: &str, kind: &str, v: &str, line: usize) -> Result<Py,
             "no" | "false" | "off" => Py::Bool(false),
             other => return Err(ScalarError::BoolWord(other.to_owned()).into()),
         },
+        "int" if v.len() > INT_DIGITS && !is_decimal(v) => {
+            return Err(YamlError::budget(name, Budget::IntDigits));
+        }
         "int" => Py::Int(construct_int(v)?),
         "float" => Py::Float(construct_float(v)?),
         "binary" => Py::Bytes(decode_base64(v).map_err(|e| YamlError::at(e, name, line, 1))?),
@@ -239,6 +248,12 @@ pub(super) fn scalar(name: &str, kind: &str, v: &str, line: usize) -> Result<Py,
             return Err(YamlError::at(Problem::UnknownTag(tag), name, line, 1));
         }
     })
+}
+
+/// Whether an int literal is written in base 10 (no `0b`, `0x` or leading `0`).
+fn is_decimal(v: &str) -> bool {
+    let body = v.trim_start_matches(['-', '+', '_']);
+    !body.starts_with('0') || body.trim_start_matches(['0', '_']).is_empty()
 }
 
 fn days_in_month(y: u32, m: u32) -> u32 {

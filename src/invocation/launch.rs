@@ -1,0 +1,279 @@
+//! `run` (and the drop-in form), `check` and `plan`: the mode, the target, the plan, where its
+//! report goes, and the exec with the line that says what runs.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::target::{self, Target};
+use super::{build, misplaced_hint, print_out, print_verbatim};
+use crate::exit;
+use crate::facts::Env;
+use crate::out::{report_line, warn};
+use crate::plan::{self, Fatal, resolve_interpreter};
+use crate::profile::Profile;
+use crate::report;
+use crate::rules::Code;
+use crate::settings::{Mode, Settings};
+use crate::sglang;
+
+/// Where the plan's JSON goes, besides the human report.
+pub struct Output {
+    pub json: bool,
+    pub json_file: Option<PathBuf>,
+}
+
+/// `check` and `plan`'s report flavour.
+pub struct Show {
+    pub print_args: bool,
+    pub show_secrets: bool,
+}
+
+pub fn plan_cmd(
+    s: &(Settings, Option<Profile>),
+    out: &Output,
+    tokens: Vec<OsString>,
+    show: Show,
+) -> Result<i32, Fatal> {
+    let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
+    crate::secrets::install_early(&prepared.tokens, &prepared.env);
+    let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
+        Target::Other(why) => {
+            let line =
+                format!("pass-through: {why}; nothing to check, SGLang gets the command unchanged");
+            if show.print_args {
+                report_line(&format!("sglang-launch: {line}"));
+                let args = sglang::parse(newest(), prepared.tokens);
+                let interpreter = resolve_interpreter(s.0.python.as_deref());
+                let line = untouched_line(&interpreter.path, &args, show.show_secrets);
+                if show.show_secrets {
+                    print_verbatim(&line)?;
+                } else {
+                    print_out(&line)?;
+                }
+            } else if out.json {
+                report_line(&format!("sglang-launch: {line}"));
+            } else {
+                print_out(&format!("sglang-launch: {line}"))?;
+            }
+            return Ok(exit::OK);
+        }
+        Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
+        Target::Nvidia(t) => t.map(|t| *t),
+    };
+    let outcome = build(s, prepared, topology, false)?;
+    misplaced_hint(&outcome);
+    write_json_file(out, &outcome)?;
+    if show.print_args {
+        let line = report::command_line(&outcome, show.show_secrets);
+        if !show.show_secrets && line != report::command_line(&outcome, true) {
+            report_line(
+                "sglang-launch: note: secret values are shown as *** and the line will not run as is; --show-secrets prints them",
+            );
+        }
+        if show.show_secrets {
+            print_verbatim(&line)?;
+        } else {
+            print_out(&line)?;
+        }
+    } else if out.json {
+        print_out(&report::json(&outcome.plan))?;
+    } else {
+        print_out(&report::human(
+            &outcome,
+            report::use_color(&std::io::stdout()),
+        ))?;
+    }
+    Ok(outcome.exit_code())
+}
+
+pub fn run(
+    s: &(Settings, Option<Profile>),
+    out: &Output,
+    tokens: Vec<OsString>,
+    dry_run: bool,
+) -> Result<i32, Fatal> {
+    let mode = s.0.mode;
+    let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
+    crate::secrets::install_early(&prepared.tokens, &prepared.env);
+    if mode == Mode::Off {
+        report_line("sglang-launch: mode off: nothing checked or changed");
+        return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
+    }
+    let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
+        Target::Other(why) => {
+            report_line(&format!(
+                "sglang-launch: pass-through: {why}; SGLang gets the command unchanged"
+            ));
+            return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
+        }
+        Target::NoDriver(f) if mode == Mode::Warn => {
+            warn(&f.message);
+            warn("launching unchecked (--mode warn)");
+            return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
+        }
+        Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
+        Target::Nvidia(t) => t.map(|t| *t),
+    };
+    let outcome = build(s, prepared, topology, mode == Mode::Warn).map_err(|mut f| {
+        if f.code == exit::BLOCKED {
+            f.code = exit::CONFIG;
+        }
+        f
+    })?;
+    write_json_file(out, &outcome)?;
+    // stdout belongs to SGLang: the report, JSON included, goes to stderr, best effort (a
+    // closed or broken stderr never stops a valid launch).
+    if out.json {
+        report_line(&report::json(&outcome.plan));
+    } else {
+        crate::out::report(&report::human(
+            &outcome,
+            report::use_color(&std::io::stderr()),
+        ));
+    }
+    misplaced_hint(&outcome);
+    if outcome.exit_code() != exit::OK {
+        let argparse = outcome
+            .plan
+            .findings
+            .iter()
+            .any(|f| !f.fixed && Code::ARG001 == f.code.as_str());
+        if mode == Mode::Warn {
+            warn("launching despite the errors above (--mode warn)");
+        } else {
+            report_line(&format!(
+                "sglang-launch: not launching: {}",
+                if argparse {
+                    "SGLang would reject these arguments; correct them"
+                } else {
+                    "fix the errors above, --allow CODE to skip a rule, or --mode warn to launch anyway"
+                }
+            ));
+            return Ok(exit::CONFIG);
+        }
+    }
+    if dry_run {
+        print_out(&report::command_line(&outcome, false))?;
+        return Ok(exit::OK);
+    }
+    launchable(&outcome.interpreter.path, outcome.interpreter.found)?;
+    exec(
+        &outcome.interpreter.path,
+        &outcome.args,
+        &outcome.env,
+        report::argv(&outcome),
+    )
+}
+
+/// The command as given (after the profile, if any): no facts read, no fixes.
+fn untouched(s: &Settings, tokens: Vec<OsString>, env: &Env, dry_run: bool) -> Result<i32, Fatal> {
+    let interpreter = resolve_interpreter(s.python.as_deref());
+    // Only for masking secrets in what is printed: their option names are the same in every release.
+    let args = sglang::parse(newest(), tokens);
+    if dry_run {
+        print_out(&untouched_line(&interpreter.path, &args, false))?;
+        return Ok(exit::OK);
+    }
+    if !interpreter.found {
+        return Err(not_found(&interpreter.path));
+    }
+    let mut argv: Vec<OsString> = vec![
+        interpreter.path.clone().into(),
+        "-m".into(),
+        "sglang.launch_server".into(),
+    ];
+    argv.extend(args.tokens.iter().cloned());
+    exec(&interpreter.path, &args, env, argv)
+}
+
+fn untouched_line(python: &Path, args: &sglang::SglangArgs, show_secrets: bool) -> String {
+    let mut words: Vec<OsString> = vec![
+        python.as_os_str().to_owned(),
+        "-m".into(),
+        "sglang.launch_server".into(),
+    ];
+    if show_secrets {
+        words.extend(args.tokens.iter().cloned());
+    } else {
+        words.extend(crate::secrets::mask_tokens(args, &args.tokens));
+    }
+    let words: Vec<String> = words.iter().map(|w| report::quote(w)).collect();
+    words.join(" ")
+}
+
+fn newest() -> &'static sglang::FlagSet {
+    let known = sglang::flagset::KNOWN_VERSIONS;
+    sglang::flagset::get(known[known.len() - 1]).expect("newest flag set is embedded")
+}
+
+fn not_found(python: &Path) -> Fatal {
+    Fatal {
+        code: exit::NOT_FOUND,
+        message: format!(
+            "Python interpreter {} not found: install Python, or pass --python PATH (env SGLANG_LAUNCH_PYTHON)",
+            python.display()
+        ),
+    }
+}
+
+/// The interpreter exists and has SGLang: otherwise exec would fail after the report.
+fn launchable(python: &Path, found: bool) -> Result<(), Fatal> {
+    if !found {
+        return Err(not_found(python));
+    }
+    if !sglang::version::sglang_installed(Some(python)) {
+        return Err(Fatal {
+            code: exit::NOT_FOUND,
+            message: format!(
+                "SGLang is not installed for {}: `{} -m pip install sglang`, or pass --python PATH to the interpreter that has it",
+                python.display(),
+                python.display()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Logs what runs (one stderr line, secrets masked), then replaces this process with it.
+fn exec(
+    python: &Path,
+    args: &sglang::SglangArgs,
+    env: &Env,
+    argv: Vec<OsString>,
+) -> Result<i32, Fatal> {
+    report_line(&format!(
+        "sglang-launch: {}",
+        crate::exec::describe(python, args, env)
+    ));
+    let _ = std::io::stderr().flush();
+    match crate::exec::exec(&argv, env) {
+        Ok(never) => match never {},
+        Err(e) => Err(Fatal {
+            code: exit::NOT_FOUND,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// No driver: perhaps `--topology` went after the SGLang arguments, where SGLang gets it.
+fn no_driver(f: Fatal, tokens: &[OsString]) -> Fatal {
+    super::hinted(f, super::misplaced(tokens, |_| false))
+}
+
+fn write_json_file(out: &Output, outcome: &plan::Outcome) -> Result<(), Fatal> {
+    let Some(path) = &out.json_file else {
+        return Ok(());
+    };
+    // A file is output too: the same redaction as every stream.
+    std::fs::write(
+        path,
+        crate::out::redact(&report::json(&outcome.plan)) + "\n",
+    )
+    .map_err(|e| {
+        Fatal::usage(format!(
+            "cannot write the plan to --json-file {}: {e}",
+            path.display()
+        ))
+    })
+}

@@ -1,0 +1,489 @@
+//! Launching as scripts, units and containers meet it: the modes, pass-through for servers that
+//! are not for an NVIDIA GPU, exit 78 for a refused launch, the logged exec line, where the
+//! plan's JSON goes, and launcher options written among SGLang's arguments.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::launcher as sl;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn topo(name: &str) -> String {
+    format!("{ROOT}/examples/topologies/{name}.json")
+}
+
+/// A fake interpreter in a venv layout with SGLang 0.5.23 "installed". Run, it records its PID,
+/// its argv (NUL-separated) and its environment next to `dir/record`.
+fn fake_venv(dir: &Path) -> PathBuf {
+    let bin = dir.join("venv/bin");
+    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("METADATA"),
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("venv/pyvenv.cfg"),
+        "home = /usr/bin\nversion = 3.11.7\n",
+    )
+    .unwrap();
+    let py = bin.join("python3");
+    let r = dir.join("record");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nenv > '{r}.env'\n",
+            r = r.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+/// What the fake interpreter was run with: `(argv after the interpreter, environment lines)`;
+/// `None` when it never ran.
+fn recorded(dir: &Path) -> Option<(Vec<String>, Vec<String>)> {
+    let argv = std::fs::read(dir.join("record.argv")).ok()?;
+    let argv = argv
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect();
+    let env = std::fs::read_to_string(dir.join("record.env")).unwrap();
+    Some((argv, env.lines().map(str::to_owned).collect()))
+}
+
+/// Qwen3-32B TP 8 on 8× RTX PRO 6000 over PCIe with FlashInfer all-reduce fusion: the launcher
+/// removes the fusion flag (ARCH001) and unsets an ineffective variable.
+const SEED: [&str; 5] = [
+    "--model-path",
+    "examples/models/Qwen3-32B",
+    "--tp",
+    "8",
+    "--enable-flashinfer-allreduce-fusion",
+];
+
+fn seed_run(py: &Path) -> assert_cmd::Command {
+    let mut c = sl();
+    c.env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
+        .env("SGLANG_LAUNCH_TOPOLOGY", topo("8x-rtx-pro-6000-pcie"))
+        .env("SGLANG_LAUNCH_PYTHON", py);
+    c
+}
+
+#[test]
+fn a_refused_launch_exits_78_and_check_keeps_1() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let bad = ["--model-path", "examples/models/Qwen3-32B", "--bogus-flag"];
+    let mut drop_in = seed_run(&py);
+    drop_in.args(bad).assert().code(78).stderr(
+        predicate::str::contains("not launching")
+            .and(predicate::str::contains("--mode warn to launch anyway").not()),
+    );
+    seed_run(&py)
+        .args(["run", "--"])
+        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "3"])
+        .assert()
+        .code(78)
+        .stderr(predicate::str::contains("--mode warn to launch anyway"));
+    seed_run(&py)
+        .arg("check")
+        .arg("--")
+        .args(bad)
+        .assert()
+        .code(1);
+    assert!(recorded(t.path()).is_none(), "nothing was launched");
+}
+
+#[test]
+fn warn_mode_reports_fixes_and_launches_anyway() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    seed_run(&py)
+        .env("SGLANG_LAUNCH_MODE", "warn")
+        .args(SEED)
+        .arg("--bogus-flag")
+        .assert()
+        .code(0)
+        .stderr(
+            predicate::str::contains("unrecognized arguments: --bogus-flag").and(
+                predicate::str::contains("launching despite the errors above"),
+            ),
+        );
+    let (argv, _) = recorded(t.path()).unwrap();
+    assert!(argv.contains(&"--bogus-flag".to_owned()), "{argv:?}");
+    // A line that does not parse gets no fixes: it runs as given.
+    assert!(argv.contains(&"--enable-flashinfer-allreduce-fusion".to_owned()));
+
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    seed_run(&py)
+        .args(["run", "--mode", "warn", "--"])
+        .args(SEED)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("ARCH001"));
+    let (argv, env) = recorded(t.path()).unwrap();
+    assert!(!argv.contains(&"--enable-flashinfer-allreduce-fusion".to_owned()));
+    assert!(
+        !env.iter()
+            .any(|l| l.starts_with("SGLANG_CUSTOM_ALLREDUCE_ALGO="))
+    );
+}
+
+#[test]
+fn off_mode_execs_the_command_untouched_in_the_same_process() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sglang-launch"));
+    cmd.current_dir(ROOT)
+        .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
+        .env("SGLANG_LAUNCH_MODE", "off")
+        .env("SGLANG_LAUNCH_PYTHON", &py)
+        // Nothing is read: no driver and no topology file is no error.
+        .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+        .env_remove("SGLANG_LAUNCH_TOPOLOGY")
+        .args(SEED)
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("ARCH001"), "no report: {stderr}");
+    assert!(stderr.contains("mode off"), "{stderr}");
+    let pid_file = std::fs::read_to_string(t.path().join("record.pid")).unwrap();
+    assert_eq!(pid_file.trim(), pid.to_string(), "exec keeps the PID");
+    let (argv, env) = recorded(t.path()).unwrap();
+    assert_eq!(argv[..2], ["-m", "sglang.launch_server"]);
+    assert_eq!(argv[2..], SEED);
+    assert!(env.contains(&"SGLANG_CUSTOM_ALLREDUCE_ALGO=1stage".to_owned()));
+}
+
+#[test]
+fn the_exec_line_shows_the_command_and_env_changes_with_secrets_masked() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let out = seed_run(&py)
+        .env("HF_TOKEN", "hf_sekrit_value")
+        .args(SEED)
+        .args(["--api-key", "hunter22"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("sglang-launch: exec: "))
+        .unwrap_or_else(|| panic!("no exec line: {stderr}"));
+    assert!(
+        !stderr.contains("hunter22") && !stderr.contains("hf_sekrit"),
+        "{stderr}"
+    );
+    assert!(
+        line.contains(&format!(
+            "{} -m sglang.launch_server --model-path",
+            py.display()
+        )),
+        "{line}"
+    );
+    assert!(line.contains("--api-key '***'"), "{line}");
+    assert!(
+        !line.contains("--enable-flashinfer-allreduce-fusion"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("(env: -SGLANG_CUSTOM_ALLREDUCE_ALGO)"),
+        "{line}"
+    );
+    // SGLang gets the real values.
+    let (argv, env) = recorded(t.path()).unwrap();
+    assert!(argv.contains(&"hunter22".to_owned()));
+    assert!(env.contains(&"HF_TOKEN=hf_sekrit_value".to_owned()));
+}
+
+/// A host without the NVIDIA driver, whose device nodes live under `root`.
+fn no_driver(py: &Path, root: &Path) -> assert_cmd::Command {
+    let mut c = sl();
+    c.env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+        .env("SGLANG_LAUNCH_DEVICE_ROOT", root)
+        .env("SGLANG_LAUNCH_PYTHON", py);
+    c
+}
+
+#[test]
+fn servers_not_for_an_nvidia_gpu_pass_through_unchanged() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let line = ["--model-path", "m", "--device", "npu", "--tp", "3"];
+    no_driver(&py, t.path())
+        .args(line)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("pass-through: --device npu"));
+    assert_eq!(recorded(t.path()).unwrap().0[2..], line);
+
+    // No driver, but an AMD GPU: SGLang's auto-detection is left to do its job.
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    std::fs::create_dir_all(t.path().join("dev")).unwrap();
+    std::fs::write(t.path().join("dev/kfd"), "").unwrap();
+    no_driver(&py, t.path())
+        .args(["--model-path", "m"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("AMD ROCm GPU (/dev/kfd)"));
+    assert!(recorded(t.path()).is_some());
+    for sub in ["check", "plan"] {
+        no_driver(&py, t.path())
+            .args([sub, "--", "--model-path", "m"])
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("pass-through"));
+    }
+}
+
+#[test]
+fn cuda_without_a_driver_is_an_error_unless_warned() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    no_driver(&py, t.path())
+        .args(["--model-path", "m"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("install the NVIDIA driver"));
+    // The likely cause named: the topology file went to SGLang.
+    no_driver(&py, t.path())
+        .args(["check", "--", "--model-path", "m", "--topology", "box.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "hint: --topology is sglang-launch's",
+        ));
+    std::fs::create_dir_all(t.path().join("dev")).unwrap();
+    std::fs::write(t.path().join("dev/kfd"), "").unwrap();
+    // Asked for CUDA: another accelerator does not change that.
+    no_driver(&py, t.path())
+        .args(["--model-path", "m", "--device", "cuda"])
+        .assert()
+        .code(2);
+    assert!(recorded(t.path()).is_none());
+    no_driver(&py, t.path())
+        .env("SGLANG_LAUNCH_MODE", "warn")
+        .args(["--model-path", "m", "--device", "cuda"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "launching unchecked (--mode warn)",
+        ));
+    assert!(recorded(t.path()).is_some());
+}
+
+#[test]
+fn run_keeps_stdout_for_sglang_and_json_goes_to_stderr_or_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let file = t.path().join("plan.json");
+    let out = seed_run(&py)
+        .args(["run", "--json", "--json-file"])
+        .arg(&file)
+        .arg("--")
+        .args(SEED)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty(), "stdout is SGLang's");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"sglang_version\": \"0.5.23\""),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "ok");
+    // check writes the file and keeps its human report on stdout.
+    let file = t.path().join("check.json");
+    seed_run(&py)
+        .args(["check", "--json-file"])
+        .arg(&file)
+        .arg("--")
+        .args(SEED)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("verdict:"));
+    let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "ARCH001")
+    );
+}
+
+#[test]
+fn print_args_says_when_secrets_are_masked() {
+    let plan = |extra: &[&str]| {
+        sl().args(["plan", "--print-args", "--topology", &topo("1x-l4")])
+            .args(["--sglang-version", "0.5.23", "--python", "/usr/bin/python3"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let masked = plan(&["--", "--model-path", "m", "--api-key", "hunter22"]);
+    let stderr = String::from_utf8_lossy(&masked.stderr);
+    assert!(stderr.contains("--show-secrets"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&masked.stdout).contains("hunter22"));
+    let shown = plan(&[
+        "--show-secrets",
+        "--",
+        "--model-path",
+        "m",
+        "--api-key",
+        "hunter22",
+    ]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("hunter22"));
+    assert!(!String::from_utf8_lossy(&shown.stderr).contains("--show-secrets"));
+    let plain = plan(&["--", "--model-path", "m"]);
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains("--show-secrets"));
+}
+
+#[test]
+fn launcher_options_in_the_drop_in_form_are_the_launchers() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let out = sl()
+        .args(["--model-path", "examples/models/Qwen3-32B", "--topology"])
+        .arg(topo("8x-rtx-pro-6000-pcie"))
+        .args(["--sglang-version", "0.5.2", "--python"])
+        .arg(&py)
+        // `--mode` is an ambiguous prefix to SGLang (`--model-path`, `--model-impl`, …).
+        .args(["--mode", "warn", "--tp", "8", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: --topology, --sglang-version, --python, --mode, --dry-run taken as sglang-launch's (not an option of SGLang 0.5.2)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("SGLang 0.5.2"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.ends_with("--model-path examples/models/Qwen3-32B --tp 8\n"),
+        "{stdout}"
+    );
+    assert!(recorded(t.path()).is_none(), "--dry-run was the launcher's");
+    // `--json` abbreviates SGLang's --json-model-override-args: it stays SGLang's.
+    sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
+        .args([
+            "--sglang-version",
+            "0.5.23",
+            "--model-path",
+            "m",
+            "--json",
+            "{}",
+            "--dry-run",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::ends_with("--model-path m --json {}\n"));
+}
+
+#[test]
+fn a_mistyped_launcher_option_gets_did_you_mean_not_sglang() {
+    for (line, wanted) in [
+        (
+            &["run", "--sglang-verion", "0.5.23", "--model-path", "m"][..],
+            "--sglang-version",
+        ),
+        (
+            &["check", "--profle", "x", "--model-path", "m"][..],
+            "--profile",
+        ),
+        (
+            &["--model-path", "m", "--topolgy", "x.json"][..],
+            "--topology",
+        ),
+    ] {
+        sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
+            .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
+            .args(line)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "did you mean the launcher's '{wanted}'?"
+            )));
+    }
+    // One edit from the launcher's --mode, but SGLang's own alias of --model-path: SGLang's.
+    sl().args([
+        "check",
+        "--topology",
+        &topo("1x-l4"),
+        "--sglang-version",
+        "0.5.23",
+    ])
+    .args(["--model", "m"])
+    .assert()
+    .code(0);
+    // After `--` the user said it is SGLang's: SGLang's own parser judges it (ARG001).
+    sl().args([
+        "check",
+        "--topology",
+        &topo("1x-l4"),
+        "--sglang-version",
+        "0.5.23",
+    ])
+    .args(["--", "--model-path", "m", "--profle", "x"])
+    .assert()
+    .code(1);
+}
+
+#[test]
+fn the_mode_comes_from_every_settings_layer() {
+    let t = tempfile::tempdir().unwrap();
+    let config = t.path().join("config.toml");
+    std::fs::write(&config, "mode = \"off\"\n").unwrap();
+    sl().env("SGLANG_LAUNCH_SYSTEM_CONFIG", &config)
+        .args(["config", "show"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::is_match(r"(?m)^mode\s+off\s+.*config\.toml$").unwrap());
+    sl().env("SGLANG_LAUNCH_SYSTEM_CONFIG", &config)
+        .env("SGLANG_LAUNCH_MODE", "warn")
+        .args(["config", "show", "--json"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "\"mode\": {\n      \"value\": \"warn\",\n      \"source\": \"env SGLANG_LAUNCH_MODE\"",
+        ));
+    let profiles = t.path().join("profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    std::fs::write(profiles.join("lax.toml"), "[launcher]\nmode = \"warn\"\n").unwrap();
+    std::fs::write(profiles.join("bad.toml"), "[launcher]\nmode = \"loud\"\n").unwrap();
+    sl().args(["config", "show", "--profile", "lax", "--profiles-dir"])
+        .arg(&profiles)
+        .assert()
+        .stdout(predicate::str::is_match(r"(?m)^mode\s+warn\s+profile lax$").unwrap());
+    sl().args(["config", "show", "--profile", "bad", "--profiles-dir"])
+        .arg(&profiles)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "profile bad: unknown variant `loud`",
+        ));
+    sl().env("SGLANG_LAUNCH_MODE", "loud")
+        .args(["config", "show"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "SGLANG_LAUNCH_MODE=loud is not one of enforce, warn, off",
+        ));
+}
