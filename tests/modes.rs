@@ -487,3 +487,26 @@ fn the_mode_comes_from_every_settings_layer() {
             "SGLANG_LAUNCH_MODE=loud is not one of enforce, warn, off",
         ));
 }
+
+/// Installed with pip into SGLang's venv, the launcher runs SGLang with that venv's interpreter
+/// even when the venv is not activated (a unit's `ExecStart=/venv/bin/sglang-launch`).
+#[test]
+fn a_launcher_installed_in_a_venv_runs_that_venvs_python() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let installed = py.with_file_name("sglang-launch");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("sglang-launch"), &installed).unwrap();
+    let out = common::launcher_at(&installed)
+        .env("SGLANG_LAUNCH_TOPOLOGY", topo("8x-rtx-pro-6000-pcie"))
+        .env("PATH", "/usr/bin:/bin")
+        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (argv, _) = recorded(t.path()).expect("the venv's python3 ran");
+    assert_eq!(argv[..2], ["-m", "sglang.launch_server"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("SGLang 0.5.23"),
+        "the venv's SGLang release was read"
+    );
+}

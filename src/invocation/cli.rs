@@ -133,7 +133,7 @@ pub struct SettingArgs {
     )]
     pub sglang_version: Option<String>,
 
-    /// Python interpreter that runs SGLang [default: python3 on PATH]
+    /// Python interpreter that runs SGLang [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
     #[arg(
         long,
         env = "SGLANG_LAUNCH_PYTHON",
@@ -259,7 +259,7 @@ pub struct UpgradeArgs {
     )]
     pub sglang_version: Option<String>,
 
-    /// Python interpreter whose SGLang is the release in use [default: python3 on PATH]
+    /// Python interpreter whose SGLang is the release in use [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
     #[arg(
         long,
         env = "SGLANG_LAUNCH_PYTHON",
@@ -296,7 +296,7 @@ pub struct DetectArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Python interpreter whose packages to record [default: python3 on PATH]
+    /// Python interpreter whose packages to record [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
     #[arg(
         long,
         env = "SGLANG_LAUNCH_PYTHON",
@@ -346,7 +346,7 @@ pub enum FlagsCommand {
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct FlagsPython {
-    /// Python interpreter that runs SGLang [default: python3 on PATH]
+    /// Python interpreter that runs SGLang [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
     #[arg(
         long,
         env = "SGLANG_LAUNCH_PYTHON",

@@ -19,8 +19,14 @@ pub struct Interpreter {
     pub found: bool,
 }
 
-/// Resolves `--python` (a path, or a name looked up on PATH); default `python3` on PATH.
+/// Resolves `--python` (a path, or a name looked up on PATH); default: the environment the
+/// launcher is installed in, else `python3` on PATH.
 pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
+    if python.is_none()
+        && let Some(path) = crate::sglang::site::default_interpreter()
+    {
+        return Interpreter { path, found: true };
+    }
     let wanted = python.unwrap_or(Path::new("python3"));
     if wanted.components().count() > 1 {
         return Interpreter {

@@ -1063,9 +1063,11 @@ impl Parser {
             return Vec::new();
         }
         *fuzzy_left -= 1;
+        let key_len = with_dashes.chars().count();
         let mut scored: Vec<(f64, &str)> = self
             .long()
             .iter()
+            .filter(|o| within_reach(key_len, o.chars().count()))
             .map(|o| (strsim::jaro_winkler(&with_dashes, o), *o))
             .filter(|(s, _)| *s >= 0.88)
             .collect();
@@ -1083,6 +1085,14 @@ impl Parser {
             .map(|(_, o)| o.to_owned())
             .collect()
     }
+}
+
+/// Whether strings of these lengths (in chars) can reach the 0.88 cut-off: Jaro is at most
+/// (short/long + 2)/3, and below 0.7 strsim adds no prefix bonus, so the shorter must be over
+/// a tenth of the longer. Jaro costs length × length, and a multi-kilobyte token once took
+/// seconds against every option; skipping the pairs that cannot match changes no answer.
+fn within_reach(a: usize, b: usize) -> bool {
+    a.min(b).saturating_mul(10) > a.max(b)
 }
 
 /// Options people bring from vLLM, and SGLang's option for the same setting.
@@ -1764,5 +1774,42 @@ mod tests {
             proptest::prop_assert!(a.errors.len() <= 1);
             let _ = a.namespace();
         }
+    }
+
+    proptest::proptest! {
+        /// The pairs `suggest` skips could never have scored: the skip changes no suggestion.
+        #[test]
+        fn out_of_reach_lengths_never_reach_the_cut_off(
+            a in "[-a-z_]{1,8}",
+            b in "[-a-z_]{1,120}",
+        ) {
+            let (na, nb) = (a.chars().count(), b.chars().count());
+            if !within_reach(na, nb) {
+                proptest::prop_assert!(strsim::jaro_winkler(&a, &b) < 0.88, "{a} {b}");
+                proptest::prop_assert!(strsim::jaro_winkler(&b, &a) < 0.88, "{a} {b}");
+            }
+        }
+    }
+
+    /// Found by fuzzing: a multi-kilobyte stray token starting with `--` was scored against
+    /// every option (length × length each), seconds per parse; it still gets its error, and
+    /// the typo next to it still its suggestion.
+    #[test]
+    fn a_huge_stray_option_is_reported_without_scoring_it() {
+        let huge = format!("--enable-dp-{}", "attention-".repeat(2000));
+        let a = p(
+            "0.5.23",
+            &["--model-path", "m", &huge, "--reasoning_parser", "x"],
+        );
+        assert!(
+            a.errors[0]
+                .message
+                .starts_with("unrecognized arguments: --enable-dp-attention-")
+        );
+        assert_eq!(
+            a.errors[0].suggestions,
+            vec!["--reasoning-parser".to_owned()]
+        );
+        assert!(within_reach(10, 99) && !within_reach(10, 100) && !within_reach(0, 1));
     }
 }

@@ -12,17 +12,47 @@ use super::release::cmp;
 use crate::fsread::{self, PYTHON_VERSION};
 
 /// The interpreter to inspect: the given path (a bare name is looked up on PATH), else
-/// `python3`, else `python` on PATH.
+/// [`default_interpreter`].
 fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
     match python {
         Some(p) if p.components().count() > 1 || p.is_absolute() => {
             Some(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
         }
         Some(p) => which::which(p).ok(),
-        None => which::which("python3")
-            .or_else(|_| which::which("python"))
-            .ok(),
+        None => default_interpreter(),
     }
+}
+
+/// The interpreter SGLang runs under when `--python` is not given: the one of the environment
+/// the launcher was installed into (pip puts `sglang-launch` in the same `bin/` as SGLang's
+/// `python3`, and a unit's `ExecStart=/venv/bin/sglang-launch` does not activate the venv),
+/// else `python3`, else `python` on PATH.
+pub fn default_interpreter() -> Option<PathBuf> {
+    let argv0 = std::env::args_os().next().map(PathBuf::from);
+    argv0
+        .and_then(|a| installed_beside(&a))
+        .or_else(|| which::which("python3").ok())
+        .or_else(|| which::which("python").ok())
+}
+
+/// `python3` (or `python`) next to the launcher as invoked (`argv[0]`, symlinks not followed:
+/// `uv tool` links its own venv's binary into `~/.local/bin`, and that venv has no SGLang),
+/// when that directory is a venv's or a conda environment's `bin/`.
+fn installed_beside(argv0: &Path) -> Option<PathBuf> {
+    let invoked = if argv0.components().count() > 1 {
+        std::path::absolute(argv0).ok()?
+    } else {
+        which::which(argv0).ok()?
+    };
+    let bin = invoked.parent()?;
+    let root = bin.parent()?;
+    if !root.join("pyvenv.cfg").is_file() && !root.join("conda-meta").is_dir() {
+        return None;
+    }
+    ["python3", "python"]
+        .iter()
+        .map(|n| bin.join(n))
+        .find(|p| p.is_file())
 }
 
 /// A pyenv shim (`<root>/shims/python3`, a shell script) stands for the interpreter of the
@@ -282,6 +312,27 @@ pub fn find_one(dirs: &[PathBuf], name: &str) -> Option<Dist> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_interpreter_beside_a_launcher_in_a_venv_or_conda_env_is_its_default() {
+        let t = tempfile::tempdir().unwrap();
+        for (env, marker_is_dir) in [("venv", false), ("conda", true), ("plain", false)] {
+            let bin = t.path().join(env).join("bin");
+            fs::create_dir_all(&bin).unwrap();
+            fs::write(bin.join("python3"), "").unwrap();
+            match (env, marker_is_dir) {
+                ("plain", _) => {}
+                (_, true) => fs::create_dir(t.path().join(env).join("conda-meta")).unwrap(),
+                _ => fs::write(t.path().join(env).join("pyvenv.cfg"), "").unwrap(),
+            }
+            let found = installed_beside(&bin.join("sglang-launch"));
+            if env == "plain" {
+                assert_eq!(found, None, "a bin/ that is no environment's");
+            } else {
+                assert_eq!(found, Some(bin.join("python3")), "{env}");
+            }
+        }
+    }
     use std::fs;
 
     #[cfg(unix)]

@@ -18,7 +18,13 @@ fn host_setting(k: &str) -> bool {
 /// `sglang-launch` run from the repository root, without colour, the host's settings, its
 /// config files (the system one is overridden, the user one absent) or its device nodes.
 pub fn launcher() -> Command {
-    let mut c = Command::cargo_bin("sglang-launch").unwrap();
+    launcher_at(&assert_cmd::cargo::cargo_bin("sglang-launch"))
+}
+
+/// [`launcher`] run through another path to the binary (a link to it installed in a venv).
+#[allow(dead_code)]
+pub fn launcher_at(path: &std::path::Path) -> Command {
+    let mut c = Command::new(path);
     c.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("NO_COLOR", "1");
     for (k, _) in std::env::vars_os() {

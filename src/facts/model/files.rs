@@ -137,21 +137,54 @@ fn read_shard(path: &Path) -> Result<(u64, Option<Implausible>), SafetensorsErro
         return Err(bad(HeaderProblem::Truncated));
     };
     // Checked before anything is allocated for it.
-    let n = u64::from_le_bytes(len);
-    if n == 0 || n > MAX_SAFETENSORS_HEADER || n > first.file_len.saturating_sub(8) {
-        return Err(bad(HeaderProblem::Length(n)));
-    }
+    let n = header_len(len, first.file_len).map_err(bad)?;
     let whole = head(8 + n)?;
     let Some(header) = whole.bytes.get(8..).filter(|h| h.len() as u64 == n) else {
         return Err(bad(HeaderProblem::Truncated));
     };
-    let v: Value =
-        serde_json::from_slice(header).map_err(|e| bad(HeaderProblem::Json(e.to_string())))?;
-    let Value::Object(map) = v else {
-        return Err(bad(HeaderProblem::NotAnObject));
-    };
-    let data_len = first.file_len.saturating_sub(8).saturating_sub(n);
     let file = path.file_name().unwrap_or_default().to_string_lossy();
+    let data_len = first.file_len.saturating_sub(8).saturating_sub(n);
+    header_tensor_bytes(header, &file, data_len).map_err(bad)
+}
+
+/// [`safetensors_tensor_bytes`] of a whole file's bytes held in memory: the same checks,
+/// without the file system (the header parser's fuzz target reads through it).
+#[doc(hidden)]
+pub fn safetensors_bytes_in(file: &[u8]) -> Result<u64, HeaderProblem> {
+    let len = file
+        .get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .ok_or(HeaderProblem::Truncated)?;
+    let n = header_len(len, file.len() as u64)?;
+    let header = usize::try_from(n)
+        .ok()
+        .and_then(|n| file.get(8..8 + n))
+        .ok_or(HeaderProblem::Truncated)?;
+    let data_len = (file.len() as u64).saturating_sub(8).saturating_sub(n);
+    header_tensor_bytes(header, "model.safetensors", data_len).map(|(total, _)| total)
+}
+
+/// The header length the 8-byte prefix gives, if a real header could have it.
+fn header_len(prefix: [u8; 8], file_len: u64) -> Result<u64, HeaderProblem> {
+    let n = u64::from_le_bytes(prefix);
+    if n == 0 || n > MAX_SAFETENSORS_HEADER || n > file_len.saturating_sub(8) {
+        return Err(HeaderProblem::Length(n));
+    }
+    Ok(n)
+}
+
+/// Sum of the tensors' `data_offsets` ranges in the JSON header of `file`, whose data section
+/// holds `data_len` bytes; and the first tensor whose entry is implausible.
+fn header_tensor_bytes(
+    header: &[u8],
+    file: &str,
+    data_len: u64,
+) -> Result<(u64, Option<Implausible>), HeaderProblem> {
+    let v: Value =
+        serde_json::from_slice(header).map_err(|e| HeaderProblem::Json(e.to_string()))?;
+    let Value::Object(map) = v else {
+        return Err(HeaderProblem::NotAnObject);
+    };
     let mut odd = None;
     let mut total = 0u64;
     for (name, t) in &map {
@@ -162,16 +195,16 @@ fn read_shard(path: &Path) -> Result<(u64, Option<Implausible>), SafetensorsErro
             .get("data_offsets")
             .and_then(Value::as_array)
             .filter(|a| a.len() == 2)
-            .ok_or_else(|| bad(HeaderProblem::NoOffsets(name.clone())))?;
+            .ok_or_else(|| HeaderProblem::NoOffsets(name.clone()))?;
         let (a, b) = (offs[0].as_u64(), offs[1].as_u64());
         match (a, b) {
             (Some(a), Some(b)) if b >= a => {
                 total = total.saturating_add(b - a);
                 if odd.is_none() {
-                    odd = plausible::tensor(&file, name, t, (a, b), data_len);
+                    odd = plausible::tensor(file, name, t, (a, b), data_len);
                 }
             }
-            _ => return Err(bad(HeaderProblem::BadOffsets(name.clone()))),
+            _ => return Err(HeaderProblem::BadOffsets(name.clone())),
         }
     }
     Ok((total, odd))

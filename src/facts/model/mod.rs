@@ -7,7 +7,7 @@
 //! are read), else from `model.safetensors.index.json`, else from the Hub's parameter counts
 //! recorded in a fetched snapshot, else from an estimate from the dimensions.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -36,8 +36,8 @@ pub use context::Transformers;
 pub use estimate::{
     MAX_WEIGHT_ESTIMATE_BYTES, WeightBreakdown, estimate_weight_bytes, weight_breakdown,
 };
-pub use files::safetensors_tensor_bytes;
 use files::weight_bytes_from_files;
+pub use files::{safetensors_bytes_in, safetensors_tensor_bytes};
 use local::{read_json, resolve_dir};
 pub use plausible::Implausible;
 
@@ -325,22 +325,15 @@ pub fn load_at(
 /// Read the model's facts from its directory (local, cached or fetched).
 pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
     let config_path = dir.join("config.json");
-    let mut config = match read_json(&config_path) {
+    let config = match read_json(&config_path) {
         Ok(v) => v,
         Err(problem) => return ModelLoad::failed(problem),
     };
-    if let Some(over) = args.str("--json-model-override-args") {
-        match serde_json::from_str::<Value>(over) {
-            Ok(Value::Object(o)) => merge_override(&mut config, &o),
-            Ok(_) | Err(_) => return ModelLoad::failed(Invalid::OverrideNotAnObject),
-        }
-    }
-    let Value::Object(obj) = &config else {
-        return ModelLoad::failed(Invalid::NotAnObject { path: config_path });
+    let mut facts = match config_facts(config, &config_path, args) {
+        Ok(f) => f,
+        Err(problem) => return ModelLoad::failed(problem),
     };
-    let mut facts = facts_read_by(obj, Transformers::for_sglang(&args.flags.version));
     facts.dir = dir.clone();
-    apply_args(&mut facts, args);
     let mut problem = None;
     match weight_bytes_from_files(&dir, &mut facts.implausible) {
         Ok(Some((bytes, source))) => {
@@ -358,4 +351,49 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
         facts: Some(facts),
         problem,
     }
+}
+
+/// [`load_dir`] for a config.json's text, with no weight files (the weights estimated from
+/// the dimensions) and no file system: the model loader's fuzz target reads through it.
+#[doc(hidden)]
+pub fn load_config_text(text: &[u8], args: &SglangArgs) -> ModelLoad {
+    let path = PathBuf::from("config.json");
+    let config = match serde_json::from_slice(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return ModelLoad::failed(Invalid::Json {
+                path,
+                error: e.to_string(),
+            });
+        }
+    };
+    let mut facts = match config_facts(config, &path, args) {
+        Ok(f) => f,
+        Err(problem) => return ModelLoad::failed(problem),
+    };
+    estimate_with_encoders(&mut facts);
+    online::apply(&mut facts);
+    ModelLoad {
+        facts: Some(facts),
+        problem: None,
+    }
+}
+
+/// The facts config.json gives under `--json-model-override-args` and the other arguments
+/// that change them; weights not yet counted.
+fn config_facts(mut config: Value, path: &Path, args: &SglangArgs) -> Result<ModelFacts, Invalid> {
+    if let Some(over) = args.str("--json-model-override-args") {
+        match serde_json::from_str::<Value>(over) {
+            Ok(Value::Object(o)) => merge_override(&mut config, &o),
+            Ok(_) | Err(_) => return Err(Invalid::OverrideNotAnObject),
+        }
+    }
+    let Value::Object(obj) = &config else {
+        return Err(Invalid::NotAnObject {
+            path: path.to_path_buf(),
+        });
+    };
+    let mut facts = facts_read_by(obj, Transformers::for_sglang(&args.flags.version));
+    apply_args(&mut facts, args);
+    Ok(facts)
 }

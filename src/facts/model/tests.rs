@@ -593,3 +593,48 @@ mod context {
         assert_eq!(Transformers::for_sglang("0.5.23"), Transformers::V5);
     }
 }
+
+#[test]
+fn in_memory_header_reader_agrees_with_the_file_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let h =
+        r#"{"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]},"b":{"data_offsets":[8,16]}}"#;
+    let mut beyond = 100u64.to_le_bytes().to_vec();
+    beyond.extend_from_slice(b"{}");
+    let cases: [(&str, Vec<u8>); 6] = [
+        ("ok", st_file(h, 16)),
+        ("huge", [u64::MAX.to_le_bytes().as_slice(), b"{}"].concat()),
+        ("beyond", beyond),
+        ("garbage", st_file("not json", 0)),
+        ("offsets", st_file(r#"{"w":{"data_offsets":[8,4]}}"#, 0)),
+        ("short", vec![1, 2, 3]),
+    ];
+    for (name, bytes) in cases {
+        write(d.path(), name, &bytes);
+        let from_file = safetensors_tensor_bytes(&d.path().join(name)).map_err(|e| e.problem);
+        assert_eq!(safetensors_bytes_in(&bytes), from_file, "{name}");
+    }
+    assert_eq!(safetensors_bytes_in(&st_file(h, 16)), Ok(16));
+}
+
+#[test]
+fn config_text_gives_the_facts_of_a_directory_without_weights() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "config.json", CONFIG.as_bytes());
+    let a = args(&[
+        ("--context-length", json!(4096)),
+        (
+            "--json-model-override-args",
+            json!(r#"{"num_hidden_layers": 4}"#),
+        ),
+    ]);
+    let from_dir = load_dir(d.path().to_path_buf(), &a).facts.unwrap();
+    let mut from_text = load_config_text(CONFIG.as_bytes(), &a).facts.unwrap();
+    from_text.dir = from_dir.dir.clone();
+    assert_eq!(from_text, from_dir);
+    assert_eq!(from_text.num_hidden_layers, Some(4));
+    assert_eq!(from_text.weight_source, WeightSource::Estimate);
+    let problem = |text: &[u8]| load_config_text(text, &a).problem.unwrap().to_string();
+    assert!(problem(b"[1]").contains("not a JSON object"));
+    assert!(problem(b"{").contains("invalid JSON"));
+}
