@@ -2,7 +2,7 @@
 //! systemd, scripts and supervisors see SGLang as the process they started.
 
 use std::ffi::{CString, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use crate::facts::Env;
 use crate::secrets;
@@ -21,95 +21,83 @@ fn cstring(bytes: &[u8]) -> Result<CString, ExecError> {
     CString::new(bytes).map_err(|_| ExecError::Nul(String::from_utf8_lossy(bytes).into_owned()))
 }
 
-/// Exec `argv[0]` with `argv` and exactly the environment `env` (byte-exact arguments: the
-/// planned env holds the process's variables as strings, so non-UTF-8 variables that no fix
-/// touched are taken from the real environment instead).
+/// Exec `argv[0]` with `argv` and exactly the environment `env`, both byte-exact (the plan's
+/// environment holds every variable's bytes, with its changes applied).
 pub fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, ExecError> {
     let program = argv.first().cloned().unwrap_or_default();
     let c_args = argv
         .iter()
         .map(|a| cstring(a.as_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
-    let c_env = environment(env)?;
-    nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).map_err(|source| {
-        ExecError::Exec {
-            program: program.to_string_lossy().into_owned(),
-            source,
-        }
+    let c_env = env
+        .raw()
+        .map(|(k, v)| kv(k, v))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Rust ignores SIGPIPE for its own writes, and an ignored signal stays ignored across
+    // exec: SGLang gets the default back, as it would from a shell (and we take the ignore
+    // back if exec fails, so the error message cannot kill us).
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: only default and ignore dispositions, no handler runs.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+    let err = nix::unistd::execve(&cstring(program.as_bytes())?, &c_args, &c_env).unwrap_err();
+    // SAFETY: as above.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigIgn) };
+    Err(ExecError::Exec {
+        program: program.to_string_lossy().into_owned(),
+        source: err,
     })
 }
 
-/// `NAME=value` entries: the real process environment (byte-exact) with the plan's changes.
-fn environment(env: &Env) -> Result<Vec<CString>, ExecError> {
-    let mut out = Vec::new();
-    for (k, v) in std::env::vars_os() {
-        let name = k.to_string_lossy();
-        match env.get(&name) {
-            // Unchanged (lossless) variables keep their original bytes.
-            Some(planned)
-                if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() =>
-            {
-                out.push(kv(k.as_bytes(), v.as_bytes())?);
-            }
-            Some(planned) => out.push(kv(k.as_bytes(), planned.as_bytes())?),
-            None => {} // unset by the plan
-        }
-    }
-    for (k, v) in &env.vars {
-        if std::env::var_os(k).is_none() {
-            out.push(kv(k.as_bytes(), v.as_bytes())?);
-        }
-    }
-    Ok(out)
-}
-
-/// What exec will change in the environment it inherited: `(name, value)` set and names unset.
+/// What exec will change in the environment it inherited: `(name, value)` set and names
+/// unset, compared byte for byte (as text for the log line).
 pub fn env_changes(env: &Env) -> (Vec<(String, String)>, Vec<String>) {
-    let mut unset: Vec<String> = Vec::new();
-    let mut set: Vec<(String, String)> = Vec::new();
-    for (k, v) in std::env::vars_os() {
-        let name = k.to_string_lossy().into_owned();
-        match env.get(&name) {
-            Some(planned)
-                if planned.as_bytes() == v.as_bytes() || planned == v.to_string_lossy() => {}
-            Some(planned) => set.push((name, planned.to_owned())),
-            None => unset.push(name),
-        }
-    }
-    set.extend(
-        env.vars
-            .iter()
-            .filter(|(k, _)| std::env::var_os(k).is_none())
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    set.sort();
-    unset.sort();
+    let inherited: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = std::env::vars_os()
+        .map(|(k, v)| (k.into_vec(), v.into_vec()))
+        .collect();
+    let planned: std::collections::BTreeMap<&[u8], &[u8]> = env.raw().collect();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let set = planned
+        .iter()
+        .filter(|(k, v)| inherited.get(**k).is_none_or(|old| old.as_slice() != **v))
+        .map(|(k, v)| (text(k), text(v)))
+        .collect();
+    let unset = inherited
+        .keys()
+        .filter(|k| !planned.contains_key(k.as_slice()))
+        .map(|k| text(k))
+        .collect();
     (set, unset)
 }
 
-/// The line logged before exec, so service logs show what runs: the command, shell-quoted with
-/// secret values as `***`, and the environment changes (`+NAME=value`, `-NAME`).
+/// The line logged before exec, so service logs show what runs: the command, shell-quoted
+/// (byte-exact, as `--print-args`) with secret values as `***`, and the environment changes
+/// (`+NAME=value`, `-NAME`).
 pub fn describe(program: &std::path::Path, args: &SglangArgs, env: &Env) -> String {
-    let mut words = vec![
-        program.to_string_lossy().into_owned(),
-        "-m".to_owned(),
-        "sglang.launch_server".to_owned(),
+    let mut words: Vec<OsString> = vec![
+        program.as_os_str().to_owned(),
+        "-m".into(),
+        "sglang.launch_server".into(),
     ];
     words.extend(secrets::mask_tokens(args, &args.tokens));
-    let mut line = format!("exec: {}", shell_words::join(words));
+    let quoted: Vec<String> = words.iter().map(|w| crate::report::quote(w)).collect();
+    let mut line = format!("exec: {}", quoted.join(" "));
     let (set, unset) = env_changes(env);
     if !set.is_empty() || !unset.is_empty() {
         let shown = set
             .iter()
             .map(|(k, v)| {
                 let v = if secrets::is_secret_env(k) {
-                    secrets::MASK
+                    crate::out::MASK
                 } else {
                     v.as_str()
                 };
-                format!("+{}", shell_words::quote(&format!("{k}={v}")))
+                format!("+{}", crate::report::quote(format!("{k}={v}").as_ref()))
             })
-            .chain(unset.iter().map(|k| format!("-{k}")));
+            .chain(
+                unset
+                    .iter()
+                    .map(|k| format!("-{}", crate::report::quote(k.as_ref()))),
+            );
         line += &format!(" (env: {})", shown.collect::<Vec<_>>().join(" "));
     }
     line

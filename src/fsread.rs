@@ -279,7 +279,7 @@ pub fn warn_once(path: &Path, message: &str) {
         .get_or_insert_with(HashSet::new)
         .insert(path.to_owned())
     {
-        eprintln!("sglang-launch: warning: {message}");
+        crate::out::warn(message);
     }
 }
 

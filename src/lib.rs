@@ -6,13 +6,15 @@
 //! → `profile` (named profiles: files read, `[args]` as tokens, hardware conditions)
 //! → `resolve` (the server SGLang will run, one pure model of it) → `rules` (known-bad
 //! combinations) → `plan` (fixes to a fixpoint, memory, the plan/v1 object)
-//! → `report` (human / JSON) → `exec`; `service` (systemd unit, readiness wait) sits beside them.
+//! → `report` (human / JSON) → `exec`; `out` (below them all) is where every write goes:
+//! secrets redacted, controls escaped, no write can panic; `service` (systemd unit, readiness wait) sits beside them.
 
 pub mod docs;
 pub mod exec;
 pub mod facts;
 pub mod fsread;
 pub mod invocation;
+pub mod out;
 pub mod plan;
 pub mod profile;
 pub mod report;

@@ -1,198 +1,321 @@
-//! Secret-bearing arguments and variables, masked as `***` in every output.
+//! Which values are secrets, found once per invocation and handed to [`crate::out`], which
+//! hides them (and every URL password) in everything written. The exec'd process always gets
+//! the real values; only what we print is masked.
 //!
-//! The exec'd process always gets the real values; only what we print is masked.
+//! What counts as a secret:
+//! * the value of an SGLang option whose dest is a secret ([`SECRET_DESTS`]), in every spelling
+//!   argparse takes: exact, abbreviated (`--api`), `--opt=value`, repeated, from a `--config`
+//!   file (its keys become `--key` tokens: `api_key:`, `api-key:`, list values);
+//! * the value of any other option or variable whose *name* is secret by [`is_secret_name`];
+//! * each of those values wherever else it recurs (another flag, a variable, a message).
+//!
+//! The name rule works on whole words: the name is split on `-` and `_`, and it is secret when
+//! its last word is one of [`SECRET_WORDS`] (`--hf-token`, `HF_TOKEN`, `api_key`,
+//! `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`). So `--tokenizer-mode`, `max_tokens`,
+//! `--ssl-keyfile` (a path), `HF_TOKEN_PATH` and `SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE` are
+//! not secrets. Exceptions: a last word after `per` (`…_PER_TOKEN` is a granularity) and the
+//! names in [`NOT_SECRET`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 
-use crate::sglang::SglangArgs;
-
-pub const MASK: &str = "***";
+use crate::facts::Env;
+use crate::out::{self, MASK, Redactor};
+use crate::sglang::{FlagSet, SglangArgs};
 
 /// argparse dests whose values are secrets (every SGLang version).
-const SECRET_DESTS: &[&str] = &["api_key", "admin_api_key", "ssl_keyfile_password"];
+pub const SECRET_DESTS: &[&str] = &["api_key", "admin_api_key", "ssl_keyfile_password"];
+
+/// A name whose last word is one of these names a secret.
+pub const SECRET_WORDS: &[&str] = &[
+    "token",
+    "key",
+    "apikey",
+    "password",
+    "passwd",
+    "secret",
+    "credential",
+    "credentials",
+];
+
+/// Names that end in a secret word but hold no secret.
+pub const NOT_SECRET: &[&str] = &["SGLANG_LOG_DECODE_GRAPH_KEY"];
 
 pub fn is_secret_dest(dest: &str) -> bool {
     SECRET_DESTS.contains(&dest)
 }
 
-/// Environment variables whose values are secrets: tokens, keys, passwords.
-pub fn is_secret_env(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    n == "HF_TOKEN"
-        || n == "HUGGING_FACE_HUB_TOKEN"
-        || [
-            "_TOKEN",
-            "_API_KEY",
-            "_SECRET",
-            "_PASSWORD",
-            "_SECRET_KEY",
-            "_ACCESS_KEY",
-        ]
-        .iter()
-        .any(|s| n.ends_with(s))
+/// The word rule (module docs) for an option, key or variable name, leading dashes ignored.
+pub fn is_secret_name(name: &str) -> bool {
+    let bare = name.trim_start_matches('-');
+    if NOT_SECRET.iter().any(|n| n.eq_ignore_ascii_case(bare)) {
+        return false;
+    }
+    let words: Vec<String> = bare
+        .split(['-', '_'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let after_per = words.len() >= 2 && words[words.len() - 2] == "per";
+    !after_per
+        && words
+            .last()
+            .is_some_and(|w| SECRET_WORDS.contains(&w.as_str()))
 }
 
-/// The tokens with every secret value replaced by `***` (`--api-key=x` → `--api-key=***`).
-/// Uses the parser's occurrences, so abbreviations (`--api x`) are masked too.
-pub fn mask_tokens(args: &SglangArgs, tokens: &[OsString]) -> Vec<String> {
-    let mut out: Vec<String> = tokens
+/// Environment variables whose values are secrets: tokens, keys, passwords.
+pub fn is_secret_env(name: &str) -> bool {
+    is_secret_name(name)
+}
+
+/// The tokens with every secret value replaced by `***` (`--api-key=x` → `--api-key=***`) and
+/// every URL password hidden; byte-exact otherwise.
+pub fn mask_tokens(args: &SglangArgs, tokens: &[OsString]) -> Vec<OsString> {
+    mask(args, tokens, false)
+}
+
+/// [`mask_tokens`] as text (for JSON and messages).
+pub fn mask_tokens_lossy(args: &SglangArgs, tokens: &[OsString]) -> Vec<String> {
+    mask_tokens(args, tokens)
         .iter()
         .map(|t| t.to_string_lossy().into_owned())
-        .collect();
+        .collect()
+}
+
+/// The `--config` file's tokens, masked the same way.
+fn mask_config(args: &SglangArgs) -> Vec<(String, OsString)> {
+    let Some(c) = &args.config else {
+        return Vec::new();
+    };
+    let toks: Vec<OsString> = c.tokens.iter().map(OsString::from).collect();
+    c.tokens
+        .iter()
+        .cloned()
+        .zip(mask(args, &toks, true))
+        .collect()
+}
+
+fn mask(args: &SglangArgs, tokens: &[OsString], from_config: bool) -> Vec<OsString> {
+    let mut out = tokens.to_vec();
     // Whatever the parser made of the line (it may have stopped early), a token that spells a
-    // secret option, or a prefix argparse could expand to one, hides the value that follows it.
+    // secret option, or a prefix argparse could expand to one, hides the values after it.
     let mut i = 0;
     while i < out.len() {
-        let (opt, inline) = match out[i].split_once('=') {
-            Some((o, _)) => (o.to_owned(), true),
-            None => (out[i].clone(), false),
-        };
-        if names_secret(args, &opt) {
-            if inline {
-                out[i] = format!("{opt}={MASK}");
-            } else if let Some(next) = out.get_mut(i + 1) {
-                *next = MASK.to_owned();
-                i += 1;
+        let t = out[i].to_string_lossy().into_owned();
+        match t.split_once('=').filter(|_| t.starts_with("--")) {
+            Some((opt, _)) if names_secret(args.flags, opt) => {
+                out[i] = format!("{opt}={MASK}").into()
+            }
+            None if names_secret(args.flags, &t) => {
+                while out.get(i + 1).is_some_and(|n| !looks_like_option(n)) {
+                    out[i + 1] = MASK.into();
+                    i += 1;
+                }
+            }
+            _ => {
+                if let Some(s) = out[i].to_str() {
+                    let masked = out::mask_userinfo(s);
+                    if masked != s {
+                        out[i] = masked.into();
+                    }
+                }
             }
         }
         i += 1;
     }
+    // And every value the parser gave a secret option (whatever the spelling was).
     for occ in &args.occurrences {
-        // Occurrences from a --config file index the file's tokens, not these.
-        if !is_secret_dest(&occ.dest) || occ.from_config || occ.start >= out.len() {
+        if !is_secret_dest(&occ.dest) || occ.from_config != from_config || occ.start >= out.len() {
             continue;
         }
-        let first = &mut out[occ.start];
+        let first = out[occ.start].to_string_lossy().into_owned();
         if let Some((opt, _)) = first.split_once('=') {
-            *first = format!("{opt}={MASK}");
+            out[occ.start] = format!("{opt}={MASK}").into();
         }
         let end = (occ.start + occ.len).min(out.len());
         for t in &mut out[occ.start + 1..end] {
-            *t = MASK.to_owned();
+            *t = MASK.into();
         }
     }
     out
 }
 
-/// Parsed values with secret dests replaced by `***`.
+/// What argparse reads as an option rather than a value: `-x`, `--x` (not `-1`, not `-`, not a
+/// token with a space), so `--api-key --port 1` keeps `--port` as written.
+fn looks_like_option(token: &OsStr) -> bool {
+    let t = token.as_encoded_bytes();
+    t.len() > 1 && t[0] == b'-' && !t.contains(&b' ') && !(t[1].is_ascii_digit() || t[1] == b'.')
+}
+
+/// Parsed values with secret dests replaced by `***` and URL passwords hidden.
 pub fn mask_values(
     values: &std::collections::BTreeMap<String, serde_json::Value>,
 ) -> std::collections::BTreeMap<String, serde_json::Value> {
     values
         .iter()
         .map(|(k, v)| {
-            let v = if is_secret_dest(k) && !v.is_null() {
-                serde_json::Value::from(MASK)
-            } else {
-                v.clone()
+            let v = match v {
+                v if is_secret_dest(k) && !v.is_null() => serde_json::Value::from(MASK),
+                serde_json::Value::String(s) => out::mask_userinfo(s).into(),
+                v => v.clone(),
             };
             (k.clone(), v)
         })
         .collect()
 }
 
-/// Whether `token` (without `=value`) is a secret option string of this flag set or a prefix
-/// of one (argparse's abbreviations).
-fn names_secret(args: &SglangArgs, token: &str) -> bool {
+/// Whether `token` (without `=value`) is a secret option of this flag set, or a prefix argparse
+/// could expand to one, or (not SGLang's at all) has a secret name.
+fn names_secret(flags: &FlagSet, token: &str) -> bool {
     if token.len() <= 2 || !token.starts_with("--") {
         return false;
     }
-    let mut known = args
-        .flags
-        .actions
-        .iter()
-        .flat_map(|a| a.option_strings.iter().map(move |o| (a, o)))
-        .filter(|(_, o)| o.starts_with(token))
-        .peekable();
-    if known.peek().is_none() {
-        // Not SGLang's at all (`--hf-token x`, a typo, another tool's flag): its value goes into
-        // an error message, so a secret-sounding name hides it.
-        let t = token.to_ascii_lowercase();
-        return ["token", "key", "password", "secret"]
+    let strings = || {
+        flags
+            .actions
             .iter()
-            .any(|w| t.contains(w));
+            .flat_map(|a| a.option_strings.iter().map(move |o| (a, o)))
+    };
+    // An exact spelling is that option, even when it prefixes another (`--ssl-keyfile`).
+    if let Some((a, _)) = strings().find(|(_, o)| o.as_str() == token) {
+        return is_secret_dest(&a.dest);
+    }
+    let mut known = strings().filter(|(_, o)| o.starts_with(token)).peekable();
+    if known.peek().is_none() {
+        // `--hf-token x`, a `--config` key as `--api_key`, another tool's flag: its value goes
+        // into an error message, so a secret name hides it.
+        return is_secret_name(token);
     }
     known.any(|(a, _)| is_secret_dest(&a.dest))
 }
 
-/// Every secret value present in the arguments and the environment, for scrubbing free text.
-pub fn secret_values(args: &SglangArgs, env: &crate::facts::Env) -> Vec<String> {
-    // Whatever the token masking hides is a secret too (also on lines that don't parse).
-    let masked = mask_tokens(args, &args.tokens);
-    let from_tokens = args.tokens.iter().zip(&masked).filter_map(|(t, m)| {
-        let t = t.to_string_lossy();
+/// Every secret value present in the arguments (the user's, the `--config` file's) and the
+/// environment, for scrubbing free text.
+pub fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
+    let user = args
+        .tokens
+        .iter()
+        .zip(mask_tokens(args, &args.tokens))
+        .map(|(t, m)| (t.to_string_lossy().into_owned(), m));
+    let hidden = user.chain(mask_config(args)).filter_map(|(t, m)| {
+        let m = m.to_string_lossy();
+        if m == t {
+            return None;
+        }
         match (t.split_once('='), m.split_once('=')) {
-            _ if *m == t => None,
             (Some((_, v)), Some((_, mv))) if mv == MASK => Some(v.to_owned()),
-            _ => Some(t.into_owned()),
+            // A URL token: only its password is secret.
+            _ if m != MASK => password(&t, &m),
+            _ => Some(t),
         }
     });
-    let mut vals: Vec<String> = args
+    let parsed = args
         .values
         .iter()
         .filter(|(d, _)| is_secret_dest(d))
-        .filter_map(|(_, v)| v.as_str().map(str::to_owned))
-        .chain(from_tokens)
-        .chain(
-            env.vars
-                .iter()
-                .filter(|(k, _)| is_secret_env(k))
-                .map(|(_, v)| v.clone()),
-        )
-        .filter(|v| v.len() >= 3)
-        .collect();
-    // Longest first so a secret that contains another is masked whole.
-    vals.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    vals
+        .flat_map(|(_, v)| match v {
+            serde_json::Value::Array(items) => items.clone(),
+            v => vec![v.clone()],
+        })
+        .filter_map(|v| v.as_str().map(str::to_owned));
+    let from_env = env
+        .vars
+        .iter()
+        .filter(|(k, _)| is_secret_env(k))
+        .map(|(_, v)| v.clone());
+    hidden.chain(parsed).chain(from_env).collect()
 }
 
-/// `text` with every secret value replaced by `***`.
-pub fn scrub(text: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .fold(text.to_owned(), |t, s| t.replace(s.as_str(), MASK))
+/// The password a URL token had, from the token and its masked form.
+fn password(token: &str, masked: &str) -> Option<String> {
+    let at = masked.find(MASK)?;
+    let tail = &masked[at + MASK.len()..];
+    let end = token.len().checked_sub(tail.len())?;
+    token.get(at..end).map(str::to_owned)
+}
+
+/// The invocation's redactor: every secret of these arguments and this environment.
+pub fn redactor(args: &SglangArgs, env: &Env) -> Redactor {
+    Redactor::new(secret_values(args, env))
+}
+
+/// Before anything is planned (errors may come first): the tokens read with the newest flag
+/// set, so the secrets are hidden from the first message on.
+pub fn install_early(tokens: &[OsString], env: &Env) {
+    let newest = crate::sglang::flagset::KNOWN_VERSIONS.last();
+    if let Some(flags) = newest.and_then(|v| crate::sglang::flagset::get(v)) {
+        redactor(&crate::sglang::parse(flags, tokens.to_vec()), env).install();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn toks(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
     #[test]
-    fn secret_env_names() {
-        assert!(is_secret_env("HF_TOKEN"));
-        assert!(is_secret_env("OPENAI_API_KEY"));
-        assert!(is_secret_env("db_password"));
-        assert!(!is_secret_env("NCCL_P2P_LEVEL"));
-        assert!(!is_secret_env("SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE"));
+    fn secret_names_by_whole_words() {
+        for yes in [
+            "HF_TOKEN",
+            "HUGGING_FACE_HUB_TOKEN",
+            "OPENAI_API_KEY",
+            "db_password",
+            "--hf-token",
+            "api_key",
+            "AWS_SECRET_ACCESS_KEY",
+        ] {
+            assert!(is_secret_name(yes), "{yes}");
+        }
+        for no in [
+            "NCCL_P2P_LEVEL",
+            "SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE",
+            "--tokenizer-mode",
+            "tokenizer_mode",
+            "max_tokens",
+            "--ssl-keyfile",
+            "HF_TOKEN_PATH",
+            "SGLANG_USE_AITER_FP8_PER_TOKEN",
+            "SGLANG_LOG_DECODE_GRAPH_KEY",
+        ] {
+            assert!(!is_secret_name(no), "{no}");
+        }
     }
 
     #[test]
     fn secrets_are_masked_even_when_the_line_does_not_parse() {
         let flags = crate::sglang::flagset::get("0.5.23").unwrap();
-        let toks = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
         for line in [
             &["--model-path", "m", "--tp", "--api-key", "SECRET1"][..],
             &["--bogus", "--api", "SECRET1"][..],
             &["--admin-api-key=SECRET1", "--tp"][..],
             &["--ssl-keyfile-password", "SECRET1", "--pp", "2"][..],
             &["--model-path", "m", "--hf-token", "SECRET1", "--zz"][..],
+            &["--api-key", "--api-key", "SECRET1"][..],
         ] {
             let args = crate::sglang::parse(flags, toks(line));
-            let masked = mask_tokens(&args, &args.tokens);
+            let masked = mask_tokens_lossy(&args, &args.tokens);
             assert!(!masked.iter().any(|t| t.contains("SECRET1")), "{masked:?}");
             assert_eq!(masked.len(), line.len());
         }
-        // Values of other options are left alone.
-        let args = crate::sglang::parse(flags, toks(&["--model-path", "m", "--port", "30000"]));
-        assert_eq!(
-            mask_tokens(&args, &args.tokens),
-            ["--model-path", "m", "--port", "30000"]
-        );
+        // Values of other options, and option names after a secret one, are left alone.
+        let line = ["--ssl-keyfile", "k.pem", "--api-key", "--port", "30000"];
+        let args = crate::sglang::parse(flags, toks(&line));
+        assert_eq!(mask_tokens_lossy(&args, &args.tokens), line);
     }
 
     #[test]
-    fn scrub_replaces_every_secret() {
-        let s = vec!["hunter22".to_owned()];
-        assert_eq!(scrub("key hunter22 and hunter22", &s), "key *** and ***");
+    fn url_passwords_are_secret_values() {
+        let flags = crate::sglang::flagset::get("0.5.23").unwrap();
+        let args = crate::sglang::parse(
+            flags,
+            toks(&["--dist-init-addr", "user:PASSW0RD@host:5000"]),
+        );
+        assert_eq!(
+            mask_tokens_lossy(&args, &args.tokens),
+            ["--dist-init-addr", "user:***@host:5000"]
+        );
+        assert!(secret_values(&args, &Env::default()).contains(&"PASSW0RD".to_owned()));
     }
 }

@@ -1,4 +1,5 @@
-//! `plan --print-args` prints one POSIX-shell line that splits back into exactly the command.
+//! `plan --print-args` prints one shell line that bash splits back into exactly the command
+//! (control characters as `$'…'`, so the line stays one printable line).
 
 use std::ffi::OsString;
 
@@ -27,7 +28,18 @@ proptest! {
         };
         let outcome = plan::build(&req).unwrap();
         let line = report::command_line(&outcome, true);
-        let words = shell_words::split(&line).unwrap();
+        prop_assert!(!line.chars().any(char::is_control), "{line:?}");
+        let split = std::process::Command::new("bash")
+            .args(["-c", "eval \"set -- $1\"; printf '%s\\0' \"$@\"", "_"])
+            .arg(&line)
+            .output()
+            .unwrap()
+            .stdout;
+        let words: Vec<String> = String::from_utf8(split)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_owned)
+            .collect();
         let mut want = vec!["/usr/bin/python3".to_owned(), "-m".into(), "sglang.launch_server".into()];
         want.extend(tokens.iter().map(|t| t.to_string_lossy().into_owned()));
         prop_assert_eq!(words, want);

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The pipeline, lowest layer first: a layer may use itself and the layers before it.
 const LAYERS: &[&str] = &[
+    "out",
     "fsread",
     "sglang",
     "facts",

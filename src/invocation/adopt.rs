@@ -72,10 +72,10 @@ pub fn adopt(
             && let Some(wanted) = nearest(&longs, t)
             && !sglang_claims(flags, &name)
         {
-            eprintln!(
+            crate::out::report_line(&format!(
                 "sglang-launch: error: unknown option '{name}': neither sglang-launch's nor SGLang {}'s; did you mean the launcher's '{wanted}'?",
                 flags.version
-            );
+            ));
             return Err(Typo);
         }
         sglang.push(t.clone());
@@ -83,11 +83,11 @@ pub fn adopt(
     }
     if !taken.is_empty() {
         taken.dedup();
-        eprintln!(
+        crate::out::report_line(&format!(
             "sglang-launch: note: {} taken as sglang-launch's (not an option of SGLang {}); `sglang-launch run [OPTIONS] -- [SGLANG_ARGS]` says so explicitly",
             taken.join(", "),
             flags.version
-        );
+        ));
     }
     Ok((launcher, sglang))
 }

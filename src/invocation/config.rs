@@ -25,7 +25,7 @@ pub fn command(c: &ConfigCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
         settings::render_json(&resolved)
     } else {
         settings::render_text(&resolved)
-    });
+    })?;
     Ok(exit::OK)
 }
 

@@ -15,7 +15,7 @@ use crate::sglang::{extract, release};
 pub fn command(cmd: &FlagsCommand) -> Result<i32, Fatal> {
     match cmd {
         FlagsCommand::List => {
-            print_out(&list());
+            print_out(&list())?;
             Ok(exit::OK)
         }
         FlagsCommand::Show(a) => show(a),
@@ -65,9 +65,9 @@ fn show(a: &FlagsShowArgs) -> Result<i32, Fatal> {
     let py = interpreter(a.python.python.as_deref());
     let s = version::select(a.sglang_version.as_deref(), py.as_deref());
     if a.json {
-        print_out(&serde_json::to_string_pretty(s.flags).unwrap_or_default());
+        print_out(&serde_json::to_string_pretty(s.flags).unwrap_or_default())?;
     } else {
-        print_out(&format!("{}\n{}", provenance(&s), options(s.flags)));
+        print_out(&format!("{}\n{}", provenance(&s), options(s.flags)))?;
     }
     Ok(exit::OK)
 }
@@ -131,21 +131,23 @@ fn describe(a: &Action) -> String {
 fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
     let Some(py) = interpreter(python) else {
         let name = python.unwrap_or(Path::new("python3")).display().to_string();
-        eprintln!("sglang-launch: error: interpreter {name} not found");
+        crate::out::report_line(&format!(
+            "sglang-launch: error: interpreter {name} not found"
+        ));
         return Ok(exit::NOT_FOUND);
     };
     let Some(found) = version::find_installed(Some(&py)) else {
-        eprintln!(
+        crate::out::report_line(&format!(
             "sglang-launch: error: no SGLang installed for {}",
             py.display()
-        );
+        ));
         return Ok(exit::NOT_FOUND);
     };
     if flagset_is_embedded(&found.version) {
         print_out(&format!(
             "SGLang {} is embedded in this build: nothing to read",
             found.version
-        ));
+        ))?;
         return Ok(exit::OK);
     }
     let install = extract::Install {
@@ -165,11 +167,14 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
                 found.version,
                 found.dist_info.display(),
                 x.flags.actions.len()
-            ));
+            ))?;
             Ok(exit::OK)
         }
         Err(e) => {
-            eprintln!("sglang-launch: error: SGLang {}: {e}", found.version);
+            crate::out::report_line(&format!(
+                "sglang-launch: error: SGLang {}: {e}",
+                found.version
+            ));
             Ok(exit::BLOCKED)
         }
     }

@@ -6,9 +6,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::target::{self, Target};
-use super::{build, misplaced_hint, print_out};
+use super::{build, misplaced_hint, print_out, print_verbatim};
 use crate::exit;
 use crate::facts::Env;
+use crate::out::{report_line, warn};
 use crate::plan::{self, Fatal, resolve_interpreter};
 use crate::profile::Profile;
 use crate::report;
@@ -35,19 +36,25 @@ pub fn plan_cmd(
     show: Show,
 ) -> Result<i32, Fatal> {
     let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
+    crate::secrets::install_early(&prepared.tokens, &prepared.env);
     let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
         Target::Other(why) => {
             let line =
                 format!("pass-through: {why}; nothing to check, SGLang gets the command unchanged");
             if show.print_args {
-                eprintln!("sglang-launch: {line}");
+                report_line(&format!("sglang-launch: {line}"));
                 let args = sglang::parse(newest(), prepared.tokens);
                 let interpreter = resolve_interpreter(s.0.python.as_deref());
-                print_out(&untouched_line(&interpreter.path, &args, show.show_secrets));
+                let line = untouched_line(&interpreter.path, &args, show.show_secrets);
+                if show.show_secrets {
+                    print_verbatim(&line)?;
+                } else {
+                    print_out(&line)?;
+                }
             } else if out.json {
-                eprintln!("sglang-launch: {line}");
+                report_line(&format!("sglang-launch: {line}"));
             } else {
-                print_out(&format!("sglang-launch: {line}"));
+                print_out(&format!("sglang-launch: {line}"))?;
             }
             return Ok(exit::OK);
         }
@@ -60,18 +67,22 @@ pub fn plan_cmd(
     if show.print_args {
         let line = report::command_line(&outcome, show.show_secrets);
         if !show.show_secrets && line != report::command_line(&outcome, true) {
-            eprintln!(
-                "sglang-launch: note: secret values are shown as *** and the line will not run as is; --show-secrets prints them"
+            report_line(
+                "sglang-launch: note: secret values are shown as *** and the line will not run as is; --show-secrets prints them",
             );
         }
-        print_out(&line);
+        if show.show_secrets {
+            print_verbatim(&line)?;
+        } else {
+            print_out(&line)?;
+        }
     } else if out.json {
-        print_out(&report::json(&outcome.plan));
+        print_out(&report::json(&outcome.plan))?;
     } else {
         print_out(&report::human(
             &outcome,
             report::use_color(&std::io::stdout()),
-        ));
+        ))?;
     }
     Ok(outcome.exit_code())
 }
@@ -84,20 +95,21 @@ pub fn run(
 ) -> Result<i32, Fatal> {
     let mode = s.0.mode;
     let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
+    crate::secrets::install_early(&prepared.tokens, &prepared.env);
     if mode == Mode::Off {
-        eprintln!("sglang-launch: mode off: nothing checked or changed");
+        report_line("sglang-launch: mode off: nothing checked or changed");
         return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
     }
     let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
         Target::Other(why) => {
-            eprintln!("sglang-launch: pass-through: {why}; SGLang gets the command unchanged");
+            report_line(&format!(
+                "sglang-launch: pass-through: {why}; SGLang gets the command unchanged"
+            ));
             return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
         }
         Target::NoDriver(f) if mode == Mode::Warn => {
-            eprintln!(
-                "sglang-launch: warning: {}\nsglang-launch: warning: launching unchecked (--mode warn)",
-                f.message
-            );
+            warn(&f.message);
+            warn("launching unchecked (--mode warn)");
             return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
         }
         Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
@@ -110,14 +122,15 @@ pub fn run(
         f
     })?;
     write_json_file(out, &outcome)?;
-    // stdout belongs to SGLang: the report, JSON included, goes to stderr.
+    // stdout belongs to SGLang: the report, JSON included, goes to stderr, best effort (a
+    // closed or broken stderr never stops a valid launch).
     if out.json {
-        eprintln!("{}", report::json(&outcome.plan));
+        report_line(&report::json(&outcome.plan));
     } else {
-        eprint!(
-            "{}",
-            report::human(&outcome, report::use_color(&std::io::stderr()))
-        );
+        crate::out::report(&report::human(
+            &outcome,
+            report::use_color(&std::io::stderr()),
+        ));
     }
     misplaced_hint(&outcome);
     if outcome.exit_code() != exit::OK {
@@ -127,21 +140,21 @@ pub fn run(
             .iter()
             .any(|f| !f.fixed && Code::ARG001 == f.code.as_str());
         if mode == Mode::Warn {
-            eprintln!("sglang-launch: warning: launching despite the errors above (--mode warn)");
+            warn("launching despite the errors above (--mode warn)");
         } else {
-            eprintln!(
+            report_line(&format!(
                 "sglang-launch: not launching: {}",
                 if argparse {
                     "SGLang would reject these arguments; correct them"
                 } else {
                     "fix the errors above, --allow CODE to skip a rule, or --mode warn to launch anyway"
                 }
-            );
+            ));
             return Ok(exit::CONFIG);
         }
     }
     if dry_run {
-        print_out(&report::command_line(&outcome, false));
+        print_out(&report::command_line(&outcome, false))?;
         return Ok(exit::OK);
     }
     launchable(&outcome.interpreter.path, outcome.interpreter.found)?;
@@ -159,7 +172,7 @@ fn untouched(s: &Settings, tokens: Vec<OsString>, env: &Env, dry_run: bool) -> R
     // Only for masking secrets in what is printed: their option names are the same in every release.
     let args = sglang::parse(newest(), tokens);
     if dry_run {
-        print_out(&untouched_line(&interpreter.path, &args, false));
+        print_out(&untouched_line(&interpreter.path, &args, false))?;
         return Ok(exit::OK);
     }
     if !interpreter.found {
@@ -175,17 +188,18 @@ fn untouched(s: &Settings, tokens: Vec<OsString>, env: &Env, dry_run: bool) -> R
 }
 
 fn untouched_line(python: &Path, args: &sglang::SglangArgs, show_secrets: bool) -> String {
-    let mut words = vec![
-        python.to_string_lossy().into_owned(),
-        "-m".to_owned(),
-        "sglang.launch_server".to_owned(),
+    let mut words: Vec<OsString> = vec![
+        python.as_os_str().to_owned(),
+        "-m".into(),
+        "sglang.launch_server".into(),
     ];
     if show_secrets {
-        words.extend(args.tokens.iter().map(|t| t.to_string_lossy().into_owned()));
+        words.extend(args.tokens.iter().cloned());
     } else {
         words.extend(crate::secrets::mask_tokens(args, &args.tokens));
     }
-    shell_words::join(words)
+    let words: Vec<String> = words.iter().map(|w| report::quote(w)).collect();
+    words.join(" ")
 }
 
 fn newest() -> &'static sglang::FlagSet {
@@ -228,10 +242,10 @@ fn exec(
     env: &Env,
     argv: Vec<OsString>,
 ) -> Result<i32, Fatal> {
-    eprintln!(
+    report_line(&format!(
         "sglang-launch: {}",
         crate::exec::describe(python, args, env)
-    );
+    ));
     let _ = std::io::stderr().flush();
     match crate::exec::exec(&argv, env) {
         Ok(never) => match never {},
@@ -251,7 +265,12 @@ fn write_json_file(out: &Output, outcome: &plan::Outcome) -> Result<(), Fatal> {
     let Some(path) = &out.json_file else {
         return Ok(());
     };
-    std::fs::write(path, report::json(&outcome.plan) + "\n").map_err(|e| {
+    // A file is output too: the same redaction as every stream.
+    std::fs::write(
+        path,
+        crate::out::redact(&report::json(&outcome.plan)) + "\n",
+    )
+    .map_err(|e| {
         Fatal::usage(format!(
             "cannot write the plan to --json-file {}: {e}",
             path.display()

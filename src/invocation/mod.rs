@@ -17,7 +17,6 @@ mod target;
 mod upgrade;
 
 use std::ffi::OsString;
-use std::io::Write;
 
 use clap::FromArgMatches;
 
@@ -40,7 +39,7 @@ pub fn main(docs: Docs) -> i32 {
     match run_argv(argv, docs) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("sglang-launch: error: {}", f.message);
+            crate::out::report_line(&format!("sglang-launch: error: {}", f.message));
             f.code
         }
     }
@@ -73,7 +72,9 @@ fn unknown_launcher_env() {
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, k)| format!("; did you mean {k}?"))
             .unwrap_or_default();
-        eprintln!("sglang-launch: warning: {name} is not a launcher setting and is ignored{hint}");
+        crate::out::warn(&format!(
+            "{name} is not a launcher setting and is ignored{hint}"
+        ));
     }
 }
 
@@ -156,11 +157,11 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
         Err(e) if e.use_stderr() => {
-            eprint!("{}", ours(&e));
+            crate::out::report(&ours(&e));
             return Ok(exit::USAGE);
         }
         Err(e) => {
-            let _ = e.print();
+            print_out(&e.render().to_string())?;
             return Ok(exit::OK);
         }
     };
@@ -196,12 +197,12 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
         Command::Detect(a) => detect(&a),
         Command::Rules(a) => {
-            print_out(&crate::rules::render_list(a.json));
+            print_out(&crate::rules::render_list(a.json))?;
             Ok(exit::OK)
         }
         Command::Explain(a) => match crate::rules::lookup(&a.rule) {
             Ok(rule) => {
-                print_out(&crate::rules::render_explain(rule));
+                print_out(&crate::rules::render_explain(rule))?;
                 Ok(exit::OK)
             }
             Err(e) => Err(Fatal::usage(e.to_string())),
@@ -210,7 +211,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         Command::Config(c) => config::command(&c, &matches),
         Command::Profiles(p) => profiles::command(&p, &matches),
         c @ (Command::Completions(_) | Command::Man | Command::Complete(_)) => {
-            print_out(&docs(&c));
+            print_out(&docs(&c))?;
             Ok(exit::OK)
         }
         Command::SystemdUnit(a) => service::systemd_unit(&a),
@@ -262,7 +263,7 @@ fn reject_stray(command: &Command) -> Option<i32> {
             "unexpected argument '{first}' before `--`: only sglang-launch options go there, SGLang's arguments go after it{hint}"
         ),
     );
-    eprint!("{}", ours(&err));
+    crate::out::report(&ours(&err));
     Some(exit::USAGE)
 }
 
@@ -319,12 +320,28 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>
     }
 }
 
-pub(crate) fn print_out(text: &str) {
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a message.
-    let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
+/// The command's answer on stdout (redacted, see [`crate::out`]). A reader that went away
+/// (`| head`) is no error; any other failed write (a full disk, a closed stdout) is one: the
+/// user asked for this text and did not get it.
+pub(crate) fn print_out(text: &str) -> Result<(), Fatal> {
+    written(crate::out::stdout(text))
+}
+
+/// `text` byte for byte, unredacted (`--show-secrets`), with [`print_out`]'s errors.
+pub(crate) fn print_verbatim(text: &str) -> Result<(), Fatal> {
+    let mut t = text.to_owned();
+    if !t.ends_with('\n') {
+        t.push('\n');
+    }
+    written(crate::out::stdout_bytes(t.as_bytes()))
+}
+
+fn written(r: std::io::Result<()>) -> Result<(), Fatal> {
+    match r {
+        Err(e) if !crate::out::is_broken_pipe(&e) => Err(Fatal::usage(format!(
+            "cannot write the output to stdout: {e}"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -362,7 +379,7 @@ fn misplaced_hint(outcome: &plan::Outcome) {
         .iter()
         .any(|f| Code::ARG001 == f.code.as_str() && !f.fixed);
     if argparse_error && let Some(h) = misplaced(&outcome.args.tokens, |t| outcome.args.knows(t)) {
-        eprintln!("sglang-launch: {h}");
+        crate::out::report_line(&format!("sglang-launch: {h}"));
     }
 }
 
@@ -388,18 +405,19 @@ fn build(
         .map_err(|e| hinted(e, hint))?;
     if let Some(p) = profile {
         match profiled::check_hardware(p, &outcome.topology) {
-            Err(f) if warn => eprintln!("sglang-launch: warning: {} (--mode warn)", f.message),
+            Err(f) if warn => crate::out::warn(&format!("{} (--mode warn)", f.message)),
             other => other?,
         }
-        eprintln!(
+        crate::out::report_line(&format!(
             "sglang-launch: profile {} ({})",
             p.name,
             p.chain.join(" extends ")
-        );
+        ));
         for o in &prepared.overrides {
-            eprintln!("sglang-launch: profile {}: {o}", p.name);
+            crate::out::report_line(&format!("sglang-launch: profile {}: {o}", p.name));
         }
     }
+    outcome.secrets.install();
     Ok(outcome)
 }
 
@@ -420,9 +438,9 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
         packages.as_ref(),
     ));
     if a.json {
-        print_out(&topo.to_json_pretty());
+        print_out(&topo.to_json_pretty())?;
     } else {
-        print_out(&report::topology(&topo));
+        print_out(&report::topology(&topo))?;
     }
     Ok(exit::OK)
 }

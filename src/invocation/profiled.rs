@@ -79,7 +79,7 @@ fn overridden(
     let p = sglang::parse(flags, ours.to_vec());
     let u = sglang::parse(flags, user.to_vec());
     let shown = |a: &sglang::SglangArgs, o: &sglang::Occurrence| {
-        crate::secrets::mask_tokens(a, &a.tokens)[o.start..o.start + o.len].join(" ")
+        crate::secrets::mask_tokens_lossy(a, &a.tokens)[o.start..o.start + o.len].join(" ")
     };
     p.occurrences
         .iter()
@@ -106,7 +106,7 @@ fn merge_env(profile: &Profile, mut env: Env) -> (Env, Vec<String>) {
             Some(mine) if mine != value => {
                 let masked = |v: &str| {
                     if crate::secrets::is_secret_env(&s.key) {
-                        crate::secrets::MASK.to_owned()
+                        crate::out::MASK.to_owned()
                     } else {
                         v.to_owned()
                     }
@@ -121,7 +121,7 @@ fn merge_env(profile: &Profile, mut env: Env) -> (Env, Vec<String>) {
             }
             Some(_) => {}
             None => {
-                env.vars.insert(s.key.clone(), value);
+                env.set(&s.key, &value);
             }
         }
     }

@@ -63,9 +63,9 @@ fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
             .iter()
             .map(|(n, o, d, v)| row_json(n, o, d, v))
             .collect();
-        print_out(&serde_json::to_string_pretty(&json!({ "profiles": rows })).expect("json"));
+        print_out(&serde_json::to_string_pretty(&json!({ "profiles": rows })).expect("json"))?;
     } else {
-        print_out(&human_list(&rows));
+        print_out(&human_list(&rows))?;
     }
     Ok(if invalid { exit::USAGE } else { exit::OK })
 }
@@ -201,13 +201,13 @@ fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> 
         let mut v = profile_json(&p);
         v["unmet_hardware"] = json!(unmet);
         v["plan"] = serde_json::from_str(&report::json(&outcome.plan)).expect("plan json");
-        print_out(&serde_json::to_string_pretty(&v).expect("json"));
+        print_out(&serde_json::to_string_pretty(&v).expect("json"))?;
     } else {
-        print_out(&human_profile(&p, &unmet));
+        print_out(&human_profile(&p, &unmet))?;
         print_out(&report::human(
             &outcome,
             report::use_color(&std::io::stdout()),
-        ));
+        ))?;
     }
     Ok(if unmet.is_empty() {
         outcome.exit_code()

@@ -24,7 +24,7 @@ pub(super) fn systemd_unit(a: &SystemdUnitArgs) -> Result<i32, Fatal> {
         scope: if a.user { Scope::User } else { Scope::System },
     };
     let text = spec.render().map_err(|e| Fatal::usage(e.to_string()))?;
-    print_out(&text);
+    print_out(&text)?;
     Ok(exit::OK)
 }
 
@@ -39,7 +39,10 @@ pub(super) fn wait_ready(a: &WaitReadyArgs) -> Result<i32, Fatal> {
     };
     match ready::wait(&w) {
         Ok(secs) => {
-            eprintln!("sglang-launch: {} answered 200 after {secs:.1} s", w.url);
+            crate::out::report_line(&format!(
+                "sglang-launch: {} answered 200 after {secs:.1} s",
+                w.url
+            ));
             Ok(exit::OK)
         }
         Err(e @ ready::WaitError::BadUrl(_)) => Err(Fatal::usage(e.to_string())),

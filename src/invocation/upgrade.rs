@@ -39,12 +39,18 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>) -> Result<i32, Fatal> {
     let r = rewrite(&args, to, config_text.as_deref());
     let env = Env::from_process();
     let advice = advise(&args, &r, &env, &sel.requested, a.show_secrets);
-    if a.print_args {
-        super::print_out(&shell_words::join(&advice.command));
+    let text = if a.print_args {
+        shell_words::join(&advice.command)
     } else if a.json {
-        super::print_out(&crate::report::upgrade::json(&advice));
+        crate::report::upgrade::json(&advice)
     } else {
-        super::print_out(&crate::report::upgrade::human(&advice));
+        crate::report::upgrade::human(&advice)
+    };
+    if a.show_secrets {
+        super::print_verbatim(&text)?;
+    } else {
+        secrets::install_early(&args.tokens, &env);
+        super::print_out(&text)?;
     }
     Ok(if advice.rejected_by_target.is_some() {
         exit::BLOCKED
@@ -61,13 +67,13 @@ fn advise(
     show_secrets: bool,
 ) -> Advice {
     let (from, to) = (args.flags.version.as_str(), r.parsed.flags.version.as_str());
-    let mut hide = secrets::secret_values(args, env);
+    let mut hide = secrets::redactor(args, env);
     hide.extend(secrets::secret_values(&r.parsed, env));
     let scrub = |t: &str| {
         if show_secrets {
             t.to_owned()
         } else {
-            secrets::scrub(t, &hide)
+            hide.redact(t)
         }
     };
     let command = if show_secrets {
@@ -76,7 +82,7 @@ fn advise(
             .map(|t| t.to_string_lossy().into_owned())
             .collect()
     } else {
-        secrets::mask_tokens(&r.parsed, &r.tokens)
+        secrets::mask_tokens_lossy(&r.parsed, &r.tokens)
     };
     let options = FlagDiff::between(args.flags, r.parsed.flags);
     let env_diff = EnvDiff::between(envs::for_version(from).0, envs::for_version(to).0);

@@ -154,12 +154,12 @@ pub fn apply_env(env: &mut Env, changes: &mut EnvChanges, edits: &[EnvEdit]) {
     for edit in edits {
         match edit {
             EnvEdit::Set { name, value } => {
-                env.vars.insert(name.clone(), value.clone());
+                env.set(name, value);
                 changes.unset.retain(|n| n != name);
                 changes.set.insert(name.clone(), value.clone());
             }
             EnvEdit::Unset { name } => {
-                if env.vars.remove(name).is_some() && !changes.unset.contains(name) {
+                if env.unset(name) && !changes.unset.contains(name) {
                     changes.unset.push(name.clone());
                 }
                 changes.set.remove(name);

@@ -102,8 +102,8 @@ pub struct Outcome {
     pub topology: Topology,
     /// The model as the planner saw it (None when unknown).
     pub model: Option<facts::model::ModelFacts>,
-    /// Secret values present, for scrubbing free text in reports.
-    pub secrets: Vec<String>,
+    /// The secrets of these arguments and this environment, hidden in everything printed.
+    pub secrets: crate::out::Redactor,
     /// The interpreter's installed packages (None: offline planning or no interpreter).
     pub packages: Option<facts::Packages>,
 }
@@ -285,9 +285,9 @@ fn assemble(
     let parsed = settled.parsed;
     let env = line.env;
     let mut all = found.into_findings(&req.settings);
-    let secrets = secrets::secret_values(&args, &env);
+    let secrets = secrets::redactor(&args, &env);
     for f in &mut all {
-        f.message = secrets::scrub(&f.message, &secrets);
+        f.message = secrets.redact(&f.message);
     }
     let plan = Plan {
         schema: json::SCHEMA,
@@ -295,7 +295,7 @@ fn assemble(
         sglang_version_source: machine.selected.source,
         verdict: findings::verdict(&all, req.settings.strict),
         program: machine.interpreter.path.to_string_lossy().into_owned(),
-        sglang_args: secrets::mask_tokens(&args, &args.tokens),
+        sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
         env: masked_changes(&line.changes),
         findings: all,
@@ -324,7 +324,7 @@ fn masked_changes(changes: &EnvChanges) -> EnvChanges {
             .iter()
             .map(|(k, v)| {
                 let v = if secrets::is_secret_env(k) {
-                    secrets::MASK.to_owned()
+                    crate::out::MASK.to_owned()
                 } else {
                     v.clone()
                 };

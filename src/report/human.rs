@@ -1,6 +1,7 @@
 //! The compact human report: one header line, one line per finding, the changes, memory, verdict.
 
 use crate::facts::Topology;
+use crate::out::escape;
 use crate::plan::Outcome;
 use crate::plan::json::{MfsSource, Verdict};
 use crate::rules::{Code, Severity, ranges};
@@ -60,7 +61,11 @@ pub fn gpu_summary(topology: &Topology, gpus: &[u32]) -> String {
     };
     groups
         .iter()
-        .map(|(n, c, m, k)| format!("{k}× {n} (cc {c}, {:.1} GiB{link})", *m as f64 / 1024.0))
+        .map(|(n, c, m, k)| {
+            // Names come from a file or the driver: one line, no terminal controls.
+            let (n, c) = (escape(n), escape(c));
+            format!("{k}× {n} (cc {c}, {:.1} GiB{link})", *m as f64 / 1024.0)
+        })
         .collect::<Vec<_>>()
         .join(" + ")
 }

@@ -74,41 +74,71 @@ pub fn argv(outcome: &Outcome) -> Vec<OsString> {
     v
 }
 
-/// The final command as one POSIX-shell-quoted line that `sh` splits back into the same words.
-/// Secret values are `***` unless `show_secrets`.
+/// The final command as one shell-quoted line that `bash` splits back into the same words,
+/// byte for byte (words that are not UTF-8 or hold control characters as `$'…'`). Secret
+/// values are `***` unless `show_secrets`.
 pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
-    let args: Vec<String> = if show_secrets {
-        outcome
-            .args
-            .tokens
-            .iter()
-            .map(|t| t.to_string_lossy().into_owned())
-            .collect()
+    let args: Vec<OsString> = if show_secrets {
+        outcome.args.tokens.clone()
     } else {
         secrets::mask_tokens(&outcome.args, &outcome.args.tokens)
     };
     // Environment changes travel with the command (`env -u A B=1 python …`), so a copied
     // line runs what the launcher would have run.
     let changes = &outcome.plan.env;
-    let mut words: Vec<String> = Vec::new();
+    let mut words: Vec<OsString> = Vec::new();
     if !changes.set.is_empty() || !changes.unset.is_empty() {
-        words.push("env".to_owned());
+        words.push("env".into());
         for name in &changes.unset {
-            words.extend(["-u".to_owned(), name.clone()]);
+            words.extend(["-u".into(), name.into()]);
         }
         for (name, masked) in &changes.set {
             let value = match outcome.env.get(name) {
                 Some(real) if show_secrets => real,
                 _ => masked.as_str(),
             };
-            words.push(format!("{name}={value}"));
+            words.push(format!("{name}={value}").into());
         }
     }
     words.extend([
-        outcome.interpreter.path.to_string_lossy().into_owned(),
-        "-m".to_owned(),
-        "sglang.launch_server".to_owned(),
+        outcome.interpreter.path.clone().into_os_string(),
+        "-m".into(),
+        "sglang.launch_server".into(),
     ]);
     words.extend(args);
-    shell_words::join(words)
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word for `sh`/`bash`: as `shell_words` quotes it when it is printable UTF-8, else as
+/// `$'…'` with `\xHH` for each byte that is not.
+pub fn quote(word: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    match word.to_str() {
+        Some(s) if !s.chars().any(char::is_control) => shell_words::quote(s).into_owned(),
+        _ => {
+            let mut out = String::from("$'");
+            for chunk in word.as_bytes().utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    match c {
+                        '\\' | '\'' => {
+                            out.push('\\');
+                            out.push(c);
+                        }
+                        c if c.is_control() => {
+                            let mut b = [0; 4];
+                            for byte in c.encode_utf8(&mut b).bytes() {
+                                out.push_str(&format!("\\x{byte:02x}"));
+                            }
+                        }
+                        c => out.push(c),
+                    }
+                }
+                for byte in chunk.invalid() {
+                    out.push_str(&format!("\\x{byte:02x}"));
+                }
+            }
+            out.push('\'');
+            out
+        }
+    }
 }

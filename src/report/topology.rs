@@ -4,19 +4,21 @@ use std::fmt::Write;
 
 use crate::facts::Topology;
 use crate::facts::host_record::HostRecord;
+use crate::out::escape;
 
 pub fn topology(t: &Topology) -> String {
     let mut out = String::new();
-    let host = t.hostname.as_deref().unwrap_or("this machine");
+    // Every string here comes from a file or the driver: one line each, no terminal controls.
+    let host = escape(t.hostname.as_deref().unwrap_or("this machine"));
     let driver = t
         .driver_version
         .as_deref()
-        .map(|d| format!(", driver {d}"))
+        .map(|d| format!(", driver {}", escape(d)))
         .unwrap_or_default();
     let cuda = t
         .cuda_driver_version
         .as_deref()
-        .map(|c| format!(", CUDA {c}"))
+        .map(|c| format!(", CUDA {}", escape(c)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
@@ -41,7 +43,12 @@ pub fn topology(t: &Topology) -> String {
         let _ = writeln!(
             out,
             "  GPU {}: {} (cc {}, {} MiB{used}{pcie}{numa}{mig}) {} {}",
-            g.index, g.name, g.compute_capability, g.memory_total_mib, g.pci_bus_id, g.uuid
+            g.index,
+            escape(&g.name),
+            escape(&g.compute_capability),
+            g.memory_total_mib,
+            escape(&g.pci_bus_id),
+            escape(&g.uuid)
         );
     }
     if t.gpus.len() > 1 {

@@ -1,0 +1,248 @@
+//! Output that cannot stop a launch: a closed or broken stderr never prevents the exec, a
+//! failed write of what the user asked for is an error, controls from files are escaped, and
+//! bytes that are not UTF-8 reach SGLang (and `--print-args`) exactly.
+
+mod common;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const BIN: &str = env!("CARGO_BIN_EXE_sglang-launch");
+
+fn topo() -> String {
+    format!("{ROOT}/tests/fixtures/topologies/1x-l4.json")
+}
+
+/// A fake interpreter with SGLang "installed": it records its argv and the environment it was
+/// exec'd with, byte for byte (from /proc, not through the shell).
+fn fake_venv(dir: &Path) -> PathBuf {
+    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("METADATA"),
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("venv/pyvenv.cfg"),
+        "home = /usr/bin\nversion = 3.11.7\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("venv/bin")).unwrap();
+    let py = dir.join("venv/bin/python3");
+    let r = dir.join("record").display().to_string();
+    std::fs::write(
+        &py,
+        format!("#!/bin/sh\ncat /proc/$$/cmdline > '{r}.argv'\ncat /proc/$$/environ > '{r}.env'\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+fn record(dir: &Path, ext: &str) -> Option<Vec<Vec<u8>>> {
+    let raw = std::fs::read(dir.join(format!("record.{ext}"))).ok()?;
+    Some(raw.split(|b| *b == 0).map(<[u8]>::to_vec).collect())
+}
+
+/// The launcher (isolated like `common::launcher`) as a plain `Command`, to wire its streams.
+fn launcher(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(ROOT).env("NO_COLOR", "1");
+    for (k, _) in std::env::vars_os() {
+        if let Some(k) = k
+            .to_str()
+            .filter(|k| k.starts_with("SGLANG") || k.starts_with("HF_"))
+        {
+            c.env_remove(k);
+        }
+    }
+    c.env("SGLANG_LAUNCH_SYSTEM_CONFIG", "/nonexistent/x.toml")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .args(args);
+    c
+}
+
+/// A pipe whose read end is already closed: every write to it fails with EPIPE.
+fn broken_pipe() -> Stdio {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    Stdio::from(write)
+}
+
+#[test]
+fn a_broken_stderr_never_stops_the_launch() {
+    for dropin in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let py = fake_venv(dir.path());
+        let py = py.to_str().unwrap();
+        let line = ["--model-path", "m", "--tp", "1"];
+        let mut c = if dropin {
+            let mut c = launcher(&line);
+            c.env("SGLANG_LAUNCH_TOPOLOGY", topo())
+                .env("SGLANG_LAUNCH_PYTHON", py)
+                // A typo'd setting: its warning goes to the broken stderr too.
+                .env("SGLANG_LAUNCH_STRCT", "1");
+            c
+        } else {
+            let mut c = launcher(&["run", "--python", py, "--topology", &topo(), "--"]);
+            c.args(line);
+            c
+        };
+        let status = c
+            .stdout(Stdio::null())
+            .stderr(broken_pipe())
+            .status()
+            .unwrap();
+        assert!(status.success(), "drop-in {dropin}: {status:?}");
+        let argv = record(dir.path(), "argv").expect("the interpreter ran");
+        assert!(argv.contains(&b"--model-path".to_vec()), "{argv:?}");
+    }
+}
+
+#[test]
+fn a_closed_stderr_never_stops_the_launch_nor_the_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_venv(dir.path());
+    // `2>&-`: the launcher starts with no stderr at all.
+    let run = |extra: &[&str]| {
+        Command::new("sh")
+            .args(["-c", "exec \"$0\" \"$@\" 2>&-", BIN, "run", "--python"])
+            .arg(&py)
+            .args(["--topology", &topo()])
+            .args(extra)
+            .args(["--", "--model-path", "m"])
+            .env("NO_COLOR", "1")
+            .env("SGLANG_LAUNCH_SYSTEM_CONFIG", "/nonexistent/x.toml")
+            .current_dir(ROOT)
+            .output()
+            .unwrap()
+    };
+    let dry = run(&["--dry-run"]);
+    assert!(dry.status.success(), "{dry:?}");
+    assert!(
+        String::from_utf8_lossy(&dry.stdout).contains("sglang.launch_server --model-path m"),
+        "{dry:?}"
+    );
+    assert!(
+        record(dir.path(), "argv").is_none(),
+        "a dry run runs nothing"
+    );
+    let launched = run(&[]);
+    assert!(launched.status.success(), "{launched:?}");
+    assert!(record(dir.path(), "argv").is_some(), "the interpreter ran");
+}
+
+#[test]
+fn requested_output_that_cannot_be_written_is_an_error() {
+    for cmd in [
+        &["plan", "--print-args"][..],
+        &["plan", "--json"],
+        &["run", "--dry-run"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = launcher(cmd)
+            .args(["--topology", &topo(), "--sglang-version", "0.5.23", "--"])
+            .args(["--model-path", "m"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot write the output to stdout") && err.contains("No space left"),
+            "{cmd:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn gpu_names_from_a_file_cannot_forge_report_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(topo()).unwrap().replace(
+        "\"NVIDIA L4\"",
+        "\"NVIDIA L4\\u001b[2J\\nverdict: ok\\u0007\"",
+    );
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, text).unwrap();
+    let out = common::launcher()
+        .args(["check", "--topology"])
+        .arg(&file)
+        .args([
+            "--sglang-version",
+            "0.5.23",
+            "--",
+            "--model-path",
+            "m",
+            "--tp",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains('\x1b') && !all.contains('\x07'), "{all:?}");
+    assert!(all.contains(r"NVIDIA L4\x1b[2J\nverdict: ok\x07"), "{all}");
+    let verdicts = all.lines().filter(|l| l.starts_with("verdict:")).count();
+    assert_eq!(verdicts, 1, "{all}");
+}
+
+#[test]
+fn bytes_that_are_not_utf8_reach_sglang_and_print_args_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_venv(dir.path());
+    let weird = OsString::from_vec(b"name-\xff\x1b'x\\".to_vec());
+    let (a, b) = (
+        OsString::from_vec(b"SGL_T_\xff".to_vec()),
+        OsString::from_vec(b"SGL_T_\xfe".to_vec()),
+    );
+    let line = |c: &mut Command| {
+        c.args(["--topology", &topo(), "--"])
+            .args(["--model-path", "m", "--served-model-name"])
+            .arg(&weird);
+    };
+    let mut run = launcher(&["run", "--python", py.to_str().unwrap()]);
+    line(&mut run);
+    let out = run
+        .env(&a, "one\u{1}")
+        .env(&b, OsString::from_vec(b"two\xff".to_vec()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let argv = record(dir.path(), "argv").unwrap();
+    assert!(argv.contains(&weird.as_bytes().to_vec()), "{argv:?}");
+    let env = record(dir.path(), "env").unwrap();
+    assert!(env.contains(&b"SGL_T_\xff=one\x01".to_vec()), "{env:?}");
+    assert!(env.contains(&b"SGL_T_\xfe=two\xff".to_vec()), "{env:?}");
+
+    // The printed line is shell-quoted so that bash splits it back into the same bytes.
+    for cmd in [&["plan", "--print-args"][..], &["run", "--dry-run"]] {
+        let mut c = launcher(cmd);
+        c.args(["--sglang-version", "0.5.23"]);
+        line(&mut c);
+        let printed = c.output().unwrap().stdout;
+        let printed = String::from_utf8(printed).expect("the line is text");
+        assert!(
+            !printed.contains('\u{fffd}') && !printed.contains('\x1b'),
+            "{printed}"
+        );
+        let words = Command::new("bash")
+            .args(["-c", "eval \"set -- $1\"; printf '%s\\0' \"$@\"", "_"])
+            .arg(printed.trim_end())
+            .output()
+            .unwrap()
+            .stdout;
+        let words: Vec<&[u8]> = words.split(|b| *b == 0).collect();
+        assert!(words.contains(&weird.as_bytes()), "{cmd:?}: {printed}");
+    }
+}
