@@ -209,7 +209,7 @@ fn want(a: &Arg) -> Want {
         "sglang_version" | "to" => Want::Releases,
         "profile" => Want::Profiles,
         "name" if a.is_positional() => Want::Profiles,
-        "topology" | "python" | "nvml_lib" => Want::Files,
+        "topology" | "python" | "nvml_lib" | "json_file" => Want::Files,
         "dir" => Want::Dirs,
         "name" | "port" | "url" | "host" | "timeout" | "pid" => Want::Nothing,
         "line" | "words" => Want::Nothing,

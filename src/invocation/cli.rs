@@ -97,7 +97,8 @@ pub struct PlanOptions {
         long,
         env = "SGLANG_LAUNCH_JSON_FILE",
         hide_env_values = true,
-        value_name = "PATH"
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath
     )]
     pub json_file: Option<PathBuf>,
 
