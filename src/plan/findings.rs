@@ -80,6 +80,10 @@ pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
             Code::MEM001,
             "; memory is planned without the model: point --model-path at a local copy, or let the launcher ask the Hub (--online with --topology)",
         ),
+        ModelProblem::Invalid(model::Invalid::OverrideNotAnObject) => (
+            Code::MEM002,
+            ": write it as one, like '{\"max_position_embeddings\": 32768}'",
+        ),
         ModelProblem::Invalid(_) => (
             Code::MEM002,
             "; the model's size is estimated: fix or download the file again",
