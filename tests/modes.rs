@@ -2,7 +2,7 @@
 //! are not for an NVIDIA GPU, exit 78 for a refused launch, the logged exec line, where the
 //! plan's JSON goes, and launcher options written among SGLang's arguments.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::launcher as sl;
