@@ -249,12 +249,18 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
             m.baseline_mib
         ));
     }
+    // Without the model's size nothing is planned: the fraction shown is SGLang's own.
+    let unsized_default = m.mem_fraction_static_source == MfsSource::Planned
+        && m.weights_per_gpu_mib.is_none()
+        && m.sglang_default_mem_fraction_static == Some(m.mem_fraction_static);
     let src = match m.mem_fraction_static_source {
         MfsSource::User => "user",
+        MfsSource::Planned if unsized_default => "SGLang default; the model is not sized",
         MfsSource::Planned => "planned",
     };
     let sg = m
         .sglang_default_mem_fraction_static
+        .filter(|_| !unsized_default)
         .map(|v| format!(" (SGLang default {v:.3})"))
         .unwrap_or_default();
     v.push(format!(
@@ -420,5 +426,15 @@ mod tests {
                 .any(|r| r.label == "weights and KV cache (not sized)")
         );
         assert!(render_table(&m).contains("fits: unknown"));
+        // Nothing was planned: the fraction is SGLang's own, and says so.
+        let sglangs = Memory {
+            mem_fraction_static: 0.85,
+            mem_fraction_static_source: MfsSource::Planned,
+            ..m
+        };
+        assert!(
+            render_table(&sglangs)
+                .contains("--mem-fraction-static 0.850 [SGLang default; the model is not sized]\n")
+        );
     }
 }
