@@ -32,7 +32,7 @@ use std::fs::OpenOptions;
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -343,29 +343,50 @@ fn describe(ft: &std::fs::FileType) -> &'static str {
     }
 }
 
-/// `f()` on its own thread, or `None` when it has not returned in `limit`. A thread left behind
-/// ends with the process (exit or exec).
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Reader threads waiting for work. A run's reads reuse them (a thread per read cost a check
+/// more than its reads); a thread whose read missed its deadline is never handed work again.
+static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
+
+/// `f()` on a reader thread, or `None` when it has not returned in `limit`. A thread left
+/// behind ends with the process (exit or exec).
 fn with_deadline<T: Send + 'static>(
     limit: Duration,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Option<T> {
     let (tx, rx) = mpsc::sync_channel(1);
-    let job = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
-    let theirs = job.clone();
-    let spawned = std::thread::Builder::new()
+    let job: Job = Box::new(move || {
+        let _ = tx.send(f());
+    });
+    let idle = IDLE.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    let Some(worker) = idle.or_else(spawn_worker) else {
+        // No thread to spare (a process limit): read here, without the deadline.
+        job();
+        return rx.try_recv().ok();
+    };
+    if let Err(mpsc::SendError(job)) = worker.send(job) {
+        job();
+        return rx.try_recv().ok();
+    }
+    let got = rx.recv_timeout(limit).ok();
+    if got.is_some() {
+        IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(worker);
+    }
+    got
+}
+
+fn spawn_worker() -> Option<mpsc::Sender<Job>> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
         .name("fsread".into())
         .spawn(move || {
-            let f = theirs.lock().ok().and_then(|mut j| j.take());
-            if let Some(f) = f {
-                let _ = tx.send(f());
+            for job in rx {
+                job();
             }
-        });
-    if spawned.is_err() {
-        // No thread to spare (a process limit): read here, without the deadline.
-        let f = job.lock().ok().and_then(|mut j| j.take())?;
-        return Some(f());
-    }
-    rx.recv_timeout(limit).ok()
+        })
+        .ok()?;
+    Some(tx)
 }
 
 #[cfg(test)]
@@ -439,6 +460,12 @@ mod tests {
         });
         assert_eq!(r, None);
         assert!(t.elapsed() < Duration::from_secs(2));
-        assert_eq!(with_deadline(Duration::from_secs(5), || 2), Some(2));
+        // The stuck thread is not handed the next read: it is answered at once, not after 5 s.
+        assert_eq!(with_deadline(Duration::from_secs(1), || 2), Some(2));
+        // Reads that return reuse one thread.
+        for i in 0..100 {
+            assert_eq!(with_deadline(Duration::from_secs(5), move || i), Some(i));
+        }
+        assert!(IDLE.lock().unwrap().len() <= 8, "threads are reused");
     }
 }
