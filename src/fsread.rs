@@ -272,7 +272,6 @@ pub fn warn_unless_missing(e: &ReadError) {
 /// `sglang-launch: warning: MESSAGE` on stderr, the first time a warning names this path.
 pub fn warn_once(path: &Path, message: &str) {
     use std::collections::HashSet;
-    use std::sync::Mutex;
     static WARNED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
     let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
     if warned

@@ -440,33 +440,12 @@ fn nodes_from_the_scheduler_must_divide_the_gpus() {
 
 /// A fake interpreter in a venv layout with SGLang "installed": it records its PID and argv.
 fn fake_venv(dir: &Path) -> PathBuf {
-    let bin = dir.join("venv/bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(
-        site.join("METADATA"),
-        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("venv/pyvenv.cfg"),
-        "home = /usr/bin\nversion = 3.11.7\n",
-    )
-    .unwrap();
-    let py = bin.join("python3");
-    let record = dir.join("record");
-    std::fs::write(
-        &py,
-        format!(
-            "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nprintf '%s' \"$SGLANG_CUSTOM_ALLREDUCE_ALGO\" > '{r}.env'\n",
-            r = record.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
-    py
+    let r = dir.join("record");
+    let script = format!(
+        "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nprintf '%s' \"$SGLANG_CUSTOM_ALLREDUCE_ALGO\" > '{r}.env'\n",
+        r = r.display()
+    );
+    common::venv_with(dir, &script, 0o755)
 }
 
 #[test]

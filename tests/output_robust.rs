@@ -6,7 +6,6 @@ mod common;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -20,28 +19,10 @@ fn topo() -> String {
 /// A fake interpreter with SGLang "installed": it records its argv and the environment it was
 /// exec'd with, byte for byte (from /proc, not through the shell).
 fn fake_venv(dir: &Path) -> PathBuf {
-    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(
-        site.join("METADATA"),
-        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("venv/pyvenv.cfg"),
-        "home = /usr/bin\nversion = 3.11.7\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.join("venv/bin")).unwrap();
-    let py = dir.join("venv/bin/python3");
     let r = dir.join("record").display().to_string();
-    std::fs::write(
-        &py,
-        format!("#!/bin/sh\ncat /proc/$$/cmdline > '{r}.argv'\ncat /proc/$$/environ > '{r}.env'\n"),
-    )
-    .unwrap();
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
-    py
+    let script =
+        format!("#!/bin/sh\ncat /proc/$$/cmdline > '{r}.argv'\ncat /proc/$$/environ > '{r}.env'\n");
+    common::venv_with(dir, &script, 0o755)
 }
 
 fn record(dir: &Path, ext: &str) -> Option<Vec<Vec<u8>>> {
@@ -51,19 +32,8 @@ fn record(dir: &Path, ext: &str) -> Option<Vec<Vec<u8>>> {
 
 /// The launcher (isolated like `common::launcher`) as a plain `Command`, to wire its streams.
 fn launcher(args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    c.current_dir(ROOT).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars_os() {
-        if let Some(k) = k
-            .to_str()
-            .filter(|k| k.starts_with("SGLANG") || k.starts_with("HF_"))
-        {
-            c.env_remove(k);
-        }
-    }
-    c.env("SGLANG_LAUNCH_SYSTEM_CONFIG", "/nonexistent/x.toml")
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .args(args);
+    let mut c = common::launcher_std();
+    c.args(args);
     c
 }
 

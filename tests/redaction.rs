@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
@@ -18,23 +17,7 @@ fn topo() -> String {
 /// A venv whose `python3` SGLang looks installed for, but which cannot be executed: `run`
 /// gets as far as exec, which fails and says so.
 fn broken_venv(dir: &Path) -> PathBuf {
-    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(
-        site.join("METADATA"),
-        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("venv/pyvenv.cfg"),
-        "home = /usr/bin\nversion = 3.11.7\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.join("venv/bin")).unwrap();
-    let py = dir.join("venv/bin/python3");
-    std::fs::write(&py, "not a program\n").unwrap();
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o644)).unwrap();
-    py
+    common::venv_with(dir, "not a program\n", 0o644)
 }
 
 /// stdout and stderr of one launcher run, together.

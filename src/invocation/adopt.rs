@@ -35,7 +35,7 @@ pub fn adopt(
         Form::Implicit => launcher[1].to_string_lossy().into_owned(),
         Form::Separated | Form::Other => return Ok((launcher, tokens)),
     };
-    let cmd = cli::command();
+    let cmd = cli::command_ref();
     let Some(sub) = cmd.find_subcommand(&sub_name) else {
         return Ok((launcher, tokens));
     };

@@ -554,5 +554,13 @@ pub struct WaitReadyArgs {
 
 /// The clap command (for completions, the man page and option lookups).
 pub fn command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command()
+    command_ref().clone()
+}
+
+/// The definition, built once: a run reads it several times (the split, the environment
+/// checks, parsing), and building it costs more than a copy. It holds the `SGLANG_LAUNCH_*`
+/// values of its first use, so nothing uses it before the environment is normalised.
+pub fn command_ref() -> &'static clap::Command {
+    static CMD: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
+    CMD.get_or_init(<Cli as clap::CommandFactory>::command)
 }

@@ -49,7 +49,7 @@ pub fn main(docs: Docs) -> i32 {
 /// `SGLANG_LAUNCH_*` variables that no launcher option reads: a typo there would silently drop
 /// a setting (say, the topology file), so say so with the nearest real name.
 fn unknown_launcher_env() {
-    let cmd = cli::command();
+    let cmd = cli::command_ref();
     let mut known: Vec<String> = cmd
         .get_subcommands()
         .flat_map(|s| s.get_arguments())
@@ -81,7 +81,8 @@ fn unknown_launcher_env() {
 /// Empty `SGLANG_LAUNCH_*` values mean unset (unit files and templates write `NAME=`), and a
 /// boolean one must read as a boolean: checked here so the message names the variable.
 fn normalize_launcher_env() -> Result<(), Fatal> {
-    let cmd = cli::command();
+    // Built apart from `command_ref`, which must only see the environment made here.
+    let cmd = &<Cli as clap::CommandFactory>::command();
     let bools: Vec<String> = cmd
         .get_subcommands()
         .flat_map(|s| s.get_arguments())
@@ -114,7 +115,7 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
             return Err(Fatal::usage(format!(
                 "{name}={value} is not a boolean: use 1/0, true/false, yes/no or on/off"
             )));
-        } else if let Some(choices) = choices_of(&cmd, &name)
+        } else if let Some(choices) = choices_of(cmd, &name)
             && !choices.contains(&value)
         {
             return Err(Fatal::usage(format!(
@@ -348,7 +349,7 @@ fn written(r: std::io::Result<()>) -> Result<(), Fatal> {
 /// Launcher options written among SGLang's arguments (`check -- --model-path m --json`): SGLang
 /// would reject or misread them, and the user most likely meant them for us.
 fn misplaced(tokens: &[OsString], sglang_knows: impl Fn(&str) -> bool) -> Option<String> {
-    let cmd = cli::command();
+    let cmd = cli::command_ref();
     let ours: Vec<String> = ["plan", "run"]
         .iter()
         .filter_map(|n| cmd.find_subcommand(n))

@@ -39,7 +39,7 @@ pub fn split_form(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>, Form) {
     let Some(first) = argv.get(1) else {
         return (vec![prog], Vec::new(), Form::Other);
     };
-    let cmd = super::cli::command();
+    let cmd = super::cli::command_ref();
     let first_str = first.to_str().unwrap_or("");
     let is_sub = cmd.get_subcommands().any(|s| s.get_name() == first_str);
     let launcher_flag =

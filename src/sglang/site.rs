@@ -28,11 +28,17 @@ fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
 /// `python3`, and a unit's `ExecStart=/venv/bin/sglang-launch` does not activate the venv),
 /// else `python3`, else `python` on PATH.
 pub fn default_interpreter() -> Option<PathBuf> {
-    let argv0 = std::env::args_os().next().map(PathBuf::from);
-    argv0
-        .and_then(|a| installed_beside(&a))
-        .or_else(|| which::which("python3").ok())
-        .or_else(|| which::which("python").ok())
+    // Asked by the plan and by the version detection: looked up once per run.
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let argv0 = std::env::args_os().next().map(PathBuf::from);
+            argv0
+                .and_then(|a| installed_beside(&a))
+                .or_else(|| which::which("python3").ok())
+                .or_else(|| which::which("python").ok())
+        })
+        .clone()
 }
 
 /// `python3` (or `python`) next to the launcher as invoked (`argv[0]`, symlinks not followed:

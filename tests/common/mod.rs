@@ -25,8 +25,18 @@ pub fn launcher() -> Command {
 
 /// [`launcher`] run through another path to the binary (a link to it installed in a venv).
 #[allow(dead_code)]
-pub fn launcher_at(path: &std::path::Path) -> Command {
-    let mut c = Command::new(path);
+pub fn launcher_at(path: &Path) -> Command {
+    Command::from_std(launcher_std_at(path))
+}
+
+/// [`launcher`] as a plain `std::process::Command`, for tests that wire its streams themselves.
+#[allow(dead_code)]
+pub fn launcher_std() -> std::process::Command {
+    launcher_std_at(&assert_cmd::cargo::cargo_bin("sglang-launch"))
+}
+
+fn launcher_std_at(path: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(path);
     c.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("NO_COLOR", "1");
     for (k, _) in std::env::vars_os() {
@@ -44,10 +54,10 @@ pub fn launcher_at(path: &std::path::Path) -> Command {
     c
 }
 
-/// A fake interpreter in a venv layout with SGLang 0.5.23 "installed". Run, it records its PID,
-/// its argv (NUL-separated) and its environment next to `dir/record`.
+/// A venv layout in `dir/venv` with SGLang 0.5.23 "installed" and `bin/python3` holding
+/// `script` with `mode`; returns that `python3`.
 #[allow(dead_code)]
-pub fn fake_venv(dir: &Path) -> PathBuf {
+pub fn venv_with(dir: &Path, script: &str, mode: u32) -> PathBuf {
     let bin = dir.join("venv/bin");
     let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
     std::fs::create_dir_all(&bin).unwrap();
@@ -63,18 +73,22 @@ pub fn fake_venv(dir: &Path) -> PathBuf {
     )
     .unwrap();
     let py = bin.join("python3");
-    let r = dir.join("record");
-    std::fs::write(
-        &py,
-        format!(
-            "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nenv > '{r}.env'\n",
-            r = r.display()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&py, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(mode)).unwrap();
     py
+}
+
+/// A fake interpreter in a venv layout with SGLang 0.5.23 "installed". Run, it records its PID,
+/// its argv (NUL-separated) and its environment next to `dir/record`.
+#[allow(dead_code)]
+pub fn fake_venv(dir: &Path) -> PathBuf {
+    let r = dir.join("record");
+    let script = format!(
+        "#!/bin/sh\necho $$ > '{r}.pid'\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > '{r}.argv'\nenv > '{r}.env'\n",
+        r = r.display()
+    );
+    venv_with(dir, &script, 0o755)
 }
 
 /// What the fake interpreter was run with: `(argv after the interpreter, environment lines)`;

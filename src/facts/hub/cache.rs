@@ -43,16 +43,9 @@ pub(super) fn commit(dir: &Path, files: &[(String, Vec<u8>)]) -> std::io::Result
 /// Letters, digits, `-`, `_` and inner `.` stay; every other byte becomes `%XX`, so no part
 /// can be `..`, hold a separator or collide with another.
 fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for (i, b) in s.bytes().enumerate() {
-        let plain = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
-        if plain {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    super::percent_encode(s, |i, b| {
+        b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0)
+    })
 }
 
 #[cfg(test)]

@@ -208,9 +208,16 @@ pub fn is_repo_id(s: &str) -> bool {
 
 /// One URL path segment: unreserved characters stay, every other byte is `%XX`.
 fn encode(s: &str) -> String {
+    percent_encode(s, |_, b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~')
+    })
+}
+
+/// `s` with every byte `keep(index, byte)` refuses written as `%XX`.
+fn percent_encode(s: &str, keep: impl Fn(usize, u8) -> bool) -> String {
     let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+    for (i, b) in s.bytes().enumerate() {
+        if keep(i, b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
