@@ -22,6 +22,7 @@ import enum
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -142,6 +143,11 @@ def _attr(owner, name):
     return _Stub(owner + "." + name)
 
 
+# transformers' torch modeling code cannot run on a stub torch: blocked (SGLang's import-time
+# compat patches import it inside try/except ImportError), while its config classes load.
+BLOCKED = {"transformers.modeling_utils"}
+
+
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves stub modules for `roots`: always for ALWAYS_STUBBED (never import torch), else
     only when the module is not installed."""
@@ -151,6 +157,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.served = set()
 
     def find_spec(self, fullname, path, target=None):
+        if fullname in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         root = fullname.split(".")[0]
         if root not in self.roots:
             return None
@@ -165,6 +173,42 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return m
 
     def exec_module(self, module):
+        pass
+
+
+def hide_stubs_from_third_party(finder):
+    """`importlib.util.find_spec` answers None for a stub unless SGLang's own code asks: other
+    packages (transformers' backend probes) then see torch as absent and leave their torch code
+    alone, whether or not a real torch is installed, while SGLang sees the stubs."""
+    orig = importlib.util.find_spec
+
+    def find_spec(name, package=None):
+        spec = orig(name, package)
+        if spec is not None and spec.loader is finder:
+            caller = sys._getframe(1).f_globals.get("__name__", "")
+            if caller != "sglang" and not caller.startswith("sglang."):
+                return None
+        return spec
+
+    importlib.util.find_spec = find_spec
+
+
+def llama_placeholder():
+    """SGLang's transformers compat patches import `transformers.models.llama.modeling_llama` to
+    alias one class for remote code; with torch stubbed that module cannot load. A placeholder
+    with that class stands in (the alias has no bearing on the parser)."""
+    name = "transformers.models.llama.modeling_llama"
+    try:
+        pkg = importlib.import_module("transformers.models.llama")
+    except Exception:
+        return
+    m = type(sys)(name)
+    m.__spec__ = importlib.machinery.ModuleSpec(name, None)
+    m.LlamaAttention = type("LlamaAttention", (), {"__module__": name})
+    sys.modules[name] = m
+    try:
+        setattr(pkg, "modeling_llama", m)
+    except Exception:
         pass
 
 
@@ -302,6 +346,8 @@ def extract():
     sys.argv[0] = "launch_server.py"  # old releases' prog is argv[0]'s basename
     finder = _Finder()
     sys.meta_path.insert(0, finder)
+    hide_stubs_from_third_party(finder)
+    llama_placeholder()
     stdout, sys.stdout = sys.stdout, sys.stderr  # SGLang's prints must not reach the JSON
     try:
         sa = import_server_args(finder)

@@ -111,6 +111,16 @@ pub const PYTHON_ENV: Kind = Kind {
     limit: MIB,
     hint: "ignored",
 };
+pub const PACKAGE_RECORD: Kind = Kind {
+    what: "package RECORD file",
+    limit: 64 * MIB,
+    hint: "the install is taken to be the release it names",
+};
+pub const PYTHON_SOURCE: Kind = Kind {
+    what: "SGLang source file",
+    limit: 64 * MIB,
+    hint: "the install is taken to differ from the release it names",
+};
 pub const FLAG_CACHE: Kind = Kind {
     what: "flag-set cache file",
     limit: 16 * MIB,

@@ -284,7 +284,8 @@ fn no_fix_changes_nothing() {
         "m",
         "--tp",
         "8",
-        "--enable-flashinfer-allreduce-fusion",
+        "--cuda-graph-max-bs",
+        "64",
     ];
     let out = sl()
         .args([
@@ -311,7 +312,10 @@ fn no_fix_changes_nothing() {
             .iter()
             .all(|f| f["fixed"] == false && f["fix"].is_null())
     );
-    assert_eq!(v["verdict"], "error", "an unfixed arch error blocks");
+    assert_eq!(
+        v["verdict"], "error",
+        "an unfixed error blocks (argparse's ambiguity)"
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 

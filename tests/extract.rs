@@ -36,6 +36,11 @@ struct Fake {
 
 impl Fake {
     fn new() -> Fake {
+        Fake::of(VERSION)
+    }
+
+    /// A fake install claiming `version` (its parser is the fake one either way).
+    fn of(version: &str) -> Fake {
         let dir = tempfile::tempdir().unwrap();
         let site = dir.path().join("site");
         let write = |rel: &str, text: &str| {
@@ -47,8 +52,8 @@ impl Fake {
         write("sglang/srt/__init__.py", "");
         write("sglang/srt/server_args.py", SERVER_ARGS);
         write(
-            &format!("sglang-{VERSION}.dist-info/METADATA"),
-            &format!("Metadata-Version: 2.1\nName: sglang\nVersion: {VERSION}\n"),
+            &format!("sglang-{version}.dist-info/METADATA"),
+            &format!("Metadata-Version: 2.1\nName: sglang\nVersion: {version}\n"),
         );
         write(
             "torch/__init__.py",
@@ -74,6 +79,14 @@ impl Fake {
 
     fn python(&self) -> PathBuf {
         self.dir.path().join("bin/python3")
+    }
+
+    fn site(&self) -> PathBuf {
+        self.dir.path().join("site")
+    }
+
+    fn dist_info(&self, version: &str) -> PathBuf {
+        self.site().join(format!("sglang-{version}.dist-info"))
     }
 
     fn starts(&self) -> usize {
@@ -223,4 +236,113 @@ fn a_failing_extraction_falls_back_and_says_why() {
     assert!(found.contains("VER001"), "{found}");
     assert!(found.contains("broken checkout"), "{found}");
     assert!(found.contains("nearest older one, 0.5.23"), "{found}");
+}
+
+/// A source checkout of an embedded release (`pip install -e`, as dev images do): the version
+/// string is 0.5.23's, the parser has an option 0.5.23 lacks. The install's own parser is read
+/// (VER003 says so), the option runs, a typo is still an argparse error, and the next run reads
+/// the cache keyed by the parser files' content without starting Python.
+#[test]
+fn an_editable_install_of_an_embedded_release_reads_its_own_parser() {
+    let fake = Fake::of("0.5.23");
+    let site = fake.site();
+    std::fs::write(
+        fake.dist_info("0.5.23").join("direct_url.json"),
+        format!(
+            r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
+            site.display()
+        ),
+    )
+    .unwrap();
+    let sglang = [
+        "--model-path",
+        "m",
+        "--fork-only-mode",
+        "exact",
+        "--tp",
+        "2",
+    ];
+    let p = fake.plan(&fake.python(), &sglang);
+    assert_eq!(fake.starts(), 1, "the extractor runs once");
+    let found = codes(&p).join("\n");
+    assert!(found.contains("VER003"), "{found}");
+    assert!(found.contains("an editable install"), "{found}");
+    assert!(
+        !found.contains("ARG001") && !found.contains("FLAG004"),
+        "{found}"
+    );
+    let typo = fake.plan(
+        &fake.python(),
+        &["--model-path", "m", "--fork-only-mod", "exact", "--bogus"],
+    );
+    assert!(
+        codes(&typo).join("\n").contains("ARG001"),
+        "a typo stays an error"
+    );
+    assert_eq!(fake.starts(), 1, "the cache answers");
+
+    // The checkout changes (a new option): its content digest changes, so it is read again.
+    let server_args = site.join("sglang/srt/server_args.py");
+    let changed = std::fs::read_to_string(&server_args)
+        .unwrap()
+        .replace("\"--enable-fork-thing\"", "\"--enable-fork-thing-2\"");
+    std::fs::write(&server_args, changed).unwrap();
+    let p = fake.plan(
+        &fake.python(),
+        &["--model-path", "m", "--enable-fork-thing-2"],
+    );
+    assert_eq!(fake.starts(), 2, "new content, new read");
+    assert!(!codes(&p).join("\n").contains("ARG001"));
+}
+
+/// A wheel whose RECORD lists other parser files than the release's (a fork built with the
+/// release's version) is read from its own parser too.
+#[test]
+fn a_wheel_with_other_parser_files_reads_its_own_parser() {
+    let fake = Fake::of("0.5.23");
+    std::fs::write(
+        fake.dist_info("0.5.23").join("RECORD"),
+        "sglang/srt/server_args.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n",
+    )
+    .unwrap();
+    let p = fake.plan(
+        &fake.python(),
+        &["--model-path", "m", "--enable-fork-thing"],
+    );
+    assert_eq!(fake.starts(), 1);
+    let found = codes(&p).join("\n");
+    assert!(
+        found.contains("VER003") && found.contains("not the release's"),
+        "{found}"
+    );
+    assert!(!found.contains("ARG001"), "{found}");
+}
+
+/// The release's own files (RECORD as pip wrote it for 0.5.23's wheel): the embedded data holds,
+/// no Python is started, and an option 0.5.23 lacks stays an error.
+#[test]
+fn a_pristine_install_keeps_the_embedded_data() {
+    let fake = Fake::of("0.5.23");
+    std::fs::copy(
+        format!("{ROOT}/tests/fixtures/record-0.5.23-parser.txt"),
+        fake.dist_info("0.5.23").join("RECORD"),
+    )
+    .unwrap();
+    // pip writes the files before RECORD: none is newer than it.
+    let record = fake.dist_info("0.5.23").join("RECORD");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&record)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let p = fake.plan(
+        &fake.python(),
+        &["--model-path", "m", "--enable-fork-thing"],
+    );
+    assert_eq!(fake.starts(), 0, "no Python for a pristine release");
+    let found = codes(&p).join("\n");
+    assert!(!found.contains("VER003"), "{found}");
+    assert!(found.contains("ARG001"), "{found}");
 }

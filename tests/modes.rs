@@ -47,7 +47,7 @@ fn a_refused_launch_exits_78_and_check_keeps_1() {
     );
     seed_run(&py)
         .args(["run", "--"])
-        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "3"])
+        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "16"])
         .assert()
         .code(78)
         .stderr(predicate::str::contains("--mode warn to launch anyway"));

@@ -287,13 +287,12 @@ fn approximate_no_rename_toward_another_releases_spelling() {
     let flag = of(&out, "FLAG001");
     assert!(flag.iter().all(|f| !f.fixed), "{flag:#?}");
     assert!(flag.iter().all(|f| f.message.contains("is approximate")));
-    assert_eq!(tokens(&out), line);
-    // No neighbouring release takes it: still SGLang's own error.
-    assert!(
-        of(&out, "ARG001")[0]
-            .message
-            .starts_with("ambiguous option")
-    );
+    // The spelling is kept (other fixes, the 4090 pair's all-reduce, may append).
+    assert_eq!(tokens(&out)[..line.len()], line);
+    // No embedded release bounds 0.5.99 from above: what the newest says is a warning, since
+    // 0.5.99's own parser may differ.
+    assert!(of(&out, "ARG001").is_empty(), "{:#?}", out.plan.findings);
+    assert!(of(&out, "ARG002")[0].message.contains("ambiguous option"));
     // A source checkout of the newest release: the spelling the stand-in knows is not renamed
     // toward either.
     let line = with_model(&["--tp", "2", "--cuda-graph-max-bs-decode", "64"]);

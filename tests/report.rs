@@ -216,7 +216,7 @@ fn fixed_findings_read_as_fixed_and_the_verdict_counts_what_blocks() {
     };
     let fusion = line("--enable-flashinfer-allreduce-fusion");
     let report = report::human(&outcome("8x-rtx-pro-6000-pcie", &fusion), false);
-    // Both errors were fixed: nothing reads as an error, each reads as fixed.
+    // Both were fixed (the fusion is a warning, the spelling an error): each reads as fixed.
     assert!(!report.contains("  error "), "{report}");
     for code in ["FLAG001", "ARCH001"] {
         assert!(
@@ -225,19 +225,20 @@ fn fixed_findings_read_as_fixed_and_the_verdict_counts_what_blocks() {
         );
     }
     assert!(report.ends_with("verdict: ok — 2 fixed\n"), "{report}");
-    // With --no-fix they block (and argparse rejects the old spelling: ARG001), and the
-    // verdict says so; a warning is counted apart.
+    // With --no-fix the spelling blocks (argparse rejects it: ARG001 too), and the verdict
+    // says so; the warnings are counted apart.
     let mut req = request(
         "8x-rtx-pro-6000-pcie",
         &line("--enable-flashinfer-allreduce-fusion --mem-fraction-static 0.95"),
     );
     req.no_fix = true;
     let report = report::human(&plan::build(&req).unwrap(), false);
-    assert!(report.contains("  error   ARCH001"), "{report}");
+    assert!(report.contains("  warning ARCH001"), "{report}");
+    assert!(report.contains("  error   FLAG001"), "{report}");
     assert!(report.contains("  warning MEM003"), "{report}");
     assert!(!report.contains("  fixed "), "{report}");
     assert!(
-        report.ends_with("verdict: blocked — 3 errors, 1 warning\n"),
+        report.ends_with("verdict: blocked — 2 errors, 2 warnings\n"),
         "{report}"
     );
     // Under --strict a warning alone blocks, and the verdict says why.

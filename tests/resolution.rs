@@ -25,6 +25,7 @@ fn node(cc: &str, mem: u64) -> Topology {
         driver_version: None,
         cuda_driver_version: None,
         host: None,
+        accelerators: Vec::new(),
         gpus: (0..8)
             .map(|i| Gpu {
                 index: i,

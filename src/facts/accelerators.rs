@@ -10,40 +10,106 @@ use std::path::Path;
 pub struct Found {
     pub name: &'static str,
     pub evidence: String,
+    /// The vendor as topology/v1 names it (`amd`, `huawei`, …).
+    pub vendor: &'static str,
+    /// How many devices the nodes show (at least 1).
+    pub count: u32,
 }
 
-/// Device nodes (file-name prefixes under `dev/`) that only these accelerators' drivers create.
-const NODES: &[(&str, &str, &str)] = &[
-    ("AMD ROCm GPU", "", "kfd"),
-    ("Ascend NPU", "", "davinci"),
-    ("Habana Gaudi HPU", "", "hl"),
-    ("Moore Threads MUSA GPU", "", "mtgpu"),
-    ("Intel XPU", "dri", "renderD"),
+/// One accelerator kind: its name, vendor, the directory under `dev/` and the file-name prefix
+/// of the node that only its driver creates, and the prefix of one node per device.
+struct Kind {
+    name: &'static str,
+    vendor: &'static str,
+    sub: &'static str,
+    marker: &'static str,
+    per_device: &'static str,
+    /// Render nodes count only with this PCI vendor id (every GPU driver creates them).
+    pci_vendor: Option<&'static str>,
+}
+
+const KINDS: &[Kind] = &[
+    Kind {
+        name: "AMD ROCm GPU",
+        vendor: "amd",
+        sub: "",
+        marker: "kfd",
+        per_device: "dri/renderD",
+        pci_vendor: Some("0x1002"),
+    },
+    Kind {
+        name: "Ascend NPU",
+        vendor: "huawei",
+        sub: "",
+        marker: "davinci",
+        per_device: "davinci",
+        pci_vendor: None,
+    },
+    Kind {
+        name: "Habana Gaudi HPU",
+        vendor: "habana",
+        sub: "",
+        marker: "hl",
+        per_device: "hl",
+        pci_vendor: None,
+    },
+    Kind {
+        name: "Moore Threads MUSA GPU",
+        vendor: "mthreads",
+        sub: "",
+        marker: "mtgpu",
+        per_device: "mtgpu",
+        pci_vendor: None,
+    },
+    Kind {
+        name: "Intel XPU",
+        vendor: "intel",
+        sub: "dri",
+        marker: "renderD",
+        per_device: "dri/renderD",
+        pci_vendor: Some("0x8086"),
+    },
 ];
 
 /// The accelerators present under `root` (`/` on a real host).
 pub fn other(root: &Path) -> Vec<Found> {
-    NODES
+    KINDS
         .iter()
-        .filter_map(|(name, sub, prefix)| {
-            let dir = root.join("dev").join(sub);
-            let node = first_node(&dir, prefix)?;
-            // Every GPU driver creates render nodes: only Intel's (PCI vendor 0x8086) count.
-            if *prefix == "renderD" && !intel_render_node(root, &node) {
-                return None;
-            }
+        .filter_map(|k| {
+            let dir = root.join("dev").join(k.sub);
+            let nodes = nodes(&dir, k.marker);
+            // Every GPU driver creates render nodes: only the vendor's count.
+            let node = match k.pci_vendor.filter(|_| k.marker == "renderD") {
+                Some(v) => nodes.into_iter().find(|n| pci_vendor(root, n) == Some(v))?,
+                None => nodes.into_iter().next()?,
+            };
             Some(Found {
-                name,
-                evidence: format!("/{}", Path::new("dev").join(sub).join(&node).display()),
+                name: k.name,
+                evidence: format!("/{}", Path::new("dev").join(k.sub).join(&node).display()),
+                vendor: k.vendor,
+                count: devices(root, k).max(1),
             })
         })
         .collect()
 }
 
-/// The first entry of `dir` named `prefix` followed by nothing or a digit, in name order.
-fn first_node(dir: &Path, prefix: &str) -> Option<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .ok()?
+/// The devices of one kind: its per-device nodes (of its PCI vendor, for render nodes).
+fn devices(root: &Path, k: &Kind) -> u32 {
+    let (sub, prefix) = k.per_device.rsplit_once('/').unwrap_or(("", k.per_device));
+    let found = nodes(&root.join("dev").join(sub), prefix)
+        .into_iter()
+        .filter(|n| n.len() > prefix.len())
+        .filter(|n| k.pci_vendor.is_none_or(|v| pci_vendor(root, n) == Some(v)))
+        .count();
+    u32::try_from(found).unwrap_or(u32::MAX)
+}
+
+/// The entries of `dir` named `prefix` followed by nothing or a digit, in name order.
+fn nodes(dir: &Path, prefix: &str) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = rd
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| {
             n.strip_prefix(prefix).is_some_and(|rest| {
@@ -52,12 +118,28 @@ fn first_node(dir: &Path, prefix: &str) -> Option<String> {
         })
         .collect();
     names.sort();
-    names.into_iter().next()
+    names
 }
 
-fn intel_render_node(root: &Path, node: &str) -> bool {
+/// The PCI vendor id of a DRM node (`0x8086`), from sysfs.
+fn pci_vendor(root: &Path, node: &str) -> Option<&'static str> {
     let vendor = root.join("sys/class/drm").join(node).join("device/vendor");
-    std::fs::read_to_string(vendor).is_ok_and(|v| v.trim() == "0x8086")
+    let text = std::fs::read_to_string(vendor).ok()?;
+    ["0x1002", "0x8086", "0x10de"]
+        .into_iter()
+        .find(|v| text.trim() == *v)
+}
+
+/// These accelerators as topology/v1 lists them.
+pub fn listed(found: &[Found]) -> Vec<crate::facts::topology::Accelerator> {
+    found
+        .iter()
+        .map(|f| crate::facts::topology::Accelerator {
+            vendor: f.vendor.to_owned(),
+            name: f.name.to_owned(),
+            count: f.count,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -84,11 +166,15 @@ mod tests {
             [
                 Found {
                     name: "AMD ROCm GPU",
-                    evidence: "/dev/kfd".into()
+                    evidence: "/dev/kfd".into(),
+                    vendor: "amd",
+                    count: 1,
                 },
                 Found {
                     name: "Ascend NPU",
-                    evidence: "/dev/davinci3".into()
+                    evidence: "/dev/davinci3".into(),
+                    vendor: "huawei",
+                    count: 1,
                 }
             ]
         );
@@ -110,5 +196,23 @@ mod tests {
             "0x8086\n",
         );
         assert_eq!(other(t.path())[0].evidence, "/dev/dri/renderD128");
+    }
+
+    #[test]
+    fn each_device_node_counts_once() {
+        let t = tempfile::tempdir().unwrap();
+        touch(t.path(), "dev/kfd", "");
+        for (n, vendor) in [(128, "0x1002"), (129, "0x1002"), (130, "0x10de")] {
+            touch(t.path(), &format!("dev/dri/renderD{n}"), "");
+            touch(
+                t.path(),
+                &format!("sys/class/drm/renderD{n}/device/vendor"),
+                &format!("{vendor}\n"),
+            );
+        }
+        let found = other(t.path());
+        assert_eq!((found[0].vendor, found[0].count), ("amd", 2));
+        let listed = listed(&found);
+        assert_eq!(listed[0].name, "AMD ROCm GPU");
     }
 }

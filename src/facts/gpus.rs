@@ -733,6 +733,7 @@ mod tests {
             ],
             links: vec![],
             host: None,
+            accelerators: Vec::new(),
         }
     }
 

@@ -160,6 +160,7 @@ pub fn detect(lib_path: Option<&Path>) -> Result<Topology, NvmlError> {
         gpus,
         links,
         host: None,
+        accelerators: Vec::new(),
     })
 }
 

@@ -43,6 +43,7 @@ const TOP_KEYS: &[&str] = &[
     "gpus",
     "links",
     "host",
+    "accelerators",
 ];
 const GPU_KEYS: &[&str] = &[
     "index",
@@ -58,6 +59,7 @@ const GPU_KEYS: &[&str] = &[
     "pcie_width",
 ];
 const LINK_KEYS: &[&str] = &["gpus", "path", "nvlink", "p2p"];
+const ACCELERATOR_KEYS: &[&str] = &["vendor", "name", "count"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -77,6 +79,25 @@ pub struct Topology {
     /// Facts about the host outside the GPUs, as `detect` recorded them (absent: not recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostRecord>,
+    /// Accelerators that are not NVIDIA GPUs (AMD, Intel, Ascend, …): a host with these and no
+    /// NVIDIA GPU runs SGLang on them, which the launcher does not plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accelerators: Vec<Accelerator>,
+}
+
+/// One kind of accelerator that is not an NVIDIA GPU, and how many the host has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Accelerator {
+    /// `amd`, `intel`, `huawei`, `habana`, `mthreads`, `cpu`, …
+    pub vendor: String,
+    pub name: String,
+    #[serde(default = "one")]
+    pub count: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -424,7 +445,11 @@ impl Topology {
         if let Some(Value::Object(host)) = top.get("host") {
             check_object(text, origin, host, &[Seg::Key("host")], HOST_KEYS, "host")?;
         }
-        for (list, keys, object) in [("gpus", GPU_KEYS, "GPU"), ("links", LINK_KEYS, "link")] {
+        for (list, keys, object) in [
+            ("gpus", GPU_KEYS, "GPU"),
+            ("links", LINK_KEYS, "link"),
+            ("accelerators", ACCELERATOR_KEYS, "accelerator"),
+        ] {
             if let Some(Value::Array(items)) = top.get(list) {
                 for (i, item) in items.iter().enumerate() {
                     let path = [Seg::Key(list), Seg::Index(i)];
@@ -668,6 +693,10 @@ fn field(object: &str, key: &str) -> Option<(Kind, bool, bool, &'static str)> {
         ("top-level", "gpus") => (Kind::List, true, false, "the list of GPUs"),
         ("top-level", "links") => (Kind::List, false, false, ""),
         ("top-level", "host") => (Kind::Object, false, true, ""),
+        ("top-level", "accelerators") => (Kind::List, false, false, ""),
+        ("accelerator", "vendor") => (Kind::Str, true, false, "amd, intel, huawei, habana, …"),
+        ("accelerator", "name") => (Kind::Str, true, false, "the product name"),
+        ("accelerator", "count") => (Kind::U32, false, false, ""),
         ("host", "shm_present" | "in_container") => (Kind::Bool, false, true, ""),
         ("host", "shm_bytes") => (Kind::U64, false, true, ""),
         ("host", "rdma_devices") => (Kind::List, false, true, ""),
@@ -1014,6 +1043,7 @@ mod tests {
             ("top-level", TOP_KEYS),
             ("GPU", GPU_KEYS),
             ("link", LINK_KEYS),
+            ("accelerator", ACCELERATOR_KEYS),
         ] {
             for key in keys {
                 assert!(field(object, key).is_some(), "{object} {key}");

@@ -317,6 +317,16 @@ pub struct DetectArgs {
         hide = true
     )]
     pub nvml_lib: Option<PathBuf>,
+
+    /// The root under which dev/ is read for other accelerators (tests)
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_DEVICE_ROOT",
+        hide_env_values = true,
+        value_name = "DIR",
+        hide = true
+    )]
+    pub device_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

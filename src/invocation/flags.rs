@@ -143,16 +143,20 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
         ));
         return Ok(exit::NOT_FOUND);
     };
-    if flagset_is_embedded(&found.version) {
-        print_out(&format!(
-            "SGLang {} is embedded in this build: nothing to read",
-            found.version
-        ))?;
-        return Ok(exit::OK);
-    }
+    let digest = match version::source_of(&found) {
+        version::Source::Embedded(_) => {
+            print_out(&format!(
+                "SGLang {} is embedded in this build: nothing to read",
+                found.version
+            ))?;
+            return Ok(exit::OK);
+        }
+        version::Source::Install { digest, .. } => digest,
+    };
     let install = extract::Install {
         version: &found.version,
         dist_info: &found.dist_info,
+        digest: digest.as_deref(),
     };
     match extract::refresh(&py, install) {
         Ok(x) => {
@@ -178,8 +182,4 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
             Ok(exit::BLOCKED)
         }
     }
-}
-
-fn flagset_is_embedded(version: &str) -> bool {
-    crate::sglang::flagset::get(version).is_some()
 }

@@ -37,31 +37,27 @@ pub fn plan_cmd(
 ) -> Result<i32, Fatal> {
     let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
     crate::secrets::install_early(&prepared.tokens, &prepared.env);
-    let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
-        Target::Other(why) => {
-            let line =
-                format!("pass-through: {why}; nothing to check, SGLang gets the command unchanged");
-            if show.print_args {
-                report_line(&format!("sglang-launch: {line}"));
-                let args = sglang::parse(newest(), prepared.tokens);
-                let interpreter = resolve_interpreter(s.0.python.as_deref());
-                let line = untouched_line(&interpreter.path, &args, show.show_secrets);
-                if show.show_secrets {
-                    print_verbatim(&line)?;
-                } else {
-                    print_out(&line)?;
-                }
-            } else if out.json {
-                report_line(&format!("sglang-launch: {line}"));
-            } else {
-                print_out(&format!("sglang-launch: {line}"))?;
-            }
-            return Ok(exit::OK);
-        }
+    let (topology, pass_through) = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
+        Target::Other(why) => (None, Some(why)),
         Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
-        Target::Nvidia(t) => t.map(|t| *t),
+        Target::Nvidia(t) => (t.map(|t| *t), None),
     };
-    let outcome = build(s, prepared, topology, false)?;
+    if let Some(why) = &pass_through {
+        report_line(&format!(
+            "sglang-launch: pass-through: {why}; not planned, SGLang gets the command unchanged"
+        ));
+    }
+    let outcome = build(s, prepared, topology, pass_through.clone(), false)?;
+    if pass_through.is_some() && show.print_args {
+        // What runs is the command as given: nothing is fixed for a server not planned.
+        let line = untouched_line(&outcome.interpreter.path, &outcome.args, show.show_secrets);
+        if show.show_secrets {
+            print_verbatim(&line)?;
+        } else {
+            print_out(&line)?;
+        }
+        return Ok(outcome.exit_code());
+    }
     misplaced_hint(&outcome);
     write_json_file(out, &outcome)?;
     if show.print_args {
@@ -115,7 +111,7 @@ pub fn run(
         Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
         Target::Nvidia(t) => t.map(|t| *t),
     };
-    let outcome = build(s, prepared, topology, mode == Mode::Warn).map_err(|mut f| {
+    let outcome = build(s, prepared, topology, None, mode == Mode::Warn).map_err(|mut f| {
         if f.code == exit::BLOCKED {
             f.code = exit::CONFIG;
         }

@@ -318,6 +318,7 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>
         hub: !s.offline && (s.topology.is_none() || s.online),
         fit: s.fit,
         env,
+        pass_through: None,
     }
 }
 
@@ -399,13 +400,17 @@ fn build(
     (s, profile): &(Settings, Option<Profile>),
     prepared: profiled::Prepared,
     gpus: Option<Topology>,
+    pass_through: Option<String>,
     warn: bool,
 ) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&prepared.tokens, |_| false);
-    let outcome = plan::build(&request(s, prepared.tokens, prepared.env, gpus))
-        .map_err(|e| hinted(e, hint))?;
+    let mut req = request(s, prepared.tokens, prepared.env, gpus);
+    req.pass_through = pass_through;
+    let outcome = plan::build(&req).map_err(|e| hinted(e, hint))?;
     if let Some(p) = profile {
+        // A profile's hardware conditions describe NVIDIA GPUs: a pass-through has none.
         match profiled::check_hardware(p, &outcome.topology) {
+            _ if req.pass_through.is_some() => {}
             Err(f) if warn => crate::out::warn(&format!("{} (--mode warn)", f.message)),
             other => other?,
         }
@@ -423,12 +428,15 @@ fn build(
 }
 
 fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
-    let mut topo = plan::load_topology(None, a.nvml_lib.as_deref()).map_err(|e| {
-        Fatal::usage(format!(
-            "{e}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
-             writes the file that check/plan read with --topology box.json)",
-        ))
-    })?;
+    let mut topo = match plan::load_topology(None, a.nvml_lib.as_deref()) {
+        Ok(t) => t,
+        Err(e) => other_accelerators(a).ok_or_else(|| {
+            Fatal::usage(format!(
+                "{e}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
+                 writes the file that check/plan read with --topology box.json)",
+            ))
+        })?,
+    };
     // The host around the GPUs, so a plan for this machine elsewhere sees it too.
     let python = plan::resolve_interpreter(a.python.as_deref());
     let packages = python.found.then(|| {
@@ -444,4 +452,25 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
         print_out(&report::topology(&topo))?;
     }
     Ok(exit::OK)
+}
+
+/// No NVIDIA driver: a host with another accelerator is still described (no GPUs, its
+/// accelerators listed), so an offline check of it passes through as the drop-in would.
+fn other_accelerators(a: &cli::DetectArgs) -> Option<crate::facts::Topology> {
+    let root = a
+        .device_root
+        .as_deref()
+        .unwrap_or(std::path::Path::new("/"));
+    let found = crate::facts::accelerators::other(root);
+    (!found.is_empty()).then(|| crate::facts::Topology {
+        schema: crate::facts::topology::SCHEMA.to_owned(),
+        source: "sglang-launch detect (device nodes)".to_owned(),
+        hostname: None,
+        driver_version: None,
+        cuda_driver_version: None,
+        gpus: Vec::new(),
+        links: Vec::new(),
+        host: None,
+        accelerators: crate::facts::accelerators::listed(&found),
+    })
 }

@@ -35,8 +35,8 @@ pub fn decide(s: &Settings, tokens: &[OsString], env: &Env) -> Target {
         }
         _ => {}
     }
-    if s.topology.is_some() {
-        return Target::Nvidia(None);
+    if let Some(path) = &s.topology {
+        return from_file(path);
     }
     let nvml = plan::load_topology(None, s.nvml_lib.as_deref());
     let no_gpu = nvml.as_ref().map_or(true, |t| t.gpus.is_empty());
@@ -57,6 +57,28 @@ pub fn decide(s: &Settings, tokens: &[OsString], env: &Env) -> Target {
     match nvml {
         Ok(t) => Target::Nvidia(Some(Box::new(t))),
         Err(e) => Target::NoDriver(e.into()),
+    }
+}
+
+/// A topology file: read once here (the plan reuses it); one that lists no NVIDIA GPU but
+/// other accelerators describes a host the drop-in passes through. A file that cannot be read
+/// is the plan's to report.
+fn from_file(path: &Path) -> Target {
+    match crate::facts::Topology::load(path) {
+        Ok(t) if t.gpus.is_empty() && !t.accelerators.is_empty() => {
+            let names: Vec<String> = t
+                .accelerators
+                .iter()
+                .map(|a| format!("{}× {}", a.count, a.name))
+                .collect();
+            Target::Other(format!(
+                "{} lists no NVIDIA GPU but {}",
+                path.display(),
+                names.join(", ")
+            ))
+        }
+        Ok(t) => Target::Nvidia(Some(Box::new(t))),
+        Err(_) => Target::Nvidia(None),
     }
 }
 
@@ -121,7 +143,7 @@ mod tests {
             &["--model-path", "m"][..],
         ] {
             assert!(
-                matches!(decide(&offline(), &toks(line), &env), Target::Nvidia(None)),
+                matches!(decide(&offline(), &toks(line), &env), Target::Nvidia(_)),
                 "{line:?}"
             );
         }

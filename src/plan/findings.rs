@@ -39,13 +39,23 @@ pub fn version(machine: &Machine) -> Option<Hit> {
             ),
         ));
     }
+    if let Some(why) = &selected.modified {
+        return Some(modified_install(machine, why));
+    }
     if selected.source != version::VersionSource::Fallback {
         return None;
     }
-    let which = if version::cmp(&selected.requested, &selected.flags.version).is_lt() {
+    let older = version::cmp(&selected.requested, &selected.flags.version).is_lt();
+    let outside = machine.neighbours.as_deref().is_some_and(|n| n.len() < 2);
+    let which = if older {
         "it is older than every embedded one; using the oldest"
     } else {
         "using the nearest older one"
+    };
+    let tolerated = if outside {
+        "every argument error is a warning (ARG002), since no embedded release bounds it on both sides"
+    } else {
+        "an option or choice a neighbouring embedded release has is a warning (ARG002), not an error"
     };
     let why = selected
         .extract_error
@@ -60,11 +70,44 @@ pub fn version(machine: &Machine) -> Option<Hit> {
         Code::VER001,
         format!(
             "SGLang {} has no embedded flag set{why}; {which}, {}: the check is approximate{around}: \
-             an option or choice a neighbouring embedded release has is a warning (ARG002), \
-             not an error, and no fix renames an option",
+             {tolerated}, and no fix renames an option",
             selected.requested, selected.flags.version
         ),
     ))
+}
+
+/// VER003 (the install's own parser was read) or VER001 (it could not be: approximate) for an
+/// install that is not the release its version names.
+fn modified_install(machine: &Machine, why: &str) -> Hit {
+    let selected = &machine.selected;
+    let v = &selected.requested;
+    match &selected.extract_error {
+        None => {
+            let from = match &selected.flags_from {
+                version::FlagsFrom::Extracted {
+                    cache: Some(c),
+                    ran_python: false,
+                } => format!("from its cache {}", c.display()),
+                version::FlagsFrom::Extracted { cache: Some(c), .. } => {
+                    format!("now, and cached in {}", c.display())
+                }
+                _ => "now".to_owned(),
+            };
+            Hit::new(
+                Code::VER003,
+                format!(
+                    "SGLang {v} here is {why}: its options were read from the installed parser {from}, not from the {v} release's data"
+                ),
+            )
+        }
+        Some(e) => Hit::new(
+            Code::VER001,
+            format!(
+                "SGLang {v} here is {why}, and its own parser could not be read ({e}): the {} release's data stands in, approximately: an option or choice a later release has is a warning (ARG002), not an error, and no fix renames an option",
+                selected.flags.version
+            ),
+        ),
+    }
 }
 
 /// MEM001/MEM002: the model named could not be read, or its files make no sense; HUB00x: it
@@ -185,15 +228,20 @@ pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<H
         } else {
             format!("SGLang {in_use} says \"{}\"", t.error.message)
         };
+        let why = if t.release.is_empty() {
+            format!(
+                "no embedded release bounds SGLang {} on both sides, so it is not checked",
+                machine.selected.requested
+            )
+        } else {
+            format!(
+                "but SGLang {} accepts it; SGLang {} lies between them, so it is not checked",
+                t.release, machine.selected.requested
+            )
+        };
         Hit::new(
             Code::ARG002,
-            format!(
-                "`{}`: {what}, but SGLang {} accepts it; SGLang {} lies between them, so it is \
-                 not checked",
-                t.tokens.join(" "),
-                t.release,
-                machine.selected.requested
-            ),
+            format!("`{}`: {what}, {why}", t.tokens.join(" ")),
         )
     }));
     out

@@ -150,13 +150,14 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
     let ctx = Context::new(line.facts(machine, models));
     let mut hits = rules::evaluate(&ctx, settings);
     if machine.neighbours.is_some() {
-        // Approximate mode: FLAG004 judges spellings by a release that is not the user's (the
-        // argument findings judge them by the releases around it), and FLAG001 may not call
-        // an option wrong that a neighbouring release has.
+        // Approximate mode: FLAG004–006 judge spellings by a release that is not the user's
+        // (the argument findings judge them by the releases around it), and FLAG001 may not
+        // call an option wrong that a neighbouring release has.
         hits.retain(|h| {
-            h.code != Code::FLAG004
-                && !(h.code == Code::FLAG001
-                    && renames_from(h).is_some_and(|o| line.parsed.tolerates(o)))
+            let spelling = matches!(h.code, Code::FLAG004 | Code::FLAG005 | Code::FLAG006);
+            let tolerated_rename = h.code == Code::FLAG001
+                && renames_from(h).is_some_and(|o| line.parsed.tolerates(o));
+            !(spelling || tolerated_rename)
         });
     }
     hits

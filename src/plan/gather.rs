@@ -9,7 +9,7 @@ use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem, Unavailable};
 use crate::facts::{self, Env, Packages, Topology};
 use crate::resolve::Speculative;
-use crate::sglang::{SglangArgs, approx, version};
+use crate::sglang::{SglangArgs, version};
 
 /// The interpreter that would run SGLang.
 #[derive(Debug, Clone)]
@@ -94,8 +94,7 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
     };
     // Nothing found and nothing asked for is not a release to approximate: the newest flag set
     // is assumed (VER002 says so), and the launcher cannot start SGLang there anyway.
-    let neighbours = (selected.source == version::VersionSource::Fallback && selected.detected())
-        .then(|| approx::neighbours(&selected.requested));
+    let neighbours = selected.neighbours();
     Ok(Machine {
         neighbours,
         host,

@@ -21,6 +21,10 @@ pub enum Verdict {
     Ok,
     Warning,
     Error,
+    /// Not a server for an NVIDIA GPU: not planned; the drop-in passes it through unchanged
+    /// (findings that do not depend on the hardware are still listed; an error is `error`).
+    #[serde(rename = "pass-through")]
+    PassThrough,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

@@ -11,6 +11,7 @@ pub mod gather;
 pub mod json;
 pub mod memory;
 mod multinode;
+mod passthrough;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -46,6 +47,8 @@ pub struct Request {
     pub fit: bool,
     /// The environment the server would inherit.
     pub env: Env,
+    /// Not a server for an NVIDIA GPU (why): judged without hardware, nothing planned or fixed.
+    pub pass_through: Option<String>,
 }
 
 /// A problem with the launcher's own input: nothing is planned or launched.
@@ -91,6 +94,12 @@ impl From<Error> for Fatal {
     }
 }
 
+impl Error {
+    fn into_fatal(self) -> Fatal {
+        self.into()
+    }
+}
+
 /// Everything the report and exec layers need.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -120,6 +129,9 @@ impl Outcome {
 
 /// The planning pipeline: facts, fixpoint, memory, plan.
 pub fn build(req: &Request) -> Result<Outcome, Fatal> {
+    if let Some(why) = &req.pass_through {
+        return passthrough::build(req, why);
+    }
     validate(req)?;
     let machine = gather::machine(req)?;
     let mut models = gather::Models::new(facts::hub::Settings::from_env(&req.env, req.hub));

@@ -148,6 +148,19 @@ fn header(outcome: &Outcome, st: &Style) -> String {
         crate::sglang::version::VersionSource::Option => "--sglang-version",
         crate::sglang::version::VersionSource::Fallback => "fallback",
     };
+    if plan.verdict == Verdict::PassThrough
+        || (plan.verdict == Verdict::Error
+            && plan
+                .findings
+                .iter()
+                .any(|f| crate::rules::Code::TOP005 == f.code.as_str()))
+    {
+        return format!(
+            "{} SGLang {} ({src}) · not an NVIDIA GPU server: not planned",
+            st.paint("1", "sglang-launch:"),
+            plan.sglang_version,
+        );
+    }
     format!(
         "{} SGLang {} ({src}) · {} · GPUs {}",
         st.paint("1", "sglang-launch:"),
@@ -218,6 +231,8 @@ fn verdict(outcome: &Outcome, st: &Style) -> String {
     }
     let word = if blocked {
         st.paint("1;31", "blocked")
+    } else if plan.verdict == Verdict::PassThrough {
+        st.paint("1;36", "pass-through")
     } else if warnings > 0 {
         st.paint("1;33", "ok")
     } else {

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 use super::checks::*;
 use super::versions::valid_versions;
-use super::{CheckFn, FixAvailability, Rule, Severity};
+use super::{CheckFn, Evidence, FixAvailability, Rule, Severity};
 
 /// Old code → new code, for codes that were renamed. Codes are never reused.
 pub const REDIRECTS: &[(&str, &str)] = &[];
@@ -89,9 +89,12 @@ catalogue! {
     MEM012 => P,
     MEM013 => P,
     MEM015 => P,
+    MEM016 => P,
     TOP001 => P,
+    TOP005 => P,
     VER001 => P,
     VER002 => P,
+    VER003 => P,
     // Custom all-reduce.
     AR001 => c(ar::no_p2p),
     AR002 => c(ar::forced_pcie),
@@ -113,6 +116,7 @@ catalogue! {
     ARCH008 => c(arch::gpt_oss_sm12x),
     ARCH009 => c(arch::megamoe_arch),
     ARCH010 => c(arch::h20_fusion),
+    ARCH011 => c(arch::trtllm_gen_moe_sm12x),
     // Attention backends.
     ATTN001 => c(attn::fa3_arch),
     ATTN002 => c(attn::fa3_mla),
@@ -135,6 +139,8 @@ catalogue! {
     QUANT004 => c(quant::fp8_sm12x),
     QUANT005 => c(quant::dsa_kv_dtype),
     QUANT006 => c(quant_block::fp8_block_shard),
+    QUANT007 => c(quant::fp8_pre_ada_dense),
+    QUANT008 => c(quant_block::fp8_block_shard_dense),
     // Communication and NCCL environment.
     COMM001 => c(comm::nccl_p2p_disable_nvlink),
     COMM002 => c(comm::shm),
@@ -163,6 +169,7 @@ catalogue! {
     EP009 => c(ep::runner_ep),
     EP010 => c(ep::a2a_forces_ep),
     EP011 => c(ep::deepep_internode_rdma),
+    EP012 => c(ep::eplb_without_ep_multinode),
     // Speculative decoding.
     SPEC001 => c(spec::pcie_tp),
     SPEC002 => c(spec::dp_attention_unsupported),
@@ -186,6 +193,7 @@ catalogue! {
     PAR008 => c(par::moe_dense_tp),
     PAR009 => P,
     PAR010 => P,
+    PAR011 => c(par::kv_heads),
     // Caches and chunked prefill.
     CACHE001 => c(cache::hicache_radix),
     CACHE002 => c(cache::chunk_page),
@@ -204,6 +212,8 @@ catalogue! {
     FLAG002 => c(flag::deprecated),
     FLAG003 => c(flag::dp_attention_deprecated),
     FLAG004 => c(flag::removed),
+    FLAG005 => c(flag::abbreviates_same),
+    FLAG006 => c(flag::abbreviates_other),
     // Environment variables.
     ENV001 => c(env::unknown),
     ENV002 => c(env::deprecated_alias),
@@ -211,6 +221,7 @@ catalogue! {
     ENV004 => c(env::ineffective),
     ENV005 => c(env::bad_value),
     ENV006 => c(env::context_length),
+    ENV009 => c(env::context_length_allowed),
     ENV007 => c(env::deterministic),
     ENV008 => c(env::device_order),
     // GPUs in use.
@@ -228,6 +239,7 @@ catalogue! {
     MIX008 => c(matrix::pp_a2a),
     MIX009 => c(matrix::dp_attention_ep_no_a2a),
     MIX010 => c(matrix::eagle_dp_attention_early),
+    MIX011 => c(matrix::pdmux_sm100),
     // Installed packages (silent when unknown).
     PKG001 => c(pkg::torch_build),
     PKG002 => c(pkg::sgl_kernel_sm120),
@@ -300,6 +312,14 @@ pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Res
     if !valid_versions(versions) {
         return Err(format!("bad versions {versions}"));
     }
+    let evidence = field("evidence")
+        .map(|e| {
+            e.split(';')
+                .map(Evidence::parse)
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?
+        .unwrap_or_default();
     Ok(Rule {
         id,
         code,
@@ -312,6 +332,7 @@ pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Res
             .map(|s| s.split_whitespace().collect())
             .unwrap_or_default(),
         no_source: field("no-source"),
+        evidence,
         explanation: body,
         check,
     })

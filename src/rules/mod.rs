@@ -104,6 +104,62 @@ impl Fired {
 
 pub type CheckFn = fn(&Context) -> Vec<Fired>;
 
+/// How a failure an `error` rule predicts is known to be the release's own (`evidence:` in the
+/// rule's header, `;`-separated). Anything less makes a rule a warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    /// Goldens recorded by running the release's own code on the inputs the rule fires on (and
+    /// near misses it must not fire on): a JSON-lines file in the repository.
+    Golden(&'static str),
+    /// The release's argument parser refuses: the conformance goldens recorded from its argparse.
+    Parser,
+    /// A version-pinned public failure with its exact error text, checked against that
+    /// release's source: `report URL RELEASE "text"` (RELEASE is SGLang's, or `pkg==VER` for a
+    /// failure of another package whatever SGLang's release).
+    Report {
+        url: &'static str,
+        release: &'static str,
+        text: &'static str,
+    },
+    /// Real start-up logs (memory): a file in the repository with what SGLang logged.
+    Logs(&'static str),
+    /// The launcher meets the failure itself while checking: the request SGLang would make at
+    /// start-up (the Hub's answer for the model's files) is refused, and how.
+    Observed(&'static str),
+}
+
+impl Evidence {
+    pub(crate) fn parse(item: &'static str) -> Result<Evidence, String> {
+        let item = item.trim();
+        let (kind, rest) = item.split_once(' ').unwrap_or((item, ""));
+        let rest = rest.trim();
+        match kind {
+            "golden" if !rest.is_empty() => Ok(Evidence::Golden(rest)),
+            "logs" if !rest.is_empty() => Ok(Evidence::Logs(rest)),
+            "observed" if !rest.is_empty() => Ok(Evidence::Observed(rest)),
+            "parser" => Ok(Evidence::Parser),
+            "report" => {
+                let (url, rest) = rest.split_once(' ').ok_or("report: URL RELEASE \"text\"")?;
+                let (release, text) = rest
+                    .trim()
+                    .split_once(' ')
+                    .ok_or("report: URL RELEASE \"text\"")?;
+                let text = text
+                    .trim()
+                    .strip_prefix('"')
+                    .and_then(|t| t.strip_suffix('"'))
+                    .filter(|t| !t.is_empty())
+                    .ok_or("report: the error text in double quotes")?;
+                if !url.starts_with("https://") {
+                    return Err(format!("report: {url} is not a URL"));
+                }
+                Ok(Evidence::Report { url, release, text })
+            }
+            _ => Err(format!("unknown evidence {item:?}")),
+        }
+    }
+}
+
 /// Whether a rule can repair what it finds (ruff's fix availability).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -130,6 +186,8 @@ pub struct Rule {
     pub sources: Vec<&'static str>,
     /// Why a rule has no source URL (derived from SGLang's code, say).
     pub no_source: Option<&'static str>,
+    /// How it is known that the user's release itself fails where an `error` rule fires.
+    pub evidence: Vec<Evidence>,
     /// Markdown: what, why, example, fix.
     pub explanation: &'static str,
     /// `None`: the planning pipeline or the memory planner emits this code ([`Hit::new`]).
@@ -369,6 +427,29 @@ pub fn render_explain(rule: &Rule) -> String {
     if let Some(rows) = checks::matrix::explain_rows(rule.id) {
         s.push_str("\n\n");
         s.push_str(rows.trim_end());
+    }
+    if !rule.evidence.is_empty() {
+        s.push_str("\n\n## Evidence\n\n");
+        for e in &rule.evidence {
+            s.push_str(&match e {
+                Evidence::Golden(path) => {
+                    format!("- goldens recorded by running each release's own code: `{path}`\n")
+                }
+                Evidence::Parser => {
+                    "- the release's own argparse parser (conformance goldens)\n".to_owned()
+                }
+                // `nccl==2.26.2`: a failure pinned to another package's release.
+                Evidence::Report { url, release, text } if release.contains("==") => {
+                    format!("- {release}: \"{text}\" <{url}>\n")
+                }
+                Evidence::Report { url, release, text } => {
+                    format!("- SGLang {release}: \"{text}\" <{url}>\n")
+                }
+                Evidence::Logs(path) => format!("- real start-up logs: `{path}`\n"),
+                Evidence::Observed(what) => format!("- observed while checking: {what}\n"),
+            });
+        }
+        s.truncate(s.trim_end().len());
     }
     s.push_str("\n\n## Sources\n\n");
     if rule.sources.is_empty() {

@@ -192,6 +192,39 @@ impl Context<'_> {
             .and_then(|o| self.int(o))
     }
 
+    /// The decode batch sizes the user asked to capture (`--cuda-graph-bs` / `-decode`): the
+    /// largest one.
+    pub fn cuda_graph_bs_given(&self) -> Option<i64> {
+        ["--cuda-graph-bs-decode", "--cuda-graph-bs"]
+            .into_iter()
+            .find(|o| self.given(o))
+            .and_then(|o| self.args.get(o))
+            .and_then(|v| match v {
+                serde_json::Value::Array(a) => a.iter().filter_map(serde_json::Value::as_i64).max(),
+                other => other.as_i64(),
+            })
+    }
+
+    /// The largest decode batch SGLang captures a CUDA graph for on one rank, after its own caps:
+    /// the capture list (or max batch) as resolved, cut at the request pool of one DP rank
+    /// (`max_running_requests // attn_dp_size`; the resolved value includes SGLang's own 48 for
+    /// speculative decoding). `None` when no decode graph is captured or nothing sizes it.
+    pub fn decode_graph_max_bs(&self) -> Option<i64> {
+        let d = &self.server.defaults;
+        if !d.decode_graph || self.cuda_graph_disabled() {
+            return None;
+        }
+        let listed = d.decode_bs.as_ref().and_then(|l| l.iter().copied().max());
+        let asked = self
+            .cuda_graph_bs_given()
+            .or(self.cuda_graph_max_bs_given());
+        let base = listed.or(d.decode_max_bs).or(asked)?;
+        let per_rank = d
+            .max_running_requests
+            .map(|m| (m / d.attn_dp_size.max(1)).max(1));
+        Some(per_rank.map_or(base, |cap| base.min(cap)))
+    }
+
     pub fn cuda_graph_disabled(&self) -> bool {
         self.args.flag("--disable-cuda-graph")
             || self.args.flag("--disable-decode-cuda-graph")

@@ -27,11 +27,19 @@ pub fn neighbours(version: &str) -> Vec<&'static str> {
     out
 }
 
+/// The embedded release `version` names (or the nearest older one) and every later one: an
+/// install that is not the release it names (a source checkout, a dev image) is somewhere
+/// after it, so an option any of them has may be the install's.
+pub fn from(version: &str) -> Vec<&'static str> {
+    KNOWN_VERSIONS[release::nearest(version)..].to_vec()
+}
+
 /// Whether every neighbouring release spells `option` so: a fix may name it.
 pub fn all_have(neighbours: &[&str], option: &str) -> bool {
-    neighbours
-        .iter()
-        .all(|v| flagset::get(v).is_some_and(|f| f.action(option).is_some()))
+    !neighbours.is_empty()
+        && neighbours
+            .iter()
+            .all(|v| flagset::get(v).is_some_and(|f| f.action(option).is_some()))
 }
 
 /// An argument error of the flag set in use that a neighbouring release's parser does not make.
@@ -43,7 +51,8 @@ pub struct Tolerated {
     pub tokens: Vec<String>,
     /// Range of `SglangArgs::effective_tokens`.
     pub span: Range<usize>,
-    /// The neighbouring release whose parser takes them.
+    /// The neighbouring release whose parser takes them (empty: the user's release lies outside
+    /// the embedded range, so nothing is known about them).
     pub release: &'static str,
 }
 
@@ -67,7 +76,13 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, neighbours: &[&'static st
     for p in &recovered.problems {
         for span in &p.spans {
             let these = &tokens[span.start..span.end.min(tokens.len())];
-            if let Some(release) = taken_by(these, neighbours, args.flags.version.as_str()) {
+            // One neighbour only (the flag set in use): the release lies outside the embedded
+            // range, where no embedded parser bounds it; `release` is then empty.
+            let taken = match neighbours {
+                [] | [_] => Some(""),
+                _ => taken_by(these, neighbours, args.flags.version.as_str()),
+            };
+            if let Some(release) = taken {
                 let shown: Vec<String> = these.iter().map(|t| display(t)).collect();
                 let error = if p.error.message.starts_with("unrecognized arguments: ") {
                     ArgError::usage(format!("unrecognized arguments: {}", shown.join(" ")))
@@ -162,8 +177,11 @@ mod tests {
             judged.rest.errors[0].message,
             "unrecognized arguments: --bogus-flag"
         );
-        // Alone in the older release, with no newer neighbour: nothing is tolerated.
-        assert!(judge(&args, &args.recover(), &[a]).tolerated.is_empty());
+        // The flag set in use alone (a release outside the embedded range): no embedded parser
+        // bounds it, so every error is tolerated, the typo too.
+        let alone = judge(&args, &args.recover(), &[a]);
+        assert_eq!(alone.tolerated.len(), 2, "{:?}", alone.tolerated);
+        assert!(alone.tolerated.iter().all(|t| t.release.is_empty()));
     }
 
     /// A `store` option with one free-text value that release `b` has and `a` lacks.

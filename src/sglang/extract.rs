@@ -29,6 +29,9 @@ const CACHE_FORMAT: u32 = 1;
 pub struct Install<'a> {
     pub version: &'a str,
     pub dist_info: &'a Path,
+    /// The digest of its parser files, when it is not the release its version names: the cache
+    /// is then keyed by content (a checkout changes without a reinstall).
+    pub digest: Option<&'a str>,
 }
 
 /// A flag set read from an installed SGLang.
@@ -64,6 +67,9 @@ struct CacheFile {
     /// (a reinstall over the same version changes it).
     dist_info: PathBuf,
     dist_info_mtime: Option<(u64, u32)>,
+    /// The parser files' digest the flags were read from (modified installs).
+    #[serde(default)]
+    digest: Option<String>,
     python: PathBuf,
     flags: serde_json::Value,
 }
@@ -91,8 +97,14 @@ pub fn cache_path(installed: Install) -> Option<PathBuf> {
             }
         })
         .collect();
-    let place = fnv1a(installed.dist_info.to_string_lossy().as_bytes());
-    cache_dir().map(|d| d.join(format!("{safe}-{place:016x}.json")))
+    let name = match installed.digest {
+        Some(d) => format!("{safe}-src-{}.json", &d[..d.len().min(16)]),
+        None => format!(
+            "{safe}-{:016x}.json",
+            fnv1a(installed.dist_info.to_string_lossy().as_bytes())
+        ),
+    };
+    cache_dir().map(|d| d.join(name))
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -118,10 +130,14 @@ pub fn cached(installed: Install) -> Option<Extracted> {
         .map_err(|e| fsread::warn_unless_missing(&e))
         .ok()?;
     let file: CacheFile = serde_json::from_slice(&bytes).ok()?;
-    let current = file.format == CACHE_FORMAT
-        && file.version == installed.version
-        && file.dist_info == installed.dist_info
-        && file.dist_info_mtime == mtime(installed.dist_info);
+    let same_install = match installed.digest {
+        Some(d) => file.digest.as_deref() == Some(d),
+        None => {
+            file.dist_info == installed.dist_info
+                && file.dist_info_mtime == mtime(installed.dist_info)
+        }
+    };
+    let current = file.format == CACHE_FORMAT && file.version == installed.version && same_install;
     let flags: FlagSet = serde_json::from_value(file.flags).ok()?;
     current.then_some(Extracted {
         flags,
@@ -148,6 +164,7 @@ pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractEr
         version: installed.version.to_owned(),
         dist_info: installed.dist_info.to_path_buf(),
         dist_info_mtime: mtime(installed.dist_info),
+        digest: installed.digest.map(str::to_owned),
         python: python.to_path_buf(),
         flags: flags_json,
     };
@@ -245,6 +262,7 @@ mod tests {
         let a = Install {
             version: "0.5.24.dev3+gabc123",
             dist_info: Path::new("/a/site-packages/sglang-0.5.24.dev3+gabc123.dist-info"),
+            digest: None,
         };
         let b = Install {
             dist_info: Path::new("/b/site-packages/sglang-0.5.24.dev3+gabc123.dist-info"),

@@ -11,6 +11,7 @@ pub mod error;
 pub mod extract;
 pub mod flagset;
 mod history;
+pub mod install;
 mod known_versions;
 pub mod layout;
 pub mod parser;

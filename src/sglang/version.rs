@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::extract;
 use super::flagset::{self, FlagSet};
+use super::install::{self, Provenance};
 use super::release::{self, KNOWN_VERSIONS};
 use super::site;
 
@@ -61,12 +62,28 @@ pub struct Selected {
     pub flags_from: FlagsFrom,
     /// Why the installed release's own flag set could not be read (a fallback's reason).
     pub extract_error: Option<String>,
+    /// The install is not the release its version names (a source checkout, a dev image, a
+    /// fork): how it differs. Its flag set is then read from the install itself.
+    pub modified: Option<String>,
 }
 
 impl Selected {
     /// False when nothing was given and no installed SGLang was found (worth a finding).
     pub fn detected(&self) -> bool {
         self.origin != Origin::NotDetected
+    }
+
+    /// Approximate mode: the embedded releases whose parsers bound the user's, when the flag
+    /// set in use is not the install's own. A modified install whose parser could not be read
+    /// is anywhere after its version: every later release may explain an option.
+    pub fn neighbours(&self) -> Option<Vec<&'static str>> {
+        if self.source != VersionSource::Fallback || !self.detected() {
+            return None;
+        }
+        Some(match &self.modified {
+            Some(_) => super::approx::from(&self.requested),
+            None => super::approx::neighbours(&self.requested),
+        })
     }
 }
 
@@ -98,6 +115,7 @@ pub fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
             origin: Origin::Option,
             flags_from: FlagsFrom::Embedded,
             extract_error: None,
+            modified: None,
         };
     }
     match find_installed(python) {
@@ -109,12 +127,43 @@ pub fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
             origin: Origin::NotDetected,
             flags_from: FlagsFrom::Embedded,
             extract_error: None,
+            modified: None,
         },
     }
 }
 
-/// The installed release's flag set: embedded, else read from the install (cached), else the
-/// nearest embedded one.
+/// Where an install's flag set comes from: the embedded data (the install is the release's
+/// files), or the install itself.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Embedded(&'static FlagSet),
+    Install {
+        /// The digest of its parser files, when it is a modified embedded release.
+        digest: Option<String>,
+        /// How it differs from the release its version names (None: a release not embedded).
+        modified: Option<String>,
+    },
+}
+
+/// Where the flag set of this install comes from (reads its metadata, never runs Python).
+pub fn source_of(found: &Installed) -> Source {
+    let Ok(flags) = flag_set_for(&found.version) else {
+        return Source::Install {
+            digest: None,
+            modified: None,
+        };
+    };
+    match install::inspect(&found.dist_info, &found.version) {
+        Provenance::Release => Source::Embedded(flags),
+        Provenance::Modified { why, digest } => Source::Install {
+            digest,
+            modified: Some(why),
+        },
+    }
+}
+
+/// The installed release's flag set: embedded (when the install is that release's files), else
+/// read from the install (cached), else the nearest embedded one.
 fn installed(found: Installed, python: Option<&Path>) -> Selected {
     let mut selected = Selected {
         requested: found.version.clone(),
@@ -123,13 +172,19 @@ fn installed(found: Installed, python: Option<&Path>) -> Selected {
         origin: Origin::Installed(found.dist_info.clone()),
         flags_from: FlagsFrom::Embedded,
         extract_error: None,
+        modified: None,
     };
-    if flag_set_for(&found.version).is_ok() {
-        return selected;
-    }
+    let digest = match source_of(&found) {
+        Source::Embedded(_) => return selected,
+        Source::Install { digest, modified } => {
+            selected.modified = modified;
+            digest
+        }
+    };
     let install = extract::Install {
         version: &found.version,
         dist_info: &found.dist_info,
+        digest: digest.as_deref(),
     };
     let read = match python {
         Some(py) => extract::load_or_extract(py, install).map_err(|e| e.to_string()),

@@ -34,6 +34,7 @@ pub fn uniform_node(n: u32, name: &str, cc: &str, total_mib: u64, used_mib: u64)
             .collect(),
         links: Vec::new(),
         host: None,
+        accelerators: Vec::new(),
     }
 }
 

@@ -45,7 +45,7 @@ fn settings_allow_deny_and_validate() {
             .collect()
     };
     let base = codes(&RuleSettings::default());
-    assert_eq!(base.get("ARCH001"), Some(&Severity::Error));
+    assert_eq!(base.get("ARCH001"), Some(&Severity::Warning));
     assert_eq!(base.get("CG001"), Some(&Severity::Info));
     let allow = RuleSettings {
         allow: vec!["ARCH001".into(), "cuda-graph-max-bs-default-large".into()],
@@ -108,7 +108,11 @@ fn list_and_explain_render() {
     assert_eq!(text.lines().count(), rules::all().len());
     assert!(text.lines().any(|l| l.starts_with("AR001")
         && l.contains("custom-allreduce-no-p2p")
-        && l.contains("error")));
+        && l.contains("warning")));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ARG001") && l.contains("error"))
+    );
     let json: Value = serde_json::from_str(&rules::render_list(true)).unwrap();
     let arr = json.as_array().unwrap();
     assert_eq!(arr.len(), rules::all().len());

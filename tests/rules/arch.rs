@@ -81,11 +81,19 @@ fn arch001_to_arch005() -> Vec<Case> {
             .no(),
         c("ARCH004")
             .on(PRO)
-            .arg("--moe-runner-backend", json!("flashinfer_trtllm")),
-        c("ARCH004")
-            .on(PRO)
             .arg("--decode-attention-backend", json!("trtllm_mla")),
         c("ARCH004")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        c("ARCH004")
+            .on(B200)
+            .arg("--decode-attention-backend", json!("trtllm_mla"))
+            .no(),
+        c("ARCH011")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm")),
+        c("ARCH011")
             .on(B200)
             .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
             .no(),

@@ -19,7 +19,17 @@ pub fn cases() -> Vec<Case> {
             .flag("--enable-dp-attention")
             .arg("--dp-size", json!(4))
             .no(),
-        c("DPA002").tp(8).flag("--enable-dp-lm-head"),
+        // Up to 0.5.2 SGLang refuses it; from 0.5.3 a single DP rank drops the flag itself.
+        c("DPA002")
+            .version("0.5.2")
+            .tp(8)
+            .flag("--enable-dp-lm-head"),
+        c("DPA002").tp(8).flag("--enable-dp-lm-head").no(),
+        c("DPA002")
+            .version("0.5.5")
+            .tp(8)
+            .arg("--dp-size", json!(2))
+            .flag("--enable-dp-lm-head"),
         c("DPA002")
             .tp(8)
             .flag("--enable-dp-lm-head")

@@ -72,6 +72,22 @@ pub fn cases() -> Vec<Case> {
             })
             .env("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
             .no(),
+        // Before 0.5.1: ENV009's (a warning; 0.4.4–0.5.0rc2 allow it by default).
+        c("ENV009")
+            .version("0.4.10.post2")
+            .arg("--context-length", json!(131072))
+            .model(ModelFacts {
+                max_position_embeddings: Some(32768),
+                ..model("Qwen2ForCausalLM")
+            }),
+        c("ENV009")
+            .version("0.4.10.post2")
+            .arg("--context-length", json!(32768))
+            .model(ModelFacts {
+                max_position_embeddings: Some(32768),
+                ..model("Qwen2ForCausalLM")
+            })
+            .no(),
         c("ENV007").tp(8).flag("--enable-deterministic-inference"),
         c("ENV007").flag("--enable-deterministic-inference").no(),
         c("ENV008")

@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
-use crate::support::{Case, PRO, R4090, assert_cases, c, host, messages, no_rdma, world};
+use crate::support::{
+    Case, PRO, R4090, assert_cases, c, host, messages, model, moe, no_rdma, world,
+};
 
 /// Every EP case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -65,6 +67,11 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--moe-a2a-backend", json!("deepep"))
             .arg("--deepep-mode", json!("auto"))
             .no(),
+        // Before 0.4.6.post3 SGLang captures the graphs and fails: the fix turns them off.
+        c("EP006")
+            .version("0.4.6.post2")
+            .flag("--enable-deepep-moe")
+            .arg("--deepep-mode", json!("normal")),
         c("EP007")
             .arg("--moe-a2a-backend", json!("deepep"))
             .arg("--cuda-graph-max-bs-decode", json!(256)),
@@ -73,16 +80,46 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--cuda-graph-max-bs-decode", json!(256))
             .env("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "256")
             .no(),
+        c("EP012")
+            .version("0.4.9.post2")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .flag("--enable-eplb"),
+        c("EP012")
+            .version("0.4.9.post2")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--ep-size", json!(16))
+            .flag("--enable-eplb")
+            .no(),
         c("EP008").tp(8).flag("--enable-eplb"),
         c("EP008")
             .tp(8)
             .flag("--enable-eplb")
             .arg("--ep-size", json!(8))
             .no(),
+        // triton_kernel with EP is refused for GPT-OSS only; cutlass with EP under FP8 only.
         c("EP009")
             .tp(8)
+            .model(model("GptOssForCausalLM"))
             .arg("--moe-runner-backend", json!("triton_kernel"))
             .arg("--ep-size", json!(8)),
+        c("EP009")
+            .tp(8)
+            .model(moe())
+            .arg("--moe-runner-backend", json!("triton_kernel"))
+            .arg("--ep-size", json!(8))
+            .no(),
+        c("EP009")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("cutlass"))
+            .arg("--quantization", json!("fp8"))
+            .arg("--ep-size", json!(8)),
+        c("EP009")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("cutlass"))
+            .arg("--ep-size", json!(8))
+            .no(),
         c("EP009")
             .tp(8)
             .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
@@ -151,6 +188,7 @@ fn old_releases_spell_deepep_and_ep_as_flags() {
         &c("EP009")
             .version("0.5.2")
             .tp(8)
+            .model(model("GptOssForCausalLM"))
             .flag("--enable-ep-moe")
             .arg("--moe-runner-backend", json!("triton_kernel")),
     );

@@ -42,6 +42,23 @@ pub fn cases() -> Vec<Case> {
             .tokens(&["--attn-dp-size", "8"]),
         c("FLAG004").tokens(&["--attn-dp-size", "8"]).no(),
         c("FLAG004").tokens(&["--cuda-graph-max-bs", "8"]).no(),
+        // argparse reads these as abbreviations: never FLAG004, which would block a line SGLang runs.
+        c("FLAG004")
+            .version("0.4.6")
+            .tokens(&["--model", "m", "--tp", "2"])
+            .no(),
+        c("FLAG005")
+            .version("0.4.6")
+            .tokens(&["--model", "m", "--tp", "2"]),
+        c("FLAG005").version("0.4.6").tokens(&["--ep", "2"]),
+        c("FLAG005")
+            .version("0.5.2")
+            .tokens(&["--disable-flashinfer"])
+            .no(),
+        c("FLAG006")
+            .version("0.5.2")
+            .tokens(&["--disable-flashinfer"]),
+        c("FLAG006").version("0.4.6").tokens(&["--model", "m"]).no(),
     ]
 }
 

@@ -37,13 +37,16 @@ fn pdmux() -> Vec<Case> {
             .arg("--chunked-prefill-size", json!(-1))
             .arg("--speculative-algorithm", json!("EAGLE"))
             .no(),
-        // Green-context SM split: no table entry past Hopper, unless the config divides by hand.
-        ready("0.5.10.post1").on(B200),
+        // Green-context SM split: no table entry past Hopper, unless the config divides by hand
+        // (a run-time failure: MIX011, a warning).
+        ready("0.5.10.post1").on(B200).no(),
+        ready("0.5.10.post1").code("MIX011").on(B200),
         ready("0.5.10.post1")
+            .code("MIX011")
             .on(B200)
             .arg("--pdmux-config-path", json!("pdmux.yaml"))
             .no(),
-        ready("0.5.4").on(B200).no(),
+        ready("0.5.4").code("MIX011").on(B200).no(),
         // Before 0.5.3.post2 the flag was accepted and nothing checked it.
         c("MIX001").version("0.5.2").flag("--enable-pdmux").no(),
     ]
@@ -118,8 +121,12 @@ fn rejected() -> Vec<Case> {
         pp_spec().env("SGLANG_ENABLE_PP_SPEC", "1"),
         // Without the variable PAR004 reports PP with speculative decoding instead.
         pp_spec().no(),
+        // 0.5.21 refuses it too (its own checks, recorded in tests/evidence/MIX006.jsonl).
         pp_spec()
             .version("0.5.21")
+            .env("SGLANG_ENABLE_PP_SPEC", "1"),
+        pp_spec()
+            .version("0.5.20")
             .env("SGLANG_ENABLE_PP_SPEC", "1")
             .no(),
     ]

@@ -13,7 +13,9 @@ pub fn cases() -> Vec<Case> {
 fn par001_to_par006() -> Vec<Case> {
     vec![
         c("PAR001").tp(8).model(heads(28, 4)),
-        c("PAR001").tp(2).model(heads(32, 3)),
+        c("PAR001").tp(2).model(heads(32, 3)).no(),
+        c("PAR011").tp(2).model(heads(32, 3)),
+        c("PAR011").tp(8).model(heads(32, 8)).no(),
         c("PAR001").tp(8).model(heads(32, 8)).no(),
         c("PAR001").tp(8).model(heads(64, 2)).no(),
         c("PAR001").tp(8).model(mla()).no(),

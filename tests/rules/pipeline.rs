@@ -145,6 +145,61 @@ fn top001_more_gpus_than_the_box_has() {
     insta::assert_snapshot!("TOP001", text);
 }
 
+#[test]
+fn top005_a_server_not_for_an_nvidia_gpu() {
+    let sglang = &["--model-path", LLAMA_8B, "--device", "cpu"];
+    let text = findings("TOP005", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("TOP005", text);
+}
+
+/// An editable install of 0.5.23 (a source checkout) whose parser has an option 0.5.23 lacks:
+/// read from the install, and said so.
+#[test]
+fn ver003_a_source_checkout_reads_its_own_parser() {
+    let t = tempfile::tempdir().unwrap();
+    let site = t.path().join("site");
+    let write = |rel: &str, text: &str| {
+        let p = site.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("sglang/__init__.py", "");
+    write("sglang/srt/__init__.py", "");
+    write(
+        "sglang/srt/server_args.py",
+        "import argparse\n\
+         def prepare_server_args(argv):\n\
+         \x20   p = argparse.ArgumentParser()\n\
+         \x20   p.add_argument('--model-path', required=True)\n\
+         \x20   p.add_argument('--checkout-only-option')\n\
+         \x20   return p.parse_args(argv)\n",
+    );
+    let info = "sglang-0.5.23.dist-info";
+    write(
+        &format!("{info}/METADATA"),
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
+    );
+    write(
+        &format!("{info}/direct_url.json"),
+        &format!(
+            r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
+            site.display()
+        ),
+    );
+    let cache = t.path().join("cache");
+    let env = [
+        ("PYTHONPATH", site.to_str().unwrap()),
+        ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+    ];
+    let python = which::which("python3").unwrap();
+    let launcher = ["--python", python.to_str().unwrap()];
+    let sglang = &["--model-path", LLAMA_8B, "--checkout-only-option", "x"];
+    let text = findings_with(&env, "VER003", "8x-h100-sxm-nvlink", &launcher, sglang)
+        .replace(&site.display().to_string(), "<site>")
+        .replace(&cache.display().to_string(), "<cache>");
+    insta::assert_snapshot!("VER003", text);
+}
+
 /// A two-node Slurm job, seen from its second node.
 const SLURM_2: &[(&str, &str)] = &[
     ("SLURM_NNODES", "2"),
@@ -203,6 +258,19 @@ fn mem004_fraction_too_low_for_the_weights() {
 fn mem005_model_does_not_fit() {
     let text = findings("MEM005", "1x-l4", V0523, &["--model-path", QWQ_32B]);
     insta::assert_snapshot!("MEM005", text);
+}
+
+#[test]
+fn mem016_default_fraction_leaves_no_room_for_one_request() {
+    let r1 = "tests/fixtures/models/deepseek-ai__DeepSeek-R1";
+    let sglang = &["--model-path", r1, "--tp", "8", "--trust-remote-code"];
+    let text = findings(
+        "MEM016",
+        "8x-h20-nvlink",
+        &["--sglang-version", "0.5.5"],
+        sglang,
+    );
+    insta::assert_snapshot!("MEM016", text);
 }
 
 #[test]

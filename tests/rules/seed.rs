@@ -91,9 +91,9 @@ fn the_seed_session_command_gets_exactly_these_findings() {
         vec![
             ("AR002", Warning),
             ("ARCH002", Warning),
-            ("ARCH006", Error),
+            ("ARCH006", Warning),
             ("CG001", Info),
-            ("COMM002", Error),
+            ("COMM002", Warning),
             ("ENV001", Warning),
             ("EP001", Error),
             ("EP004", Warning),

@@ -104,21 +104,29 @@ fn spec001_to_spec005() -> Vec<Case> {
             .arg("--speculative-eagle-topk", json!(1))
             .arg("--attention-backend", json!("trtllm_mha"))
             .no(),
+        // The spec-v2 path refuses topk > 1 in 0.5.7–0.5.10 only.
+        c("SPEC005")
+            .version("0.5.8")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .env("SGLANG_ENABLE_SPEC_V2", "1"),
         c("SPEC005")
             .version("0.5.5")
             .arg("--speculative-algorithm", json!("EAGLE"))
             .arg("--speculative-eagle-topk", json!(4))
-            .env("SGLANG_ENABLE_SPEC_V2", "1"),
+            .env("SGLANG_ENABLE_SPEC_V2", "1")
+            .no(),
     ]
 }
 
 fn spec006_to_spec011() -> Vec<Case> {
     vec![
-        c("SPEC006").arg(
+        c("SPEC006").version("0.5.10.post1").arg(
             "--speculative-moe-runner-backend",
             json!("flashinfer_trtllm"),
         ),
         c("SPEC006")
+            .version("0.5.10.post1")
             .arg("--speculative-moe-runner-backend", json!("triton"))
             .no(),
         c("SPEC007").arg("--speculative-algorithm", json!("EAGLE")),

@@ -217,6 +217,12 @@ impl Case {
         self
     }
 
+    /// The same scenario for another rule (one row split across codes).
+    pub fn code(mut self, code: &'static str) -> Self {
+        self.code = code;
+        self
+    }
+
     /// The rule must stay quiet on this case.
     pub fn no(mut self) -> Self {
         self.fires = false;

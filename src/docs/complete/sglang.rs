@@ -50,12 +50,14 @@ fn flag_set(release: Option<&str>, python: Option<&Path>) -> &'static FlagSet {
         let newest = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 1];
         return flagset::get(newest).expect("the newest release is embedded");
     };
-    if let Some(f) = flagset::get(&found.version) {
-        return f;
-    }
+    let digest = match version::source_of(&found) {
+        version::Source::Embedded(f) => return f,
+        version::Source::Install { digest, .. } => digest,
+    };
     let install = extract::Install {
         version: &found.version,
         dist_info: &found.dist_info,
+        digest: digest.as_deref(),
     };
     match extract::cached(install) {
         // Lives for the rest of the process, as the embedded sets do.

@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use super::context::{Transformers, derived_context_length};
 use super::defaults::{self, TypeDefaults};
 use super::plausible::{self, Implausible};
-use super::quant::{block_size, ignored_layers, kv_cache_fp8, weight_bits};
+use super::quant::{
+    attention_unquantised, block_size, format, ignored_layers, kv_cache_fp8, method, weight_bits,
+};
 use super::{ModelFacts, WeightSource};
 
 /// Facts from an already-parsed config.json object (no files, no arguments), as the newest
@@ -28,9 +30,11 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         |k: &str| c.u(k),
         |k: &str| c.s(k),
     );
+    // compressed-tensors may write `compression_config` instead.
     let quant = top
         .get("quantization_config")
         .or_else(|| c.text_json().get("quantization_config"))
+        .or_else(|| top.get("compression_config"))
         .and_then(Value::as_object);
     let quant_dims = quant.filter(|_| quant_ok);
     let layers = u("num_hidden_layers");
@@ -38,10 +42,7 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let vision = top.get("vision_config").and_then(Value::as_object);
     // The hybrids' reader takes the raw text config: only when every number in it is plausible.
     let linear_state = super::hybrid::read(top).filter(|_| implausible.is_empty());
-    let quant_method = quant
-        .and_then(|q| q.get("quant_method"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let quant_method = quant.and_then(method);
     ModelFacts {
         dir: PathBuf::new(),
         architecture: top
@@ -90,6 +91,8 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             .or(linear_state.map(|s| s.attention_layers)),
         index_head_dim: u("index_head_dim"),
         weight_bits: quant_dims.and_then(weight_bits),
+        weight_format: quant_dims.and_then(format),
+        attention_unquantised: quant_dims.is_some_and(|q| attention_unquantised(q, layers)),
         weight_block_size: quant_dims.and_then(block_size),
         quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),

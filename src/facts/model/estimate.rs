@@ -17,10 +17,13 @@ pub struct WeightBreakdown {
     pub mla_absorbed: f64,
 }
 
-/// Bytes per parameter of quantised linear weights, with their scales: block FP8 (one fp32
-/// scale per 128×128), group-128 int4 (fp16 scale + zero), MXFP4 (one byte per 32), NVFP4
-/// (one fp8 per 16).
+/// Bytes per parameter of quantised linear weights, with their scales: the checkpoint's storage
+/// format when its config says it, else what the bit width alone implies (`--quantization`
+/// names a method, not a layout).
 fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
+    if let Some(format) = f.weight_format {
+        return format.bytes_per_weight();
+    }
     let method = f.quant_method.as_deref().unwrap_or("");
     match bits {
         8 => 1.0 + 4.0 / (128.0 * 128.0),
@@ -90,14 +93,20 @@ pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         ),
         _ => (dtype, false),
     };
+    // MXFP4 quantises only the experts; other checkpoints may leave attention out.
     let other_linear_bytes = if experts_only { dtype } else { q_bytes };
-    let attn_b = attn * other_linear_bytes;
+    let attn_bytes = if f.attention_unquantised {
+        dtype
+    } else {
+        other_linear_bytes
+    };
+    let attn_b = attn * attn_bytes;
     let layer_dense = attn_b + dense_mlp * other_linear_bytes;
     let layer_moe = attn_b + experts * q_bytes + router * dtype;
     let embed = vocab * h * dtype;
     let head = if f.tie_word_embeddings { 0.0 } else { embed };
     let model = dense_layers * layer_dense + moe_layers * layer_moe + embed + head;
-    let per_layer_replicated = attn_replicated * other_linear_bytes;
+    let per_layer_replicated = attn_replicated * attn_bytes;
     let replicated = layers * per_layer_replicated + moe_layers * router * dtype;
     // An MTP layer is a full decoder layer (MoE when the model is) plus its own embed and head.
     let mtp_layer = if moe_layers > 0.0 {

@@ -26,7 +26,7 @@ mod local;
 mod missing;
 mod online;
 pub(crate) mod plausible;
-mod quant;
+pub mod quant;
 #[cfg(test)]
 mod tests;
 
@@ -111,6 +111,11 @@ pub struct ModelFacts {
     pub index_head_dim: Option<u64>,
     /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
     pub weight_bits: Option<u32>,
+    /// How the checkpoint stores its quantised weights (None: not quantised, or only
+    /// `--quantization` says so).
+    pub weight_format: Option<quant::WeightFormat>,
+    /// The checkpoint leaves attention unquantised (MXFP4 experts only, a `*self_attn*` exclusion).
+    pub attention_unquantised: bool,
     /// Block-quantised checkpoints: `quantization_config.weight_block_size` as (block_n, block_k).
     pub weight_block_size: Option<(u64, u64)>,
     /// Layers the checkpoint leaves unquantised (`ignored_layers`, `modules_to_not_convert`).
@@ -325,10 +330,11 @@ pub fn load_at(
 /// Read the model's facts from its directory (local, cached or fetched).
 pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
     let config_path = dir.join("config.json");
-    let config = match read_json(&config_path) {
+    let mut config = match read_json(&config_path) {
         Ok(v) => v,
         Err(problem) => return ModelLoad::failed(problem),
     };
+    with_hf_quant_config(&mut config, &dir);
     let mut facts = match config_facts(config, &config_path, args) {
         Ok(f) => f,
         Err(problem) => return ModelLoad::failed(problem),
@@ -351,6 +357,27 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
         facts: Some(facts),
         problem,
     }
+}
+
+/// A ModelOpt checkpoint may keep its quantisation in `hf_quant_config.json` beside a config.json
+/// without one: SGLang reads it then, and so does the planner (as `quantization_config`).
+fn with_hf_quant_config(config: &mut Value, dir: &Path) {
+    let Value::Object(c) = config else { return };
+    if c.contains_key("quantization_config") || c.contains_key("compression_config") {
+        return;
+    }
+    let Ok(Value::Object(hf)) = read_json(&dir.join("hf_quant_config.json")) else {
+        return;
+    };
+    // `{"producer": …, "quantization": {"quant_algo": …}}`, or the flat form.
+    let inner = match hf.get("quantization") {
+        Some(Value::Object(q)) => q.clone(),
+        _ => hf,
+    };
+    let mut q = inner;
+    q.entry("quant_method")
+        .or_insert_with(|| Value::String("modelopt".into()));
+    c.insert("quantization_config".into(), Value::Object(q));
 }
 
 /// [`load_dir`] for a config.json's text, with no weight files (the weights estimated from

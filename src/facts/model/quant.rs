@@ -1,35 +1,215 @@
-//! The `quantization_config` of a checkpoint: bit width, block size, unquantised modules.
+//! The `quantization_config` of a checkpoint: method, storage format, block size, unquantised
+//! modules. The formats are the ones SGLang loads; each prices a quantised weight with its
+//! scales ([`WeightFormat::bytes_per_weight`]).
 
 use serde_json::{Map, Value};
 
-/// Weight bits of a `quantization_config`: `bits` / `w_bit`, else what the method or
-/// modelopt's `quant_algo` implies, else compressed-tensors' `config_groups.*.weights.num_bits`.
+/// How a checkpoint stores its quantised linear weights.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WeightFormat {
+    /// FP8 (or INT8) with one fp32 scale per 128×128 block.
+    BlockEight,
+    /// FP8 or INT8 with per-tensor or per-channel scales.
+    Eight,
+    /// NVFP4: e2m1 values with one FP8 scale per 16 (ModelOpt, compressed-tensors).
+    Nvfp4,
+    /// MXFP4: e2m1 values with one e8m0 scale per 32.
+    Mxfp4,
+    /// Integers of `bits` with an fp16 scale and a packed zero point per group (AWQ, GPTQ,
+    /// compressed-tensors `pack-quantized`); `None`: per output channel.
+    Int { bits: u32, group: Option<u64> },
+    /// bitsandbytes 4-bit (NF4/FP4): an fp32 absmax per 64 weights, or with double
+    /// quantisation an 8-bit one plus an fp32 per 256 of those.
+    Bnb4 { double: bool },
+}
+
+impl WeightFormat {
+    /// Bytes per quantised weight, scales included.
+    pub fn bytes_per_weight(self) -> f64 {
+        match self {
+            WeightFormat::BlockEight => 1.0 + 4.0 / (128.0 * 128.0),
+            WeightFormat::Eight => 1.0,
+            WeightFormat::Nvfp4 => 0.5 + 1.0 / 16.0,
+            WeightFormat::Mxfp4 => 0.5 + 1.0 / 32.0,
+            WeightFormat::Int { bits, group } => {
+                let per_group = group.map_or(0.0, |g| (2.0 + f64::from(bits) / 8.0) / g as f64);
+                f64::from(bits) / 8.0 + per_group
+            }
+            WeightFormat::Bnb4 { double: false } => 0.5 + 4.0 / 64.0,
+            WeightFormat::Bnb4 { double: true } => 0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0),
+        }
+    }
+}
+
+/// The storage format of a `quantization_config` (its method as [`method`] resolves it).
+pub(super) fn format(q: &Map<String, Value>) -> Option<WeightFormat> {
+    let m = method(q)?;
+    let bits = weight_bits(q)?;
+    Some(match m.as_str() {
+        "mxfp4" => WeightFormat::Mxfp4,
+        "modelopt_fp4" | "modelopt_mixed" => WeightFormat::Nvfp4,
+        "compressed-tensors" if bits == 4 && is_nvfp4_format(q) => WeightFormat::Nvfp4,
+        "quark" if bits == 4 => WeightFormat::Mxfp4,
+        "bitsandbytes" if bits == 4 => WeightFormat::Bnb4 {
+            double: q.get("bnb_4bit_use_double_quant").and_then(Value::as_bool) == Some(true),
+        },
+        _ if bits == 8 && block_size(q).is_some() => WeightFormat::BlockEight,
+        _ if bits == 8 => WeightFormat::Eight,
+        _ => WeightFormat::Int {
+            bits,
+            group: group_size(q),
+        },
+    })
+}
+
+/// Whether a `quantization_config` leaves every attention projection of the `layers` decoder
+/// layers unquantised: MXFP4 (experts only), an exclusion for every layer's attention
+/// (`*self_attn*`, `re:.*self_attn.*`), or one per layer (`model.layers.7.self_attn*`).
+pub(super) fn attention_unquantised(q: &Map<String, Value>, layers: Option<u64>) -> bool {
+    if method(q).as_deref() == Some("mxfp4") {
+        return true;
+    }
+    let mut per_layer = std::collections::BTreeSet::new();
+    for p in ignored_layers(q).iter().filter(|p| p.contains("attn")) {
+        let index: String = p
+            .split('.')
+            .find(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
+            .unwrap_or("")
+            .to_owned();
+        match (index.is_empty(), p.contains('*')) {
+            (true, true) => return true,
+            (false, _) => {
+                per_layer.insert(index);
+            }
+            _ => {}
+        }
+    }
+    layers.is_some_and(|n| n > 0 && per_layer.len() as u64 >= n)
+}
+
+/// The quantisation method as SGLang resolves a checkpoint's `quantization_config`: ModelOpt's
+/// `quant_algo` decides between `modelopt_fp4`, `modelopt_fp8`, `modelopt_mixed` and `w4afp8`
+/// (a config without `quant_method` is ModelOpt's); every other method is its own name.
+pub(super) fn method(q: &Map<String, Value>) -> Option<String> {
+    let named = q.get("quant_method").and_then(Value::as_str);
+    if named.is_some_and(|m| m != "modelopt") {
+        return named.map(str::to_owned);
+    }
+    let algo = q
+        .get("quant_algo")
+        .and_then(Value::as_str)?
+        .to_ascii_uppercase();
+    Some(
+        match algo.as_str() {
+            "MIXED_PRECISION" if mixed_has_nvfp4(q) => "modelopt_mixed",
+            "MIXED_PRECISION" => "w4afp8",
+            "MXFP8" => "modelopt_mxfp8",
+            a if a.contains("FP4") => "modelopt_fp4",
+            "FP8" => "modelopt_fp8",
+            _ => return named.map(str::to_owned),
+        }
+        .to_owned(),
+    )
+}
+
+fn mixed_has_nvfp4(q: &Map<String, Value>) -> bool {
+    q.get("quantized_layers")
+        .and_then(Value::as_object)
+        .is_some_and(|layers| {
+            layers.values().any(|l| {
+                l.get("quant_algo")
+                    .and_then(Value::as_str)
+                    .is_some_and(|a| a.to_ascii_uppercase().contains("NVFP4"))
+            })
+        })
+}
+
+/// Weight bits of a `quantization_config`: `bits` / `w_bit` (AWQ, GPTQ), else what the method
+/// implies, else compressed-tensors' `config_groups.*.weights.num_bits`, bitsandbytes'
+/// `load_in_4bit`/`load_in_8bit`, or Quark's weight dtype.
 pub(super) fn weight_bits(q: &Map<String, Value>) -> Option<u32> {
-    q.get("bits")
+    let explicit = q
+        .get("bits")
         .or_else(|| q.get("w_bit"))
         .and_then(Value::as_u64)
-        .and_then(plausible_bits)
-        .or_else(|| match q.get("quant_method").and_then(Value::as_str) {
-            Some("mxfp4") | Some("modelopt_fp4") => Some(4),
-            Some("fp8") | Some("modelopt_fp8") | Some("modelopt") => Some(8),
+        .and_then(plausible_bits);
+    explicit
+        .or_else(|| match method(q).as_deref()? {
+            "mxfp4" | "modelopt_fp4" | "modelopt_mixed" | "w4afp8" => Some(4),
+            "fp8" | "modelopt_fp8" | "modelopt_mxfp8" | "fbgemm_fp8" | "w8a8_fp8" | "w8a8_int8"
+            | "blockwise_int8" | "qoq" => Some(8),
+            "bitsandbytes" => bitsandbytes_bits(q),
+            "quark" => quark_bits(q),
             _ => None,
         })
         .or_else(|| {
-            // modelopt: {"quant_algo": "NVFP4"|"FP8"}; compressed-tensors: config_groups.*.weights.num_bits
-            let algo = q.get("quant_algo").and_then(Value::as_str).unwrap_or("");
-            if algo.contains("FP4") {
-                Some(4)
-            } else if algo.contains("FP8") {
-                Some(8)
-            } else {
-                q.get("config_groups")
-                    .and_then(Value::as_object)
-                    .and_then(|g| g.values().next())
-                    .and_then(|g| g.pointer("/weights/num_bits"))
-                    .and_then(Value::as_u64)
-                    .and_then(plausible_bits)
-            }
+            q.get("config_groups")
+                .and_then(Value::as_object)
+                .and_then(|g| g.values().next())
+                .and_then(|g| g.pointer("/weights/num_bits"))
+                .and_then(Value::as_u64)
+                .and_then(plausible_bits)
         })
+}
+
+fn bitsandbytes_bits(q: &Map<String, Value>) -> Option<u32> {
+    let on = |k: &str| q.get(k).and_then(Value::as_bool) == Some(true);
+    if on("load_in_4bit") {
+        Some(4)
+    } else if on("load_in_8bit") {
+        Some(8)
+    } else {
+        None
+    }
+}
+
+/// Quark (AMD): `global_quant_config.weight.dtype` (`fp4`, `fp8_e4m3`, `int4`, `int8`, …).
+fn quark_bits(q: &Map<String, Value>) -> Option<u32> {
+    let weight = q.get("global_quant_config")?.get("weight")?;
+    let dtype = weight
+        .get("dtype")
+        .or_else(|| weight.get(0)?.get("dtype"))
+        .and_then(Value::as_str)?;
+    let digits: String = dtype.chars().filter(char::is_ascii_digit).take(1).collect();
+    match digits.as_str() {
+        "4" => Some(4),
+        "8" => Some(8),
+        _ => None,
+    }
+}
+
+/// compressed-tensors' NVFP4 format (`nvfp4-pack-quantized`): FP4 with an FP8 scale per 16.
+pub(super) fn is_nvfp4_format(q: &Map<String, Value>) -> bool {
+    q.get("format").and_then(Value::as_str) == Some("nvfp4-pack-quantized")
+        || q.get("config_groups")
+            .and_then(Value::as_object)
+            .is_some_and(|g| {
+                g.values().any(|g| {
+                    g.pointer("/weights/type").and_then(Value::as_str) == Some("float")
+                        && g.pointer("/weights/num_bits").and_then(Value::as_u64) == Some(4)
+                })
+            })
+}
+
+/// The group size of integer weight quantisation (AWQ/GPTQ `group_size`, compressed-tensors'
+/// `weights.group_size`, bitsandbytes' block of 64); `None` for per-channel (`-1`) or none.
+pub(super) fn group_size(q: &Map<String, Value>) -> Option<u64> {
+    let raw = q
+        .get("group_size")
+        .or_else(|| q.get("q_group_size"))
+        .or_else(|| {
+            q.get("config_groups")
+                .and_then(Value::as_object)
+                .and_then(|g| g.values().next())
+                .and_then(|g| g.pointer("/weights/group_size"))
+        })
+        .and_then(Value::as_i64);
+    match raw {
+        Some(g) if g > 0 => Some(g as u64),
+        Some(_) => None,
+        None if q.get("quant_method").and_then(Value::as_str) == Some("bitsandbytes") => Some(64),
+        None => None,
+    }
 }
 
 /// `weight_block_size: [n, k]` of a `quantization_config`; anything else is not a block size.
@@ -40,14 +220,21 @@ pub(super) fn block_size(q: &Map<String, Value>) -> Option<(u64, u64)> {
     }
 }
 
-/// Module names a `quantization_config` leaves unquantised (SGLang's FP8 config reads both keys).
+/// Module names a `quantization_config` leaves unquantised (SGLang's FP8 config reads the first
+/// two, ModelOpt `exclude_modules`, compressed-tensors `ignore`, bitsandbytes `llm_int8_skip_modules`).
 pub(super) fn ignored_layers(q: &Map<String, Value>) -> Vec<String> {
-    ["ignored_layers", "modules_to_not_convert"]
-        .iter()
-        .filter_map(|k| q.get(*k)?.as_array())
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect()
+    [
+        "ignored_layers",
+        "modules_to_not_convert",
+        "exclude_modules",
+        "ignore",
+        "llm_int8_skip_modules",
+    ]
+    .iter()
+    .filter_map(|k| q.get(*k)?.as_array())
+    .flatten()
+    .filter_map(|v| v.as_str().map(str::to_owned))
+    .collect()
 }
 
 /// `kv_cache_quant_algo` / `kv_cache_scheme` of a `quantization_config` asks for an FP8 KV cache.

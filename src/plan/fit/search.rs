@@ -480,8 +480,16 @@ mod tests {
         };
         assert_eq!(f.to.context_length, Some(8192));
         assert_eq!(f.to.max_running_requests, Some(f.after.kv_tokens / 8192));
-        // 773 tokens on an L4 at 0.5.23: not even 2048 with one graph and one request.
-        let l4 = case("1x-l4", "0.5.23", &[]);
+        // A fraction the user set on an L4 at 0.5.23 that leaves under 2048 tokens: not even one graph
+        // and one request fit, and a fraction the user chose is not --fit's to change.
+        let l4 = case("1x-l4", "0.5.23", &["--mem-fraction-static", "0.68"]);
         assert_eq!(search(l4.facts("0.5.23")), Found::Nothing);
+        // Left to SGLang's default (773 tokens), the planner lifts the fraction (MEM016), and
+        // the context that then fits is found.
+        let l4 = case("1x-l4", "0.5.23", &[]);
+        let Found::Lowered(f) = search(l4.facts("0.5.23")) else {
+            panic!("expected a fit once the fraction is lifted")
+        };
+        assert!(f.to.context_length.is_some_and(|c| c >= 8192), "{f:?}");
     }
 }

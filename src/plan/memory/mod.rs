@@ -124,7 +124,21 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
     let base = baseline(ctx, tightest);
     let sizing = sizing(ctx);
     let user_mfs = user_fraction(ctx);
-    let reserve = reserve(ctx, &base, &sizing, user_mfs, capacity);
+    let default_mfs = ctx.server.defaults.mem_fraction_static;
+    let mut reserve = reserve(
+        ctx,
+        &base,
+        &sizing,
+        user_mfs.unwrap_or(default_mfs),
+        capacity,
+    );
+    let lifted = user_mfs
+        .is_none()
+        .then(|| lift(ctx, &base, &sizing, &reserve, capacity))
+        .flatten();
+    if let Some(l) = &lifted {
+        reserve = reserve_lifted(ctx, &base, &sizing, capacity, l.to);
+    }
     let (mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
         None => (reserve.planned, MfsSource::Planned),
@@ -151,6 +165,7 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
         fits,
     };
     let mut hits = findings::all(ctx, &judged);
+    hits.extend(lifted.map(|l| l.finding(&sizing)));
     hits.extend(
         load_peak
             .zip(sizing.weights_mib)
@@ -354,18 +369,81 @@ impl Sizing {
     }
 }
 
+/// SGLang's default fraction raised to ours, and why: the default leaves the KV cache no room
+/// for one request at the context length (or none at all), while our reserve outside the pool
+/// still holds at a larger fraction.
+struct Lifted {
+    from: f64,
+    to: f64,
+    /// KV tokens at SGLang's default (0: the weights alone fill its pool).
+    tokens_at_default: u64,
+}
+
+impl Lifted {
+    fn finding(&self, sizing: &Sizing) -> Hit {
+        Hit::new(
+            Code::MEM016,
+            format!(
+                "SGLang's default --mem-fraction-static {:.3} leaves the KV cache {} tokens, less than one {}-token request; the launcher plans {:.3}, the largest fraction that keeps the CUDA graphs, activations and margin outside the pool",
+                self.from, self.tokens_at_default, sizing.context_len, self.to
+            ),
+        )
+    }
+}
+
+/// [`Lifted`], when SGLang's default is too small for one request and ours is larger.
+fn lift(
+    ctx: &Context,
+    base: &Baseline,
+    sizing: &Sizing,
+    reserve: &Reserve,
+    capacity: u64,
+) -> Option<Lifted> {
+    sizing.weights_mib?;
+    sizing.cell.as_ref()?;
+    let from = ctx.server.defaults.mem_fraction_static;
+    let tokens = |f: f64| sizing.kv_tokens_at(ctx, base.mib, f).unwrap_or(0);
+    let tokens_at_default = if sizing.rest_mib(base.mib, from)? > 0.0 {
+        tokens(from)
+    } else {
+        0
+    };
+    if tokens_at_default >= sizing.context_len || reserve.physics <= from {
+        return None;
+    }
+    // The reserve again, sized for the requests the larger pool admits.
+    let to = reserve_lifted(ctx, base, sizing, capacity, reserve.physics).physics;
+    (to > from && tokens(to) > tokens_at_default).then_some(Lifted {
+        from,
+        to,
+        tokens_at_default,
+    })
+}
+
+/// The reserve with its requests estimated at fraction `mfs`, planning its own fraction.
+fn reserve_lifted(
+    ctx: &Context,
+    base: &Baseline,
+    sizing: &Sizing,
+    capacity: u64,
+    mfs: f64,
+) -> Reserve {
+    let mut r = reserve(ctx, base, sizing, mfs, capacity);
+    r.planned = r.physics;
+    r
+}
+
+/// The reserve outside the static pool, with the requests the server admits estimated from the
+/// KV cache at fraction `mfs_for_estimate` (the user's, else SGLang's default).
 fn reserve(
     ctx: &Context,
     base: &Baseline,
     sizing: &Sizing,
-    user_mfs: Option<f64>,
+    mfs_for_estimate: f64,
     capacity: u64,
 ) -> Reserve {
     let d = &ctx.server.defaults;
     let (tp, _) = tp_pp(ctx);
-    // Requests the server will admit (for graphs, logits and the req-to-token table): SGLang's
-    // estimate from a first pass at the KV size under its default fraction.
-    let mfs_for_estimate = user_mfs.unwrap_or(d.mem_fraction_static);
     let mrr_estimate = sizing.mrr_for(ctx, sizing.kv_tokens_at(ctx, base.mib, mfs_for_estimate));
     let captured = defaults::captured_decode_bs(d, ctx.server.gpu_memory_mib, Some(mrr_estimate));
     let spec = ctx.server.speculative.is_some();
@@ -407,7 +485,8 @@ fn reserve(
 /// Our own fraction (the part of B not needed by graphs, activations and the margin, rounded
 /// down), and the planned one.
 ///
-/// Policy: never above SGLang's own default. Our graph and activation terms are estimates
+/// Policy: never above SGLang's own default where the default works ([`lift`] is the one
+/// exception: a default that leaves no room for one request). Our graph and activation terms are estimates
 /// (graph capture in real logs costs 0.9–5.7 MiB per graph per layer, and a DP-attention
 /// server OOMed at run time on a 2.6 GiB transient no shape formula predicts), while the
 /// default's reserve is what every stock server in the logs started with. Raising the
@@ -471,6 +550,7 @@ pub(super) mod tests {
             gpus,
             links,
             host: None,
+            accelerators: Vec::new(),
         }
     }
 

@@ -39,8 +39,14 @@ pub fn no_p2p(ctx: &Context) -> Vec<Fired> {
         .link(a, b)
         .map(|l| l.p2p.as_str())
         .unwrap_or("unknown");
+    // From 0.4.8.post1 a failed setup is caught and NCCL takes over; before, it may stop.
+    let then = if crate::sglang::version::at_least(ctx.version, "0.4.8.post1") {
+        "its setup fails and SGLang falls back to NCCL after a failed attempt"
+    } else {
+        "it may fail with 'peer access is not supported'"
+    };
     vec![Fired::new(format!(
-        "TP {}: GPUs {a} and {b} have no CUDA peer access (NVML P2P status {status}{}), but SGLang's custom all-reduce assumes it and will fail with 'peer access is not supported'",
+        "TP {}: GPUs {a} and {b} have no CUDA peer access (NVML P2P status {status}{}), but SGLang's custom all-reduce assumes it: {then}",
         ctx.tp(),
         if broken.len() > 1 { format!(", {} pairs in all", broken.len()) } else { String::new() },
     ))

@@ -143,26 +143,43 @@ pub fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
     .with_fix(remove_all(&given))]
 }
 
+/// ARCH004: trtllm_mla attention on SM12x (a version-pinned report shows it failing).
 pub fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
+    let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    let uses: Vec<String> = ctx.backends_where(|v| v == "trtllm_mla");
+    if sm12.is_empty() || uses.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {} runs FlashInfer trtllm-gen kernels, built for SM100/SM103 only ('Unsupported architecture'); use flashinfer or triton attention",
+        Context::describe(&sm12),
+        uses.join(", ")
+    ))]
+}
+
+/// ARCH011: the trtllm-gen MoE and FP4 GEMM runners on SM12x (no version-pinned report).
+pub fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     if sm12.is_empty() {
         return vec![];
     }
-    let mut uses: Vec<String> = ctx.backends_where(|v| v == "trtllm_mla");
-    for o in [
+    let uses: Vec<String> = [
         "--moe-runner-backend",
         "--fp4-gemm-backend",
         "--speculative-moe-runner-backend",
-    ] {
-        if let Some(v) = ctx.sval(o).filter(|v| v.starts_with("flashinfer_trtllm")) {
-            uses.push(format!("{o} {v}"));
-        }
-    }
+    ]
+    .iter()
+    .filter_map(|o| {
+        ctx.sval(o)
+            .filter(|v| v.starts_with("flashinfer_trtllm"))
+            .map(|v| format!("{o} {v}"))
+    })
+    .collect();
     if uses.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "{}; {} run FlashInfer trtllm-gen kernels, built for SM100/SM103 only ('Unsupported architecture'); use flashinfer/triton attention and flashinfer_cutlass/triton MoE",
+        "{}; {} run FlashInfer trtllm-gen kernels, built for SM100/SM103 only; use flashinfer_cutlass or triton",
         Context::describe(&sm12),
         uses.join(", ")
     ))]

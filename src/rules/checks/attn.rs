@@ -49,54 +49,116 @@ pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
     .with_fix(set_arg("--mm-attention-backend", "triton_attn"))]
 }
 
-pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
-    let uses = using(ctx, "trtllm_mha");
-    // 0.5.23 accepts SM90, SM100 and SM120; older releases SM100 only.
-    let allowed: &[u32] = if at_least(ctx.version, "0.5.23") {
+/// The attention options naming `backend` for the role SGLang checks: (option, role) where the
+/// role is `prefill` (`--prefill-attention-backend`), `decode` (`--decode-attention-backend`) or
+/// `both` (`--attention-backend`).
+fn roles(ctx: &Context, backend: &str) -> Vec<(&'static str, &'static str)> {
+    ctx.attention_backends()
+        .into_iter()
+        .filter(|(_, v)| v == backend)
+        .map(|(o, _)| match o {
+            "--prefill-attention-backend" => (o, "prefill"),
+            "--decode-attention-backend" => (o, "decode"),
+            _ => (o, "both"),
+        })
+        .collect()
+}
+
+/// The compute-capability majors SGLang accepts trtllm_mha on, for a role, by release:
+/// SM100 only through 0.5.9; 0.5.10–0.5.18 also SM90/SM120 for decode; from 0.5.19 SM90, SM100
+/// and SM120 for both (SGLang's own checks, recorded in tests/evidence/ATTN004.jsonl).
+fn trtllm_mha_majors(version: &str, role: &str) -> &'static [u32] {
+    if at_least(version, "0.5.19") || (at_least(version, "0.5.10") && role == "decode") {
         &[9, 10, 12]
     } else {
         &[10]
-    };
-    let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
-    if uses.is_empty() || bad.is_empty() {
-        return vec![];
     }
-    vec![Fired::new(format!(
-        "{}; {}: SGLang {} accepts the TRT-LLM MHA backend on compute capability {} only",
-        Context::describe(&bad),
-        uses.join(", "),
-        ctx.version,
-        allowed
-            .iter()
-            .map(|m| format!("{m}.x"))
-            .collect::<Vec<_>>()
-            .join("/")
-    ))]
 }
 
+pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
+    let mut out = vec![];
+    for (option, role) in roles(ctx, "trtllm_mha") {
+        let allowed = trtllm_mha_majors(ctx.version, role);
+        let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
+        if bad.is_empty() {
+            continue;
+        }
+        out.push(Fired::new(format!(
+            "{}; {option} trtllm_mha: SGLang {} accepts the TRT-LLM MHA backend{} on compute capability {} only",
+            Context::describe(&bad),
+            ctx.version,
+            match role {
+                "prefill" => " for prefill",
+                "decode" => " for decode",
+                _ => "",
+            },
+            allowed
+                .iter()
+                .map(|m| format!("{m}.x"))
+                .collect::<Vec<_>>()
+                .join("/")
+        )));
+    }
+    out
+}
+
+/// SGLang checks trtllm_mla as the main or decode backend only (a prefill-only choice passes).
 pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
-    let uses = using(ctx, "trtllm_mla");
+    let uses: Vec<String> = roles(ctx, "trtllm_mla")
+        .into_iter()
+        .filter(|(_, role)| *role != "prefill")
+        .map(|(o, _)| format!("{o} trtllm_mla"))
+        .collect();
     let mut out = vec![];
     if uses.is_empty() {
         return out;
     }
-    let bad = ctx.gpus_where(|(m, _)| m != 10 && m != 12);
+    // SM100 only through 0.5.4; SM100/SM120 in 0.5.5–0.5.9; SM100/SM110/SM120 from 0.5.10.
+    let allowed: &[u32] = if at_least(ctx.version, "0.5.10") {
+        &[10, 11, 12]
+    } else if at_least(ctx.version, "0.5.5") {
+        &[10, 12]
+    } else {
+        &[10]
+    };
+    let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
     if !bad.is_empty() {
         out.push(Fired::new(format!(
-            "{}; {}: the TRT-LLM MLA backend is Blackwell-only",
+            "{}; {}: SGLang {} accepts the TRT-LLM MLA backend on compute capability {} only",
             Context::describe(&bad),
-            uses.join(", ")
+            uses.join(", "),
+            ctx.version,
+            allowed
+                .iter()
+                .map(|m| format!("{m}.x"))
+                .collect::<Vec<_>>()
+                .join("/")
         )));
     }
     if let Some(kv) = ctx.sval("--kv-cache-dtype")
-        && !["auto", "fp8_e4m3", "fp4_e2m1", "bf16", "bfloat16"].contains(&kv.as_str())
+        && !trtllm_mla_kv(ctx.version).contains(&kv.as_str())
     {
         out.push(Fired::new(format!(
-            "{} with --kv-cache-dtype {kv}: TRT-LLM MLA takes fp8_e4m3, fp4_e2m1, bf16 or auto",
-            uses.join(", ")
+            "{} with --kv-cache-dtype {kv}: SGLang {} takes {} for TRT-LLM MLA",
+            uses.join(", "),
+            ctx.version,
+            trtllm_mla_kv(ctx.version).join(", ")
         )));
     }
     out
+}
+
+/// The KV-cache dtypes SGLang's trtllm_mla check accepts, by release.
+fn trtllm_mla_kv(version: &str) -> &'static [&'static str] {
+    if at_least(version, "0.5.21") {
+        &["auto", "fp8_e4m3", "bf16", "bfloat16"]
+    } else if at_least(version, "0.5.9") {
+        &["auto", "fp8_e4m3", "fp4_e2m1", "bf16", "bfloat16"]
+    } else if at_least(version, "0.5.5") {
+        &["auto", "fp8_e4m3", "fp4_e2m1"]
+    } else {
+        &["auto", "fp8_e4m3"]
+    }
 }
 
 pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
@@ -174,12 +236,27 @@ pub fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("GptOssForCausalLM") {
         return vec![];
     }
-    let bad: Vec<String> = ctx.backends_where(|v| !GPT_OSS_BACKENDS.contains(&v));
+    // SGLang's list grew (aiter 0.5.10, intel_xpu 0.5.11, intel_amx 0.5.14), and before 0.5.4
+    // only the main --attention-backend is checked.
+    let v = ctx.version;
+    let accepted = |b: &str| {
+        GPT_OSS_BACKENDS.contains(&b)
+            || (b == "aiter" && at_least(v, "0.5.10"))
+            || (b == "intel_xpu" && at_least(v, "0.5.11"))
+            || (b == "intel_amx" && at_least(v, "0.5.14"))
+    };
+    let bad: Vec<String> = ctx
+        .attention_backends()
+        .into_iter()
+        .filter(|(o, _)| at_least(v, "0.5.4") || *o == "--attention-backend")
+        .filter(|(_, b)| !accepted(b))
+        .map(|(o, b)| format!("{o} {b}"))
+        .collect();
     if bad.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "GPT-OSS with {}: SGLang accepts only triton, trtllm_mha, fa3, fa4 or ascend for this model (sinks, sliding window)",
+        "GPT-OSS with {}: SGLang {v} refuses it for this model (sinks, sliding window); triton, trtllm_mha, fa3 or fa4 take it",
         bad.join(", ")
     ))]
 }

@@ -81,7 +81,10 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
 const MATERIAL_WEIGHT_SHARE: f64 = 0.4;
 
 pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
-    let Some(bs) = ctx.cuda_graph_max_bs_given() else {
+    if ctx.cuda_graph_max_bs_given().is_none() && ctx.cuda_graph_bs_given().is_none() {
+        return vec![];
+    }
+    let Some(bs) = ctx.decode_graph_max_bs() else {
         return vec![];
     };
     if !ctx.dp_attention() || bs <= 256 || ctx.cuda_graph_disabled() {

@@ -16,6 +16,10 @@ pub fn lm_head(ctx: &Context) -> Vec<Fired> {
     if !ctx.args.flag("--enable-dp-lm-head") || (ctx.dp_attention() && ctx.attn_dp() > 1) {
         return vec![];
     }
+    // From 0.5.3 a single DP rank drops the flag silently (SGLang's own resolution).
+    if crate::sglang::version::at_least(ctx.version, "0.5.3") && ctx.dp().max(ctx.attn_dp()) <= 1 {
+        return vec![];
+    }
     vec![Fired::new(
         "--enable-dp-lm-head without DP attention (size > 1): the vocabulary-parallel LM head needs attention DP".to_string(),
     )]

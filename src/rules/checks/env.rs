@@ -339,27 +339,50 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-pub fn context_length(ctx: &Context) -> Vec<Fired> {
+/// `--context-length` above what SGLang derives from the config, and the override variable not
+/// set to a true value: (the given length, the derived one).
+fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
     // SGLang compares with the context length it derives (context keys × RoPE factor).
-    let Some(max) = ctx
+    let max = ctx
         .model
-        .and_then(|m| m.derived_context_length.or(m.max_position_embeddings))
-    else {
-        return vec![];
-    };
-    let Some(cl) = ctx
+        .and_then(|m| m.derived_context_length.or(m.max_position_embeddings))?;
+    let cl = ctx
         .args
         .get("--context-length")
-        .and_then(serde_json::Value::as_i64)
-    else {
+        .and_then(serde_json::Value::as_i64)?;
+    let allowed = [
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
+        "SGLANG_IS_IN_CI",
+    ]
+    .iter()
+    .any(|v| ctx.env.get(v).is_some_and(env_true));
+    (cl > max as i64 && !allowed).then_some((cl, max))
+}
+
+/// ENV006: the releases whose model config refuses a longer context unless the variable is set.
+pub fn context_length(ctx: &Context) -> Vec<Fired> {
+    let Some((cl, max)) = longer_context(ctx) else {
         return vec![];
     };
-    let var = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN";
-    if cl <= max as i64 || ctx.env.get(var).is_some_and(env_true) {
-        return vec![];
-    }
     vec![Fired::new(format!(
-        "--context-length {cl} exceeds the context length SGLang derives from the model's config, {max}: SGLang refuses it unless {var}=1 (and without rope scaling outputs degrade)"
+        "--context-length {cl} exceeds the context length SGLang derives from the model's config, {max}: SGLang {} raises ValueError at start-up unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (and without rope scaling outputs degrade past {max})",
+        ctx.version
+    ))]
+}
+
+/// ENV009: releases before 0.5.1 (allowed by default from 0.4.4; before, refused at load).
+pub fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
+    let Some((cl, max)) = longer_context(ctx) else {
+        return vec![];
+    };
+    let what = if crate::sglang::version::at_least(ctx.version, "0.4.4") {
+        "allows it by default and only warns"
+    } else {
+        "raises ValueError when the model is loaded unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+    };
+    vec![Fired::new(format!(
+        "--context-length {cl} exceeds the context length SGLang derives from the model's config, {max}: SGLang {} {what}; without rope scaling outputs degrade past {max}",
+        ctx.version
     ))]
 }
 

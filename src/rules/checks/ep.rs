@@ -10,23 +10,29 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     let runner = ctx
         .sval("--moe-runner-backend")
         .unwrap_or_else(|| "auto".into());
-    let ok: &[&str] = if at_least(ctx.version, "0.5.20") {
-        &[
-            "flashinfer_cutlass",
-            "flashinfer_cutedsl",
-            "flashinfer_trtllm",
-            "flashinfer_trtllm_routed",
-            "deep_gemm",
-        ]
+    // The runners SGLang's check accepts grew release by release (tests/evidence/EP001.jsonl).
+    let all = [
+        "flashinfer_cutlass",
+        "flashinfer_cutedsl",
+        "flashinfer_trtllm_routed",
+        "flashinfer_trtllm",
+        "deep_gemm",
+    ];
+    let ok: &[&str] = if at_least(ctx.version, "0.5.19") {
+        &all
+    } else if at_least(ctx.version, "0.5.15") {
+        &all[..3]
+    } else if at_least(ctx.version, "0.5.14") {
+        &all[..2]
     } else {
-        &["flashinfer_cutlass"]
+        &all[..1]
     };
     if ok.contains(&runner.as_str()) {
         return vec![];
     }
-    // 0.5.20+ resolves `auto` per quantisation (FP4/FP8 often to flashinfer_trtllm): only a
+    // 0.5.19+ resolves `auto` per quantisation (FP4/FP8 often to flashinfer_trtllm): only a
     // BF16 model is known to stay on an unsupported runner.
-    if runner == "auto" && at_least(ctx.version, "0.5.20") && ctx.quant().is_some() {
+    if runner == "auto" && at_least(ctx.version, "0.5.19") && ctx.quant().is_some() {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -81,7 +87,11 @@ pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-two-batch-overlap") || ctx.moe_a2a().is_some() {
+    // From 0.5.15 SGLang accepts two-batch overlap without all-to-all under DP attention.
+    if !ctx.args.flag("--enable-two-batch-overlap")
+        || ctx.moe_a2a().is_some()
+        || (at_least(ctx.version, "0.5.15") && ctx.dp_attention())
+    {
         return vec![];
     }
     vec![Fired::new(
@@ -97,6 +107,14 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
     {
         return vec![];
     }
+    // From 0.4.6.post3 SGLang turns the graphs off itself; before, it captures them and fails.
+    if !crate::sglang::version::at_least(ctx.version, "0.4.6.post3") {
+        return vec![Fired::new(format!(
+            "--deepep-mode normal with CUDA graphs: SGLang {} captures decode graphs through DeepEP's normal kernels, which cannot be captured ('Capture cuda graph failed', sglang#6218); disable CUDA graphs or use low_latency",
+            ctx.version
+        ))
+        .with_fix(add_flag("--disable-cuda-graph"))];
+    }
     vec![Fired::new(
         "--deepep-mode normal: SGLang disables CUDA graphs with DeepEP's normal kernels, so decode runs eagerly; use auto or low_latency outside PD prefill".to_string(),
     )]
@@ -108,7 +126,12 @@ pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     {
         return vec![];
     }
-    let Some(bs) = ctx.cuda_graph_max_bs_given() else {
+    // SGLang's default capture sizes fit its default dispatch budget; only a size the user set
+    // can overrun it, and only as far as SGLang's own caps let it.
+    if ctx.cuda_graph_max_bs_given().is_none() && ctx.cuda_graph_bs_given().is_none() {
+        return vec![];
+    }
+    let Some(bs) = ctx.decode_graph_max_bs() else {
         return vec![];
     };
     let draft = if ctx.spec_algo().is_some() {
@@ -147,6 +170,23 @@ pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
+/// EP012: before 0.4.10 nothing refuses EPLB without EP up front; across nodes its rebalancer
+/// then asserts the expert-parallel GPUs divide evenly over the nodes (EP 1 over 2 nodes).
+pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
+    if !ctx.args.flag("--enable-eplb")
+        || ctx.ep() > 1
+        || ctx.moe_a2a().is_some()
+        || ctx.nnodes() < 2
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-eplb with expert parallelism off (--ep-size 1) across {} nodes: SGLang {}'s expert rebalancer asserts 'num_gpus % num_nodes == 0' once it runs; set --ep-size to the TP size",
+        ctx.nnodes(),
+        ctx.version
+    ))]
+}
+
 pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
     let Some(runner) = ctx.sval("--moe-runner-backend") else {
         return vec![];
@@ -157,9 +197,24 @@ pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
     } else {
         ctx.ep()
     };
+    // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
+    // GPT-OSS, cutlass with EP only under --quantization fp8 (mxfp8 from 0.5.9), and the
+    // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
+    let q = ctx.sval("--quantization");
+    let fp8_cutlass = q.as_deref() == Some("fp8")
+        || (q.as_deref() == Some("mxfp8") && at_least(ctx.version, "0.5.9"));
+    let gpt_oss = ctx.model_arch() == Some("GptOssForCausalLM");
     let bad = match runner.as_str() {
-        "triton_kernel" | "cutlass" if ep > 1 => format!("supports --ep-size 1 only (EP is {ep})"),
-        "flashinfer_cutlass" | "flashinfer_cutedsl" if ep != 1 && ep != tp => {
+        "triton_kernel" if ep > 1 && gpt_oss => {
+            format!("supports --ep-size 1 only for GPT-OSS (EP is {ep})")
+        }
+        "cutlass" if ep > 1 && fp8_cutlass => {
+            format!("supports --ep-size 1 only with FP8 quantisation (EP is {ep})")
+        }
+        "flashinfer_cutlass" if ep != 1 && ep != tp => {
+            format!("needs EP 1 or EP = TP (EP {ep}, TP {tp})")
+        }
+        "flashinfer_cutedsl" if ep != 1 && ep != tp && at_least(ctx.version, "0.5.11") => {
             format!("needs EP 1 or EP = TP (EP {ep}, TP {tp})")
         }
         _ => return vec![],

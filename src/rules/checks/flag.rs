@@ -62,9 +62,9 @@ pub fn renamed(ctx: &Context) -> Vec<Fired> {
         }
         let prefixed = prefix_matches(ctx, &w);
         let how = match prefixed.as_slice() {
-            // argparse takes a unique prefix as an abbreviation: harmless if it means the new name.
-            [one] if *one == to => continue,
-            [one] => format!("argparse would read it as {one}"),
+            // argparse takes a unique prefix as an abbreviation: harmless if it means the new
+            // name; a different option is FLAG006's (the line runs, with that option).
+            [_] => continue,
             [] => "argparse rejects it".to_string(),
             _ => "argparse rejects it as ambiguous".to_string(),
         };
@@ -157,7 +157,17 @@ pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
     })]
 }
 
-pub fn removed(ctx: &Context) -> Vec<Fired> {
+/// An option another release has but this one does not, and what this release's argparse
+/// makes of it.
+struct Foreign {
+    written: String,
+    /// What the embedded releases say of when it existed.
+    when: String,
+    /// This release's options it abbreviates.
+    prefix_of: Vec<String>,
+}
+
+fn foreign(ctx: &Context) -> Vec<Foreign> {
     let mut out = vec![];
     for w in written(ctx) {
         if ctx.args.knows(&w) || renames::counterpart(&w).is_some() {
@@ -186,12 +196,79 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
         } else {
             format!("was removed after SGLang {last} (this is {})", ctx.version)
         };
-        let then = match prefix_matches(ctx, &w).as_slice() {
-            [one] => format!("; argparse would silently read it as the abbreviation of {one}"),
-            [] => "; argparse rejects it".to_string(),
-            _ => "; argparse rejects it as ambiguous".to_string(),
-        };
-        out.push(Fired::new(format!("{w} {when}{then}")));
+        let prefix_of = prefix_matches(ctx, &w)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        out.push(Foreign {
+            written: w,
+            when,
+            prefix_of,
+        });
     }
     out
+}
+
+/// Whether, in the release nearest to this one that has `written`, the option `abbreviated`
+/// names the same setting (an alias of it, or another option with its dest).
+fn same_setting(ctx: &Context, written: &str, abbreviated: &str) -> bool {
+    let having = flagset::releases_with(written);
+    let nearest = having
+        .iter()
+        .rev()
+        .find(|v| crate::sglang::version::cmp(v, ctx.version).is_lt())
+        .or(having.first());
+    let Some(set) = nearest.and_then(|v| flagset::get(v)) else {
+        return false;
+    };
+    let Some(action) = set.action(written) else {
+        return false;
+    };
+    action.option_strings.iter().any(|o| o == abbreviated)
+        || set.dest_of(abbreviated) == Some(action.dest.as_str())
+}
+
+/// FLAG004: argparse rejects it (no option, or several, starts with it).
+pub fn removed(ctx: &Context) -> Vec<Fired> {
+    foreign(ctx)
+        .into_iter()
+        .filter(|f| f.prefix_of.len() != 1)
+        .map(|f| {
+            let then = if f.prefix_of.is_empty() {
+                "argparse rejects it"
+            } else {
+                "argparse rejects it as ambiguous"
+            };
+            Fired::new(format!("{} {}; {then}", f.written, f.when))
+        })
+        .collect()
+}
+
+/// FLAG005: argparse reads it as the abbreviation of the same setting: it runs, but only while
+/// no new option shares the prefix.
+pub fn abbreviates_same(ctx: &Context) -> Vec<Fired> {
+    foreign(ctx)
+        .into_iter()
+        .filter_map(|f| match f.prefix_of.as_slice() {
+            [one] if same_setting(ctx, &f.written, one) => Some(Fired::new(format!(
+                "{} {}; argparse reads it as the abbreviation of {one}, the same setting, so it runs; the full spelling {one} keeps working when a later release adds an option with the same prefix",
+                f.written, f.when
+            ))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// FLAG006: argparse reads it as the abbreviation of a different option.
+pub fn abbreviates_other(ctx: &Context) -> Vec<Fired> {
+    foreign(ctx)
+        .into_iter()
+        .filter_map(|f| match f.prefix_of.as_slice() {
+            [one] if !same_setting(ctx, &f.written, one) => Some(Fired::new(format!(
+                "{} {}; argparse reads it as the abbreviation of {one}, a different option, and SGLang runs with that",
+                f.written, f.when
+            ))),
+            _ => None,
+        })
+        .collect()
 }

@@ -15,18 +15,27 @@ pub fn heads(ctx: &Context) -> Vec<Fired> {
             m.architecture.as_deref().unwrap_or("the model")
         )));
     }
-    if m.kv_lora_rank.is_none()
-        && let Some(kv) = m.num_key_value_heads
-        && kv > 0
-        && ((kv >= attn_tp && !kv.is_multiple_of(attn_tp))
-            || (kv < attn_tp && !attn_tp.is_multiple_of(kv)))
-    {
-        out.push(Fired::new(format!(
-            "{} has {kv} KV heads and attention TP is {attn_tp}: one must divide the other for KV heads to be split or replicated",
-            m.architecture.as_deref().unwrap_or("the model")
-        )));
-    }
     out
+}
+
+/// PAR011: KV heads and the attention TP must divide one another.
+pub fn kv_heads(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model else { return vec![] };
+    let attn_tp = (ctx.tp() / ctx.attn_dp().max(1)).max(1) as u64;
+    match m.num_key_value_heads {
+        Some(kv)
+            if m.kv_lora_rank.is_none()
+                && kv > 0
+                && ((kv >= attn_tp && !kv.is_multiple_of(attn_tp))
+                    || (kv < attn_tp && !attn_tp.is_multiple_of(kv))) =>
+        {
+            vec![Fired::new(format!(
+                "{} has {kv} KV heads and attention TP is {attn_tp}: one must divide the other for KV heads to be split or replicated",
+                m.architecture.as_deref().unwrap_or("the model")
+            ))]
+        }
+        _ => vec![],
+    }
 }
 
 pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
@@ -88,7 +97,10 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
             });
         }
     }
-    if !relaxed && ctx.args.flag("--enable-mixed-chunk") {
+    // The mixed-chunk ban ends at 0.5.11 (SGLang's own checks; tests/evidence/PAR004.jsonl).
+    if !crate::sglang::version::at_least(ctx.version, "0.5.11")
+        && ctx.args.flag("--enable-mixed-chunk")
+    {
         what.push("--enable-mixed-chunk".into());
     }
     if what.is_empty() {
@@ -189,7 +201,7 @@ pub fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
     else {
         return vec![];
     };
-    let tp_ok = crate::sglang::version::at_least(ctx.version, "0.5.20");
+    let tp_ok = crate::sglang::version::at_least(ctx.version, "0.5.14");
     if n == 1 || (tp_ok && n == ctx.tp()) {
         return vec![];
     }

@@ -32,41 +32,53 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
     let vllm = ctx.packages.is_some_and(|p| p.get("vllm").is_some());
     match q {
         // fp8.py: Fp8LinearMethod sets use_marlin from can_auto_enable_marlin_fp8()
-        // (80 <= sm < 89). 0.5.10.post1+ ship their own Marlin FP8 ops; 0.5.2/0.5.5 import
-        // vLLM's and skip Marlin without it; 0.4.x only on SGLANG_FORCE_FP8_MARLIN.
-        "fp8" => at_least(ctx.version, "0.5.10") || (at_least(ctx.version, "0.5.2") && vllm),
+        // (80 <= sm < 89): over vLLM's Marlin ops from 0.5.1 (skipped without vLLM), over
+        // SGLang's own from 0.5.6; 0.4.x only on SGLANG_FORCE_FP8_MARLIN.
+        "fp8" => at_least(ctx.version, "0.5.6") || (at_least(ctx.version, "0.5.1") && vllm),
         // fpgemm_fp8.py: the same auto-enable over SGLang's own Marlin ops.
         "fbgemm_fp8" => at_least(ctx.version, "0.5.5"),
         _ => false,
     }
 }
 
+/// FP8 in effect on GPUs before SM89: the quantisation and the GPUs, when any.
+fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts::Gpu>)> {
+    let q = ctx.quant().filter(|q| is_fp8(q))?;
+    let bad = ctx.gpus_where(|cc| cc < (8, 9));
+    (!bad.is_empty()).then_some((q, bad))
+}
+
+/// QUANT001: FP8 MoE experts on GPUs before SM89 (Triton's fp8e4nv kernels; reports pin it).
 pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| is_fp8(q)) else {
+    let Some((q, bad)) = fp8_on_old_gpus(ctx).filter(|_| ctx.model_is_moe()) else {
         return vec![];
     };
-    let bad = ctx.gpus_where(|cc| cc < (8, 9));
-    if bad.is_empty() {
+    vec![Fired::new(format!(
+        "{}; {} {q} on a MoE model: FP8 MoE experts need FP8 tensor cores ('fp8e4nv not supported in this architecture'); use a BF16, AWQ/GPTQ or INT8 checkpoint",
+        Context::describe(&bad),
+        source(ctx)
+    ))]
+}
+
+/// QUANT007: FP8 on a dense (or unknown) model on GPUs before SM89 without a Marlin fallback.
+pub fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
+    let Some((q, bad)) = fp8_on_old_gpus(ctx).filter(|_| !ctx.model_is_moe()) else {
         return vec![];
-    }
-    // Dense FP8 runs on Ampere through Marlin. An unknown model counts as dense: an error on a
-    // guess that it is MoE would cry wolf on the common case.
+    };
+    // Dense FP8 runs on Ampere through Marlin where the release has it.
     let marlin_capable = bad.iter().all(|g| g.cc().is_some_and(|c| c >= (8, 0)));
     if marlin_capable && marlin_fallback(ctx, &q) {
         return vec![];
     }
     let why = match q.as_str() {
         "w8a8_fp8" | "modelopt_fp8" => {
-            "SGLang requires compute capability 8.9 for this method and refuses to load".to_string()
+            "SGLang's loader requires compute capability 8.9 for this method".to_string()
         }
-        _ if ctx.model_is_moe() && marlin_capable => {
-            "the dense layers could fall back to Marlin, but FP8 MoE experts need FP8 tensor cores ('fp8e4nv not supported in this architecture')".to_string()
-        }
-        "fp8" if marlin_capable && !crate::sglang::version::at_least(ctx.version, "0.5.2") => format!(
+        "fp8" if marlin_capable && !crate::sglang::version::at_least(ctx.version, "0.5.1") => format!(
             "SGLang {} has no automatic Marlin fallback, so FP8 kernels need compute capability 8.9 ('fp8e4nv not supported in this architecture')",
             ctx.version
         ),
-        "fp8" if marlin_capable && !crate::sglang::version::at_least(ctx.version, "0.5.10") => format!(
+        "fp8" if marlin_capable => format!(
             "SGLang {}'s Marlin fallback imports vLLM's kernels, and vllm is {}, so FP8 kernels need compute capability 8.9",
             ctx.version,
             if ctx.packages.is_some() { "not installed" } else { "not known to be installed" }

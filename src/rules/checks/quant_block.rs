@@ -268,27 +268,76 @@ fn attention(s: &mut Sizes, m: &ModelFacts, l: Layout) {
     }
 }
 
-pub fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
-    let Some(m) = ctx.model else { return vec![] };
-    let Some(block) = m.weight_block_size else {
-        return vec![];
-    };
+/// A block-FP8 checkpoint at a layout, and its shards that are not whole blocks.
+struct Misfits<'c> {
+    model: &'c ModelFacts,
+    layout: Layout,
+    block: (u64, u64),
+    bad: Vec<Misfit>,
+}
+
+/// The shards of a block-FP8 checkpoint that are not whole blocks at this layout.
+fn block_misfits<'c>(ctx: &Context<'c>) -> Option<Misfits<'c>> {
+    let model = ctx.model?;
+    let block = model.weight_block_size?;
     if ctx.quant().as_deref() != Some("fp8") {
-        return vec![];
+        return None;
     }
-    let Some(layout) = Layout::of(ctx) else {
-        return vec![];
-    };
-    let bad = misfits(m, layout, block);
-    let Some(first) = bad.first() else {
-        return vec![];
-    };
+    let layout = Layout::of(ctx)?;
+    let bad = misfits(model, layout, block);
+    (!bad.is_empty()).then_some(Misfits {
+        model,
+        layout,
+        block,
+        bad,
+    })
+}
+
+/// A misfit of the MoE experts' or a shared expert's gate/up shards: what version-pinned
+/// reports show SGLang stopping on.
+fn evidenced(b: &Misfit) -> bool {
+    b.expert || b.what.starts_with("moe_intermediate_size") || b.what.starts_with("shared_expert")
+}
+
+/// QUANT006: the experts' (or a shared expert's) shards are not whole blocks.
+pub fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
+    match block_misfits(ctx) {
+        Some(f) if f.bad.iter().any(evidenced) => {
+            let bad: Vec<Misfit> = f.bad.into_iter().filter(evidenced).collect();
+            vec![Fired::new(misfit_message(
+                ctx, f.model, f.layout, f.block, &bad,
+            ))]
+        }
+        _ => vec![],
+    }
+}
+
+/// QUANT008: only attention or dense-MLP shards are not whole blocks.
+pub fn fp8_block_shard_dense(ctx: &Context) -> Vec<Fired> {
+    match block_misfits(ctx) {
+        Some(f) if !f.bad.iter().any(evidenced) => {
+            vec![Fired::new(misfit_message(
+                ctx, f.model, f.layout, f.block, &f.bad,
+            ))]
+        }
+        _ => vec![],
+    }
+}
+
+fn misfit_message(
+    ctx: &Context,
+    m: &ModelFacts,
+    layout: Layout,
+    block: (u64, u64),
+    bad: &[Misfit],
+) -> String {
+    let first = &bad[0];
     let more = match bad.len() {
         1 => String::new(),
         2 => " (and one more weight)".to_string(),
         n => format!(" (and {} more weights)", n - 1),
     };
-    vec![Fired::new(format!(
+    format!(
         "{} is FP8 block-quantised ({}×{} blocks), but {} gives {}-wide shards, not a multiple of {} {}{more}: SGLang stops while building the model ('… = {} is not divisible by weight quantization {} = {}'); {}",
         m.architecture.as_deref().unwrap_or("the model"),
         block.0,
@@ -300,8 +349,8 @@ pub fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
         first.shard,
         first.block.0,
         first.block.1,
-        advice(ctx, m, layout, block, &bad),
-    ))]
+        advice(ctx, m, layout, block, bad),
+    )
 }
 
 /// What would load: EP for the experts, or the TP sizes whose shards are whole blocks.

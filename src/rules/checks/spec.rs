@@ -65,12 +65,27 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     } else {
         format!("page size {page} (SGLang's, for its backend)")
     };
-    let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.20") {
+    // SGLang checks the main backend only: flashinfer from 0.5.2, fa3 too from 0.5.6, triton
+    // too from 0.5.14 (tests/evidence/SPEC004.jsonl); before 0.5.2 nothing is checked.
+    use crate::sglang::version::at_least;
+    if !at_least(ctx.version, "0.5.2") {
+        return vec![];
+    }
+    let ok: &[&str] = if at_least(ctx.version, "0.5.14") {
         &["flashinfer", "fa3", "triton"]
+    } else if at_least(ctx.version, "0.5.6") {
+        &["flashinfer", "fa3"]
     } else {
         &["flashinfer"]
     };
-    let bad: Vec<String> = ctx.effective_backends_where(|v| !ok.contains(&v));
+    let bad: Vec<String> = ctx
+        .effective_backends_where(|v| !ok.contains(&v))
+        .into_iter()
+        .filter(|b| {
+            !b.starts_with("--prefill-attention-backend")
+                && !b.starts_with("--decode-attention-backend")
+        })
+        .collect();
     if bad.is_empty() {
         return vec![];
     }
@@ -84,6 +99,20 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
 
 pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     let k = topk(ctx);
+    let trtllm = ctx
+        .attention_backends()
+        .iter()
+        .any(|(_, v)| v == "trtllm_mha");
+    // Before 0.5.1 trtllm_mha refuses speculative decoding at any topk.
+    if ctx.spec_algo().is_some()
+        && trtllm
+        && !crate::sglang::version::at_least(ctx.version, "0.5.1")
+    {
+        return vec![Fired::new(format!(
+            "speculative decoding with the trtllm_mha backend: SGLang {} refuses it",
+            ctx.version
+        ))];
+    }
     if ctx.spec_algo().is_none() || k <= 1 {
         return vec![];
     }
@@ -97,11 +126,14 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
             "--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"
         )));
     }
-    // The 0.5.5-era overlap scheduler for speculative decoding (spec v2) is chain-only.
-    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
-    if reg.knows("SGLANG_ENABLE_SPEC_V2")
-        && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true)
-    {
+    // The spec-v2 overlap path is chain-only; 0.5.7–0.5.10 refuse topk > 1 with it (0.5.11+
+    // fall back to spec v1 themselves).
+    let v = ctx.version;
+    let refuses = crate::sglang::version::at_least(v, "0.5.7")
+        && !crate::sglang::version::at_least(v, "0.5.11")
+        && ["EAGLE", "EAGLE3", "STANDALONE"]
+            .contains(&ctx.spec_algo().unwrap_or_default().as_str());
+    if refuses && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true) {
         out.push(Fired::new(format!(
             "--speculative-eagle-topk {k} with SGLANG_ENABLE_SPEC_V2=1: the spec-v2 overlap path supports topk 1 only"
         )));
@@ -150,7 +182,7 @@ pub fn lora(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let lora = ctx.args.flag("--enable-lora") || ctx.given("--lora-paths");
-    let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.20") {
+    let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.19") {
         &["NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK"]
     } else {
         &["NGRAM"]

@@ -206,6 +206,7 @@ codes! {
     pp_a2a => MIX008,
     dp_attention_ep_no_a2a => MIX009,
     eagle_dp_attention_early => MIX010,
+    pdmux_sm100 => MIX011,
 }
 
 #[cfg(test)]

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Record the evidence goldens: what each SGLang release's own start-up code does with the inputs
+an error rule fires on (and near misses it must stay quiet on).
+
+    scripts/gen-evidence.py --oracle ../shared/oracle --venvs /work/oracle [CODE ...]
+
+Reads tests/evidence/cases.toml; for every case and release it runs the team's defaults oracle
+(shared/oracle/defaults_oracle.py: SGLang's real argument parsing, ServerArgs resolution and
+check_server_args, on a fake GPU, with the model's config.json read by the release's own
+ModelConfig) in that release's venv (`<venvs>/venv-<release>`, made by
+shared/oracle/setup_defaults.sh), and writes tests/evidence/<CODE>.jsonl, one line per (case,
+release): the inputs, whether SGLang refused, and the exception it raised. Facts only: the
+exception type and message SGLang printed, nothing else of its code.
+
+A refusal counts for the case's rule only when its message contains the case's `refusal` text;
+a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
+
+Venvs (measured here): setup_defaults.sh works as is for 0.4.3.post2 (with transformers 4.48.3),
+0.4.6.post5–0.5.10.post1, 0.5.22 and 0.5.23. For 0.5.11–0.5.21 the pinned transformers needs
+torchvision to register SGLang's image processors, so those venvs get transformers 5.19.0 and a
+sitecustomize.py that lets SGLang re-register the config types 5.19.0 already ships
+(`AutoConfig.register(..., exist_ok=True)`), as a real install (where they are not shipped)
+registers them.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIDENCE = ROOT / "tests" / "evidence"
+GPUS = ROOT / "tests" / "field" / "gpus.toml"
+
+
+def model_arg(model):
+    """An oracle model (`@models/NAME`), or a fixture config folder (`org__name`) by path."""
+    if "__" in model:
+        return str(ROOT / "tests" / "fixtures" / "models" / model)
+    return f"@models/{model}"
+
+
+def oracle_case(case, gpu, label):
+    spec = {
+        "gpu_mem_mib": gpu["memory_mib"],
+        "gpu_name": gpu["name"],
+        "compute_capability": gpu["cc"],
+        "num_gpus": case.get("count", 8),
+        "argv": ["--model-path", model_arg(case["model"])] + case["argv"],
+        "env": case.get("env", {}),
+        "label": label,
+    }
+    if "cuda" in case:
+        # torch's CUDA version, where the release's default wheel would not run on the GPU
+        spec["cuda_version"] = case["cuda"]
+    return spec
+
+
+def run(oracle, python, cases):
+    res = subprocess.run(
+        [str(python), str(Path(oracle) / "defaults_oracle.py"), "run", "--jsonl", "--jobs", "2"],
+        input=json.dumps(cases), capture_output=True, text=True, timeout=1800)
+    lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
+    if len(lines) != len(cases):
+        sys.exit(f"{python}: {len(lines)} results for {len(cases)} cases\n{res.stderr[-3000:]}")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--venvs", required=True)
+    ap.add_argument("codes", nargs="*")
+    opts = ap.parse_args()
+    gpus = tomllib.loads(GPUS.read_text())
+    cases = tomllib.loads((EVIDENCE / "cases.toml").read_text())["case"]
+    codes = sorted({c["code"] for c in cases if not opts.codes or c["code"] in opts.codes})
+    others = []
+    for code in codes:
+        mine = [c for c in cases if c["code"] == code]
+        by_version = {}
+        for i, c in enumerate(mine):
+            for v in c["releases"]:
+                by_version.setdefault(v, []).append((i, c))
+        out = []
+        for v, items in sorted(by_version.items()):
+            python = Path(opts.venvs) / f"venv-{v}" / "bin" / "python"
+            if not python.exists():
+                sys.exit(f"{code}: no oracle venv for {v} ({python}); setup_defaults.sh {v} DIR")
+            specs = [oracle_case(c, gpus[c["gpu"]], f"{code}/{i}") for i, c in items]
+            for (i, c), r in zip(items, run(opts.oracle, python, specs)):
+                error = r.get("error")
+                if r.get("error_stage") == "oracle":
+                    sys.exit(f"{code} case {i} on {v}: the oracle failed: {error}")
+                texts = c["refusal"] if isinstance(c["refusal"], list) else [c["refusal"]]
+                refused = bool(error) and any(t in error for t in texts)
+                if error and not refused:
+                    # Another refusal says nothing about this rule: not recorded (an option the
+                    # release does not have is argparse's, outside the rule's range).
+                    others.append(f"{code} case {i} on {v}: {error[:200]}")
+                    continue
+                out.append({
+                    "code": code, "case": i, "release": v, "gpu": c["gpu"],
+                    "count": c.get("count", 8), "model": c["model"], "argv": c["argv"],
+                    "env": c.get("env", {}), "refused": refused,
+                    # The exception and the start of its message: enough to tell the refusal.
+                    "error": error[:160] if refused else None,
+                    "stage": r.get("error_stage") if refused else None,
+                })
+                print(f"{code} {i} {v}: {'refused' if refused else 'accepted'}", file=sys.stderr)
+        (EVIDENCE / f"{code}.jsonl").write_text("".join(json.dumps(o) + "\n" for o in out))
+    for o in others:
+        print(f"not recorded: {o}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

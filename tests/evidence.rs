@@ -1,0 +1,202 @@
+//! Severity is evidence. Every rule that can block (severity `error`) says in its header how it
+//! is known that the user's release itself fails (`evidence:`), and the goldens behind it are
+//! replayed here: each line of `tests/evidence/<CODE>.jsonl` was recorded by running a release's
+//! own start-up code (`scripts/gen-evidence.py`) on inputs the rule fires on, or near misses; the
+//! rule must block exactly where SGLang refused.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+use sglang_launch::rules::{self, Evidence, Severity};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[derive(Debug, Deserialize)]
+struct Golden {
+    code: String,
+    case: usize,
+    release: String,
+    gpu: String,
+    count: u32,
+    model: String,
+    argv: Vec<String>,
+    env: BTreeMap<String, String>,
+    refused: bool,
+    error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Gpu {
+    name: String,
+    cc: Option<String>,
+    memory_mib: Option<u64>,
+}
+
+fn goldens(path: &str) -> Vec<Golden> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}: {e}: {l}")))
+        .collect()
+}
+
+/// `count` of this GPU, every pair over NVLink (the oracle's fake GPUs report P2P everywhere).
+fn topology(gpu: &Gpu, count: u32) -> Value {
+    let gpus: Vec<Value> = (0..count)
+        .map(|i| {
+            serde_json::json!({
+                "index": i, "uuid": format!("GPU-{i:08}-0000-4000-8000-000000000000"),
+                "name": gpu.name, "pci_bus_id": format!("00000000:{:02x}:00.0", 0x18 + i),
+                "compute_capability": gpu.cc.as_deref().unwrap(),
+                "memory_total_mib": gpu.memory_mib.unwrap(), "memory_used_mib": 0,
+            })
+        })
+        .collect();
+    let mut links = Vec::new();
+    for a in 0..count {
+        for b in a + 1..count {
+            links.push(
+                serde_json::json!({"gpus": [a, b], "path": "NV18", "nvlink": true, "p2p": "ok"}),
+            );
+        }
+    }
+    serde_json::json!({"schema": "sglang-launch/topology/v1", "source": "evidence golden",
+        "gpus": gpus, "links": links})
+}
+
+/// The error codes `check` reports for a golden's inputs, fixed or not.
+fn blocking_codes(g: &Golden, gpus: &BTreeMap<String, Gpu>) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = dir.path().join("topology.json");
+    std::fs::write(&topo, topology(&gpus[&g.gpu], g.count).to_string()).unwrap();
+    let models = Path::new(ROOT).join("tests/fixtures/models/oracle");
+    // An oracle model by name, or a fixture config folder (`org__name`).
+    let model = if g.model.contains("__") {
+        Path::new(ROOT).join("tests/fixtures/models").join(&g.model)
+    } else {
+        models.join(&g.model)
+    };
+    let argv: Vec<String> = g
+        .argv
+        .iter()
+        .map(|a| a.replace("@models/", &format!("{}/", models.display())))
+        .collect();
+    let out = common::launcher()
+        .args(["check", "--json", "--topology"])
+        .arg(&topo)
+        .args(["--sglang-version", &g.release, "--", "--model-path"])
+        .arg(&model)
+        .args(&argv)
+        .envs(&g.env)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{} {}: {e}: {}",
+            g.code,
+            g.release,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    plan["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        // A fixed finding is the launcher handling the refusal: it changed the line so SGLang
+        // takes it.
+        .filter(|f| f["severity"] == "error")
+        .filter_map(|f| f["code"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn golden_files() -> Vec<&'static str> {
+    rules::all()
+        .iter()
+        .flat_map(|r| r.evidence.iter())
+        .filter_map(|e| match e {
+            Evidence::Golden(p) => Some(*p),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_rule_that_can_block_says_how_the_failure_is_known() {
+    let missing: Vec<&str> = rules::all()
+        .iter()
+        .filter(|r| r.severity == Severity::Error && r.evidence.is_empty())
+        .map(|r| r.code)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "error rules without `evidence:` (record goldens, cite a version-pinned report, or make them warnings): {missing:?}"
+    );
+}
+
+#[test]
+fn each_golden_file_records_a_refusal_of_its_rule() {
+    for r in rules::all() {
+        for e in &r.evidence {
+            match e {
+                Evidence::Golden(path) => {
+                    let lines = goldens(path);
+                    assert!(
+                        lines.iter().any(|g| g.code == r.code && g.refused),
+                        "{}: {path} records no refusal of it",
+                        r.code
+                    );
+                }
+                Evidence::Logs(path) => {
+                    assert!(Path::new(ROOT).join(path).is_file(), "{}: {path}", r.code)
+                }
+                Evidence::Report { release, .. } => assert!(
+                    sglang_launch::sglang::version::looks_like_version(
+                        release.rsplit("==").next().unwrap_or(release)
+                    ),
+                    "{}: report release {release}",
+                    r.code
+                ),
+                Evidence::Parser | Evidence::Observed(_) => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn rules_block_exactly_where_the_recorded_release_refused() {
+    let gpus: BTreeMap<String, Gpu> = toml::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("tests/field/gpus.toml")).unwrap(),
+    )
+    .unwrap();
+    let mut wrong = Vec::new();
+    let mut replayed = 0;
+    for path in golden_files() {
+        for g in goldens(path) {
+            let codes = blocking_codes(&g, &gpus);
+            let blocked = codes.contains(&g.code);
+            if blocked != g.refused {
+                wrong.push(format!(
+                    "{} case {} on {}: SGLang {} ({}), the launcher {} [{}]",
+                    g.code,
+                    g.case,
+                    g.release,
+                    if g.refused { "refused" } else { "accepted" },
+                    g.error.as_deref().unwrap_or("-"),
+                    if blocked { "blocks" } else { "does not" },
+                    codes.join(" ")
+                ));
+            }
+            replayed += 1;
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {replayed}: {wrong:#?}",
+        wrong.len()
+    );
+    assert!(replayed > 0);
+}
