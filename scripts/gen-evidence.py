@@ -12,6 +12,10 @@ shared/oracle/setup_defaults.sh), and writes tests/evidence/<CODE>.jsonl, one li
 release): the inputs, whether SGLang refused, and the exception it raised. Facts only: the
 exception type and message SGLang printed, nothing else of its code.
 
+A case may name a start-up function past ServerArgs (`probe = "module:Class.method"`): it is run
+by scripts/evidence_probe.py with a stand-in runner holding the resolved arguments, for checks
+SGLang makes when it builds the model runner or a backend.
+
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
 
@@ -57,6 +61,26 @@ def oracle_case(case, gpu, label):
     return spec
 
 
+def probe(oracle, python, case, gpu):
+    """A case whose check is in a start-up function past ServerArgs (`probe` names it): run it
+    with scripts/evidence_probe.py; the same result shape as the oracle's."""
+    cmd = [str(python), str(ROOT / "scripts" / "evidence_probe.py"), "--oracle", str(oracle),
+           "--function", case["probe"], "--gpu-mem", str(gpu["memory_mib"]),
+           "--gpu-name", gpu["name"], "--cc", gpu["cc"], "--num-gpus", str(case.get("count", 8))]
+    if "cuda" in case:
+        cmd += ["--cuda-version", case["cuda"]]
+    models = f"{Path(oracle).resolve()}/models/"
+    argv = ["--model-path", model_arg(case["model"])] + case["argv"]
+    cmd += ["--"] + [a.replace("@models/", models) for a in argv]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={
+        **__import__("os").environ, "PYTHONHASHSEED": "0"})
+    lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        return {"error": f"probe failed: {res.stderr[-500:]}", "error_stage": "oracle"}
+    r = lines[-1]
+    return {"error": r["refused"], "error_stage": "probe"} if "refused" in r else {}
+
+
 def run(oracle, python, cases):
     res = subprocess.run(
         [str(python), str(Path(oracle) / "defaults_oracle.py"), "run", "--jsonl", "--jobs", "2"],
@@ -88,8 +112,13 @@ def main():
             python = Path(opts.venvs) / f"venv-{v}" / "bin" / "python"
             if not python.exists():
                 sys.exit(f"{code}: no oracle venv for {v} ({python}); setup_defaults.sh {v} DIR")
-            specs = [oracle_case(c, gpus[c["gpu"]], f"{code}/{i}") for i, c in items]
-            for (i, c), r in zip(items, run(opts.oracle, python, specs)):
+            plain = [(i, c) for i, c in items if "probe" not in c]
+            specs = [oracle_case(c, gpus[c["gpu"]], f"{code}/{i}") for i, c in plain]
+            results = dict(zip([i for i, _ in plain], run(opts.oracle, python, specs) if specs else []))
+            for i, c in items:
+                if "probe" in c:
+                    results[i] = probe(opts.oracle, python, c, gpus[c["gpu"]])
+            for (i, c), r in ((ic, results[ic[0]]) for ic in items):
                 error = r.get("error")
                 if r.get("error_stage") == "oracle":
                     sys.exit(f"{code} case {i} on {v}: the oracle failed: {error}")

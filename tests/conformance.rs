@@ -324,3 +324,54 @@ fn sampled_conformance_every_other_release() {
         failures.len()
     );
 }
+
+/// Lines for servers not on NVIDIA (`--device cpu|npu|xpu|hpu`), recorded from the same releases'
+/// parsers: the parser agrees, and `check` (which passes such a server through, unplanned) reports
+/// what SGLang parses and refuses exactly what it refuses.
+#[test]
+fn lines_for_servers_not_on_nvidia() {
+    for v in ["0.4.10.post2", "0.5.5", "0.5.23"] {
+        let file = format!("devices-{v}.jsonl");
+        check_file(v, &file, 8);
+        let path = format!("{}/tests/conformance/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().skip(1) {
+            let case: Value = serde_json::from_str(line).unwrap();
+            let argv: Vec<String> = serde_json::from_value(case["argv"].clone()).unwrap();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_sglang-launch"))
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .args(["check", "--json", "--topology"])
+                .arg("examples/topologies/8x-h100-sxm-nvlink.json")
+                .args(["--sglang-version", v, "--"])
+                .args(&argv)
+                .env("SGLANG_LAUNCH_DEVICE_ROOT", "/nonexistent")
+                .output()
+                .unwrap();
+            let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let accepted = case["ok"] == true;
+            let want = if accepted { "pass-through" } else { "error" };
+            assert_eq!(plan["verdict"], want, "{v} {argv:?}: {plan:#}");
+            assert_eq!(
+                out.status.code(),
+                Some(if accepted { 0 } else { 1 }),
+                "{argv:?}"
+            );
+            if let Some(Value::Object(set)) = case.get("set") {
+                for (dest, value) in set {
+                    assert!(
+                        same(&plan["sglang_parsed"][dest], value),
+                        "{v} {argv:?}: {dest} golden {value} ours {}",
+                        plan["sglang_parsed"][dest]
+                    );
+                }
+            } else {
+                let golden = case["error"].as_str().unwrap();
+                let said = plan["findings"].to_string();
+                assert!(
+                    said.contains(&golden[..golden.len().min(60)]),
+                    "{argv:?}: {said}"
+                );
+            }
+        }
+    }
+}

@@ -182,6 +182,7 @@ catalogue! {
     SPEC009 => c(spec::lora),
     SPEC010 => c(spec::small_gpu),
     SPEC011 => c(spec::draft_unknown),
+    SPEC012 => c(spec::hybrid_backends),
     // Parallelism and multi-node.
     PAR001 => c(par::heads),
     PAR002 => c(par::dist_init_addr),

@@ -121,6 +121,23 @@ fn spec001_to_spec005() -> Vec<Case> {
 
 fn spec006_to_spec011() -> Vec<Case> {
     vec![
+        // 0.4.9.post5–0.5.1: the hybrid attention backend asserts speculative decoding is off.
+        c("SPEC012")
+            .version("0.5.1")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--prefill-attention-backend", json!("fa3"))
+            .arg("--decode-attention-backend", json!("flashinfer")),
+        c("SPEC012")
+            .version("0.5.1")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+        c("SPEC012")
+            .version("0.5.2")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--prefill-attention-backend", json!("fa3"))
+            .arg("--decode-attention-backend", json!("flashinfer"))
+            .no(),
         c("SPEC006").version("0.5.10.post1").arg(
             "--speculative-moe-runner-backend",
             json!("flashinfer_trtllm"),

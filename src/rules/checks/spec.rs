@@ -243,3 +243,22 @@ pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
         "{algo} draft model {draft} {why}: the memory plan counts its weights and KV layers as zero, so the KV capacity and fit verdict are optimistic"
     ))]
 }
+
+/// SPEC012: 0.4.9.post5–0.5.1.x build a hybrid attention backend when prefill and decode differ,
+/// and its model runner asserts speculative decoding is off.
+pub fn hybrid_backends(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let b = &ctx.server.backends;
+    let (Some(p), Some(d)) = (b.prefill(), b.decode()) else {
+        return vec![];
+    };
+    if p.value == d.value {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm {a} with prefill attention {} and decode attention {}: SGLang {} runs them through its hybrid attention backend, which asserts speculative decoding is off; use one backend for both",
+        p.value, d.value, ctx.version
+    ))]
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Run one of an SGLang release's own start-up functions past argument resolution, for the
+evidence goldens (scripts/gen-evidence.py): a check SGLang makes when it builds the model runner
+or a backend, not in ServerArgs.
+
+    <venv>/bin/python scripts/evidence_probe.py --oracle DIR --function MODULE:QUALNAME \
+        --gpu-mem MIB --gpu-name NAME --cc X.Y --num-gpus N [--cuda-version V] -- ARGV...
+
+It sets up the team's defaults oracle's fake GPU (shared/oracle/defaults_oracle.py) and stubs,
+resolves ARGV with the release's `prepare_server_args`, imports MODULE the same way, and calls
+the function with a stand-in `self` that holds only `server_args`. Prints one JSON line:
+{"refused": "<Type>: <message>"} when the function raises an AssertionError or ValueError (the
+check), {"passed": "<what stopped it>"} when it gets past the check and then needs more of a
+real runner than the stand-in has, {"passed": null} when it returns.
+"""
+import argparse
+import contextlib
+import importlib
+import importlib.machinery
+import json
+import sys
+import tempfile
+import types
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--function", required=True)
+    ap.add_argument("--gpu-mem", type=int, required=True)
+    ap.add_argument("--gpu-name", required=True)
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--num-gpus", type=int, default=8)
+    ap.add_argument("--cuda-version")
+    ap.add_argument("argv", nargs=argparse.REMAINDER)
+    opts = ap.parse_args()
+    sys.path.insert(0, opts.oracle)
+    import defaults_oracle
+    import oracle
+
+    version = defaults_oracle.sglang_version()
+    spec = {"gpu_mem_mib": opts.gpu_mem, "gpu_name": opts.gpu_name,
+            "compute_capability": opts.cc, "num_gpus": opts.num_gpus}
+    if opts.cuda_version:
+        spec["cuda_version"] = opts.cuda_version
+    # The oracle's defaults for what is not given (torch's CUDA version per release, SM count).
+    spec = defaults_oracle.normalize_case(spec, version)
+    defaults_oracle.setup_fake_gpu(spec, tempfile.mkdtemp())
+    present = [m for m in defaults_oracle.real_install_modules(version)
+               if importlib.machinery.PathFinder.find_spec(m) is None and m != "pynvml"]
+    module, qualname = opts.function.split(":")
+    argv = [a for a in opts.argv if a != "--"]
+    sys.argv[0] = "launch_server.py"
+    with contextlib.redirect_stdout(sys.stderr):
+        sa = oracle.import_with_stubs("sglang.srt.server_args", extra_stubs=present)
+        server_args = sa.prepare_server_args(argv)
+        if hasattr(server_args, "resolve_once"):
+            server_args.resolve_once()
+        target = oracle.import_with_stubs(module, extra_stubs=present)
+    fn = target
+    for part in qualname.split("."):
+        fn = getattr(fn, part)
+    runner = types.SimpleNamespace(server_args=server_args)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            fn(runner)
+        out = {"passed": None}
+    except (AssertionError, ValueError) as e:
+        out = {"refused": f"{type(e).__name__}: {e}"[:300]}
+    except Exception as e:  # past the check: the stand-in runner lacks what comes next
+        out = {"passed": f"{type(e).__name__}: {e}"[:200]}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
