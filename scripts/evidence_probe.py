@@ -8,10 +8,14 @@ or a backend, not in ServerArgs.
 
 It sets up the team's defaults oracle's fake GPU (shared/oracle/defaults_oracle.py) and stubs,
 resolves ARGV with the release's `prepare_server_args`, imports MODULE the same way, and calls
-the function with a stand-in `self` that holds only `server_args`. Prints one JSON line:
+the function with a stand-in `self`: an instance of the method's class made without its
+constructor, holding `server_args` and the attributes `--runner` gives (JSON, e.g. what the real
+constructor derives from the model: {"use_mla_backend": true}), so the method's own calls on
+`self` reach the class. Prints one JSON line:
 {"refused": "<Type>: <message>"} when the function raises an AssertionError or ValueError (the
-check), {"passed": "<what stopped it>"} when it gets past the check and then needs more of a
-real runner than the stand-in has, {"passed": null} when it returns.
+check), {"stopped": "<what stopped it>", "at": ["module:function" of the traceback, innermost last]}
+when something else stops it (most often what the stand-in lacks: whether that was past the
+check the caller decides from `at`), {"passed": null} when it returns.
 """
 import argparse
 import contextlib
@@ -20,6 +24,7 @@ import importlib.machinery
 import json
 import sys
 import tempfile
+import traceback
 import types
 
 
@@ -32,6 +37,7 @@ def main():
     ap.add_argument("--cc", required=True)
     ap.add_argument("--num-gpus", type=int, default=8)
     ap.add_argument("--cuda-version")
+    ap.add_argument("--runner", default="{}")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path.insert(0, opts.oracle)
@@ -56,11 +62,15 @@ def main():
         server_args = sa.prepare_server_args(argv)
         if hasattr(server_args, "resolve_once"):
             server_args.resolve_once()
+        # What the scheduler process does before it builds a model runner.
+        if hasattr(sa, "set_global_server_args_for_scheduler"):
+            sa.set_global_server_args_for_scheduler(server_args)
         target = oracle.import_with_stubs(module, extra_stubs=present)
-    fn = target
+    fn, owner = target, None
     for part in qualname.split("."):
-        fn = getattr(fn, part)
-    runner = types.SimpleNamespace(server_args=server_args)
+        owner, fn = fn, getattr(fn, part)
+    runner = stand_in(owner if isinstance(owner, type) else None, server_args,
+                      json.loads(opts.runner))
     try:
         with contextlib.redirect_stdout(sys.stderr):
             fn(runner)
@@ -68,8 +78,27 @@ def main():
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
     except Exception as e:  # past the check: the stand-in runner lacks what comes next
-        out = {"passed": f"{type(e).__name__}: {e}"[:200]}
+        out = {"stopped": f"{type(e).__name__}: {e}"[:200], "at": modules(e.__traceback__)}
     print(json.dumps(out))
+
+
+def modules(tb):
+    """`module:function` of a traceback's frames, outermost first."""
+    return [f"{frame.f_globals.get('__name__', '?')}:{frame.f_code.co_name}"
+            for frame, _ in traceback.walk_tb(tb)]
+
+
+TARGET = {"is_draft_worker": False, "draft_attention_backend": None}
+
+
+def stand_in(cls, server_args, attrs):
+    """`self` for the probed function: the class's own methods, none of its constructor."""
+    runner = object.__new__(cls) if cls is not None else types.SimpleNamespace()
+    runner.server_args = server_args
+    # What the real constructor sets for a target (not draft) runner, before anything else.
+    for name, value in {**TARGET, **attrs}.items():
+        setattr(runner, name, value)
+    return runner
 
 
 if __name__ == "__main__":

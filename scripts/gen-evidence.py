@@ -14,7 +14,11 @@ exception type and message SGLang printed, nothing else of its code.
 
 A case may name a start-up function past ServerArgs (`probe = "module:Class.method"`): it is run
 by scripts/evidence_probe.py with a stand-in runner holding the resolved arguments, for checks
-SGLang makes when it builds the model runner or a backend.
+SGLang makes when it builds the model runner or a backend. `runner` gives the stand-in what the
+real constructor derives from the model (e.g. `{ use_mla_backend = true }`). Where the stand-in
+stops on something it lacks, the case is accepted only if the traceback went through `past` (a
+`module` or `module:function`, or a list of them, the release reaches only after the check);
+otherwise the run fails as inconclusive.
 
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
@@ -69,6 +73,8 @@ def probe(oracle, python, case, gpu):
            "--gpu-name", gpu["name"], "--cc", gpu["cc"], "--num-gpus", str(case.get("count", 8))]
     if "cuda" in case:
         cmd += ["--cuda-version", case["cuda"]]
+    if "runner" in case:
+        cmd += ["--runner", json.dumps(case["runner"])]
     models = f"{Path(oracle).resolve()}/models/"
     argv = ["--model-path", model_arg(case["model"])] + case["argv"]
     cmd += ["--"] + [a.replace("@models/", models) for a in argv]
@@ -78,6 +84,14 @@ def probe(oracle, python, case, gpu):
     if not lines:
         return {"error": f"probe failed: {res.stderr[-500:]}", "error_stage": "oracle"}
     r = lines[-1]
+    if "stopped" in r:
+        # Stopped by something else (what the stand-in lacks): accepted only when it stopped in
+        # a frame the case names as past the check, else nothing is known.
+        past = case.get("past", [])
+        past = [past] if isinstance(past, str) else past
+        if not any(m.startswith(p) for p in past for m in r["at"]):
+            return {"error": f"probe stopped short of the check: {r['stopped']} in {r['at'][-3:]}",
+                    "error_stage": "oracle"}
     return {"error": r["refused"], "error_stage": "probe"} if "refused" in r else {}
 
 

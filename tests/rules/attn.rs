@@ -18,6 +18,16 @@ fn attn001_to_attn010() -> Vec<Case> {
             .on(PRO)
             .arg("--prefill-attention-backend", json!("fa3")),
         c("ATTN001").arg("--attention-backend", json!("fa3")).no(),
+        // Swapped for triton before it is built; the decode backend is not swapped.
+        c("ATTN001")
+            .on(B200)
+            .arg("--attention-backend", json!("fa3"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2"))
+            .no(),
+        c("ATTN001")
+            .on(B200)
+            .arg("--decode-attention-backend", json!("fa3"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
         c("ATTN002")
             .on(A100)
             .arg("--attention-backend", json!("fa3"))
@@ -26,6 +36,13 @@ fn attn001_to_attn010() -> Vec<Case> {
             .on(A100)
             .arg("--attention-backend", json!("fa3"))
             .model(model("LlamaForCausalLM"))
+            .no(),
+        c("ATTN002")
+            .version("0.4.5.post1")
+            .on(A100)
+            .arg("--attention-backend", json!("fa3"))
+            .arg("--disable-mla", json!(true))
+            .model(mla())
             .no(),
         c("ATTN003")
             .on(B200)
@@ -142,11 +159,15 @@ fn attn007_says_triton_only_where_sglang_swaps() {
         swapped.contains("switches the attention backend to triton"),
         "{swapped}"
     );
+    // The model runner made the same switch before ServerArgs did.
     let old = m(c("ATTN007")
         .version("0.5.2")
         .arg("--attention-backend", json!("fa3"))
         .arg("--kv-cache-dtype", json!("fp8_e5m2")));
-    assert!(old.contains("does not switch away from FA3"), "{old}");
+    assert!(
+        old.contains("switches the attention backend to triton"),
+        "{old}"
+    );
     let decode = m(c("ATTN007")
         .arg("--decode-attention-backend", json!("fa3"))
         .arg("--kv-cache-dtype", json!("fp8_e5m2")));

@@ -7,8 +7,19 @@ fn using(ctx: &Context, backend: &str) -> Vec<String> {
     ctx.backends_where(|v| v == backend)
 }
 
+/// The fa3 backends SGLang builds: the main one is swapped for triton before it is built on an
+/// fp8_e5m2 KV cache (every release) or with double sparsity (the model runner's switch).
+fn fa3_built(ctx: &Context) -> Vec<String> {
+    let swapped = ctx.sval("--kv-cache-dtype").as_deref() == Some("fp8_e5m2")
+        || ctx.given("--enable-double-sparsity");
+    using(ctx, "fa3")
+        .into_iter()
+        .filter(|u| !(swapped && u.starts_with("--attention-backend ")))
+        .collect()
+}
+
 pub fn fa3_arch(ctx: &Context) -> Vec<Fired> {
-    let uses = using(ctx, "fa3");
+    let uses = fa3_built(ctx);
     let bad = ctx.gpus_where(|(m, _)| !(8..=9).contains(&m));
     if uses.is_empty() || bad.is_empty() {
         return vec![];
@@ -21,9 +32,10 @@ pub fn fa3_arch(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
-    let uses = using(ctx, "fa3");
+    let uses = fa3_built(ctx);
     let bad = ctx.gpus_where(|(m, _)| m == 8);
-    if uses.is_empty() || bad.is_empty() || !ctx.model_is_mla() {
+    // `--disable-mla` (older releases) makes the runner take the non-MLA path.
+    if uses.is_empty() || bad.is_empty() || !ctx.model_is_mla() || ctx.given("--disable-mla") {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -181,11 +193,10 @@ pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
     if uses.is_empty() || ctx.sval("--kv-cache-dtype").as_deref() != Some("fp8_e5m2") {
         return vec![];
     }
-    // From 0.5.5 SGLang swaps `--attention-backend fa3` for triton on e5m2 KV (server_args /
-    // overrides.py `_attention_backend_fa3_fp8_fallback`); 0.5.2 and 0.4.x don't, and the
-    // prefill/decode-specific options are never swapped: FA3 then gets e5m2 it can't take.
-    let swapped =
-        at_least(ctx.version, "0.5.5") && ctx.sval("--attention-backend").as_deref() == Some("fa3");
+    // Every release swaps `--attention-backend fa3` for triton on e5m2 KV (the model runner up
+    // to 0.5.4, ServerArgs from 0.5.5); the prefill/decode-specific options are never swapped:
+    // FA3 then gets e5m2 it can't take.
+    let swapped = ctx.sval("--attention-backend").as_deref() == Some("fa3");
     let what = if swapped {
         "SGLang silently switches the attention backend to triton".to_string()
     } else {
