@@ -38,6 +38,9 @@ def main():
     ap.add_argument("--num-gpus", type=int, default=8)
     ap.add_argument("--cuda-version")
     ap.add_argument("--runner", default="{}")
+    ap.add_argument("--model-config", action="store_true")
+    ap.add_argument("--runner-class")
+    ap.add_argument("--args", default="[]")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path.insert(0, opts.oracle)
@@ -69,11 +72,24 @@ def main():
     fn, owner = target, None
     for part in qualname.split("."):
         owner, fn = fn, getattr(fn, part)
+    if opts.runner_class:
+        # A module function that takes the runner: the stand-in is still the runner's class.
+        rmod, rqual = opts.runner_class.split(":")
+        with contextlib.redirect_stdout(sys.stderr):
+            owner = oracle.import_with_stubs(rmod, extra_stubs=present)
+        for part in rqual.split("."):
+            owner = getattr(owner, part)
     runner = stand_in(owner if isinstance(owner, type) else None, server_args,
                       json.loads(opts.runner))
+    if opts.model_config:
+        # What the worker builds from the arguments and hands the runner: the release's own
+        # ModelConfig of the model's config.json.
+        with contextlib.redirect_stdout(sys.stderr):
+            mc = oracle.import_with_stubs("sglang.srt.configs.model_config", extra_stubs=present)
+            runner.model_config = mc.ModelConfig.from_server_args(server_args)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            fn(runner)
+            fn(runner, *json.loads(opts.args))
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}

@@ -15,7 +15,10 @@ exception type and message SGLang printed, nothing else of its code.
 A case may name a start-up function past ServerArgs (`probe = "module:Class.method"`): it is run
 by scripts/evidence_probe.py with a stand-in runner holding the resolved arguments, for checks
 SGLang makes when it builds the model runner or a backend. `runner` gives the stand-in what the
-real constructor derives from the model (e.g. `{ use_mla_backend = true }`). Where the stand-in
+real constructor derives from the model (e.g. `{ use_mla_backend = true }`). A module function
+that takes the runner names the runner's class (`probe_runner_class = "module:Class"`) and its
+further arguments (`probe_args`, JSON); `probe_model_config = true` hands the stand-in the
+release's own ModelConfig of the model, as the worker does. Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
 otherwise the run fails as inconclusive.
@@ -75,6 +78,12 @@ def probe(oracle, python, case, gpu):
         cmd += ["--cuda-version", case["cuda"]]
     if "runner" in case:
         cmd += ["--runner", json.dumps(case["runner"])]
+    if "probe_runner_class" in case:
+        cmd += ["--runner-class", case["probe_runner_class"]]
+    if case.get("probe_model_config"):
+        cmd += ["--model-config"]
+    if "probe_args" in case:
+        cmd += ["--args", case["probe_args"]]
     models = f"{Path(oracle).resolve()}/models/"
     argv = ["--model-path", model_arg(case["model"])] + case["argv"]
     cmd += ["--"] + [a.replace("@models/", models) for a in argv]

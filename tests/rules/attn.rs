@@ -123,16 +123,54 @@ fn attn011() -> Vec<Case> {
             .model(model("Qwen3NextForCausalLM"))
             .arg("--attention-backend", json!("flashinfer")),
         c("ATTN011")
-            .version("0.5.5")
+            .version("0.5.6")
             .on(B200)
             .model(model("Qwen3NextForCausalLM"))
             .arg("--attention-backend", json!("trtllm_mha"))
             .no(),
+        // 0.5.3.post1–0.5.5.post1 take triton only.
+        c("ATTN011")
+            .version("0.5.5")
+            .on(B200)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("trtllm_mha")),
         c("ATTN011")
             .version("0.5.5")
             .on(PRO)
             .model(model("Qwen3NextForCausalLM"))
             .arg("--attention-backend", json!("triton"))
+            .no(),
+        // 0.5.10 takes flashinfer on Blackwell; 0.5.17 not on SM10x, 0.5.21 again.
+        c("ATTN011")
+            .version("0.5.14")
+            .on(B200)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("ATTN011")
+            .version("0.5.17")
+            .on(B200)
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN011")
+            .version("0.5.23")
+            .on(B200)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        // From 0.5.18 each role's backend counts; before, the main one only.
+        c("ATTN011")
+            .version("0.5.23")
+            .on(PRO)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("triton"))
+            .arg("--decode-attention-backend", json!("fa4")),
+        c("ATTN011")
+            .version("0.5.14")
+            .on(PRO)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("triton"))
+            .arg("--decode-attention-backend", json!("fa4"))
             .no(),
     ]
 }

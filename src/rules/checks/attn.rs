@@ -291,28 +291,79 @@ fn hybrid_gdn(arch: &str) -> bool {
     arch.starts_with("Qwen3Next") || arch.starts_with("Qwen3_5")
 }
 
+/// Backends SGLang's hybrid-GDN wrapper takes on Blackwell (compute capability `major` 10 or 12).
+fn gdn_allowed(version: &str, major: u32) -> &'static [&'static str] {
+    let between = |lo, hi| at_least(version, lo) && !at_least(version, hi);
+    if between("0.5.3.post1", "0.5.5.post2") {
+        &["triton"]
+    } else if !at_least(version, "0.5.10rc0") {
+        &["triton", "trtllm_mha"]
+    } else if !at_least(version, "0.5.16") {
+        &["triton", "trtllm_mha", "fa4", "flashinfer"]
+    } else if major == 12 {
+        &["triton", "trtllm_mha", "flashinfer"]
+    } else if !at_least(version, "0.5.21") {
+        &["triton", "trtllm_mha", "fa4"]
+    } else {
+        &["triton", "trtllm_mha", "fa4", "flashinfer"]
+    }
+}
+
+/// The explicit backends the wrapper checks: the main one before 0.5.16; from 0.5.16 prefill and
+/// decode when both are given, else the main one; from 0.5.18 each role's backend (its own
+/// option, else the main one).
+fn gdn_checked(ctx: &Context) -> Vec<(&'static str, String)> {
+    let get = |o: &'static str| ctx.sval(o).map(|v| (o, v));
+    let main = get("--attention-backend");
+    let (p, d) = (
+        get("--prefill-attention-backend"),
+        get("--decode-attention-backend"),
+    );
+    let roles = if !at_least(ctx.version, "0.5.16") {
+        vec![main]
+    } else if !at_least(ctx.version, "0.5.18") {
+        if p.is_some() && d.is_some() {
+            vec![p, d]
+        } else {
+            vec![main]
+        }
+    } else {
+        vec![p.or(main.clone()), d.or(main)]
+    };
+    let mut out: Vec<(&'static str, String)> = roles.into_iter().flatten().collect();
+    out.dedup();
+    out
+}
+
 pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch().filter(|a| hybrid_gdn(a)) else {
         return vec![];
     };
-    let bw = ctx.gpus_where(|(m, _)| m == 10 || m == 12);
-    if bw.is_empty() {
-        return vec![];
-    }
-    let ok: &[&str] = if bw.iter().any(|g| g.cc().is_some_and(|c| c.0 == 12)) {
-        &["triton"]
-    } else {
-        &["trtllm_mha", "fa4", "triton"]
-    };
-    let bad: Vec<String> = ctx.backends_where(|v| !ok.contains(&v));
-    if bad.is_empty() {
-        return vec![];
-    }
-    vec![Fired::new(format!(
-        "{}; {arch} (hybrid linear attention) with {}: on this GPU SGLang {} supports only {}",
-        Context::describe(&bw),
-        bad.join(", "),
-        ctx.version,
-        ok.join(", ")
-    ))]
+    let majors: Vec<u32> = [10, 12]
+        .into_iter()
+        .filter(|&m| !ctx.gpus_where(|(g, _)| g == m).is_empty())
+        .collect();
+    let checked = gdn_checked(ctx);
+    majors
+        .into_iter()
+        .filter_map(|m| {
+            let ok = gdn_allowed(ctx.version, m);
+            // 0.5.6's ServerArgs sets triton on SM10x whatever was asked.
+            let replaced = |o: &str| ctx.version == "0.5.6" && m == 10 && o == "--attention-backend";
+            let bad: Vec<String> = checked
+                .iter()
+                .filter(|(o, v)| !ok.contains(&v.as_str()) && !replaced(o))
+                .map(|(o, v)| format!("{o} {v}"))
+                .collect();
+            (!bad.is_empty()).then(|| {
+                Fired::new(format!(
+                    "{}; {arch} (hybrid linear attention) with {}: SGLang {} takes only {} here (asserted when the model runner builds the backend)",
+                    Context::describe(&ctx.gpus_where(|(g, _)| g == m)),
+                    bad.join(", "),
+                    ctx.version,
+                    ok.join(", ")
+                ))
+            })
+        })
+        .collect()
 }
