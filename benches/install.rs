@@ -30,8 +30,9 @@ fn install(dir: &Path) -> PathBuf {
     match std::env::var_os("SGLANG_LAUNCH_BENCH_SGLANG") {
         Some(real) => {
             // A copy of the real tree with one local change: a checkout ahead of the release.
+            // -L: a symlinked tree is copied, never edited in place.
             let status = Command::new("cp")
-                .arg("-r")
+                .arg("-rL")
                 .arg(Path::new(&real).join("sglang"))
                 .arg(&site)
                 .status()
@@ -117,6 +118,11 @@ fn main() {
         let site = install(dir.path());
         let cache = dir.path().join("cache");
         first.push(check(&bin, &python, &site, &cache));
+        // The parser was read, not fallen back from: its cache file exists.
+        let cached_files = std::fs::read_dir(cache.join("sglang-launch/flags"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(cached_files, 1, "the install's parser was read and cached");
         for _ in 0..runs / 5 {
             cached.push(check(&bin, &python, &site, &cache));
         }

@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sglang_releases as rel  # noqa: E402
+from sglang_flags import env_deprecated, env_registry, rewrites_sgl_prefix  # noqa: E402
 
 ROOT = rel.ROOT
 PREFIXES = ("SGLANG_", "SGL_")
@@ -44,68 +45,6 @@ WRITES = [re.compile(p % NAME) for p in (
     r"os\.environ\.setdefault\(\s*[\"'](%s)[\"']",
     r"update_environment_variables\(\s*\{\s*[\"'](%s)[\"']",
 )]
-KINDS = {"EnvBool": "bool", "EnvBoolWithAlias": "bool", "EnvInt": "int", "EnvIntWithAlias": "int",
-         "EnvStr": "str", "EnvStrWithAlias": "str", "EnvFloat": "float", "EnvJSON": "json", "EnvTuple": "tuple"}
-
-
-def literal(node):
-    try:
-        v = ast.literal_eval(node)
-    except Exception:
-        return None
-    return v if isinstance(v, (bool, int, float, str, type(None))) else str(v)
-
-
-def registry(tree):
-    out = []
-    for node in tree.body:
-        if not (isinstance(node, ast.ClassDef) and node.name == "Envs"):
-            continue
-        for st in node.body:
-            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                    and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
-                    and st.value.func.id.startswith("Env")):
-                continue
-            call = st.value
-            alias = next((literal(k.value) for k in call.keywords if k.arg == "deprecated_name"), None)
-            out.append({"name": st.targets[0].id, "type": KINDS.get(call.func.id, "str"),
-                        "default": literal(call.args[0]) if call.args else None, "alias": alias})
-    return out
-
-
-def call_name(node):
-    f = node.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-
-
-def deprecated(tree):
-    """(old name, replacement or None) from environ.py's deprecation helpers and tables."""
-    out = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and call_name(node) == "_print_deprecated_env" and len(node.args) >= 2:
-            new, old = literal(node.args[0]), literal(node.args[1])
-            if isinstance(old, str):
-                out[old] = new
-        elif isinstance(node, ast.Call) and call_name(node) == "_warn_deprecated_env_to_cli_flag" and node.args:
-            old = literal(node.args[0])
-            if isinstance(old, str):
-                out.setdefault(old, None)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
-            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-            if not (isinstance(target, ast.Name) and target.id in ("_DEPRECATED_ENVS", "_deprecated_ms_to_s")):
-                continue
-            for k, v in zip(node.value.keys, node.value.values):
-                old = literal(k) if k is not None else None
-                if not isinstance(old, str):
-                    continue
-                if isinstance(v, ast.Call):
-                    kw = {a.arg: literal(a.value) for a in v.keywords}
-                    out[old] = kw.get("replacement", literal(v.args[0]) if v.args else None)
-                else:
-                    out[old] = literal(v)
-    return [{"name": k, "replacement": v} for k, v in sorted(out.items())]
-
-
 def scan(root):
     reads, writes = set(), set()
     for f in (root / "sglang").rglob("*"):
@@ -132,15 +71,15 @@ def registry_of(version):
     environ = root / "sglang" / "srt" / "environ.py"
     text = environ.read_text() if environ.exists() else ""
     tree = ast.parse(text)
-    reg = sorted(registry(tree), key=lambda r: r["name"])
+    reg = env_registry(tree)
     reads, writes = scan(root)
     names = {r["name"] for r in reg}
     out = {
         "version": version,
         "typed_registry": bool(reg),
-        "sgl_prefix_rewrite": bool(re.search(r"startswith\(\s*[\"']SGL_[\"']\s*\)", text)),
+        "sgl_prefix_rewrite": rewrites_sgl_prefix(text),
         "registry": reg,
-        "deprecated": deprecated(tree),
+        "deprecated": env_deprecated(tree),
         "raw_reads": sorted(n for n in reads if n not in names),
         "writes": sorted(writes),
     }

@@ -11,13 +11,17 @@ stubs, and any other top-level module SGLang's own code fails to import is stubb
 retried (optional imports SGLang guards stay missing, as on an install without that extra).
 
 Output (stdout, one line): {"ok": true, "sglang_version", "location", "python", "stubbed",
-"flags": {"version", "prog", "allow_abbrev", "actions": [...]}}, each action holding facts only
-(option strings, dest, kind, nargs, const, default, type, choices in argparse's order, required,
-deprecation); or {"ok": false, "error": "..."} with exit status 1. Stdlib only: sglang-launch
-embeds this file and runs it with the user's interpreter (a release it has no data for).
+"flags": {"version", "prog", "allow_abbrev", "actions": [...]}, "envs"}, each action holding facts
+only (option strings, dest, kind, nargs, const, default, type, choices in argparse's order,
+required, deprecation), and "envs" the install's environment registry read statically from its
+environ.py ({"typed_registry", "sgl_prefix_rewrite", "registry", "deprecated"}, or null); or
+{"ok": false, "error": "..."} with exit status 1. Stdlib only: sglang-launch embeds this file and
+runs it with the user's interpreter (a release it has no data for, or an install that is not the
+release its version names).
 """
 import abc
 import argparse
+import ast
 import enum
 import importlib
 import importlib.abc
@@ -25,6 +29,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import sys
 
 ALWAYS_STUBBED = {"torch", "triton"}
@@ -340,6 +345,93 @@ def sglang_version():
         return getattr(sys.modules.get("sglang.version"), "__version__", None)
 
 
+# The environment registry, read statically from sglang/srt/environ.py (nothing of it imported):
+# the typed `class Envs` (`NAME = EnvBool(default)`, ...) and its deprecation tables. Shared with
+# scripts/gen-envs.py, which reads every release the same way.
+ENV_KINDS = {"EnvBool": "bool", "EnvBoolWithAlias": "bool", "EnvInt": "int", "EnvIntWithAlias": "int",
+             "EnvStr": "str", "EnvStrWithAlias": "str", "EnvFloat": "float", "EnvJSON": "json",
+             "EnvTuple": "tuple"}
+
+
+def _literal(node):
+    try:
+        v = ast.literal_eval(node)
+    except Exception:
+        return None
+    return v if isinstance(v, (bool, int, float, str, type(None))) else str(v)
+
+
+def _call_name(node):
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def env_registry(tree):
+    """The typed variables of `class Envs`, by name: name, type, default, deprecated alias."""
+    out = []
+    for node in tree.body:
+        if not (isinstance(node, ast.ClassDef) and node.name == "Envs"):
+            continue
+        for st in node.body:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+                    and st.value.func.id.startswith("Env")):
+                continue
+            call = st.value
+            alias = next((_literal(k.value) for k in call.keywords if k.arg == "deprecated_name"), None)
+            out.append({"name": st.targets[0].id, "type": ENV_KINDS.get(call.func.id, "str"),
+                        "default": _literal(call.args[0]) if call.args else None, "alias": alias})
+    return sorted(out, key=lambda r: r["name"])
+
+
+def env_deprecated(tree):
+    """(old name, replacement or None) from environ.py's deprecation helpers and tables."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) == "_print_deprecated_env" and len(node.args) >= 2:
+            new, old = _literal(node.args[0]), _literal(node.args[1])
+            if isinstance(old, str):
+                out[old] = new
+        elif isinstance(node, ast.Call) and _call_name(node) == "_warn_deprecated_env_to_cli_flag" and node.args:
+            old = _literal(node.args[0])
+            if isinstance(old, str):
+                out.setdefault(old, None)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if not (isinstance(target, ast.Name) and target.id in ("_DEPRECATED_ENVS", "_deprecated_ms_to_s")):
+                continue
+            for k, v in zip(node.value.keys, node.value.values):
+                old = _literal(k) if k is not None else None
+                if not isinstance(old, str):
+                    continue
+                if isinstance(v, ast.Call):
+                    kw = {a.arg: _literal(a.value) for a in v.keywords}
+                    out[old] = kw.get("replacement", _literal(v.args[0]) if v.args else None)
+                else:
+                    out[old] = _literal(v)
+    return [{"name": k, "replacement": v} for k, v in sorted(out.items())]
+
+
+def rewrites_sgl_prefix(text):
+    """environ.py rewrites SGL_* to SGLANG_* at import."""
+    return bool(re.search(r"startswith\(\s*[\"']SGL_[\"']\s*\)", text))
+
+
+def environ_of(package_dir):
+    """The install's environment registry (None when it has no environ.py)."""
+    path = os.path.join(package_dir, "srt", "environ.py")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    reg = env_registry(tree)
+    return {"typed_registry": bool(reg), "sgl_prefix_rewrite": rewrites_sgl_prefix(text), "registry": reg,
+            "deprecated": env_deprecated(tree)}
+
+
+
 def extract():
     for k in [k for k in os.environ if k.startswith(("SGLANG_", "SGL_"))]:
         del os.environ[k]  # some choices and defaults read them
@@ -357,13 +449,15 @@ def extract():
         sys.stdout = stdout
     version = sglang_version()
     package = getattr(sys.modules["sglang"], "__file__", None)
+    location = os.path.dirname(os.path.abspath(package)) if package else None
     return {
         "ok": True,
         "sglang_version": version,
-        "location": os.path.dirname(os.path.abspath(package)) if package else None,
+        "location": location,
         "python": sys.version.split()[0],
         "stubbed": sorted(finder.served),
         "flags": {"version": version, "prog": parser.prog, "allow_abbrev": parser.allow_abbrev, "actions": actions},
+        "envs": environ_of(location) if location else None,
     }
 
 

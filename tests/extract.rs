@@ -346,3 +346,57 @@ fn a_pristine_install_keeps_the_embedded_data() {
     assert!(!found.contains("VER003"), "{found}");
     assert!(found.contains("ARG001"), "{found}");
 }
+
+/// The same checkout's environment registry is its own `environ.py` (read in the same run): a
+/// variable only the checkout defines is known there and typed by it, one it lacks is still
+/// ENV001, and 0.5.23's own registry, without the install, knows neither.
+#[test]
+fn an_editable_install_reads_its_own_environment_registry() {
+    let fake = Fake::of("0.5.23");
+    let site = fake.site();
+    std::fs::write(
+        fake.dist_info("0.5.23").join("direct_url.json"),
+        format!(
+            r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
+            site.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        site.join("sglang/srt/environ.py"),
+        "class Envs:\n    SGLANG_FORK_KNOB = EnvInt(4)\n    SGLANG_FORK_SWITCH = EnvBool(False)\n",
+    )
+    .unwrap();
+    let run = |env: &[(&str, &str)], python: bool| {
+        let topo = format!("{ROOT}/examples/topologies/2x-rtx-4090-pcie.json");
+        let mut c = fake.sl();
+        c.args(["plan", "--json", "--topology", &topo]);
+        if python {
+            c.arg("--python").arg(fake.python());
+        } else {
+            c.args(["--sglang-version", "0.5.23"]);
+        }
+        c.args(["--", "--model-path", "m"])
+            .envs(env.iter().copied());
+        let out = c.output().unwrap();
+        let plan: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        codes(&plan).join("\n")
+    };
+    let known = run(&[("SGLANG_FORK_KNOB", "8")], true);
+    assert!(!known.contains("ENV001"), "{known}");
+    assert!(known.contains("VER003"), "{known}");
+    let typo = run(&[("SGLANG_FORK_KNOBB", "8")], true);
+    assert!(
+        typo.contains("ENV001") && typo.contains("this install's own registry"),
+        "{typo}"
+    );
+    assert!(
+        typo.contains("SGLANG_FORK_KNOB"),
+        "suggests the install's name: {typo}"
+    );
+    let bad = run(&[("SGLANG_FORK_KNOB", "lots")], true);
+    assert!(bad.contains("ENV005"), "typed by the install: {bad}");
+    let release = run(&[("SGLANG_FORK_KNOB", "8")], false);
+    assert!(release.contains("ENV001"), "{release}");
+}

@@ -96,7 +96,7 @@ fn modified_install(machine: &Machine, why: &str) -> Hit {
             Hit::new(
                 Code::VER003,
                 format!(
-                    "SGLang {v} here is {why}: its options were read from the installed parser {from}, not from the {v} release's data"
+                    "SGLang {v} here is {why}: its options and environment registry were read from the install {from}, not from the {v} release's data"
                 ),
             )
         }

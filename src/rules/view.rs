@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::{ArgEdit, Context, EnvEdit, Fix};
 use crate::facts::Gpu;
+use crate::sglang::envs::{Registry, RegistryFrom};
 
 impl Context<'_> {
     /// The used GPUs the topology knows, in selection order.
@@ -88,6 +89,18 @@ impl Context<'_> {
     /// An option's value (given or default) as text: strings as-is, numbers printed.
     pub fn sval(&self, opt: &str) -> Option<String> {
         crate::resolve::server::text(self.args, opt)
+    }
+
+    /// The environment registry in use: the install's own when the flag set was read from the
+    /// install, else the embedded one of this version.
+    pub fn env_registry(&self) -> (&Registry, RegistryFrom) {
+        if let Some(r) = self.args.flags.install_registry() {
+            return (r, RegistryFrom::Install);
+        }
+        match crate::sglang::envs::for_version(self.version) {
+            (r, true) => (r, RegistryFrom::Exact),
+            (r, false) => (r, RegistryFrom::Nearest),
+        }
     }
 
     /// The option was given on the command line and this version knows it.

@@ -163,6 +163,61 @@ pub struct Registry {
     known: HashSet<String>,
 }
 
+/// An install's own registry as the extractor read it from its `environ.py` (a source checkout,
+/// a dev image, a fork, a release newer than this build). Its reads outside the registry are
+/// not scanned at run time (the whole package, over a second): the embedded releases from its
+/// version on stand in for them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct InstallEnvs {
+    pub typed_registry: bool,
+    pub sgl_prefix_rewrite: bool,
+    pub registry: Vec<EnvVar>,
+    pub deprecated: Vec<Deprecated>,
+}
+
+impl InstallEnvs {
+    /// The registry of an install of `version`.
+    pub fn registry(&self, version: &str) -> Registry {
+        let from = release::nearest(version);
+        let (mut raw, mut writes) = (HashSet::new(), HashSet::new());
+        for i in from..VERSIONS.len() {
+            let r = registry(i);
+            raw.extend(r.raw_reads.iter().cloned());
+            writes.extend(r.writes.iter().cloned());
+        }
+        let mut out = Registry {
+            version: version.to_owned(),
+            typed_registry: self.typed_registry,
+            sgl_prefix_rewrite: self.sgl_prefix_rewrite,
+            registry: self.registry.clone(),
+            deprecated: self.deprecated.clone(),
+            raw_reads: sorted(raw),
+            writes: sorted(writes),
+            by_name: HashMap::new(),
+            known: HashSet::new(),
+        };
+        out.index();
+        out
+    }
+}
+
+fn sorted(set: HashSet<String>) -> Vec<String> {
+    let mut v: Vec<String> = set.into_iter().collect();
+    v.sort();
+    v
+}
+
+/// Where the registry in use comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistryFrom {
+    /// The embedded registry of this very release.
+    Exact,
+    /// The embedded registry of the nearest older release (another version string).
+    Nearest,
+    /// The install's own `environ.py`, read with its parser.
+    Install,
+}
+
 /// The registry for this version: exact, else the nearest older one (else the oldest).
 /// The flag says whether it is exact (the same version string).
 pub fn for_version(v: &str) -> (&'static Registry, bool) {

@@ -2,7 +2,8 @@
 //! checkout): the installed SGLang's own parser, read by running the user's interpreter on the
 //! embedded extractor (`scripts/sglang_flags.py`: stdlib only, torch never imported), converted
 //! here, and cached per version and install under the user's cache directory, so later runs
-//! read the cache and start no Python.
+//! read the cache and start no Python. The same run reads the install's environment registry
+//! (its `environ.py`, statically).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::envs::InstallEnvs;
 use super::flagset::FlagSet;
 use crate::fsread;
 
@@ -22,7 +24,7 @@ const EXTRACTOR: &str = include_str!("../../scripts/sglang_flags.py");
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Bumped when the cached format or the extractor's facts change: older caches are rebuilt.
-const CACHE_FORMAT: u32 = 1;
+const CACHE_FORMAT: u32 = 2;
 
 /// The install a flag set is read from: its version and its `.dist-info` (or `.egg-info`).
 #[derive(Debug, Clone, Copy)]
@@ -72,6 +74,9 @@ struct CacheFile {
     digest: Option<String>,
     python: PathBuf,
     flags: serde_json::Value,
+    /// The install's environment registry, read from its `environ.py` (None: it has none).
+    #[serde(default)]
+    envs: Option<serde_json::Value>,
 }
 
 /// `$XDG_CACHE_HOME/sglang-launch/flags`, else `~/.cache/sglang-launch/flags`.
@@ -139,6 +144,7 @@ pub fn cached(installed: Install) -> Option<Extracted> {
     };
     let current = file.format == CACHE_FORMAT && file.version == installed.version && same_install;
     let flags: FlagSet = serde_json::from_value(file.flags).ok()?;
+    let flags = flags.with_install_envs(install_envs(file.envs));
     current.then_some(Extracted {
         flags,
         cache: Some(path),
@@ -158,7 +164,8 @@ pub fn load_or_extract(python: &Path, installed: Install) -> Result<Extracted, E
 pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
     let raw = run(python)?;
     let flags_json = raw.get("flags").cloned().unwrap_or_default();
-    let flags = convert(flags_json.clone())?;
+    let envs = raw.get("envs").cloned().filter(|e| !e.is_null());
+    let flags = convert(flags_json.clone())?.with_install_envs(install_envs(envs.clone()));
     let file = CacheFile {
         format: CACHE_FORMAT,
         version: installed.version.to_owned(),
@@ -167,6 +174,7 @@ pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractEr
         digest: installed.digest.map(str::to_owned),
         python: python.to_path_buf(),
         flags: flags_json,
+        envs,
     };
     let cache = cache_path(installed).filter(|p| write_cache(p, &file));
     Ok(Extracted {
@@ -186,6 +194,11 @@ fn write_cache(path: &Path, file: &CacheFile) -> bool {
     std::fs::create_dir_all(dir).is_ok()
         && std::fs::write(&tmp, text).is_ok()
         && std::fs::rename(&tmp, path).is_ok()
+}
+
+/// The extractor's environment registry; one it could not read leaves the embedded one in use.
+fn install_envs(envs: Option<serde_json::Value>) -> Option<InstallEnvs> {
+    envs.and_then(|e| serde_json::from_value(e).ok())
 }
 
 /// The extractor's flag set as the launcher's [`FlagSet`], checked for what the parser needs.

@@ -3,11 +3,12 @@
 //! decoded on first use only.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::envs::{InstallEnvs, Registry};
 use super::history::{self, History};
 use super::release;
 
@@ -171,6 +172,12 @@ pub struct FlagSet {
     /// the parser look options up hundreds of times per check.
     #[serde(skip)]
     index: OnceLock<HashMap<Box<str>, usize>>,
+    /// The install's own environment registry, when this set was read from an install (built
+    /// on first use: only an environment with SGLang variables asks).
+    #[serde(skip)]
+    install_envs: Option<Arc<InstallEnvs>>,
+    #[serde(skip)]
+    install_registry: OnceLock<Registry>,
 }
 
 impl FlagSet {
@@ -181,7 +188,24 @@ impl FlagSet {
             allow_abbrev,
             actions,
             index: OnceLock::new(),
+            install_envs: None,
+            install_registry: OnceLock::new(),
         }
+    }
+
+    /// This set with the environment registry read from the same install.
+    pub fn with_install_envs(mut self, envs: Option<InstallEnvs>) -> Self {
+        self.install_envs = envs.map(Arc::new);
+        self
+    }
+
+    /// The install's own environment registry (None: use the embedded one of the version).
+    pub fn install_registry(&self) -> Option<&Registry> {
+        let envs = self.install_envs.as_ref()?;
+        Some(
+            self.install_registry
+                .get_or_init(|| envs.registry(&self.version)),
+        )
     }
 
     /// Index of the action that owns this exact option string (no abbreviation).

@@ -66,7 +66,7 @@ pub fn forced_pcie(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // A name no upstream release reads (a fork's or a local patch's) deserves saying so too.
-    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     let foreign: Vec<&str> = set.iter().copied().filter(|n| !reg.knows(n)).collect();
     let note = if foreign.is_empty() {
         String::new()

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::rules::{EnvEdit, Fix};
-use crate::sglang::envs::{self, Registry};
+use crate::sglang::envs::{self, Registry, RegistryFrom};
 
 /// SGLang-prefixed names the registry checks cover (kernel variables have their own rules).
 /// The launcher's own variables (`SGLANG_LAUNCH_*`) are not SGLang's.
@@ -21,15 +21,27 @@ fn concerns_sglang(ctx: &Context) -> bool {
 }
 
 fn registry_note(ctx: &Context) -> String {
-    let (reg, exact) = envs::for_version(ctx.version);
+    let (reg, from) = ctx.env_registry();
     let mut s = format!("SGLang {}", reg.version);
-    if !exact {
-        s = format!("{s}'s registry, the nearest to {}", ctx.version);
+    match from {
+        RegistryFrom::Exact => {}
+        RegistryFrom::Nearest => s = format!("{s}'s registry, the nearest to {}", ctx.version),
+        RegistryFrom::Install => {
+            s = format!(
+                "this install's own registry, its environ.py, with other reads as in SGLang {} and later",
+                release_of(ctx.version)
+            )
+        }
     }
     if !reg.typed_registry {
         s.push_str("; a release without a typed registry, so the list comes from its source reads");
     }
     s
+}
+
+/// The embedded release whose reads outside the registry stand in for an install's.
+fn release_of(version: &str) -> &'static str {
+    envs::for_version(version).0.version.as_str()
 }
 
 /// Other releases that read `name`.
@@ -65,7 +77,7 @@ pub fn unknown(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
-    let (reg, _) = envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     let unknown: Vec<&String> = (ctx.env.vars.keys())
         .filter(|n| ours(n) && !reg.knows(n))
         .filter(|n| !prefix_target(reg, n).is_some_and(|t| reg.knows(&t)))
@@ -101,7 +113,7 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
-    let (reg, _) = envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     let mut out = vec![];
     for (name, _) in ctx.env.vars.iter().filter(|(n, _)| ours(n)) {
         // (new name, the old one wins over the new when both are set)
@@ -172,7 +184,7 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
-    let (reg, _) = envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     let mut out = vec![];
     for name in ctx.env.vars.keys().filter(|n| ours(n)) {
         let why = if reg.var(name).is_none()
@@ -285,7 +297,7 @@ pub fn ineffective(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let mut out = vec![];
-    let (reg, _) = envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     for (name, why) in INEFFECTIVE {
         let Some(v) = ctx.env.get(name) else { continue };
         if !reg.knows(name) {
@@ -319,8 +331,9 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
-    let (reg, exact) = envs::for_version(ctx.version);
-    if !exact {
+    // Types are checked only against the release's own registry (or the install's).
+    let (reg, from) = ctx.env_registry();
+    if from == RegistryFrom::Nearest {
         return vec![];
     }
     let mut out = vec![];

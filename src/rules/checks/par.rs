@@ -74,7 +74,7 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
     // mixed chunked prefill. 0.5.23's check_pipeline_parallel_compat (validation_hook.py) drops
     // the mixed-chunk ban and admits non-multi-layer EAGLE/NEXTN with SGLANG_ENABLE_PP_SPEC=1
     // or on PD prefill nodes; the variable marks the releases with the new check.
-    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     let relaxed = reg.knows("SGLANG_ENABLE_PP_SPEC");
     let mut what = vec![];
     if let Some(a) = ctx.spec_algo() {

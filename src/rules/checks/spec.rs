@@ -37,7 +37,7 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     // fixed before the oldest release here; what remains is the SPEC_V2 accept-length drop
     // (#16274, fixed by #16310): the overlap worker's draft-extend of 0.5.5 has the metadata
     // the fix set, 0.5.10.post1's rewritten worker no longer does. Only SPEC_V2 runs that path.
-    let (reg, _) = crate::sglang::envs::for_version(ctx.version);
+    let (reg, _) = ctx.env_registry();
     let spec_v2 = reg.knows("SGLANG_ENABLE_SPEC_V2")
         && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
     if !spec_v2 || crate::sglang::version::at_least(ctx.version, "0.5.10") {
