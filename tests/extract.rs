@@ -77,6 +77,20 @@ impl Fake {
         Fake { dir }
     }
 
+    /// Marks the install of `version` editable (PEP 610), as `pip install -e` does; its site.
+    fn editable(&self, version: &str) -> PathBuf {
+        let site = self.site();
+        std::fs::write(
+            self.dist_info(version).join("direct_url.json"),
+            format!(
+                r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
+                site.display()
+            ),
+        )
+        .unwrap();
+        site
+    }
+
     fn python(&self) -> PathBuf {
         self.dir.path().join("bin/python3")
     }
@@ -245,15 +259,7 @@ fn a_failing_extraction_falls_back_and_says_why() {
 #[test]
 fn an_editable_install_of_an_embedded_release_reads_its_own_parser() {
     let fake = Fake::of("0.5.23");
-    let site = fake.site();
-    std::fs::write(
-        fake.dist_info("0.5.23").join("direct_url.json"),
-        format!(
-            r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
-            site.display()
-        ),
-    )
-    .unwrap();
+    let site = fake.editable("0.5.23");
     let sglang = [
         "--model-path",
         "m",
@@ -353,15 +359,7 @@ fn a_pristine_install_keeps_the_embedded_data() {
 #[test]
 fn an_editable_install_reads_its_own_environment_registry() {
     let fake = Fake::of("0.5.23");
-    let site = fake.site();
-    std::fs::write(
-        fake.dist_info("0.5.23").join("direct_url.json"),
-        format!(
-            r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
-            site.display()
-        ),
-    )
-    .unwrap();
+    let site = fake.editable("0.5.23");
     std::fs::write(
         site.join("sglang/srt/environ.py"),
         "class Envs:\n    SGLANG_FORK_KNOB = EnvInt(4)\n    SGLANG_FORK_SWITCH = EnvBool(False)\n",

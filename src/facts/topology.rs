@@ -327,6 +327,21 @@ impl Gpu {
 }
 
 impl Topology {
+    /// A topology with no NVIDIA GPUs, written by `source`, holding these other accelerators.
+    pub fn without_gpus(source: &str, accelerators: Vec<Accelerator>) -> Topology {
+        Topology {
+            schema: SCHEMA.to_owned(),
+            source: source.to_owned(),
+            hostname: None,
+            driver_version: None,
+            cuda_driver_version: None,
+            gpus: Vec::new(),
+            links: Vec::new(),
+            host: None,
+            accelerators,
+        }
+    }
+
     pub fn gpu(&self, index: u32) -> Option<&Gpu> {
         self.gpus.iter().find(|g| g.index == index)
     }

@@ -462,15 +462,10 @@ fn other_accelerators(a: &cli::DetectArgs) -> Option<crate::facts::Topology> {
         .as_deref()
         .unwrap_or(std::path::Path::new("/"));
     let found = crate::facts::accelerators::other(root);
-    (!found.is_empty()).then(|| crate::facts::Topology {
-        schema: crate::facts::topology::SCHEMA.to_owned(),
-        source: "sglang-launch detect (device nodes)".to_owned(),
-        hostname: None,
-        driver_version: None,
-        cuda_driver_version: None,
-        gpus: Vec::new(),
-        links: Vec::new(),
-        host: None,
-        accelerators: crate::facts::accelerators::listed(&found),
+    (!found.is_empty()).then(|| {
+        crate::facts::Topology::without_gpus(
+            "sglang-launch detect (device nodes)",
+            crate::facts::accelerators::listed(&found),
+        )
     })
 }

@@ -79,15 +79,5 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
 }
 
 fn no_gpus() -> Topology {
-    Topology {
-        schema: facts::topology::SCHEMA.to_owned(),
-        source: "pass-through".to_owned(),
-        hostname: None,
-        driver_version: None,
-        cuda_driver_version: None,
-        gpus: Vec::new(),
-        links: Vec::new(),
-        host: None,
-        accelerators: Vec::new(),
-    }
+    Topology::without_gpus("pass-through", Vec::new())
 }
