@@ -24,6 +24,23 @@ pub fn cases() -> Vec<Case> {
         c("CACHE002")
             .arg("--chunked-prefill-size", json!(1000))
             .arg("--attention-backend", json!("trtllm_mla")),
+        // A prefill-only MLA backend forces no page size.
+        c("CACHE002")
+            .arg("--chunked-prefill-size", json!(1000))
+            .arg("--prefill-attention-backend", json!("flashmla"))
+            .no(),
+        // trtllm_mha moves page 128 to 64 before 0.5.17, and keeps it after.
+        c("CACHE002")
+            .version("0.5.14")
+            .arg("--chunked-prefill-size", json!(192))
+            .arg("--page-size", json!(128))
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        c("CACHE002")
+            .version("0.5.23")
+            .arg("--chunked-prefill-size", json!(192))
+            .arg("--page-size", json!(128))
+            .arg("--attention-backend", json!("trtllm_mha")),
         c("CACHE003").flag("--enable-hierarchical-cache"),
         // SGLang moves trtllm_mha to page 64; Blackwell's auto backend may page (review regression).
         c("CACHE003")

@@ -1,6 +1,7 @@
 //! Radix / hierarchical cache, paging and chunked prefill.
 
 use super::*;
+use crate::sglang::version::at_least;
 
 pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     if !(ctx.args.flag("--enable-hierarchical-cache") && ctx.args.flag("--disable-radix-cache")) {
@@ -14,17 +15,36 @@ pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.
 fn effective_page(ctx: &Context) -> i64 {
     let given = ctx.int("--page-size").unwrap_or(1).max(1);
-    // The page sizes SGLang forces for explicitly chosen backends (0.5.23 overrides.py
-    // `_mla_backend_page_constraints`): some take a few sizes and move anything else to 64.
+    let role = |o: &str, b: &str| ctx.sval(o).as_deref() == Some(b);
+    // The MLA backends force a page size as the main or decode backend only (trtllm_mla as the
+    // main one only before 0.5.0); cutedsl_mla, hpc_ops and trtllm_mha in any role.
+    let main_or_decode = |b: &str| {
+        role("--attention-backend", b)
+            || (role("--decode-attention-backend", b)
+                && (b != "trtllm_mla" || at_least(ctx.version, "0.5.0rc0")))
+    };
+    let any = |b: &str| main_or_decode(b) || role("--prefill-attention-backend", b);
     let mut page = given;
-    for (_, v) in ctx.attention_backends() {
-        page = match v.as_str() {
-            "flashmla" | "hpc_ops" => 64,
-            "cutlass_mla" => 128,
-            "trtllm_mla" | "cutedsl_mla" if ![32, 64].contains(&page) => 64,
-            "trtllm_mha" if ![16, 32, 64, 128].contains(&page) => 64,
-            _ => page,
-        };
+    if main_or_decode("flashmla") {
+        page = 64;
+    }
+    if main_or_decode("cutlass_mla") {
+        page = 128;
+    }
+    if (main_or_decode("trtllm_mla") || any("cutedsl_mla")) && ![32, 64].contains(&page) {
+        page = 64;
+    }
+    // trtllm_mha takes 128 from 0.5.17.
+    let mha: &[i64] = if at_least(ctx.version, "0.5.17") {
+        &[16, 32, 64, 128]
+    } else {
+        &[16, 32, 64]
+    };
+    if any("trtllm_mha") && !mha.contains(&page) {
+        page = 64;
+    }
+    if any("hpc_ops") {
+        page = 64;
     }
     page
 }
