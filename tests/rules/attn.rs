@@ -128,6 +128,13 @@ fn attn011() -> Vec<Case> {
             .model(model("Qwen3NextForCausalLM"))
             .arg("--attention-backend", json!("trtllm_mha"))
             .no(),
+        // 0.5.4.post1 and older gate SM10x only.
+        c("ATTN011")
+            .version("0.5.4")
+            .on(PRO)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
         // 0.5.3.post1–0.5.5.post1 take triton only.
         c("ATTN011")
             .version("0.5.5")

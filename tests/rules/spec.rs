@@ -157,6 +157,10 @@ fn spec006_to_spec011() -> Vec<Case> {
         c("SPEC008")
             .arg("--attention-backend", json!("flex_attention"))
             .no(),
+        c("SPEC008")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--decode-attention-backend", json!("flex_attention"))
+            .no(),
         c("SPEC009")
             .version("0.5.10.post1")
             .flag("--enable-lora")

@@ -309,6 +309,17 @@ fn gdn_allowed(version: &str, major: u32) -> &'static [&'static str] {
     }
 }
 
+/// Compute-capability majors SGLang's `is_blackwell()` counts in this release.
+fn gdn_gated(version: &str) -> &'static [u32] {
+    if !at_least(version, "0.5.4.post2") {
+        &[10]
+    } else if !at_least(version, "0.5.9") {
+        &[10, 12]
+    } else {
+        &[10, 11, 12]
+    }
+}
+
 /// The explicit backends the wrapper checks: the main one before 0.5.16; from 0.5.16 prefill and
 /// decode when both are given, else the main one; from 0.5.18 each role's backend (its own
 /// option, else the main one).
@@ -339,8 +350,9 @@ pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch().filter(|a| hybrid_gdn(a)) else {
         return vec![];
     };
-    let majors: Vec<u32> = [10, 12]
-        .into_iter()
+    let majors: Vec<u32> = gdn_gated(ctx.version)
+        .iter()
+        .copied()
         .filter(|&m| !ctx.gpus_where(|(g, _)| g == m).is_empty())
         .collect();
     let checked = gdn_checked(ctx);

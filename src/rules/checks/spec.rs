@@ -163,11 +163,9 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
+    // ServerArgs asserts on the main backend only.
     if ctx.spec_algo().is_none()
-        || !ctx
-            .attention_backends()
-            .iter()
-            .any(|(_, v)| v == "flex_attention")
+        || ctx.sval("--attention-backend").as_deref() != Some("flex_attention")
     {
         return vec![];
     }
