@@ -68,6 +68,8 @@ def main():
         # What the scheduler process does before it builds a model runner.
         if hasattr(sa, "set_global_server_args_for_scheduler"):
             sa.set_global_server_args_for_scheduler(server_args)
+        else:
+            publish_global_dict(server_args, present)
         target = oracle.import_with_stubs(module, extra_stubs=present)
     fn, owner = target, None
     for part in qualname.split("."):
@@ -96,6 +98,18 @@ def main():
     except Exception as e:  # past the check: the stand-in runner lacks what comes next
         out = {"stopped": f"{type(e).__name__}: {e}"[:200], "at": modules(e.__traceback__)}
     print(json.dumps(out))
+
+
+def publish_global_dict(server_args, present):
+    """Older releases' model runner copies the arguments other modules read into
+    `global_server_args_dict` when it is built."""
+    import oracle
+    try:
+        sb = oracle.import_with_stubs("sglang.srt.managers.schedule_batch", extra_stubs=present)
+    except Exception:  # a release without it: nothing to publish
+        return
+    keys = getattr(sb, "GLOBAL_SERVER_ARGS_KEYS", None) or []
+    sb.global_server_args_dict.update({k: getattr(server_args, k) for k in keys if hasattr(server_args, k)})
 
 
 def modules(tb):

@@ -25,6 +25,7 @@ pub mod rewrite;
 pub mod site;
 pub mod upgrade;
 pub mod version;
+pub mod vision_towers;
 
 pub use error::{ArgError, ArgErrorKind, Problem};
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};

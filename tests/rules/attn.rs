@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, world};
+use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, vlm, world};
 
 /// Every ATTN case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -46,10 +46,30 @@ fn attn001_to_attn010() -> Vec<Case> {
             .no(),
         c("ATTN003")
             .on(B200)
+            .model(vlm())
             .arg("--mm-attention-backend", json!("fa3")),
         c("ATTN003")
+            .model(vlm())
             .arg("--mm-attention-backend", json!("fa3"))
             .no(),
+        // A text-only model never builds the vision attention that reads the option.
+        c("ATTN003")
+            .on(B200)
+            .model(model("LlamaForCausalLM"))
+            .arg("--mm-attention-backend", json!("fa3"))
+            .no(),
+        // SM12x counts as Blackwell from 0.5.4.post2 on.
+        c("ATTN003")
+            .version("0.5.3")
+            .on(PRO)
+            .model(vlm())
+            .arg("--mm-attention-backend", json!("fa3"))
+            .no(),
+        c("ATTN003")
+            .version("0.5.5")
+            .on(PRO)
+            .model(vlm())
+            .arg("--mm-attention-backend", json!("fa3")),
         c("ATTN004")
             .version("0.5.10.post1")
             .arg("--attention-backend", json!("trtllm_mha")),

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::sglang::version::at_least;
+use crate::sglang::vision_towers::builds_vision_attention;
 
 fn using(ctx: &Context, backend: &str) -> Vec<String> {
     ctx.backends_where(|v| v == backend)
@@ -50,13 +51,21 @@ pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
     if ctx.sval("--mm-attention-backend").as_deref() != Some("fa3") {
         return vec![];
     }
-    let bad = ctx.gpus_where(|(m, _)| m >= 10);
+    // Only a model whose tower is SGLang's shared vision attention reads the option.
+    let Some(arch) = ctx.model_arch().filter(|a| {
+        ctx.model.is_some_and(|m| m.is_multimodal) && builds_vision_attention(a, ctx.version)
+    }) else {
+        return vec![];
+    };
+    let refused = crate::resolve::vision::fa3_refused_on(ctx.version);
+    let bad = ctx.gpus_where(|(m, _)| refused.contains(&m));
     if bad.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "{}; --mm-attention-backend fa3: the vision tower's FA3 kernels do not run on Blackwell",
-        Context::describe(&bad)
+        "{}; --mm-attention-backend fa3 with {arch}: SGLang {} refuses FA3 for the vision tower on Blackwell when it builds the model ('The 'fa3' backend is not supported on Blackwell GPUs')",
+        Context::describe(&bad),
+        ctx.version
     ))
     .with_fix(set_arg("--mm-attention-backend", "triton_attn"))]
 }
