@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const VERSION: &str = "0.5.24.dev3+gabc123";
 
@@ -51,10 +53,7 @@ impl Fake {
         write("sglang/__init__.py", "");
         write("sglang/srt/__init__.py", "");
         write("sglang/srt/server_args.py", SERVER_ARGS);
-        write(
-            &format!("sglang-{version}.dist-info/METADATA"),
-            &format!("Metadata-Version: 2.1\nName: sglang\nVersion: {version}\n"),
-        );
+        common::sglang_dist_info(&site, version, None);
         write(
             "torch/__init__.py",
             "raise RuntimeError('torch was imported')\n",
@@ -80,14 +79,8 @@ impl Fake {
     /// Marks the install of `version` editable (PEP 610), as `pip install -e` does; its site.
     fn editable(&self, version: &str) -> PathBuf {
         let site = self.site();
-        std::fs::write(
-            self.dist_info(version).join("direct_url.json"),
-            format!(
-                r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
-                site.display()
-            ),
-        )
-        .unwrap();
+        let url = format!("file://{}", site.display());
+        common::sglang_dist_info(&site, version, Some(&url));
         site
     }
 

@@ -226,21 +226,11 @@ fn fake_install(case: &Case, dir: &Path) -> PathBuf {
     let py = common::venv_with(dir, "#!/bin/sh\nexit 1\n", 0o755);
     let site = dir.join("venv/lib/python3.11/site-packages");
     std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
-    let info = site.join(format!("sglang-{}.dist-info", case.release));
-    std::fs::create_dir_all(&info).unwrap();
-    std::fs::write(
-        info.join("METADATA"),
-        format!(
-            "Metadata-Version: 2.1\nName: sglang\nVersion: {}\n",
-            case.release
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        info.join("direct_url.json"),
-        r#"{"url": "file:///sgl-workspace/sglang/python", "dir_info": {"editable": true}}"#,
-    )
-    .unwrap();
+    common::sglang_dist_info(
+        &site,
+        &case.release,
+        Some("file:///sgl-workspace/sglang/python"),
+    );
     py
 }
 

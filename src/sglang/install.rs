@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use percent_encoding::percent_decode_str;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -126,7 +129,7 @@ fn direct_url(dist_info: &Path) -> Option<Source> {
     let url = v["url"].as_str().unwrap_or("");
     let local = url
         .strip_prefix("file://")
-        .map(|p| PathBuf::from(percent_decode(p)));
+        .map(|p| PathBuf::from(&*percent_decode_str(p).decode_utf8_lossy()));
     let what = if v["dir_info"]["editable"] == true {
         format!("an editable install of {url}")
     } else if let Some(vcs) = v["vcs_info"]["vcs"].as_str() {
@@ -141,26 +144,6 @@ fn direct_url(dist_info: &Path) -> Option<Source> {
         what,
         dir: local.filter(|_| v.get("dir_info").is_some()),
     })
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let digit = |k: usize| b.get(k).and_then(|c| (*c as char).to_digit(16));
-        match (b[i], digit(i + 1), digit(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A source install: the release's files (a checkout at the release's tag) or not.
@@ -192,33 +175,11 @@ fn record_files(dist_info: &Path) -> Option<Vec<(String, String)>> {
             continue;
         }
         let b64 = hash.strip_prefix("sha256=")?;
-        out.push((path.to_owned(), hex(&base64url(b64)?)));
+        // RECORD's hashes are urlsafe base64 without padding (PEP 376/627).
+        let raw = URL_SAFE_NO_PAD.decode(b64.trim_end_matches('=')).ok()?;
+        out.push((path.to_owned(), hex(&raw)));
     }
     (!out.is_empty()).then_some(out)
-}
-
-fn base64url(s: &str) -> Option<Vec<u8>> {
-    let val = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in s.bytes().filter(|c| *c != b'=') {
-        acc = (acc << 6) | val(c)?;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 /// Whether a covered file is newer than RECORD (written last by the installer).
@@ -283,18 +244,34 @@ mod tests {
     }
 
     #[test]
-    fn base64url_decodes_record_hashes() {
-        assert_eq!(base64url("AAEC").unwrap(), vec![0, 1, 2]);
+    fn record_hashes_are_read_as_hex() {
+        let d = tempfile::tempdir().unwrap();
         // RECORD's form of the empty file's sha256 (urlsafe, padding dropped).
+        std::fs::write(
+            d.path().join("RECORD"),
+            "sglang/srt/server_args.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n\
+             sglang/srt/other.py,sha256=AAEC,3\n",
+        )
+        .unwrap();
         assert_eq!(
-            hex(&base64url("47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU").unwrap()),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            record_files(d.path()).unwrap(),
+            vec![(
+                "sglang/srt/server_args.py".to_owned(),
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".to_owned()
+            )]
         );
     }
 
     #[test]
     fn percent_escapes_in_file_urls_are_decoded() {
-        assert_eq!(percent_decode("/a%20b/c"), "/a b/c");
-        assert_eq!(percent_decode("/100%"), "/100%");
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("direct_url.json"),
+            r#"{"url": "file:///a%20b/c", "dir_info": {"editable": true}}"#,
+        )
+        .unwrap();
+        let source = direct_url(d.path()).unwrap();
+        assert_eq!(source.dir, Some(PathBuf::from("/a b/c")));
+        assert!(source.what.starts_with("an editable install"));
     }
 }

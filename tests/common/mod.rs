@@ -19,6 +19,7 @@ fn host_setting(k: &str) -> bool {
 
 /// `sglang-launch` run from the repository root, without colour, the host's settings, its
 /// config files (the system one is overridden, the user one absent) or its device nodes.
+#[allow(dead_code)]
 pub fn launcher() -> Command {
     launcher_at(&assert_cmd::cargo::cargo_bin("sglang-launch"))
 }
@@ -59,14 +60,12 @@ fn launcher_std_at(path: &Path) -> std::process::Command {
 #[allow(dead_code)]
 pub fn venv_with(dir: &Path, script: &str, mode: u32) -> PathBuf {
     let bin = dir.join("venv/bin");
-    let site = dir.join("venv/lib/python3.11/site-packages/sglang-0.5.23.dist-info");
     std::fs::create_dir_all(&bin).unwrap();
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(
-        site.join("METADATA"),
-        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
-    )
-    .unwrap();
+    sglang_dist_info(
+        &dir.join("venv/lib/python3.11/site-packages"),
+        "0.5.23",
+        None,
+    );
     std::fs::write(
         dir.join("venv/pyvenv.cfg"),
         "home = /usr/bin\nversion = 3.11.7\n",
@@ -77,6 +76,28 @@ pub fn venv_with(dir: &Path, script: &str, mode: u32) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&py, std::fs::Permissions::from_mode(mode)).unwrap();
     py
+}
+
+/// Installs the `sglang` distribution `version` in `site` (its `.dist-info` with METADATA) and,
+/// with `editable`, marks it a PEP 610 editable install of that URL (a source checkout).
+/// Returns the `.dist-info` directory.
+#[allow(dead_code)]
+pub fn sglang_dist_info(site: &Path, version: &str, editable: Option<&str>) -> PathBuf {
+    let info = site.join(format!("sglang-{version}.dist-info"));
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::write(
+        info.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: sglang\nVersion: {version}\n"),
+    )
+    .unwrap();
+    if let Some(url) = editable {
+        std::fs::write(
+            info.join("direct_url.json"),
+            format!(r#"{{"url": "{url}", "dir_info": {{"editable": true}}}}"#),
+        )
+        .unwrap();
+    }
+    info
 }
 
 /// A fake interpreter in a venv layout with SGLang 0.5.23 "installed". Run, it records its PID,

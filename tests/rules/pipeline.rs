@@ -174,18 +174,8 @@ fn ver003_a_source_checkout_reads_its_own_parser() {
          \x20   p.add_argument('--checkout-only-option')\n\
          \x20   return p.parse_args(argv)\n",
     );
-    let info = "sglang-0.5.23.dist-info";
-    write(
-        &format!("{info}/METADATA"),
-        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n",
-    );
-    write(
-        &format!("{info}/direct_url.json"),
-        &format!(
-            r#"{{"url": "file://{}", "dir_info": {{"editable": true}}}}"#,
-            site.display()
-        ),
-    );
+    let url = format!("file://{}", site.display());
+    crate::common::sglang_dist_info(&site, "0.5.23", Some(&url));
     let cache = t.path().join("cache");
     let env = [
         ("PYTHONPATH", site.to_str().unwrap()),
