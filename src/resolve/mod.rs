@@ -26,6 +26,20 @@ use crate::facts::model::{ModelFacts, ModelLoad};
 use crate::facts::{Env, Packages, Topology};
 use crate::sglang::SglangArgs;
 
+/// The compute-capability majors a release's `is_blackwell()` / `is_blackwell_supported()`
+/// count (SGLang's Blackwell gates): SM10x until 0.5.4.post1, SM10x and SM12x until
+/// 0.5.8.post1, SM10x–SM12x from 0.5.9.
+pub fn blackwell_majors(version: &str) -> &'static [u32] {
+    use crate::sglang::version::at_least;
+    if !at_least(version, "0.5.4.post2") {
+        &[10]
+    } else if !at_least(version, "0.5.9") {
+        &[10, 12]
+    } else {
+        &[10, 11, 12]
+    }
+}
+
 /// Everything gathered for one evaluation: borrowed, already read.
 #[derive(Clone, Copy)]
 pub struct Facts<'a> {

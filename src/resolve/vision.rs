@@ -64,12 +64,8 @@ pub fn platform_default(version: &str, cc_major: u32) -> &'static str {
 /// Compute-capability majors on which SGLang refuses FA3 for the vision tower ("not supported
 /// on Blackwell GPUs": the majors its `is_blackwell()` counts); empty before the check existed.
 pub fn fa3_refused_on(version: &str) -> &'static [u32] {
-    if at_least(version, "0.5.9") {
-        &[10, 11, 12]
-    } else if at_least(version, "0.5.4.post2") {
-        &[10, 12]
-    } else if at_least(version, "0.5.1") {
-        &[10]
+    if at_least(version, "0.5.1") {
+        super::blackwell_majors(version)
     } else {
         &[]
     }

@@ -90,6 +90,16 @@ fn attn001_to_attn010() -> Vec<Case> {
             .on(B200)
             .arg("--attention-backend", json!("trtllm_mla"))
             .no(),
+        // The release's Blackwell gate: SM12x counts from 0.5.4.post2, not before.
+        c("ATTN005")
+            .version("0.5.4.post2")
+            .on(PRO)
+            .arg("--attention-backend", json!("trtllm_mla"))
+            .no(),
+        c("ATTN005")
+            .version("0.5.4")
+            .on(PRO)
+            .arg("--attention-backend", json!("trtllm_mla")),
         c("ATTN006")
             .version("0.5.5")
             .on(B200)

@@ -1,6 +1,7 @@
 //! Attention backends by architecture, page size and model.
 
 use super::*;
+use crate::resolve::blackwell_majors;
 use crate::sglang::version::at_least;
 use crate::sglang::vision_towers::builds_vision_attention;
 
@@ -134,14 +135,8 @@ pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
     if uses.is_empty() {
         return out;
     }
-    // SM100 only through 0.5.4; SM100/SM120 in 0.5.5–0.5.9; SM100/SM110/SM120 from 0.5.10.
-    let allowed: &[u32] = if at_least(ctx.version, "0.5.10") {
-        &[10, 11, 12]
-    } else if at_least(ctx.version, "0.5.5") {
-        &[10, 12]
-    } else {
-        &[10]
-    };
+    // SGLang's Blackwell gate of the release.
+    let allowed = blackwell_majors(ctx.version);
     let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
     if !bad.is_empty() {
         out.push(Fired::new(format!(
@@ -318,17 +313,6 @@ fn gdn_allowed(version: &str, major: u32) -> &'static [&'static str] {
     }
 }
 
-/// Compute-capability majors SGLang's `is_blackwell()` counts in this release.
-fn gdn_gated(version: &str) -> &'static [u32] {
-    if !at_least(version, "0.5.4.post2") {
-        &[10]
-    } else if !at_least(version, "0.5.9") {
-        &[10, 12]
-    } else {
-        &[10, 11, 12]
-    }
-}
-
 /// The explicit backends the wrapper checks: the main one before 0.5.16; from 0.5.16 prefill and
 /// decode when both are given, else the main one; from 0.5.18 each role's backend (its own
 /// option, else the main one).
@@ -359,7 +343,7 @@ pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch().filter(|a| hybrid_gdn(a)) else {
         return vec![];
     };
-    let majors: Vec<u32> = gdn_gated(ctx.version)
+    let majors: Vec<u32> = blackwell_majors(ctx.version)
         .iter()
         .copied()
         .filter(|&m| !ctx.gpus_where(|(g, _)| g == m).is_empty())
