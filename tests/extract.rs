@@ -344,6 +344,33 @@ fn a_pristine_install_keeps_the_embedded_data() {
     let found = codes(&p).join("\n");
     assert!(!found.contains("VER003"), "{found}");
     assert!(found.contains("ARG001"), "{found}");
+
+    // RECORD's entries are kept for the next check, which reads them instead of RECORD; a
+    // RECORD rewritten by a reinstall (another size) is read again.
+    let kept = || {
+        std::fs::read_dir(fake.cache().join("sglang-launch/flags"))
+            .map(|d| {
+                d.filter(|e| {
+                    let name = e.as_ref().unwrap().file_name();
+                    name.to_string_lossy().starts_with("record-")
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(kept(), 1);
+    let again = codes(&fake.plan(&fake.python(), &["--model-path", "m"])).join("\n");
+    assert!(!again.contains("VER003"), "{again}");
+    assert_eq!(kept(), 1, "the same RECORD, the same entry");
+    let mut text = std::fs::read_to_string(&record).unwrap();
+    text.push_str("sglang/srt/arg_groups/extra.py,sha256=AAEC,3\n");
+    std::fs::write(&record, text).unwrap();
+    let edited = codes(&fake.plan(&fake.python(), &["--model-path", "m"])).join("\n");
+    assert!(
+        edited.contains("VER003"),
+        "a RECORD that changed is read again: {edited}"
+    );
+    assert_eq!(kept(), 2);
 }
 
 /// The same checkout's environment registry is its own `environ.py` (read in the same run): a

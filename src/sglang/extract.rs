@@ -112,13 +112,13 @@ pub fn cache_path(installed: Install) -> Option<PathBuf> {
     cache_dir().map(|d| d.join(name))
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
-fn mtime(p: &Path) -> Option<(u64, u32)> {
+pub(crate) fn mtime(p: &Path) -> Option<(u64, u32)> {
     let d = std::fs::metadata(p)
         .ok()?
         .modified()
@@ -184,13 +184,16 @@ pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractEr
     })
 }
 
-/// Writes the cache through a temporary file, so a concurrent reader never sees half of it.
 fn write_cache(path: &Path, file: &CacheFile) -> bool {
+    write_atomic(path, &serde_json::to_vec(file).unwrap_or_default())
+}
+
+/// Writes a cache file through a temporary file, so a concurrent reader never sees half of it.
+pub(crate) fn write_atomic(path: &Path, text: &[u8]) -> bool {
     let Some(dir) = path.parent() else {
         return false;
     };
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let text = serde_json::to_vec(file).unwrap_or_default();
     std::fs::create_dir_all(dir).is_ok()
         && std::fs::write(&tmp, text).is_ok()
         && std::fs::rename(&tmp, path).is_ok()

@@ -21,6 +21,7 @@ use percent_encoding::percent_decode_str;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::extract;
 use crate::fsread;
 
 #[derive(Deserialize)]
@@ -88,7 +89,7 @@ pub fn inspect(dist_info: &Path, version: &str) -> Provenance {
     if let Some(source) = direct_url(dist_info) {
         return from_source(source, want);
     }
-    let Some(record) = record_files(dist_info) else {
+    let Some(record) = record_entries(dist_info) else {
         // No RECORD (an egg-info, a distro package): nothing to compare; trust the version.
         return Provenance::Release;
     };
@@ -164,20 +165,66 @@ fn from_source(source: Source, want: Option<&str>) -> Provenance {
     }
 }
 
+/// RECORD's covered entries, kept in a small cache file per install while RECORD (written once
+/// by the installer) is unchanged: RECORD runs to most of a megabyte and this runs on every
+/// check of an installed SGLang.
+fn record_entries(dist_info: &Path) -> Option<Vec<(String, String)>> {
+    let record = dist_info.join("RECORD");
+    let (len, stamp) = (
+        std::fs::metadata(&record).ok()?.len(),
+        extract::mtime(&record)?,
+    );
+    let key = format!("{}\0{len}\0{stamp:?}", record.display());
+    let cache = extract::cache_dir().map(|d| {
+        d.join(format!(
+            "record-{:016x}.json",
+            extract::fnv1a(key.as_bytes())
+        ))
+    });
+    let cached = cache.as_deref().and_then(|p| {
+        let bytes = fsread::read(p, fsread::FLAG_CACHE).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    });
+    if cached.is_some() {
+        return cached;
+    }
+    let entries = record_files(dist_info)?;
+    if let Some(p) = cache {
+        extract::write_atomic(&p, &serde_json::to_vec(&entries).unwrap_or_default());
+    }
+    Some(entries)
+}
+
 /// `(path, hex sha256)` of the covered files RECORD lists.
 fn record_files(dist_info: &Path) -> Option<Vec<(String, String)>> {
-    let text = fsread::optional_string(&dist_info.join("RECORD"), fsread::PACKAGE_RECORD)?;
+    let bytes = fsread::read(&dist_info.join("RECORD"), fsread::PACKAGE_RECORD)
+        .map_err(|e| fsread::warn_unless_missing(&e))
+        .ok()?;
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("sglang/srt/")) {
-        let mut parts = line.rsplitn(3, ',');
-        let (_size, hash, path) = (parts.next()?, parts.next()?, parts.next()?);
-        if !covered(path) {
-            continue;
+    // Thousands of lines, a few dozen covered, found by their prefix (SIMD search) rather than
+    // by walking every line: this runs on every check of an installed SGLang.
+    for prefix in [
+        "sglang/srt/arg_groups/",
+        "sglang/srt/server_args.py,",
+        "sglang/srt/environ.py,",
+    ] {
+        let starts = memchr::memmem::find_iter(&bytes, prefix.as_bytes())
+            .filter(|&i| i == 0 || bytes[i - 1] == b'\n');
+        for at in starts {
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |e| at + e);
+            let line = std::str::from_utf8(&bytes[at..end])
+                .ok()?
+                .trim_end_matches('\r');
+            let mut parts = line.rsplitn(3, ',');
+            let (_size, hash, path) = (parts.next()?, parts.next()?, parts.next()?);
+            if !covered(path) {
+                continue;
+            }
+            // RECORD's hashes are urlsafe base64 without padding (PEP 376/627).
+            let b64 = hash.strip_prefix("sha256=")?;
+            let raw = URL_SAFE_NO_PAD.decode(b64.trim_end_matches('=')).ok()?;
+            out.push((path.to_owned(), hex(&raw)));
         }
-        let b64 = hash.strip_prefix("sha256=")?;
-        // RECORD's hashes are urlsafe base64 without padding (PEP 376/627).
-        let raw = URL_SAFE_NO_PAD.decode(b64.trim_end_matches('=')).ok()?;
-        out.push((path.to_owned(), hex(&raw)));
     }
     (!out.is_empty()).then_some(out)
 }
