@@ -76,13 +76,8 @@ def main():
             per_arch.setdefault(arch, []).append(i)
     ranges = {}
     for arch, idx in sorted(per_arch.items()):
-        out, start = [], None
-        for k, i in enumerate(idx):
-            start = i if start is None else start
-            if k + 1 == len(idx) or idx[k + 1] != i + 1:
-                out.append([rel.RELEASES[start], rel.RELEASES[i]])
-                start = None
-        ranges[arch] = out
+        runs = rel.runs(idx)  # [start, count, start, count, ...]
+        ranges[arch] = [[rel.RELEASES[a], rel.RELEASES[a + n - 1]] for a, n in zip(runs[::2], runs[1::2])]
     data = {"format": "sglang-launch vision attention 1",
             "releases": [rel.RELEASES[0], rel.RELEASES[-1]], "architectures": ranges}
     OUT.write_text(json.dumps(data, indent=1) + "\n")

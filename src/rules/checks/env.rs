@@ -28,8 +28,8 @@ fn registry_note(ctx: &Context) -> String {
         RegistryFrom::Nearest => s = format!("{s}'s registry, the nearest to {}", ctx.version),
         RegistryFrom::Install => {
             s = format!(
-                "this install's own registry, its environ.py, with other reads as in SGLang {} and later",
-                release_of(ctx.version)
+                "this install's own registry, its environ.py, with other reads as in SGLang {}",
+                releases_read(ctx.version)
             )
         }
     }
@@ -39,9 +39,14 @@ fn registry_note(ctx: &Context) -> String {
     s
 }
 
-/// The embedded release whose reads outside the registry stand in for an install's.
-fn release_of(version: &str) -> &'static str {
-    envs::for_version(version).0.version.as_str()
+/// The embedded releases whose reads outside the registry stand in for an install's.
+fn releases_read(version: &str) -> String {
+    use crate::sglang::release::{KNOWN_VERSIONS, nearest};
+    let (named, newest) = (KNOWN_VERSIONS[nearest(version)], KNOWN_VERSIONS.last());
+    match newest.filter(|n| **n != named) {
+        Some(n) => format!("{named} and {n}"),
+        None => named.to_owned(),
+    }
 }
 
 /// Other releases that read `name`.
