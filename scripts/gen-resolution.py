@@ -42,7 +42,12 @@ MODELS = [
     ("llama4", "@shared/meta-llama__Llama-4-Maverick-17B-128E-Instruct"),
 ]
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
-GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm100": 183359, "sm120": 97887}
+GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
+        "sm120": 97887}
+# The oracle's torch stand-in reports the pinned torch (2.9.1 for some releases) with no real
+# cuDNN; SGLang's cuDNN check for multimodal models is the PKG004 rule's (it reads the installed
+# packages), not this grid's.
+CASE_ENV = {"SGLANG_DISABLE_CUDNN_CHECK": "1"}
 DRAFT = {"dense": "@models/sglang-EAGLE-LLaMA3-Instruct-8B", "moe": "@models/Qwen3-30B-A3B-EAGLE3"}
 
 
@@ -64,8 +69,18 @@ def variations(kind, version_tuple):
         out.append(("deterministic", ["--tp-size", tp, "--enable-deterministic-inference"]))
     if kind in ("moe", "mla"):
         out.append(("deepep", ["--tp-size", "8", "--moe-a2a-backend", "deepep"]))
+        out.append(("dp-attn", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8"]))
+    if kind == "dense":
+        out.append(("standalone", ["--tp-size", tp, "--speculative-algorithm", "STANDALONE",
+                                   "--speculative-draft-model-path",
+                                   "@models/Llama-3.1-8B-Instruct"]))
     if kind == "vlm":
         out.append(("mm-fa3", ["--tp-size", tp, "--mm-attention-backend", "fa3"]))
+    if kind in ("vlm", "llama4"):
+        # SGLang serves both text-only unless asked.
+        out.append(("mm-on", ["--tp-size", tp, "--enable-multimodal"]))
+    if kind == "llama4":
+        out.append(("fa3", ["--tp-size", tp, "--attention-backend", "fa3"]))
     return out
 
 
@@ -76,7 +91,7 @@ def grid(version_tuple):
             for label, extra in variations(kind, version_tuple):
                 cases.append({"gpu_mem_mib": mem, "num_gpus": 8,
                               "argv": ["--model-path", path] + extra,
-                              "label": f"{kind}/{label}/{gpu}"})
+                              "label": f"{kind}/{label}/{gpu}", "env": CASE_ENV})
     return cases
 
 
@@ -164,7 +179,14 @@ def compact(r):
         return o
     res = r["result"]
     got = {KEEP[k]: res[k] for k in KEEP if k in res}
-    got["cuda_graph"] = bool(r["summary"].get("decode_cuda_graph"))
+    s = r["summary"]
+    got["cuda_graph"] = bool(s.get("decode_cuda_graph"))
+    got["ep"] = s.get("ep_size")
+    got["mem_fraction"] = s.get("mem_fraction_static")
+    if s.get("prefill_cuda_graph_backend") is not None:
+        got["prefill_graph"] = s["prefill_cuda_graph_backend"] != "disabled"
+        got["prefill_graph_sizes"] = s.get("prefill_cuda_graph_num_bs")
+        got["prefill_graph_max"] = s.get("prefill_cuda_graph_max_bs")
     o["resolved"] = got
     return o
 

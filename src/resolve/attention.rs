@@ -82,7 +82,7 @@ fn deterministic(i: &Inputs) -> Option<&'static str> {
 }
 
 /// The first release whose deterministic-inference choice runs before the default one.
-const DETERMINISTIC_FIRST: &str = "0.5.15";
+pub const DETERMINISTIC_FIRST: &str = "0.5.12";
 
 const DEEPSEEK: &[&str] = &[
     "DeepseekV2ForCausalLM",
@@ -140,6 +140,12 @@ fn default_backend(i: &Inputs) -> Option<&'static str> {
     let spec_ok = i.spec_topk_one_or_unset();
     if cc == 9 && spec_ok && fa3_arch(i) {
         return Some("fa3");
+    }
+    // 0.5.6.post1–0.5.6.post2 test `is_blackwell()` (SM10x and SM12x) and pick trtllm_mha
+    // before the speculative top-k is filled in.
+    let early_trtllm = at_least(i.version, "0.5.6.post1") && !at_least(i.version, "0.5.7");
+    if early_trtllm && super::blackwell_majors(i.version).contains(&cc) && spec_ok {
+        return Some("trtllm_mha");
     }
     let topk_known = i.spec.is_none() || i.user_topk.is_some();
     if cc == 10 && spec_ok && topk_known && at_least(i.version, "0.5.6.post1") {

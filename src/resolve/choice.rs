@@ -43,7 +43,7 @@ impl<'a> Inputs<'a> {
             env: f.env,
             arch,
             mla: model.is_some_and(ModelFacts::is_mla),
-            multimodal: model.is_some_and(|m| m.is_multimodal),
+            multimodal: super::multimodal::served(f.version, f.args, model),
             cc_major: f
                 .gpus
                 .first()

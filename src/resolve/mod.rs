@@ -9,7 +9,9 @@ pub mod allreduce;
 pub mod attention;
 pub mod choice;
 pub mod defaults;
+pub mod graphs;
 pub mod moe;
+pub mod multimodal;
 pub mod server;
 pub mod specparams;
 pub mod switches;
@@ -90,6 +92,11 @@ impl<'a> Context<'a> {
             host: f.host,
             packages: f.packages,
         }
+    }
+
+    /// SGLang builds the model's vision tower (see [`multimodal::served`]).
+    pub fn multimodal_served(&self) -> bool {
+        multimodal::served(self.version, self.args, self.model)
     }
 
     /// The draft model's facts, when it was read.

@@ -10,7 +10,7 @@ pub use super::choice::{ChoiceSource, Chosen, text};
 use super::defaults::{self, SglangDefaults};
 use super::specparams::{self, SpecParams};
 use super::switches::{self, Switches};
-use super::{attention, moe, vision};
+use super::{attention, graphs, moe, vision};
 use crate::facts::model::ModelFacts;
 use crate::sglang::{Parallel, SglangArgs};
 
@@ -130,6 +130,12 @@ impl Server {
         let attn = attention::resolve(&inputs);
         let backends = backends(&inputs, attn.clone(), f.model);
         let main = backends.attention.as_ref().map(|c| c.value.as_str());
+        let arch = f.model.and_then(|m| m.architecture.as_deref());
+        let mut defaults =
+            defaults::resolve(f.version, args, f.env, &parallel, gpu_memory_mib, f.model);
+        if graphs::prefill_dropped(f.version, args, arch, &backends).is_some() {
+            defaults.prefill_graph = false;
+        }
         Server {
             switches: switches::resolve(&inputs, main, parallel.pp),
             spec_params: specparams::resolve(&inputs),
@@ -139,7 +145,7 @@ impl Server {
             custom_all_reduce,
             page_size: attention::page_size(&inputs, &attn),
             gpu_memory_mib,
-            defaults: defaults::resolve(f.version, args, f.env, &parallel, gpu_memory_mib, f.model),
+            defaults,
             backends,
             gpus: f.gpus.to_vec(),
             tp_groups,

@@ -129,6 +129,8 @@ catalogue! {
     ATTN009 => c(attn::gpt_oss_backend),
     ATTN010 => c(attn::no_cuda_graph_backend),
     ATTN011 => c(attn::hybrid_gdn_blackwell),
+    ATTN012 => c(attn::llama4_backend),
+    ATTN013 => c(attn::deterministic_backend),
     // SGLang's own choices after parsing.
     AUTO001 => c(auto::mm_fa3_refused),
     AUTO002 => c(auto::auto_backend_page_size),

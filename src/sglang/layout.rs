@@ -22,7 +22,8 @@ pub struct Parallel {
     /// Data-parallel replicas run as their own process groups on this node (1 with
     /// `--enable-dp-attention`, whose DP ranks live inside the TP group).
     pub replicas: i64,
-    /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) meant EP = TP.
+    /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) and every all-to-all backend
+    /// (DeepEP, Mooncake, ...) make it the TP size.
     pub ep: i64,
     /// `--moe-dense-tp-size` when given.
     pub moe_dense_tp: Option<i64>,
@@ -50,7 +51,10 @@ impl Parallel {
             None if enable_dp_attention => dp,
             None => 1,
         };
-        let ep = if args.flag("--enable-ep-moe") {
+        // Every MoE all-to-all backend SGLang has spans the TP group: it sets EP to TP.
+        let a2a = args.str("--moe-a2a-backend").is_some_and(|b| b != "none")
+            || args.flag("--enable-deepep-moe");
+        let ep = if args.flag("--enable-ep-moe") || a2a {
             tp
         } else {
             size(args, "--ep-size")

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, model, moe};
+use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, moe};
 
 /// Every ARCH case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -30,7 +30,26 @@ fn arch001_to_arch005() -> Vec<Case> {
             .tp(8)
             .flag("--enable-flashinfer-allreduce-fusion")
             .no(),
-        c("ARCH001").version("0.5.8").on(PRO).tp(8).model(moe()),
+        // SGLang's own auto-enable reached SM12x for Qwen3 MoE in 0.5.7 only (0.5.8 gates
+        // SM90/SM100), for GPT-OSS from 0.5.4.post2 to 0.5.7.
+        c("ARCH001").version("0.5.7").on(PRO).tp(8).model(moe()),
+        c("ARCH001")
+            .version("0.5.8")
+            .on(PRO)
+            .tp(8)
+            .model(moe())
+            .no(),
+        c("ARCH001")
+            .version("0.5.6")
+            .on(PRO)
+            .tp(8)
+            .model(mla())
+            .no(),
+        c("ARCH001")
+            .version("0.5.6")
+            .on(PRO)
+            .tp(8)
+            .model(model("GptOssForCausalLM")),
         c("ARCH001")
             .version("0.5.10.post1")
             .on(PRO)

@@ -177,6 +177,48 @@ fn attn011() -> Vec<Case> {
             .model(model("Qwen3NextForCausalLM"))
             .arg("--attention-backend", json!("triton"))
             .no(),
+        // Llama 4: before 0.5.6 the assertion runs before SGLang picks a backend.
+        c("ATTN012")
+            .version("0.5.5")
+            .model(model("Llama4ForConditionalGeneration")),
+        c("ATTN012")
+            .version("0.5.6")
+            .model(model("Llama4ForConditionalGeneration"))
+            .no(),
+        c("ATTN012")
+            .version("0.5.23")
+            .model(model("Llama4ForConditionalGeneration"))
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN012")
+            .version("0.5.1")
+            .on(B200)
+            .model(model("Llama4ForConditionalGeneration"))
+            .arg("--attention-backend", json!("triton")),
+        c("ATTN012")
+            .version("0.5.5")
+            .model(model("Llama4ForConditionalGeneration"))
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+        // Deterministic inference: SGLang's own trtllm_mha pick on SM100 before 0.5.12.
+        c("ATTN013")
+            .version("0.5.8")
+            .on(B200)
+            .flag("--enable-deterministic-inference"),
+        c("ATTN013")
+            .version("0.5.14")
+            .on(B200)
+            .flag("--enable-deterministic-inference")
+            .no(),
+        c("ATTN013")
+            .version("0.5.10")
+            .model(mla())
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN013")
+            .version("0.5.23")
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
         // 0.5.10 takes flashinfer on Blackwell; 0.5.17 not on SM10x, 0.5.21 again.
         c("ATTN011")
             .version("0.5.14")

@@ -39,7 +39,16 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let quant_dims = quant.filter(|_| quant_ok);
     let layers = u("num_hidden_layers");
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
-    let vision = top.get("vision_config").and_then(Value::as_object);
+    // config.json's vision tower, else the one transformers' class builds when it has none
+    // (Llama 4's), with the sub-config type's defaults for what config.json leaves out.
+    let vision = c.top.sub("vision_config");
+    let tower = |k: &str| {
+        vision
+            .as_ref()
+            .filter(|_| towers_ok)
+            .and_then(|v| v.value(k))
+            .and_then(Value::as_u64)
+    };
     // The hybrids' reader takes the raw text config: only when every number in it is plausible.
     let linear_state = super::hybrid::read(top).filter(|_| implausible.is_empty());
     let quant_method = quant.and_then(method);
@@ -98,14 +107,8 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         is_multimodal: vision.is_some(),
-        vision_layers: vision
-            .filter(|_| towers_ok)
-            .and_then(|v| v.get("num_hidden_layers"))
-            .and_then(Value::as_u64),
-        vision_hidden_size: vision
-            .filter(|_| towers_ok)
-            .and_then(|v| v.get("hidden_size"))
-            .and_then(Value::as_u64),
+        vision_layers: tower("num_hidden_layers"),
+        vision_hidden_size: tower("hidden_size"),
         context_length: None,
         derived_context_length: Some(derived_context_length(
             |k| c.text_value(k).filter(|_| !c.rejected(k)),

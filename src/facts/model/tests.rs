@@ -226,6 +226,34 @@ fn multimodal_text_config_quant_and_sliding_layers() {
 }
 
 #[test]
+fn a_vision_tower_transformers_builds_by_default_is_read_with_its_defaults() {
+    // Llama 4 without a vision_config: transformers builds the default tower (34 × 768).
+    let llama4 = r#"{"architectures":["Llama4ForConditionalGeneration"],"model_type":"llama4",
+        "text_config":{"hidden_size":5120,"num_hidden_layers":48,"num_attention_heads":40,
+        "num_key_value_heads":8,"model_type":"llama4_text"}}"#;
+    let v: Value = serde_json::from_str(llama4).unwrap();
+    let f = facts_from_config(v.as_object().unwrap());
+    assert!(f.is_multimodal);
+    assert_eq!(
+        (f.vision_layers, f.vision_hidden_size),
+        (Some(34), Some(768))
+    );
+    // A vision_config that leaves its depth out gets the sub-config type's default.
+    let gemma = r#"{"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3",
+        "text_config":{"model_type":"gemma3_text"},"vision_config":{"hidden_size":1152}}"#;
+    let v: Value = serde_json::from_str(gemma).unwrap();
+    let f = facts_from_config(v.as_object().unwrap());
+    assert_eq!(
+        (f.vision_layers, f.vision_hidden_size),
+        (Some(12), Some(1152))
+    );
+    // A text-only model type builds none.
+    let text = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama"}"#;
+    let v: Value = serde_json::from_str(text).unwrap();
+    assert!(!facts_from_config(v.as_object().unwrap()).is_multimodal);
+}
+
+#[test]
 fn absurd_dimensions_give_no_or_bounded_estimates() {
     let base = json!({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
         "vocab_size": 128256, "intermediate_size": 14336});

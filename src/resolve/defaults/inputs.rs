@@ -70,7 +70,7 @@ pub(super) fn inputs<'a>(
         attn_dp: bounded(p.attn_dp),
         model_path: args.str("--model-path").unwrap_or(""),
         mla: model.is_some_and(ModelFacts::is_mla),
-        multimodal: model.is_some_and(|m| m.is_multimodal),
+        multimodal: crate::resolve::multimodal::served(version, args, model),
         a2a,
         deepep,
         disagg: disagg.to_owned(),

@@ -193,7 +193,7 @@ fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
     if !since(i.version, "0.4.9") {
         return;
     }
-    let vlm = m.is_multimodal
+    let vlm = i.multimodal
         && !flag_of(i.args, &["--language-only", "--language-model-only"])
         && !(i.family == Family::V0515 && i.disagg == "decode");
     if vlm && post_capture {

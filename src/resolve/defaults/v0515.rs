@@ -36,6 +36,7 @@ pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
             reserve_v0515(i, g, max_bs, &phases, out.prefill_bs.len())
         };
         apply_reserve(out, g, r);
+        clamp_prefill_to_rank_chunk(i, out);
     } else {
         out.mem_fraction_static = if since(i.version, "0.5.20") {
             0.95
@@ -85,6 +86,10 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
     if prefill_backend.is_none() && prefill_incompatible(i) {
         prefill_on = false;
     }
+    // 0.5.19+: pipeline parallelism captures prefill graphs only when asked to.
+    if prefill_backend.is_none() && i.pp > 1 && since(i.version, "0.5.19") {
+        prefill_on = false;
+    }
     if !since(i.version, "0.5.15") {
         return Phases {
             decode_on,
@@ -102,6 +107,24 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
         decode_on,
         prefill_on,
         prefill_backend,
+    }
+}
+
+/// 0.5.17+: DP attention divides the chunk after the reserve was sized, then cuts the prefill
+/// graph to the chunk each rank prefills (a list the user gave stays).
+fn clamp_prefill_to_rank_chunk(i: &Inputs, out: &mut SglangDefaults) {
+    let chunk = super::chunked_prefill_size(i);
+    let user_max = int_of(i.args, &["--cuda-graph-max-bs-prefill"]).is_some();
+    let user_bs = int_list(i.args, &["--cuda-graph-bs-prefill"]).is_some();
+    let over = out.prefill_bs.iter().max().is_some_and(|&m| m > chunk);
+    if since(i.version, "0.5.17")
+        && i.attn_dp > 1
+        && out.prefill_graph
+        && over
+        && !user_max
+        && !user_bs
+    {
+        out.prefill_bs = prefill_batch_sizes(chunk.max(0));
     }
 }
 
@@ -144,7 +167,12 @@ fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
         return l;
     }
     let m = user_max.unwrap_or_else(|| {
-        let mut m = if i.mla { i.cps0.min(8192) } else { i.cps0 };
+        // MLA: 2048 tokens, the chunk up to 8192 from 0.5.23.
+        let mut m = match (i.mla, since(i.version, "0.5.23")) {
+            (true, true) => i.cps0.min(8192),
+            (true, false) => 2048,
+            (false, _) => i.cps0,
+        };
         if i.pp > 1 && m > 8192 {
             m = 8192;
         }

@@ -57,20 +57,24 @@ fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
     Some((given, Context::describe(&bad)))
 }
 
-/// Models SGLang auto-enables fusion for (0.5.6–0.5.9 gate included SM12x).
-const FUSION_AUTO_ARCHS: &[&str] = &[
-    "DeepseekV3ForCausalLM",
-    "GptOssForCausalLM",
-    "Glm4MoeForCausalLM",
-    "Qwen3MoeForCausalLM",
-];
+/// The releases whose fusion auto-enable gate let SM12x through, per model: GPT-OSS's tested
+/// `is_blackwell_supported()` (SM10x and SM12x) from 0.5.4.post2; 0.5.7's shared gate did so
+/// for all four models; 0.5.8 tests SM90/SM100 only. DeepSeek's own gate before 0.5.7 was SM100.
+fn fusion_auto_on_sm12x_in(arch: &str, version: &str) -> bool {
+    let range = match arch {
+        "GptOssForCausalLM" => ">=0.5.4.post2,<0.5.8",
+        "DeepseekV3ForCausalLM" | "Glm4MoeForCausalLM" | "Qwen3MoeForCausalLM" => ">=0.5.7,<0.5.8",
+        _ => return false,
+    };
+    crate::rules::versions::version_matches(range, version)
+}
 
-/// The late-2025 releases whose auto-enable gate let SM12x through.
 fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
-    let arch = ctx.model_arch().filter(|a| FUSION_AUTO_ARCHS.contains(a))?;
+    let arch = ctx
+        .model_arch()
+        .filter(|a| fusion_auto_on_sm12x_in(a, ctx.version))?;
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
-    let auto = crate::rules::versions::version_matches(">=0.5.6,<0.5.10", ctx.version)
-        && !sm12.is_empty()
+    let auto = !sm12.is_empty()
         && ctx.tp() > 1
         && ctx.nnodes() == 1
         && !ctx.dp_attention()

@@ -53,9 +53,10 @@ pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // Only a model whose tower is SGLang's shared vision attention reads the option.
-    let Some(arch) = ctx.model_arch().filter(|a| {
-        ctx.model.is_some_and(|m| m.is_multimodal) && builds_vision_attention(a, ctx.version)
-    }) else {
+    let Some(arch) = ctx
+        .model_arch()
+        .filter(|a| ctx.multimodal_served() && builds_vision_attention(a, ctx.version))
+    else {
         return vec![];
     };
     let refused = crate::resolve::vision::fa3_refused_on(ctx.version);
@@ -97,9 +98,23 @@ fn trtllm_mha_majors(version: &str, role: &str) -> &'static [u32] {
     }
 }
 
+/// The main backend when SGLang picks it itself (no `--attention-backend`), labelled so.
+fn sglang_pick(ctx: &Context, backend: &str) -> Option<&'static str> {
+    ctx.server
+        .backends
+        .attention
+        .as_ref()
+        .filter(|a| a.source == crate::resolve::ChoiceSource::Sglang && a.value == backend)
+        .map(|_| "SGLang's own choice (no --attention-backend given):")
+}
+
+/// SGLang checks trtllm_mha after its own pick, so a pick it then refuses (0.5.6.post1–post2
+/// choose it on every Blackwell) is refused too.
 pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
-    for (option, role) in roles(ctx, "trtllm_mha") {
+    let mut uses = roles(ctx, "trtllm_mha");
+    uses.extend(sglang_pick(ctx, "trtllm_mha").map(|label| (label, "both")));
+    for (option, role) in uses {
         let allowed = trtllm_mha_majors(ctx.version, role);
         let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
         if bad.is_empty() {
@@ -371,4 +386,158 @@ pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
             })
         })
         .collect()
+}
+
+/// The backends Llama 4's start-up assertion accepts, by release (`None`: no assertion).
+fn llama4_allowed(v: &str) -> Option<&'static [&'static str]> {
+    Some(if !at_least(v, "0.4.9.post4") {
+        return None;
+    } else if !at_least(v, "0.5.1") {
+        &["fa3"]
+    } else if !at_least(v, "0.5.2rc2") {
+        &["fa3", "aiter"]
+    } else if !at_least(v, "0.5.4.post1") {
+        &["fa3", "aiter", "triton"]
+    } else if !at_least(v, "0.5.5.post1") {
+        &["fa3", "aiter", "triton", "trtllm_mha"]
+    } else if !at_least(v, "0.5.10rc0") {
+        &["fa3", "aiter", "triton", "trtllm_mha", "intel_xpu"]
+    } else {
+        &[
+            "fa3",
+            "aiter",
+            "triton",
+            "ascend",
+            "trtllm_mha",
+            "intel_xpu",
+        ]
+    })
+}
+
+/// A backend Llama 4's assertion takes that runs on these GPUs, if there is one.
+fn llama4_fix(ctx: &Context, allowed: &[&str]) -> Option<&'static str> {
+    let majors = ctx.majors();
+    if !majors.is_empty() && majors.iter().all(|m| (8..=9).contains(m)) {
+        return Some("fa3");
+    }
+    allowed.contains(&"triton").then_some("triton")
+}
+
+/// Llama 4: SGLang asserts the attention backend when it adjusts arguments for the model.
+/// Before 0.5.6 that runs before SGLang picks a backend, so an unset one fails too.
+pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch().filter(|a| a.starts_with("Llama4")) else {
+        return vec![];
+    };
+    let Some(allowed) = llama4_allowed(ctx.version) else {
+        return vec![];
+    };
+    let given = ctx.sval("--attention-backend");
+    let what = match &given {
+        Some(b) if allowed.contains(&b.as_str()) => return vec![],
+        Some(b) => format!("--attention-backend {b}"),
+        None if at_least(ctx.version, "0.5.6") => return vec![],
+        None => "no --attention-backend (SGLang picks one only after this check)".to_owned(),
+    };
+    let fired = Fired::new(format!(
+        "{arch} with {what}: SGLang {} asserts the attention backend is one of {} ('... is required for Llama4 model') at start-up",
+        ctx.version,
+        allowed.join(", ")
+    ));
+    match llama4_fix(ctx, allowed) {
+        Some(b) => vec![fired.with_fix(set_arg("--attention-backend", b))],
+        None => vec![fired],
+    }
+}
+
+/// The backends deterministic inference accepts on CUDA (fa4 too from 0.5.16).
+fn deterministic_ok(v: &str) -> &'static [&'static str] {
+    if at_least(v, "0.5.16") {
+        &["fa3", "fa4", "flashinfer", "triton"]
+    } else {
+        &["fa3", "flashinfer", "triton"]
+    }
+}
+
+/// What DeepSeek-architecture models take (from 0.5.4.post1; fa4 too from 0.5.17).
+fn deterministic_deepseek_ok(v: &str) -> &'static [&'static str] {
+    if at_least(v, "0.5.17") {
+        &["fa3", "fa4", "triton"]
+    } else {
+        &["fa3", "triton"]
+    }
+}
+
+/// The architectures SGLang's deterministic check counts as DeepSeek, with the release each
+/// joined the list.
+const DETERMINISTIC_DEEPSEEK: &[(&str, &str)] = &[
+    ("DeepseekV2ForCausalLM", "0.5.4.post1"),
+    ("DeepseekV3ForCausalLM", "0.5.4.post1"),
+    ("DeepseekV32ForCausalLM", "0.5.4.post1"),
+    ("MistralLarge3ForCausalLM", "0.5.8"),
+    ("PixtralForConditionalGeneration", "0.5.8"),
+    ("GlmMoeDsaForCausalLM", "0.5.9"),
+    ("Glm4MoeLiteForCausalLM", "0.5.19"),
+    ("Glm5NextForConditionalGeneration", "0.5.20"),
+];
+
+/// The main backend SGLang's deterministic-inference check sees: from 0.5.4.post2 the one
+/// resolved by then (its own pick included); before, only the user's (SGLang picked later).
+fn deterministic_sees(ctx: &Context) -> Option<String> {
+    if at_least(ctx.version, "0.5.4.post2") {
+        ctx.server
+            .backends
+            .attention
+            .as_ref()
+            .map(|a| a.value.clone())
+    } else {
+        ctx.sval("--attention-backend")
+    }
+}
+
+/// What SGLang's own fallback for deterministic inference would pick on these GPUs.
+fn deterministic_fix(ctx: &Context, deepseek: bool) -> &'static str {
+    let blackwell = ctx.majors().iter().any(|&m| m >= 10);
+    match (deepseek, blackwell) {
+        (true, true) => "triton",
+        (false, true) => "flashinfer",
+        _ => "fa3",
+    }
+}
+
+pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    if !ctx.args.flag("--enable-deterministic-inference") || !at_least(v, "0.5.3rc2") {
+        return vec![];
+    }
+    let deepseek = ctx.model_arch().is_some_and(|a| {
+        DETERMINISTIC_DEEPSEEK
+            .iter()
+            .any(|(name, since)| *name == a && at_least(v, since))
+    });
+    let seen = deterministic_sees(ctx);
+    let (ok, which) = match seen.as_deref() {
+        // 0.5.3.x have no fallback for an unset backend yet.
+        None if !at_least(v, "0.5.4") => (deterministic_ok(v), ""),
+        None => return vec![],
+        Some(b) if !deterministic_ok(v).contains(&b) => (deterministic_ok(v), ""),
+        Some(b) if deepseek && !deterministic_deepseek_ok(v).contains(&b) => {
+            (deterministic_deepseek_ok(v), " with DeepSeek models")
+        }
+        Some(_) => return vec![],
+    };
+    let shown = match &seen {
+        Some(b) if ctx.sval("--attention-backend").as_deref() == Some(b) => {
+            format!("--attention-backend {b}")
+        }
+        Some(b) => format!("{b}, SGLang's own choice (no --attention-backend given)"),
+        None => "no --attention-backend".to_owned(),
+    };
+    vec![
+        Fired::new(format!(
+            "--enable-deterministic-inference with {shown}: SGLang {v} refuses it at start-up ('Currently only {} attention backends are supported for deterministic inference{which}')",
+            ok.join(", ")
+        ))
+        .with_fix(set_arg("--attention-backend", deterministic_fix(ctx, deepseek))),
+    ]
 }

@@ -226,13 +226,14 @@ pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.moe_a2a() else {
         return vec![];
     };
-    if !ctx.given("--ep-size") || ctx.ep() == ctx.tp() {
+    // The layout already reads EP as TP here: compare the user's value.
+    let given = ctx.int("--ep-size").unwrap_or(1);
+    if !ctx.given("--ep-size") || given == ctx.tp() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--moe-a2a-backend {a} makes SGLang set EP to TP ({}), overriding --ep-size {}",
-        ctx.tp(),
-        ctx.ep()
+        "--moe-a2a-backend {a} makes SGLang set EP to TP ({}), overriding --ep-size {given}",
+        ctx.tp()
     ))]
 }
 

@@ -153,7 +153,7 @@ pub fn torch_2_9_1_cudnn(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     if torch.public() != "2.9.1"
-        || !ctx.model.is_some_and(|m| m.is_multimodal)
+        || !ctx.multimodal_served()
         || ctx.env.truthy("SGLANG_DISABLE_CUDNN_CHECK")
     {
         return vec![];

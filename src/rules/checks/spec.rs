@@ -97,12 +97,27 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// The top-k SGLang checks: the user's, else the one it fills in for the model.
+fn resolved_topk(ctx: &Context) -> i64 {
+    match (ctx.int("--speculative-eagle-topk"), ctx.server.spec_params) {
+        (Some(k), _) => k,
+        (None, Some(p)) => p.eagle_topk.value,
+        (None, None) => 1,
+    }
+}
+
 pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
-    let k = topk(ctx);
-    let trtllm = ctx
-        .attention_backends()
-        .iter()
-        .any(|(_, v)| v == "trtllm_mha");
+    let k = resolved_topk(ctx);
+    // SGLang checks after its own pick: 0.5.6.post1–post2 pick trtllm_mha before filling in
+    // the top-k.
+    let picked = ctx.server.backends.attention.as_ref().is_some_and(|a| {
+        a.source == crate::resolve::ChoiceSource::Sglang && a.value == "trtllm_mha"
+    });
+    let trtllm = picked
+        || ctx
+            .attention_backends()
+            .iter()
+            .any(|(_, v)| v == "trtllm_mha");
     // Before 0.5.1 trtllm_mha refuses speculative decoding at any topk.
     if ctx.spec_algo().is_some()
         && trtllm
@@ -117,13 +132,19 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let mut out = vec![];
-    if ctx
-        .attention_backends()
-        .iter()
-        .any(|(_, v)| v == "trtllm_mha")
-    {
+    if trtllm {
+        let topk = if ctx.int("--speculative-eagle-topk") == Some(k) {
+            format!("--speculative-eagle-topk {k}")
+        } else {
+            format!("speculative top-k {k} (SGLang's default for this model)")
+        };
+        let backend = if picked {
+            "trtllm_mha, SGLang's own choice (no --attention-backend given)"
+        } else {
+            "the trtllm_mha backend"
+        };
         out.push(Fired::new(format!(
-            "--speculative-eagle-topk {k} with the trtllm_mha backend: it supports topk 1 only"
+            "{topk} with {backend}: it supports top-k 1 only"
         )));
     }
     // The spec-v2 overlap path is chain-only; 0.5.7–0.5.10 refuse topk > 1 with it (0.5.11+

@@ -1,0 +1,83 @@
+//! Whether SGLang serves a model's multimodal part. A few vision-language architectures are
+//! served text-only unless `--enable-multimodal` is given (SGLang's model config turns their
+//! multimodal part off by default); everything that depends on the vision tower (its backend,
+//! the fraction reserved for it, the prefill graphs) follows this one answer.
+
+use crate::facts::model::ModelFacts;
+use crate::sglang::SglangArgs;
+use crate::sglang::version::at_least;
+
+/// Architectures served text-only by default, with the release each joined the list.
+const TEXT_ONLY_BY_DEFAULT: &[(&str, &str)] = &[
+    ("Gemma3ForConditionalGeneration", "0.4.6"),
+    ("Llama4ForConditionalGeneration", "0.4.6"),
+    ("Step3VLForConditionalGeneration", "0.4.10.post1"),
+    ("InklingForConditionalGeneration", "0.5.16"),
+];
+
+/// The release from which `--model-impl transformers` keeps the multimodal part on.
+const TRANSFORMERS_IMPL_KEEPS: &str = "0.5.10";
+
+/// The model has a vision tower and SGLang builds it.
+pub fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> bool {
+    let Some(m) = model.filter(|m| m.is_multimodal) else {
+        return false;
+    };
+    if args.flag("--enable-multimodal") {
+        return true;
+    }
+    !text_only_by_default(version, args, m.architecture.as_deref())
+}
+
+/// SGLang turns this architecture's multimodal part off unless asked for it.
+pub fn text_only_by_default(version: &str, args: &SglangArgs, arch: Option<&str>) -> bool {
+    let listed = arch.is_some_and(|a| {
+        TEXT_ONLY_BY_DEFAULT
+            .iter()
+            .any(|(name, since)| *name == a && at_least(version, since))
+    });
+    let transformers_impl = args.str("--model-impl") == Some("transformers")
+        && at_least(version, TRANSFORMERS_IMPL_KEEPS);
+    listed && !transformers_impl
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::{flagset, parser};
+
+    fn args(version: &str, extra: &[&str]) -> SglangArgs {
+        let mut argv = vec!["--model-path", "m"];
+        argv.extend_from_slice(extra);
+        let argv = argv.iter().map(std::ffi::OsString::from).collect();
+        parser::parse(flagset::get(version).unwrap(), argv)
+    }
+
+    fn vlm(arch: &str) -> ModelFacts {
+        ModelFacts {
+            architecture: Some(arch.into()),
+            is_multimodal: true,
+            ..ModelFacts::default()
+        }
+    }
+
+    #[test]
+    fn gemma3_and_llama4_are_text_only_unless_asked() {
+        let gemma = vlm("Gemma3ForConditionalGeneration");
+        assert!(!served("0.5.23", &args("0.5.23", &[]), Some(&gemma)));
+        let on = args("0.5.23", &["--enable-multimodal"]);
+        assert!(served("0.5.23", &on, Some(&gemma)));
+        let qwen = vlm("Qwen2_5_VLForConditionalGeneration");
+        assert!(served("0.5.23", &args("0.5.23", &[]), Some(&qwen)));
+        // Before the list existed every vision model was served whole.
+        assert!(served("0.4.5", &args("0.4.5", &[]), Some(&gemma)));
+    }
+
+    #[test]
+    fn the_transformers_implementation_keeps_it_from_0_5_10() {
+        let llama4 = vlm("Llama4ForConditionalGeneration");
+        let impl_tf = |v| args(v, &["--model-impl", "transformers"]);
+        assert!(served("0.5.10", &impl_tf("0.5.10"), Some(&llama4)));
+        assert!(!served("0.5.8", &impl_tf("0.5.8"), Some(&llama4)));
+    }
+}
