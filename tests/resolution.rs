@@ -308,3 +308,24 @@ fn resolution_matches_sglang_field_by_field() {
         unblocked.join("\n")
     );
 }
+
+/// The tower backend SGLang builds for a line, as the launcher resolves it.
+fn tower(version: &str, cc: &str, argv: &[&str]) -> Option<String> {
+    let r = serde_json::json!({"version": version, "cc": cc, "gpu_mem_mib": 81559,
+        "label": "unit", "argv": argv});
+    let c = load(&r).expect("loads");
+    c.server.backends.multimodal_attention.map(|m| m.value)
+}
+
+#[test]
+fn the_vision_tower_is_built_only_where_sglang_serves_it_and_with_its_own_request() {
+    let llama4 = "@shared/meta-llama__Llama-4-Maverick-17B-128E-Instruct";
+    let gemma = "@shared/google__gemma-3-27b-it";
+    // Text-only unless asked: no tower, so no tower backend.
+    assert_eq!(tower("0.5.23", "9.0", &["--model-path", gemma]), None);
+    let on = |m| vec!["--model-path", m, "--enable-multimodal"];
+    assert_eq!(tower("0.5.23", "9.0", &on(gemma)).as_deref(), Some("fa3"));
+    // Llama 4's tower asked for SDPA itself until 0.5.5.post3.
+    assert_eq!(tower("0.5.5", "9.0", &on(llama4)).as_deref(), Some("sdpa"));
+    assert_eq!(tower("0.5.6", "9.0", &on(llama4)).as_deref(), Some("fa3"));
+}

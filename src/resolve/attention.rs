@@ -137,7 +137,7 @@ fn default_backend(i: &Inputs) -> Option<&'static str> {
             _ => "triton",
         });
     }
-    let spec_ok = i.spec_topk_one_or_unset();
+    let spec_ok = spec_topk_one_when_chosen(i);
     if cc == 9 && spec_ok && fa3_arch(i) {
         return Some("fa3");
     }
@@ -161,6 +161,22 @@ fn default_backend(i: &Inputs) -> Option<&'static str> {
     }
     Some("flashinfer")
 }
+
+/// SGLang's "no speculative top-k, or top-k 1 with one-token pages" test where it makes its
+/// generic choice: in `ServerArgs` from 0.5.4.post2, before it fills the speculative defaults
+/// (the user's top-k); earlier in the model runner, after them (the filled-in top-k).
+fn spec_topk_one_when_chosen(i: &Inputs) -> bool {
+    if at_least(i.version, CHOSEN_IN_SERVER_ARGS) {
+        return i.spec_topk_one_or_unset();
+    }
+    match super::specparams::resolve(i) {
+        None => true,
+        Some(p) => p.eagle_topk.value == 1 && i.args.int("--page-size").is_none_or(|p| p <= 1),
+    }
+}
+
+/// The first release whose generic attention choice runs in `ServerArgs`.
+const CHOSEN_IN_SERVER_ARGS: &str = "0.5.4.post2";
 
 fn fa3_arch(i: &Inputs) -> bool {
     if at_least(i.version, "0.5.8") {

@@ -12,6 +12,19 @@ const PASSES_FA3: &[(&str, &str, &str)] = &[
     ("Qwen3OmniMoeForConditionalGeneration", "0.5.4", "0.5.6"),
 ];
 
+/// Vision towers whose code asks for SDPA outright (Llama 4's, Mllama's, Janus Pro's and the
+/// Idefics2 encoder MiniCPM-V/O and Phi-4-MM use), until 0.5.5.post3; before 0.5.1 SDPA was
+/// everyone's default anyway.
+const PASSES_SDPA: &[&str] = &[
+    "Llama4ForConditionalGeneration",
+    "MllamaForConditionalGeneration",
+    "MultiModalityCausalLM",
+    "MiniCPMV",
+    "MiniCPMO",
+    "Phi4MMForCausalLM",
+];
+const PASSES_SDPA_UNTIL: &str = "0.5.5.post3";
+
 /// The vision tower's backend; `None` for a model without one (or an unknown GPU).
 pub fn resolve(i: &Inputs) -> Option<Chosen> {
     if !i.multimodal {
@@ -22,6 +35,9 @@ pub fn resolve(i: &Inputs) -> Option<Chosen> {
     }
     if model_passes_fa3(i) {
         return Some(sglang("fa3"));
+    }
+    if i.arch.is_some_and(|a| PASSES_SDPA.contains(&a)) && !at_least(i.version, PASSES_SDPA_UNTIL) {
+        return Some(sglang("sdpa"));
     }
     Some(sglang(platform_default(i.version, i.cc_major?)))
 }
