@@ -29,6 +29,20 @@ pub fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> b
     !text_only_by_default(version, args, m.architecture.as_deref())
 }
 
+/// What the model runner multiplies the fraction by (the user's or the default) before 0.4.9
+/// when it serves a vision model: 0.95 from 0.4.0.post2, 0.90 from 0.4.4.post4. From 0.4.9 the
+/// default fraction is reduced in `ServerArgs` instead (the defaults module).
+pub fn runner_fraction_factor(ctx: &super::Context) -> f64 {
+    let v = ctx.version;
+    if !ctx.multimodal_served() || at_least(v, "0.4.9") || !at_least(v, "0.4.0.post2") {
+        1.0
+    } else if at_least(v, "0.4.4.post4") {
+        0.90
+    } else {
+        0.95
+    }
+}
+
 /// SGLang turns this architecture's multimodal part off unless asked for it.
 pub fn text_only_by_default(version: &str, args: &SglangArgs, arch: Option<&str>) -> bool {
     let listed = arch.is_some_and(|a| {

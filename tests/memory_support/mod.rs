@@ -102,9 +102,12 @@ fn row(r: &Record) -> Row {
     };
     let (version, flags) = record::version(r);
     let args = record::args(r, &dir, flags, true);
-    let facts: ModelFacts = model::load(&dir, &Env::default(), &args)
+    let mut facts: ModelFacts = model::load(&dir, &Env::default(), &args)
         .facts
         .expect("fixture model loads");
+    if record::prequantised(r) {
+        facts.online_quant_load_bytes = None;
+    }
     let mut row = measures(r, base, &facts, &args);
     row.plan_skip = record::plan_skip(r);
     if row.plan_skip.is_none() {

@@ -68,6 +68,16 @@ const ALIASES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Records whose checkpoint was already quantised where the stand-in config is 16-bit: the
+/// weights load quantised, so there is no online-quantisation load peak to plan.
+const PREQUANTISED: &[&str] = &["meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8"];
+
+/// The record's checkpoint is pre-quantised though its stand-in config is not.
+pub fn prequantised(r: &Record) -> bool {
+    let named = r.s("model").unwrap_or("").split_whitespace().next();
+    named.is_some_and(|n| PREQUANTISED.contains(&n))
+}
+
 /// The model config folder for a record, or why there is none.
 pub fn model_dir(r: &Record) -> Result<String, String> {
     let source = r.s("source").unwrap_or("").to_ascii_lowercase();

@@ -139,10 +139,12 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
     if let Some(l) = &lifted {
         reserve = reserve_lifted(ctx, &base, &sizing, capacity, l.to);
     }
-    let (mfs, source) = match user_mfs {
+    let (arg_mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
         None => (reserve.planned, MfsSource::Planned),
     };
+    // The fraction the pools get: before 0.4.9 the model runner shrinks it for a vision model.
+    let mfs = arg_mfs * crate::resolve::multimodal::runner_fraction_factor(ctx);
     let pools = sizing.pools_at(ctx, base.mib, mfs);
     let kv_tokens = pools.as_ref().map(|p| p.kv_tokens);
     let state = pools.as_ref().and_then(|p| p.state);
@@ -172,9 +174,11 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
             .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
     );
     hits.extend(other_processes(ctx, &gpus, &base, &sizing, mfs, kv_tokens));
-    // A load peak read from the checkpoint that does not fit fails the start as surely as
-    // weights that do not fit.
-    let fits = if hits.iter().any(|h| h.code == Code::MEM010) {
+    // The verdict covers every phase of the start: a load peak that does not fit (read from the
+    // checkpoint or estimated) and graphs plus the first prefill that do not fit outside the
+    // user's pool fail it as surely as weights that do not fit.
+    let phase_short = [Code::MEM010, Code::MEM012, Code::MEM003];
+    let fits = if hits.iter().any(|h| phase_short.contains(&h.code)) {
         Some(false)
     } else {
         fits
@@ -186,7 +190,7 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
     let d = &ctx.server.defaults;
     let memory = Memory {
         gpu_memory_mib: capacity,
-        mem_fraction_static: mfs,
+        mem_fraction_static: arg_mfs,
         mem_fraction_static_source: source,
         sglang_default_mem_fraction_static: Some(d.mem_fraction_static),
         sglang_default_chunked_prefill_size: Some(d.chunked_prefill_size),
@@ -610,6 +614,36 @@ pub(super) mod tests {
         let tokens = mem.kv_cache_tokens.unwrap();
         assert!(tokens > 400_000 && tokens < 520_000, "{tokens}");
         assert!(codes(&o).is_empty(), "{:?}", o.hits);
+    }
+
+    #[test]
+    fn before_0_4_9_the_runner_shrinks_a_vision_models_pool() {
+        let m = model("google__gemma-3-27b-it");
+        assert!(m.is_multimodal);
+        let topo = node(8, 81559, 0, "9.0", true);
+        let at = |v: &str| {
+            let mut values = vec![
+                ("--tp-size", json!(1)),
+                ("--mem-fraction-static", json!(0.8)),
+            ];
+            // Gemma 3 is served text-only unless asked, from 0.4.6.
+            if flagset::get(v)
+                .unwrap()
+                .action("--enable-multimodal")
+                .is_some()
+            {
+                values.push(("--enable-multimodal", json!(true)));
+            }
+            let mem = run(v, &values, &topo, Some(&m)).memory.unwrap();
+            // The fraction shown is the user's; the pool is what the runner leaves of it.
+            assert_eq!(mem.mem_fraction_static, 0.8);
+            (mem.weights_per_gpu_mib.unwrap() + mem.kv_cache_mib.unwrap()) as f64
+        };
+        let (v048, v049) = (at("0.4.8"), at("0.4.9"));
+        let ratio = v048 / v049;
+        assert!((ratio - 0.90).abs() < 0.005, "{v048} / {v049} = {ratio}");
+        let v044 = at("0.4.4");
+        assert!((v044 / v049 - 0.95).abs() < 0.005, "{v044} / {v049}");
     }
 
     #[test]

@@ -251,10 +251,11 @@ fn online_fp8_loads_the_bf16_checkpoint_first() {
     let layered = run("0.5.23", &values, &topo, Some(&m));
     assert!(!has(&layered, Code::MEM010));
     assert_eq!(mem(&layered).fits, Some(true));
-    // Estimated checkpoint size: a warning.
+    // Estimated checkpoint size: a warning, and the verdict still says the start fails.
     let est = model_with("deepseek-ai__DeepSeek-R1-Distill-Qwen-32B", &q);
     let e = run("0.5.23", &values[..2], &topo, Some(&est));
     assert!(has(&e, Code::MEM012), "{:?}", e.hits);
+    assert_eq!(mem(&e).fits, Some(false));
 }
 
 #[test]
