@@ -126,6 +126,11 @@ pub const FLAG_CACHE: Kind = Kind {
     limit: 16 * MIB,
     hint: "the flags are read from SGLang again",
 };
+pub const OBSERVATIONS: Kind = Kind {
+    what: "observation store",
+    limit: 64 * MIB,
+    hint: "move it aside (`sglang-launch observed` shows where it is); it is rebuilt by the next start",
+};
 pub const SYSTEM: Kind = Kind {
     what: "system file",
     limit: 16 * MIB,

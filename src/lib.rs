@@ -14,6 +14,7 @@ pub mod exec;
 pub mod facts;
 pub mod fsread;
 pub mod invocation;
+pub mod observe;
 pub mod out;
 pub mod plan;
 pub mod profile;

@@ -70,6 +70,8 @@ pub enum Command {
     SystemdUnit(SystemdUnitArgs),
     /// Wait until SGLang's /health answers 200 (a unit's ExecStartPost=, scripts)
     WaitReady(WaitReadyArgs),
+    /// List what started servers really allocated next to what was planned (kept by `run` and `wait-ready --pid`)
+    Observed(ObservedArgs),
     /// The completion candidates for a command line (what the completion scripts call)
     #[command(name = COMPLETE, hide = true)]
     Complete(CompleteArgs),
@@ -537,6 +539,13 @@ pub struct SystemdUnitArgs {
     /// A template unit NAME@.service: `systemctl start NAME@PROFILE` runs that profile
     #[arg(long)]
     pub template: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ObservedArgs {
+    /// Print the observations as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -47,7 +47,8 @@ pub fn plan_cmd(
             "sglang-launch: pass-through: {why}; not planned, SGLang gets the command unchanged"
         ));
     }
-    let outcome = build(s, prepared, topology, pass_through.clone(), false)?;
+    let mut outcome = build(s, prepared, topology, pass_through.clone(), false)?;
+    super::observed::attach(&mut outcome);
     if pass_through.is_some() && show.print_args {
         // What runs is the command as given: nothing is fixed for a server not planned.
         let line = untouched_line(&outcome.interpreter.path, &outcome.args, show.show_secrets);
@@ -154,6 +155,7 @@ pub fn run(
         return Ok(exit::OK);
     }
     launchable(&outcome.interpreter.path, outcome.interpreter.found)?;
+    super::observed::record_run(&outcome);
     exec(
         &outcome.interpreter.path,
         &outcome.args,

@@ -9,6 +9,7 @@ pub mod cli;
 mod config;
 mod flags;
 mod launch;
+mod observed;
 mod profiled;
 mod profiles;
 mod service;
@@ -217,6 +218,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         }
         Command::SystemdUnit(a) => service::systemd_unit(&a),
         Command::WaitReady(a) => service::wait_ready(&a),
+        Command::Observed(a) => observed::list(a.json),
     }
 }
 

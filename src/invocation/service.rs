@@ -28,6 +28,13 @@ pub(super) fn systemd_unit(a: &SystemdUnitArgs) -> Result<i32, Fatal> {
     Ok(exit::OK)
 }
 
+/// `scheme://authority` of the health URL: where SGLang's other endpoints are.
+fn base_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split('/').next().unwrap_or(rest);
+    format!("{scheme}://{authority}")
+}
+
 pub(super) fn wait_ready(a: &WaitReadyArgs) -> Result<i32, Fatal> {
     let w = Wait {
         url: a
@@ -43,6 +50,12 @@ pub(super) fn wait_ready(a: &WaitReadyArgs) -> Result<i32, Fatal> {
                 "sglang-launch: {} answered 200 after {secs:.1} s",
                 w.url
             ));
+            if let Some(line) = a
+                .pid
+                .and_then(|pid| super::observed::observe_ready(pid, &base_of(&w.url)))
+            {
+                crate::out::report_line(&format!("sglang-launch: {line}"));
+            }
             Ok(exit::OK)
         }
         Err(e @ ready::WaitError::BadUrl(_)) => Err(Fatal::usage(e.to_string())),

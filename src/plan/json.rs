@@ -163,6 +163,9 @@ pub struct Memory {
     /// What the first use needs outside the static pool (CUDA graphs, one prefill chunk's and
     /// the largest captured batch's activations), MiB: below it the launch is expected to fail.
     pub first_use_mib: u64,
+    /// What a start of this same line on this machine really allocated, next to what was
+    /// planned for it (`run`, then `wait-ready --pid`); null when there is none (additive to v1).
+    pub observed: Option<crate::observe::Observation>,
 }
 
 /// What the static pool holds besides the target's weights and the KV cache, MiB. `encoder_weights`

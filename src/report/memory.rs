@@ -268,6 +268,12 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
         m.mem_fraction_static
     ));
     v.push(fits(m, cx));
+    if let Some(o) = &m.observed {
+        v.push(format!(
+            "observed on this machine (this line, this release): {}",
+            o.summary()
+        ));
+    }
     v
 }
 
@@ -379,6 +385,7 @@ mod tests {
             kv_cache_mib: kv,
             static_unallocated_mib: weights.map(|_| 7),
             first_use_mib: 5000,
+            observed: None,
         }
     }
 

@@ -213,6 +213,7 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
             .zip(kv_mib)
             .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64),
         first_use_mib: terms::mib_term(reserve.first_use),
+        observed: None,
     };
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),

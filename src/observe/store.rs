@@ -1,0 +1,74 @@
+//! The local store: `$XDG_STATE_HOME/sglang-launch/` (else `~/.local/state/sglang-launch/`):
+//! `runs/<pid>.json` for a server `run` started, `observations.jsonl` for what came of it.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::{Observation, RunRecord};
+
+/// The store's directory; `None` without a state or home directory.
+pub fn dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state"))
+        })?;
+    Some(base.join("sglang-launch"))
+}
+
+fn run_path(pid: u32) -> Option<PathBuf> {
+    Some(dir()?.join("runs").join(format!("{pid}.json")))
+}
+
+/// Keeps what was planned for process `pid` (best effort: a launch never fails for it).
+pub fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
+    let path = run_path(pid).ok_or("no state directory (set XDG_STATE_HOME or HOME)")?;
+    let parent = path.parent().ok_or("no parent")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// What `run` planned for process `pid`, if it started it.
+pub fn run_of(pid: u32) -> Option<RunRecord> {
+    let text = crate::fsread::optional_string(&run_path(pid)?, crate::fsread::OBSERVATIONS)?;
+    serde_json::from_str(&text).ok()
+}
+
+fn observations_path() -> Option<PathBuf> {
+    Some(dir()?.join("observations.jsonl"))
+}
+
+/// Appends one observation.
+pub fn append(o: &Observation) -> Result<PathBuf, String> {
+    let path = observations_path().ok_or("no state directory (set XDG_STATE_HOME or HOME)")?;
+    let parent = path.parent().ok_or("no parent")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let mut line = serde_json::to_string(o).map_err(|e| e.to_string())?;
+    line.push('\n');
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Every observation kept, oldest first; lines that do not read are skipped.
+pub fn all() -> Vec<Observation> {
+    let Some(path) = observations_path() else {
+        return Vec::new();
+    };
+    let text =
+        crate::fsread::optional_string(&path, crate::fsread::OBSERVATIONS).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The newest observation of the line `key`.
+pub fn latest(key: &str) -> Option<Observation> {
+    all().into_iter().rev().find(|o| o.key == key)
+}
