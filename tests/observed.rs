@@ -134,6 +134,8 @@ fn a_started_server_teaches_the_next_plan_of_the_same_line_on_this_machine() {
         "{seen}"
     );
     assert_eq!(seen["planned"]["kv_cache_tokens"].as_u64(), Some(tokens));
+    // It started here with this very line: the verdict stands on that.
+    assert_eq!(again["memory"]["fits"], Value::Bool(true));
     let human = common::launcher()
         .args(["check", "--python"])
         .arg(&py)
@@ -144,6 +146,7 @@ fn a_started_server_teaches_the_next_plan_of_the_same_line_on_this_machine() {
         .unwrap();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("observed on this machine"), "{text}");
+    assert!(text.contains("fits: yes: this line started on this machine"), "{text}");
     // Another machine's plan never does; `observed` lists the store.
     let other = check_json(&state, &py, "8x-h100-sxm-nvlink");
     assert!(other["memory"]["observed"].is_null());

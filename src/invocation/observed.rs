@@ -42,11 +42,18 @@ pub(super) fn record_run(o: &Outcome) {
     let _ = store::save_run(std::process::id(), &r);
 }
 
-/// The newest observation of this line on this machine, into plan/v1 `memory.observed`.
+/// The newest observation of this line on this machine, into plan/v1 `memory.observed`. This
+/// very line started here and reported its pools, so the verdict `fits` stands on that.
 pub(super) fn attach(o: &mut Outcome) {
     let k = key(o);
     if let Some(m) = o.plan.memory.as_mut() {
         m.observed = store::latest(&k);
+        if m.observed
+            .as_ref()
+            .is_some_and(|s| s.real.kv_cache_tokens > 0)
+        {
+            m.fits = Some(true);
+        }
     }
 }
 

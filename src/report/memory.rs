@@ -281,6 +281,12 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
 /// peak in the free memory, and outside the pool what the first use needs. Each shortfall is
 /// named; a finding that predicts one never sits next to a `yes`.
 fn fits(m: &Memory, cx: Context) -> String {
+    if m.observed
+        .as_ref()
+        .is_some_and(|o| o.real.kv_cache_tokens > 0)
+    {
+        return "fits: yes: this line started on this machine (observed below)".to_owned();
+    }
     let rows = rows(m);
     let outside = rows
         .iter()
