@@ -146,7 +146,10 @@ fn a_started_server_teaches_the_next_plan_of_the_same_line_on_this_machine() {
         .unwrap();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("observed on this machine"), "{text}");
-    assert!(text.contains("fits: yes: this line started on this machine"), "{text}");
+    assert!(
+        text.contains("fits: yes: this line started on this machine"),
+        "{text}"
+    );
     // Another machine's plan never does; `observed` lists the store.
     let other = check_json(&state, &py, "8x-h100-sxm-nvlink");
     assert!(other["memory"]["observed"].is_null());
