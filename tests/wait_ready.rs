@@ -1,6 +1,8 @@
 //! `wait-ready` against real local HTTP servers.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -31,13 +33,7 @@ fn server(status: fn(usize) -> u16) -> (u16, Arc<AtomicUsize>) {
 
 /// Reads one request's head and answers it; true when it was `GET /health`.
 fn answer(mut stream: TcpStream, status: u16) -> bool {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut first = String::new();
-    reader.read_line(&mut first).unwrap();
-    let mut line = String::new();
-    while reader.read_line(&mut line).unwrap() > 2 {
-        line.clear();
-    }
+    let first = common::request_line(&stream);
     let reply = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     stream.write_all(reply.as_bytes()).unwrap();
     first.starts_with("GET /health HTTP/1.1")

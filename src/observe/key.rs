@@ -54,11 +54,8 @@ pub fn of(version: &str, args: &SglangArgs, topology: &Topology, gpus: &[u32]) -
             parts.push(format!("{opt}={v}"));
         }
     }
-    format!("{:016x}", fnv1a(parts.join("\n").as_bytes()))
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    format!(
+        "{:016x}",
+        crate::sglang::extract::fnv1a(parts.join("\n").as_bytes())
+    )
 }

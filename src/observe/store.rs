@@ -24,10 +24,11 @@ fn run_path(pid: u32) -> Option<PathBuf> {
 /// Keeps what was planned for process `pid` (best effort: a launch never fails for it).
 pub fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
     let path = run_path(pid).ok_or("no state directory (set XDG_STATE_HOME or HOME)")?;
-    let parent = path.parent().ok_or("no parent")?;
-    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+    // Written whole or not at all: `wait-ready` may read it while `run` still writes.
+    crate::sglang::extract::write_atomic(&path, &text)
+        .then_some(())
+        .ok_or_else(|| format!("{}: cannot write", path.display()))
 }
 
 /// What `run` planned for process `pid`, if it started it.

@@ -125,3 +125,18 @@ pub fn recorded(dir: &Path) -> Option<(Vec<String>, Vec<String>)> {
     let env = std::fs::read_to_string(dir.join("record.env")).unwrap();
     Some((argv, env.lines().map(str::to_owned).collect()))
 }
+
+/// Reads one HTTP request's head from `stream` (what the local test servers answer); returns
+/// its request line.
+#[allow(dead_code)]
+pub fn request_line(stream: &std::net::TcpStream) -> String {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap() > 2 {
+        line.clear();
+    }
+    first
+}
