@@ -195,8 +195,11 @@ fn bytes_that_are_not_utf8_reach_sglang_and_print_args_exactly() {
     assert!(env.contains(&b"SGL_T_\xff=one\x01".to_vec()), "{env:?}");
     assert!(env.contains(&b"SGL_T_\xfe=two\xff".to_vec()), "{env:?}");
 
-    // The printed line is shell-quoted so that bash splits it back into the same bytes.
-    for cmd in [&["plan", "--print-args"][..], &["run", "--dry-run"]] {
+    // The printed line is shell-quoted so that dash and bash split it back into the same bytes.
+    for (cmd, shell) in [&["plan", "--print-args"][..], &["run", "--dry-run"]]
+        .into_iter()
+        .flat_map(|c| [(c, "dash"), (c, "bash")])
+    {
         let mut c = launcher(cmd);
         c.args(["--sglang-version", "0.5.23"]);
         line(&mut c);
@@ -206,7 +209,7 @@ fn bytes_that_are_not_utf8_reach_sglang_and_print_args_exactly() {
             !printed.contains('\u{fffd}') && !printed.contains('\x1b'),
             "{printed}"
         );
-        let words = Command::new("bash")
+        let words = Command::new(shell)
             .args(["-c", "eval \"set -- $1\"; printf '%s\\0' \"$@\"", "_"])
             .arg(printed.trim_end())
             .output()

@@ -446,3 +446,43 @@ fn the_origin_story_profile_fits_its_box() {
             .all(|f| f["severity"] != "error")
     );
 }
+
+/// What `run` sets at exec, `run --dry-run`, `plan --print-args` and plan/v1 `env` all show:
+/// the dry-run line, run by `sh`, starts the server with the same arguments and environment.
+#[test]
+fn the_profiles_environment_is_in_every_line_that_shows_what_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let py = common::fake_venv(t.path());
+    let base = |cmd: &str| {
+        let mut c = sl(t.path());
+        c.args([cmd, "--profile", "rtx-4090-pcie-2x", "--topology"])
+            .arg(topo("2x-rtx-4090-pcie"))
+            .arg("--python")
+            .arg(&py)
+            .env_remove("NCCL_P2P_DISABLE");
+        c
+    };
+    let dry = base("run").arg("--dry-run").output().unwrap();
+    assert_eq!(dry.status.code(), Some(0), "{dry:?}");
+    let dry = String::from_utf8(dry.stdout).unwrap();
+    assert!(dry.starts_with("env 'NCCL_P2P_DISABLE=1' "), "{dry}");
+    let printed = base("plan").arg("--print-args").output().unwrap();
+    assert_eq!(String::from_utf8(printed.stdout).unwrap(), dry);
+    let json: Value =
+        serde_json::from_slice(&base("plan").arg("--json").output().unwrap().stdout).unwrap();
+    assert_eq!(json["env"]["set"]["NCCL_P2P_DISABLE"], "1", "{json}");
+
+    base("run").assert().success();
+    let (argv, env) = common::recorded(t.path()).expect("the server ran");
+    assert!(env.contains(&"NCCL_P2P_DISABLE=1".to_owned()), "{env:?}");
+    std::fs::remove_file(t.path().join("record.env")).unwrap();
+    let shell = std::process::Command::new("sh")
+        .args(["-c", dry.trim_end()])
+        .env_remove("NCCL_P2P_DISABLE")
+        .status()
+        .unwrap();
+    assert!(shell.success());
+    let (again, env) = common::recorded(t.path()).unwrap();
+    assert_eq!(again, argv);
+    assert!(env.contains(&"NCCL_P2P_DISABLE=1".to_owned()), "{env:?}");
+}

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::profiled::Prepared;
 use super::target::{self, Target};
 use super::{build, misplaced_hint, print_out, print_verbatim};
 use crate::exit;
@@ -51,7 +52,7 @@ pub fn plan_cmd(
     super::observed::attach(&mut outcome);
     if pass_through.is_some() && show.print_args {
         // What runs is the command as given: nothing is fixed for a server not planned.
-        let line = untouched_line(&outcome.interpreter.path, &outcome.args, show.show_secrets);
+        let line = report::command_line(&outcome, show.show_secrets);
         if show.show_secrets {
             print_verbatim(&line)?;
         } else {
@@ -95,19 +96,19 @@ pub fn run(
     crate::secrets::install_early(&prepared.tokens, &prepared.env);
     if mode == Mode::Off {
         report_line("sglang-launch: mode off: nothing checked or changed");
-        return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
+        return untouched(&s.0, prepared, dry_run);
     }
     let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
         Target::Other(why) => {
             report_line(&format!(
                 "sglang-launch: pass-through: {why}; SGLang gets the command unchanged"
             ));
-            return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
+            return untouched(&s.0, prepared, dry_run);
         }
         Target::NoDriver(f) if mode == Mode::Warn => {
             warn(&f.message);
             warn("launching unchecked (--mode warn)");
-            return untouched(&s.0, prepared.tokens, &prepared.env, dry_run);
+            return untouched(&s.0, prepared, dry_run);
         }
         Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
         Target::Nvidia(t) => t.map(|t| *t),
@@ -165,12 +166,18 @@ pub fn run(
 }
 
 /// The command as given (after the profile, if any): no facts read, no fixes.
-fn untouched(s: &Settings, tokens: Vec<OsString>, env: &Env, dry_run: bool) -> Result<i32, Fatal> {
+fn untouched(s: &Settings, prepared: Prepared, dry_run: bool) -> Result<i32, Fatal> {
     let interpreter = resolve_interpreter(s.python.as_deref());
     // Only for masking secrets in what is printed: their option names are the same in every release.
-    let args = sglang::parse(newest(), tokens);
+    let args = sglang::parse(newest(), prepared.tokens);
     if dry_run {
-        print_out(&untouched_line(&interpreter.path, &args, false))?;
+        let changes = (&prepared.changes.masked(), &prepared.env);
+        print_out(&report::shell_line(
+            &interpreter.path,
+            &args,
+            changes,
+            false,
+        ))?;
         return Ok(exit::OK);
     }
     if !interpreter.found {
@@ -182,22 +189,7 @@ fn untouched(s: &Settings, tokens: Vec<OsString>, env: &Env, dry_run: bool) -> R
         "sglang.launch_server".into(),
     ];
     argv.extend(args.tokens.iter().cloned());
-    exec(&interpreter.path, &args, env, argv)
-}
-
-fn untouched_line(python: &Path, args: &sglang::SglangArgs, show_secrets: bool) -> String {
-    let mut words: Vec<OsString> = vec![
-        python.as_os_str().to_owned(),
-        "-m".into(),
-        "sglang.launch_server".into(),
-    ];
-    if show_secrets {
-        words.extend(args.tokens.iter().cloned());
-    } else {
-        words.extend(crate::secrets::mask_tokens(args, &args.tokens));
-    }
-    let words: Vec<String> = words.iter().map(|w| report::quote(w)).collect();
-    words.join(" ")
+    exec(&interpreter.path, &args, &prepared.env, argv)
 }
 
 fn newest() -> &'static sglang::FlagSet {

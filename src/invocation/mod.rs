@@ -320,6 +320,7 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>
         hub: !s.offline && (s.topology.is_none() || s.online),
         fit: s.fit,
         env,
+        env_changes: Default::default(),
         pass_through: None,
     }
 }
@@ -407,6 +408,7 @@ fn build(
 ) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&prepared.tokens, |_| false);
     let mut req = request(s, prepared.tokens, prepared.env, gpus);
+    req.env_changes = prepared.changes;
     req.pass_through = pass_through;
     let outcome = plan::build(&req).map_err(|e| hinted(e, hint))?;
     if let Some(p) = profile {

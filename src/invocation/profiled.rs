@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use super::cli::ProfileArg;
 use crate::exit;
 use crate::facts::{Env, Topology};
+use crate::plan::json::EnvChanges;
 use crate::plan::{Fatal, resolve_interpreter};
 use crate::profile::{self, Profile, Search};
 use crate::settings::Settings;
@@ -15,6 +16,8 @@ use crate::sglang::{self, version};
 pub struct Prepared {
     pub tokens: Vec<OsString>,
     pub env: Env,
+    /// What the profile's `[env]` sets in `env` (shown wherever the plan's changes are).
+    pub changes: EnvChanges,
     pub overrides: Vec<String>,
 }
 
@@ -49,6 +52,7 @@ pub fn prepare(
         return Ok(Prepared {
             tokens: user_tokens,
             env: user_env,
+            changes: EnvChanges::default(),
             overrides: Vec::new(),
         });
     };
@@ -60,11 +64,12 @@ pub fn prepare(
     .flags;
     let ours = profile::tokens(&profile.args, flags).map_err(|e| Fatal::usage(e.0))?;
     let mut overrides = overridden(flags, &ours, &user_tokens);
-    let (env, env_overrides) = merge_env(profile, user_env);
+    let (env, changes, env_overrides) = merge_env(profile, user_env);
     overrides.extend(env_overrides);
     Ok(Prepared {
         tokens: ours.into_iter().chain(user_tokens).collect(),
         env,
+        changes,
         overrides,
     })
 }
@@ -95,8 +100,9 @@ fn overridden(
 }
 
 /// The profile's `[env]` under the user's environment: a variable already set stays.
-fn merge_env(profile: &Profile, mut env: Env) -> (Env, Vec<String>) {
+fn merge_env(profile: &Profile, mut env: Env) -> (Env, EnvChanges, Vec<String>) {
     let mut overrides = Vec::new();
+    let mut changes = EnvChanges::default();
     for s in &profile.env {
         let value = match &s.value {
             toml::Value::String(v) => v.clone(),
@@ -122,10 +128,11 @@ fn merge_env(profile: &Profile, mut env: Env) -> (Env, Vec<String>) {
             Some(_) => {}
             None => {
                 env.set(&s.key, &value);
+                changes.set.insert(s.key.clone(), value);
             }
         }
     }
-    (env, overrides)
+    (env, changes, overrides)
 }
 
 /// A profile run on hardware it does not describe is refused (exit 1), naming the conditions.

@@ -29,12 +29,12 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn new(args: SglangArgs, env: Env, machine: &Machine) -> Line {
+    pub fn new(args: SglangArgs, env: Env, changes: EnvChanges, machine: &Machine) -> Line {
         let mut line = Line {
             parsed: Parsed::of(&args, machine.neighbours.as_deref()),
             args,
             env,
-            changes: EnvChanges::default(),
+            changes,
             gpus: Vec::new(),
             gpu_problem: None,
         };

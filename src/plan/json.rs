@@ -111,6 +111,24 @@ pub struct EnvChanges {
     pub unset: Vec<String>,
 }
 
+impl EnvChanges {
+    /// As printed: secret variables' values as `***`.
+    pub fn masked(&self) -> EnvChanges {
+        let shown = |(k, v): (&String, &String)| {
+            let v = if crate::secrets::is_secret_env(k) {
+                crate::out::MASK.to_owned()
+            } else {
+                v.clone()
+            };
+            (k.clone(), v)
+        };
+        EnvChanges {
+            set: self.set.iter().map(shown).collect(),
+            unset: self.unset.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub code: String,

@@ -47,6 +47,9 @@ pub struct Request {
     pub fit: bool,
     /// The environment the server would inherit.
     pub env: Env,
+    /// What the invocation already changed in `env` (a profile's `[env]`): shown with the
+    /// fixes' changes wherever the plan prints what exec sets.
+    pub env_changes: EnvChanges,
     /// Not a server for an NVIDIA GPU (why): judged without hardware, nothing planned or fixed.
     pub pass_through: Option<String>,
 }
@@ -143,7 +146,12 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         req.no_fix,
         &req.settings,
     );
-    let original = Line::new(scheduler.args, req.env.clone(), &machine);
+    let original = Line::new(
+        scheduler.args,
+        req.env.clone(),
+        req.env_changes.clone(),
+        &machine,
+    );
     let fixed = fixpoint::run(original.clone(), &machine, &mut models, &req.settings);
     let version = findings::version(&machine);
     let mut hits: Vec<Hit> = Vec::new();
@@ -309,7 +317,7 @@ fn assemble(
         program: machine.interpreter.path.to_string_lossy().into_owned(),
         sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
-        env: masked_changes(&line.changes),
+        env: line.changes.masked(),
         findings: all,
         gpus: line.gpus,
         memory: settled.memory,
@@ -326,23 +334,5 @@ fn assemble(
         topology: machine.topology,
         secrets,
         packages: machine.packages,
-    }
-}
-
-fn masked_changes(changes: &EnvChanges) -> EnvChanges {
-    EnvChanges {
-        set: changes
-            .set
-            .iter()
-            .map(|(k, v)| {
-                let v = if secrets::is_secret_env(k) {
-                    crate::out::MASK.to_owned()
-                } else {
-                    v.clone()
-                };
-                (k.clone(), v)
-            })
-            .collect(),
-        unset: changes.unset.clone(),
     }
 }

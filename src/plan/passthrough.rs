@@ -23,7 +23,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     let machine = gather::machine(&local).map_err(Error::into_fatal)?;
     let models = gather::Models::new(facts::hub::Settings::from_env(&req.env, false));
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
-    let line = Line::new(args, req.env.clone(), &machine);
+    let line = Line::new(args, req.env.clone(), req.env_changes.clone(), &machine);
     let ctx = Context::new(line.facts(&machine, &models));
     let mut hits: Vec<Hit> = findings::version(&machine).into_iter().collect();
     hits.push(Hit::new(
@@ -60,7 +60,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         program: machine.interpreter.path.to_string_lossy().into_owned(),
         sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
-        env: json::EnvChanges::default(),
+        env: line.changes.masked(),
         findings: all,
         gpus: Vec::new(),
         memory: None,

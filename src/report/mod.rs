@@ -78,14 +78,29 @@ pub fn argv(outcome: &Outcome) -> Vec<OsString> {
 /// byte for byte (words that are not UTF-8 or hold control characters as `$'…'`). Secret
 /// values are `***` unless `show_secrets`.
 pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
-    let args: Vec<OsString> = if show_secrets {
-        outcome.args.tokens.clone()
+    shell_line(
+        &outcome.interpreter.path,
+        &outcome.args,
+        (&outcome.plan.env, &outcome.env),
+        show_secrets,
+    )
+}
+
+/// `python -m sglang.launch_server ARGS` as one shell-quoted line, behind the environment
+/// `changes` (masked values; the real ones are read from `env` with `show_secrets`).
+pub fn shell_line(
+    python: &std::path::Path,
+    args: &crate::sglang::SglangArgs,
+    (changes, env): (&crate::plan::json::EnvChanges, &crate::facts::Env),
+    show_secrets: bool,
+) -> String {
+    let shown: Vec<OsString> = if show_secrets {
+        args.tokens.clone()
     } else {
-        secrets::mask_tokens(&outcome.args, &outcome.args.tokens)
+        secrets::mask_tokens(args, &args.tokens)
     };
     // Environment changes travel with the command (`env -u A B=1 python …`), so a copied
     // line runs what the launcher would have run.
-    let changes = &outcome.plan.env;
     let mut words: Vec<OsString> = Vec::new();
     if !changes.set.is_empty() || !changes.unset.is_empty() {
         words.push("env".into());
@@ -93,7 +108,7 @@ pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
             words.extend(["-u".into(), name.into()]);
         }
         for (name, masked) in &changes.set {
-            let value = match outcome.env.get(name) {
+            let value = match env.get(name) {
                 Some(real) if show_secrets => real,
                 _ => masked.as_str(),
             };
@@ -101,44 +116,63 @@ pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
         }
     }
     words.extend([
-        outcome.interpreter.path.clone().into_os_string(),
+        python.as_os_str().to_owned(),
         "-m".into(),
         "sglang.launch_server".into(),
     ]);
-    words.extend(args);
+    words.extend(shown);
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
-/// One word for `sh`/`bash`: as `shell_words` quotes it when it is printable UTF-8, else as
-/// `$'…'` with `\xHH` for each byte that is not.
+/// One word for any POSIX shell (dash included): as `shell_words` quotes it when it is
+/// printable UTF-8, else as `"$(printf '…')"` with `\ooo` for each byte that is not. The output
+/// of a command substitution loses its trailing newlines, so a word's own trailing newlines
+/// follow it quoted, literally (the one case where the line breaks).
 pub fn quote(word: &std::ffi::OsStr) -> String {
     use std::os::unix::ffi::OsStrExt;
     match word.to_str() {
         Some(s) if !s.chars().any(char::is_control) => shell_words::quote(s).into_owned(),
         _ => {
-            let mut out = String::from("$'");
-            for chunk in word.as_bytes().utf8_chunks() {
+            let bytes = word.as_bytes();
+            let end = bytes.iter().rposition(|b| *b != b'\n').map_or(0, |i| i + 1);
+            let (body, newlines) = (&bytes[..end], bytes.len() - end);
+            let mut out = String::from("\"$(printf '");
+            // A format that starts with `-` would be read as an option.
+            let body = match body.strip_prefix(b"-") {
+                Some(rest) => {
+                    out.push_str("\\055");
+                    rest
+                }
+                None => body,
+            };
+            for chunk in body.utf8_chunks() {
                 for c in chunk.valid().chars() {
-                    match c {
-                        '\\' | '\'' => {
-                            out.push('\\');
-                            out.push(c);
-                        }
-                        c if c.is_control() => {
-                            let mut b = [0; 4];
-                            for byte in c.encode_utf8(&mut b).bytes() {
-                                out.push_str(&format!("\\x{byte:02x}"));
-                            }
-                        }
-                        c => out.push(c),
-                    }
+                    push_format_char(&mut out, c);
                 }
                 for byte in chunk.invalid() {
-                    out.push_str(&format!("\\x{byte:02x}"));
+                    out.push_str(&format!("\\{byte:03o}"));
                 }
             }
-            out.push('\'');
+            out.push_str("')\"");
+            if newlines > 0 {
+                out.push('\'');
+                out.push_str(&"\n".repeat(newlines));
+                out.push('\'');
+            }
             out
         }
+    }
+}
+
+/// `c` inside a single-quoted `printf` format: itself, or octal escapes for what the shell or
+/// `printf` would read otherwise (`'`, `\`, `%`) and for control characters.
+fn push_format_char(out: &mut String, c: char) {
+    if c.is_control() || matches!(c, '\'' | '\\' | '%') {
+        let mut b = [0; 4];
+        for byte in c.encode_utf8(&mut b).bytes() {
+            out.push_str(&format!("\\{byte:03o}"));
+        }
+    } else {
+        out.push(c);
     }
 }

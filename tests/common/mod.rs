@@ -13,6 +13,7 @@ fn host_setting(k: &str) -> bool {
         .any(|p| k.starts_with(p))
         || k.to_ascii_uppercase().ends_with("_PROXY")
         || k == "MASTER_PORT"
+        || k == "MASTER_ADDR"
         || k == "CUDA_VISIBLE_DEVICES"
         || k == "COLUMNS"
 }
