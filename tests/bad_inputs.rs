@@ -415,6 +415,23 @@ static MATRIX: &[Case] = &[
         ),
     },
     Case {
+        input: "scheduler variable the multi-node derivation needs, unreadable",
+        launcher: &["--topology", TOPO, "--sglang-version", V],
+        sglang: &["--model-path", "m", "--tp", "16"],
+        env: &[
+            ("LWS_GROUP_SIZE", "2"),
+            ("LWS_WORKER_INDEX", "abc"),
+            ("LWS_LEADER_ADDRESS", "llm-0.llm"),
+        ],
+        files: &[],
+        runs: &both(
+            2,
+            2,
+            Says::Error,
+            &["LWS_WORKER_INDEX=\"abc\"", "give --node-rank yourself"],
+        ),
+    },
+    Case {
         input: "profile missing",
         launcher: &[
             "--topology",

@@ -336,11 +336,11 @@ fn check_in_slurm(launcher: &[&str]) -> (Value, Option<i32>) {
             "16",
         ])
         .envs([
+            ("SLURM_STEP_ID", "0"),
             ("SLURM_NNODES", "2"),
             ("SLURM_NODEID", "1"),
             ("SLURM_JOB_NODELIST", "gpu[07-08]"),
         ])
-        .env_remove("MASTER_PORT")
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
@@ -427,6 +427,7 @@ fn nodes_from_the_scheduler_must_divide_the_gpus() {
             "16",
         ])
         .envs([
+            ("SLURM_STEP_ID", "0"),
             ("SLURM_NNODES", "3"),
             ("SLURM_NODEID", "2"),
             ("SLURM_JOB_NODELIST", "gpu[07-09]"),
@@ -440,6 +441,89 @@ fn nodes_from_the_scheduler_must_divide_the_gpus() {
         v["findings"]
     );
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// `check --json` of `line` on one of a job's 8-GPU nodes under the scheduler's `env`.
+fn check_under(env: &[(&str, &str)], line: &[&str]) -> (Value, Option<i32>, String) {
+    let out = sl()
+        .args(["check", "--json", "--topology"])
+        .arg(format!(
+            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
+        ))
+        .args(["--sglang-version", "0.5.23", "--", "--model-path", "m"])
+        .args(line)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (v, out.status.code(), stderr)
+}
+
+#[test]
+fn multinode_options_are_derived_only_where_the_job_needs_them_and_they_can_work() {
+    let step = [
+        ("SLURM_STEP_ID", "0"),
+        ("SLURM_STEP_NUM_NODES", "2"),
+        ("SLURM_STEP_NUM_TASKS", "2"),
+        ("SLURM_NODEID", "1"),
+        ("SLURM_STEP_NODELIST", "gpu[07-08]"),
+    ];
+    // TP 8 on 8-GPU nodes: a server per node, the line unchanged.
+    let (v, code, _) = check_under(&step, &["--tp", "8"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["sglang_args"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(codes(&v)[0], "PAR012", "{v}");
+    assert!(!codes(&v).contains(&"PAR009".to_owned()), "{v}");
+    // The batch shell (no srun step) and eight tasks per node: nothing derived, what to run said.
+    for env in [
+        &step[1..],
+        &[&step[..], &[("SLURM_STEP_NUM_TASKS", "16")]].concat(),
+    ] {
+        let (v, _, _) = check_under(env, &["--tp", "16"]);
+        assert_eq!(v["sglang_args"].as_array().unwrap().len(), 4, "{v}");
+        let par010 = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "PAR010")
+            .unwrap_or_else(|| panic!("{v}"));
+        assert!(
+            par010["message"]
+                .as_str()
+                .unwrap()
+                .contains("srun --ntasks-per-node=1 sglang-launch")
+        );
+    }
+    // MASTER_ADDR and MASTER_PORT name the rendezvous.
+    let env = [
+        &step[..],
+        &[("MASTER_ADDR", "10.1.2.3"), ("MASTER_PORT", "29500")],
+    ]
+    .concat();
+    let (v, _, _) = check_under(&env, &["--tp", "16"]);
+    assert!(
+        v["sglang_args"]
+            .to_string()
+            .contains(r#""--dist-init-addr","10.1.2.3:29500""#),
+        "{v}"
+    );
+    // A variable the derivation needs that cannot be read: exit 2, named, nothing half-derived.
+    let lws = [
+        ("LWS_GROUP_SIZE", "2"),
+        ("LWS_WORKER_INDEX", "abc"),
+        ("LWS_LEADER_ADDRESS", "llm-0.llm"),
+    ];
+    let (v, code, stderr) = check_under(&lws, &["--tp", "16"]);
+    assert_eq!((code, v), (Some(2), Value::Null));
+    assert!(
+        stderr.contains("LWS_WORKER_INDEX=\"abc\"") && stderr.contains("--node-rank"),
+        "{stderr}"
+    );
+    let bad_list = [&step[..4], &[("SLURM_STEP_NODELIST", "gpu[07-")]].concat();
+    let (_, code, stderr) = check_under(&bad_list, &["--tp", "16"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("SLURM_STEP_NODELIST"), "{stderr}");
 }
 
 /// A fake interpreter in a venv layout with SGLang "installed": it records its PID and argv.

@@ -139,13 +139,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let machine = gather::machine(req)?;
     let mut models = gather::Models::new(facts::hub::Settings::from_env(&req.env, req.hub));
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
-    let scheduler = multinode::step(
-        args,
-        &req.env,
-        machine.neighbours.as_deref(),
-        req.no_fix,
-        &req.settings,
-    );
+    let scheduler = scheduler_step(req, &machine, args)?;
     let original = Line::new(
         scheduler.args,
         req.env.clone(),
@@ -209,6 +203,24 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     Ok(assemble(
         req, machine, &models, line, settled, found, resolved,
     ))
+}
+
+/// The multi-node options the scheduler gives (see [`multinode`]).
+fn scheduler_step(
+    req: &Request,
+    machine: &gather::Machine,
+    args: SglangArgs,
+) -> Result<multinode::Step, Fatal> {
+    let visible = (!machine.topology.gpus.is_empty())
+        .then(|| facts::gpus::visible(&machine.topology, &req.env).gpus.len());
+    multinode::step(
+        args,
+        (&req.env, visible),
+        machine.neighbours.as_deref(),
+        req.no_fix,
+        &req.settings,
+    )
+    .map_err(Fatal::usage)
 }
 
 /// The launcher's own settings, before anything is read.

@@ -1,9 +1,11 @@
 //! Multi-node options from the scheduler: under Slurm or a LeaderWorkerSet, `--nnodes`,
 //! `--node-rank` and `--dist-init-addr` are added where the user gave none (PAR009, one change
-//! per option, naming its variables). A flag the user gave always stays; one that disagrees with
-//! the scheduler is a warning (PAR010), as is a scheduler variable that cannot be read. Runs
-//! before the rules, so the GPU count, PAR002/PAR003/PAR006 and the memory plan see the
-//! multi-node line.
+//! per option, naming its variables), but only when the layout asked for needs more GPUs than
+//! this node has (else each node runs its own server, PAR012) and this process is one node of
+//! the job (an `srun` step with one task per node). A flag the user gave always stays; one
+//! that disagrees with the scheduler is a warning (PAR010). A scheduler variable the derivation
+//! needs but cannot read stops the launch, naming it. Runs before the rules, so the GPU count,
+//! PAR002/PAR003/PAR006 and the memory plan see the multi-node line.
 
 use super::arguments::Parsed;
 use super::findings::from_hit;
@@ -20,24 +22,38 @@ pub struct Step {
     pub findings: Vec<Finding>,
 }
 
+/// This node's side of the question: the GPUs one node of the line asks for (as if it ran
+/// alone) and the GPUs CUDA shows here (`None`: unknown).
+#[derive(Debug, Clone, Copy)]
+pub struct Local {
+    pub needed: usize,
+    pub visible: Option<usize>,
+}
+
 /// `neighbours`: approximate mode's releases; an option is derived only if all of them have it,
 /// as for the rules' fixes. `--allow PAR009` derives nothing; `--no-fix` reports what it would.
+/// `visible`: the GPUs CUDA shows on this node. `Err`: a scheduler variable the derivation
+/// needs cannot be read (what to fix, named).
 pub fn step(
     args: SglangArgs,
-    env: &Env,
+    (env, visible): (&Env, Option<usize>),
     neighbours: Option<&[&'static str]>,
     no_fix: bool,
     settings: &RuleSettings,
-) -> Step {
+) -> Result<Step, String> {
     let parsed = Parsed::of(&args, neighbours);
     let knows =
         |option: &str| args.knows(option) && neighbours.is_none_or(|n| approx::all_have(n, option));
-    let hits = settings.apply(derive(
-        parsed.view(&args),
-        scheduler::read(env),
+    let local = Local {
+        needed: crate::facts::gpus::gpus_needed(parsed.view(&args)),
+        visible,
+    };
+    let job = Job {
         env,
-        &knows,
-    ));
+        local,
+        knows: &knows,
+    };
+    let hits = settings.apply(derive(parsed.view(&args), scheduler::read(env), &job)?);
     let apply = !no_fix;
     let edits: Vec<ArgEdit> = hits
         .iter()
@@ -50,7 +66,7 @@ pub fn step(
     } else {
         fixes::apply_args(&args, &edits)
     };
-    Step { args, findings }
+    Ok(Step { args, findings })
 }
 
 fn finding(hit: &Hit, apply: bool) -> Finding {
@@ -62,73 +78,135 @@ fn finding(hit: &Hit, apply: bool) -> Finding {
     f
 }
 
-/// Pure: what the scheduler's facts make of this line. `knows`: the flag set in use has the
-/// option.
+/// What the derivation reads besides the line and the scheduler's facts. `knows`: the flag set
+/// in use has the option.
+pub struct Job<'a> {
+    pub env: &'a Env,
+    pub local: Local,
+    pub knows: &'a dyn Fn(&str) -> bool,
+}
+
+/// Pure: what the scheduler's facts make of this line.
 pub fn derive(
     args: &SglangArgs,
     facts: Option<Result<MultiNode, String>>,
-    env: &Env,
-    knows: &dyn Fn(&str) -> bool,
-) -> Vec<Hit> {
+    job: &Job,
+) -> Result<Vec<Hit>, String> {
+    let user_nnodes = args.get("--nnodes").and(args.int("--nnodes"));
     let m = match facts {
-        None => return Vec::new(),
-        Some(Err(why)) => return vec![conflict(format!("{why}: no multi-node option derived"))],
+        None => return Ok(Vec::new()),
+        Some(Err(_)) if user_nnodes.is_some() => return Ok(Vec::new()),
+        Some(Err(why)) => {
+            return Err(format!(
+                "{why}: fix the variable, or give --nnodes, --node-rank and --dist-init-addr yourself"
+            ));
+        }
         Some(Ok(m)) => m,
     };
-    let job = m.scheduler.describe();
-    let mut hits: Vec<Hit> = m
-        .unreadable
-        .iter()
-        .map(|u| conflict(format!("{job}: {u}; not derived")))
-        .collect();
     // One node: nothing to say, whatever the user's flags.
-    if m.nnodes.value < 2 || !knows("--nnodes") {
-        return hits;
+    if m.nnodes.value < 2 || !(job.knows)("--nnodes") {
+        return Ok(Vec::new());
     }
-    if let Some(user) = args.get("--nnodes").and(args.int("--nnodes")) {
-        if user != m.nnodes.value {
-            hits.push(conflict(format!(
-                "--nnodes {user} is kept, but the {job} has {} nodes ({}); --node-rank and --dist-init-addr are not derived",
+    let name = m.scheduler.describe();
+    let mut hits = Vec::new();
+    match user_nnodes {
+        Some(user) if user != m.nnodes.value => {
+            return Ok(vec![conflict(format!(
+                "--nnodes {user} is kept, but the {name} has {} nodes ({}); --node-rank and --dist-init-addr are not derived",
                 m.nnodes.value, m.nnodes.why
-            )));
-            return hits;
+            ))]);
         }
-    } else {
-        hits.push(derived(job, "--nnodes", &m.nnodes));
+        Some(_) => {}
+        None => match job.local.visible {
+            Some(visible) if job.local.needed <= visible => {
+                return Ok(vec![own_server(name, &m, job.local.needed, visible)]);
+            }
+            _ => hits.push(derived(name, "--nnodes", &m.nnodes)),
+        },
     }
-    hits.extend(node_rank(args, &m, knows));
-    hits.extend(dist_init_addr(args, &m, env, knows));
-    hits
+    if let Some(why) = &m.not_a_node {
+        // Nothing is derived for a process that is not one node of the job.
+        let rest = ["--node-rank", "--dist-init-addr"];
+        if hits.is_empty() && rest.iter().all(|o| args.is_set(o)) {
+            return Ok(hits);
+        }
+        return Ok(vec![conflict(format!(
+            "{name} with {} nodes: {why}; nothing derived",
+            m.nnodes.value
+        ))]);
+    }
+    hits.extend(node_rank(args, &m, job.knows)?);
+    hits.extend(dist_init_addr(args, &m, job)?);
+    Ok(hits)
 }
 
-fn node_rank(args: &SglangArgs, m: &MultiNode, knows: &dyn Fn(&str) -> bool) -> Option<Hit> {
-    let rank = m.node_rank.as_ref().filter(|_| knows("--node-rank"))?;
-    if !args.is_set("--node-rank") {
-        return Some(derived(m.scheduler.describe(), "--node-rank", rank));
+/// The line fits on this node: each node of the job runs a server of its own.
+fn own_server(name: &str, m: &MultiNode, needed: usize, visible: usize) -> Hit {
+    Hit::new(
+        Code::PAR012,
+        format!(
+            "{name} with {} nodes ({}): this line needs {needed} GPU{} and this node has {visible}, so each node runs a server of its own; nothing derived (give --nnodes {} for one server across the nodes)",
+            m.nnodes.value,
+            m.nnodes.why,
+            if needed == 1 { "" } else { "s" },
+            m.nnodes.value
+        ),
+    )
+}
+
+/// The variable that would give `option`, when it is set but unreadable.
+fn unreadable(m: &MultiNode, option: &str) -> Result<(), String> {
+    match m.unreadable.iter().find(|(o, _)| *o == option) {
+        Some((_, why)) => Err(format!(
+            "{why}: {option} cannot be derived for this {}; fix the variable, or give {option} yourself",
+            m.scheduler.describe()
+        )),
+        None => Ok(()),
     }
-    let user = args.int("--node-rank")?;
-    (user != rank.value).then(|| {
+}
+
+fn node_rank(
+    args: &SglangArgs,
+    m: &MultiNode,
+    knows: &dyn Fn(&str) -> bool,
+) -> Result<Option<Hit>, String> {
+    if !knows("--node-rank") {
+        return Ok(None);
+    }
+    if !args.is_set("--node-rank") {
+        unreadable(m, "--node-rank")?;
+        let Some(rank) = &m.node_rank else {
+            return Ok(None);
+        };
+        return Ok(Some(derived(m.scheduler.describe(), "--node-rank", rank)));
+    }
+    let (Some(user), Some(rank)) = (args.int("--node-rank"), &m.node_rank) else {
+        return Ok(None);
+    };
+    Ok((user != rank.value).then(|| {
         conflict(format!(
             "--node-rank {user} is kept, but this {} process runs on node {} ({}): two nodes with one rank never finish the rendezvous",
             m.scheduler.describe(),
             rank.value,
             rank.why
         ))
-    })
+    }))
 }
 
 /// A user's address is never compared: an IP and a host name may well be the same node.
-fn dist_init_addr(
-    args: &SglangArgs,
-    m: &MultiNode,
-    env: &Env,
-    knows: &dyn Fn(&str) -> bool,
-) -> Option<Hit> {
+fn dist_init_addr(args: &SglangArgs, m: &MultiNode, job: &Job) -> Result<Option<Hit>, String> {
     let given = args.is_set("--dist-init-addr")
-        || env.get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE").is_some();
-    let addr = m.dist_init_addr.as_ref()?;
-    (!given && knows("--dist-init-addr"))
-        .then(|| derived(m.scheduler.describe(), "--dist-init-addr", addr))
+        || job
+            .env
+            .get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE")
+            .is_some();
+    if given || !(job.knows)("--dist-init-addr") {
+        return Ok(None);
+    }
+    unreadable(m, "--dist-init-addr")?;
+    Ok(m.dist_init_addr
+        .as_ref()
+        .map(|addr| derived(m.scheduler.describe(), "--dist-init-addr", addr)))
 }
 
 fn derived<T: std::fmt::Display>(job: &str, option: &str, given: &Given<T>) -> Hit {
@@ -157,6 +235,7 @@ mod tests {
     use crate::sglang::{self, flagset};
 
     const SLURM: &[(&str, &str)] = &[
+        ("SLURM_STEP_ID", "0"),
         ("SLURM_NNODES", "2"),
         ("SLURM_NODEID", "1"),
         ("SLURM_JOB_NODELIST", "gpu[07-08]"),
@@ -172,12 +251,27 @@ mod tests {
         sglang::parse(flags, tokens.iter().map(Into::into).collect())
     }
 
-    /// (code, message, change) of each finding for this line under this environment.
+    /// (code, message, change) of each finding for this line under this environment, on a
+    /// node with 8 GPUs.
     fn run(env: &[(&str, &str)], tokens: &[&str], no_fix: bool) -> (Vec<String>, Vec<String>) {
+        try_run(env, tokens, no_fix).unwrap()
+    }
+
+    fn try_run(
+        env: &[(&str, &str)],
+        tokens: &[&str],
+        no_fix: bool,
+    ) -> Result<(Vec<String>, Vec<String>), String> {
         let env = Env::from_pairs(env.iter().copied());
         let mut base = vec!["--model-path", "m", "--tp", "16"];
         base.extend(tokens);
-        let s = step(parse(&base), &env, None, no_fix, &RuleSettings::default());
+        let s = step(
+            parse(&base),
+            (&env, Some(8)),
+            None,
+            no_fix,
+            &RuleSettings::default(),
+        )?;
         let added = s.args.tokens[4..]
             .iter()
             .map(|t| t.to_string_lossy().into_owned())
@@ -194,7 +288,7 @@ mod tests {
                 )
             })
             .collect();
-        (added, lines)
+        Ok((added, lines))
     }
 
     #[test]
@@ -294,20 +388,84 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_variables_are_warnings_and_derive_nothing_from_them() {
-        let (added, lines) = run(&[("SLURM_NNODES", "x")], &[], false);
-        assert!(added.is_empty());
+    fn an_unreadable_variable_the_derivation_needs_stops_it() {
+        let err = try_run(&[("SLURM_NNODES", "x")], &[], false).unwrap_err();
         assert_eq!(
-            lines,
-            ["PAR010 SLURM_NNODES=\"x\" is not a number ≥ 1: no multi-node option derived []"]
+            err,
+            "SLURM_NNODES=\"x\" is not a number ≥ 1: fix the variable, or give --nnodes, --node-rank and --dist-init-addr yourself"
         );
-        let env = [("SLURM_NNODES", "2"), ("SLURM_JOB_NODELIST", "gpu[07-08")];
-        let (added, lines) = run(&env, &[], false);
-        assert_eq!(added, ["--nnodes", "2"]);
-        assert_eq!(
-            lines[0],
-            "PAR010 Slurm job: SLURM_JOB_NODELIST=\"gpu[07-08\" has a '[' without its ']'; not derived []"
+        let lws = [
+            ("LWS_GROUP_SIZE", "2"),
+            ("LWS_WORKER_INDEX", "abc"),
+            ("LWS_LEADER_ADDRESS", "llm-0"),
+        ];
+        let err = try_run(&lws, &[], false).unwrap_err();
+        assert!(
+            err.starts_with(
+                "LWS_WORKER_INDEX=\"abc\" is not a number ≥ 0: --node-rank cannot be derived"
+            ),
+            "{err}"
         );
+        let env = [&SLURM[..3], &[("SLURM_JOB_NODELIST", "gpu[07-08")]].concat();
+        let err = try_run(&env, &[], false).unwrap_err();
+        assert!(err.contains("SLURM_JOB_NODELIST=\"gpu[07-08\" has a '[' without its ']'"));
+        // Not needed: the user gave the option.
+        let (added, _) = run(&lws, &["--node-rank", "1"], false);
+        assert!(added.contains(&"--dist-init-addr".to_owned()), "{added:?}");
+    }
+
+    #[test]
+    fn a_line_that_fits_on_the_node_runs_as_a_server_per_node() {
+        let env = Env::from_pairs(SLURM.iter().copied());
+        let args = parse(&["--model-path", "m", "--tp", "8"]);
+        let s = step(args, (&env, Some(8)), None, false, &RuleSettings::default()).unwrap();
+        assert_eq!(s.args.tokens.len(), 4);
+        assert_eq!(s.findings.len(), 1);
+        assert_eq!(s.findings[0].code, "PAR012");
+        assert!(s.findings[0].message.contains(
+            "this line needs 8 GPUs and this node has 8, so each node runs a server of its own"
+        ));
+        // DP replicas of their own count: 2 × TP 8 does not fit on 8 GPUs.
+        let args = parse(&["--model-path", "m", "--tp", "8", "--dp", "2"]);
+        let s = step(args, (&env, Some(8)), None, false, &RuleSettings::default()).unwrap();
+        assert_eq!(s.findings[0].code, "PAR009");
+    }
+
+    #[test]
+    fn nothing_is_derived_outside_an_srun_step_or_with_several_tasks_per_node() {
+        let batch: Vec<_> = SLURM[1..].to_vec();
+        let (added, lines) = run(&batch, &[], false);
+        assert!(added.is_empty(), "{added:?}");
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("PAR010 Slurm job with 2 nodes: this is the job's batch shell"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[0].contains("srun --ntasks-per-node=1 sglang-launch"),
+            "{lines:?}"
+        );
+        let many = [SLURM, &[("SLURM_STEP_NUM_TASKS", "16")]].concat();
+        let (added, lines) = run(&many, &[], false);
+        assert!(added.is_empty(), "{added:?}");
+        assert!(
+            lines[0].contains("SLURM_STEP_NUM_TASKS=16 tasks on 2 nodes"),
+            "{lines:?}"
+        );
+        // Every option given: nothing to derive, nothing to say.
+        let (_, lines) = run(
+            &batch,
+            &[
+                "--nnodes",
+                "2",
+                "--node-rank",
+                "0",
+                "--dist-init-addr",
+                "h:1",
+            ],
+            false,
+        );
+        assert!(lines.is_empty(), "{lines:?}");
     }
 
     #[test]
@@ -315,16 +473,26 @@ mod tests {
         let env = Env::from_pairs(SLURM.iter().copied());
         let args = parse(&["--model-path", "m"]);
         let facts = || scheduler::read(&env);
-        let none = derive(&args, facts(), &env, &|_| false);
+        let local = Local {
+            needed: 16,
+            visible: Some(8),
+        };
+        let job = |knows: &'static dyn Fn(&str) -> bool| Job {
+            env: &env,
+            local,
+            knows,
+        };
+        let none = derive(&args, facts(), &job(&|_| false)).unwrap();
         assert!(none.is_empty());
-        let some = derive(&args, facts(), &env, &|o| o != "--dist-init-addr");
+        let some = derive(&args, facts(), &job(&|o| o != "--dist-init-addr")).unwrap();
         assert_eq!(some.len(), 2);
         let settings = RuleSettings {
             allow: vec!["PAR009".into()],
             ..RuleSettings::default()
         };
-        let s = step(args.clone(), &env, None, false, &settings);
-        assert_eq!((s.args.tokens.len(), s.findings.len()), (2, 0));
+        let wide = parse(&["--model-path", "m", "--tp", "16"]);
+        let s = step(wide, (&env, Some(8)), None, false, &settings).unwrap();
+        assert_eq!((s.args.tokens.len(), s.findings.len()), (4, 0));
         // The override variable stands in for the address.
         let env = Env::from_pairs(
             [
@@ -333,7 +501,12 @@ mod tests {
             ]
             .concat(),
         );
-        let hits = derive(&args, scheduler::read(&env), &env, &|_| true);
+        let job = Job {
+            env: &env,
+            local,
+            knows: &|_| true,
+        };
+        let hits = derive(&args, scheduler::read(&env), &job).unwrap();
         assert!(hits.iter().all(|h| !h.message.contains("--dist-init-addr")));
     }
 }

@@ -197,6 +197,7 @@ catalogue! {
     PAR009 => P,
     PAR010 => P,
     PAR011 => c(par::kv_heads),
+    PAR012 => P,
     // Caches and chunked prefill.
     CACHE001 => c(cache::hicache_radix),
     CACHE002 => c(cache::chunk_page),

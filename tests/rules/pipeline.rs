@@ -192,6 +192,7 @@ fn ver003_a_source_checkout_reads_its_own_parser() {
 
 /// A two-node Slurm job, seen from its second node.
 const SLURM_2: &[(&str, &str)] = &[
+    ("SLURM_STEP_ID", "0"),
     ("SLURM_NNODES", "2"),
     ("SLURM_NODEID", "1"),
     ("SLURM_JOB_NODELIST", "gpu[07-08]"),
@@ -209,6 +210,13 @@ fn par010_a_flag_that_disagrees_with_the_scheduler() {
     let sglang = &["--model-path", LLAMA_8B, "--tp", "16", "--nnodes", "1"];
     let text = findings_with(SLURM_2, "PAR010", "8x-h100-sxm-nvlink", V0523, sglang);
     insta::assert_snapshot!("PAR010", text);
+}
+
+#[test]
+fn par012_a_line_that_fits_on_one_node_of_a_job() {
+    let sglang = &["--model-path", LLAMA_8B, "--tp", "8"];
+    let text = findings_with(SLURM_2, "PAR012", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("PAR012", text);
 }
 
 #[test]

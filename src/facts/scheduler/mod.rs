@@ -1,13 +1,15 @@
 //! The multi-node job a scheduler started this process in, as its environment tells:
-//! Kubernetes LeaderWorkerSet (`LWS_*`, one pod per node) or Slurm (`SLURM_*`, one task per
-//! node). Read from [`Env`] only; what the launcher makes of it is `plan::multinode`.
+//! Kubernetes LeaderWorkerSet (`LWS_*`, one pod per node) or Slurm (`SLURM_*`; a step started
+//! by `srun` has `SLURM_STEP_ID`, the batch shell has not). Read from [`Env`] only; what the
+//! launcher makes of it is `plan::multinode`.
 
 pub mod hostlist;
 
 use super::Env;
 
 /// SGLang's multi-node examples rendezvous on port 20000; `MASTER_PORT` wins when the job sets
-/// one, since a job that sets it has picked a port its nodes may use.
+/// one, since a job that sets it has picked a port its nodes may use (as `MASTER_ADDR` names
+/// the host).
 pub const DEFAULT_PORT: u16 = 20000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +42,11 @@ pub struct MultiNode {
     pub nnodes: Given<i64>,
     pub node_rank: Option<Given<i64>>,
     pub dist_init_addr: Option<Given<String>>,
-    /// Variables that are set but unreadable, and why: nothing is derived from them.
-    pub unreadable: Vec<String>,
+    /// Variables that are set but unreadable: the option each would give, and why.
+    pub unreadable: Vec<(&'static str, String)>,
+    /// Why this process cannot be one node of the job (Slurm's batch shell, several tasks per
+    /// node), with what to run instead.
+    pub not_a_node: Option<String>,
 }
 
 /// The scheduler's multi-node facts: `None` outside a scheduler, `Err` (why) when its node
@@ -57,25 +62,24 @@ pub fn read(env: &Env) -> Option<Result<MultiNode, String>> {
 fn lws(env: &Env, size: &str) -> Result<MultiNode, String> {
     let mut unreadable = Vec::new();
     let nnodes = number("LWS_GROUP_SIZE", size, 1)?;
-    let node_rank = optional_number(env, "LWS_WORKER_INDEX", &mut unreadable);
+    let node_rank = optional_number(env, "LWS_WORKER_INDEX", "--node-rank", &mut unreadable);
     let leader = env
         .get("LWS_LEADER_ADDRESS")
         .map(str::trim)
         .filter(|a| !a.is_empty());
-    let dist_init_addr = leader.and_then(|host| {
-        let host = Given {
-            value: host.to_owned(),
-            source: "LWS_LEADER_ADDRESS".into(),
-            why: format!("LWS_LEADER_ADDRESS={host}"),
-        };
-        with_port(env, host, &mut unreadable)
+    let leader = leader.map(|host| Given {
+        value: host.to_owned(),
+        source: "LWS_LEADER_ADDRESS".into(),
+        why: format!("LWS_LEADER_ADDRESS={host}"),
     });
+    let dist_init_addr = with_port(env, leader, &mut unreadable);
     Ok(MultiNode {
         scheduler: Scheduler::Lws,
         nnodes,
         node_rank,
         dist_init_addr,
         unreadable,
+        not_a_node: None,
     })
 }
 
@@ -84,16 +88,36 @@ fn lws(env: &Env, size: &str) -> Result<MultiNode, String> {
 fn slurm(env: &Env, (name, nodes): (&'static str, &str)) -> Result<MultiNode, String> {
     let mut unreadable = Vec::new();
     let nnodes = number(name, nodes, 1)?;
-    let node_rank = optional_number(env, "SLURM_NODEID", &mut unreadable);
+    let node_rank = optional_number(env, "SLURM_NODEID", "--node-rank", &mut unreadable);
     let first = first_set(env, &["SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"])
         .and_then(|list| first_host(list, &mut unreadable));
-    let dist_init_addr = first.and_then(|host| with_port(env, host, &mut unreadable));
+    let dist_init_addr = with_port(env, first, &mut unreadable);
+    let not_a_node = slurm_not_a_node(env, nnodes.value);
     Ok(MultiNode {
         scheduler: Scheduler::Slurm,
         nnodes,
         node_rank,
         dist_init_addr,
         unreadable,
+        not_a_node,
+    })
+}
+
+/// Outside an `srun` step every node's rank reads 0 (the batch shell runs on the first node
+/// only); with several tasks per node each task would start its own server on the same GPUs.
+fn slurm_not_a_node(env: &Env, nodes: i64) -> Option<String> {
+    let run = "run it as `srun --ntasks-per-node=1 sglang-launch …`, one task per node";
+    if env.get("SLURM_STEP_ID").is_none() {
+        return Some(format!(
+            "this is the job's batch shell, not an srun step (SLURM_STEP_ID unset): {run}"
+        ));
+    }
+    let (name, tasks) = first_set(env, &["SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"])?;
+    let tasks = tasks.trim().parse::<i64>().ok()?;
+    (tasks > nodes).then(|| {
+        format!(
+            "{name}={tasks} tasks on {nodes} nodes: every task on a node would start a server on the same GPUs; {run}"
+        )
     })
 }
 
@@ -113,14 +137,22 @@ fn number(name: &str, value: &str, min: i64) -> Result<Given<i64>, String> {
     }
 }
 
-fn optional_number(env: &Env, name: &str, unreadable: &mut Vec<String>) -> Option<Given<i64>> {
+fn optional_number(
+    env: &Env,
+    name: &str,
+    option: &'static str,
+    unreadable: &mut Vec<(&'static str, String)>,
+) -> Option<Given<i64>> {
     number(name, env.get(name)?, 0)
-        .map_err(|e| unreadable.push(e))
+        .map_err(|e| unreadable.push((option, e)))
         .ok()
 }
 
 /// The first host of a compressed Slurm hostlist.
-fn first_host((name, list): (&str, &str), unreadable: &mut Vec<String>) -> Option<Given<String>> {
+fn first_host(
+    (name, list): (&str, &str),
+    unreadable: &mut Vec<(&'static str, String)>,
+) -> Option<Given<String>> {
     match hostlist::expand(list) {
         Ok(hosts) => Some(Given {
             value: hosts[0].clone(),
@@ -128,18 +160,27 @@ fn first_host((name, list): (&str, &str), unreadable: &mut Vec<String>) -> Optio
             why: format!("{name}={list}: first of {} hosts", hosts.len()),
         }),
         Err(e) => {
-            unreadable.push(format!("{name}={list:?} {e}"));
+            unreadable.push(("--dist-init-addr", format!("{name}={list:?} {e}")));
             None
         }
     }
 }
 
-/// `HOST:PORT`, the port from `MASTER_PORT` when set, else [`DEFAULT_PORT`].
+/// `HOST:PORT`: the host from `MASTER_ADDR` when set, the port from `MASTER_PORT` when set,
+/// else [`DEFAULT_PORT`].
 fn with_port(
     env: &Env,
-    host: Given<String>,
-    unreadable: &mut Vec<String>,
+    host: Option<Given<String>>,
+    unreadable: &mut Vec<(&'static str, String)>,
 ) -> Option<Given<String>> {
+    let host = match env.get("MASTER_ADDR").map(str::trim) {
+        Some(addr) if !addr.is_empty() => Given {
+            value: addr.to_owned(),
+            source: "MASTER_ADDR".into(),
+            why: format!("MASTER_ADDR={addr}"),
+        },
+        _ => host?,
+    };
     let (port, source, why) = match env.get("MASTER_PORT") {
         None => (
             DEFAULT_PORT,
@@ -153,7 +194,10 @@ fn with_port(
                 format!("MASTER_PORT={port}"),
             ),
             _ => {
-                unreadable.push(format!("MASTER_PORT={p:?} is not a port"));
+                unreadable.push((
+                    "--dist-init-addr",
+                    format!("MASTER_PORT={p:?} is not a port"),
+                ));
                 return None;
             }
         },
@@ -256,8 +300,14 @@ mod tests {
         assert_eq!(
             m.unreadable,
             [
-                "SLURM_NODEID=\"-1\" is not a number ≥ 0",
-                "SLURM_JOB_NODELIST=\"gpu[07-08\" has a '[' without its ']'",
+                (
+                    "--node-rank",
+                    "SLURM_NODEID=\"-1\" is not a number ≥ 0".into()
+                ),
+                (
+                    "--dist-init-addr",
+                    "SLURM_JOB_NODELIST=\"gpu[07-08\" has a '[' without its ']'".into()
+                ),
             ]
         );
         let m = multinode(&[
@@ -266,6 +316,54 @@ mod tests {
             ("MASTER_PORT", "70000"),
         ]);
         assert_eq!(values(&m), (2, None, None));
-        assert_eq!(m.unreadable, ["MASTER_PORT=\"70000\" is not a port"]);
+        assert_eq!(
+            m.unreadable,
+            [(
+                "--dist-init-addr",
+                "MASTER_PORT=\"70000\" is not a port".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn master_addr_names_the_host_like_master_port_the_port() {
+        let m = multinode(&[
+            ("LWS_GROUP_SIZE", "2"),
+            ("LWS_LEADER_ADDRESS", "llm-0.llm"),
+            ("MASTER_ADDR", "10.0.0.9"),
+            ("MASTER_PORT", "29500"),
+        ]);
+        let addr = m.dist_init_addr.unwrap();
+        assert_eq!(addr.value, "10.0.0.9:29500");
+        assert_eq!(addr.source, "MASTER_ADDR, MASTER_PORT");
+        // Without a leader or nodelist, MASTER_ADDR alone still gives the address.
+        let m = multinode(&[("SLURM_NNODES", "2"), ("MASTER_ADDR", "head")]);
+        assert_eq!(m.dist_init_addr.unwrap().value, "head:20000");
+    }
+
+    #[test]
+    fn only_an_srun_step_with_one_task_per_node_is_a_node() {
+        let job = [("SLURM_NNODES", "2"), ("SLURM_NODEID", "0")];
+        let batch = multinode(&job).not_a_node.unwrap();
+        assert!(batch.contains("batch shell") && batch.contains("srun --ntasks-per-node=1"));
+        let step = [
+            &job[..],
+            &[("SLURM_STEP_ID", "0"), ("SLURM_STEP_NUM_TASKS", "2")],
+        ]
+        .concat();
+        assert_eq!(multinode(&step).not_a_node, None);
+        let many = [
+            &job[..],
+            &[("SLURM_STEP_ID", "0"), ("SLURM_STEP_NUM_TASKS", "16")],
+        ]
+        .concat();
+        let why = multinode(&many).not_a_node.unwrap();
+        assert!(
+            why.starts_with("SLURM_STEP_NUM_TASKS=16 tasks on 2 nodes"),
+            "{why}"
+        );
+        // A LeaderWorkerSet pod is always one node.
+        let pod = multinode(&[("LWS_GROUP_SIZE", "2"), ("LWS_WORKER_INDEX", "1")]);
+        assert_eq!(pod.not_a_node, None);
     }
 }
