@@ -37,6 +37,10 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// `wait-ready`: the server did not answer in time, or its process exited first.
     pub const NOT_READY: i32 = 3;
+    /// `run` and the drop-in form: the NVIDIA driver could not be read (not loaded yet at boot,
+    /// or not installed); nothing was launched. sysexits' EX_TEMPFAIL: a service manager may
+    /// try again, as the generated unit does.
+    pub const NO_DRIVER: i32 = 75;
     /// `run` and the drop-in form: the launch was refused for its configuration (error
     /// findings, a profile for other hardware); sysexits' EX_CONFIG, so a supervisor can tell a
     /// refusal (do not restart) from SGLang's own crash (exit 1).

@@ -377,7 +377,7 @@ static MATRIX: &[Case] = &[
         files: &[],
         runs: &both(
             2,
-            2,
+            75,
             Says::Error,
             &[
                 "/nonexistent/libnvidia-ml.so.1",

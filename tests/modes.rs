@@ -212,10 +212,12 @@ fn servers_not_for_an_nvidia_gpu_pass_through_unchanged() {
 fn cuda_without_a_driver_is_an_error_unless_warned() {
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
+    // The drop-in's own code for it (75), which a service manager retries: at boot the
+    // driver may not be loaded yet.
     no_driver(&py, t.path())
         .args(["--model-path", "m"])
         .assert()
-        .code(2)
+        .code(sglang_launch::exit::NO_DRIVER)
         .stderr(predicate::str::contains("install the NVIDIA driver"));
     // The likely cause named: the topology file went to SGLang.
     no_driver(&py, t.path())
@@ -231,7 +233,7 @@ fn cuda_without_a_driver_is_an_error_unless_warned() {
     no_driver(&py, t.path())
         .args(["--model-path", "m", "--device", "cuda"])
         .assert()
-        .code(2);
+        .code(sglang_launch::exit::NO_DRIVER);
     assert!(recorded(t.path()).is_none());
     no_driver(&py, t.path())
         .env("SGLANG_LAUNCH_MODE", "warn")

@@ -8,10 +8,36 @@ use sglang_launch::exit;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sglang-launch");
 
+/// The profiles the tests' units run, in a directory whose name needs quoting: `qwen3-32b`
+/// (port 8001 on all interfaces) and `my.model`.
+fn profiles() -> &'static Path {
+    static DIR: std::sync::OnceLock<(tempfile::TempDir, std::path::PathBuf)> =
+        std::sync::OnceLock::new();
+    &DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("profiles dir");
+        std::fs::create_dir(&dir).unwrap();
+        let text = "[args]\nmodel-path = \"Qwen/Qwen3-32B\"\nhost = \"0.0.0.0\"\nport = 8001\n";
+        std::fs::write(dir.join("qwen3-32b.toml"), text).unwrap();
+        std::fs::write(dir.join("my.model.toml"), "[args]\nmodel-path = \"m\"\n").unwrap();
+        (d, dir)
+    })
+    .1
+}
+
+fn launcher() -> Command {
+    let mut c = Command::new(BIN);
+    c.env_remove("XDG_CONFIG_HOME")
+        .env_remove("SGLANG_LAUNCH_PROFILES_DIR");
+    c
+}
+
 fn unit(args: &[&str]) -> String {
-    let out = Command::new(BIN)
+    let out = launcher()
         .arg("systemd-unit")
         .args(args)
+        .arg("--profiles-dir")
+        .arg(profiles())
         .output()
         .unwrap();
     assert!(
@@ -78,16 +104,26 @@ fn system_unit_runs_the_profile_and_waits_for_health() {
     let text = unit(&["--profile", "qwen3-32b"]);
     let exe = Path::new(BIN).canonicalize().unwrap();
     let exe = exe.to_str().unwrap();
+    let dir = profiles().to_str().unwrap();
     has(
         &text,
-        "After=network-online.target nvidia-persistenced.service",
+        "After=network-online.target nvidia-persistenced.service nvidia-fabricmanager.service",
     );
     has(&text, "Wants=network-online.target");
+    has(&text, "StartLimitBurst=5");
+    has(&text, "StartLimitIntervalSec=9350");
     has(&text, "Type=exec");
-    has(&text, &format!("ExecStart={exe} run --profile qwen3-32b"));
+    has(&text, "StateDirectory=sglang-launch");
     has(
         &text,
-        &format!("ExecStartPost={exe} wait-ready --port 30000 --timeout 1800 --pid ${{MAINPID}}"),
+        &format!("ExecStart={exe} run --profiles-dir \"{dir}\" --profile qwen3-32b"),
+    );
+    // The profile's own port, on loopback since it listens on every interface.
+    has(
+        &text,
+        &format!(
+            "ExecStartPost={exe} wait-ready --host 127.0.0.1 --port 8001 --timeout 1800 --pid ${{MAINPID}}"
+        ),
     );
     has(&text, "TimeoutStartSec=1860");
     has(&text, "Restart=on-failure");
@@ -101,14 +137,14 @@ fn system_unit_runs_the_profile_and_waits_for_health() {
 
 #[test]
 fn port_reaches_sglang_and_the_wait() {
-    let text = unit(&["--profile", "my model", "--port", "8000", "--name", "llm"]);
+    let text = unit(&["--profile", "my.model", "--port", "8000", "--name", "llm"]);
     assert!(text.starts_with("# llm.service "), "{text}");
     assert!(
-        text.contains(" run --profile \"my model\" -- --port 8000\n"),
+        text.contains(" --profile my.model -- --port 8000\n"),
         "{text}"
     );
     assert!(
-        text.contains(" wait-ready --port 8000 --timeout 1800 "),
+        text.contains(" wait-ready --host 127.0.0.1 --port 8000 --timeout 1800 "),
         "{text}"
     );
     assert_verifies(&text, "llm.service", None, false);
@@ -116,10 +152,13 @@ fn port_reaches_sglang_and_the_wait() {
 
 #[test]
 fn user_unit_reads_the_users_env_file() {
-    let text = unit(&["--profile", "q", "--user"]);
+    let text = unit(&["--profile", "qwen3-32b", "--user"]);
     has(&text, "EnvironmentFile=-%h/.config/sglang-launch/%N.env");
     has(&text, "WantedBy=default.target");
     assert!(!text.contains("multi-user.target"), "{text}");
+    // The user manager cannot order against system units.
+    assert!(!text.contains("After="), "{text}");
+    assert!(!text.contains("StateDirectory"), "{text}");
     assert_verifies(&text, "sglang.service", None, true);
 }
 
@@ -127,10 +166,7 @@ fn user_unit_reads_the_users_env_file() {
 fn template_takes_the_profile_from_the_instance() {
     let text = unit(&["--template", "--port", "30001"]);
     assert!(text.starts_with("# sglang@.service "), "{text}");
-    assert!(
-        text.contains(" run --profile %i -- --port 30001\n"),
-        "{text}"
-    );
+    assert!(text.contains(" --profile %i -- --port 30001\n"), "{text}");
     has(
         &text,
         "Description=SGLang server (sglang-launch, profile %i)",
@@ -141,7 +177,7 @@ fn template_takes_the_profile_from_the_instance() {
 /// The check above can fail: a setting systemd does not know is reported.
 #[test]
 fn verify_reports_a_broken_unit() {
-    let text = unit(&["--profile", "q"]).replace("KillMode=mixed", "KillMode=gently");
+    let text = unit(&["--profile", "qwen3-32b"]).replace("KillMode=mixed", "KillMode=gently");
     if let Some(out) = verify(&text, "sglang.service", None, false) {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("kill mode"), "{stderr}");
@@ -156,13 +192,134 @@ fn bad_input_is_a_usage_error() {
         vec!["--profile", "q", "--name", "a@b"],
         vec!["--profile", "q", "--port", "0"],
         vec!["--profile", "a\nb"],
+        vec!["--profile", "nosuch"],
+        vec!["--profile", "l4-1x", "--writable", "/data"],
+        vec![
+            "--profile",
+            "l4-1x",
+            "--hardened",
+            "--writable",
+            "relative/dir",
+        ],
+        vec!["--profile", "l4-1x", "--hardened", "--user"],
+        vec!["--profile", "l4-1x", "--timeout", "0"],
     ] {
-        let out = Command::new(BIN)
-            .arg("systemd-unit")
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = launcher().arg("systemd-unit").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(exit::USAGE), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn the_profile_is_checked_where_the_service_will_look_for_it() {
+    // In the user's config directory: a system service (no HOME) will not see it.
+    let home = tempfile::tempdir().unwrap();
+    let mine = home.path().join(".config/sglang-launch/profiles");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("mine.toml"), "[args]\nmodel-path = \"m\"\n").unwrap();
+    let run = |extra: &[&str]| {
+        launcher()
+            .env("HOME", home.path())
+            .args(["systemd-unit", "--profile", "mine"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(exit::USAGE));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let origin = mine.join("mine.toml");
+    assert!(
+        stderr.contains(&format!(
+            "sudo install -D -m 644 {} /etc/sglang-launch/profiles/mine.toml",
+            origin.display()
+        )) && stderr.contains("--user"),
+        "{stderr}"
+    );
+    // A user service has the HOME, and so does a unit given the directory.
+    assert!(run(&["--user"]).status.success());
+    let dir = mine.to_str().unwrap();
+    let out = run(&["--profiles-dir", dir]);
+    assert!(out.status.success(), "{out:?}");
+    // A shipped profile is there for every service.
+    assert!(
+        launcher()
+            .args(["systemd-unit", "--profile", "l4-1x"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn the_start_timeout_can_be_set() {
+    let text = unit(&["--profile", "qwen3-32b", "--timeout", "3600"]);
+    has(&text, "TimeoutStartSec=3660");
+    assert!(text.contains(" --timeout 3600 --pid "), "{text}");
+    assert_verifies(&text, "sglang.service", None, false);
+}
+
+/// The hardened unit verifies, and `systemd-analyze security` rates it "OK" or better (an
+/// exposure below 5 of 10; the plain unit is "UNSAFE").
+#[test]
+fn the_hardened_unit_is_sandboxed_and_rated_well() {
+    let text = unit(&[
+        "--profile",
+        "qwen3-32b",
+        "--hardened",
+        "--writable",
+        "/data/models",
+    ]);
+    for line in [
+        "DynamicUser=yes",
+        "SupplementaryGroups=video",
+        "DevicePolicy=closed",
+        "DeviceAllow=char-nvidia* rw",
+        "ProtectSystem=strict",
+        "ReadWritePaths=/data/models",
+        "Environment=HOME=%S/sglang-launch",
+    ] {
+        has(&text, line);
+    }
+    assert!(
+        !text.contains("MemoryDenyWriteExecute"),
+        "CUDA JIT needs W+X: {text}"
+    );
+    assert_verifies(&text, "sglang.service", None, false);
+    let (Some(hardened), Some(plain)) = (
+        exposure(&text),
+        exposure(&unit(&["--profile", "qwen3-32b"])),
+    ) else {
+        return;
+    };
+    assert!(hardened < 5.0, "exposure {hardened}\n{text}");
+    assert!(plain > hardened + 3.0, "{plain} vs {hardened}");
+}
+
+/// `systemd-analyze security --offline`'s overall exposure (0 to 10), when the tool has it.
+fn exposure(text: &str) -> Option<f64> {
+    which::which("systemd-analyze").ok()?;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sglang.service");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new("systemd-analyze")
+        .args(["security", "--offline=true"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let Some(line) = stdout
+        .lines()
+        .find(|l| l.contains("Overall exposure level"))
+    else {
+        eprintln!("note: systemd-analyze security --offline unavailable: {out:?}");
+        return None;
+    };
+    line.split(": ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }

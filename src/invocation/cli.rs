@@ -539,6 +539,22 @@ pub struct SystemdUnitArgs {
     /// A template unit NAME@.service: `systemctl start NAME@PROFILE` runs that profile
     #[arg(long)]
     pub template: bool,
+
+    /// Seconds SGLang gets to answer /health after it starts (loading weights and capturing CUDA graphs) before the start fails
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::service::unit::READY_BUDGET_S, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub timeout: u64,
+
+    /// Also look for the profile in this directory (passed to the service as --profiles-dir)
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub profiles_dir: Option<PathBuf>,
+
+    /// A sandboxed system service: a dynamic user with GPU device access, a read-only system, and writable state and cache directories (plus each --writable PATH)
+    #[arg(long, conflicts_with = "user")]
+    pub hardened: bool,
+
+    /// With --hardened: a path the server may write (a model or cache directory); repeatable
+    #[arg(long, value_name = "PATH", requires = "hardened", value_hint = ValueHint::AnyPath)]
+    pub writable: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -110,7 +110,11 @@ pub fn run(
             warn("launching unchecked (--mode warn)");
             return untouched(&s.0, prepared, dry_run);
         }
-        Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
+        Target::NoDriver(f) => {
+            let mut f = no_driver(f, &prepared.tokens);
+            f.code = exit::NO_DRIVER;
+            return Err(f);
+        }
         Target::Nvidia(t) => t.map(|t| *t),
     };
     let outcome = build(s, prepared, topology, None, mode == Mode::Warn).map_err(|mut f| {

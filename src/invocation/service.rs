@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use crate::exit;
 use crate::plan::Fatal;
+use crate::profile::{self, Search};
 use crate::service::ready::{self, Wait};
-use crate::service::unit::{Profile, Scope, UnitSpec};
+use crate::service::unit::{Profile, Ready, Scope, UnitSpec};
 
 use super::cli::{SystemdUnitArgs, WaitReadyArgs};
 use super::print_out;
@@ -13,6 +14,17 @@ use super::print_out;
 pub(super) fn systemd_unit(a: &SystemdUnitArgs) -> Result<i32, Fatal> {
     let launcher = std::env::current_exe()
         .map_err(|e| Fatal::usage(format!("cannot tell the launcher's own path: {e}")))?;
+    let scope = if a.user { Scope::User } else { Scope::System };
+    let profiles_dir = a
+        .profiles_dir
+        .as_deref()
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| Fatal::usage(format!("--profiles-dir: {e}")))?;
+    let profile = match &a.profile {
+        Some(p) if !a.template => Some(service_profile(p, scope, profiles_dir.as_deref())?),
+        _ => None,
+    };
     let spec = UnitSpec {
         launcher,
         name: a.name.clone(),
@@ -21,11 +33,81 @@ pub(super) fn systemd_unit(a: &SystemdUnitArgs) -> Result<i32, Fatal> {
             _ => Profile::Instance,
         },
         port: a.port,
-        scope: if a.user { Scope::User } else { Scope::System },
+        ready: ready_address(profile.as_ref(), a.port, a.timeout),
+        scope,
+        profiles_dir,
+        hardened: a.hardened.then(|| a.writable.clone()),
     };
     let text = spec.render().map_err(|e| Fatal::usage(e.to_string()))?;
     print_out(&text)?;
     Ok(exit::OK)
+}
+
+/// The profile as the service will find it. A system service has no `HOME`: it sees
+/// `--profiles-dir`, `/etc/sglang-launch/profiles` and the shipped profiles, never the
+/// user's config directory; a user service sees its `HOME`'s.
+fn service_profile(
+    name: &str,
+    scope: Scope,
+    dir: Option<&std::path::Path>,
+) -> Result<profile::Profile, Fatal> {
+    let search = match scope {
+        Scope::System => Search::new(dir, |_| None),
+        Scope::User => Search::new(dir, |k| {
+            (k == "HOME").then(|| std::env::var(k).ok()).flatten()
+        }),
+    };
+    profile::load(&search, name).map_err(|e| {
+        let mine = Search::from_process(None).find(name).ok().flatten();
+        let Some(found) = mine.filter(|f| !f.origin.starts_with("shipped:")) else {
+            return Fatal::usage(format!("{e} (looked where the service will look)"));
+        };
+        Fatal::usage(format!(
+            "profile {name} is {origin}, where this {what} will not look for it: install it with \
+             `sudo install -D -m 644 {origin} /etc/sglang-launch/profiles/{name}.toml`, or pass \
+             --profiles-dir with its directory{user}",
+            origin = found.origin,
+            what = if scope == Scope::System {
+                "system service (it has no HOME)"
+            } else {
+                "user service"
+            },
+            user = if scope == Scope::System {
+                ", or generate a --user unit"
+            } else {
+                ""
+            },
+        ))
+    })
+}
+
+/// Where `wait-ready` polls: the unit's `--port`, else the profile's, else SGLang's default; the
+/// profile's host (a wildcard address polled on loopback).
+fn ready_address(profile: Option<&profile::Profile>, port: Option<u16>, timeout_s: u64) -> Ready {
+    let arg = |key: &str| {
+        profile?
+            .args
+            .iter()
+            .rev()
+            .find(|s| s.key == key)
+            .map(|s| match &s.value {
+                toml::Value::String(v) => v.clone(),
+                other => other.to_string(),
+            })
+    };
+    let host = match arg("host").as_deref().map(str::trim) {
+        None | Some("" | "0.0.0.0") => "127.0.0.1".to_owned(),
+        Some("::" | "[::]") => "::1".to_owned(),
+        Some(h) => h.to_owned(),
+    };
+    let port = port
+        .or_else(|| arg("port")?.trim().parse().ok())
+        .unwrap_or(crate::service::unit::DEFAULT_PORT);
+    Ready {
+        host,
+        port,
+        timeout_s,
+    }
 }
 
 /// `scheme://authority` of the health URL: where SGLang's other endpoints are.

@@ -14,7 +14,14 @@ pub const READY_BUDGET_S: u64 = 1800;
 
 /// systemd's start timeout covers `ExecStartPost=` too: a little over the readiness budget, so
 /// that `wait-ready`'s own message (URL, elapsed time, last answer) reaches the journal first.
-const START_TIMEOUT_S: u64 = READY_BUDGET_S + 60;
+const START_MARGIN_S: u64 = 60;
+
+/// Seconds between a failed start and the next.
+const RESTART_S: u64 = 10;
+
+/// Starts within the start-limit interval before systemd gives up: a driver that is not loaded
+/// yet at boot gets this many tries, a crash loop no more.
+const START_BURST: u64 = 5;
 
 /// Which profile the service runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +39,15 @@ pub enum Scope {
     User,
 }
 
+/// Where `wait-ready` finds the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ready {
+    pub host: String,
+    pub port: u16,
+    /// Seconds SGLang gets to answer.
+    pub timeout_s: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct UnitSpec {
     /// The launcher's absolute path.
@@ -39,9 +55,14 @@ pub struct UnitSpec {
     /// The unit's name without `.service` (and without `@` for a template).
     pub name: String,
     pub profile: Profile,
-    /// Passed to SGLang only when given; `wait-ready` polls it (else SGLang's default).
+    /// Passed to SGLang only when given.
     pub port: Option<u16>,
+    pub ready: Ready,
     pub scope: Scope,
+    /// Passed to `run` as `--profiles-dir` (absolute).
+    pub profiles_dir: Option<PathBuf>,
+    /// The sandboxed variant, with the extra paths the server may write.
+    pub hardened: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -54,6 +75,8 @@ pub enum UnitError {
     Profile(String),
     #[error("the launcher's own path {0:?} is not absolute or not UTF-8")]
     Launcher(PathBuf),
+    #[error("{what} {0:?} is not an absolute UTF-8 path: give the full path", what = .1)]
+    Path(PathBuf, &'static str),
 }
 
 impl UnitSpec {
@@ -95,6 +118,17 @@ impl UnitSpec {
         {
             return Err(UnitError::Profile(p.clone()));
         }
+        let writable = self.hardened.iter().flatten();
+        for (path, what) in self
+            .profiles_dir
+            .iter()
+            .map(|p| (p, "--profiles-dir"))
+            .chain(writable.map(|p| (p, "--writable")))
+        {
+            if !path.is_absolute() || path.to_str().is_none() {
+                return Err(UnitError::Path(path.clone(), what));
+            }
+        }
         Ok(())
     }
 
@@ -112,53 +146,73 @@ impl UnitSpec {
         }
     }
 
+    fn start_timeout_s(&self) -> u64 {
+        self.ready.timeout_s + START_MARGIN_S
+    }
+
     fn unit_section(&self) -> String {
         let what = match &self.profile {
             Profile::Named(p) => format!("profile {}", escape_specifiers(p)),
             Profile::Instance => "profile %i".to_owned(),
         };
-        format!(
-            "[Unit]\n\
-             Description=SGLang server (sglang-launch, {what})\n\
-             After=network-online.target nvidia-persistenced.service\n\
-             Wants=network-online.target\n"
-        )
+        let mut s = format!("[Unit]\nDescription=SGLang server (sglang-launch, {what})\n");
+        // A user manager cannot order against system units; these exist only there. Ordering
+        // after a unit that is not installed (no fabric manager on PCIe boxes) does nothing.
+        if self.scope == Scope::System {
+            s += "After=network-online.target nvidia-persistenced.service nvidia-fabricmanager.service\n\
+                  Wants=network-online.target\n";
+        }
+        // Every start may take the whole start timeout: the interval holds the burst of them.
+        let interval = START_BURST * (self.start_timeout_s() + RESTART_S);
+        let _ = writeln!(s, "StartLimitIntervalSec={interval}");
+        let _ = writeln!(s, "StartLimitBurst={START_BURST}");
+        s
     }
 
-    fn service_section(&self, launcher: &str) -> String {
+    fn exec_start(&self, launcher: &str) -> String {
         let profile = match &self.profile {
             Profile::Named(p) => quote(p),
             Profile::Instance => "%i".to_owned(),
         };
+        let dir = self
+            .profiles_dir
+            .as_ref()
+            .and_then(|d| d.to_str())
+            .map(|d| format!(" --profiles-dir {}", quote(d)))
+            .unwrap_or_default();
         let port_arg = self
             .port
             .map(|p| format!(" -- --port {p}"))
             .unwrap_or_default();
-        let port = self.port.unwrap_or(DEFAULT_PORT);
+        format!("ExecStart={launcher} run{dir} --profile {profile}{port_arg}")
+    }
+
+    fn service_section(&self, launcher: &str) -> String {
         let env_file = match self.scope {
             Scope::System => "-/etc/sglang-launch/%N.env",
             Scope::User => "-%h/.config/sglang-launch/%N.env",
         };
         let mut s = String::from("\n[Service]\nType=exec\n");
+        if self.scope == Scope::System {
+            // Where `run` records its plan and `wait-ready` what the server really allocated.
+            s += "StateDirectory=sglang-launch\nEnvironment=XDG_STATE_HOME=%S\n";
+        }
+        if let Some(writable) = &self.hardened {
+            s += &sandbox(writable);
+        }
         let _ = writeln!(s, "EnvironmentFile={env_file}");
-        let _ = writeln!(s, "ExecStart={launcher} run --profile {profile}{port_arg}");
+        let _ = writeln!(s, "{}", self.exec_start(launcher));
         s += "# Loading weights and capturing CUDA graphs can take many minutes: the unit stays\n\
               # \"activating\" until SGLang's /health answers (wait-ready), and fails if it never does.\n";
-        let _ = writeln!(s, "TimeoutStartSec={START_TIMEOUT_S}");
+        let _ = writeln!(s, "TimeoutStartSec={}", self.start_timeout_s());
         let _ = writeln!(
             s,
-            "ExecStartPost={launcher} wait-ready --port {port} --timeout {READY_BUDGET_S} --pid ${{MAINPID}}"
+            "ExecStartPost={launcher} wait-ready --host {} --port {} --timeout {} --pid ${{MAINPID}}",
+            quote(&self.ready.host),
+            self.ready.port,
+            self.ready.timeout_s
         );
-        s += "Restart=on-failure\nRestartSec=10\n";
-        s += "# The launcher's exit codes for a configuration it refused (blocked by findings, usage\n\
-              # error, SGLang not installed): restarting cannot fix them. SGLang's own crash (1) restarts.\n";
-        let _ = writeln!(
-            s,
-            "RestartPreventExitStatus={} {} {}",
-            exit::CONFIG,
-            exit::USAGE,
-            exit::NOT_FOUND
-        );
+        s += &restart_policy();
         s += "KillMode=mixed\nLimitNOFILE=65535\n";
         s
     }
@@ -172,10 +226,78 @@ impl UnitSpec {
     }
 }
 
+/// Restarts after SGLang's crash and after a driver that was not ready; never after a
+/// configuration the launcher refused.
+fn restart_policy() -> String {
+    let mut s = format!("Restart=on-failure\nRestartSec={RESTART_S}\n");
+    s += "# The launcher's exit codes for a configuration it refused (blocked by findings, usage\n\
+          # error, SGLang not installed): restarting cannot fix them. SGLang's own crash (1) and a\n\
+          # driver not loaded yet (75) restart, up to StartLimitBurst times.\n";
+    let _ = writeln!(
+        s,
+        "RestartPreventExitStatus={} {} {}",
+        exit::CONFIG,
+        exit::USAGE,
+        exit::NOT_FOUND
+    );
+    s
+}
+
+/// The hardened variant: a dynamic user that reaches the GPUs (and InfiniBand) and nothing
+/// else, a read-only system, and the state and cache directories systemd creates for it.
+/// No system-call filter and no W^X: CUDA and Triton JIT-compile and map code at run time.
+fn sandbox(writable: &[PathBuf]) -> String {
+    let mut s = String::from(
+        "# Sandbox: a dynamic user, a read-only system; state, cache and HOME under\n\
+         # /var/lib/sglang-launch and /var/cache/sglang-launch.\n\
+         DynamicUser=yes\n\
+         SupplementaryGroups=video\n\
+         CacheDirectory=sglang-launch\n\
+         Environment=HOME=%S/sglang-launch\n\
+         Environment=HF_HOME=%C/sglang-launch/huggingface\n\
+         DevicePolicy=closed\n\
+         DeviceAllow=char-nvidia* rw\n\
+         DeviceAllow=char-infiniband* rw\n\
+         ProtectSystem=strict\n\
+         ProtectHome=read-only\n\
+         PrivateTmp=yes\n\
+         NoNewPrivileges=yes\n\
+         CapabilityBoundingSet=\n\
+         ProtectKernelTunables=yes\n\
+         ProtectKernelModules=yes\n\
+         ProtectKernelLogs=yes\n\
+         ProtectControlGroups=yes\n\
+         ProtectClock=yes\n\
+         ProtectHostname=yes\n\
+         ProtectProc=invisible\n\
+         RestrictNamespaces=yes\n\
+         RestrictRealtime=yes\n\
+         RestrictSUIDSGID=yes\n\
+         LockPersonality=yes\n\
+         RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK\n\
+         SystemCallArchitectures=native\n\
+         UMask=0027\n",
+    );
+    for path in writable.iter().filter_map(|p| p.to_str()) {
+        let _ = writeln!(s, "ReadWritePaths={}", quote_value(path, false));
+    }
+    s
+}
+
 /// One word of a systemd command line: specifiers (`%`) and variables (`$`) taken literally,
 /// and double quotes with C-style escapes where the word would split or be read as quoted.
 pub fn quote(word: &str) -> String {
-    let word = escape_specifiers(word).replace('$', "$$");
+    quote_value(word, true)
+}
+
+/// [`quote`] for a setting's value (`$` is literal outside command lines).
+fn quote_value(word: &str, command: bool) -> String {
+    let word = escape_specifiers(word);
+    let word = if command {
+        word.replace('$', "$$")
+    } else {
+        word
+    };
     let plain = !word.is_empty()
         && !word
             .chars()
@@ -212,7 +334,14 @@ mod tests {
             name: "sglang".to_owned(),
             profile,
             port,
+            ready: Ready {
+                host: "127.0.0.1".into(),
+                port: port.unwrap_or(DEFAULT_PORT),
+                timeout_s: READY_BUDGET_S,
+            },
             scope,
+            profiles_dir: None,
+            hardened: None,
         }
     }
 
@@ -233,10 +362,10 @@ mod tests {
             .render()
             .unwrap();
         assert!(with.contains("run --profile qwen -- --port 8000\n"));
-        assert!(with.contains("wait-ready --port 8000 "));
+        assert!(with.contains("wait-ready --host 127.0.0.1 --port 8000 "));
         let without = spec(named, None, Scope::System).render().unwrap();
         assert!(without.contains("run --profile qwen\n"));
-        assert!(without.contains("wait-ready --port 30000 "));
+        assert!(without.contains("wait-ready --host 127.0.0.1 --port 30000 "));
     }
 
     #[test]
