@@ -130,6 +130,95 @@ fn option_the_target_lacks_is_dropped_and_named() {
     assert_eq!(v["edits"][0]["option"], "--attn-dp-size");
 }
 
+/// Every change the report lists is made, on a line the release in use already refuses too:
+/// renames applied, replaced flags translated (EP size = the line's TP), removed ones dropped.
+#[test]
+fn every_rename_replacement_and_removal_listed_is_applied() {
+    let line = [
+        "--model-path",
+        "m",
+        "--tp",
+        "8",
+        "--enable-ep-moe",
+        "--cuda-graph-max-bs",
+        "64",
+        "--enable-deepep-moe",
+        "--ds-heavy-channel-num",
+        "4",
+    ];
+    for from in ["0.4.9", "0.5.5", "0.5.23"] {
+        let (v, code) = advice(from, "0.5.23", &line);
+        assert_eq!(code, 0, "{from}: {v}");
+        assert_eq!(
+            v["command"],
+            serde_json::json!([
+                "--model-path",
+                "m",
+                "--tp",
+                "8",
+                "--cuda-graph-max-bs-decode",
+                "64",
+                "--ep-size",
+                "8",
+                "--moe-a2a-backend",
+                "deepep"
+            ]),
+            "{from}"
+        );
+        let kinds: Vec<&str> = v["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "replaced").count(),
+            2,
+            "{from}: {kinds:?}"
+        );
+        assert!(
+            kinds.contains(&"renamed") && kinds.contains(&"removed"),
+            "{from}: {kinds:?}"
+        );
+    }
+}
+
+#[test]
+fn the_report_is_short_unless_all_is_asked_and_print_args_says_why_it_fails() {
+    let run = |extra: &[&str]| {
+        sl().args(["upgrade", "--sglang-version", "0.4.9", "--to", "0.5.23"])
+            .args(extra)
+            .args(["--", "--model-path", "m"])
+            .output()
+            .unwrap()
+    };
+    let short = String::from_utf8(run(&[]).stdout).unwrap();
+    assert!(
+        short.contains("(--all lists them)") && !short.contains("options added ("),
+        "{short}"
+    );
+    let all = String::from_utf8(run(&["--all"]).stdout).unwrap();
+    assert!(all.contains("options added ("), "{all}");
+    let out = sl()
+        .args([
+            "upgrade",
+            "--sglang-version",
+            "0.5.5",
+            "--to",
+            "0.5.23",
+            "--print-args",
+        ])
+        .args(["--", "--model-path", "m", "--bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("would still reject this line: unrecognized arguments: --bogus"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_line_the_target_still_rejects_exits_1_and_says_why() {
     // A choice the target dropped, found from the data rather than assumed.

@@ -280,6 +280,10 @@ pub struct UpgradeArgs {
     #[arg(long)]
     pub print_args: bool,
 
+    /// Also list every option and environment variable that differs between the two releases
+    #[arg(long)]
+    pub all: bool,
+
     /// Show secret values (--api-key, tokens) instead of ***
     #[arg(long)]
     pub show_secrets: bool,

@@ -40,11 +40,17 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>) -> Result<i32, Fatal> {
     let env = Env::from_process();
     let advice = advise(&args, &r, &env, &sel.requested, a.show_secrets);
     let text = if a.print_args {
+        if let Some(why) = &advice.rejected_by_target {
+            crate::out::report_line(&format!(
+                "sglang-launch: SGLang {} would still reject this line: {why}; change it by hand (exit 1)",
+                advice.to
+            ));
+        }
         shell_words::join(&advice.command)
     } else if a.json {
         crate::report::upgrade::json(&advice)
     } else {
-        crate::report::upgrade::human(&advice)
+        crate::report::upgrade::human(&advice, a.all)
     };
     if a.show_secrets {
         super::print_verbatim(&text)?;

@@ -247,6 +247,31 @@ pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<H
     out
 }
 
+/// The argument findings less an ARG001 whose unrecognized options the FLAG findings already
+/// name, each with its release history: one mistake, one message.
+pub fn unexplained(hits: Vec<Hit>, rules: &[Finding]) -> Vec<Hit> {
+    let named = |token: &str| {
+        rules.iter().any(|f| {
+            [Code::FLAG001, Code::FLAG004, Code::FLAG007]
+                .iter()
+                .any(|c| *c == f.code.as_str())
+                && f.message.starts_with(&format!("{token} "))
+        })
+    };
+    hits.into_iter()
+        .filter(|h| {
+            let Some(list) = (h.code == Code::ARG001)
+                .then(|| h.message.strip_prefix("unrecognized arguments: "))
+                .flatten()
+            else {
+                return true;
+            };
+            let list = list.split("; ").next().unwrap_or(list);
+            !list.split_whitespace().all(named)
+        })
+        .collect()
+}
+
 /// Where a `--config` file is involved in an argument error, says so: SGLang's own messages
 /// for a file it cannot use do not always name it, and options the file adds are not on the
 /// command line the user sees. Never quotes the file's values (they may be secrets).

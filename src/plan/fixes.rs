@@ -44,6 +44,19 @@ fn located(args: &SglangArgs) -> std::borrow::Cow<'_, SglangArgs> {
     }
 }
 
+/// Indices of the tokens that may be option strings: not an option's value, not the config
+/// file's name (options a flag set does not know are matched as written).
+fn option_words(args: &SglangArgs) -> impl Iterator<Item = usize> + '_ {
+    let mut values: Vec<usize> = args
+        .occurrences
+        .iter()
+        .filter(|o| !o.from_config)
+        .flat_map(|o| o.start + 1..o.start + o.len)
+        .collect();
+    values.extend(args.config.as_ref().map(|c| c.at + 1));
+    (0..args.tokens.len()).filter(move |i| !values.contains(i))
+}
+
 /// Like [`apply_args`], all or nothing: an edit that only the config file could make (removing
 /// or renaming an option the file sets) fails the whole fix. A `Set` of an option the file sets
 /// appends an explicit override, which wins because the file's tokens come first.
@@ -101,15 +114,6 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
             }
         }
         ArgEdit::Rename { from, to } => {
-            // `from` may be unknown to this flag set, so match tokens, skipping option values
-            // (and the config file's name).
-            let mut values: Vec<usize> = args
-                .occurrences
-                .iter()
-                .filter(|o| !o.from_config)
-                .flat_map(|o| o.start + 1..o.start + o.len)
-                .collect();
-            values.extend(args.config.as_ref().map(|c| c.at + 1));
             let renamed = |s: &str| {
                 if s == from {
                     Some(to.clone())
@@ -120,13 +124,12 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
                 }
             };
             let mut changed = false;
-            for (i, t) in tokens.iter_mut().enumerate() {
-                if values.contains(&i) {
+            for i in option_words(args) {
+                let Some(s) = tokens[i].to_str() else {
                     continue;
-                }
-                let Some(s) = t.to_str() else { continue };
+                };
                 if let Some(r) = renamed(s) {
-                    *t = r.into();
+                    tokens[i] = r.into();
                     changed = true;
                 }
             }
@@ -137,6 +140,22 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
             }
             if !changed {
                 return Ok(None);
+            }
+        }
+        ArgEdit::Drop { written } => {
+            if let Some(c) = &args.config
+                && c.tokens.iter().any(|t| t == written)
+            {
+                return Err(blocked(written, &c.file));
+            }
+            let drop: Vec<usize> = option_words(args)
+                .filter(|&i| tokens[i].to_str() == Some(written.as_str()))
+                .collect();
+            if drop.is_empty() {
+                return Ok(None);
+            }
+            for i in drop.into_iter().rev() {
+                tokens.remove(i);
             }
         }
         ArgEdit::AddFlag { option } => {

@@ -154,7 +154,10 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
         // (the argument findings judge them by the releases around it), and FLAG001 may not
         // call an option wrong that a neighbouring release has.
         hits.retain(|h| {
-            let spelling = matches!(h.code, Code::FLAG004 | Code::FLAG005 | Code::FLAG006);
+            let spelling = matches!(
+                h.code,
+                Code::FLAG004 | Code::FLAG005 | Code::FLAG006 | Code::FLAG007
+            );
             let tolerated_rename = h.code == Code::FLAG001
                 && renames_from(h).is_some_and(|o| line.parsed.tolerates(o));
             !(spelling || tolerated_rename)
@@ -193,6 +196,7 @@ fn held(line: &Line, hit: &Hit, machine: &Machine) -> Option<String> {
         let option = match e {
             ArgEdit::Remove { option } | ArgEdit::Set { option, .. } => option,
             ArgEdit::AddFlag { option } | ArgEdit::Rename { to: option, .. } => option,
+            ArgEdit::Drop { written } => written,
         };
         (!approx::all_have(neighbours, option)).then_some(option)
     })?;

@@ -183,10 +183,9 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     hits.extend(findings::one_request(settled.memory.as_ref(), context_len));
     let memory_findings = std::mem::take(&mut settled.hits);
     hits.extend(memory_hits(memory_findings, model_load, &rule_findings));
-    hits.extend(findings::arguments(
-        &settled.args,
-        &settled.parsed,
-        &machine,
+    hits.extend(findings::unexplained(
+        findings::arguments(&settled.args, &settled.parsed, &machine),
+        &rule_findings,
     ));
     fit::annotate(&mut hits, fitted.note.as_deref());
     let resolved = settled

@@ -59,6 +59,9 @@ fn edit_line(e: &Edit, to: &str) -> String {
             format!("wrote out {from} as {new} (the abbreviation means something else in {to})")
         }
         Edit::Removed { option } => format!("removed {option} (SGLang {to} has no such option)"),
+        Edit::Replaced { from, to: new } => {
+            format!("replaced {from} with {new} (what SGLang replaced it with)")
+        }
         Edit::Deprecated {
             option,
             replacement,
@@ -134,58 +137,91 @@ fn default_line(d: &DefaultChanged) -> String {
     )
 }
 
-/// The report: the user's line first, then every difference between the two releases.
-pub fn human(a: &Advice) -> String {
+/// The report: the user's line first, then how many differences there are between the two
+/// releases (each one listed with `all`, or when no line was given).
+pub fn human(a: &Advice, all: bool) -> String {
     let mut out = format!("sglang-launch upgrade: SGLang {} → {}\n", a.from, a.to);
     if let Some(note) = &a.from_approximate {
         out.push_str(&format!("note: {note}\n"));
     }
-    if !a.command.is_empty() || a.rejected_now.is_some() {
+    let line = !a.command.is_empty() || a.rejected_now.is_some();
+    if line {
         command_part(&mut out, a);
     }
+    if line && !all {
+        out.push_str(&summary(a));
+        return out;
+    }
+    differences(&mut out, a);
+    out
+}
+
+/// One line counting the differences between the two releases.
+fn summary(a: &Advice) -> String {
+    let (o, e) = (&a.options, &a.env);
+    let counts = [
+        (o.renamed.len(), "options renamed"),
+        (o.removed.len(), "removed"),
+        (o.deprecated.len(), "deprecated"),
+        (o.default_changed.len(), "defaults changed"),
+        (o.choices_removed.len(), "with choices removed"),
+        (o.added.len(), "added"),
+        (
+            e.renamed.len() + e.removed.len(),
+            "environment variables renamed or no longer read",
+        ),
+    ];
+    let said: Vec<String> = counts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    if said.is_empty() {
+        return format!("no other differences between {} and {}\n", a.from, a.to);
+    }
+    format!(
+        "between {} and {}: {} (--all lists them)\n",
+        a.from,
+        a.to,
+        said.join(", ")
+    )
+}
+
+fn differences(out: &mut String, a: &Advice) {
     out.push_str(&format!("every difference, {} → {}:\n", a.from, a.to));
     let o = &a.options;
-    list(&mut out, "options renamed", &o.renamed, |r| {
+    list(out, "options renamed", &o.renamed, |r| {
         format!("{} → {}", r.from, r.to)
     });
-    list(&mut out, "options removed", &o.removed, String::clone);
-    list(
-        &mut out,
-        "options deprecated",
-        &o.deprecated,
-        |d| match &d.replacement {
+    list(out, "options removed", &o.removed, String::clone);
+    list(out, "options deprecated", &o.deprecated, |d| {
+        match &d.replacement {
             Some(r) => format!("{} (use {r})", d.option),
             None => d.option.clone(),
-        },
-    );
-    list(
-        &mut out,
-        "defaults changed",
-        &o.default_changed,
-        default_line,
-    );
-    list(&mut out, "choices removed", &o.choices_removed, |c| {
+        }
+    });
+    list(out, "defaults changed", &o.default_changed, default_line);
+    list(out, "choices removed", &o.choices_removed, |c| {
         let gone: Vec<String> = c.choices.iter().map(json_text).collect();
         format!("{}: {}", c.option, gone.join(", "))
     });
-    list(&mut out, "options added", &o.added, String::clone);
+    list(out, "options added", &o.added, String::clone);
     let e = &a.env;
-    list(&mut out, "environment variables renamed", &e.renamed, |r| {
+    list(out, "environment variables renamed", &e.renamed, |r| {
         format!("{} → {}", r.from, r.to)
     });
     list(
-        &mut out,
+        out,
         "environment variables no longer read",
         &e.removed,
         String::clone,
     );
     list(
-        &mut out,
+        out,
         "environment defaults changed",
         &e.default_changed,
         |d| format!("{}: {} → {}", d.name, json_text(&d.from), json_text(&d.to)),
     );
-    out
 }
 
 pub fn json(a: &Advice) -> String {

@@ -218,6 +218,7 @@ catalogue! {
     FLAG004 => c(flag::removed),
     FLAG005 => c(flag::abbreviates_same),
     FLAG006 => c(flag::abbreviates_other),
+    FLAG007 => c(flag::replaced),
     // Environment variables.
     ENV001 => c(env::unknown),
     ENV002 => c(env::deprecated_alias),

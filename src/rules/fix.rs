@@ -13,6 +13,9 @@ pub enum ArgEdit {
     /// (`--from V` and `--from=V`) to `to`, keeping its values. For flags a version renamed:
     /// `from` may be unknown to (or ambiguous in) the flag set in use.
     Rename { from: String, to: String },
+    /// Drop every token spelled exactly `written`: a valueless flag this flag set may not know
+    /// (option values and the config file's name are never touched).
+    Drop { written: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

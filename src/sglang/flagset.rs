@@ -162,6 +162,14 @@ pub struct Action {
     pub deprecated_exception: Option<String>,
 }
 
+impl Action {
+    /// argparse reaches it only to stop the launch (a deprecation that raises).
+    pub fn refuses(&self) -> bool {
+        self.kind == ActionKind::Deprecated
+            && (self.deprecated_error || self.deprecated_exception.is_some())
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct FlagSet {
     pub version: String,

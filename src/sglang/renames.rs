@@ -27,3 +27,65 @@ pub fn counterpart(option: &str) -> Option<&'static str> {
         }
     })
 }
+
+/// What an option SGLang replaced by another option with a value becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplacedBy {
+    /// `option value`.
+    Value(&'static str, &'static str),
+    /// `option N`, N the line's tensor-parallel size.
+    TpSize(&'static str),
+}
+
+/// Valueless flags SGLang deprecated in favour of an option with a value (0.5.2 warns and
+/// rewrites them, 0.5.3–0.5.4 refuse them naming the replacement, later releases no longer
+/// know them).
+pub const REPLACED: &[(&str, ReplacedBy)] = &[
+    ("--enable-ep-moe", ReplacedBy::TpSize("--ep-size")),
+    (
+        "--enable-deepep-moe",
+        ReplacedBy::Value("--moe-a2a-backend", "deepep"),
+    ),
+    (
+        "--enable-triton-kernel-moe",
+        ReplacedBy::Value("--moe-runner-backend", "triton_kernel"),
+    ),
+    (
+        "--enable-flashinfer-cutlass-moe",
+        ReplacedBy::Value("--moe-runner-backend", "flashinfer_cutlass"),
+    ),
+    (
+        "--enable-flashinfer-cutedsl-moe",
+        ReplacedBy::Value("--moe-runner-backend", "flashinfer_cutedsl"),
+    ),
+    (
+        "--enable-flashinfer-trtllm-moe",
+        ReplacedBy::Value("--moe-runner-backend", "flashinfer_trtllm"),
+    ),
+    (
+        "--enable-flashinfer-mxfp4-moe",
+        ReplacedBy::Value("--moe-runner-backend", "flashinfer_mxfp4"),
+    ),
+];
+
+/// The replacement of the flag `option`, if SGLang replaced it.
+pub fn replaced(option: &str) -> Option<ReplacedBy> {
+    REPLACED.iter().find(|(o, _)| *o == option).map(|(_, r)| *r)
+}
+
+impl ReplacedBy {
+    /// The replacing option.
+    pub fn option(self) -> &'static str {
+        match self {
+            ReplacedBy::Value(o, _) | ReplacedBy::TpSize(o) => o,
+        }
+    }
+
+    /// Its value for a line of tensor-parallel size `tp`.
+    pub fn value(self, tp: i64) -> String {
+        match self {
+            ReplacedBy::Value(_, v) => v.to_owned(),
+            ReplacedBy::TpSize(_) => tp.to_string(),
+        }
+    }
+}

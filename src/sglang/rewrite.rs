@@ -6,11 +6,11 @@ use std::ffi::OsString;
 
 use serde::Serialize;
 
-use super::config;
 use super::error::ArgError;
-use super::flagset::{Action, FlagSet};
+use super::flagset::{self, Action, FlagSet};
 use super::parser::{Occurrence, SglangArgs, action_for, parse_with};
 use super::upgrade::{Fate, fate};
+use super::{config, renames};
 
 /// One change made to reach the target release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -27,6 +27,8 @@ pub enum Edit {
         option: String,
         replacement: Option<String>,
     },
+    /// A flag SGLang replaced by an option with a value (`to`, e.g. `--ep-size 8`).
+    Replaced { from: String, to: String },
 }
 
 /// The result: new tokens, the changes, the rewritten config file text, and what the target
@@ -65,6 +67,12 @@ fn respell(a: &Action, written: &str, from: &FlagSet, to: &'static FlagSet) -> O
             option: written.to_owned(),
             replacement,
         }),
+        // What SGLang replaced is repaired on the target's line (`repair`).
+        Fate::Removed
+            if renames::replaced(subject).is_some_and(|b| to.action(b.option()).is_some()) =>
+        {
+            None
+        }
         Fate::Removed => Some(Edit::Removed {
             option: written.to_owned(),
         }),
@@ -106,7 +114,7 @@ fn rewrite_tokens(args: &SglangArgs, to: &'static FlagSet) -> (Vec<OsString>, Ve
             Edit::Removed { .. } => {
                 tokens.drain(o.start..(o.start + o.len).min(tokens.len()));
             }
-            Edit::Deprecated { .. } => {}
+            Edit::Deprecated { .. } | Edit::Replaced { .. } => {}
         }
         edits.push(edit);
     }
@@ -128,7 +136,7 @@ fn rewrite_config(args: &SglangArgs, to: &'static FlagSet, text: &str) -> (Strin
                 rename_key(&out, key, new.trim_start_matches('-'))
             }
             Edit::Removed { .. } => remove_key(&out, key),
-            Edit::Deprecated { .. } => out,
+            Edit::Deprecated { .. } | Edit::Replaced { .. } => out,
         };
         edits.push(edit);
     }
@@ -170,9 +178,23 @@ fn remove_key(text: &str, key: &str) -> String {
     out
 }
 
-/// Rewrites `args` (parsed with the release in use) for `to`. `config_text` is the `--config`
-/// file's text when the line names one and it could be read.
+/// Rewrites `args` (parsed with the release in use) for `to`: first what the release in use
+/// itself refuses is repaired, then each option goes to its spelling in `to`, then what `to`
+/// still refuses is repaired. `config_text` is the `--config` file's text when the line names
+/// one and it could be read.
 pub fn rewrite(args: &SglangArgs, to: &'static FlagSet, config_text: Option<&str>) -> Rewritten {
+    let (args, mut edits) = repair(args);
+    let mut r = respelled(&args, to, config_text);
+    let (parsed, after) = repair(&r.parsed);
+    edits.append(&mut r.edits);
+    edits.extend(after);
+    r.tokens = parsed.tokens.clone();
+    r.parsed = parsed;
+    r.edits = edits;
+    r
+}
+
+fn respelled(args: &SglangArgs, to: &'static FlagSet, config_text: Option<&str>) -> Rewritten {
     let (tokens, edits) = rewrite_tokens(args, to);
     let (config, config_edits) = match (&args.config, config_text) {
         (Some(c), Some(text)) => {
@@ -193,6 +215,97 @@ pub fn rewrite(args: &SglangArgs, to: &'static FlagSet, config_text: Option<&str
         config_edits,
         parsed,
     }
+}
+
+/// The line with what `args`' own release refuses repaired the way the rules repair it:
+/// an option written as another release spells it renamed, a replaced flag turned into its
+/// replacement, an option of another release that this one lacks dropped with its values.
+/// Only the user's tokens change; a `--config` file's options stay as they are.
+pub fn repair(args: &SglangArgs) -> (SglangArgs, Vec<Edit>) {
+    let mut cur = args.clone();
+    let mut edits = Vec::new();
+    // Each round settles one token; a line has few the release refuses.
+    for _ in 0..32 {
+        // Replacements last: their value (the TP size) is read once the rest of the line parses.
+        let Some((tokens, edit)) = repair_one(&cur, false).or_else(|| repair_one(&cur, true))
+        else {
+            break;
+        };
+        cur = cur.reparse(tokens);
+        edits.push(edit);
+    }
+    (cur, edits)
+}
+
+/// The first option of the user's tokens this release refuses (unknown, or known only to
+/// raise) that can be repaired, repaired.
+fn repair_one(args: &SglangArgs, replacements: bool) -> Option<(Vec<OsString>, Edit)> {
+    let values: Vec<usize> = args
+        .occurrences
+        .iter()
+        .filter(|o| !o.from_config)
+        .flat_map(|o| o.start + 1..o.start + o.len)
+        .chain(args.config.as_ref().map(|c| c.at + 1))
+        .collect();
+    let refused = |head: &str| args.flags.action(head).is_none_or(Action::refuses);
+    (0..args.tokens.len())
+        .filter(|i| !values.contains(i))
+        .find_map(|i| {
+            let written = args.tokens[i].to_str()?;
+            let head = head(written);
+            let replaced = renames::replaced(head).is_some();
+            (head.starts_with("--") && refused(head) && replaced == replacements).then_some(())?;
+            repair_at(args, i, written, head)
+        })
+}
+
+fn repair_at(
+    args: &SglangArgs,
+    i: usize,
+    written: &str,
+    head: &str,
+) -> Option<(Vec<OsString>, Edit)> {
+    let mut tokens = args.tokens.clone();
+    if let Some(new) = renames::counterpart(head).filter(|n| args.flags.action(n).is_some()) {
+        tokens[i] = written.replacen(head, new, 1).into();
+        let (from, to) = (head.to_owned(), new.to_owned());
+        return Some((tokens, Edit::Renamed { from, to }));
+    }
+    if let Some(by) = renames::replaced(head).filter(|b| args.flags.action(b.option()).is_some()) {
+        // A refused line's values stop at argparse's error: read TP as far as it can be read.
+        let tp = args
+            .int("--tp-size")
+            .or_else(|| args.recover().args.int("--tp-size"));
+        let value = by.value(tp.unwrap_or(1));
+        tokens.remove(i);
+        if !args.is_set(by.option()) {
+            tokens.extend([by.option().into(), value.clone().into()]);
+        }
+        let to = format!("{} {value}", by.option());
+        return Some((
+            tokens,
+            Edit::Replaced {
+                from: head.to_owned(),
+                to,
+            },
+        ));
+    }
+    // Another release's option that argparse cannot read here as an abbreviation.
+    if flagset::releases_with(head).is_empty() || action_for(args.flags, head).is_some() {
+        return None;
+    }
+    let values = tokens[i + 1..]
+        .iter()
+        .take_while(|t| !t.to_string_lossy().starts_with('-'))
+        .count();
+    let with_value = written.contains('=') as usize;
+    tokens.drain(i..i + 1 + values * (1 - with_value));
+    Some((
+        tokens,
+        Edit::Removed {
+            option: head.to_owned(),
+        },
+    ))
 }
 
 /// An error the target release's parser would still raise on the rewritten line.

@@ -59,6 +59,24 @@ pub fn cases() -> Vec<Case> {
             .version("0.5.2")
             .tokens(&["--disable-flashinfer"]),
         c("FLAG006").version("0.4.6").tokens(&["--model", "m"]).no(),
+        c("FLAG007")
+            .tp(8)
+            .tokens(&["--tp", "8", "--enable-ep-moe", "--enable-deepep-moe"]),
+        // 0.5.4 knows the flag only to raise naming its replacement.
+        c("FLAG007")
+            .version("0.5.4")
+            .tokens(&["--enable-flashinfer-cutlass-moe"]),
+        // 0.5.2 still rewrites it itself; 0.4.x had the flag.
+        c("FLAG007")
+            .version("0.5.2")
+            .tokens(&["--enable-ep-moe"])
+            .no(),
+        c("FLAG007")
+            .version("0.4.10.post2")
+            .tokens(&["--enable-deepep-moe"])
+            .no(),
+        // Never FLAG004 as well: one mistake, one message.
+        c("FLAG004").tokens(&["--enable-ep-moe"]).no(),
     ]
 }
 

@@ -420,6 +420,7 @@ impl World {
 
     fn apply_arg(&mut self, e: &ArgEdit) {
         match e {
+            ArgEdit::Drop { written } => self.args.tokens.retain(|t| t != written.as_str()),
             ArgEdit::Remove { option } => {
                 if let Some(d) = self.args.flags.dest_of(option) {
                     self.args.values.remove(d);

@@ -170,7 +170,10 @@ struct Foreign {
 fn foreign(ctx: &Context) -> Vec<Foreign> {
     let mut out = vec![];
     for w in written(ctx) {
-        if ctx.args.knows(&w) || renames::counterpart(&w).is_some() {
+        if ctx.args.knows(&w)
+            || renames::counterpart(&w).is_some()
+            || replacement(ctx, &w).is_some()
+        {
             continue;
         }
         let having = flagset::releases_with(&w);
@@ -269,6 +272,56 @@ pub fn abbreviates_other(ctx: &Context) -> Vec<Fired> {
                 f.written, f.when
             ))),
             _ => None,
+        })
+        .collect()
+}
+
+/// What replaces the flag `w` in this release, when this release refuses it (does not know it,
+/// or knows it only to raise) and has the replacing option with that value.
+fn replacement(ctx: &Context, w: &str) -> Option<(&'static str, String)> {
+    let by = renames::replaced(w)?;
+    let refused = ctx
+        .args
+        .flags
+        .action(w)
+        .is_none_or(flagset::Action::refuses);
+    let target = ctx.args.flags.action(by.option())?;
+    let value = by.value(ctx.tp());
+    let allowed = target
+        .choices
+        .as_ref()
+        .is_none_or(|c| c.iter().any(|v| v.as_str() == Some(value.as_str())));
+    (refused && allowed).then_some((by.option(), value))
+}
+
+/// FLAG007: a flag SGLang replaced by an option with a value, which this release refuses.
+pub fn replaced(ctx: &Context) -> Vec<Fired> {
+    written(ctx)
+        .into_iter()
+        .filter_map(|w| {
+            let (option, value) = replacement(ctx, &w)?;
+            let mut args = vec![ArgEdit::Drop { written: w.clone() }];
+            let (summary, yours) = if ctx.given(option) {
+                (
+                    format!("removed {w}"),
+                    format!("; {option} is already given"),
+                )
+            } else {
+                args.push(ArgEdit::Set {
+                    option: option.to_owned(),
+                    value: value.clone(),
+                });
+                (format!("replaced {w} with {option} {value}"), String::new())
+            };
+            let msg = format!(
+                "{w} is refused by SGLang {}: {option} {value} replaces it{yours}",
+                ctx.version
+            );
+            Some(Fired::new(msg).with_fix(Fix {
+                summary,
+                args,
+                env: vec![],
+            }))
         })
         .collect()
 }
