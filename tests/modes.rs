@@ -446,6 +446,35 @@ fn the_mode_comes_from_every_settings_layer() {
         ));
 }
 
+/// Called through a symlink to the launcher in SGLang's venv (`~/bin/sglang-launch`), it still
+/// runs that venv's interpreter; a link into a venv without SGLang (`uv tool`) does not count.
+#[test]
+fn a_symlink_to_the_launcher_in_a_venv_runs_that_venvs_python() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let installed = py.with_file_name("sglang-launch");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("sglang-launch"), &installed).unwrap();
+    let home_bin = t.path().join("bin");
+    std::fs::create_dir(&home_bin).unwrap();
+    let link = home_bin.join("sglang-launch");
+    std::os::unix::fs::symlink(&installed, &link).unwrap();
+    let line = |launcher: &Path| {
+        common::launcher_at(launcher)
+            .env("PATH", "/usr/bin:/bin")
+            .args(["plan", "--print-args", "--topology", &topo("8x-rtx-pro-6000-pcie")])
+            .args(["--", "--model-path", "m"])
+            .output()
+            .unwrap()
+    };
+    let out = line(&link);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.starts_with(&format!("{} -m sglang.launch_server", py.display())), "{out:?}");
+    // The same venv without SGLang: PATH's python3, as for `uv tool`'s link.
+    std::fs::remove_dir_all(t.path().join("venv/lib")).unwrap();
+    let printed = String::from_utf8_lossy(&line(&link).stdout).into_owned();
+    assert!(!printed.contains("venv/bin/python3"), "{printed}");
+}
+
 /// Installed with pip into SGLang's venv, the launcher runs SGLang with that venv's interpreter
 /// even when the venv is not activated (a unit's `ExecStart=/venv/bin/sglang-launch`).
 #[test]

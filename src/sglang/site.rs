@@ -26,7 +26,8 @@ fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
 /// The interpreter SGLang runs under when `--python` is not given: the one of the environment
 /// the launcher was installed into (pip puts `sglang-launch` in the same `bin/` as SGLang's
 /// `python3`, and a unit's `ExecStart=/venv/bin/sglang-launch` does not activate the venv),
-/// else `python3`, else `python` on PATH.
+/// also when called through a symlink to it (`~/bin/sglang-launch`) if that environment has
+/// SGLang, else `python3`, else `python` on PATH.
 pub fn default_interpreter() -> Option<PathBuf> {
     // Asked by the plan and by the version detection: looked up once per run.
     static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
@@ -34,7 +35,7 @@ pub fn default_interpreter() -> Option<PathBuf> {
         .get_or_init(|| {
             let argv0 = std::env::args_os().next().map(PathBuf::from);
             argv0
-                .and_then(|a| installed_beside(&a))
+                .and_then(|a| installed_beside(&a).or_else(|| linked_beside(&a)))
                 .or_else(|| which::which("python3").ok())
                 .or_else(|| which::which("python").ok())
         })
@@ -59,6 +60,39 @@ fn installed_beside(argv0: &Path) -> Option<PathBuf> {
         .iter()
         .map(|n| bin.join(n))
         .find(|p| p.is_file())
+}
+
+/// [`installed_beside`] the file the launcher's symlinks lead to, when that environment has
+/// SGLang: `uv tool`'s link leads to a venv of the launcher alone, where PATH's python3 is
+/// the better guess.
+fn linked_beside(argv0: &Path) -> Option<PathBuf> {
+    let invoked = if argv0.components().count() > 1 {
+        argv0.to_path_buf()
+    } else {
+        which::which(argv0).ok()?
+    };
+    let target = std::fs::canonicalize(&invoked).ok()?;
+    if target == std::path::absolute(&invoked).ok()? {
+        return None;
+    }
+    let python = installed_beside(&target)?;
+    has_sglang(target.parent()?.parent()?).then_some(python)
+}
+
+/// A `sglang-*.dist-info` in the environment's `lib/python*/site-packages`.
+fn has_sglang(root: &Path) -> bool {
+    let Ok(libs) = std::fs::read_dir(root.join("lib")) else {
+        return false;
+    };
+    libs.flatten().any(|lib| {
+        std::fs::read_dir(lib.path().join("site-packages")).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("sglang-") && name.ends_with(".dist-info")
+            })
+        })
+    })
 }
 
 /// A pyenv shim (`<root>/shims/python3`, a shell script) stands for the interpreter of the
