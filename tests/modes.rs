@@ -461,14 +461,22 @@ fn a_symlink_to_the_launcher_in_a_venv_runs_that_venvs_python() {
     let line = |launcher: &Path| {
         common::launcher_at(launcher)
             .env("PATH", "/usr/bin:/bin")
-            .args(["plan", "--print-args", "--topology", &topo("8x-rtx-pro-6000-pcie")])
+            .args([
+                "plan",
+                "--print-args",
+                "--topology",
+                &topo("8x-rtx-pro-6000-pcie"),
+            ])
             .args(["--", "--model-path", "m"])
             .output()
             .unwrap()
     };
     let out = line(&link);
     let printed = String::from_utf8_lossy(&out.stdout);
-    assert!(printed.starts_with(&format!("{} -m sglang.launch_server", py.display())), "{out:?}");
+    assert!(
+        printed.starts_with(&format!("{} -m sglang.launch_server", py.display())),
+        "{out:?}"
+    );
     // The same venv without SGLang: PATH's python3, as for `uv tool`'s link.
     std::fs::remove_dir_all(t.path().join("venv/lib")).unwrap();
     let printed = String::from_utf8_lossy(&line(&link).stdout).into_owned();
@@ -496,4 +504,47 @@ fn a_launcher_installed_in_a_venv_runs_that_venvs_python() {
         String::from_utf8_lossy(&out.stderr).contains("SGLang 0.5.23"),
         "the venv's SGLang release was read"
     );
+}
+
+/// `sglang-version` in a config file: `check`, `upgrade` and `flags show` all use it, and the
+/// report names the file, not an option the user never typed.
+#[test]
+fn every_command_reads_the_same_settings_and_names_their_source() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("sglang-launch.toml");
+    std::fs::write(&file, "sglang-version = \"0.5.5\"\n").unwrap();
+    let with_file = || {
+        let mut c = sl();
+        c.env("SGLANG_LAUNCH_SYSTEM_CONFIG", &file);
+        c
+    };
+    let out = with_file()
+        .args(["check", "--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
+        .args(["--model-path", "m"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let label = format!("SGLang 0.5.5 (config {})", file.display());
+    assert!(report.contains(&label), "{report}");
+    let out = with_file()
+        .args(["upgrade", "--to", "0.5.23", "--", "--model-path", "m"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("sglang-launch upgrade: SGLang 0.5.5 → 0.5.23"),
+        "{text}"
+    );
+    let out = with_file().args(["flags", "show"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().next().unwrap_or("").contains("0.5.5"),
+        "{text}"
+    );
+    // The command line still wins.
+    let out = with_file()
+        .args(["upgrade", "--sglang-version", "0.5.2", "--to", "0.5.23"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SGLang 0.5.2 → 0.5.23"));
 }

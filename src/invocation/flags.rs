@@ -8,17 +8,18 @@ use super::cli::{FlagsCommand, FlagsShowArgs};
 use super::print_out;
 use crate::exit;
 use crate::plan::{self, Fatal};
+use crate::settings::Settings;
 use crate::sglang::flagset::{Action, FlagSet, KNOWN_VERSIONS};
 use crate::sglang::version::{self, FlagsFrom, Selected};
 use crate::sglang::{extract, release};
 
-pub fn command(cmd: &FlagsCommand) -> Result<i32, Fatal> {
+pub fn command(cmd: &FlagsCommand, s: &Settings) -> Result<i32, Fatal> {
     match cmd {
         FlagsCommand::List => {
             print_out(&list())?;
             Ok(exit::OK)
         }
-        FlagsCommand::Show(a) => show(a),
+        FlagsCommand::Show(a) => show(a, s),
         FlagsCommand::Refresh(a) => refresh(a.python.as_deref()),
     }
 }
@@ -52,18 +53,18 @@ fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
     i.found.then_some(i.path)
 }
 
-fn show(a: &FlagsShowArgs) -> Result<i32, Fatal> {
-    if let Some(v) = a
+fn show(a: &FlagsShowArgs, settings: &Settings) -> Result<i32, Fatal> {
+    let wanted = settings
         .sglang_version
         .as_deref()
-        .filter(|v| !release::looks_like_version(v))
-    {
+        .filter(|v| !v.trim().is_empty());
+    if let Some(v) = wanted.filter(|v| !release::looks_like_version(v)) {
         return Err(Fatal::usage(format!(
             "--sglang-version {v:?} is not a version number (like 0.5.23)"
         )));
     }
-    let py = interpreter(a.python.python.as_deref());
-    let s = version::select(a.sglang_version.as_deref(), py.as_deref());
+    let py = interpreter(settings.python.as_deref());
+    let s = version::select(wanted, py.as_deref());
     if a.json {
         print_out(&serde_json::to_string_pretty(s.flags).unwrap_or_default())?;
     } else {

@@ -196,7 +196,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
                 show_secrets: a.show_secrets,
             },
         ),
-        Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens),
+        Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens, &plain_settings(&matches)?),
         Command::Detect(a) => detect(&a),
         Command::Rules(a) => {
             print_out(&crate::rules::render_list(a.json))?;
@@ -209,7 +209,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
             }
             Err(e) => Err(Fatal::usage(e.to_string())),
         },
-        Command::Flags(f) => flags::command(&f),
+        Command::Flags(f) => flags::command(&f, &plain_settings(&matches)?),
         Command::Config(c) => config::command(&c, &matches),
         Command::Profiles(p) => profiles::command(&p, &matches),
         c @ (Command::Completions(_) | Command::Man | Command::Complete(_)) => {
@@ -294,6 +294,18 @@ fn settings(
     Ok((s, profile))
 }
 
+/// The layered settings of a command without profiles (`upgrade`, `flags show`): the same
+/// files, variables and options `check` reads, from the innermost subcommand's options.
+fn plain_settings(matches: &clap::ArgMatches) -> Result<Settings, Fatal> {
+    let mut sub = matches;
+    while let Some((_, m)) = sub.subcommand() {
+        sub = m;
+    }
+    crate::settings::load(sub, None)
+        .map(|r| r.settings)
+        .map_err(config::fatal)
+}
+
 fn output(o: &cli::PlanOptions) -> launch::Output {
     launch::Output {
         json: o.json,
@@ -307,6 +319,7 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>
         gpus,
         topology: s.topology.clone(),
         sglang_version: s.sglang_version.clone(),
+        sglang_version_from: s.sglang_version_from.clone(),
         python: s.python.clone(),
         nvml_lib: s.nvml_lib.clone(),
         settings: RuleSettings {

@@ -8,6 +8,7 @@ use crate::facts::Env;
 use crate::plan::Fatal;
 use crate::report::upgrade::{Advice, ConfigAdvice, EnvYouSet};
 use crate::secrets;
+use crate::settings::Settings;
 use crate::sglang::rewrite::{Rewritten, remaining_error, rewrite};
 use crate::sglang::upgrade::{DefaultChanged, EnvDiff, FlagDiff};
 use crate::sglang::{SglangArgs, envs, flagset, parse, release, version};
@@ -27,9 +28,13 @@ fn target(v: &str) -> Result<&'static flagset::FlagSet, Fatal> {
     })
 }
 
-pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>) -> Result<i32, Fatal> {
+pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, s: &Settings) -> Result<i32, Fatal> {
     let to = target(&a.to)?;
-    let sel = version::select(a.sglang_version.as_deref(), a.python.as_deref());
+    let python = crate::plan::resolve_interpreter(s.python.as_deref());
+    let sel = version::select(
+        s.sglang_version.as_deref(),
+        python.found.then_some(python.path.as_path()),
+    );
     let from = sel.flags;
     let args = parse(from, tokens);
     let config_text = args.config.as_ref().and_then(|c| {

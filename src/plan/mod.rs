@@ -34,6 +34,8 @@ pub struct Request {
     pub tokens: Vec<OsString>,
     pub topology: Option<PathBuf>,
     pub sglang_version: Option<String>,
+    /// Where `sglang_version` comes from, as the report names it.
+    pub sglang_version_from: Option<String>,
     pub python: Option<PathBuf>,
     pub nvml_lib: Option<PathBuf>,
     /// The GPUs, when the caller already read them (NVML is read once per run).
@@ -118,6 +120,8 @@ pub struct Outcome {
     pub secrets: crate::out::Redactor,
     /// The interpreter's installed packages (None: offline planning or no interpreter).
     pub packages: Option<facts::Packages>,
+    /// Where a given SGLang version came from (`--sglang-version`, a variable, a file).
+    pub version_from: Option<String>,
 }
 
 impl Outcome {
@@ -345,5 +349,6 @@ fn assemble(
         topology: machine.topology,
         secrets,
         packages: machine.packages,
+        version_from: req.sglang_version_from.clone(),
     }
 }

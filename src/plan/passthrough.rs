@@ -75,6 +75,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         topology: machine.topology,
         secrets,
         packages: machine.packages,
+        version_from: req.sglang_version_from.clone(),
     })
 }
 

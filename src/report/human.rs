@@ -145,7 +145,10 @@ fn header(outcome: &Outcome, st: &Style) -> String {
     let plan = &outcome.plan;
     let src = match plan.sglang_version_source {
         crate::sglang::version::VersionSource::Detected => "detected",
-        crate::sglang::version::VersionSource::Option => "--sglang-version",
+        crate::sglang::version::VersionSource::Option => outcome
+            .version_from
+            .as_deref()
+            .unwrap_or("--sglang-version"),
         crate::sglang::version::VersionSource::Fallback => "fallback",
     };
     if plan.verdict == Verdict::PassThrough
