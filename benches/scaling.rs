@@ -1,6 +1,6 @@
 //! `cargo bench --bench scaling`: how the parsers' time grows with their input. Each input is
 //! timed at n, 10n and 100n and the ratios printed: about 10 and 100 mean linear time, 100 and
-//! 10,000 quadratic. Nothing is asserted about wall time; `tests/budgets.rs` checks the same
+//! 10,000 quadratic. Nothing is asserted about wall time; `tests/it/budgets.rs` checks the same
 //! inputs for the right answers.
 //!
 //! * topology keys: an object of n keys (the duplicate-key pass, the last key repeating one);

@@ -43,7 +43,15 @@ python3 -m venv "$venv" \
   || die "pip could not install maturin==$MATURIN_VERSION ziglang==$ZIGLANG_VERSION from PyPI"
 
 # maturin finds zig as `python3 -m ziglang`, so the venv goes first on PATH.
-PATH="$venv/bin:$PATH" maturin build --release --locked --zig \
+# The man page and completions go to share/ of the environment the wheel is installed into.
+data=$PWD/target/wheel-data
+rm -rf "$data"
+install -D -m 644 man/sglang-launch.1 "$data/share/man/man1/sglang-launch.1"
+install -D -m 644 completions/sglang-launch.bash "$data/share/bash-completion/completions/sglang-launch"
+install -D -m 644 completions/_sglang-launch "$data/share/zsh/site-functions/_sglang-launch"
+install -D -m 644 completions/sglang-launch.fish "$data/share/fish/vendor_completions.d/sglang-launch.fish"
+
+PATH="$venv/bin:$PATH" maturin build --profile dist --locked --zig \
   --compatibility manylinux2014 --target "$TARGET" --out "$work/dist" \
   || die "maturin build failed"
 

@@ -7,12 +7,12 @@ releases (full corpora), tests/conformance/sample/<version>.jsonl for every othe
     scripts/gen-conformance.py --sample [VERSION ...]   # the sampled goldens (default: all others)
     scripts/gen-conformance.py --setup ...     # create missing oracle venvs first (needs PyPI)
     scripts/gen-conformance.py --seed X --out /tmp/conf   # an extra fuzz round, not committed;
-        # replay it with CONFORMANCE_DIR=/tmp/conf cargo test --test conformance
+        # replay it with CONFORMANCE_DIR=/tmp/conf cargo test --test it conformance::
 
 For each version, a deterministic corpus (seeded random choices over the release's flag data in
 data/flags/history.jsonl plus hand-written edge cases) is run through SGLang's real parser with
 the oracle (`oracle.py --reuse-parser batch`, see shared/oracle/README.md), and the answers are
-written as goldens that tests/conformance.rs replays against the Rust parser.
+written as goldens that tests/it/conformance.rs replays against the Rust parser.
 
 The sampled corpus (40-80 cases) leans on what changed near the release: the actions that differ
 from the previous or the next release (valid uses, every new choice, an invalid choice), the

@@ -2,7 +2,7 @@
 """Record SGLang's own start-up defaults (memory fraction, chunked prefill, decode CUDA-graph
 sizes, max running requests, prefill graph, page size) per release, by running each release's
 real resolution code through the defaults oracle (shared/oracle/defaults_oracle.py), and write
-the golden tables that tests/memory.rs replays against src/resolve/defaults.rs.
+the golden tables that tests/it/memory.rs replays against src/resolve/defaults.rs.
 
     scripts/gen-defaults.py run --grid probe --all          # every release 0.4.0 .. newest
     scripts/gen-defaults.py run --grid full 0.5.2 0.5.3     # the full grid for some releases

@@ -49,6 +49,11 @@ python3 -m venv "$work/venv" || die "python3 -m venv failed: install the venv mo
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$wheel" \
   || die "pip install $wheel failed"
 smoke "$work/venv/bin/sglang-launch" "pip install (venv bin)"
+for f in share/man/man1/sglang-launch.1 share/bash-completion/completions/sglang-launch \
+  share/zsh/site-functions/_sglang-launch share/fish/vendor_completions.d/sglang-launch.fish; do
+  [ -s "$work/venv/$f" ] || die "pip install: the wheel did not install $f"
+done
+echo "test-wheel: pip install: man page and completions under the venv's share/"
 
 python3 -m venv "$work/uv" && "$work/uv/bin/pip" install --quiet --disable-pip-version-check "uv==$UV_VERSION" \
   || die "pip could not install uv==$UV_VERSION from PyPI"

@@ -2,7 +2,7 @@
 //! (plan/v1, topology/v1), the rule catalogue, the command-line reference, the configuration
 //! reference, the man page and the shell completions (scripts and the candidates they ask
 //! for). The checked-in copies under `docs/`, `man/` and `completions/` are kept fresh by
-//! `tests/docs.rs` (`scripts/gen-docs.sh` rewrites them).
+//! `tests/it/docs.rs` (`scripts/gen-docs.sh` rewrites them).
 
 mod cli;
 pub mod complete;

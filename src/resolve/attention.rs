@@ -1,6 +1,6 @@
 //! The attention backends (main, prefill, decode) and the KV page size SGLang settles on, per
 //! release, for a CUDA GPU. Model-specific choices and the default choice are data with version
-//! ranges; `tests/resolution.rs` replays SGLang's own resolution over a grid of models, GPUs and
+//! ranges; `tests/it/resolution.rs` replays SGLang's own resolution over a grid of models, GPUs and
 //! releases.
 
 use super::choice::{Chosen, Inputs, sglang, user_text};

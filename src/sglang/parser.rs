@@ -5,7 +5,7 @@
 //! argument `A`, `--`), so an ambiguous abbreviation anywhere is reported before anything else;
 //! then options are consumed left to right with their arguments; then required options, then
 //! unrecognized arguments. SGLang's parser has no positionals, which keeps the consume loop
-//! simple. Messages are argparse's, word for word (checked by `tests/conformance.rs`).
+//! simple. Messages are argparse's, word for word (checked by `tests/it/conformance.rs`).
 
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashSet};

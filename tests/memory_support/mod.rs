@@ -1,4 +1,4 @@
-//! Shared by `tests/memory.rs` and `benches/memory_accuracy.rs`: the memory planner against every
+//! Shared by `tests/it/memory.rs` and `benches/memory_accuracy.rs`: the memory planner against every
 //! real start-up record in `tests/fixtures/memory/logs.jsonl`, where the record's facts allow.
 
 #![allow(dead_code)] // each of the two users reads part of it
@@ -17,7 +17,7 @@ use sglang_launch::sglang::{Parallel, SglangArgs};
 
 pub use evidence::Evidence;
 pub use record::Record;
-#[allow(unused_imports)] // tests/memory.rs builds golden nodes with it
+#[allow(unused_imports)] // tests/it/memory.rs builds golden nodes with it
 pub use run::uniform_node;
 pub use tables::{evidence_table, scope_table, table, verdict_table};
 pub use verdict::{UNMODELLED, Verdict};

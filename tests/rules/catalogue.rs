@@ -181,7 +181,7 @@ fn declared_fix_availability_matches_the_checks() {
         }
     }
     // A pipeline code's fix has no check to call: MEM015's is exercised through the binary
-    // (tests/fit.rs and its message snapshot).
+    // (tests/it/fit.rs and its message snapshot).
     for r in rules::all()
         .iter()
         .filter(|r| r.fix != FixAvailability::None && !r.emitted_by_pipeline())

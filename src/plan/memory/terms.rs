@@ -192,7 +192,7 @@ pub fn activations(
 /// layer; doubled for speculative decoding (draft decode + extend graphs).
 ///
 /// This is an estimate, not a bound: capture costs in public logs grow with graphs × layers
-/// but the per-layer constant varies 6× between them (tests/memory.rs prints the table), which
+/// but the per-layer constant varies 6× between them (tests/it/memory.rs prints the table), which
 /// is why [`super::plan`] never plans above SGLang's own default fraction.
 pub(super) fn cuda_graphs_mib(
     decode_bs: &[i64],

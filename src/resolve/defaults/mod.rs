@@ -3,7 +3,7 @@
 //!
 //! One function per formula generation (a module each); within a generation, the releases where
 //! only a constant or a term changed are gates ([`since`]). The boundaries were found by running
-//! every release from 0.4.0 on through SGLang's own code; `tests/memory.rs` replays those
+//! every release from 0.4.0 on through SGLang's own code; `tests/it/memory.rs` replays those
 //! goldens (every release, and both sides of every boundary).
 
 mod args;

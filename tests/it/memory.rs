@@ -333,6 +333,7 @@ fn model_fixtures_load() {
     assert_eq!(f.quant_method.as_deref(), Some("fp8"));
 }
 
+#[path = "../memory_support/mod.rs"]
 mod memory_support;
 
 /// Accuracy targets over the real start-up logs (benches/memory_accuracy.rs prints the table).

@@ -1,6 +1,6 @@
 //! Snapshots of the human report for realistic command lines (review with `cargo insta review`).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 

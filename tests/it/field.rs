@@ -1,10 +1,10 @@
 //! The field corpus (`tests/field/`): real public launch commands, each with the release and
 //! hardware it ran on and what happened, run through `check` offline and scored. A command that
 //! worked is never blocked and always gets a verdict; a start-up failure knowable offline is
-//! caught at least as often as the floor below. `cargo test --test field -- --nocapture`
+//! caught at least as often as the floor below. `cargo test --test it field:: -- --nocapture`
 //! prints every case and the figures the README quotes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

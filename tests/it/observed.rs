@@ -3,7 +3,7 @@
 //! --pid` keeps what the server reported next to the plan, and the next `check` of the same
 //! line on the same machine shows it, while another machine's plan does not.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::TcpListener;

@@ -4,7 +4,7 @@
 //! own start-up code (`scripts/gen-evidence.py`) on inputs the rule fires on, or near misses; the
 //! rule must block exactly where SGLang refused.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{fake_venv, launcher as sl, recorded};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -823,7 +823,7 @@ fn each_bad_input_is_in_the_matrix_once() {
     }
 }
 
-const BEGIN: &str = "<!-- bad-inputs:begin (generated from tests/bad_inputs.rs) -->";
+const BEGIN: &str = "<!-- bad-inputs:begin (generated from tests/it/bad_inputs.rs) -->";
 const END: &str = "<!-- bad-inputs:end -->";
 
 fn cell(s: &str) -> String {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const VERSION: &str = "0.5.24.dev3+gabc123";

@@ -2,7 +2,7 @@
 //! `--config` files, URL passwords, and each secret wherever it recurs; harmless values that
 //! only look like secrets (`--tokenizer-mode slow`) are printed as they are.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 use common::launcher as sl;
 
 use predicates::prelude::*;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::launcher as sl;
 use common::{fake_venv, recorded};
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::launcher as sl;
 
 fn advice(from: &str, to: &str, line: &[&str]) -> (Value, i32) {

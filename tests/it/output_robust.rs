@@ -2,7 +2,7 @@
 //! failed write of what the user asked for is an error, controls from files are escaped, and
 //! bytes that are not UTF-8 reach SGLang (and `--print-args`) exactly.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::launcher as sl;
 
 use serde_json::{Value, json};

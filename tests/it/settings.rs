@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::launcher as sl;
 
 const LLAMA_8B: &str = "tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct";

@@ -3,7 +3,7 @@
 //! options, flow mappings) are read whole and right. Without the budgets these would exhaust
 //! memory, overflow the stack or run for minutes; the figures are in `benches/scaling.rs`.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -225,7 +225,7 @@ fn lib_path_comes_from_the_environment() {
     assert_eq!(nvml::default_lib_path(), None);
 }
 
-/// On a machine with an NVIDIA driver: `cargo test --test nvml -- --ignored`. Detects through
+/// On a machine with an NVIDIA driver: `cargo test --test it nvml:: -- --ignored`. Detects through
 /// the real libnvidia-ml and cross-checks against `nvidia-smi`.
 #[test]
 #[ignore = "needs an NVIDIA GPU and driver"]

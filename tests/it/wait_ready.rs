@@ -1,6 +1,6 @@
 //! `wait-ready` against real local HTTP servers.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
