@@ -46,10 +46,10 @@ python3 -m venv "$venv" \
 # The man page and completions go to share/ of the environment the wheel is installed into.
 data=$PWD/target/wheel-data
 rm -rf "$data"
-install -D -m 644 man/sglang-launch.1 "$data/share/man/man1/sglang-launch.1"
-install -D -m 644 completions/sglang-launch.bash "$data/share/bash-completion/completions/sglang-launch"
-install -D -m 644 completions/_sglang-launch "$data/share/zsh/site-functions/_sglang-launch"
-install -D -m 644 completions/sglang-launch.fish "$data/share/fish/vendor_completions.d/sglang-launch.fish"
+install -D -m 644 man/sglang-launch.1 "$data/data/share/man/man1/sglang-launch.1"
+install -D -m 644 completions/sglang-launch.bash "$data/data/share/bash-completion/completions/sglang-launch"
+install -D -m 644 completions/_sglang-launch "$data/data/share/zsh/site-functions/_sglang-launch"
+install -D -m 644 completions/sglang-launch.fish "$data/data/share/fish/vendor_completions.d/sglang-launch.fish"
 
 PATH="$venv/bin:$PATH" maturin build --profile dist --locked --zig \
   --compatibility manylinux2014 --target "$TARGET" --out "$work/dist" \
