@@ -188,10 +188,63 @@ fn write_to(mut w: impl Write, bytes: &[u8]) -> io::Result<()> {
     w.flush()
 }
 
-/// Report text on stderr (redacted, controls escaped), best effort: a closed, broken or full
-/// stderr is ignored so that it never stops a launch.
+/// Report text on stderr (redacted, controls escaped, in ASCII where the locale is not
+/// UTF-8), best effort: a closed, broken or full stderr is ignored so that it never stops a
+/// launch.
 pub fn report(text: &str) {
-    let _ = write_to(io::stderr().lock(), sanitize(&redact(text)).as_bytes());
+    let text = sanitize(&redact(text));
+    let _ = write_to(io::stderr().lock(), for_locale(&text).as_bytes());
+}
+
+/// A human report on stdout: [`stdout`], in ASCII where the locale is not UTF-8. (Command lines
+/// and JSON never go through this: their bytes are the user's.)
+pub fn stdout_report(text: &str) -> io::Result<()> {
+    let text = sanitize(&redact(&with_newline(text)));
+    stdout_bytes(for_locale(&text).as_bytes())
+}
+
+/// The locale's character set is UTF-8: the first of `LC_ALL`, `LC_CTYPE`, `LANG` that is set
+/// says so; none set is taken as UTF-8 (services and containers often set none).
+fn utf8_locale() -> bool {
+    let set = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+    set.is_none_or(|v| {
+        let v = v.to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    })
+}
+
+fn for_locale(text: &str) -> std::borrow::Cow<'_, str> {
+    if utf8_locale() {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(ascii(text))
+    }
+}
+
+/// The report's own typography in ASCII; any other non-ASCII character as `?`.
+pub fn ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            c if c.is_ascii() => out.push(c),
+            '·' | '–' | '−' | '─' => out.push('-'),
+            '—' => out.push_str("--"),
+            '→' => out.push_str("->"),
+            '←' => out.push_str("<-"),
+            '×' => out.push('x'),
+            '…' => out.push_str("..."),
+            '≥' => out.push_str(">="),
+            '≤' => out.push_str("<="),
+            '≈' => out.push('~'),
+            '±' => out.push_str("+/-"),
+            '“' | '”' => out.push('"'),
+            '‘' | '’' => out.push('\''),
+            _ => out.push('?'),
+        }
+    }
+    out
 }
 
 /// One report line on stderr (see [`report`]).
@@ -223,6 +276,15 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_keeps_the_reports_meaning() {
+        assert_eq!(
+            ascii("SGLang 0.5.23 · 8× GPU — 0.5.5 → 0.5.23 ≥ 1…"),
+            "SGLang 0.5.23 - 8x GPU -- 0.5.5 -> 0.5.23 >= 1..."
+        );
+        assert_eq!(ascii("é"), "?");
+    }
 
     #[test]
     fn urls_and_addresses_lose_their_password() {

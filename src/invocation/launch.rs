@@ -77,7 +77,7 @@ pub fn plan_cmd(
     } else if out.json {
         print_out(&report::json(&outcome.plan))?;
     } else {
-        print_out(&report::human(
+        super::print_report(&report::human(
             &outcome,
             report::use_color(&std::io::stdout()),
         ))?;

@@ -345,6 +345,11 @@ pub(crate) fn print_out(text: &str) -> Result<(), Fatal> {
     written(crate::out::stdout(text))
 }
 
+/// A human report on stdout ([`print_out`]'s errors), in ASCII where the locale is not UTF-8.
+pub(crate) fn print_report(text: &str) -> Result<(), Fatal> {
+    written(crate::out::stdout_report(text))
+}
+
 /// `text` byte for byte, unredacted (`--show-secrets`), with [`print_out`]'s errors.
 pub(crate) fn print_verbatim(text: &str) -> Result<(), Fatal> {
     let mut t = text.to_owned();
@@ -466,7 +471,7 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
     if a.json {
         print_out(&topo.to_json_pretty())?;
     } else {
-        print_out(&report::topology(&topo))?;
+        print_report(&report::topology(&topo))?;
     }
     Ok(exit::OK)
 }

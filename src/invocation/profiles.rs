@@ -25,6 +25,8 @@ enum Verdict {
     Incompatible(Vec<String>),
     /// The profile itself is broken (never launched).
     Invalid(String),
+    /// No GPUs could be read: listed, not planned.
+    Unplanned,
 }
 
 pub fn command(cmd: &ProfilesCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
@@ -43,15 +45,32 @@ fn search(a: &ProfilesListArgs) -> Search {
     Search::from_process(a.profiles_dir.dir.as_deref())
 }
 
+/// The GPUs to plan for; without a driver (and no `--topology`), none: the profiles are still
+/// listed and shown, and the reason is said once.
+fn gpus(a: &ProfilesListArgs) -> Result<Option<Topology>, Fatal> {
+    match plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref()) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if a.topology.is_none() => {
+            crate::out::warn(&format!(
+                "{e}; profiles are not planned (--topology FILE plans them for a machine described by its file)"
+            ));
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
     let search = search(a);
-    let topo = plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref())?;
+    let topo = gpus(a)?;
     let rows: Vec<(String, String, Option<String>, Verdict)> = search
         .names()
         .into_iter()
         .map(|(name, origin)| match profile::load(&search, &name) {
             Ok(p) => {
-                let v = judge(&p, m, &topo);
+                let v = topo
+                    .as_ref()
+                    .map_or(Verdict::Unplanned, |t| judge(&p, m, t));
                 (name, origin, p.description, v)
             }
             Err(e) => (name, origin, None, Verdict::Invalid(e.0)),
@@ -133,11 +152,12 @@ fn blocking(o: &Outcome) -> Vec<String> {
     }
 }
 
-const GROUPS: [(&str, &str); 4] = [
+const GROUPS: [(&str, &str); 5] = [
     ("runnable", "runnable"),
     ("runnable_with_changes", "runnable with changes"),
     ("incompatible", "incompatible"),
     ("invalid", "invalid (never launched)"),
+    ("unplanned", "not planned (no GPUs read)"),
 ];
 
 fn group(v: &Verdict) -> usize {
@@ -146,12 +166,13 @@ fn group(v: &Verdict) -> usize {
         Verdict::WithChanges(_) => 1,
         Verdict::Incompatible(_) => 2,
         Verdict::Invalid(_) => 3,
+        Verdict::Unplanned => 4,
     }
 }
 
 fn details(v: &Verdict) -> Vec<String> {
     match v {
-        Verdict::Runnable => vec![],
+        Verdict::Runnable | Verdict::Unplanned => vec![],
         Verdict::WithChanges(x) | Verdict::Incompatible(x) => x.clone(),
         Verdict::Invalid(m) => vec![m.clone()],
     }
@@ -194,7 +215,16 @@ fn row_json(name: &str, origin: &str, desc: &Option<String>, v: &Verdict) -> Val
 
 fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
     let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
-    let topo = plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref())?;
+    let Some(topo) = gpus(a)? else {
+        if a.json {
+            let mut v = profile_json(&p);
+            v["plan"] = Value::Null;
+            print_out(&serde_json::to_string_pretty(&v).expect("json"))?;
+        } else {
+            print_out(&human_profile(&p, &[]))?;
+        }
+        return Ok(exit::OK);
+    };
     let unmet = profile::hardware::unmet(&p.hardware, &topo);
     let outcome = plan_profile(&p, m, &topo)?;
     if a.json {
@@ -204,7 +234,7 @@ fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> 
         print_out(&serde_json::to_string_pretty(&v).expect("json"))?;
     } else {
         print_out(&human_profile(&p, &unmet))?;
-        print_out(&report::human(
+        super::print_report(&report::human(
             &outcome,
             report::use_color(&std::io::stdout()),
         ))?;

@@ -61,7 +61,11 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, s: &Settings) -> Result<i
         super::print_verbatim(&text)?;
     } else {
         secrets::install_early(&args.tokens, &env);
-        super::print_out(&text)?;
+        if a.print_args || a.json {
+            super::print_out(&text)?;
+        } else {
+            super::print_report(&text)?;
+        }
     }
     Ok(if advice.rejected_by_target.is_some() {
         exit::BLOCKED

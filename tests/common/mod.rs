@@ -6,7 +6,8 @@ use assert_cmd::Command;
 
 /// A variable of the host that would change what the launcher does: SGLang's and the
 /// launcher's own, the schedulers' (Slurm, LeaderWorkerSet), the Hugging Face Hub's, proxies
-/// and the terminal width the report wraps to.
+/// the terminal width the report wraps to, and the locale (its character set picks UTF-8 or
+/// ASCII punctuation).
 fn host_setting(k: &str) -> bool {
     ["SGLANG_", "SGL_", "SLURM_", "LWS_", "HF_", "HUGGING"]
         .iter()
@@ -16,6 +17,8 @@ fn host_setting(k: &str) -> bool {
         || k == "MASTER_ADDR"
         || k == "CUDA_VISIBLE_DEVICES"
         || k == "COLUMNS"
+        || k == "LANG"
+        || k.starts_with("LC_")
 }
 
 /// `sglang-launch` run from the repository root, without colour, the host's settings, its

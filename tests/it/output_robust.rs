@@ -219,3 +219,21 @@ fn bytes_that_are_not_utf8_reach_sglang_and_print_args_exactly() {
         assert!(words.contains(&weird.as_bytes()), "{cmd:?}: {printed}");
     }
 }
+
+/// Under a locale that is not UTF-8 (`LC_ALL=C`) the human report is ASCII; JSON is not touched.
+#[test]
+fn a_c_locale_gets_an_ascii_report() {
+    let mut c = launcher(&["check"]);
+    c.args(["--topology", &topo(), "--sglang-version", "0.5.23", "--"])
+        .args(["--model-path", "m"])
+        .env("LC_ALL", "C");
+    let out = c.output().unwrap();
+    let all = [out.stdout, out.stderr].concat();
+    assert!(all.is_ascii(), "{}", String::from_utf8_lossy(&all));
+    assert!(String::from_utf8_lossy(&all).contains("SGLang 0.5.23 (--sglang-version) - "));
+    let mut utf8 = launcher(&["check"]);
+    utf8.args(["--topology", &topo(), "--sglang-version", "0.5.23", "--"])
+        .args(["--model-path", "m"])
+        .env("LANG", "en_US.UTF-8");
+    assert!(String::from_utf8_lossy(&utf8.output().unwrap().stdout).contains(" · "));
+}

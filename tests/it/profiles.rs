@@ -486,3 +486,27 @@ fn the_profiles_environment_is_in_every_line_that_shows_what_runs() {
     assert_eq!(again, argv);
     assert!(env.contains(&"NCCL_P2P_DISABLE=1".to_owned()), "{env:?}");
 }
+
+/// Without a driver (and no topology file) the profiles are still listed and shown, not planned.
+#[test]
+fn profiles_are_listed_and_shown_without_a_driver() {
+    let t = tempfile::tempdir().unwrap();
+    let no_driver = |args: &[&str]| {
+        sl(t.path())
+            .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = no_driver(&["profiles", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["profiles"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["name"] == "l4-1x"), "{v}");
+    assert!(rows.iter().all(|r| r["status"] == "unplanned"), "{v}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("profiles are not planned"));
+    let out = no_driver(&["profiles", "show", "l4-1x", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["plan"], Value::Null);
+}
