@@ -276,6 +276,15 @@ fn rule_lists_complete_after_the_comma_and_file_names_only_where_a_path_goes() {
     let r = sh.one("sglang-launch check --allow AR001,AR00");
     has(&r, "AR001,AR002", "--allow AR001,AR00");
     assert!(r.iter().all(|c| c.starts_with("AR001,AR00")), "{r:?}");
+    // A rule already in the list is not offered again, by its code or by its name.
+    assert!(!r.contains(&"AR001,AR001".to_owned()), "{r:?}");
+    let r = sh.one("sglang-launch check --allow custom-allreduce-pcie,AR00");
+    assert!(!r.iter().any(|c| c.ends_with(",AR002")), "{r:?}");
+    has(
+        &r,
+        "custom-allreduce-pcie,AR001",
+        "--allow custom-allreduce-pcie,AR00",
+    );
     assert_eq!(
         sh.one("sglang-launch explain AR00"),
         sh.one("sglang-launch check --deny AR00")

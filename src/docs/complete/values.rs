@@ -117,7 +117,8 @@ fn rule_items() -> Vec<(String, String)> {
     codes.chain(names).collect()
 }
 
-/// `--allow A,B,…`: the items before the last comma stay as they are.
+/// `--allow A,B,…`: the items before the last comma stay as they are, and a rule already
+/// listed (by its code or its name) is not offered again.
 fn rule_list(prefix: &str, current: &str) -> Reply {
     let (done, last) = current
         .rsplit_once(',')
@@ -127,7 +128,11 @@ fn rule_list(prefix: &str, current: &str) -> Reply {
     } else {
         format!("{prefix}{done},")
     };
-    Reply::words(&prefix, last, rule_items())
+    let listed: Vec<&str> = done.split(',').map(str::trim).collect();
+    let items = rule_items().into_iter().filter(|(word, other)| {
+        !listed.contains(&word.as_str()) && !listed.contains(&other.as_str())
+    });
+    Reply::words(&prefix, last, items)
 }
 
 /// The embedded releases, newest first.
