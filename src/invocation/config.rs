@@ -21,10 +21,16 @@ pub fn command(c: &ConfigCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
         .map(super::profiled::launcher_layer)
         .transpose()?;
     let resolved = settings::load(show, layer).map_err(fatal)?;
+    let python = crate::plan::resolve_interpreter(resolved.settings.python.as_deref());
+    let interpreter = if python.found {
+        python.path.display().to_string()
+    } else {
+        format!("{} (not found)", python.path.display())
+    };
     print_out(&if a.json {
         settings::render_json(&resolved)
     } else {
-        settings::render_text(&resolved)
+        settings::render_text(&resolved, &interpreter)
     })?;
     Ok(exit::OK)
 }

@@ -548,3 +548,23 @@ fn every_command_reads_the_same_settings_and_names_their_source() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("SGLang 0.5.2 → 0.5.23"));
 }
+
+/// `config show` names the interpreter that will run SGLang and hides the test-only settings
+/// unless something sets them.
+#[test]
+fn config_show_names_the_interpreter_and_hides_test_settings() {
+    let out = sl()
+        .env_remove("SGLANG_LAUNCH_DEVICE_ROOT")
+        .args(["config", "show", "--python", "/usr/bin/python3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("interpreter") && l.contains("/usr/bin/python3")),
+        "{text}"
+    );
+    assert!(!text.contains("device-root"), "{text}");
+    let set = sl().args(["config", "show"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&set.stdout).contains("device-root"));
+}
