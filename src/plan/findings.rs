@@ -112,8 +112,19 @@ fn modified_install(machine: &Machine, why: &str) -> Hit {
 
 /// MEM001/MEM002: the model named could not be read, or its files make no sense; HUB00x: it
 /// is not on disk and the Hub did not give its files.
-pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
+pub fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Hit> {
     let problem = load?.problem.as_ref()?;
+    if let ModelProblem::Unavailable(model::Unavailable::NotCached { model_path }) = problem
+        && this_machine
+        && is_local_path(model_path)
+    {
+        return Some(Hit::new(
+            Code::MEM017,
+            format!(
+                "{model_path}: no such directory on this machine, and a path is no Hugging Face repo id: SGLang cannot load it; point --model-path at the model's directory"
+            ),
+        ));
+    }
     let (code, todo) = match problem {
         ModelProblem::Unavailable(model::Unavailable::Missing { .. }) => (
             Code::MEM001,
@@ -134,6 +145,13 @@ pub fn model(load: Option<&ModelLoad>) -> Option<Hit> {
         ModelProblem::Hub(h) => (hub_code(h), ""),
     };
     Some(Hit::new(code, format!("{problem}{todo}")))
+}
+
+/// Written as a file-system path (absolute, `./`, `../`, `~/`), not as a repo id.
+fn is_local_path(model_path: &str) -> bool {
+    ["/", "./", "../", "~/"]
+        .iter()
+        .any(|p| model_path.starts_with(p))
 }
 
 /// HUB00x for the separate speculative draft: SGLang downloads it too, and fails the same way.

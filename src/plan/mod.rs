@@ -177,7 +177,8 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     );
     let line = fitted.line;
     let model_load = models.main(line.view());
-    hits.extend(findings::model(model_load));
+    // Planned for another machine from its topology file, a path not here proves nothing.
+    hits.extend(findings::model(model_load, req.topology.is_none()));
     hits.extend(findings::draft(models.draft(line.view())));
     hits.extend(bad_fraction.map(findings::fraction));
     let mut settled = fraction::settle(&line, &machine, &models, req.no_fix, plannable);

@@ -90,6 +90,7 @@ catalogue! {
     MEM013 => P,
     MEM015 => P,
     MEM016 => P,
+    MEM017 => P,
     TOP001 => P,
     TOP005 => P,
     VER001 => P,

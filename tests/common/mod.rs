@@ -144,3 +144,32 @@ pub fn request_line(stream: &std::net::TcpStream) -> String {
     }
     first
 }
+
+/// The fake libnvidia-ml (`tests/fake-nvml`), built once per test binary into its own target
+/// directory. It reads the GPUs from `FAKE_NVML_TOPOLOGY` (a topology/v1 file).
+#[allow(dead_code)]
+pub fn fake_nvml_lib() -> &'static Path {
+    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    LIB.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        // target/<profile>/deps/nvml-<hash> → target
+        let target = exe.ancestors().nth(3).unwrap().to_path_buf();
+        let dir = target.join("fake-nvml");
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "fake-nvml", "--manifest-path"])
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&dir)
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "building fake-nvml failed");
+        let lib = dir.join("debug").join(format!(
+            "{}fake_nvml{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        ));
+        assert!(lib.exists(), "{} missing", lib.display());
+        lib
+    })
+}

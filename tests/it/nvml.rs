@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 
 use sglang_launch::facts::Topology;
 use sglang_launch::facts::nvml::{self, NvmlError};
@@ -16,29 +16,7 @@ use sglang_launch::facts::nvml::{self, NvmlError};
 /// The fake library, built once per test run into a target dir of its own (beside this test's),
 /// so the build does not wait on the lock of the `cargo test` that runs us.
 fn fake_lib() -> &'static Path {
-    static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        // target/<profile>/deps/nvml-<hash> → target
-        let target = exe.ancestors().nth(3).unwrap().to_path_buf();
-        let dir = target.join("fake-nvml");
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "fake-nvml", "--manifest-path"])
-            .arg(&manifest)
-            .arg("--target-dir")
-            .arg(&dir)
-            .status()
-            .expect("run cargo");
-        assert!(status.success(), "building fake-nvml failed");
-        let lib = dir.join("debug").join(format!(
-            "{}fake_nvml{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        ));
-        assert!(lib.exists(), "{} missing", lib.display());
-        lib
-    })
+    crate::common::fake_nvml_lib()
 }
 
 /// The fake reads its configuration from this process's environment: one test at a time.

@@ -219,6 +219,46 @@ fn par012_a_line_that_fits_on_one_node_of_a_job() {
     insta::assert_snapshot!("PAR012", text);
 }
 
+/// Planned for this machine (NVML, here the fake library): a path that is not there.
+#[test]
+fn mem017_a_model_path_missing_on_this_machine() {
+    let out = crate::common::launcher()
+        .env("SGLANG_LAUNCH_NVML_LIB", crate::common::fake_nvml_lib())
+        .env(
+            "FAKE_NVML_TOPOLOGY",
+            "tests/fixtures/topologies/8x-h100-sxm-nvlink.json",
+        )
+        .args(["check", "--json", "--sglang-version", "0.5.23", "--"])
+        .args(["--model-path", "/nonexistent/models/Qwen3-8B"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text: String = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "MEM017")
+        .map(|f| {
+            format!(
+                "{} {}: {}\n",
+                f["severity"].as_str().unwrap(),
+                f["code"].as_str().unwrap(),
+                f["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(!text.is_empty(), "{v}");
+    insta::assert_snapshot!("MEM017", text);
+    // For another machine, from its topology file, the path may exist there: MEM001 (info).
+    let other = findings(
+        "MEM001",
+        "8x-h100-sxm-nvlink",
+        V0523,
+        &["--model-path", "/nonexistent/models/Qwen3-8B"],
+    );
+    assert!(other.contains("info MEM001"), "{other}");
+}
+
 #[test]
 fn mem001_model_not_found() {
     let sglang = &["--model-path", "/nonexistent/model"];
