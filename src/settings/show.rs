@@ -31,26 +31,26 @@ pub fn render_json(r: &Resolved) -> String {
 /// Settings that exist for the tests: shown only when something sets them.
 const TEST_ONLY: &[&str] = &["device-root"];
 
-/// One line per setting: key, value (`-` when unset), source; then `interpreter`, the Python
-/// that will run SGLang (`python` resolved).
+/// One line per setting: key, value (`-` when unset), source; then the interpreter that will
+/// run SGLang (`python` resolved).
 pub fn render_text(r: &Resolved, interpreter: &str) -> String {
     let values = values(r);
-    let mut rows: Vec<(String, String, &str)> = r
+    let rows: Vec<(String, String, &str)> = r
         .sources
         .iter()
         .filter(|(key, source)| !TEST_ONLY.contains(key) || source != "default")
         .map(|(key, source)| (key.to_string(), text(values.get(*key)), source.as_str()))
         .collect();
-    rows.push((
-        "interpreter".into(),
-        interpreter.to_owned(),
-        "what runs SGLang (python, else beside the launcher, else PATH)",
-    ));
     let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let vw = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
-    rows.iter()
+    let mut out: String = rows
+        .iter()
         .map(|(k, v, s)| format!("{k:kw$}  {v:vw$}  {s}\n"))
-        .collect()
+        .collect();
+    out.push_str(&format!(
+        "interpreter: {interpreter} (what runs SGLang: python, else the one beside the launcher, else PATH's)\n"
+    ));
+    out
 }
 
 fn text(value: Option<&Value>) -> String {

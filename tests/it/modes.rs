@@ -561,7 +561,7 @@ fn config_show_names_the_interpreter_and_hides_test_settings() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines()
-            .any(|l| l.starts_with("interpreter") && l.contains("/usr/bin/python3")),
+            .any(|l| l.starts_with("interpreter: /usr/bin/python3 ")),
         "{text}"
     );
     assert!(!text.contains("device-root"), "{text}");
