@@ -206,12 +206,16 @@ pub fn stdout_report(text: &str) -> io::Result<()> {
 /// The locale's character set is UTF-8: the first of `LC_ALL`, `LC_CTYPE`, `LANG` that is set
 /// says so; none set is taken as UTF-8 (services and containers often set none).
 fn utf8_locale() -> bool {
-    let set = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
-    set.is_none_or(|v| {
-        let v = v.to_ascii_lowercase();
-        v.contains("utf-8") || v.contains("utf8")
+    // Read once per run: every report line asks.
+    static UTF8: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *UTF8.get_or_init(|| {
+        let set = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+        set.is_none_or(|v| {
+            let v = v.to_ascii_lowercase();
+            v.contains("utf-8") || v.contains("utf8")
+        })
     })
 }
 

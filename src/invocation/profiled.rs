@@ -104,10 +104,7 @@ fn merge_env(profile: &Profile, mut env: Env) -> (Env, EnvChanges, Vec<String>) 
     let mut overrides = Vec::new();
     let mut changes = EnvChanges::default();
     for s in &profile.env {
-        let value = match &s.value {
-            toml::Value::String(v) => v.clone(),
-            other => other.to_string(),
-        };
+        let value = s.text();
         match env.get(&s.key) {
             Some(mine) if mine != value => {
                 let masked = |v: &str| {

@@ -90,10 +90,7 @@ fn ready_address(profile: Option<&profile::Profile>, port: Option<u16>, timeout_
             .iter()
             .rev()
             .find(|s| s.key == key)
-            .map(|s| match &s.value {
-                toml::Value::String(v) => v.clone(),
-                other => other.to_string(),
-            })
+            .map(profile::Setting::text)
     };
     let host = match arg("host").as_deref().map(str::trim) {
         None | Some("" | "0.0.0.0") => "127.0.0.1".to_owned(),

@@ -44,19 +44,6 @@ fn located(args: &SglangArgs) -> std::borrow::Cow<'_, SglangArgs> {
     }
 }
 
-/// Indices of the tokens that may be option strings: not an option's value, not the config
-/// file's name (options a flag set does not know are matched as written).
-fn option_words(args: &SglangArgs) -> impl Iterator<Item = usize> + '_ {
-    let mut values: Vec<usize> = args
-        .occurrences
-        .iter()
-        .filter(|o| !o.from_config)
-        .flat_map(|o| o.start + 1..o.start + o.len)
-        .collect();
-    values.extend(args.config.as_ref().map(|c| c.at + 1));
-    (0..args.tokens.len()).filter(move |i| !values.contains(i))
-}
-
 /// Like [`apply_args`], all or nothing: an edit that only the config file could make (removing
 /// or renaming an option the file sets) fails the whole fix. A `Set` of an option the file sets
 /// appends an explicit override, which wins because the file's tokens come first.
@@ -124,7 +111,7 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
                 }
             };
             let mut changed = false;
-            for i in option_words(args) {
+            for i in args.option_words() {
                 let Some(s) = tokens[i].to_str() else {
                     continue;
                 };
@@ -148,7 +135,8 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
             {
                 return Err(blocked(written, &c.file));
             }
-            let drop: Vec<usize> = option_words(args)
+            let drop: Vec<usize> = args
+                .option_words()
                 .filter(|&i| tokens[i].to_str() == Some(written.as_str()))
                 .collect();
             if drop.is_empty() {

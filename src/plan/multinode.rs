@@ -30,6 +30,13 @@ pub struct Local {
     pub visible: Option<usize>,
 }
 
+impl Local {
+    /// The line runs on this node's GPUs alone.
+    fn fits(self) -> bool {
+        self.visible.is_some_and(|v| self.needed <= v)
+    }
+}
+
 /// `neighbours`: approximate mode's releases; an option is derived only if all of them have it,
 /// as for the rules' fixes. `--allow PAR009` derives nothing; `--no-fix` reports what it would.
 /// `visible`: the GPUs CUDA shows on this node. `Err`: a scheduler variable the derivation
@@ -53,7 +60,14 @@ pub fn step(
         local,
         knows: &knows,
     };
-    let hits = settings.apply(derive(parsed.view(&args), scheduler::read(env), &job)?);
+    // `--allow PAR009`: nothing is derived, so no scheduler variable is needed either.
+    let off = settings
+        .effective(crate::rules::rule(Code::PAR009))
+        .is_none();
+    let hits = match derive(parsed.view(&args), scheduler::read(env), &job) {
+        Err(_) if off => Vec::new(),
+        derived => settings.apply(derived?),
+    };
     let apply = !no_fix;
     let edits: Vec<ArgEdit> = hits
         .iter()
@@ -95,7 +109,8 @@ pub fn derive(
     let user_nnodes = args.get("--nnodes").and(args.int("--nnodes"));
     let m = match facts {
         None => return Ok(Vec::new()),
-        Some(Err(_)) if user_nnodes.is_some() => return Ok(Vec::new()),
+        // Nothing to derive: the user gave the node count, or the line fits on this node.
+        Some(Err(_)) if user_nnodes.is_some() || job.local.fits() => return Ok(Vec::new()),
         Some(Err(why)) => {
             return Err(format!(
                 "{why}: fix the variable, or give --nnodes, --node-rank and --dist-init-addr yourself"
@@ -118,7 +133,7 @@ pub fn derive(
         }
         Some(_) => {}
         None => match job.local.visible {
-            Some(visible) if job.local.needed <= visible => {
+            Some(visible) if job.local.fits() => {
                 return Ok(vec![own_server(name, &m, job.local.needed, visible)]);
             }
             _ => hits.push(derived(name, "--nnodes", &m.nnodes)),
@@ -412,6 +427,30 @@ mod tests {
         // Not needed: the user gave the option.
         let (added, _) = run(&lws, &["--node-rank", "1"], false);
         assert!(added.contains(&"--dist-init-addr".to_owned()), "{added:?}");
+    }
+
+    /// A variable no derivation needs never stops a line: one that fits this node, or with the
+    /// derivation turned off (`--allow PAR009`).
+    #[test]
+    fn an_unreadable_variable_nothing_needs_blocks_nothing() {
+        let env = Env::from_pairs([("SLURM_NNODES", "x")]);
+        let small = parse(&["--model-path", "m", "--tp", "8"]);
+        let s = step(
+            small,
+            (&env, Some(8)),
+            None,
+            false,
+            &RuleSettings::default(),
+        )
+        .unwrap();
+        assert!(s.findings.is_empty());
+        let allow = RuleSettings {
+            allow: vec!["PAR009".into()],
+            ..RuleSettings::default()
+        };
+        let wide = parse(&["--model-path", "m", "--tp", "16"]);
+        let s = step(wide, (&env, Some(8)), None, false, &allow).unwrap();
+        assert_eq!((s.args.tokens.len(), s.findings.len()), (4, 0));
     }
 
     #[test]

@@ -21,6 +21,16 @@ pub struct Setting {
     pub at: String,
 }
 
+impl Setting {
+    /// The value as a command line or an environment has it (a string as is, else TOML's text).
+    pub fn text(&self) -> String {
+        match &self.value {
+            toml::Value::String(v) => v.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A profile after `extends`: what it sets and where each part comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {

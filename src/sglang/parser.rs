@@ -290,6 +290,19 @@ impl SglangArgs {
         })
     }
 
+    /// Indices of the user's tokens that may be option strings: not an option's value, not
+    /// the config file's name (options this flag set does not know are matched as written).
+    pub fn option_words(&self) -> impl Iterator<Item = usize> + '_ {
+        let values: Vec<usize> = self
+            .occurrences
+            .iter()
+            .filter(|o| !o.from_config)
+            .flat_map(|o| o.start + 1..o.start + o.len)
+            .chain(self.config.as_ref().map(|c| c.at + 1))
+            .collect();
+        (0..self.tokens.len()).filter(move |i| !values.contains(i))
+    }
+
     /// The user's own occurrences of the action behind `option` (not the config file's).
     pub fn user_occurrences_of<'a>(
         &'a self,

@@ -73,6 +73,27 @@ pub fn replaced(option: &str) -> Option<ReplacedBy> {
     REPLACED.iter().find(|(o, _)| *o == option).map(|(_, r)| *r)
 }
 
+/// What `flags` reads instead of the replaced flag `written`, for a line of TP size `tp`:
+/// `(option, value)` when this release refuses the flag (does not know it, or knows it only to
+/// raise) and has the replacing option with that value among its choices.
+pub fn replacement_in(
+    flags: &super::FlagSet,
+    written: &str,
+    tp: i64,
+) -> Option<(&'static str, String)> {
+    let by = replaced(written)?;
+    let refused = flags
+        .action(written)
+        .is_none_or(super::flagset::Action::refuses);
+    let target = flags.action(by.option())?;
+    let value = by.value(tp);
+    let allowed = target
+        .choices
+        .as_ref()
+        .is_none_or(|c| c.iter().any(|v| v.as_str() == Some(value.as_str())));
+    (refused && allowed).then_some((by.option(), value))
+}
+
 impl ReplacedBy {
     /// The replacing option.
     pub fn option(self) -> &'static str {

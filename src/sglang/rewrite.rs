@@ -240,23 +240,14 @@ pub fn repair(args: &SglangArgs) -> (SglangArgs, Vec<Edit>) {
 /// The first option of the user's tokens this release refuses (unknown, or known only to
 /// raise) that can be repaired, repaired.
 fn repair_one(args: &SglangArgs, replacements: bool) -> Option<(Vec<OsString>, Edit)> {
-    let values: Vec<usize> = args
-        .occurrences
-        .iter()
-        .filter(|o| !o.from_config)
-        .flat_map(|o| o.start + 1..o.start + o.len)
-        .chain(args.config.as_ref().map(|c| c.at + 1))
-        .collect();
     let refused = |head: &str| args.flags.action(head).is_none_or(Action::refuses);
-    (0..args.tokens.len())
-        .filter(|i| !values.contains(i))
-        .find_map(|i| {
-            let written = args.tokens[i].to_str()?;
-            let head = head(written);
-            let replaced = renames::replaced(head).is_some();
-            (head.starts_with("--") && refused(head) && replaced == replacements).then_some(())?;
-            repair_at(args, i, written, head)
-        })
+    args.option_words().find_map(|i| {
+        let written = args.tokens[i].to_str()?;
+        let head = head(written);
+        let replaced = renames::replaced(head).is_some();
+        (head.starts_with("--") && refused(head) && replaced == replacements).then_some(())?;
+        repair_at(args, i, written, head)
+    })
 }
 
 fn repair_at(
@@ -271,17 +262,20 @@ fn repair_at(
         let (from, to) = (head.to_owned(), new.to_owned());
         return Some((tokens, Edit::Renamed { from, to }));
     }
-    if let Some(by) = renames::replaced(head).filter(|b| args.flags.action(b.option()).is_some()) {
-        // A refused line's values stop at argparse's error: read TP as far as it can be read.
-        let tp = args
-            .int("--tp-size")
-            .or_else(|| args.recover().args.int("--tp-size"));
-        let value = by.value(tp.unwrap_or(1));
+    // A refused line's values stop at argparse's error: read TP as far as it can be read.
+    let tp = || {
+        args.int("--tp-size")
+            .or_else(|| args.recover().args.int("--tp-size"))
+            .unwrap_or(1)
+    };
+    if renames::replaced(head).is_some()
+        && let Some((option, value)) = renames::replacement_in(args.flags, head, tp())
+    {
         tokens.remove(i);
-        if !args.is_set(by.option()) {
-            tokens.extend([by.option().into(), value.clone().into()]);
+        if !args.is_set(option) {
+            tokens.extend([option.into(), value.clone().into()]);
         }
-        let to = format!("{} {value}", by.option());
+        let to = format!("{option} {value}");
         return Some((
             tokens,
             Edit::Replaced {
@@ -294,12 +288,16 @@ fn repair_at(
     if flagset::releases_with(head).is_empty() || action_for(args.flags, head).is_some() {
         return None;
     }
-    let values = tokens[i + 1..]
-        .iter()
-        .take_while(|t| !t.to_string_lossy().starts_with('-'))
-        .count();
-    let with_value = written.contains('=') as usize;
-    tokens.drain(i..i + 1 + values * (1 - with_value));
+    // Its values: `--opt=v` holds its own; else the words up to the next option.
+    let values = if written.contains('=') {
+        0
+    } else {
+        tokens[i + 1..]
+            .iter()
+            .take_while(|t| !t.to_string_lossy().starts_with('-'))
+            .count()
+    };
+    tokens.drain(i..=i + values);
     Some((
         tokens,
         Edit::Removed {

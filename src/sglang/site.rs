@@ -46,11 +46,7 @@ pub fn default_interpreter() -> Option<PathBuf> {
 /// `uv tool` links its own venv's binary into `~/.local/bin`, and that venv has no SGLang),
 /// when that directory is a venv's or a conda environment's `bin/`.
 fn installed_beside(argv0: &Path) -> Option<PathBuf> {
-    let invoked = if argv0.components().count() > 1 {
-        std::path::absolute(argv0).ok()?
-    } else {
-        which::which(argv0).ok()?
-    };
+    let invoked = invoked(argv0)?;
     let bin = invoked.parent()?;
     let root = bin.parent()?;
     if !root.join("pyvenv.cfg").is_file() && !root.join("conda-meta").is_dir() {
@@ -66,33 +62,27 @@ fn installed_beside(argv0: &Path) -> Option<PathBuf> {
 /// SGLang: `uv tool`'s link leads to a venv of the launcher alone, where PATH's python3 is
 /// the better guess.
 fn linked_beside(argv0: &Path) -> Option<PathBuf> {
-    let invoked = if argv0.components().count() > 1 {
-        argv0.to_path_buf()
-    } else {
-        which::which(argv0).ok()?
-    };
+    let invoked = invoked(argv0)?;
     let target = std::fs::canonicalize(&invoked).ok()?;
-    if target == std::path::absolute(&invoked).ok()? {
+    if target == invoked {
         return None;
     }
     let python = installed_beside(&target)?;
-    has_sglang(target.parent()?.parent()?).then_some(python)
+    let root = target.parent()?.parent()?;
+    let has_sglang = lib_dirs(root, None)
+        .iter()
+        .any(|lib| !dists_in(&lib.join("site-packages"), |n| n == "sglang").is_empty());
+    has_sglang.then_some(python)
 }
 
-/// A `sglang-*.dist-info` in the environment's `lib/python*/site-packages`.
-fn has_sglang(root: &Path) -> bool {
-    let Ok(libs) = std::fs::read_dir(root.join("lib")) else {
-        return false;
-    };
-    libs.flatten().any(|lib| {
-        std::fs::read_dir(lib.path().join("site-packages")).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                name.starts_with("sglang-") && name.ends_with(".dist-info")
-            })
-        })
-    })
+/// The launcher's path as invoked (absolute, symlinks not followed): `argv[0]`, or where PATH
+/// finds a bare name.
+fn invoked(argv0: &Path) -> Option<PathBuf> {
+    if argv0.components().count() > 1 {
+        std::path::absolute(argv0).ok()
+    } else {
+        which::which(argv0).ok()
+    }
 }
 
 /// A pyenv shim (`<root>/shims/python3`, a shell script) stands for the interpreter of the

@@ -276,22 +276,9 @@ pub fn abbreviates_other(ctx: &Context) -> Vec<Fired> {
         .collect()
 }
 
-/// What replaces the flag `w` in this release, when this release refuses it (does not know it,
-/// or knows it only to raise) and has the replacing option with that value.
+/// What replaces the flag `w` in this release, when this release refuses it.
 fn replacement(ctx: &Context, w: &str) -> Option<(&'static str, String)> {
-    let by = renames::replaced(w)?;
-    let refused = ctx
-        .args
-        .flags
-        .action(w)
-        .is_none_or(flagset::Action::refuses);
-    let target = ctx.args.flags.action(by.option())?;
-    let value = by.value(ctx.tp());
-    let allowed = target
-        .choices
-        .as_ref()
-        .is_none_or(|c| c.iter().any(|v| v.as_str() == Some(value.as_str())));
-    (refused && allowed).then_some((by.option(), value))
+    renames::replacement_in(ctx.args.flags, w, ctx.tp())
 }
 
 /// FLAG007: a flag SGLang replaced by an option with a value, which this release refuses.
