@@ -47,6 +47,7 @@ fn kind(k: Kind) -> &'static str {
         Kind::Bool => "boolean (`1/0`, `true/false`, `yes/no`, `on/off`)",
         Kind::Text => "string",
         Kind::Path => "path",
+        Kind::Count => "whole number above 0",
         Kind::List => "list (comma-separated in the environment, array in a file)",
     }
 }

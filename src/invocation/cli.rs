@@ -165,6 +165,15 @@ pub struct SettingArgs {
     #[arg(long, env = "SGLANG_LAUNCH_FIT", hide_env_values = true, value_parser = FalseyValueParser::new())]
     pub fit: bool,
 
+    /// With --fit: the tokens (prompt and output) a typical request holds; --max-running-requests is sized for requests of this length (default 4096)
+    #[arg(
+        long,
+        env = "SGLANG_LAUNCH_FIT_REQUEST_TOKENS",
+        hide_env_values = true,
+        value_name = "TOKENS"
+    )]
+    pub fit_request_tokens: Option<std::num::NonZeroU64>,
+
     /// Skip a rule (code or name; repeatable or comma-separated)
     #[arg(
         long,

@@ -116,6 +116,10 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
             return Err(Fatal::usage(format!(
                 "{name}={value} is not a boolean: use 1/0, true/false, yes/no or on/off"
             )));
+        } else if is_count(&name) && value.parse::<u64>().map_or(true, |n| n == 0) {
+            return Err(Fatal::usage(format!(
+                "{name}={value} is not a whole number above 0"
+            )));
         } else if let Some(choices) = choices_of(cmd, &name)
             && !choices.contains(&value)
         {
@@ -126,6 +130,12 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
         }
     }
     Ok(())
+}
+
+/// Whether the variable holds a count (a whole number above 0).
+fn is_count(var: &str) -> bool {
+    use crate::settings::registry::{Kind, VARS};
+    VARS.iter().any(|v| v.name == var && v.kind == Kind::Count)
 }
 
 /// The values an option read from `var` may take, when it has a fixed set (`--mode`).
@@ -332,6 +342,7 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>
         // Planning for another machine from its topology file stays offline unless asked.
         hub: !s.offline && (s.topology.is_none() || s.online),
         fit: s.fit,
+        fit_request_tokens: s.fit_request_tokens,
         env,
         env_changes: Default::default(),
         pass_through: None,

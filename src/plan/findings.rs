@@ -285,7 +285,14 @@ pub fn unexplained(hits: Vec<Hit>, rules: &[Finding]) -> Vec<Hit> {
                 return true;
             };
             let list = list.split("; ").next().unwrap_or(list);
-            !list.split_whitespace().all(named)
+            // argparse lists an unknown option's values after it: they go with its finding.
+            let mut option_named = false;
+            !list.split_whitespace().all(|t| {
+                if t.starts_with('-') {
+                    option_named = named(t);
+                }
+                option_named
+            })
         })
         .collect()
 }

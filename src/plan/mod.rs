@@ -47,6 +47,8 @@ pub struct Request {
     pub hub: bool,
     /// `--fit`: lower the context length, request count and graph batch until the server fits.
     pub fit: bool,
+    /// `--fit-request-tokens`: the length a typical request is sized at (else the default).
+    pub fit_request_tokens: Option<std::num::NonZeroU64>,
     /// The environment the server would inherit.
     pub env: Env,
     /// What the invocation already changed in `env` (a profile's `[env]`): shown with the
@@ -171,11 +173,24 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         line,
         &machine,
         &mut models,
-        req.fit && !req.no_fix,
-        plannable && accepted,
+        fit::Ask {
+            apply: req.fit && !req.no_fix,
+            plannable: plannable && accepted,
+            request_tokens: req.fit_request_tokens,
+        },
         &req.settings,
     );
-    let line = fitted.line;
+    let line = if fitted.changes.is_empty() {
+        fitted.line
+    } else {
+        recheck(
+            fitted.line,
+            &machine,
+            &mut models,
+            &req.settings,
+            &mut rule_findings,
+        )
+    };
     let model_load = models.main(line.view());
     // Planned for another machine from its topology file, a path not here proves nothing.
     hits.extend(findings::model(model_load, req.topology.is_none()));
@@ -207,6 +222,21 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     Ok(assemble(
         req, machine, &models, line, settled, found, resolved,
     ))
+}
+
+/// The rules again on the line `--fit` changed: what they said of the values it replaced (a
+/// context SGLang refuses, say) no longer holds. Fixes already made stay reported.
+fn recheck(
+    line: Line,
+    machine: &gather::Machine,
+    models: &mut gather::Models,
+    settings: &RuleSettings,
+    rule_findings: &mut Vec<Finding>,
+) -> Line {
+    let again = fixpoint::run(line, machine, models, settings);
+    rule_findings.retain(|f| f.fixed);
+    rule_findings.extend(again.findings);
+    again.line
 }
 
 /// The multi-node options the scheduler gives (see [`multinode`]).

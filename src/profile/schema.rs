@@ -43,6 +43,8 @@ pub struct Launcher {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit_request_tokens: Option<std::num::NonZeroU64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub offline: Option<bool>,
 }
 

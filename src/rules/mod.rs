@@ -338,6 +338,16 @@ fn selects(entry: &str, rule: &Rule) -> bool {
 
 /// Runs every check that applies to `ctx.version`, skipping allowed rules, raising denied ones
 /// to error. Order: code order, then the check's own order.
+/// The longest context this release accepts for the model, where the line asks for more and
+/// SGLang refuses it at start-up (ENV006); `None` when the line's context is accepted.
+pub fn refused_context_above(ctx: &Context) -> Option<u64> {
+    rule(Code::ENV006)
+        .applies_to(ctx.version)
+        .then(|| checks::env::longer_context(ctx))
+        .flatten()
+        .map(|(_, max)| max)
+}
+
 pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Hit> {
     let mut out = Vec::new();
     for rule in all() {

@@ -2,6 +2,7 @@
 //! default (and reads `env =` variables itself), so each value's source is checked and anything
 //! not from the command line is left to the lower layers.
 
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 
 use clap::ArgMatches;
@@ -33,6 +34,7 @@ fn value(m: &ArgMatches, id: &str, kind: Kind) -> Option<Value> {
         Kind::Bool => Value::Boolean(m.get_flag(id)),
         Kind::Text => Value::String(m.get_one::<String>(id)?.clone()),
         Kind::Path => Value::String(m.get_one::<PathBuf>(id)?.to_string_lossy().into_owned()),
+        Kind::Count => Value::Integer(i64::try_from(m.get_one::<NonZeroU64>(id)?.get()).ok()?),
         Kind::List => {
             let items = m.get_many::<String>(id)?.map(String::as_str);
             Value::Array(list(items).into_iter().map(Value::String).collect())

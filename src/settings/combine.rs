@@ -1,5 +1,6 @@
 //! The pure combine step: layers in, merged settings and each setting's source out.
 
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 
 use figment::Figment;
@@ -37,6 +38,7 @@ pub struct Settings {
     pub strict: bool,
     pub no_fix: bool,
     pub fit: bool,
+    pub fit_request_tokens: Option<NonZeroU64>,
     pub offline: bool,
     pub online: bool,
     pub allow: Vec<String>,

@@ -14,10 +14,11 @@ pub fn layers(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Layer>, String
             continue;
         };
         let value = parse(var.kind, &raw).ok_or_else(|| {
-            format!(
-                "{}={raw} is not a boolean: use 1/0, true/false, yes/no or on/off",
-                var.name
-            )
+            let want = match var.kind {
+                Kind::Count => "a whole number above 0",
+                _ => "a boolean: use 1/0, true/false, yes/no or on/off",
+            };
+            format!("{}={raw} is not {want}", var.name)
         })?;
         let mut values = toml::Table::new();
         values.insert(key.to_owned(), value);
@@ -33,6 +34,7 @@ fn parse(kind: Kind, raw: &str) -> Option<Value> {
     Some(match kind {
         Kind::Bool => Value::Boolean(boolean(raw)?),
         Kind::Text | Kind::Path => Value::String(raw.to_owned()),
+        Kind::Count => Value::Integer(raw.trim().parse::<i64>().ok().filter(|&n| n > 0)?),
         Kind::List => Value::Array(
             list(raw.split(','))
                 .into_iter()

@@ -11,6 +11,8 @@ pub enum Kind {
     Path,
     /// Comma-separated in the environment, an array of strings in a file.
     List,
+    /// A whole number above zero.
+    Count,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +90,12 @@ pub const VARS: &[Var] = &[
         "fit",
         Kind::Bool,
         "lower context length, running requests and graph batch to what fits",
+    ),
+    setting(
+        "SGLANG_LAUNCH_FIT_REQUEST_TOKENS",
+        "fit-request-tokens",
+        Kind::Count,
+        "--fit: the tokens (prompt and output) a typical request holds, for sizing --max-running-requests (default 4096)",
     ),
     setting(
         "SGLANG_LAUNCH_OFFLINE",

@@ -172,7 +172,11 @@ fn a_typed_value_is_lowered_only_under_fit_and_said_to_be_yours() {
         value_of(&v, "--max-running-requests").unwrap(),
     );
     let kv = v["memory"]["kv_cache_tokens"].as_u64().unwrap();
-    assert!(mrr * ctx <= kv && mrr < 16, "{mrr} × {ctx} vs {kv}");
+    // Sized at a typical request (4096 tokens), one of them at full context.
+    assert!(
+        mrr * 4096 <= kv && ctx <= kv && mrr < 16,
+        "{mrr} × 4096, {ctx} vs {kv}"
+    );
     // A context that holds one request is kept; only the count comes down to what fits.
     let v = llama_on_4090(
         &["--fit"],
@@ -319,4 +323,93 @@ fn the_human_report_lists_each_change_with_its_reason() {
     );
     assert!(report.contains("MEM015 fit-to-memory: --fit: the KV cache holds about"));
     assert!(report.contains("verdict: ok"), "{report}");
+}
+
+#[test]
+fn requests_are_sized_at_a_typical_length_the_report_names() {
+    // 64 requests asked at a 32k context: sized at full context they would come down to what
+    // holds 32k tokens each; --fit sizes them at a typical request and says which.
+    let line = ["--context-length", "32768", "--max-running-requests", "64"];
+    let typical = llama_on_4090(&["--fit"], &line);
+    let kv = typical["memory"]["kv_cache_tokens"].as_u64().unwrap();
+    assert_eq!(
+        value_of(&typical, "--max-running-requests"),
+        Some(kv / 4096)
+    );
+    assert_eq!(value_of(&typical, "--context-length"), Some(32768));
+    let fixes = fix_texts(&typical);
+    assert!(
+        fixes
+            .iter()
+            .any(|f| f.contains("of 4,096 tokens fit") && f.contains("--fit-request-tokens")),
+        "{fixes:?}"
+    );
+    // The option, the variable and a config file set the length.
+    let option = llama_on_4090(&["--fit", "--fit-request-tokens", "16384"], &line);
+    let kv = option["memory"]["kv_cache_tokens"].as_u64().unwrap();
+    assert_eq!(
+        value_of(&option, "--max-running-requests"),
+        Some(kv / 16384)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sglang-launch")).unwrap();
+    let config = dir.path().join("sglang-launch/config.toml");
+    std::fs::write(&config, "fit-request-tokens = 16384\n").unwrap();
+    for (var, value) in [
+        ("SGLANG_LAUNCH_FIT_REQUEST_TOKENS", "16384"),
+        ("XDG_CONFIG_HOME", dir.path().to_str().unwrap()),
+    ] {
+        let out = sl()
+            .env(var, value)
+            .args([
+                "plan",
+                "--json",
+                "--fit",
+                "--sglang-version",
+                "0.5.23",
+                "--topology",
+            ])
+            .arg("tests/fixtures/topologies/2x-rtx-4090-pcie.json")
+            .args(["--", "--model-path", LLAMA_8B])
+            .args(line)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(args(&v), args(&option), "{var}");
+    }
+    // Zero is refused where it is written, naming it.
+    let out = sl()
+        .env("SGLANG_LAUNCH_FIT_REQUEST_TOKENS", "0")
+        .args(["check", "--fit", "--", "--model-path", LLAMA_8B])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("SGLANG_LAUNCH_FIT_REQUEST_TOKENS=0 is not a whole number above 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_context_sglang_refuses_comes_down_under_fit_and_nothing_stale_blocks() {
+    let sglang = ["--model-path", LLAMA_8B, "--context-length", "200000"];
+    // Without --fit 0.5.23's refusal (ENV006) blocks.
+    let v = plan("8x-h200-nvlink", "0.5.23", &[], &sglang);
+    assert_eq!(findings(&v, "ENV006").len(), 1);
+    assert_eq!(v["verdict"], "error");
+    // With it the context comes down to the model's, the refusal is gone and the line runs.
+    let v = plan("8x-h200-nvlink", "0.5.23", &["--fit"], &sglang);
+    assert_eq!(value_of(&v, "--context-length"), Some(131072));
+    assert!(findings(&v, "ENV006").is_empty(), "{v}");
+    assert_eq!(v["verdict"], "ok");
+    let fixes = fix_texts(&v);
+    assert!(
+        fixes[0].contains("the longest context SGLang accepts"),
+        "{fixes:?}"
+    );
+    // Lowered further for memory on a 24 GB GPU, no refusal is left behind either.
+    let v = plan("1x-l4", "0.5.23", &["--fit"], &sglang);
+    assert!(value_of(&v, "--context-length").unwrap() < 131072);
+    assert!(findings(&v, "ENV006").is_empty(), "{v}");
 }

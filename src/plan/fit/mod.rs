@@ -4,6 +4,7 @@
 //! report each change (MEM015). Never TP/PP, the model, the quantisation or any dtype.
 //! Without `--fit`, or under `--no-fix`, the same values are only suggested in MEM005/MEM007.
 
+mod ladder;
 mod search;
 mod text;
 
@@ -15,7 +16,9 @@ use super::json::Finding;
 use crate::rules::{ArgEdit, Code, Fix, Hit, RuleSettings};
 use crate::sglang::approx;
 
-use search::{Found, search};
+use std::num::NonZeroU64;
+
+use search::{Found, REQUEST_TOKENS, search};
 
 /// What the fit step leaves for the rest of the pipeline.
 pub struct Step {
@@ -26,18 +29,31 @@ pub struct Step {
     pub note: Option<String>,
 }
 
-/// `apply`: `--fit` without `--no-fix`. `plannable`: the memory plan is meaningful for this
-/// line (SGLang accepts it, no `--help`, a real fraction).
+/// What the pipeline asks of the fit step.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask {
+    /// `--fit` without `--no-fix`.
+    pub apply: bool,
+    /// The memory plan is meaningful for this line (SGLang accepts it, no `--help`, a real
+    /// fraction).
+    pub plannable: bool,
+    /// `--fit-request-tokens`.
+    pub request_tokens: Option<NonZeroU64>,
+}
+
 pub fn step(
     line: Line,
     machine: &Machine,
     models: &mut Models,
-    apply: bool,
-    plannable: bool,
+    ask: Ask,
     settings: &RuleSettings,
 ) -> Step {
+    let Ask {
+        apply, plannable, ..
+    } = ask;
     let found = if plannable {
-        search(line.facts(machine, models))
+        let tokens = ask.request_tokens.map_or(REQUEST_TOKENS, NonZeroU64::get);
+        search(line.facts(machine, models), tokens)
     } else {
         Found::Unplanned
     };

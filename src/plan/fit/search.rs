@@ -10,10 +10,15 @@ use crate::resolve::defaults::{self, Family, int_arg};
 use crate::resolve::{Context, Facts};
 use crate::sglang::SglangArgs;
 
+use super::ladder::{Ladder, largest};
+
 /// Shorter contexts are not worth serving: `--fit` goes no lower.
 pub const CONTEXT_FLOOR: u64 = 2048;
 /// Context lengths are tried in steps of at least this many tokens (whole pages).
 const CONTEXT_STEP: u64 = 1024;
+/// The tokens (prompt and output) a typical request holds, unless `--fit-request-tokens` says:
+/// `--max-running-requests` is sized for requests of this length, not all at full context.
+pub const REQUEST_TOKENS: u64 = 4096;
 
 /// The values `--fit` may lower, as the server would run with them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +80,11 @@ pub struct Fitted {
     pub graph_flag: &'static str,
     /// Request pools `--max-running-requests` is split over (attention DP).
     pub pools: u64,
+    /// The typical request length the request count was sized for.
+    pub request_tokens: u64,
+    /// The longest context SGLang accepts for this model without
+    /// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (ENV006), where the line asked for more.
+    pub ceiling: Option<u64>,
 }
 
 /// The facts and what the search reads off the server resolved from them once.
@@ -87,6 +97,8 @@ pub struct Search<'a> {
     page: u64,
     /// Request pools the user's `--max-running-requests` is split over (attention DP).
     pools: u64,
+    request_tokens: u64,
+    ceiling: Option<u64>,
 }
 
 /// What the search concludes for a line.
@@ -102,8 +114,8 @@ pub enum Found {
     Nothing,
 }
 
-pub fn search(facts: Facts) -> Found {
-    let Some(s) = Search::new(facts) else {
+pub fn search(facts: Facts, request_tokens: u64) -> Found {
+    let Some(s) = Search::new(facts, request_tokens) else {
         return Found::Unplanned;
     };
     let before = s.eval(s.start);
@@ -118,13 +130,15 @@ pub fn search(facts: Facts) -> Found {
             after: s.eval(to),
             graph_flag: s.graph_flag,
             pools: s.pools,
+            request_tokens: s.request_tokens,
+            ceiling: s.ceiling,
         }),
         None => Found::Nothing,
     }
 }
 
 impl<'a> Search<'a> {
-    pub fn new(facts: Facts<'a>) -> Option<Search<'a>> {
+    pub fn new(facts: Facts<'a>, request_tokens: u64) -> Option<Search<'a>> {
         // Implausible facts (MEM013) plan nothing, so there is nothing to fit.
         let model = facts.model.filter(|m| m.plausible())?;
         if facts
@@ -172,19 +186,29 @@ impl<'a> Search<'a> {
             capture,
             page: ctx.server.page_size.max(1),
             pools,
+            request_tokens: request_tokens.max(1),
+            ceiling: crate::rules::refused_context_above(&ctx),
             facts,
         })
     }
 
-    /// The goal: the model fits, and the KV cache holds one request at the context length, or
-    /// the requests asked for (per request pool) when a count is set and `concurrency` holds.
+    /// The goal: SGLang accepts the context length, the model fits, and the KV cache holds one
+    /// request at the context length and, when a count is set and `concurrency` holds, the
+    /// requests asked for (per request pool) at the typical request length.
     pub fn holds(&self, k: Knobs, e: Eval, concurrency: bool) -> bool {
         let ctx = k.context_length.unwrap_or(0);
-        let per_pool = k
+        if self.ceiling.is_some_and(|c| ctx > c) {
+            return false;
+        }
+        let together = k
             .max_running_requests
             .filter(|_| concurrency)
-            .map_or(1, |m| (m / self.pools).max(1));
-        e.fits && e.kv_tokens >= per_pool.saturating_mul(ctx)
+            .map_or(0, |m| {
+                (m / self.pools)
+                    .max(1)
+                    .saturating_mul(ctx.min(self.request_tokens))
+            });
+        e.fits && e.kv_tokens >= ctx.max(together)
     }
 
     /// Whether `k` meets the goal `knob` is lowered for: the context length is chosen for one
@@ -212,7 +236,7 @@ impl<'a> Search<'a> {
             let below = self.below(knob, k, e);
             k = match largest(&below, |v| self.holds_at(knob, knob.with(k, v))) {
                 Some(v) => knob.with(k, v),
-                None => below.first().map_or(k, |&v| knob.with(k, v)),
+                None => below.first_value().map_or(k, |v| knob.with(k, v)),
             };
         }
         if !self.holds_at(Knob::Graphs, k) {
@@ -256,45 +280,54 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The values below the knob's current one that the search tries, ascending.
-    fn below(&self, knob: Knob, k: Knobs, e: Eval) -> Vec<u64> {
+    /// The values below the knob's current one that the search tries, ascending (the context
+    /// no higher than SGLang accepts).
+    fn below(&self, knob: Knob, k: Knobs, e: Eval) -> Ladder {
         match knob {
             Knob::Context => match k.context_length {
-                Some(c) => self.contexts().take_while(|&v| v < c).collect(),
-                None => Vec::new(),
+                Some(c) => {
+                    let end = self.ceiling.map_or(c, |top| c.min(top));
+                    let mut l = self.contexts(0, end);
+                    l.tail.extend(self.ceiling.filter(|&top| top < c));
+                    l
+                }
+                None => Ladder::default(),
             },
-            Knob::Requests => (1..k.max_running_requests.unwrap_or(e.requests)).collect(),
+            Knob::Requests => Ladder::below(1, 1, k.max_running_requests.unwrap_or(e.requests)),
             Knob::Graphs => match k.graph_max_bs {
-                Some(b) => self.capture.iter().copied().filter(|&v| v < b).collect(),
-                None => Vec::new(),
+                Some(b) => Ladder::of(self.capture.iter().copied().filter(|&v| v < b).collect()),
+                None => Ladder::default(),
             },
         }
     }
 
     /// The values the knob may take back: a context from the current one up to where it
     /// started, a request count from one up to the start's (or SGLang's estimate), ascending.
-    fn upto_start(&self, knob: Knob, k: Knobs, before: Eval) -> Vec<u64> {
+    fn upto_start(&self, knob: Knob, k: Knobs, before: Eval) -> Ladder {
         match (knob, knob.get(&k), knob.get(&self.start)) {
             (Knob::Context, Some(now), Some(top)) => {
-                let mut v = vec![now];
-                v.extend(
-                    self.contexts()
-                        .skip_while(|&c| c <= now)
-                        .take_while(|&c| c < top),
-                );
-                v.push(top);
-                v
+                let mut l = self.contexts(now, top);
+                l.head.insert(0, now);
+                l.tail.push(top);
+                l
             }
-            (Knob::Requests, _, top) => (1..=top.unwrap_or(before.requests)).collect(),
-            _ => Vec::new(),
+            (Knob::Requests, _, top) => {
+                Ladder::below(1, 1, top.unwrap_or(before.requests).saturating_add(1))
+            }
+            _ => Ladder::default(),
         }
     }
 
-    /// Page-aligned context lengths from the floor up, ascending.
-    fn contexts(&self) -> impl Iterator<Item = u64> {
-        let step = CONTEXT_STEP.div_ceil(self.page) * self.page;
-        let first = CONTEXT_FLOOR.div_ceil(step) * step;
-        (1..).map(move |i| first + (i - 1) * step)
+    /// Page-aligned context lengths from the floor up, above `above` and below `end`.
+    fn contexts(&self, above: u64, end: u64) -> Ladder {
+        let step = CONTEXT_STEP.div_ceil(self.page).saturating_mul(self.page);
+        let floor = CONTEXT_FLOOR.div_ceil(step).saturating_mul(step);
+        let first = if above < floor {
+            floor
+        } else {
+            (above / step).saturating_add(1).saturating_mul(step)
+        };
+        Ladder::below(first, step, end)
     }
 
     /// The plan for these knobs, at the fraction the pipeline would then give the server.
@@ -353,50 +386,12 @@ fn set(args: &mut SglangArgs, option: &str, value: Value) {
     }
 }
 
-/// The largest of `ascending` at which `ok` holds, by binary search: `ok` is taken to hold
-/// up to some point and fail above it. `None` when it fails at the smallest.
-fn largest(ascending: &[u64], ok: impl Fn(u64) -> bool) -> Option<u64> {
-    let &first = ascending.first()?;
-    if !ok(first) {
-        return None;
-    }
-    // ok(ascending[lo]) holds; from `hi` on it fails (or the list ends).
-    let (mut lo, mut hi) = (0, ascending.len());
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(ascending[mid]) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Some(ascending[lo])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::facts::model::{self, ModelFacts};
     use crate::facts::{Env, Topology};
     use crate::sglang::{self, flagset};
-
-    fn largest_by_scan(v: &[u64], ok: impl Fn(u64) -> bool) -> Option<u64> {
-        v.iter().copied().take_while(|&x| ok(x)).last()
-    }
-
-    #[test]
-    fn binary_search_finds_the_last_value_that_holds() {
-        let ladder: Vec<u64> = (1..=300).map(|i| i * 7).collect();
-        for limit in [0, 6, 7, 8, 700, 2099, 2100, 5000] {
-            let ok = |v: u64| v <= limit;
-            assert_eq!(
-                largest(&ladder, ok),
-                largest_by_scan(&ladder, ok),
-                "{limit}"
-            );
-        }
-        assert_eq!(largest(&[], |_| true), None);
-    }
 
     struct Case {
         topology: Topology,
@@ -450,10 +445,10 @@ mod tests {
     fn the_context_found_is_the_largest_step_that_holds() {
         let c = case("2x-rtx-4090-pcie", "0.5.23", &[]);
         let facts = c.facts("0.5.23");
-        let Found::Lowered(f) = search(facts) else {
+        let Found::Lowered(f) = search(facts, REQUEST_TOKENS) else {
             panic!("expected a fit")
         };
-        let s = Search::new(facts).unwrap();
+        let s = Search::new(facts, REQUEST_TOKENS).unwrap();
         assert_eq!(
             (f.to.max_running_requests, f.to.graph_max_bs),
             (None, f.from.graph_max_bs)
@@ -468,14 +463,14 @@ mod tests {
     #[test]
     fn a_line_that_fits_or_cannot_fit_is_left_alone() {
         let short = case("2x-rtx-4090-pcie", "0.5.23", &["--context-length", "8192"]);
-        assert_eq!(search(short.facts("0.5.23")), Found::Fits);
+        assert_eq!(search(short.facts("0.5.23"), REQUEST_TOKENS), Found::Fits);
         // Four full-length requests do not fit at 8192, but a count does.
         let busy = case(
             "2x-rtx-4090-pcie",
             "0.5.23",
             &["--context-length", "8192", "--max-running-requests", "4"],
         );
-        let Found::Lowered(f) = search(busy.facts("0.5.23")) else {
+        let Found::Lowered(f) = search(busy.facts("0.5.23"), 8192) else {
             panic!("expected a fit")
         };
         assert_eq!(f.to.context_length, Some(8192));
@@ -483,13 +478,58 @@ mod tests {
         // A fraction the user set on an L4 at 0.5.23 that leaves under 2048 tokens: not even one graph
         // and one request fit, and a fraction the user chose is not --fit's to change.
         let l4 = case("1x-l4", "0.5.23", &["--mem-fraction-static", "0.68"]);
-        assert_eq!(search(l4.facts("0.5.23")), Found::Nothing);
+        assert_eq!(search(l4.facts("0.5.23"), REQUEST_TOKENS), Found::Nothing);
         // Left to SGLang's default (773 tokens), the planner lifts the fraction (MEM016), and
         // the context that then fits is found.
         let l4 = case("1x-l4", "0.5.23", &[]);
-        let Found::Lowered(f) = search(l4.facts("0.5.23")) else {
+        let Found::Lowered(f) = search(l4.facts("0.5.23"), REQUEST_TOKENS) else {
             panic!("expected a fit once the fraction is lifted")
         };
         assert!(f.to.context_length.is_some_and(|c| c >= 8192), "{f:?}");
+    }
+
+    #[test]
+    fn requests_are_sized_at_the_typical_length_not_at_full_context() {
+        // 32 requests asked at a 32k context on one 24 GB GPU: sized at full context the count
+        // would drop to what holds 32k tokens each; at 4096 tokens a request, eight times more.
+        let line = ["--context-length", "32768", "--max-running-requests", "32"];
+        let c = case("2x-rtx-4090-pcie", "0.5.23", &line);
+        let full = search(c.facts("0.5.23"), 32768);
+        let typical = search(c.facts("0.5.23"), REQUEST_TOKENS);
+        let (Found::Lowered(full), Found::Lowered(typical)) = (full, typical) else {
+            panic!("expected both to lower the count")
+        };
+        let count = |f: &Fitted| f.to.max_running_requests.unwrap();
+        assert_eq!(count(&full), (full.after.kv_tokens / 32768).max(1));
+        assert_eq!(count(&typical), typical.after.kv_tokens / REQUEST_TOKENS);
+        assert!(count(&typical) >= 8 * count(&full), "{typical:?} {full:?}");
+        assert_eq!(typical.to.context_length, Some(32768));
+    }
+
+    #[test]
+    fn a_context_sglang_refuses_is_never_kept() {
+        // 200k on a 128k model fits an H200's memory, but 0.5.23 refuses it (ENV006).
+        let c = case("8x-h200-nvlink", "0.5.23", &["--context-length", "200000"]);
+        let Found::Lowered(f) = search(c.facts("0.5.23"), REQUEST_TOKENS) else {
+            panic!("expected the context to come down")
+        };
+        assert_eq!(
+            (f.ceiling, f.to.context_length),
+            (Some(131072), Some(131072))
+        );
+        // With the override set, SGLang takes it and there is nothing to lower.
+        let mut allowed = case("8x-h200-nvlink", "0.5.23", &["--context-length", "200000"]);
+        allowed.env = Env::from_pairs([("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")]);
+        assert_eq!(search(allowed.facts("0.5.23"), REQUEST_TOKENS), Found::Fits);
+    }
+
+    #[test]
+    fn an_absurd_context_is_searched_by_arithmetic() {
+        let mut c = case("1x-l4", "0.5.23", &["--context-length", "1000000000000"]);
+        c.env = Env::from_pairs([("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")]);
+        match search(c.facts("0.5.23"), REQUEST_TOKENS) {
+            Found::Lowered(f) => assert!(f.to.context_length.unwrap() < 100_000, "{f:?}"),
+            other => assert_eq!(other, Found::Nothing),
+        }
     }
 }

@@ -20,9 +20,10 @@ pub fn why(knob: Knob, f: &Fitted) -> String {
         Knob::Context => trigger(f),
         Knob::Requests => match f.from.max_running_requests {
             Some(asked) => format!(
-                "--max-running-requests {asked} at the context length {ctx} needs KV cache for {} \
-                 tokens{}; it holds about {}",
-                thousands(asked.saturating_mul(ctx) / f.pools.max(1)),
+                "--max-running-requests {asked} at {} needs KV cache for {} tokens{}; it holds \
+                 about {}",
+                typical(f, ctx),
+                thousands(asked.saturating_mul(ctx.min(f.request_tokens)) / f.pools.max(1)),
                 if f.pools > 1 { " per DP rank" } else { "" },
                 thousands(f.after.kv_tokens)
             ),
@@ -35,10 +36,28 @@ pub fn why(knob: Knob, f: &Fitted) -> String {
     }
 }
 
+/// "4,096 tokens a request (assumed; --fit-request-tokens)", or the context when shorter.
+fn typical(f: &Fitted, ctx: u64) -> String {
+    if ctx <= f.request_tokens {
+        return format!("the context length {}", thousands(ctx));
+    }
+    format!(
+        "{} tokens a request (assumed; set --fit-request-tokens to your traffic)",
+        thousands(f.request_tokens)
+    )
+}
+
 /// What did not fit, as the line was.
 fn trigger(f: &Fitted) -> String {
     let b = &f.before;
     let ctx = f.from.context_length.unwrap_or(0);
+    if let Some(top) = f.ceiling.filter(|&top| ctx > top) {
+        return format!(
+            "SGLang refuses --context-length {ctx} above the model's {top} unless \
+             SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 ({})",
+            Code::ENV006
+        );
+    }
     if !b.fits {
         return format!(
             "the model does not fit at the context length {ctx} ({})",
@@ -77,6 +96,11 @@ fn reason(knob: Knob, f: &Fitted, args: &SglangArgs) -> String {
     let kv = thousands(f.after.kv_tokens);
     let ctx = f.to.context_length.unwrap_or(0);
     match knob {
+        Knob::Context if f.ceiling.is_some() && f.ceiling == f.to.context_length => {
+            "the longest context SGLang accepts for this model without \
+             SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+                .to_owned()
+        }
         Knob::Context => {
             let fraction = if args.is_set("--mem-fraction-static") {
                 "your --mem-fraction-static"
@@ -89,8 +113,13 @@ fn reason(knob: Knob, f: &Fitted, args: &SglangArgs) -> String {
             let per_pool = (f.to.max_running_requests.unwrap_or(1) / f.pools.max(1)).max(1);
             let requests = if per_pool == 1 { "request" } else { "requests" };
             format!(
-                "{per_pool} {requests} of {} tokens fit the KV cache of {kv} tokens",
-                thousands(ctx)
+                "{per_pool} {requests} of {} tokens fit the KV cache of {kv} tokens{}",
+                thousands(ctx.min(f.request_tokens)),
+                if ctx > f.request_tokens {
+                    " (a typical request assumed; --fit-request-tokens)"
+                } else {
+                    ""
+                }
             )
         }
         Knob::Graphs => {

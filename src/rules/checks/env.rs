@@ -359,7 +359,7 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
 
 /// `--context-length` above what SGLang derives from the config, and the override variable not
 /// set to a true value: (the given length, the derived one).
-fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
+pub fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
     // SGLang compares with the context length it derives (context keys × RoPE factor).
     let max = ctx
         .model
