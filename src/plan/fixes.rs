@@ -16,10 +16,12 @@ use super::json::EnvChanges;
 /// An edit the launcher cannot make: what it would change comes from the `--config` file,
 /// and only the user's own tokens are edited (SGLang reads the file itself at launch).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not fixed: {option} comes from the config file {file}; change it there")]
+#[error("not fixed: {option} comes from the config file {file}{}; change it there", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct Blocked {
     pub option: String,
     pub file: String,
+    /// The line of the file's key, where it could be found.
+    pub line: Option<usize>,
 }
 
 /// The arguments after the edits, re-parsed. Edits naming options this version lacks are skipped
@@ -62,6 +64,7 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
     let blocked = |option: &str, file: &str| Blocked {
         option: option.to_owned(),
         file: file.to_owned(),
+        line: crate::sglang::config::key_line(file, option),
     };
     match edit {
         ArgEdit::Remove { option } => {

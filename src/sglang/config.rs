@@ -154,6 +154,26 @@ pub fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
     convert(flags, path, &text)
 }
 
+/// The top-level key of a YAML line (`key:`, `"key":`, `'key':`), if the line starts one.
+pub(crate) fn key_of(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t', '-', '#']) {
+        return None;
+    }
+    let (k, _) = line.split_once(':')?;
+    Some(k.trim().trim_matches(['"', '\'']))
+}
+
+/// The 1-based line of the file's top-level key that stands for `option` (`--a-b` is written
+/// `a-b` or `a_b`), for messages that send the user to the file. Read again only on that path.
+pub fn key_line(path: &str, option: &str) -> Option<usize> {
+    let bytes = fsread::read(Path::new(path), fsread::SGLANG_CONFIG).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let want = option.trim_start_matches('-').replace('_', "-");
+    text.lines()
+        .position(|l| key_of(l).is_some_and(|k| k.replace('_', "-") == want))
+        .map(|i| i + 1)
+}
+
 /// The `OSError` subclass Python's `open()` raises for this failure; a file SGLang would hang
 /// on or fill memory with (a FIFO, a device, gigabytes) gets the launcher's own message.
 fn read_error(e: fsread::ReadError, path: &str) -> ConfigError {

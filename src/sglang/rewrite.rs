@@ -6,6 +6,7 @@ use std::ffi::OsString;
 
 use serde::Serialize;
 
+use super::config::key_of;
 use super::error::ArgError;
 use super::flagset::{self, Action, FlagSet};
 use super::parser::{Occurrence, SglangArgs, action_for, parse_with};
@@ -141,15 +142,6 @@ fn rewrite_config(args: &SglangArgs, to: &'static FlagSet, text: &str) -> (Strin
         edits.push(edit);
     }
     (out, edits)
-}
-
-/// The top-level key of a YAML line (`key:`, `"key":`, `'key':`), if the line starts one.
-fn key_of(line: &str) -> Option<&str> {
-    if line.starts_with([' ', '\t', '-', '#']) {
-        return None;
-    }
-    let (k, _) = line.split_once(':')?;
-    Some(k.trim().trim_matches(['"', '\'']))
 }
 
 fn rename_key(text: &str, key: &str, new: &str) -> String {

@@ -91,9 +91,13 @@ fn a_fix_that_would_edit_the_file_is_reported_not_applied() {
         .expect("NVLS on PCIe is flagged");
     assert!(!nvls.fixed);
     assert!(nvls.message.contains(path), "{}", nvls.message);
+    // The file's line is named, so the user can go straight to it.
     assert!(
+        nvls.message.contains(&format!(
+            "--enable-nccl-nvls comes from the config file {path}:3; change it there"
+        )),
+        "{}",
         nvls.message
-            .contains("--enable-nccl-nvls comes from the config file")
     );
     assert!(out.args.flag("--enable-nccl-nvls"));
     // Without the file the same flag is removed from the command line.
@@ -111,6 +115,28 @@ fn a_fix_that_would_edit_the_file_is_reported_not_applied() {
             .any(|f| f.code == "COMM003" && f.fixed)
     );
     assert!(!out.args.flag("--enable-nccl-nvls"));
+}
+
+#[test]
+fn a_renamed_or_replaced_flag_in_the_file_is_one_error_at_its_line() {
+    let f = yaml(&format!(
+        "model-path: {ROOT}/examples/models/Qwen3-32B\n# tuned\nnsa-prefill-backend: flashmla_sparse\n"
+    ));
+    let path = f.path().to_str().unwrap();
+    let out = build(toks(&["--config", path]));
+    let codes: Vec<&str> = out.plan.findings.iter().map(|f| f.code.as_str()).collect();
+    // FLAG001 names the option and its values: argparse's own ARG001 would only repeat it.
+    assert!(
+        codes.contains(&"FLAG001") && !codes.contains(&"ARG001"),
+        "{codes:?}"
+    );
+    let f = out
+        .plan
+        .findings
+        .iter()
+        .find(|f| f.code == "FLAG001")
+        .unwrap();
+    assert!(f.message.contains(&format!("{path}:3;")), "{}", f.message);
 }
 
 #[test]
