@@ -310,8 +310,15 @@ impl Registry {
     pub fn suggest(&self, name: &str) -> Option<&str> {
         // Edit distance, not Jaro-Winkler: every name shares the long SGLANG_ prefix.
         let mut best: Option<(f64, &str)> = None;
+        // At 0.85 the distance is at most 15% of the longer name, and never below the length
+        // difference: names further apart in length cannot be close (skips most of them).
+        let len = name.chars().count();
         for n in self.names() {
-            let s = strsim::normalized_damerau_levenshtein(name, n);
+            let n_len = n.chars().count();
+            if len.abs_diff(n_len) * 100 > 15 * len.max(n_len) {
+                continue;
+            }
+            let s = similarity(name, n);
             if best.is_none_or(|(b, _)| s > b) {
                 best = Some((s, n));
             }
@@ -320,9 +327,58 @@ impl Registry {
     }
 }
 
+/// `strsim::normalized_damerau_levenshtein`, with the common head and tail (the `SGLANG_`
+/// every name shares) taken off first: they add nothing to the distance, only to the work.
+fn similarity(a: &str, b: &str) -> f64 {
+    let longest = a.chars().count().max(b.chars().count());
+    if longest == 0 {
+        return 1.0;
+    }
+    let head = a
+        .char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .last()
+        .map_or(0, |((i, x), _)| i + x.len_utf8());
+    let (a, b) = (&a[head..], &b[head..]);
+    let tail = a
+        .chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum::<usize>();
+    let (a, b) = (&a[..a.len() - tail], &b[..b.len() - tail]);
+    1.0 - strsim::damerau_levenshtein(a, b) as f64 / longest as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn similarity_is_strsims_without_the_shared_ends() {
+        let names = [
+            "",
+            "SGLANG_X",
+            "SGLANG_ENABLE_TORCH_COMPILE",
+            "SGLANG_ENABEL_TORCH_COMPILE",
+            "SGLANG_ENABLE_TORCH_COMPIL",
+            "SGLANG_DISABLE_TORCH_COMPILE",
+            "SGLANG_TORCH_COMPILE_ENABLE",
+            "SGLANG_ÄNABLE_TORCH",
+            "ab",
+            "ba",
+            "xaby",
+            "xbay",
+        ];
+        for a in names {
+            for b in names {
+                let want = strsim::normalized_damerau_levenshtein(a, b);
+                assert!((similarity(a, b) - want).abs() < 1e-12, "{a} {b}");
+            }
+        }
+    }
 
     #[test]
     fn every_registry_decodes_and_names_its_version() {

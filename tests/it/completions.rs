@@ -212,7 +212,9 @@ fn want(a: &Arg) -> Want {
         "topology" | "python" | "nvml_lib" | "json_file" => Want::Files,
         "dir" | "profiles_dir" => Want::Dirs,
         "writable" => Want::Files,
-        "name" | "port" | "url" | "host" | "timeout" | "pid" => Want::Nothing,
+        "name" | "port" | "url" | "host" | "timeout" | "pid" | "fit_request_tokens" => {
+            Want::Nothing
+        }
         "line" | "words" => Want::Nothing,
         other => panic!("no expectation for the values of {other}: add one here"),
     }
