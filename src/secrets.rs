@@ -196,16 +196,16 @@ pub fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
         .iter()
         .zip(mask_tokens(args, &args.tokens))
         .map(|(t, m)| (t.to_string_lossy().into_owned(), m));
-    let hidden = user.chain(mask_config(args)).filter_map(|(t, m)| {
+    let hidden = user.chain(mask_config(args)).flat_map(|(t, m)| {
         let m = m.to_string_lossy();
         if m == t {
-            return None;
+            return Vec::new();
         }
         match (t.split_once('='), m.split_once('=')) {
-            (Some((_, v)), Some((_, mv))) if mv == MASK => Some(v.to_owned()),
-            // A URL token: only its password is secret.
-            _ if m != MASK => password(&t, &m),
-            _ => Some(t),
+            (Some((_, v)), Some((_, mv))) if mv == MASK => vec![v.to_owned()],
+            // A URL token: only its userinfo is secret.
+            _ if m != MASK => userinfo_values(&t),
+            _ => vec![t],
         }
     });
     let parsed = args
@@ -217,20 +217,28 @@ pub fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
             v => vec![v.clone()],
         })
         .filter_map(|v| v.as_str().map(str::to_owned));
-    let from_env = env
-        .vars
-        .iter()
-        .filter(|(k, _)| is_secret_env(k))
-        .map(|(_, v)| v.clone());
+    let from_env = env.vars.iter().flat_map(|(k, v)| {
+        if is_secret_env(k) {
+            vec![v.clone()]
+        } else {
+            // `HF_ENDPOINT=https://user:pass@mirror`: the password may recur in other forms.
+            userinfo_values(v)
+        }
+    });
     hidden.chain(parsed).chain(from_env).collect()
 }
 
-/// The password a URL token had, from the token and its masked form.
-fn password(token: &str, masked: &str) -> Option<String> {
-    let at = masked.find(MASK)?;
-    let tail = &masked[at + MASK.len()..];
-    let end = token.len().checked_sub(tail.len())?;
-    token.get(at..end).map(str::to_owned)
+/// Each userinfo `text` holds (as [`out::userinfo_spans`] finds them) and its password alone,
+/// which may recur by itself.
+fn userinfo_values(text: &str) -> Vec<String> {
+    out::userinfo_spans(text)
+        .into_iter()
+        .flat_map(|s| {
+            let info = &text[s];
+            let password = info.split_once(':').map(|(_, p)| p.to_owned());
+            std::iter::once(info.to_owned()).chain(password)
+        })
+        .collect()
 }
 
 /// The invocation's redactor: every secret of these arguments and this environment.
