@@ -20,6 +20,7 @@ use std::ffi::{OsStr, OsString};
 
 use crate::facts::Env;
 use crate::out::{self, MASK, Redactor};
+use crate::profile::Profile;
 use crate::sglang::parser::CLOSE_OPTION;
 use crate::sglang::{FlagSet, SglangArgs};
 
@@ -279,6 +280,43 @@ fn userinfo_values(text: &str) -> Vec<String> {
             std::iter::once(info.to_owned()).chain(password)
         })
         .collect()
+}
+
+/// A profile as `profiles show` prints it, and its secrets for scrubbing everything else
+/// printed: the value of each `[args]` option a token of that name would have hidden
+/// ([`mask_tokens`]'s rule) and of each secret-named `[env]` variable is `***`; the secrets are
+/// those the line and environment it makes hold ([`secret_values`]), and the masked values.
+pub fn in_profile(p: &Profile, flags: &'static FlagSet) -> (Profile, Redactor) {
+    let mut shown = p.clone();
+    let mut hidden = Vec::new();
+    let secret_args = shown
+        .args
+        .iter_mut()
+        .filter(|s| names_secret(flags, &format!("--{}", s.key.trim_start_matches('-'))));
+    let secret_env = shown.env.iter_mut().filter(|s| is_secret_env(&s.key));
+    for s in secret_args.chain(secret_env) {
+        match &s.value {
+            toml::Value::Array(items) => hidden.extend(items.iter().map(toml_text)),
+            v => hidden.push(toml_text(v)),
+        }
+        s.value = MASK.into();
+    }
+    let mut env = Env::default();
+    for s in &p.env {
+        env.set(&s.key, &s.text());
+    }
+    // A profile whose `[args]` SGLang refuses still has its masked values hidden.
+    let line = crate::profile::tokens(&p.args, flags).unwrap_or_default();
+    hidden.extend(secret_values(&crate::sglang::parse(flags, line), &env));
+    (shown, Redactor::new(hidden))
+}
+
+/// A TOML value as a command line or an environment has it (a string as is).
+fn toml_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The invocation's redactor: every secret of these arguments and this environment.
