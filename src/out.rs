@@ -6,8 +6,9 @@
 //! * Requested output (`--print-args`, `--json`, the dry-run line, a command's answer on
 //!   stdout) returns its error, for the caller to turn into an exit code.
 //! * [`redact`] hides the secret values registered with [`hide`] (the `secrets` layer finds
-//!   them once per invocation) and the password of any URL userinfo (`scheme://user:pass@host`,
-//!   `user:pass@host:port`).
+//!   them once per invocation), the userinfo of any URL (`scheme://user:pass@host` →
+//!   `scheme://***@host`) and the password of a bare `user:pass@host:port`
+//!   ([`userinfo_spans`] says where each starts and ends).
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -82,46 +83,114 @@ pub fn redact(text: &str) -> String {
     .redact(text)
 }
 
-/// Characters that end a userinfo when scanning back from `@`: separators of words, quoting
-/// and shell syntax, so `"${a[@]}"` or `--x=u:p@h` keep their own punctuation.
-fn ends_userinfo(c: char) -> bool {
-    c.is_whitespace() || "\"'`<>/\\@[]{}()$=,;|".contains(c)
+/// RFC 3986 authority characters (unreserved, `%`, sub-delims, `:`, `@`, an IP literal's
+/// brackets): the characters a userinfo and the host after it can hold.
+fn in_authority(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-._~%!$&'()*+,;=:@[]".contains(c)
 }
 
-/// `user:pass@host` → `user:***@host`, in URLs and bare `host:port` addresses alike. A
-/// userinfo needs a `:` and a host that starts with a letter, digit or `[`; `a@b` (no
-/// password) and `git@host:repo` (colon after the `@`) are left alone.
-pub fn mask_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('@') {
-        let (before, after) = rest.split_at(at);
-        let host_ok = after[1..]
+/// Any URI character: the authority's and the delimiters (`/ ? #`) that end it. Quotes,
+/// backslashes and spaces are not, so a mask never crosses a JSON string or a shell word.
+fn in_uri(c: char) -> bool {
+    in_authority(c) || "/?#".contains(c)
+}
+
+/// Whether a URL authority without `@` cannot be a host: after an optional `[IP literal]`, a
+/// `:` followed by something other than a port's digits (`u:pa` of `u:pa/ss@host`).
+fn not_a_host(authority: &str) -> bool {
+    let rest = match authority.strip_prefix('[') {
+        Some(lit) => lit.split_once(']').map_or("", |(_, r)| r),
+        None => authority,
+    };
+    rest.split_once(':')
+        .is_some_and(|(_, port)| !port.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The byte ranges of `text` that [`mask_userinfo`] hides, in order.
+///
+/// * After `//` (a URL), the userinfo is the whole authority before its *last* `@`: a
+///   password may hold any sub-delim, `:`, `%40` or even a raw `@`, and the host never holds
+///   an `@`. The user name goes too, since tokens are often passed as one (`https://TOKEN@h`).
+///   The authority ends at the first `/`, `?` or `#` (RFC 3986, and Python's `urlsplit`, which
+///   SGLang's clients use), so the `@` of a path (`…/model@rev`) is no userinfo. One exception:
+///   an authority that cannot be a host (`u:pa` of `u:pa/ss@h`) means a password with a raw
+///   `/ ? #`; then it runs to the last `@` of the URL, since hiding too much of a broken URL
+///   costs nothing and a password shown cannot be taken back.
+/// * Elsewhere (`user:pass@host:port`), where the user name's start cannot be told from the
+///   text before it, the password: from the first `:` to the last `@` that a host follows.
+///   `a@b` (no password) and `git@host:repo` (the colon after the `@`) are left alone.
+///
+/// A userinfo already masked (`***`) is left as it is, so masking twice changes nothing.
+pub fn userinfo_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let run = |from: usize, keep: fn(char) -> bool| {
+        text[from..]
+            .find(|c: char| !keep(c))
+            .map_or(text.len(), |n| from + n)
+    };
+    let mut spans = Vec::new();
+    // The URI run the last broken authority was in: its end and its last `@` (each URI run is
+    // scanned once, however many `//` it holds).
+    let mut uri: (usize, Option<usize>) = (0, None);
+    let mut i = 0;
+    while i < text.len() {
+        let end = run(i, in_authority);
+        if end == i {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let authority = &text[i..end];
+        let span = if text[..i].ends_with("//") {
+            match authority.rfind('@') {
+                Some(at) => Some(i..i + at),
+                None if not_a_host(authority) => {
+                    if i >= uri.0 {
+                        let e = run(i, in_uri);
+                        uri = (e, text[i..e].rfind('@').map(|at| i + at));
+                    }
+                    uri.1.filter(|&at| at > i).map(|at| i..at)
+                }
+                None => None,
+            }
+        } else {
+            bare_password(authority).map(|r| i + r.start..i + r.end)
+        };
+        i = end;
+        if let Some(s) = span.filter(|s| !s.is_empty() && text[s.clone()] != *MASK) {
+            // A broken authority's span runs past `end`: what it covers is not read again.
+            i = i.max(s.end);
+            spans.push(s);
+        }
+    }
+    spans
+}
+
+/// The password of a bare `user:pass@host` (a range of `run`).
+fn bare_password(run: &str) -> Option<std::ops::Range<usize>> {
+    let host_ok = |at: usize| {
+        run[at + 1..]
             .chars()
             .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '[');
-        let start = before
-            .char_indices()
-            .rev()
-            .find(|(_, c)| ends_userinfo(*c))
-            .map_or(0, |(i, c)| i + c.len_utf8());
-        let info = &before[start..];
-        match info.find(':') {
-            Some(colon) if host_ok && colon + 1 < info.len() && info[colon + 1..] != *MASK => {
-                let after_scheme = before[..start].ends_with("//");
-                if colon > 0 || after_scheme {
-                    out.push_str(&before[..start + colon + 1]);
-                    out.push_str(MASK);
-                } else {
-                    out.push_str(before);
-                }
-            }
-            _ => out.push_str(before),
-        }
-        out.push('@');
-        rest = &after[1..];
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '[')
+    };
+    let at = run
+        .rmatch_indices('@')
+        .map(|(at, _)| at)
+        .find(|&at| host_ok(at))?;
+    let colon = run[..at].find(':')?;
+    Some(colon + 1..at)
+}
+
+/// `text` with every span of [`userinfo_spans`] replaced by `***`: `scheme://***@host`,
+/// `user:***@host:port`.
+pub fn mask_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for s in userinfo_spans(text) {
+        out.push_str(&text[last..s.start]);
+        out.push_str(MASK);
+        last = s.end;
     }
-    out.push_str(rest);
+    out.push_str(&text[last..]);
     out
 }
 
@@ -293,13 +362,24 @@ mod tests {
     #[test]
     fn urls_and_addresses_lose_their_password() {
         for (text, want) in [
-            ("https://u:P4ss@host/t", "https://u:***@host/t"),
+            ("https://u:P4ss@host/t", "https://***@host/t"),
             ("user:P4ss@host:5000", "user:***@host:5000"),
             ("--x=user:P4ss@10.0.0.1:5000", "--x=user:***@10.0.0.1:5000"),
-            ("redis://:P4ss@host", "redis://:***@host"),
-            ("'http://a:b@[::1]:80'", "'http://a:***@[::1]:80'"),
+            ("redis://:P4ss@host", "redis://***@host"),
+            ("'http://a:b@[::1]:80'", "'http://***@[::1]:80'"),
+            ("https://TOKEN@host/x@rev", "https://***@host/x@rev"),
+            (
+                "{\"u\":\"s3://u:p@ss@h/m\",\"v\":\"a@b\"}",
+                "{\"u\":\"s3://***@h/m\",\"v\":\"a@b\"}",
+            ),
+            ("http://u:pa/ss@host/x", "http://***@host/x"),
+            ("http://u:pa#ss@host", "http://***@host"),
+            ("x=user:p@ss@host:1", "x=user:***@host:1"),
+            ("http://u:pa/x:y@host", "http://***@host"),
+            ("//a:b//c:d/e@h //f:g/@k", "//***@h //***@k"),
         ] {
-            assert_eq!(mask_userinfo(text), want);
+            assert_eq!(mask_userinfo(text), want, "{text}");
+            assert_eq!(mask_userinfo(want), want, "masking twice: {want}");
         }
         for same in [
             "mail me@host.org",
@@ -307,8 +387,46 @@ mod tests {
             "\"${words[@]}\"",
             "a:@host",
             "10:30 @ noon",
+            "https://host:8080/org/model@main",
+            "http://[::1]:80/a@b",
+            "s3://bucket/path@v2 and user@example.org",
         ] {
             assert_eq!(mask_userinfo(same), same);
+        }
+    }
+
+    /// Every character RFC 3986 allows in a userinfo, and a raw `@`, in a password: none of
+    /// it is left, in a URL or a bare address, quoted or not.
+    #[test]
+    fn a_password_of_any_userinfo_characters_is_hidden_whole() {
+        let chars = "-._~!$&'()*+,;=:@";
+        for c in chars
+            .chars()
+            .chain(["%40", "%3A"].iter().flat_map(|s| s.chars()))
+        {
+            let pw = format!("PW{c}SECRET{c}");
+            for text in [
+                format!("s3://user:{pw}@host/m"),
+                format!("\"http://user:{pw}@127.0.0.1:1/health\""),
+                format!("'https://user:{pw}@[::1]:80/x'"),
+                format!("user:{pw}@10.0.0.1:5000"),
+                format!("--dist-init-addr=user:{pw}@10.0.0.1:5000"),
+                format!("addr \"user:{pw}@host:1\", port"),
+            ] {
+                let m = mask_userinfo(&text);
+                assert!(!m.contains("SECRET"), "{text} -> {m}");
+                assert!(m.contains("***@"), "{text} -> {m}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Spans are in order and never overlap, whatever the text (the mask splices them).
+        #[test]
+        fn userinfo_spans_are_ordered_and_disjoint(text in "[a-z0-9:@/#?'\" =%\\[\\]*]{0,60}") {
+            let spans = userinfo_spans(&text);
+            proptest::prop_assert!(spans.windows(2).all(|w| w[0].end <= w[1].start), "{spans:?}");
+            let _ = mask_userinfo(&text);
         }
     }
 

@@ -20,6 +20,8 @@ use std::ffi::{OsStr, OsString};
 
 use crate::facts::Env;
 use crate::out::{self, MASK, Redactor};
+use crate::profile::Profile;
+use crate::sglang::parser::CLOSE_OPTION;
 use crate::sglang::{FlagSet, SglangArgs};
 
 /// argparse dests whose values are secrets (every SGLang version).
@@ -101,11 +103,18 @@ fn mask(args: &SglangArgs, tokens: &[OsString], from_config: bool) -> Vec<OsStri
     let mut i = 0;
     while i < out.len() {
         let t = out[i].to_string_lossy().into_owned();
-        match t.split_once('=').filter(|_| t.starts_with("--")) {
+        match t.split_once('=').filter(|_| t.starts_with('-')) {
             Some((opt, _)) if names_secret(args.flags, opt) => {
                 out[i] = format!("{opt}={MASK}").into()
             }
             None if names_secret(args.flags, &t) => {
+                // The value's place is hidden whatever it holds (argparse refuses `-sk…` as
+                // "expected one argument" and names it as unrecognized), unless it is one of
+                // SGLang's options as spelled: then the user left the value out.
+                if out.get(i + 1).is_some_and(|n| !is_option(args.flags, n)) {
+                    out[i + 1] = MASK.into();
+                    i += 1;
+                }
                 while out.get(i + 1).is_some_and(|n| !looks_like_option(n)) {
                     out[i + 1] = MASK.into();
                     i += 1;
@@ -146,6 +155,20 @@ fn looks_like_option(token: &OsStr) -> bool {
     t.len() > 1 && t[0] == b'-' && !t.contains(&b' ') && !(t[1].is_ascii_digit() || t[1] == b'.')
 }
 
+/// One of the flag set's option strings exactly (`--port`, `--port=1`, `-h`): what sits in a
+/// secret option's value place and is kept, since it is an option and no value.
+fn is_option(flags: &FlagSet, token: &OsStr) -> bool {
+    let t = token.to_string_lossy();
+    let name = t
+        .split_once('=')
+        .filter(|_| t.starts_with("--"))
+        .map_or(&*t, |(o, _)| o);
+    flags
+        .actions
+        .iter()
+        .any(|a| a.option_strings.iter().any(|o| o == name))
+}
+
 /// Parsed values with secret dests replaced by `***` and URL passwords hidden.
 pub fn mask_values(
     values: &std::collections::BTreeMap<String, serde_json::Value>,
@@ -164,9 +187,11 @@ pub fn mask_values(
 }
 
 /// Whether `token` (without `=value`) is a secret option of this flag set, or a prefix argparse
-/// could expand to one, or (not SGLang's at all) has a secret name.
+/// could expand to one, or (not SGLang's at all) has a secret name or is spelled close to a
+/// secret option (`-api-key`, `--api-kye`: argparse names it, and what follows, as
+/// unrecognized).
 fn names_secret(flags: &FlagSet, token: &str) -> bool {
-    if token.len() <= 2 || !token.starts_with("--") {
+    if token.len() <= 2 || !token.starts_with('-') {
         return false;
     }
     let strings = || {
@@ -183,9 +208,25 @@ fn names_secret(flags: &FlagSet, token: &str) -> bool {
     if known.peek().is_none() {
         // `--hf-token x`, a `--config` key as `--api_key`, another tool's flag: its value goes
         // into an error message, so a secret name hides it.
-        return is_secret_name(token);
+        return is_secret_name(token) || close_to_secret(flags, token);
     }
     known.any(|(a, _)| is_secret_dest(&a.dest))
+}
+
+/// An unknown option spelled close to a secret one, as "did you mean" would suggest it: dashes
+/// and underscores aside (`-api-key`, `--api_key`), or by [`CLOSE_OPTION`] similarity.
+fn close_to_secret(flags: &FlagSet, token: &str) -> bool {
+    let key = format!("--{}", token.trim_start_matches('-').replace('_', "-"));
+    flags
+        .actions
+        .iter()
+        .filter(|a| is_secret_dest(&a.dest))
+        .flat_map(|a| &a.option_strings)
+        // A key ten times longer cannot reach the cut-off; Jaro on it would cost the most.
+        .any(|o| {
+            o.starts_with(&key)
+                || (key.len() <= 10 * o.len() && strsim::jaro_winkler(&key, o) >= CLOSE_OPTION)
+        })
 }
 
 /// Every secret value present in the arguments (the user's, the `--config` file's) and the
@@ -196,16 +237,16 @@ pub fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
         .iter()
         .zip(mask_tokens(args, &args.tokens))
         .map(|(t, m)| (t.to_string_lossy().into_owned(), m));
-    let hidden = user.chain(mask_config(args)).filter_map(|(t, m)| {
+    let hidden = user.chain(mask_config(args)).flat_map(|(t, m)| {
         let m = m.to_string_lossy();
         if m == t {
-            return None;
+            return Vec::new();
         }
         match (t.split_once('='), m.split_once('=')) {
-            (Some((_, v)), Some((_, mv))) if mv == MASK => Some(v.to_owned()),
-            // A URL token: only its password is secret.
-            _ if m != MASK => password(&t, &m),
-            _ => Some(t),
+            (Some((_, v)), Some((_, mv))) if mv == MASK => vec![v.to_owned()],
+            // A URL token: only its userinfo is secret.
+            _ if m != MASK => userinfo_values(&t),
+            _ => vec![t],
         }
     });
     let parsed = args
@@ -217,20 +258,65 @@ pub fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
             v => vec![v.clone()],
         })
         .filter_map(|v| v.as_str().map(str::to_owned));
-    let from_env = env
-        .vars
-        .iter()
-        .filter(|(k, _)| is_secret_env(k))
-        .map(|(_, v)| v.clone());
+    let from_env = env.vars.iter().flat_map(|(k, v)| {
+        if is_secret_env(k) {
+            vec![v.clone()]
+        } else {
+            // `HF_ENDPOINT=https://user:pass@mirror`: the password may recur in other forms.
+            userinfo_values(v)
+        }
+    });
     hidden.chain(parsed).chain(from_env).collect()
 }
 
-/// The password a URL token had, from the token and its masked form.
-fn password(token: &str, masked: &str) -> Option<String> {
-    let at = masked.find(MASK)?;
-    let tail = &masked[at + MASK.len()..];
-    let end = token.len().checked_sub(tail.len())?;
-    token.get(at..end).map(str::to_owned)
+/// Each userinfo `text` holds (as [`out::userinfo_spans`] finds them) and its password alone,
+/// which may recur by itself.
+fn userinfo_values(text: &str) -> Vec<String> {
+    out::userinfo_spans(text)
+        .into_iter()
+        .flat_map(|s| {
+            let info = &text[s];
+            let password = info.split_once(':').map(|(_, p)| p.to_owned());
+            std::iter::once(info.to_owned()).chain(password)
+        })
+        .collect()
+}
+
+/// A profile as `profiles show` prints it, and its secrets for scrubbing everything else
+/// printed: the value of each `[args]` option a token of that name would have hidden
+/// ([`mask_tokens`]'s rule) and of each secret-named `[env]` variable is `***`; the secrets are
+/// those the line and environment it makes hold ([`secret_values`]), and the masked values.
+pub fn in_profile(p: &Profile, flags: &'static FlagSet) -> (Profile, Redactor) {
+    let mut shown = p.clone();
+    let mut hidden = Vec::new();
+    let secret_args = shown
+        .args
+        .iter_mut()
+        .filter(|s| names_secret(flags, &format!("--{}", s.key.trim_start_matches('-'))));
+    let secret_env = shown.env.iter_mut().filter(|s| is_secret_env(&s.key));
+    for s in secret_args.chain(secret_env) {
+        match &s.value {
+            toml::Value::Array(items) => hidden.extend(items.iter().map(toml_text)),
+            v => hidden.push(toml_text(v)),
+        }
+        s.value = MASK.into();
+    }
+    let mut env = Env::default();
+    for s in &p.env {
+        env.set(&s.key, &s.text());
+    }
+    // A profile whose `[args]` SGLang refuses still has its masked values hidden.
+    let line = crate::profile::tokens(&p.args, flags).unwrap_or_default();
+    hidden.extend(secret_values(&crate::sglang::parse(flags, line), &env));
+    (shown, Redactor::new(hidden))
+}
+
+/// A TOML value as a command line or an environment has it (a string as is).
+fn toml_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The invocation's redactor: every secret of these arguments and this environment.
@@ -293,6 +379,14 @@ mod tests {
             &["--ssl-keyfile-password", "SECRET1", "--pp", "2"][..],
             &["--model-path", "m", "--hf-token", "SECRET1", "--zz"][..],
             &["--api-key", "--api-key", "SECRET1"][..],
+            // What argparse refuses in the value's place, and spellings close to a secret one.
+            &["--api-key", "-skSECRET1", "--tp", "1"][..],
+            &["--admin-api-key", "--XSECRET1"][..],
+            &["--model-path", "m", "-api-key", "SECRET1"][..],
+            &["-api-key=SECRET1"][..],
+            &["--api_key", "SECRET1"][..],
+            &["--api-kye", "SECRET1"][..],
+            &["--admin-apikey", "SECRET1", "x"][..],
         ] {
             let args = crate::sglang::parse(flags, toks(line));
             let masked = mask_tokens_lossy(&args, &args.tokens);
@@ -301,6 +395,10 @@ mod tests {
         }
         // Values of other options, and option names after a secret one, are left alone.
         let line = ["--ssl-keyfile", "k.pem", "--api-key", "--port", "30000"];
+        let args = crate::sglang::parse(flags, toks(&line));
+        assert_eq!(mask_tokens_lossy(&args, &args.tokens), line);
+        // Unknown options far from a secret one keep their values.
+        let line = ["--model-path", "m", "--bogus-flag", "x1", "-v", "x2"];
         let args = crate::sglang::parse(flags, toks(&line));
         assert_eq!(mask_tokens_lossy(&args, &args.tokens), line);
     }

@@ -40,6 +40,17 @@ pub fn launcher_layer(p: &Profile) -> Result<(String, toml::Table), Fatal> {
     Ok((p.name.clone(), table))
 }
 
+/// The flag set of the release the merged settings select (`--sglang-version`, else the
+/// interpreter's SGLang).
+pub fn flags(s: &Settings) -> &'static sglang::FlagSet {
+    let python = resolve_interpreter(s.python.as_deref());
+    version::select(
+        s.sglang_version.as_deref(),
+        python.found.then_some(python.path.as_path()),
+    )
+    .flags
+}
+
 /// The profile's SGLang tokens before the user's and its environment under the user's, for
 /// the flag set the merged settings select; without a profile, the user's as they are.
 pub fn prepare(
@@ -56,12 +67,7 @@ pub fn prepare(
             overrides: Vec::new(),
         });
     };
-    let python = resolve_interpreter(s.python.as_deref());
-    let flags = version::select(
-        s.sglang_version.as_deref(),
-        python.found.then_some(python.path.as_path()),
-    )
-    .flags;
+    let flags = flags(s);
     let ours = profile::tokens(&profile.args, flags).map_err(|e| Fatal::usage(e.0))?;
     let mut overrides = overridden(flags, &ours, &user_tokens);
     let (env, changes, env_overrides) = merge_env(profile, user_env);

@@ -15,6 +15,8 @@ use crate::plan::{self, Fatal, Outcome};
 use crate::profile::{self, Profile, Search};
 use crate::report;
 use crate::rules::Severity;
+use crate::secrets;
+use crate::settings::Settings;
 
 /// How a profile would run here.
 enum Verdict {
@@ -68,6 +70,7 @@ fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
         .into_iter()
         .map(|(name, origin)| match profile::load(&search, &name) {
             Ok(p) => {
+                hide_secrets(&p, m);
                 let v = topo
                     .as_ref()
                     .map_or(Verdict::Unplanned, |t| judge(&p, m, t));
@@ -101,12 +104,36 @@ fn judge(p: &Profile, m: &ArgMatches, topo: &Topology) -> Verdict {
     }
 }
 
+/// The merged settings a profile plans with (the command line's over the profile's).
+fn settings(p: &Profile, m: &ArgMatches) -> Result<Settings, Fatal> {
+    let layer = profiled::launcher_layer(p)?;
+    crate::settings::load(m, Some(layer))
+        .map(|r| r.settings)
+        .map_err(config::fatal)
+}
+
+/// Hides the profile's secrets in everything printed from now on; the profile with their
+/// values as `***`, for showing it. Without settings to pick a release, the newest's options.
+fn hide_secrets(p: &Profile, m: &ArgMatches) -> Profile {
+    let newest = || {
+        let v = crate::sglang::flagset::KNOWN_VERSIONS.last();
+        v.and_then(|v| crate::sglang::flagset::get(v))
+    };
+    let flags = settings(p, m)
+        .ok()
+        .map(|s| profiled::flags(&s))
+        .or_else(newest);
+    let Some(flags) = flags else {
+        return p.clone();
+    };
+    let (shown, hide) = secrets::in_profile(p, flags);
+    hide.install();
+    shown
+}
+
 /// The profile planned with no SGLang arguments of the user's; a topology file keeps it offline.
 fn plan_profile(p: &Profile, m: &ArgMatches, topo: &Topology) -> Result<Outcome, Fatal> {
-    let layer = profiled::launcher_layer(p)?;
-    let s = crate::settings::load(m, Some(layer))
-        .map(|r| r.settings)
-        .map_err(config::fatal)?;
+    let s = settings(p, m)?;
     let prepared = profiled::prepare(Some(p), &s, Vec::<OsString>::new(), Env::from_process())?;
     plan::build(&request(
         &s,
@@ -215,18 +242,21 @@ fn row_json(name: &str, origin: &str, desc: &Option<String>, v: &Verdict) -> Val
 
 fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
     let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
+    let shown = hide_secrets(&p, m);
     let Some(topo) = gpus(a)? else {
         if a.json {
-            let mut v = profile_json(&p);
+            let mut v = profile_json(&shown);
             v["plan"] = Value::Null;
             print_out(&serde_json::to_string_pretty(&v).expect("json"))?;
         } else {
-            print_out(&human_profile(&p, &[]))?;
+            print_out(&human_profile(&shown, &[]))?;
         }
         return Ok(exit::OK);
     };
     let unmet = profile::hardware::unmet(&p.hardware, &topo);
     let outcome = plan_profile(&p, m, &topo)?;
+    outcome.secrets.install();
+    let p = shown;
     if a.json {
         let mut v = profile_json(&p);
         v["unmet_hardware"] = json!(unmet);

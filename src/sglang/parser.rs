@@ -410,6 +410,10 @@ struct Parser {
     has_negative_number_optionals: bool,
 }
 
+/// The Jaro-Winkler similarity from which an unknown option is close to a known one: "did you
+/// mean" suggests it (and `secrets` hides the values of one close to a secret option).
+pub const CLOSE_OPTION: f64 = 0.88;
+
 /// Unrecognized options that get a fuzzy "did you mean" (each is compared with every option):
 /// a line with thousands of them still gets its hints for the first ones in a few ms.
 const FUZZY_SUGGESTIONS: usize = 32;
@@ -1082,7 +1086,7 @@ impl Parser {
             .iter()
             .filter(|o| within_reach(key_len, o.chars().count()))
             .map(|o| (strsim::jaro_winkler(&with_dashes, o), *o))
-            .filter(|(s, _)| *s >= 0.88)
+            .filter(|(s, _)| *s >= CLOSE_OPTION)
             .collect();
         // Best first; equal scores in registration order, as before the options were sorted.
         scored.sort_by(|a, b| {
@@ -1100,7 +1104,7 @@ impl Parser {
     }
 }
 
-/// Whether strings of these lengths (in chars) can reach the 0.88 cut-off: Jaro is at most
+/// Whether strings of these lengths (in chars) can reach the [`CLOSE_OPTION`] cut-off (0.88): Jaro is at most
 /// (short/long + 2)/3, and below 0.7 strsim adds no prefix bonus, so the shorter must be over
 /// a tenth of the longer. Jaro costs length × length, and a multi-kilobyte token once took
 /// seconds against every option; skipping the pairs that cannot match changes no answer.

@@ -1,8 +1,8 @@
 //! The bad-input contract in one table: every kind of bad input the launcher can be given (a
 //! flag, a variable, a file, a missing driver or interpreter), each once, run through `check`
 //! and the drop-in `run` form where both apply. Every row must end with the documented exit
-//! code, one message that names the input and says what to do, no panic, and no SGLang started
-//! unless the command still works (a warning). The specialised suites (hostile_files, budgets,
+//! code, one message that names the input and says what to do, no panic, no secret value
+//! printed ([`SECRET`]), and no SGLang started unless the command still works (a warning). The specialised suites (hostile_files, budgets,
 //! implausible_configs, modes) go deeper; this one shows the whole contract, and README's
 //! "Bad input → message → exit code" table is rendered from it
 //! (`SGLANG_LAUNCH_UPDATE_DOCS=1` rewrites it: `scripts/gen-docs.sh`).
@@ -20,6 +20,8 @@ const MODEL: &str = "examples/models/Qwen3-32B";
 const V: &str = "0.5.23";
 /// Stands for the byte 0xFF (never UTF-8) in an argument or a value.
 const FF: &str = "<FF>";
+/// In a row's secret values: no output of any row may contain it.
+const SECRET: &str = "Sekret";
 
 /// How a row is run: `check … -- SGLANG_ARGS`, the drop-in `sglang-launch ARGS` (launcher
 /// options among SGLang's), or the launcher options alone (`explain`, `wait-ready`).
@@ -252,6 +254,38 @@ static MATRIX: &[Case] = &[
         env: &[],
         files: &[],
         runs: &both(1, 78, ARG001, &["unrecognized arguments: --bogus-flag"]),
+    },
+    Case {
+        input: "secret option misspelled (`-api-key VALUE`)",
+        launcher: OFFLINE,
+        sglang: &["--model-path", MODEL, "-api-key", "Sekret-1"],
+        env: &[],
+        files: &[],
+        runs: &both(
+            1,
+            78,
+            ARG001,
+            &[
+                "unrecognized arguments: -api-key ***",
+                "did you mean --api-key?",
+            ],
+        ),
+    },
+    Case {
+        input: "`--model-path` a URL with a password",
+        launcher: OFFLINE,
+        sglang: &["--model-path", "s3://user:Sekret=1;@@host/bucket/m"],
+        env: &[],
+        files: &[],
+        runs: &both(
+            0,
+            0,
+            Says::Finding("info", "MEM001"),
+            &[
+                "s3://***@host/bucket/m: not a local directory",
+                "point --model-path at a local copy",
+            ],
+        ),
     },
     Case {
         input: "`--config` YAML: syntax error",
@@ -650,6 +684,28 @@ static MATRIX: &[Case] = &[
             ],
         ),
     },
+    Case {
+        input: "`wait-ready`: URL with a password, no answer",
+        launcher: &[
+            "wait-ready",
+            "--url",
+            "http://user:Sekret=1@127.0.0.1:1/health",
+            "--timeout",
+            "1",
+        ],
+        sglang: &[],
+        env: &[],
+        files: &[],
+        runs: &one(
+            Form::Alone,
+            3,
+            Says::Error,
+            &[
+                "http://***@127.0.0.1:1/health did not answer 200",
+                "Connection refused",
+            ],
+        ),
+    },
 ];
 
 /// A billion-laughs document: nine levels of nine aliases each.
@@ -753,6 +809,9 @@ fn check_run(case: &Case, run: &Run) -> Vec<String> {
     }
     if err.contains("panicked at") || err.contains("RUST_BACKTRACE") {
         fail("panicked".into());
+    }
+    if err.contains(SECRET) {
+        fail("printed a secret value".into());
     }
     let errors: Vec<&str> = err
         .lines()

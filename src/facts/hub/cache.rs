@@ -5,9 +5,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// `root/<endpoint>/<repo>/<revision>`, each part escaped to one plain path component.
+/// `root/<endpoint>/<repo>/<revision>`, each part escaped to one plain path component. The
+/// endpoint's credentials are masked as in every output (`http://***@mirror`): they are never
+/// written to disk nor shown in a path, and they decide what may be read, not what a repo holds
+/// at a revision, so two logins to one mirror share its files.
 pub(super) fn snapshot_dir(root: &Path, endpoint: &str, repo: &str, revision: &str) -> PathBuf {
-    root.join(escape(endpoint))
+    root.join(escape(&crate::out::mask_userinfo(endpoint)))
         .join(escape(repo))
         .join(escape(revision))
 }
@@ -60,6 +63,11 @@ mod tests {
             PathBuf::from("/r/http%3A%2F%2F127.0.0.1%3A80/org%2Fm/refs%2Fpr%2F1")
         );
         assert_eq!(escape(".."), "%2E.");
+        let d = snapshot_dir(Path::new("/r"), "http://u:p%40SECRET@h:80", "o/m", "main");
+        assert_eq!(
+            d,
+            PathBuf::from("/r/http%3A%2F%2F%2A%2A%2A%40h%3A80/o%2Fm/main")
+        );
     }
 
     #[test]

@@ -109,8 +109,8 @@ impl std::fmt::Display for Problem {
                 f,
                 "could not reach the Hugging Face Hub at {} for {repo} ({}); \
                  {NO_FACTS} (--offline or HF_HUB_OFFLINE=1 skips the Hub)",
-                hide_userinfo(endpoint),
-                hide_userinfo(reason),
+                crate::out::mask_userinfo(endpoint),
+                crate::out::mask_userinfo(reason),
             ),
             Problem::TooLarge { repo, file, limit } => write!(
                 f,
@@ -126,31 +126,6 @@ impl std::fmt::Display for Problem {
 }
 
 impl std::error::Error for Problem {}
-
-/// `text` with the credentials of every URL in it (`scheme://user:password@host`) masked: an
-/// `HF_ENDPOINT` may carry them, and the client's errors quote the URL.
-fn hide_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        let (head, tail) = rest.split_at(i + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| c == '/' || c.is_whitespace())
-            .unwrap_or(tail.len());
-        match tail[..end].rfind('@') {
-            Some(at) => {
-                // The mask every output uses (facts sit below `secrets`).
-                out.push_str("***");
-                out.push_str(&tail[at..end]);
-            }
-            None => out.push_str(&tail[..end]),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// The problem a 4xx answer means, from the Hub's `X-Error-Code` first, else the status.
 /// `file`: the file asked for (`None` for the model-info request).
@@ -208,8 +183,11 @@ mod tests {
         let text = p.to_string();
         assert!(!text.contains("s3cret") && !text.contains("me:"), "{text}");
         assert!(text.contains("https://***@mirror.example:8443"), "{text}");
-        assert_eq!(hide_userinfo("http://host/a@b"), "http://host/a@b");
-        assert_eq!(hide_userinfo("no url"), "no url");
+        assert_eq!(
+            crate::out::mask_userinfo("http://host/a@b"),
+            "http://host/a@b"
+        );
+        assert_eq!(crate::out::mask_userinfo("no url"), "no url");
     }
 
     fn r(file: Option<&str>, status: u16, code: Option<&str>) -> Problem {
