@@ -53,6 +53,9 @@ enum Plant {
     ModelWith(&'static str, &'static str, i64),
     /// A venv whose `python3` records that it ran, without SGLang installed.
     BareVenv(&'static str),
+    /// A file someone else could have written: owned by `nobody` when the tests run as root,
+    /// else writable by others.
+    NotOurs(&'static str, &'static str),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -415,6 +418,25 @@ static MATRIX: &[Case] = &[
         ),
     },
     Case {
+        input: "launcher config file someone else could have written",
+        launcher: OFFLINE,
+        sglang: M,
+        env: &[("SGLANG_LAUNCH_SYSTEM_CONFIG", "{t}/config.toml")],
+        files: &[Plant::NotOurs(
+            "config.toml",
+            "python = \"/nonexistent/planted\"\n",
+        )],
+        runs: &both(
+            2,
+            2,
+            Says::Error,
+            &[
+                "{t}/config.toml: refused",
+                "move the file to a directory only root (or you) can write",
+            ],
+        ),
+    },
+    Case {
         input: "scheduler variable the multi-node derivation needs, unreadable",
         launcher: &["--topology", TOPO, "--sglang-version", V],
         sglang: &["--model-path", "m", "--tp", "16"],
@@ -471,6 +493,34 @@ static MATRIX: &[Case] = &[
             2,
             Says::Error,
             &["{t}/profiles/broken.toml:1:6", "Profiles section"],
+        ),
+    },
+    Case {
+        input: "profile someone else could have written (another owner when root)",
+        launcher: &[
+            "--topology",
+            TOPO,
+            "--sglang-version",
+            V,
+            "--profiles-dir",
+            "{t}/profiles",
+            "--profile",
+            "planted",
+        ],
+        sglang: M,
+        env: &[],
+        files: &[Plant::NotOurs(
+            "profiles/planted.toml",
+            "[env]\nLD_PRELOAD = \"/nonexistent/evil.so\"\n",
+        )],
+        runs: &both(
+            2,
+            2,
+            Says::Error,
+            &[
+                "{t}/profiles/planted.toml: refused",
+                "move the file to a directory only root (or you) can write",
+            ],
         ),
     },
     Case {
@@ -683,6 +733,18 @@ fn plant(p: &Plant, t: &Path) {
             nix::unistd::mkfifo(&at(name), nix::sys::stat::Mode::from_bits(0o600).unwrap()).unwrap()
         }
         Plant::Dir(name) => std::fs::create_dir_all(at(name)).unwrap(),
+        Plant::NotOurs(name, text) => {
+            let path = at(name);
+            std::fs::write(&path, text).unwrap();
+            if nix::unistd::geteuid().is_root() {
+                let nobody = nix::unistd::Uid::from_raw(65534);
+                nix::unistd::chown(&path, Some(nobody), None).unwrap();
+            } else {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::Permissions::from_mode(0o666);
+                std::fs::set_permissions(&path, mode).unwrap();
+            }
+        }
         Plant::Sparse(name, len) => std::fs::File::create(at(name))
             .unwrap()
             .set_len(len)
