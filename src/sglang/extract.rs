@@ -16,6 +16,8 @@ use super::envs::InstallEnvs;
 use super::flagset::FlagSet;
 use crate::fsread;
 
+mod plausible;
+
 /// The extractor, run with `python -c`.
 const EXTRACTOR: &str = include_str!("../../scripts/sglang_flags.py");
 
@@ -128,12 +130,24 @@ pub(crate) fn mtime(p: &Path) -> Option<(u64, u32)> {
     Some((d.as_secs(), d.subsec_nanos()))
 }
 
-/// The cached flag set of this install, when there is one for the install as it is now.
+/// A cache file's bytes, when no one else could have written it (a planted cache would choose
+/// the options the launcher accepts and the defaults it plans with). Shared with the RECORD
+/// cache beside it.
+pub(crate) fn read_cache(path: &Path) -> Option<Vec<u8>> {
+    if let Err(e) = fsread::trust::check(path) {
+        fsread::warn_once(path, &format!("ignoring a cache file: {e}; it is rebuilt"));
+        return None;
+    }
+    fsread::read(path, fsread::FLAG_CACHE)
+        .map_err(|e| fsread::warn_unless_missing(&e))
+        .ok()
+}
+
+/// The cached flag set of this install, when there is one for the install as it is now; it
+/// is checked as a fresh extraction is.
 pub fn cached(installed: Install) -> Option<Extracted> {
     let path = cache_path(installed)?;
-    let bytes = fsread::read(&path, fsread::FLAG_CACHE)
-        .map_err(|e| fsread::warn_unless_missing(&e))
-        .ok()?;
+    let bytes = read_cache(&path)?;
     let file: CacheFile = serde_json::from_slice(&bytes).ok()?;
     let same_install = match installed.digest {
         Some(d) => file.digest.as_deref() == Some(d),
@@ -143,9 +157,20 @@ pub fn cached(installed: Install) -> Option<Extracted> {
         }
     };
     let current = file.format == CACHE_FORMAT && file.version == installed.version && same_install;
-    let flags: FlagSet = serde_json::from_value(file.flags).ok()?;
-    let flags = flags.with_install_envs(install_envs(file.envs));
-    current.then_some(Extracted {
+    if !current {
+        return None;
+    }
+    let flags = match convert(file.flags) {
+        Ok(f) => f.with_install_envs(install_envs(file.envs)),
+        Err(e) => {
+            fsread::warn_once(
+                &path,
+                &format!("ignoring {}: {e}; it is rebuilt", path.display()),
+            );
+            return None;
+        }
+    };
+    Some(Extracted {
         flags,
         cache: Some(path),
         ran_python: false,
@@ -188,32 +213,47 @@ fn write_cache(path: &Path, file: &CacheFile) -> bool {
     write_atomic(path, &serde_json::to_vec(file).unwrap_or_default())
 }
 
-/// Writes a cache file through a temporary file, so a concurrent reader never sees half of it.
+/// Writes a cache file through a new temporary file beside it (created exclusively under a
+/// random name: nothing planted at a guessable name is followed), then renamed over it, so a
+/// concurrent reader never sees half of it. Nothing is written into a directory someone else
+/// could write: the next read would refuse the file anyway.
 pub(crate) fn write_atomic(path: &Path, text: &[u8]) -> bool {
+    use std::io::Write;
     let Some(dir) = path.parent() else {
         return false;
     };
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::create_dir_all(dir).is_ok()
-        && std::fs::write(&tmp, text).is_ok()
-        && std::fs::rename(&tmp, path).is_ok()
+    if std::fs::create_dir_all(dir).is_err() || fsread::trust::check(dir).is_err() {
+        return false;
+    }
+    let Ok(mut tmp) = tempfile::Builder::new().prefix(".tmp").tempfile_in(dir) else {
+        return false;
+    };
+    tmp.write_all(text).is_ok() && tmp.persist(path).is_ok()
 }
 
-/// The extractor's environment registry; one it could not read leaves the embedded one in use.
+/// The extractor's environment registry; one it could not read, or that is not plausible,
+/// leaves the embedded one in use.
 fn install_envs(envs: Option<serde_json::Value>) -> Option<InstallEnvs> {
     envs.and_then(|e| serde_json::from_value(e).ok())
+        .filter(|e| plausible::envs(e).is_ok())
 }
 
-/// The extractor's flag set as the launcher's [`FlagSet`], checked for what the parser needs.
+/// The extractor's flag set as the launcher's [`FlagSet`], checked for what the parser needs
+/// and for what no SGLang parser could have produced.
 fn convert(flags: serde_json::Value) -> Result<FlagSet, ExtractError> {
     let set: FlagSet =
-        serde_json::from_value(flags).map_err(|e| ExtractError::BadOutput(e.to_string()))?;
-    if set.version.trim().is_empty() || set.action("--model-path").is_none() {
-        return Err(ExtractError::BadOutput(
-            "no version or no --model-path option".into(),
-        ));
-    }
+        serde_json::from_value(flags).map_err(|e| ExtractError::BadOutput(clip(&e.to_string())))?;
+    plausible::flag_set(&set).map_err(ExtractError::BadOutput)?;
     Ok(set)
+}
+
+/// Text from the extractor (the user's program), shortened for a message.
+fn clip(s: &str) -> String {
+    const MAX: usize = 300;
+    match s.char_indices().nth(MAX) {
+        None => s.to_owned(),
+        Some((at, _)) => format!("{}… ({} more bytes)", &s[..at], s.len() - at),
+    }
 }
 
 /// Runs the extractor with `python` (no torch import; SGLANG_* variables are ignored by it).
@@ -290,6 +330,34 @@ mod tests {
         assert_ne!(pa, pb);
         let name = pa.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with("0.5.24.dev3+gabc123-"), "{name}");
+    }
+
+    #[test]
+    fn a_cache_write_follows_no_planted_link() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("flags/0.9.0-x.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let victim = t.path().join("victim");
+        // The old temporary name, and the cache file itself, as links to a victim.
+        let guessed = path.with_extension(format!("tmp{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &guessed).unwrap();
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        assert!(write_atomic(&path, b"{}"));
+        assert!(!victim.exists(), "nothing written through a link");
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn no_cache_is_written_into_a_directory_others_can_write() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("flags");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(!write_atomic(&dir.join("x.json"), b"{}"));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     }
 
     #[test]
