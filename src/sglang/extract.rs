@@ -256,37 +256,108 @@ fn clip(s: &str) -> String {
     }
 }
 
-/// Runs the extractor with `python` (no torch import; SGLANG_* variables are ignored by it).
+/// Output past this is no flag set (a real one is a few hundred KiB): reading stops there.
+const OUTPUT_CAP: usize = 8 << 20;
+
+/// After the extractor exits, how long a process it left behind may hold its output open.
+const GRACE: Duration = Duration::from_millis(200);
+
+/// How the extractor's output ended.
+enum Outcome {
+    /// Read to its end.
+    Output(Vec<u8>),
+    /// More than [`OUTPUT_CAP`].
+    Cut,
+    /// Still running at [`TIMEOUT`].
+    TimedOut,
+    /// It exited, but a process outside its group keeps its output open.
+    Held,
+}
+
+/// Runs the extractor with `python` (no torch import; SGLANG_* variables are ignored by it),
+/// in a process group of its own, so the deadline holds whatever it starts: at the deadline,
+/// or once it has exited, the whole group is killed and reading stops.
 fn run(python: &Path) -> Result<serde_json::Value, ExtractError> {
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new(python)
         .args(["-c", EXTRACTOR])
         .env("PYTHONHASHSEED", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .map_err(|e| ExtractError::Spawn(python.to_path_buf(), e))?;
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out);
-        out
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Left behind, not joined, when a process outside the group holds the pipe.
+    std::thread::spawn(move || {
+        let _ = tx.send(read_capped(stdout, OUTPUT_CAP));
     });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() < TIMEOUT => std::thread::sleep(Duration::from_millis(5)),
-            _ => break None,
+    let outcome = wait_output(&mut child, &rx, group);
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = child.kill();
+    let _ = child.wait();
+    match outcome {
+        Outcome::Output(out) => parse_output(&out),
+        Outcome::Cut => Err(ExtractError::BadOutput(format!(
+            "more than {} MiB of output; reading stopped there",
+            OUTPUT_CAP >> 20
+        ))),
+        Outcome::TimedOut => Err(ExtractError::Timeout(python.to_path_buf(), TIMEOUT)),
+        Outcome::Held => Err(ExtractError::BadOutput(
+            "its output stayed open after it exited (a process it started outside its \
+             process group holds it)"
+                .into(),
+        )),
+    }
+}
+
+/// Reads to the end, or to `cap` bytes and one more: `(bytes, cut)`.
+fn read_capped(mut from: impl Read, cap: usize) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let _ = from.by_ref().take(cap as u64 + 1).read_to_end(&mut out);
+    let cut = out.len() > cap;
+    out.truncate(cap);
+    (out, cut)
+}
+
+/// Waits for the output to end, the deadline, or the extractor to exit and the [`GRACE`] after
+/// it (then its group is killed, which ends the output of every process in it).
+fn wait_output(
+    child: &mut std::process::Child,
+    rx: &std::sync::mpsc::Receiver<(Vec<u8>, bool)>,
+    group: nix::unistd::Pid,
+) -> Outcome {
+    use std::sync::mpsc::RecvTimeoutError;
+    let done = |(out, cut): (Vec<u8>, bool)| {
+        if cut {
+            Outcome::Cut
+        } else {
+            Outcome::Output(out)
         }
     };
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(ExtractError::Timeout(python.to_path_buf(), TIMEOUT));
+    let start = Instant::now();
+    let mut exited: Option<Instant> = None;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(5)) {
+            Ok(read) => return done(read),
+            Err(RecvTimeoutError::Disconnected) => return Outcome::Output(Vec::new()),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if exited.is_none() && matches!(child.try_wait(), Ok(Some(_))) {
+            exited = Some(Instant::now());
+        }
+        if exited.is_some_and(|at| at.elapsed() >= GRACE) {
+            // What it left behind holds the pipe: end the group, take what was written.
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            return rx.recv_timeout(GRACE * 5).map_or(Outcome::Held, done);
+        }
+        if start.elapsed() >= TIMEOUT {
+            return Outcome::TimedOut;
+        }
     }
-    let out = reader.join().unwrap_or_default();
-    parse_output(&out)
 }
 
 /// The extractor prints one JSON object: `{"ok": true, "flags": …}` or `{"ok": false, "error"}`.
@@ -305,7 +376,7 @@ fn parse_output(out: &[u8]) -> Result<serde_json::Value, ExtractError> {
         Ok(v)
     } else {
         let why = v["error"].as_str().unwrap_or("no reason given");
-        Err(ExtractError::Failed(why.to_owned()))
+        Err(ExtractError::Failed(clip(why)))
     }
 }
 
@@ -358,6 +429,84 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert!(!write_atomic(&dir.join("x.json"), b"{}"));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    }
+
+    /// An extractor stand-in: a shell script run as `python -c …`.
+    fn script(dir: &Path, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("python3");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_child_left_holding_the_output_does_not_stretch_the_deadline() {
+        let t = tempfile::tempdir().unwrap();
+        let py = script(
+            t.path(),
+            "(sleep 30) &\necho '{\"ok\": false, \"error\": \"bg\"}'",
+        );
+        let start = Instant::now();
+        let r = run(&py);
+        assert!(
+            matches!(&r, Err(ExtractError::Failed(m)) if m == "bg"),
+            "{r:?}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn endless_output_is_cut_and_said_to_be() {
+        let t = tempfile::tempdir().unwrap();
+        let py = script(t.path(), "head -c 1000000000 /dev/zero | tr '\\0' A");
+        let start = Instant::now();
+        let e = run(&py).unwrap_err().to_string();
+        assert!(e.contains("more than 8 MiB of output"), "{e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_long_error_is_shortened() {
+        let t = tempfile::tempdir().unwrap();
+        let py = script(
+            t.path(),
+            "printf '{\"ok\": false, \"error\": \"'; head -c 200000 /dev/zero | tr '\\0' E; echo '\"}'",
+        );
+        let e = run(&py).unwrap_err().to_string();
+        assert!(
+            e.len() < 400 && e.contains("more bytes"),
+            "{}",
+            &e[..e.len().min(500)]
+        );
+    }
+
+    #[test]
+    fn output_held_outside_the_group_ends_the_wait() {
+        let Ok(setsid) = which::which("setsid") else {
+            return;
+        };
+        let t = tempfile::tempdir().unwrap();
+        let py = script(
+            t.path(),
+            &format!("{} sleep 5 &\necho '{{\"ok\": true}}'", setsid.display()),
+        );
+        let start = Instant::now();
+        let e = run(&py).unwrap_err().to_string();
+        assert!(e.contains("stayed open"), "{e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
     }
 
     #[test]
