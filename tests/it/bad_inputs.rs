@@ -113,6 +113,7 @@ const WAITS: &[&str] = &[
     "topology file: a FIFO",
     "SGLang's parser read by a program that leaves a child holding its output",
     "SGLang's parser read by a program that prints without end",
+    "`--json-file` a named pipe no process reads",
 ];
 
 const OFFLINE: &[&str] = &["--topology", TOPO, "--sglang-version", V];
@@ -706,6 +707,26 @@ static MATRIX: &[Case] = &[
                 "--json-file /nonexistent/plan.json",
                 "No such file or directory",
             ],
+        ),
+    },
+    Case {
+        input: "`--json-file` a named pipe no process reads",
+        launcher: &[
+            "--topology",
+            TOPO,
+            "--sglang-version",
+            V,
+            "--json-file",
+            "{t}/fifo",
+        ],
+        sglang: M,
+        env: &[],
+        files: &[Plant::Fifo("fifo")],
+        runs: &one(
+            Form::Check,
+            2,
+            Says::Error,
+            &["--json-file {t}/fifo", "a named pipe no process is reading"],
         ),
     },
     Case {
