@@ -718,3 +718,43 @@ fn without_a_cache_directory_no_planted_directory_is_read() {
         "the private directory is removed after the check"
     );
 }
+
+/// The token goes to the endpoint's own origin only: a redirect to another port of the same
+/// host (another server, whoever runs it) gets the file asked for, never the token.
+#[test]
+fn the_token_never_follows_a_redirect_to_another_port_of_the_same_host() {
+    let home = Home::new();
+    let other_log = Arc::new(Mutex::new(Vec::new()));
+    let other = Server::start(
+        "127.0.0.1",
+        other_log.clone(),
+        Arc::new(|t: &str| match t {
+            "/elsewhere/config.json" => ok(fixture(&format!("{LOCAL}/config.json"))),
+            _ => hub_error(404, "EntryNotFound", "no such object"),
+        }),
+    );
+    let to = format!("{}/elsewhere/config.json", other.url());
+    let hub = FakeHub::start(move |t: &str| {
+        t.ends_with(&format!("/resolve/{SHA}/config.json"))
+            .then(|| redirect(302, &to))
+    });
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str()), ("HF_TOKEN", TOKEN)];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    assert!(
+        run.json["memory"]["weights_per_gpu_gib"].is_number(),
+        "{}",
+        run.text
+    );
+    let seen = other_log.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].authorization, None, "the other port got the token");
+    let bearer = format!("Bearer {TOKEN}");
+    assert!(
+        hub.seen()
+            .iter()
+            .filter(|s| !s.target.starts_with("/cdn/"))
+            .all(|s| s.authorization.as_deref() == Some(bearer.as_str())),
+        "the Hub itself still gets it"
+    );
+}

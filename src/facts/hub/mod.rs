@@ -9,6 +9,7 @@
 mod api;
 mod cache;
 mod http;
+pub mod origin;
 mod problem;
 mod settings;
 
@@ -86,7 +87,7 @@ impl Session {
         }
         let client = self
             .client
-            .get_or_insert_with(|| Client::new(DEADLINE, s.token.as_ref()));
+            .get_or_insert_with(|| Client::new(DEADLINE, &s.endpoint, s.token.as_ref()));
         let target = Target {
             endpoint: &s.endpoint,
             repo,
