@@ -26,6 +26,11 @@
 //! A missing optional file is no news and says nothing. Inputs the user named fail; context the
 //! launcher looks for on its own warns once and goes on, as a drop-in must not block a command
 //! that works.
+//!
+//! Files whose settings choose what runs (profiles, config files, flag-set caches) are also
+//! checked for who could have written them ([`trust`]).
+
+pub mod trust;
 
 use std::fmt;
 use std::fs::OpenOptions;

@@ -17,8 +17,10 @@ pub fn config_markdown() -> String {
          5. `SGLANG_LAUNCH_*` variables (empty means unset)\n\
          6. options typed on the command line\n\n\
          A config file holds top-level keys only; an unknown key or a wrong type is an error naming the file, \
-         line and column (exit 2). Running as root, a file that group or others may write is refused. Paths are \
-         used as written (relative ones against the working directory). `sglang-launch config show [--json]` \
+         line and column (exit 2). A file someone else could have written is refused (exit 2): as root, the \
+         file and every directory above it must be owned by root or the invoking user and not be writable by \
+         group or others; as another user, nothing on its path may be writable by others (see README, Files \
+         others could write). Paths are used as written (relative ones against the working directory). `sglang-launch config show [--json]` \
          prints each merged value and its source (`default`, the file's path, `profile NAME`, `env VAR`, \
          `command line`); `--json` prints `{{\"settings\": {{KEY: {{\"value\": …, \"source\": …}}}}}}`.\n\n\
          ## Keys and variables\n\n\

@@ -260,14 +260,36 @@ fn write_json_file(out: &Output, outcome: &plan::Outcome) -> Result<(), Fatal> {
         return Ok(());
     };
     // A file is output too: the same redaction as every stream.
-    std::fs::write(
-        path,
-        crate::out::redact(&report::json(&outcome.plan)) + "\n",
-    )
-    .map_err(|e| {
-        Fatal::usage(format!(
-            "cannot write the plan to --json-file {}: {e}",
-            path.display()
-        ))
-    })
+    let text = crate::out::redact(&report::json(&outcome.plan)) + "\n";
+    open_output(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| {
+            let why = if e.raw_os_error() == Some(nix::libc::ENXIO) {
+                "it is a named pipe no process is reading; start the reader first, or name a \
+                 regular file"
+                    .to_owned()
+            } else {
+                e.to_string()
+            };
+            Fatal::usage(format!(
+                "cannot write the plan to --json-file {}: {why}",
+                path.display()
+            ))
+        })
+}
+
+/// Opens a file to write without waiting: `open` of a FIFO no process reads would block for
+/// ever, and fails at once (ENXIO) when opened non-blocking. A pipe with a reader (`>(jq .)`)
+/// and devices work as before; writes block again once it is open.
+fn open_output(path: &Path) -> std::io::Result<std::fs::File> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
+        .open(path)?;
+    fcntl(&file, FcntlArg::F_SETFL(OFlag::empty()))?;
+    Ok(file)
 }

@@ -141,7 +141,9 @@ fn check_name(name: &str) -> Result<(), ProfileError> {
 }
 
 fn read(name: &str, path: &Path) -> Result<Found, ProfileError> {
-    refuse_unsafe_for_root(path)?;
+    // Its `[env]` and `[launcher]` choose what runs: only a file no one else could have
+    // written is read.
+    crate::fsread::trust::check(path).map_err(|e| ProfileError(e.to_string()))?;
     let text = crate::fsread::read_string(path, crate::fsread::PROFILE)
         .map_err(|e| ProfileError(e.to_string()))?;
     Ok(Found {
@@ -151,39 +153,9 @@ fn read(name: &str, path: &Path) -> Result<Found, ProfileError> {
     })
 }
 
-/// A file others can write would let them choose what root runs.
-pub fn unsafe_for_root(euid: u32, mode: u32) -> bool {
-    euid == 0 && mode & 0o022 != 0
-}
-
-fn refuse_unsafe_for_root(path: &Path) -> Result<(), ProfileError> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(()); // the read that follows names the problem
-    };
-    if !unsafe_for_root(nix::unistd::geteuid().as_raw(), meta.mode()) {
-        return Ok(());
-    }
-    Err(ProfileError(format!(
-        "{}: refusing a profile that group or others can write (mode {:o}) while running as root: \
-         anyone who can edit it chooses what root runs; `chmod go-w {}`",
-        path.display(),
-        meta.mode() & 0o777,
-        path.display()
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn root_refuses_group_or_world_writable_files_only() {
-        assert!(unsafe_for_root(0, 0o100666));
-        assert!(unsafe_for_root(0, 0o100664));
-        assert!(!unsafe_for_root(0, 0o100644));
-        assert!(!unsafe_for_root(1000, 0o100666));
-    }
 
     #[test]
     fn names_are_never_paths() {

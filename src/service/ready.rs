@@ -8,6 +8,8 @@ use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use ureq::Agent;
 
+use crate::facts::hub::origin;
+
 /// SGLang's liveness endpoint; `/health_generate` would run a generation on every poll.
 pub const HEALTH_PATH: &str = "/health";
 
@@ -17,6 +19,8 @@ const MAX_DELAY: Duration = Duration::from_secs(5);
 const PID_CHECK: Duration = Duration::from_millis(100);
 /// A floor for one request's timeout, so the last poll at the deadline still gets an answer.
 const MIN_REQUEST: Duration = Duration::from_millis(500);
+/// Redirects followed within the URL's own origin (`/health` → `/health/`).
+const MAX_REDIRECTS: u32 = 10;
 
 #[derive(Debug, Clone)]
 pub struct Wait {
@@ -63,6 +67,8 @@ pub fn wait(w: &Wait) -> Result<f64, WaitError> {
     check_url(&w.url)?;
     let agent = Agent::config_builder()
         .http_status_as_error(false)
+        // Followed in `probe`, within the URL's own origin only.
+        .max_redirects(0)
         .user_agent(concat!("sglang-launch/", env!("CARGO_PKG_VERSION")))
         .build()
         .new_agent();
@@ -103,16 +109,38 @@ fn check_url(url: &str) -> Result<(), WaitError> {
     Ok(())
 }
 
-/// One GET: the status, or why there was none.
+/// One GET: the status, or why there was none. A redirect is followed only within the URL's
+/// own origin (scheme, host and port): another server's 200 says nothing about this one.
 fn probe(agent: &Agent, url: &str, timeout: Duration) -> Result<u16, String> {
-    let resp = agent
-        .get(url)
-        .config()
-        .timeout_global(Some(timeout))
-        .build()
-        .call()
-        .map_err(|e| e.to_string())?;
-    Ok(resp.status().as_u16())
+    let until = Instant::now() + timeout;
+    let mut at = url.to_owned();
+    for _ in 0..=MAX_REDIRECTS {
+        let left = until.saturating_duration_since(Instant::now());
+        let resp = agent
+            .get(&at)
+            .config()
+            .timeout_global(Some(left.max(Duration::from_millis(1))))
+            .build()
+            .call()
+            .map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+            return Ok(status);
+        }
+        let location = resp.headers().get("location").and_then(|v| v.to_str().ok());
+        match location.and_then(|l| origin::join(&at, l)) {
+            Some(next) if origin::same(&next, url) => at = next,
+            Some(next) => {
+                let (scheme, host, port) = origin::of(&next).unwrap_or_default();
+                return Err(format!(
+                    "HTTP {status}, a redirect to another server ({scheme}://{host}:{port}), \
+                     not followed: only the URL's own server counts"
+                ));
+            }
+            None => return Ok(status),
+        }
+    }
+    Err(format!("more than {MAX_REDIRECTS} redirects"))
 }
 
 fn sleep_watching(w: &Wait, start: Instant, last: &str, total: Duration) -> Result<(), WaitError> {

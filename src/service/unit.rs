@@ -75,6 +75,14 @@ pub enum UnitError {
     Profile(String),
     #[error("the launcher's own path {0:?} is not absolute or not UTF-8")]
     Launcher(PathBuf),
+    #[error(
+        "the launcher's own path {} has a quote, a backslash or a control character, which systemd \
+         refuses in a command's path however it is written: install it under a plain path (e.g. \
+         `sudo install -m 755 '<this binary>' /usr/local/bin/sglang-launch`) and run \
+         `/usr/local/bin/sglang-launch systemd-unit …` from there",
+        .0.display()
+    )]
+    LauncherChars(PathBuf),
     #[error("{what} {0:?} is not an absolute UTF-8 path: give the full path", what = .1)]
     Path(PathBuf, &'static str),
 }
@@ -134,7 +142,9 @@ impl UnitSpec {
 
     fn launcher_word(&self) -> Result<String, UnitError> {
         match self.launcher.to_str() {
-            Some(s) if self.launcher.is_absolute() => Ok(quote(s)),
+            Some(s) if self.launcher.is_absolute() => {
+                executable(s).ok_or_else(|| UnitError::LauncherChars(self.launcher.clone()))
+            }
             _ => Err(UnitError::Launcher(self.launcher.clone())),
         }
     }
@@ -284,6 +294,21 @@ fn sandbox(writable: &[PathBuf]) -> String {
     s
 }
 
+/// The path of a command line's executable: systemd resolves specifiers (`%`) in it but no
+/// variables (`$` is literal there, and `$$` would stay two), and refuses quotes, backslashes
+/// and control characters in it however they are written (`None`).
+fn executable(path: &str) -> Option<String> {
+    if path
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '"' | '\'' | '\\'))
+    {
+        return None;
+    }
+    let word = escape_specifiers(path);
+    let split = word.chars().any(|c| c.is_whitespace() || c == ';');
+    Some(if split { format!("\"{word}\"") } else { word })
+}
+
 /// One word of a systemd command line: specifiers (`%`) and variables (`$`) taken literally,
 /// and double quotes with C-style escapes where the word would split or be read as quoted.
 pub fn quote(word: &str) -> String {
@@ -353,6 +378,29 @@ mod tests {
         assert_eq!(quote("50%$HOME"), "50%%$$HOME");
         assert_eq!(quote(""), "\"\"");
         assert_eq!(quote("a\tb"), "\"a\\x09b\"");
+    }
+
+    #[test]
+    fn the_executable_is_written_as_systemd_reads_it() {
+        assert_eq!(executable("/opt/b$x/sl").as_deref(), Some("/opt/b$x/sl"));
+        assert_eq!(executable("/opt/50%/sl").as_deref(), Some("/opt/50%%/sl"));
+        assert_eq!(
+            executable("/opt/b x/sl").as_deref(),
+            Some("\"/opt/b x/sl\"")
+        );
+        for bad in [
+            "/opt/b\"q/sl",
+            "/opt/b'q/sl",
+            "/opt/b\\q/sl",
+            "/opt/b\nq/sl",
+        ] {
+            assert_eq!(executable(bad), None, "{bad}");
+        }
+        let mut s = spec(Profile::Instance, None, Scope::System);
+        s.launcher = PathBuf::from("/opt/b\"q/sglang-launch");
+        let e = s.render().unwrap_err();
+        assert_eq!(e, UnitError::LauncherChars(s.launcher.clone()));
+        assert!(e.to_string().contains("/opt/b\"q/sglang-launch"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! The two config files: where they are, reading one into a checked layer, and refusing one that
-//! others could have written when running as root.
+//! someone else could have written (`fsread::trust`).
 
 use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::combine::Settings;
@@ -24,28 +23,15 @@ pub fn paths(get: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     std::iter::once(system).chain(user).collect()
 }
 
-/// Root reading a file that group or others may write would run what they chose (`python`).
-pub fn insecure(mode: u32, euid: u32) -> bool {
-    euid == 0 && mode & 0o022 != 0
-}
-
-/// The file's layer; `None` when it does not exist.
+/// The file's layer; `None` when it does not exist. Its `python` chooses what runs: only a
+/// file no one else could have written is read.
 pub fn read(path: &Path) -> Result<Option<Layer>, String> {
-    let shown = path.display();
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{shown}: {e}")),
+    crate::fsread::trust::check(path).map_err(|e| e.to_string())?;
+    let text = match crate::fsread::read_string(path, crate::fsread::LAUNCHER_CONFIG) {
+        Ok(t) => t,
+        Err(e) if e.problem.is_not_found() => return Ok(None),
+        Err(e) => return Err(e.to_string()),
     };
-    if insecure(meta.mode(), nix::unistd::geteuid().as_raw()) {
-        return Err(format!(
-            "{shown}: refused: running as root and the file is writable by group or others \
-             (mode {:o}); `chmod go-w {shown}`",
-            meta.mode() & 0o7777
-        ));
-    }
-    let text = crate::fsread::read_string(path, crate::fsread::LAUNCHER_CONFIG)
-        .map_err(|e| e.to_string())?;
     parse(path, &text).map(Some)
 }
 
@@ -63,16 +49,6 @@ pub fn parse(path: &Path, text: &str) -> Result<Layer, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn root_refuses_group_or_world_writable_files_only() {
-        assert!(insecure(0o100666, 0));
-        assert!(insecure(0o100620, 0));
-        assert!(insecure(0o100602, 0));
-        assert!(!insecure(0o100644, 0));
-        assert!(!insecure(0o100600, 0));
-        assert!(!insecure(0o100666, 1000));
-    }
 
     #[test]
     fn paths_honour_the_override_xdg_and_home() {

@@ -182,7 +182,7 @@ fn record_entries(dist_info: &Path) -> Option<Vec<(String, String)>> {
         ))
     });
     let cached = cache.as_deref().and_then(|p| {
-        let bytes = fsread::read(p, fsread::FLAG_CACHE).ok()?;
+        let bytes = extract::read_cache(p)?;
         serde_json::from_slice(&bytes).ok()
     });
     if cached.is_some() {

@@ -55,6 +55,12 @@ enum Plant {
     ModelWith(&'static str, &'static str, i64),
     /// A venv whose `python3` records that it ran, without SGLang installed.
     BareVenv(&'static str),
+    /// A venv with SGLang 0.9.0 (not embedded: its parser is read by running the extractor),
+    /// whose `python3 -c` (the extractor) runs this shell text; `-m` records as SGLang.
+    Extractor(&'static str, &'static str),
+    /// A file someone else could have written: owned by `nobody` when the tests run as root,
+    /// else writable by others.
+    NotOurs(&'static str, &'static str),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +108,15 @@ const fn one(form: Form, code: i32, says: Says, names: &'static [&'static str]) 
         names,
     }]
 }
+
+/// Rows whose input could make the launcher wait (a pipe, a process, a server): each must
+/// still end within 3 s.
+const WAITS: &[&str] = &[
+    "topology file: a FIFO",
+    "SGLang's parser read by a program that leaves a child holding its output",
+    "SGLang's parser read by a program that prints without end",
+    "`--json-file` a named pipe no process reads",
+];
 
 const OFFLINE: &[&str] = &["--topology", TOPO, "--sglang-version", V];
 const M: &[&str] = &["--model-path", MODEL];
@@ -449,6 +464,25 @@ static MATRIX: &[Case] = &[
         ),
     },
     Case {
+        input: "launcher config file someone else could have written",
+        launcher: OFFLINE,
+        sglang: M,
+        env: &[("SGLANG_LAUNCH_SYSTEM_CONFIG", "{t}/config.toml")],
+        files: &[Plant::NotOurs(
+            "config.toml",
+            "python = \"/nonexistent/planted\"\n",
+        )],
+        runs: &both(
+            2,
+            2,
+            Says::Error,
+            &[
+                "{t}/config.toml: refused",
+                "move the file to a directory only root (or you) can write",
+            ],
+        ),
+    },
+    Case {
         input: "scheduler variable the multi-node derivation needs, unreadable",
         launcher: &["--topology", TOPO, "--sglang-version", V],
         sglang: &["--model-path", "m", "--tp", "16"],
@@ -505,6 +539,34 @@ static MATRIX: &[Case] = &[
             2,
             Says::Error,
             &["{t}/profiles/broken.toml:1:6", "Profiles section"],
+        ),
+    },
+    Case {
+        input: "profile someone else could have written (another owner when root)",
+        launcher: &[
+            "--topology",
+            TOPO,
+            "--sglang-version",
+            V,
+            "--profiles-dir",
+            "{t}/profiles",
+            "--profile",
+            "planted",
+        ],
+        sglang: M,
+        env: &[],
+        files: &[Plant::NotOurs(
+            "profiles/planted.toml",
+            "[env]\nLD_PRELOAD = \"/nonexistent/evil.so\"\n",
+        )],
+        runs: &both(
+            2,
+            2,
+            Says::Error,
+            &[
+                "{t}/profiles/planted.toml: refused",
+                "move the file to a directory only root (or you) can write",
+            ],
         ),
     },
     Case {
@@ -627,6 +689,38 @@ static MATRIX: &[Case] = &[
         ],
     },
     Case {
+        input: "SGLang's parser read by a program that leaves a child holding its output",
+        launcher: &["--topology", TOPO, "--python", "{t}/x/venv/bin/python3"],
+        sglang: M,
+        env: &[],
+        files: &[Plant::Extractor(
+            "x",
+            "(sleep 30) &\necho '{\"ok\": false, \"error\": \"parser import failed\"}'",
+        )],
+        runs: &both(
+            0,
+            0,
+            Says::Finding("warning", "VER001"),
+            &["parser import failed", "nearest older one"],
+        ),
+    },
+    Case {
+        input: "SGLang's parser read by a program that prints without end",
+        launcher: &["--topology", TOPO, "--python", "{t}/x/venv/bin/python3"],
+        sglang: M,
+        env: &[],
+        files: &[Plant::Extractor(
+            "x",
+            "head -c 1000000000 /dev/zero | tr '\\0' A",
+        )],
+        runs: &both(
+            0,
+            0,
+            Says::Finding("warning", "VER001"),
+            &["more than 8 MiB of output", "nearest older one"],
+        ),
+    },
+    Case {
         input: "`--json-file` not writable",
         launcher: &[
             "--topology",
@@ -647,6 +741,26 @@ static MATRIX: &[Case] = &[
                 "--json-file /nonexistent/plan.json",
                 "No such file or directory",
             ],
+        ),
+    },
+    Case {
+        input: "`--json-file` a named pipe no process reads",
+        launcher: &[
+            "--topology",
+            TOPO,
+            "--sglang-version",
+            V,
+            "--json-file",
+            "{t}/fifo",
+        ],
+        sglang: M,
+        env: &[],
+        files: &[Plant::Fifo("fifo")],
+        runs: &one(
+            Form::Check,
+            2,
+            Says::Error,
+            &["--json-file {t}/fifo", "a named pipe no process is reading"],
         ),
     },
     Case {
@@ -739,6 +853,31 @@ fn plant(p: &Plant, t: &Path) {
             nix::unistd::mkfifo(&at(name), nix::sys::stat::Mode::from_bits(0o600).unwrap()).unwrap()
         }
         Plant::Dir(name) => std::fs::create_dir_all(at(name)).unwrap(),
+        Plant::Extractor(dir, body) => {
+            let root = t.join(dir);
+            std::fs::create_dir_all(&root).unwrap();
+            let py = fake_venv(&root);
+            let site = root.join("venv/lib/python3.11/site-packages");
+            std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+            common::sglang_dist_info(&site, "0.9.0", None);
+            let own = root.join("record").to_string_lossy().into_owned();
+            let shared = t.join("record").to_string_lossy().into_owned();
+            let script = std::fs::read_to_string(&py).unwrap().replace(&own, &shared);
+            let extractor = format!("#!/bin/sh\nif [ \"$1\" = -c ]; then\n{body}\nexit 0\nfi\n");
+            std::fs::write(&py, script.replacen("#!/bin/sh\n", &extractor, 1)).unwrap();
+        }
+        Plant::NotOurs(name, text) => {
+            let path = at(name);
+            std::fs::write(&path, text).unwrap();
+            if nix::unistd::geteuid().is_root() {
+                let nobody = nix::unistd::Uid::from_raw(65534);
+                nix::unistd::chown(&path, Some(nobody), None).unwrap();
+            } else {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::Permissions::from_mode(0o666);
+                std::fs::set_permissions(&path, mode).unwrap();
+            }
+        }
         Plant::Sparse(name, len) => std::fs::File::create(at(name))
             .unwrap()
             .set_len(len)
@@ -797,7 +936,9 @@ fn check_run(case: &Case, run: &Run) -> Vec<String> {
     for (k, v) in case.env {
         cmd.env(k, fill(v, t));
     }
+    let start = std::time::Instant::now();
     let out = cmd.output().unwrap();
+    let took = start.elapsed();
     // `check` writes its report on stdout, `run` on stderr (stdout is SGLang's).
     let err =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
@@ -806,6 +947,9 @@ fn check_run(case: &Case, run: &Run) -> Vec<String> {
     let mut fail = |what: String| bad.push(format!("{} [{:?}]: {what}", case.input, run.form));
     if out.status.code() != Some(run.code) {
         fail(format!("exit {:?}, not {}", out.status.code(), run.code));
+    }
+    if WAITS.contains(&case.input) && took > std::time::Duration::from_secs(3) {
+        fail(format!("took {took:?}, not under 3 s"));
     }
     if err.contains("panicked at") || err.contains("RUST_BACKTRACE") {
         fail("panicked".into());
@@ -873,6 +1017,9 @@ fn each_bad_input_is_in_the_matrix_once() {
     let n = inputs.len();
     inputs.dedup();
     assert_eq!(inputs.len(), n, "a bad input listed twice");
+    for w in WAITS {
+        assert!(inputs.contains(w), "{w:?} in WAITS is no row");
+    }
     // Every exit code of README's table but 0 appears.
     for code in [1, 2, 3, 78, 127] {
         assert!(

@@ -418,3 +418,78 @@ fn an_editable_install_reads_its_own_environment_registry() {
     let release = run(&[("SGLANG_FORK_KNOB", "8")], false);
     assert!(release.contains("ENV001"), "{release}");
 }
+
+/// The one flag-cache file of a fake install (after a first run wrote it).
+fn cache_file(fake: &Fake) -> PathBuf {
+    let dir = fake.cache().join("sglang-launch/flags");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("0.5.24")
+        })
+        .expect("a flag cache")
+}
+
+/// A cache file someone else could have written is not read: the parser runs again, says so,
+/// and the rewritten file is ours.
+#[test]
+fn a_cache_file_someone_else_could_have_written_is_rebuilt() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let fake = Fake::new();
+    let sglang = ["--model", "m", "--tp", "2"];
+    fake.plan(&fake.python(), &sglang);
+    let file = cache_file(&fake);
+    // An option of its own, planted in the cache.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let planted = text.replacen("\"--fork-only-mode\"", "\"--planted-by-nobody\"", 1);
+    assert_ne!(text, planted);
+    std::fs::write(&file, planted).unwrap();
+    if nix::unistd::geteuid().is_root() {
+        nix::unistd::chown(&file, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    } else {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    let out = fake
+        .sl()
+        .args(["flags", "show", "--python"])
+        .arg(fake.python())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ignoring a cache file") && stderr.contains(&file.display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(fake.starts(), 2, "the parser was read again");
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.uid(), nix::unistd::geteuid().as_raw());
+    assert_eq!(meta.mode() & 0o022, 0);
+    assert!(!std::fs::read_to_string(&file).unwrap().contains("planted"));
+}
+
+/// A cache file is held to what a fresh extraction must be: an option string no parser has
+/// (a terminal escape) or an absurd default makes it ignored and rebuilt.
+#[test]
+fn an_implausible_cache_file_is_rebuilt() {
+    let fake = Fake::new();
+    let sglang = ["--model", "m", "--tp", "2"];
+    fake.plan(&fake.python(), &sglang);
+    let file = cache_file(&fake);
+    let text = std::fs::read_to_string(&file).unwrap();
+    for bad in [
+        text.replacen("\"--fork-only-mode\"", "\"--evil\\u001b[31m\"", 1),
+        // --tp-size's default (the fake parser's only default of 1).
+        text.replacen("\"default\":1,", "\"default\":1000000000000,", 1),
+    ] {
+        assert_ne!(text, bad);
+        std::fs::write(&file, bad).unwrap();
+        let before = fake.starts();
+        let p = fake.plan(&fake.python(), &sglang);
+        assert_eq!(p["sglang_version"], VERSION);
+        assert_eq!(fake.starts(), before + 1, "the parser was read again");
+    }
+}

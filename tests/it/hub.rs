@@ -674,3 +674,87 @@ fn a_missing_optional_file_does_not_stop_the_fetch() {
     );
     assert!(run.json["memory"]["weights_per_gpu_gib"].is_number());
 }
+
+/// With no home and no cache directory the files are kept in a new private directory, never at
+/// a name someone could make first (`sglang-launch-hub-<pid>`, planted here for the PIDs to come).
+#[test]
+fn without_a_cache_directory_no_planted_directory_is_read() {
+    let home = Home::new();
+    let tmp = home.0.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(1);
+    let mut planted =
+        serde_json::from_slice::<Value>(&fixture(&format!("{LOCAL}/config.json"))).unwrap();
+    planted["num_hidden_layers"] = 100_000_000.into();
+    for pid in last + 1..last + 200 {
+        let d = tmp.join(format!("sglang-launch-hub-{pid}"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("config.json"), planted.to_string()).unwrap();
+    }
+    let hub = FakeHub::start(|_| None);
+    let mut cmd = common::launcher();
+    cmd.env_remove("HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env("TMPDIR", &tmp)
+        .env("HF_HOME", home.0.path().join("hf"))
+        .env("HF_ENDPOINT", hub.url())
+        .args(["check", "--json", "--online", "--topology", TOPOLOGY])
+        .args(["--sglang-version", "0.5.23", "--", "--model-path", REPO]);
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("MEM013"),
+        "the planted config was read: {text}"
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["memory"]["weights_per_gpu_gib"].is_number(), "{text}");
+    assert!(hub.seen().iter().any(|s| s.target.ends_with("config.json")));
+    let left = std::fs::read_dir(&tmp).unwrap().count();
+    assert_eq!(
+        left, 199,
+        "the private directory is removed after the check"
+    );
+}
+
+/// The token goes to the endpoint's own origin only: a redirect to another port of the same
+/// host (another server, whoever runs it) gets the file asked for, never the token.
+#[test]
+fn the_token_never_follows_a_redirect_to_another_port_of_the_same_host() {
+    let home = Home::new();
+    let other_log = Arc::new(Mutex::new(Vec::new()));
+    let other = Server::start(
+        "127.0.0.1",
+        other_log.clone(),
+        Arc::new(|t: &str| match t {
+            "/elsewhere/config.json" => ok(fixture(&format!("{LOCAL}/config.json"))),
+            _ => hub_error(404, "EntryNotFound", "no such object"),
+        }),
+    );
+    let to = format!("{}/elsewhere/config.json", other.url());
+    let hub = FakeHub::start(move |t: &str| {
+        t.ends_with(&format!("/resolve/{SHA}/config.json"))
+            .then(|| redirect(302, &to))
+    });
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str()), ("HF_TOKEN", TOKEN)];
+    let run = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    assert!(
+        run.json["memory"]["weights_per_gpu_gib"].is_number(),
+        "{}",
+        run.text
+    );
+    let seen = other_log.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].authorization, None, "the other port got the token");
+    let bearer = format!("Bearer {TOKEN}");
+    assert!(
+        hub.seen()
+            .iter()
+            .filter(|s| !s.target.starts_with("/cdn/"))
+            .all(|s| s.authorization.as_deref() == Some(bearer.as_str())),
+        "the Hub itself still gets it"
+    );
+}

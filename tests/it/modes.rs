@@ -287,6 +287,32 @@ fn run_keeps_stdout_for_sglang_and_json_goes_to_stderr_or_a_file() {
     );
 }
 
+/// A pipe with a reader (`--json-file >(jq .)`) gets the plan; one without fails at once
+/// (bad_inputs has that row).
+#[test]
+fn json_file_may_be_a_pipe_someone_reads() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let fifo = t.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits(0o600).unwrap()).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    // Opening for reading waits for the writer; the launcher opens it once the reader is there.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    seed_run(&py)
+        .args(["check", "--json-file"])
+        .arg(&fifo)
+        .arg("--")
+        .args(SEED)
+        .timeout(std::time::Duration::from_secs(10))
+        .assert()
+        .code(0);
+    let v: Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert!(v["verdict"].is_string());
+}
+
 #[test]
 fn print_args_says_when_secrets_are_masked() {
     let plan = |extra: &[&str]| {

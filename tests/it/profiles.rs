@@ -222,41 +222,93 @@ fn unknown_keys_options_and_wrong_types_name_file_line_and_column() {
     );
 }
 
-#[test]
-fn a_group_or_world_writable_profile_is_refused_when_root() {
-    use std::os::unix::fs::PermissionsExt;
-    assert!(sglang_launch::profile::source::unsafe_for_root(0, 0o100646));
-    assert!(!sglang_launch::profile::source::unsafe_for_root(
-        1000, 0o100666
-    ));
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path().join("p");
-    write(&d, "open", SMALL);
-    std::fs::set_permissions(d.join("open.toml"), std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = sl(t.path())
+fn check_profile(home: &Path, dir: &Path, name: &str) -> (Option<i32>, String) {
+    let out = sl(home)
         .args([
-            "check",
+            "run",
+            "--dry-run",
             "--profile",
-            "open",
+            name,
             "--topology",
             &topo("1x-l4"),
             "--profiles-dir",
         ])
-        .arg(&d)
+        .arg(dir)
+        .timeout(std::time::Duration::from_secs(3))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if nix::unistd::geteuid().is_root() {
-        assert_eq!(out.status.code(), Some(2));
-        assert!(
-            stderr.contains(
-                "refusing a profile that group or others can write (mode 666) while running as root"
-            ),
-            "{stderr}"
-        );
-    } else {
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), stderr)
+}
+
+#[test]
+fn a_profile_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    write(&d, "open", SMALL);
+    let file = d.join("open.toml");
+    let chmod =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    chmod(&file, 0o666);
+    let (code, stderr) = check_profile(t.path(), &d, "open");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}: refused: it is writable by", file.display()))
+            && stderr.contains("chmod go-w"),
+        "{stderr}"
+    );
+    // A directory above it that others may write is as bad as the file.
+    chmod(&file, 0o644);
+    chmod(&d, 0o777);
+    let (code, stderr) = check_profile(t.path(), &d, "open");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the directory {} above it", d.display())),
+        "{stderr}"
+    );
+    chmod(&d, 0o755);
+    let (code, stderr) = check_profile(t.path(), &d, "open");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Root running a profile another user owns would run that user's `[env]` (`LD_PRELOAD`) as
+/// root: refused, whatever its mode, and in a sticky directory too.
+#[test]
+fn root_refuses_a_profile_another_user_owns() {
+    if !nix::unistd::geteuid().is_root() {
+        return; // fsread::trust's tests cover the rules for other users
     }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("p");
+    write(
+        &d,
+        "foreign",
+        &format!("{SMALL}[env]\nLD_PRELOAD = \"/tmp/evil.so\"\n"),
+    );
+    let file = d.join("foreign.toml");
+    let nobody = nix::unistd::Uid::from_raw(65534);
+    nix::unistd::chown(&file, Some(nobody), None).unwrap();
+    let (code, stderr) = check_profile(t.path(), &d, "foreign");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}: refused: it is owned by", file.display()))
+            && stderr.contains("uid 65534")
+            && stderr.contains("owned by root or you"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("evil.so"),
+        "nothing of it is used: {stderr}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let (code, stderr) = check_profile(t.path(), &d, "foreign");
+    assert_eq!(
+        code,
+        Some(2),
+        "a sticky directory vouches for no one: {stderr}"
+    );
 }
 
 #[test]

@@ -210,19 +210,46 @@ fn unknown_keys_and_wrong_types_name_the_file_and_place() {
 }
 
 #[test]
-fn root_refuses_a_file_others_can_write() {
-    if !nix::unistd::geteuid().is_root() {
-        return; // files::tests covers the check itself
-    }
+fn a_file_others_can_write_is_refused() {
     let b = Box::new();
     b.write(&b.system(), "fit = true\n");
     std::fs::set_permissions(b.system(), std::fs::Permissions::from_mode(0o666)).unwrap();
     fails(
         &b,
         &[
-            &b.system().display().to_string(),
-            "writable by group or others",
+            &format!("{}: refused: it is writable by", b.system().display()),
             "chmod go-w",
+        ],
+    );
+}
+
+/// The user file in a directory others may write, owned by another user: root would run its
+/// `python`.
+#[test]
+fn root_refuses_a_config_file_another_user_owns() {
+    if !nix::unistd::geteuid().is_root() {
+        return; // fsread::trust's tests cover the rules for other users
+    }
+    let b = Box::new();
+    b.write(&b.user(), "python = \"/tmp/planted-python\"\n");
+    let nobody = nix::unistd::Uid::from_raw(65534);
+    nix::unistd::chown(&b.user(), Some(nobody), None).unwrap();
+    fails(
+        &b,
+        &[
+            &format!("{}: refused: it is owned by", b.user().display()),
+            "uid 65534",
+            "owned by root or you",
+        ],
+    );
+    nix::unistd::chown(&b.user(), Some(nix::unistd::Uid::from_raw(0)), None).unwrap();
+    let dir = b.user().parent().unwrap().to_path_buf();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    fails(
+        &b,
+        &[
+            &format!("the directory {} above it is writable", dir.display()),
+            &format!("chmod go-w {}", dir.display()),
         ],
     );
 }

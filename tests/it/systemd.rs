@@ -323,3 +323,53 @@ fn exposure(text: &str) -> Option<f64> {
         .parse()
         .ok()
 }
+
+/// The launcher installed in a directory whose name systemd reads specially: `$` and `%` (and
+/// a space) are written so systemd finds the binary; quotes and backslashes, which systemd
+/// refuses in a command's path however they are written, are refused with the way out.
+#[test]
+fn the_launchers_own_path_is_written_as_systemd_reads_it_or_refused() {
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let install = |dir: &str| {
+        let d = base.path().join(dir);
+        std::fs::create_dir(&d).unwrap();
+        let bin = d.join("sglang-launch");
+        // A hard link where the file system allows (the binary is large), else a copy.
+        if std::fs::hard_link(BIN, &bin).is_err() {
+            std::fs::copy(BIN, &bin).unwrap();
+        }
+        bin
+    };
+    for dir in ["b$x", "b%x", "b x", "b;x"] {
+        let bin = install(dir);
+        let out = Command::new(&bin)
+            .env_remove("XDG_CONFIG_HOME")
+            .args(["systemd-unit", "--profile", "l4-1x"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{dir}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_verifies(&text, "sglang.service", None, false);
+    }
+    for dir in ["b\"q", "b\\q", "b'q"] {
+        let bin = install(dir);
+        let start = std::time::Instant::now();
+        let out = Command::new(&bin)
+            .args(["systemd-unit", "--profile", "l4-1x"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit::USAGE), "{dir}: {stderr}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            stderr.contains(&bin.display().to_string())
+                && stderr.contains("install it under a plain path"),
+            "{stderr}"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(3));
+    }
+}

@@ -141,3 +141,50 @@ fn bad_input_is_a_usage_error() {
         );
     }
 }
+
+/// A server on a free port that answers `GET path` with `reply(path)` (status line and
+/// headers, no body); returns its port.
+fn replying(reply: impl Fn(&str) -> String + Send + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let first = common::request_line(&stream);
+            let path = first.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let head = reply(&path);
+            let text = format!("{head}Content-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = stream.write_all(text.as_bytes());
+        }
+    });
+    port
+}
+
+/// Only the URL asked counts: a 302 to another port (another server) answering 200 is not
+/// ready, and says why; a redirect within the same server is followed.
+#[test]
+fn a_redirect_to_another_server_is_not_ready() {
+    let elsewhere = replying(|_| "HTTP/1.1 200 OK\r\n".into());
+    let port = replying(move |_| {
+        format!("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{elsewhere}/health\r\n")
+    });
+    let (out, took) = wait_ready(&["--port", &port.to_string(), "--timeout", "1"]);
+    let msg = stderr(&out);
+    assert_eq!(out.status.code(), Some(exit::NOT_READY), "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "http://127.0.0.1:{port}/health did not answer 200"
+        )) && msg.contains(&format!(
+            "redirect to another server (http://127.0.0.1:{elsewhere})"
+        )),
+        "{msg}"
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
+
+    let same = replying(|path| match path {
+        "/health" => "HTTP/1.1 307 Temporary Redirect\r\nLocation: /health/ok\r\n".into(),
+        _ => "HTTP/1.1 200 OK\r\n".into(),
+    });
+    let (out, _) = wait_ready(&["--port", &same.to_string(), "--timeout", "5"]);
+    assert_eq!(out.status.code(), Some(exit::OK), "{}", stderr(&out));
+}

@@ -9,6 +9,7 @@
 mod api;
 mod cache;
 mod http;
+pub mod origin;
 mod problem;
 mod settings;
 
@@ -48,6 +49,9 @@ const FILES: &[(&str, u64)] = &[
 pub struct Session {
     settings: Settings,
     client: Option<Client>,
+    /// Where fetched files go without a cache directory: this check's own private directory,
+    /// removed with the session.
+    scratch: Option<tempfile::TempDir>,
 }
 
 impl Session {
@@ -55,6 +59,7 @@ impl Session {
         Session {
             settings,
             client: None,
+            scratch: None,
         }
     }
 
@@ -82,7 +87,7 @@ impl Session {
         }
         let client = self
             .client
-            .get_or_insert_with(|| Client::new(DEADLINE, s.token.as_ref()));
+            .get_or_insert_with(|| Client::new(DEADLINE, &s.endpoint, s.token.as_ref()));
         let target = Target {
             endpoint: &s.endpoint,
             repo,
@@ -91,7 +96,15 @@ impl Session {
         let files = target.fetch(client)?;
         let dir = match dir {
             Some(d) => d,
-            None => std::env::temp_dir().join(format!("sglang-launch-hub-{}", std::process::id())),
+            None => {
+                let endpoint = self.settings.endpoint.clone();
+                let scratch = self.scratch().map_err(|e| Problem::Unusable {
+                    repo: repo.to_owned(),
+                    what: "creating a private temporary directory".into(),
+                    reason: e.to_string(),
+                })?;
+                cache::snapshot_dir(scratch, &endpoint, repo, revision)
+            }
         };
         cache::commit(&dir, &files)
             .map(Some)
@@ -100,6 +113,23 @@ impl Session {
                 what: format!("writing {}", dir.display()),
                 reason: e.to_string(),
             })
+    }
+}
+
+impl Session {
+    /// A new directory only this user can enter (mode 0700, a random name), made once: a
+    /// shared or guessable path could be made in advance by someone else and filled with
+    /// their files.
+    fn scratch(&mut self) -> std::io::Result<&std::path::Path> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = match self.scratch.take() {
+            Some(d) => d,
+            None => tempfile::Builder::new()
+                .prefix("sglang-launch-hub-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir()?,
+        };
+        Ok(self.scratch.insert(dir).path())
     }
 }
 
@@ -267,5 +297,25 @@ mod tests {
         let mut s = Session::new(settings);
         assert_eq!(s.snapshot("org/m", None), Ok(None));
         assert!(s.client.is_none());
+    }
+
+    #[test]
+    fn without_a_cache_files_go_to_a_new_private_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let mut s = Session::new(Settings {
+            endpoint: "http://127.0.0.1:9".into(),
+            token: None,
+            cache_root: None,
+            network: true,
+        });
+        let a = s.scratch().unwrap().to_path_buf();
+        assert_eq!(s.scratch().unwrap(), a, "one per session");
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("sglang-launch-hub-"), "{name}");
+        assert_ne!(name, format!("sglang-launch-hub-{}", std::process::id()));
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        drop(s);
+        assert!(!a.exists(), "removed with the session");
     }
 }
