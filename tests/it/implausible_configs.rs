@@ -247,6 +247,31 @@ fn sub_configs_and_overrides_are_judged_too() {
     assert_named_not_acted_on("override", &overridden, "num_hidden_layers", "0");
 }
 
+/// A RoPE factor multiplies a plausible maximum: what it makes is judged, from config.json or
+/// an override, and nothing is planned on it (memory stays bounded whatever the factor).
+#[test]
+fn a_rope_factor_that_makes_an_absurd_context_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut config = fixture("meta-llama__Llama-3.1-8B-Instruct");
+    config["rope_scaling"] = json!({"rope_type": "linear", "factor": 1e8});
+    std::fs::write(
+        tmp.path().join("config.json"),
+        Value::Object(config).to_string(),
+    )
+    .unwrap();
+    let key = "max_position_embeddings × rope_scaling.factor";
+    let absurd = (131072u64 * 100_000_000).to_string();
+    assert_named_not_acted_on("config.json", &plan(tmp.path(), &[]), key, &absurd);
+    let llama = Path::new(ROOT).join("tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct");
+    let override_ = r#"{"rope_scaling": {"rope_type": "linear", "factor": 1e8}}"#;
+    let overridden = plan(&llama, &["--json-model-override-args", override_]);
+    assert_named_not_acted_on("override", &overridden, key, &absurd);
+    // A real long-context factor is fine.
+    let four = r#"{"rope_scaling": {"rope_type": "linear", "factor": 4.0}}"#;
+    let long = plan(&llama, &["--json-model-override-args", four]);
+    assert!(!findings(&long).iter().any(|f| f["code"] == "MEM013"));
+}
+
 /// The index's `total_size` and a safetensors header are facts too.
 #[test]
 fn weight_files_with_implausible_sizes_are_named() {

@@ -22,7 +22,13 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
 /// Facts from config.json as SGLang reads it with transformers major version `t`.
 pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let mut c = Config::new(obj);
-    let implausible = c.reject_implausible();
+    let mut implausible = c.reject_implausible();
+    let derived = derived_context_length(
+        |k| c.text_value(k).filter(|_| !c.rejected(k)),
+        c.text().defaults().is_some_and(|d| d.nested_rope),
+        t,
+    );
+    implausible.extend(plausible::derived_context(derived));
     let towers_ok = clean(&implausible, &["vision_config.", "audio_config."]);
     let quant_ok = clean(&implausible, &["quantization_config."]);
     let (top, u, s) = (
@@ -110,11 +116,7 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         vision_layers: tower("num_hidden_layers"),
         vision_hidden_size: tower("hidden_size"),
         context_length: None,
-        derived_context_length: Some(derived_context_length(
-            |k| c.text_value(k).filter(|_| !c.rejected(k)),
-            c.text().defaults().is_some_and(|d| d.nested_rope),
-            t,
-        )),
+        derived_context_length: Some(derived),
         kv_cache_dtype: "auto".into(),
         linear_state,
         encoders: if towers_ok {

@@ -124,7 +124,7 @@ const HEADS: u64 = 1 << 16;
 const HEAD_DIM: u64 = 1 << 12;
 const MLP: u64 = 1 << 22;
 const EXPERTS: u64 = 1 << 16;
-const TOKENS: u64 = 1 << 32;
+pub(super) const TOKENS: u64 = 1 << 32;
 
 /// The language model's keys (read from its level, else the top level).
 pub(super) const TEXT: &[Bound] = &[
@@ -225,6 +225,19 @@ impl Bound {
 }
 
 const CONFIG: &str = "config.json";
+
+/// The context SGLang derives (the config's maximum times the RoPE factor) is beyond any
+/// model's: a factor that multiplies a plausible maximum is judged by what it makes.
+pub(super) fn derived_context(derived: u64) -> Option<Implausible> {
+    (derived > TOKENS).then(|| {
+        Implausible::new(
+            CONFIG,
+            "max_position_embeddings × rope_scaling.factor",
+            &serde_json::json!(derived),
+            format!("at most {TOKENS} tokens"),
+        )
+    })
+}
 
 /// `prefix.key` (or `key` at the top level).
 pub(super) fn path(prefix: Option<&str>, key: &str) -> String {
