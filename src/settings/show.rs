@@ -42,16 +42,29 @@ pub fn render_text(r: &Resolved, interpreter: &str) -> String {
         .map(|(key, source)| (key.to_string(), text(values.get(*key)), source.as_str()))
         .collect();
     let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let vw = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    // Values past the column's width (a long path) are shown whole and only shift their own
+    // row's source; padding is written out, as a format width is bounded.
+    let vw = rows
+        .iter()
+        .map(|r| r.1.chars().count())
+        .filter(|&n| n <= VALUE_COLUMN)
+        .max()
+        .unwrap_or(0);
     let mut out: String = rows
         .iter()
-        .map(|(k, v, s)| format!("{k:kw$}  {v:vw$}  {s}\n"))
+        .map(|(k, v, s)| {
+            let pad = " ".repeat(vw.saturating_sub(v.chars().count()));
+            format!("{k:kw$}  {v}{pad}  {s}\n")
+        })
         .collect();
     out.push_str(&format!(
         "interpreter: {interpreter} (what runs SGLang: python, else the one beside the launcher, else PATH's)\n"
     ));
     out
 }
+
+/// The widest value the table aligns its sources after.
+const VALUE_COLUMN: usize = 60;
 
 fn text(value: Option<&Value>) -> String {
     match value {

@@ -253,3 +253,34 @@ fn root_refuses_a_config_file_another_user_owns() {
         ],
     );
 }
+
+#[test]
+fn config_show_prints_a_value_of_any_length_whole() {
+    let b = Box::new();
+    let long = "/x".repeat(35_000);
+    let out = b
+        .sl()
+        .env("SGLANG_LAUNCH_PYTHON", &long)
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with("python ")).unwrap();
+    assert!(
+        row.contains(&long) && row.ends_with("env SGLANG_LAUNCH_PYTHON"),
+        "{}",
+        &row[..80]
+    );
+    // The short values still line up after the long one.
+    let sources: Vec<usize> = text
+        .lines()
+        .filter(|l| l.ends_with("default"))
+        .map(|l| l.rfind("default").unwrap())
+        .collect();
+    assert!(sources.windows(2).all(|w| w[0] == w[1]), "{text:.2000}");
+}

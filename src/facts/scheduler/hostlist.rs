@@ -6,6 +6,9 @@
 /// More hosts than any Slurm job has: a typo like `n[0-999999999]` is an error, not an
 /// allocation.
 const MAX_HOSTS: usize = 1 << 16;
+/// The longest host name a resolver takes (RFC 1035's 255 bytes): a longer one, or zero
+/// padding to match, is an error before anything that size is built.
+const MAX_NAME: usize = 255;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostlistError {
@@ -23,6 +26,8 @@ pub enum HostlistError {
     BadRange(String),
     #[error("names more than {MAX_HOSTS} hosts")]
     TooMany,
+    #[error("has a host name longer than {MAX_NAME} bytes")]
+    TooLong,
 }
 
 /// The hosts of `list`, in Slurm's order.
@@ -78,11 +83,19 @@ fn expand_host(item: &str) -> Result<Vec<String>, HostlistError> {
         if names.len().saturating_mul(numbers.len()) > MAX_HOSTS {
             return Err(HostlistError::TooMany);
         }
+        let longest = numbers.iter().map(String::len).max().unwrap_or(0);
+        let named = names.iter().map(String::len).max().unwrap_or(0);
+        if named + prefix.len() + longest > MAX_NAME {
+            return Err(HostlistError::TooLong);
+        }
         names = names
             .iter()
             .flat_map(|n| numbers.iter().map(move |x| format!("{n}{prefix}{x}")))
             .collect();
         rest = &rest[close + 1..];
+    }
+    if names.iter().map(String::len).max().unwrap_or(0) + rest.len() > MAX_NAME {
+        return Err(HostlistError::TooLong);
     }
     Ok(names.into_iter().map(|n| n + rest).collect())
 }
@@ -96,6 +109,9 @@ fn expand_group(group: &str) -> Result<Vec<String>, HostlistError> {
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(lo) || !digits(hi) {
             return Err(bad());
+        }
+        if lo.len() > MAX_NAME || hi.len() > MAX_NAME {
+            return Err(HostlistError::TooLong);
         }
         let (a, b): (u64, u64) = (
             lo.parse().map_err(|_| bad())?,
@@ -167,6 +183,17 @@ mod tests {
         ] {
             assert_eq!(expand(list), Err(err), "{list}");
         }
+        // Padding or names no resolver takes are refused before anything that size is built.
+        let zeros = |n| "0".repeat(n);
+        for list in [
+            format!("gpu[{}1]", zeros(65536)),
+            format!("gpu[{z}1-{z}60000]", z = zeros(30000)),
+            format!("{}[1-2]", "n".repeat(255)),
+            format!("n[1-2]{}", "x".repeat(254)),
+        ] {
+            assert_eq!(expand(&list), Err(TooLong), "{}", &list[..20]);
+        }
+        assert_eq!(expand(&format!("{}[1]", "n".repeat(254))).unwrap().len(), 1);
     }
 
     /// A list of hosts compressed into one bracket group of single numbers and ranges.
