@@ -201,7 +201,7 @@ fn names_secret(flags: &FlagSet, token: &str) -> bool {
             .flat_map(|a| a.option_strings.iter().map(move |o| (a, o)))
     };
     // An exact spelling is that option, even when it prefixes another (`--ssl-keyfile`).
-    if let Some((a, _)) = strings().find(|(_, o)| o.as_str() == token) {
+    if let Some(a) = flags.action(token) {
         return is_secret_dest(&a.dest);
     }
     let mut known = strings().filter(|(_, o)| o.starts_with(token)).peekable();

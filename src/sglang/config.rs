@@ -20,6 +20,7 @@
 //!   dests, 0.5.23 to the dest or any long option spelling with `-` read as `_`.
 
 use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::error::ArgError;
@@ -142,6 +143,15 @@ pub fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
             path: path.to_owned(),
         });
     }
+    // The line is parsed several times per run (secrets, placement, the plan, the fixes): the
+    // file is read and converted once while it stays the same.
+    let stamp = std::fs::metadata(p)
+        .ok()
+        .map(|m| (m.len(), m.modified().ok(), m.ino()));
+    let key = (path.to_owned(), flags as *const FlagSet as usize);
+    if let Some(tokens) = stamp.and_then(|st| cached(&key, st)) {
+        return Ok(tokens);
+    }
     let bytes = fsread::read(p, fsread::SGLANG_CONFIG).map_err(|e| read_error(e, path))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let pos = e.utf8_error().valid_up_to();
@@ -151,7 +161,24 @@ pub fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
             path: path.to_owned(),
         }
     })?;
-    convert(flags, path, &text)
+    let tokens = convert(flags, path, &text)?;
+    if let (Some(st), Ok(mut m)) = (stamp, LOADED.lock()) {
+        m.insert(key, (st, tokens.clone()));
+    }
+    Ok(tokens)
+}
+
+type Stamp = (u64, Option<std::time::SystemTime>, u64);
+type Loaded = HashMap<(String, usize), (Stamp, Vec<String>)>;
+
+static LOADED: std::sync::LazyLock<std::sync::Mutex<Loaded>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn cached(key: &(String, usize), stamp: Stamp) -> Option<Vec<String>> {
+    let m = LOADED.lock().ok()?;
+    m.get(key)
+        .filter(|(s, _)| *s == stamp)
+        .map(|(_, t)| t.clone())
 }
 
 /// The top-level key of a YAML line (`key:`, `"key":`, `'key':`), if the line starts one.

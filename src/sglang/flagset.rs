@@ -54,6 +54,9 @@ pub fn releases_with(option: &str) -> Vec<&'static str> {
     // every release's table, so it is kept for the life of the process.
     static SEEN: std::sync::LazyLock<Mutex<HashMap<String, Vec<&'static str>>>> =
         std::sync::LazyLock::new(Default::default);
+    if !quoted_anywhere().contains(option) {
+        return Vec::new();
+    }
     if let Some(v) = SEEN.lock().ok().and_then(|m| m.get(option).cloned()) {
         return v;
     }
@@ -64,6 +67,22 @@ pub fn releases_with(option: &str) -> Vec<&'static str> {
         m.insert(option.to_owned(), v.clone());
     }
     v
+}
+
+/// Every string in the embedded tables that starts with `-`: a superset of the option strings
+/// any release has, read in one pass, so a name no release has (a config file's thousands of
+/// unknown keys) costs one lookup.
+fn quoted_anywhere() -> &'static std::collections::HashSet<&'static str> {
+    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let text = FLAG_SETS.text();
+        text.match_indices("\"-")
+            .filter_map(|(i, _)| {
+                let rest = &text[i + 1..];
+                rest.find('"').map(|end| &rest[..end])
+            })
+            .collect()
+    })
 }
 
 fn scan_releases_with(option: &str) -> Vec<&'static str> {

@@ -60,6 +60,11 @@ impl<T> History<T> {
         self.line(1 + COUNT + k)
     }
 
+    /// The whole embedded text.
+    pub(crate) fn text(&self) -> &'static str {
+        self.text
+    }
+
     /// The items whose line contains `needle` (a cheap pre-filter: callers decode the lines to
     /// be sure).
     pub(crate) fn items_containing(&self, needle: &str) -> Vec<usize> {

@@ -263,6 +263,24 @@ pub(super) fn parse_inner(
 impl SglangArgs {
     /// The tokens argparse reads: the config file's (if any) first, then the user's without
     /// `--config FILE`. Without a config file: the user's tokens.
+    /// [`SglangArgs::effective_tokens`], borrowed: checks that only read them copy nothing
+    /// (a config file can add many thousands).
+    pub fn effective_iter(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
+        let (file, at): (&[String], usize) = match &self.config {
+            None => (&[], self.tokens.len()),
+            Some(c) => (&c.tokens, c.at),
+        };
+        let after = if self.config.is_some() { at + 2 } else { at };
+        file.iter()
+            .map(|t| std::ffi::OsStr::new(t.as_str()))
+            .chain(
+                self.tokens[..at.min(self.tokens.len())]
+                    .iter()
+                    .map(OsString::as_os_str),
+            )
+            .chain(self.tokens.iter().skip(after).map(OsString::as_os_str))
+    }
+
     pub fn effective_tokens(&self) -> Vec<OsString> {
         match &self.config {
             None => self.tokens.clone(),

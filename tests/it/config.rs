@@ -68,6 +68,9 @@ fn analysis_sees_the_file_but_the_plan_keeps_the_users_tokens() {
     let c = out.args.config.as_ref().unwrap();
     assert_eq!(c.file, path);
     assert_eq!(out.args.config_len(), 6);
+    let borrowed: Vec<OsString> = out.args.effective_iter().map(Into::into).collect();
+    assert_eq!(borrowed, out.args.effective_tokens());
+    assert_eq!(borrowed.len(), 6 + 4);
     assert!(out.args.occurrences_of("--tp-size").all(|o| o.from_config));
     assert!(
         out.args

@@ -9,9 +9,11 @@ use crate::sglang::renames;
 /// Long options as written on the command line, in order (`--x` and `--x=v` both give `--x`).
 pub fn written(ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
+    // A set beside the list: a config file can add many thousands of options.
+    let mut seen = std::collections::HashSet::new();
     // The effective line: options a `--config` file adds count too (their fixes are then
     // reported as blocked, naming the file).
-    for t in &ctx.args.effective_tokens() {
+    for t in ctx.args.effective_iter() {
         let Some(t) = t.to_str() else { continue };
         if t == "--" {
             break;
@@ -20,7 +22,7 @@ pub fn written(ctx: &Context) -> Vec<String> {
             && !rest.is_empty()
         {
             let name = t.split_once('=').map_or(t, |(n, _)| n);
-            if !out.iter().any(|o| o == name) {
+            if seen.insert(name.to_owned()) {
                 out.push(name.to_string());
             }
         }
