@@ -200,7 +200,14 @@ fn case(secret: &str, place: &Place, reuse: Option<&str>, dir: &Path) -> Case {
     let dir_s = dir.to_str().unwrap().to_owned();
     let mut value = secret.to_owned();
     match place {
-        Place::Argv(w) => c.line.extend(w.iter().map(|t| t.replace('S', secret))),
+        Place::Argv(w) => {
+            c.line.extend(w.iter().map(|t| t.replace('S', secret)));
+            // What the secret option holds: a value argparse refuses (`-skS`) is all secret.
+            let held = w.iter().find(|t| t.contains('S')).unwrap();
+            if held.starts_with('-') && !held.contains('=') {
+                value = held.replace('S', secret);
+            }
+        }
         Place::Env(name) => c.env.push((name.to_string(), secret.to_owned())),
         Place::Config(yaml) => {
             std::fs::write(dir.join("c.yaml"), yaml.replace('S', secret)).unwrap();
@@ -237,7 +244,12 @@ fn case(secret: &str, place: &Place, reuse: Option<&str>, dir: &Path) -> Case {
         }
     }
     if let Some(flag) = reuse {
-        c.line.extend([flag.to_owned(), value]);
+        // `--flag=-sk…`: a value that starts with a dash is only a value in that form.
+        if value.starts_with('-') {
+            c.line.push(format!("{flag}={value}"));
+        } else {
+            c.line.extend([flag.to_owned(), value]);
+        }
     }
     c
 }
