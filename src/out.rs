@@ -486,6 +486,18 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// In colour, the only ESCs written are the report's own colour codes, whatever the
+        /// data holds (a colour code of its own included); escaped data holds no control.
+        #[test]
+        fn only_the_launchers_colours_pass(data in "[\\x00-\\x{a0}\\x{202e}\\[;m0-9a-z]{0,40}") {
+            let text = sanitize(&format!("{} {data}", paint("1;31", "error")));
+            proptest::prop_assert_eq!(text.matches('\x1b').count(), 2, "{:?}", text);
+            proptest::prop_assert!(text.starts_with("\x1b[1;31merror\x1b[0m "), "{:?}", text);
+            proptest::prop_assert!(!escape(&data).chars().any(is_hidden), "{:?}", data);
+        }
+    }
+
     #[test]
     fn redactor_masks_longest_first_and_skips_tiny_values() {
         let r = Redactor::new(["abc".to_owned(), "abcdef".to_owned(), "x".to_owned()]);
