@@ -194,54 +194,97 @@ pub fn mask_userinfo(text: &str) -> String {
     out
 }
 
-/// A value from a file or the machine (a GPU name, a path, a model name) made safe to print
-/// on one line: C0 and C1 controls, DEL and ESC as `\n`, `\t`, `\x1b`, `\u{85}`.
+/// Characters that reorder or hide the text around them without being C0/C1 controls: the
+/// Arabic letter mark, the left-to-right and right-to-left marks, the bidi embeddings and
+/// overrides, and the isolates. A name holding U+202E prints the rest of its line backwards.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A character that changes the terminal instead of showing: C0 and C1 controls, DEL, ESC and
+/// the bidi controls.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control() || is_bidi(c)
+}
+
+/// One character as `\n`, `\r`, `\t`, `\x1b` (ASCII) or `\u{85}` (any other), readable
+/// and on one line.
+fn escape_char(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c.is_ascii() => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+    }
+}
+
+/// A value from a file, the machine or the user (a GPU name, a path, a variable's value) made
+/// safe to print on one line: every [`is_hidden`] character escaped, newlines included.
 pub fn escape(field: &str) -> String {
     let mut out = String::with_capacity(field.len());
     for c in field.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x80 && c.is_control() => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+        if is_hidden(c) {
+            escape_char(&mut out, c);
+        } else {
+            out.push(c);
         }
     }
     out
 }
 
-/// Whole report text made safe: line breaks and tabs stay, the launcher's own colour codes
-/// (`ESC [ digits ; m`) stay, every other control is escaped.
+/// This process's colour key: a random number that only the launcher's own colour codes
+/// carry (see [`paint`]). It is never written, so no file, variable or argument can hold it,
+/// and [`sanitize`] can let through exactly the colours the launcher chose.
+fn colour_key() -> &'static str {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        h.write_u128(now);
+        h.write_u32(std::process::id());
+        format!("{:020}", h.finish())
+    })
+}
+
+/// `text` in the colour of the SGR parameters `code` (`1;31`), for a report in colour. The
+/// codes carry [`colour_key`] as their first parameter, which [`sanitize`] removes; width
+/// measures still read them as colour escapes, which take no width.
+pub fn paint(code: &str, text: &str) -> String {
+    let k = colour_key();
+    format!("\x1b[{k};{code}m{text}\x1b[{k};0m")
+}
+
+/// Whole report text made safe: the launcher's own line breaks stay and so do its own colour
+/// codes ([`paint`]); every other [`is_hidden`] character is escaped, so a data's ESC, CR,
+/// tab, bell or bidi override never reaches the terminal. (A data newline cannot be told from
+/// the launcher's here: messages escape their data with [`escape`] where they interpolate it.)
 pub fn sanitize(text: &str) -> String {
+    sanitize_keeping(text, '\n')
+}
+
+/// [`sanitize`] keeping `keep` (a newline, or a tab too for the completion protocol) as well.
+fn sanitize_keeping(text: &str, keep: char) -> String {
+    let key = format!("\x1b[{};", colour_key());
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c == '\x1b' && sgr_len(&text[i..]).is_some() {
-            let n = sgr_len(&text[i..]).unwrap_or(1);
-            out.push_str(&text[i..i + n]);
-            while chars.peek().is_some_and(|(j, _)| *j < i + n) {
-                chars.next();
-            }
-        } else if c == '\n' || c == '\t' || !c.is_control() {
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix(key.as_str()) {
+            out.push_str("\x1b[");
+            rest = after;
+            continue;
+        }
+        if c == '\n' || c == keep || !is_hidden(c) {
             out.push(c);
         } else {
-            out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
+            escape_char(&mut out, c);
         }
+        rest = &rest[c.len_utf8()..];
     }
     out
-}
-
-/// The length of a colour sequence (`ESC [ 0-9; m`) at the start of `s`.
-fn sgr_len(s: &str) -> Option<usize> {
-    let body = s.strip_prefix("\x1b[")?;
-    let digits = body
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || *b == b';')
-        .count();
-    (body.as_bytes().get(digits) == Some(&b'm')).then_some(2 + digits + 1)
 }
 
 fn with_newline(text: &str) -> String {
@@ -320,12 +363,13 @@ pub fn ascii(text: &str) -> String {
     out
 }
 
-/// One report line on stderr (see [`report`]).
+/// One report line on stderr (see [`report`]). It is one line whatever it quotes: every
+/// control in it is escaped, newlines included, so callers need not escape their data.
 pub fn report_line(line: &str) {
-    report(&with_newline(line));
+    report(&with_newline(&escape(line)));
 }
 
-/// `sglang-launch: warning: MESSAGE` on stderr.
+/// `sglang-launch: warning: MESSAGE` on stderr, on one line (see [`report_line`]).
 pub fn warn(message: &str) {
     report_line(&format!("sglang-launch: warning: {message}"));
 }
@@ -334,6 +378,18 @@ pub fn warn(message: &str) {
 /// error is the caller's to report, since the user asked for this text.
 pub fn stdout(text: &str) -> io::Result<()> {
     stdout_bytes(sanitize(&redact(&with_newline(text))).as_bytes())
+}
+
+/// One line of requested output on stdout: [`stdout`], every control in it escaped, newlines
+/// included, so the line stays one whatever data it quotes.
+pub fn stdout_line(line: &str) -> io::Result<()> {
+    stdout(&escape(line))
+}
+
+/// Generated documents on stdout (completion scripts, the man page, completion replies,
+/// which separate their fields with tabs): [`stdout`], tabs kept.
+pub fn stdout_docs(text: &str) -> io::Result<()> {
+    stdout_bytes(sanitize_keeping(&redact(&with_newline(text)), '\t').as_bytes())
 }
 
 /// Bytes exactly as given (already quoted or deliberately unmasked, `--show-secrets`).
@@ -430,6 +486,18 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// In colour, the only ESCs written are the report's own colour codes, whatever the
+        /// data holds (a colour code of its own included); escaped data holds no control.
+        #[test]
+        fn only_the_launchers_colours_pass(data in "[\\x00-\\x{a0}\\x{202e}\\[;m0-9a-z]{0,40}") {
+            let text = sanitize(&format!("{} {data}", paint("1;31", "error")));
+            proptest::prop_assert_eq!(text.matches('\x1b').count(), 2, "{:?}", text);
+            proptest::prop_assert!(text.starts_with("\x1b[1;31merror\x1b[0m "), "{:?}", text);
+            proptest::prop_assert!(!escape(&data).chars().any(is_hidden), "{:?}", data);
+        }
+    }
+
     #[test]
     fn redactor_masks_longest_first_and_skips_tiny_values() {
         let r = Redactor::new(["abc".to_owned(), "abcdef".to_owned(), "x".to_owned()]);
@@ -440,9 +508,17 @@ mod tests {
     fn controls_are_escaped_but_colour_and_lines_stay() {
         assert_eq!(escape("A\x1b[2J\nverdict: ok"), "A\\x1b[2J\\nverdict: ok");
         assert_eq!(escape("bell\x07 c1\u{85}"), "bell\\x07 c1\\u{85}");
+        assert_eq!(escape("a\u{202e}b\u{2066}"), "a\\u{202e}b\\u{2066}");
         assert_eq!(
-            sanitize("\x1b[1mbold\x1b[0m\nx\x1b]0;title\x07\t"),
-            "\x1b[1mbold\x1b[0m\nx\\x1b]0;title\\x07\t"
+            sanitize(&format!("{}\nx\x1b]0;title\x07\t", paint("1", "bold"))),
+            "\x1b[1mbold\x1b[0m\nx\\x1b]0;title\\x07\\t"
         );
+        // A colour code not made by `paint` is data: escaped, whatever it says.
+        assert_eq!(
+            sanitize("\x1b[31mred\x1b[8mhidden"),
+            "\\x1b[31mred\\x1b[8mhidden"
+        );
+        let forged = format!("\x1b[{};31m", "0".repeat(20));
+        assert_eq!(sanitize(&forged), escape(&forged));
     }
 }

@@ -37,7 +37,7 @@ pub fn command(c: &ConfigCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
 
 /// A settings error: it names its file or variable; say where the keys are documented.
 pub fn fatal(message: String) -> Fatal {
-    Fatal::usage(format!(
-        "{message}\n  (settings and their types: docs/config.md; `sglang-launch config show` prints the merged ones)"
-    ))
+    Fatal::usage(message).with_note(
+        "(settings and their types: docs/config.md; `sglang-launch config show` prints the merged ones)",
+    )
 }

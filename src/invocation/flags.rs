@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::cli::{FlagsCommand, FlagsShowArgs};
-use super::print_out;
+use super::{print_line, print_out};
 use crate::exit;
+use crate::out::escape;
 use crate::plan::{self, Fatal};
 use crate::settings::Settings;
 use crate::sglang::flagset::{Action, FlagSet, KNOWN_VERSIONS};
@@ -40,10 +41,13 @@ fn list() -> String {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     cached.sort();
-    let where_ = dir.map_or("no cache directory".to_owned(), |d| d.display().to_string());
+    // Paths are data: escaped, one line each.
+    let where_ = dir.map_or("no cache directory".to_owned(), |d| {
+        escape(&d.display().to_string())
+    });
     let _ = writeln!(out, "extracted from installs ({where_}): {}", cached.len());
     for p in cached {
-        let _ = writeln!(out, "  {}", p.display());
+        let _ = writeln!(out, "  {}", escape(&p.display().to_string()));
     }
     out
 }
@@ -68,7 +72,13 @@ fn show(a: &FlagsShowArgs, settings: &Settings) -> Result<i32, Fatal> {
     if a.json {
         print_out(&serde_json::to_string_pretty(s.flags).unwrap_or_default())?;
     } else {
-        print_out(&format!("{}\n{}", provenance(&s), options(s.flags)))?;
+        // The provenance quotes a path and the extractor's error, each option line the
+        // parser's names and values: data, escaped line by line.
+        print_out(&format!(
+            "{}\n{}",
+            escape(&provenance(&s)),
+            options(s.flags)
+        ))?;
     }
     Ok(exit::OK)
 }
@@ -104,7 +114,7 @@ fn provenance(s: &Selected) -> String {
 fn options(flags: &FlagSet) -> String {
     let mut out = String::new();
     for a in &flags.actions {
-        let _ = writeln!(out, "{}", describe(a));
+        let _ = writeln!(out, "{}", escape(&describe(a)));
     }
     out
 }
@@ -146,7 +156,7 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
     };
     let digest = match version::source_of(&found) {
         version::Source::Embedded(_) => {
-            print_out(&format!(
+            print_line(&format!(
                 "SGLang {} is embedded in this build: nothing to read",
                 found.version
             ))?;
@@ -167,7 +177,7 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
                 .map_or("not cached (no writable cache directory)".to_owned(), |c| {
                     format!("cached in {}", c.display())
                 });
-            print_out(&format!(
+            print_line(&format!(
                 "SGLang {} ({}): {} options read from its parser, {cache}",
                 found.version,
                 found.dist_info.display(),

@@ -204,6 +204,7 @@ fn newest() -> &'static sglang::FlagSet {
 fn not_found(python: &Path) -> Fatal {
     Fatal {
         code: exit::NOT_FOUND,
+        notes: Vec::new(),
         message: format!(
             "Python interpreter {} not found: install Python, or pass --python PATH (env SGLANG_LAUNCH_PYTHON)",
             python.display()
@@ -219,6 +220,7 @@ fn launchable(python: &Path, found: bool) -> Result<(), Fatal> {
     if !sglang::version::sglang_installed(Some(python)) {
         return Err(Fatal {
             code: exit::NOT_FOUND,
+            notes: Vec::new(),
             message: format!(
                 "SGLang is not installed for {}: `{} -m pip install sglang`, or pass --python PATH to the interpreter that has it",
                 python.display(),
@@ -245,6 +247,7 @@ fn exec(
         Ok(never) => match never {},
         Err(e) => Err(Fatal {
             code: exit::NOT_FOUND,
+            notes: Vec::new(),
             message: e.to_string(),
         }),
     }

@@ -41,6 +41,9 @@ pub fn main(docs: Docs) -> i32 {
         Ok(code) => code,
         Err(f) => {
             crate::out::report_line(&format!("sglang-launch: error: {}", f.message));
+            for n in &f.notes {
+                crate::out::report_line(&format!("  {n}"));
+            }
             f.code
         }
     }
@@ -223,7 +226,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         Command::Config(c) => config::command(&c, &matches),
         Command::Profiles(p) => profiles::command(&p, &matches),
         c @ (Command::Completions(_) | Command::Man | Command::Complete(_)) => {
-            print_out(&docs(&c))?;
+            print_docs(&docs(&c))?;
             Ok(exit::OK)
         }
         Command::SystemdUnit(a) => service::systemd_unit(&a),
@@ -356,6 +359,18 @@ pub(crate) fn print_out(text: &str) -> Result<(), Fatal> {
     written(crate::out::stdout(text))
 }
 
+/// One line of answer on stdout ([`print_out`]), its data escaped: a path or a name never
+/// breaks it.
+pub(crate) fn print_line(line: &str) -> Result<(), Fatal> {
+    written(crate::out::stdout_line(line))
+}
+
+/// The launcher's generated documents (completion scripts and replies, the man page) on
+/// stdout ([`print_out`], tabs kept for the completion protocol).
+pub(crate) fn print_docs(text: &str) -> Result<(), Fatal> {
+    written(crate::out::stdout_docs(text))
+}
+
 /// A human report on stdout ([`print_out`]'s errors), in ASCII where the locale is not UTF-8.
 pub(crate) fn print_report(text: &str) -> Result<(), Fatal> {
     written(crate::out::stdout_report(text))
@@ -418,11 +433,11 @@ fn misplaced_hint(outcome: &plan::Outcome) {
 }
 
 /// The misplaced-option hint, if any, under an input error's message.
-fn hinted(mut e: Fatal, hint: Option<String>) -> Fatal {
-    if let Some(h) = hint {
-        e.message = format!("{}\n  {h}", e.message);
+fn hinted(e: Fatal, hint: Option<String>) -> Fatal {
+    match hint {
+        Some(h) => e.with_note(h),
+        None => e,
     }
-    e
 }
 
 /// Plans (from the profile, when one is named), adding the misplaced-option hint to an input
@@ -447,13 +462,14 @@ fn build(
             Err(f) if warn => crate::out::warn(&format!("{} (--mode warn)", f.message)),
             other => other?,
         }
+        let name = crate::out::escape(&p.name);
         crate::out::report_line(&format!(
-            "sglang-launch: profile {} ({})",
-            p.name,
-            p.chain.join(" extends ")
+            "sglang-launch: profile {name} ({})",
+            crate::out::escape(&p.chain.join(" extends "))
         ));
         for o in &prepared.overrides {
-            crate::out::report_line(&format!("sglang-launch: profile {}: {o}", p.name));
+            let o = crate::out::escape(o);
+            crate::out::report_line(&format!("sglang-launch: profile {name}: {o}"));
         }
     }
     outcome.secrets.install();
@@ -464,10 +480,10 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
     let mut topo = match plan::load_topology(None, a.nvml_lib.as_deref()) {
         Ok(t) => t,
         Err(e) => other_accelerators(a).ok_or_else(|| {
-            Fatal::usage(format!(
-                "{e}\n  (`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
+            Fatal::usage(e.to_string()).with_note(
+                "(`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
                  writes the file that check/plan read with --topology box.json)",
-            ))
+            )
         })?,
     };
     // The host around the GPUs, so a plan for this machine elsewhere sees it too.

@@ -89,14 +89,18 @@ pub(super) fn list(json: bool) -> Result<i32, Fatal> {
         return Ok(exit::OK);
     }
     let place = store::dir().map_or("(no state directory)".into(), |d| d.display().to_string());
-    let mut text = format!("{} observation(s) in {place}\n", all.len());
+    // The place, the keys and what servers answered are data: escaped, one line each.
+    let esc = crate::out::escape;
+    let mut text = format!("{} observation(s) in {}\n", all.len(), esc(&place));
     for o in &all {
-        text.push_str(&format!(
-            "{} SGLang {}: {}\n",
+        let line = format!(
+            "{} SGLang {}: {}",
             o.key,
             o.real.sglang_version.as_deref().unwrap_or("?"),
             o.summary()
-        ));
+        );
+        text.push_str(&esc(&line));
+        text.push('\n');
     }
     print_out(text.trim_end())?;
     Ok(exit::OK)

@@ -146,6 +146,7 @@ pub fn check_hardware(profile: &Profile, topo: &Topology) -> Result<(), Fatal> {
     }
     Err(Fatal {
         code: exit::BLOCKED,
+        notes: Vec::new(),
         message: format!(
             "profile {} is not for this machine: {}; pick another (`sglang-launch profiles list`)",
             profile.name,

@@ -11,6 +11,7 @@ use super::cli::{ProfilesCommand, ProfilesListArgs};
 use super::{config, print_out, profiled, request};
 use crate::exit;
 use crate::facts::{Env, Topology};
+use crate::out::escape;
 use crate::plan::{self, Fatal, Outcome};
 use crate::profile::{self, Profile, Search};
 use crate::report;
@@ -214,13 +215,16 @@ fn human_list(rows: &[(String, String, Option<String>, Verdict)]) -> String {
         }
         out.push_str(&format!("{title}:\n"));
         for (name, origin, desc, v) in here {
+            // Names, paths, descriptions and the reasons quoting GPU names are data: one
+            // line each, escaped.
             let desc = desc
                 .as_deref()
-                .map(|d| format!(" — {d}"))
+                .map(|d| format!(" — {}", escape(d)))
                 .unwrap_or_default();
+            let (name, origin) = (escape(name), escape(origin));
             out.push_str(&format!("  {name} ({origin}){desc}\n"));
             for d in details(v) {
-                out.push_str(&format!("      {d}\n"));
+                out.push_str(&format!("      {}\n", escape(&d)));
             }
         }
     }
@@ -303,17 +307,23 @@ fn profile_json(p: &Profile) -> Value {
 }
 
 fn human_profile(p: &Profile, unmet: &[String]) -> String {
+    // Every value here is the profile's data: escaped, one line each.
     let mut out = format!(
         "profile {}: {}\n",
-        p.name,
-        p.description.as_deref().unwrap_or("")
+        escape(&p.name),
+        escape(p.description.as_deref().unwrap_or(""))
     );
-    out.push_str(&format!("  files: {}\n", p.chain.join(" extends ")));
+    out.push_str(&format!(
+        "  files: {}\n",
+        escape(&p.chain.join(" extends "))
+    ));
     for (title, s) in [("args", &p.args), ("env", &p.env)] {
         for s in s.iter() {
             out.push_str(&format!(
                 "  [{title}] {} = {}  ({})\n",
-                s.key, s.value, s.origin
+                escape(&s.key),
+                escape(&s.value.to_string()),
+                escape(&s.origin)
             ));
         }
     }
@@ -324,11 +334,16 @@ fn human_profile(p: &Profile, unmet: &[String]) -> String {
             _ => toml::Table::try_from(&p.hardware),
         };
         if let Some(v) = table.ok().and_then(|t| t.get(key).cloned()) {
-            out.push_str(&format!("  [{section}] {key} = {v}  ({from})\n"));
+            out.push_str(&format!(
+                "  [{section}] {} = {}  ({})\n",
+                escape(key),
+                escape(&v.to_string()),
+                escape(from)
+            ));
         }
     }
     for u in unmet {
-        out.push_str(&format!("  not for this machine: {u}\n"));
+        out.push_str(&format!("  not for this machine: {}\n", escape(u)));
     }
     out
 }

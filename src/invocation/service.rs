@@ -140,6 +140,7 @@ pub(super) fn wait_ready(a: &WaitReadyArgs) -> Result<i32, Fatal> {
         Err(e @ ready::WaitError::BadUrl(_)) => Err(Fatal::usage(e.to_string())),
         Err(e) => Err(Fatal {
             code: exit::NOT_READY,
+            notes: Vec::new(),
             message: e.to_string(),
         }),
     }

@@ -46,12 +46,12 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, s: &Settings) -> Result<i
     let advice = advise(&args, &r, &env, &sel.requested, a.show_secrets);
     let text = if a.print_args {
         if let Some(why) = &advice.rejected_by_target {
-            crate::out::report_line(&format!(
+            crate::out::report_line(&crate::out::escape(&format!(
                 "sglang-launch: SGLang {} would still reject this line: {why}; change it by hand (exit 1)",
                 advice.to
-            ));
+            )));
         }
-        shell_words::join(&advice.command)
+        crate::report::shell_join(&advice.command)
     } else if a.json {
         crate::report::upgrade::json(&advice)
     } else {

@@ -63,15 +63,29 @@ pub struct Request {
 #[error("{message}")]
 pub struct Fatal {
     pub code: i32,
+    /// One line: printed with every control in it escaped, since it quotes data.
     pub message: String,
+    /// The launcher's hints under the message, one line each.
+    pub notes: Vec<String>,
 }
 
 impl Fatal {
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
         Fatal {
-            code: exit::USAGE,
+            code,
             message: message.into(),
+            notes: Vec::new(),
         }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Fatal::new(exit::USAGE, message)
+    }
+
+    /// The error with a hint line under its message.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
     }
 }
 

@@ -13,7 +13,7 @@ struct Style {
 impl Style {
     fn paint(&self, code: &str, text: &str) -> String {
         if self.on {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            crate::out::paint(code, text)
         } else {
             text.to_owned()
         }
@@ -86,13 +86,15 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
     };
     put(&mut out, header(outcome, &st), 4);
     // Open findings first, by what they do to the launch; the fixed ones after, as fixed.
+    // A finding, a change and a note are one line each: whatever data they quote (a GPU
+    // name, a config key, an argument) is escaped whole, newlines included.
     for f in plan.findings.iter().filter(|f| !f.fixed) {
         let line = format!(
             "  {} {:<6} {}: {}",
             st.severity(f.severity),
             f.code,
             f.name,
-            f.message
+            escape(&f.message)
         );
         put(&mut out, line, FINDING_INDENT);
     }
@@ -100,7 +102,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
         let label = st.paint("32", "fixed  ");
         put(
             &mut out,
-            format!("  {label} {:<6} {}: {}", f.code, f.name, f.message),
+            format!("  {label} {:<6} {}: {}", f.code, f.name, escape(&f.message)),
             FINDING_INDENT,
         );
     }
@@ -108,7 +110,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
     if !changes.is_empty() {
         put(&mut out, st.paint("1", "changes:"), 4);
         for c in changes {
-            put(&mut out, format!("  {c}"), 4);
+            put(&mut out, format!("  {}", escape(&c)), 4);
         }
     }
     if let Some(c) = plan
@@ -118,7 +120,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
     {
         put(
             &mut out,
-            format!("{} {c}", st.paint("1", "SGLang will choose:")),
+            format!("{} {}", st.paint("1", "SGLang will choose:"), escape(&c)),
             4,
         );
     }
@@ -134,7 +136,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
         // The table keeps its columns; the lines under it wrap.
         out.push_str(&super::memory::table(m));
         for note in super::memory::notes(m, cx) {
-            put(&mut out, format!("  {note}"), 4);
+            put(&mut out, format!("  {}", escape(&note)), 4);
         }
     }
     put(&mut out, verdict(outcome, &st), 4);
@@ -143,14 +145,14 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
 
 fn header(outcome: &Outcome, st: &Style) -> String {
     let plan = &outcome.plan;
-    let src = match plan.sglang_version_source {
+    let src = escape(match plan.sglang_version_source {
         crate::sglang::version::VersionSource::Detected => "detected",
         crate::sglang::version::VersionSource::Option => outcome
             .version_from
             .as_deref()
             .unwrap_or("--sglang-version"),
         crate::sglang::version::VersionSource::Fallback => "fallback",
-    };
+    });
     if plan.verdict == Verdict::PassThrough
         || (plan.verdict == Verdict::Error
             && plan
@@ -161,13 +163,13 @@ fn header(outcome: &Outcome, st: &Style) -> String {
         return format!(
             "{} SGLang {} ({src}) · not an NVIDIA GPU server: not planned",
             st.paint("1", "sglang-launch:"),
-            plan.sglang_version,
+            escape(&plan.sglang_version),
         );
     }
     format!(
         "{} SGLang {} ({src}) · {} · GPUs {}",
         st.paint("1", "sglang-launch:"),
-        plan.sglang_version,
+        escape(&plan.sglang_version),
         gpu_summary(&outcome.topology, &plan.gpus),
         if plan.gpus.is_empty() {
             "none selected".to_owned()

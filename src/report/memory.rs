@@ -57,11 +57,9 @@ pub fn render(m: &Memory, cx: Context) -> String {
 pub fn table(m: &Memory) -> String {
     let mut out = String::new();
     for r in rows(m) {
-        let (mark, label) = if r.total {
-            ("= ", r.label.as_str())
-        } else {
-            ("  ", r.label.as_str())
-        };
+        let mark = if r.total { "= " } else { "  " };
+        // A label can quote a model's or a quantization's name: escaped, one line.
+        let label = crate::out::escape(&r.label);
         out.push_str(&format!(
             "  {mark}{label:<w$} {:>VALUE$}\n",
             r.mib,

@@ -124,6 +124,15 @@ pub fn shell_line(
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
+/// Words as one line for any POSIX shell, each as [`quote`] writes it.
+pub fn shell_join(words: &[String]) -> String {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| quote(std::ffi::OsStr::new(w)))
+        .collect();
+    quoted.join(" ")
+}
+
 /// One word for any POSIX shell (dash included): as `shell_words` quotes it when it is
 /// printable UTF-8, else as `"$(printf '…')"` with `\ooo` for each byte that is not. The output
 /// of a command substitution loses its trailing newlines, so a word's own trailing newlines

@@ -72,51 +72,62 @@ fn edit_line(e: &Edit, to: &str) -> String {
     }
 }
 
+/// One line of the report: whatever data it quotes (a version, an option, a file's line, a
+/// parser's message) is escaped whole, so it stays one line.
+fn put(out: &mut String, line: String) {
+    out.push_str(&crate::out::escape(&line));
+    out.push('\n');
+}
+
 fn list<T>(out: &mut String, title: &str, items: &[T], line: impl Fn(&T) -> String) {
     if items.is_empty() {
         return;
     }
-    out.push_str(&format!("  {title} ({}):\n", items.len()));
+    put(out, format!("  {title} ({}):", items.len()));
     for i in items {
-        out.push_str(&format!("    {}\n", line(i)));
+        put(out, format!("    {}", line(i)));
     }
 }
 
 fn command_part(out: &mut String, a: &Advice) {
     if let Some(why) = &a.rejected_now {
-        out.push_str(&format!(
-            "SGLang {} rejects the line as given: {why}\n",
-            a.from
-        ));
+        put(
+            out,
+            format!("SGLang {} rejects the line as given: {why}", a.from),
+        );
     }
-    out.push_str(&format!("command line for SGLang {}:\n", a.to));
-    out.push_str(&format!("  {}\n", shell_words::join(&a.command)));
+    put(out, format!("command line for SGLang {}:", a.to));
+    // Already one line of POSIX sh, each control character in `printf` octal.
+    out.push_str(&format!("  {}\n", super::shell_join(&a.command)));
     for e in &a.edits {
-        out.push_str(&format!("  - {}\n", edit_line(e, &a.to)));
+        put(out, format!("  - {}", edit_line(e, &a.to)));
     }
     if let Some(c) = &a.config {
-        out.push_str(&format!("config file {} for SGLang {}:\n", c.file, a.to));
+        put(out, format!("config file {} for SGLang {}:", c.file, a.to));
         for l in c.text.lines() {
-            out.push_str(&format!("  | {l}\n"));
+            put(out, format!("  | {l}"));
         }
         for e in &c.edits {
-            out.push_str(&format!("  - {}\n", edit_line(e, &a.to)));
+            put(out, format!("  - {}", edit_line(e, &a.to)));
         }
     }
     match &a.rejected_by_target {
-        Some(why) => out.push_str(&format!(
-            "still rejected by SGLang {}: {why}; change it by hand\n",
-            a.to
-        )),
-        None => out.push_str(&format!("SGLang {}'s parser accepts it\n", a.to)),
+        Some(why) => put(
+            out,
+            format!(
+                "still rejected by SGLang {}: {why}; change it by hand",
+                a.to
+            ),
+        ),
+        None => put(out, format!("SGLang {}'s parser accepts it", a.to)),
     }
     for r in &a.env_you_set {
-        out.push_str(&format!("environment: {}\n", env_line(r, &a.to)));
+        put(out, format!("environment: {}", env_line(r, &a.to)));
     }
     if !a.defaults_you_rely_on.is_empty() {
         out.push_str("defaults that change for options the line leaves to SGLang:\n");
         for d in &a.defaults_you_rely_on {
-            out.push_str(&format!("  {}\n", default_line(d)));
+            put(out, format!("  {}", default_line(d)));
         }
     }
 }
@@ -140,16 +151,20 @@ fn default_line(d: &DefaultChanged) -> String {
 /// The report: the user's line first, then how many differences there are between the two
 /// releases (each one listed with `all`, or when no line was given).
 pub fn human(a: &Advice, all: bool) -> String {
-    let mut out = format!("sglang-launch upgrade: SGLang {} → {}\n", a.from, a.to);
+    let mut out = String::new();
+    put(
+        &mut out,
+        format!("sglang-launch upgrade: SGLang {} → {}", a.from, a.to),
+    );
     if let Some(note) = &a.from_approximate {
-        out.push_str(&format!("note: {note}\n"));
+        put(&mut out, format!("note: {note}"));
     }
     let line = !a.command.is_empty() || a.rejected_now.is_some();
     if line {
         command_part(&mut out, a);
     }
     if line && !all {
-        out.push_str(&summary(a));
+        put(&mut out, summary(a));
         return out;
     }
     differences(&mut out, a);
@@ -177,10 +192,10 @@ fn summary(a: &Advice) -> String {
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
     if said.is_empty() {
-        return format!("no other differences between {} and {}\n", a.from, a.to);
+        return format!("no other differences between {} and {}", a.from, a.to);
     }
     format!(
-        "between {} and {}: {} (--all lists them)\n",
+        "between {} and {}: {} (--all lists them)",
         a.from,
         a.to,
         said.join(", ")
@@ -188,7 +203,7 @@ fn summary(a: &Advice) -> String {
 }
 
 fn differences(out: &mut String, a: &Advice) {
-    out.push_str(&format!("every difference, {} → {}:\n", a.from, a.to));
+    put(out, format!("every difference, {} → {}:", a.from, a.to));
     let o = &a.options;
     list(out, "options renamed", &o.renamed, |r| {
         format!("{} → {}", r.from, r.to)

@@ -35,11 +35,16 @@ const TEST_ONLY: &[&str] = &["device-root"];
 /// run SGLang (`python` resolved).
 pub fn render_text(r: &Resolved, interpreter: &str) -> String {
     let values = values(r);
-    let rows: Vec<(String, String, &str)> = r
+    let rows: Vec<(String, String, String)> = r
         .sources
         .iter()
         .filter(|(key, source)| !TEST_ONLY.contains(key) || source != "default")
-        .map(|(key, source)| (key.to_string(), text(values.get(*key)), source.as_str()))
+        // Values and sources (paths, variables' values) are data: escaped before the
+        // columns are measured, so each row stays one line and the columns line up.
+        .map(|(key, source)| {
+            let esc = crate::out::escape;
+            (esc(key), esc(&text(values.get(*key))), esc(source))
+        })
         .collect();
     let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     // Values past the column's width (a long path) are shown whole and only shift their own
@@ -58,7 +63,8 @@ pub fn render_text(r: &Resolved, interpreter: &str) -> String {
         })
         .collect();
     out.push_str(&format!(
-        "interpreter: {interpreter} (what runs SGLang: python, else the one beside the launcher, else PATH's)\n"
+        "interpreter: {} (what runs SGLang: python, else the one beside the launcher, else PATH's)\n",
+        crate::out::escape(interpreter)
     ));
     out
 }

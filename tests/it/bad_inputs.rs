@@ -118,6 +118,17 @@ const WAITS: &[&str] = &[
     "`--json-file` a named pipe no process reads",
 ];
 
+/// Two H100s, the second one's name holding a colour code, a newline and a C1 control.
+const TOPO_CONTROLS: &str = r#"{"schema": "sglang-launch/topology/v1", "source": "test",
+  "driver_version": "580.95.05", "cuda_driver_version": "13.0", "gpus": [
+  {"index": 0, "uuid": "GPU-0", "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": "00000000:18:00.0",
+   "compute_capability": "9.0", "memory_total_mib": 81559, "memory_used_mib": 0,
+   "mig_enabled": false, "numa_node": 0, "pcie_gen": 5, "pcie_width": 16},
+  {"index": 1, "uuid": "GPU-1", "name": "NVIDIA H100\u001b[31mRED\u001b[0m\nFAKE\u0085",
+   "pci_bus_id": "00000000:28:00.0", "compute_capability": "9.0", "memory_total_mib": 81559,
+   "memory_used_mib": 0, "mig_enabled": false, "numa_node": 0, "pcie_gen": 5, "pcie_width": 16}],
+  "links": [{"gpus": [0, 1], "path": "NV18", "nvlink": true, "p2p": "ok"}]}"#;
+
 const OFFLINE: &[&str] = &["--topology", TOPO, "--sglang-version", V];
 const M: &[&str] = &["--model-path", MODEL];
 const ARG001: Says = Says::Finding("error", "ARG001");
@@ -173,6 +184,35 @@ static MATRIX: &[Case] = &[
             2,
             Says::Error,
             &["SGLANG_LAUNCH_MODE=loud", "one of enforce, warn, off"],
+        ),
+    },
+    Case {
+        input: "launcher variable holding terminal controls",
+        launcher: OFFLINE,
+        sglang: M,
+        env: &[("SGLANG_LAUNCH_MODE", "loud\x1b[8m\nFAKE")],
+        files: &[],
+        runs: &both(
+            2,
+            2,
+            Says::Error,
+            &[
+                "SGLANG_LAUNCH_MODE=loud\\x1b[8m\\nfake",
+                "one of enforce, warn, off",
+            ],
+        ),
+    },
+    Case {
+        input: "GPU name holding terminal controls (topology file)",
+        launcher: &["--topology", "{t}/t.json", "--sglang-version", V],
+        sglang: &["--model-path", MODEL, "--tp", "2"],
+        env: &[],
+        files: &[Plant::Text("t.json", TOPO_CONTROLS)],
+        runs: &both(
+            0,
+            0,
+            Says::Finding("warning", "TOP003"),
+            &["GPU 1: NVIDIA H100\\x1b[31mRED\\x1b[0m\\nFAKE\\u{85}"],
         ),
     },
     Case {
@@ -956,6 +996,14 @@ fn check_run(case: &Case, run: &Run) -> Vec<String> {
     }
     if err.contains(SECRET) {
         fail("printed a secret value".into());
+    }
+    // Nothing from the input reaches the terminal as a control: only the launcher's own
+    // line breaks (colour is off here).
+    if let Some(c) = err
+        .chars()
+        .find(|&c| c != '\n' && (c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)))
+    {
+        fail(format!("printed the control {c:?}"));
     }
     let errors: Vec<&str> = err
         .lines()

@@ -237,3 +237,181 @@ fn a_c_locale_gets_an_ascii_report() {
         .env("LANG", "en_US.UTF-8");
     assert!(String::from_utf8_lossy(&utf8.output().unwrap().stdout).contains(" · "));
 }
+
+/// A character of a hostile data string: C0 controls (no NUL: argv and the environment cannot
+/// hold one), DEL, C1 controls, bidi overrides and isolates, or a plain letter.
+fn hostile_char() -> impl proptest::strategy::Strategy<Value = char> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (1u32..0x20).prop_map(|c| char::from_u32(c).unwrap()),
+        Just('\x7f'),
+        (0x80u32..0xa0).prop_map(|c| char::from_u32(c).unwrap()),
+        prop::sample::select(vec![
+            '\u{202e}', '\u{202a}', '\u{2066}', '\u{200f}', '\u{61c}'
+        ]),
+        prop::char::range('a', 'z'),
+    ]
+}
+
+/// A TOML or YAML double-quoted string of `s`: every character not printable ASCII as
+/// `\uXXXX`, which both formats read back.
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => out.extend(['\\', c]),
+            ' '..='~' => out.push(c),
+            c => out.push_str(&format!("\\u{:04X}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Variables a run sets.
+type Env<'a> = Vec<(&'a str, &'a str)>;
+
+/// Every output of the launcher that shows a piece of `data`, with the data planted in each
+/// place it can come from: a GPU name (topology file), a profile's description, a `--config`
+/// key, a model path (a directory's name), a topology path, `SGLANG_LAUNCH_*` values.
+fn outputs_quoting(data: &str, dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let d = dir.display().to_string();
+    let mut topo: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{ROOT}/tests/fixtures/topologies/2x-h100-one-busy.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    topo["gpus"][1]["name"] = data.into();
+    let t = format!("{d}/topo.json");
+    std::fs::write(&t, topo.to_string()).unwrap();
+    std::fs::create_dir_all(format!("{d}/profiles")).unwrap();
+    let toml = format!(
+        "description = {}\n[args]\nmodel-path = \"m\"\ntp = 2\n",
+        quoted(data)
+    );
+    std::fs::write(format!("{d}/profiles/p.toml"), toml).unwrap();
+    std::fs::write(format!("{d}/cfg.yaml"), format!("{}: 1\n", quoted(data))).unwrap();
+    let model = dir.join(data);
+    std::fs::create_dir_all(&model).unwrap();
+    let model = model.to_str().unwrap().to_owned();
+    let off = ["--topology", &t, "--sglang-version", "0.5.23"];
+    let profs = ["--profiles-dir", &format!("{d}/profiles"), "--topology", &t];
+    let missing = format!("{d}/{data}.json");
+    let cases: Vec<(Vec<&str>, Env)> = vec![
+        (
+            [
+                &["check"],
+                &off[..],
+                &["--", "--model-path", &model, "--tp", "2"],
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            [
+                &["plan"],
+                &off[..],
+                &["--", "--model-path", &model, "--tp", "2"],
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            [
+                &["plan", "--print-args"],
+                &off[..],
+                &["--", "--model-path", &model],
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            [
+                &["run", "--dry-run"],
+                &off[..],
+                &["--", "--model-path", &model],
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            [
+                &["check"],
+                &off[..],
+                &["--", "--model-path", "m", "--config", "cfg.yaml"],
+            ]
+            .concat(),
+            vec![],
+        ),
+        ([&["profiles", "list"], &profs[..]].concat(), vec![]),
+        ([&["profiles", "show", "p"], &profs[..]].concat(), vec![]),
+        (
+            vec!["check", "--topology", &missing, "--", "--model-path", "m"],
+            vec![],
+        ),
+        (
+            vec!["config", "show"],
+            vec![("SGLANG_LAUNCH_TOPOLOGY", missing.as_str())],
+        ),
+        (
+            vec![
+                "upgrade",
+                "--to",
+                "0.5.23",
+                "--sglang-version",
+                "0.5.5",
+                "--",
+                "--model-path",
+                &model,
+            ],
+            vec![],
+        ),
+        (
+            [&["check"], &off[..], &["--", "--model-path", "m"]].concat(),
+            vec![("SGLANG_LAUNCH_MODE", data)],
+        ),
+        (
+            [&["check"], &off[..], &["--", "--model-path", "m"]].concat(),
+            vec![("SGLANG_LAUNCH_ALLOW", data)],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(args, env)| {
+            let mut c = launcher(&args);
+            c.current_dir(dir).envs(env);
+            let o = c.output().unwrap();
+            let mut bytes = o.stdout;
+            bytes.extend(o.stderr);
+            (format!("{args:?}"), bytes)
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(8))]
+
+    /// No control character from data reaches the terminal, in any command: no byte below
+    /// 0x20 but the launcher's own line breaks (no ESC at all: colour is off), no DEL, no C1
+    /// or bidi control; a data newline is shown as `\n`, so it never starts a line of its own.
+    #[test]
+    fn no_control_from_data_reaches_the_terminal(
+        mid in proptest::collection::vec(hostile_char(), 1..6),
+    ) {
+        let data = format!("d{}\nFAKE{}z", mid.iter().collect::<String>(), mid.iter().collect::<String>());
+        let dir = tempfile::tempdir().unwrap();
+        for (cmd, bytes) in outputs_quoting(&data, dir.path()) {
+            // Case-folded: a variable's value is read in lower case.
+            let text = String::from_utf8_lossy(&bytes).to_lowercase();
+            let bad = text.chars().find(|&c| {
+                (c < ' ' && c != '\n') || ('\x7f'..='\u{9f}').contains(&c)
+                    || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+            });
+            proptest::prop_assert!(bad.is_none(), "{cmd} {data:?}: {bad:?} in\n{text}");
+            proptest::prop_assert!(!text.lines().any(|l| l.starts_with("fake")), "{cmd} {data:?}:\n{text}");
+            proptest::prop_assert!(text.contains("\\nfake") || text.contains("\\012fake"), "{cmd}: data not shown:\n{text}");
+        }
+    }
+}
