@@ -114,8 +114,28 @@ def safetensors():
     put("safetensors_header", struct.pack("<Q", 2**64 - 1) + b"{}")
 
 
+def fit_search():
+    # pick: bits 0-1 the node, bits 2-4 which of context / requests / graph batch are set.
+    cases = [
+        (0b00000, []),
+        (0b00101, [131072]),
+        (0b01110, [32768, 64, 0, 4096]),
+        (0b11111, [10**12, 10**6, 4096, 1]),
+        (0b11100, [2**64 - 1, 2**64 - 1, 2**64 - 1, 2**64 - 1]),
+    ]
+    for pick, numbers in cases:
+        put("fit_search", bytes([pick]) + b"".join(struct.pack("<Q", n) for n in numbers))
+
+
+def hostlist():
+    for text in ["gpu[01-08]", "a,b,c", "rack[1-2]-gpu[07,09]", "n[0-999]", "gpu[0000001-0000003],login1"]:
+        put("hostlist", text)
+
+
 def main():
     shared = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    fit_search()
+    hostlist()
     topology(shared)
     model(shared)
     yaml_config()

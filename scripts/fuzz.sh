@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzz the input parsers for a bounded time each: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
-# Targets (fuzz/fuzz_targets): argv, topology, yaml_config, model_config, safetensors_header;
+# Targets (fuzz/fuzz_targets): argv, topology, yaml_config, model_config, safetensors_header,
+# fit_search, hostlist;
 # all of them when none is named. Each runs in one process (one core) from its seed corpus
 # (fuzz/seeds/TARGET, kept in git) and its growing corpus (fuzz/corpus/TARGET, not kept);
 # an input that panics, overflows, runs out of memory or takes over 10 s is saved under
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(argv topology yaml_config model_config safetensors_header)
+[[ ${#targets[@]} -gt 0 ]] || targets=(argv topology yaml_config model_config safetensors_header fit_search hostlist)
 sanitizer=${FUZZ_SANITIZER:-none}
 
 if ! cargo +nightly --version >/dev/null 2>&1; then

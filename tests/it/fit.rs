@@ -413,3 +413,62 @@ fn a_context_sglang_refuses_comes_down_under_fit_and_nothing_stale_blocks() {
     assert!(value_of(&v, "--context-length").unwrap() < 131072);
     assert!(findings(&v, "ENV006").is_empty(), "{v}");
 }
+
+mod any_numbers {
+    use std::ffi::OsString;
+    use std::num::NonZeroU64;
+
+    use proptest::prelude::*;
+    use sglang_launch::facts::Env;
+    use sglang_launch::plan::{self, Request};
+
+    use super::LLAMA_8B;
+
+    const OPTIONS: [&str; 3] = [
+        "--context-length",
+        "--max-running-requests",
+        "--cuda-graph-max-bs",
+    ];
+
+    /// Small, large and absurd: the search must stay arithmetic whatever the number.
+    fn number() -> impl Strategy<Value = u64> {
+        prop_oneof![1..200_000u64, 200_000..u64::MAX, Just(u64::MAX)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn fit_ends_and_never_raises_a_value_it_was_given(
+            node in proptest::sample::select(&["1x-l4", "8x-h200-nvlink"][..]),
+            given in proptest::collection::vec(proptest::option::of(number()), 3),
+            typical in proptest::option::of(number()),
+        ) {
+            let mut tokens: Vec<OsString> = vec!["--model-path".into(), LLAMA_8B.into()];
+            for (option, n) in OPTIONS.iter().zip(&given) {
+                if let Some(n) = n {
+                    tokens.extend([OsString::from(*option), n.to_string().into()]);
+                }
+            }
+            let req = Request {
+                tokens,
+                topology: Some(format!("tests/fixtures/topologies/{node}.json").into()),
+                sglang_version: Some("0.5.23".into()),
+                python: Some("/usr/bin/python3".into()),
+                fit: true,
+                fit_request_tokens: typical.and_then(NonZeroU64::new),
+                env: Env::from_pairs([("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")]),
+                ..Request::default()
+            };
+            let outcome = plan::build(&req).unwrap();
+            let args = &outcome.plan.sglang_args;
+            for (option, given) in OPTIONS.iter().zip(&given) {
+                let (Some(given), Some(at)) = (given, args.iter().rposition(|a| a == option)) else {
+                    continue;
+                };
+                let now: u64 = args[at + 1].parse().unwrap();
+                prop_assert!(now <= *given, "{option} {given} became {now}");
+            }
+        }
+    }
+}
