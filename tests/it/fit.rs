@@ -430,9 +430,9 @@ mod any_numbers {
         "--cuda-graph-max-bs",
     ];
 
-    /// Small, large and absurd: the search must stay arithmetic whatever the number.
+    /// Zero, small, large and absurd: the search must stay arithmetic whatever the number.
     fn number() -> impl Strategy<Value = u64> {
-        prop_oneof![1..200_000u64, 200_000..u64::MAX, Just(u64::MAX)]
+        prop_oneof![Just(0), 1..200_000u64, 200_000..u64::MAX, Just(u64::MAX)]
     }
 
     proptest! {

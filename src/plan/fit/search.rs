@@ -148,9 +148,14 @@ impl<'a> Search<'a> {
         {
             return None;
         }
+        let args = facts.args;
+        // SGLang takes a context length of 0 or less as given (and serves nothing): the planner
+        // reads the model's instead, so no value judged here is the one that runs.
+        if int_arg(args, "--context-length").is_some_and(|c| c <= 0) {
+            return None;
+        }
         let ctx = Context::new(facts);
         let d = &ctx.server.defaults;
-        let args = facts.args;
         let graph_flag = ["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]
             .into_iter()
             .find(|o| args.knows(o))
