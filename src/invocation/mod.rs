@@ -172,7 +172,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     let matches = match cli::command().try_get_matches_from(&launcher) {
         Ok(m) => m,
         Err(e) if e.use_stderr() => {
-            crate::out::report(&ours(&e));
+            crate::out::report(&ours(&shown_error(e, &launcher)));
             return Ok(exit::USAGE);
         }
         Err(e) => {
@@ -276,11 +276,32 @@ fn reject_stray(command: &Command) -> Option<i32> {
     let err = sub.error(
         clap::error::ErrorKind::UnknownArgument,
         format!(
-            "unexpected argument '{first}' before `--`: only sglang-launch options go there, SGLang's arguments go after it{hint}"
+            "unexpected argument '{}' before `--`: only sglang-launch options go there, SGLang's arguments go after it{hint}",
+            crate::out::escape(&first)
         ),
     );
     crate::out::report(&ours(&err));
     Some(exit::USAGE)
+}
+
+/// clap's error for a line whose words hold control characters, told about the words with
+/// those escaped: clap quotes what the user typed, and a newline there would start a line of
+/// its own. Escaping does not change which error it is.
+fn shown_error(e: clap::Error, launcher: &[OsString]) -> clap::Error {
+    let escaped: Vec<OsString> = launcher
+        .iter()
+        .map(|w| match w.to_str() {
+            Some(s) => crate::out::escape(s).into(),
+            None => w.clone(),
+        })
+        .collect();
+    if escaped == launcher {
+        return e;
+    }
+    match cli::command().try_get_matches_from(&escaped) {
+        Err(again) if again.kind() == e.kind() => again,
+        _ => e,
+    }
 }
 
 /// clap's error text with the launcher's prefix, as every other error of the launcher has.

@@ -758,3 +758,47 @@ fn the_token_never_follows_a_redirect_to_another_port_of_the_same_host() {
         "the Hub itself still gets it"
     );
 }
+
+/// A cached snapshot someone else could have written is not believed: the files are fetched
+/// again (into a private directory), and the warning names the file.
+#[test]
+fn a_cached_file_someone_else_could_have_written_is_fetched_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Home::new();
+    let hub = FakeHub::start(|_| None);
+    let endpoint = hub.url();
+    let env = [("HF_ENDPOINT", endpoint.as_str())];
+    let first = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    let config = walk(&home.0.path().join("cache/sglang-launch/hub"))
+        .into_iter()
+        .find(|p| p.ends_with("config.json"))
+        .expect("a cached config.json");
+    std::fs::write(&config, r#"{"num_hidden_layers": 100000000}"#).unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let again = check(&home, &env, ONLINE, &["--model-path", REPO]);
+    assert!(again.text.contains("refused"), "{}", again.text);
+    assert!(
+        again.text.contains("fetching the model's files again"),
+        "{}",
+        again.text
+    );
+    assert!(
+        !again.codes().iter().any(|c| c == "MEM013"),
+        "{}",
+        again.text
+    );
+    assert_eq!(again.json["memory"], first.json["memory"]);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

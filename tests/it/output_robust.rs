@@ -297,6 +297,7 @@ fn outputs_quoting(data: &str, dir: &Path) -> Vec<(String, Vec<u8>)> {
     std::fs::create_dir_all(&model).unwrap();
     let model = model.to_str().unwrap().to_owned();
     let off = ["--topology", &t, "--sglang-version", "0.5.23"];
+    let frob = format!("--frob{data}");
     let profs = ["--profiles-dir", &format!("{d}/profiles"), "--topology", &t];
     let missing = format!("{d}/{data}.json");
     let cases: Vec<(Vec<&str>, Env)> = vec![
@@ -376,6 +377,10 @@ fn outputs_quoting(data: &str, dir: &Path) -> Vec<(String, Vec<u8>)> {
             [&["check"], &off[..], &["--", "--model-path", "m"]].concat(),
             vec![("SGLANG_LAUNCH_ALLOW", data)],
         ),
+        // clap's own errors quote what was typed: an option, a value.
+        (vec!["check", &frob, "--"], vec![]),
+        (vec!["check", "--mode", data, "--"], vec![]),
+        (vec!["wait-ready", "--timeout", data], vec![]),
     ];
     cases
         .into_iter()

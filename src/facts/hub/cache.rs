@@ -20,6 +20,16 @@ pub(super) fn cached(dir: &Path) -> Option<PathBuf> {
     dir.join("config.json").is_file().then(|| dir.to_path_buf())
 }
 
+/// Whether a cached snapshot may be read: its files, and every directory above them, pass the
+/// rules the launcher's other files do (a snapshot not there yet passes).
+pub(super) fn trusted(dir: &Path) -> Result<(), crate::fsread::trust::Untrusted> {
+    crate::fsread::trust::check(&dir.join("config.json"))?;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        crate::fsread::trust::check(&e.path())?;
+    }
+    Ok(())
+}
+
 /// Writes `files` as the snapshot `dir`. Another check that got there first wins: its files
 /// came from the same revision.
 pub(super) fn commit(dir: &Path, files: &[(String, Vec<u8>)]) -> std::io::Result<PathBuf> {

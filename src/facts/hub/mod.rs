@@ -79,6 +79,15 @@ impl Session {
             .cache_root
             .as_ref()
             .map(|root| cache::snapshot_dir(root, &s.endpoint, repo, revision));
+        // A snapshot someone else could have written is not ours to believe: it is fetched
+        // again, into a private directory (the cache's place is taken).
+        let dir = match dir.as_deref().map(cache::trusted) {
+            Some(Err(e)) => {
+                crate::out::warn(&format!("{e}; fetching the model's files again"));
+                None
+            }
+            _ => dir,
+        };
         if let Some(found) = dir.as_deref().and_then(cache::cached) {
             return Ok(Some(found));
         }
