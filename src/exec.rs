@@ -79,7 +79,10 @@ pub fn describe(program: &std::path::Path, args: &SglangArgs, env: &Env) -> Stri
         "sglang.launch_server".into(),
     ];
     words.extend(secrets::mask_tokens(args, &args.tokens));
-    let quoted: Vec<String> = words.iter().map(|w| crate::report::quote(w)).collect();
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| crate::report::quote_masked(w))
+        .collect();
     let mut line = format!("exec: {}", quoted.join(" "));
     let (set, unset) = env_changes(env);
     if !set.is_empty() || !unset.is_empty() {
@@ -91,7 +94,10 @@ pub fn describe(program: &std::path::Path, args: &SglangArgs, env: &Env) -> Stri
                 } else {
                     v.as_str()
                 };
-                format!("+{}", crate::report::quote(format!("{k}={v}").as_ref()))
+                format!(
+                    "+{}",
+                    crate::report::quote_masked(format!("{k}={v}").as_ref())
+                )
             })
             .chain(
                 unset

@@ -121,14 +121,34 @@ pub fn shell_line(
         "sglang.launch_server".into(),
     ]);
     words.extend(shown);
-    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+    words
+        .iter()
+        .map(|w| {
+            if show_secrets {
+                quote(w)
+            } else {
+                quote_masked(w)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-/// Words as one line for any POSIX shell, each as [`quote`] writes it.
+/// [`quote`] of the word with the registered secrets hidden first: a secret reused as another
+/// option's value no longer reads as itself once quoted (`'\''` for a `'` in it), so the output
+/// layer could not find it there.
+pub fn quote_masked(word: &std::ffi::OsStr) -> String {
+    match word.to_str() {
+        Some(s) => quote(std::ffi::OsStr::new(&crate::out::redact(s))),
+        None => quote(word),
+    }
+}
+
+/// Words as one line for any POSIX shell, each as [`quote_masked`] writes it.
 pub fn shell_join(words: &[String]) -> String {
     let quoted: Vec<String> = words
         .iter()
-        .map(|w| quote(std::ffi::OsStr::new(w)))
+        .map(|w| quote_masked(std::ffi::OsStr::new(w)))
         .collect();
     quoted.join(" ")
 }

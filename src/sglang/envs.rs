@@ -70,6 +70,22 @@ pub fn releases_knowing(name: &str) -> Vec<&'static str> {
     if !any_release_knows(name) {
         return vec![];
     }
+    // Asked again in every fix round for the same variables; each answer reads every release.
+    static SEEN: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Vec<&'static str>>>> =
+        std::sync::LazyLock::new(Default::default);
+    if let Some(v) = SEEN.lock().ok().and_then(|m| m.get(name).cloned()) {
+        return v;
+    }
+    let v = scan_releases_knowing(name);
+    if let Ok(mut m) = SEEN.lock()
+        && m.len() < 4096
+    {
+        m.insert(name.to_owned(), v.clone());
+    }
+    v
+}
+
+fn scan_releases_knowing(name: &str) -> Vec<&'static str> {
     let needle = serde_json::to_string(name).unwrap_or_default();
     let items: Vec<usize> = REGISTRIES
         .items_containing(&needle)

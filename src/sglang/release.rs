@@ -6,12 +6,15 @@ pub use super::known_versions::KNOWN_VERSIONS;
 
 /// Where exactly this version string is in [`KNOWN_VERSIONS`].
 pub(crate) fn position(version: &str) -> Option<usize> {
-    KNOWN_VERSIONS.iter().position(|k| *k == version)
+    known_index(version)
 }
 
 /// Where in [`KNOWN_VERSIONS`] the release `version` is (in release order, so `0.5.23+cu128`
 /// is `0.5.23`), else the nearest older one; the oldest for versions older than every one.
 pub(crate) fn nearest(version: &str) -> usize {
+    if let Some(i) = known_index(version) {
+        return i;
+    }
     KNOWN_VERSIONS
         .iter()
         .rposition(|k| cmp(k, version).is_le())
@@ -126,7 +129,50 @@ fn key(v: &str) -> Key {
 
 /// `a` against `b` in PEP 440 release order, local labels ignored.
 pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    key(a).cmp(&key(b))
+    // Rules compare releases thousands of times per check: embedded ones by their place in
+    // the (ordered) list, plain ones (`0.5.23`) part by part, only the rest by their keys.
+    if let (Some(x), Some(y)) = (known_index(a), known_index(b)) {
+        return x.cmp(&y);
+    }
+    plain_cmp(a, b).unwrap_or_else(|| key(a).cmp(&key(b)))
+}
+
+/// The place of an embedded release in [`KNOWN_VERSIONS`] (release order).
+fn known_index(v: &str) -> Option<usize> {
+    static INDEX: std::sync::LazyLock<std::collections::HashMap<&'static str, usize>> =
+        std::sync::LazyLock::new(|| {
+            KNOWN_VERSIONS
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (*v, i))
+                .collect()
+        });
+    INDEX.get(v).copied()
+}
+
+/// `a` against `b` when both are only digits and dots (`0.5.10` > `0.5.9`, `0.5` = `0.5.0`).
+fn plain_cmp(a: &str, b: &str) -> Option<std::cmp::Ordering> {
+    let plain = |v: &str| {
+        !v.is_empty()
+            && v.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+            && v.split('.').all(|p| !p.is_empty() && p.len() <= 18)
+    };
+    if !(plain(a) && plain(b)) {
+        return None;
+    }
+    let (mut x, mut y) = (a.split('.'), b.split('.'));
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return Some(std::cmp::Ordering::Equal),
+            (p, q) => {
+                let n = |s: Option<&str>| s.map_or(0, |s| s.parse::<u64>().unwrap_or(0));
+                let o = n(p).cmp(&n(q));
+                if o.is_ne() {
+                    return Some(o);
+                }
+            }
+        }
+    }
 }
 
 /// A PEP 440-style release: digits, then dot-separated parts (`0.5.23`, `0.5.10.post1`,
@@ -153,6 +199,28 @@ pub fn at_least(version: &str, min: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedded_releases_are_listed_in_key_order() {
+        for w in KNOWN_VERSIONS.windows(2) {
+            assert!(key(w[0]) < key(w[1]), "{} {}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn plain_releases_compare_as_their_keys_do() {
+        let vs = [
+            "0", "0.0", "0.5", "0.5.0", "0.5.9", "0.5.10", "0.5.10.1", "1.0", "10.0", "0.4.10",
+            "00.5.1", "0.5.01",
+        ];
+        for a in vs {
+            for b in vs {
+                assert_eq!(plain_cmp(a, b), Some(key(a).cmp(&key(b))), "{a} {b}");
+            }
+        }
+        assert_eq!(plain_cmp("0.5.10.post1", "0.5.10"), None);
+        assert_eq!(plain_cmp("0.5..1", "0.5"), None);
+    }
 
     #[test]
     fn version_numbers_are_told_from_garbage() {

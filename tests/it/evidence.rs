@@ -4,13 +4,14 @@
 //! own start-up code (`scripts/gen-evidence.py`) on inputs the rule fires on, or near misses; the
 //! rule must block exactly where SGLang refused.
 
-use crate::common;
-
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+use sglang_launch::facts::Env;
+use sglang_launch::plan::{self, Request};
 use sglang_launch::rules::{self, Evidence, Severity};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -85,31 +86,27 @@ fn blocking_codes(g: &Golden, gpus: &BTreeMap<String, Gpu>) -> Vec<String> {
         .iter()
         .map(|a| a.replace("@models/", &format!("{}/", models.display())))
         .collect();
-    let out = common::launcher()
-        .args(["check", "--json", "--topology"])
-        .arg(&topo)
-        .args(["--sglang-version", &g.release, "--", "--model-path"])
-        .arg(&model)
-        .args(&argv)
-        .envs(&g.env)
-        .output()
-        .unwrap();
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{} {}: {e}: {}",
-            g.code,
-            g.release,
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    plan["findings"]
-        .as_array()
-        .unwrap()
+    // In process, as `check` builds its plan: the release data is decoded once for all goldens.
+    let mut tokens: Vec<OsString> = vec!["--model-path".into(), model.into()];
+    tokens.extend(argv.iter().map(OsString::from));
+    let req = Request {
+        tokens,
+        topology: Some(topo),
+        sglang_version: Some(g.release.clone()),
+        python: Some("/usr/bin/python3".into()),
+        env: Env::from_pairs(g.env.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+        ..Request::default()
+    };
+    let outcome =
+        plan::build(&req).unwrap_or_else(|e| panic!("{} {}: {}", g.code, g.release, e.message));
+    outcome
+        .plan
+        .findings
         .iter()
         // A fixed finding is the launcher handling the refusal: it changed the line so SGLang
         // takes it.
-        .filter(|f| f["severity"] == "error")
-        .filter_map(|f| f["code"].as_str().map(str::to_owned))
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.code.clone())
         .collect()
 }
 

@@ -1,12 +1,12 @@
 //! Never a memory plan with an unknown KV cache or unknown weights and no finding saying why:
 //! every model config in the fixtures (and in /work/shared/models where present), as given and
-//! with each planner key removed in turn, through `check --json`.
+//! with each planner key removed in turn, through the plan `check --json` prints.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::common;
-
 use serde_json::{Map, Value};
+use sglang_launch::plan::{self, Request};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const SHARED: &str = "/work/shared/models";
@@ -33,28 +33,22 @@ fn configs(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `check --json`'s plan, built in process (the release data is decoded once for every config).
 fn check(model_dir: &Path) -> Value {
-    let mut cmd = common::launcher();
-    let out = cmd
-        .args([
-            "check",
-            "--json",
-            "--sglang-version",
-            "0.5.23",
-            "--topology",
-        ])
-        .arg("tests/fixtures/topologies/8x-h200-nvlink.json")
-        .args(["--", "--tp", "8", "--model-path"])
-        .arg(model_dir)
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}: {}",
-            model_dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    let req = Request {
+        tokens: ["--tp", "8", "--model-path"]
+            .iter()
+            .map(OsString::from)
+            .chain([model_dir.as_os_str().to_owned()])
+            .collect(),
+        topology: Some("tests/fixtures/topologies/8x-h200-nvlink.json".into()),
+        sglang_version: Some("0.5.23".into()),
+        python: Some("/usr/bin/python3".into()),
+        ..Request::default()
+    };
+    let outcome =
+        plan::build(&req).unwrap_or_else(|e| panic!("{}: {}", model_dir.display(), e.message));
+    serde_json::to_value(&outcome.plan).unwrap()
 }
 
 /// The plan has both numbers (true), or MEM009 names `key` (any key when `None`).

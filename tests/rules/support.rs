@@ -36,7 +36,7 @@
 //! spelling (the FLAG family). To run the checks by hand, build the facts with [`world`] and
 //! ask [`World::hits`] for one code, or take [`World::ctx`] for [`rules::evaluate`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 
@@ -67,11 +67,19 @@ pub const L4: &str = "1x-l4";
 
 /// A fixture topology by file name, e.g. `topo(H100)` or `topo("8x-h20-nvlink")`.
 pub fn topo(name: &str) -> Topology {
-    let path = format!(
-        "{}/tests/fixtures/topologies/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    // Read once per fixture: the catalogue tests build thousands of worlds.
+    static READ: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Topology>>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut read = READ.lock().unwrap();
+    read.entry(name.to_owned())
+        .or_insert_with(|| {
+            let path = format!(
+                "{}/tests/fixtures/topologies/{name}.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        })
+        .clone()
 }
 
 // ---------------------------------------------------------------------------------------------
