@@ -207,6 +207,26 @@ pub fn is_hidden(c: char) -> bool {
     c.is_control() || is_bidi(c)
 }
 
+/// JSON text with every [`is_hidden`] character inside its strings written as a `\uXXXX`
+/// escape: serde_json escapes only the C0 ones, and the output layer's own escapes (`\u{85}`)
+/// are not JSON. Outside strings JSON is ASCII, so a raw newline there is the layout's.
+pub fn json_safe(text: String) -> String {
+    if !text.chars().any(|c| c != '\n' && is_hidden(c)) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c != '\n' && is_hidden(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// One character as `\n`, `\r`, `\t`, `\x1b` (ASCII) or `\u{85}` (any other), readable
 /// and on one line.
 fn escape_char(out: &mut String, c: char) {

@@ -70,7 +70,9 @@ fn show(a: &FlagsShowArgs, settings: &Settings) -> Result<i32, Fatal> {
     let py = interpreter(settings.python.as_deref());
     let s = version::select(wanted, py.as_deref());
     if a.json {
-        print_out(&serde_json::to_string_pretty(s.flags).unwrap_or_default())?;
+        print_out(&crate::out::json_safe(
+            serde_json::to_string_pretty(s.flags).unwrap_or_default(),
+        ))?;
     } else {
         // The provenance quotes a path and the extractor's error, each option line the
         // parser's names and values: data, escaped line by line.

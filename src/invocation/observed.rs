@@ -84,7 +84,9 @@ pub(super) fn observe_ready(pid: i32, base: &str) -> Option<String> {
 pub(super) fn list(json: bool) -> Result<i32, Fatal> {
     let all = store::all();
     if json {
-        let text = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into());
+        let text = crate::out::json_safe(
+            serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into()),
+        );
         print_out(&text)?;
         return Ok(exit::OK);
     }

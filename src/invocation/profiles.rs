@@ -86,7 +86,9 @@ fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
             .iter()
             .map(|(n, o, d, v)| row_json(n, o, d, v))
             .collect();
-        print_out(&serde_json::to_string_pretty(&json!({ "profiles": rows })).expect("json"))?;
+        print_out(&crate::out::json_safe(
+            serde_json::to_string_pretty(&json!({ "profiles": rows })).expect("json"),
+        ))?;
     } else {
         print_out(&human_list(&rows))?;
     }
@@ -251,7 +253,9 @@ fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> 
         if a.json {
             let mut v = profile_json(&shown);
             v["plan"] = Value::Null;
-            print_out(&serde_json::to_string_pretty(&v).expect("json"))?;
+            print_out(&crate::out::json_safe(
+                serde_json::to_string_pretty(&v).expect("json"),
+            ))?;
         } else {
             print_out(&human_profile(&shown, &[]))?;
         }
@@ -265,7 +269,9 @@ fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> 
         let mut v = profile_json(&p);
         v["unmet_hardware"] = json!(unmet);
         v["plan"] = serde_json::from_str(&report::json(&outcome.plan)).expect("plan json");
-        print_out(&serde_json::to_string_pretty(&v).expect("json"))?;
+        print_out(&crate::out::json_safe(
+            serde_json::to_string_pretty(&v).expect("json"),
+        ))?;
     } else {
         print_out(&human_profile(&p, &unmet))?;
         super::print_report(&report::human(

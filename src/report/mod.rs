@@ -60,7 +60,7 @@ pub fn use_color(stream: &(impl IsTerminal + AsFd)) -> Output {
 /// The plan/v1 object, pretty-printed (secrets are already masked in the plan).
 pub fn json(plan: &Plan) -> String {
     // Serialising plain data structs cannot fail.
-    serde_json::to_string_pretty(plan).expect("plan serialises")
+    crate::out::json_safe(serde_json::to_string_pretty(plan).expect("plan serialises"))
 }
 
 /// The command that runs SGLang: interpreter, `-m sglang.launch_server`, final arguments.

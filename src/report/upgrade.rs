@@ -240,5 +240,5 @@ fn differences(out: &mut String, a: &Advice) {
 }
 
 pub fn json(a: &Advice) -> String {
-    serde_json::to_string_pretty(a).expect("advice serializes")
+    crate::out::json_safe(serde_json::to_string_pretty(a).expect("advice serializes"))
 }

@@ -400,7 +400,8 @@ pub fn render_list(json: bool) -> String {
             })
             .collect();
         // Plain data of strings: serialisation cannot fail.
-        return serde_json::to_string_pretty(&list).unwrap_or_default() + "\n";
+        return crate::out::json_safe(serde_json::to_string_pretty(&list).unwrap_or_default())
+            + "\n";
     }
     let wn = all().iter().map(|r| r.name.len()).max().unwrap_or(0);
     let wv = all().iter().map(|r| r.versions.len()).max().unwrap_or(0);

@@ -25,7 +25,9 @@ pub fn render_json(r: &Resolved) -> String {
             )
         })
         .collect();
-    serde_json::to_string_pretty(&json!({ "settings": settings })).expect("JSON renders")
+    crate::out::json_safe(
+        serde_json::to_string_pretty(&json!({ "settings": settings })).expect("JSON renders"),
+    )
 }
 
 /// Settings that exist for the tests: shown only when something sets them.

@@ -133,6 +133,28 @@ fn requested_output_that_cannot_be_written_is_an_error() {
     }
 }
 
+/// JSON keeps every character of the data, as JSON escapes: the plan parses back to the same
+/// model path, and no C1 or bidi control is written raw.
+#[test]
+fn json_output_escapes_controls_as_json_and_keeps_the_data() {
+    let model = "m\u{85}\u{202e}\u{7f}";
+    let out = common::launcher()
+        .args(["check", "--json", "--topology", &topo()])
+        .args(["--sglang-version", "0.5.23", "--", "--model-path", model])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !stdout
+            .chars()
+            .any(|c| c != '\n' && (c.is_control() || c == '\u{202e}')),
+        "{stdout:?}"
+    );
+    let plan: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(plan["sglang_args"][1], model, "{stdout}");
+    assert!(stdout.contains(r"m\u0085\u202e\u007f"), "{stdout}");
+}
+
 #[test]
 fn gpu_names_from_a_file_cannot_forge_report_lines() {
     let dir = tempfile::tempdir().unwrap();
