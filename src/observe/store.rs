@@ -2,7 +2,8 @@
 //! `runs/<pid>.json` for a server `run` started, `observations.jsonl` for what came of it.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 
 use super::{Observation, RunRecord};
 
@@ -33,7 +34,11 @@ pub fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
 
 /// What `run` planned for process `pid`, if it started it.
 pub fn run_of(pid: u32) -> Option<RunRecord> {
-    let text = crate::fsread::optional_string(&run_path(pid)?, crate::fsread::OBSERVATIONS)?;
+    let path = run_path(pid)?;
+    if !trusted(&path) {
+        return None;
+    }
+    let text = crate::fsread::optional_string(&path, crate::fsread::OBSERVATIONS)?;
     serde_json::from_str(&text).ok()
 }
 
@@ -48,9 +53,11 @@ pub fn append(o: &Observation) -> Result<PathBuf, String> {
     std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     let mut line = serde_json::to_string(o).map_err(|e| e.to_string())?;
     line.push('\n');
+    // Never through a link planted at the store's name.
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
         .open(&path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -59,7 +66,7 @@ pub fn append(o: &Observation) -> Result<PathBuf, String> {
 
 /// Every observation kept, oldest first; lines that do not read are skipped.
 pub fn all() -> Vec<Observation> {
-    let Some(path) = observations_path() else {
+    let Some(path) = observations_path().filter(|p| trusted(p)) else {
         return Vec::new();
     };
     let text =
@@ -67,6 +74,21 @@ pub fn all() -> Vec<Observation> {
     text.lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// Whether a store file may be read: observations steer the plan (the verdict, the fraction),
+/// so one someone else could have written is not believed, and that is said once.
+fn trusted(path: &Path) -> bool {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    match crate::fsread::trust::check(path) {
+        Ok(()) => true,
+        Err(e) => {
+            if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                crate::out::warn(&format!("{e}; its observations are not used"));
+            }
+            false
+        }
+    }
 }
 
 /// The newest observation of the line `key`.

@@ -154,6 +154,26 @@ fn a_started_server_teaches_the_next_plan_of_the_same_line_on_this_machine() {
         .unwrap();
     let all: Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!(all.as_array().map(Vec::len), Some(1), "{all}");
+    // A store others could have written steers nothing, and the check says why.
+    use std::os::unix::fs::PermissionsExt;
+    let store = state.join("sglang-launch/observations.jsonl");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = common::launcher()
+        .args(["check", "--json", "--python"])
+        .arg(&py)
+        .args(["--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
+        .args(LINE)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(plan["memory"]["observed"].is_null(), "{}", plan["memory"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("observations.jsonl: refused")
+            && err.contains("its observations are not used"),
+        "{err}"
+    );
 }
 
 #[test]
