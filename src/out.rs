@@ -210,7 +210,9 @@ pub fn is_hidden(c: char) -> bool {
 /// JSON text with every [`is_hidden`] character inside its strings written as a `\uXXXX`
 /// escape: serde_json escapes only the C0 ones, and the output layer's own escapes (`\u{85}`)
 /// are not JSON. Outside strings JSON is ASCII, so a raw newline there is the layout's.
+/// Registered secrets are hidden first, while they still read as themselves.
 pub fn json_safe(text: String) -> String {
+    let text = redact(&text);
     if !text.chars().any(|c| c != '\n' && is_hidden(c)) {
         return text;
     }

@@ -70,19 +70,8 @@ pub fn releases_knowing(name: &str) -> Vec<&'static str> {
     if !any_release_knows(name) {
         return vec![];
     }
-    // Asked again in every fix round for the same variables; each answer reads every release.
-    static SEEN: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Vec<&'static str>>>> =
-        std::sync::LazyLock::new(Default::default);
-    if let Some(v) = SEEN.lock().ok().and_then(|m| m.get(name).cloned()) {
-        return v;
-    }
-    let v = scan_releases_knowing(name);
-    if let Ok(mut m) = SEEN.lock()
-        && m.len() < 4096
-    {
-        m.insert(name.to_owned(), v.clone());
-    }
-    v
+    static ANSWERS: history::Answers = std::sync::LazyLock::new(Default::default);
+    history::remembered(&ANSWERS, name, scan_releases_knowing)
 }
 
 fn scan_releases_knowing(name: &str) -> Vec<&'static str> {

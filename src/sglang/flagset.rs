@@ -3,7 +3,7 @@
 //! decoded on first use only.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,23 +50,11 @@ pub fn get(version: &str) -> Option<&'static FlagSet> {
 /// The embedded releases, in release order, whose parser has this exact option string (found
 /// without decoding every release).
 pub fn releases_with(option: &str) -> Vec<&'static str> {
-    // Asked for the same few unknown options in every fix round: each answer is a scan of
-    // every release's table, so it is kept for the life of the process.
-    static SEEN: std::sync::LazyLock<Mutex<HashMap<String, Vec<&'static str>>>> =
-        std::sync::LazyLock::new(Default::default);
+    static ANSWERS: history::Answers = std::sync::LazyLock::new(Default::default);
     if !quoted_anywhere().contains(option) {
         return Vec::new();
     }
-    if let Some(v) = SEEN.lock().ok().and_then(|m| m.get(option).cloned()) {
-        return v;
-    }
-    let v = scan_releases_with(option);
-    if let Ok(mut m) = SEEN.lock()
-        && m.len() < 4096
-    {
-        m.insert(option.to_owned(), v.clone());
-    }
-    v
+    history::remembered(&ANSWERS, option, scan_releases_with)
 }
 
 /// Every string in the embedded tables that starts with `-`: a superset of the option strings

@@ -173,3 +173,18 @@ pub fn fake_nvml_lib() -> &'static Path {
         lib
     })
 }
+
+/// Every file called `name` under `dir`, at any depth (none when `dir` is missing).
+#[allow(dead_code)]
+pub fn files_named(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_named(&p, name));
+        } else if p.file_name().is_some_and(|n| n == name) {
+            out.push(p);
+        }
+    }
+    out
+}

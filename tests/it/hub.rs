@@ -769,10 +769,12 @@ fn a_cached_file_someone_else_could_have_written_is_fetched_again() {
     let endpoint = hub.url();
     let env = [("HF_ENDPOINT", endpoint.as_str())];
     let first = check(&home, &env, ONLINE, &["--model-path", REPO]);
-    let config = walk(&home.0.path().join("cache/sglang-launch/hub"))
-        .into_iter()
-        .find(|p| p.ends_with("config.json"))
-        .expect("a cached config.json");
+    let config = common::files_named(
+        &home.0.path().join("cache/sglang-launch/hub"),
+        "config.json",
+    )
+    .pop()
+    .expect("a cached config.json");
     std::fs::write(&config, r#"{"num_hidden_layers": 100000000}"#).unwrap();
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o666)).unwrap();
     let again = check(&home, &env, ONLINE, &["--model-path", REPO]);
@@ -788,17 +790,4 @@ fn a_cached_file_someone_else_could_have_written_is_fetched_again() {
         again.text
     );
     assert_eq!(again.json["memory"], first.json["memory"]);
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

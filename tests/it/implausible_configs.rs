@@ -13,17 +13,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const SHARED: &str = "/work/shared/models";
 
 fn configs(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            configs(&p, out);
-        } else if p.file_name().is_some_and(|n| n == "config.json") {
-            out.push(p);
-        }
-    }
+    out.extend(crate::common::files_named(dir, "config.json"));
 }
 
 /// `plan --json --fit` on 8 H200s; the plan, and stderr for panics.

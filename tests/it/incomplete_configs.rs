@@ -20,17 +20,7 @@ const REMOVED: [&str; 6] = [
 ];
 
 fn configs(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            configs(&p, out);
-        } else if p.file_name().is_some_and(|n| n == "config.json") {
-            out.push(p);
-        }
-    }
+    out.extend(crate::common::files_named(dir, "config.json"));
 }
 
 /// `check --json`'s plan, built in process (the release data is decoded once for every config).
