@@ -91,6 +91,7 @@ catalogue! {
     MEM015 => P,
     MEM016 => P,
     MEM017 => P,
+    MEM018 => P,
     TOP001 => P,
     TOP005 => P,
     VER001 => P,

@@ -454,6 +454,22 @@ fn mem011_other_processes_cost_every_rank_kv_tokens() {
 }
 
 #[test]
+fn mem018_estimated_size_of_an_unmodelled_layout_only_warns() {
+    // DeepSeek-V4's config says fp8 while its experts are packed 4-bit: the estimate (no weight
+    // files offline) is far above what SGLang loads, so the line is not blocked on it.
+    let sglang = &[
+        "--model-path",
+        "tests/field/models/deepseek-ai__DeepSeek-V4-Pro",
+        "--tp",
+        "8",
+        "--mem-fraction-static",
+        "0.92",
+    ];
+    let text = findings("MEM018", "8x-h200-nvlink", V0523, sglang);
+    insta::assert_snapshot!("MEM018", text);
+}
+
+#[test]
 fn mem012_online_quantisation_load_peak_estimated() {
     let sglang = &[
         "--model-path",

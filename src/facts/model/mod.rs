@@ -22,6 +22,7 @@ pub mod encoder;
 mod estimate;
 mod files;
 pub mod hybrid;
+pub mod layouts;
 mod local;
 mod missing;
 mod online;

@@ -1,6 +1,7 @@
 //! The planner's findings: an unknown model (MEM001), a user fraction too high (MEM003) or too
 //! low (MEM004), a model that does not fit (MEM005), graphs that crowd out the KV cache (MEM006),
-//! a config too incomplete to size the KV cache or the weights (MEM009). A config with
+//! a config too incomplete to size the KV cache or the weights (MEM009); MEM018 in place of
+//! MEM004/MEM005 when the weights are estimated for a layout the estimate does not model. A config with
 //! implausible values is MEM013's ([`super::implausible`]), and none of these judge it.
 
 use super::terms::{MIB, fmt_gib};
@@ -31,11 +32,30 @@ pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Hit> {
         ));
     }
     hits.extend(incomplete(ctx.model, j.sizing));
-    hits.extend(too_low(j));
+    hits.extend(too_low(j).map(|h| unless_estimate_unsure(ctx, h)));
     hits.extend(too_high(j));
-    hits.extend(does_not_fit(ctx, j));
+    hits.extend(does_not_fit(ctx, j).map(|h| unless_estimate_unsure(ctx, h)));
     hits.extend(graphs_crowd_kv(j));
     hits
+}
+
+/// MEM018 in place of a MEM004/MEM005 that stands on weights estimated for a layout the
+/// estimate does not model: such a size can be off by a factor, and a launch is blocked only on
+/// what is known.
+fn unless_estimate_unsure(ctx: &Context, hit: Hit) -> Hit {
+    let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) else {
+        return hit;
+    };
+    Hit::new(
+        Code::MEM018,
+        format!(
+            "{}; but the weights are estimated from config.json for model_type {}, a layout \
+             the estimate does not follow, so the size may be far off: compare with the \
+             checkpoint's size on disk",
+            hit.message,
+            m.model_type.as_deref().unwrap_or("(none)"),
+        ),
+    )
 }
 
 /// MEM004: the user's static pool cannot even hold the weights.
