@@ -298,8 +298,14 @@ fn fits(m: &Memory, cx: Context) -> String {
         } else {
             ""
         };
+        let state = match m.mamba_cache_size {
+            Some(slots) if m.static_mib.mamba_state > 0 => {
+                format!(" and the Mamba state pool ({slots} slots)")
+            }
+            _ => String::new(),
+        };
         why.push(format!(
-            "the static pool is {} MiB short of the weights{lora}",
+            "the static pool is {} MiB short of the weights{lora}{state}",
             -short
         ));
     } else if m.kv_cache_tokens == Some(0) {

@@ -19,6 +19,8 @@ pub(super) struct Judged<'a, 'g> {
     /// The fraction the server will get.
     pub mfs: f64,
     pub kv_tokens: Option<u64>,
+    /// The recurrent-state pool of a hybrid model, MiB.
+    pub state_mib: Option<f64>,
     pub fits: Option<bool>,
 }
 
@@ -111,13 +113,19 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Hit> {
     }
     let b = j.base;
     let w = j.sizing.weights_mib.unwrap_or(0.0);
-    let overheads = j.reserve.slack_needed + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
+    let state = j.state_mib.filter(|&s| s > 0.0);
+    let overheads = j.reserve.slack_needed
+        + state.unwrap_or(0.0)
+        + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
     let free = b.tightest.memory_free_mib();
+    let state_part = state.map_or(String::new(), |s| {
+        format!(", Mamba state pool {}", fmt_gib(s))
+    });
     Some(Hit::new(
         Code::MEM005,
         format!(
-            "model does not fit: projected {} per GPU (weights {}, graphs+activations+margin {}) \
-             vs {} free on GPU {}; try {}",
+            "model does not fit: projected {} per GPU (weights {}{state_part}, \
+             graphs+activations+margin {}) vs {} free on GPU {}; try {}",
             fmt_gib(w + overheads),
             fmt_gib(w),
             fmt_gib(j.reserve.slack_needed),

@@ -9,6 +9,12 @@
 //! `1 + draft tokens`; 0.5.10 and later first set aside `requests × draft tokens` states.
 //! Each slot holds the conv state (bf16, `SGLANG_MAMBA_CONV_DTYPE`) and the SSM state
 //! (`--mamba-ssm-dtype`, fp32 by default) of every linear layer.
+//!
+//! Before the ratio (0.5.2 to 0.5.3.post2, the releases with `--max-mamba-cache-size` but not
+//! `--mamba-full-memory-ratio`) the model runner turns the radix cache off for these models and
+//! takes a fixed pool: `--max-mamba-cache-size`, else `--max-running-requests`, else 512 slots
+//! (per DP rank), one state per slot; what is left must still hold a KV token or SGLang stops
+//! with "Not enough memory".
 
 use super::Context;
 use super::terms::MIB;
@@ -35,7 +41,7 @@ fn dtype_bytes(name: &str) -> Option<u64> {
 /// releases without the state pool.
 pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
     let s = ctx.model?.linear_state?;
-    if !ctx.args.knows("--mamba-full-memory-ratio") || s.layers == 0 {
+    if !ctx.args.knows("--max-mamba-cache-size") || s.layers == 0 {
         return None;
     }
     let p = &ctx.server.parallel;
@@ -56,8 +62,30 @@ pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
     Some(staged.bytes_per_request(attn_tp, conv, ssm)).filter(|&b| b > 0)
 }
 
+/// Whether the release takes the fixed pool of the releases before the ratio.
+pub fn fixed_pool(ctx: &Context) -> bool {
+    !ctx.args.knows("--mamba-full-memory-ratio")
+}
+
+/// The fixed pool: the slots given or the requests given, else 512, per DP rank.
+fn fixed(ctx: &Context, per_req: u64) -> StatePool {
+    let attn_dp = ctx.server.defaults.attn_dp_size.max(1) as u64;
+    let slots = int_arg(ctx.args, "--max-mamba-cache-size")
+        .or_else(|| int_arg(ctx.args, "--max-running-requests"))
+        .filter(|&s| s > 0)
+        .map_or(512, |s| s as u64)
+        / attn_dp;
+    StatePool {
+        slots,
+        mib: slots as f64 * per_req as f64 / MIB,
+    }
+}
+
 /// The pool for `per_req` bytes a slot out of `rest_mib` left after the weights.
 pub fn pool(ctx: &Context, per_req: u64, rest_mib: f64) -> StatePool {
+    if fixed_pool(ctx) {
+        return fixed(ctx, per_req);
+    }
     let d = &ctx.server.defaults;
     let attn_dp = d.attn_dp_size.max(1) as u64;
     let per_req = per_req as f64;

@@ -164,6 +164,7 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
         user_mfs,
         mfs,
         kv_tokens,
+        state_mib: state.map(|s| s.mib),
         fits,
     };
     let mut hits = findings::all(ctx, &judged);
@@ -281,7 +282,8 @@ fn sizing(ctx: &Context) -> Sizing {
 fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
     match state {
         Some(s) => {
-            let per = if ctx.server.switches.radix_cache.on {
+            // The fixed-pool releases turn the radix cache off for these models themselves.
+            let per = if ctx.server.switches.radix_cache.on && !mamba::fixed_pool(ctx) {
                 3
             } else {
                 1

@@ -93,6 +93,38 @@ fn explicit_state_slots_and_speculative_states_per_release() {
 }
 
 #[test]
+fn before_the_ratio_the_state_pool_is_a_fixed_512_slots_and_can_leave_no_kv_cache() {
+    let m = model("synthetic__Qwen3-Next-80B-A3B");
+    let topo = node(4, H200, 0, "9.0", true);
+    // 0.5.2: --max-mamba-cache-size exists, --mamba-full-memory-ratio not yet.
+    let o = run("0.5.2", &[("--tp-size", json!(4))], &topo, Some(&m));
+    let per_req = 36.0 * (2048.0 * 3.0 * 2.0 + 8.0 * 128.0 * 128.0 * 4.0);
+    assert_eq!(mem(&o).mamba_cache_size, Some(512));
+    let state = mem(&o).static_mib.mamba_state as f64;
+    assert!((state - 512.0 * per_req / MIB).abs() <= 1.0, "{state}");
+    // The requests given size the pool; the radix cache is off, so one slot serves a request.
+    let given = run(
+        "0.5.2",
+        &[
+            ("--tp-size", json!(4)),
+            ("--max-running-requests", json!(64)),
+        ],
+        &topo,
+        Some(&m),
+    );
+    assert_eq!(mem(&given).mamba_cache_size, Some(64));
+    assert_eq!(mem(&given).max_running_requests, Some(64));
+    // Two 96 GB H20s: the weights fit, but not with 512 states beside them, so SGLang has no
+    // KV cache ("Not enough memory"); from the ratio on, the pool shrinks to what is left.
+    let two = node(2, 97871, 0, "9.0", true);
+    let short = run("0.5.2", &[("--tp-size", json!(2))], &two, Some(&m));
+    assert_eq!(mem(&short).fits, Some(false), "{:?}", mem(&short));
+    assert!(has(&short, Code::MEM005));
+    let ratio = run("0.5.5", &[("--tp-size", json!(2))], &two, Some(&m));
+    assert_eq!(mem(&ratio).fits, Some(true), "{:?}", mem(&ratio));
+}
+
+#[test]
 fn swa_pool_follows_each_release() {
     let gpt = model("openai__gpt-oss-20b");
     let topo = node(1, H100, 0, "9.0", false);
