@@ -48,8 +48,7 @@ pub fn plan_cmd(
             "sglang-launch: pass-through: {why}; not planned, SGLang gets the command unchanged"
         ));
     }
-    let mut outcome = build(s, prepared, topology, pass_through.clone(), false)?;
-    super::observed::attach(&mut outcome);
+    let outcome = build(s, prepared, topology, pass_through.clone(), false)?;
     if pass_through.is_some() && show.print_args {
         // What runs is the command as given: nothing is fixed for a server not planned.
         let line = report::command_line(&outcome, show.show_secrets);

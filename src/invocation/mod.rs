@@ -370,6 +370,7 @@ fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>
         env,
         env_changes: Default::default(),
         pass_through: None,
+        observations: true,
     }
 }
 

@@ -1,25 +1,35 @@
 //! The observation loop at the edges: `run` records its plan for the process it execs,
-//! `check`/`plan` attach what a start of the same line on this machine really did, and
-//! `observed` lists the store.
+//! `wait-ready --pid` keeps what the started server reports, and `observed` lists the store.
+//! The planning pipeline reads the store with its other facts.
 
 use crate::exit;
 use crate::observe::{self, Observation, Planned, RunRecord, store};
+use crate::plan::json::Memory;
 use crate::plan::{Fatal, Outcome};
 
 use super::print_out;
 
-/// The line's key for this outcome.
-fn key(o: &Outcome) -> String {
-    observe::key::of(&o.plan.sglang_version, &o.args, &o.topology, &o.plan.gpus)
-}
-
-/// What the plan says the server will allocate.
-fn planned(o: &Outcome) -> Planned {
-    let m = o.plan.memory.as_ref();
+/// What the planner predicts the server will allocate: its own estimates, also where the plan
+/// stands on an earlier start, so the next start measures the planner again.
+fn planned(o: &Outcome, m: &Memory) -> Planned {
+    let (weights_gib, kv_cache_tokens, graphs_mib) = match &m.observed_use {
+        Some(u) => (
+            u.predicted.weights_per_gpu_gib,
+            u.predicted.kv_cache_tokens,
+            u.predicted.cuda_graphs_mib,
+        ),
+        None => (
+            m.weights_per_gpu_gib,
+            m.kv_cache_tokens,
+            m.reserved_mib.cuda_graphs,
+        ),
+    };
     Planned {
-        weights_gib: m.and_then(|m| m.weights_per_gpu_gib),
-        kv_cache_tokens: m.and_then(|m| m.kv_cache_tokens),
-        cuda_graphs_gib: m.map(|m| m.reserved_mib.cuda_graphs as f64 / 1024.0),
+        weights_gib,
+        kv_cache_tokens,
+        cuda_graphs_gib: Some(graphs_mib as f64 / 1024.0),
+        mem_fraction_static: Some(m.mem_fraction_static),
+        baseline_mib: Some(m.baseline_mib),
         attention_backend: o
             .plan
             .resolved
@@ -32,29 +42,14 @@ fn planned(o: &Outcome) -> Planned {
 /// Before exec: what this process (whose PID SGLang keeps) was planned to allocate. Best
 /// effort: a launch never fails for the store.
 pub(super) fn record_run(o: &Outcome) {
-    if o.plan.memory.is_none() {
+    let (Some(key), Some(m)) = (&o.line_key, &o.plan.memory) else {
         return;
-    }
+    };
     let r = RunRecord {
-        key: key(o),
-        planned: planned(o),
+        key: key.clone(),
+        planned: planned(o, m),
     };
     let _ = store::save_run(std::process::id(), &r);
-}
-
-/// The newest observation of this line on this machine, into plan/v1 `memory.observed`. This
-/// very line started here and reported its pools, so the verdict `fits` stands on that.
-pub(super) fn attach(o: &mut Outcome) {
-    let k = key(o);
-    if let Some(m) = o.plan.memory.as_mut() {
-        m.observed = store::latest(&k);
-        if m.observed
-            .as_ref()
-            .is_some_and(|s| s.real.kv_cache_tokens > 0)
-        {
-            m.fits = Some(true);
-        }
-    }
 }
 
 /// After `wait-ready --pid PID` saw the server answer: what it really allocated, kept next to

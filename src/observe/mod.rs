@@ -17,6 +17,15 @@ pub struct Planned {
     pub cuda_graphs_gib: Option<f64>,
     /// The main attention backend `resolved` names.
     pub attention_backend: Option<String>,
+    /// The `--mem-fraction-static` the server was given (SGLang's default where the line leaves
+    /// it out): the KV tokens it reports hold at this fraction only. Absent from records made
+    /// before it was kept.
+    #[serde(default)]
+    pub mem_fraction_static: Option<f64>,
+    /// The free memory before the weights the fraction applies to, MiB (what other processes
+    /// held shapes it). Absent from records made before it was kept.
+    #[serde(default)]
+    pub baseline_mib: Option<i64>,
 }
 
 /// What the server reported for its first rank (`memory_usage` and its resolved arguments).
@@ -47,6 +56,28 @@ pub struct RunRecord {
     pub planned: Planned,
 }
 
+/// The newest of `all` kept under `key`.
+pub fn newest<'o>(all: &'o [Observation], key: &str) -> Option<&'o Observation> {
+    all.iter().rev().find(|o| o.key == key)
+}
+
+/// `at` (Unix seconds) as a UTC date and minute, `2026-12-01 20:56 UTC`.
+pub fn date(at: u64) -> String {
+    let days = (at / 86_400) as i64;
+    let (h, m) = ((at % 86_400) / 3600, (at % 3600) / 60);
+    // Days since 1970-01-01 to a proleptic Gregorian date, by 400-year eras.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02} {h:02}:{m:02} UTC")
+}
+
 /// The planner's stated error bounds: beyond these a disagreement is named.
 const KV_TOKENS_TOLERANCE: f64 = 0.05;
 const WEIGHTS_TOLERANCE: f64 = 0.03;
@@ -56,6 +87,19 @@ fn rel(real: f64, planned: f64) -> Option<f64> {
 }
 
 impl Observation {
+    /// Whether the server was given this fraction (to the three decimals the launcher writes)
+    /// of this free memory (to within 1%: what other processes hold drifts a little).
+    pub fn ran_at(&self, mem_fraction_static: f64, baseline_mib: i64) -> bool {
+        let p = &self.planned;
+        let same_fraction = p
+            .mem_fraction_static
+            .is_some_and(|f| (f - mem_fraction_static).abs() < 0.0005);
+        let same_memory = p.baseline_mib.is_some_and(|b| {
+            b.abs_diff(baseline_mib) as f64 <= 0.01 * baseline_mib.unsigned_abs() as f64
+        });
+        same_fraction && same_memory
+    }
+
     /// One line: how close the plan was, naming what is beyond the planner's stated error.
     pub fn summary(&self) -> String {
         let (p, r) = (&self.planned, &self.real);
@@ -103,5 +147,20 @@ impl Observation {
             ));
         }
         line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_calendar_days() {
+        assert_eq!(date(0), "1970-01-01 00:00 UTC");
+        assert_eq!(date(1_764_620_175), "2025-12-01 20:16 UTC");
+        assert_eq!(date(951_782_400 + 86_399), "2000-02-29 23:59 UTC");
+        assert_eq!(date(4_107_542_400), "2100-03-01 00:00 UTC");
+        // Whatever a store says, a date comes out.
+        assert!(date(u64::MAX).ends_with(" UTC"));
     }
 }

@@ -90,8 +90,3 @@ fn trusted(path: &Path) -> bool {
         }
     }
 }
-
-/// The newest observation of the line `key`.
-pub fn latest(key: &str) -> Option<Observation> {
-    all().into_iter().rev().find(|o| o.key == key)
-}

@@ -204,12 +204,19 @@ pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<
     let m = memory.filter(|m| m.fits != Some(false))?;
     let ctx_len = context_len?;
     let tokens = m.kv_cache_tokens.filter(|&t| t < ctx_len)?;
+    let holds = match m.observed_use.as_ref().filter(|u| u.started) {
+        Some(u) => format!(
+            "this line started on this machine on {} with a KV cache of {tokens} tokens",
+            crate::observe::date(u.at)
+        ),
+        None => format!("the KV cache holds about {tokens} tokens"),
+    };
     Some(Hit::new(
         Code::MEM007,
         format!(
-            "the KV cache holds about {tokens} tokens, less than one request at the context length \
-             {ctx_len}; shorten --context-length, use --kv-cache-dtype fp8_e5m2, a larger --tp, or an FP8 / \
-             4-bit checkpoint"
+            "{holds}, less than one request at the context length {ctx_len}; shorten \
+             --context-length, use --kv-cache-dtype fp8_e5m2, a larger --tp, or an FP8 / 4-bit \
+             checkpoint"
         ),
     ))
 }

@@ -1,12 +1,14 @@
 //! The memory step: plan memory on the final line, settle the `--mem-fraction-static` the
-//! server will get, and describe the server at exactly that value.
+//! server will get, and describe the server at exactly that value; where a start of the line
+//! was kept on this machine, on what it measured (see [`super::observed`]).
 
 use super::arguments::Parsed;
 use super::fixes;
 use super::fixpoint::Line;
 use super::gather::{Machine, Models};
-use super::json::{Memory, MfsSource};
-use super::memory::{self, MemoryOutcome};
+use super::json::{Memory, MfsSource, ObservedUse, Predicted};
+use super::memory::{self, Measured, MemoryOutcome};
+use super::observed::{self, Planner, Use};
 use crate::resolve::{Context, Server};
 use crate::rules::{ArgEdit, Code, Hit};
 use crate::sglang::SglangArgs;
@@ -22,31 +24,112 @@ pub struct Settled {
     pub server: Server,
 }
 
+/// What the pipeline asks of the memory step.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask {
+    /// `--no-fix`: SGLang keeps its own default fraction.
+    pub no_fix: bool,
+    /// False for `--help` (SGLang prints and exits) or an impossible fraction (MEM008).
+    pub plannable: bool,
+}
+
+/// The line's memory at one set of measured figures and, where given, one fraction.
+struct At<'a> {
+    measured: &'a Measured,
+    /// The fraction the server gets, where the pipeline already knows it (the one a start
+    /// ran at); else the planner's own.
+    fraction: Option<f64>,
+}
+
 fn plan_with(
     line: &Line,
     (args, parsed): (&SglangArgs, &Parsed),
-    machine: &Machine,
-    models: &Models,
+    (machine, models): (&Machine, &Models),
+    measured: &Measured,
 ) -> (MemoryOutcome, Server) {
     let mut facts = line.facts(machine, models);
     facts.args = parsed.view(args);
     let ctx = Context::new(facts);
-    (memory::plan(&ctx), ctx.server)
+    (memory::plan_measured(&ctx, measured), ctx.server)
 }
 
-/// `plannable`: false for `--help` (SGLang prints and exits) or an impossible fraction
-/// (MEM008). For arguments SGLang rejects (ARG001 says why) the planner still runs on what
-/// parsed, for its findings; there is no plan to show and no fraction to set.
-pub fn settle(
+/// The memory step on the line as the fixes and `--fit` leave it, standing on a start of it
+/// where one was kept. For arguments SGLang rejects (ARG001 says why) the planner still runs
+/// on what parsed, for its findings; there is no plan to show and no fraction to set.
+pub fn settle(line: &Line, machine: &Machine, models: &Models, ask: Ask) -> Settled {
+    let found = (ask.plannable && line.parsed.accepted())
+        .then(|| {
+            let version = machine.selected.flags.version.as_str();
+            observed::find(
+                &machine.observations,
+                version,
+                &line.args,
+                &machine.topology,
+                &line.gpus,
+            )
+        })
+        .flatten();
+    let planner = Planner {
+        plan: |measured: &Measured, fraction| {
+            settle_at(line, (machine, models), ask, At { measured, fraction })
+        },
+        runs_at: |s: &Settled| {
+            let m = s.memory.as_ref()?;
+            Some((m.mem_fraction_static, m.baseline_mib))
+        },
+        fits: |s: &Settled| s.memory.as_ref().and_then(|m| m.fits),
+    };
+    let (mut settled, used) = observed::stand(found, planner);
+    if let Some(used) = used {
+        describe(&mut settled, used, |fraction| {
+            let alone = At {
+                measured: &Measured::default(),
+                fraction,
+            };
+            settle_at(line, (machine, models), ask, alone).memory
+        });
+    }
+    settled
+}
+
+/// What the plan took from the start, next to what the planner alone gives (`alone(at)`: its
+/// memory plan at that fraction, else at its own).
+fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<Memory>) {
+    let Some(m) = s.memory.as_ref() else { return };
+    let (Some(own), Some(here)) = (alone(None), alone(Some(m.mem_fraction_static))) else {
+        return;
+    };
+    let o = used.observation;
+    let observed_use = ObservedUse {
+        at: o.at,
+        weights: here.weights_per_gpu_gib.is_some(),
+        cuda_graphs: o.real.cuda_graphs_gib.is_some(),
+        started: used.started,
+        predicted: Predicted {
+            mem_fraction_static: own.mem_fraction_static,
+            weights_per_gpu_gib: here.weights_per_gpu_gib,
+            cuda_graphs_mib: here.reserved_mib.cuda_graphs,
+            kv_cache_tokens: here.kv_cache_tokens,
+            fits: here.fits,
+        },
+    };
+    if let Some(m) = s.memory.as_mut() {
+        m.observed = Some(o.clone());
+        m.observed_use = Some(observed_use);
+    }
+}
+
+/// The memory step at `at`: the plan, the fraction the server gets, and the server at it.
+fn settle_at(
     line: &Line,
-    machine: &Machine,
-    models: &Models,
-    no_fix: bool,
-    plannable: bool,
+    (machine, models): (&Machine, &Models),
+    Ask { no_fix, plannable }: Ask,
+    at: At,
 ) -> Settled {
     let args = line.args.clone();
     let parsed = line.parsed.clone();
-    let (outcome, server) = plan_with(line, (&args, &parsed), machine, models);
+    let facts = (machine, models);
+    let (outcome, server) = plan_with(line, (&args, &parsed), facts, at.measured);
     if !plannable {
         return Settled {
             args,
@@ -84,8 +167,14 @@ pub fn settle(
     let default = m.sglang_default_mem_fraction_static;
     // The value the server will really get: ours only when we know the model and may change
     // the command line; otherwise SGLang keeps its own default.
-    let chosen = match outcome.planned_mem_fraction_static {
-        Some(p) if known_model && !no_fix => Some(floor_fraction(p)),
+    let ours = known_model && !no_fix;
+    let chosen = match (at.fraction, outcome.planned_mem_fraction_static) {
+        (Some(f), _) if ours => {
+            // Not the planner's fraction: what it says of its own (MEM016) does not hold.
+            hits.retain(|h| h.code != Code::MEM016);
+            Some(f)
+        }
+        (_, Some(p)) if ours => Some(floor_fraction(p)),
         _ => default,
     };
     let Some(v) = chosen else {
@@ -106,7 +195,8 @@ pub fn settle(
     );
     let with_parsed = Parsed::of(&with_value, machine.neighbours.as_deref());
     // The table describes the server that will run: recompute at exactly that value.
-    let (again, server_with_value) = plan_with(line, (&with_value, &with_parsed), machine, models);
+    let (again, server_with_value) =
+        plan_with(line, (&with_value, &with_parsed), facts, at.measured);
     if let Some(mut m) = again.memory {
         m.mem_fraction_static_source = MfsSource::Planned;
         memory = Some(m);
@@ -125,7 +215,7 @@ pub fn settle(
         );
     }
     let same_as_default = default.is_some_and(|d| (d - v).abs() < 0.0005);
-    if known_model && !no_fix && !same_as_default {
+    if ours && !same_as_default {
         return Settled {
             args: with_value,
             parsed: with_parsed,

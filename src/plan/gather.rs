@@ -1,5 +1,5 @@
 //! Reading everything the evaluation needs, each path once: the interpreter and its packages,
-//! the GPUs, the host, and the models the arguments name.
+//! the GPUs, the host, the starts kept on this machine, and the models the arguments name.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +8,7 @@ use crate::facts::host::HostFacts;
 use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem, Unavailable};
 use crate::facts::{self, Env, Packages, Topology};
+use crate::observe::{Observation, store};
 use crate::resolve::Speculative;
 use crate::sglang::{SglangArgs, version};
 
@@ -66,6 +67,8 @@ pub struct Machine {
     /// Approximate mode: the flag set in use is not the user's release's (see
     /// [`crate::sglang::approx`]); the embedded releases around it.
     pub neighbours: Option<Vec<&'static str>>,
+    /// The starts kept in the observation store, oldest first (empty unless asked for).
+    pub observations: Vec<Observation>,
 }
 
 pub fn machine(req: &Request) -> Result<Machine, Error> {
@@ -95,7 +98,13 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
     // Nothing found and nothing asked for is not a release to approximate: the newest flag set
     // is assumed (VER002 says so), and the launcher cannot start SGLang there anyway.
     let neighbours = selected.neighbours();
+    let observations = if req.observations {
+        store::all()
+    } else {
+        Vec::new()
+    };
     Ok(Machine {
+        observations,
         neighbours,
         host,
         interpreter,

@@ -184,6 +184,40 @@ pub struct Memory {
     /// What a start of this same line on this machine really allocated, next to what was
     /// planned for it (`run`, then `wait-ready --pid`); null when there is none (additive to v1).
     pub observed: Option<crate::observe::Observation>,
+    /// Which of the figures above stand on `observed` rather than on the planner's estimates,
+    /// and what the planner alone gives; null when no start is used (additive to v1).
+    pub observed_use: Option<ObservedUse>,
+}
+
+/// The figures of the plan that stand on a start of the line on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ObservedUse {
+    /// When that start was, Unix seconds.
+    pub at: u64,
+    /// `weights_per_gpu_gib` (and `weights_per_gpu_mib`) hold the weights the start loaded.
+    pub weights: bool,
+    /// `reserved_mib.cuda_graphs` holds the graph memory the start captured.
+    pub cuda_graphs: bool,
+    /// The line runs at the fraction it started with: `kv_cache_tokens` (and what follows from
+    /// it) is what the start got, and `fits` stands on the start.
+    pub started: bool,
+    /// What the planner alone gives the line.
+    pub predicted: Predicted,
+}
+
+/// The planner's own figures for a line whose plan stands on a start.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Predicted {
+    /// The fraction the planner alone would give the server.
+    pub mem_fraction_static: f64,
+    /// The weights per GPU as estimated, GiB.
+    pub weights_per_gpu_gib: Option<f64>,
+    /// The captured CUDA graphs as estimated, MiB.
+    pub cuda_graphs_mib: u64,
+    /// The KV tokens as estimated, at the fraction the server gets.
+    pub kv_cache_tokens: Option<u64>,
+    /// The fit as estimated, at the fraction the server gets.
+    pub fits: Option<bool>,
 }
 
 /// What the static pool holds besides the target's weights and the KV cache, MiB. `encoder_weights`

@@ -11,6 +11,7 @@ pub mod gather;
 pub mod json;
 pub mod memory;
 mod multinode;
+mod observed;
 mod passthrough;
 
 use std::ffi::OsString;
@@ -56,6 +57,9 @@ pub struct Request {
     pub env_changes: EnvChanges,
     /// Not a server for an NVIDIA GPU (why): judged without hardware, nothing planned or fixed.
     pub pass_through: Option<String>,
+    /// Read the starts `run` and `wait-ready --pid` kept on this machine: the plan of a line
+    /// that started here stands on what it measured.
+    pub observations: bool,
 }
 
 /// A problem with the launcher's own input: nothing is planned or launched.
@@ -138,6 +142,8 @@ pub struct Outcome {
     pub packages: Option<facts::Packages>,
     /// Where a given SGLang version came from (`--sglang-version`, a variable, a file).
     pub version_from: Option<String>,
+    /// The key a start of this line is kept under; `None` when no memory is planned.
+    pub line_key: Option<String>,
 }
 
 impl Outcome {
@@ -210,7 +216,11 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     hits.extend(findings::model(model_load, req.topology.is_none()));
     hits.extend(findings::draft(models.draft(line.view())));
     hits.extend(bad_fraction.map(findings::fraction));
-    let mut settled = fraction::settle(&line, &machine, &models, req.no_fix, plannable);
+    let ask = fraction::Ask {
+        no_fix: req.no_fix,
+        plannable,
+    };
+    let mut settled = fraction::settle(&line, &machine, &models, ask);
     let context_len = model_load
         .and_then(|m| m.facts.as_ref())
         .and_then(|f| f.context_length);
@@ -361,6 +371,11 @@ fn assemble(
     found: Found,
     resolved: Option<json::Resolved>,
 ) -> Outcome {
+    // Before the launcher's fraction: that is its answer for the line, not part of it.
+    let line_key = settled.memory.as_ref().map(|_| {
+        let version = machine.selected.flags.version.as_str();
+        crate::observe::key::of(version, &line.args, &machine.topology, &line.gpus)
+    });
     let args = settled.args;
     let parsed = settled.parsed;
     let env = line.env;
@@ -395,5 +410,6 @@ fn assemble(
         secrets,
         packages: machine.packages,
         version_from: req.sglang_version_from.clone(),
+        line_key,
     }
 }

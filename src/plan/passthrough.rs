@@ -76,6 +76,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         secrets,
         packages: machine.packages,
         version_from: req.sglang_version_from.clone(),
+        line_key: None,
     })
 }
 

@@ -4,6 +4,7 @@
 //! Each `=` line is the sum of the lines above it back to the previous `=` line; the last one,
 //! the GPU's capacity, is the sum of the `=` lines (and so of every other line). What the pool
 //! or the reserve leaves over, or lacks, has a line of its own, so the sums always hold.
+//! A term that stands on a start of the line on this machine is marked `(observed)`.
 
 use crate::plan::json::{Memory, MfsSource};
 use crate::rules::Code;
@@ -93,6 +94,33 @@ fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX / 4)
 }
 
+/// Which terms stand on a start: the weights, the graphs, the KV cache.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    weights: bool,
+    graphs: bool,
+    kv: bool,
+}
+
+impl Seen {
+    fn of(m: &Memory) -> Seen {
+        m.observed_use.as_ref().map_or(Seen::default(), |u| Seen {
+            weights: u.weights,
+            graphs: u.cuda_graphs,
+            kv: u.started && m.kv_cache_tokens.is_some(),
+        })
+    }
+}
+
+/// `label`, marked where it stands on a start.
+fn mark(label: &str, observed: bool) -> String {
+    if observed {
+        format!("{label} (observed)")
+    } else {
+        label.to_owned()
+    }
+}
+
 /// The table's lines, sums included.
 pub fn rows(m: &Memory) -> Vec<Row> {
     let r = &m.reserved_mib;
@@ -107,7 +135,7 @@ pub fn rows(m: &Memory) -> Vec<Row> {
     static_pool(m, &mut rows);
     let pool = rows.last().map_or(0, |r| r.mib);
     rows.extend([
-        leaf("CUDA graphs", int(r.cuda_graphs)),
+        leaf(mark("CUDA graphs", Seen::of(m).graphs), int(r.cuda_graphs)),
         leaf("activations + workspaces", int(r.activations)),
         leaf("margin", int(r.margin)),
     ]);
@@ -146,14 +174,12 @@ fn static_pool(m: &Memory, rows: &mut Vec<Row>) {
     if let Some(w) = m.weights_per_gpu_mib.map(int) {
         let (draft, enc) = (int(s.draft_weights), int(s.encoder_weights));
         let own = w - draft - enc;
-        rows.push(leaf(
-            if draft + enc > 0 {
-                "model weights"
-            } else {
-                "weights"
-            },
-            own,
-        ));
+        let label = if draft + enc > 0 {
+            "model weights"
+        } else {
+            "weights"
+        };
+        rows.push(leaf(mark(label, Seen::of(m).weights), own));
         if draft > 0 {
             rows.push(leaf("draft model weights", draft));
         }
@@ -173,14 +199,13 @@ fn static_pool(m: &Memory, rows: &mut Vec<Row>) {
     match (m.kv_cache_mib, m.static_unallocated_mib) {
         (Some(kv), Some(left)) => {
             kv_rows(m, int(kv), rows);
-            rows.push(leaf(
-                if left >= 0 {
-                    "left unallocated"
-                } else {
-                    "short: the lines above exceed the pool"
-                },
-                left,
-            ));
+            let label = match (left >= 0, Seen::of(m).kv) {
+                (true, _) => "left unallocated",
+                // SGLang measured more free memory than the baseline planned.
+                (false, true) => "observed pool beyond the planned baseline",
+                (false, false) => "short: the lines above exceed the pool",
+            };
+            rows.push(leaf(label, left));
         }
         _ => {
             let known: i64 = rows[start..].iter().map(|r| r.mib).sum();
@@ -209,14 +234,21 @@ fn kv_rows(m: &Memory, kv: i64, rows: &mut Vec<Row>) {
     } else {
         0
     };
+    let seen = Seen::of(m).kv;
     if swa > 0 {
-        rows.push(leaf("KV cache, full-attention layers", target - swa));
-        rows.push(leaf("KV cache, sliding-window pool", swa));
+        rows.push(leaf(
+            mark("KV cache, full-attention layers", seen),
+            target - swa,
+        ));
+        rows.push(leaf(mark("KV cache, sliding-window pool", seen), swa));
     } else {
-        rows.push(leaf("KV cache", target));
+        rows.push(leaf(mark("KV cache", seen), target));
     }
     if kv > target {
-        rows.push(leaf("KV cache, draft model layers", kv - target));
+        rows.push(leaf(
+            mark("KV cache, draft model layers", seen),
+            kv - target,
+        ));
     }
 }
 
@@ -228,7 +260,14 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
             .swa_kv_cache_tokens
             .map(|s| format!(", {s} in the sliding-window pool"))
             .unwrap_or_default();
-        v.push(format!("KV cache: {t} tokens × {b} B{swa}"));
+        let predicted = m
+            .observed_use
+            .as_ref()
+            .filter(|_| Seen::of(m).kv)
+            .and_then(|u| u.predicted.kv_cache_tokens)
+            .map(|p| format!(" (observed; predicted {p})"))
+            .unwrap_or_default();
+        v.push(format!("KV cache: {t} tokens × {b} B{swa}{predicted}"));
     }
     let mut requests = Vec::new();
     if let Some(r) = m.max_running_requests {
@@ -261,17 +300,73 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
         .filter(|_| !unsized_default)
         .map(|v| format!(" (SGLang default {v:.3})"))
         .unwrap_or_default();
+    let alone = m
+        .observed_use
+        .as_ref()
+        .map(|u| u.predicted.mem_fraction_static)
+        .filter(|a| (a - m.mem_fraction_static).abs() >= 0.0005)
+        .map(|a| format!("; the planner alone: {a:.3}"))
+        .unwrap_or_default();
     v.push(format!(
-        "--mem-fraction-static {:.3} [{src}]{sg}",
+        "--mem-fraction-static {:.3} [{src}]{sg}{alone}",
         m.mem_fraction_static
     ));
     v.push(fits(m, cx));
-    if let Some(o) = &m.observed {
+    v.extend(observed(m));
+    v
+}
+
+/// What stands on a start of this line here, and what the start reported.
+fn observed(m: &Memory) -> Vec<String> {
+    let Some(o) = &m.observed else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    if let Some(u) = &m.observed_use {
+        let seen = Seen::of(m);
+        let terms: Vec<&str> = [
+            (seen.weights, "the weights"),
+            (seen.graphs, "the CUDA graphs"),
+            (seen.kv, "the KV cache and the fit"),
+        ]
+        .into_iter()
+        .filter_map(|(on, what)| on.then_some(what))
+        .collect();
+        let p = &u.predicted;
+        let predicted = format!(
+            "the planner alone: weights {}, graphs {} MiB, KV cache {}",
+            p.weights_per_gpu_gib
+                .map_or("not sized".to_owned(), |w| format!("{w:.2} GiB")),
+            p.cuda_graphs_mib,
+            p.kv_cache_tokens
+                .map_or("not sized".to_owned(), |t| format!("{t} tokens")),
+        );
+        let why = if u.started {
+            String::new()
+        } else {
+            let then = match (o.planned.mem_fraction_static, o.planned.baseline_mib) {
+                (Some(f), Some(b)) => format!("{f:.3} of {b} MiB free"),
+                _ => "a fraction not kept".to_owned(),
+            };
+            format!(
+                "; it ran at {then}, this line at {:.3} of {} MiB, so its KV cache is planned",
+                m.mem_fraction_static, m.baseline_mib
+            )
+        };
+        let terms = match terms.as_slice() {
+            [] => "nothing the plan sizes".to_owned(),
+            [one] => (*one).to_owned(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        };
         v.push(format!(
-            "observed on this machine (this line, this release): {}",
-            o.summary()
+            "(observed): from this machine's start on {}: {terms}{why} ({predicted})",
+            crate::observe::date(u.at),
         ));
     }
+    v.push(format!(
+        "observed on this machine (this line, this release): {}",
+        o.summary()
+    ));
     v
 }
 
@@ -279,11 +374,11 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
 /// peak in the free memory, and outside the pool what the first use needs. Each shortfall is
 /// named; a finding that predicts one never sits next to a `yes`.
 fn fits(m: &Memory, cx: Context) -> String {
-    if m.observed
-        .as_ref()
-        .is_some_and(|o| o.real.kv_cache_tokens > 0)
-    {
-        return "fits: yes: this line started on this machine (observed below)".to_owned();
+    if let Some(u) = m.observed_use.as_ref().filter(|u| u.started) {
+        return format!(
+            "fits: yes: this line started on this machine on {} (observed below)",
+            crate::observe::date(u.at)
+        );
     }
     let rows = rows(m);
     let outside = rows
@@ -396,6 +491,7 @@ mod tests {
             static_unallocated_mib: weights.map(|_| 7),
             first_use_mib: 5000,
             observed: None,
+            observed_use: None,
         }
     }
 

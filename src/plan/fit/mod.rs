@@ -53,7 +53,7 @@ pub fn step(
     } = ask;
     let found = if plannable {
         let tokens = ask.request_tokens.map_or(REQUEST_TOKENS, NonZeroU64::get);
-        search(line.facts(machine, models), tokens)
+        search(line.facts(machine, models), tokens, &machine.observations)
     } else {
         Found::Unplanned
     };

@@ -1,11 +1,16 @@
 //! The `--fit` search: lower the context length, then the request count, then the decode
 //! CUDA-graph batch, each to the largest value the memory planner says fits. Pure: a function
-//! of the resolved facts; every candidate is judged by [`memory::plan`] itself.
+//! of the resolved facts and the starts kept on this machine; every candidate is judged by the
+//! memory planner itself, as the pipeline will judge it (on a start of that very line where one
+//! was kept, see [`crate::plan::observed`]).
 
 use serde_json::{Value, json};
 
+use crate::facts::model::ModelFacts;
+use crate::observe::Observation;
 use crate::plan::fraction::floor_fraction;
-use crate::plan::memory::{self, MemoryOutcome};
+use crate::plan::memory::{self, Measured, MemoryOutcome};
+use crate::plan::observed::{self, Planner};
 use crate::resolve::defaults::{self, Family, int_arg};
 use crate::resolve::{Context, Facts};
 use crate::sglang::SglangArgs;
@@ -90,6 +95,8 @@ pub struct Fitted {
 /// The facts and what the search reads off the server resolved from them once.
 pub struct Search<'a> {
     facts: Facts<'a>,
+    /// The starts kept on this machine.
+    observations: &'a [Observation],
     start: Knobs,
     graph_flag: &'static str,
     /// Decode batch sizes SGLang would capture, ascending.
@@ -114,8 +121,8 @@ pub enum Found {
     Nothing,
 }
 
-pub fn search(facts: Facts, request_tokens: u64) -> Found {
-    let Some(s) = Search::new(facts, request_tokens) else {
+pub fn search(facts: Facts, request_tokens: u64, observations: &[Observation]) -> Found {
+    let Some(s) = Search::new(facts, request_tokens, observations) else {
         return Found::Unplanned;
     };
     let before = s.eval(s.start);
@@ -138,7 +145,11 @@ pub fn search(facts: Facts, request_tokens: u64) -> Found {
 }
 
 impl<'a> Search<'a> {
-    pub fn new(facts: Facts<'a>, request_tokens: u64) -> Option<Search<'a>> {
+    pub fn new(
+        facts: Facts<'a>,
+        request_tokens: u64,
+        observations: &'a [Observation],
+    ) -> Option<Search<'a>> {
         // Implausible facts (MEM013) plan nothing, so there is nothing to fit.
         let model = facts.model.filter(|m| m.plausible())?;
         if facts
@@ -194,6 +205,7 @@ impl<'a> Search<'a> {
             request_tokens: request_tokens.max(1),
             ceiling: crate::rules::refused_context_above(&ctx),
             facts,
+            observations,
         })
     }
 
@@ -335,8 +347,31 @@ impl<'a> Search<'a> {
         Ladder::below(first, step, end)
     }
 
-    /// The plan for these knobs, at the fraction the pipeline would then give the server.
+    /// The plan for these knobs, at the fraction the pipeline would then give the server, on
+    /// a start of this very line where one was kept.
     pub fn eval(&self, k: Knobs) -> Eval {
+        let (args, model) = self.candidate(k);
+        let facts = &self.facts;
+        let found = observed::find(
+            self.observations,
+            facts.version,
+            &args,
+            facts.topology,
+            facts.gpus,
+        );
+        let planner = Planner {
+            plan: |m: &Measured, at| self.plan_at(&args, model.as_ref(), m, at),
+            runs_at: |o: &MemoryOutcome| {
+                let m = o.memory.as_ref()?;
+                Some((m.mem_fraction_static, m.baseline_mib))
+            },
+            fits: |o: &MemoryOutcome| o.memory.as_ref().and_then(|m| m.fits),
+        };
+        eval_of(&observed::stand(found, planner).0)
+    }
+
+    /// The arguments and model facts of the line with these knobs.
+    fn candidate(&self, k: Knobs) -> (SglangArgs, Option<ModelFacts>) {
         let mut args = self.facts.args.clone();
         let mut model = self.facts.model.cloned();
         if k.context_length != self.start.context_length
@@ -357,20 +392,37 @@ impl<'a> Search<'a> {
         {
             set(&mut args, self.graph_flag, json!(b));
         }
+        (args, model)
+    }
+
+    /// The plan of a candidate on these figures, at fraction `at` where given.
+    fn plan_at(
+        &self,
+        args: &SglangArgs,
+        model: Option<&ModelFacts>,
+        measured: &Measured,
+        at: Option<f64>,
+    ) -> MemoryOutcome {
         let plan = |args: &SglangArgs| {
-            memory::plan(&Context::new(Facts {
+            let ctx = Context::new(Facts {
                 args,
-                model: model.as_ref(),
+                model,
                 ..self.facts
-            }))
+            });
+            memory::plan_measured(&ctx, measured)
         };
+        let mut args = args.clone();
         let mut outcome = plan(&args);
-        // The pipeline gives the server the planned fraction rounded down: judge that one.
-        if let Some(p) = outcome.planned_mem_fraction_static {
-            set(&mut args, "--mem-fraction-static", json!(floor_fraction(p)));
+        // The pipeline gives the server the planned fraction rounded down (or the one a start
+        // ran at): judge that one.
+        let fraction = outcome
+            .planned_mem_fraction_static
+            .map(|p| at.unwrap_or(floor_fraction(p)));
+        if let Some(f) = fraction {
+            set(&mut args, "--mem-fraction-static", json!(f));
             outcome = plan(&args);
         }
-        eval_of(&outcome)
+        outcome
     }
 }
 
@@ -450,10 +502,10 @@ mod tests {
     fn the_context_found_is_the_largest_step_that_holds() {
         let c = case("2x-rtx-4090-pcie", "0.5.23", &[]);
         let facts = c.facts("0.5.23");
-        let Found::Lowered(f) = search(facts, REQUEST_TOKENS) else {
+        let Found::Lowered(f) = search(facts, REQUEST_TOKENS, &[]) else {
             panic!("expected a fit")
         };
-        let s = Search::new(facts, REQUEST_TOKENS).unwrap();
+        let s = Search::new(facts, REQUEST_TOKENS, &[]).unwrap();
         assert_eq!(
             (f.to.max_running_requests, f.to.graph_max_bs),
             (None, f.from.graph_max_bs)
@@ -468,14 +520,17 @@ mod tests {
     #[test]
     fn a_line_that_fits_or_cannot_fit_is_left_alone() {
         let short = case("2x-rtx-4090-pcie", "0.5.23", &["--context-length", "8192"]);
-        assert_eq!(search(short.facts("0.5.23"), REQUEST_TOKENS), Found::Fits);
+        assert_eq!(
+            search(short.facts("0.5.23"), REQUEST_TOKENS, &[]),
+            Found::Fits
+        );
         // Four full-length requests do not fit at 8192, but a count does.
         let busy = case(
             "2x-rtx-4090-pcie",
             "0.5.23",
             &["--context-length", "8192", "--max-running-requests", "4"],
         );
-        let Found::Lowered(f) = search(busy.facts("0.5.23"), 8192) else {
+        let Found::Lowered(f) = search(busy.facts("0.5.23"), 8192, &[]) else {
             panic!("expected a fit")
         };
         assert_eq!(f.to.context_length, Some(8192));
@@ -483,11 +538,14 @@ mod tests {
         // A fraction the user set on an L4 at 0.5.23 that leaves under 2048 tokens: not even one graph
         // and one request fit, and a fraction the user chose is not --fit's to change.
         let l4 = case("1x-l4", "0.5.23", &["--mem-fraction-static", "0.68"]);
-        assert_eq!(search(l4.facts("0.5.23"), REQUEST_TOKENS), Found::Nothing);
+        assert_eq!(
+            search(l4.facts("0.5.23"), REQUEST_TOKENS, &[]),
+            Found::Nothing
+        );
         // Left to SGLang's default (773 tokens), the planner lifts the fraction (MEM016), and
         // the context that then fits is found.
         let l4 = case("1x-l4", "0.5.23", &[]);
-        let Found::Lowered(f) = search(l4.facts("0.5.23"), REQUEST_TOKENS) else {
+        let Found::Lowered(f) = search(l4.facts("0.5.23"), REQUEST_TOKENS, &[]) else {
             panic!("expected a fit once the fraction is lifted")
         };
         assert!(f.to.context_length.is_some_and(|c| c >= 8192), "{f:?}");
@@ -499,8 +557,8 @@ mod tests {
         // would drop to what holds 32k tokens each; at 4096 tokens a request, eight times more.
         let line = ["--context-length", "32768", "--max-running-requests", "32"];
         let c = case("2x-rtx-4090-pcie", "0.5.23", &line);
-        let full = search(c.facts("0.5.23"), 32768);
-        let typical = search(c.facts("0.5.23"), REQUEST_TOKENS);
+        let full = search(c.facts("0.5.23"), 32768, &[]);
+        let typical = search(c.facts("0.5.23"), REQUEST_TOKENS, &[]);
         let (Found::Lowered(full), Found::Lowered(typical)) = (full, typical) else {
             panic!("expected both to lower the count")
         };
@@ -515,7 +573,7 @@ mod tests {
     fn a_context_sglang_refuses_is_never_kept() {
         // 200k on a 128k model fits an H200's memory, but 0.5.23 refuses it (ENV006).
         let c = case("8x-h200-nvlink", "0.5.23", &["--context-length", "200000"]);
-        let Found::Lowered(f) = search(c.facts("0.5.23"), REQUEST_TOKENS) else {
+        let Found::Lowered(f) = search(c.facts("0.5.23"), REQUEST_TOKENS, &[]) else {
             panic!("expected the context to come down")
         };
         assert_eq!(
@@ -525,14 +583,17 @@ mod tests {
         // With the override set, SGLang takes it and there is nothing to lower.
         let mut allowed = case("8x-h200-nvlink", "0.5.23", &["--context-length", "200000"]);
         allowed.env = Env::from_pairs([("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")]);
-        assert_eq!(search(allowed.facts("0.5.23"), REQUEST_TOKENS), Found::Fits);
+        assert_eq!(
+            search(allowed.facts("0.5.23"), REQUEST_TOKENS, &[]),
+            Found::Fits
+        );
     }
 
     #[test]
     fn an_absurd_context_is_searched_by_arithmetic() {
         let mut c = case("1x-l4", "0.5.23", &["--context-length", "1000000000000"]);
         c.env = Env::from_pairs([("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")]);
-        match search(c.facts("0.5.23"), REQUEST_TOKENS) {
+        match search(c.facts("0.5.23"), REQUEST_TOKENS, &[]) {
             Found::Lowered(f) => assert!(f.to.context_length.unwrap() < 100_000, "{f:?}"),
             other => assert_eq!(other, Found::Nothing),
         }

@@ -42,7 +42,7 @@ pub(super) fn unplanned(ctx: &Context, bad: Vec<Hit>) -> MemoryOutcome {
         server: ctx.server.clone(),
         ..*ctx
     };
-    let mut outcome = super::plan_known(&blind);
+    let mut outcome = super::plan_known(&blind, &super::Measured::default());
     // MEM001 says the model is not available, MEM003 judges a fraction on stand-in activations.
     outcome
         .hits

@@ -21,6 +21,7 @@ pub mod kv;
 mod load_peak;
 mod lora;
 mod mamba;
+mod measured;
 mod others;
 mod swa;
 mod terms;
@@ -34,6 +35,7 @@ use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
 use crate::rules::{Code, Hit};
 
 pub use kv::{KvCell, kv_bytes_per_token};
+pub use measured::Measured;
 pub use terms::{
     Activations, ChunkTokens, DP_GRAPH_MIB_PER_GATHERED_SLOT, GRAPH_MIB_PER_GRAPH_LAYER,
     activations, max_running_requests,
@@ -72,6 +74,8 @@ struct Sizing {
     encoder_mib: f64,
     /// LoRA buffers, allocated before the KV cache is sized.
     lora_mib: f64,
+    /// The captured graphs as a start of this line measured them (else estimated), MiB.
+    graphs_mib: Option<u64>,
     /// Hybrids: one request's recurrent state, bytes.
     state_per_req: Option<u64>,
     context_len: u64,
@@ -100,16 +104,23 @@ struct Reserve {
 /// Plan GPU memory. Never panics on odd inputs: missing GPUs or model facts give a partial result,
 /// implausible facts (MEM013) the plan of an unknown model.
 pub fn plan(ctx: &Context) -> MemoryOutcome {
+    plan_measured(ctx, &Measured::default())
+}
+
+/// [`plan`], standing on what a start of this line measured where it is known.
+pub fn plan_measured(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let bad = implausible::hits(ctx);
-    if bad.is_empty() {
-        plan_known(ctx)
+    let mut outcome = if bad.is_empty() {
+        plan_known(ctx, measured)
     } else {
         implausible::unplanned(ctx, bad)
-    }
+    };
+    measured.stood(&mut outcome);
+    outcome
 }
 
 /// The plan on facts that are all plausible (or absent).
-fn plan_known(ctx: &Context) -> MemoryOutcome {
+fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let gpus = terms::used_gpus(ctx.topology, ctx.gpus);
     let Some(&tightest) = gpus.first() else {
         return MemoryOutcome {
@@ -122,23 +133,10 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
     };
     let capacity = gpus.iter().map(|g| g.memory_total_mib).min().unwrap_or(0);
     let base = baseline(ctx, tightest);
-    let sizing = sizing(ctx);
+    let mut sizing = sizing(ctx);
+    measured.size(&mut sizing);
     let user_mfs = user_fraction(ctx);
-    let default_mfs = ctx.server.defaults.mem_fraction_static;
-    let mut reserve = reserve(
-        ctx,
-        &base,
-        &sizing,
-        user_mfs.unwrap_or(default_mfs),
-        capacity,
-    );
-    let lifted = user_mfs
-        .is_none()
-        .then(|| lift(ctx, &base, &sizing, &reserve, capacity))
-        .flatten();
-    if let Some(l) = &lifted {
-        reserve = reserve_lifted(ctx, &base, &sizing, capacity, l.to);
-    }
+    let (reserve, lifted) = reserve_for(ctx, &base, &sizing, user_mfs, capacity);
     let (arg_mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
         None => (reserve.planned, MfsSource::Planned),
@@ -146,11 +144,12 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
     // The fraction the pools get: before 0.4.9 the model runner shrinks it for a vision model.
     let mfs = arg_mfs * crate::resolve::multimodal::runner_fraction_factor(ctx);
     let pools = sizing.pools_at(ctx, base.mib, mfs);
-    let kv_tokens = pools.as_ref().map(|p| p.kv_tokens);
+    let predicted_kv = pools.as_ref().map(|p| p.kv_tokens);
+    let kv_tokens = measured.kv_tokens(predicted_kv);
     let state = pools.as_ref().and_then(|p| p.state);
     let fits = sizing
         .rest_mib(base.mib, mfs)
-        .map(|r| r > 0.0 && kv_tokens.is_some_and(|t| t > 0));
+        .map(|r| measured.started() || (r > 0.0 && kv_tokens.is_some_and(|t| t > 0)));
     let mrr = kv_tokens
         .filter(|&t| t > 0)
         .map(|t| state_cap(ctx, sizing.mrr_for(ctx, Some(t)), state));
@@ -174,7 +173,9 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
             .zip(sizing.weights_mib)
             .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
     );
-    hits.extend(other_processes(ctx, &gpus, &base, &sizing, mfs, kv_tokens));
+    // Other processes' cost is a difference of two predictions.
+    let others = other_processes(ctx, &gpus, &base, &sizing, mfs, predicted_kv);
+    hits.extend(others);
     // The verdict covers every phase of the start: a load peak that does not fit (read from the
     // checkpoint or estimated) and graphs plus the first prefill that do not fit outside the
     // user's pool fail it as surely as weights that do not fit.
@@ -215,6 +216,7 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
             .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64),
         first_use_mib: terms::mib_term(reserve.first_use),
         observed: None,
+        observed_use: None,
     };
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
@@ -222,6 +224,27 @@ fn plan_known(ctx: &Context) -> MemoryOutcome {
         hits,
         baseline_mib: base.mib,
         physics_mem_fraction_static: reserve.physics,
+    }
+}
+
+/// The reserve at the user's fraction, else at SGLang's default unless that is lifted.
+fn reserve_for(
+    ctx: &Context,
+    base: &Baseline,
+    sizing: &Sizing,
+    user_mfs: Option<f64>,
+    capacity: u64,
+) -> (Reserve, Option<Lifted>) {
+    let default_mfs = ctx.server.defaults.mem_fraction_static;
+    let at = user_mfs.unwrap_or(default_mfs);
+    let reserve = reserve(ctx, base, sizing, at, capacity);
+    let lifted = user_mfs
+        .is_none()
+        .then(|| lift(ctx, base, sizing, &reserve, capacity))
+        .flatten();
+    match lifted {
+        Some(l) => (reserve_lifted(ctx, base, sizing, capacity, l.to), Some(l)),
+        None => (reserve, None),
     }
 }
 
@@ -272,6 +295,7 @@ fn sizing(ctx: &Context) -> Sizing {
         }),
         encoder_mib: model.map_or(0.0, |m| m.encoder_bytes() as f64 / split / MIB),
         lora_mib: lora::buffers_mib(ctx).unwrap_or(0.0),
+        graphs_mib: None,
         state_per_req: mamba::per_request_bytes(ctx),
         context_len: model.and_then(|m| m.context_length).unwrap_or(4096),
         page: ctx.server.page_size,
@@ -454,7 +478,9 @@ fn reserve(
     let mrr_estimate = sizing.mrr_for(ctx, sizing.kv_tokens_at(ctx, base.mib, mfs_for_estimate));
     let captured = defaults::captured_decode_bs(d, ctx.server.gpu_memory_mib, Some(mrr_estimate));
     let spec = ctx.server.speculative.is_some();
-    let cuda_graphs = terms::cuda_graphs_mib(&captured, d, ctx.model, spec, d.attn_dp_size);
+    let cuda_graphs = sizing
+        .graphs_mib
+        .unwrap_or_else(|| terms::cuda_graphs_mib(&captured, d, ctx.model, spec, d.attn_dp_size));
     let chunk = if d.chunked_prefill_size > 0 {
         d.chunked_prefill_size
     } else {
