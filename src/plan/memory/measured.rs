@@ -20,7 +20,13 @@ pub struct Measured {
 
 /// Findings that predict a failure during the start itself (the weights or the load peak do
 /// not fit): a start of this very line that served contradicts them.
-const START_FAILURES: [Code; 4] = [Code::MEM004, Code::MEM005, Code::MEM010, Code::MEM012];
+const START_FAILURES: [Code; 5] = [
+    Code::MEM004,
+    Code::MEM005,
+    Code::MEM010,
+    Code::MEM012,
+    Code::MEM018,
+];
 
 impl Measured {
     /// This very line started, at the fraction it runs with.
