@@ -53,6 +53,9 @@ pub fn main(docs: Docs) -> i32 {
 /// `SGLANG_LAUNCH_*` variables that no launcher option reads: a typo there would silently drop
 /// a setting (say, the topology file), so say so with the nearest real name.
 fn unknown_launcher_env() {
+    if !launcher_env_set() {
+        return;
+    }
     let cmd = cli::command_ref();
     let mut known: Vec<String> = cmd
         .get_subcommands()
@@ -85,6 +88,10 @@ fn unknown_launcher_env() {
 /// Empty `SGLANG_LAUNCH_*` values mean unset (unit files and templates write `NAME=`), and a
 /// boolean one must read as a boolean: checked here so the message names the variable.
 fn normalize_launcher_env() -> Result<(), Fatal> {
+    // Most runs set no launcher variable: building the definition would be all they cost.
+    if !launcher_env_set() {
+        return Ok(());
+    }
     // Built apart from `command_ref`, which must only see the environment made here.
     let cmd = &<Cli as clap::CommandFactory>::command();
     let bools: Vec<String> = cmd
@@ -135,6 +142,26 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
     Ok(())
 }
 
+/// Decodes, on a second core, the embedded data nearly every command reads (the newest
+/// release's flags, which hide secrets from the first message on, its environment registry,
+/// the rule catalogue) while this thread reads the command line and the settings. Whoever
+/// needs one first waits for it; nothing else changes. Started after the environment is
+/// normalised: nothing may read it while it is being changed.
+fn warm_embedded_data() {
+    let _ = std::thread::Builder::new().name("warm".into()).spawn(|| {
+        if let Some(newest) = crate::sglang::flagset::KNOWN_VERSIONS.last() {
+            let _ = crate::sglang::flagset::get(newest);
+            let _ = crate::sglang::envs::for_version(newest);
+        }
+        let _ = crate::rules::all();
+    });
+}
+
+/// Whether any `SGLANG_LAUNCH_*` variable is set.
+fn launcher_env_set() -> bool {
+    std::env::vars_os().any(|(n, _)| n.as_encoded_bytes().starts_with(b"SGLANG_LAUNCH_"))
+}
+
 /// Whether the variable holds a count (a whole number above 0).
 fn is_count(var: &str) -> bool {
     use crate::settings::registry::{Kind, VARS};
@@ -162,6 +189,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     // Completion runs on every TAB: a word about the environment there would garble the line.
     if argv.get(1).is_none_or(|a| a != cli::COMPLETE) {
         normalize_launcher_env()?;
+        warm_embedded_data();
         unknown_launcher_env();
     }
     let (launcher, sglang_tokens, form) = split::split_form(&argv);

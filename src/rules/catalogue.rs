@@ -281,13 +281,16 @@ fn code_key(code: &str) -> (String, u32) {
 }
 
 pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Result<Rule, String> {
-    let (head, body) = text
-        .split_once("\n---\n")
+    let end = memchr::memmem::find(text.as_bytes(), b"\n---\n")
         .ok_or("no `---` line after the header")?;
+    let (head, body) = (&text[..end], &text[end + 5..]);
+    // Read once: every check run parses the whole catalogue, so each key must not rescan it.
+    let fields: Vec<(&'static str, &'static str)> =
+        head.lines().filter_map(|l| l.split_once(':')).collect();
     let field = |key: &str| -> Option<&'static str> {
-        head.lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-            .map(str::trim)
+        fields
+            .iter()
+            .find_map(|(k, v)| (*k == key).then(|| v.trim()))
     };
     let code = id.as_str();
     let file_code = field("code").ok_or("no code")?;

@@ -51,11 +51,18 @@ pub fn get(version: &str) -> Option<&'static FlagSet> {
 /// without decoding every release).
 pub fn releases_with(option: &str) -> Vec<&'static str> {
     static ANSWERS: history::Answers = std::sync::LazyLock::new(Default::default);
-    if !quoted_anywhere().contains(option) {
+    static ASKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // A few names are cheaper to look for in the text than to index it; many (a config file's
+    // thousands of unknown keys) are not.
+    let asked = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if asked >= DIRECT_LOOKUPS && !quoted_anywhere().contains(option) {
         return Vec::new();
     }
     history::remembered(&ANSWERS, option, scan_releases_with)
 }
+
+/// How many names [`releases_with`] looks for directly before indexing every option string.
+const DIRECT_LOOKUPS: usize = 16;
 
 /// Every string in the embedded tables that starts with `-`: a superset of the option strings
 /// any release has, read in one pass, so a name no release has (a config file's thousands of
