@@ -15,6 +15,14 @@ const TEXT_ONLY_BY_DEFAULT: &[(&str, &str)] = &[
     ("InklingForConditionalGeneration", "0.5.16"),
 ];
 
+/// Architectures whose model class does not build (or load) its vision and audio towers when
+/// the multimodal part is off, with the release each started to: the checkpoint's towers then
+/// take no GPU memory.
+const SKIPS_TOWERS_WHEN_TEXT_ONLY: &[(&str, &str)] = &[
+    ("Llama4ForConditionalGeneration", "0.4.9.post4"),
+    ("InklingForConditionalGeneration", "0.5.16"),
+];
+
 /// The release from which `--model-impl transformers` keeps the multimodal part on.
 const TRANSFORMERS_IMPL_KEEPS: &str = "0.5.10";
 
@@ -27,6 +35,20 @@ pub fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> b
         return true;
     }
     !text_only_by_default(version, args, m.architecture.as_deref())
+}
+
+/// The model's encoder towers are in its checkpoint but SGLang neither builds nor loads them:
+/// the model is served text-only and its class skips them.
+pub fn towers_skipped(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> bool {
+    let Some(m) = model.filter(|m| m.is_multimodal) else {
+        return false;
+    };
+    let skips = m.architecture.as_deref().is_some_and(|a| {
+        SKIPS_TOWERS_WHEN_TEXT_ONLY
+            .iter()
+            .any(|(name, since)| *name == a && at_least(version, since))
+    });
+    skips && !served(version, args, model)
 }
 
 /// What the model runner multiplies the fraction by (the user's or the default) before 0.4.9

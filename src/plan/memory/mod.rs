@@ -285,15 +285,22 @@ fn sizing(ctx: &Context) -> Sizing {
     let p = &ctx.server.parallel;
     let spec = ctx.server.speculative.as_ref();
     let split = p.tp.max(1) as f64 * p.pp.max(1) as f64;
+    let encoder_mib = model.map_or(0.0, |m| m.encoder_bytes() as f64 / split / MIB);
+    // Towers in the checkpoint that SGLang does not build for a text-only model.
+    let skipped_mib = if crate::resolve::multimodal::towers_skipped(ctx.version, ctx.args, model) {
+        encoder_mib
+    } else {
+        0.0
+    };
     Sizing {
         cell: model.and_then(|m| kv::kv_cell(ctx.args, p, spec, m, draft)),
         weights_mib: model
             .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
-            .map(|b| b as f64 / MIB),
+            .map(|b| (b as f64 / MIB - skipped_mib).max(0.0)),
         draft_mib: model.map_or(0.0, |m| {
             draft::draft_weights_per_gpu(p, spec, m, draft) / MIB
         }),
-        encoder_mib: model.map_or(0.0, |m| m.encoder_bytes() as f64 / split / MIB),
+        encoder_mib: encoder_mib - skipped_mib,
         lora_mib: lora::buffers_mib(ctx).unwrap_or(0.0),
         graphs_mib: None,
         state_per_req: mamba::per_request_bytes(ctx),

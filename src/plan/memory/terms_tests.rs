@@ -259,6 +259,42 @@ fn estimated_weights_count_the_vision_tower() {
 }
 
 #[test]
+fn a_text_only_llama4_does_not_build_its_vision_tower_from_0_4_9_post4() {
+    let dir = format!(
+        "{}/tests/field/models/meta-llama__Llama-4-Scout-17B-16E-Instruct",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args = SglangArgs::with_values(flagset::get("0.5.23").unwrap(), &[]);
+    let m = crate::facts::model::load(&dir, &Env::default(), &args)
+        .facts
+        .unwrap();
+    assert!(m.encoder_bytes() > 0);
+    let topo = node(8, H200, 0, "9.0", true);
+    let tp = ("--tp-size", json!(8));
+    let weights = |o: &MemoryOutcome| mem(o).weights_per_gpu_gib.unwrap() * 1024.0;
+    let tower_mib = m.encoder_bytes() as f64 / 8.0 / MIB;
+    for v in ["0.4.9.post4", "0.5.23"] {
+        let text = run(v, std::slice::from_ref(&tp), &topo, Some(&m));
+        let mm = run(
+            v,
+            &[tp.clone(), ("--enable-multimodal", json!(true))],
+            &topo,
+            Some(&m),
+        );
+        assert_eq!(mem(&text).static_mib.encoder_weights, 0, "{v}");
+        assert!(mem(&mm).static_mib.encoder_weights > 0, "{v}");
+        let saved = weights(&mm) - weights(&text);
+        assert!(
+            (saved - tower_mib).abs() < 2.0,
+            "{v}: {saved} vs {tower_mib}"
+        );
+    }
+    // Before, the tower was built even when the model was served text-only.
+    let old = run("0.4.9.post3", std::slice::from_ref(&tp), &topo, Some(&m));
+    assert!(mem(&old).static_mib.encoder_weights > 0);
+}
+
+#[test]
 fn online_fp8_loads_the_bf16_checkpoint_first() {
     let q = [("--quantization", json!("fp8"))];
     let m = model_with("Qwen__QwQ-32B", &q);
