@@ -125,7 +125,8 @@ pub fn evidence(
         Some((ctx, mrr)) => (mrr, ctx),
         None => (m.max_running_requests.unwrap_or(2048), 0),
     };
-    let act = memory::activations(Some(facts), chunk, tp, mrr, ctx).needed_mib() / 1024.0;
+    let ep = Parallel::of(args).ep;
+    let act = memory::activations(Some(facts), chunk, (tp, ep), mrr, ctx).needed_mib() / 1024.0;
     ev.needed_gib = match oom_in_use {
         Some(u) => Some(u),
         None => real_used.map(|u| u + act),

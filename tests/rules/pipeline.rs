@@ -301,7 +301,15 @@ fn mem005_model_does_not_fit() {
 #[test]
 fn mem016_default_fraction_leaves_no_room_for_one_request() {
     let r1 = "tests/fixtures/models/deepseek-ai__DeepSeek-R1";
-    let sglang = &["--model-path", r1, "--tp", "8", "--trust-remote-code"];
+    let sglang = &[
+        "--model-path",
+        r1,
+        "--tp",
+        "8",
+        "--trust-remote-code",
+        "--cuda-graph-max-bs",
+        "128",
+    ];
     let text = findings(
         "MEM016",
         "8x-h20-nvlink",

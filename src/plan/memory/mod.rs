@@ -495,7 +495,8 @@ fn reserve(
     };
     // SGLang's chunk is already each DP rank's share; the MLP/MoE layers see all shares.
     let tokens = ChunkTokens::of(chunk, d.attn_dp_size);
-    let act = |mrr| activations(ctx.model, tokens, tp, mrr, sizing.context_len);
+    let ep = ctx.server.parallel.ep;
+    let act = |mrr| activations(ctx.model, tokens, (tp, ep), mrr, sizing.context_len);
     let activations = act(mrr_estimate).reserve_mib();
     let largest_graph = captured.iter().copied().max().unwrap_or(1).max(1) as u64;
     let first_batch = act(mrr_estimate.min(largest_graph));
@@ -737,13 +738,33 @@ pub(super) mod tests {
     #[test]
     fn attention_dp_prices_attention_on_the_share_and_mlp_on_the_gathered_chunk() {
         let m = model("oracle/DeepSeek-V3");
-        let chunk = |t| activations(Some(&m), t, 16, 2048, 4096).chunk;
+        let chunk = |t| activations(Some(&m), t, (16, 1), 2048, 4096).chunk;
         let share = chunk(ChunkTokens::of(4096, 1));
         let dp = chunk(ChunkTokens::of(4096, 16));
         let whole = chunk(ChunkTokens::of(65536, 1));
         // The MoE layers see all 16 shares, attention only its own.
         assert!(dp > share, "{dp} vs {share}");
-        assert!(dp < whole / 4.0, "{dp} vs {whole}");
+        assert!(dp < whole, "{dp} vs {whole}");
+    }
+
+    #[test]
+    fn moe_prefill_prices_the_down_output_of_every_routed_expert() {
+        let m = model("oracle/DeepSeek-V3");
+        let chunk = |tp_ep| activations(Some(&m), ChunkTokens::of(8192, 1), tp_ep, 1, 1).chunk;
+        // Per token: 14 hidden-sized buffers, MLP in/out, and 8 routed experts each holding the
+        // activated shard (2048 / 8) beside its hidden-sized down output: (14 + 2 + 8 × (256 +
+        // 7168)) × 7168-wide bf16 terms.
+        let per_token = (16.0 * 7168.0 + 8.0 * (256.0 + 7168.0)) * 2.0;
+        let tp8 = chunk((8, 1));
+        assert!((tp8 - 8192.0 * per_token / MIB).abs() < 1.0, "{tp8}");
+        assert!(
+            tp8 > 1000.0,
+            "an 8k chunk of DeepSeek-V3 needs about a GiB: {tp8}"
+        );
+        // With EP each rank's experts are whole: the activated shard is 2048 wide.
+        let ep8 = chunk((8, 8));
+        let per_token_ep = (16.0 * 7168.0 + 8.0 * (2048.0 + 7168.0)) * 2.0;
+        assert!((ep8 - 8192.0 * per_token_ep / MIB).abs() < 1.0, "{ep8}");
     }
 
     #[test]

@@ -145,31 +145,41 @@ impl ChunkTokens {
 /// Bytes per token of a layer's two parts: attention side (14 hidden-sized buffers: residual,
 /// norms, qkv, attention out) and MLP side (its input and output, 2 hidden-sized, plus the
 /// gate+up+act of the MLP shard). Their sum is the 16 buffers + MLP shard of a plain TP layer.
-fn per_token_bytes(m: &ModelFacts, tp: f64) -> (f64, f64) {
+/// `expert_tp` is the TP size each expert is split by (TP / EP).
+fn per_token_bytes(m: &ModelFacts, tp: f64, expert_tp: f64) -> (f64, f64) {
     let h = m.hidden_size.unwrap_or(4096) as f64;
-    let inter = m
-        .moe_intermediate_size
-        .map(|mi| mi as f64 * m.num_experts_per_tok.unwrap_or(1) as f64)
-        .or(m.intermediate_size.map(|i| i as f64))
-        .unwrap_or(4.0 * h);
     let b = m.dtype_bytes() as f64;
-    (14.0 * h * b, (2.0 * h + 3.0 * inter / tp) * b)
+    let mlp = match (m.moe_intermediate_size, m.num_experts) {
+        (Some(mi), Some(e)) if e > 1 => moe_elements(h, mi as f64 / expert_tp, m),
+        _ => 3.0 * m.intermediate_size.map_or(4.0 * h, |i| i as f64) / tp,
+    };
+    (14.0 * h * b, (2.0 * h + mlp) * b)
+}
+
+/// Elements per token of the fused MoE kernel's buffers for experts split to `shard` columns:
+/// per routed expert the gate/up output (2 × shard), freed before the down projection's output
+/// (hidden-sized, summed over the experts only afterwards), while the activated half (shard)
+/// lives through both. The down output is what makes big chunks expensive: top-k × hidden.
+fn moe_elements(h: f64, shard: f64, m: &ModelFacts) -> f64 {
+    let topk = m.num_experts_per_tok.unwrap_or(1).max(1) as f64;
+    topk * (shard + (2.0 * shard).max(h))
 }
 
 /// Activations for a prefill step of `tokens` and `mrr` requests of up to `ctx` tokens.
 pub fn activations(
     model: Option<&ModelFacts>,
     tokens: ChunkTokens,
-    tp: i64,
+    (tp, ep): (i64, i64),
     mrr: u64,
     ctx: u64,
 ) -> Activations {
     let local = tokens.local.max(2048) as f64;
     let gathered = (tokens.gathered as f64).max(local);
+    let expert_tp = (tp / ep.max(1)).max(1) as f64;
     let tp = tp.max(1) as f64;
     let (chunk, vocab) = match model {
         Some(m) => {
-            let (attn, mlp) = per_token_bytes(m, tp);
+            let (attn, mlp) = per_token_bytes(m, tp, expert_tp);
             (
                 local * attn + gathered * mlp,
                 m.vocab_size.unwrap_or(128_000) as f64,
