@@ -145,6 +145,7 @@ catalogue! {
     QUANT006 => c(quant_block::fp8_block_shard),
     QUANT007 => c(quant::fp8_pre_ada_dense),
     QUANT008 => c(quant_block::fp8_block_shard_dense),
+    QUANT009 => c(quant_compat::quant_method_mismatch),
     // Communication and NCCL environment.
     COMM001 => c(comm::nccl_p2p_disable_nvlink),
     COMM002 => c(comm::shm),

@@ -18,6 +18,7 @@ pub mod parser;
 mod pyjson;
 pub mod pytypes;
 pub mod pyyaml;
+pub mod quant_compat;
 pub mod recover;
 pub mod release;
 pub mod renames;

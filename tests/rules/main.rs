@@ -30,6 +30,7 @@ mod mix;
 mod par;
 mod pkg;
 mod quant;
+mod quant_compat;
 mod spec;
 mod srv;
 mod top;

@@ -12,7 +12,7 @@ const Q30: &str = "Qwen__Qwen3-30B-A3B-FP8";
 
 /// Every QUANT case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), block()].concat()
+    [base(), block(), crate::quant_compat::cases()].concat()
 }
 
 /// QUANT006: FP8 block shards, on the real checkpoints' configs.

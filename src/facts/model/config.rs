@@ -82,6 +82,11 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
         num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
         dtype: s("torch_dtype").or_else(|| s("dtype")),
         checkpoint_quant_method: quant_method.clone(),
+        config_quant_method: top
+            .get("quantization_config")
+            .and_then(|q| q.get("quant_method"))
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase),
         quant_method,
         weight_bytes: None,
         weight_source: WeightSource::Estimate,

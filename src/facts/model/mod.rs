@@ -141,6 +141,9 @@ pub struct ModelFacts {
     pub encoders: Vec<encoder::EncoderDims>,
     /// The checkpoint's own `quant_method` (`quant_method` also takes `--quantization`).
     pub checkpoint_quant_method: Option<String>,
+    /// config.json's own `quantization_config.quant_method`, lowercased, as SGLang's model config
+    /// compares it with `--quantization` (none when it came from `hf_quant_config.json`).
+    pub config_quant_method: Option<String>,
     /// Online quantisation (`--quantization fp8` on a 16-bit checkpoint): the checkpoint's
     /// bytes, all resident before SGLang quantises them; `weight_bytes` is then the quantised size.
     pub online_quant_load_bytes: Option<u64>,
@@ -335,11 +338,13 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
         Ok(v) => v,
         Err(problem) => return ModelLoad::failed(problem),
     };
+    let own_method = config_quant_method(&config);
     with_hf_quant_config(&mut config, &dir);
     let mut facts = match config_facts(config, &config_path, args) {
         Ok(f) => f,
         Err(problem) => return ModelLoad::failed(problem),
     };
+    facts.config_quant_method = own_method;
     facts.dir = dir.clone();
     let mut problem = None;
     match weight_bytes_from_files(&dir, &mut facts.implausible) {
@@ -358,6 +363,15 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
         facts: Some(facts),
         problem,
     }
+}
+
+/// config.json's `quantization_config.quant_method` as SGLang reads it (lowercased).
+pub(crate) fn config_quant_method(config: &Value) -> Option<String> {
+    config
+        .get("quantization_config")?
+        .get("quant_method")?
+        .as_str()
+        .map(str::to_ascii_lowercase)
 }
 
 /// A ModelOpt checkpoint may keep its quantisation in `hf_quant_config.json` beside a config.json

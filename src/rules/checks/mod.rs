@@ -18,6 +18,7 @@ pub mod par;
 pub mod pkg;
 pub mod quant;
 pub mod quant_block;
+pub mod quant_compat;
 pub mod spec;
 pub mod srv;
 pub mod top;

@@ -1,0 +1,38 @@
+//! `--quantization` against the checkpoint's own quantisation method.
+
+use super::*;
+
+/// The value SGLang accepts for this checkpoint besides none: its own method, or the Marlin
+/// method that takes it over on recent GPUs.
+fn accepted(checkpoint: &str) -> String {
+    match checkpoint {
+        "awq" => "`awq` or `awq_marlin`".to_owned(),
+        "gptq" => "`gptq` or `gptq_marlin`".to_owned(),
+        "modelopt" => "`modelopt`".to_owned(),
+        m => format!("`{m}`"),
+    }
+}
+
+/// QUANT009: the release's model config refuses `--quantization` for this checkpoint
+/// (a different method, not compatible, no override can take the pair over).
+pub fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
+    let Some(given) = ctx.sval("--quantization").map(|q| q.to_ascii_lowercase()) else {
+        return vec![];
+    };
+    // What SGLang's model config sees: the resolved value, when resolution left it as given.
+    if ctx.quant().map(|q| q.to_ascii_lowercase()).as_deref() != Some(given.as_str()) {
+        return vec![];
+    }
+    let Some(checkpoint) = ctx.model.and_then(|m| m.config_quant_method.as_deref()) else {
+        return vec![];
+    };
+    let vllm_absent = ctx.packages.is_some_and(|p| p.get("vllm").is_none());
+    if !crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, vllm_absent) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--quantization {given} on a checkpoint whose config.json says quant_method {checkpoint}: SGLang {} refuses the pair at start-up ('Quantization method specified in the model config ({checkpoint}) does not match …'); drop --quantization (SGLang reads the checkpoint's method) or give {}",
+        ctx.version,
+        accepted(checkpoint)
+    ))]
+}

@@ -1,0 +1,101 @@
+//! When SGLang's model config refuses a `--quantization` that is not the checkpoint's
+//! `quant_method`, per release: `data/quant-compat.json`, generated from each release's
+//! `_verify_quantization` and quantisation methods by `scripts/gen-quant-compat.py`.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::release;
+
+#[derive(Deserialize)]
+struct Data {
+    releases: Vec<String>,
+    tables: Vec<Table>,
+    by_release: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+struct Table {
+    /// `--quantization` → the checkpoint methods it is accepted with.
+    compatible: BTreeMap<String, Vec<String>>,
+    /// Methods that requantise any checkpoint online.
+    requantize: Vec<String>,
+    overrides: Vec<Override>,
+}
+
+/// A method's `override_quantization_method` may return a method (which then stands for both
+/// sides) for these given and checkpoint methods (`None`: any).
+#[derive(Deserialize)]
+struct Override {
+    given: Option<Vec<String>>,
+    checkpoint: Option<Vec<String>>,
+    /// Registered from vLLM: it may fire for any pair where vLLM is installed.
+    vllm: bool,
+}
+
+fn data() -> &'static Data {
+    static DATA: OnceLock<Data> = OnceLock::new();
+    DATA.get_or_init(|| {
+        serde_json::from_str(include_str!("../../data/quant-compat.json"))
+            .expect("data/quant-compat.json is generated valid")
+    })
+}
+
+fn covers(set: Option<&Vec<String>>, m: &str) -> bool {
+    set.is_none_or(|s| s.iter().any(|x| x == m))
+}
+
+/// Whether release `version` refuses `--quantization given` for a checkpoint whose
+/// `quant_method` is `checkpoint` for sure: an embedded release (exactly), the methods differ,
+/// the pair is not in its compatibility table, and no override can apply (one from vLLM can,
+/// unless `vllm_absent`).
+pub fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent: bool) -> bool {
+    let d = data();
+    let Some(table) = release::position(version)
+        .and_then(|i| release::KNOWN_VERSIONS.get(i))
+        .and_then(|v| d.releases.iter().position(|r| r == v))
+        .and_then(|i| d.by_release.get(i))
+        .and_then(|&t| d.tables.get(t))
+    else {
+        return false;
+    };
+    if given == checkpoint || table.requantize.iter().any(|m| m == given) {
+        return false;
+    }
+    let compatible = table.compatible.get(given);
+    if compatible.is_some_and(|c| c.iter().any(|m| m == checkpoint)) {
+        return false;
+    }
+    !table.overrides.iter().any(|o| {
+        if o.vllm {
+            return !vllm_absent;
+        }
+        covers(o.given.as_ref(), given) && covers(o.checkpoint.as_ref(), checkpoint)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_follow_the_release() {
+        // A different method with no override or compatibility: refused.
+        assert!(refuses("0.5.5", "gptq", "awq", true));
+        assert!(refuses("0.5.23", "fp8", "awq", true));
+        // Marlin takes over AWQ / GPTQ checkpoints; ModelOpt FP4 is compatible with modelopt.
+        assert!(!refuses("0.5.5", "awq_marlin", "awq", true));
+        assert!(!refuses("0.5.5", "gptq_marlin", "gptq", true));
+        assert!(!refuses("0.5.5", "modelopt_fp4", "modelopt", true));
+        assert!(!refuses("0.5.5", "w8a8_fp8", "compressed-tensors", true));
+        assert!(!refuses("0.5.23", "quark_mxfp4", "fp8", true));
+        // vLLM's overrides cannot be read: unknown where it may be installed.
+        assert!(!refuses("0.5.3", "gptq", "awq", false));
+        assert!(refuses("0.5.3", "gptq", "awq", true));
+        // Not an embedded release: unknown.
+        assert!(!refuses("0.5.24.dev1", "gptq", "awq", true));
+        assert_eq!(data().releases.len(), data().by_release.len());
+    }
+}

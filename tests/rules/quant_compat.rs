@@ -1,0 +1,66 @@
+//! QUANT009: `--quantization` against the checkpoint's config.json `quant_method`, on real
+//! checkpoints' configs (the pairs the evidence goldens record, and the working ones beside them).
+
+use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
+
+use crate::support::{Case, c, checkpoint};
+
+const AWQ: &str = "TheBloke__Llama-2-7B-AWQ";
+const GPTQ: &str = "TheBloke__Llama-2-7B-GPTQ";
+const CT: &str = "RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic";
+const FP8: &str = "Qwen__Qwen3-32B-FP8";
+
+fn q(model: &str, method: &'static str) -> Case {
+    c("QUANT009")
+        .arg("--quantization", json!(method))
+        .model(checkpoint(model))
+}
+
+/// A ModelOpt checkpoint whose config.json names `quant_method: modelopt`.
+fn modelopt() -> ModelFacts {
+    ModelFacts {
+        config_quant_method: Some("modelopt".into()),
+        ..checkpoint("Qwen__Qwen3-8B")
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        // Refused: no compatibility and no override takes the pair.
+        q(AWQ, "gptq"),
+        q(GPTQ, "awq"),
+        q(FP8, "awq"),
+        q(CT, "fp8"),
+        q(AWQ, "gptq").version("0.5.5"),
+        // Working: the checkpoint's own method, Marlin taking over, compatible pairs.
+        q(AWQ, "awq").no(),
+        q(AWQ, "awq_marlin").no(),
+        q(AWQ, "marlin").no(),
+        q(AWQ, "moe_wna16").no(),
+        q(GPTQ, "gptq_marlin").no(),
+        q(FP8, "fp8").no(),
+        q(CT, "compressed-tensors").no(),
+        q(CT, "w8a8_fp8").no(),
+        // Online quantisation of a BF16 checkpoint: no quant_method to differ from.
+        q("Qwen__Qwen3-8B", "fp8").no(),
+        // quark_mxfp4 requantises any checkpoint (0.5.17 on).
+        q(FP8, "quark_mxfp4").no(),
+        // ModelOpt: the compatible methods, and any value on ROCm's Petit override.
+        c("QUANT009")
+            .arg("--quantization", json!("modelopt_fp4"))
+            .model(modelopt())
+            .no(),
+        c("QUANT009")
+            .arg("--quantization", json!("fp8"))
+            .model(modelopt())
+            .no(),
+        // Before 0.5.4.post2 vLLM's methods may take any pair over, unless vLLM is absent.
+        q(AWQ, "gptq").version("0.5.3").no(),
+        q(AWQ, "gptq")
+            .version("0.5.3")
+            .pkgs(&[("torch", "2.8.0+cu128")]),
+        // Not an embedded release: unknown.
+        q(AWQ, "gptq").version("0.5.24.dev1").no(),
+    ]
+}
