@@ -22,6 +22,7 @@ const FAMILIES: &[(&str, &str)] = &[
     ("HUB", "Model files from the Hugging Face Hub"),
     ("MEM", "Memory plan"),
     ("MIX", "Features SGLang rejects or breaks together"),
+    ("MODEL", "Model architectures"),
     ("PAR", "Parallelism and multi-node"),
     ("PKG", "Installed packages"),
     ("QUANT", "Quantisation"),

@@ -149,6 +149,11 @@ impl Ledger {
 fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSettings) -> Vec<Hit> {
     let ctx = Context::new(line.facts(machine, models));
     let mut hits = rules::evaluate(&ctx, settings);
+    if machine.neighbours.is_some() || machine.selected.modified.is_some() {
+        // The model registry is known for the embedded releases only: a release this build
+        // lacks, or a checkout, dev image or fork, may have classes the data does not.
+        hits.retain(|h| !matches!(h.code, Code::MODEL001 | Code::MODEL002));
+    }
     if machine.neighbours.is_some() {
         // Approximate mode: FLAG004–006 judge spellings by a release that is not the user's
         // (the argument findings judge them by the releases around it), and FLAG001 may not

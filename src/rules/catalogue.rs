@@ -146,6 +146,9 @@ catalogue! {
     QUANT007 => c(quant::fp8_pre_ada_dense),
     QUANT008 => c(quant_block::fp8_block_shard_dense),
     QUANT009 => c(quant_compat::quant_method_mismatch),
+    // Model architectures the release's model registry resolves.
+    MODEL001 => c(model::unsupported),
+    MODEL002 => c(model::transformers_fallback),
     // Communication and NCCL environment.
     COMM001 => c(comm::nccl_p2p_disable_nvlink),
     COMM002 => c(comm::shm),

@@ -5,6 +5,7 @@
 //! distributions that the package facts share).
 
 pub mod approx;
+pub mod architectures;
 pub mod config;
 pub mod envs;
 pub mod error;

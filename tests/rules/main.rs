@@ -27,6 +27,7 @@ mod env;
 mod ep;
 mod flag;
 mod mix;
+mod model;
 mod par;
 mod pkg;
 mod quant;
@@ -50,6 +51,7 @@ fn all_cases() -> Vec<support::Case> {
         env::cases(),
         flag::cases(),
         mix::cases(),
+        model::cases(),
         par::cases(),
         pkg::cases(),
         quant::cases(),

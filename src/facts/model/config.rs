@@ -66,6 +66,7 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             .and_then(|a| a.first())
             .and_then(Value::as_str)
             .map(str::to_owned),
+        registry: super::registry::read(top),
         model_type: s("model_type"),
         num_hidden_layers: layers,
         hidden_size: u("hidden_size"),

@@ -28,6 +28,7 @@ mod missing;
 mod online;
 pub(crate) mod plausible;
 pub mod quant;
+pub mod registry;
 #[cfg(test)]
 mod tests;
 
@@ -64,6 +65,8 @@ pub struct ModelFacts {
     pub dir: PathBuf,
     /// `architectures[0]`, e.g. `Qwen3ForCausalLM`.
     pub architecture: Option<String>,
+    /// What SGLang's model registry looks the checkpoint up by (every name in `architectures`).
+    pub registry: registry::RegistryKeys,
     /// `model_type`, e.g. `qwen3`, `deepseek_v3` (of the text model for multimodal configs).
     pub model_type: Option<String>,
     pub num_hidden_layers: Option<u64>,

@@ -14,6 +14,7 @@ pub mod env;
 pub mod ep;
 pub mod flag;
 pub mod matrix;
+pub mod model;
 pub mod par;
 pub mod pkg;
 pub mod quant;

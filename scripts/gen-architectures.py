@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Build data/architectures.json: per model architecture name, the releases whose model registry
+resolves it, and the releases whose start-up code rewrites it before the registry looks it up.
+
+    scripts/gen-architectures.py        # every release in sglang_releases.RELEASES (unpacked wheels)
+
+Read statically from each unpacked release (nothing imported):
+
+  * "c" (class): the registry. SGLang imports every module directly under sglang/srt/models/
+    (not its sub-packages) and registers the class names its `EntryClass` binds (a class or a
+    list of classes; the architecture name is the class's own name, also when imported).
+  * "r" (rewritten): a name SGLang's own configuration code may replace in `architectures`
+    before the lookup: a string compared in the test of an `if` whose body assigns, appends to
+    or removes from an `architectures` value (directly, or through a helper such as
+    `_set_architectures`), or sets the model type (which picks the configuration class and the
+    rewrites that follow), in sglang/srt/configs/, hf_transformers_utils, sglang/srt/model_loader/
+    and the registry (e.g. Olmo3ForCausalLM → Olmo2ForCausalLM, LongcatCausalLM through its model
+    type). A predicate the test calls or names (`is_embedding_gemma`) is read too. Where such a
+    rewrite applies is not modelled: a name the release may rewrite is taken as one it loads
+    (the launcher then says nothing).
+  * "d" (draft): the same, for rewrites made only for a speculative draft model (tests naming
+    `is_draft_model`, or inside a function about the draft): a NextN / MTP checkpoint's target
+    architecture becomes its draft class.
+
+and per release ("config_types"), the `model_type`s whose checkpoints SGLang's configuration code
+gives architectures of its own: the model types those tests compare, and those of SGLang's own
+configuration classes that set `architectures` themselves. A checkpoint of such a type is looked
+up under whatever that code writes, so its config.json's names are not judged.
+
+"transformers_fallback_from": the first release from which every release's loader, for a name
+its registry lacks, tries the generic Transformers backend (`resolve_transformers_arch` in
+model_loader/utils.py, and `TransformersForCausalLM` registered) instead of raising at once.
+"mistral_by_name_from": the first release from which every release reads a checkpoint whose
+path names a Mistral model ("mistral-large-3", …) from Mistral's own params.json, not config.json.
+
+Facts only: names and release ranges. Output, one entry per line and the brackets that close
+each section on lines of their own (the launcher decodes only the line it looks up):
+{"format", "releases": [first, last], "transformers_fallback_from", "mistral_by_name_from",
+"architectures": {NAME: {"c"|"r"|"d": [[first, last], ...]}}, "config_types": {TYPE: [[first,
+last], ...]}}, each range inclusive, in release order.
+"""
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sglang_releases as rel  # noqa: E402
+
+OUT = rel.ROOT / "data" / "architectures.json"
+# What an architecture name looks like: a CamelCase identifier with a lower-case letter, not one
+# of transformers' auto classes (`auto_map` keys such as AutoModel, which tests compare too).
+ARCH = re.compile(r"^(?!Auto[A-Z])[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*$")
+# The configuration code that runs before the registry lookup, relative to sglang/srt/.
+CONFIG_CODE = ["configs", "hf_transformers_utils.py", "utils/hf_transformers_utils.py",
+               "utils/hf_transformers", "model_loader", "models/registry.py"]
+
+
+def parse(path):
+    try:
+        return ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"))
+    except SyntaxError:
+        return None
+
+
+def entry_classes(tree):
+    """The class names `EntryClass = X` or `EntryClass = [X, Y]` binds (an imported class keeps
+    its own name: `from m import A as B` registers A)."""
+    renamed = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+               for a in n.names if a.asname}
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets):
+            values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+            out += [renamed.get(v.id, v.id) for v in values if isinstance(v, ast.Name)]
+    return out
+
+
+def registry(src):
+    names = set()
+    for f in sorted((src / "models").glob("*.py")):
+        tree = parse(f)
+        if tree is not None:
+            names.update(entry_classes(tree))
+    return names
+
+
+def mentions(node, word):
+    return any((isinstance(n, ast.Attribute) and n.attr == word)
+               or (isinstance(n, ast.Name) and n.id == word)
+               or (isinstance(n, ast.Constant) and n.value == word)
+               for n in ast.walk(node))
+
+
+class Code:
+    """One release's configuration code: its modules, their string constants, and the helper
+    functions that change `architectures` (`_set_architectures(config, "X")`)."""
+
+    def __init__(self, trees):
+        self.trees = trees
+        self.consts = constants(trees)
+        self.functions = {}
+        for tree in trees:
+            for n in ast.walk(tree):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.functions.setdefault(n.name, []).append(n)
+        self.helpers = set()
+        while True:
+            more = {name for name, defs in self.functions.items() if name not in self.helpers
+                    and any(self.changes(d.body, model_type=False) for d in defs)}
+            if not more:
+                break
+            self.helpers |= more
+
+    def changes(self, body, model_type=True):
+        """The statements assign, append to, remove from or update an `architectures` value
+        (or, with `model_type`, the model type, which picks the configuration class and later
+        rewrites), directly or through a helper."""
+        def hit(n):
+            # A local `model_type` variable (the GGUF loader's) is not the config's.
+            return mentions(n, "architectures") or (model_type and any(
+                (isinstance(m, ast.Attribute) and m.attr == "model_type")
+                or (isinstance(m, ast.Constant) and m.value == "model_type") for m in ast.walk(n)))
+
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Assign) and any(hit(t) for t in n.targets):
+                    return True
+                if isinstance(n, (ast.AugAssign, ast.AnnAssign)) and hit(n.target):
+                    return True
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                        "append", "remove", "insert", "extend", "update", "setdefault", "pop",
+                        "clear") and hit(n):
+                    return True
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and (
+                        (n.func.id == "setattr" and hit(n)) or n.func.id in self.helpers):
+                    return True
+        return False
+
+    def names_in(self, test, seen=None):
+        """(architecture names, model types) a test compares, following the predicates it calls
+        or names (`is_embedding_gemma(config)`, `getattr(cfg, "is_embedding_gemma", False)`)."""
+        seen = set() if seen is None else seen
+        strings, types = set(), set()
+        for n in ast.walk(test):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                strings.add(n.value)
+            elif isinstance(n, ast.Name) and n.id in self.consts:
+                strings |= self.consts[n.id]
+            if isinstance(n, ast.Compare) and mentions(n, "model_type"):
+                for side in [n.left] + n.comparators:
+                    types |= {c.value for c in ast.walk(side)
+                              if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+                    types |= {v for c in ast.walk(side) if isinstance(c, ast.Name)
+                              for v in self.consts.get(c.id, ())}
+        called = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)} | {
+            n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute)} | strings
+        for name in sorted(called & set(self.functions) - seen):
+            seen.add(name)
+            for d in self.functions[name]:
+                a, t = self.names_in(d, seen)
+                strings |= a
+                types |= t
+        types.discard("model_type")
+        return {s for s in strings if ARCH.match(s)}, {t for t in types if not ARCH.match(t)}
+
+    def rewrites(self, tree):
+        """(target names, draft-only names, model types): what the tests of `if`s that change
+        `architectures` compare. Draft-only: an enclosing test or function is about the draft."""
+        target, draft, types = set(), set(), set()
+
+        def visit(node, drafty):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                drafty = drafty or "draft" in node.name
+            if isinstance(node, ast.If):
+                d = drafty or about_draft(node.test)
+                if self.changes(node.body) or self.changes(node.orelse):
+                    names, mts = self.names_in(node.test)
+                    (draft if d else target).update(names)
+                    if not d:
+                        types.update(mts)
+                for child in node.body + node.orelse:
+                    visit(child, d)
+                return
+            for child in ast.iter_child_nodes(node):
+                visit(child, drafty)
+
+        visit(tree, False)
+        return target, draft, types
+
+    def setting_config_types(self, tree):
+        """`model_type`s of configuration classes whose own code sets `architectures`."""
+        out = set()
+        for cls in ast.walk(tree):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            mt = [n.value.value for n in cls.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == "model_type" for t in n.targets)
+                  and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)]
+            if mt and self.changes(cls.body, model_type=False):
+                out.update(mt)
+        return out
+
+
+def constants(trees):
+    """Module-level names bound to collections of strings (`MIMO_ARCHS = ["A", "B"]`), across
+    the configuration modules, so a test `arch in MIMO_ARCHS` names them."""
+    out = {}
+    for tree in trees:
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, ast.AnnAssign) and node.value else [])
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    strings = [n.value for n in ast.walk(node.value)
+                               if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                    if strings:
+                        out.setdefault(t.id, set()).update(strings)
+    return out
+
+
+def about_draft(node):
+    return any((isinstance(n, ast.Name) and "draft" in n.id)
+               or (isinstance(n, ast.Attribute) and "draft" in n.attr) for n in ast.walk(node))
+
+
+def config_trees(src):
+    trees = []
+    for part in CONFIG_CODE:
+        p = src / part
+        files = sorted(p.rglob("*.py")) if p.is_dir() else ([p] if p.exists() else [])
+        trees += [t for t in map(parse, files) if t is not None]
+    return trees
+
+
+def has_fallback(src):
+    utils = parse(src / "model_loader" / "utils.py")
+    return utils is not None and any(
+        isinstance(n, ast.FunctionDef) and n.name == "resolve_transformers_arch" for n in utils.body)
+
+
+def read_release(version):
+    src = rel.source(version) / "sglang" / "srt"
+    code = Code(config_trees(src))
+    target, draft, types = set(), set(), set()
+    for tree in code.trees:
+        t, d, mt = code.rewrites(tree)
+        target |= t
+        draft |= d
+        types |= mt | code.setting_config_types(tree)
+    classes = registry(src)
+    fallback = has_fallback(src) and "TransformersForCausalLM" in classes
+    mistral = any(isinstance(n, ast.Constant) and n.value == "mistral-large-3"
+                  for tree in code.trees for n in ast.walk(tree))
+    kinds = {"c": classes, "r": target - classes, "d": draft - classes - target}
+    return kinds, types, fallback, mistral
+
+
+def ranges(indices):
+    runs = rel.runs(indices)  # [start, count, start, count, ...]
+    return [[rel.RELEASES[a], rel.RELEASES[a + n - 1]] for a, n in zip(runs[::2], runs[1::2])]
+
+
+def first_of_every_later(flags):
+    """The first release from which every release has the feature (a boundary that holds)."""
+    return rel.RELEASES[next(i for i in range(len(flags)) if all(flags[i:]))]
+
+
+def main():
+    per_arch, per_type, fallback, mistral = {}, {}, [], []
+    for i, v in enumerate(rel.RELEASES):
+        kinds, types, fb, mi = read_release(v)
+        for kind, names in kinds.items():
+            for name in names:
+                per_arch.setdefault(name, {}).setdefault(kind, []).append(i)
+        for t in types:
+            per_type.setdefault(t, []).append(i)
+        fallback.append(fb)
+        mistral.append(mi)
+    head = {"format": "sglang-launch model architectures 1",
+            "releases": [rel.RELEASES[0], rel.RELEASES[-1]],
+            "transformers_fallback_from": first_of_every_later(fallback),
+            "mistral_by_name_from": first_of_every_later(mistral)}
+    lines = [json.dumps(head)[:-1] + ",", '"architectures":{']
+    arch_lines = [json.dumps(name) + ":" + json.dumps({k: ranges(ix) for k, ix in sorted(kinds.items())},
+                                                      separators=(",", ":"))
+                  for name, kinds in sorted(per_arch.items())]
+    lines += [",\n".join(arch_lines), '},', '"config_types":{']
+    type_lines = [json.dumps(t) + ":" + json.dumps(ranges(ix), separators=(",", ":"))
+                  for t, ix in sorted(per_type.items())]
+    lines += [",\n".join(type_lines), "}}"]
+    OUT.write_text("\n".join(lines) + "\n")
+    json.loads(OUT.read_text())
+    print(f"{OUT.relative_to(rel.ROOT)}: {len(per_arch)} architectures, {len(per_type)} config types, "
+          f"Transformers fallback from {head['transformers_fallback_from']}, Mistral configs by "
+          f"name from {head['mistral_by_name_from']}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+//! Model architectures the release's model registry cannot resolve. SGLang looks config.json's
+//! `architectures` up in its registry (the `EntryClass` of each module under
+//! `sglang/srt/models/`) while loading the model. Before the Transformers fallback
+//! ([`TRANSFORMERS_FALLBACK_FROM`]) a name it lacks stops the server; from it on SGLang tries its
+//! generic Transformers backend, which works only where transformers (or the checkpoint's own
+//! code) provides the class.
+
+use super::*;
+use crate::facts::model::ModelFacts;
+use crate::sglang::architectures::{
+    self, Lookup, MISTRAL_BY_NAME_FROM, TRANSFORMERS_FALLBACK_FROM,
+};
+use crate::sglang::release::KNOWN_VERSIONS;
+use crate::sglang::version::at_least;
+
+/// A checkpoint the registry of the user's release has no class for.
+struct Unresolved<'a> {
+    /// Where the names come from: the model's config.json, or the draft's.
+    source: String,
+    facts: &'a ModelFacts,
+    /// The release's index in the embedded list.
+    at: usize,
+}
+
+/// The checkpoints (the served model, then a separate draft) whose `architectures` the
+/// release's registry resolves none of.
+fn unresolved<'a>(ctx: &Context<'a>) -> Vec<Unresolved<'a>> {
+    // Only an embedded release's registry is known: a newer one may have the class.
+    let Some(at) = architectures::exact(ctx.version) else {
+        return vec![];
+    };
+    if !registry_decides(ctx) {
+        return vec![];
+    }
+    let mut out = vec![];
+    let path = ctx.sval("--model-path").unwrap_or_default();
+    if let Some(m) = ctx.model.filter(|m| !resolves(ctx, m, &path, at, false)) {
+        out.push(Unresolved {
+            source: "config.json `architectures`".into(),
+            facts: m,
+            at,
+        });
+    }
+    let draft = ctx
+        .server
+        .speculative
+        .as_ref()
+        .and_then(|s| s.separate_draft());
+    if let (Some(path), Some(m)) = (draft, ctx.draft_facts())
+        && !resolves(ctx, m, path, at, true)
+    {
+        out.push(Unresolved {
+            source: format!("`architectures` of the speculative draft model {path}"),
+            facts: m,
+            at,
+        });
+    }
+    out
+}
+
+/// SGLang's own registry is what resolves the names: no external model package
+/// (`SGLANG_EXTERNAL_MODEL_PACKAGE` registers classes of its own), no implementation asked for
+/// other than SGLang's (`--model-impl transformers` skips the registry on purpose), and config.json
+/// read as transformers reads it (another `--model-config-parser` builds the config itself).
+fn registry_decides(ctx: &Context) -> bool {
+    let external = ctx
+        .env
+        .get("SGLANG_EXTERNAL_MODEL_PACKAGE")
+        .is_some_and(|v| !v.is_empty());
+    let own = matches!(
+        implementation(ctx).as_deref(),
+        None | Some("auto" | "sglang")
+    );
+    let hf = matches!(
+        ctx.sval("--model-config-parser").as_deref(),
+        None | Some("auto" | "hf")
+    );
+    !external && own && hf
+}
+
+/// `--model-impl` (`--impl` on 0.4.7–0.4.9.post2), when this release has it.
+fn implementation(ctx: &Context) -> Option<String> {
+    ctx.sval("--model-impl").or_else(|| ctx.sval("--impl"))
+}
+
+/// The release loads this checkpoint under one of its names, or the launcher cannot tell: no
+/// names, a model type the release gives architectures of its own, or a Mistral checkpoint the
+/// release reads from `params.json`.
+fn resolves(ctx: &Context, m: &ModelFacts, path: &str, at: usize, draft: bool) -> bool {
+    let keys = &m.registry;
+    if keys.architectures.is_empty() {
+        return true;
+    }
+    if keys
+        .model_type
+        .as_deref()
+        .is_some_and(|t| architectures::config_type_rewritten(t, at))
+    {
+        return true;
+    }
+    if at_least(ctx.version, MISTRAL_BY_NAME_FROM) && mistral_by_name(path) {
+        return true;
+    }
+    keys.architectures
+        .iter()
+        .any(|a| architectures::lookup(a, at, draft) != Lookup::Missing)
+}
+
+/// The names SGLang's Mistral heuristic reads from `params.json` instead of config.json (the
+/// union of every release's list).
+fn mistral_by_name(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    ["mistral-large-3", "mistral-small-4", "leanstral"]
+        .iter()
+        .any(|n| lower.contains(n))
+        || (lower.contains("eagle") && lower.contains("mistral"))
+}
+
+/// `A`, or `any of A, B`.
+fn names(m: &ModelFacts) -> String {
+    match m.registry.architectures.as_slice() {
+        [one] => one.clone(),
+        all => format!("any of {}", all.join(", ")),
+    }
+}
+
+/// Which releases implement one of the names: the first later one, else the last earlier one.
+fn elsewhere(m: &ModelFacts, at: usize) -> String {
+    let newest = KNOWN_VERSIONS.last().copied().unwrap_or_default();
+    let mut next = None;
+    let mut prev = None;
+    for a in &m.registry.architectures {
+        let (n, p) = architectures::releases_with(a, at);
+        next = next.or(n.map(|v| (a, v)));
+        prev = prev.or(p.map(|v| (a, v)));
+    }
+    match (next, prev) {
+        (Some((a, v)), _) => format!(
+            "the first release that implements {a} is {v} (`sglang-launch upgrade --to {v}` rewrites the command line for it)"
+        ),
+        (None, Some((a, v))) => format!(
+            "no later release up to {newest} implements it (the last that implemented {a} was {v})"
+        ),
+        (None, None) => format!("no release up to {newest} implements it"),
+    }
+}
+
+/// MODEL001: a release without the Transformers fallback stops on a name its registry lacks.
+pub fn unsupported(ctx: &Context) -> Vec<Fired> {
+    if at_least(ctx.version, TRANSFORMERS_FALLBACK_FROM) {
+        return vec![];
+    }
+    unresolved(ctx)
+        .into_iter()
+        .map(|u| {
+            let archs = &u.facts.registry.architectures;
+            Fired::new(format!(
+                "SGLang {} has no model class for {} ({}) and no fallback implementation: it stops while loading the model ('Model architectures {} are not supported for now'); {}",
+                ctx.version,
+                names(u.facts),
+                u.source,
+                python_list(archs),
+                elsewhere(u.facts, u.at),
+            ))
+        })
+        .collect()
+}
+
+/// MODEL002: from the fallback on, SGLang serves an unknown name through its generic
+/// Transformers backend, if transformers or the checkpoint's own code has the class.
+pub fn transformers_fallback(ctx: &Context) -> Vec<Fired> {
+    if !at_least(ctx.version, TRANSFORMERS_FALLBACK_FROM) {
+        return vec![];
+    }
+    unresolved(ctx)
+        .into_iter()
+        .map(|u| {
+            let first = u.facts.registry.architectures.first().cloned().unwrap_or_default();
+            let needs = if u.facts.registry.auto_model {
+                "config.json's auto_map names an AutoModel, which it loads from the checkpoint's own code (--trust-remote-code); if that code does not load, or is not compatible with SGLang's attention backends, it stops while loading the model".to_owned()
+            } else {
+                format!("config.json's auto_map names no AutoModel, so unless the installed transformers has a class named {first} (one compatible with SGLang's attention backends) it stops while loading the model ('Cannot find model module. '{first}' is not a registered model in the Transformers library')")
+            };
+            Fired::new(format!(
+                "SGLang {} has no model class for {} ({}): it falls back to its generic Transformers backend (slower; some features unavailable), and {needs}; for SGLang's own implementation, {}",
+                ctx.version,
+                names(u.facts),
+                u.source,
+                elsewhere(u.facts, u.at),
+            ))
+        })
+        .collect()
+}
+
+/// `['A', 'B']`, as Python prints a list of strings.
+fn python_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    format!("[{}]", quoted.join(", "))
+}

@@ -1,0 +1,277 @@
+//! Which model architectures each release's model registry resolves: `data/architectures.json`,
+//! generated from each release's own code by `scripts/gen-architectures.py`. The file keeps one
+//! architecture per line, sorted, so a lookup decodes only the line it needs (nothing is read
+//! until a model's config.json names an architecture).
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::release::{KNOWN_VERSIONS, cmp, nearest, position};
+
+const DATA: &str = include_str!("../../data/architectures.json");
+
+/// From this release on, SGLang's loader answers a name its registry lacks by trying its generic
+/// Transformers backend (`TransformersForCausalLM`) instead of raising at once: it raises only
+/// when the installed transformers has no class of that name and config.json's `auto_map` names
+/// no `AutoModel` (or that class is not backend-compatible). Before it, the registry raises
+/// "Model architectures [...] are not supported for now". The data file records the same
+/// boundary, read from each release's loader (a test keeps them equal).
+pub const TRANSFORMERS_FALLBACK_FROM: &str = "0.4.7";
+
+/// From this release on, SGLang reads a checkpoint whose path names a Mistral model
+/// ("mistral-large-3", …) from Mistral's own `params.json`, not config.json.
+pub const MISTRAL_BY_NAME_FROM: &str = "0.5.6.post1";
+
+/// Inclusive release ranges, as `[first, last]` names.
+type Ranges = Vec<(String, String)>;
+
+/// One architecture's line: the releases whose registry has a class of that name (`c`), whose
+/// configuration code may rewrite it to another before the lookup (`r`), or does so only for a
+/// speculative draft (`d`).
+#[derive(Debug, Default, Deserialize, PartialEq)]
+struct Entry {
+    #[serde(default)]
+    c: Ranges,
+    #[serde(default)]
+    r: Ranges,
+    #[serde(default)]
+    d: Ranges,
+}
+
+/// The embedded release `version` is (a local label such as `+cu128` names the same release),
+/// or `None` for one this build does not embed.
+pub fn exact(version: &str) -> Option<usize> {
+    let i = nearest(version);
+    cmp(KNOWN_VERSIONS[i], version).is_eq().then_some(i)
+}
+
+fn within(ranges: &Ranges, at: usize) -> bool {
+    let index = |v: &str| position(v).unwrap_or(usize::MAX);
+    ranges
+        .iter()
+        .any(|(first, last)| index(first) <= at && at <= index(last))
+}
+
+/// The entry lines of the file's two sections (architectures, model types), each sorted by key
+/// as the generator writes them. Built once, on the first lookup: one pass over the file.
+struct Sections {
+    architectures: Vec<&'static str>,
+    config_types: Vec<&'static str>,
+}
+
+fn sections() -> &'static Sections {
+    static SECTIONS: OnceLock<Sections> = OnceLock::new();
+    SECTIONS.get_or_init(|| {
+        let mut s = Sections {
+            architectures: vec![],
+            config_types: vec![],
+        };
+        let mut current = None;
+        for l in DATA.lines() {
+            match l {
+                "\"architectures\":{" => current = Some(&mut s.architectures),
+                "\"config_types\":{" => current = Some(&mut s.config_types),
+                _ if l.starts_with('"') => {
+                    if let Some(lines) = current.as_mut() {
+                        lines.push(l);
+                    }
+                }
+                _ => current = None,
+            }
+        }
+        s
+    })
+}
+
+/// The key of an entry line `"key":…`.
+fn key_of(line: &str) -> &str {
+    line.get(1..)
+        .and_then(|l| l.split_once("\":"))
+        .map_or("", |(k, _)| k)
+}
+
+/// The entry of `key` in a section, decoded: a binary search over its sorted lines, so a lookup
+/// decodes one short line.
+fn line<T: for<'de> Deserialize<'de>>(lines: &[&str], key: &str) -> Option<T> {
+    let i = lines.binary_search_by(|l| key_of(l).cmp(key)).ok()?;
+    let l = lines[i];
+    serde_json::from_str(l[key.len() + 3..].trim_end_matches(',')).ok()
+}
+
+fn entry(arch: &str) -> Option<Entry> {
+    line(&sections().architectures, arch)
+}
+
+/// How release `at` (an index into [`KNOWN_VERSIONS`]) resolves an architecture name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// The registry has a class of that name.
+    Class,
+    /// The release's configuration code may rewrite the name to another before the lookup.
+    Rewritten,
+    /// Neither.
+    Missing,
+}
+
+/// How release `at` resolves `arch` for the served model, or (with `draft`) for a speculative
+/// draft model, whose target architecture some releases rewrite to a draft class.
+pub fn lookup(arch: &str, at: usize, draft: bool) -> Lookup {
+    let Some(e) = entry(arch) else {
+        return Lookup::Missing;
+    };
+    if within(&e.c, at) {
+        Lookup::Class
+    } else if within(&e.r, at) || (draft && within(&e.d, at)) {
+        Lookup::Rewritten
+    } else {
+        Lookup::Missing
+    }
+}
+
+/// The releases that load `arch` with a model class of their own (a class of that name, or one
+/// their configuration code rewrites it to): the first one after `at`, and the last one before.
+pub fn releases_with(arch: &str, at: usize) -> (Option<&'static str>, Option<&'static str>) {
+    let Some(e) = entry(arch) else {
+        return (None, None);
+    };
+    let has = |i: usize| within(&e.c, i) || within(&e.r, i);
+    let next = (at + 1..KNOWN_VERSIONS.len()).find(|&i| has(i));
+    let prev = (0..at).rev().find(|&i| has(i));
+    (
+        next.map(|i| KNOWN_VERSIONS[i]),
+        prev.map(|i| KNOWN_VERSIONS[i]),
+    )
+}
+
+/// Release `at`'s configuration code gives checkpoints of this `model_type` architectures of
+/// its own (its own configuration class, or a rewrite keyed on the type).
+pub fn config_type_rewritten(model_type: &str, at: usize) -> bool {
+    line::<Ranges>(&sections().config_types, model_type).is_some_and(|r| within(&r, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    fn at(v: &str) -> usize {
+        exact(v).unwrap()
+    }
+
+    #[derive(Deserialize)]
+    struct Whole {
+        transformers_fallback_from: String,
+        mistral_by_name_from: String,
+        architectures: BTreeMap<String, Entry>,
+        config_types: BTreeMap<String, Ranges>,
+    }
+
+    #[test]
+    fn every_line_lookup_equals_the_whole_file_parse() {
+        let whole: Whole = serde_json::from_str(DATA).unwrap();
+        assert!(whole.architectures.len() > 250);
+        for (name, e) in &whole.architectures {
+            assert_eq!(entry(name).as_ref(), Some(e), "{name}");
+            for (first, last) in e.c.iter().chain(&e.r).chain(&e.d) {
+                assert!(
+                    position(first).is_some() && position(last).is_some(),
+                    "{name}"
+                );
+            }
+        }
+        for (t, r) in &whole.config_types {
+            assert_eq!(
+                line::<Ranges>(&sections().config_types, t).as_ref(),
+                Some(r),
+                "{t}"
+            );
+        }
+        let s = sections();
+        assert_eq!(s.architectures.len(), whole.architectures.len());
+        assert_eq!(s.config_types.len(), whole.config_types.len());
+        for lines in [&s.architectures, &s.config_types] {
+            assert!(lines.windows(2).all(|w| key_of(w[0]) < key_of(w[1])));
+        }
+        assert_eq!(whole.transformers_fallback_from, TRANSFORMERS_FALLBACK_FROM);
+        assert_eq!(whole.mistral_by_name_from, MISTRAL_BY_NAME_FROM);
+        let head: Value = serde_json::from_str(DATA).unwrap();
+        assert_eq!(head["releases"][1], *KNOWN_VERSIONS.last().unwrap());
+    }
+
+    #[test]
+    fn registries_by_release() {
+        // sglang#4689: 0.4.4.post1 has no DeciLM class (nemotron_nas.py arrives in 0.5.1).
+        assert_eq!(
+            lookup("DeciLMForCausalLM", at("0.4.4.post1"), false),
+            Lookup::Missing
+        );
+        assert_eq!(
+            lookup("DeciLMForCausalLM", at("0.5.1"), false),
+            Lookup::Class
+        );
+        assert_eq!(
+            releases_with("DeciLMForCausalLM", at("0.4.4.post1")),
+            (Some("0.5.1"), None)
+        );
+        for v in KNOWN_VERSIONS {
+            assert_eq!(
+                lookup("LlamaForCausalLM", at(v), false),
+                Lookup::Class,
+                "{v}"
+            );
+            assert_eq!(
+                lookup("DeepseekV3ForCausalLM", at(v), false) == Lookup::Class,
+                cmp(v, "0.4.1").is_ge(),
+                "{v}"
+            );
+            assert_eq!(
+                lookup("TransformersForCausalLM", at(v), false) == Lookup::Class,
+                cmp(v, TRANSFORMERS_FALLBACK_FROM).is_ge(),
+                "{v}"
+            );
+        }
+        // Qwen3 (qwen3.py) arrived in 0.4.5.post2; GPT-OSS in 0.5.0rc0.
+        assert_eq!(
+            lookup("Qwen3ForCausalLM", at("0.4.5.post1"), false),
+            Lookup::Missing
+        );
+        assert_eq!(
+            lookup("Qwen3ForCausalLM", at("0.4.5.post2"), false),
+            Lookup::Class
+        );
+        assert_eq!(
+            lookup("GptOssForCausalLM", at("0.4.10.post2"), false),
+            Lookup::Missing
+        );
+        assert_eq!(
+            lookup("GptOssForCausalLM", at("0.5.0rc0"), false),
+            Lookup::Class
+        );
+        assert_eq!(
+            lookup("NoSuchForCausalLM", at("0.5.23"), false),
+            Lookup::Missing
+        );
+        assert_eq!(lookup("llama", at("0.5.23"), false), Lookup::Missing);
+    }
+
+    #[test]
+    fn rewrites_and_config_types() {
+        // Olmo3Config turns Olmo3ForCausalLM into Olmo2ForCausalLM from 0.5.4.
+        assert_eq!(
+            lookup("Olmo3ForCausalLM", at("0.5.4"), false),
+            Lookup::Rewritten
+        );
+        assert_eq!(
+            releases_with("Olmo3ForCausalLM", at("0.5.3")),
+            (Some("0.5.4"), None)
+        );
+        assert!(config_type_rewritten("deepseek_vl_v2", at("0.5.23")));
+        assert!(!config_type_rewritten("llama", at("0.5.23")));
+        assert!(!config_type_rewritten("LlamaForCausalLM", at("0.5.23")));
+        assert_eq!(exact("0.5.23+cu128"), exact("0.5.23"));
+        assert_eq!(exact("0.5.24"), None);
+        assert_eq!(exact("0.4.3.post9"), None);
+    }
+}

@@ -1,0 +1,193 @@
+//! MODEL: model architectures the release's model registry resolves.
+
+use serde_json::{Value, json};
+use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::registry::RegistryKeys;
+
+use crate::support::{Case, assert_cases, c, messages};
+
+/// A checkpoint whose config.json names these architectures, of this model type.
+fn named(archs: &[&str], model_type: &str, auto_model: bool) -> ModelFacts {
+    ModelFacts {
+        architecture: archs.first().map(|a| a.to_string()),
+        registry: RegistryKeys {
+            architectures: archs.iter().map(|a| a.to_string()).collect(),
+            model_type: Some(model_type.into()),
+            auto_model,
+        },
+        num_attention_heads: Some(64),
+        num_key_value_heads: Some(8),
+        ..Default::default()
+    }
+}
+
+/// nvidia/Llama-3_3-Nemotron-Super-49B-v1 (sglang#4689): remote code, no `AutoModel`.
+fn nemotron_super() -> ModelFacts {
+    named(&["DeciLMForCausalLM"], "nemotron-nas", false)
+}
+
+/// A made-up remote-code checkpoint (the synthetic fixture's `CustomForCausalLM`), relative to
+/// the package root the tests run in, so the message names the same path everywhere.
+const CUSTOM: &str = "tests/fixtures/models/synthetic__unknown-type-no-heads";
+
+/// Every MODEL case: the facts, and whether the rule fires.
+pub fn cases() -> Vec<Case> {
+    [unsupported(), fallback()].concat()
+}
+
+/// MODEL001: releases before the Transformers fallback.
+fn unsupported() -> Vec<Case> {
+    vec![
+        // sglang#4689's line: DeciLM arrives in 0.5.1.
+        c("MODEL001").version("0.4.4.post1").model(nemotron_super()),
+        // Qwen3 arrives in 0.4.5.post2.
+        c("MODEL001")
+            .version("0.4.5")
+            .model(named(&["Qwen3ForCausalLM"], "qwen3", false)),
+        c("MODEL001")
+            .version("0.4.5.post2")
+            .model(named(&["Qwen3ForCausalLM"], "qwen3", false))
+            .no(),
+        // A name no release has.
+        c("MODEL001")
+            .version("0.4.6.post5")
+            .model(named(&["CustomForCausalLM"], "custom", true)),
+        // Any name the registry has is enough; no names, nothing to judge.
+        c("MODEL001")
+            .version("0.4.4.post1")
+            .model(named(
+                &["DeciLMForCausalLM", "LlamaForCausalLM"],
+                "nemotron-nas",
+                false,
+            ))
+            .no(),
+        c("MODEL001")
+            .version("0.4.4.post1")
+            .model(named(&[], "llama", false))
+            .no(),
+        // From 0.4.7 the fallback applies: MODEL002's.
+        c("MODEL001").version("0.4.7").model(nemotron_super()).no(),
+        // A separate speculative draft is looked up too.
+        c("MODEL001")
+            .version("0.4.4.post1")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-draft-model-path", json!(CUSTOM)),
+        // A release this build does not embed may have the class.
+        c("MODEL001")
+            .version("0.4.3.post9")
+            .model(nemotron_super())
+            .no(),
+    ]
+}
+
+/// MODEL002: releases that fall back to the Transformers backend.
+fn fallback() -> Vec<Case> {
+    vec![
+        c("MODEL002").version("0.4.10").model(nemotron_super()),
+        c("MODEL002").version("0.5.1").model(nemotron_super()).no(),
+        c("MODEL002").model(named(&["CustomForCausalLM"], "custom", true)),
+        c("MODEL002")
+            .version("0.4.6.post5")
+            .model(nemotron_super())
+            .no(),
+        // Asked for the Transformers backend on purpose (`--impl` before 0.4.9.post3).
+        c("MODEL002")
+            .model(named(&["CustomForCausalLM"], "custom", true))
+            .arg("--model-impl", json!("transformers"))
+            .no(),
+        c("MODEL002")
+            .version("0.4.8")
+            .model(nemotron_super())
+            .arg("--impl", json!("transformers"))
+            .no(),
+        c("MODEL002")
+            .model(named(&["CustomForCausalLM"], "custom", true))
+            .arg("--model-impl", json!("sglang")),
+        // An external model package registers its own classes.
+        c("MODEL002")
+            .model(named(&["CustomForCausalLM"], "custom", true))
+            .env("SGLANG_EXTERNAL_MODEL_PACKAGE", "my_models")
+            .no(),
+        // Olmo3Config rewrites Olmo3ForCausalLM to Olmo2ForCausalLM from 0.5.4.
+        c("MODEL002")
+            .version("0.5.4")
+            .model(named(&["Olmo3ForCausalLM"], "olmo3", false))
+            .no(),
+        c("MODEL002")
+            .version("0.5.3")
+            .model(named(&["Olmo3ForCausalLM"], "olmo3", false)),
+        // DeepseekVL2Config sets its own architectures.
+        c("MODEL002")
+            .model(named(&["DeepseekVLV2ForCausalLM"], "deepseek_vl_v2", true))
+            .no(),
+        // A Mistral checkpoint by name is read from params.json, not config.json.
+        c("MODEL002")
+            .model(named(&["CustomForCausalLM"], "custom", false))
+            .arg(
+                "--model-path",
+                json!("mistralai/Mistral-Large-3-675B-Instruct-2512"),
+            )
+            .no(),
+    ]
+}
+
+#[test]
+fn cases_fire_or_stay_quiet() {
+    assert_cases("MODEL", &cases());
+}
+
+#[test]
+fn messages_match_the_snapshots() {
+    for (code, text) in messages(&cases()) {
+        insta::assert_snapshot!(code, text);
+    }
+}
+
+/// `check --json` of the synthetic checkpoint on a release, with these extra SGLang arguments:
+/// the exit code and the codes found.
+fn check(version: &str, extra: &[&str]) -> (i32, Vec<String>) {
+    let out = crate::common::launcher()
+        .args(["check", "--json", "--topology"])
+        .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
+        .args(["--sglang-version", version, "--", "--model-path", CUSTOM])
+        .args(extra)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["severity"].as_str().unwrap(),
+                f["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    (out.status.code().unwrap(), codes)
+}
+
+#[test]
+fn the_pipeline_blocks_only_where_the_release_is_known_and_has_no_fallback() {
+    let (exit, codes) = check("0.4.4.post1", &[]);
+    assert_eq!(exit, 1, "{codes:?}");
+    assert!(codes.contains(&"error MODEL001".to_owned()), "{codes:?}");
+    // --json-model-override-args changes what SGLang looks up.
+    let (_, codes) = check(
+        "0.4.4.post1",
+        &[
+            "--json-model-override-args",
+            r#"{"architectures": ["LlamaForCausalLM"]}"#,
+        ],
+    );
+    assert!(!codes.iter().any(|c| c.contains("MODEL")), "{codes:?}");
+    // A release this build does not embed (approximate mode) may have the class.
+    let (_, codes) = check("0.4.4.post9", &[]);
+    assert!(!codes.iter().any(|c| c.contains("MODEL")), "{codes:?}");
+    // The fallback releases warn.
+    let (exit, codes) = check("0.5.23", &[]);
+    assert_eq!(exit, 0, "{codes:?}");
+    assert!(codes.contains(&"warning MODEL002".to_owned()), "{codes:?}");
+}
