@@ -142,21 +142,6 @@ fn normalize_launcher_env() -> Result<(), Fatal> {
     Ok(())
 }
 
-/// Decodes, on a second core, the embedded data nearly every command reads (the newest
-/// release's flags, which hide secrets from the first message on, its environment registry,
-/// the rule catalogue) while this thread reads the command line and the settings. Whoever
-/// needs one first waits for it; nothing else changes. Started after the environment is
-/// normalised: nothing may read it while it is being changed.
-fn warm_embedded_data() {
-    let _ = std::thread::Builder::new().name("warm".into()).spawn(|| {
-        if let Some(newest) = crate::sglang::flagset::KNOWN_VERSIONS.last() {
-            let _ = crate::sglang::flagset::get(newest);
-            let _ = crate::sglang::envs::for_version(newest);
-        }
-        let _ = crate::rules::all();
-    });
-}
-
 /// Whether any `SGLANG_LAUNCH_*` variable is set.
 fn launcher_env_set() -> bool {
     std::env::vars_os().any(|(n, _)| n.as_encoded_bytes().starts_with(b"SGLANG_LAUNCH_"))
@@ -189,7 +174,6 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     // Completion runs on every TAB: a word about the environment there would garble the line.
     if argv.get(1).is_none_or(|a| a != cli::COMPLETE) {
         normalize_launcher_env()?;
-        warm_embedded_data();
         unknown_launcher_env();
     }
     let (launcher, sglang_tokens, form) = split::split_form(&argv);

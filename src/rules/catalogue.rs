@@ -271,7 +271,7 @@ pub(super) fn rules() -> &'static [Rule] {
                     .unwrap_or_else(|e| panic!("data/rules/{}.md: {e}", id.as_str()))
             })
             .collect();
-        v.sort_by_key(|r| code_key(r.code));
+        v.sort_by_cached_key(|r| code_key(r.code));
         v
     })
 }

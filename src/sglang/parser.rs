@@ -7,9 +7,9 @@
 //! unrecognized arguments. SGLang's parser has no positionals, which keeps the consume loop
 //! simple. Messages are argparse's, word for word (checked by `tests/it/conformance.rs`).
 
-use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -417,15 +417,53 @@ pub fn action_for(flags: &'static FlagSet, token: &str) -> Option<usize> {
 
 struct Parser {
     flags: &'static FlagSet,
+    tables: &'static Tables,
+}
+
+/// What parsing needs of a flag set whatever the line: built once per flag set, since a check
+/// parses its line several times (the secrets, each fix round, the recovery).
+struct Tables {
     /// Option strings in registration order (argparse's `_option_string_actions` order).
     options: Vec<(&'static str, usize)>,
     /// Places in `options`, sorted by option string: the options with a given prefix are one
     /// run of it, found by binary search instead of a pass over every option. Built on first
     /// use (a line of exact options needs none).
-    by_name: OnceCell<Vec<usize>>,
+    by_name: OnceLock<Vec<usize>>,
     /// The long options, sorted (on first use).
-    long: OnceCell<Vec<&'static str>>,
+    long: OnceLock<Vec<&'static str>>,
     has_negative_number_optionals: bool,
+}
+
+impl Tables {
+    fn of(flags: &'static FlagSet) -> Tables {
+        let mut options = Vec::with_capacity(flags.actions.len() * 2);
+        for (i, a) in flags.actions.iter().enumerate() {
+            for o in &a.option_strings {
+                options.push((o.as_str(), i));
+            }
+        }
+        let has_negative_number_optionals = options.iter().any(|(o, _)| looks_negative(o));
+        Tables {
+            options,
+            by_name: OnceLock::new(),
+            long: OnceLock::new(),
+            has_negative_number_optionals,
+        }
+    }
+
+    /// The tables of `flags`, kept for the process: a flag set handed to the parser lives as
+    /// long (it is `'static`), so its address names it.
+    fn of_static(flags: &'static FlagSet) -> &'static Tables {
+        static KEPT: Mutex<Vec<(usize, &'static Tables)>> = Mutex::new(Vec::new());
+        let key = std::ptr::from_ref(flags) as usize;
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, t)) = kept.iter().find(|(k, _)| *k == key) {
+            return t;
+        }
+        let t: &'static Tables = Box::leak(Box::new(Tables::of(flags)));
+        kept.push((key, t));
+        t
+    }
 }
 
 /// The Jaro-Winkler similarity from which an unknown option is close to a known one: "did you
@@ -469,34 +507,29 @@ fn canonical(action: &Action) -> String {
 
 impl Parser {
     fn new(flags: &'static FlagSet) -> Parser {
-        let mut options = Vec::with_capacity(flags.actions.len() * 2);
-        for (i, a) in flags.actions.iter().enumerate() {
-            for o in &a.option_strings {
-                options.push((o.as_str(), i));
-            }
-        }
-        let has_negative_number_optionals = options.iter().any(|(o, _)| looks_negative(o));
         Parser {
             flags,
-            options,
-            by_name: OnceCell::new(),
-            long: OnceCell::new(),
-            has_negative_number_optionals,
+            tables: Tables::of_static(flags),
         }
     }
 
-    fn by_name(&self) -> &[usize] {
-        self.by_name.get_or_init(|| {
-            let mut by_name: Vec<usize> = (0..self.options.len()).collect();
-            by_name.sort_by_key(|&p| self.options[p].0);
+    fn options(&self) -> &'static [(&'static str, usize)] {
+        &self.tables.options
+    }
+
+    fn by_name(&self) -> &'static [usize] {
+        let options = self.options();
+        self.tables.by_name.get_or_init(|| {
+            let mut by_name: Vec<usize> = (0..options.len()).collect();
+            by_name.sort_by_key(|&p| options[p].0);
             by_name
         })
     }
 
-    fn long(&self) -> &[&'static str] {
-        self.long.get_or_init(|| {
+    fn long(&self) -> &'static [&'static str] {
+        self.tables.long.get_or_init(|| {
             let mut long: Vec<&'static str> = self
-                .options
+                .options()
                 .iter()
                 .map(|(o, _)| *o)
                 .filter(|o| o.starts_with("--"))
@@ -510,11 +543,11 @@ impl Parser {
     /// Places in `options` of the option strings starting with `prefix`, in registration order.
     fn with_prefix(&self, prefix: &str) -> Vec<usize> {
         let by_name = self.by_name();
-        let from = by_name.partition_point(|&p| self.options[p].0 < prefix);
+        let from = by_name.partition_point(|&p| self.options()[p].0 < prefix);
         let mut out: Vec<usize> = by_name[from..]
             .iter()
             .copied()
-            .take_while(|&p| self.options[p].0.starts_with(prefix))
+            .take_while(|&p| self.options()[p].0.starts_with(prefix))
             .collect();
         out.sort_unstable();
         out
@@ -571,7 +604,7 @@ impl Parser {
         if let Some(t) = tuples.into_iter().next() {
             return Ok(Slot::Opt(t));
         }
-        if looks_negative(arg) && !self.has_negative_number_optionals {
+        if looks_negative(arg) && !self.tables.has_negative_number_optionals {
             return Ok(Slot::Arg);
         }
         if arg.contains(' ') {
@@ -595,7 +628,7 @@ impl Parser {
                     None => (arg, None),
                 };
                 for p in self.with_prefix(prefix) {
-                    let (o, i) = self.options[p];
+                    let (o, i) = self.options()[p];
                     out.push(OptTuple {
                         action: Some(i),
                         option: o.to_owned(),
@@ -613,12 +646,12 @@ impl Parser {
             places.extend(
                 self.with_prefix(short)
                     .into_iter()
-                    .filter(|&p| self.options[p].0 == short),
+                    .filter(|&p| self.options()[p].0 == short),
             );
             places.sort_unstable();
             places.dedup();
             for p in places {
-                let (o, i) = self.options[p];
+                let (o, i) = self.options()[p];
                 if o == short {
                     out.push(OptTuple {
                         action: Some(i),
@@ -1110,7 +1143,8 @@ impl Parser {
         scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0).then_with(|| {
                 let by_name = self.by_name();
-                let place = |o: &str| by_name[by_name.partition_point(|&p| self.options[p].0 < o)];
+                let place =
+                    |o: &str| by_name[by_name.partition_point(|&p| self.options()[p].0 < o)];
                 place(a.1).cmp(&place(b.1))
             })
         });
