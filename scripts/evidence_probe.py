@@ -13,7 +13,7 @@ constructor, holding `server_args` and the attributes `--runner` gives (JSON, e.
 constructor derives from the model: {"use_mla_backend": true}), so the method's own calls on
 `self` reach the class. Prints one JSON line:
 {"refused": "<Type>: <message>"} when the function raises an AssertionError or ValueError (the
-check), {"stopped": "<what stopped it>", "at": ["module:function" of the traceback, innermost last]}
+check; `--refuse-types` adds types, e.g. a gate that raises RuntimeError), {"stopped": "<what stopped it>", "at": ["module:function" of the traceback, innermost last]}
 when something else stops it (most often what the stand-in lacks: whether that was past the
 check the caller decides from `at`), {"passed": null} when it returns.
 """
@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--model-config", action="store_true")
     ap.add_argument("--runner-class")
     ap.add_argument("--args", default="[]")
+    # Further exception types that are the check itself (a RuntimeError some gates raise).
+    ap.add_argument("--refuse-types", default="")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path.insert(0, opts.oracle)
@@ -96,7 +98,10 @@ def main():
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
     except Exception as e:  # past the check: the stand-in runner lacks what comes next
-        out = {"stopped": f"{type(e).__name__}: {e}"[:200], "at": modules(e.__traceback__)}
+        if type(e).__name__ in opts.refuse_types.split(","):
+            out = {"refused": f"{type(e).__name__}: {e}"[:300]}
+        else:
+            out = {"stopped": f"{type(e).__name__}: {e}"[:200], "at": modules(e.__traceback__)}
     print(json.dumps(out))
 
 

@@ -18,9 +18,11 @@ SGLang makes when it builds the model runner or a backend. `runner` gives the st
 real constructor derives from the model (e.g. `{ use_mla_backend = true }`). A module function
 that takes the runner names the runner's class (`probe_runner_class = "module:Class"`) and its
 further arguments (`probe_args`, JSON); `probe_model_config = true` hands the stand-in the
-release's own ModelConfig of the model, as the worker does. Where the stand-in
+release's own ModelConfig of the model, as the worker does; `probe_refuse_types` names further
+exception types that are the check itself (a gate raising RuntimeError). Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
+or it stopped on a name in `past_stop` (an attribute the function reads only after the check);
 otherwise the run fails as inconclusive.
 
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
@@ -84,6 +86,8 @@ def probe(oracle, python, case, gpu):
         cmd += ["--model-config"]
     if "probe_args" in case:
         cmd += ["--args", case["probe_args"]]
+    if "probe_refuse_types" in case:
+        cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
     models = f"{Path(oracle).resolve()}/models/"
     argv = ["--model-path", model_arg(case["model"])] + case["argv"]
     cmd += ["--"] + [a.replace("@models/", models) for a in argv]
@@ -98,7 +102,10 @@ def probe(oracle, python, case, gpu):
         # a frame the case names as past the check, else nothing is known.
         past = case.get("past", [])
         past = [past] if isinstance(past, str) else past
-        if not any(m.startswith(p) for p in past for m in r["at"]):
+        # Or what it stopped on is something the function reads only after the check.
+        after = case.get("past_stop", [])
+        if not any(m.startswith(p) for p in past for m in r["at"]) and not any(
+                t in r["stopped"] for t in after):
             return {"error": f"probe stopped short of the check: {r['stopped']} in {r['at'][-3:]}",
                     "error_stage": "oracle"}
     return {"error": r["refused"], "error_stage": "probe"} if "refused" in r else {}

@@ -119,6 +119,7 @@ catalogue! {
     ARCH009 => c(arch::megamoe_arch),
     ARCH010 => c(arch::h20_fusion),
     ARCH011 => c(arch::trtllm_gen_moe_sm12x),
+    ARCH012 => c(arch::below_sm75),
     // Attention backends.
     ATTN001 => c(attn::fa3_arch),
     ATTN002 => c(attn::fa3_mla),

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, moe};
+use crate::support::{A100, B200, Case, PRO, T4, V100, assert_cases, c, messages, mla, model, moe};
 
 /// Every ARCH case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -115,6 +115,16 @@ fn arch001_to_arch005() -> Vec<Case> {
         c("ARCH011")
             .on(B200)
             .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        // SGLang's model runner stops below SM75 (major < 8 and minor < 5) in every release.
+        c("ARCH012").on(V100).tp(1),
+        c("ARCH012").version("0.4.6.post5").on(V100).tp(1),
+        c("ARCH012").on(T4).tp(1).no(),
+        c("ARCH012").on(A100).tp(1).no(),
+        c("ARCH012")
+            .on(V100)
+            .tp(1)
+            .arg("--device", json!("cpu"))
             .no(),
         c("ARCH005")
             .on(PRO)

@@ -64,6 +64,10 @@ pub const A100: &str = "8x-a100-sxm4-80gb-nvlink";
 pub const R4090: &str = "2x-rtx-4090-pcie";
 /// A single L4 (SM 8.9, 24 GB).
 pub const L4: &str = "1x-l4";
+/// A single V100 SXM2 32 GB (SM 7.0).
+pub const V100: &str = "1x-v100-sxm2";
+/// A single T4 (SM 7.5, 16 GB).
+pub const T4: &str = "1x-t4";
 
 /// A fixture topology by file name, e.g. `topo(H100)` or `topo("8x-h20-nvlink")`.
 pub fn topo(name: &str) -> Topology {

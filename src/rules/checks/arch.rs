@@ -313,3 +313,22 @@ pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// ARCH012: SGLang's model runner refuses compute capability below 7.5 before loading weights.
+/// Its test is `major < 8 and minor < 5`, reproduced as written (so 7.0, 6.x and 5.x stop,
+/// while 7.5 passes).
+pub fn below_sm75(ctx: &Context) -> Vec<Fired> {
+    if ctx.args.str("--device").is_some_and(|d| d != "cuda") {
+        return vec![];
+    }
+    let bad = ctx.gpus_where(|(m, n)| m < 8 && n < 5);
+    if bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; SGLang {} stops before loading the weights: 'SGLang only supports sm75 and above.' \
+         (its model runner refuses compute capability below 7.5); use T4/RTX 20xx-class or newer GPUs",
+        Context::describe(&bad),
+        ctx.version
+    ))]
+}
