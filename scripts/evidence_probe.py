@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--model-config", action="store_true")
     ap.add_argument("--runner-class")
     ap.add_argument("--args", default="[]")
+    # A module function that takes the model config first (the loader's), not a runner.
+    ap.add_argument("--model-config-first", action="store_true")
     # Further exception types that are the check itself (a RuntimeError some gates raise).
     ap.add_argument("--refuse-types", default="")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
@@ -91,9 +93,10 @@ def main():
         with contextlib.redirect_stdout(sys.stderr):
             mc = oracle.import_with_stubs("sglang.srt.configs.model_config", extra_stubs=present)
             runner.model_config = mc.ModelConfig.from_server_args(server_args)
+    first = runner.model_config if opts.model_config_first else runner
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            fn(runner, *json.loads(opts.args))
+            fn(first, *json.loads(opts.args))
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}

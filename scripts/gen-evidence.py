@@ -18,7 +18,8 @@ SGLang makes when it builds the model runner or a backend. `runner` gives the st
 real constructor derives from the model (e.g. `{ use_mla_backend = true }`). A module function
 that takes the runner names the runner's class (`probe_runner_class = "module:Class"`) and its
 further arguments (`probe_args`, JSON); `probe_model_config = true` hands the stand-in the
-release's own ModelConfig of the model, as the worker does; `probe_refuse_types` names further
+release's own ModelConfig of the model, as the worker does; `probe_model_config_first = true` calls a loader function
+with that ModelConfig as its first argument (then `probe_args`); `probe_refuse_types` names further
 exception types that are the check itself (a gate raising RuntimeError). Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
@@ -86,6 +87,8 @@ def probe(oracle, python, case, gpu):
         cmd += ["--model-config"]
     if "probe_args" in case:
         cmd += ["--args", case["probe_args"]]
+    if case.get("probe_model_config_first"):
+        cmd += ["--model-config-first"]
     if "probe_refuse_types" in case:
         cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
     models = f"{Path(oracle).resolve()}/models/"

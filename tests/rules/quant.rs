@@ -4,7 +4,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    A100, B200, Case, L4, PRO, assert_cases, c, checkpoint, messages, model, moe,
+    A100, B200, Case, L4, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
 };
 
 const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
@@ -123,6 +123,44 @@ fn base() -> Vec<Case> {
                 ..model("Qwen3ForCausalLM")
             })
             .no(),
+        // Below SM80 the loader refuses fp8 itself (from 0.5.5, per the goldens), online too.
+        c("QUANT010").on(T4).tp(1).model(ModelFacts {
+            quant_method: Some("fp8".into()),
+            ..model("Qwen3ForCausalLM")
+        }),
+        c("QUANT010")
+            .on(T4)
+            .tp(1)
+            .arg("--quantization", json!("fp8")),
+        c("QUANT010")
+            .version("0.5.2")
+            .on(T4)
+            .tp(1)
+            .arg("--quantization", json!("fp8"))
+            .no(),
+        c("QUANT010")
+            .on(A100)
+            .arg("--quantization", json!("fp8"))
+            .no(),
+        c("QUANT010")
+            .on(T4)
+            .tp(1)
+            .arg("--quantization", json!("awq"))
+            .no(),
+        // ... and the FP8-kernel rules leave those GPUs to it.
+        c("QUANT007")
+            .on(T4)
+            .tp(1)
+            .arg("--quantization", json!("fp8"))
+            .no(),
+        c("QUANT001")
+            .on(T4)
+            .tp(1)
+            .model(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..moe()
+            })
+            .no(),
         // FP8 MoE experts have no Marlin path: the error, pinned by reports.
         c("QUANT001").on(A100).model(ModelFacts {
             quant_method: Some("fp8".into()),
@@ -171,7 +209,17 @@ fn base() -> Vec<Case> {
             .version("0.4.10.post2")
             .on(A100)
             .arg("--quantization", json!("fp8")),
+        // Below SM80 the loader's own refusal speaks (QUANT010), not the kernels'.
         c("QUANT007")
+            .on(A100)
+            .edit(|t| {
+                t.gpus
+                    .iter_mut()
+                    .for_each(|g| g.compute_capability = "7.5".into())
+            })
+            .arg("--quantization", json!("fp8"))
+            .no(),
+        c("QUANT010")
             .on(A100)
             .edit(|t| {
                 t.gpus
