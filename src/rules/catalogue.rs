@@ -147,7 +147,7 @@ catalogue! {
     QUANT007 => c(quant::fp8_pre_ada_dense),
     QUANT008 => c(quant_block::fp8_block_shard_dense),
     QUANT009 => c(quant_compat::quant_method_mismatch),
-    QUANT010 => c(quant::fp8_below_sm80),
+    QUANT010 => c(quant::below_loader_min_cc),
     // Model architectures the release's model registry resolves.
     MODEL001 => c(model::unsupported),
     MODEL002 => c(model::transformers_fallback),

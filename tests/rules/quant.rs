@@ -147,6 +147,14 @@ fn base() -> Vec<Case> {
             .tp(1)
             .arg("--quantization", json!("awq"))
             .no(),
+        // w8a8_fp8 demands 8.9 at load.
+        c("QUANT010")
+            .on(A100)
+            .arg("--quantization", json!("w8a8_fp8")),
+        c("QUANT010")
+            .on(L4)
+            .arg("--quantization", json!("w8a8_fp8"))
+            .no(),
         // ... and the FP8-kernel rules leave those GPUs to it.
         c("QUANT007")
             .on(T4)
@@ -180,8 +188,13 @@ fn base() -> Vec<Case> {
                 ..moe()
             })
             .no(),
-        // Methods that demand SM89 at load.
+        // Methods that demand SM89 at load: QUANT010's from 0.5.5, QUANT007's before.
         c("QUANT007")
+            .on(A100)
+            .arg("--quantization", json!("w8a8_fp8"))
+            .no(),
+        c("QUANT007")
+            .version("0.5.2")
             .on(A100)
             .arg("--quantization", json!("w8a8_fp8")),
         c("QUANT007")

@@ -41,39 +41,53 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
     }
 }
 
-/// The first release whose loader refusal of `fp8` below SM80 the goldens record.
-const FP8_MIN_CC_FROM: &str = "0.5.5";
+/// The first release whose loader refusals below a method's minimum capability the goldens
+/// record.
+const LOADER_MIN_CC_FROM: &str = "0.5.5";
 
-/// SGLang's loader refuses `fp8` itself on these GPUs (its minimum capability is 8.0): QUANT010
-/// says so, and the FP8-kernel rules leave them out.
-fn fp8_refused_below_sm80(ctx: &Context, q: &str) -> bool {
-    q == "fp8" && crate::sglang::version::at_least(ctx.version, FP8_MIN_CC_FROM)
+/// The minimum compute capability SGLang's loader demands of a method (its
+/// `get_min_capability`), for the methods the goldens cover, from [`LOADER_MIN_CC_FROM`].
+fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
+    if !crate::sglang::version::at_least(ctx.version, LOADER_MIN_CC_FROM) {
+        return None;
+    }
+    match q {
+        "fp8" => Some((8, 0)),
+        "w8a8_fp8" => Some((8, 9)),
+        _ => None,
+    }
 }
 
-/// FP8 in effect on GPUs before SM89: the quantisation and the GPUs, when any.
+/// FP8 in effect on GPUs before SM89 that the loader itself does not refuse (QUANT010's): the
+/// quantisation and the GPUs, when any.
 fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts::Gpu>)> {
     let q = ctx.quant().filter(|q| is_fp8(q))?;
-    let refused = fp8_refused_below_sm80(ctx, &q);
-    let bad = ctx.gpus_where(|cc| cc < (8, 9) && !(refused && cc < (8, 0)));
+    let floor = loader_min_cc(ctx, &q);
+    let bad = ctx.gpus_where(|cc| cc < (8, 9) && floor.is_none_or(|f| cc >= f));
     (!bad.is_empty()).then_some((q, bad))
 }
 
-/// QUANT010: the loader's own refusal of `fp8` below its minimum capability (8.0).
-pub fn fp8_below_sm80(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| fp8_refused_below_sm80(ctx, q)) else {
+/// QUANT010: the loader's own refusal of a method below its minimum capability.
+pub fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
+    let Some((q, floor)) = ctx
+        .quant()
+        .and_then(|q| Some((q.clone(), loader_min_cc(ctx, &q)?)))
+    else {
         return vec![];
     };
-    let bad = ctx.gpus_where(|cc| cc < (8, 0));
+    let bad = ctx.gpus_where(|cc| cc < floor);
     let Some((major, minor)) = bad.first().and_then(|g| g.cc()) else {
         return vec![];
     };
     vec![Fired::new(format!(
         "{}; {} {q}: SGLang {} refuses it before loading the weights ('The quantization method \
-         fp8 is not supported for the current GPU. Minimum capability: 80. Current capability: \
-         {major}{minor}.'); use a BF16, AWQ/GPTQ or INT8 checkpoint",
+         {q} is not supported for the current GPU. Minimum capability: {}{}. Current \
+         capability: {major}{minor}.'); use a BF16, AWQ/GPTQ or INT8 checkpoint",
         Context::describe(&bad),
         source(ctx),
-        ctx.version
+        ctx.version,
+        floor.0,
+        floor.1,
     ))]
 }
 
