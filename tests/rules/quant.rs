@@ -244,9 +244,39 @@ fn base() -> Vec<Case> {
             .on(L4)
             .arg("--quantization", json!("fp8"))
             .no(),
+        // The loader refuses modelopt_fp4 below 10.0 until 0.5.13: QUANT010's, not QUANT002's.
         c("QUANT002")
             .version("0.5.5")
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        c("QUANT010")
+            .version("0.5.5")
             .arg("--quantization", json!("modelopt_fp4")),
+        c("QUANT010").version("0.5.11").model(ModelFacts {
+            quant_method: Some("modelopt_fp4".into()),
+            ..model("Qwen3ForCausalLM")
+        }),
+        c("QUANT010")
+            .version("0.5.14")
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        c("QUANT010")
+            .version("0.5.11")
+            .on(B200)
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        // A checkpoint alone before 0.5.10.post1: nothing recorded, so nothing claimed.
+        c("QUANT010")
+            .version("0.5.9")
+            .model(ModelFacts {
+                quant_method: Some("modelopt_fp4".into()),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        c("QUANT002").version("0.5.9").model(ModelFacts {
+            quant_method: Some("modelopt_fp4".into()),
+            ..model("Qwen3ForCausalLM")
+        }),
         c("QUANT002")
             .version("0.5.5")
             .on(B200)

@@ -48,12 +48,23 @@ const LOADER_MIN_CC_FROM: &str = "0.5.5";
 /// The minimum compute capability SGLang's loader demands of a method (its
 /// `get_min_capability`), for the methods the goldens cover, from [`LOADER_MIN_CC_FROM`].
 fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
-    if !crate::sglang::version::at_least(ctx.version, LOADER_MIN_CC_FROM) {
+    use crate::sglang::version::at_least;
+    if !at_least(ctx.version, LOADER_MIN_CC_FROM) {
         return None;
     }
+    let v = ctx.version;
     match q {
         "fp8" => Some((8, 0)),
         "w8a8_fp8" => Some((8, 9)),
+        // ModelOptFp4Config asked for 10.0 until 0.5.13 (8.0 from then). The goldens read an
+        // NVFP4 checkpoint as modelopt_fp4 by itself from 0.5.10.post1; before, only with
+        // --quantization modelopt_fp4.
+        "modelopt_fp4"
+            if !at_least(v, "0.5.13")
+                && (ctx.sval("--quantization").is_some() || at_least(v, "0.5.10.post1")) =>
+        {
+            Some((10, 0))
+        }
         _ => None,
     }
 }
@@ -136,7 +147,11 @@ pub fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn fp4_pre_blackwell(ctx: &Context) -> Vec<Fired> {
-    let Some(q) = ctx.quant().filter(|q| is_nvfp4(q)) else {
+    // Where the loader itself refuses the method, QUANT010 says so.
+    let Some(q) = ctx
+        .quant()
+        .filter(|q| is_nvfp4(q) && loader_min_cc(ctx, q).is_none())
+    else {
         return vec![];
     };
     let bad = ctx.gpus_where(|(m, _)| m < 10);
