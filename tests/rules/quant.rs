@@ -199,7 +199,15 @@ fn base() -> Vec<Case> {
             .arg("--quantization", json!("w8a8_fp8")),
         c("QUANT007")
             .on(A100)
+            .arg("--quantization", json!("modelopt_fp8"))
+            .no(),
+        c("QUANT010")
+            .on(A100)
             .arg("--quantization", json!("modelopt_fp8")),
+        c("QUANT010").on(A100).model(ModelFacts {
+            quant_method: Some("modelopt_fp8".into()),
+            ..model("Qwen3ForCausalLM")
+        }),
         // 0.5.5 needs vLLM's Marlin ops; 0.4.x has no automatic fallback; 0.5.6 has its own.
         c("QUANT007")
             .version("0.5.5")

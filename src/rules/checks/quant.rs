@@ -55,7 +55,7 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
     let v = ctx.version;
     match q {
         "fp8" => Some((8, 0)),
-        "w8a8_fp8" => Some((8, 9)),
+        "w8a8_fp8" | "modelopt_fp8" => Some((8, 9)),
         // ModelOptFp4Config asked for 10.0 until 0.5.13 (8.0 from then). The goldens read an
         // NVFP4 checkpoint as modelopt_fp4 by itself from 0.5.10.post1; before, only with
         // --quantization modelopt_fp4.
@@ -91,9 +91,9 @@ pub fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     vec![Fired::new(format!(
-        "{}; {} {q}: SGLang {} refuses it before loading the weights ('The quantization method \
-         {q} is not supported for the current GPU. Minimum capability: {}{}. Current \
-         capability: {major}{minor}.'); use a BF16, AWQ/GPTQ or INT8 checkpoint",
+        "{}; {} {q}: SGLang {}'s loader refuses it before loading the weights ('… is not \
+         supported for the current GPU. Minimum capability: {}{}. Current capability: \
+         {major}{minor}.'); use a BF16, AWQ/GPTQ or INT8 checkpoint",
         Context::describe(&bad),
         source(ctx),
         ctx.version,
