@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::release::{KNOWN_VERSIONS, cmp, nearest, position};
+use super::release::{KNOWN_VERSIONS, position};
 
 const DATA: &str = include_str!("../../data/architectures.json");
 
@@ -37,13 +37,6 @@ struct Entry {
     r: Ranges,
     #[serde(default)]
     d: Ranges,
-}
-
-/// The embedded release `version` is (a local label such as `+cu128` names the same release),
-/// or `None` for one this build does not embed.
-pub fn exact(version: &str) -> Option<usize> {
-    let i = nearest(version);
-    cmp(KNOWN_VERSIONS[i], version).is_eq().then_some(i)
 }
 
 fn within(ranges: &Ranges, at: usize) -> bool {
@@ -153,6 +146,7 @@ pub fn config_type_rewritten(model_type: &str, at: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sglang::release::{cmp, exact};
     use serde_json::Value;
     use std::collections::BTreeMap;
 

@@ -21,6 +21,13 @@ pub(crate) fn nearest(version: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The embedded release `version` is (a local label such as `+cu128` names the same release),
+/// or `None` for one this build does not embed.
+pub fn exact(version: &str) -> Option<usize> {
+    let i = nearest(version);
+    cmp(KNOWN_VERSIONS[i], version).is_eq().then_some(i)
+}
+
 /// A version's place in PEP 440 order. The local label (`+cu128`) is left out: it names a
 /// build of the same release, so `0.5.23+cu128` is 0.5.23.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -100,6 +100,38 @@ fn plan(state: &Path, py: &Path, options: &[&str], line: &[&str]) -> (i32, Value
     (code, v)
 }
 
+/// The plan `run` records for process `pid`, once written (within 20 s).
+fn await_record(state: &Path, pid: u32) -> Value {
+    let record = state.join(format!("sglang-launch/runs/{pid}.json"));
+    let begun = Instant::now();
+    let read = || -> Option<Value> { serde_json::from_slice(&std::fs::read(&record).ok()?).ok() };
+    while read().is_none() && begun.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    read().unwrap_or_else(|| panic!("run records its plan for process {pid}"))
+}
+
+/// `wait-ready --pid` for the `run` process `child` against the server on `port`; the child is
+/// stopped afterwards.
+fn wait_ready(state: &Path, port: u16, child: &mut std::process::Child) -> std::process::Output {
+    let out = common::launcher()
+        .args([
+            "wait-ready",
+            "--port",
+            &port.to_string(),
+            "--timeout",
+            "20",
+            "--pid",
+        ])
+        .arg(child.id().to_string())
+        .env("XDG_STATE_HOME", state)
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    out
+}
+
 /// `run` with these options execs the fake interpreter (which stays up, with the launcher's
 /// PID); a server answering as `answers` with what `real(planned)` makes of the plan `run`
 /// recorded; `wait-ready --pid` keeps the start. Returns what `wait-ready` said.
@@ -121,30 +153,9 @@ fn start(
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id();
-    let record = state.join(format!("sglang-launch/runs/{pid}.json"));
-    let begun = Instant::now();
-    let read = || -> Option<Value> { serde_json::from_slice(&std::fs::read(&record).ok()?).ok() };
-    while read().is_none() && begun.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let planned = read().unwrap_or_else(|| panic!("run records its plan for process {pid}"));
+    let planned = await_record(state, child.id());
     let port = sglang_like(real(&planned["planned"]), answers);
-    let out = common::launcher()
-        .args([
-            "wait-ready",
-            "--port",
-            &port.to_string(),
-            "--timeout",
-            "20",
-            "--pid",
-        ])
-        .arg(pid.to_string())
-        .env("XDG_STATE_HOME", state)
-        .output()
-        .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    let out = wait_ready(state, port, &mut child);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("observed: "), "{err}");
@@ -192,13 +203,7 @@ fn a_started_server_teaches_the_next_plan_of_the_same_line_on_this_machine() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id();
-    let record = state.join(format!("sglang-launch/runs/{pid}.json"));
-    let start = Instant::now();
-    while !record.exists() && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(record.exists(), "run records its plan for process {pid}");
+    await_record(&state, child.id());
     // The server really got 3% fewer KV tokens and chose another attention backend.
     let real_tokens = tokens * 97 / 100;
     let port = sglang_like_server(serde_json::json!({
@@ -206,21 +211,7 @@ fn a_started_server_teaches_the_next_plan_of_the_same_line_on_this_machine() {
         "internal_states": [{"attention_backend": "triton", "memory_usage":
             {"weight": 7.64, "kvcache": 60.1, "token_capacity": real_tokens, "graph": 1.1}}]
     }));
-    let out = common::launcher()
-        .args([
-            "wait-ready",
-            "--port",
-            &port.to_string(),
-            "--timeout",
-            "20",
-            "--pid",
-        ])
-        .arg(pid.to_string())
-        .env("XDG_STATE_HOME", &state)
-        .output()
-        .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    let out = wait_ready(&state, port, &mut child);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("observed: weights 7.64 GiB"), "{err}");

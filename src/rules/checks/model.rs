@@ -26,7 +26,7 @@ struct Unresolved<'a> {
 /// release's registry resolves none of.
 fn unresolved<'a>(ctx: &Context<'a>) -> Vec<Unresolved<'a>> {
     // Only an embedded release's registry is known: a newer one may have the class.
-    let Some(at) = architectures::exact(ctx.version) else {
+    let Some(at) = crate::sglang::release::exact(ctx.version) else {
         return vec![];
     };
     if !registry_decides(ctx) {

@@ -80,10 +80,10 @@ fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts
 
 /// QUANT010: the loader's own refusal of a method below its minimum capability.
 pub fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
-    let Some((q, floor)) = ctx
-        .quant()
-        .and_then(|q| Some((q.clone(), loader_min_cc(ctx, &q)?)))
-    else {
+    let Some(q) = ctx.quant() else {
+        return vec![];
+    };
+    let Some(floor) = loader_min_cc(ctx, &q) else {
         return vec![];
     };
     let bad = ctx.gpus_where(|cc| cc < floor);
