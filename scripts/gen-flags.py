@@ -136,6 +136,7 @@ def main():
     text = history(sets)
     (ROOT / "data" / "flags" / "history.jsonl").write_text(text)
     (ROOT / "src" / "sglang" / "known_versions.rs").write_text(known_versions_rs(rel.RELEASES))
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "gen-option-names.py")], check=True)
     print(f"data/flags/history.jsonl: {len(sets)} releases, {text.count(chr(10)) - 1 - len(sets)} distinct "
           f"actions, {len(text.encode())} bytes", file=sys.stderr)
 

@@ -24,6 +24,7 @@
 //! process groups (DP without DP attention) start `tp * pp * gpu_id_step` ordinals apart
 //! (`tp * gpu_id_step` before 0.5.3).
 
+use crate::sglang::opt;
 use std::cmp::Ordering;
 
 use super::Env;
@@ -454,8 +455,8 @@ impl Layout {
         let (replicas, nnodes, node_rank) =
             (count(p.replicas), count(p.nnodes), count(p.node_rank));
         let (tp_per_node, pp_per_node) = (count(p.tp_per_node()), count(p.pp_per_node()));
-        let base_gpu_id = args.int("--base-gpu-id").unwrap_or(0);
-        let gpu_id_step = args.int("--gpu-id-step").unwrap_or(1);
+        let base_gpu_id = args.int(opt::BASE_GPU_ID).unwrap_or(0);
+        let gpu_id_step = args.int(opt::GPU_ID_STEP).unwrap_or(1);
         let span = if crate::sglang::version::at_least(&args.flags.version, "0.5.3") {
             tp.saturating_mul(pp)
         } else {
@@ -560,7 +561,7 @@ pub fn placement(
     env: &Env,
     args: &SglangArgs,
 ) -> Result<Placement, SelectError> {
-    for option in ["--tp-size", "--pp-size", "--dp-size", "--nnodes"] {
+    for option in [opt::TP_SIZE, opt::PP_SIZE, opt::DP_SIZE, opt::NNODES] {
         if let Some(value) = args
             .is_set(option)
             .then(|| args.int(option))

@@ -2,6 +2,7 @@
 //! anything else (an explicit `--device` other than cuda, `SGLANG_USE_CPU_ENGINE=1`, or no
 //! NVIDIA driver on a host with another accelerator) passes through to SGLang unchanged.
 
+use crate::sglang::opt;
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -105,7 +106,7 @@ fn explicit_device(s: &Settings, tokens: &[OsString]) -> Option<String> {
     )
     .flags;
     let args = sglang::parse(flags, tokens.to_vec());
-    args.get("--device")?.as_str().map(str::to_owned)
+    args.get(opt::DEVICE)?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]

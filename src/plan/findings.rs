@@ -8,6 +8,7 @@ use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem};
 use crate::plan::json::Memory;
 use crate::rules::{Code, Hit, Severity};
+use crate::sglang::opt;
 use crate::sglang::{self, SglangArgs, version};
 
 pub fn from_hit(hit: &Hit, fixed: bool) -> Finding {
@@ -174,8 +175,8 @@ fn hub_code(problem: &hub::Problem) -> Code {
 
 /// A `--mem-fraction-static` outside (0, 1): nothing to plan.
 pub fn bad_fraction(args: &SglangArgs) -> Option<f64> {
-    args.is_set("--mem-fraction-static")
-        .then(|| args.float("--mem-fraction-static"))
+    args.is_set(opt::MEM_FRACTION_STATIC)
+        .then(|| args.float(opt::MEM_FRACTION_STATIC))
         .flatten()
         .filter(|f| !(f.is_finite() && *f > 0.0 && *f < 1.0))
 }

@@ -12,6 +12,7 @@ use super::observed::{self, Planner, Use};
 use crate::resolve::{Context, Server};
 use crate::rules::{ArgEdit, Code, Hit};
 use crate::sglang::SglangArgs;
+use crate::sglang::opt;
 
 /// The memory plan of the line that will run, the arguments carrying its fraction, and the
 /// server resolved for exactly those arguments.
@@ -154,7 +155,7 @@ fn settle_at(
     }
     let Some(m) = memory
         .as_ref()
-        .filter(|_| !parsed.view(&args).is_set("--mem-fraction-static"))
+        .filter(|_| !parsed.view(&args).is_set(opt::MEM_FRACTION_STATIC))
     else {
         return Settled {
             args,
@@ -189,7 +190,7 @@ fn settle_at(
     let with_value = fixes::apply_args(
         &args,
         &[ArgEdit::Set {
-            option: "--mem-fraction-static".into(),
+            option: opt::MEM_FRACTION_STATIC.into(),
             value: format_fraction(v),
         }],
     );

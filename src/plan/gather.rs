@@ -1,6 +1,7 @@
 //! Reading everything the evaluation needs, each path once: the interpreter and its packages,
 //! the GPUs, the host, the starts kept on this machine, and the models the arguments name.
 
+use crate::sglang::opt;
 use std::path::{Path, PathBuf};
 
 use super::{Error, Request};
@@ -124,12 +125,12 @@ pub struct Models {
 
 /// The SGLang options [`model::load`] reads besides the path.
 const SHAPING: [&str; 6] = [
-    "--revision",
-    "--json-model-override-args",
-    "--context-length",
-    "--kv-cache-dtype",
-    "--quantization",
-    "--dtype",
+    opt::REVISION,
+    opt::JSON_MODEL_OVERRIDE_ARGS,
+    opt::CONTEXT_LENGTH,
+    opt::KV_CACHE_DTYPE,
+    opt::QUANTIZATION,
+    opt::DTYPE,
 ];
 
 /// The cache key: the path, and the shaping options' values as given.
@@ -153,11 +154,11 @@ impl Models {
 
     /// Reads the target and the separate draft the arguments name, where not read yet.
     pub fn read_for(&mut self, args: &SglangArgs, env: &Env) {
-        if let Some(path) = args.str("--model-path") {
-            self.read(path, args.str("--revision"), env, args);
+        if let Some(path) = args.str(opt::MODEL_PATH) {
+            self.read(path, args.str(opt::REVISION), env, args);
         }
         if let Some(path) = self.draft_path(args) {
-            let revision = args.str("--speculative-draft-model-revision");
+            let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
             self.read(&path, revision, env, args);
         }
     }
@@ -196,7 +197,7 @@ impl Models {
 
     /// The target model as read (after [`Models::read_for`]).
     pub fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(args.str("--model-path")?, args)
+        self.get(args.str(opt::MODEL_PATH)?, args)
     }
 
     /// The separate speculative draft as read (after [`Models::read_for`]).

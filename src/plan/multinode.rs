@@ -14,6 +14,7 @@ use super::json::Finding;
 use crate::facts::Env;
 use crate::facts::scheduler::{self, Given, MultiNode};
 use crate::rules::{ArgEdit, Code, Fix, Hit, RuleSettings};
+use crate::sglang::opt;
 use crate::sglang::{SglangArgs, approx};
 
 pub struct Step {
@@ -106,7 +107,7 @@ pub fn derive(
     facts: Option<Result<MultiNode, String>>,
     job: &Job,
 ) -> Result<Vec<Hit>, String> {
-    let user_nnodes = args.get("--nnodes").and(args.int("--nnodes"));
+    let user_nnodes = args.get(opt::NNODES).and(args.int(opt::NNODES));
     let m = match facts {
         None => return Ok(Vec::new()),
         // Nothing to derive: the user gave the node count, or the line fits on this node.
@@ -119,7 +120,7 @@ pub fn derive(
         Some(Ok(m)) => m,
     };
     // One node: nothing to say, whatever the user's flags.
-    if m.nnodes.value < 2 || !(job.knows)("--nnodes") {
+    if m.nnodes.value < 2 || !(job.knows)(opt::NNODES) {
         return Ok(Vec::new());
     }
     let name = m.scheduler.describe();
@@ -136,12 +137,12 @@ pub fn derive(
             Some(visible) if job.local.fits() => {
                 return Ok(vec![own_server(name, &m, job.local.needed, visible)]);
             }
-            _ => hits.push(derived(name, "--nnodes", &m.nnodes)),
+            _ => hits.push(derived(name, opt::NNODES, &m.nnodes)),
         },
     }
     if let Some(why) = &m.not_a_node {
         // Nothing is derived for a process that is not one node of the job.
-        let rest = ["--node-rank", "--dist-init-addr"];
+        let rest = [opt::NODE_RANK, opt::DIST_INIT_ADDR];
         if hits.is_empty() && rest.iter().all(|o| args.is_set(o)) {
             return Ok(hits);
         }
@@ -185,17 +186,17 @@ fn node_rank(
     m: &MultiNode,
     knows: &dyn Fn(&str) -> bool,
 ) -> Result<Option<Hit>, String> {
-    if !knows("--node-rank") {
+    if !knows(opt::NODE_RANK) {
         return Ok(None);
     }
-    if !args.is_set("--node-rank") {
-        unreadable(m, "--node-rank")?;
+    if !args.is_set(opt::NODE_RANK) {
+        unreadable(m, opt::NODE_RANK)?;
         let Some(rank) = &m.node_rank else {
             return Ok(None);
         };
-        return Ok(Some(derived(m.scheduler.describe(), "--node-rank", rank)));
+        return Ok(Some(derived(m.scheduler.describe(), opt::NODE_RANK, rank)));
     }
-    let (Some(user), Some(rank)) = (args.int("--node-rank"), &m.node_rank) else {
+    let (Some(user), Some(rank)) = (args.int(opt::NODE_RANK), &m.node_rank) else {
         return Ok(None);
     };
     Ok((user != rank.value).then(|| {
@@ -210,18 +211,18 @@ fn node_rank(
 
 /// A user's address is never compared: an IP and a host name may well be the same node.
 fn dist_init_addr(args: &SglangArgs, m: &MultiNode, job: &Job) -> Result<Option<Hit>, String> {
-    let given = args.is_set("--dist-init-addr")
+    let given = args.is_set(opt::DIST_INIT_ADDR)
         || job
             .env
             .get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE")
             .is_some();
-    if given || !(job.knows)("--dist-init-addr") {
+    if given || !(job.knows)(opt::DIST_INIT_ADDR) {
         return Ok(None);
     }
-    unreadable(m, "--dist-init-addr")?;
+    unreadable(m, opt::DIST_INIT_ADDR)?;
     Ok(m.dist_init_addr
         .as_ref()
-        .map(|addr| derived(m.scheduler.describe(), "--dist-init-addr", addr)))
+        .map(|addr| derived(m.scheduler.describe(), opt::DIST_INIT_ADDR, addr)))
 }
 
 fn derived<T: std::fmt::Display>(job: &str, option: &str, given: &Given<T>) -> Hit {

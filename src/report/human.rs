@@ -5,6 +5,7 @@ use crate::out::escape;
 use crate::plan::Outcome;
 use crate::plan::json::{MfsSource, Verdict};
 use crate::rules::{Code, Severity, ranges};
+use crate::sglang::opt;
 
 struct Style {
     on: bool,
@@ -116,7 +117,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
     if let Some(c) = plan
         .resolved
         .as_ref()
-        .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set("--page-size")))
+        .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set(opt::PAGE_SIZE)))
     {
         put(
             &mut out,
@@ -190,7 +191,7 @@ fn changes(outcome: &Outcome) -> Vec<String> {
         .collect();
     if let Some(m) = plan.memory.as_ref().filter(|m| {
         m.mem_fraction_static_source == MfsSource::Planned
-            && outcome.args.is_set("--mem-fraction-static")
+            && outcome.args.is_set(opt::MEM_FRACTION_STATIC)
     }) {
         let default = m
             .sglang_default_mem_fraction_static

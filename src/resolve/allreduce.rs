@@ -1,5 +1,6 @@
 //! SGLang's custom all-reduce decision for a TP group.
 
+use crate::sglang::opt;
 use serde::Serialize;
 
 use crate::facts::{Env, Topology};
@@ -27,14 +28,14 @@ pub fn decide(
     tp_gpus: &[u32],
 ) -> CustomAllReduce {
     let ws = parallel.tp;
-    if args.flag("--disable-custom-all-reduce") {
-        return CustomAllReduce::Off("--disable-custom-all-reduce");
+    if args.flag(opt::DISABLE_CUSTOM_ALL_REDUCE) {
+        return CustomAllReduce::Off(opt::DISABLE_CUSTOM_ALL_REDUCE);
     }
     if ws == 1 {
         return CustomAllReduce::Off("world size 1");
     }
-    if args.flag("--enable-deterministic-inference") {
-        return CustomAllReduce::Off("--enable-deterministic-inference");
+    if args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) {
+        return CustomAllReduce::Off(opt::ENABLE_DETERMINISTIC_INFERENCE);
     }
     if parallel.nnodes > 1 {
         return CustomAllReduce::Off("TP group spans nodes");

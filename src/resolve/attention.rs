@@ -4,6 +4,7 @@
 //! releases.
 
 use super::choice::{Chosen, Inputs, sglang, user_text};
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 /// MHA architectures that got FA3 by default on Hopper, with the release each joined the list.
@@ -36,9 +37,9 @@ pub struct Attention {
 /// SGLang's attention choice. `main` stays `None` where the launcher does not model the
 /// platform (no CUDA GPU known).
 pub fn resolve(i: &Inputs) -> Attention {
-    let prefill = user_text(i.args, "--prefill-attention-backend");
-    let decode = user_text(i.args, "--decode-attention-backend");
-    let mut main = user_text(i.args, "--attention-backend");
+    let prefill = user_text(i.args, opt::PREFILL_ATTENTION_BACKEND);
+    let decode = user_text(i.args, opt::DECODE_ATTENTION_BACKEND);
+    let mut main = user_text(i.args, opt::ATTENTION_BACKEND);
     // Same prefill and decode backend: SGLang makes it the main one.
     if let (Some(p), Some(d)) = (&prefill, &decode)
         && p.value == d.value
@@ -71,7 +72,7 @@ pub fn resolve(i: &Inputs) -> Attention {
 
 /// Deterministic inference picks a backend it can run deterministically, before the default.
 fn deterministic(i: &Inputs) -> Option<&'static str> {
-    if !i.flag("--enable-deterministic-inference") || !at_least(i.version, DETERMINISTIC_FIRST) {
+    if !i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(i.version, DETERMINISTIC_FIRST) {
         return None;
     }
     Some(match i.cc_major? {
@@ -171,7 +172,7 @@ fn spec_topk_one_when_chosen(i: &Inputs) -> bool {
     }
     match super::specparams::resolve(i) {
         None => true,
-        Some(p) => p.eagle_topk.value == 1 && i.args.int("--page-size").is_none_or(|p| p <= 1),
+        Some(p) => p.eagle_topk.value == 1 && i.args.int(opt::PAGE_SIZE).is_none_or(|p| p <= 1),
     }
 }
 
@@ -206,7 +207,7 @@ pub fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [u64], u
 pub fn page_size(i: &Inputs, a: &Attention) -> u64 {
     let given = i
         .args
-        .get("--page-size")
+        .get(opt::PAGE_SIZE)
         .and_then(serde_json::Value::as_i64);
     let mut page = given.map_or(1, |p| p.max(1) as u64);
     let name = |c: &Option<Chosen>| c.as_ref().map(|c| c.value.clone());

@@ -3,6 +3,7 @@
 //! parameters, switches) share.
 
 use super::Facts;
+use crate::sglang::opt;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -53,12 +54,12 @@ impl<'a> Inputs<'a> {
             spec: super::defaults::speculative_algorithm(f.args),
             user_topk: f
                 .args
-                .is_set("--speculative-eagle-topk")
-                .then(|| f.args.int("--speculative-eagle-topk"))
+                .is_set(opt::SPECULATIVE_EAGLE_TOPK)
+                .then(|| f.args.int(opt::SPECULATIVE_EAGLE_TOPK))
                 .flatten(),
             asymmetric_kv: model.is_some_and(asymmetric_kv),
             attention_sinks: arch == Some("GptOssForCausalLM"),
-            quant: text(f.args, "--quantization")
+            quant: text(f.args, opt::QUANTIZATION)
                 .or_else(|| model.and_then(|m| m.quant_method.clone()))
                 .map(|q| q.to_ascii_lowercase()),
         }
@@ -69,13 +70,13 @@ impl<'a> Inputs<'a> {
     pub fn spec_topk_one_or_unset(&self) -> bool {
         match self.user_topk {
             None => true,
-            Some(1) => self.args.int("--page-size").is_none_or(|p| p <= 1),
+            Some(1) => self.args.int(opt::PAGE_SIZE).is_none_or(|p| p <= 1),
             Some(_) => false,
         }
     }
 
     pub fn kv_cache_dtype(&self) -> String {
-        text(self.args, "--kv-cache-dtype").unwrap_or_else(|| "auto".into())
+        text(self.args, opt::KV_CACHE_DTYPE).unwrap_or_else(|| "auto".into())
     }
 
     /// An `EnvBool` switch of SGLang's (true/1/yes/y), or `default` when unset.

@@ -3,6 +3,7 @@
 
 use super::server::Backends;
 use crate::sglang::SglangArgs;
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 /// Why SGLang drops the prefill graph it listed, for these backends (`None`: it keeps it).
@@ -18,13 +19,13 @@ pub fn prefill_dropped(
     // 0.5.10–0.5.12: the torch.compile piecewise graph and FlashInfer's TRT-LLM MoE kernels.
     let piecewise = at_least(version, "0.5.10rc0") && !at_least(version, "0.5.13");
     if piecewise
-        && !args.flag("--enforce-piecewise-cuda-graph")
+        && !args.flag(opt::ENFORCE_PIECEWISE_CUDA_GRAPH)
         && matches!(runner.as_str(), "flashinfer_trtllm" | "flashinfer_mxfp4")
         && arch != Some("GptOssForCausalLM")
     {
         return Some("the FlashInfer TRT-LLM MoE runner");
     }
-    if !at_least(version, "0.5.14") || args.is_set("--cuda-graph-backend-prefill") {
+    if !at_least(version, "0.5.14") || args.is_set(opt::CUDA_GRAPH_BACKEND_PREFILL) {
         return None;
     }
     if matches!(main.as_str(), "torch_native" | "flex_attention") {

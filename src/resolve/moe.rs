@@ -2,33 +2,34 @@
 //! per layer when the model loads) except where a model-specific rule names one.
 
 use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 /// The all-to-all backend: the user's (or 0.4.x/0.5.2's `--enable-deepep-moe`), else none.
 pub fn a2a(i: &Inputs) -> Option<Chosen> {
-    if !i.args.knows("--moe-a2a-backend") && !i.args.knows("--enable-deepep-moe") {
+    if !i.args.knows(opt::MOE_A2A_BACKEND) && !i.args.knows(opt::ENABLE_DEEPEP_MOE) {
         return None;
     }
-    if let Some(u) = user_text(i.args, "--moe-a2a-backend") {
+    if let Some(u) = user_text(i.args, opt::MOE_A2A_BACKEND) {
         return Some(u);
     }
-    if i.flag("--enable-deepep-moe") {
+    if i.flag(opt::ENABLE_DEEPEP_MOE) {
         return Some(Chosen {
             value: "deepep".into(),
             source: ChoiceSource::User,
         });
     }
     // The release's default: "none" from 0.5.x, unset (null) in 0.4.x.
-    super::choice::text(i.args, "--moe-a2a-backend").map(|v| sglang(&v))
+    super::choice::text(i.args, opt::MOE_A2A_BACKEND).map(|v| sglang(&v))
 }
 
 /// The MoE runner; `None` for a release without `--moe-runner-backend` or a model without
 /// experts.
 pub fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Option<Chosen> {
-    if !i.args.knows("--moe-runner-backend") {
+    if !i.args.knows(opt::MOE_RUNNER_BACKEND) {
         return None;
     }
-    if let Some(u) = user_text(i.args, "--moe-runner-backend").filter(|c| c.value != "auto") {
+    if let Some(u) = user_text(i.args, opt::MOE_RUNNER_BACKEND).filter(|c| c.value != "auto") {
         return Some(u);
     }
     if !moe_model {

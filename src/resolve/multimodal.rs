@@ -5,6 +5,7 @@
 
 use crate::facts::model::ModelFacts;
 use crate::sglang::SglangArgs;
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 /// Architectures served text-only by default, with the release each joined the list.
@@ -31,7 +32,7 @@ pub fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> b
     let Some(m) = model.filter(|m| m.is_multimodal) else {
         return false;
     };
-    if args.flag("--enable-multimodal") {
+    if args.flag(opt::ENABLE_MULTIMODAL) {
         return true;
     }
     !text_only_by_default(version, args, m.architecture.as_deref())
@@ -72,7 +73,7 @@ pub fn text_only_by_default(version: &str, args: &SglangArgs, arch: Option<&str>
             .iter()
             .any(|(name, since)| *name == a && at_least(version, since))
     });
-    let transformers_impl = args.str("--model-impl") == Some("transformers")
+    let transformers_impl = args.str(opt::MODEL_IMPL) == Some("transformers")
         && at_least(version, TRANSFORMERS_IMPL_KEEPS);
     listed && !transformers_impl
 }

@@ -1,6 +1,7 @@
 //! [`Server`]: the parallel layout, GPU groups, speculative decoding, MoE and all-reduce
 //! choices, SGLang's defaults and the backends, as SGLang will resolve them.
 
+use crate::sglang::opt;
 use serde::Serialize;
 
 use super::Facts;
@@ -191,9 +192,9 @@ impl Speculative {
     pub fn of(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
         let algorithm = defaults::speculative_algorithm(args)?;
         let path = args
-            .str("--speculative-draft-model-path")
+            .str(opt::SPECULATIVE_DRAFT_MODEL_PATH)
             .map(str::to_owned);
-        let own_layers = path.is_none() || path.as_deref() == args.str("--model-path");
+        let own_layers = path.is_none() || path.as_deref() == args.str(opt::MODEL_PATH);
         let mtp = own_layers && model.is_some_and(|m| m.num_nextn_predict_layers.unwrap_or(0) > 0);
         let draft = if mtp {
             DraftSource::Mtp
@@ -211,16 +212,16 @@ impl Speculative {
 }
 
 fn moe_a2a(args: &SglangArgs) -> Option<String> {
-    text(args, "--moe-a2a-backend")
+    text(args, opt::MOE_A2A_BACKEND)
         .filter(|v| v != "none")
         .or_else(|| {
-            args.flag("--enable-deepep-moe")
+            args.flag(opt::ENABLE_DEEPEP_MOE)
                 .then(|| "deepep".to_string())
         })
 }
 
 fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<String> {
-    text(args, "--quantization")
+    text(args, opt::QUANTIZATION)
         .or_else(|| model.and_then(|m| m.quant_method.clone()))
         .map(|q| q.to_ascii_lowercase())
 }

@@ -1,6 +1,7 @@
 //! Speculative-decoding parameters SGLang fills in when the user names only the algorithm:
 //! steps, EAGLE top-k and draft tokens, by model architecture and release.
 
+use crate::sglang::opt;
 use serde::Serialize;
 
 use super::choice::{ChoiceSource, Inputs};
@@ -49,11 +50,11 @@ pub fn resolve(i: &Inputs) -> Option<SpecParams> {
     }
     let user = |o: &str| i.args.is_set(o).then(|| i.args.int(o)).flatten();
     let c = |value, source| ChosenInt { value, source };
-    let (steps, topk, draft) = match user("--speculative-num-steps") {
+    let (steps, topk, draft) = match user(opt::SPECULATIVE_NUM_STEPS) {
         Some(s) => (
             c(s, ChoiceSource::User),
-            c(user("--speculative-eagle-topk")?, ChoiceSource::User),
-            c(user("--speculative-num-draft-tokens")?, ChoiceSource::User),
+            c(user(opt::SPECULATIVE_EAGLE_TOPK)?, ChoiceSource::User),
+            c(user(opt::SPECULATIVE_NUM_DRAFT_TOKENS)?, ChoiceSource::User),
         ),
         None => {
             let (s, k, d) = auto(i, algo);

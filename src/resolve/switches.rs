@@ -1,6 +1,7 @@
 //! Features SGLang turns on or off on its own: the sampling backend, the radix cache, the
 //! overlap scheduler and the decode CUDA graph.
 
+use crate::sglang::opt;
 use serde::Serialize;
 
 use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
@@ -25,13 +26,13 @@ const RADIX_DETERMINISTIC: &[&str] = &["fa3", "fa4", "triton", "ascend"];
 
 /// The sampling backend: the user's, pytorch for deterministic inference, else FlashInfer.
 pub fn sampling(i: &Inputs) -> Option<Chosen> {
-    if !i.args.knows("--sampling-backend") {
+    if !i.args.knows(opt::SAMPLING_BACKEND) {
         return None;
     }
-    if i.flag("--enable-deterministic-inference") {
+    if i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) {
         return Some(sglang("pytorch"));
     }
-    user_text(i.args, "--sampling-backend").or_else(|| Some(sglang("flashinfer")))
+    user_text(i.args, opt::SAMPLING_BACKEND).or_else(|| Some(sglang("flashinfer")))
 }
 
 fn user_off(i: &Inputs, opts: &[&str]) -> Option<Switch> {
@@ -50,19 +51,19 @@ const fn sglang_says(on: bool) -> Switch {
 
 /// The switches, given the attention backend SGLang ends up with.
 pub fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
-    let radix = user_off(i, &["--disable-radix-cache"]).unwrap_or_else(|| {
-        let deterministic = i.flag("--enable-deterministic-inference")
+    let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
+        let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
         sglang_says(!deterministic)
     });
-    let overlap = user_off(i, &["--disable-overlap-schedule"]).unwrap_or_else(|| {
+    let overlap = user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE]).unwrap_or_else(|| {
         let spec_off = i
             .spec
             .as_deref()
             .is_some_and(|a| spec_disables_overlap(i, a));
         sglang_says(!(pp > 1 || spec_off))
     });
-    let cuda_graph = user_off(i, &["--disable-cuda-graph"]).unwrap_or_else(|| {
+    let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
         sglang_says(!eager)
     });

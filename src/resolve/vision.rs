@@ -2,6 +2,7 @@
 //! `--mm-attention-backend`, else what the model's code passes, else the platform default.
 
 use super::choice::{Chosen, Inputs, sglang, user_text};
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 /// Vision towers whose code asks for FA3 outright: (architecture, first release, first release
@@ -30,7 +31,7 @@ pub fn resolve(i: &Inputs) -> Option<Chosen> {
     if !i.multimodal {
         return None;
     }
-    if let Some(u) = user_text(i.args, "--mm-attention-backend") {
+    if let Some(u) = user_text(i.args, opt::MM_ATTENTION_BACKEND) {
         return Some(u);
     }
     if model_passes_fa3(i) {

@@ -2,6 +2,7 @@
 //! facts (no GPUs, unparsable compute capability, missing links, options this version lacks)
 //! give "unknown" answers, never a panic.
 
+use crate::sglang::opt;
 use std::collections::BTreeSet;
 
 use super::{ArgEdit, Context, EnvEdit, Fix};
@@ -111,9 +112,9 @@ impl Context<'_> {
     /// Attention backends chosen explicitly: (option, value) for the main, prefill and decode ones.
     pub fn attention_backends(&self) -> Vec<(&'static str, String)> {
         [
-            "--attention-backend",
-            "--prefill-attention-backend",
-            "--decode-attention-backend",
+            opt::ATTENTION_BACKEND,
+            opt::PREFILL_ATTENTION_BACKEND,
+            opt::DECODE_ATTENTION_BACKEND,
         ]
         .into_iter()
         .filter_map(|o| self.sval(o).map(|v| (o, v)))
@@ -145,8 +146,8 @@ impl Context<'_> {
             });
         }
         for (o, c) in [
-            ("--prefill-attention-backend", &b.prefill_attention),
-            ("--decode-attention-backend", &b.decode_attention),
+            (opt::PREFILL_ATTENTION_BACKEND, &b.prefill_attention),
+            (opt::DECODE_ATTENTION_BACKEND, &b.decode_attention),
         ] {
             if let Some(c) = c.as_ref().filter(|c| pred(&c.value)) {
                 out.push(format!("{o} {}", c.value));
@@ -157,8 +158,8 @@ impl Context<'_> {
 
     /// The backend decode will use, when chosen explicitly.
     pub fn decode_backend(&self) -> Option<String> {
-        self.sval("--decode-attention-backend")
-            .or_else(|| self.sval("--attention-backend"))
+        self.sval(opt::DECODE_ATTENTION_BACKEND)
+            .or_else(|| self.sval(opt::ATTENTION_BACKEND))
     }
 
     /// `--speculative-algorithm`, upper-cased, `NEXTN` as `EAGLE` (SGLang does the same).
@@ -199,7 +200,7 @@ impl Context<'_> {
 
     /// The decode CUDA-graph max batch size the user gave, under any version's spelling.
     pub fn cuda_graph_max_bs_given(&self) -> Option<i64> {
-        ["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]
+        [opt::CUDA_GRAPH_MAX_BS_DECODE, opt::CUDA_GRAPH_MAX_BS]
             .into_iter()
             .find(|o| self.given(o))
             .and_then(|o| self.int(o))
@@ -208,7 +209,7 @@ impl Context<'_> {
     /// The decode batch sizes the user asked to capture (`--cuda-graph-bs` / `-decode`): the
     /// largest one.
     pub fn cuda_graph_bs_given(&self) -> Option<i64> {
-        ["--cuda-graph-bs-decode", "--cuda-graph-bs"]
+        [opt::CUDA_GRAPH_BS_DECODE, opt::CUDA_GRAPH_BS]
             .into_iter()
             .find(|o| self.given(o))
             .and_then(|o| self.args.get(o))
@@ -239,9 +240,9 @@ impl Context<'_> {
     }
 
     pub fn cuda_graph_disabled(&self) -> bool {
-        self.args.flag("--disable-cuda-graph")
-            || self.args.flag("--disable-decode-cuda-graph")
-            || self.sval("--cuda-graph-backend-decode").as_deref() == Some("disabled")
+        self.args.flag(opt::DISABLE_CUDA_GRAPH)
+            || self.args.flag(opt::DISABLE_DECODE_CUDA_GRAPH)
+            || self.sval(opt::CUDA_GRAPH_BACKEND_DECODE).as_deref() == Some("disabled")
     }
 
     /// "GPU 0–7: NVIDIA B200, compute capability 10.0" for these GPUs, grouped by model.

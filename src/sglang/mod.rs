@@ -15,6 +15,7 @@ mod history;
 pub mod install;
 mod known_versions;
 pub mod layout;
+pub mod opt;
 pub mod parser;
 mod pyjson;
 pub mod pytypes;

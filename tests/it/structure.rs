@@ -1,6 +1,6 @@
 //! The shape of the code, checked: the pipeline's layers depend one way, sibling modules do not
 //! import each other in a loop, no function is too long to read at once, and rule codes exist
-//! only in the catalogue.
+//! only in the catalogue, SGLang option names only in the SGLang layer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -254,4 +254,80 @@ fn rule_codes_are_typed_outside_the_catalogue() {
         "rule codes as strings:\n{}",
         found.join("\n")
     );
+}
+
+/// Option-name literals (`"--tp-size"`) in production code outside the SGLang layer.
+fn option_literals(known: &BTreeSet<&str>) -> (Vec<String>, Vec<String>) {
+    let (mut sglang, mut launcher) = (Vec::new(), Vec::new());
+    for p in sources() {
+        let module = module_of(&p);
+        let test_file = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with("tests.rs"));
+        if module.first().is_some_and(|m| m == "sglang") || test_file {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, l) in non_test(&text).lines().enumerate() {
+            if l.trim_start().starts_with("//") {
+                continue;
+            }
+            for lit in l.split('"').skip(1).step_by(2) {
+                let name = lit.strip_prefix("--").unwrap_or("");
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                {
+                    continue;
+                }
+                let at = format!("{}:{}: \"{lit}\"", p.display(), i + 1);
+                // `--help` is the launcher's own help as well as SGLang's.
+                if known.contains(lit) && lit != "--help" {
+                    sglang.push(at);
+                } else {
+                    launcher.push(at);
+                }
+            }
+        }
+    }
+    (sglang, launcher)
+}
+
+/// SGLang's options are named once, in `sglang::opt`: elsewhere a literal would read a
+/// misspelt option silently as "not set". The launcher's own option literals stay few.
+#[test]
+fn sglang_option_names_are_constants_outside_the_sglang_layer() {
+    let known: BTreeSet<&str> = sglang_launch::sglang::opt::ALL.iter().copied().collect();
+    let (sglang, launcher) = option_literals(&known);
+    assert!(
+        sglang.is_empty(),
+        "SGLang option names as strings:\n{}",
+        sglang.join("\n")
+    );
+    assert!(
+        launcher.len() <= 20,
+        "option literals:\n{}",
+        launcher.join("\n")
+    );
+}
+
+/// `sglang::opt` names exactly the long options the embedded releases define.
+#[test]
+fn option_constants_follow_the_flag_history() {
+    use sglang_launch::sglang::{flagset, opt};
+    let mut history = BTreeSet::new();
+    for v in flagset::KNOWN_VERSIONS {
+        for a in &flagset::get(v).unwrap().actions {
+            history.extend(
+                a.option_strings
+                    .iter()
+                    .filter(|o| o.starts_with("--"))
+                    .cloned(),
+            );
+        }
+    }
+    let consts: BTreeSet<String> = opt::ALL.iter().map(|s| s.to_string()).collect();
+    assert_eq!(consts, history, "run scripts/gen-option-names.py");
+    assert_eq!(opt::ALL.len(), consts.len(), "one constant per option");
 }

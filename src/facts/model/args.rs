@@ -1,5 +1,6 @@
 //! The SGLang arguments that change a model's facts.
 
+use crate::sglang::opt;
 use serde_json::{Map, Value};
 
 use super::ModelFacts;
@@ -8,14 +9,14 @@ use crate::sglang::SglangArgs;
 /// `--context-length`, `--kv-cache-dtype`, `--quantization`, `--dtype`.
 pub(super) fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
     f.context_length = args
-        .int("--context-length")
+        .int(opt::CONTEXT_LENGTH)
         .filter(|&c| c > 0)
         .map(|c| c as u64)
         .or(f.derived_context_length);
-    if let Some(k) = args.str("--kv-cache-dtype") {
+    if let Some(k) = args.str(opt::KV_CACHE_DTYPE) {
         f.kv_cache_dtype = k.to_owned();
     }
-    if let Some(q) = args.str("--quantization") {
+    if let Some(q) = args.str(opt::QUANTIZATION) {
         f.quant_method = Some(q.to_owned());
         if f.weight_bits.is_none() {
             f.weight_bits = match q {
@@ -26,7 +27,7 @@ pub(super) fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
             };
         }
     }
-    match args.str("--dtype") {
+    match args.str(opt::DTYPE) {
         Some("auto") | None => {}
         Some("half") | Some("float16") => f.dtype = Some("float16".into()),
         Some("float") | Some("float32") => f.dtype = Some("float32".into()),

@@ -3,6 +3,7 @@
 //! by `srun` has `SLURM_STEP_ID`, the batch shell has not). Read from [`Env`] only; what the
 //! launcher makes of it is `plan::multinode`.
 
+use crate::sglang::opt;
 pub mod hostlist;
 
 use super::Env;
@@ -62,7 +63,7 @@ pub fn read(env: &Env) -> Option<Result<MultiNode, String>> {
 fn lws(env: &Env, size: &str) -> Result<MultiNode, String> {
     let mut unreadable = Vec::new();
     let nnodes = number("LWS_GROUP_SIZE", size, 1)?;
-    let node_rank = optional_number(env, "LWS_WORKER_INDEX", "--node-rank", &mut unreadable);
+    let node_rank = optional_number(env, "LWS_WORKER_INDEX", opt::NODE_RANK, &mut unreadable);
     let leader = env
         .get("LWS_LEADER_ADDRESS")
         .map(str::trim)
@@ -88,7 +89,7 @@ fn lws(env: &Env, size: &str) -> Result<MultiNode, String> {
 fn slurm(env: &Env, (name, nodes): (&'static str, &str)) -> Result<MultiNode, String> {
     let mut unreadable = Vec::new();
     let nnodes = number(name, nodes, 1)?;
-    let node_rank = optional_number(env, "SLURM_NODEID", "--node-rank", &mut unreadable);
+    let node_rank = optional_number(env, "SLURM_NODEID", opt::NODE_RANK, &mut unreadable);
     let first = first_set(env, &["SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"])
         .and_then(|list| first_host(list, &mut unreadable));
     let dist_init_addr = with_port(env, first, &mut unreadable);
@@ -160,7 +161,7 @@ fn first_host(
             why: format!("{name}={list}: first of {} hosts", hosts.len()),
         }),
         Err(e) => {
-            unreadable.push(("--dist-init-addr", format!("{name}={list:?} {e}")));
+            unreadable.push((opt::DIST_INIT_ADDR, format!("{name}={list:?} {e}")));
             None
         }
     }
@@ -195,7 +196,7 @@ fn with_port(
             ),
             _ => {
                 unreadable.push((
-                    "--dist-init-addr",
+                    opt::DIST_INIT_ADDR,
                     format!("MASTER_PORT={p:?} is not a port"),
                 ));
                 return None;

@@ -4,6 +4,7 @@
 //! memory planner itself, as the pipeline will judge it (on a start of that very line where one
 //! was kept, see [`crate::plan::observed`]).
 
+use crate::sglang::opt;
 use serde_json::{Value, json};
 
 use crate::facts::model::ModelFacts;
@@ -162,15 +163,15 @@ impl<'a> Search<'a> {
         let args = facts.args;
         // SGLang takes a context length of 0 or less as given (and serves nothing): the planner
         // reads the model's instead, so no value judged here is the one that runs.
-        if int_arg(args, "--context-length").is_some_and(|c| c <= 0) {
+        if int_arg(args, opt::CONTEXT_LENGTH).is_some_and(|c| c <= 0) {
             return None;
         }
         let ctx = Context::new(facts);
         let d = &ctx.server.defaults;
-        let graph_flag = ["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]
+        let graph_flag = [opt::CUDA_GRAPH_MAX_BS_DECODE, opt::CUDA_GRAPH_MAX_BS]
             .into_iter()
             .find(|o| args.knows(o))
-            .unwrap_or("--cuda-graph-max-bs");
+            .unwrap_or(opt::CUDA_GRAPH_MAX_BS);
         let mut capture: Vec<u64> =
             defaults::captured_decode_bs(d, ctx.server.gpu_memory_mib, None)
                 .into_iter()
@@ -193,7 +194,7 @@ impl<'a> Search<'a> {
         Some(Search {
             start: Knobs {
                 context_length: model.context_length,
-                max_running_requests: int_arg(args, "--max-running-requests")
+                max_running_requests: int_arg(args, opt::MAX_RUNNING_REQUESTS)
                     .filter(|&m| m > 0)
                     .map(|m| m as u64),
                 graph_max_bs,
@@ -377,7 +378,7 @@ impl<'a> Search<'a> {
         if k.context_length != self.start.context_length
             && let Some(c) = k.context_length
         {
-            set(&mut args, "--context-length", json!(c));
+            set(&mut args, opt::CONTEXT_LENGTH, json!(c));
             if let Some(m) = model.as_mut() {
                 m.context_length = Some(c);
             }
@@ -385,7 +386,7 @@ impl<'a> Search<'a> {
         if k.max_running_requests != self.start.max_running_requests
             && let Some(m) = k.max_running_requests
         {
-            set(&mut args, "--max-running-requests", json!(m));
+            set(&mut args, opt::MAX_RUNNING_REQUESTS, json!(m));
         }
         if k.graph_max_bs != self.start.graph_max_bs
             && let Some(b) = k.graph_max_bs
@@ -419,7 +420,7 @@ impl<'a> Search<'a> {
             .planned_mem_fraction_static
             .map(|p| at.unwrap_or(floor_fraction(p)));
         if let Some(f) = fraction {
-            set(&mut args, "--mem-fraction-static", json!(f));
+            set(&mut args, opt::MEM_FRACTION_STATIC, json!(f));
             outcome = plan(&args);
         }
         outcome

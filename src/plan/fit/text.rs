@@ -3,12 +3,13 @@
 use super::search::{CONTEXT_FLOOR, Fitted, Knob};
 use crate::rules::Code;
 use crate::sglang::SglangArgs;
+use crate::sglang::opt;
 
 /// The option that sets this knob in the flag set in use.
 pub fn option(knob: Knob, f: &Fitted) -> &'static str {
     match knob {
-        Knob::Context => "--context-length",
-        Knob::Requests => "--max-running-requests",
+        Knob::Context => opt::CONTEXT_LENGTH,
+        Knob::Requests => opt::MAX_RUNNING_REQUESTS,
         Knob::Graphs => f.graph_flag,
     }
 }
@@ -102,7 +103,7 @@ fn reason(knob: Knob, f: &Fitted, args: &SglangArgs) -> String {
                 .to_owned()
         }
         Knob::Context => {
-            let fraction = if args.is_set("--mem-fraction-static") {
+            let fraction = if args.is_set(opt::MEM_FRACTION_STATIC) {
                 "your --mem-fraction-static"
             } else {
                 "the planned fraction"

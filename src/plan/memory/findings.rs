@@ -9,6 +9,7 @@ use super::{Baseline, Reserve, Sizing, tp_pp};
 use crate::facts::model::{ModelFacts, defaults};
 use crate::resolve::Context;
 use crate::rules::{Code, Hit};
+use crate::sglang::opt;
 
 /// The plan's numbers the findings judge.
 pub(super) struct Judged<'a, 'g> {
@@ -157,13 +158,17 @@ fn ways_out(ctx: &Context, weights_mib: f64, overheads: f64, free: u64) -> Vec<S
         ways.push("an FP8 or 4-bit checkpoint".into());
     }
     ways.push("a shorter --context-length".into());
-    let graph_flag = if ctx.args.knows("--cuda-graph-max-bs-decode") {
-        "--cuda-graph-max-bs-decode"
+    let graph_flag = if ctx.args.knows(opt::CUDA_GRAPH_MAX_BS_DECODE) {
+        opt::CUDA_GRAPH_MAX_BS_DECODE
     } else {
-        "--cuda-graph-max-bs"
+        opt::CUDA_GRAPH_MAX_BS
     };
     ways.push(format!("a lower {graph_flag}"));
-    if ctx.args.str("--kv-cache-dtype").is_none_or(|k| k == "auto") {
+    if ctx
+        .args
+        .str(opt::KV_CACHE_DTYPE)
+        .is_none_or(|k| k == "auto")
+    {
         ways.push("--kv-cache-dtype fp8_e5m2".into());
     }
     ways

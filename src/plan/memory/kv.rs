@@ -5,6 +5,7 @@ use crate::facts::model::{self, ModelFacts};
 use crate::resolve::Speculative;
 use crate::resolve::defaults::int_arg;
 use crate::resolve::server::DraftSource;
+use crate::sglang::opt;
 use crate::sglang::{Parallel, SglangArgs};
 
 /// Bytes per token of the KV pool on one GPU.
@@ -23,7 +24,7 @@ pub struct KvCell {
 /// Element size of the KV cache, bytes (fp4 counts its per-16 scale bytes).
 fn kv_elem_bytes(args: &SglangArgs, m: &ModelFacts) -> f64 {
     let given = args
-        .str("--kv-cache-dtype")
+        .str(opt::KV_CACHE_DTYPE)
         .unwrap_or(m.kv_cache_dtype.as_str());
     match given {
         "fp8_e4m3" | "fp8_e5m2" | "fp8" => 1.0,
@@ -175,7 +176,7 @@ pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &Sgl
     let mut tokens = (rest_mib * 1024.0 * 1024.0 / cell.total as f64).floor() as u64;
     let page = page_size.max(1);
     tokens = tokens / page * page;
-    if let Some(cap) = int_arg(args, "--max-total-tokens").filter(|&c| c > 0) {
+    if let Some(cap) = int_arg(args, opt::MAX_TOTAL_TOKENS).filter(|&c| c > 0) {
         tokens = tokens.min(cap as u64);
     }
     tokens

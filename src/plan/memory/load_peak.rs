@@ -6,13 +6,14 @@ use super::Context;
 use super::terms::{MIB, fmt_gib};
 use crate::facts::model::WeightSource;
 use crate::rules::{Code, Hit};
+use crate::sglang::opt;
 
 /// The load peak per GPU, MiB, when it is above the steady weights `weights_mib`.
 pub fn per_gpu_mib(ctx: &Context, weights_mib: f64) -> Option<f64> {
     let m = ctx.model?;
     let peak = m.online_quant_load_bytes?;
     // `--load-format layered` quantises each layer before loading the next.
-    if ctx.args.str("--load-format") == Some("layered") {
+    if ctx.args.str(opt::LOAD_FORMAT) == Some("layered") {
         return None;
     }
     let p = &ctx.server.parallel;

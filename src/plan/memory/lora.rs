@@ -10,6 +10,7 @@ use super::Context;
 use super::terms::MIB;
 use crate::facts::model::ModelFacts;
 use crate::resolve::defaults::int_arg;
+use crate::sglang::opt;
 
 /// SGLang's `--max-loras-per-batch` default (8 in every release read).
 const MAX_LORAS_PER_BATCH: i64 = 8;
@@ -17,7 +18,7 @@ const MAX_LORAS_PER_BATCH: i64 = 8;
 /// The stacked modules SGLang targets, from the user's names (`all` and unknown lists: all four).
 fn targets(ctx: &Context) -> Vec<&'static str> {
     const ALL: [&str; 4] = ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"];
-    let given: Vec<String> = match ctx.args.get("--lora-target-modules") {
+    let given: Vec<String> = match ctx.args.get(opt::LORA_TARGET_MODULES) {
         Some(serde_json::Value::Array(a)) => a
             .iter()
             .filter_map(|v| v.as_str().map(str::to_owned))
@@ -55,10 +56,10 @@ fn module_elems(m: &ModelFacts, module: &str, r: f64, tp: f64) -> Option<f64> {
 
 /// The LoRA pool per GPU, MiB; `None` without LoRA or without a known `--max-lora-rank`.
 pub fn buffers_mib(ctx: &Context) -> Option<f64> {
-    let on = ctx.args.flag("--enable-lora") || ctx.args.is_set("--lora-paths");
+    let on = ctx.args.flag(opt::ENABLE_LORA) || ctx.args.is_set(opt::LORA_PATHS);
     let m = ctx.model.filter(|_| on)?;
-    let rank = int_arg(ctx.args, "--max-lora-rank").filter(|&r| r > 0)? as f64;
-    let slots = int_arg(ctx.args, "--max-loras-per-batch")
+    let rank = int_arg(ctx.args, opt::MAX_LORA_RANK).filter(|&r| r > 0)? as f64;
+    let slots = int_arg(ctx.args, opt::MAX_LORAS_PER_BATCH)
         .unwrap_or(MAX_LORAS_PER_BATCH)
         .max(1) as f64;
     let p = &ctx.server.parallel;

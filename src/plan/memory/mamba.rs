@@ -20,6 +20,7 @@ use super::Context;
 use super::terms::MIB;
 use crate::resolve::Family;
 use crate::resolve::defaults::int_arg;
+use crate::sglang::opt;
 
 /// The state pool SGLang allocates.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,7 +42,7 @@ fn dtype_bytes(name: &str) -> Option<u64> {
 /// releases without the state pool.
 pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
     let s = ctx.model?.linear_state?;
-    if !ctx.args.knows("--max-mamba-cache-size") || s.layers == 0 {
+    if !ctx.args.knows(opt::MAX_MAMBA_CACHE_SIZE) || s.layers == 0 {
         return None;
     }
     let p = &ctx.server.parallel;
@@ -53,7 +54,7 @@ pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
         .unwrap_or(2);
     let ssm = ctx
         .args
-        .str("--mamba-ssm-dtype")
+        .str(opt::MAMBA_SSM_DTYPE)
         .and_then(dtype_bytes)
         .unwrap_or(4);
     let stage = |l: u64| l.div_ceil(p.pp.max(1) as u64);
@@ -64,14 +65,14 @@ pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
 
 /// Whether the release takes the fixed pool of the releases before the ratio.
 pub fn fixed_pool(ctx: &Context) -> bool {
-    !ctx.args.knows("--mamba-full-memory-ratio")
+    !ctx.args.knows(opt::MAMBA_FULL_MEMORY_RATIO)
 }
 
 /// The fixed pool: the slots given or the requests given, else 512, per DP rank.
 fn fixed(ctx: &Context, per_req: u64) -> StatePool {
     let attn_dp = ctx.server.defaults.attn_dp_size.max(1) as u64;
-    let slots = int_arg(ctx.args, "--max-mamba-cache-size")
-        .or_else(|| int_arg(ctx.args, "--max-running-requests"))
+    let slots = int_arg(ctx.args, opt::MAX_MAMBA_CACHE_SIZE)
+        .or_else(|| int_arg(ctx.args, opt::MAX_RUNNING_REQUESTS))
         .filter(|&s| s > 0)
         .map_or(512, |s| s as u64)
         / attn_dp;
@@ -95,13 +96,13 @@ pub fn pool(ctx: &Context, per_req: u64, rest_mib: f64) -> StatePool {
         .as_ref()
         .and(ctx.server.spec_params)
         .map_or(0, |s| s.num_draft_tokens.value.max(0) as u64) as f64;
-    let mrr = int_arg(ctx.args, "--max-running-requests")
+    let mrr = int_arg(ctx.args, opt::MAX_RUNNING_REQUESTS)
         .or(d.max_running_requests)
         .map(|m| m.max(1) as u64);
     let radix_off = !ctx.server.switches.radix_cache.on;
     let ratio = ctx
         .args
-        .float("--mamba-full-memory-ratio")
+        .float(opt::MAMBA_FULL_MEMORY_RATIO)
         .filter(|r| *r >= 0.0)
         .unwrap_or(0.9);
     let legacy = Family::of(ctx.version) < Family::V0510;
@@ -113,7 +114,7 @@ pub fn pool(ctx: &Context, per_req: u64, rest_mib: f64) -> StatePool {
         (per_req, reqs * draft_tokens * per_req / MIB)
     };
     let rest = (rest_mib - set_aside_mib).max(0.0);
-    let slots = match int_arg(ctx.args, "--max-mamba-cache-size").filter(|&s| s > 0) {
+    let slots = match int_arg(ctx.args, opt::MAX_MAMBA_CACHE_SIZE).filter(|&s| s > 0) {
         Some(s) => s as u64 / attn_dp,
         None if radix_off && (legacy || mrr.is_some()) => mrr.unwrap_or(512) / attn_dp,
         None => (rest * ratio / (1.0 + ratio) * MIB / slot_bytes) as u64,

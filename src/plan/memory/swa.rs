@@ -15,6 +15,7 @@
 use crate::facts::model::ModelFacts;
 use crate::resolve::Family;
 use crate::sglang::SglangArgs;
+use crate::sglang::opt;
 
 /// The window layers' own pool: SWA-pool tokens per full-pool token and the window layers;
 /// `None` when every layer keeps full-length KV.
@@ -26,14 +27,14 @@ pub fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
         return llama4(args, m).map(|r| (r, layers - layers / 4));
     }
     let sliding = m.num_sliding_layers.filter(|&s| s > 0 && s < layers)?;
-    if args.flag("--disable-hybrid-swa-memory") || arch.starts_with("Gemma") {
+    if args.flag(opt::DISABLE_HYBRID_SWA_MEMORY) || arch.starts_with("Gemma") {
         return None;
     }
     if arch.starts_with("GptOss") && Family::of(&args.flags.version) < Family::V0510 {
         return None;
     }
     let r = args
-        .float("--swa-full-tokens-ratio")
+        .float(opt::SWA_FULL_TOKENS_RATIO)
         .filter(|r| *r > 0.0 && *r <= 1.0)
         .unwrap_or(0.8);
     Some((r, sliding))
@@ -41,7 +42,7 @@ pub fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
 
 /// Llama-4's chunked-attention pool, sized from `--hybrid-kvcache-ratio`.
 fn llama4(args: &SglangArgs, m: &ModelFacts) -> Option<f64> {
-    let r = args.float("--hybrid-kvcache-ratio").filter(|r| *r > 0.0)?;
+    let r = args.float(opt::HYBRID_KVCACHE_RATIO).filter(|r| *r > 0.0)?;
     let chunk = m.sliding_window? as f64;
     let context = m.context_length? as f64;
     (context > chunk).then(|| (1.0 - r.min(1.0)) + r.min(1.0) * chunk / context)

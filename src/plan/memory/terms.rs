@@ -4,6 +4,7 @@ use super::Context;
 use crate::facts::model::ModelFacts;
 use crate::facts::{Gpu, Topology};
 use crate::resolve::{CustomAllReduce, Family, SglangDefaults};
+use crate::sglang::opt;
 
 pub(super) const MIB: f64 = 1024.0 * 1024.0;
 
@@ -40,7 +41,7 @@ pub(super) fn nccl_mib(ctx: &Context, tp: i64, pp: i64) -> u64 {
     if pp > 1 {
         m += 200;
     }
-    if ctx.args.knows("--enable-symm-mem") && ctx.args.flag("--enable-symm-mem") {
+    if ctx.args.knows(opt::ENABLE_SYMM_MEM) && ctx.args.flag(opt::ENABLE_SYMM_MEM) {
         let gb = ctx
             .env
             .get("SGLANG_SYMM_MEM_PREALLOC_GB_SIZE")

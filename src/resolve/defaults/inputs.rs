@@ -5,6 +5,7 @@ use super::tiers::tier;
 use super::{Family, speculative_algorithm};
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
+use crate::sglang::opt;
 use crate::sglang::{Parallel, SglangArgs};
 
 /// What every formula generation reads: the arguments and facts `resolve` gathers once.
@@ -51,11 +52,11 @@ pub(super) fn inputs<'a>(
     let family = Family::of(version);
     let g = gpu_mem_mib.map(|m| m as f64);
     let tp = bounded(p.tp);
-    let a2a = str_of(args, &["--moe-a2a-backend"])
+    let a2a = str_of(args, &[opt::MOE_A2A_BACKEND])
         .unwrap_or("none")
         .to_owned();
-    let deepep = a2a == "deepep" || flag_of(args, &["--enable-deepep-moe"]);
-    let disagg = str_of(args, &["--disaggregation-mode"]).unwrap_or("null");
+    let deepep = a2a == "deepep" || flag_of(args, &[opt::ENABLE_DEEPEP_MOE]);
+    let disagg = str_of(args, &[opt::DISAGGREGATION_MODE]).unwrap_or("null");
     let (t_cps, t_bs_small, t_bs_large) = tier(family, version, g, disagg != "null");
     Inputs {
         family,
@@ -68,20 +69,23 @@ pub(super) fn inputs<'a>(
         pp: bounded(p.pp),
         spec: speculative_algorithm(args),
         attn_dp: bounded(p.attn_dp),
-        model_path: args.str("--model-path").unwrap_or(""),
+        model_path: args.str(opt::MODEL_PATH).unwrap_or(""),
         mla: model.is_some_and(ModelFacts::is_mla),
         multimodal: crate::resolve::multimodal::served(version, args, model),
         a2a,
         deepep,
         disagg: disagg.to_owned(),
-        user_mrr: int_arg(args, "--max-running-requests"),
-        max_prefill_tokens: int_arg(args, "--max-prefill-tokens").unwrap_or(16384),
-        max_total_tokens: int_arg(args, "--max-total-tokens"),
-        no_padding: flag_of(args, &["--disable-cuda-graph-padding"]),
-        disable_cuda_graph: flag_of(args, &["--disable-cuda-graph"]),
-        user_decode_max: int_of(args, &["--cuda-graph-max-bs-decode", "--cuda-graph-max-bs"]),
-        user_decode_bs: int_list(args, &["--cuda-graph-bs-decode", "--cuda-graph-bs"]),
+        user_mrr: int_arg(args, opt::MAX_RUNNING_REQUESTS),
+        max_prefill_tokens: int_arg(args, opt::MAX_PREFILL_TOKENS).unwrap_or(16384),
+        max_total_tokens: int_arg(args, opt::MAX_TOTAL_TOKENS),
+        no_padding: flag_of(args, &[opt::DISABLE_CUDA_GRAPH_PADDING]),
+        disable_cuda_graph: flag_of(args, &[opt::DISABLE_CUDA_GRAPH]),
+        user_decode_max: int_of(
+            args,
+            &[opt::CUDA_GRAPH_MAX_BS_DECODE, opt::CUDA_GRAPH_MAX_BS],
+        ),
+        user_decode_bs: int_list(args, &[opt::CUDA_GRAPH_BS_DECODE, opt::CUDA_GRAPH_BS]),
         tier_bs: if tp < 4 { t_bs_small } else { t_bs_large },
-        cps0: int_arg(args, "--chunked-prefill-size").unwrap_or(t_cps),
+        cps0: int_arg(args, opt::CHUNKED_PREFILL_SIZE).unwrap_or(t_cps),
     }
 }

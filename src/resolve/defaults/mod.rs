@@ -6,6 +6,7 @@
 //! every release from 0.4.0 on through SGLang's own code; `tests/it/memory.rs` replays those
 //! goldens (every release, and both sides of every boundary).
 
+use crate::sglang::opt;
 mod args;
 mod inputs;
 mod lists;
@@ -89,7 +90,7 @@ pub fn round3(x: f64) -> f64 {
 
 /// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
 pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
-    let a = args.str("--speculative-algorithm")?.to_ascii_uppercase();
+    let a = args.str(opt::SPECULATIVE_ALGORITHM)?.to_ascii_uppercase();
     Some(if a == "NEXTN" { "EAGLE".into() } else { a })
 }
 
@@ -194,7 +195,7 @@ fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
         return;
     }
     let vlm = i.multimodal
-        && !flag_of(i.args, &["--language-only", "--language-model-only"])
+        && !flag_of(i.args, &[opt::LANGUAGE_ONLY, opt::LANGUAGE_MODEL_ONLY])
         && !(i.family == Family::V0515 && i.disagg == "decode");
     if vlm && post_capture {
         if let Some(g) = i.g {

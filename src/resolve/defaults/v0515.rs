@@ -6,6 +6,7 @@ use super::lists::{decode_batch_sizes, prefill_batch_sizes};
 use super::since::since;
 use super::v055::piecewise_v0510;
 use super::{GIB, SglangDefaults, apply_reserve};
+use crate::sglang::opt;
 
 /// 0.5.15+ per-phase CUDA-graph switches.
 struct Phases<'a> {
@@ -56,17 +57,17 @@ fn prefill_incompatible(i: &Inputs) -> bool {
         return !piecewise_v0510(i, false);
     }
     let v17 = since(v, "0.5.17");
-    let lora =
-        flag_of(args, &["--enable-lora"]) || args.get("--lora-paths").is_some_and(|x| !x.is_null());
+    let lora = flag_of(args, &[opt::ENABLE_LORA])
+        || args.get(opt::LORA_PATHS).is_some_and(|x| !x.is_null());
     let a2a = if v17 {
         !matches!(i.a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
     } else {
         i.a2a != "none" || i.deepep
     };
     (i.mla && !since(v, "0.5.18"))
-        || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
-        || (since(v, "0.5.16") && int_of(args, &["--dcp-size"]).unwrap_or(1) > 1)
-        || (v17 && flag_of(args, &["--enable-two-batch-overlap"]))
+        || int_of(args, &[opt::ATTN_CP_SIZE]).unwrap_or(1) > 1
+        || (since(v, "0.5.16") && int_of(args, &[opt::DCP_SIZE]).unwrap_or(1) > 1)
+        || (v17 && flag_of(args, &[opt::ENABLE_TWO_BATCH_OVERLAP]))
         || (!v17 && (lora || i.attn_dp > 1))
         || a2a
         || i.multimodal
@@ -75,13 +76,13 @@ fn prefill_incompatible(i: &Inputs) -> bool {
 /// 0.5.14+: which graph phases are captured, after the options and compatibility rules.
 fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
     let args = i.args;
-    let decode_backend = str_of(args, &["--cuda-graph-backend-decode"]);
-    let prefill_backend = str_of(args, &["--cuda-graph-backend-prefill"]);
+    let decode_backend = str_of(args, &[opt::CUDA_GRAPH_BACKEND_DECODE]);
+    let prefill_backend = str_of(args, &[opt::CUDA_GRAPH_BACKEND_PREFILL]);
     let mut decode_on = !(i.disable_cuda_graph
-        || flag_of(args, &["--disable-decode-cuda-graph"])
+        || flag_of(args, &[opt::DISABLE_DECODE_CUDA_GRAPH])
         || decode_backend == Some("disabled"));
     let mut prefill_on = !(i.disable_cuda_graph
-        || flag_of(args, &["--disable-prefill-cuda-graph"])
+        || flag_of(args, &[opt::DISABLE_PREFILL_CUDA_GRAPH])
         || prefill_backend == Some("disabled"));
     if prefill_backend.is_none() && prefill_incompatible(i) {
         prefill_on = false;
@@ -114,8 +115,8 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
 /// graph to the chunk each rank prefills (a list the user gave stays).
 fn clamp_prefill_to_rank_chunk(i: &Inputs, out: &mut SglangDefaults) {
     let chunk = super::chunked_prefill_size(i);
-    let user_max = int_of(i.args, &["--cuda-graph-max-bs-prefill"]).is_some();
-    let user_bs = int_list(i.args, &["--cuda-graph-bs-prefill"]).is_some();
+    let user_max = int_of(i.args, &[opt::CUDA_GRAPH_MAX_BS_PREFILL]).is_some();
+    let user_bs = int_list(i.args, &[opt::CUDA_GRAPH_BS_PREFILL]).is_some();
     let over = out.prefill_bs.iter().max().is_some_and(|&m| m > chunk);
     if since(i.version, "0.5.17")
         && i.attn_dp > 1
@@ -153,8 +154,8 @@ fn decode_graph_v0515(i: &Inputs, out: &mut SglangDefaults) -> i64 {
 
 /// 0.5.15+ breakable prefill graph token buckets.
 fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
-    let user_max = int_of(i.args, &["--cuda-graph-max-bs-prefill"]);
-    let user_bs = int_list(i.args, &["--cuda-graph-bs-prefill"]);
+    let user_max = int_of(i.args, &[opt::CUDA_GRAPH_MAX_BS_PREFILL]);
+    let user_bs = int_list(i.args, &[opt::CUDA_GRAPH_BS_PREFILL]);
     // DeepEP (0.5.17+): prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
     if i.deepep && prefill_on && since(i.version, "0.5.17") {
         let base = user_bs.unwrap_or_else(|| prefill_batch_sizes(user_max.unwrap_or(2048)));
@@ -233,7 +234,7 @@ fn activation_tokens_v0515(i: &Inputs, max_bs: i64) -> i64 {
         let running = i.user_mrr.unwrap_or(max_bs).max(1);
         let draft = i
             .args
-            .int("--speculative-num-draft-tokens")
+            .int(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
             .unwrap_or(1)
             .max(1);
         (running * draft).max(2048)

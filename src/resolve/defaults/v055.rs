@@ -5,6 +5,7 @@ use super::inputs::Inputs;
 use super::lists::{decode_batch_sizes, piecewise_tokens_v055, prefill_batch_sizes};
 use super::since::since;
 use super::{Family, GIB, SglangDefaults, apply_reserve};
+use crate::sglang::opt;
 
 /// 0.5.3rc2 – 0.5.9: decode graph list and the activation/graph reserve; piecewise prefill
 /// graphs only on request (`--enable-piecewise-cuda-graph`, 0.5.3.post2 on).
@@ -21,12 +22,12 @@ pub(super) fn v055(i: &Inputs, out: &mut SglangDefaults) {
 /// (MiB) before the 10 GiB floor (0.5.8+: 8 per bucket) and after the speculative term
 /// (0.5.5.post1: max tokens / 4; 0.5.7: / 8).
 fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
-    if !flag_of(i.args, &["--enable-piecewise-cuda-graph"]) {
+    if !flag_of(i.args, &[opt::ENABLE_PIECEWISE_CUDA_GRAPH]) {
         return (0.0, 0.0);
     }
     let v = i.version;
     // The max tokens: an option default of 4096 until 0.5.7, then the chunk (2048 for MLA, 0.5.8).
-    let max_tokens = int_of(i.args, &["--piecewise-cuda-graph-max-tokens"]).unwrap_or(
+    let max_tokens = int_of(i.args, &[opt::PIECEWISE_CUDA_GRAPH_MAX_TOKENS]).unwrap_or(
         match (since(v, "0.5.7"), since(v, "0.5.8") && i.mla) {
             (false, _) => 4096,
             (true, true) => 2048,
@@ -34,7 +35,7 @@ fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
         },
     );
     out.prefill_graph = true;
-    out.prefill_bs = int_list(i.args, &["--piecewise-cuda-graph-tokens"])
+    out.prefill_bs = int_list(i.args, &[opt::PIECEWISE_CUDA_GRAPH_TOKENS])
         .unwrap_or_else(|| piecewise_tokens_v055(v, max_tokens));
     if since(v, "0.5.8") {
         (out.prefill_bs.len() as f64 * 8.0, 0.0)
@@ -51,7 +52,7 @@ fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
 pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
     let max_bs = decode_graph_v055(i, out);
     let piecewise = piecewise_v0510(i, !since(i.version, "0.5.11"));
-    let max_tokens = int_of(i.args, &["--piecewise-cuda-graph-max-tokens"]).unwrap_or_else(|| {
+    let max_tokens = int_of(i.args, &[opt::PIECEWISE_CUDA_GRAPH_MAX_TOKENS]).unwrap_or_else(|| {
         let mut m = if i.mla { 2048 } else { i.cps0 };
         if let Some(t) = i.max_total_tokens {
             m = m.min(t);
@@ -61,7 +62,7 @@ pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
         }
         m
     });
-    out.prefill_bs = int_list(i.args, &["--piecewise-cuda-graph-tokens"])
+    out.prefill_bs = int_list(i.args, &[opt::PIECEWISE_CUDA_GRAPH_TOKENS])
         .unwrap_or_else(|| prefill_batch_sizes(max_tokens));
     out.prefill_graph = piecewise;
     if let Some(g) = i.g {
@@ -115,28 +116,28 @@ pub(super) fn piecewise_v0510(i: &Inputs, off_for_speculative: bool) -> bool {
                     | "LLaDAModelLM"
             )
         });
-    !flag_of(args, &["--disable-piecewise-cuda-graph"])
-        && (flag_of(args, &["--enforce-piecewise-cuda-graph"])
+    !flag_of(args, &[opt::DISABLE_PIECEWISE_CUDA_GRAPH])
+        && (flag_of(args, &[opt::ENFORCE_PIECEWISE_CUDA_GRAPH])
             || !((off_for_speculative && i.spec.is_some())
                 || i.attn_dp > 1
-                || flag_of(args, &["--enable-torch-compile"])
+                || flag_of(args, &[opt::ENABLE_TORCH_COMPILE])
                 || i.pp > 1
                 || i.a2a != "none"
                 || i.deepep
-                || flag_of(args, &["--enable-lora"])
-                || args.get("--lora-paths").is_some_and(|v| !v.is_null())
+                || flag_of(args, &[opt::ENABLE_LORA])
+                || args.get(opt::LORA_PATHS).is_some_and(|v| !v.is_null())
                 || i.multimodal
-                || str_of(args, &["--load-format"]) == Some("gguf")
-                || str_of(args, &["--quantization"]) == Some("gguf")
-                || str_of(args, &["--dllm-algorithm"]).is_some()
-                || args.float("--cpu-offload-gb").unwrap_or(0.0) > 0.0
-                || flag_of(args, &["--enable-hierarchical-cache"])
-                || flag_of(args, &["--enable-deterministic-inference"])
+                || str_of(args, &[opt::LOAD_FORMAT]) == Some("gguf")
+                || str_of(args, &[opt::QUANTIZATION]) == Some("gguf")
+                || str_of(args, &[opt::DLLM_ALGORITHM]).is_some()
+                || args.float(opt::CPU_OFFLOAD_GB).unwrap_or(0.0) > 0.0
+                || flag_of(args, &[opt::ENABLE_HIERARCHICAL_CACHE])
+                || flag_of(args, &[opt::ENABLE_DETERMINISTIC_INFERENCE])
                 || i.disagg != "null"
-                || flag_of(args, &["--enable-symm-mem"])
-                || flag_of(args, &["--enable-eplb"])
-                || str_of(args, &["--expert-distribution-recorder-mode"]).is_some()
-                || int_of(args, &["--attn-cp-size"]).unwrap_or(1) > 1
+                || flag_of(args, &[opt::ENABLE_SYMM_MEM])
+                || flag_of(args, &[opt::ENABLE_EPLB])
+                || str_of(args, &[opt::EXPERT_DISTRIBUTION_RECORDER_MODE]).is_some()
+                || int_of(args, &[opt::ATTN_CP_SIZE]).unwrap_or(1) > 1
                 || unsupported_arch))
 }
 

@@ -3,11 +3,12 @@
 
 use super::*;
 use crate::rules::Fix;
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 const FUSION_FLAGS: &[&str] = &[
-    "--enable-flashinfer-allreduce-fusion",
-    "--flashinfer-allreduce-fusion-backend",
+    opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION,
+    opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND,
 ];
 
 /// The fusion options the user gave (flag on, or a backend chosen).
@@ -16,7 +17,7 @@ fn fusion_given(ctx: &Context) -> Vec<&'static str> {
         .iter()
         .copied()
         .filter(|o| {
-            if *o == "--enable-flashinfer-allreduce-fusion" {
+            if *o == opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION {
                 ctx.args.flag(o)
             } else {
                 ctx.given(o)
@@ -46,7 +47,7 @@ fn fusion_unsupported(ctx: &Context) -> Option<(Vec<&'static str>, String)> {
         || ctx.tp() < 2
         || ctx
             .args
-            .flag("--enforce-disable-flashinfer-allreduce-fusion")
+            .flag(opt::ENFORCE_DISABLE_FLASHINFER_ALLREDUCE_FUSION)
     {
         return None;
     }
@@ -79,10 +80,10 @@ fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
         && ctx.nnodes() == 1
         && !ctx.dp_attention()
         && ctx.moe_a2a().is_none()
-        && !ctx.args.flag("--enable-flashinfer-allreduce-fusion")
+        && !ctx.args.flag(opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION)
         && !ctx
             .args
-            .flag("--enforce-disable-flashinfer-allreduce-fusion");
+            .flag(opt::ENFORCE_DISABLE_FLASHINFER_ALLREDUCE_FUSION);
     auto.then(|| {
         format!(
             "{}; SGLang {} auto-enables FlashInfer all-reduce fusion for {arch}, and its kernels exist for compute capability 9.x and 10.x only: 'No supported CUDA architectures found for major versions [9, 10]' at CUDA-graph capture",
@@ -95,7 +96,7 @@ fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
 pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
     if let Some(msg) = fusion_auto_on_sm12x(ctx) {
         let f = Fired::new(msg);
-        let opt = "--enforce-disable-flashinfer-allreduce-fusion";
+        let opt = opt::ENFORCE_DISABLE_FLASHINFER_ALLREDUCE_FUSION;
         return vec![if ctx.args.knows(opt) {
             f.with_fix(add_flag(opt))
         } else {
@@ -129,10 +130,10 @@ pub fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
     if given.is_empty() || ctx.nnodes() < 2 || fusion_unsupported(ctx).is_some() {
         return vec![];
     }
-    let backend = ctx.sval("--flashinfer-allreduce-fusion-backend");
+    let backend = ctx.sval(opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND);
     // 0.5.23: mnnvl/auto/cutedsl work across nodes on SM10x; trtllm never does.
     let all_sm10 = !ctx.majors().is_empty() && ctx.majors().iter().all(|&m| m == 10);
-    if ctx.args.knows("--flashinfer-allreduce-fusion-backend")
+    if ctx.args.knows(opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND)
         && all_sm10
         && backend.as_deref() != Some("trtllm")
     {
@@ -168,9 +169,9 @@ pub fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let uses: Vec<String> = [
-        "--moe-runner-backend",
-        "--fp4-gemm-backend",
-        "--speculative-moe-runner-backend",
+        opt::MOE_RUNNER_BACKEND,
+        opt::FP4_GEMM_BACKEND,
+        opt::SPECULATIVE_MOE_RUNNER_BACKEND,
     ]
     .iter()
     .filter_map(|o| {
@@ -197,7 +198,7 @@ pub fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let mut uses = Vec::new();
-    for o in ["--moe-runner-backend", "--speculative-moe-runner-backend"] {
+    for o in [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND] {
         if ctx.sval(o).as_deref() == Some("deep_gemm") {
             uses.push(format!("{o} deep_gemm"));
         }
@@ -225,7 +226,7 @@ fn symm_mem_crashes(ctx: &Context) -> bool {
 }
 
 pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-torch-symm-mem") || ctx.tp() < 2 || !symm_mem_crashes(ctx) {
+    if !ctx.args.flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || !symm_mem_crashes(ctx) {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, _)| m > 10);
@@ -237,11 +238,11 @@ pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
         Context::describe(&bad),
         ctx.version
     ))
-    .with_fix(remove("--enable-torch-symm-mem"))]
+    .with_fix(remove(opt::ENABLE_TORCH_SYMM_MEM))]
 }
 
 pub fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-torch-symm-mem") || ctx.tp() < 2 || ctx.majors().is_empty() {
+    if !ctx.args.flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || ctx.majors().is_empty() {
         return vec![];
     }
     let tp = ctx.tp();
@@ -266,7 +267,7 @@ pub fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "--enable-torch-symm-mem does nothing here: {why}; SGLang logs it and keeps the previous all-reduce path"
     ))
-    .with_fix(remove("--enable-torch-symm-mem"))]
+    .with_fix(remove(opt::ENABLE_TORCH_SYMM_MEM))]
 }
 
 pub fn gpt_oss_sm12x(ctx: &Context) -> Vec<Fired> {
@@ -318,7 +319,7 @@ pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
 /// Its test is `major < 8 and minor < 5`, reproduced as written (so 7.0, 6.x and 5.x stop,
 /// while 7.5 passes).
 pub fn below_sm75(ctx: &Context) -> Vec<Fired> {
-    if ctx.args.str("--device").is_some_and(|d| d != "cuda") {
+    if ctx.args.str(opt::DEVICE).is_some_and(|d| d != "cuda") {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, n)| m < 8 && n < 5);

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::resolve::blackwell_majors;
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 use crate::sglang::vision_towers::builds_vision_attention;
 
@@ -12,8 +13,8 @@ fn using(ctx: &Context, backend: &str) -> Vec<String> {
 /// The fa3 backends SGLang builds: the main one is swapped for triton before it is built on an
 /// fp8_e5m2 KV cache (every release) or with double sparsity (the model runner's switch).
 fn fa3_built(ctx: &Context) -> Vec<String> {
-    let swapped = ctx.sval("--kv-cache-dtype").as_deref() == Some("fp8_e5m2")
-        || ctx.given("--enable-double-sparsity");
+    let swapped = ctx.sval(opt::KV_CACHE_DTYPE).as_deref() == Some("fp8_e5m2")
+        || ctx.given(opt::ENABLE_DOUBLE_SPARSITY);
     using(ctx, "fa3")
         .into_iter()
         .filter(|u| !(swapped && u.starts_with("--attention-backend ")))
@@ -37,7 +38,7 @@ pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
     let uses = fa3_built(ctx);
     let bad = ctx.gpus_where(|(m, _)| m == 8);
     // `--disable-mla` (older releases) makes the runner take the non-MLA path.
-    if uses.is_empty() || bad.is_empty() || !ctx.model_is_mla() || ctx.given("--disable-mla") {
+    if uses.is_empty() || bad.is_empty() || !ctx.model_is_mla() || ctx.given(opt::DISABLE_MLA) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -49,7 +50,7 @@ pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
-    if ctx.sval("--mm-attention-backend").as_deref() != Some("fa3") {
+    if ctx.sval(opt::MM_ATTENTION_BACKEND).as_deref() != Some("fa3") {
         return vec![];
     }
     // Only a model whose tower is SGLang's shared vision attention reads the option.
@@ -69,7 +70,7 @@ pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
         Context::describe(&bad),
         ctx.version
     ))
-    .with_fix(set_arg("--mm-attention-backend", "triton_attn"))]
+    .with_fix(set_arg(opt::MM_ATTENTION_BACKEND, "triton_attn"))]
 }
 
 /// The attention options naming `backend` for the role SGLang checks: (option, role) where the
@@ -80,8 +81,8 @@ fn roles(ctx: &Context, backend: &str) -> Vec<(&'static str, &'static str)> {
         .into_iter()
         .filter(|(_, v)| v == backend)
         .map(|(o, _)| match o {
-            "--prefill-attention-backend" => (o, "prefill"),
-            "--decode-attention-backend" => (o, "decode"),
+            opt::PREFILL_ATTENTION_BACKEND => (o, "prefill"),
+            opt::DECODE_ATTENTION_BACKEND => (o, "decode"),
             _ => (o, "both"),
         })
         .collect()
@@ -166,7 +167,7 @@ pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
                 .join("/")
         )));
     }
-    if let Some(kv) = ctx.sval("--kv-cache-dtype")
+    if let Some(kv) = ctx.sval(opt::KV_CACHE_DTYPE)
         && !trtllm_mla_kv(ctx.version).contains(&kv.as_str())
     {
         out.push(Fired::new(format!(
@@ -196,10 +197,10 @@ pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
     if ctx.decode_backend().as_deref() != Some("fa4") {
         return vec![];
     }
-    let o = if ctx.sval("--decode-attention-backend").is_some() {
-        "--decode-attention-backend"
+    let o = if ctx.sval(opt::DECODE_ATTENTION_BACKEND).is_some() {
+        opt::DECODE_ATTENTION_BACKEND
     } else {
-        "--attention-backend"
+        opt::ATTENTION_BACKEND
     };
     vec![Fired::new(format!(
         "{o} fa4 makes FA4 the decode backend, but in SGLang {} FA4 is prefill-only; use --prefill-attention-backend fa4 with another decode backend",
@@ -209,13 +210,13 @@ pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
 
 pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
     let uses = using(ctx, "fa3");
-    if uses.is_empty() || ctx.sval("--kv-cache-dtype").as_deref() != Some("fp8_e5m2") {
+    if uses.is_empty() || ctx.sval(opt::KV_CACHE_DTYPE).as_deref() != Some("fp8_e5m2") {
         return vec![];
     }
     // Every release swaps `--attention-backend fa3` for triton on e5m2 KV (the model runner up
     // to 0.5.4, ServerArgs from 0.5.5); the prefill/decode-specific options are never swapped:
     // FA3 then gets e5m2 it can't take.
-    let swapped = ctx.sval("--attention-backend").as_deref() == Some("fa3");
+    let swapped = ctx.sval(opt::ATTENTION_BACKEND).as_deref() == Some("fa3");
     let what = if swapped {
         "SGLang silently switches the attention backend to triton".to_string()
     } else {
@@ -241,7 +242,7 @@ const PAGES: &[(&str, &[i64], i64)] = &[
 pub fn page_size_override(ctx: &Context) -> Vec<Fired> {
     let Some(page) = ctx
         .args
-        .get("--page-size")
+        .get(opt::PAGE_SIZE)
         .and_then(serde_json::Value::as_i64)
     else {
         return vec![];
@@ -278,7 +279,7 @@ pub fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     let bad: Vec<String> = ctx
         .attention_backends()
         .into_iter()
-        .filter(|(o, _)| at_least(v, "0.5.4") || *o == "--attention-backend")
+        .filter(|(o, _)| at_least(v, "0.5.4") || *o == opt::ATTENTION_BACKEND)
         .filter(|(_, b)| !accepted(b))
         .map(|(o, b)| format!("{o} {b}"))
         .collect();
@@ -333,10 +334,10 @@ fn gdn_allowed(version: &str, major: u32) -> &'static [&'static str] {
 /// option, else the main one).
 fn gdn_checked(ctx: &Context) -> Vec<(&'static str, String)> {
     let get = |o: &'static str| ctx.sval(o).map(|v| (o, v));
-    let main = get("--attention-backend");
+    let main = get(opt::ATTENTION_BACKEND);
     let (p, d) = (
-        get("--prefill-attention-backend"),
-        get("--decode-attention-backend"),
+        get(opt::PREFILL_ATTENTION_BACKEND),
+        get(opt::DECODE_ATTENTION_BACKEND),
     );
     let roles = if !at_least(ctx.version, "0.5.16") {
         vec![main]
@@ -369,7 +370,7 @@ pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
         .filter_map(|m| {
             let ok = gdn_allowed(ctx.version, m);
             // 0.5.6's ServerArgs sets triton on SM10x whatever was asked.
-            let replaced = |o: &str| ctx.version == "0.5.6" && m == 10 && o == "--attention-backend";
+            let replaced = |o: &str| ctx.version == "0.5.6" && m == 10 && o == opt::ATTENTION_BACKEND;
             let bad: Vec<String> = checked
                 .iter()
                 .filter(|(o, v)| !ok.contains(&v.as_str()) && !replaced(o))
@@ -432,7 +433,7 @@ pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
     let Some(allowed) = llama4_allowed(ctx.version) else {
         return vec![];
     };
-    let given = ctx.sval("--attention-backend");
+    let given = ctx.sval(opt::ATTENTION_BACKEND);
     let what = match &given {
         Some(b) if allowed.contains(&b.as_str()) => return vec![],
         Some(b) => format!("--attention-backend {b}"),
@@ -445,7 +446,7 @@ pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
         allowed.join(", ")
     ));
     match llama4_fix(ctx, allowed) {
-        Some(b) => vec![fired.with_fix(set_arg("--attention-backend", b))],
+        Some(b) => vec![fired.with_fix(set_arg(opt::ATTENTION_BACKEND, b))],
         None => vec![fired],
     }
 }
@@ -491,7 +492,7 @@ fn deterministic_sees(ctx: &Context) -> Option<String> {
             .as_ref()
             .map(|a| a.value.clone())
     } else {
-        ctx.sval("--attention-backend")
+        ctx.sval(opt::ATTENTION_BACKEND)
     }
 }
 
@@ -507,7 +508,7 @@ fn deterministic_fix(ctx: &Context, deepseek: bool) -> &'static str {
 
 pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
-    if !ctx.args.flag("--enable-deterministic-inference") || !at_least(v, "0.5.3rc2") {
+    if !ctx.args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(v, "0.5.3rc2") {
         return vec![];
     }
     let deepseek = ctx.model_arch().is_some_and(|a| {
@@ -527,7 +528,7 @@ pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
         Some(_) => return vec![],
     };
     let shown = match &seen {
-        Some(b) if ctx.sval("--attention-backend").as_deref() == Some(b) => {
+        Some(b) if ctx.sval(opt::ATTENTION_BACKEND).as_deref() == Some(b) => {
             format!("--attention-backend {b}")
         }
         Some(b) => format!("{b}, SGLang's own choice (no --attention-backend given)"),
@@ -538,6 +539,6 @@ pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
             "--enable-deterministic-inference with {shown}: SGLang {v} refuses it at start-up ('Currently only {} attention backends are supported for deterministic inference{which}')",
             ok.join(", ")
         ))
-        .with_fix(set_arg("--attention-backend", deterministic_fix(ctx, deepseek))),
+        .with_fix(set_arg(opt::ATTENTION_BACKEND, deterministic_fix(ctx, deepseek))),
     ]
 }

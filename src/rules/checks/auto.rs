@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::resolve::{ChoiceSource, attention, vision};
+use crate::sglang::opt;
 
 /// The vision tower gets FA3 from SGLang (the model's code asks for it) on a GPU where SGLang
 /// then refuses FA3.
@@ -24,7 +25,7 @@ pub fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
         ctx.version,
         ctx.model_arch().unwrap_or("this model"),
     ))
-    .with_fix(set_arg("--mm-attention-backend", "triton_attn"))]
+    .with_fix(set_arg(opt::MM_ATTENTION_BACKEND, "triton_attn"))]
 }
 
 /// `--page-size` the attention backend SGLang picks on its own does not take: SGLang silently
@@ -32,7 +33,7 @@ pub fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
 pub fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
     let Some(page) = ctx
         .args
-        .get("--page-size")
+        .get(opt::PAGE_SIZE)
         .and_then(serde_json::Value::as_i64)
     else {
         return vec![];
@@ -56,5 +57,5 @@ pub fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
         a.value,
         ok.iter().map(u64::to_string).collect::<Vec<_>>().join("/"),
     ))
-    .with_fix(set_arg("--page-size", &forced.to_string()))]
+    .with_fix(set_arg(opt::PAGE_SIZE, &forced.to_string()))]
 }

@@ -1,10 +1,11 @@
 //! Radix / hierarchical cache, paging and chunked prefill.
 
 use super::*;
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.args.flag("--enable-hierarchical-cache") && ctx.args.flag("--disable-radix-cache")) {
+    if !(ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE) && ctx.args.flag(opt::DISABLE_RADIX_CACHE)) {
         return vec![];
     }
     vec![Fired::new(
@@ -14,16 +15,16 @@ pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
 
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.
 fn effective_page(ctx: &Context) -> i64 {
-    let given = ctx.int("--page-size").unwrap_or(1).max(1);
+    let given = ctx.int(opt::PAGE_SIZE).unwrap_or(1).max(1);
     let role = |o: &str, b: &str| ctx.sval(o).as_deref() == Some(b);
     // The MLA backends force a page size as the main or decode backend only (trtllm_mla as the
     // main one only before 0.5.0); cutedsl_mla, hpc_ops and trtllm_mha in any role.
     let main_or_decode = |b: &str| {
-        role("--attention-backend", b)
-            || (role("--decode-attention-backend", b)
+        role(opt::ATTENTION_BACKEND, b)
+            || (role(opt::DECODE_ATTENTION_BACKEND, b)
                 && (b != "trtllm_mla" || at_least(ctx.version, "0.5.0rc0")))
     };
-    let any = |b: &str| main_or_decode(b) || role("--prefill-attention-backend", b);
+    let any = |b: &str| main_or_decode(b) || role(opt::PREFILL_ATTENTION_BACKEND, b);
     let mut page = given;
     if main_or_decode("flashmla") {
         page = 64;
@@ -52,12 +53,12 @@ fn effective_page(ctx: &Context) -> i64 {
 pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
     let Some(chunk) = ctx
         .args
-        .get("--chunked-prefill-size")
+        .get(opt::CHUNKED_PREFILL_SIZE)
         .and_then(serde_json::Value::as_i64)
     else {
         return vec![];
     };
-    if chunk <= 0 || ctx.sval("--disaggregation-mode").as_deref() == Some("decode") {
+    if chunk <= 0 || ctx.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode") {
         return vec![];
     }
     let dp = if ctx.dp_attention() {
@@ -82,12 +83,12 @@ pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-hierarchical-cache") || effective_page(ctx) != 1 {
+    if !ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE) || effective_page(ctx) != 1 {
         return vec![];
     }
     // With neither a page size nor a backend chosen, SGLang's own backend choice on Blackwell
     // (trtllm-gen kernels) can raise the page size: the launcher can't claim it stays 1.
-    if !ctx.given("--page-size")
+    if !ctx.given(opt::PAGE_SIZE)
         && ctx.attention_backends().is_empty()
         && ctx.majors().iter().any(|&m| m >= 10)
     {
@@ -99,11 +100,11 @@ pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
-    if !ctx.given("--multi-item-scoring-delimiter") {
+    if !ctx.given(opt::MULTI_ITEM_SCORING_DELIMITER) {
         return vec![];
     }
-    let radix = !ctx.args.flag("--disable-radix-cache");
-    let chunk = ctx.int("--chunked-prefill-size");
+    let radix = !ctx.args.flag(opt::DISABLE_RADIX_CACHE);
+    let chunk = ctx.int(opt::CHUNKED_PREFILL_SIZE);
     let chunked = chunk != Some(-1);
     if !radix && !chunked {
         return vec![];
@@ -113,13 +114,13 @@ pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
     if radix {
         what.push("the radix cache is on");
         args.push(crate::rules::ArgEdit::AddFlag {
-            option: "--disable-radix-cache".into(),
+            option: opt::DISABLE_RADIX_CACHE.into(),
         });
     }
     if chunked {
         what.push("chunked prefill is on");
         args.push(crate::rules::ArgEdit::Set {
-            option: "--chunked-prefill-size".into(),
+            option: opt::CHUNKED_PREFILL_SIZE.into(),
             value: "-1".into(),
         });
     }
@@ -139,7 +140,7 @@ pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-hierarchical-cache")
+    if !ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE)
         || ctx.decode_backend().as_deref() != Some("fa3")
     {
         return vec![];

@@ -1,6 +1,7 @@
 //! CUDA-graph sizing.
 
 use super::*;
+use crate::sglang::opt;
 
 /// SGLang's default decode max batch (the 0.5.3+ tier table by GPU memory).
 pub fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
@@ -22,16 +23,16 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     };
     if ctx.cuda_graph_disabled()
         || ctx.cuda_graph_max_bs_given().is_some()
-        || ctx.given("--cuda-graph-bs")
-        || ctx.given("--cuda-graph-bs-decode")
-        || ctx.given("--cuda-graph-config")
+        || ctx.given(opt::CUDA_GRAPH_BS)
+        || ctx.given(opt::CUDA_GRAPH_BS_DECODE)
+        || ctx.given(opt::CUDA_GRAPH_CONFIG)
     {
         return vec![];
     }
     let bs = default_max_bs(mib, ctx.tp());
     let mrr = ctx
         .args
-        .get("--max-running-requests")
+        .get(opt::MAX_RUNNING_REQUESTS)
         .and_then(serde_json::Value::as_i64);
     let bs = mrr.map_or(bs, |m| bs.min(m));
     if bs < 512 {
@@ -64,10 +65,10 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     } else {
         ""
     };
-    let opt = if ctx.args.knows("--cuda-graph-max-bs-decode") {
-        "--cuda-graph-max-bs-decode"
+    let opt = if ctx.args.knows(opt::CUDA_GRAPH_MAX_BS_DECODE) {
+        opt::CUDA_GRAPH_MAX_BS_DECODE
     } else {
-        "--cuda-graph-max-bs"
+        opt::CUDA_GRAPH_MAX_BS
     };
     vec![Fired::new(format!(
         "{} ({} MiB) at TP {}: SGLang defaults the decode CUDA-graph max batch to {bs}, and {why}{anecdote}; set {opt} to the concurrency you really run",
@@ -97,7 +98,7 @@ pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-torch-compile") || ctx.cuda_graph_disabled() {
+    if !ctx.args.flag(opt::ENABLE_TORCH_COMPILE) || ctx.cuda_graph_disabled() {
         return vec![];
     }
     let why = if ctx.dp_attention() {
@@ -116,7 +117,8 @@ pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.args.flag("--disable-cuda-graph-padding") && ctx.args.flag("--enable-torch-compile")) {
+    if !(ctx.args.flag(opt::DISABLE_CUDA_GRAPH_PADDING) && ctx.args.flag(opt::ENABLE_TORCH_COMPILE))
+    {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -1,6 +1,7 @@
 //! NCCL environment and communication topology.
 
 use super::*;
+use crate::sglang::opt;
 
 pub fn nccl_p2p_disable_nvlink(ctx: &Context) -> Vec<Fired> {
     let Some(v) = ctx.env.get("NCCL_P2P_DISABLE") else {
@@ -48,14 +49,14 @@ pub fn shm(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
-    let flag = ctx.args.flag("--enable-nccl-nvls");
+    let flag = ctx.args.flag(opt::ENABLE_NCCL_NVLS);
     let env = ctx.env.get("NCCL_NVLS_ENABLE").is_some_and(nccl_on);
     if !(flag || env) || ctx.tp() < 2 || ctx.tp_nvlinked() {
         return vec![];
     }
     let what = match (flag, env) {
         (true, true) => "--enable-nccl-nvls and NCCL_NVLS_ENABLE=1",
-        (true, false) => "--enable-nccl-nvls",
+        (true, false) => opt::ENABLE_NCCL_NVLS,
         _ => "NCCL_NVLS_ENABLE=1",
     };
     let f = Fired::new(format!(
@@ -63,7 +64,7 @@ pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
         ctx.describe_used()
     ));
     vec![if flag {
-        f.with_fix(remove("--enable-nccl-nvls"))
+        f.with_fix(remove(opt::ENABLE_NCCL_NVLS))
     } else {
         f
     }]
@@ -88,7 +89,7 @@ pub fn multinode_ifname(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn multinode_timeout(ctx: &Context) -> Vec<Fired> {
-    if ctx.nnodes() < 2 || ctx.given("--dist-timeout") {
+    if ctx.nnodes() < 2 || ctx.given(opt::DIST_TIMEOUT) {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -1,6 +1,7 @@
 //! Data-parallel attention.
 
 use super::*;
+use crate::sglang::opt;
 
 pub fn tp_divisible(ctx: &Context) -> Vec<Fired> {
     let (tp, dp) = (ctx.tp(), ctx.attn_dp());
@@ -13,7 +14,7 @@ pub fn tp_divisible(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn lm_head(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-dp-lm-head") || (ctx.dp_attention() && ctx.attn_dp() > 1) {
+    if !ctx.args.flag(opt::ENABLE_DP_LM_HEAD) || (ctx.dp_attention() && ctx.attn_dp() > 1) {
         return vec![];
     }
     // From 0.5.3 a single DP rank drops the flag silently (SGLang's own resolution).
@@ -31,11 +32,11 @@ pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // 0.5.20+: --dp-size is replica DP only; before, --enable-dp-attention made it attention DP.
-    let modern = ctx.args.knows("--attn-dp-size");
-    if !modern && ctx.args.flag("--enable-dp-attention") {
+    let modern = ctx.args.knows(opt::ATTN_DP_SIZE);
+    if !modern && ctx.args.flag(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
-    if modern && ctx.args.flag("--enable-dp-attention") {
+    if modern && ctx.args.flag(opt::ENABLE_DP_ATTENTION) {
         return vec![]; // rewritten to --attn-dp-size by SGLang (FLAG003)
     }
     vec![Fired::new(format!(
@@ -52,13 +53,13 @@ pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
 pub fn attn_dp_and_dp(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx
         .args
-        .get("--attn-dp-size")
+        .get(opt::ATTN_DP_SIZE)
         .and_then(serde_json::Value::as_i64)
     else {
         return vec![];
     };
     let dp = ctx.dp();
-    if a <= 1 || dp <= 1 || ctx.args.flag("--enable-dp-attention") {
+    if a <= 1 || dp <= 1 || ctx.args.flag(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -3,6 +3,7 @@
 use super::*;
 use crate::rules::{EnvEdit, Fix};
 use crate::sglang::envs::{self, Registry, RegistryFrom};
+use crate::sglang::opt;
 
 /// SGLang-prefixed names the registry checks cover (kernel variables have their own rules).
 /// The launcher's own variables (`SGLANG_LAUNCH_*`) are not SGLang's.
@@ -366,7 +367,7 @@ pub fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
         .and_then(|m| m.derived_context_length.or(m.max_position_embeddings))?;
     let cl = ctx
         .args
-        .get("--context-length")
+        .get(opt::CONTEXT_LENGTH)
         .and_then(serde_json::Value::as_i64)?;
     let allowed = [
         "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
@@ -405,7 +406,7 @@ pub fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deterministic(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-deterministic-inference") || ctx.tp() < 2 {
+    if !ctx.args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || ctx.tp() < 2 {
         return vec![];
     }
     vec![Fired::new(format!(

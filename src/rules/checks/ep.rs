@@ -1,6 +1,7 @@
 //! Expert parallelism and MoE all-to-all backends.
 
 use super::*;
+use crate::sglang::opt;
 use crate::sglang::version::at_least;
 
 pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
@@ -8,7 +9,7 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let runner = ctx
-        .sval("--moe-runner-backend")
+        .sval(opt::MOE_RUNNER_BACKEND)
         .unwrap_or_else(|| "auto".into());
     // The runners SGLang's check accepts grew release by release (tests/evidence/EP001.jsonl).
     let all = [
@@ -88,7 +89,7 @@ pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
 
 pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
     // From 0.5.15 SGLang accepts two-batch overlap without all-to-all under DP attention.
-    if !ctx.args.flag("--enable-two-batch-overlap")
+    if !ctx.args.flag(opt::ENABLE_TWO_BATCH_OVERLAP)
         || ctx.moe_a2a().is_some()
         || (at_least(ctx.version, "0.5.15") && ctx.dp_attention())
     {
@@ -101,8 +102,8 @@ pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
 
 pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.sval("--deepep-mode").as_deref() != Some("normal")
-        || ctx.sval("--disaggregation-mode").as_deref() == Some("prefill")
+        || ctx.sval(opt::DEEPEP_MODE).as_deref() != Some("normal")
+        || ctx.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill")
         || ctx.cuda_graph_disabled()
     {
         return vec![];
@@ -113,7 +114,7 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
             "--deepep-mode normal with CUDA graphs: SGLang {} captures decode graphs through DeepEP's normal kernels, which cannot be captured ('Capture cuda graph failed', sglang#6218); disable CUDA graphs or use low_latency",
             ctx.version
         ))
-        .with_fix(add_flag("--disable-cuda-graph"))];
+        .with_fix(add_flag(opt::DISABLE_CUDA_GRAPH))];
     }
     vec![Fired::new(
         "--deepep-mode normal: SGLang disables CUDA graphs with DeepEP's normal kernels, so decode runs eagerly; use auto or low_latency outside PD prefill".to_string(),
@@ -122,7 +123,7 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
 
 pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.sval("--deepep-mode").as_deref() == Some("normal")
+        || ctx.sval(opt::DEEPEP_MODE).as_deref() == Some("normal")
     {
         return vec![];
     }
@@ -135,7 +136,7 @@ pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let draft = if ctx.spec_algo().is_some() {
-        ctx.int("--speculative-num-draft-tokens")
+        ctx.int(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
             .unwrap_or(1)
             .max(1)
     } else {
@@ -162,7 +163,7 @@ pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-eplb") || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
+    if !ctx.args.flag(opt::ENABLE_EPLB) || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
         return vec![];
     }
     vec![Fired::new(
@@ -173,7 +174,7 @@ pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
 /// EP012: before 0.4.10 nothing refuses EPLB without EP up front; across nodes its rebalancer
 /// then asserts the expert-parallel GPUs divide evenly over the nodes (EP 1 over 2 nodes).
 pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-eplb")
+    if !ctx.args.flag(opt::ENABLE_EPLB)
         || ctx.ep() > 1
         || ctx.moe_a2a().is_some()
         || ctx.nnodes() < 2
@@ -188,7 +189,7 @@ pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
-    let Some(runner) = ctx.sval("--moe-runner-backend") else {
+    let Some(runner) = ctx.sval(opt::MOE_RUNNER_BACKEND) else {
         return vec![];
     };
     let tp = ctx.tp();
@@ -200,7 +201,7 @@ pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
     // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
     // GPT-OSS, cutlass with EP only under --quantization fp8 (mxfp8 from 0.5.9), and the
     // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
-    let q = ctx.sval("--quantization");
+    let q = ctx.sval(opt::QUANTIZATION);
     let fp8_cutlass = q.as_deref() == Some("fp8")
         || (q.as_deref() == Some("mxfp8") && at_least(ctx.version, "0.5.9"));
     let gpt_oss = ctx.model_arch() == Some("GptOssForCausalLM");
@@ -227,8 +228,8 @@ pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     // The layout already reads EP as TP here: compare the user's value.
-    let given = ctx.int("--ep-size").unwrap_or(1);
-    if !ctx.given("--ep-size") || given == ctx.tp() {
+    let given = ctx.int(opt::EP_SIZE).unwrap_or(1);
+    if !ctx.given(opt::EP_SIZE) || given == ctx.tp() {
         return vec![];
     }
     vec![Fired::new(format!(

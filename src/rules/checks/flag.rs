@@ -3,6 +3,7 @@
 use super::*;
 use crate::rules::{ArgEdit, Fix};
 use crate::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS};
+use crate::sglang::opt;
 
 use crate::sglang::renames;
 
@@ -112,7 +113,7 @@ pub fn deprecated(ctx: &Context) -> Vec<Fired> {
         let Some(opt) = a.option_strings.iter().find(|o| o.starts_with("--")) else {
             continue;
         };
-        if a.kind == ActionKind::Deprecated || opt == "--enable-dp-attention" || !used(ctx, a) {
+        if a.kind == ActionKind::Deprecated || opt == opt::ENABLE_DP_ATTENTION || !used(ctx, a) {
             continue;
         }
         let msg = format!("{opt} is deprecated in SGLang {}; use {new}", ctx.version);
@@ -129,7 +130,7 @@ pub fn deprecated(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.knows("--attn-dp-size") || !ctx.args.is_set("--enable-dp-attention") {
+    if !ctx.args.knows(opt::ATTN_DP_SIZE) || !ctx.args.is_set(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
     let dp = ctx.dp();
@@ -137,19 +138,19 @@ pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
         "--enable-dp-attention is deprecated in SGLang {}: --dp-size now means data-parallel replicas, and SGLang rewrites this to --attn-dp-size {dp}",
         ctx.version
     );
-    if ctx.given("--attn-dp-size") {
+    if ctx.given(opt::ATTN_DP_SIZE) {
         return vec![Fired::new(msg)];
     }
     let mut args = vec![ArgEdit::Remove {
-        option: "--enable-dp-attention".into(),
+        option: opt::ENABLE_DP_ATTENTION.into(),
     }];
-    if ctx.given("--dp-size") {
+    if ctx.given(opt::DP_SIZE) {
         args.push(ArgEdit::Remove {
-            option: "--dp-size".into(),
+            option: opt::DP_SIZE.into(),
         });
     }
     args.push(ArgEdit::Set {
-        option: "--attn-dp-size".into(),
+        option: opt::ATTN_DP_SIZE.into(),
         value: dp.to_string(),
     });
     vec![Fired::new(msg).with_fix(Fix {

@@ -10,6 +10,7 @@ use crate::facts::model::ModelFacts;
 use crate::sglang::architectures::{
     self, Lookup, MISTRAL_BY_NAME_FROM, TRANSFORMERS_FALLBACK_FROM,
 };
+use crate::sglang::opt;
 use crate::sglang::release::KNOWN_VERSIONS;
 use crate::sglang::version::at_least;
 
@@ -33,7 +34,7 @@ fn unresolved<'a>(ctx: &Context<'a>) -> Vec<Unresolved<'a>> {
         return vec![];
     }
     let mut out = vec![];
-    let path = ctx.sval("--model-path").unwrap_or_default();
+    let path = ctx.sval(opt::MODEL_PATH).unwrap_or_default();
     if let Some(m) = ctx.model.filter(|m| !resolves(ctx, m, &path, at, false)) {
         out.push(Unresolved {
             source: "config.json `architectures`".into(),
@@ -72,7 +73,7 @@ fn registry_decides(ctx: &Context) -> bool {
         None | Some("auto" | "sglang")
     );
     let hf = matches!(
-        ctx.sval("--model-config-parser").as_deref(),
+        ctx.sval(opt::MODEL_CONFIG_PARSER).as_deref(),
         None | Some("auto" | "hf")
     );
     !external && own && hf
@@ -80,7 +81,7 @@ fn registry_decides(ctx: &Context) -> bool {
 
 /// `--model-impl` (`--impl` on 0.4.7–0.4.9.post2), when this release has it.
 fn implementation(ctx: &Context) -> Option<String> {
-    ctx.sval("--model-impl").or_else(|| ctx.sval("--impl"))
+    ctx.sval(opt::MODEL_IMPL).or_else(|| ctx.sval(opt::IMPL))
 }
 
 /// The release loads this checkpoint under one of its names, or the launcher cannot tell: no

@@ -1,6 +1,7 @@
 //! Quantisation formats by architecture.
 
 use super::*;
+use crate::sglang::opt;
 
 fn is_fp8(q: &str) -> bool {
     matches!(q, "fp8" | "w8a8_fp8" | "modelopt_fp8" | "fbgemm_fp8")
@@ -14,8 +15,8 @@ fn is_nvfp4(q: &str) -> bool {
 }
 
 fn source(ctx: &Context) -> &'static str {
-    if ctx.sval("--quantization").is_some() {
-        "--quantization"
+    if ctx.sval(opt::QUANTIZATION).is_some() {
+        opt::QUANTIZATION
     } else {
         "checkpoint quant_method"
     }
@@ -61,7 +62,7 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
         // --quantization modelopt_fp4.
         "modelopt_fp4"
             if !at_least(v, "0.5.13")
-                && (ctx.sval("--quantization").is_some() || at_least(v, "0.5.10.post1")) =>
+                && (ctx.sval(opt::QUANTIZATION).is_some() || at_least(v, "0.5.10.post1")) =>
         {
             Some((10, 0))
         }
@@ -201,7 +202,7 @@ pub fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("DeepseekV32ForCausalLM") {
         return vec![];
     }
-    let Some(kv) = ctx.sval("--kv-cache-dtype") else {
+    let Some(kv) = ctx.sval(opt::KV_CACHE_DTYPE) else {
         return vec![];
     };
     if ["auto", "bf16", "bfloat16", "fp8_e4m3"].contains(&kv.as_str()) {

@@ -1,6 +1,7 @@
 //! Speculative decoding.
 
 use super::*;
+use crate::sglang::opt;
 
 pub fn pcie_tp(ctx: &Context) -> Vec<Fired> {
     let algo = ctx.spec_algo().unwrap_or_default();
@@ -51,7 +52,7 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
 }
 
 fn topk(ctx: &Context) -> i64 {
-    ctx.int("--speculative-eagle-topk").unwrap_or(1)
+    ctx.int(opt::SPECULATIVE_EAGLE_TOPK).unwrap_or(1)
 }
 
 pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
@@ -60,7 +61,7 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
         return vec![];
     }
-    let page_text = if ctx.int("--page-size") == Some(page) {
+    let page_text = if ctx.int(opt::PAGE_SIZE) == Some(page) {
         format!("--page-size {page}")
     } else {
         format!("page size {page} (SGLang's, for its backend)")
@@ -82,8 +83,8 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
         .effective_backends_where(|v| !ok.contains(&v))
         .into_iter()
         .filter(|b| {
-            !b.starts_with("--prefill-attention-backend")
-                && !b.starts_with("--decode-attention-backend")
+            !b.starts_with(opt::PREFILL_ATTENTION_BACKEND)
+                && !b.starts_with(opt::DECODE_ATTENTION_BACKEND)
         })
         .collect();
     if bad.is_empty() {
@@ -99,7 +100,7 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
 
 /// The top-k SGLang checks: the user's, else the one it fills in for the model.
 fn resolved_topk(ctx: &Context) -> i64 {
-    match (ctx.int("--speculative-eagle-topk"), ctx.server.spec_params) {
+    match (ctx.int(opt::SPECULATIVE_EAGLE_TOPK), ctx.server.spec_params) {
         (Some(k), _) => k,
         (None, Some(p)) => p.eagle_topk.value,
         (None, None) => 1,
@@ -133,7 +134,7 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     }
     let mut out = vec![];
     if trtllm {
-        let topk = if ctx.int("--speculative-eagle-topk") == Some(k) {
+        let topk = if ctx.int(opt::SPECULATIVE_EAGLE_TOPK) == Some(k) {
             format!("--speculative-eagle-topk {k}")
         } else {
             format!("speculative top-k {k} (SGLang's default for this model)")
@@ -163,7 +164,7 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
-    if ctx.sval("--speculative-moe-runner-backend").as_deref() != Some("flashinfer_trtllm") {
+    if ctx.sval(opt::SPECULATIVE_MOE_RUNNER_BACKEND).as_deref() != Some("flashinfer_trtllm") {
         return vec![];
     }
     vec![Fired::new(
@@ -175,7 +176,7 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
-    if ctx.given("--max-running-requests") {
+    if ctx.given(opt::MAX_RUNNING_REQUESTS) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -186,7 +187,7 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
 pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
     // ServerArgs asserts on the main backend only.
     if ctx.spec_algo().is_none()
-        || ctx.sval("--attention-backend").as_deref() != Some("flex_attention")
+        || ctx.sval(opt::ATTENTION_BACKEND).as_deref() != Some("flex_attention")
     {
         return vec![];
     }
@@ -200,7 +201,7 @@ pub fn lora(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
-    let lora = ctx.args.flag("--enable-lora") || ctx.given("--lora-paths");
+    let lora = ctx.args.flag(opt::ENABLE_LORA) || ctx.given(opt::LORA_PATHS);
     let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.19") {
         &["NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK"]
     } else {
@@ -223,7 +224,7 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
     let Some(mib) = ctx.used().iter().map(|g| g.memory_total_mib).min() else {
         return vec![];
     };
-    if mib > 48 * 1024 || !ctx.given("--mem-fraction-static") {
+    if mib > 48 * 1024 || !ctx.given(opt::MEM_FRACTION_STATIC) {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -1,6 +1,7 @@
 //! Serving options SGLang's argument validation rejects (0.5.x `check_server_args`).
 
 use super::*;
+use crate::sglang::opt;
 
 /// Object-store URIs SGLang exempts from the colon check (`is_runai_obj_uri`, runai_utils.py).
 const OBJ_SCHEMES: &[&str] = &["s3://", "gs://", "az://"];
@@ -8,10 +9,10 @@ const OBJ_SCHEMES: &[&str] = &["s3://", "gs://", "az://"];
 pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
     // Unset, SGLang defaults the served name to --model-path (_handle_missing_default_values)
     // before validating it.
-    let (name, from) = match ctx.sval("--served-model-name") {
-        Some(n) => (n, "--served-model-name"),
-        None => match ctx.sval("--model-path") {
-            Some(p) => (p, "--model-path"),
+    let (name, from) = match ctx.sval(opt::SERVED_MODEL_NAME) {
+        Some(n) => (n, opt::SERVED_MODEL_NAME),
+        None => match ctx.sval(opt::MODEL_PATH) {
+            Some(p) => (p, opt::MODEL_PATH),
             None => return vec![],
         },
     };
@@ -19,7 +20,7 @@ pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
     if !name.contains(':') || OBJ_SCHEMES.iter().any(|s| lower.starts_with(s)) {
         return vec![];
     }
-    let msg = if from == "--served-model-name" {
+    let msg = if from == opt::SERVED_MODEL_NAME {
         format!(
             "--served-model-name {name:?} contains ':', which SGLang reserves for the model:adapter LoRA syntax and rejects"
         )
@@ -32,11 +33,11 @@ pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-priority-scheduling") {
+    if !ctx.args.flag(opt::ENABLE_PRIORITY_SCHEDULING) {
         return vec![];
     }
     let policy = ctx
-        .sval("--schedule-policy")
+        .sval(opt::SCHEDULE_POLICY)
         .unwrap_or_else(|| "fcfs".into());
     if policy == "fcfs" || policy == "lof" {
         return vec![];
@@ -47,8 +48,8 @@ pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
-    if ctx.sval("--retraction-policy").as_deref() != Some("priority")
-        || ctx.args.flag("--enable-priority-scheduling")
+    if ctx.sval(opt::RETRACTION_POLICY).as_deref() != Some("priority")
+        || ctx.args.flag(opt::ENABLE_PRIORITY_SCHEDULING)
     {
         return vec![];
     }
@@ -59,10 +60,10 @@ pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
-    let (Some(g), Some(p)) = (ctx.int("--grpc-port"), ctx.int("--port")) else {
+    let (Some(g), Some(p)) = (ctx.int(opt::GRPC_PORT), ctx.int(opt::PORT)) else {
         return vec![];
     };
-    if g != p || ctx.args.flag("--grpc-mode") || ctx.args.flag("--smg-grpc-mode") {
+    if g != p || ctx.args.flag(opt::GRPC_MODE) || ctx.args.flag(opt::SMG_GRPC_MODE) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -71,8 +72,8 @@ pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.args.flag("--enable-tokenizer-batch-encode")
-        && ctx.args.flag("--enable-dynamic-batch-tokenizer"))
+    if !(ctx.args.flag(opt::ENABLE_TOKENIZER_BATCH_ENCODE)
+        && ctx.args.flag(opt::ENABLE_DYNAMIC_BATCH_TOKENIZER))
     {
         return vec![];
     }
@@ -82,7 +83,7 @@ pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn quant_communications(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag("--enable-quant-communications") {
+    if !ctx.args.flag(opt::ENABLE_QUANT_COMMUNICATIONS) {
         return vec![];
     }
     let nvidia = ctx.used();
@@ -100,6 +101,6 @@ pub fn quant_communications(ctx: &Context) -> Vec<Fired> {
         Fired::new(format!(
             "--enable-quant-communications: {why}; SGLang rejects it"
         ))
-        .with_fix(remove("--enable-quant-communications")),
+        .with_fix(remove(opt::ENABLE_QUANT_COMMUNICATIONS)),
     ]
 }
