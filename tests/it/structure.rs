@@ -60,9 +60,27 @@ fn module_of(path: &Path) -> Vec<String> {
     parts
 }
 
-/// The code before the file's test module.
+/// The code before the file's inline test module (`#[cfg(test)]` then `mod NAME {`); a
+/// `#[cfg(test)]` on anything else (`mod tests;`, one helper) does not end the production code.
 fn non_test(text: &str) -> &str {
-    text.split("#[cfg(test)]").next().unwrap_or(text)
+    let mut at = 0;
+    while let Some(i) = text[at..].find("#[cfg(test)]") {
+        let start = at + i;
+        let item = text[start..]
+            .lines()
+            .skip(1)
+            .find(|l| !l.trim_start().starts_with("#["))
+            .unwrap_or("")
+            .trim();
+        let module = item
+            .split_once("mod ")
+            .is_some_and(|(vis, _)| vis.is_empty() || vis.starts_with("pub"));
+        if module && item.ends_with('{') {
+            return &text[..start];
+        }
+        at = start + "#[cfg(test)]".len();
+    }
+    text
 }
 
 /// Module paths a file names through `crate::` or `super::`, resolved to existing modules.

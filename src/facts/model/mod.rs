@@ -7,6 +7,7 @@
 //! are read), else from `model.safetensors.index.json`, else from the Hub's parameter counts
 //! recorded in a fetched snapshot, else from an estimate from the dimensions.
 
+use crate::sglang::opt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -308,7 +309,7 @@ fn estimate_with_encoders(facts: &mut ModelFacts) {
 
 /// Read the model's facts, honouring the SGLang arguments that change them.
 pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
-    load_at(model_path, args.str("--revision"), env, args)
+    load_at(model_path, args.str(opt::REVISION), env, args)
 }
 
 /// [`load`] at this revision (the separate draft has its own).
@@ -319,7 +320,7 @@ pub fn load_at(
     args: &SglangArgs,
 ) -> ModelLoad {
     let revision = revision.filter(|r| !r.is_empty());
-    let download_dir = args.str("--download-dir").filter(|d| !d.is_empty());
+    let download_dir = args.str(opt::DOWNLOAD_DIR).filter(|d| !d.is_empty());
     let Some(dir) = resolve_dir(model_path, env, revision, download_dir) else {
         let model_path = model_path.to_owned();
         let problem = match revision {
@@ -427,7 +428,7 @@ pub fn load_config_text(text: &[u8], args: &SglangArgs) -> ModelLoad {
 /// The facts config.json gives under `--json-model-override-args` and the other arguments
 /// that change them; weights not yet counted.
 fn config_facts(mut config: Value, path: &Path, args: &SglangArgs) -> Result<ModelFacts, Invalid> {
-    if let Some(over) = args.str("--json-model-override-args") {
+    if let Some(over) = args.str(opt::JSON_MODEL_OVERRIDE_ARGS) {
         match serde_json::from_str::<Value>(over) {
             Ok(Value::Object(o)) => merge_override(&mut config, &o),
             Ok(_) | Err(_) => return Err(Invalid::OverrideNotAnObject),

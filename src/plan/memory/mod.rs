@@ -14,6 +14,7 @@
 //!
 //! Pure: it reads the resolved [`Context`] only.
 
+use crate::sglang::opt;
 mod draft;
 mod findings;
 mod implausible;
@@ -251,8 +252,8 @@ fn reserve_for(
 /// The user's own `--mem-fraction-static`, if given.
 fn user_fraction(ctx: &Context) -> Option<f64> {
     let args = ctx.args;
-    args.is_set("--mem-fraction-static")
-        .then(|| args.float("--mem-fraction-static"))
+    args.is_set(opt::MEM_FRACTION_STATIC)
+        .then(|| args.float(opt::MEM_FRACTION_STATIC))
         .flatten()
 }
 
@@ -395,7 +396,7 @@ impl Sizing {
                 defaults::Family::of(ctx.version),
                 t,
                 self.context_len,
-                int_arg(ctx.args, "--max-running-requests"),
+                int_arg(ctx.args, opt::MAX_RUNNING_REQUESTS),
                 d.max_running_requests,
                 d.attn_dp_size,
             ),
@@ -491,7 +492,7 @@ fn reserve(
     let chunk = if d.chunked_prefill_size > 0 {
         d.chunked_prefill_size
     } else {
-        int_arg(ctx.args, "--max-prefill-tokens").unwrap_or(16384)
+        int_arg(ctx.args, opt::MAX_PREFILL_TOKENS).unwrap_or(16384)
     };
     // SGLang's chunk is already each DP rank's share; the MLP/MoE layers see all shares.
     let tokens = ChunkTokens::of(chunk, d.attn_dp_size);
@@ -614,7 +615,7 @@ pub(super) mod tests {
     ) -> MemoryOutcome {
         let args = SglangArgs::with_values(flagset::get(version).unwrap(), values);
         let gpus: Vec<u32> =
-            (0..int_arg(&args, "--tp-size").unwrap_or(1).clamp(1, 64) as u32).collect();
+            (0..int_arg(&args, opt::TP_SIZE).unwrap_or(1).clamp(1, 64) as u32).collect();
         plan(&Context::new(Facts {
             version,
             args: &args,
@@ -636,7 +637,7 @@ pub(super) mod tests {
     fn llama8b_on_h100_is_planned_and_fits() {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let topo = node(8, 81559, 0, "9.0", true);
-        let o = run("0.5.23", &[("--tp-size", json!(1))], &topo, Some(&m));
+        let o = run("0.5.23", &[(opt::TP_SIZE, json!(1))], &topo, Some(&m));
         let mem = o.memory.clone().unwrap();
         assert_eq!(mem.mem_fraction_static_source, MfsSource::Planned);
         assert_eq!(o.planned_mem_fraction_static, Some(mem.mem_fraction_static));
@@ -660,16 +661,16 @@ pub(super) mod tests {
         let topo = node(8, 81559, 0, "9.0", true);
         let at = |v: &str| {
             let mut values = vec![
-                ("--tp-size", json!(1)),
-                ("--mem-fraction-static", json!(0.8)),
+                (opt::TP_SIZE, json!(1)),
+                (opt::MEM_FRACTION_STATIC, json!(0.8)),
             ];
             // Gemma 3 is served text-only unless asked, from 0.4.6.
             if flagset::get(v)
                 .unwrap()
-                .action("--enable-multimodal")
+                .action(opt::ENABLE_MULTIMODAL)
                 .is_some()
             {
-                values.push(("--enable-multimodal", json!(true)));
+                values.push((opt::ENABLE_MULTIMODAL, json!(true)));
             }
             let mem = run(v, &values, &topo, Some(&m)).memory.unwrap();
             // The fraction shown is the user's; the pool is what the runner leaves of it.
@@ -688,7 +689,7 @@ pub(super) mod tests {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let topo = node(8, 81559, 0, "9.0", true);
         // Our terms alone would give more than the default: the default is planned.
-        let o = run("0.5.23", &[("--tp-size", json!(8))], &topo, Some(&m));
+        let o = run("0.5.23", &[(opt::TP_SIZE, json!(8))], &topo, Some(&m));
         let mem = o.memory.clone().unwrap();
         let default = mem.sglang_default_mem_fraction_static.unwrap();
         assert!(o.physics_mem_fraction_static > default, "{o:?}");
@@ -698,7 +699,7 @@ pub(super) mod tests {
         let l4 = node(1, 23034, 0, "8.9", false);
         let big = run(
             "0.5.5",
-            &[("--max-running-requests", json!(4096))],
+            &[(opt::MAX_RUNNING_REQUESTS, json!(4096))],
             &l4,
             Some(&m),
         );
@@ -718,8 +719,8 @@ pub(super) mod tests {
         let huge = run(
             "0.5.23",
             &[
-                ("--tp-size", json!(8)),
-                ("--chunked-prefill-size", json!(65536)),
+                (opt::TP_SIZE, json!(8)),
+                (opt::CHUNKED_PREFILL_SIZE, json!(65536)),
             ],
             &topo,
             Some(&m),
@@ -773,7 +774,7 @@ pub(super) mod tests {
         let topo = node(1, 24564, 0, "8.9", false);
         let high = run(
             "0.5.23",
-            &[("--mem-fraction-static", json!(0.99))],
+            &[(opt::MEM_FRACTION_STATIC, json!(0.99))],
             &topo,
             Some(&m),
         );
@@ -785,7 +786,7 @@ pub(super) mod tests {
         assert!(codes(&high).contains(&"MEM003"), "{:?}", high.hits);
         let low = run(
             "0.5.23",
-            &[("--mem-fraction-static", json!(0.5))],
+            &[(opt::MEM_FRACTION_STATIC, json!(0.5))],
             &topo,
             Some(&m),
         );
@@ -797,7 +798,7 @@ pub(super) mod tests {
     fn too_big_model_gives_mem005_with_ways_out() {
         let m = model("Qwen__QwQ-32B");
         let topo = node(4, 24564, 0, "8.9", false);
-        let o = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
+        let o = run("0.5.23", &[(opt::TP_SIZE, json!(2))], &topo, Some(&m));
         let h = o
             .hits
             .iter()
@@ -809,12 +810,12 @@ pub(super) mod tests {
             h.message
         );
         assert!(
-            h.message.contains("--tp-size") && h.message.contains("--cuda-graph-max-bs-decode")
+            h.message.contains(opt::TP_SIZE) && h.message.contains(opt::CUDA_GRAPH_MAX_BS_DECODE)
         );
         assert!(h.message.contains("fp8_e5m2"));
         assert_eq!(o.memory.unwrap().fits, Some(false));
         // 61 GiB of BF16 weights: split over four 24 GiB GPUs it fits.
-        let o2 = run("0.5.23", &[("--tp-size", json!(4))], &topo, Some(&m));
+        let o2 = run("0.5.23", &[(opt::TP_SIZE, json!(4))], &topo, Some(&m));
         assert_eq!(o2.memory.as_ref().unwrap().fits, Some(true), "{o2:?}");
         assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.hits);
     }
@@ -822,7 +823,7 @@ pub(super) mod tests {
     #[test]
     fn unknown_model_still_reports_sglang_defaults() {
         let topo = node(8, 81559, 0, "9.0", true);
-        let o = run("0.5.5", &[("--tp-size", json!(8))], &topo, None);
+        let o = run("0.5.5", &[(opt::TP_SIZE, json!(8))], &topo, None);
         assert_eq!(codes(&o), vec!["MEM001"]);
         let mem = o.memory.unwrap();
         assert_eq!(mem.sglang_default_mem_fraction_static, Some(0.818));
@@ -835,16 +836,16 @@ pub(super) mod tests {
     fn other_processes_and_custom_allreduce_are_reserved() {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let busy = node(2, 81559, 10240, "9.0", false);
-        let o = run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m));
+        let o = run("0.5.5", &[(opt::TP_SIZE, json!(2))], &busy, Some(&m));
         let r = o.memory.unwrap().reserved_mib;
         assert_eq!(r.other_processes, 10240);
         assert_eq!(r.custom_allreduce, 24, "2 PCIe GPUs keep legacy custom AR");
         assert!(r.nccl > 0);
         let free = node(2, 81559, 0, "9.0", false);
-        let a = run("0.5.5", &[("--tp-size", json!(2))], &free, Some(&m));
+        let a = run("0.5.5", &[(opt::TP_SIZE, json!(2))], &free, Some(&m));
         assert!(
             a.memory.unwrap().kv_cache_tokens.unwrap()
-                > run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m))
+                > run("0.5.5", &[(opt::TP_SIZE, json!(2))], &busy, Some(&m))
                     .memory
                     .unwrap()
                     .kv_cache_tokens
@@ -856,12 +857,12 @@ pub(super) mod tests {
     fn kv_cells_mla_gqa_replication_and_fp8() {
         let flags = flagset::get("0.5.23").unwrap();
         let ds = model("oracle/DeepSeek-V3");
-        let a = SglangArgs::with_values(flags, &[("--tp-size", json!(8))]);
+        let a = SglangArgs::with_values(flags, &[(opt::TP_SIZE, json!(8))]);
         // (512 + 64) × 61 layers × 2 B
         assert_eq!(kv_bytes_per_token(&a, &Parallel::of(&a), &ds), Some(70272));
         let q = model("Qwen__QwQ-32B");
         // 8 KV heads over tp 16: replicated to 1 per GPU
-        let a16 = SglangArgs::with_values(flags, &[("--tp-size", json!(16))]);
+        let a16 = SglangArgs::with_values(flags, &[(opt::TP_SIZE, json!(16))]);
         assert_eq!(
             kv_bytes_per_token(&a16, &Parallel::of(&a16), &q),
             Some(2 * 128 * 64 * 2)
@@ -869,8 +870,8 @@ pub(super) mod tests {
         let fp8 = SglangArgs::with_values(
             flags,
             &[
-                ("--tp-size", json!(2)),
-                ("--kv-cache-dtype", json!("fp8_e5m2")),
+                (opt::TP_SIZE, json!(2)),
+                (opt::KV_CACHE_DTYPE, json!("fp8_e5m2")),
             ],
         );
         assert_eq!(
@@ -881,8 +882,8 @@ pub(super) mod tests {
         let spec = SglangArgs::with_values(
             flags,
             &[
-                ("--tp-size", json!(8)),
-                ("--speculative-algorithm", json!("EAGLE")),
+                (opt::TP_SIZE, json!(8)),
+                (opt::SPECULATIVE_ALGORITHM, json!("EAGLE")),
             ],
         );
         let draft = Speculative::of(&spec, Some(&ds));
@@ -896,18 +897,18 @@ pub(super) mod tests {
         let big = json!(i64::MAX);
         for version in ["0.4.10.post2", "0.5.5", "0.5.10.post1", "0.5.23"] {
             let graph_flag = if version == "0.5.23" {
-                "--cuda-graph-max-bs-decode"
+                opt::CUDA_GRAPH_MAX_BS_DECODE
             } else {
-                "--cuda-graph-max-bs"
+                opt::CUDA_GRAPH_MAX_BS
             };
             let values = [
-                ("--tp-size", big.clone()),
-                ("--pp-size", big.clone()),
-                ("--chunked-prefill-size", big.clone()),
-                ("--max-running-requests", big.clone()),
+                (opt::TP_SIZE, big.clone()),
+                (opt::PP_SIZE, big.clone()),
+                (opt::CHUNKED_PREFILL_SIZE, big.clone()),
+                (opt::MAX_RUNNING_REQUESTS, big.clone()),
                 (graph_flag, big.clone()),
-                ("--disable-cuda-graph-padding", json!(true)),
-                ("--mem-fraction-static", json!(-3.0)),
+                (opt::DISABLE_CUDA_GRAPH_PADDING, json!(true)),
+                (opt::MEM_FRACTION_STATIC, json!(-3.0)),
             ];
             let mut m = model("meta-llama__Llama-3.1-8B-Instruct");
             m.num_hidden_layers = Some(u64::MAX);

@@ -7,6 +7,7 @@
 //! capability major).
 
 use super::super::*;
+use crate::sglang::opt;
 
 /// Named features: what the resolved server does, beyond one option's value.
 pub const NAMED: &[&str] = &[
@@ -171,7 +172,7 @@ fn named(ctx: &Context, name: &str) -> Option<String> {
         "overlap-schedule" => overlap_schedule(ctx),
         "chunked-prefill" => chunked_prefill(ctx),
         "pd-disaggregation" => ctx
-            .sval("--disaggregation-mode")
+            .sval(opt::DISAGGREGATION_MODE)
             .filter(|m| m == "prefill" || m == "decode")
             .map(|m| format!("--disaggregation-mode {m}")),
         _ => None,
@@ -182,19 +183,19 @@ fn named(ctx: &Context, name: &str) -> Option<String> {
 /// (which turn it off on their own) is in use.
 fn overlap_schedule(ctx: &Context) -> Option<String> {
     let off =
-        ctx.args.flag("--disable-overlap-schedule") || ctx.pp() > 1 || ctx.spec_algo().is_some();
-    (!off && ctx.args.knows("--disable-overlap-schedule"))
+        ctx.args.flag(opt::DISABLE_OVERLAP_SCHEDULE) || ctx.pp() > 1 || ctx.spec_algo().is_some();
+    (!off && ctx.args.knows(opt::DISABLE_OVERLAP_SCHEDULE))
         .then(|| "the overlap scheduler (on by default)".to_string())
 }
 
 /// Chunked prefill is on unless `--chunked-prefill-size -1` (SGLang sizes it when unset).
 fn chunked_prefill(ctx: &Context) -> Option<String> {
-    if !ctx.args.knows("--chunked-prefill-size") {
+    if !ctx.args.knows(opt::CHUNKED_PREFILL_SIZE) {
         return None;
     }
     match ctx
         .args
-        .get("--chunked-prefill-size")
+        .get(opt::CHUNKED_PREFILL_SIZE)
         .and_then(|v| v.as_i64())
     {
         Some(-1) => None,
