@@ -1,6 +1,6 @@
 //! Rules to a fixpoint: apply every fix a round proposes, re-parse, re-check. Each round
-//! resolves the server anew from the arguments it starts with; GPUs and models follow the
-//! arguments (a fix can change what they are).
+//! resolves the server anew from the arguments it starts with; the GPUs are placed and the
+//! models' facts derived again from them (a fix can change both), reading nothing.
 
 use super::arguments::Parsed;
 use super::gather::{Machine, Models};
@@ -221,7 +221,7 @@ pub fn run(
     let mut rounds = 0;
     loop {
         line.place(machine);
-        models.read_for(line.view(), &line.env);
+        models.derive_for(line.view());
         let hits = check(&line, machine, models, settings);
         rounds += 1;
         ledger.held = hits

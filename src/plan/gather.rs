@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Request};
 use crate::facts::host::HostFacts;
 use crate::facts::hub;
-use crate::facts::model::{self, ModelLoad, ModelProblem, Unavailable};
+use crate::facts::model::{self, ModelFiles, ModelLoad, ModelProblem};
 use crate::facts::{self, Env, Packages, Topology};
 use crate::observe::{Observation, store};
 use crate::resolve::Speculative;
@@ -115,17 +115,19 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
     })
 }
 
-/// Models read so far, by path and the arguments that shape their facts: a fix round that
-/// names the same model with the same such arguments reads nothing again. A Hub id not on
-/// disk is fetched from the Hub (one session, one deadline, per check).
+/// The models a line names (the target, then its separate draft), read before evaluation, a
+/// Hub id not on disk fetched from the Hub (one session, one deadline, per check). The stages
+/// derive facts from them under each round's arguments ([`Models::derive_for`]), reading
+/// nothing: no fix edits the options that say where a model is.
 pub struct Models {
-    loaded: Vec<(String, ModelLoad)>,
-    hub: hub::Session,
+    /// What each place holds (path, revision and download directory), or why it can't be read.
+    files: Vec<(String, Result<ModelFiles, ModelProblem>)>,
+    /// Facts by place and the options that shape them.
+    derived: Vec<(String, ModelLoad)>,
 }
 
-/// The SGLang options [`model::load`] reads besides the path.
-const SHAPING: [&str; 6] = [
-    opt::REVISION,
+/// The SGLang options [`ModelFiles::facts`] reads.
+const SHAPING: [&str; 5] = [
     opt::JSON_MODEL_OVERRIDE_ARGS,
     opt::CONTEXT_LENGTH,
     opt::KV_CACHE_DTYPE,
@@ -133,9 +135,15 @@ const SHAPING: [&str; 6] = [
     opt::DTYPE,
 ];
 
-/// The cache key: the path, and the shaping options' values as given.
-fn key(path: &str, args: &SglangArgs) -> String {
-    SHAPING.iter().fold(path.to_owned(), |mut k, o| {
+/// Where a model is read from: its path, revision and `--download-dir`.
+fn place(path: &str, revision: Option<&str>, args: &SglangArgs) -> String {
+    let dir = args.str(opt::DOWNLOAD_DIR).unwrap_or_default();
+    format!("{path}\0{}\0{dir}", revision.unwrap_or_default())
+}
+
+/// The place and the shaping options' values as given.
+fn shaped(place: &str, args: &SglangArgs) -> String {
+    SHAPING.iter().fold(place.to_owned(), |mut k, o| {
         k.push('\0');
         if let Some(v) = args.get(o) {
             k.push_str(&v.to_string());
@@ -145,64 +153,96 @@ fn key(path: &str, args: &SglangArgs) -> String {
 }
 
 impl Models {
-    pub fn new(hub: hub::Settings) -> Models {
+    /// No model read: a line the launcher does not plan.
+    pub fn none() -> Models {
         Models {
-            loaded: Vec::new(),
-            hub: hub::Session::new(hub),
+            files: Vec::new(),
+            derived: Vec::new(),
         }
     }
 
-    /// Reads the target and the separate draft the arguments name, where not read yet.
-    pub fn read_for(&mut self, args: &SglangArgs, env: &Env) {
+    /// All the reading a line's models need: each place once.
+    pub fn gather(args: &SglangArgs, env: &Env, hub: hub::Settings) -> Models {
+        let mut models = Models::none();
+        let mut session = hub::Session::new(hub);
         if let Some(path) = args.str(opt::MODEL_PATH) {
-            self.read(path, args.str(opt::REVISION), env, args);
+            models.fetch(&mut session, path, args.str(opt::REVISION), env, args);
+        }
+        models.derive_for(args);
+        if let Some(path) = models.draft_path(args) {
+            let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
+            models.fetch(&mut session, &path, revision, env, args);
+        }
+        models
+    }
+
+    fn fetch(
+        &mut self,
+        session: &mut hub::Session,
+        path: &str,
+        revision: Option<&str>,
+        env: &Env,
+        args: &SglangArgs,
+    ) {
+        let key = place(path, revision, args);
+        if self.files.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        let read = match model::locate(path, revision, env, args) {
+            Ok(dir) => Ok(ModelFiles::read(dir)),
+            Err(not_local) => match session.snapshot(path, revision) {
+                Ok(Some(dir)) => Ok(ModelFiles::read(dir)),
+                Ok(None) => Err(not_local.into()),
+                Err(problem) => Err(problem.into()),
+            },
+        };
+        self.files.push((key, read));
+    }
+
+    /// The facts of the target and the separate draft under these arguments, where not derived
+    /// yet (pure: from what [`Models::gather`] read).
+    pub fn derive_for(&mut self, args: &SglangArgs) {
+        if let Some(path) = args.str(opt::MODEL_PATH) {
+            self.derive(place(path, args.str(opt::REVISION), args), args);
         }
         if let Some(path) = self.draft_path(args) {
             let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
-            self.read(&path, revision, env, args);
+            self.derive(place(&path, revision, args), args);
         }
     }
 
-    fn read(&mut self, path: &str, revision: Option<&str>, env: &Env, args: &SglangArgs) {
-        let key = key(path, args);
-        if self.loaded.iter().any(|(k, _)| *k == key) {
+    fn derive(&mut self, place: String, args: &SglangArgs) {
+        let key = shaped(&place, args);
+        if self.derived.iter().any(|(k, _)| *k == key) {
             return;
         }
-        let mut load = model::load_at(path, revision, env, args);
-        let not_local = matches!(
-            load.problem,
-            Some(ModelProblem::Unavailable(
-                Unavailable::NotCached { .. } | Unavailable::RevisionNotCached { .. }
-            ))
-        );
-        if not_local {
-            match self.hub.snapshot(path, revision) {
-                Ok(Some(dir)) => load = model::load_dir(dir, args),
-                Ok(None) => {}
-                Err(problem) => {
-                    load = ModelLoad {
-                        facts: None,
-                        problem: Some(problem.into()),
-                    }
-                }
-            }
-        }
-        self.loaded.push((key, load));
+        let load = match self.files.iter().find(|(k, _)| *k == place) {
+            Some((_, Ok(files))) => files.facts(args),
+            Some((_, Err(problem))) => ModelLoad {
+                facts: None,
+                problem: Some(problem.clone()),
+            },
+            None => return,
+        };
+        self.derived.push((key, load));
     }
 
-    fn get(&self, path: &str, args: &SglangArgs) -> Option<&ModelLoad> {
-        let key = key(path, args);
-        self.loaded.iter().find(|(k, _)| *k == key).map(|(_, m)| m)
+    fn get(&self, place: String, args: &SglangArgs) -> Option<&ModelLoad> {
+        let key = shaped(&place, args);
+        self.derived.iter().find(|(k, _)| *k == key).map(|(_, m)| m)
     }
 
-    /// The target model as read (after [`Models::read_for`]).
+    /// The target model as derived (after [`Models::derive_for`]).
     pub fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(args.str(opt::MODEL_PATH)?, args)
+        let path = args.str(opt::MODEL_PATH)?;
+        self.get(place(path, args.str(opt::REVISION), args), args)
     }
 
-    /// The separate speculative draft as read (after [`Models::read_for`]).
+    /// The separate speculative draft as derived (after [`Models::derive_for`]).
     pub fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        self.get(&self.draft_path(args)?, args)
+        let path = self.draft_path(args)?;
+        let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
+        self.get(place(&path, revision, args), args)
     }
 
     fn draft_path(&self, args: &SglangArgs) -> Option<String> {
@@ -210,5 +250,40 @@ impl Models {
         Speculative::of(args, main)?
             .separate_draft()
             .map(str::to_owned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang::{flagset, parse};
+
+    fn args(extra: &[&str], model: &Path) -> SglangArgs {
+        let mut tokens = vec![opt::MODEL_PATH.into(), model.as_os_str().to_owned()];
+        tokens.extend(extra.iter().map(Into::into));
+        parse(flagset::get("0.5.23").unwrap(), tokens)
+    }
+
+    /// The fix rounds and `--fit` change shaping options; the facts they get come from what was
+    /// read first, even with the files gone.
+    #[test]
+    fn rounds_derive_facts_without_reading() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/models/Qwen__Qwen2.5-7B-Instruct");
+        let dir = std::env::temp_dir().join(format!("sgl-gather-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["config.json", "model.safetensors.index.json"] {
+            std::fs::copy(fixture.join(f), dir.join(f)).unwrap();
+        }
+        let env = Env::default();
+        let first = args(&[], &dir);
+        let mut models = Models::gather(&first, &env, hub::Settings::from_env(&env, false));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let later = args(&[opt::CONTEXT_LENGTH, "4096"], &dir);
+        models.derive_for(&later);
+        let facts = |a| models.main(a).and_then(|m: &ModelLoad| m.facts.clone());
+        assert_eq!(facts(&later).unwrap().context_length, Some(4096));
+        assert_eq!(facts(&first).unwrap().context_length, Some(32768));
+        assert!(facts(&later).unwrap().weight_bytes.is_some());
     }
 }

@@ -163,7 +163,6 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     }
     validate(req)?;
     let machine = gather::machine(req)?;
-    let mut models = gather::Models::new(facts::hub::Settings::from_env(&req.env, req.hub));
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
     let scheduler = scheduler_step(req, &machine, args)?;
     let original = Line::new(
@@ -172,6 +171,8 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         req.env_changes.clone(),
         &machine,
     );
+    let hub = facts::hub::Settings::from_env(&req.env, req.hub);
+    let mut models = gather::Models::gather(original.view(), &original.env, hub);
     let fixed = fixpoint::run(original.clone(), &machine, &mut models, &req.settings);
     let version = findings::version(&machine);
     let mut hits: Vec<Hit> = Vec::new();
@@ -310,7 +311,7 @@ fn restore(
     }
     let mut line = original;
     line.place(machine);
-    models.read_for(line.view(), &line.env);
+    models.derive_for(line.view());
     line
 }
 

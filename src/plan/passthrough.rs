@@ -6,7 +6,7 @@
 use super::fixpoint::Line;
 use super::json::{self, Plan, Verdict};
 use super::{Error, Fatal, Outcome, Request, findings, gather};
-use crate::facts::{self, Topology};
+use crate::facts::Topology;
 use crate::resolve::Context;
 use crate::rules::{self, Code, Hit};
 use crate::{secrets, sglang};
@@ -21,7 +21,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     local.gpus = Some(no_gpus());
     local.hub = false;
     let machine = gather::machine(&local).map_err(Error::into_fatal)?;
-    let models = gather::Models::new(facts::hub::Settings::from_env(&req.env, false));
+    let models = gather::Models::none();
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
     let line = Line::new(args, req.env.clone(), req.env_changes.clone(), &machine);
     let ctx = Context::new(line.facts(&machine, &models));

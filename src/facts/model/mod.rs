@@ -319,53 +319,105 @@ pub fn load_at(
     env: &Env,
     args: &SglangArgs,
 ) -> ModelLoad {
+    match locate(model_path, revision, env, args) {
+        Ok(dir) => load_dir(dir, args),
+        Err(problem) => ModelLoad::failed(problem),
+    }
+}
+
+/// The directory SGLang would read `model_path` from at this revision: the path itself, or its
+/// snapshot in `--download-dir` or the local Hugging Face cache.
+pub fn locate(
+    model_path: &str,
+    revision: Option<&str>,
+    env: &Env,
+    args: &SglangArgs,
+) -> Result<PathBuf, Unavailable> {
     let revision = revision.filter(|r| !r.is_empty());
     let download_dir = args.str(opt::DOWNLOAD_DIR).filter(|d| !d.is_empty());
-    let Some(dir) = resolve_dir(model_path, env, revision, download_dir) else {
+    resolve_dir(model_path, env, revision, download_dir).ok_or_else(|| {
         let model_path = model_path.to_owned();
-        let problem = match revision {
+        match revision {
             Some(r) => Unavailable::RevisionNotCached {
                 model_path,
                 revision: r.to_owned(),
             },
             None => Unavailable::NotCached { model_path },
-        };
-        return ModelLoad::failed(problem);
-    };
-    load_dir(dir, args)
+        }
+    })
 }
 
 /// Read the model's facts from its directory (local, cached or fetched).
 pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
-    let config_path = dir.join("config.json");
-    let mut config = match read_json(&config_path) {
-        Ok(v) => v,
-        Err(problem) => return ModelLoad::failed(problem),
-    };
-    let own_method = config_quant_method(&config);
-    with_hf_quant_config(&mut config, &dir);
-    let mut facts = match config_facts(config, &config_path, args) {
-        Ok(f) => f,
-        Err(problem) => return ModelLoad::failed(problem),
-    };
-    facts.config_quant_method = own_method;
-    facts.dir = dir.clone();
-    let mut problem = None;
-    match weight_bytes_from_files(&dir, &mut facts.implausible) {
-        Ok(Some((bytes, source))) => {
-            facts.weight_bytes = Some(bytes);
-            facts.weight_source = source;
-        }
-        Ok(None) => estimate_with_encoders(&mut facts),
-        Err(e) => {
-            estimate_with_encoders(&mut facts);
-            problem = Some(e.into());
+    ModelFiles::read(dir).facts(args)
+}
+
+/// What a model's directory holds, read once. Facts under given arguments are derived from it
+/// without reading anything again ([`ModelFiles::facts`]): a fix round that changes an option
+/// shaping the facts (`--context-length`, `--kv-cache-dtype`) costs no I/O.
+#[derive(Debug, Clone)]
+pub struct ModelFiles {
+    dir: PathBuf,
+    /// config.json (with a ModelOpt `hf_quant_config.json` folded in) and its own
+    /// `quant_method`, or why it could not be read.
+    config: Result<(Value, Option<String>), ModelProblem>,
+    /// The weight bytes the files give (`None`: estimate them), or why they could not be read.
+    weights: Result<Option<(u64, WeightSource)>, Invalid>,
+    /// What reading the weight files found implausible.
+    implausible: Vec<Implausible>,
+}
+
+impl ModelFiles {
+    /// Reads config.json, then the weight files (not when config.json fails: nothing is planned).
+    pub fn read(dir: PathBuf) -> ModelFiles {
+        let mut implausible = Vec::new();
+        let config = read_json(&dir.join("config.json")).map(|mut config| {
+            let own_method = config_quant_method(&config);
+            with_hf_quant_config(&mut config, &dir);
+            (config, own_method)
+        });
+        let weights = match config {
+            Ok(_) => weight_bytes_from_files(&dir, &mut implausible),
+            Err(_) => Ok(None),
+        };
+        ModelFiles {
+            dir,
+            config,
+            weights,
+            implausible,
         }
     }
-    online::apply(&mut facts);
-    ModelLoad {
-        facts: Some(facts),
-        problem,
+
+    /// The facts under these arguments (pure).
+    pub fn facts(&self, args: &SglangArgs) -> ModelLoad {
+        let (config, own_method) = match &self.config {
+            Ok(c) => c.clone(),
+            Err(problem) => return ModelLoad::failed(problem.clone()),
+        };
+        let mut facts = match config_facts(config, &self.dir.join("config.json"), args) {
+            Ok(f) => f,
+            Err(problem) => return ModelLoad::failed(problem),
+        };
+        facts.config_quant_method = own_method;
+        facts.dir = self.dir.clone();
+        facts.implausible.extend(self.implausible.iter().cloned());
+        let mut problem = None;
+        match &self.weights {
+            Ok(Some((bytes, source))) => {
+                facts.weight_bytes = Some(*bytes);
+                facts.weight_source = *source;
+            }
+            Ok(None) => estimate_with_encoders(&mut facts),
+            Err(e) => {
+                estimate_with_encoders(&mut facts);
+                problem = Some(e.clone().into());
+            }
+        }
+        online::apply(&mut facts);
+        ModelLoad {
+            facts: Some(facts),
+            problem,
+        }
     }
 }
 

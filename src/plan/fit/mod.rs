@@ -74,7 +74,7 @@ pub fn step(
     }
     let mut line = line;
     line.set_args(fixes::apply_args(&line.args, &edits), machine);
-    models.read_for(line.view(), &line.env);
+    models.derive_for(line.view());
     Step {
         line,
         changes: hits.iter().map(|h| from_hit(h, true)).collect(),
