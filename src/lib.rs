@@ -9,6 +9,7 @@
 //! → `report` (human / JSON) → `exec`; `out` (below them all) is where every write goes:
 //! secrets redacted, controls escaped, no write can panic; `service` (systemd unit, readiness wait) sits beside them.
 
+pub mod complete;
 pub mod docs;
 pub mod exec;
 pub mod facts;

@@ -1,19 +1,18 @@
 //! Reference documents generated from the code: the JSON Schemas of the two public formats
 //! (plan/v1, topology/v1), the rule catalogue, the command-line reference, the configuration
-//! reference, the man page and the shell completions (scripts and the candidates they ask
-//! for). The checked-in copies under `docs/`, `man/` and `completions/` are kept fresh by
+//! reference, the man page and the shell completion scripts (from [`crate::complete`]). The
+//! checked-in copies under `docs/`, `man/` and `completions/` are kept fresh by
 //! `tests/it/docs.rs` (`scripts/gen-docs.sh` rewrites them).
 
 mod cli;
-pub mod complete;
 mod config;
 pub mod man;
 mod rules;
-pub mod shell;
 
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
+use crate::complete::{self, scripts};
 use crate::facts::topology::Topology;
 use crate::invocation::cli::{Command, Shell};
 use crate::plan::json::Plan;
@@ -27,7 +26,7 @@ pub use rules::rules_markdown;
 /// layer below, by the binary).
 pub fn answer(cmd: &Command) -> String {
     match cmd {
-        Command::Completions(a) => shell::script(a.shell),
+        Command::Completions(a) => scripts::script(a.shell),
         Command::Man => man_page(),
         Command::Complete(a) => complete::answer(a).render(),
         _ => String::new(),
@@ -46,9 +45,15 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ("docs/cli.md", cli_markdown()),
         ("docs/config.md", config_markdown()),
         ("man/sglang-launch.1", man_page()),
-        ("completions/sglang-launch.bash", shell::script(Shell::Bash)),
-        ("completions/_sglang-launch", shell::script(Shell::Zsh)),
-        ("completions/sglang-launch.fish", shell::script(Shell::Fish)),
+        (
+            "completions/sglang-launch.bash",
+            scripts::script(Shell::Bash),
+        ),
+        ("completions/_sglang-launch", scripts::script(Shell::Zsh)),
+        (
+            "completions/sglang-launch.fish",
+            scripts::script(Shell::Fish),
+        ),
     ]
 }
 

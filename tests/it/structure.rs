@@ -11,6 +11,7 @@ const LAYERS: &[&str] = &[
     "fsread",
     "sglang",
     "facts",
+    "observe",
     "profile",
     "secrets",
     "resolve",
@@ -19,7 +20,9 @@ const LAYERS: &[&str] = &[
     "report",
     "exec",
     "service",
+    "settings",
     "invocation",
+    "complete",
     "docs",
 ];
 
@@ -158,6 +161,17 @@ fn layers_depend_one_way() {
         "layers used upwards:\n{}",
         wrong.join("\n")
     );
+}
+
+/// A top-level module outside [`LAYERS`] would escape the one-way check.
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let missing: BTreeSet<String> = sources()
+        .iter()
+        .filter_map(|p| module_of(p).first().cloned())
+        .filter(|m| !LAYERS.contains(&m.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "modules without a layer: {missing:?}");
 }
 
 #[test]

@@ -1,11 +1,12 @@
-//! Completion candidates for a command line, computed here so that bash, zsh and fish give the
-//! same answers from one source: the clap definition for the launcher's part (hidden commands
+//! Shell completion at run time. The candidates for a command line are computed here so that
+//! bash, zsh and fish give the same answers from one source: the clap definition for the launcher's part (hidden commands
 //! and options left out), and for SGLang's part the flag set of the release the line would run
-//! (its options, and each option's choices). The shell scripts (`super::shell`) only call
+//! (its options, and each option's choices). The shell scripts ([`scripts`]) only call
 //! `sglang-launch __complete` and hand the candidates to the shell.
 
 mod line;
 mod reply;
+pub mod scripts;
 mod sglang;
 mod values;
 

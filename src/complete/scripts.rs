@@ -8,9 +8,9 @@ use crate::invocation::cli::{self, Shell};
 
 pub fn script(shell: Shell) -> String {
     let fixed = match shell {
-        Shell::Bash => include_str!("shell/sglang-launch.bash"),
-        Shell::Zsh => include_str!("shell/_sglang-launch"),
-        Shell::Fish => include_str!("shell/sglang-launch.fish"),
+        Shell::Bash => include_str!("scripts/sglang-launch.bash"),
+        Shell::Zsh => include_str!("scripts/_sglang-launch"),
+        Shell::Fish => include_str!("scripts/sglang-launch.fish"),
         Shell::Elvish => return generated(S::Elvish),
         Shell::Powershell => return generated(S::PowerShell),
     };
