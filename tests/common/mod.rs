@@ -42,22 +42,28 @@ pub fn launcher_std() -> std::process::Command {
 
 fn launcher_std_at(path: &Path) -> std::process::Command {
     let mut c = std::process::Command::new(path);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1");
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
     for (k, _) in std::env::vars_os() {
         if let Some(k) = k.to_str().filter(|k| host_setting(k)) {
             c.env_remove(k);
         }
     }
-    c.env(
-        "SGLANG_LAUNCH_SYSTEM_CONFIG",
-        "/nonexistent/sglang-launch.toml",
-    )
-    .env("XDG_CONFIG_HOME", "/nonexistent")
-    // The host's own accelerators (an AMD or Ascend test machine) would make it pass through.
-    .env("SGLANG_LAUNCH_DEVICE_ROOT", "/nonexistent");
+    c.envs(ISOLATION);
     c
 }
+
+/// What every launcher the tests run is given: no colour, no config file of the host's, and
+/// (the host's own accelerators, an AMD or Ascend test machine, would make it pass through) no
+/// device nodes.
+const ISOLATION: [(&str, &str); 4] = [
+    ("NO_COLOR", "1"),
+    (
+        "SGLANG_LAUNCH_SYSTEM_CONFIG",
+        "/nonexistent/sglang-launch.toml",
+    ),
+    ("XDG_CONFIG_HOME", "/nonexistent"),
+    ("SGLANG_LAUNCH_DEVICE_ROOT", "/nonexistent"),
+];
 
 /// A venv layout in `dir/venv` with SGLang 0.5.23 "installed" and `bin/python3` holding
 /// `script` with `mode`; returns that `python3`.
@@ -186,5 +192,127 @@ pub fn files_named(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
             out.push(p);
         }
     }
+    out
+}
+
+/// What a user sees of one run, whole, for a snapshot: the exit code, then stdout and stderr,
+/// normalised by [`normalise`] (`paths`: a test's own directories and their stand-ins).
+#[allow(dead_code)]
+pub fn shown(out: &std::process::Output, paths: &[(&Path, &str)]) -> String {
+    let code = out
+        .status
+        .code()
+        .map_or_else(|| format!("{:?}", out.status), |c| c.to_string());
+    let stream = |name: &str, bytes: &[u8]| {
+        if bytes.is_empty() {
+            format!("--- {name}: (empty)\n")
+        } else {
+            let text = String::from_utf8_lossy(bytes);
+            let end = if text.ends_with('\n') {
+                ""
+            } else {
+                "\n(no newline at end)\n"
+            };
+            format!("--- {name}:\n{text}{end}")
+        }
+    };
+    let text = format!(
+        "exit: {code}\n{}{}",
+        stream("stdout", &out.stdout),
+        stream("stderr", &out.stderr)
+    );
+    normalise(&text, paths)
+}
+
+/// One run of `cmd` as a transcript for a snapshot: the command line (`$ VAR=value
+/// sglang-launch ARGS`, with the variables the test set), then [`shown`].
+#[allow(dead_code)]
+pub fn transcript(cmd: &mut Command, paths: &[(&Path, &str)]) -> String {
+    transcript_of(cmd, paths).1
+}
+
+/// [`transcript`], with the run's output for the assertions a test makes on it as well.
+#[allow(dead_code)]
+pub fn transcript_of(cmd: &mut Command, paths: &[(&Path, &str)]) -> (std::process::Output, String) {
+    let out = cmd.output().unwrap();
+    let quote = |s: &std::ffi::OsStr| shell_words::quote(&s.to_string_lossy()).into_owned();
+    let mut line = String::from("$");
+    for (k, v) in cmd.get_envs() {
+        let Some(v) = v else { continue };
+        let fixed = ISOLATION.iter().any(|(fk, fv)| k == *fk && v == *fv);
+        if !fixed {
+            line += &format!(" {}={}", k.to_string_lossy(), quote(v));
+        }
+    }
+    let program = Path::new(cmd.get_program());
+    if program == assert_cmd::cargo::cargo_bin("sglang-launch") {
+        line += " sglang-launch";
+    } else {
+        line += &format!(" {}", quote(program.as_os_str()));
+    }
+    for a in cmd.get_args() {
+        line += &format!(" {}", quote(a));
+    }
+    let text = normalise(&format!("{line}\n"), paths) + &shown(&out, paths);
+    (out, text)
+}
+
+/// `text` with only what legitimately differs between runs and machines replaced: each of
+/// `paths` by its stand-in, then the launcher binary (`[BIN]`), the build's target directory
+/// (`[TARGET]`), the repository (`[ROOT]`), any other temporary directory `tempfile` made
+/// (`[TMP]`), the home directory (`[HOME]`) and the launcher's own version (`[VERSION]`).
+#[allow(dead_code)]
+pub fn normalise(text: &str, paths: &[(&Path, &str)]) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("sglang-launch");
+    let target = bin.ancestors().nth(2).unwrap_or(&bin).to_path_buf();
+    let mut subs: Vec<(String, String)> = Vec::new();
+    let mut add = |p: &Path, to: &str| {
+        for p in [p.to_path_buf(), p.canonicalize().unwrap_or_default()] {
+            let s = p.to_string_lossy().into_owned();
+            if s.len() > 1 {
+                subs.push((s, to.to_owned()));
+            }
+        }
+    };
+    for (p, to) in paths {
+        add(p, to);
+    }
+    add(&bin, "[BIN]");
+    add(&target, "[TARGET]");
+    add(Path::new(env!("CARGO_MANIFEST_DIR")), "[ROOT]");
+    // Longest first, so that a path inside another is replaced whole.
+    subs.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    let mut text = text.to_owned();
+    for (from, to) in &subs {
+        text = text.replace(from, to);
+    }
+    text = temp_dirs(&text);
+    if let Some(home) = std::env::var_os("HOME").filter(|h| h.len() > 1) {
+        text = text.replace(&*home.to_string_lossy(), "[HOME]");
+    }
+    let v = env!("CARGO_PKG_VERSION");
+    for lead in ["sglang-launch ", "sglang-launch/", "sglang-launch v"] {
+        text = text.replace(&format!("{lead}{v}"), &format!("{lead}[VERSION]"));
+    }
+    text
+}
+
+/// `text` with each `tempfile` directory (`$TMPDIR/.tmpXXXXXX`) as `[TMP]`.
+fn temp_dirs(text: &str) -> String {
+    let tmp = std::env::temp_dir().join(".tmp");
+    let tmp = tmp.to_string_lossy();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&*tmp) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + tmp.len()..];
+        let n = after
+            .char_indices()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric())
+            .count();
+        out.push_str("[TMP]");
+        rest = &after[n..];
+    }
+    out.push_str(rest);
     out
 }

@@ -961,8 +961,9 @@ fn argv(case: &Case, form: Form, t: &Path) -> Vec<OsString> {
     }
 }
 
-/// Runs one row in one form and checks it against the contract; the failures, if any.
-fn check_run(case: &Case, run: &Run) -> Vec<String> {
+/// Runs one row in one form and checks it against the contract; the failures, if any, and the
+/// run as a transcript.
+fn check_run(case: &Case, run: &Run) -> (Vec<String>, String) {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path();
     let py = fake_venv(t);
@@ -977,7 +978,7 @@ fn check_run(case: &Case, run: &Run) -> Vec<String> {
         cmd.env(k, fill(v, t));
     }
     let start = std::time::Instant::now();
-    let out = cmd.output().unwrap();
+    let (out, shown) = common::transcript_of(&mut cmd, &[(t, "[T]")]);
     let took = start.elapsed();
     // `check` writes its report on stdout, `run` on stderr (stdout is SGLang's).
     let err =
@@ -1045,17 +1046,56 @@ fn check_run(case: &Case, run: &Run) -> Vec<String> {
     if !bad.is_empty() {
         bad.push(format!("stderr:\n{err}"));
     }
-    bad
+    (bad, shown)
+}
+
+/// Whether a row's whole output is the same on every machine: not for a file owned by another
+/// user (its owner and mode depend on whether the tests run as root), a parser read by running
+/// a program, or a server's answer (timings and the system's error text).
+fn stable(case: &Case) -> bool {
+    let varies = case
+        .files
+        .iter()
+        .any(|p| matches!(p, Plant::NotOurs(..) | Plant::Extractor(..)));
+    !varies && case.launcher.first() != Some(&"wait-ready")
+}
+
+/// A snapshot name for a row's input.
+fn slug(input: &str) -> String {
+    let s: String = input
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.split('_')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 #[test]
 fn every_bad_input_gets_its_message_and_exit_code() {
-    let failures: Vec<String> = MATRIX
-        .iter()
-        .flat_map(|c| c.runs.iter().map(move |r| (c, r)))
-        .flat_map(|(c, r)| check_run(c, r))
-        .collect();
+    let mut failures = Vec::new();
+    let mut shown = Vec::new();
+    for case in MATRIX {
+        let mut text = String::new();
+        for run in case.runs {
+            let (bad, t) = check_run(case, run);
+            failures.extend(bad);
+            text += &t;
+        }
+        shown.push((case, text));
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Each row's whole output, every form: the message line and everything around it.
+    for (case, text) in shown.into_iter().filter(|(c, _)| stable(c)) {
+        insta::assert_snapshot!(slug(case.input), text);
+    }
 }
 
 #[test]

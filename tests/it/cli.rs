@@ -67,6 +67,11 @@ fn codes(v: &Value) -> Vec<String> {
 
 #[test]
 fn plan_json_has_exactly_the_contract_fields() {
+    let mut cmd = sl();
+    cmd.args(["plan", "--json", "--python", "/usr/bin/python3"])
+        .args(["--topology", &topo("8x-h100-sxm-nvlink")])
+        .args(["--sglang-version", "0.5.23", "--"])
+        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8"]);
     let v = plan_json(&["--model-path", "examples/models/Qwen3-32B", "--tp", "8"]);
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
@@ -86,130 +91,76 @@ fn plan_json_has_exactly_the_contract_fields() {
             "resolved"
         ]
     );
-    // What the launcher believes SGLang will run: TP 8 as one NVLink group on this box.
-    let r = &v["resolved"];
-    assert_eq!(r["parallel"]["tp"], 8);
-    assert_eq!(r["tp_groups"][0]["gpus"].as_array().unwrap().len(), 8);
-    assert!(r["custom_all_reduce"]["kind"].is_string(), "{r}");
-    assert_eq!(v["schema"], "sglang-launch/plan/v1");
-    assert_eq!(v["sglang_version"], "0.5.23");
-    assert_eq!(v["sglang_version_source"], "option");
-    assert_eq!(v["sglang_parsed"]["tp_size"], 8);
-    assert_eq!(v["gpus"], serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]));
-    let env_keys: Vec<&str> = v["env"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(env_keys, ["set", "unset"]);
-    let mem = v["memory"]
-        .as_object()
-        .expect("memory planned for a known model");
-    for k in [
-        "gpu_memory_mib",
-        "mem_fraction_static",
-        "mem_fraction_static_source",
-        "sglang_default_mem_fraction_static",
-        "sglang_default_chunked_prefill_size",
-        "sglang_default_cuda_graph_max_bs",
-        "weights_per_gpu_gib",
-        "kv_cache_bytes_per_token",
-        "kv_cache_tokens",
-        "max_running_requests",
-        "reserved_mib",
-        "fits",
-    ] {
-        assert!(mem.contains_key(k), "memory.{k} missing");
-    }
+    // The rest, what the launcher believes SGLang will run (TP 8 as one NVLink group) included.
+    insta::assert_snapshot!(common::transcript(&mut cmd, &[]));
+}
+
+/// `check` of `line` on the 8× H100 box (SGLang 0.5.23).
+fn check_h100(line: &[&str]) -> assert_cmd::Command {
+    let mut c = sl();
+    c.args(["check", "--topology", &topo("8x-h100-sxm-nvlink")])
+        .args(["--sglang-version", "0.5.23", "--"])
+        .args(line);
+    c
 }
 
 #[test]
 fn check_exit_codes_follow_the_contract() {
+    let mut t = String::new();
     // Launchable.
-    sl().args([
-        "check",
-        "--topology",
-        &topo("8x-h100-sxm-nvlink"),
-        "--sglang-version",
-        "0.5.23",
-        "--",
-    ])
-    .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "8"])
-    .assert()
-    .code(0);
+    t += &common::transcript(
+        &mut check_h100(&["--model-path", "examples/models/Qwen3-32B", "--tp", "8"]),
+        &[],
+    );
     // SGLang's own parser would reject it: a finding, verdict error, exit 1.
-    sl().args([
-        "check",
-        "--topology",
-        &topo("8x-h100-sxm-nvlink"),
-        "--sglang-version",
-        "0.5.23",
-        "--",
-    ])
-    .args(["--model-path", "m", "--pp", "2"])
-    .assert()
-    .code(1)
-    .stdout(predicate::str::contains(
-        "ambiguous option: --pp could match",
-    ));
+    t += &common::transcript(&mut check_h100(&["--model-path", "m", "--pp", "2"]), &[]);
     // The launcher's own input error: exit 2, naming the file.
-    sl().args([
-        "check",
-        "--topology",
-        "/nonexistent/box.json",
-        "--sglang-version",
-        "0.5.23",
-        "--",
-        "--model-path",
-        "m",
-    ])
-    .assert()
-    .code(2)
-    .stderr(predicate::str::contains("/nonexistent/box.json"));
+    t += &common::transcript(
+        sl().args(["check", "--topology", "/nonexistent/box.json"])
+            .args(["--sglang-version", "0.5.23", "--", "--model-path", "m"]),
+        &[],
+    );
     // An unknown launcher option before `--` is clap's error, exit 2, with a suggestion.
-    sl().args(["check", "--topolgy", "x.json", "--", "--model-path", "m"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--topology"));
+    t += &common::transcript(
+        sl().args(["check", "--topolgy", "x.json", "--", "--model-path", "m"]),
+        &[],
+    );
+    insta::assert_snapshot!(t);
 }
 
 #[test]
 fn missing_driver_is_a_clear_input_error() {
-    sl().args([
-        "check",
-        "--sglang-version",
-        "0.5.23",
-        "--",
-        "--model-path",
-        "m",
-    ])
-    .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
-    .assert()
-    .code(2)
-    .stderr(predicate::str::contains("--topology"));
+    insta::assert_snapshot!(common::transcript(
+        sl().args([
+            "check",
+            "--sglang-version",
+            "0.5.23",
+            "--",
+            "--model-path",
+            "m"
+        ])
+        .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"),
+        &[],
+    ));
 }
 
 #[test]
 fn launcher_options_come_from_env_too() {
-    sl().args(["check", "--json", "--", "--model-path", "m", "--tp", "2"])
-        .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
-        .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.5")
-        .assert()
-        .stdout(predicate::str::contains("\"sglang_version\": \"0.5.5\""));
+    insta::assert_snapshot!(common::transcript(
+        sl().args(["check", "--json", "--", "--model-path", "m", "--tp", "2"])
+            .env("SGLANG_LAUNCH_PYTHON", "/usr/bin/python3")
+            .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
+            .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.5"),
+        &[],
+    ));
 }
 
 #[test]
 fn print_args_round_trips_and_masks_secrets() {
     let run = |extra: &[&str]| {
-        let out = sl()
-            .args([
-                "plan",
-                "--print-args",
-                "--no-fix",
-                "--python",
-                "/usr/bin/python3",
-            ])
+        let mut c = sl();
+        c.args(["plan", "--print-args", "--no-fix"])
+            .args(["--python", "/usr/bin/python3"])
             .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23"])
             .args(extra)
             .args([
@@ -218,32 +169,21 @@ fn print_args_round_trips_and_masks_secrets() {
                 "/models/it's here",
                 "--api-key",
                 "hunter22",
-                "--served-model-name",
-                "a b\"c",
             ])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
+            .args(["--served-model-name", "a b\"c"]);
+        common::transcript_of(&mut c, &[])
     };
-    let masked = run(&[]);
+    let (masked, t) = run(&[]);
+    let masked = String::from_utf8(masked.stdout).unwrap();
     assert!(!masked.contains("hunter22"), "{masked}");
+    // The line is one the shell splits back into the words SGLang gets.
     let words = shell_words::split(masked.trim()).unwrap();
-    assert_eq!(
-        words,
-        [
-            "/usr/bin/python3",
-            "-m",
-            "sglang.launch_server",
-            "--model-path",
-            "/models/it's here",
-            "--api-key",
-            "***",
-            "--served-model-name",
-            "a b\"c"
-        ]
-    );
-    let shown = shell_words::split(run(&["--show-secrets"]).trim()).unwrap();
+    assert_eq!(words[4], "/models/it's here");
+    assert_eq!(words[8], "a b\"c");
+    let (shown, t2) = run(&["--show-secrets"]);
+    let shown = shell_words::split(String::from_utf8(shown.stdout).unwrap().trim()).unwrap();
     assert_eq!(shown[6], "hunter22");
+    insta::assert_snapshot!(t + &t2);
 }
 
 #[test]
@@ -287,177 +227,71 @@ fn no_fix_changes_nothing() {
         "--cuda-graph-max-bs",
         "64",
     ];
-    let out = sl()
-        .args([
-            "plan",
-            "--json",
-            "--no-fix",
-            "--topology",
-            &topo("8x-rtx-pro-6000-pcie"),
-            "--sglang-version",
-            "0.5.23",
-            "--",
-        ])
-        .args(args)
-        .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
-        .output()
-        .unwrap();
+    let (out, t) = common::transcript_of(
+        sl().args(["plan", "--json", "--no-fix", "--python", "/usr/bin/python3"])
+            .args(["--topology", &topo("8x-rtx-pro-6000-pcie")])
+            .args(["--sglang-version", "0.5.23", "--"])
+            .args(args)
+            .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage"),
+        &[],
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["sglang_args"], serde_json::json!(args));
     assert_eq!(v["env"], serde_json::json!({"set": {}, "unset": []}));
-    assert!(
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|f| f["fixed"] == false && f["fix"].is_null())
-    );
-    assert_eq!(
-        v["verdict"], "error",
-        "an unfixed error blocks (argparse's ambiguity)"
-    );
-    assert_eq!(out.status.code(), Some(1));
+    // An unfixed error (argparse's ambiguity) blocks.
+    insta::assert_snapshot!(t);
 }
 
-/// `check --json` inside a two-node Slurm job, on its second node, for a TP 16 line.
-fn check_in_slurm(launcher: &[&str]) -> (Value, Option<i32>) {
-    let out = sl()
-        .args(["check", "--json", "--topology"])
-        .arg(format!(
-            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
-        ))
-        .args(["--sglang-version", "0.5.23"])
-        .args(launcher)
-        .args([
-            "--",
-            "--model-path",
-            "examples/models/Qwen3-32B",
-            "--tp",
-            "16",
-        ])
-        .envs([
-            ("SLURM_STEP_ID", "0"),
-            ("SLURM_NNODES", "2"),
-            ("SLURM_NODEID", "1"),
-            ("SLURM_JOB_NODELIST", "gpu[07-08]"),
-        ])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    (v, out.status.code())
+/// `check --json` of `line` on one of a job's 8-GPU nodes under the scheduler's `env`.
+fn check_under(env: &[(&str, &str)], launcher: &[&str], line: &[&str]) -> assert_cmd::Command {
+    let mut c = sl();
+    c.args([
+        "check",
+        "--json",
+        "--python",
+        "/usr/bin/python3",
+        "--topology",
+    ])
+    .arg(format!(
+        "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
+    ))
+    .args(["--sglang-version", "0.5.23"])
+    .args(launcher)
+    .arg("--")
+    .args(line)
+    .envs(env.iter().copied());
+    c
 }
 
+/// The second node of a two-node Slurm job, for a TP 16 line: the multi-node options are added
+/// (PAR009) and the GPU count is the job's; with --no-fix, the same findings, nothing added,
+/// and the one-node line's GPU count stands (TOP001).
 #[test]
 fn a_slurm_job_supplies_the_multinode_options() {
-    let (v, code) = check_in_slurm(&[]);
-    let text = v["findings"].to_string();
-    assert!(!text.contains("needs 16 GPUs"), "{text}");
-    assert!(!codes(&v).contains(&"TOP001".to_owned()), "{text}");
-    // Then, if any, the planned --mem-fraction-static.
-    let args = v["sglang_args"].as_array().unwrap();
-    assert_eq!(
-        args[..10],
-        serde_json::json!([
-            "--model-path",
-            "examples/models/Qwen3-32B",
-            "--tp",
-            "16",
-            "--nnodes",
-            "2",
-            "--node-rank",
-            "1",
-            "--dist-init-addr",
-            "gpu07:20000"
-        ])
-        .as_array()
-        .unwrap()[..]
-    );
-    let changes: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "PAR009" && f["fixed"] == true)
-        .map(|f| f["fix"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        changes,
-        [
-            "added --nnodes 2 (SLURM_NNODES)",
-            "added --node-rank 1 (SLURM_NODEID)",
-            "added --dist-init-addr gpu07:20000 (SLURM_JOB_NODELIST, port 20000)",
-        ]
-    );
-    assert_eq!(v["gpus"], serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]));
-    assert_eq!(code, Some(0), "{text}");
-    // --no-fix: the same findings, nothing added, and the one-node line's GPU count stands.
-    let (v, code) = check_in_slurm(&["--no-fix"]);
-    assert_eq!(v["sglang_args"].as_array().unwrap().len(), 4);
-    let par009 = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "PAR009");
-    assert_eq!(par009.clone().count(), 3);
-    assert!(par009.into_iter().all(|f| {
-        f["fixed"] == false
-            && f["message"]
-                .as_str()
-                .unwrap()
-                .ends_with("not added (--no-fix)")
-    }));
-    assert!(codes(&v).contains(&"TOP001".to_owned()));
-    assert_eq!(code, Some(1));
+    let env = [
+        ("SLURM_STEP_ID", "0"),
+        ("SLURM_NNODES", "2"),
+        ("SLURM_NODEID", "1"),
+        ("SLURM_JOB_NODELIST", "gpu[07-08]"),
+    ];
+    let line = ["--model-path", "examples/models/Qwen3-32B", "--tp", "16"];
+    let mut t = common::transcript(&mut check_under(&env, &[], &line), &[]);
+    t += &common::transcript(&mut check_under(&env, &["--no-fix"], &line), &[]);
+    insta::assert_snapshot!(t);
 }
 
 #[test]
 fn nodes_from_the_scheduler_must_divide_the_gpus() {
-    let out = sl()
-        .args(["check", "--json", "--topology"])
-        .arg(format!(
-            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
-        ))
-        .args([
-            "--sglang-version",
-            "0.5.23",
-            "--",
-            "--model-path",
-            "m",
-            "--tp",
-            "16",
-        ])
-        .envs([
-            ("SLURM_STEP_ID", "0"),
-            ("SLURM_NNODES", "3"),
-            ("SLURM_NODEID", "2"),
-            ("SLURM_JOB_NODELIST", "gpu[07-09]"),
-        ])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        codes(&v).contains(&"PAR003".to_owned()),
-        "{}",
-        v["findings"]
-    );
-    assert_eq!(out.status.code(), Some(1));
-}
-
-/// `check --json` of `line` on one of a job's 8-GPU nodes under the scheduler's `env`.
-fn check_under(env: &[(&str, &str)], line: &[&str]) -> (Value, Option<i32>, String) {
-    let out = sl()
-        .args(["check", "--json", "--topology"])
-        .arg(format!(
-            "{ROOT}/tests/fixtures/topologies/8x-h100-sxm-nvlink.json"
-        ))
-        .args(["--sglang-version", "0.5.23", "--", "--model-path", "m"])
-        .args(line)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (v, out.status.code(), stderr)
+    let env = [
+        ("SLURM_STEP_ID", "0"),
+        ("SLURM_NNODES", "3"),
+        ("SLURM_NODEID", "2"),
+        ("SLURM_JOB_NODELIST", "gpu[07-09]"),
+    ];
+    insta::assert_snapshot!(common::transcript(
+        &mut check_under(&env, &[], &["--model-path", "m", "--tp", "16"]),
+        &[],
+    ));
 }
 
 #[test]
@@ -469,61 +303,35 @@ fn multinode_options_are_derived_only_where_the_job_needs_them_and_they_can_work
         ("SLURM_NODEID", "1"),
         ("SLURM_STEP_NODELIST", "gpu[07-08]"),
     ];
-    // TP 8 on 8-GPU nodes: a server per node, the line unchanged.
-    let (v, code, _) = check_under(&step, &["--tp", "8"]);
-    assert_eq!(code, Some(0), "{v}");
-    assert_eq!(v["sglang_args"].as_array().unwrap().len(), 4, "{v}");
-    assert_eq!(codes(&v)[0], "PAR012", "{v}");
-    assert!(!codes(&v).contains(&"PAR009".to_owned()), "{v}");
-    // The batch shell (no srun step) and eight tasks per node: nothing derived, what to run said.
-    for env in [
-        &step[1..],
+    let mut t = String::new();
+    let mut run = |env: &[(&str, &str)], tp: &str| {
+        let line = ["--model-path", "m", "--tp", tp];
+        t += &common::transcript(&mut check_under(env, &[], &line), &[]);
+    };
+    // TP 8 on 8-GPU nodes: a server per node, the line unchanged (PAR012).
+    run(&step, "8");
+    // The batch shell (no srun step) and eight tasks per node: nothing derived, what to run
+    // said (PAR010).
+    run(&step[1..], "16");
+    run(
         &[&step[..], &[("SLURM_STEP_NUM_TASKS", "16")]].concat(),
-    ] {
-        let (v, _, _) = check_under(env, &["--tp", "16"]);
-        assert_eq!(v["sglang_args"].as_array().unwrap().len(), 4, "{v}");
-        let par010 = v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["code"] == "PAR010")
-            .unwrap_or_else(|| panic!("{v}"));
-        assert!(
-            par010["message"]
-                .as_str()
-                .unwrap()
-                .contains("srun --ntasks-per-node=1 sglang-launch")
-        );
-    }
-    // MASTER_ADDR and MASTER_PORT name the rendezvous.
-    let env = [
-        &step[..],
-        &[("MASTER_ADDR", "10.1.2.3"), ("MASTER_PORT", "29500")],
-    ]
-    .concat();
-    let (v, _, _) = check_under(&env, &["--tp", "16"]);
-    assert!(
-        v["sglang_args"]
-            .to_string()
-            .contains(r#""--dist-init-addr","10.1.2.3:29500""#),
-        "{v}"
+        "16",
     );
+    // MASTER_ADDR and MASTER_PORT name the rendezvous.
+    let master = [("MASTER_ADDR", "10.1.2.3"), ("MASTER_PORT", "29500")];
+    run(&[&step[..], &master].concat(), "16");
     // A variable the derivation needs that cannot be read: exit 2, named, nothing half-derived.
     let lws = [
         ("LWS_GROUP_SIZE", "2"),
         ("LWS_WORKER_INDEX", "abc"),
         ("LWS_LEADER_ADDRESS", "llm-0.llm"),
     ];
-    let (v, code, stderr) = check_under(&lws, &["--tp", "16"]);
-    assert_eq!((code, v), (Some(2), Value::Null));
-    assert!(
-        stderr.contains("LWS_WORKER_INDEX=\"abc\"") && stderr.contains("--node-rank"),
-        "{stderr}"
+    run(&lws, "16");
+    run(
+        &[&step[..4], &[("SLURM_STEP_NODELIST", "gpu[07-")]].concat(),
+        "16",
     );
-    let bad_list = [&step[..4], &[("SLURM_STEP_NODELIST", "gpu[07-")]].concat();
-    let (_, code, stderr) = check_under(&bad_list, &["--tp", "16"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("SLURM_STEP_NODELIST"), "{stderr}");
+    insta::assert_snapshot!(t);
 }
 
 /// A fake interpreter in a venv layout with SGLang "installed": it records its PID and argv.
@@ -586,49 +394,34 @@ fn run_execs_sglang_in_the_same_process_with_byte_exact_args() {
 
 #[test]
 fn run_without_interpreter_or_sglang_exits_127_and_launches_nothing() {
-    sl().args([
-        "run",
-        "--python",
-        "/nonexistent/python3",
-        "--topology",
-        &topo("1x-l4"),
-        "--",
-    ])
-    .args(["--model-path", "m"])
-    .assert()
-    .code(127)
-    .stderr(predicate::str::contains("/nonexistent/python3"));
+    let mut t = common::transcript(
+        sl().args(["run", "--python", "/nonexistent/python3"])
+            .args(["--topology", &topo("1x-l4"), "--", "--model-path", "m"]),
+        &[],
+    );
     let dir = tempfile::tempdir().unwrap();
     let py = fake_venv(dir.path());
     std::fs::remove_dir_all(dir.path().join("venv/lib")).unwrap();
-    sl().args(["run", "--python"])
-        .arg(&py)
-        .args([
-            "--topology",
-            &topo("1x-l4"),
-            "--sglang-version",
-            "0.5.23",
-            "--",
-            "--model-path",
-            "m",
-        ])
-        .assert()
-        .code(127)
-        .stderr(predicate::str::contains("SGLang is not installed"));
+    t += &common::transcript(
+        sl().args(["run", "--python"])
+            .arg(&py)
+            .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.23"])
+            .args(["--", "--model-path", "m"]),
+        &[(dir.path(), "[T]")],
+    );
     assert!(!dir.path().join("record.pid").exists());
+    insta::assert_snapshot!(t);
 }
 
 #[test]
 fn drop_in_form_takes_sglang_arguments_directly() {
     // No launcher options on the command line: they come from the environment.
-    sl().args(["--model-path", "m", "--tp", "2", "--bogus-flag"])
-        .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
-        .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
-        .assert()
-        .code(78)
-        .stderr(predicate::str::contains(
-            "unrecognized arguments: --bogus-flag",
-        ));
+    insta::assert_snapshot!(common::transcript(
+        sl().args(["--model-path", "m", "--tp", "2", "--bogus-flag"])
+            .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
+            .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23"),
+        &[],
+    ));
 }
 
 #[test]
@@ -658,16 +451,24 @@ fn rules_and_explain() {
     let out = sl().args(["rules", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.as_array().unwrap().len() >= 60);
-    sl().args(["explain", "no-such-rule"]).assert().code(2);
+    let mut t = String::new();
+    for args in [
+        &["explain", "no-such-rule"][..],
+        &["explain", "AR006"],
+        &["explain", "renamed-flag"],
+    ] {
+        t += &common::transcript(sl().args(args), &[]);
+    }
+    insta::assert_snapshot!(t);
 }
 
 #[test]
 fn detect_reads_nvml_or_says_what_is_missing() {
-    sl().args(["detect", "--json"])
-        .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--topology"));
+    insta::assert_snapshot!(common::transcript(
+        sl().args(["detect", "--json"])
+            .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"),
+        &[],
+    ));
 }
 
 #[test]
@@ -677,18 +478,14 @@ fn a_kv_cache_smaller_than_one_request_is_a_warning() {
     assert!(!codes(&["--context-length", "512"]).contains(&"MEM007".to_owned()));
 }
 
+/// The warning, and the catalogue as `rules` prints it.
 #[test]
 fn a_mistyped_launcher_variable_is_named_with_a_suggestion() {
-    sl().args(["rules"])
-        .env("SGLANG_LAUNCH_TOPOLGY", "box.json")
-        .assert()
-        .code(0)
-        .stderr(predicate::str::contains(
-            "SGLANG_LAUNCH_TOPOLGY is not a launcher setting",
-        ))
-        .stderr(predicate::str::contains(
-            "did you mean SGLANG_LAUNCH_TOPOLOGY?",
-        ));
+    insta::assert_snapshot!(common::transcript(
+        sl().args(["rules"])
+            .env("SGLANG_LAUNCH_TOPOLGY", "box.json"),
+        &[],
+    ));
 }
 
 #[test]
@@ -767,53 +564,43 @@ fn impossible_fractions_and_sizes_are_errors_not_nonsense() {
 
 #[test]
 fn empty_or_malformed_launcher_variables_are_handled_by_name() {
-    sl().args([
-        "check",
-        "--topology",
-        &topo("1x-l4"),
-        "--sglang-version",
-        "0.5.23",
-        "--allow",
-        "AR001,",
-        "--",
-        "--model-path",
-        "m",
-    ])
-    .env("SGLANG_LAUNCH_ALLOW", "")
-    .env("SGLANG_LAUNCH_PYTHON", "")
-    .assert()
-    .code(0);
-    sl().args([
-        "check",
-        "--topology",
-        &topo("1x-l4"),
-        "--",
-        "--model-path",
-        "m",
-    ])
-    .env("SGLANG_LAUNCH_STRICT", "garbage")
-    .assert()
-    .code(2)
-    .stderr(predicate::str::contains(
-        "SGLANG_LAUNCH_STRICT=garbage is not a boolean",
-    ));
+    let mut t = common::transcript(
+        sl().args([
+            "check",
+            "--topology",
+            &topo("1x-l4"),
+            "--sglang-version",
+            "0.5.23",
+        ])
+        .args(["--allow", "AR001,", "--", "--model-path", "m"])
+        .env("SGLANG_LAUNCH_ALLOW", "")
+        .env("SGLANG_LAUNCH_PYTHON", ""),
+        &[],
+    );
+    t += &common::transcript(
+        sl().args([
+            "check",
+            "--topology",
+            &topo("1x-l4"),
+            "--",
+            "--model-path",
+            "m",
+        ])
+        .env("SGLANG_LAUNCH_STRICT", "garbage"),
+        &[],
+    );
+    insta::assert_snapshot!(t);
 }
 
 #[test]
 fn sglang_help_passes_through_untouched() {
-    sl().args([
-        "run",
-        "--dry-run",
-        "--topology",
-        &topo("1x-l4"),
-        "--sglang-version",
-        "0.5.23",
-        "--",
-        "--help",
-    ])
-    .assert()
-    .code(0)
-    .stdout(predicate::str::ends_with(
-        "-m sglang.launch_server --help\n",
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_venv(dir.path());
+    insta::assert_snapshot!(common::transcript(
+        sl().args(["run", "--dry-run", "--python"])
+            .arg(&py)
+            .args(["--topology", &topo("1x-l4")])
+            .args(["--sglang-version", "0.5.23", "--", "--help"]),
+        &[(dir.path(), "[T]")],
     ));
 }

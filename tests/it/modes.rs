@@ -6,9 +6,8 @@ use std::path::Path;
 
 use crate::common;
 use common::launcher as sl;
-use common::{fake_venv, recorded};
+use common::{fake_venv, recorded, transcript};
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -40,41 +39,26 @@ fn a_refused_launch_exits_78_and_check_keeps_1() {
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
     let bad = ["--model-path", "examples/models/Qwen3-32B", "--bogus-flag"];
-    let mut drop_in = seed_run(&py);
-    drop_in.args(bad).assert().code(78).stderr(
-        predicate::str::contains("not launching")
-            .and(predicate::str::contains("--mode warn to launch anyway").not()),
-    );
-    seed_run(&py)
-        .args(["run", "--"])
-        .args(["--model-path", "examples/models/Qwen3-32B", "--tp", "16"])
-        .assert()
-        .code(78)
-        .stderr(predicate::str::contains("--mode warn to launch anyway"));
-    seed_run(&py)
-        .arg("check")
-        .arg("--")
-        .args(bad)
-        .assert()
-        .code(1);
+    let tp16 = ["--model-path", "examples/models/Qwen3-32B", "--tp", "16"];
+    let paths = [(t.path(), "[T]")];
+    let mut text = transcript(seed_run(&py).args(bad), &paths);
+    text += &transcript(seed_run(&py).args(["run", "--"]).args(tp16), &paths);
+    text += &transcript(seed_run(&py).args(["check", "--"]).args(bad), &paths);
     assert!(recorded(t.path()).is_none(), "nothing was launched");
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn warn_mode_reports_fixes_and_launches_anyway() {
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
-    seed_run(&py)
-        .env("SGLANG_LAUNCH_MODE", "warn")
-        .args(SEED)
-        .arg("--bogus-flag")
-        .assert()
-        .code(0)
-        .stderr(
-            predicate::str::contains("unrecognized arguments: --bogus-flag").and(
-                predicate::str::contains("launching despite the errors above"),
-            ),
-        );
+    let mut text = transcript(
+        seed_run(&py)
+            .env("SGLANG_LAUNCH_MODE", "warn")
+            .args(SEED)
+            .arg("--bogus-flag"),
+        &[(t.path(), "[T]")],
+    );
     let (argv, _) = recorded(t.path()).unwrap();
     assert!(argv.contains(&"--bogus-flag".to_owned()), "{argv:?}");
     // A line that does not parse gets no fixes: it runs as given.
@@ -82,18 +66,19 @@ fn warn_mode_reports_fixes_and_launches_anyway() {
 
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
-    seed_run(&py)
-        .args(["run", "--mode", "warn", "--"])
-        .args(SEED)
-        .assert()
-        .code(0)
-        .stderr(predicate::str::contains("ARCH001"));
+    text += &transcript(
+        seed_run(&py)
+            .args(["run", "--mode", "warn", "--"])
+            .args(SEED),
+        &[(t.path(), "[T]")],
+    );
     let (argv, env) = recorded(t.path()).unwrap();
     assert!(!argv.contains(&"--enable-flashinfer-allreduce-fusion".to_owned()));
     assert!(
         !env.iter()
             .any(|l| l.starts_with("SGLANG_CUSTOM_ALLREDUCE_ALGO="))
     );
+    insta::assert_snapshot!(text);
 }
 
 #[test]
@@ -129,38 +114,21 @@ fn off_mode_execs_the_command_untouched_in_the_same_process() {
 fn the_exec_line_shows_the_command_and_env_changes_with_secrets_masked() {
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
-    let out = seed_run(&py)
-        .env("HF_TOKEN", "hf_sekrit_value")
-        .args(SEED)
-        .args(["--api-key", "hunter22"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let (out, text) = common::transcript_of(
+        seed_run(&py)
+            .env("HF_TOKEN", "hf_sekrit_value")
+            .args(SEED)
+            .args(["--api-key", "hunter22"]),
+        &[(t.path(), "[T]")],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("sglang-launch: exec: "))
-        .unwrap_or_else(|| panic!("no exec line: {stderr}"));
     assert!(
         !stderr.contains("hunter22") && !stderr.contains("hf_sekrit"),
         "{stderr}"
     );
-    assert!(
-        line.contains(&format!(
-            "{} -m sglang.launch_server --model-path",
-            py.display()
-        )),
-        "{line}"
-    );
-    assert!(line.contains("--api-key '***'"), "{line}");
-    assert!(
-        !line.contains("--enable-flashinfer-allreduce-fusion"),
-        "{line}"
-    );
-    assert!(
-        line.ends_with("(env: -SGLANG_CUSTOM_ALLREDUCE_ALGO)"),
-        "{line}"
-    );
+    // The exec line: the command with the fusion flag removed and the key masked, and the
+    // variable unset.
+    insta::assert_snapshot!(text.replace("hf_sekrit_value", "[HF_TOKEN]"));
     // SGLang gets the real values.
     let (argv, env) = recorded(t.path()).unwrap();
     assert!(argv.contains(&"hunter22".to_owned()));
@@ -181,102 +149,87 @@ fn servers_not_for_an_nvidia_gpu_pass_through_unchanged() {
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
     let line = ["--model-path", "m", "--device", "npu", "--tp", "3"];
-    no_driver(&py, t.path())
-        .args(line)
-        .assert()
-        .code(0)
-        .stderr(predicate::str::contains("pass-through: --device npu"));
+    let mut text = transcript(no_driver(&py, t.path()).args(line), &[(t.path(), "[T]")]);
     assert_eq!(recorded(t.path()).unwrap().0[2..], line);
 
     // No driver, but an AMD GPU: SGLang's auto-detection is left to do its job.
     let t = tempfile::tempdir().unwrap();
+    let paths = [(t.path(), "[T]")];
     let py = fake_venv(t.path());
     std::fs::create_dir_all(t.path().join("dev")).unwrap();
     std::fs::write(t.path().join("dev/kfd"), "").unwrap();
-    no_driver(&py, t.path())
-        .args(["--model-path", "m"])
-        .assert()
-        .code(0)
-        .stderr(predicate::str::contains("AMD ROCm GPU (/dev/kfd)"));
+    text += &transcript(no_driver(&py, t.path()).args(["--model-path", "m"]), &paths);
     assert!(recorded(t.path()).is_some());
     for sub in ["check", "plan"] {
-        no_driver(&py, t.path())
-            .args([sub, "--", "--model-path", "m"])
-            .assert()
-            .code(0)
-            .stdout(predicate::str::contains("pass-through"));
+        let mut cmd = no_driver(&py, t.path());
+        text += &transcript(cmd.args([sub, "--", "--model-path", "m"]), &paths);
     }
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn cuda_without_a_driver_is_an_error_unless_warned() {
     let t = tempfile::tempdir().unwrap();
+    let paths = [(t.path(), "[T]")];
     let py = fake_venv(t.path());
     // The drop-in's own code for it (75), which a service manager retries: at boot the
     // driver may not be loaded yet.
-    no_driver(&py, t.path())
-        .args(["--model-path", "m"])
-        .assert()
-        .code(sglang_launch::exit::NO_DRIVER)
-        .stderr(predicate::str::contains("install the NVIDIA driver"));
+    let mut text = transcript(no_driver(&py, t.path()).args(["--model-path", "m"]), &paths);
     // The likely cause named: the topology file went to SGLang.
-    no_driver(&py, t.path())
-        .args(["check", "--", "--model-path", "m", "--topology", "box.json"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "hint: --topology is sglang-launch's",
-        ));
+    text += &transcript(
+        no_driver(&py, t.path()).args([
+            "check",
+            "--",
+            "--model-path",
+            "m",
+            "--topology",
+            "box.json",
+        ]),
+        &paths,
+    );
     std::fs::create_dir_all(t.path().join("dev")).unwrap();
     std::fs::write(t.path().join("dev/kfd"), "").unwrap();
     // Asked for CUDA: another accelerator does not change that.
-    no_driver(&py, t.path())
-        .args(["--model-path", "m", "--device", "cuda"])
-        .assert()
-        .code(sglang_launch::exit::NO_DRIVER);
+    let cuda = ["--model-path", "m", "--device", "cuda"];
+    text += &transcript(no_driver(&py, t.path()).args(cuda), &paths);
     assert!(recorded(t.path()).is_none());
-    no_driver(&py, t.path())
-        .env("SGLANG_LAUNCH_MODE", "warn")
-        .args(["--model-path", "m", "--device", "cuda"])
-        .assert()
-        .code(0)
-        .stderr(predicate::str::contains(
-            "launching unchecked (--mode warn)",
-        ));
+    text += &transcript(
+        no_driver(&py, t.path())
+            .env("SGLANG_LAUNCH_MODE", "warn")
+            .args(cuda),
+        &paths,
+    );
     assert!(recorded(t.path()).is_some());
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn run_keeps_stdout_for_sglang_and_json_goes_to_stderr_or_a_file() {
     let t = tempfile::tempdir().unwrap();
+    let paths = [(t.path(), "[T]")];
     let py = fake_venv(t.path());
     let file = t.path().join("plan.json");
-    let out = seed_run(&py)
-        .args(["run", "--json", "--json-file"])
-        .arg(&file)
-        .arg("--")
-        .args(SEED)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert!(out.stdout.is_empty(), "stdout is SGLang's");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("\"sglang_version\": \"0.5.23\""),
-        "{stderr}"
+    let (out, mut text) = common::transcript_of(
+        seed_run(&py)
+            .args(["run", "--json", "--json-file"])
+            .arg(&file)
+            .arg("--")
+            .args(SEED),
+        &paths,
     );
+    assert!(out.stdout.is_empty(), "stdout is SGLang's");
     let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(v["verdict"], "ok");
     // check writes the file and keeps its human report on stdout.
     let file = t.path().join("check.json");
-    seed_run(&py)
-        .args(["check", "--json-file"])
-        .arg(&file)
-        .arg("--")
-        .args(SEED)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("verdict:"));
+    text += &transcript(
+        seed_run(&py)
+            .args(["check", "--json-file"])
+            .arg(&file)
+            .arg("--")
+            .args(SEED),
+        &paths,
+    );
     let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert!(
         v["findings"]
@@ -285,6 +238,7 @@ fn run_keeps_stdout_for_sglang_and_json_goes_to_stderr_or_a_file() {
             .iter()
             .any(|f| f["code"] == "ARCH001")
     );
+    insta::assert_snapshot!(text);
 }
 
 /// A pipe with a reader (`--json-file >(jq .)`) gets the plan; one without fails at once
@@ -316,160 +270,118 @@ fn json_file_may_be_a_pipe_someone_reads() {
 #[test]
 fn print_args_says_when_secrets_are_masked() {
     let plan = |extra: &[&str]| {
-        sl().args(["plan", "--print-args", "--topology", &topo("1x-l4")])
+        let mut c = sl();
+        c.args(["plan", "--print-args", "--topology", &topo("1x-l4")])
             .args(["--sglang-version", "0.5.23", "--python", "/usr/bin/python3"])
-            .args(extra)
-            .output()
-            .unwrap()
+            .args(extra);
+        common::transcript_of(&mut c, &[])
     };
-    let masked = plan(&["--", "--model-path", "m", "--api-key", "hunter22"]);
-    let stderr = String::from_utf8_lossy(&masked.stderr);
-    assert!(stderr.contains("--show-secrets"), "{stderr}");
+    let (masked, mut text) = plan(&["--", "--model-path", "m", "--api-key", "hunter22"]);
     assert!(!String::from_utf8_lossy(&masked.stdout).contains("hunter22"));
-    let shown = plan(&[
+    text += &plan(&[
         "--show-secrets",
         "--",
         "--model-path",
         "m",
         "--api-key",
         "hunter22",
-    ]);
-    assert!(String::from_utf8_lossy(&shown.stdout).contains("hunter22"));
-    assert!(!String::from_utf8_lossy(&shown.stderr).contains("--show-secrets"));
-    let plain = plan(&["--", "--model-path", "m"]);
-    assert!(!String::from_utf8_lossy(&plain.stderr).contains("--show-secrets"));
+    ])
+    .1;
+    text += &plan(&["--", "--model-path", "m"]).1;
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn launcher_options_in_the_drop_in_form_are_the_launchers() {
     let t = tempfile::tempdir().unwrap();
     let py = fake_venv(t.path());
-    let out = sl()
-        .args(["--model-path", "examples/models/Qwen3-32B", "--topology"])
-        .arg(topo("8x-rtx-pro-6000-pcie"))
-        .args(["--sglang-version", "0.5.2", "--python"])
-        .arg(&py)
-        // `--mode` is an ambiguous prefix to SGLang (`--model-path`, `--model-impl`, …).
-        .args(["--mode", "warn", "--tp", "8", "--dry-run"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("note: --topology, --sglang-version, --python, --mode, --dry-run taken as sglang-launch's (not an option of SGLang 0.5.2)"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("SGLang 0.5.2"), "{stderr}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.ends_with("--model-path examples/models/Qwen3-32B --tp 8\n"),
-        "{stdout}"
+    let mut text = transcript(
+        sl().args(["--model-path", "examples/models/Qwen3-32B", "--topology"])
+            .arg(topo("8x-rtx-pro-6000-pcie"))
+            .args(["--sglang-version", "0.5.2", "--python"])
+            .arg(&py)
+            // `--mode` is an ambiguous prefix to SGLang (`--model-path`, `--model-impl`, …).
+            .args(["--mode", "warn", "--tp", "8", "--dry-run"]),
+        &[(t.path(), "[T]")],
     );
     assert!(recorded(t.path()).is_none(), "--dry-run was the launcher's");
     // `--json` abbreviates SGLang's --json-model-override-args: it stays SGLang's.
-    sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
-        .args([
-            "--sglang-version",
-            "0.5.23",
-            "--model-path",
-            "m",
-            "--json",
-            "{}",
-            "--dry-run",
-        ])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::ends_with("--model-path m --json {}\n"));
+    text += &transcript(
+        sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
+            .args(["--sglang-version", "0.5.23", "--python", "/usr/bin/python3"])
+            .args(["--model-path", "m", "--json", "{}", "--dry-run"]),
+        &[],
+    );
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn a_mistyped_launcher_option_gets_did_you_mean_not_sglang() {
-    for (line, wanted) in [
-        (
-            &["run", "--sglang-verion", "0.5.23", "--model-path", "m"][..],
-            "--sglang-version",
-        ),
-        (
-            &["check", "--profle", "x", "--model-path", "m"][..],
-            "--profile",
-        ),
-        (
-            &["--model-path", "m", "--topolgy", "x.json"][..],
-            "--topology",
-        ),
+    let mut text = String::new();
+    for line in [
+        &["run", "--sglang-verion", "0.5.23", "--model-path", "m"][..],
+        &["check", "--profle", "x", "--model-path", "m"],
+        &["--model-path", "m", "--topolgy", "x.json"],
     ] {
-        sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
-            .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
-            .args(line)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(format!(
-                "did you mean the launcher's '{wanted}'?"
-            )));
+        text += &transcript(
+            sl().env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4"))
+                .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
+                .args(line),
+            &[],
+        );
     }
+    let check = || {
+        let mut c = sl();
+        c.args([
+            "check",
+            "--topology",
+            &topo("1x-l4"),
+            "--sglang-version",
+            "0.5.23",
+        ]);
+        c
+    };
     // One edit from the launcher's --mode, but SGLang's own alias of --model-path: SGLang's.
-    sl().args([
-        "check",
-        "--topology",
-        &topo("1x-l4"),
-        "--sglang-version",
-        "0.5.23",
-    ])
-    .args(["--model", "m"])
-    .assert()
-    .code(0);
+    text += &transcript(check().args(["--model", "m"]), &[]);
     // After `--` the user said it is SGLang's: SGLang's own parser judges it (ARG001).
-    sl().args([
-        "check",
-        "--topology",
-        &topo("1x-l4"),
-        "--sglang-version",
-        "0.5.23",
-    ])
-    .args(["--", "--model-path", "m", "--profle", "x"])
-    .assert()
-    .code(1);
+    text += &transcript(
+        check().args(["--", "--model-path", "m", "--profle", "x"]),
+        &[],
+    );
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn the_mode_comes_from_every_settings_layer() {
     let t = tempfile::tempdir().unwrap();
+    let paths = [(t.path(), "[T]")];
     let config = t.path().join("config.toml");
     std::fs::write(&config, "mode = \"off\"\n").unwrap();
-    sl().env("SGLANG_LAUNCH_SYSTEM_CONFIG", &config)
-        .args(["config", "show"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::is_match(r"(?m)^mode\s+off\s+.*config\.toml$").unwrap());
-    sl().env("SGLANG_LAUNCH_SYSTEM_CONFIG", &config)
-        .env("SGLANG_LAUNCH_MODE", "warn")
-        .args(["config", "show", "--json"])
-        .assert()
-        .stdout(predicate::str::contains(
-            "\"mode\": {\n      \"value\": \"warn\",\n      \"source\": \"env SGLANG_LAUNCH_MODE\"",
-        ));
+    let show = || {
+        let mut c = sl();
+        c.args(["config", "show", "--python", "/usr/bin/python3"]);
+        c
+    };
+    let mut text = transcript(show().env("SGLANG_LAUNCH_SYSTEM_CONFIG", &config), &paths);
+    text += &transcript(
+        show()
+            .env("SGLANG_LAUNCH_SYSTEM_CONFIG", &config)
+            .env("SGLANG_LAUNCH_MODE", "warn")
+            .arg("--json"),
+        &paths,
+    );
     let profiles = t.path().join("profiles");
     std::fs::create_dir_all(&profiles).unwrap();
     std::fs::write(profiles.join("lax.toml"), "[launcher]\nmode = \"warn\"\n").unwrap();
     std::fs::write(profiles.join("bad.toml"), "[launcher]\nmode = \"loud\"\n").unwrap();
-    sl().args(["config", "show", "--profile", "lax", "--profiles-dir"])
-        .arg(&profiles)
-        .assert()
-        .stdout(predicate::str::is_match(r"(?m)^mode\s+warn\s+profile lax$").unwrap());
-    sl().args(["config", "show", "--profile", "bad", "--profiles-dir"])
-        .arg(&profiles)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "profile bad: unknown variant `loud`",
-        ));
-    sl().env("SGLANG_LAUNCH_MODE", "loud")
-        .args(["config", "show"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "SGLANG_LAUNCH_MODE=loud is not one of enforce, warn, off",
-        ));
+    for profile in ["lax", "bad"] {
+        let mut cmd = show();
+        cmd.args(["--profile", profile, "--profiles-dir"])
+            .arg(&profiles);
+        text += &transcript(&mut cmd, &paths);
+    }
+    text += &transcript(show().env("SGLANG_LAUNCH_MODE", "loud"), &paths);
+    insta::assert_snapshot!(text);
 }
 
 /// Called through a symlink to the launcher in SGLang's venv (`~/bin/sglang-launch`), it still
@@ -537,6 +449,7 @@ fn a_launcher_installed_in_a_venv_runs_that_venvs_python() {
 #[test]
 fn every_command_reads_the_same_settings_and_names_their_source() {
     let t = tempfile::tempdir().unwrap();
+    let paths = [(t.path(), "[T]")];
     let file = t.path().join("sglang-launch.toml");
     std::fs::write(&file, "sglang-version = \"0.5.5\"\n").unwrap();
     let with_file = || {
@@ -544,53 +457,36 @@ fn every_command_reads_the_same_settings_and_names_their_source() {
         c.env("SGLANG_LAUNCH_SYSTEM_CONFIG", &file);
         c
     };
-    let out = with_file()
-        .args(["check", "--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
-        .args(["--model-path", "m"])
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    let label = format!("SGLang 0.5.5 (config {})", file.display());
-    assert!(report.contains(&label), "{report}");
-    let out = with_file()
-        .args(["upgrade", "--to", "0.5.23", "--", "--model-path", "m"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.starts_with("sglang-launch upgrade: SGLang 0.5.5 → 0.5.23"),
-        "{text}"
+    let mut text = transcript(
+        with_file()
+            .args(["check", "--topology", &topo("8x-rtx-pro-6000-pcie"), "--"])
+            .args(["--model-path", "m"]),
+        &paths,
     );
-    let out = with_file().args(["flags", "show"]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.lines().next().unwrap_or("").contains("0.5.5"),
-        "{text}"
+    let to = ["upgrade", "--to", "0.5.23"];
+    text += &transcript(
+        with_file().args(to).args(["--", "--model-path", "m"]),
+        &paths,
     );
+    text += &transcript(with_file().args(["flags", "show"]), &paths);
     // The command line still wins.
-    let out = with_file()
-        .args(["upgrade", "--sglang-version", "0.5.2", "--to", "0.5.23"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("SGLang 0.5.2 → 0.5.23"));
+    text += &transcript(
+        with_file().args(to).args(["--sglang-version", "0.5.2"]),
+        &paths,
+    );
+    insta::assert_snapshot!(text);
 }
 
 /// `config show` names the interpreter that will run SGLang and hides the test-only settings
 /// unless something sets them.
 #[test]
 fn config_show_names_the_interpreter_and_hides_test_settings() {
-    let out = sl()
-        .env_remove("SGLANG_LAUNCH_DEVICE_ROOT")
-        .args(["config", "show", "--python", "/usr/bin/python3"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.lines()
-            .any(|l| l.starts_with("interpreter: /usr/bin/python3 ")),
-        "{text}"
-    );
-    assert!(!text.contains("device-root"), "{text}");
-    let set = sl().args(["config", "show"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&set.stdout).contains("device-root"));
+    let show = || {
+        let mut c = sl();
+        c.args(["config", "show", "--python", "/usr/bin/python3"]);
+        c
+    };
+    let mut text = transcript(show().env_remove("SGLANG_LAUNCH_DEVICE_ROOT"), &[]);
+    text += &transcript(&mut show(), &[]);
+    insta::assert_snapshot!(text);
 }

@@ -336,3 +336,70 @@ fn detect_records_the_host_and_the_packages() {
         assert!(codes.contains(&code), "no {code} in {codes:?}");
     }
 }
+
+/// `detect` and `detect --json` of a box (the fake NVML reading a fixture), whole. What only this
+/// machine can say (`/dev/shm`, a container, RDMA devices, `nvcc`) is replaced; the GPUs, the
+/// links and the interpreter's packages are the fixture's and the test's.
+#[test]
+fn detect_prints_the_box() {
+    let tmp = tempfile::tempdir().unwrap();
+    let venv = tmp.path().join("venv");
+    let site = venv.join("lib/python3.11/site-packages");
+    std::fs::create_dir_all(site.join("torch-2.7.1+cu126.dist-info")).unwrap();
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join("bin/python"), "").unwrap();
+    std::fs::write(venv.join("pyvenv.cfg"), "home = /nonexistent/bin\n").unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/topologies/4x-a100-pcie-40gb-nvlink-pairs.json");
+    let mut text = String::new();
+    for json in [&[][..], &["--json"]] {
+        let mut cmd = crate::common::launcher();
+        cmd.arg("detect")
+            .args(json)
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .env("SGLANG_LAUNCH_NVML_LIB", fake_lib())
+            .env("FAKE_NVML_TOPOLOGY", &fixture);
+        let paths = [(tmp.path(), "[T]")];
+        let (out, shown) = crate::common::transcript_of(&mut cmd, &paths);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let mine = this_machine(&stdout, !json.is_empty());
+        text += &shown.replace(
+            &crate::common::normalise(&stdout, &paths),
+            &crate::common::normalise(&mine, &paths),
+        );
+    }
+    insta::assert_snapshot!(text);
+}
+
+/// `detect`'s output with the facts of the machine the tests run on replaced: its name and
+/// `/dev/shm`, container, RDMA and `nvcc` facts.
+fn this_machine(stdout: &str, json: bool) -> String {
+    const KEYS: [&str; 5] = [
+        "shm_present",
+        "shm_bytes",
+        "in_container",
+        "rdma_devices",
+        "nvcc_version",
+    ];
+    if !json {
+        let mut lines: Vec<String> = stdout.lines().map(str::to_owned).collect();
+        if let Some((_, rest)) = lines[0].split_once(": ") {
+            lines[0] = format!("[hostname]: {rest}");
+        }
+        for l in lines.iter_mut().filter(|l| l.starts_with("host: ")) {
+            *l = "host: [this machine]".to_owned();
+        }
+        return lines.join("\n") + "\n";
+    }
+    let mut v: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    v["hostname"] = "[hostname]".into();
+    if let Some(host) = v["host"].as_object_mut() {
+        for k in KEYS {
+            if let Some(value) = host.get_mut(k) {
+                *value = "[this machine]".into();
+            }
+        }
+    }
+    serde_json::to_string_pretty(&v).unwrap() + "\n"
+}

@@ -155,71 +155,41 @@ fn extends_merges_parent_then_child_and_names_a_cycle() {
 #[test]
 fn a_missing_profile_lists_the_available_ones_with_a_suggestion() {
     let t = tempfile::tempdir().unwrap();
-    sl(t.path())
-        .args([
-            "plan",
-            "--profile",
-            "h100-nvlink-9x",
-            "--topology",
-            &topo("8x-h100-sxm-nvlink"),
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "no profile named \"h100-nvlink-9x\" (did you mean h100-nvlink-8x?)",
-        ))
-        .stderr(predicate::str::contains(
-            "available: b200-8x, h100-nvlink-8x",
-        ));
+    insta::assert_snapshot!(common::transcript(
+        sl(t.path())
+            .args(["plan", "--profile", "h100-nvlink-9x"])
+            .args(["--topology", &topo("8x-h100-sxm-nvlink")]),
+        &[(t.path(), "[HOME]")],
+    ));
 }
 
-fn broken(text: &str, expect: &str) {
+/// `run --dry-run` of the profile `text` (saved as `bad`), as a transcript.
+fn broken(text: &str) -> String {
     let t = tempfile::tempdir().unwrap();
     let d = t.path().join("p");
     write(&d, "bad", text);
-    sl(t.path())
-        .args([
-            "run",
-            "--dry-run",
-            "--profile",
-            "bad",
-            "--topology",
-            &topo("8x-h100-sxm-nvlink"),
-            "--profiles-dir",
-        ])
-        .arg(&d)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::contains(format!(
-            "{}/bad.toml:{expect}",
-            d.display()
-        )));
+    common::transcript(
+        sl(t.path())
+            .args(["run", "--dry-run", "--profile", "bad"])
+            .args(["--topology", &topo("8x-h100-sxm-nvlink"), "--profiles-dir"])
+            .arg(&d),
+        &[(t.path(), "[HOME]")],
+    )
 }
 
 #[test]
 fn unknown_keys_options_and_wrong_types_name_file_line_and_column() {
-    broken(
+    let text = [
         "description = \"x\"\n  colour = 1\n",
-        "2:3: unknown field `colour`",
-    );
-    broken("[hardware]\ngpus = 8\n", "2:1: unknown field `gpus`");
-    broken(
+        "[hardware]\ngpus = 8\n",
         "[launcher]\nsglang-version = \"0.5.23\"\n[args]\nmodel-path = \"m\"\n tensor-paralel-size = 8\n",
-        "5:2: [args] tensor-paralel-size: SGLang 0.5.23 has no option --tensor-paralel-size",
-    );
-    broken(
         "[launcher]\nsglang-version = \"0.5.23\"\n[args]\ntp = \"eight\"\n",
-        "4:1: [args] tp: expects an integer",
-    );
-    broken(
         "[launcher]\nstrict = \"yes\"\n",
-        "2:10: invalid type: string \"yes\", expected a boolean",
-    );
-    broken(
         "[hardware]\ncompute-capability = \"12\"\n",
-        "2:22: compute-capability \"12\" is not a condition",
-    );
+    ]
+    .map(broken)
+    .concat();
+    insta::assert_snapshot!(text);
 }
 
 fn check_profile(home: &Path, dir: &Path, name: &str) -> (Option<i32>, String) {
@@ -314,56 +284,59 @@ fn root_refuses_a_profile_another_user_owns() {
 #[test]
 fn the_command_line_overrides_the_profile_and_says_so() {
     let t = tempfile::tempdir().unwrap();
-    let out = sl(t.path())
-        .args([
-            "plan",
-            "--json",
-            "--profile",
-            "rtx-pro-6000-pcie-8x",
-            "--topology",
-            &topo("8x-rtx-pro-6000-pcie"),
-        ])
-        .args(["--", "--cuda-graph-max-bs-decode", "64", "--port", "30001"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("`--cuda-graph-max-bs-decode 128` overridden by the command line's `--cuda-graph-max-bs-decode 64`"), "{stderr}");
-    assert!(!stderr.contains("--port"), "{stderr}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["sglang_parsed"]["cuda_graph_max_bs_decode"], 64);
-    assert_eq!(v["sglang_parsed"]["tp_size"], 8);
-    assert_eq!(v["sglang_version"], "0.5.23");
+    let plan = |profile: &str, topology: &str| {
+        let mut c = sl(t.path());
+        c.args(["plan", "--python", "/usr/bin/python3", "--profile", profile])
+            .args(["--topology", &topo(topology)]);
+        c
+    };
+    let mut text = common::transcript(
+        plan("rtx-pro-6000-pcie-8x", "8x-rtx-pro-6000-pcie").args([
+            "--",
+            "--cuda-graph-max-bs-decode",
+            "64",
+            "--port",
+            "30001",
+        ]),
+        &[(t.path(), "[HOME]")],
+    );
     // An explicit --sglang-version wins over the profile's.
-    let out = sl(t.path())
-        .args([
-            "plan",
-            "--json",
-            "--profile",
-            "l4-1x",
-            "--sglang-version",
-            "0.5.10",
-            "--topology",
-            &topo("1x-l4"),
-        ])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["sglang_version"], "0.5.10");
+    text += &common::transcript(
+        plan("l4-1x", "1x-l4").args(["--sglang-version", "0.5.10"]),
+        &[(t.path(), "[HOME]")],
+    );
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn a_profile_for_other_hardware_is_refused() {
     let t = tempfile::tempdir().unwrap();
-    sl(t.path())
-        .env("SGLANG_LAUNCH_PROFILE", "b200-8x")
-        .args(["run", "--dry-run", "--topology", &topo("1x-l4")])
-        .assert()
-        .code(78)
-        .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::contains(
-            "profile b200-8x is not for this machine: gpu-name = \"*B200*\" (GPU 0 is NVIDIA L4)",
-        ));
+    insta::assert_snapshot!(common::transcript(
+        sl(t.path()).env("SGLANG_LAUNCH_PROFILE", "b200-8x").args([
+            "run",
+            "--dry-run",
+            "--topology",
+            &topo("1x-l4")
+        ]),
+        &[(t.path(), "[HOME]")],
+    ));
+}
+
+/// `profiles list` and `profiles show` as a user reads them, on a box some profiles are for.
+#[test]
+fn profiles_list_and_show_read_as_the_user_sees_them() {
+    let t = tempfile::tempdir().unwrap();
+    let paths = [(t.path(), "[HOME]")];
+    let box_ = ["--topology", &topo("8x-h100-sxm-nvlink")];
+    let mut text = common::transcript(sl(t.path()).args(["profiles", "list"]).args(box_), &paths);
+    for profile in ["h100-nvlink-8x", "l4-1x"] {
+        let mut c = sl(t.path());
+        c.args(["profiles", "show", profile])
+            .args(box_)
+            .env("SGLANG_LAUNCH_PYTHON", "/usr/bin/python3");
+        text += &common::transcript(&mut c, &paths);
+    }
+    insta::assert_snapshot!(text);
 }
 
 const MATCHES: [(&str, &str); 6] = [
@@ -434,42 +407,19 @@ fn list_shows_fixes_and_blocking_codes() {
         "too-wide",
         "[launcher]\nsglang-version = \"0.5.23\"\n[args]\nmodel-path = \"Qwen/Qwen3-32B\"\ntp = 16\n",
     );
-    let out = sl(t.path())
-        .args([
-            "profiles",
-            "list",
-            "--json",
-            "--topology",
-            &topo("8x-rtx-pro-6000-pcie"),
-            "--profiles-dir",
-        ])
-        .arg(&d)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let row = |n: &str| {
-        v["profiles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == n)
-            .unwrap()
-            .clone()
+    let list = |json: &[&str]| {
+        let mut c = sl(t.path());
+        c.args(["profiles", "list"])
+            .args(json)
+            .args([
+                "--topology",
+                &topo("8x-rtx-pro-6000-pcie"),
+                "--profiles-dir",
+            ])
+            .arg(&d);
+        common::transcript(&mut c, &[(t.path(), "[HOME]")])
     };
-    assert_eq!(row("fusion")["status"], "runnable_with_changes");
-    assert!(
-        row("fusion")["details"][0]
-            .as_str()
-            .unwrap()
-            .contains("--enable-flashinfer-allreduce-fusion (ARCH001)")
-    );
-    assert_eq!(row("too-wide")["status"], "incompatible");
-    assert!(
-        row("too-wide")["details"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("TOP001")
-    );
+    insta::assert_snapshot!(list(&[]) + &list(&["--json"]));
 }
 
 #[test]
@@ -544,21 +494,12 @@ fn the_profiles_environment_is_in_every_line_that_shows_what_runs() {
 fn profiles_are_listed_and_shown_without_a_driver() {
     let t = tempfile::tempdir().unwrap();
     let no_driver = |args: &[&str]| {
-        sl(t.path())
-            .env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
-            .args(args)
-            .output()
-            .unwrap()
+        let mut c = sl(t.path());
+        c.env("SGLANG_LAUNCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+            .args(args);
+        common::transcript(&mut c, &[(t.path(), "[HOME]")])
     };
-    let out = no_driver(&["profiles", "list", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let rows = v["profiles"].as_array().unwrap();
-    assert!(rows.iter().any(|r| r["name"] == "l4-1x"), "{v}");
-    assert!(rows.iter().all(|r| r["status"] == "unplanned"), "{v}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("profiles are not planned"));
-    let out = no_driver(&["profiles", "show", "l4-1x", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["plan"], Value::Null);
+    let text = no_driver(&["profiles", "list", "--json"])
+        + &no_driver(&["profiles", "show", "l4-1x", "--json"]);
+    insta::assert_snapshot!(text);
 }

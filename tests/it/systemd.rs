@@ -48,6 +48,27 @@ fn unit(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The unit text for a snapshot: the launcher's path and the profiles directory replaced.
+fn snap(text: &str) -> String {
+    crate::common::normalise(text, &[(profiles(), "[PROFILES]")])
+}
+
+/// Runs of `systemd-unit` with each of `args`, as a transcript for a snapshot.
+fn transcripts(home: Option<&Path>, runs: &[&[&str]]) -> String {
+    let mut text = String::new();
+    for args in runs {
+        let mut cmd = launcher();
+        if let Some(home) = home {
+            cmd.env("HOME", home);
+        }
+        cmd.arg("systemd-unit").args(*args);
+        let mut cmd = assert_cmd::Command::from_std(cmd);
+        let paths = home.map(|h| (h, "[HOME]"));
+        text += &crate::common::transcript(&mut cmd, paths.as_slice());
+    }
+    text
+}
+
 /// `Key=value` lines of the unit, in order.
 fn lines(text: &str) -> Vec<&str> {
     text.lines().filter(|l| !l.starts_with('#')).collect()
@@ -99,78 +120,36 @@ fn restart_prevent() -> String {
     )
 }
 
+/// After the network and the NVIDIA services, `Type=exec`, the profile's own port polled on
+/// loopback (it listens on every interface), restarts bounded and never after a refusal.
 #[test]
 fn system_unit_runs_the_profile_and_waits_for_health() {
     let text = unit(&["--profile", "qwen3-32b"]);
-    let exe = Path::new(BIN).canonicalize().unwrap();
-    let exe = exe.to_str().unwrap();
-    let dir = profiles().to_str().unwrap();
-    has(
-        &text,
-        "After=network-online.target nvidia-persistenced.service nvidia-fabricmanager.service",
-    );
-    has(&text, "Wants=network-online.target");
-    has(&text, "StartLimitBurst=5");
-    has(&text, "StartLimitIntervalSec=9350");
-    has(&text, "Type=exec");
-    has(&text, "StateDirectory=sglang-launch");
-    has(
-        &text,
-        &format!("ExecStart={exe} run --profiles-dir \"{dir}\" --profile qwen3-32b"),
-    );
-    // The profile's own port, on loopback since it listens on every interface.
-    has(
-        &text,
-        &format!(
-            "ExecStartPost={exe} wait-ready --host 127.0.0.1 --port 8001 --timeout 1800 --pid ${{MAINPID}}"
-        ),
-    );
-    has(&text, "TimeoutStartSec=1860");
-    has(&text, "Restart=on-failure");
     has(&text, &restart_prevent());
-    has(&text, "KillMode=mixed");
-    has(&text, "LimitNOFILE=65535");
-    has(&text, "EnvironmentFile=-/etc/sglang-launch/%N.env");
-    has(&text, "WantedBy=multi-user.target");
+    insta::assert_snapshot!(snap(&text));
     assert_verifies(&text, "sglang.service", None, false);
 }
 
 #[test]
 fn port_reaches_sglang_and_the_wait() {
     let text = unit(&["--profile", "my.model", "--port", "8000", "--name", "llm"]);
-    assert!(text.starts_with("# llm.service "), "{text}");
-    assert!(
-        text.contains(" --profile my.model -- --port 8000\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains(" wait-ready --host 127.0.0.1 --port 8000 --timeout 1800 "),
-        "{text}"
-    );
+    insta::assert_snapshot!(snap(&text));
     assert_verifies(&text, "llm.service", None, false);
 }
 
 #[test]
 fn user_unit_reads_the_users_env_file() {
     let text = unit(&["--profile", "qwen3-32b", "--user"]);
-    has(&text, "EnvironmentFile=-%h/.config/sglang-launch/%N.env");
-    has(&text, "WantedBy=default.target");
-    assert!(!text.contains("multi-user.target"), "{text}");
     // The user manager cannot order against system units.
     assert!(!text.contains("After="), "{text}");
-    assert!(!text.contains("StateDirectory"), "{text}");
+    insta::assert_snapshot!(snap(&text));
     assert_verifies(&text, "sglang.service", None, true);
 }
 
 #[test]
 fn template_takes_the_profile_from_the_instance() {
     let text = unit(&["--template", "--port", "30001"]);
-    assert!(text.starts_with("# sglang@.service "), "{text}");
-    assert!(text.contains(" --profile %i -- --port 30001\n"), "{text}");
-    has(
-        &text,
-        "Description=SGLang server (sglang-launch, profile %i)",
-    );
+    insta::assert_snapshot!(snap(&text));
     assert_verifies(&text, "sglang@.service", Some("sglang@qwen.service"), false);
 }
 
@@ -186,70 +165,52 @@ fn verify_reports_a_broken_unit() {
 
 #[test]
 fn bad_input_is_a_usage_error() {
-    for args in [
-        vec![],
-        vec!["--profile", "q", "--template"],
-        vec!["--profile", "q", "--name", "a@b"],
-        vec!["--profile", "q", "--port", "0"],
-        vec!["--profile", "a\nb"],
-        vec!["--profile", "nosuch"],
-        vec!["--profile", "l4-1x", "--writable", "/data"],
-        vec![
+    let runs: [&[&str]; 10] = [
+        &[],
+        &["--profile", "q", "--template"],
+        &["--profile", "q", "--name", "a@b"],
+        &["--profile", "q", "--port", "0"],
+        &["--profile", "a\nb"],
+        &["--profile", "nosuch"],
+        &["--profile", "l4-1x", "--writable", "/data"],
+        &[
             "--profile",
             "l4-1x",
             "--hardened",
             "--writable",
             "relative/dir",
         ],
-        vec!["--profile", "l4-1x", "--hardened", "--user"],
-        vec!["--profile", "l4-1x", "--timeout", "0"],
-    ] {
-        let out = launcher().arg("systemd-unit").args(&args).output().unwrap();
+        &["--profile", "l4-1x", "--hardened", "--user"],
+        &["--profile", "l4-1x", "--timeout", "0"],
+    ];
+    for args in runs {
+        let out = launcher().arg("systemd-unit").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(exit::USAGE), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+    insta::assert_snapshot!(transcripts(None, &runs));
 }
 
 #[test]
 fn the_profile_is_checked_where_the_service_will_look_for_it() {
-    // In the user's config directory: a system service (no HOME) will not see it.
+    // In the user's config directory: a system service (no HOME) will not see it, a user
+    // service has the HOME, and so does a unit given the directory.
     let home = tempfile::tempdir().unwrap();
     let mine = home.path().join(".config/sglang-launch/profiles");
     std::fs::create_dir_all(&mine).unwrap();
     std::fs::write(mine.join("mine.toml"), "[args]\nmodel-path = \"m\"\n").unwrap();
-    let run = |extra: &[&str]| {
-        launcher()
-            .env("HOME", home.path())
-            .args(["systemd-unit", "--profile", "mine"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
-    let out = run(&[]);
-    assert_eq!(out.status.code(), Some(exit::USAGE));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let origin = mine.join("mine.toml");
-    assert!(
-        stderr.contains(&format!(
-            "sudo install -D -m 644 {} /etc/sglang-launch/profiles/mine.toml",
-            origin.display()
-        )) && stderr.contains("--user"),
-        "{stderr}"
-    );
-    // A user service has the HOME, and so does a unit given the directory.
-    assert!(run(&["--user"]).status.success());
     let dir = mine.to_str().unwrap();
-    let out = run(&["--profiles-dir", dir]);
-    assert!(out.status.success(), "{out:?}");
-    // A shipped profile is there for every service.
-    assert!(
-        launcher()
-            .args(["systemd-unit", "--profile", "l4-1x"])
-            .output()
-            .unwrap()
-            .status
-            .success()
+    let mut text = transcripts(
+        Some(home.path()),
+        &[
+            &["--profile", "mine"],
+            &["--profile", "mine", "--user"],
+            &["--profile", "mine", "--profiles-dir", dir],
+        ],
     );
+    // A shipped profile is there for every service.
+    text += &transcripts(None, &[&["--profile", "l4-1x"]]);
+    insta::assert_snapshot!(text);
 }
 
 #[test]
@@ -271,17 +232,7 @@ fn the_hardened_unit_is_sandboxed_and_rated_well() {
         "--writable",
         "/data/models",
     ]);
-    for line in [
-        "DynamicUser=yes",
-        "SupplementaryGroups=video",
-        "DevicePolicy=closed",
-        "DeviceAllow=char-nvidia* rw",
-        "ProtectSystem=strict",
-        "ReadWritePaths=/data/models",
-        "Environment=HOME=%S/sglang-launch",
-    ] {
-        has(&text, line);
-    }
+    insta::assert_snapshot!(snap(&text));
     assert!(
         !text.contains("MemoryDenyWriteExecute"),
         "CUDA JIT needs W+X: {text}"

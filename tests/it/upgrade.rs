@@ -23,34 +23,30 @@ fn advice(from: &str, to: &str, line: &[&str]) -> (Value, i32) {
     (v, out.status.code().unwrap())
 }
 
+/// `upgrade` from `from` to `to` of `line` (`extra`: its own options), as a transcript.
+fn upgrade(from: &str, to: &str, extra: &[&str], line: &[&str]) -> String {
+    common::transcript(
+        sl().args(["upgrade", "--sglang-version", from, "--to", to])
+            .args(extra)
+            .arg("--")
+            .args(line),
+        &[],
+    )
+}
+
 #[test]
 fn renamed_flag_is_rewritten_and_the_target_parser_accepts_the_line() {
-    let (v, code) = advice(
-        "0.5.10.post1",
-        "0.5.23",
-        &[
-            "--model-path",
-            "m",
-            "--cuda-graph-max-bs",
-            "128",
-            "--tp",
-            "2",
-        ],
-    );
-    assert_eq!(code, 0);
-    assert_eq!(
-        v["command"],
-        serde_json::json!([
-            "--model-path",
-            "m",
-            "--cuda-graph-max-bs-decode",
-            "128",
-            "--tp",
-            "2"
-        ])
-    );
-    assert_eq!(v["edits"][0]["kind"], "renamed");
-    assert!(v["rejected_by_target"].is_null());
+    let line = [
+        "--model-path",
+        "m",
+        "--cuda-graph-max-bs",
+        "128",
+        "--tp",
+        "2",
+    ];
+    let mut text = upgrade("0.5.10.post1", "0.5.23", &[], &line);
+    text += &upgrade("0.5.10.post1", "0.5.23", &["--json"], &line);
+    insta::assert_snapshot!(text);
 }
 
 #[test]
@@ -63,28 +59,29 @@ fn print_args_gives_one_line_for_eval_with_secrets_masked_unless_asked() {
         "--cuda-graph-max-bs",
         "8",
     ];
-    let run = |extra: &[&str]| {
-        let out = sl()
-            .args([
-                "upgrade",
-                "--sglang-version",
-                "0.5.10.post1",
-                "--to",
-                "0.5.23",
-                "--print-args",
-            ])
-            .args(extra)
-            .arg("--")
-            .args(line)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
-    };
-    assert_eq!(
-        run(&[]).trim(),
-        "--model-path m --api-key '***' --cuda-graph-max-bs-decode 8"
+    let (out, masked) = common::transcript_of(
+        sl().args([
+            "upgrade",
+            "--sglang-version",
+            "0.5.10.post1",
+            "--to",
+            "0.5.23",
+        ])
+        .args(["--print-args", "--"])
+        .args(line),
+        &[],
     );
-    assert!(run(&["--show-secrets"]).contains("--api-key S3CRET-VALUE"));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("S3CRET"),
+        "{masked}"
+    );
+    let shown = upgrade(
+        "0.5.10.post1",
+        "0.5.23",
+        &["--print-args", "--show-secrets"],
+        &line,
+    );
+    insta::assert_snapshot!(masked + &shown);
 }
 
 #[test]
@@ -96,38 +93,25 @@ fn config_file_keys_follow_the_target_and_its_secrets_stay_hidden() {
         "model-path: m\ncuda-graph-max-bs: 64\napi-key: HIDDEN-KEY\ntp-size: 2\n",
     )
     .unwrap();
-    let out = sl()
-        .args([
+    let text = common::transcript(
+        sl().args([
             "upgrade",
             "--sglang-version",
             "0.5.10.post1",
             "--to",
             "0.5.23",
-            "--",
         ])
-        .args(["--config", file.to_str().unwrap(), "--port", "3000"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.contains("  | cuda-graph-max-bs-decode: 64\n"),
-        "{text}"
+        .args(["--", "--config", file.to_str().unwrap(), "--port", "3000"]),
+        &[(dir.path(), "[T]")],
     );
     assert!(!text.contains("HIDDEN-KEY"), "{text}");
-    assert!(text.contains("SGLang 0.5.23's parser accepts it"), "{text}");
-    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(text);
 }
 
 #[test]
 fn option_the_target_lacks_is_dropped_and_named() {
-    let (v, _) = advice(
-        "0.5.23",
-        "0.4.10.post2",
-        &["--model-path", "m", "--attn-dp-size", "2"],
-    );
-    assert_eq!(v["command"], serde_json::json!(["--model-path", "m"]));
-    assert_eq!(v["edits"][0]["kind"], "removed");
-    assert_eq!(v["edits"][0]["option"], "--attn-dp-size");
+    let line = ["--model-path", "m", "--attn-dp-size", "2"];
+    insta::assert_snapshot!(upgrade("0.5.23", "0.4.10.post2", &[], &line));
 }
 
 /// Every change the report lists is made, on a line the release in use already refuses too:
@@ -185,38 +169,16 @@ fn every_rename_replacement_and_removal_listed_is_applied() {
 
 #[test]
 fn the_report_is_short_unless_all_is_asked_and_print_args_says_why_it_fails() {
-    let run = |extra: &[&str]| {
-        sl().args(["upgrade", "--sglang-version", "0.4.9", "--to", "0.5.23"])
-            .args(extra)
-            .args(["--", "--model-path", "m"])
-            .output()
-            .unwrap()
-    };
-    let short = String::from_utf8(run(&[]).stdout).unwrap();
-    assert!(
-        short.contains("(--all lists them)") && !short.contains("options added ("),
-        "{short}"
+    let line = ["--model-path", "m"];
+    let mut text = upgrade("0.4.9", "0.5.23", &[], &line);
+    text += &upgrade("0.4.9", "0.5.23", &["--all"], &line);
+    text += &upgrade(
+        "0.5.5",
+        "0.5.23",
+        &["--print-args"],
+        &["--model-path", "m", "--bogus"],
     );
-    let all = String::from_utf8(run(&["--all"]).stdout).unwrap();
-    assert!(all.contains("options added ("), "{all}");
-    let out = sl()
-        .args([
-            "upgrade",
-            "--sglang-version",
-            "0.5.5",
-            "--to",
-            "0.5.23",
-            "--print-args",
-        ])
-        .args(["--", "--model-path", "m", "--bogus"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("would still reject this line: unrecognized arguments: --bogus"),
-        "{stderr}"
-    );
+    insta::assert_snapshot!(text);
 }
 
 #[test]
@@ -275,10 +237,8 @@ fn environment_variables_the_target_renamed_are_flagged_when_set() {
 
 #[test]
 fn an_unknown_target_is_a_usage_error_naming_it() {
-    let out = sl()
-        .args(["upgrade", "--to", "0.5.99", "--sglang-version", "0.5.23"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--to 0.5.99"));
+    insta::assert_snapshot!(common::transcript(
+        sl().args(["upgrade", "--to", "0.5.99", "--sglang-version", "0.5.23"]),
+        &[],
+    ));
 }
