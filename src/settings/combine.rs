@@ -44,10 +44,6 @@ pub struct Settings {
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub mode: Mode,
-    /// Where `sglang_version` comes from, for the report (`--sglang-version`, a variable, a
-    /// config file, a profile); not a setting itself.
-    #[serde(skip)]
-    pub sglang_version_from: Option<String>,
 }
 
 /// Every layer above the built-in defaults, lowest first within each field.
@@ -76,19 +72,6 @@ impl Resolved {
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, s)| s.as_str())
-    }
-}
-
-/// A setting's source as the report names it: the option, the variable, the file or the
-/// profile.
-fn version_label(source: &str) -> String {
-    match source {
-        "command line" => "--sglang-version".to_owned(),
-        s => match s.strip_prefix("env ") {
-            Some(var) => var.to_owned(),
-            None if s.starts_with("profile ") => s.to_owned(),
-            None => format!("config {s}"),
-        },
     }
 }
 
@@ -122,17 +105,13 @@ pub fn combine(inputs: Inputs) -> Result<Resolved, String> {
         .collect();
     layers.iter().try_for_each(check)?;
     let figment = layers.into_iter().fold(Figment::new(), Figment::merge);
-    let mut settings: Settings = figment.extract().map_err(|e| e.to_string())?;
+    let settings: Settings = figment.extract().map_err(|e| e.to_string())?;
     let sources: Vec<(&'static str, String)> = registry::settings()
         .map(|(key, _)| {
             let source = figment.find_metadata(key).map(|m| m.name.to_string());
             (key, source.unwrap_or_else(|| Source::Default.to_string()))
         })
         .collect();
-    if settings.sglang_version.is_some() {
-        let from = sources.iter().find(|(k, _)| *k == "sglang-version");
-        settings.sglang_version_from = from.map(|(_, s)| version_label(s));
-    }
     Ok(Resolved { settings, sources })
 }
 
