@@ -29,11 +29,7 @@ pub struct Typo;
 /// `(launcher argv, SGLang tokens, context)` after taking the launcher's options out of the
 /// drop-in form's tokens, with the run context built to choose the flag set (if one was);
 /// `Err` after printing a did-you-mean for a mistyped launcher option.
-pub fn adopt(
-    launcher: Vec<OsString>,
-    tokens: Vec<OsString>,
-    form: Form,
-) -> Result<Adopted, Typo> {
+pub fn adopt(launcher: Vec<OsString>, tokens: Vec<OsString>, form: Form) -> Result<Adopted, Typo> {
     let sub_name = match form {
         Form::DropIn => "run".to_owned(),
         Form::Implicit => launcher[1].to_string_lossy().into_owned(),

@@ -1,50 +1,10 @@
 //! The pure combine step: layers in, merged settings and each setting's source out.
 
-use std::num::NonZeroU64;
-use std::path::PathBuf;
-
 use figment::Figment;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::layer::{Layer, Source};
-use super::registry;
-
-/// What the launcher does with what it finds (`run` and the drop-in form).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Error findings block the launch (exit 78).
-    #[default]
-    Enforce,
-    /// Findings are reported and fixes applied, and SGLang is launched whatever they say.
-    Warn,
-    /// Nothing is read or changed: the command is exec'd as given.
-    Off,
-}
-
-impl Mode {
-    pub const NAMES: [&'static str; 3] = ["enforce", "warn", "off"];
-}
-
-/// The launcher settings a file, a profile, the environment or the command line may set.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
-pub struct Settings {
-    pub sglang_version: Option<String>,
-    pub python: Option<PathBuf>,
-    pub topology: Option<PathBuf>,
-    pub nvml_lib: Option<PathBuf>,
-    pub device_root: Option<PathBuf>,
-    pub strict: bool,
-    pub no_fix: bool,
-    pub fit: bool,
-    pub fit_request_tokens: Option<NonZeroU64>,
-    pub offline: bool,
-    pub online: bool,
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-    pub mode: Mode,
-}
+use super::registry::{self, Settings};
 
 /// Every layer above the built-in defaults, lowest first within each field.
 #[derive(Debug, Clone, Default)]
@@ -118,6 +78,7 @@ pub fn combine(inputs: Inputs) -> Result<Resolved, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Mode;
 
     fn table(text: &str) -> toml::Table {
         toml::from_str(text).unwrap()

@@ -10,8 +10,9 @@ mod layer;
 pub mod registry;
 mod show;
 
-pub use combine::{Inputs, Mode, Resolved, Settings, check, combine};
+pub use combine::{Inputs, Resolved, check, combine};
 pub use layer::{Layer, Source};
+pub use registry::{Mode, Settings};
 pub use show::{render_json, render_text};
 
 use clap::ArgMatches;
