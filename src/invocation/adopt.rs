@@ -8,8 +8,8 @@ use std::ffi::OsString;
 use clap::FromArgMatches;
 
 use super::cli::{self, Cli, Command};
+use super::context::Context;
 use super::split::{Form, launcher_option};
-use crate::plan::resolve_interpreter;
 use crate::sglang::{FlagSet, version};
 
 /// The launcher options that choose the flag set: never SGLang's in any release.
@@ -20,25 +20,34 @@ const SELECTING: [&str; 4] = [
     "--profiles-dir",
 ];
 
+/// The launcher's argv, SGLang's tokens, and the run context built on the way (if any).
+pub type Adopted = (Vec<OsString>, Vec<OsString>, Option<Context>);
+
 /// Why the command line cannot go on: the message, already printed.
 pub struct Typo;
 
-/// `(launcher argv, SGLang tokens)` after taking the launcher's options out of the drop-in
-/// form's tokens; `Err` after printing a did-you-mean for a mistyped launcher option.
-pub fn adopt(
-    mut launcher: Vec<OsString>,
-    tokens: Vec<OsString>,
-    form: Form,
-) -> Result<(Vec<OsString>, Vec<OsString>), Typo> {
+/// `(launcher argv, SGLang tokens, context)` after taking the launcher's options out of the
+/// drop-in form's tokens, with the run context built to choose the flag set (if one was);
+/// `Err` after printing a did-you-mean for a mistyped launcher option.
+pub fn adopt(launcher: Vec<OsString>, tokens: Vec<OsString>, form: Form) -> Result<Adopted, Typo> {
     let sub_name = match form {
         Form::DropIn => "run".to_owned(),
         Form::Implicit => launcher[1].to_string_lossy().into_owned(),
-        Form::Separated | Form::Other => return Ok((launcher, tokens)),
+        Form::Separated | Form::Other => return Ok((launcher, tokens, None)),
     };
     let cmd = cli::command_ref();
     let Some(sub) = cmd.find_subcommand(&sub_name) else {
-        return Ok((launcher, tokens));
+        return Ok((launcher, tokens, None));
     };
+    adopt_for(sub, launcher, tokens, form)
+}
+
+fn adopt_for(
+    sub: &clap::Command,
+    mut launcher: Vec<OsString>,
+    tokens: Vec<OsString>,
+    form: Form,
+) -> Result<Adopted, Typo> {
     let longs: Vec<String> = sub
         .get_arguments()
         .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
@@ -46,10 +55,11 @@ pub fn adopt(
     let ours = |t: &OsString| form == Form::DropIn && is_ours(sub, t);
     let near = |t: &OsString| nearest(&longs, t).is_some();
     if !tokens.iter().any(|t| ours(t) || near(t)) {
-        return Ok((launcher, tokens));
+        return Ok((launcher, tokens, None));
     }
-    let Some((flags, exact)) = flag_set(&launcher, &tokens, form) else {
-        return Ok((launcher, tokens));
+    let (ctx, chosen) = flag_set(&launcher, &tokens, form);
+    let Some((flags, exact)) = chosen else {
+        return Ok((launcher, tokens, ctx));
     };
     let mut sglang = Vec::with_capacity(tokens.len());
     let mut taken: Vec<String> = Vec::new();
@@ -89,7 +99,7 @@ pub fn adopt(
             flags.version
         ));
     }
-    Ok((launcher, sglang))
+    Ok((launcher, sglang, ctx))
 }
 
 /// `--name` of an option token (`--name=value` → `--name`).
@@ -148,14 +158,14 @@ fn sglang_accepts(flags: &FlagSet, name: &str) -> bool {
     dests.next().is_some_and(|d| dests.all(|o| o == d))
 }
 
-/// The flag set in use, from the launcher's options (and, in the drop-in form, the ones among
-/// the tokens that choose it), and whether it is that release's own: a neighbour's set cannot
-/// say an option is unknown.
+/// The run context of the launcher's options (and, in the drop-in form, the ones among the
+/// tokens that choose the release); the flag set in use and whether it is that release's own:
+/// a neighbour's set cannot say an option is unknown.
 fn flag_set(
     launcher: &[OsString],
     tokens: &[OsString],
     form: Form,
-) -> Option<(&'static FlagSet, bool)> {
+) -> (Option<Context>, Option<(&'static FlagSet, bool)>) {
     let mut argv = launcher.to_vec();
     if form == Form::DropIn {
         let mut i = 0;
@@ -173,27 +183,24 @@ fn flag_set(
     // A selecting option clap refuses, a broken profile or config file: the newest set
     // decides, so that the launcher's own parse and load name the culprit instead of SGLang
     // getting the launcher's options.
-    let newest = Some((version::select(None, None).flags, false));
+    let newest = (None, Some((version::select(None, None).flags, false)));
     let Ok(matches) = cli::command().try_get_matches_from(&argv) else {
         return newest;
     };
-    let profile = match Cli::from_arg_matches(&matches).ok()?.command {
-        Command::Run(a) => a.opts.profile,
-        Command::Check(a) => a.opts.profile,
-        Command::Plan(a) => a.opts.profile,
-        _ => return None,
+    let profile = match Cli::from_arg_matches(&matches).map(|c| c.command) {
+        Ok(Command::Run(a)) => a.opts.profile,
+        Ok(Command::Check(a)) => a.opts.profile,
+        Ok(Command::Plan(a)) => a.opts.profile,
+        _ => return (None, None),
     };
-    let Ok((s, _)) = super::settings(&matches, &profile) else {
+    let Ok(ctx) = Context::build(&matches, &profile) else {
         return newest;
     };
-    let python = resolve_interpreter(s.python.as_deref());
-    let selected = version::select(
-        s.sglang_version.as_deref(),
-        python.found.then_some(python.path.as_path()),
-    );
+    let selected = ctx.release();
     // Nothing installed or asked for: the newest set stands in, as the plan assumes too.
     let exact = selected.source != version::VersionSource::Fallback || !selected.detected();
-    Some((selected.flags, exact))
+    let flags = selected.flags;
+    (Some(ctx), Some((flags, exact)))
 }
 
 #[cfg(test)]
@@ -236,7 +243,7 @@ mod tests {
 
     #[test]
     fn the_drop_in_form_takes_launcher_options_sglang_does_not_know() {
-        let (l, g) = adopt(
+        let (l, g, _) = adopt(
             s(&["sl", "run"]),
             s(&[
                 "--sglang-version",

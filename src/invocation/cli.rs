@@ -114,116 +114,29 @@ pub struct PlanOptions {
 }
 
 /// The layered settings (docs/config.md): also read from config files, a profile and
-/// `SGLANG_LAUNCH_*`; only the ones typed here override those.
-#[derive(Debug, Clone, Default, Args)]
-pub struct SettingArgs {
-    /// Read the GPUs from a topology file (topology/v1) instead of NVML
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_TOPOLOGY",
-        hide_env_values = true,
-        value_name = "FILE",
-        value_hint = ValueHint::FilePath
-    )]
-    pub topology: Option<PathBuf>,
+/// `SGLANG_LAUNCH_*`; only the ones typed here override those. Their options come from the
+/// settings registry, and their values are read through the settings' command-line layer.
+#[derive(Debug, Clone, Default)]
+pub struct SettingArgs;
 
-    /// Use this SGLang version's flag set instead of detecting the installed one
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_SGLANG_VERSION",
-        hide_env_values = true,
-        value_name = "VER"
-    )]
-    pub sglang_version: Option<String>,
+impl clap::FromArgMatches for SettingArgs {
+    fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(SettingArgs)
+    }
 
-    /// Python interpreter that runs SGLang [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_PYTHON",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::ExecutablePath
-    )]
-    pub python: Option<PathBuf>,
+    fn update_from_arg_matches(&mut self, _: &clap::ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
 
-    /// Treat warnings as blocking
-    #[arg(long, env = "SGLANG_LAUNCH_STRICT", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub strict: bool,
+impl Args for SettingArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.args(crate::settings::registry::options())
+    }
 
-    /// Report only: leave the arguments and the environment unchanged
-    #[arg(long, env = "SGLANG_LAUNCH_NO_FIX", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub no_fix: bool,
-
-    /// Never ask the Hugging Face Hub for a model that is not on disk (HF_HUB_OFFLINE=1 does too)
-    #[arg(long, env = "SGLANG_LAUNCH_OFFLINE", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub offline: bool,
-
-    /// With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)
-    #[arg(long, env = "SGLANG_LAUNCH_ONLINE", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub online: bool,
-    /// When the server does not fit, lower --context-length, then --max-running-requests, then the decode CUDA-graph max batch to the largest values that fit (each change reported)
-    #[arg(long, env = "SGLANG_LAUNCH_FIT", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub fit: bool,
-
-    /// With --fit: the tokens (prompt and output) a typical request holds; --max-running-requests is sized for requests of this length (default 4096)
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_FIT_REQUEST_TOKENS",
-        hide_env_values = true,
-        value_name = "TOKENS"
-    )]
-    pub fit_request_tokens: Option<std::num::NonZeroU64>,
-
-    /// Skip a rule (code or name; repeatable or comma-separated)
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_ALLOW",
-        hide_env_values = true,
-        value_name = "CODE",
-        value_delimiter = ','
-    )]
-    pub allow: Vec<String>,
-
-    /// Make a rule's finding an error (code or name; repeatable or comma-separated)
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_DENY",
-        hide_env_values = true,
-        value_name = "CODE",
-        value_delimiter = ','
-    )]
-    pub deny: Vec<String>,
-
-    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_NVML_LIB",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::FilePath,
-        hide = true
-    )]
-    pub nvml_lib: Option<PathBuf>,
-
-    /// The root under which dev/ is read for other accelerators (tests)
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_DEVICE_ROOT",
-        hide_env_values = true,
-        value_name = "DIR",
-        hide = true
-    )]
-    pub device_root: Option<PathBuf>,
-
-    /// run and the drop-in form: enforce (error findings block, exit 78), warn (report and fix, then launch anyway) or off (exec the command as given, nothing read or changed); check and plan always judge as enforce does
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_MODE",
-        hide_env_values = true,
-        value_name = "MODE",
-        value_parser = clap::builder::PossibleValuesParser::new(crate::settings::Mode::NAMES)
-    )]
-    pub mode: Option<String>,
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -5,23 +5,23 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::cli::{FlagsCommand, FlagsShowArgs};
+use super::context::Context;
 use super::{print_line, print_out};
 use crate::exit;
 use crate::out::escape;
-use crate::plan::{self, Fatal};
-use crate::settings::Settings;
+use crate::plan::Fatal;
 use crate::sglang::flagset::{Action, FlagSet, KNOWN_VERSIONS};
 use crate::sglang::version::{self, FlagsFrom, Selected};
 use crate::sglang::{extract, release};
 
-pub fn command(cmd: &FlagsCommand, s: &Settings) -> Result<i32, Fatal> {
+pub fn command(cmd: &FlagsCommand, ctx: &Context) -> Result<i32, Fatal> {
     match cmd {
         FlagsCommand::List => {
             print_out(&list())?;
             Ok(exit::OK)
         }
-        FlagsCommand::Show(a) => show(a, s),
-        FlagsCommand::Refresh(a) => refresh(a.python.as_deref()),
+        FlagsCommand::Show(a) => show(a, ctx),
+        FlagsCommand::Refresh(_) => refresh(ctx),
     }
 }
 
@@ -52,13 +52,9 @@ fn list() -> String {
     out
 }
 
-fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
-    let i = plan::resolve_interpreter(python);
-    i.found.then_some(i.path)
-}
-
-fn show(a: &FlagsShowArgs, settings: &Settings) -> Result<i32, Fatal> {
-    let wanted = settings
+fn show(a: &FlagsShowArgs, ctx: &Context) -> Result<i32, Fatal> {
+    let wanted = ctx
+        .settings()
         .sglang_version
         .as_deref()
         .filter(|v| !v.trim().is_empty());
@@ -67,8 +63,7 @@ fn show(a: &FlagsShowArgs, settings: &Settings) -> Result<i32, Fatal> {
             "--sglang-version {v:?} is not a version number (like 0.5.23)"
         )));
     }
-    let py = interpreter(settings.python.as_deref());
-    let s = version::select(wanted, py.as_deref());
+    let s = ctx.release();
     if a.json {
         print_out(&crate::out::json_safe(
             serde_json::to_string_pretty(s.flags).unwrap_or_default(),
@@ -76,11 +71,7 @@ fn show(a: &FlagsShowArgs, settings: &Settings) -> Result<i32, Fatal> {
     } else {
         // The provenance quotes a path and the extractor's error, each option line the
         // parser's names and values: data, escaped line by line.
-        print_out(&format!(
-            "{}\n{}",
-            escape(&provenance(&s)),
-            options(s.flags)
-        ))?;
+        print_out(&format!("{}\n{}", escape(&provenance(s)), options(s.flags)))?;
     }
     Ok(exit::OK)
 }
@@ -141,15 +132,17 @@ fn describe(a: &Action) -> String {
     line
 }
 
-fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
-    let Some(py) = interpreter(python) else {
-        let name = python.unwrap_or(Path::new("python3")).display().to_string();
+fn refresh(ctx: &Context) -> Result<i32, Fatal> {
+    let python = ctx.interpreter();
+    let py: &Path = &python.path;
+    if !python.found {
         crate::out::report_line(&format!(
-            "sglang-launch: error: interpreter {name} not found"
+            "sglang-launch: error: interpreter {} not found",
+            py.display()
         ));
         return Ok(exit::NOT_FOUND);
-    };
-    let Some(found) = version::find_installed(Some(&py)) else {
+    }
+    let Some(found) = version::find_installed(Some(py)) else {
         crate::out::report_line(&format!(
             "sglang-launch: error: no SGLang installed for {}",
             py.display()
@@ -171,7 +164,7 @@ fn refresh(python: Option<&Path>) -> Result<i32, Fatal> {
         dist_info: &found.dist_info,
         digest: digest.as_deref(),
     };
-    match extract::refresh(&py, install) {
+    match extract::refresh(py, install) {
         Ok(x) => {
             let cache = x
                 .cache

@@ -5,17 +5,17 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::context::Context;
 use super::profiled::Prepared;
 use super::target::{self, Target};
 use super::{build, misplaced_hint, print_out, print_verbatim};
 use crate::exit;
 use crate::facts::Env;
 use crate::out::{report_line, warn};
-use crate::plan::{self, Fatal, resolve_interpreter};
-use crate::profile::Profile;
+use crate::plan::{self, Fatal};
 use crate::report;
 use crate::rules::Code;
-use crate::settings::{Mode, Settings};
+use crate::settings::Mode;
 use crate::sglang;
 
 /// Where the plan's JSON goes, besides the human report.
@@ -31,14 +31,14 @@ pub struct Show {
 }
 
 pub fn plan_cmd(
-    s: &(Settings, Option<Profile>),
+    ctx: &Context,
     out: &Output,
     tokens: Vec<OsString>,
     show: Show,
 ) -> Result<i32, Fatal> {
-    let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
+    let prepared = super::profiled::prepare(ctx, tokens, ctx.env.clone())?;
     crate::secrets::install_early(&prepared.tokens, &prepared.env);
-    let (topology, pass_through) = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
+    let (topology, pass_through) = match target::decide(ctx, &prepared.tokens, &prepared.env) {
         Target::Other(why) => (None, Some(why)),
         Target::NoDriver(f) => return Err(no_driver(f, &prepared.tokens)),
         Target::Nvidia(t) => (t.map(|t| *t), None),
@@ -48,7 +48,7 @@ pub fn plan_cmd(
             "sglang-launch: pass-through: {why}; not planned, SGLang gets the command unchanged"
         ));
     }
-    let outcome = build(s, prepared, topology, pass_through.clone(), false)?;
+    let outcome = build(ctx, prepared, topology, pass_through.clone(), false)?;
     if pass_through.is_some() && show.print_args {
         // What runs is the command as given: nothing is fixed for a server not planned.
         let line = report::command_line(&outcome, show.show_secrets);
@@ -85,29 +85,29 @@ pub fn plan_cmd(
 }
 
 pub fn run(
-    s: &(Settings, Option<Profile>),
+    ctx: &Context,
     out: &Output,
     tokens: Vec<OsString>,
     dry_run: bool,
 ) -> Result<i32, Fatal> {
-    let mode = s.0.mode;
-    let prepared = super::profiled::prepare(s.1.as_ref(), &s.0, tokens, Env::from_process())?;
+    let mode = ctx.settings().mode;
+    let prepared = super::profiled::prepare(ctx, tokens, ctx.env.clone())?;
     crate::secrets::install_early(&prepared.tokens, &prepared.env);
     if mode == Mode::Off {
         report_line("sglang-launch: mode off: nothing checked or changed");
-        return untouched(&s.0, prepared, dry_run);
+        return untouched(ctx, prepared, dry_run);
     }
-    let topology = match target::decide(&s.0, &prepared.tokens, &prepared.env) {
+    let topology = match target::decide(ctx, &prepared.tokens, &prepared.env) {
         Target::Other(why) => {
             report_line(&format!(
                 "sglang-launch: pass-through: {why}; SGLang gets the command unchanged"
             ));
-            return untouched(&s.0, prepared, dry_run);
+            return untouched(ctx, prepared, dry_run);
         }
         Target::NoDriver(f) if mode == Mode::Warn => {
             warn(&f.message);
             warn("launching unchecked (--mode warn)");
-            return untouched(&s.0, prepared, dry_run);
+            return untouched(ctx, prepared, dry_run);
         }
         Target::NoDriver(f) => {
             let mut f = no_driver(f, &prepared.tokens);
@@ -116,7 +116,7 @@ pub fn run(
         }
         Target::Nvidia(t) => t.map(|t| *t),
     };
-    let outcome = build(s, prepared, topology, None, mode == Mode::Warn).map_err(|mut f| {
+    let outcome = build(ctx, prepared, topology, None, mode == Mode::Warn).map_err(|mut f| {
         if f.code == exit::BLOCKED {
             f.code = exit::CONFIG;
         }
@@ -169,8 +169,8 @@ pub fn run(
 }
 
 /// The command as given (after the profile, if any): no facts read, no fixes.
-fn untouched(s: &Settings, prepared: Prepared, dry_run: bool) -> Result<i32, Fatal> {
-    let interpreter = resolve_interpreter(s.python.as_deref());
+fn untouched(ctx: &Context, prepared: Prepared, dry_run: bool) -> Result<i32, Fatal> {
+    let interpreter = ctx.interpreter();
     // Only for masking secrets in what is printed: their option names are the same in every release.
     let args = sglang::parse(newest(), prepared.tokens);
     if dry_run {

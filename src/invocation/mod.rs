@@ -7,6 +7,7 @@
 mod adopt;
 pub mod cli;
 mod config;
+pub mod context;
 mod flags;
 mod launch;
 mod observed;
@@ -22,14 +23,13 @@ use std::ffi::OsString;
 use clap::FromArgMatches;
 
 use crate::exit;
-use crate::facts::{Env, Topology};
-use crate::plan::{self, Fatal, Request};
-use crate::profile::Profile;
+use crate::facts::Topology;
+use crate::plan::{self, Fatal};
 use crate::report;
-use crate::rules::{Code, RuleSettings};
-use crate::settings::Settings;
+use crate::rules::Code;
 
 use cli::{Cli, Command};
+use context::Context;
 
 /// What the `docs` layer prints for `completions`, `man` and the hidden `__complete`: that
 /// layer sits above this one, so the binary hands it in.
@@ -177,7 +177,7 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         unknown_launcher_env();
     }
     let (launcher, sglang_tokens, form) = split::split_form(&argv);
-    let Ok((launcher, sglang_tokens)) = adopt::adopt(launcher, sglang_tokens, form) else {
+    let Ok((launcher, sglang_tokens, earlier)) = adopt::adopt(launcher, sglang_tokens, form) else {
         return Ok(exit::USAGE);
     };
     not_utf8(&launcher)?;
@@ -196,33 +196,56 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     if let Some(code) = reject_stray(&cli.command) {
         return Ok(code);
     }
-    match cli.command {
-        Command::Run(a) => launch::run(
-            &settings(&matches, &a.opts.profile)?,
-            &output(&a.opts),
-            sglang_tokens,
-            a.dry_run,
-        ),
-        Command::Check(a) => launch::plan_cmd(
-            &settings(&matches, &a.opts.profile)?,
-            &output(&a.opts),
-            sglang_tokens,
-            launch::Show {
-                print_args: false,
-                show_secrets: false,
-            },
-        ),
+    // The one context of the run, for the commands that read the launcher's settings.
+    match context_profile(&cli.command) {
+        Some(profile) => {
+            let ctx = Context::build(&matches, &profile)?.reusing(earlier);
+            with_context(cli.command, &ctx, sglang_tokens)
+        }
+        None => without_context(cli.command, &matches, docs),
+    }
+}
+
+/// The profile option of a command that reads the launcher's settings (the default for those
+/// without one); `None` for a command that reads none.
+fn context_profile(command: &Command) -> Option<cli::ProfileArg> {
+    match command {
+        Command::Run(a) => Some(a.opts.profile.clone()),
+        Command::Check(a) => Some(a.opts.profile.clone()),
+        Command::Plan(a) => Some(a.opts.profile.clone()),
+        Command::Config(cli::ConfigCommand::Show(a)) => Some(a.profile.clone()),
+        Command::Upgrade(_) | Command::Detect(_) | Command::Flags(_) => {
+            Some(cli::ProfileArg::default())
+        }
+        _ => None,
+    }
+}
+
+fn with_context(command: Command, ctx: &Context, tokens: Vec<OsString>) -> Result<i32, Fatal> {
+    let show = |print_args, show_secrets| launch::Show {
+        print_args,
+        show_secrets,
+    };
+    match command {
+        Command::Run(a) => launch::run(ctx, &output(&a.opts), tokens, a.dry_run),
+        Command::Check(a) => launch::plan_cmd(ctx, &output(&a.opts), tokens, show(false, false)),
         Command::Plan(a) => launch::plan_cmd(
-            &settings(&matches, &a.opts.profile)?,
+            ctx,
             &output(&a.opts),
-            sglang_tokens,
-            launch::Show {
-                print_args: a.print_args,
-                show_secrets: a.show_secrets,
-            },
+            tokens,
+            show(a.print_args, a.show_secrets),
         ),
-        Command::Upgrade(a) => upgrade::upgrade(&a, sglang_tokens, &plain_settings(&matches)?),
-        Command::Detect(a) => detect(&a),
+        Command::Upgrade(a) => upgrade::upgrade(&a, tokens, ctx),
+        Command::Detect(a) => detect(&a, ctx),
+        Command::Flags(f) => flags::command(&f, ctx),
+        Command::Config(cli::ConfigCommand::Show(a)) => config::show(a.json, ctx),
+        // `context_profile` sends only the commands above here.
+        _ => Err(misrouted()),
+    }
+}
+
+fn without_context(command: Command, matches: &clap::ArgMatches, docs: Docs) -> Result<i32, Fatal> {
+    match command {
         Command::Rules(a) => {
             print_out(&crate::rules::render_list(a.json))?;
             Ok(exit::OK)
@@ -234,9 +257,8 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
             }
             Err(e) => Err(Fatal::usage(e.to_string())),
         },
-        Command::Flags(f) => flags::command(&f, &plain_settings(&matches)?),
-        Command::Config(c) => config::command(&c, &matches),
-        Command::Profiles(p) => profiles::command(&p, &matches),
+        // Each profile is planned with its own `[launcher]` table over the same layers.
+        Command::Profiles(p) => profiles::command(&p, &context::Layers::read(matches)),
         c @ (Command::Completions(_) | Command::Man | Command::Complete(_)) => {
             print_docs(&docs(&c))?;
             Ok(exit::OK)
@@ -244,7 +266,13 @@ pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
         Command::SystemdUnit(a) => service::systemd_unit(&a),
         Command::WaitReady(a) => service::wait_ready(&a),
         Command::Observed(a) => observed::list(a.json),
+        _ => Err(misrouted()),
     }
+}
+
+/// A command sent to the dispatcher for the other kind: a bug, said as one (never a panic).
+fn misrouted() -> Fatal {
+    Fatal::usage("internal error: command dispatched to the wrong handler")
 }
 
 /// A launcher option or value that is not UTF-8: its settings are text, and clap would only
@@ -325,64 +353,10 @@ fn ours(e: &clap::Error) -> String {
     }
 }
 
-/// The layered settings for the options typed after the subcommand, with the named profile's
-/// `[launcher]` table as the profile layer; and the profile, for its arguments and environment.
-fn settings(
-    matches: &clap::ArgMatches,
-    arg: &cli::ProfileArg,
-) -> Result<(Settings, Option<Profile>), Fatal> {
-    let sub = matches.subcommand().map_or(matches, |(_, m)| m);
-    let profile = profiled::load(arg)?;
-    let layer = profile.as_ref().map(profiled::launcher_layer).transpose()?;
-    let s = crate::settings::load(sub, layer)
-        .map(|r| r.settings)
-        .map_err(config::fatal)?;
-    Ok((s, profile))
-}
-
-/// The layered settings of a command without profiles (`upgrade`, `flags show`): the same
-/// files, variables and options `check` reads, from the innermost subcommand's options.
-fn plain_settings(matches: &clap::ArgMatches) -> Result<Settings, Fatal> {
-    let mut sub = matches;
-    while let Some((_, m)) = sub.subcommand() {
-        sub = m;
-    }
-    crate::settings::load(sub, None)
-        .map(|r| r.settings)
-        .map_err(config::fatal)
-}
-
 fn output(o: &cli::PlanOptions) -> launch::Output {
     launch::Output {
         json: o.json,
         json_file: o.json_file.clone(),
-    }
-}
-
-fn request(s: &Settings, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>) -> Request {
-    Request {
-        tokens,
-        gpus,
-        topology: s.topology.clone(),
-        sglang_version: s.sglang_version.clone(),
-        sglang_version_from: s.sglang_version_from.clone(),
-        python: s.python.clone(),
-        nvml_lib: s.nvml_lib.clone(),
-        settings: RuleSettings {
-            // Every layer drops empty items (`--allow AR001,` names one rule).
-            allow: s.allow.clone(),
-            deny: s.deny.clone(),
-            strict: s.strict,
-        },
-        no_fix: s.no_fix,
-        // Planning for another machine from its topology file stays offline unless asked.
-        hub: !s.offline && (s.topology.is_none() || s.online),
-        fit: s.fit,
-        fit_request_tokens: s.fit_request_tokens,
-        env,
-        env_changes: Default::default(),
-        pass_through: None,
-        observations: true,
     }
 }
 
@@ -478,18 +452,18 @@ fn hinted(e: Fatal, hint: Option<String>) -> Fatal {
 /// error (say, no driver because `--topology` went after the SGLang arguments). Under `--mode
 /// warn` a profile for other hardware is a warning.
 fn build(
-    (s, profile): &(Settings, Option<Profile>),
+    ctx: &Context,
     prepared: profiled::Prepared,
     gpus: Option<Topology>,
     pass_through: Option<String>,
     warn: bool,
 ) -> Result<plan::Outcome, Fatal> {
     let hint = misplaced(&prepared.tokens, |_| false);
-    let mut req = request(s, prepared.tokens, prepared.env, gpus);
+    let mut req = ctx.request(prepared.tokens, prepared.env, gpus);
     req.env_changes = prepared.changes;
     req.pass_through = pass_through;
     let outcome = plan::build(&req).map_err(|e| hinted(e, hint))?;
-    if let Some(p) = profile {
+    if let Some(p) = &ctx.profile {
         // A profile's hardware conditions describe NVIDIA GPUs: a pass-through has none.
         match profiled::check_hardware(p, &outcome.topology) {
             _ if req.pass_through.is_some() => {}
@@ -510,10 +484,11 @@ fn build(
     Ok(outcome)
 }
 
-fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
-    let mut topo = match plan::load_topology(None, a.nvml_lib.as_deref()) {
+fn detect(a: &cli::DetectArgs, ctx: &Context) -> Result<i32, Fatal> {
+    let s = ctx.settings();
+    let mut topo = match plan::load_topology(None, s.nvml_lib.as_deref()) {
         Ok(t) => t,
-        Err(e) => other_accelerators(a).ok_or_else(|| {
+        Err(e) => other_accelerators(s.device_root.as_deref()).ok_or_else(|| {
             Fatal::usage(e.to_string()).with_note(
                 "(`detect` reads this machine's GPUs: on a GPU machine, `sglang-launch detect --json > box.json` \
                  writes the file that check/plan read with --topology box.json)",
@@ -521,11 +496,10 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
         })?,
     };
     // The host around the GPUs, so a plan for this machine elsewhere sees it too.
-    let python = plan::resolve_interpreter(a.python.as_deref());
-    let packages = python.found.then(|| {
-        crate::facts::Packages::detect(Some(&python.path))
-            .with_toolkit(&crate::facts::Env::from_process())
-    });
+    let python = ctx.interpreter();
+    let packages = python
+        .found
+        .then(|| crate::facts::Packages::detect(Some(&python.path)).with_toolkit(&ctx.env));
     topo.host = Some(crate::facts::host_record::HostRecord::probe(
         packages.as_ref(),
     ));
@@ -539,11 +513,8 @@ fn detect(a: &cli::DetectArgs) -> Result<i32, Fatal> {
 
 /// No NVIDIA driver: a host with another accelerator is still described (no GPUs, its
 /// accelerators listed), so an offline check of it passes through as the drop-in would.
-fn other_accelerators(a: &cli::DetectArgs) -> Option<crate::facts::Topology> {
-    let root = a
-        .device_root
-        .as_deref()
-        .unwrap_or(std::path::Path::new("/"));
+fn other_accelerators(root: Option<&std::path::Path>) -> Option<crate::facts::Topology> {
+    let root = root.unwrap_or(std::path::Path::new("/"));
     let found = crate::facts::accelerators::other(root);
     (!found.is_empty()).then(|| {
         crate::facts::Topology::without_gpus(

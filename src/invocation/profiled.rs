@@ -3,14 +3,13 @@
 
 use std::ffi::OsString;
 
-use super::cli::ProfileArg;
+use super::context::Context;
 use crate::exit;
 use crate::facts::{Env, Topology};
+use crate::plan::Fatal;
 use crate::plan::json::EnvChanges;
-use crate::plan::{Fatal, resolve_interpreter};
-use crate::profile::{self, Profile, Search};
-use crate::settings::Settings;
-use crate::sglang::{self, version};
+use crate::profile::{self, Profile};
+use crate::sglang;
 
 /// The request's parts after the profile, and what the user overrode.
 pub struct Prepared {
@@ -21,45 +20,14 @@ pub struct Prepared {
     pub overrides: Vec<String>,
 }
 
-/// The profile `--profile` / `SGLANG_LAUNCH_PROFILE` names, if any.
-pub fn load(arg: &ProfileArg) -> Result<Option<Profile>, Fatal> {
-    let Some(name) = arg.profile.as_deref().filter(|n| !n.trim().is_empty()) else {
-        return Ok(None);
-    };
-    let search = Search::from_process(arg.profiles_dir.dir.as_deref());
-    profile::load(&search, name)
-        .map(Some)
-        .map_err(|e| Fatal::usage(e.0))
-}
-
-/// The profile's `[launcher]` table, as the profile layer of the layered settings (a bad
-/// `mode` value is refused there, naming the profile).
-pub fn launcher_layer(p: &Profile) -> Result<(String, toml::Table), Fatal> {
-    let table = toml::Table::try_from(&p.launcher)
-        .map_err(|e| Fatal::usage(format!("profile {}: [launcher]: {e}", p.name)))?;
-    Ok((p.name.clone(), table))
-}
-
-/// The flag set of the release the merged settings select (`--sglang-version`, else the
-/// interpreter's SGLang).
-pub fn flags(s: &Settings) -> &'static sglang::FlagSet {
-    let python = resolve_interpreter(s.python.as_deref());
-    version::select(
-        s.sglang_version.as_deref(),
-        python.found.then_some(python.path.as_path()),
-    )
-    .flags
-}
-
-/// The profile's SGLang tokens before the user's and its environment under the user's, for
-/// the flag set the merged settings select; without a profile, the user's as they are.
+/// The context profile's SGLang tokens before the user's and its environment under the
+/// user's, for the context's release; without a profile, the user's as they are.
 pub fn prepare(
-    profile: Option<&Profile>,
-    s: &Settings,
+    ctx: &Context,
     user_tokens: Vec<OsString>,
     user_env: Env,
 ) -> Result<Prepared, Fatal> {
-    let Some(profile) = profile else {
+    let Some(profile) = &ctx.profile else {
         return Ok(Prepared {
             tokens: user_tokens,
             env: user_env,
@@ -67,7 +35,7 @@ pub fn prepare(
             overrides: Vec::new(),
         });
     };
-    let flags = flags(s);
+    let flags = ctx.flags();
     let ours = profile::tokens(&profile.args, flags).map_err(|e| Fatal::usage(e.0))?;
     let mut overrides = overridden(flags, &ours, &user_tokens);
     let (env, changes, env_overrides) = merge_env(profile, user_env);

@@ -5,19 +5,17 @@ use std::ffi::OsString;
 
 use serde_json::{Value, json};
 
-use clap::ArgMatches;
-
 use super::cli::{ProfilesCommand, ProfilesListArgs};
-use super::{config, print_out, profiled, request};
+use super::context::{Context, Layers};
+use super::print_out;
 use crate::exit;
-use crate::facts::{Env, Topology};
+use crate::facts::Topology;
 use crate::out::escape;
 use crate::plan::{self, Fatal, Outcome};
 use crate::profile::{self, Profile, Search};
 use crate::report;
 use crate::rules::Severity;
 use crate::secrets;
-use crate::settings::Settings;
 
 /// How a profile would run here.
 enum Verdict {
@@ -32,16 +30,18 @@ enum Verdict {
     Unplanned,
 }
 
-pub fn command(cmd: &ProfilesCommand, matches: &ArgMatches) -> Result<i32, Fatal> {
-    // `profiles list|show`'s own matches: their options are the command-line settings layer.
-    let m = matches
-        .subcommand()
-        .and_then(|(_, m)| m.subcommand())
-        .map_or(matches, |(_, m)| m);
+/// `layers`: the settings under each profile's `[launcher]` table (`profiles list|show`'s own
+/// options are the command-line layer); a broken one makes each profile invalid.
+pub fn command(cmd: &ProfilesCommand, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
     match cmd {
-        ProfilesCommand::List(a) => list(a, m),
-        ProfilesCommand::Show(a) => show(&a.name, &a.list, m),
+        ProfilesCommand::List(a) => list(a, layers),
+        ProfilesCommand::Show(a) => show(&a.name, &a.list, layers),
     }
+}
+
+/// The run context a profile plans with: the same layers, its own `[launcher]` table.
+fn context(p: &Profile, layers: &Result<Layers, Fatal>) -> Result<Context, Fatal> {
+    Context::new(layers.as_ref().map_err(Clone::clone)?, Some(p.clone()))
 }
 
 fn search(a: &ProfilesListArgs) -> Search {
@@ -63,7 +63,7 @@ fn gpus(a: &ProfilesListArgs) -> Result<Option<Topology>, Fatal> {
     }
 }
 
-fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
+fn list(a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
     let search = search(a);
     let topo = gpus(a)?;
     let rows: Vec<(String, String, Option<String>, Verdict)> = search
@@ -71,10 +71,11 @@ fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
         .into_iter()
         .map(|(name, origin)| match profile::load(&search, &name) {
             Ok(p) => {
-                hide_secrets(&p, m);
+                let ctx = context(&p, layers);
+                hide_secrets(&p, ctx.as_ref().ok());
                 let v = topo
                     .as_ref()
-                    .map_or(Verdict::Unplanned, |t| judge(&p, m, t));
+                    .map_or(Verdict::Unplanned, |t| judge(&p, &ctx, t));
                 (name, origin, p.description, v)
             }
             Err(e) => (name, origin, None, Verdict::Invalid(e.0)),
@@ -96,36 +97,29 @@ fn list(a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
 }
 
 /// Hardware conditions first; then the plan's blocking findings and fixes.
-fn judge(p: &Profile, m: &ArgMatches, topo: &Topology) -> Verdict {
+fn judge(p: &Profile, ctx: &Result<Context, Fatal>, topo: &Topology) -> Verdict {
     let unmet = profile::hardware::unmet(&p.hardware, topo);
     if !unmet.is_empty() {
         return Verdict::Incompatible(unmet);
     }
-    match plan_profile(p, m, topo) {
+    match ctx
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|c| plan_profile(c, topo))
+    {
         Ok(outcome) => classify(&outcome),
         Err(e) => Verdict::Invalid(e.message),
     }
 }
 
-/// The merged settings a profile plans with (the command line's over the profile's).
-fn settings(p: &Profile, m: &ArgMatches) -> Result<Settings, Fatal> {
-    let layer = profiled::launcher_layer(p)?;
-    crate::settings::load(m, Some(layer))
-        .map(|r| r.settings)
-        .map_err(config::fatal)
-}
-
 /// Hides the profile's secrets in everything printed from now on; the profile with their
 /// values as `***`, for showing it. Without settings to pick a release, the newest's options.
-fn hide_secrets(p: &Profile, m: &ArgMatches) -> Profile {
+fn hide_secrets(p: &Profile, ctx: Option<&Context>) -> Profile {
     let newest = || {
         let v = crate::sglang::flagset::KNOWN_VERSIONS.last();
         v.and_then(|v| crate::sglang::flagset::get(v))
     };
-    let flags = settings(p, m)
-        .ok()
-        .map(|s| profiled::flags(&s))
-        .or_else(newest);
+    let flags = ctx.map(Context::flags).or_else(newest);
     let Some(flags) = flags else {
         return p.clone();
     };
@@ -135,15 +129,9 @@ fn hide_secrets(p: &Profile, m: &ArgMatches) -> Profile {
 }
 
 /// The profile planned with no SGLang arguments of the user's; a topology file keeps it offline.
-fn plan_profile(p: &Profile, m: &ArgMatches, topo: &Topology) -> Result<Outcome, Fatal> {
-    let s = settings(p, m)?;
-    let prepared = profiled::prepare(Some(p), &s, Vec::<OsString>::new(), Env::from_process())?;
-    plan::build(&request(
-        &s,
-        prepared.tokens,
-        prepared.env,
-        Some(topo.clone()),
-    ))
+fn plan_profile(ctx: &Context, topo: &Topology) -> Result<Outcome, Fatal> {
+    let prepared = super::profiled::prepare(ctx, Vec::<OsString>::new(), ctx.env.clone())?;
+    plan::build(&ctx.request(prepared.tokens, prepared.env, Some(topo.clone())))
 }
 
 fn classify(o: &Outcome) -> Verdict {
@@ -246,9 +234,10 @@ fn row_json(name: &str, origin: &str, desc: &Option<String>, v: &Verdict) -> Val
     })
 }
 
-fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> {
+fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
     let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
-    let shown = hide_secrets(&p, m);
+    let ctx = context(&p, layers);
+    let shown = hide_secrets(&p, ctx.as_ref().ok());
     let Some(topo) = gpus(a)? else {
         if a.json {
             let mut v = profile_json(&shown);
@@ -262,7 +251,7 @@ fn show(name: &str, a: &ProfilesListArgs, m: &ArgMatches) -> Result<i32, Fatal> 
         return Ok(exit::OK);
     };
     let unmet = profile::hardware::unmet(&p.hardware, &topo);
-    let outcome = plan_profile(&p, m, &topo)?;
+    let outcome = plan_profile(&ctx?, &topo)?;
     outcome.secrets.install();
     let p = shown;
     if a.json {

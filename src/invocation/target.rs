@@ -6,10 +6,10 @@ use crate::sglang::opt;
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::context::Context;
 use crate::facts::{Env, Topology, accelerators};
-use crate::plan::{self, Fatal, resolve_interpreter};
-use crate::settings::Settings;
-use crate::sglang::{self, version};
+use crate::plan::{self, Fatal};
+use crate::sglang;
 
 pub enum Target {
     /// An NVIDIA GPU server: the GPUs read through NVML, or `None` when a topology file
@@ -22,8 +22,9 @@ pub enum Target {
 }
 
 /// Decides the target, reading NVML at most once (the plan reuses what was read).
-pub fn decide(s: &Settings, tokens: &[OsString], env: &Env) -> Target {
-    let device = explicit_device(s, tokens);
+pub fn decide(ctx: &Context, tokens: &[OsString], env: &Env) -> Target {
+    let s = ctx.settings();
+    let device = explicit_device(ctx, tokens);
     match device.as_deref() {
         Some(d) if !is_cuda(d) => {
             return Target::Other(format!("--device {d}: not an NVIDIA GPU server"));
@@ -91,7 +92,7 @@ fn is_cuda(device: &str) -> bool {
 
 /// `--device` as SGLang's parser reads it (abbreviations and `--config` files included); the
 /// parse is skipped when no token can name it.
-fn explicit_device(s: &Settings, tokens: &[OsString]) -> Option<String> {
+fn explicit_device(ctx: &Context, tokens: &[OsString]) -> Option<String> {
     let may_name = tokens.iter().any(|t| {
         t.to_str()
             .is_some_and(|t| t.starts_with("--de") || t.starts_with("--co"))
@@ -99,13 +100,7 @@ fn explicit_device(s: &Settings, tokens: &[OsString]) -> Option<String> {
     if !may_name {
         return None;
     }
-    let python = resolve_interpreter(s.python.as_deref());
-    let flags = version::select(
-        s.sglang_version.as_deref(),
-        python.found.then_some(python.path.as_path()),
-    )
-    .flags;
-    let args = sglang::parse(flags, tokens.to_vec());
+    let args = sglang::parse(ctx.flags(), tokens.to_vec());
     args.get(opt::DEVICE)?.as_str().map(str::to_owned)
 }
 
@@ -117,12 +112,12 @@ mod tests {
         v.iter().map(OsString::from).collect()
     }
 
-    fn offline() -> Settings {
-        Settings {
+    fn offline() -> Context {
+        Context::of(crate::settings::Settings {
             sglang_version: Some("0.5.23".into()),
             topology: Some("unused.json".into()),
-            ..Settings::default()
-        }
+            ..Default::default()
+        })
     }
 
     #[test]

@@ -8,12 +8,12 @@ use crate::facts::Env;
 use crate::plan::Fatal;
 use crate::report::upgrade::{Advice, ConfigAdvice, EnvYouSet};
 use crate::secrets;
-use crate::settings::Settings;
 use crate::sglang::rewrite::{Rewritten, remaining_error, rewrite};
 use crate::sglang::upgrade::{DefaultChanged, EnvDiff, FlagDiff};
-use crate::sglang::{SglangArgs, envs, flagset, parse, release, version};
+use crate::sglang::{SglangArgs, envs, flagset, parse, release};
 
 use super::cli::UpgradeArgs;
+use super::context::Context;
 
 /// The target's exact flag set: advice for "roughly that release" would be wrong advice.
 fn target(v: &str) -> Result<&'static flagset::FlagSet, Fatal> {
@@ -28,22 +28,17 @@ fn target(v: &str) -> Result<&'static flagset::FlagSet, Fatal> {
     })
 }
 
-pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, s: &Settings) -> Result<i32, Fatal> {
+pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, ctx: &Context) -> Result<i32, Fatal> {
     let to = target(&a.to)?;
-    let python = crate::plan::resolve_interpreter(s.python.as_deref());
-    let sel = version::select(
-        s.sglang_version.as_deref(),
-        python.found.then_some(python.path.as_path()),
-    );
-    let from = sel.flags;
-    let args = parse(from, tokens);
+    let sel = ctx.release();
+    let args = parse(sel.flags, tokens);
     let config_text = args.config.as_ref().and_then(|c| {
         let file = std::path::Path::new(&c.file);
         crate::fsread::optional_string(file, crate::fsread::SGLANG_CONFIG)
     });
     let r = rewrite(&args, to, config_text.as_deref());
-    let env = Env::from_process();
-    let advice = advise(&args, &r, &env, &sel.requested, a.show_secrets);
+    let env = &ctx.env;
+    let advice = advise(&args, &r, env, &sel.requested, a.show_secrets);
     let text = if a.print_args {
         if let Some(why) = &advice.rejected_by_target {
             crate::out::report_line(&crate::out::escape(&format!(
@@ -60,7 +55,7 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, s: &Settings) -> Result<i
     if a.show_secrets {
         super::print_verbatim(&text)?;
     } else {
-        secrets::install_early(&args.tokens, &env);
+        secrets::install_early(&args.tokens, env);
         if a.print_args || a.json {
             super::print_out(&text)?;
         } else {

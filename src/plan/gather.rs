@@ -73,11 +73,14 @@ pub struct Machine {
 }
 
 pub fn machine(req: &Request) -> Result<Machine, Error> {
-    let interpreter = resolve_interpreter(req.python.as_deref());
-    let selected = version::select(
-        req.sglang_version.as_deref(),
-        interpreter.found.then_some(interpreter.path.as_path()),
-    );
+    let (interpreter, selected) = req.chosen.clone().unwrap_or_else(|| {
+        let interpreter = resolve_interpreter(req.python.as_deref());
+        let selected = version::select(
+            req.sglang_version.as_deref(),
+            interpreter.found.then_some(interpreter.path.as_path()),
+        );
+        (interpreter, selected)
+    });
     let topology = match &req.gpus {
         Some(t) => t.clone(),
         None => load_topology(req.topology.as_deref(), req.nvml_lib.as_deref())?,

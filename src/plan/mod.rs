@@ -38,6 +38,9 @@ pub struct Request {
     /// Where `sglang_version` comes from, as the report names it.
     pub sglang_version_from: Option<String>,
     pub python: Option<PathBuf>,
+    /// The interpreter and release the invocation already chose from `python` and
+    /// `sglang_version` (one choice per run); `None`: chosen here from them.
+    pub chosen: Option<(Interpreter, version::Selected)>,
     pub nvml_lib: Option<PathBuf>,
     /// The GPUs, when the caller already read them (NVML is read once per run).
     pub gpus: Option<Topology>,

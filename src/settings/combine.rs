@@ -1,54 +1,10 @@
 //! The pure combine step: layers in, merged settings and each setting's source out.
 
-use std::num::NonZeroU64;
-use std::path::PathBuf;
-
 use figment::Figment;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::layer::{Layer, Source};
-use super::registry;
-
-/// What the launcher does with what it finds (`run` and the drop-in form).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Error findings block the launch (exit 78).
-    #[default]
-    Enforce,
-    /// Findings are reported and fixes applied, and SGLang is launched whatever they say.
-    Warn,
-    /// Nothing is read or changed: the command is exec'd as given.
-    Off,
-}
-
-impl Mode {
-    pub const NAMES: [&'static str; 3] = ["enforce", "warn", "off"];
-}
-
-/// The launcher settings a file, a profile, the environment or the command line may set.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
-pub struct Settings {
-    pub sglang_version: Option<String>,
-    pub python: Option<PathBuf>,
-    pub topology: Option<PathBuf>,
-    pub nvml_lib: Option<PathBuf>,
-    pub device_root: Option<PathBuf>,
-    pub strict: bool,
-    pub no_fix: bool,
-    pub fit: bool,
-    pub fit_request_tokens: Option<NonZeroU64>,
-    pub offline: bool,
-    pub online: bool,
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-    pub mode: Mode,
-    /// Where `sglang_version` comes from, for the report (`--sglang-version`, a variable, a
-    /// config file, a profile); not a setting itself.
-    #[serde(skip)]
-    pub sglang_version_from: Option<String>,
-}
+use super::registry::{self, Settings};
 
 /// Every layer above the built-in defaults, lowest first within each field.
 #[derive(Debug, Clone, Default)]
@@ -76,19 +32,6 @@ impl Resolved {
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, s)| s.as_str())
-    }
-}
-
-/// A setting's source as the report names it: the option, the variable, the file or the
-/// profile.
-fn version_label(source: &str) -> String {
-    match source {
-        "command line" => "--sglang-version".to_owned(),
-        s => match s.strip_prefix("env ") {
-            Some(var) => var.to_owned(),
-            None if s.starts_with("profile ") => s.to_owned(),
-            None => format!("config {s}"),
-        },
     }
 }
 
@@ -122,23 +65,20 @@ pub fn combine(inputs: Inputs) -> Result<Resolved, String> {
         .collect();
     layers.iter().try_for_each(check)?;
     let figment = layers.into_iter().fold(Figment::new(), Figment::merge);
-    let mut settings: Settings = figment.extract().map_err(|e| e.to_string())?;
+    let settings: Settings = figment.extract().map_err(|e| e.to_string())?;
     let sources: Vec<(&'static str, String)> = registry::settings()
         .map(|(key, _)| {
             let source = figment.find_metadata(key).map(|m| m.name.to_string());
             (key, source.unwrap_or_else(|| Source::Default.to_string()))
         })
         .collect();
-    if settings.sglang_version.is_some() {
-        let from = sources.iter().find(|(k, _)| *k == "sglang-version");
-        settings.sglang_version_from = from.map(|(_, s)| version_label(s));
-    }
     Ok(Resolved { settings, sources })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Mode;
 
     fn table(text: &str) -> toml::Table {
         toml::from_str(text).unwrap()

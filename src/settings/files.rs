@@ -4,8 +4,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::combine::Settings;
 use super::layer::{Layer, Source};
+use super::registry::Settings;
 
 pub const SYSTEM: &str = "/etc/sglang-launch/config.toml";
 

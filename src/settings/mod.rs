@@ -10,26 +10,24 @@ mod layer;
 pub mod registry;
 mod show;
 
-pub use combine::{Inputs, Mode, Resolved, Settings, check, combine};
+pub use combine::{Inputs, Resolved, check, combine};
 pub use layer::{Layer, Source};
+pub use registry::{Mode, Settings};
 pub use show::{render_json, render_text};
 
 use clap::ArgMatches;
 
-/// Reads the files and the environment and merges them with `profile` (name and `[launcher]`
-/// table) and the options typed in `matches`.
-pub fn load(
-    matches: &ArgMatches,
-    profile: Option<(String, toml::Table)>,
-) -> Result<Resolved, String> {
+/// Reads the files and the environment, and takes the options typed in `matches`: every layer
+/// but the profile's, which the caller adds.
+pub fn inputs(matches: &ArgMatches) -> Result<Inputs, String> {
     let files = files::paths(|n| std::env::var_os(n))
         .iter()
         .filter_map(|p| files::read(p).transpose())
         .collect::<Result<Vec<_>, _>>()?;
     let env = env::layers(|n| std::env::var(n).ok())?;
-    combine(Inputs {
+    Ok(Inputs {
         files,
-        profile,
+        profile: None,
         env,
         cli: Some(cli::layer(matches)),
     })

@@ -284,3 +284,154 @@ fn config_show_prints_a_value_of_any_length_whole() {
         .collect();
     assert!(sources.windows(2).all(|w| w[0] == w[1]), "{text:.2000}");
 }
+
+/// `b`'s launcher with `args`, succeeding; its stdout.
+fn stdout(b: &Box, env: &[(&str, &str)], args: &[&str]) -> String {
+    let out = b
+        .sl()
+        .envs(env.iter().copied())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// The release `check --json`, the report's header, `flags show` and `upgrade` use, and the
+/// header's label for its source.
+fn releases(b: &Box, env: &[(&str, &str)]) -> (String, String, String, String) {
+    let topo = format!("{ROOT}/examples/topologies/8x-h100-sxm-nvlink.json");
+    let line = ["--", "--model-path", "m"];
+    let check = |json: &[&str]| {
+        let args = [&["check", "--topology", &topo][..], json, &line[..]].concat();
+        stdout(b, env, &args)
+    };
+    let plan: Value = serde_json::from_str(&check(&["--json"])).unwrap();
+    let header = first_line(&check(&[]))
+        .split(" · ")
+        .next()
+        .unwrap_or("")
+        .to_owned();
+    let flags = first_line(&stdout(b, env, &["flags", "show"])).to_owned();
+    let upgrade = stdout(
+        b,
+        env,
+        &[&["upgrade", "--to", "0.5.23"][..], &line].concat(),
+    );
+    let json = plan["sglang_version"].as_str().unwrap_or("").to_owned();
+    (json, header, flags, first_line(&upgrade).to_owned())
+}
+
+/// The first line `flags show` prints for an embedded release.
+fn flags_line(b: &Box, version: &str) -> String {
+    let text = stdout(b, &[], &["flags", "show", "--sglang-version", version]);
+    first_line(&text).to_owned()
+}
+
+/// `sglang-version` from a config file, a variable or the command line: `check`, `flags
+/// show` and `upgrade` use the same release, and the report names where it was set.
+#[test]
+fn every_command_uses_the_release_the_settings_name_and_the_report_names_the_source() {
+    let b = Box::new();
+    b.write(&b.system(), "sglang-version = \"0.5.5\"\n");
+    let file = b.system().display().to_string();
+    let (json, header, flags, upgrade) = releases(&b, &[]);
+    assert_eq!(json, "0.5.5");
+    assert_eq!(
+        header,
+        format!("sglang-launch: SGLang 0.5.5 (config {file})")
+    );
+    assert!(flags.starts_with("SGLang 0.5.5: "), "{flags}");
+    assert_eq!(flags, flags_line(&b, "0.5.5"));
+    assert_eq!(upgrade, "sglang-launch upgrade: SGLang 0.5.5 → 0.5.23");
+    // The variable is over the file.
+    let env = [("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.2")];
+    let (json, header, flags, upgrade) = releases(&b, &env);
+    assert_eq!(json, "0.5.2");
+    assert_eq!(
+        header,
+        "sglang-launch: SGLang 0.5.2 (SGLANG_LAUNCH_SGLANG_VERSION)"
+    );
+    assert_eq!(flags, flags_line(&b, "0.5.2"));
+    assert_eq!(upgrade, "sglang-launch upgrade: SGLang 0.5.2 → 0.5.23");
+}
+
+/// A profile's `sglang-version` is labelled by the profile.
+#[test]
+fn a_profile_release_is_labelled_by_the_profile() {
+    let b = Box::new();
+    b.write(&b.system(), "sglang-version = \"0.5.5\"\n");
+    let dir = b.dir.path().join("profiles");
+    b.write(
+        &dir.join("old.toml"),
+        "[args]\nmodel-path = \"m\"\n[launcher]\nsglang-version = \"0.5.2\"\n",
+    );
+    let topo = format!("{ROOT}/examples/topologies/8x-h100-sxm-nvlink.json");
+    let dir = dir.display().to_string();
+    let args = [
+        "check",
+        "--profile",
+        "old",
+        "--profiles-dir",
+        &dir,
+        "--topology",
+        &topo,
+    ];
+    let header = first_line(&stdout(&b, &[], &args)).to_owned();
+    assert!(
+        header.starts_with("sglang-launch: SGLang 0.5.2 (profile old) · "),
+        "{header}"
+    );
+}
+
+/// `python` from a config file: the interpreter every command reads the installed release
+/// through (`check`, `flags show`, `upgrade`, `detect`) and the one `config show` names.
+#[test]
+fn every_command_uses_the_interpreter_the_settings_name() {
+    let b = Box::new();
+    let venv = b.dir.path().join("venv");
+    common::sglang_dist_info(&venv.join("lib/python3.11/site-packages"), "0.5.5", None);
+    b.write(&venv.join("pyvenv.cfg"), "home = /nonexistent/bin\n");
+    let python = venv.join("bin/python3");
+    b.write(&python, "#!/bin/sh\nexit 3\n");
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let python = python.display().to_string();
+    b.write(&b.system(), &format!("python = \"{python}\"\n"));
+    let (json, header, flags, upgrade) = releases(&b, &[]);
+    assert_eq!(json, "0.5.5");
+    assert_eq!(header, "sglang-launch: SGLang 0.5.5 (detected)");
+    assert_eq!(flags, flags_line(&b, "0.5.5"));
+    assert_eq!(upgrade, "sglang-launch upgrade: SGLang 0.5.5 → 0.5.23");
+    let shown = stdout(&b, &[], &["config", "show"]);
+    let line = shown.lines().find(|l| l.starts_with("interpreter: "));
+    assert_eq!(
+        line,
+        Some(
+            format!(
+                "interpreter: {python} (what runs SGLang: python, else the one beside the launcher, else PATH's)"
+            )
+            .as_str()
+        )
+    );
+    let topo = format!("{ROOT}/examples/topologies/8x-h100-sxm-nvlink.json");
+    let env = [
+        (
+            "SGLANG_LAUNCH_NVML_LIB",
+            common::fake_nvml_lib().to_str().unwrap(),
+        ),
+        ("FAKE_NVML_TOPOLOGY", topo.as_str()),
+    ];
+    let detected: Value = serde_json::from_str(&stdout(&b, &env, &["detect", "--json"])).unwrap();
+    assert_eq!(
+        detected["host"]["packages"]["sglang"], "0.5.5",
+        "{detected:#}"
+    );
+}
