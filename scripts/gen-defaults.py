@@ -9,6 +9,8 @@ the golden tables that tests/it/memory.rs replays against src/resolve/defaults.r
     scripts/gen-defaults.py boundaries --grid probe         # releases whose results differ
     scripts/gen-defaults.py table --grid probe --all > tests/fixtures/memory/sglang-defaults-probe.tsv
     scripts/gen-defaults.py table --grid full V... > tests/fixtures/memory/sglang-defaults.tsv
+    scripts/gen-defaults.py table --grid sweep --merge tests/fixtures/memory/sglang-defaults-sweep.tsv V
+        # a committed table with V's fresh results added (or replacing V's rows), no other results needed
 
 Grids: `sweep` (6 cases × 3 GPUs, for every release), `probe` (18 cases × 9 GPUs, for the
 releases on both sides of every boundary) and `full` (the oracle's 558-case grid of
@@ -384,8 +386,38 @@ def ranges(vs, order):
     return ",".join(out)
 
 
-def table(grid, versions):
+def read_table(path):
+    """A committed table back as load() gives it: ({case key: {version: facts}}, rejected, releases)."""
+    lines = Path(path).read_text().splitlines()
+    order = next(l for l in lines if l.startswith("# releases: ")).split()[2:]
+    args = {m.group(1): m.group(2) for m in (re.match(r"# args (a\d+): (.*)$", l) for l in lines) if m}
+    rejected = int(re.search(r"; (\d+) cases SGLang rejected", lines[0]).group(1))
+    rows = {}
+    for line in lines:
+        if line.startswith(("#", "releases\t")) or not line.strip():
+            continue
+        cols = line.split("\t")
+        key = (int(cols[1]), cols[2], cols[3], int(cols[4]), cols[5], args.get(cols[-1], ""))
+        for part in cols[0].split(","):
+            lo, _, hi = part.partition("-")
+            for v in order[order.index(lo):order.index(hi or lo) + 1]:
+                rows.setdefault(key, {})[v] = tuple(cols[6:-1])
+    return rows, rejected, order
+
+
+def table(grid, versions, merge=None):
     rows, rejected = load(grid, versions)
+    if merge:
+        # The committed table, with `versions`' own rows replaced by their fresh results. A release
+        # already in it keeps its old count of rejected cases (the header's figure).
+        old, old_rejected, order = read_table(merge)
+        fresh = [v for v in versions if v not in order]
+        rejected = old_rejected + (load(grid, fresh)[1] if fresh else 0)
+        for key, by_v in old.items():
+            for v, f in by_v.items():
+                if v not in versions:
+                    rows.setdefault(key, {})[v] = f
+        versions = sorted(set(order) | set(versions), key=vkey)
     n = sum(len(by_v) for by_v in rows.values())
     models = " ".join(f"{k}={v.replace('@models/', '')}" for k, v in MODELS.items())
     # The extra arguments, once each: rows name them by id.
@@ -428,6 +460,7 @@ def main():
     ap.add_argument("--grid", choices=["sweep", "probe", "full"], default="probe")
     ap.add_argument("--all", action="store_true", help="every release from 0.4.0 to the newest")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--merge", metavar="TSV", help="table: merge the given releases into this committed table")
     o = ap.parse_intermixed_args()
     versions = all_releases() if o.all or not o.versions else sorted(o.versions, key=vkey)
     if o.cmd == "run" and o.versions:
@@ -437,7 +470,10 @@ def main():
     elif o.cmd == "run":
         run(o.grid, versions, o.jobs)
     elif o.cmd == "table":
-        table(o.grid, [v for v in versions if results_path(o.grid, v).exists()])
+        have = [v for v in versions if results_path(o.grid, v).exists()]
+        if o.merge and len(have) != len(o.versions):
+            sys.exit("--merge: run the grid first for " + " ".join(v for v in o.versions if v not in have))
+        table(o.grid, have, merge=o.merge)
     else:
         boundaries(o.grid, [v for v in versions if results_path(o.grid, v).exists()])
 

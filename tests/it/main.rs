@@ -32,6 +32,7 @@ mod quant_formats;
 mod quoting;
 mod recover;
 mod redaction;
+mod release_script;
 mod report;
 mod resolution;
 mod settings;
