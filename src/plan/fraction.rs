@@ -10,7 +10,7 @@ use super::json::{Memory, MfsSource, ObservedUse, Predicted};
 use super::memory::{self, Measured, MemoryOutcome};
 use super::observed::{self, Planner, Use};
 use crate::resolve::{Context, Server};
-use crate::rules::{ArgEdit, Code, Hit};
+use crate::rules::{ArgEdit, Code, Finding};
 use crate::sglang::SglangArgs;
 
 /// The memory plan of the line that will run, the arguments carrying its fraction, and the
@@ -20,7 +20,7 @@ pub struct Settled {
     /// What argparse makes of `args`.
     pub parsed: Parsed,
     pub memory: Option<Memory>,
-    pub hits: Vec<Hit>,
+    pub findings: Vec<Finding>,
     pub server: Server,
 }
 
@@ -135,19 +135,19 @@ fn settle_at(
             args,
             parsed,
             memory: None,
-            hits: Vec::new(),
+            findings: Vec::new(),
             server,
         };
     }
     let known_model = models
         .main(parsed.view(&args))
         .is_some_and(|m| m.facts.is_some());
-    let mut hits = outcome.hits;
+    let mut findings = outcome.findings;
     let mut memory = outcome.memory;
     if !known_model {
         // Without model facts our activation estimate is a stand-in: not enough to call the
         // user's (or SGLang's) fraction too high.
-        hits.retain(|h| h.code != Code::MEM003);
+        findings.retain(|h| h.code != Code::MEM003);
     }
     if !parsed.accepted() {
         memory = None;
@@ -160,7 +160,7 @@ fn settle_at(
             args,
             parsed,
             memory,
-            hits,
+            findings,
             server,
         };
     };
@@ -171,7 +171,7 @@ fn settle_at(
     let chosen = match (at.fraction, outcome.planned_mem_fraction_static) {
         (Some(f), _) if ours => {
             // Not the planner's fraction: what it says of its own (MEM016) does not hold.
-            hits.retain(|h| h.code != Code::MEM016);
+            findings.retain(|h| h.code != Code::MEM016);
             Some(f)
         }
         (_, Some(p)) if ours => Some(floor_fraction(p)),
@@ -182,7 +182,7 @@ fn settle_at(
             args,
             parsed,
             memory,
-            hits,
+            findings,
             server,
         };
     };
@@ -203,9 +203,9 @@ fn settle_at(
     }
     // Report only, but the risk stays visible: SGLang's default judged like a user's.
     if no_fix && known_model {
-        hits.extend(
+        findings.extend(
             again
-                .hits
+                .findings
                 .into_iter()
                 .filter(|h| h.code == Code::MEM003)
                 .map(|mut h| {
@@ -220,7 +220,7 @@ fn settle_at(
             args: with_value,
             parsed: with_parsed,
             memory,
-            hits,
+            findings,
             server: server_with_value,
         };
     }
@@ -228,7 +228,7 @@ fn settle_at(
         args,
         parsed,
         memory,
-        hits,
+        findings,
         server,
     }
 }

@@ -52,7 +52,7 @@ pub fn judge(r: &Record, runs: &Runs, ev: &Evidence) -> Verdict {
         return Verdict::default();
     };
     let mut flags: Vec<String> = o
-        .hits
+        .findings
         .iter()
         .map(|h| h.code.as_str())
         .filter(|c| BLOCKING.contains(c))

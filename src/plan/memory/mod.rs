@@ -32,7 +32,7 @@ use crate::facts::Gpu;
 use crate::plan::json::{Memory, MfsSource, Reserved, StaticTerms};
 use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 
 pub use kv::{KvCell, kv_bytes_per_token};
 pub use measured::Measured;
@@ -45,7 +45,7 @@ use terms::{MIB, gib};
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryOutcome {
     pub memory: Option<Memory>,
-    pub hits: Vec<Hit>,
+    pub findings: Vec<Finding>,
     /// Some when the pipeline should add `--mem-fraction-static X` to the arguments.
     pub planned_mem_fraction_static: Option<f64>,
     /// Free memory per GPU before the weights (SGLang's `B`, to which the fraction applies), MiB.
@@ -109,7 +109,7 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
 
 /// [`plan`], standing on what a start of this line measured where it is known.
 pub fn plan_measured(ctx: &Context, measured: &Measured) -> MemoryOutcome {
-    let bad = implausible::hits(ctx);
+    let bad = implausible::findings(ctx);
     let mut outcome = if bad.is_empty() {
         plan_known(ctx, measured)
     } else {
@@ -125,7 +125,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let Some(&tightest) = gpus.first() else {
         return MemoryOutcome {
             memory: None,
-            hits: Vec::new(),
+            findings: Vec::new(),
             planned_mem_fraction_static: None,
             baseline_mib: 0.0,
             physics_mem_fraction_static: 0.0,
@@ -166,21 +166,21 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         state_mib: state.map(|s| s.mib),
         fits,
     };
-    let mut hits = findings::all(ctx, &judged);
-    hits.extend(lifted.map(|l| l.finding(&sizing)));
-    hits.extend(
+    let mut findings = findings::all(ctx, &judged);
+    findings.extend(lifted.map(|l| l.finding(&sizing)));
+    findings.extend(
         load_peak
             .zip(sizing.weights_mib)
             .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
     );
     // Other processes' cost is a difference of two predictions.
     let others = other_processes(ctx, &gpus, &base, &sizing, mfs, predicted_kv);
-    hits.extend(others);
+    findings.extend(others);
     // The verdict covers every phase of the start: a load peak that does not fit (read from the
     // checkpoint or estimated) and graphs plus the first prefill that do not fit outside the
     // user's pool fail it as surely as weights that do not fit.
     let phase_short = [Code::MEM010, Code::MEM012, Code::MEM003];
-    let fits = if hits.iter().any(|h| phase_short.contains(&h.code)) {
+    let fits = if findings.iter().any(|h| phase_short.contains(&h.code)) {
         Some(false)
     } else {
         fits
@@ -221,7 +221,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
         memory: Some(memory),
-        hits,
+        findings,
         baseline_mib: base.mib,
         physics_mem_fraction_static: reserve.physics,
     }
@@ -357,7 +357,7 @@ fn other_processes(
     sizing: &Sizing,
     mfs: f64,
     kv_tokens: Option<u64>,
-) -> Option<Hit> {
+) -> Option<Finding> {
     let overheads = (base.cuda_context + base.nccl + base.custom_allreduce) as f64;
     let freed_free = gpus.iter().map(|g| g.memory_total_mib).min()? as f64;
     let freed = sizing.pools_at(ctx, freed_free - overheads, mfs)?.kv_tokens;
@@ -418,8 +418,8 @@ struct Lifted {
 }
 
 impl Lifted {
-    fn finding(&self, sizing: &Sizing) -> Hit {
-        Hit::new(
+    fn finding(&self, sizing: &Sizing) -> Finding {
+        Finding::new(
             Code::MEM016,
             format!(
                 "SGLang's default --mem-fraction-static {:.3} leaves the KV cache {} tokens, less than one {}-token request; the launcher plans {:.3}, the largest fraction that keeps the CUDA graphs, activations and margin outside the pool",
@@ -629,7 +629,7 @@ pub(super) mod tests {
     }
 
     pub(super) fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
-        o.hits.iter().map(|h| h.code.as_str()).collect()
+        o.findings.iter().map(|h| h.code.as_str()).collect()
     }
 
     #[test]
@@ -650,7 +650,7 @@ pub(super) mod tests {
         );
         let tokens = mem.kv_cache_tokens.unwrap();
         assert!(tokens > 400_000 && tokens < 520_000, "{tokens}");
-        assert!(codes(&o).is_empty(), "{:?}", o.hits);
+        assert!(codes(&o).is_empty(), "{:?}", o.findings);
     }
 
     #[test]
@@ -782,14 +782,14 @@ pub(super) mod tests {
             MfsSource::User
         );
         assert_eq!(high.planned_mem_fraction_static, None);
-        assert!(codes(&high).contains(&"MEM003"), "{:?}", high.hits);
+        assert!(codes(&high).contains(&"MEM003"), "{:?}", high.findings);
         let low = run(
             "0.5.23",
             &[("--mem-fraction-static", json!(0.5))],
             &topo,
             Some(&m),
         );
-        assert!(codes(&low).contains(&"MEM004"), "{:?}", low.hits);
+        assert!(codes(&low).contains(&"MEM004"), "{:?}", low.findings);
         assert_eq!(low.memory.unwrap().fits, Some(false));
     }
 
@@ -799,7 +799,7 @@ pub(super) mod tests {
         let topo = node(4, 24564, 0, "8.9", false);
         let o = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
         let h = o
-            .hits
+            .findings
             .iter()
             .find(|h| h.code == crate::rules::Code::MEM005)
             .expect("MEM005");
@@ -816,7 +816,7 @@ pub(super) mod tests {
         // 61 GiB of BF16 weights: split over four 24 GiB GPUs it fits.
         let o2 = run("0.5.23", &[("--tp-size", json!(4))], &topo, Some(&m));
         assert_eq!(o2.memory.as_ref().unwrap().fits, Some(true), "{o2:?}");
-        assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.hits);
+        assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.findings);
     }
 
     #[test]
