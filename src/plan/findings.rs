@@ -5,7 +5,7 @@ use super::arguments::Parsed;
 use super::gather::Machine;
 use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem};
-use crate::plan::json::Memory;
+use crate::plan::memory::MemoryPlan;
 use crate::rules::{Code, Finding};
 use crate::sglang::{self, SglangArgs, version};
 
@@ -184,7 +184,7 @@ pub fn fraction(f: f64) -> Finding {
 
 /// MEM007: the KV cache holds less than one request at the context length (a server that does
 /// not fit at all is MEM005's).
-pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<Finding> {
+pub fn one_request(memory: Option<&MemoryPlan>, context_len: Option<u64>) -> Option<Finding> {
     let m = memory.filter(|m| m.fits != Some(false))?;
     let ctx_len = context_len?;
     let tokens = m.kv_cache_tokens.filter(|&t| t < ctx_len)?;

@@ -6,8 +6,8 @@ use super::arguments::Parsed;
 use super::fixes;
 use super::fixpoint::Line;
 use super::gather::{Machine, Models};
-use super::json::{Memory, MfsSource, ObservedUse, Predicted};
-use super::memory::{self, Measured, MemoryOutcome};
+use super::json::{MfsSource, ObservedUse, Predicted};
+use super::memory::{self, Measured, MemoryOutcome, MemoryPlan, Role};
 use super::observed::{self, Planner, Use};
 use crate::resolve::{Context, Server};
 use crate::rules::{ArgEdit, Code, Finding};
@@ -19,7 +19,7 @@ pub struct Settled {
     pub args: SglangArgs,
     /// What argparse makes of `args`.
     pub parsed: Parsed,
-    pub memory: Option<Memory>,
+    pub memory: Option<MemoryPlan>,
     pub findings: Vec<Finding>,
     pub server: Server,
 }
@@ -94,7 +94,7 @@ pub fn settle(line: &Line, machine: &Machine, models: &Models, ask: Ask) -> Sett
 
 /// What the plan took from the start, next to what the planner alone gives (`alone(at)`: its
 /// memory plan at that fraction, else at its own).
-fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<Memory>) {
+fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<MemoryPlan>) {
     let Some(m) = s.memory.as_ref() else { return };
     let (Some(own), Some(here)) = (alone(None), alone(Some(m.mem_fraction_static))) else {
         return;
@@ -108,14 +108,16 @@ fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<Me
         predicted: Predicted {
             mem_fraction_static: own.mem_fraction_static,
             weights_per_gpu_gib: here.weights_per_gpu_gib,
-            cuda_graphs_mib: here.reserved_mib.cuda_graphs,
+            cuda_graphs_mib: here
+                .mib(Role::CudaGraphs)
+                .and_then(|g| u64::try_from(g).ok())
+                .unwrap_or(0),
             kv_cache_tokens: here.kv_cache_tokens,
             fits: here.fits,
         },
     };
     if let Some(m) = s.memory.as_mut() {
-        m.observed = Some(o.clone());
-        m.observed_use = Some(observed_use);
+        m.stand_on(o.clone(), observed_use);
     }
 }
 

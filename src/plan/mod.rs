@@ -136,6 +136,8 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// What the findings make of the launch.
     pub verdict: Verdict,
+    /// The memory plan (None: nothing planned).
+    pub memory: Option<memory::MemoryPlan>,
     /// The plan/v1 projection, for the JSON outputs.
     pub plan: Plan,
     /// Final arguments (unmasked, byte-exact) and environment for exec.
@@ -366,12 +368,13 @@ fn assemble(
         env: line.changes.masked(),
         findings: all.iter().map(json::Finding::from).collect(),
         gpus: line.gpus,
-        memory: settled.memory,
+        memory: settled.memory.as_ref().map(json::Memory::from),
         resolved,
     };
     Outcome {
         findings: all,
         verdict,
+        memory: settled.memory,
         plan,
         model: models
             .main(parsed.view(&args))

@@ -65,6 +65,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     Ok(Outcome {
         findings: all,
         verdict,
+        memory: None,
         plan,
         model: None,
         args,

@@ -130,7 +130,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
             4,
         );
     }
-    if let Some(m) = &plan.memory {
+    if let Some(m) = &outcome.memory {
         put(&mut out, st.paint("1", "memory (per GPU, MiB):"), 4);
         let cx = super::memory::Context {
             context_len: outcome.model.as_ref().and_then(|f| f.context_length),
@@ -181,13 +181,12 @@ fn header(outcome: &Outcome, st: &Style) -> String {
 
 /// What the launcher changed: each fix with its code, and a planned fraction it wrote.
 fn changes(outcome: &Outcome) -> Vec<String> {
-    let plan = &outcome.plan;
     let mut changes: Vec<String> = outcome
         .findings
         .iter()
         .filter_map(|f| f.applied().map(|x| format!("{x} ({})", f.code)))
         .collect();
-    if let Some(m) = plan.memory.as_ref().filter(|m| {
+    if let Some(m) = outcome.memory.as_ref().filter(|m| {
         m.mem_fraction_static_source == MfsSource::Planned
             && outcome.args.is_set("--mem-fraction-static")
     }) {

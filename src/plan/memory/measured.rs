@@ -120,9 +120,9 @@ mod tests {
         };
         let seen = run(&[], &l4, &m, &measured);
         let s = seen.memory.as_ref().unwrap();
-        assert_eq!(s.weights_per_gpu_mib, Some(14 * 1024));
-        assert_eq!(s.reserved_mib.cuda_graphs, 100);
-        assert!(s.reserved_mib.cuda_graphs < mem.reserved_mib.cuda_graphs);
+        assert_eq!(s.v1().weights_per_gpu_mib, Some(14 * 1024));
+        assert_eq!(s.v1().reserved_mib.cuda_graphs, 100);
+        assert!(s.v1().reserved_mib.cuda_graphs < mem.v1().reserved_mib.cuda_graphs);
         // Less reserved outside the pool: a larger fraction, and more tokens in it.
         assert!(
             seen.planned_mem_fraction_static > alone.planned_mem_fraction_static,

@@ -18,24 +18,28 @@ mod draft;
 mod findings;
 mod implausible;
 pub mod kv;
+pub mod lines;
 mod load_peak;
 mod lora;
 mod mamba;
 mod measured;
+pub mod model;
 mod others;
 mod swa;
 mod terms;
 #[cfg(test)]
 mod terms_tests;
+mod v1;
 
 use crate::facts::Gpu;
-use crate::plan::json::{Memory, MfsSource, Reserved, StaticTerms};
+use crate::plan::json::{MfsSource, Reserved};
 use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
 use crate::rules::{Code, Finding};
 
 pub use kv::{KvCell, kv_bytes_per_token};
 pub use measured::Measured;
+pub use model::{Group, MemoryPlan, Role, Term};
 pub use terms::{
     Activations, ChunkTokens, DP_GRAPH_MIB_PER_GATHERED_SLOT, GRAPH_MIB_PER_GRAPH_LAYER,
     activations, max_running_requests,
@@ -44,7 +48,7 @@ use terms::{MIB, gib};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryOutcome {
-    pub memory: Option<Memory>,
+    pub memory: Option<MemoryPlan>,
     pub findings: Vec<Finding>,
     /// Some when the pipeline should add `--mem-fraction-static X` to the arguments.
     pub planned_mem_fraction_static: Option<f64>,
@@ -190,7 +194,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         .zip(sizing.cell.as_ref())
         .map(|(t, c)| t as f64 * c.total as f64 / MIB);
     let d = &ctx.server.defaults;
-    let memory = Memory {
+    let mut memory = MemoryPlan {
         gpu_memory_mib: capacity,
         mem_fraction_static: arg_mfs,
         mem_fraction_static_source: source,
@@ -201,23 +205,27 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         kv_cache_bytes_per_token: sizing.cell.as_ref().map(|c| c.target),
         kv_cache_tokens: kv_tokens,
         max_running_requests: mrr,
-        reserved_mib: reserve.reserved,
         fits,
-        static_mib: static_terms(&sizing, kv_tokens, state),
         swa_kv_cache_tokens: swa_tokens(&sizing, kv_tokens),
         mamba_cache_size: state.map(|s| s.slots),
         load_peak_per_gpu_gib: load_peak.map(|p| (gib(p) * 100.0).round() / 100.0),
         baseline_mib: base.mib.floor() as i64,
-        weights_per_gpu_mib: sizing.weights_mib.map(|w| w.floor() as u64),
-        kv_cache_mib: kv_mib.map(|k| k.floor() as u64),
-        static_unallocated_mib: sizing
-            .rest_mib(base.mib, mfs)
-            .zip(kv_mib)
-            .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64),
         first_use_mib: terms::mib_term(reserve.first_use),
         observed: None,
         observed_use: None,
+        terms: Vec::new(),
     };
+    let unallocated = sizing
+        .rest_mib(base.mib, mfs)
+        .zip(kv_mib)
+        .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64);
+    let sizes = sizes(
+        &sizing,
+        &reserve.reserved,
+        (kv_tokens, kv_mib, state),
+        unallocated,
+    );
+    memory.terms = lines::terms(&memory, &sizes);
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
         memory: Some(memory),
@@ -325,21 +333,32 @@ fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
     }
 }
 
-/// The terms inside the static pool, MiB.
-fn static_terms(
+/// What each term of the table holds, MiB.
+fn sizes(
     s: &Sizing,
-    kv_tokens: Option<u64>,
-    state: Option<mamba::StatePool>,
-) -> StaticTerms {
+    r: &Reserved,
+    (kv_tokens, kv_mib, state): (Option<u64>, Option<f64>, Option<mamba::StatePool>),
+    unallocated: Option<i64>,
+) -> lines::Sizes {
     let swa = swa_tokens(s, kv_tokens)
         .zip(s.cell.as_ref())
         .map_or(0.0, |(t, c)| t as f64 * c.swa_token_bytes as f64 / MIB);
-    StaticTerms {
-        encoder_weights: terms::mib_term(s.encoder_mib),
+    lines::Sizes {
+        other_processes: r.other_processes,
+        cuda_context: r.cuda_context,
+        nccl: r.nccl,
+        custom_allreduce: r.custom_allreduce,
+        weights: s.weights_mib.map(|w| w.floor() as u64),
         draft_weights: terms::mib_term(s.draft_mib),
+        encoder_weights: terms::mib_term(s.encoder_mib),
         lora: terms::mib_term(s.lora_mib),
         mamba_state: terms::mib_term(state.map_or(0.0, |p| p.mib)),
         swa_kv_cache: terms::mib_term(swa),
+        kv_cache: kv_mib.map(|k| k.floor() as u64),
+        unallocated,
+        cuda_graphs: r.cuda_graphs,
+        activations: r.activations,
+        margin: r.margin,
     }
 }
 
@@ -674,7 +693,7 @@ pub(super) mod tests {
             let mem = run(v, &values, &topo, Some(&m)).memory.unwrap();
             // The fraction shown is the user's; the pool is what the runner leaves of it.
             assert_eq!(mem.mem_fraction_static, 0.8);
-            (mem.weights_per_gpu_mib.unwrap() + mem.kv_cache_mib.unwrap()) as f64
+            (mem.v1().weights_per_gpu_mib.unwrap() + mem.v1().kv_cache_mib.unwrap()) as f64
         };
         let (v048, v049) = (at("0.4.8"), at("0.4.9"));
         let ratio = v048 / v049;
@@ -711,7 +730,7 @@ pub(super) mod tests {
         let p = big.planned_mem_fraction_static.unwrap();
         assert!(p < d, "planned {p} default {d}");
         assert_eq!(p, big.physics_mem_fraction_static);
-        let r = &big.memory.unwrap().reserved_mib;
+        let r = &big.memory.unwrap().v1().reserved_mib;
         let slack = big.baseline_mib * (1.0 - p);
         assert!(slack >= (r.cuda_graphs + r.activations + r.margin) as f64);
         // A default below the floor (a 64k-token chunk) caps nothing: the plan stays in range.
@@ -836,7 +855,7 @@ pub(super) mod tests {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let busy = node(2, 81559, 10240, "9.0", false);
         let o = run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m));
-        let r = o.memory.unwrap().reserved_mib;
+        let r = o.memory.unwrap().v1().reserved_mib;
         assert_eq!(r.other_processes, 10240);
         assert_eq!(r.custom_allreduce, 24, "2 PCIe GPUs keep legacy custom AR");
         assert!(r.nccl > 0);

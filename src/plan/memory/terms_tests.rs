@@ -17,8 +17,9 @@ fn has(o: &MemoryOutcome, code: Code) -> bool {
     o.findings.iter().any(|h| h.code == code)
 }
 
-fn mem(o: &MemoryOutcome) -> &Memory {
-    o.memory.as_ref().unwrap()
+/// The plan/v1 object of the plan: the contract's terms.
+fn mem(o: &MemoryOutcome) -> crate::plan::json::Memory {
+    o.memory.as_ref().unwrap().v1()
 }
 
 /// A fixture read with these SGLang arguments (for `--quantization`).
