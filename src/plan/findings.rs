@@ -1,36 +1,20 @@
 //! The findings the planning pipeline raises itself (version, GPU placement, model files,
-//! argument errors, memory), and the verdict over all findings.
+//! argument errors, memory).
 
 use super::arguments::Parsed;
 use super::gather::Machine;
-use super::json::{Finding, Verdict};
 use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem};
-use crate::plan::json::Memory;
-use crate::rules::{Code, Hit, Severity};
+use crate::plan::memory::MemoryPlan;
+use crate::rules::{Code, Finding};
 use crate::sglang::opt;
 use crate::sglang::{self, SglangArgs, version};
 
-pub fn from_hit(hit: &Hit, fixed: bool) -> Finding {
-    Finding {
-        code: hit.code.as_str().to_owned(),
-        name: hit.name.to_owned(),
-        severity: hit.severity,
-        message: hit.message.clone(),
-        fixed,
-        fix: if fixed {
-            hit.fix.as_ref().map(|f| f.summary.clone())
-        } else {
-            None
-        },
-    }
-}
-
 /// VER001/VER002: which flag set is in use when it is not the installed release's own.
-pub fn version(machine: &Machine) -> Option<Hit> {
+pub fn version(machine: &Machine) -> Option<Finding> {
     let selected = &machine.selected;
     if !selected.detected() {
-        return Some(Hit::new(
+        return Some(Finding::new(
             Code::VER002,
             format!(
                 "no installed SGLang found for {} and no --sglang-version; using the newest flag set, {} \
@@ -67,7 +51,7 @@ pub fn version(machine: &Machine) -> Option<Hit> {
         Some([older, newer]) => format!(" (between {older} and {newer})"),
         _ => String::new(),
     };
-    Some(Hit::new(
+    Some(Finding::new(
         Code::VER001,
         format!(
             "SGLang {} has no embedded flag set{why}; {which}, {}: the check is approximate{around}: \
@@ -79,7 +63,7 @@ pub fn version(machine: &Machine) -> Option<Hit> {
 
 /// VER003 (the install's own parser was read) or VER001 (it could not be: approximate) for an
 /// install that is not the release its version names.
-fn modified_install(machine: &Machine, why: &str) -> Hit {
+fn modified_install(machine: &Machine, why: &str) -> Finding {
     let selected = &machine.selected;
     let v = &selected.requested;
     match &selected.extract_error {
@@ -94,14 +78,14 @@ fn modified_install(machine: &Machine, why: &str) -> Hit {
                 }
                 _ => "now".to_owned(),
             };
-            Hit::new(
+            Finding::new(
                 Code::VER003,
                 format!(
                     "SGLang {v} here is {why}: its options and environment registry were read from the install {from}, not from the {v} release's data"
                 ),
             )
         }
-        Some(e) => Hit::new(
+        Some(e) => Finding::new(
             Code::VER001,
             format!(
                 "SGLang {v} here is {why}, and its own parser could not be read ({e}): the {} release's data stands in, approximately: an option or choice a later release has is a warning (ARG002), not an error, and no fix renames an option",
@@ -113,13 +97,13 @@ fn modified_install(machine: &Machine, why: &str) -> Hit {
 
 /// MEM001/MEM002: the model named could not be read, or its files make no sense; HUB00x: it
 /// is not on disk and the Hub did not give its files.
-pub fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Hit> {
+pub fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Finding> {
     let problem = load?.problem.as_ref()?;
     if let ModelProblem::Unavailable(model::Unavailable::NotCached { model_path }) = problem
         && this_machine
         && is_local_path(model_path)
     {
-        return Some(Hit::new(
+        return Some(Finding::new(
             Code::MEM017,
             format!(
                 "{model_path}: no such directory on this machine, and a path is no Hugging Face repo id: SGLang cannot load it; point --model-path at the model's directory"
@@ -145,7 +129,7 @@ pub fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Hit> {
         ),
         ModelProblem::Hub(h) => (hub_code(h), ""),
     };
-    Some(Hit::new(code, format!("{problem}{todo}")))
+    Some(Finding::new(code, format!("{problem}{todo}")))
 }
 
 /// Written as a file-system path (absolute, `./`, `../`, `~/`), not as a repo id.
@@ -157,9 +141,9 @@ fn is_local_path(model_path: &str) -> bool {
 
 /// HUB00x for the separate speculative draft: SGLang downloads it too, and fails the same way.
 /// Its other problems are SPEC011's.
-pub fn draft(load: Option<&ModelLoad>) -> Option<Hit> {
+pub fn draft(load: Option<&ModelLoad>) -> Option<Finding> {
     match load?.problem.as_ref()? {
-        ModelProblem::Hub(h) => Some(Hit::new(hub_code(h), format!("draft model: {h}"))),
+        ModelProblem::Hub(h) => Some(Finding::new(hub_code(h), format!("draft model: {h}"))),
         _ => None,
     }
 }
@@ -182,7 +166,7 @@ pub fn bad_fraction(args: &SglangArgs) -> Option<f64> {
 }
 
 /// MEM008: say so instead of printing nonsense.
-pub fn fraction(f: f64) -> Hit {
+pub fn fraction(f: f64) -> Finding {
     let f = if f.is_nan() {
         "nan".to_owned()
     } else if f.abs() >= 1e4 {
@@ -190,7 +174,7 @@ pub fn fraction(f: f64) -> Hit {
     } else {
         f.to_string()
     };
-    Hit::new(
+    Finding::new(
         Code::MEM008,
         format!(
             "--mem-fraction-static {f} is not a fraction of GPU memory: SGLang needs a value between 0 \
@@ -201,7 +185,7 @@ pub fn fraction(f: f64) -> Hit {
 
 /// MEM007: the KV cache holds less than one request at the context length (a server that does
 /// not fit at all is MEM005's).
-pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<Hit> {
+pub fn one_request(memory: Option<&MemoryPlan>, context_len: Option<u64>) -> Option<Finding> {
     let m = memory.filter(|m| m.fits != Some(false))?;
     let ctx_len = context_len?;
     let tokens = m.kv_cache_tokens.filter(|&t| t < ctx_len)?;
@@ -212,7 +196,7 @@ pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<
         ),
         None => format!("the KV cache holds about {tokens} tokens"),
     };
-    Some(Hit::new(
+    Some(Finding::new(
         Code::MEM007,
         format!(
             "{holds}, less than one request at the context length {ctx_len}; shorten \
@@ -225,7 +209,7 @@ pub fn one_request(memory: Option<&Memory>, context_len: Option<u64>) -> Option<
 /// ARG001 for each argument error that stands, with argparse's suggestions: SGLang's own first
 /// (naming the options the other checks then read without), then what SGLang says once those
 /// before are fixed; ARG002 for each a neighbouring release explains (approximate mode).
-pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<Hit> {
+pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, p) in parsed.blocking.iter().enumerate() {
         let err = &p.error;
@@ -242,7 +226,7 @@ pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<H
             ),
             _ => " (what SGLang says once the error above is fixed)".to_owned(),
         };
-        out.push(Hit::new(
+        out.push(Finding::new(
             Code::ARG001,
             format!("{}{hint}{}{after}", err.message, config_context(args, err)),
         ));
@@ -265,7 +249,7 @@ pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<H
                 t.release, machine.selected.requested
             )
         };
-        Hit::new(
+        Finding::new(
             Code::ARG002,
             format!("`{}`: {what}, {why}", t.tokens.join(" ")),
         )
@@ -275,16 +259,15 @@ pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<H
 
 /// The argument findings less an ARG001 whose unrecognized options the FLAG findings already
 /// name, each with its release history: one mistake, one message.
-pub fn unexplained(hits: Vec<Hit>, rules: &[Finding]) -> Vec<Hit> {
+pub fn unexplained(found: Vec<Finding>, rules: &[Finding]) -> Vec<Finding> {
     let named = |token: &str| {
         rules.iter().any(|f| {
-            [Code::FLAG001, Code::FLAG004, Code::FLAG007]
-                .iter()
-                .any(|c| *c == f.code.as_str())
+            matches!(f.code, Code::FLAG001 | Code::FLAG004 | Code::FLAG007)
                 && f.message.starts_with(&format!("{token} "))
         })
     };
-    hits.into_iter()
+    found
+        .into_iter()
         .filter(|h| {
             let Some(list) = (h.code == Code::ARG001)
                 .then(|| h.message.strip_prefix("unrecognized arguments: "))
@@ -323,20 +306,4 @@ fn config_context(args: &SglangArgs, err: &sglang::ArgError) -> String {
         }
         _ => String::new(),
     }
-}
-
-pub fn verdict(findings: &[Finding], strict: bool) -> Verdict {
-    // A fixed finding no longer applies to the command that will run.
-    findings
-        .iter()
-        .filter(|f| !f.fixed)
-        .fold(Verdict::Ok, |v, f| {
-            let this = match f.severity {
-                Severity::Error => Verdict::Error,
-                Severity::Warning if strict => Verdict::Error,
-                Severity::Warning => Verdict::Warning,
-                Severity::Info => Verdict::Ok,
-            };
-            v.max(this)
-        })
 }

@@ -3,12 +3,12 @@
 //! models' facts derived again from them (a fix can change both), reading nothing.
 
 use super::arguments::Parsed;
+use super::fixes;
 use super::gather::{Machine, Models};
-use super::json::{EnvChanges, Finding};
-use super::{findings, fixes};
+use super::json::EnvChanges;
 use crate::facts::{self, Env};
 use crate::resolve::{Context, Facts};
-use crate::rules::{self, ArgEdit, Code, Hit, RuleSettings};
+use crate::rules::{self, ArgEdit, Code, Finding, RuleSettings};
 use crate::sglang::{SglangArgs, approx};
 
 /// Most rounds of fixes before giving up: each round can only enable further fixes, and a
@@ -95,7 +95,7 @@ struct Ledger {
 
 impl Ledger {
     /// A fix not made yet that this round's line may take.
-    fn is_new(&self, hit: &Hit) -> bool {
+    fn is_new(&self, hit: &Finding) -> bool {
         hit.fix.as_ref().is_some_and(|f| {
             !self.applied.contains(&f.summary)
                 && !self
@@ -106,7 +106,7 @@ impl Ledger {
         })
     }
 
-    fn apply(&mut self, line: &mut Line, hit: &Hit, machine: &Machine) {
+    fn apply(&mut self, line: &mut Line, hit: &Finding, machine: &Machine) {
         let Some(fix) = hit.fix.as_ref() else { return };
         match fixes::try_apply_args(&line.args, &fix.args) {
             Ok(a) => line.set_args(a, machine),
@@ -117,11 +117,11 @@ impl Ledger {
         }
         fixes::apply_env(&mut line.env, &mut line.changes, &fix.env);
         self.applied.push(fix.summary.clone());
-        self.fixed.push(findings::from_hit(hit, true));
+        self.fixed.push(hit.clone().fixed(true));
     }
 
     /// The last round's findings that were not fixed, with why a blocked fix was not made.
-    fn unfixed(&self, hits: &[Hit]) -> Vec<Finding> {
+    fn unfixed(&self, hits: &[Finding]) -> Vec<Finding> {
         hits.iter()
             .filter(|h| {
                 !h.fix
@@ -129,7 +129,7 @@ impl Ledger {
                     .is_some_and(|f| self.applied.contains(&f.summary))
             })
             .map(|h| {
-                let mut f = findings::from_hit(h, false);
+                let mut f = h.clone();
                 let why = h.fix.as_ref().and_then(|fix| {
                     self.blocked
                         .iter()
@@ -146,7 +146,7 @@ impl Ledger {
 }
 
 /// One round's checks on a line (on its best-effort parse when SGLang rejects it).
-fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSettings) -> Vec<Hit> {
+fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSettings) -> Vec<Finding> {
     let ctx = Context::new(line.facts(machine, models));
     let mut hits = rules::evaluate(&ctx, settings);
     if machine.neighbours.is_some() || machine.selected.modified.is_some() {
@@ -171,7 +171,7 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
     hits
 }
 
-fn renames_from(hit: &Hit) -> Option<&str> {
+fn renames_from(hit: &Finding) -> Option<&str> {
     hit.fix.as_ref()?.args.iter().find_map(|e| match e {
         ArgEdit::Rename { from, .. } => Some(from.as_str()),
         _ => None,
@@ -183,7 +183,7 @@ fn renames_from(hit: &Hit) -> Option<&str> {
 /// intent to build on. In approximate mode no FLAG repair is made (each is one release's
 /// spelling for another's), and any other fix may only name options every neighbouring
 /// release has.
-fn held(line: &Line, hit: &Hit, machine: &Machine) -> Option<String> {
+fn held(line: &Line, hit: &Finding, machine: &Machine) -> Option<String> {
     let fix = hit.fix.as_ref()?;
     let flag = rules::rule(hit.code).family() == "FLAG";
     if !line.parsed.accepted() && !flag {
@@ -228,7 +228,7 @@ pub fn run(
             .iter()
             .filter_map(|h| Some((h.fix.as_ref()?.summary.clone(), held(&line, h, machine)?)))
             .collect();
-        let fixable: Vec<&Hit> = hits.iter().filter(|h| ledger.is_new(h)).collect();
+        let fixable: Vec<&Finding> = hits.iter().filter(|h| ledger.is_new(h)).collect();
         if fixable.is_empty() || rounds > MAX_FIX_ROUNDS {
             let mut findings = std::mem::take(&mut ledger.fixed);
             findings.extend(ledger.unfixed(&hits));

@@ -6,11 +6,11 @@ use super::arguments::Parsed;
 use super::fixes;
 use super::fixpoint::Line;
 use super::gather::{Machine, Models};
-use super::json::{Memory, MfsSource, ObservedUse, Predicted};
-use super::memory::{self, Measured, MemoryOutcome};
+use super::json::{MfsSource, ObservedUse, Predicted};
+use super::memory::{self, Measured, MemoryOutcome, MemoryPlan, Role};
 use super::observed::{self, Planner, Use};
 use crate::resolve::{Context, Server};
-use crate::rules::{ArgEdit, Code, Hit};
+use crate::rules::{ArgEdit, Code, Finding};
 use crate::sglang::SglangArgs;
 use crate::sglang::opt;
 
@@ -20,8 +20,8 @@ pub struct Settled {
     pub args: SglangArgs,
     /// What argparse makes of `args`.
     pub parsed: Parsed,
-    pub memory: Option<Memory>,
-    pub hits: Vec<Hit>,
+    pub memory: Option<MemoryPlan>,
+    pub findings: Vec<Finding>,
     pub server: Server,
 }
 
@@ -95,7 +95,7 @@ pub fn settle(line: &Line, machine: &Machine, models: &Models, ask: Ask) -> Sett
 
 /// What the plan took from the start, next to what the planner alone gives (`alone(at)`: its
 /// memory plan at that fraction, else at its own).
-fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<Memory>) {
+fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<MemoryPlan>) {
     let Some(m) = s.memory.as_ref() else { return };
     let (Some(own), Some(here)) = (alone(None), alone(Some(m.mem_fraction_static))) else {
         return;
@@ -109,14 +109,16 @@ fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<Me
         predicted: Predicted {
             mem_fraction_static: own.mem_fraction_static,
             weights_per_gpu_gib: here.weights_per_gpu_gib,
-            cuda_graphs_mib: here.reserved_mib.cuda_graphs,
+            cuda_graphs_mib: here
+                .mib(Role::CudaGraphs)
+                .and_then(|g| u64::try_from(g).ok())
+                .unwrap_or(0),
             kv_cache_tokens: here.kv_cache_tokens,
             fits: here.fits,
         },
     };
     if let Some(m) = s.memory.as_mut() {
-        m.observed = Some(o.clone());
-        m.observed_use = Some(observed_use);
+        m.stand_on(o.clone(), observed_use);
     }
 }
 
@@ -136,19 +138,19 @@ fn settle_at(
             args,
             parsed,
             memory: None,
-            hits: Vec::new(),
+            findings: Vec::new(),
             server,
         };
     }
     let known_model = models
         .main(parsed.view(&args))
         .is_some_and(|m| m.facts.is_some());
-    let mut hits = outcome.hits;
+    let mut findings = outcome.findings;
     let mut memory = outcome.memory;
     if !known_model {
         // Without model facts our activation estimate is a stand-in: not enough to call the
         // user's (or SGLang's) fraction too high.
-        hits.retain(|h| h.code != Code::MEM003);
+        findings.retain(|h| h.code != Code::MEM003);
     }
     if !parsed.accepted() {
         memory = None;
@@ -161,7 +163,7 @@ fn settle_at(
             args,
             parsed,
             memory,
-            hits,
+            findings,
             server,
         };
     };
@@ -172,7 +174,7 @@ fn settle_at(
     let chosen = match (at.fraction, outcome.planned_mem_fraction_static) {
         (Some(f), _) if ours => {
             // Not the planner's fraction: what it says of its own (MEM016) does not hold.
-            hits.retain(|h| h.code != Code::MEM016);
+            findings.retain(|h| h.code != Code::MEM016);
             Some(f)
         }
         (_, Some(p)) if ours => Some(floor_fraction(p)),
@@ -183,7 +185,7 @@ fn settle_at(
             args,
             parsed,
             memory,
-            hits,
+            findings,
             server,
         };
     };
@@ -204,9 +206,9 @@ fn settle_at(
     }
     // Report only, but the risk stays visible: SGLang's default judged like a user's.
     if no_fix && known_model {
-        hits.extend(
+        findings.extend(
             again
-                .hits
+                .findings
                 .into_iter()
                 .filter(|h| h.code == Code::MEM003)
                 .map(|mut h| {
@@ -221,7 +223,7 @@ fn settle_at(
             args: with_value,
             parsed: with_parsed,
             memory,
-            hits,
+            findings,
             server: server_with_value,
         };
     }
@@ -229,7 +231,7 @@ fn settle_at(
         args,
         parsed,
         memory,
-        hits,
+        findings,
         server,
     }
 }

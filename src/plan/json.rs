@@ -9,23 +9,13 @@ use serde_json::Value;
 use crate::resolve::{
     Backends, CustomAllReduce, Server, SpecParams, Speculative, Switches, TpGroup,
 };
-use crate::rules::Severity;
+use crate::rules::{self, Severity};
 use crate::sglang::Parallel;
 use crate::sglang::version::VersionSource;
 
 pub const SCHEMA: &str = "sglang-launch/plan/v1";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Ok,
-    Warning,
-    Error,
-    /// Not a server for an NVIDIA GPU: not planned; the drop-in passes it through unchanged
-    /// (findings that do not depend on the hardware are still listed; an error is `error`).
-    #[serde(rename = "pass-through")]
-    PassThrough,
-}
+pub use super::verdict::Verdict;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
@@ -137,6 +127,20 @@ pub struct Finding {
     pub message: String,
     pub fixed: bool,
     pub fix: Option<String>,
+}
+
+/// The projection of a finding: its code and name as text, the fix only where it was made.
+impl From<&rules::Finding> for Finding {
+    fn from(f: &rules::Finding) -> Finding {
+        Finding {
+            code: f.code.as_str().to_owned(),
+            name: f.name().to_owned(),
+            severity: f.severity,
+            message: f.message.clone(),
+            fixed: f.fixed,
+            fix: f.applied().map(str::to_owned),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -2,6 +2,7 @@
 //! rules to a fixpoint over the resolved server (pure) → memory → assemble the plan/v1 object.
 
 mod arguments;
+mod collect;
 mod findings;
 mod fit;
 pub mod fixes;
@@ -13,19 +14,22 @@ pub mod memory;
 mod multinode;
 mod observed;
 mod passthrough;
+mod verdict;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::exit;
 use crate::facts::{self, Env, Topology};
-use crate::rules::{Hit, LookupError, RuleSettings};
+use crate::rules::{Code, Finding, LookupError, RuleSettings};
 use crate::secrets;
 use crate::sglang::{self, SglangArgs, version};
 
+use collect::{Collector, Stage};
 use fixpoint::Line;
 pub use gather::{Interpreter, load_topology, resolve_interpreter};
-use json::{EnvChanges, Finding, Plan, Verdict};
+use json::{EnvChanges, Plan};
+pub use verdict::Verdict;
 
 /// What the invocation asks the pipeline for. Plain data: the invocation layer fills it from
 /// the command line, `SGLANG_LAUNCH_*` and (later) profiles.
@@ -131,6 +135,13 @@ impl Error {
 /// Everything the report and exec layers need.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// Every finding, in report order, under `--allow`/`--deny`, secrets hidden.
+    pub findings: Vec<Finding>,
+    /// What the findings make of the launch.
+    pub verdict: Verdict,
+    /// The memory plan (None: nothing planned).
+    pub memory: Option<memory::MemoryPlan>,
+    /// The plan/v1 projection, for the JSON outputs.
     pub plan: Plan,
     /// Final arguments (unmasked, byte-exact) and environment for exec.
     pub args: SglangArgs,
@@ -152,7 +163,7 @@ pub struct Outcome {
 impl Outcome {
     /// Exit code of `check`/`plan` for this verdict.
     pub fn exit_code(&self) -> i32 {
-        match self.plan.verdict {
+        match self.verdict {
             Verdict::Error => exit::BLOCKED,
             _ => exit::OK,
         }
@@ -177,19 +188,21 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let hub = facts::hub::Settings::from_env(&req.env, req.hub);
     let mut models = gather::Models::gather(original.view(), &original.env, hub);
     let fixed = fixpoint::run(original.clone(), &machine, &mut models, &req.settings);
-    let version = findings::version(&machine);
-    let mut hits: Vec<Hit> = Vec::new();
+    let mut found = Collector::default();
+    found.add(Stage::Version, findings::version(&machine));
+    found.add(Stage::Scheduler, scheduler.findings);
     let mut rule_findings = fixed.findings;
     let line = if req.no_fix {
         restore(original, &mut rule_findings, &machine, &mut models)
     } else {
         fixed.line
     };
-    hits.extend(
-        line.gpu_problem
-            .clone()
-            .map(|p| Hit::new(crate::rules::Code::TOP001, p)),
-    );
+    let mut pipeline: Vec<Finding> = line
+        .gpu_problem
+        .clone()
+        .map(|p| Finding::new(Code::TOP001, p))
+        .into_iter()
+        .collect();
     let bad_fraction = findings::bad_fraction(line.view());
     let plannable = !line.args.help && bad_fraction.is_none();
     let accepted = line.parsed.accepted();
@@ -215,11 +228,13 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             &mut rule_findings,
         )
     };
+    found.add(Stage::Rules, rule_findings);
+    found.add(Stage::Fit, fitted.changes);
     let model_load = models.main(line.view());
     // Planned for another machine from its topology file, a path not here proves nothing.
-    hits.extend(findings::model(model_load, req.topology.is_none()));
-    hits.extend(findings::draft(models.draft(line.view())));
-    hits.extend(bad_fraction.map(findings::fraction));
+    pipeline.extend(findings::model(model_load, req.topology.is_none()));
+    pipeline.extend(findings::draft(models.draft(line.view())));
+    pipeline.extend(bad_fraction.map(findings::fraction));
     let ask = fraction::Ask {
         no_fix: req.no_fix,
         plannable,
@@ -228,25 +243,24 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let context_len = model_load
         .and_then(|m| m.facts.as_ref())
         .and_then(|f| f.context_length);
-    hits.extend(findings::one_request(settled.memory.as_ref(), context_len));
-    let memory_findings = std::mem::take(&mut settled.hits);
-    hits.extend(memory_hits(memory_findings, model_load, &rule_findings));
-    hits.extend(findings::unexplained(
+    pipeline.extend(findings::one_request(settled.memory.as_ref(), context_len));
+    let memory_findings = std::mem::take(&mut settled.findings);
+    pipeline.extend(
+        memory_findings
+            .into_iter()
+            .filter(|f| !repeated(f, model_load, &found)),
+    );
+    let rules_now: Vec<Finding> = found.of(Stage::Rules).into_iter().cloned().collect();
+    pipeline.extend(findings::unexplained(
         findings::arguments(&settled.args, &settled.parsed, &machine),
-        &rule_findings,
+        &rules_now,
     ));
-    fit::annotate(&mut hits, fitted.note.as_deref());
+    fit::annotate(&mut pipeline, fitted.note.as_deref());
+    found.add(Stage::Pipeline, pipeline);
     let resolved = settled
         .parsed
         .accepted()
         .then(|| json::Resolved::from(&settled.server));
-    let found = Found {
-        version,
-        scheduler: scheduler.findings,
-        rules: rule_findings,
-        fitted: fitted.changes,
-        pipeline: hits,
-    };
     Ok(assemble(
         req, machine, &models, line, settled, found, resolved,
     ))
@@ -308,9 +322,8 @@ fn restore(
     machine: &gather::Machine,
     models: &mut gather::Models,
 ) -> Line {
-    for f in rule_findings.iter_mut().filter(|f| f.fixed) {
+    for f in rule_findings.iter_mut() {
         f.fixed = false;
-        f.fix = None;
     }
     let mut line = original;
     line.place(machine);
@@ -318,52 +331,14 @@ fn restore(
     line
 }
 
-/// The planner's findings, less those another finding already makes.
-fn memory_hits(
-    hits: Vec<Hit>,
-    model: Option<&facts::model::ModelLoad>,
-    rule_findings: &[Finding],
-) -> impl Iterator<Item = Hit> {
-    use crate::rules::Code;
+/// A finding of the memory planner that another finding already makes.
+fn repeated(f: &Finding, model: Option<&facts::model::ModelLoad>, found: &Collector) -> bool {
     // The loader's MEM001/MEM002 name the path and the problem; the planner's generic
     // "model unavailable" would only repeat it.
     let model_reported = model.is_some_and(|m| m.problem.is_some());
     // CG001 already says the CUDA-graph batch eats KV cache; MEM006 would say it again.
-    let graphs_reported = rule_findings.iter().any(|f| f.code == Code::CG001.as_str());
-    hits.into_iter().filter(move |h| {
-        !((model_reported && h.code == Code::MEM001) || (graphs_reported && h.code == Code::MEM006))
-    })
-}
-
-/// Every finding, in report order: the flag set in use, the scheduler's multi-node options, the rules', `--fit`'s changes, then
-/// the pipeline's.
-struct Found {
-    version: Option<Hit>,
-    /// Already under the user's --allow/--deny.
-    scheduler: Vec<Finding>,
-    rules: Vec<Finding>,
-    /// Already under the user's --allow/--deny.
-    fitted: Vec<Finding>,
-    pipeline: Vec<Hit>,
-}
-
-impl Found {
-    /// With the user's --allow/--deny applied to the pipeline's own findings.
-    fn into_findings(self, settings: &RuleSettings) -> Vec<Finding> {
-        let own = |hits: Vec<Hit>| {
-            settings
-                .apply(hits)
-                .into_iter()
-                .map(|h| findings::from_hit(&h, false))
-                .collect::<Vec<_>>()
-        };
-        let mut all = own(self.version.into_iter().collect());
-        all.extend(self.scheduler);
-        all.extend(self.rules);
-        all.extend(self.fitted);
-        all.extend(own(self.pipeline));
-        all
-    }
+    (model_reported && f.code == Code::MEM001)
+        || (f.code == Code::MEM006 && found.raised(Code::CG001))
 }
 
 fn assemble(
@@ -372,7 +347,7 @@ fn assemble(
     models: &gather::Models,
     line: Line,
     settled: fraction::Settled,
-    found: Found,
+    found: Collector,
     resolved: Option<json::Resolved>,
 ) -> Outcome {
     // Before the launcher's fraction: that is its answer for the line, not part of it.
@@ -383,26 +358,27 @@ fn assemble(
     let args = settled.args;
     let parsed = settled.parsed;
     let env = line.env;
-    let mut all = found.into_findings(&req.settings);
     let secrets = secrets::redactor(&args, &env);
-    for f in &mut all {
-        f.message = secrets.redact(&f.message);
-    }
+    let all = found.finish(&req.settings, &secrets);
+    let verdict = verdict::of(&all, req.settings.strict);
     let plan = Plan {
         schema: json::SCHEMA,
         sglang_version: machine.selected.flags.version.clone(),
         sglang_version_source: machine.selected.source,
-        verdict: findings::verdict(&all, req.settings.strict),
+        verdict,
         program: machine.interpreter.path.to_string_lossy().into_owned(),
         sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
         env: line.changes.masked(),
-        findings: all,
+        findings: all.iter().map(json::Finding::from).collect(),
         gpus: line.gpus,
-        memory: settled.memory,
+        memory: settled.memory.as_ref().map(json::Memory::from),
         resolved,
     };
     Outcome {
+        findings: all,
+        verdict,
+        memory: settled.memory,
         plan,
         model: models
             .main(parsed.view(&args))

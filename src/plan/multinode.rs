@@ -8,18 +8,15 @@
 //! PAR002/PAR003/PAR006 and the memory plan see the multi-node line.
 
 use super::arguments::Parsed;
-use super::findings::from_hit;
 use super::fixes;
-use super::json::Finding;
 use crate::facts::Env;
 use crate::facts::scheduler::{self, Given, MultiNode};
-use crate::rules::{ArgEdit, Code, Fix, Hit, RuleSettings};
+use crate::rules::{ArgEdit, Code, Finding, Fix, RuleSettings};
 use crate::sglang::opt;
 use crate::sglang::{SglangArgs, approx};
 
 pub struct Step {
     pub args: SglangArgs,
-    /// Already under the user's --allow/--deny.
     pub findings: Vec<Finding>,
 }
 
@@ -62,20 +59,25 @@ pub fn step(
         knows: &knows,
     };
     // `--allow PAR009`: nothing is derived, so no scheduler variable is needed either.
-    let off = settings
-        .effective(crate::rules::rule(Code::PAR009))
-        .is_none();
+    let off = !settings.enabled(Code::PAR009);
     let hits = match derive(parsed.view(&args), scheduler::read(env), &job) {
         Err(_) if off => Vec::new(),
-        derived => settings.apply(derived?),
+        derived => derived?,
     };
-    let apply = !no_fix;
+    // An allowed rule's derivation is not made; the plan drops its findings with the others.
+    let made = |h: &Finding| !no_fix && settings.enabled(h.code);
     let edits: Vec<ArgEdit> = hits
         .iter()
-        .filter(|_| apply)
+        .filter(|h| made(h))
         .flat_map(|h| h.fix.iter().flat_map(|f| f.args.clone()))
         .collect();
-    let findings = hits.iter().map(|h| finding(h, apply)).collect();
+    let findings = hits
+        .into_iter()
+        .map(|h| {
+            let made = made(&h);
+            finding(h, !no_fix, made)
+        })
+        .collect();
     let args = if edits.is_empty() {
         args
     } else {
@@ -84,9 +86,9 @@ pub fn step(
     Ok(Step { args, findings })
 }
 
-fn finding(hit: &Hit, apply: bool) -> Finding {
+fn finding(hit: Finding, apply: bool, made: bool) -> Finding {
     let derived = hit.fix.is_some();
-    let mut f = from_hit(hit, derived && apply);
+    let mut f = hit.fixed(derived && made);
     if derived && !apply {
         f.message.push_str("; not added (--no-fix)");
     }
@@ -106,7 +108,7 @@ pub fn derive(
     args: &SglangArgs,
     facts: Option<Result<MultiNode, String>>,
     job: &Job,
-) -> Result<Vec<Hit>, String> {
+) -> Result<Vec<Finding>, String> {
     let user_nnodes = args.get(opt::NNODES).and(args.int(opt::NNODES));
     let m = match facts {
         None => return Ok(Vec::new()),
@@ -157,8 +159,8 @@ pub fn derive(
 }
 
 /// The line fits on this node: each node of the job runs a server of its own.
-fn own_server(name: &str, m: &MultiNode, needed: usize, visible: usize) -> Hit {
-    Hit::new(
+fn own_server(name: &str, m: &MultiNode, needed: usize, visible: usize) -> Finding {
+    Finding::new(
         Code::PAR012,
         format!(
             "{name} with {} nodes ({}): this line needs {needed} GPU{} and this node has {visible}, so each node runs a server of its own; nothing derived (give --nnodes {} for one server across the nodes)",
@@ -185,7 +187,7 @@ fn node_rank(
     args: &SglangArgs,
     m: &MultiNode,
     knows: &dyn Fn(&str) -> bool,
-) -> Result<Option<Hit>, String> {
+) -> Result<Option<Finding>, String> {
     if !knows(opt::NODE_RANK) {
         return Ok(None);
     }
@@ -210,7 +212,7 @@ fn node_rank(
 }
 
 /// A user's address is never compared: an IP and a host name may well be the same node.
-fn dist_init_addr(args: &SglangArgs, m: &MultiNode, job: &Job) -> Result<Option<Hit>, String> {
+fn dist_init_addr(args: &SglangArgs, m: &MultiNode, job: &Job) -> Result<Option<Finding>, String> {
     let given = args.is_set(opt::DIST_INIT_ADDR)
         || job
             .env
@@ -225,9 +227,9 @@ fn dist_init_addr(args: &SglangArgs, m: &MultiNode, job: &Job) -> Result<Option<
         .map(|addr| derived(m.scheduler.describe(), opt::DIST_INIT_ADDR, addr)))
 }
 
-fn derived<T: std::fmt::Display>(job: &str, option: &str, given: &Given<T>) -> Hit {
+fn derived<T: std::fmt::Display>(job: &str, option: &str, given: &Given<T>) -> Finding {
     let value = given.value.to_string();
-    Hit::new(
+    Finding::new(
         Code::PAR009,
         format!("{job}: {option} {value} from {}", given.why),
     )
@@ -241,8 +243,8 @@ fn derived<T: std::fmt::Display>(job: &str, option: &str, given: &Given<T>) -> H
     }))
 }
 
-fn conflict(message: String) -> Hit {
-    Hit::new(Code::PAR010, message)
+fn conflict(message: String) -> Finding {
+    Finding::new(Code::PAR010, message)
 }
 
 #[cfg(test)]
@@ -295,14 +297,7 @@ mod tests {
         let lines = s
             .findings
             .iter()
-            .map(|f| {
-                format!(
-                    "{} {} [{}]",
-                    f.code,
-                    f.message,
-                    f.fix.as_deref().unwrap_or("")
-                )
-            })
+            .map(|f| format!("{} {} [{}]", f.code, f.message, f.applied().unwrap_or("")))
             .collect();
         Ok((added, lines))
     }
@@ -532,7 +527,8 @@ mod tests {
         };
         let wide = parse(&["--model-path", "m", "--tp", "16"]);
         let s = step(wide, (&env, Some(8)), None, false, &settings).unwrap();
-        assert_eq!((s.args.tokens.len(), s.findings.len()), (4, 0));
+        assert_eq!(s.args.tokens.len(), 4);
+        assert!(s.findings.iter().all(|f| !f.fixed), "{:?}", s.findings);
         // The override variable stands in for the address.
         let env = Env::from_pairs(
             [

@@ -3,12 +3,13 @@
 //! (spellings, the environment, SGLang's own argument checks), so a line SGLang would refuse
 //! is still an error; nothing is fixed, since the drop-in passes the command through unchanged.
 
+use super::collect::{Collector, Stage};
 use super::fixpoint::Line;
 use super::json::{self, Plan, Verdict};
-use super::{Error, Fatal, Outcome, Request, findings, gather};
+use super::{Error, Fatal, Outcome, Request, findings, gather, verdict};
 use crate::facts::Topology;
 use crate::resolve::Context;
-use crate::rules::{self, Code, Hit};
+use crate::rules::{self, Code, Finding};
 use crate::{secrets, sglang};
 
 /// Rule families whose truth does not depend on the accelerator.
@@ -25,29 +26,24 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
     let line = Line::new(args, req.env.clone(), req.env_changes.clone(), &machine);
     let ctx = Context::new(line.facts(&machine, &models));
-    let mut hits: Vec<Hit> = findings::version(&machine).into_iter().collect();
-    hits.push(Hit::new(
+    let mut found = Collector::default();
+    found.add(Stage::Version, findings::version(&machine));
+    found.add(Stage::Pipeline, [Finding::new(
         Code::TOP005,
         format!("{why}: the launcher does not plan this server; the drop-in passes the command to SGLang unchanged"),
-    ));
-    hits.extend(findings::arguments(&line.args, &line.parsed, &machine));
-    let mut all: Vec<json::Finding> = req
-        .settings
-        .apply(hits)
-        .iter()
-        .map(|h| findings::from_hit(h, false))
-        .collect();
-    all.extend(
-        rules::evaluate(&ctx, &req.settings)
-            .iter()
-            .filter(|h| FAMILIES.contains(&rules::rule(h.code).family()))
-            .map(|h| findings::from_hit(h, false)),
+    )]);
+    found.add(
+        Stage::Pipeline,
+        findings::arguments(&line.args, &line.parsed, &machine),
     );
+    // The catalogue's after the launcher's own, as a pass-through report lists them.
+    let judged = rules::evaluate(&ctx, &req.settings)
+        .into_iter()
+        .filter(|f| FAMILIES.contains(&rules::rule(f.code).family()));
+    found.add(Stage::Pipeline, judged);
     let secrets = secrets::redactor(&line.args, &line.env);
-    for f in &mut all {
-        f.message = secrets.redact(&f.message);
-    }
-    let verdict = match findings::verdict(&all, req.settings.strict) {
+    let all = found.finish(&req.settings, &secrets);
+    let verdict = match verdict::of(&all, req.settings.strict) {
         Verdict::Error => Verdict::Error,
         _ => Verdict::PassThrough,
     };
@@ -61,12 +57,15 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
         env: line.changes.masked(),
-        findings: all,
+        findings: all.iter().map(json::Finding::from).collect(),
         gpus: Vec::new(),
         memory: None,
         resolved: None,
     };
     Ok(Outcome {
+        findings: all,
+        verdict,
+        memory: None,
         plan,
         model: None,
         args,

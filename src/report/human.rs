@@ -3,7 +3,8 @@
 use crate::facts::Topology;
 use crate::out::escape;
 use crate::plan::Outcome;
-use crate::plan::json::{MfsSource, Verdict};
+use crate::plan::Verdict;
+use crate::plan::json::MfsSource;
 use crate::rules::{Code, Severity, ranges};
 use crate::sglang::opt;
 
@@ -89,21 +90,26 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
     // Open findings first, by what they do to the launch; the fixed ones after, as fixed.
     // A finding, a change and a note are one line each: whatever data they quote (a GPU
     // name, a config key, an argument) is escaped whole, newlines included.
-    for f in plan.findings.iter().filter(|f| !f.fixed) {
+    for f in outcome.findings.iter().filter(|f| !f.fixed) {
         let line = format!(
             "  {} {:<6} {}: {}",
             st.severity(f.severity),
-            f.code,
-            f.name,
+            f.code.as_str(),
+            f.name(),
             escape(&f.message)
         );
         put(&mut out, line, FINDING_INDENT);
     }
-    for f in plan.findings.iter().filter(|f| f.fixed) {
+    for f in outcome.findings.iter().filter(|f| f.fixed) {
         let label = st.paint("32", "fixed  ");
         put(
             &mut out,
-            format!("  {label} {:<6} {}: {}", f.code, f.name, escape(&f.message)),
+            format!(
+                "  {label} {:<6} {}: {}",
+                f.code.as_str(),
+                f.name(),
+                escape(&f.message)
+            ),
             FINDING_INDENT,
         );
     }
@@ -125,14 +131,11 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
             4,
         );
     }
-    if let Some(m) = &plan.memory {
+    if let Some(m) = &outcome.memory {
         put(&mut out, st.paint("1", "memory (per GPU, MiB):"), 4);
         let cx = super::memory::Context {
             context_len: outcome.model.as_ref().and_then(|f| f.context_length),
-            first_use_short: plan
-                .findings
-                .iter()
-                .any(|f| Code::MEM003 == f.code.as_str()),
+            first_use_short: outcome.findings.iter().any(|f| f.code == Code::MEM003),
         };
         // The table keeps its columns; the lines under it wrap.
         out.push_str(&super::memory::table(m));
@@ -154,12 +157,9 @@ fn header(outcome: &Outcome, st: &Style) -> String {
             .unwrap_or("--sglang-version"),
         crate::sglang::version::VersionSource::Fallback => "fallback",
     });
-    if plan.verdict == Verdict::PassThrough
-        || (plan.verdict == Verdict::Error
-            && plan
-                .findings
-                .iter()
-                .any(|f| crate::rules::Code::TOP005 == f.code.as_str()))
+    if outcome.verdict == Verdict::PassThrough
+        || (outcome.verdict == Verdict::Error
+            && outcome.findings.iter().any(|f| f.code == Code::TOP005))
     {
         return format!(
             "{} SGLang {} ({src}) · not an NVIDIA GPU server: not planned",
@@ -182,14 +182,12 @@ fn header(outcome: &Outcome, st: &Style) -> String {
 
 /// What the launcher changed: each fix with its code, and a planned fraction it wrote.
 fn changes(outcome: &Outcome) -> Vec<String> {
-    let plan = &outcome.plan;
-    let mut changes: Vec<String> = plan
+    let mut changes: Vec<String> = outcome
         .findings
         .iter()
-        .filter(|f| f.fixed)
-        .filter_map(|f| f.fix.as_ref().map(|x| format!("{x} ({})", f.code)))
+        .filter_map(|f| f.applied().map(|x| format!("{x} ({})", f.code)))
         .collect();
-    if let Some(m) = plan.memory.as_ref().filter(|m| {
+    if let Some(m) = outcome.memory.as_ref().filter(|m| {
         m.mem_fraction_static_source == MfsSource::Planned
             && outcome.args.is_set(opt::MEM_FRACTION_STATIC)
     }) {
@@ -208,9 +206,9 @@ fn changes(outcome: &Outcome) -> Vec<String> {
 /// `verdict: ok — 2 fixed, 1 warning` / `verdict: blocked — 1 error`: whether the server is
 /// launched, then what blocks, what was fixed and what warns.
 fn verdict(outcome: &Outcome, st: &Style) -> String {
-    let plan = &outcome.plan;
     let count = |fixed: bool, s: Severity| {
-        plan.findings
+        outcome
+            .findings
             .iter()
             .filter(|f| f.fixed == fixed && (fixed || f.severity == s))
             .count()
@@ -218,7 +216,7 @@ fn verdict(outcome: &Outcome, st: &Style) -> String {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let (errors, fixed) = (count(false, Severity::Error), count(true, Severity::Error));
     let warnings = count(false, Severity::Warning);
-    let blocked = plan.verdict == Verdict::Error;
+    let blocked = outcome.verdict == Verdict::Error;
     let mut parts = Vec::new();
     if errors > 0 {
         parts.push(plural(errors, "error"));
@@ -237,7 +235,7 @@ fn verdict(outcome: &Outcome, st: &Style) -> String {
     }
     let word = if blocked {
         st.paint("1;31", "blocked")
-    } else if plan.verdict == Verdict::PassThrough {
+    } else if outcome.verdict == Verdict::PassThrough {
         st.paint("1;36", "pass-through")
     } else if warnings > 0 {
         st.paint("1;33", "ok")

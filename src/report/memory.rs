@@ -1,12 +1,14 @@
-//! The memory table of the human report, per GPU in MiB. Every term the plan counts has a line,
-//! in three groups that follow SGLang's own arithmetic: what is set aside before the weights,
-//! the static pool (`--mem-fraction-static` × the free memory left), and the rest outside it.
+//! The memory table of the human report, per GPU in MiB: the plan's terms, each on its own line
+//! under the label the plan gives it, in three groups that follow SGLang's own arithmetic: what
+//! is set aside before the weights, the static pool (`--mem-fraction-static` × the free memory
+//! left), and the rest outside it.
 //! Each `=` line is the sum of the lines above it back to the previous `=` line; the last one,
 //! the GPU's capacity, is the sum of the `=` lines (and so of every other line). What the pool
 //! or the reserve leaves over, or lacks, has a line of its own, so the sums always hold.
 //! A term that stands on a start of the line on this machine is marked `(observed)`.
 
-use crate::plan::json::{Memory, MfsSource};
+use crate::plan::json::MfsSource;
+use crate::plan::memory::{Group, MemoryPlan, Role};
 use crate::rules::Code;
 
 /// One line of the table: a term, or with `total` the sum of the terms above it.
@@ -30,12 +32,12 @@ const LABEL: usize = 44;
 const VALUE: usize = 10;
 
 /// Compact human table: the sums, then the KV capacity, the fraction and whether it fits.
-pub fn render_table(m: &Memory) -> String {
+pub fn render_table(m: &MemoryPlan) -> String {
     render(m, Context::default())
 }
 
 /// [`render_table`] plus how many requests fit at full `context_len` tokens at once.
-pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String {
+pub fn render_table_with_context(m: &MemoryPlan, context_len: Option<u64>) -> String {
     render(
         m,
         Context {
@@ -46,7 +48,7 @@ pub fn render_table_with_context(m: &Memory, context_len: Option<u64>) -> String
 }
 
 /// The table, then the lines under it.
-pub fn render(m: &Memory, cx: Context) -> String {
+pub fn render(m: &MemoryPlan, cx: Context) -> String {
     let mut out = table(m);
     for n in notes(m, cx) {
         out.push_str(&format!("  {n}\n"));
@@ -55,7 +57,7 @@ pub fn render(m: &Memory, cx: Context) -> String {
 }
 
 /// The table's lines only: fixed width, never wrapped.
-pub fn table(m: &Memory) -> String {
+pub fn table(m: &MemoryPlan) -> String {
     let mut out = String::new();
     for r in rows(m) {
         let mark = if r.total { "= " } else { "  " };
@@ -70,88 +72,51 @@ pub fn table(m: &Memory) -> String {
     out
 }
 
-fn leaf(label: impl Into<String>, mib: i64) -> Row {
-    Row {
-        label: label.into(),
-        mib,
-        total: false,
-    }
-}
-
-/// The lines since the last total, summed under `label`.
-fn close(rows: &mut Vec<Row>, label: impl Into<String>) -> i64 {
-    let start = rows.iter().rposition(|r| r.total).map_or(0, |i| i + 1);
-    let sum = rows[start..].iter().map(|r| r.mib).sum();
-    rows.push(Row {
-        label: label.into(),
-        mib: sum,
-        total: true,
-    });
-    sum
-}
-
 fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX / 4)
 }
 
-/// Which terms stand on a start: the weights, the graphs, the KV cache.
-#[derive(Debug, Clone, Copy, Default)]
-struct Seen {
-    weights: bool,
-    graphs: bool,
-    kv: bool,
+/// Whether the KV cache and the fit stand on a start.
+fn kv_seen(m: &MemoryPlan) -> bool {
+    m.observed_use
+        .as_ref()
+        .is_some_and(|u| u.started && m.kv_cache_tokens.is_some())
 }
 
-impl Seen {
-    fn of(m: &Memory) -> Seen {
-        m.observed_use.as_ref().map_or(Seen::default(), |u| Seen {
-            weights: u.weights,
-            graphs: u.cuda_graphs,
-            kv: u.started && m.kv_cache_tokens.is_some(),
-        })
-    }
-}
-
-/// `label`, marked where it stands on a start.
-fn mark(label: &str, observed: bool) -> String {
-    if observed {
-        format!("{label} (observed)")
-    } else {
-        label.to_owned()
-    }
-}
-
-/// The table's lines, sums included.
-pub fn rows(m: &Memory) -> Vec<Row> {
-    let r = &m.reserved_mib;
-    let mut rows = vec![
-        leaf("other processes", int(r.other_processes)),
-        leaf("CUDA context", int(r.cuda_context)),
-        leaf("NCCL / symm-mem buffers", int(r.nccl)),
-        leaf("custom all-reduce", int(r.custom_allreduce)),
-    ];
-    let set_aside = close(&mut rows, "set aside before the weights");
+/// The table's lines, sums included: each group's terms under the group's total, then the
+/// GPU's capacity, the sum of the totals.
+pub fn rows(m: &MemoryPlan) -> Vec<Row> {
     let b = m.baseline_mib;
-    static_pool(m, &mut rows);
-    let pool = rows.last().map_or(0, |r| r.mib);
-    rows.extend([
-        leaf(mark("CUDA graphs", Seen::of(m).graphs), int(r.cuda_graphs)),
-        leaf("activations + workspaces", int(r.activations)),
-        leaf("margin", int(r.margin)),
-    ]);
-    let reserved = int(r.cuda_graphs) + int(r.activations) + int(r.margin);
-    let outside = b - pool;
-    let left = outside - reserved;
-    rows.push(leaf(
-        if left >= 0 {
-            "left free"
-        } else {
-            "short of the reserve above"
-        },
-        left,
-    ));
-    let outside = close(&mut rows, "outside the static pool");
-    let capacity = set_aside + pool + outside;
+    let groups = [
+        (Group::SetAside, "set aside before the weights".to_owned()),
+        (
+            Group::StaticPool,
+            format!("static pool: {:.3} of {b} free", m.mem_fraction_static),
+        ),
+        (Group::Outside, "outside the static pool".to_owned()),
+    ];
+    let mut rows = Vec::new();
+    let mut capacity = 0;
+    for (group, label) in groups {
+        for (t, mib) in m.lines(group) {
+            rows.push(Row {
+                label: if t.observed {
+                    format!("{} (observed)", t.label)
+                } else {
+                    t.label.clone()
+                },
+                mib,
+                total: false,
+            });
+        }
+        let sum = m.total(group);
+        capacity = sum.saturating_add(capacity);
+        rows.push(Row {
+            label,
+            mib: sum,
+            total: true,
+        });
+    }
     rows.push(Row {
         label: if capacity == int(m.gpu_memory_mib) {
             "GPU capacity".to_owned()
@@ -164,96 +129,8 @@ pub fn rows(m: &Memory) -> Vec<Row> {
     rows
 }
 
-/// The static pool's lines and its total: weights, LoRA, state and KV pools, what is left.
-fn static_pool(m: &Memory, rows: &mut Vec<Row>) {
-    let b = m.baseline_mib;
-    let label = format!("static pool: {:.3} of {b} free", m.mem_fraction_static);
-    let nominal = (b as f64 * m.mem_fraction_static).floor() as i64;
-    let s = &m.static_mib;
-    let start = rows.len();
-    if let Some(w) = m.weights_per_gpu_mib.map(int) {
-        let (draft, enc) = (int(s.draft_weights), int(s.encoder_weights));
-        let own = w - draft - enc;
-        let label = if draft + enc > 0 {
-            "model weights"
-        } else {
-            "weights"
-        };
-        rows.push(leaf(mark(label, Seen::of(m).weights), own));
-        if draft > 0 {
-            rows.push(leaf("draft model weights", draft));
-        }
-        if enc > 0 {
-            rows.push(leaf("vision / audio encoders", enc));
-        }
-    }
-    if s.lora > 0 {
-        rows.push(leaf("LoRA buffers", int(s.lora)));
-    }
-    if let Some(slots) = m.mamba_cache_size {
-        rows.push(leaf(
-            format!("Mamba state pool ({slots} slots)"),
-            int(s.mamba_state),
-        ));
-    }
-    match (m.kv_cache_mib, m.static_unallocated_mib) {
-        (Some(kv), Some(left)) => {
-            kv_rows(m, int(kv), rows);
-            let label = match (left >= 0, Seen::of(m).kv) {
-                (true, _) => "left unallocated",
-                // SGLang measured more free memory than the baseline planned.
-                (false, true) => "observed pool beyond the planned baseline",
-                (false, false) => "short: the lines above exceed the pool",
-            };
-            rows.push(leaf(label, left));
-        }
-        _ => {
-            let known: i64 = rows[start..].iter().map(|r| r.mib).sum();
-            let what = if m.weights_per_gpu_mib.is_some() {
-                "KV cache (not sized)"
-            } else {
-                "weights and KV cache (not sized)"
-            };
-            rows.push(leaf(what, nominal - known));
-        }
-    }
-    close(rows, label);
-}
-
-/// The KV pool: the target's layers (its sliding-window pool apart) and the draft's.
-fn kv_rows(m: &Memory, kv: i64, rows: &mut Vec<Row>) {
-    let target = match (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
-        (Some(t), Some(b)) => {
-            let mib = (t as f64 * b as f64 / (1024.0 * 1024.0)).floor();
-            (mib as i64).min(kv)
-        }
-        _ => kv,
-    };
-    let swa = if m.swa_kv_cache_tokens.is_some() {
-        int(m.static_mib.swa_kv_cache).min(target)
-    } else {
-        0
-    };
-    let seen = Seen::of(m).kv;
-    if swa > 0 {
-        rows.push(leaf(
-            mark("KV cache, full-attention layers", seen),
-            target - swa,
-        ));
-        rows.push(leaf(mark("KV cache, sliding-window pool", seen), swa));
-    } else {
-        rows.push(leaf(mark("KV cache", seen), target));
-    }
-    if kv > target {
-        rows.push(leaf(
-            mark("KV cache, draft model layers", seen),
-            kv - target,
-        ));
-    }
-}
-
 /// The lines under the sums: capacity in tokens and requests, the fraction, the fit.
-pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
+pub fn notes(m: &MemoryPlan, cx: Context) -> Vec<String> {
     let mut v = Vec::new();
     if let (Some(t), Some(b)) = (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
         let swa = m
@@ -263,7 +140,7 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
         let predicted = m
             .observed_use
             .as_ref()
-            .filter(|_| Seen::of(m).kv)
+            .filter(|_| kv_seen(m))
             .and_then(|u| u.predicted.kv_cache_tokens)
             .map(|p| format!(" (observed; predicted {p})"))
             .unwrap_or_default();
@@ -288,7 +165,7 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
     }
     // Without the model's size nothing is planned: the fraction shown is SGLang's own.
     let unsized_default = m.mem_fraction_static_source == MfsSource::Planned
-        && m.weights_per_gpu_mib.is_none()
+        && m.mib(Role::Weights).is_none()
         && m.sglang_default_mem_fraction_static == Some(m.mem_fraction_static);
     let src = match m.mem_fraction_static_source {
         MfsSource::User => "user",
@@ -317,17 +194,16 @@ pub fn notes(m: &Memory, cx: Context) -> Vec<String> {
 }
 
 /// What stands on a start of this line here, and what the start reported.
-fn observed(m: &Memory) -> Vec<String> {
+fn observed(m: &MemoryPlan) -> Vec<String> {
     let Some(o) = &m.observed else {
         return Vec::new();
     };
     let mut v = Vec::new();
     if let Some(u) = &m.observed_use {
-        let seen = Seen::of(m);
         let terms: Vec<&str> = [
-            (seen.weights, "the weights"),
-            (seen.graphs, "the CUDA graphs"),
-            (seen.kv, "the KV cache and the fit"),
+            (u.weights, "the weights"),
+            (u.cuda_graphs, "the CUDA graphs"),
+            (kv_seen(m), "the KV cache and the fit"),
         ]
         .into_iter()
         .filter_map(|(on, what)| on.then_some(what))
@@ -373,28 +249,25 @@ fn observed(m: &Memory) -> Vec<String> {
 /// Whether everything the table counts fits: the static pool's lines in the pool, the load
 /// peak in the free memory, and outside the pool what the first use needs. Each shortfall is
 /// named; a finding that predicts one never sits next to a `yes`.
-fn fits(m: &Memory, cx: Context) -> String {
+fn fits(m: &MemoryPlan, cx: Context) -> String {
     if let Some(u) = m.observed_use.as_ref().filter(|u| u.started) {
         return format!(
             "fits: yes: this line started on this machine on {} (observed below)",
             crate::observe::date(u.at)
         );
     }
-    let rows = rows(m);
-    let outside = rows
-        .iter()
-        .find(|r| r.total && r.label == "outside the static pool")
-        .map_or(0, |r| r.mib);
+    let outside = m.total(Group::Outside);
     let first_use = int(m.first_use_mib);
+    let size = |r: Role| m.mib(r).unwrap_or(0);
     let mut why = Vec::new();
-    if let Some(short) = m.static_unallocated_mib.filter(|&l| l < 0) {
-        let lora = if m.static_mib.lora > 0 {
+    if let Some(short) = m.mib(Role::Unallocated).filter(|&l| l < 0) {
+        let lora = if size(Role::Lora) > 0 {
             " and LoRA buffers"
         } else {
             ""
         };
         let state = match m.mamba_cache_size {
-            Some(slots) if m.static_mib.mamba_state > 0 => {
+            Some(slots) if size(Role::MambaState) > 0 => {
                 format!(" and the Mamba state pool ({slots} slots)")
             }
             _ => String::new(),
@@ -421,10 +294,11 @@ fn fits(m: &Memory, cx: Context) -> String {
     if !why.is_empty() {
         return format!("fits: NO: {}", why.join("; "));
     }
-    let short_of_reserve = rows
-        .iter()
-        .find(|r| r.label == "short of the reserve above")
-        .map(|r| -r.mib);
+    let short_of_reserve = m
+        .term(Role::LeftFree)
+        .and_then(|t| t.line)
+        .filter(|&left| left < 0)
+        .map(i64::saturating_neg);
     match (m.fits, short_of_reserve) {
         (None, _) => "fits: unknown (the weights or the KV cache are not sized)".to_owned(),
         (Some(false), _) => "fits: NO: see the memory findings above".to_owned(),
@@ -454,13 +328,13 @@ fn first_use_text(outside: i64, first_use: i64, cx: Context) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::json::{Reserved, StaticTerms};
+    use crate::plan::memory::lines::{Sizes, terms};
 
     /// An 80 GiB GPU: 78000 MiB free before the weights, 15 GiB of weights.
-    fn memory(mfs: f64, weights: Option<u64>) -> Memory {
+    fn memory(mfs: f64, weights: Option<u64>) -> MemoryPlan {
         let pool = (78000.0 * mfs) as i64;
         let kv = weights.map(|w| (pool - w as i64 - 7).max(0) as u64);
-        Memory {
+        let mut m = MemoryPlan {
             gpu_memory_mib: 80000,
             mem_fraction_static: mfs,
             mem_fraction_static_source: MfsSource::User,
@@ -471,28 +345,35 @@ mod tests {
             kv_cache_bytes_per_token: weights.map(|_| 1024 * 1024),
             kv_cache_tokens: kv,
             max_running_requests: None,
-            reserved_mib: Reserved {
-                cuda_context: 600,
-                nccl: 1000,
-                custom_allreduce: 400,
-                cuda_graphs: 3000,
-                activations: 4000,
-                other_processes: 0,
-                margin: 1600,
-            },
             fits: weights.map(|_| true),
-            static_mib: StaticTerms::default(),
             swa_kv_cache_tokens: None,
             mamba_cache_size: None,
             load_peak_per_gpu_gib: None,
             baseline_mib: 78000,
-            weights_per_gpu_mib: weights,
-            kv_cache_mib: kv,
-            static_unallocated_mib: weights.map(|_| 7),
             first_use_mib: 5000,
             observed: None,
             observed_use: None,
-        }
+            terms: Vec::new(),
+        };
+        let sizes = Sizes {
+            other_processes: 0,
+            cuda_context: 600,
+            nccl: 1000,
+            custom_allreduce: 400,
+            weights,
+            draft_weights: 0,
+            encoder_weights: 0,
+            lora: 0,
+            mamba_state: 0,
+            swa_kv_cache: 0,
+            kv_cache: kv,
+            unallocated: weights.map(|_| 7),
+            cuda_graphs: 3000,
+            activations: 4000,
+            margin: 1600,
+        };
+        m.terms = terms(&m, &sizes);
+        m
     }
 
     fn sums_hold(rows: &[Row]) {
@@ -540,7 +421,7 @@ mod tests {
         );
         assert!(render_table(&m).contains("fits: unknown"));
         // Nothing was planned: the fraction is SGLang's own, and says so.
-        let sglangs = Memory {
+        let sglangs = MemoryPlan {
             mem_fraction_static: 0.85,
             mem_fraction_static_source: MfsSource::Planned,
             ..m

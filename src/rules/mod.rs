@@ -5,11 +5,12 @@
 //! check over the facts (Rust, `checks/`). A check reports a one-line message naming the facts
 //! and, where safe, a [`Fix`]. Codes are never reused; renamed codes go through [`REDIRECTS`].
 //!
-//! The planning pipeline calls [`evaluate`] (checks) and [`Hit::new`] (codes it emits itself);
+//! The planning pipeline calls [`evaluate`] (checks) and [`Finding::new`] (codes it emits itself);
 //! the commands call [`lookup`], [`render_list`] and [`render_explain`].
 
 mod catalogue;
 mod checks;
+mod finding;
 pub mod fix;
 mod versions;
 mod view;
@@ -24,6 +25,7 @@ pub use crate::resolve::Context;
 
 pub use crate::facts::host::HostFacts;
 pub use catalogue::{Code, REDIRECTS};
+pub use finding::Finding;
 pub use fix::{ArgEdit, EnvEdit, Fix};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -50,38 +52,7 @@ impl fmt::Display for Severity {
     }
 }
 
-/// A rule that fired.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
-    pub code: Code,
-    pub name: &'static str,
-    /// Effective severity (after `--deny`).
-    pub severity: Severity,
-    pub message: String,
-    pub fix: Option<Fix>,
-}
-
-impl Hit {
-    /// The one way to make a finding: the code's name and default severity from the
-    /// catalogue. `--allow`/`--deny` are applied by [`evaluate`] and [`RuleSettings::apply`].
-    pub fn new(code: Code, message: impl Into<String>) -> Hit {
-        let rule = rule(code);
-        Hit {
-            code,
-            name: rule.name,
-            severity: rule.severity,
-            message: message.into(),
-            fix: None,
-        }
-    }
-
-    pub fn with_fix(mut self, fix: Option<Fix>) -> Hit {
-        self.fix = fix;
-        self
-    }
-}
-
-/// What a check reports; [`evaluate`] adds the rule's code, name and severity.
+/// What a check reports, without its rule: [`evaluate`] makes it the rule's [`Finding`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fired {
     pub message: String,
@@ -190,7 +161,7 @@ pub struct Rule {
     pub evidence: Vec<Evidence>,
     /// Markdown: what, why, example, fix.
     pub explanation: &'static str,
-    /// `None`: the planning pipeline or the memory planner emits this code ([`Hit::new`]).
+    /// `None`: the planning pipeline or the memory planner emits this code ([`Finding::new`]).
     pub check: Option<CheckFn>,
 }
 
@@ -300,18 +271,24 @@ impl RuleSettings {
         Ok(())
     }
 
-    /// `--allow`/`--deny` for hits made outside [`evaluate`] (pipeline, memory planner):
-    /// allowed ones are dropped, denied ones become errors. Order is kept.
-    pub fn apply(&self, hits: Vec<Hit>) -> Vec<Hit> {
-        hits.into_iter()
-            .filter_map(|mut h| {
-                h.severity = self.effective(rule(h.code))?;
-                Some(h)
+    /// `--allow`/`--deny` on findings: allowed ones are dropped, denied ones become errors.
+    /// Order is kept. The plan applies it once, to every finding it collected.
+    pub fn apply(&self, findings: Vec<Finding>) -> Vec<Finding> {
+        findings
+            .into_iter()
+            .filter_map(|mut f| {
+                f.severity = self.effective(rule(f.code))?;
+                Some(f)
             })
             .collect()
     }
 
-    /// The severity a hit of this rule gets, or `None` when the rule is allowed (skipped).
+    /// Whether the rule is on: an allowed rule's check does not run, and nothing makes its fix.
+    pub fn enabled(&self, code: Code) -> bool {
+        self.effective(rule(code)).is_some()
+    }
+
+    /// The severity a finding of this rule gets, or `None` when the rule is allowed (skipped).
     pub fn effective(&self, rule: &Rule) -> Option<Severity> {
         if self.deny.iter().any(|s| selects(s, rule)) {
             return Some(Severity::Error);
@@ -336,8 +313,6 @@ fn selects(entry: &str, rule: &Rule) -> bool {
     lookup(e).is_ok_and(|r| r.code == rule.code)
 }
 
-/// Runs every check that applies to `ctx.version`, skipping allowed rules, raising denied ones
-/// to error. Order: code order, then the check's own order.
 /// The longest context this release accepts for the model, where the line asks for more and
 /// SGLang refuses it at start-up (ENV006); `None` when the line's context is accepted.
 pub fn refused_context_above(ctx: &Context) -> Option<u64> {
@@ -348,20 +323,18 @@ pub fn refused_context_above(ctx: &Context) -> Option<u64> {
         .map(|(_, max)| max)
 }
 
-pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Hit> {
+/// Runs every check that applies to `ctx.version`, skipping the rules `settings` switch off.
+/// Severities are the catalogue's: `--deny` is the plan's to apply, with the other findings.
+/// Order: code order, then the check's own order.
+pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Finding> {
     let mut out = Vec::new();
     for rule in all() {
         let Some(check) = rule.check else { continue };
-        if !rule.applies_to(ctx.version) {
+        if !rule.applies_to(ctx.version) || !settings.enabled(rule.id) {
             continue;
         }
-        let Some(severity) = settings.effective(rule) else {
-            continue;
-        };
         for f in check(ctx) {
-            let mut hit = Hit::new(rule.id, f.message).with_fix(f.fix);
-            hit.severity = severity;
-            out.push(hit);
+            out.push(Finding::new(rule.id, f.message).with_fix(f.fix));
         }
     }
     out

@@ -92,7 +92,7 @@ pub fn evidence(
     let Some(m) = o.memory.as_ref() else {
         return ev;
     };
-    let res = &m.reserved_mib;
+    let res = &m.v1().reserved_mib;
     ev.reserve_gib = Some((res.cuda_graphs + res.activations + res.margin) as f64 / 1024.0);
     ev.sglang_default_mfs = m.sglang_default_mem_fraction_static;
     ev.physics_mfs = Some(o.physics_mem_fraction_static);

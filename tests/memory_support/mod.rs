@@ -118,7 +118,7 @@ fn row(r: &Record) -> Row {
             .as_run
             .memory
             .as_ref()
-            .map(|m| m.reserved_mib.cuda_graphs as f64 / 1024.0)
+            .map(|m| m.v1().reserved_mib.cuda_graphs as f64 / 1024.0)
             .filter(|_| row.graph_log_gib.or(row.graph_pools_log_gib).is_some());
         row.ev = evidence::evidence(r, Some(&runs.planned), row.weights_pred_gib, &facts, &args);
         row.verdict = Some(verdict::judge(r, &runs, &row.ev));

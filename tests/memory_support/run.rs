@@ -91,7 +91,7 @@ pub fn plan_like_log(
     let first = run(&node(total_mib, 0), planned_args);
     let topo = match (baseline, first.memory.as_ref()) {
         (Some(b), Some(m)) => {
-            let res = &m.reserved_mib;
+            let res = &m.v1().reserved_mib;
             let want_free =
                 (b * 1024.0) as u64 + res.cuda_context + res.nccl + res.custom_allreduce;
             let total = total_mib.max(want_free);

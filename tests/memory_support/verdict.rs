@@ -52,7 +52,7 @@ pub fn judge(r: &Record, runs: &Runs, ev: &Evidence) -> Verdict {
         return Verdict::default();
     };
     let mut flags: Vec<String> = o
-        .hits
+        .findings
         .iter()
         .map(|h| h.code.as_str())
         .filter(|c| BLOCKING.contains(c))
@@ -65,7 +65,7 @@ pub fn judge(r: &Record, runs: &Runs, ev: &Evidence) -> Verdict {
         .f("mem_fraction_static")
         .or(m.sglang_default_mem_fraction_static)
         .unwrap_or(m.mem_fraction_static);
-    let res = &m.reserved_mib;
+    let res = &m.v1().reserved_mib;
     let (graphs, act, margin) = (
         res.cuda_graphs as f64 / 1024.0,
         res.activations as f64 / 1024.0,

@@ -38,8 +38,9 @@ fn settings_allow_deny_and_validate() {
             .flag("--enable-flashinfer-allreduce-fusion"),
     );
     let ctx = w.ctx();
+    // The plan applies the settings to every finding it collected, the checks' included.
     let codes = |s: &RuleSettings| -> BTreeMap<&'static str, Severity> {
-        rules::evaluate(&ctx, s)
+        s.apply(rules::evaluate(&ctx, s))
             .into_iter()
             .map(|h| (h.code.as_str(), h.severity))
             .collect()
@@ -77,7 +78,7 @@ fn settings_allow_deny_and_validate() {
     };
     assert!(
         allow_mem
-            .apply(vec![rules::Hit::new(rules::Code::MEM005, "x")])
+            .apply(vec![rules::Finding::new(rules::Code::MEM005, "x")])
             .is_empty()
     );
 }
@@ -148,10 +149,10 @@ fn source_counts_by_family() {
 }
 
 #[test]
-fn hits_made_outside_evaluate_get_names_and_settings() {
-    let h = rules::Hit::new(rules::Code::MEM005, "does not fit");
-    assert_eq!((h.name, h.severity), ("does-not-fit", Severity::Error));
-    let w = rules::Hit::new(rules::lookup("mem-fraction-too-high").unwrap().id, "x");
+fn findings_made_outside_evaluate_get_names_and_settings() {
+    let h = rules::Finding::new(rules::Code::MEM005, "does not fit");
+    assert_eq!((h.name(), h.severity), ("does-not-fit", Severity::Error));
+    let w = rules::Finding::new(rules::lookup("mem-fraction-too-high").unwrap().id, "x");
     assert_eq!((w.code.as_str(), w.severity), ("MEM003", Severity::Warning));
     let s = RuleSettings {
         allow: vec!["MEM005".into()],

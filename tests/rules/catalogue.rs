@@ -287,9 +287,9 @@ fn pipeline_codes_are_registered_without_checks() {
         let r = rules::lookup(code).unwrap();
         assert_eq!((r.name, r.severity), (name, sev), "{code}");
         assert!(r.emitted_by_pipeline(), "{code}");
-        let hit = rules::Hit::new(r.id, "m");
+        let hit = rules::Finding::new(r.id, "m");
         assert_eq!(
-            (hit.code.as_str(), hit.name, hit.severity),
+            (hit.code.as_str(), hit.name(), hit.severity),
             (code, name, sev)
         );
     }

@@ -406,7 +406,7 @@ impl World {
     }
 
     /// The hits of one rule, as [`rules::evaluate`] reports them with default settings.
-    pub fn hits(&self, code: &str) -> Vec<rules::Hit> {
+    pub fn hits(&self, code: &str) -> Vec<rules::Finding> {
         rules::evaluate(&self.ctx(), &RuleSettings::default())
             .into_iter()
             .filter(|h| h.code == code)

@@ -8,12 +8,10 @@ mod ladder;
 mod search;
 mod text;
 
-use super::findings::from_hit;
 use super::fixes;
 use super::fixpoint::Line;
 use super::gather::{Machine, Models};
-use super::json::Finding;
-use crate::rules::{ArgEdit, Code, Fix, Hit, RuleSettings};
+use crate::rules::{ArgEdit, Code, Finding, Fix, RuleSettings};
 use crate::sglang::approx;
 
 use std::num::NonZeroU64;
@@ -62,13 +60,18 @@ pub fn step(
         Found::Nothing if apply => return unchanged(line, Some(text::nothing_fits())),
         _ => return unchanged(line, None),
     };
-    let hits = settings.apply(changes(&line, &fitted));
+    // `--allow MEM015` turns the fit off: no change goes unreported.
+    let hits = if settings.enabled(Code::MEM015) {
+        changes(&line, &fitted)
+    } else {
+        Vec::new()
+    };
     let edits: Vec<ArgEdit> = hits
         .iter()
         .flat_map(|h| h.fix.iter().flat_map(|f| f.args.clone()))
         .collect();
-    // `--allow MEM015` turns the fit off: no change goes unreported. In approximate mode only
-    // options every neighbouring release has are set, as for the rules' fixes.
+    // In approximate mode only options every neighbouring release has are set, as for the
+    // rules' fixes.
     if !apply || hits.is_empty() || !known_around(&edits, machine) {
         return unchanged(line, Some(text::suggestion(&fitted)));
     }
@@ -77,7 +80,7 @@ pub fn step(
     models.derive_for(line.view());
     Step {
         line,
-        changes: hits.iter().map(|h| from_hit(h, true)).collect(),
+        changes: hits.into_iter().map(|h| h.fixed(true)).collect(),
         note: None,
     }
 }
@@ -101,13 +104,13 @@ fn unchanged(line: Line, note: Option<String>) -> Step {
 }
 
 /// One MEM015 finding per knob the search lowered, its edit as the fix.
-fn changes(line: &Line, f: &search::Fitted) -> Vec<Hit> {
+fn changes(line: &Line, f: &search::Fitted) -> Vec<Finding> {
     search::Knob::ORDER
         .into_iter()
         .filter_map(|knob| {
             let value = knob.get(&f.to).filter(|v| knob.get(&f.from) != Some(*v))?;
             let option = text::option(knob, f);
-            let mut hit = Hit::new(Code::MEM015, format!("--fit: {}", text::why(knob, f)));
+            let mut hit = Finding::new(Code::MEM015, format!("--fit: {}", text::why(knob, f)));
             hit.fix = Some(Fix {
                 summary: text::change(knob, f, line.view()),
                 args: vec![ArgEdit::Set {
@@ -122,7 +125,7 @@ fn changes(line: &Line, f: &search::Fitted) -> Vec<Hit> {
 }
 
 /// MEM005 and MEM007 carry the note.
-pub fn annotate(hits: &mut [Hit], note: Option<&str>) {
+pub fn annotate(hits: &mut [Finding], note: Option<&str>) {
     let Some(note) = note else { return };
     for h in hits
         .iter_mut()

@@ -8,7 +8,7 @@ use super::terms::{MIB, fmt_gib};
 use super::{Baseline, Reserve, Sizing, tp_pp};
 use crate::facts::model::{ModelFacts, defaults};
 use crate::resolve::Context;
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 use crate::sglang::opt;
 
 /// The plan's numbers the findings judge.
@@ -25,31 +25,31 @@ pub(super) struct Judged<'a, 'g> {
     pub fits: Option<bool>,
 }
 
-pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Hit> {
-    let mut hits = Vec::new();
+pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Finding> {
+    let mut findings = Vec::new();
     if ctx.model.is_none() {
-        hits.push(Hit::new(
+        findings.push(Finding::new(
             Code::MEM001,
             "model config not available offline: weights and KV cache not planned; \
              SGLang's defaults shown",
         ));
     }
-    hits.extend(incomplete(ctx.model, j.sizing));
-    hits.extend(too_low(j).map(|h| unless_estimate_unsure(ctx, h)));
-    hits.extend(too_high(j));
-    hits.extend(does_not_fit(ctx, j).map(|h| unless_estimate_unsure(ctx, h)));
-    hits.extend(graphs_crowd_kv(j));
-    hits
+    findings.extend(incomplete(ctx.model, j.sizing));
+    findings.extend(too_low(j).map(|h| unless_estimate_unsure(ctx, h)));
+    findings.extend(too_high(j));
+    findings.extend(does_not_fit(ctx, j).map(|h| unless_estimate_unsure(ctx, h)));
+    findings.extend(graphs_crowd_kv(j));
+    findings
 }
 
 /// MEM018 in place of a MEM004/MEM005 that stands on weights estimated for a layout the
 /// estimate does not model: such a size can be off by a factor, and a launch is blocked only on
 /// what is known.
-fn unless_estimate_unsure(ctx: &Context, hit: Hit) -> Hit {
+fn unless_estimate_unsure(ctx: &Context, hit: Finding) -> Finding {
     let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) else {
         return hit;
     };
-    Hit::new(
+    Finding::new(
         Code::MEM018,
         format!(
             "{}; but the weights are estimated from config.json for model_type {}, a layout \
@@ -62,11 +62,11 @@ fn unless_estimate_unsure(ctx: &Context, hit: Hit) -> Hit {
 }
 
 /// MEM004: the user's static pool cannot even hold the weights.
-fn too_low(j: &Judged) -> Option<Hit> {
+fn too_low(j: &Judged) -> Option<Finding> {
     let (u, w) = (j.user_mfs?, j.sizing.weights_mib?);
     let b = j.base.mib;
     (b * u <= w).then(|| {
-        Hit::new(
+        Finding::new(
             Code::MEM004,
             format!(
                 "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights \
@@ -86,12 +86,12 @@ fn too_low(j: &Judged) -> Option<Hit> {
 /// for fragmentation, full-concurrency decode and a margin; falling short of those is not an
 /// OOM the launch can be said to expect (real servers start and serve below them: the accuracy
 /// bench's working-server column).
-fn too_high(j: &Judged) -> Option<Hit> {
+fn too_high(j: &Judged) -> Option<Finding> {
     let u = j.user_mfs?;
     let slack_mib = j.base.mib * (1.0 - j.mfs);
     let r = j.reserve;
     (slack_mib < r.first_use).then(|| {
-        Hit::new(
+        Finding::new(
             Code::MEM003,
             format!(
                 "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs and \
@@ -108,7 +108,7 @@ fn too_high(j: &Judged) -> Option<Hit> {
 }
 
 /// MEM005: at the planned fraction nothing is left for the KV cache; names the ways out.
-fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Hit> {
+fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
     if j.user_mfs.is_some() || j.fits != Some(false) {
         return None;
     }
@@ -122,7 +122,7 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Hit> {
     let state_part = state.map_or(String::new(), |s| {
         format!(", Mamba state pool {}", fmt_gib(s))
     });
-    Some(Hit::new(
+    Some(Finding::new(
         Code::MEM005,
         format!(
             "model does not fit: projected {} per GPU (weights {}{state_part}, \
@@ -175,7 +175,7 @@ fn ways_out(ctx: &Context, weights_mib: f64, overheads: f64, free: u64) -> Vec<S
 }
 
 /// MEM006: CUDA-graph buffers large next to the KV cache.
-fn graphs_crowd_kv(j: &Judged) -> Option<Hit> {
+fn graphs_crowd_kv(j: &Judged) -> Option<Finding> {
     let (t, c) = (j.kv_tokens?, j.sizing.cell.as_ref()?);
     if j.fits != Some(true) {
         return None;
@@ -183,7 +183,7 @@ fn graphs_crowd_kv(j: &Judged) -> Option<Hit> {
     let kv_mib = t as f64 * c.total as f64 / MIB;
     let graphs = j.reserve.reserved.cuda_graphs;
     (graphs as f64 > 0.25 * kv_mib && graphs > 1024).then(|| {
-        Hit::new(
+        Finding::new(
             Code::MEM006,
             format!(
                 "CUDA-graph buffers ({}) are large next to the KV cache ({}); a lower decode max \
@@ -197,7 +197,7 @@ fn graphs_crowd_kv(j: &Judged) -> Option<Hit> {
 
 /// MEM009: the config was read, but even with transformers' defaults it lacks what the KV cache
 /// or the weight estimate needs; names the keys so the plan's gaps are never unexplained.
-fn incomplete(model: Option<&ModelFacts>, sizing: &Sizing) -> Option<Hit> {
+fn incomplete(model: Option<&ModelFacts>, sizing: &Sizing) -> Option<Finding> {
     let m = model?;
     let kv = sizing.cell.is_none();
     let weights = sizing.weights_mib.is_none();
@@ -231,7 +231,7 @@ fn incomplete(model: Option<&ModelFacts>, sizing: &Sizing) -> Option<Hit> {
         }
         Some(t) => format!("transformers {version} has no default for them in model_type {t}"),
     };
-    Some(Hit::new(
+    Some(Finding::new(
         Code::MEM009,
         format!(
             "{} has {lacks}, and {why}: {not_planned} (SGLang's defaults shown); {add} in \

@@ -5,10 +5,10 @@
 use super::MemoryOutcome;
 use crate::facts::model::{Implausible, ModelFacts};
 use crate::resolve::Context;
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 
 /// One MEM013 per implausible value of the model and of the separate draft.
-pub(super) fn hits(ctx: &Context) -> Vec<Hit> {
+pub(super) fn findings(ctx: &Context) -> Vec<Finding> {
     let target = ctx.model.into_iter().map(|m| ("", m));
     let draft = ctx.draft_facts().into_iter().map(|m| ("draft model ", m));
     target
@@ -17,8 +17,8 @@ pub(super) fn hits(ctx: &Context) -> Vec<Hit> {
         .collect()
 }
 
-fn hit(whose: &str, m: &ModelFacts, i: &Implausible) -> Hit {
-    Hit::new(
+fn hit(whose: &str, m: &ModelFacts, i: &Implausible) -> Finding {
+    Finding::new(
         Code::MEM013,
         format!(
             "{whose}{}: {} is {}, but a real model has {} there: the memory plan is not made on \
@@ -35,7 +35,7 @@ fn hit(whose: &str, m: &ModelFacts, i: &Implausible) -> Hit {
 
 /// The plan for a model whose facts are implausible: the unknown model's, with `bad` in
 /// place of MEM001, and none of the findings that judge the model's size.
-pub(super) fn unplanned(ctx: &Context, bad: Vec<Hit>) -> MemoryOutcome {
+pub(super) fn unplanned(ctx: &Context, bad: Vec<Finding>) -> MemoryOutcome {
     let blind = Context {
         model: None,
         draft: None,
@@ -45,9 +45,9 @@ pub(super) fn unplanned(ctx: &Context, bad: Vec<Hit>) -> MemoryOutcome {
     let mut outcome = super::plan_known(&blind, &super::Measured::default());
     // MEM001 says the model is not available, MEM003 judges a fraction on stand-in activations.
     outcome
-        .hits
+        .findings
         .retain(|h| !matches!(h.code, Code::MEM001 | Code::MEM003));
-    outcome.hits.extend(bad);
+    outcome.findings.extend(bad);
     outcome.planned_mem_fraction_static = None;
     outcome
 }
@@ -88,7 +88,7 @@ mod tests {
                 ] {
                     let values: Vec<(&str, Value)> = values;
                     let o = run(version, &values, &topo, Some(&m));
-                    assert!(!codes(&o).contains(&"MEM013"), "{:?}", o.hits);
+                    assert!(!codes(&o).contains(&"MEM013"), "{:?}", o.findings);
                     let mem = o.memory.expect("GPUs given");
                     assert_eq!(mem.fits, Some(false), "{mla} {version}");
                     if let Some(p) = o.planned_mem_fraction_static {
@@ -108,9 +108,9 @@ mod tests {
         // A user fraction too low for any real weights is not judged on garbage either.
         for values in [vec![], vec![("--mem-fraction-static", json!(0.1))]] {
             let o = run("0.5.23", &values, &topo, Some(&m));
-            assert_eq!(codes(&o), ["MEM013"], "{:?}", o.hits);
+            assert_eq!(codes(&o), ["MEM013"], "{:?}", o.findings);
             assert!(
-                o.hits[0]
+                o.findings[0]
                     .message
                     .contains("num_hidden_layers is 1000000000000")
             );

@@ -5,7 +5,7 @@
 use super::Context;
 use super::terms::{MIB, fmt_gib};
 use crate::facts::model::WeightSource;
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 use crate::sglang::opt;
 
 /// The load peak per GPU, MiB, when it is above the steady weights `weights_mib`.
@@ -30,7 +30,7 @@ pub fn finding(
     weights_mib: f64,
     free_mib: f64,
     steady_fits: bool,
-) -> Option<Hit> {
+) -> Option<Finding> {
     if !steady_fits || peak_mib <= free_mib {
         return None;
     }
@@ -39,7 +39,7 @@ pub fn finding(
         WeightSource::Estimate => (Code::MEM012, "estimated from the config"),
         _ => (Code::MEM010, "read from the checkpoint"),
     };
-    Some(Hit::new(
+    Some(Finding::new(
         code,
         format!(
             "--quantization {} loads the {}-bit checkpoint whole before quantising it: {} per \

@@ -4,7 +4,7 @@
 //! tokens the pool really got, for the line that runs at the fraction it started with.
 
 use super::{MemoryOutcome, Sizing};
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 
 /// The measured figures, per GPU; `None` where the start did not tell or does not apply.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -57,9 +57,9 @@ impl Measured {
         if let Some(m) = o.memory.as_mut() {
             m.fits = Some(true);
         }
-        o.hits.retain(|h| !START_FAILURES.contains(&h.code));
-        for h in o.hits.iter_mut().filter(|h| h.code == Code::MEM003) {
-            *h = Hit {
+        o.findings.retain(|h| !START_FAILURES.contains(&h.code));
+        for h in o.findings.iter_mut().filter(|h| h.code == Code::MEM003) {
+            *h = Finding {
                 message: format!(
                     "{} (this line started on this machine: the graphs were captured; the first long prompt is what may run out)",
                     h.message
@@ -112,7 +112,7 @@ mod tests {
         let alone = run(&[], &l4, &m, &Measured::default());
         let mem = alone.memory.as_ref().unwrap();
         // SGLang's default leaves this L4 too little for one request: the planner lifts it.
-        assert!(codes(&alone).contains(&"MEM016"), "{:?}", alone.hits);
+        assert!(codes(&alone).contains(&"MEM016"), "{:?}", alone.findings);
         let measured = Measured {
             weights_mib: Some(14.0 * 1024.0),
             graphs_mib: Some(100.0),
@@ -120,9 +120,9 @@ mod tests {
         };
         let seen = run(&[], &l4, &m, &measured);
         let s = seen.memory.as_ref().unwrap();
-        assert_eq!(s.weights_per_gpu_mib, Some(14 * 1024));
-        assert_eq!(s.reserved_mib.cuda_graphs, 100);
-        assert!(s.reserved_mib.cuda_graphs < mem.reserved_mib.cuda_graphs);
+        assert_eq!(s.v1().weights_per_gpu_mib, Some(14 * 1024));
+        assert_eq!(s.v1().reserved_mib.cuda_graphs, 100);
+        assert!(s.v1().reserved_mib.cuda_graphs < mem.v1().reserved_mib.cuda_graphs);
         // Less reserved outside the pool: a larger fraction, and more tokens in it.
         assert!(
             seen.planned_mem_fraction_static > alone.planned_mem_fraction_static,
@@ -142,7 +142,7 @@ mod tests {
         // Predicted too low for the weights: MEM004, an error.
         let line = [("--mem-fraction-static", json!(0.66))];
         let alone = run(&line, &l4, &m, &Measured::default());
-        assert!(codes(&alone).contains(&"MEM004"), "{:?}", alone.hits);
+        assert!(codes(&alone).contains(&"MEM004"), "{:?}", alone.findings);
         assert_eq!(alone.memory.as_ref().unwrap().fits, Some(false));
         // It started with 4000 tokens: it fits, and MEM004 does not stand.
         let started = Measured {
@@ -153,13 +153,17 @@ mod tests {
         let seen = run(&line, &l4, &m, &started);
         let s = seen.memory.as_ref().unwrap();
         assert_eq!((s.fits, s.kv_cache_tokens), (Some(true), Some(4000)));
-        assert!(!codes(&seen).contains(&"MEM004"), "{:?}", seen.hits);
+        assert!(!codes(&seen).contains(&"MEM004"), "{:?}", seen.findings);
         assert!(s.max_running_requests.is_some_and(|r| r > 0));
         // A user fraction that leaves too little outside the pool keeps MEM003, saying what
         // the start showed.
         let high = [("--mem-fraction-static", json!(0.97))];
         let seen = run(&high, &l4, &m, &started);
-        let h = seen.hits.iter().find(|h| h.code == Code::MEM003).unwrap();
+        let h = seen
+            .findings
+            .iter()
+            .find(|h| h.code == Code::MEM003)
+            .unwrap();
         assert!(
             h.message.contains("this line started on this machine"),
             "{}",

@@ -19,24 +19,28 @@ mod draft;
 mod findings;
 mod implausible;
 pub mod kv;
+pub mod lines;
 mod load_peak;
 mod lora;
 mod mamba;
 mod measured;
+pub mod model;
 mod others;
 mod swa;
 mod terms;
 #[cfg(test)]
 mod terms_tests;
+mod v1;
 
 use crate::facts::Gpu;
-use crate::plan::json::{Memory, MfsSource, Reserved, StaticTerms};
+use crate::plan::json::{MfsSource, Reserved};
 use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 
 pub use kv::{KvCell, kv_bytes_per_token};
 pub use measured::Measured;
+pub use model::{Group, MemoryPlan, Role, Term};
 pub use terms::{
     Activations, ChunkTokens, DP_GRAPH_MIB_PER_GATHERED_SLOT, GRAPH_MIB_PER_GRAPH_LAYER,
     activations, max_running_requests,
@@ -45,8 +49,8 @@ use terms::{MIB, gib};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryOutcome {
-    pub memory: Option<Memory>,
-    pub hits: Vec<Hit>,
+    pub memory: Option<MemoryPlan>,
+    pub findings: Vec<Finding>,
     /// Some when the pipeline should add `--mem-fraction-static X` to the arguments.
     pub planned_mem_fraction_static: Option<f64>,
     /// Free memory per GPU before the weights (SGLang's `B`, to which the fraction applies), MiB.
@@ -110,7 +114,7 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
 
 /// [`plan`], standing on what a start of this line measured where it is known.
 pub fn plan_measured(ctx: &Context, measured: &Measured) -> MemoryOutcome {
-    let bad = implausible::hits(ctx);
+    let bad = implausible::findings(ctx);
     let mut outcome = if bad.is_empty() {
         plan_known(ctx, measured)
     } else {
@@ -126,7 +130,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let Some(&tightest) = gpus.first() else {
         return MemoryOutcome {
             memory: None,
-            hits: Vec::new(),
+            findings: Vec::new(),
             planned_mem_fraction_static: None,
             baseline_mib: 0.0,
             physics_mem_fraction_static: 0.0,
@@ -167,21 +171,21 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         state_mib: state.map(|s| s.mib),
         fits,
     };
-    let mut hits = findings::all(ctx, &judged);
-    hits.extend(lifted.map(|l| l.finding(&sizing)));
-    hits.extend(
+    let mut findings = findings::all(ctx, &judged);
+    findings.extend(lifted.map(|l| l.finding(&sizing)));
+    findings.extend(
         load_peak
             .zip(sizing.weights_mib)
             .and_then(|(peak, w)| load_peak::finding(ctx, peak, w, base.mib, fits == Some(true))),
     );
     // Other processes' cost is a difference of two predictions.
     let others = other_processes(ctx, &gpus, &base, &sizing, mfs, predicted_kv);
-    hits.extend(others);
+    findings.extend(others);
     // The verdict covers every phase of the start: a load peak that does not fit (read from the
     // checkpoint or estimated) and graphs plus the first prefill that do not fit outside the
     // user's pool fail it as surely as weights that do not fit.
     let phase_short = [Code::MEM010, Code::MEM012, Code::MEM003];
-    let fits = if hits.iter().any(|h| phase_short.contains(&h.code)) {
+    let fits = if findings.iter().any(|h| phase_short.contains(&h.code)) {
         Some(false)
     } else {
         fits
@@ -191,7 +195,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         .zip(sizing.cell.as_ref())
         .map(|(t, c)| t as f64 * c.total as f64 / MIB);
     let d = &ctx.server.defaults;
-    let memory = Memory {
+    let mut memory = MemoryPlan {
         gpu_memory_mib: capacity,
         mem_fraction_static: arg_mfs,
         mem_fraction_static_source: source,
@@ -202,27 +206,31 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         kv_cache_bytes_per_token: sizing.cell.as_ref().map(|c| c.target),
         kv_cache_tokens: kv_tokens,
         max_running_requests: mrr,
-        reserved_mib: reserve.reserved,
         fits,
-        static_mib: static_terms(&sizing, kv_tokens, state),
         swa_kv_cache_tokens: swa_tokens(&sizing, kv_tokens),
         mamba_cache_size: state.map(|s| s.slots),
         load_peak_per_gpu_gib: load_peak.map(|p| (gib(p) * 100.0).round() / 100.0),
         baseline_mib: base.mib.floor() as i64,
-        weights_per_gpu_mib: sizing.weights_mib.map(|w| w.floor() as u64),
-        kv_cache_mib: kv_mib.map(|k| k.floor() as u64),
-        static_unallocated_mib: sizing
-            .rest_mib(base.mib, mfs)
-            .zip(kv_mib)
-            .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64),
         first_use_mib: terms::mib_term(reserve.first_use),
         observed: None,
         observed_use: None,
+        terms: Vec::new(),
     };
+    let unallocated = sizing
+        .rest_mib(base.mib, mfs)
+        .zip(kv_mib)
+        .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64);
+    let sizes = sizes(
+        &sizing,
+        &reserve.reserved,
+        (kv_tokens, kv_mib, state),
+        unallocated,
+    );
+    memory.terms = lines::terms(&memory, &sizes);
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
         memory: Some(memory),
-        hits,
+        findings,
         baseline_mib: base.mib,
         physics_mem_fraction_static: reserve.physics,
     }
@@ -326,21 +334,32 @@ fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
     }
 }
 
-/// The terms inside the static pool, MiB.
-fn static_terms(
+/// What each term of the table holds, MiB.
+fn sizes(
     s: &Sizing,
-    kv_tokens: Option<u64>,
-    state: Option<mamba::StatePool>,
-) -> StaticTerms {
+    r: &Reserved,
+    (kv_tokens, kv_mib, state): (Option<u64>, Option<f64>, Option<mamba::StatePool>),
+    unallocated: Option<i64>,
+) -> lines::Sizes {
     let swa = swa_tokens(s, kv_tokens)
         .zip(s.cell.as_ref())
         .map_or(0.0, |(t, c)| t as f64 * c.swa_token_bytes as f64 / MIB);
-    StaticTerms {
-        encoder_weights: terms::mib_term(s.encoder_mib),
+    lines::Sizes {
+        other_processes: r.other_processes,
+        cuda_context: r.cuda_context,
+        nccl: r.nccl,
+        custom_allreduce: r.custom_allreduce,
+        weights: s.weights_mib.map(|w| w.floor() as u64),
         draft_weights: terms::mib_term(s.draft_mib),
+        encoder_weights: terms::mib_term(s.encoder_mib),
         lora: terms::mib_term(s.lora_mib),
         mamba_state: terms::mib_term(state.map_or(0.0, |p| p.mib)),
         swa_kv_cache: terms::mib_term(swa),
+        kv_cache: kv_mib.map(|k| k.floor() as u64),
+        unallocated,
+        cuda_graphs: r.cuda_graphs,
+        activations: r.activations,
+        margin: r.margin,
     }
 }
 
@@ -358,7 +377,7 @@ fn other_processes(
     sizing: &Sizing,
     mfs: f64,
     kv_tokens: Option<u64>,
-) -> Option<Hit> {
+) -> Option<Finding> {
     let overheads = (base.cuda_context + base.nccl + base.custom_allreduce) as f64;
     let freed_free = gpus.iter().map(|g| g.memory_total_mib).min()? as f64;
     let freed = sizing.pools_at(ctx, freed_free - overheads, mfs)?.kv_tokens;
@@ -419,8 +438,8 @@ struct Lifted {
 }
 
 impl Lifted {
-    fn finding(&self, sizing: &Sizing) -> Hit {
-        Hit::new(
+    fn finding(&self, sizing: &Sizing) -> Finding {
+        Finding::new(
             Code::MEM016,
             format!(
                 "SGLang's default --mem-fraction-static {:.3} leaves the KV cache {} tokens, less than one {}-token request; the launcher plans {:.3}, the largest fraction that keeps the CUDA graphs, activations and margin outside the pool",
@@ -615,7 +634,7 @@ pub(super) mod tests {
     ) -> MemoryOutcome {
         let args = SglangArgs::with_values(flagset::get(version).unwrap(), values);
         let gpus: Vec<u32> =
-            (0..int_arg(&args, opt::TP_SIZE).unwrap_or(1).clamp(1, 64) as u32).collect();
+            (0..int_arg(&args, "--tp-size").unwrap_or(1).clamp(1, 64) as u32).collect();
         plan(&Context::new(Facts {
             version,
             args: &args,
@@ -630,14 +649,14 @@ pub(super) mod tests {
     }
 
     pub(super) fn codes(o: &MemoryOutcome) -> Vec<&'static str> {
-        o.hits.iter().map(|h| h.code.as_str()).collect()
+        o.findings.iter().map(|h| h.code.as_str()).collect()
     }
 
     #[test]
     fn llama8b_on_h100_is_planned_and_fits() {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let topo = node(8, 81559, 0, "9.0", true);
-        let o = run("0.5.23", &[(opt::TP_SIZE, json!(1))], &topo, Some(&m));
+        let o = run("0.5.23", &[("--tp-size", json!(1))], &topo, Some(&m));
         let mem = o.memory.clone().unwrap();
         assert_eq!(mem.mem_fraction_static_source, MfsSource::Planned);
         assert_eq!(o.planned_mem_fraction_static, Some(mem.mem_fraction_static));
@@ -651,7 +670,7 @@ pub(super) mod tests {
         );
         let tokens = mem.kv_cache_tokens.unwrap();
         assert!(tokens > 400_000 && tokens < 520_000, "{tokens}");
-        assert!(codes(&o).is_empty(), "{:?}", o.hits);
+        assert!(codes(&o).is_empty(), "{:?}", o.findings);
     }
 
     #[test]
@@ -661,21 +680,21 @@ pub(super) mod tests {
         let topo = node(8, 81559, 0, "9.0", true);
         let at = |v: &str| {
             let mut values = vec![
-                (opt::TP_SIZE, json!(1)),
-                (opt::MEM_FRACTION_STATIC, json!(0.8)),
+                ("--tp-size", json!(1)),
+                ("--mem-fraction-static", json!(0.8)),
             ];
             // Gemma 3 is served text-only unless asked, from 0.4.6.
             if flagset::get(v)
                 .unwrap()
-                .action(opt::ENABLE_MULTIMODAL)
+                .action("--enable-multimodal")
                 .is_some()
             {
-                values.push((opt::ENABLE_MULTIMODAL, json!(true)));
+                values.push(("--enable-multimodal", json!(true)));
             }
             let mem = run(v, &values, &topo, Some(&m)).memory.unwrap();
             // The fraction shown is the user's; the pool is what the runner leaves of it.
             assert_eq!(mem.mem_fraction_static, 0.8);
-            (mem.weights_per_gpu_mib.unwrap() + mem.kv_cache_mib.unwrap()) as f64
+            (mem.v1().weights_per_gpu_mib.unwrap() + mem.v1().kv_cache_mib.unwrap()) as f64
         };
         let (v048, v049) = (at("0.4.8"), at("0.4.9"));
         let ratio = v048 / v049;
@@ -689,7 +708,7 @@ pub(super) mod tests {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let topo = node(8, 81559, 0, "9.0", true);
         // Our terms alone would give more than the default: the default is planned.
-        let o = run("0.5.23", &[(opt::TP_SIZE, json!(8))], &topo, Some(&m));
+        let o = run("0.5.23", &[("--tp-size", json!(8))], &topo, Some(&m));
         let mem = o.memory.clone().unwrap();
         let default = mem.sglang_default_mem_fraction_static.unwrap();
         assert!(o.physics_mem_fraction_static > default, "{o:?}");
@@ -699,7 +718,7 @@ pub(super) mod tests {
         let l4 = node(1, 23034, 0, "8.9", false);
         let big = run(
             "0.5.5",
-            &[(opt::MAX_RUNNING_REQUESTS, json!(4096))],
+            &[("--max-running-requests", json!(4096))],
             &l4,
             Some(&m),
         );
@@ -712,15 +731,15 @@ pub(super) mod tests {
         let p = big.planned_mem_fraction_static.unwrap();
         assert!(p < d, "planned {p} default {d}");
         assert_eq!(p, big.physics_mem_fraction_static);
-        let r = &big.memory.unwrap().reserved_mib;
+        let r = &big.memory.unwrap().v1().reserved_mib;
         let slack = big.baseline_mib * (1.0 - p);
         assert!(slack >= (r.cuda_graphs + r.activations + r.margin) as f64);
         // A default below the floor (a 64k-token chunk) caps nothing: the plan stays in range.
         let huge = run(
             "0.5.23",
             &[
-                (opt::TP_SIZE, json!(8)),
-                (opt::CHUNKED_PREFILL_SIZE, json!(65536)),
+                ("--tp-size", json!(8)),
+                ("--chunked-prefill-size", json!(65536)),
             ],
             &topo,
             Some(&m),
@@ -774,7 +793,7 @@ pub(super) mod tests {
         let topo = node(1, 24564, 0, "8.9", false);
         let high = run(
             "0.5.23",
-            &[(opt::MEM_FRACTION_STATIC, json!(0.99))],
+            &[("--mem-fraction-static", json!(0.99))],
             &topo,
             Some(&m),
         );
@@ -783,14 +802,14 @@ pub(super) mod tests {
             MfsSource::User
         );
         assert_eq!(high.planned_mem_fraction_static, None);
-        assert!(codes(&high).contains(&"MEM003"), "{:?}", high.hits);
+        assert!(codes(&high).contains(&"MEM003"), "{:?}", high.findings);
         let low = run(
             "0.5.23",
-            &[(opt::MEM_FRACTION_STATIC, json!(0.5))],
+            &[("--mem-fraction-static", json!(0.5))],
             &topo,
             Some(&m),
         );
-        assert!(codes(&low).contains(&"MEM004"), "{:?}", low.hits);
+        assert!(codes(&low).contains(&"MEM004"), "{:?}", low.findings);
         assert_eq!(low.memory.unwrap().fits, Some(false));
     }
 
@@ -798,9 +817,9 @@ pub(super) mod tests {
     fn too_big_model_gives_mem005_with_ways_out() {
         let m = model("Qwen__QwQ-32B");
         let topo = node(4, 24564, 0, "8.9", false);
-        let o = run("0.5.23", &[(opt::TP_SIZE, json!(2))], &topo, Some(&m));
+        let o = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
         let h = o
-            .hits
+            .findings
             .iter()
             .find(|h| h.code == crate::rules::Code::MEM005)
             .expect("MEM005");
@@ -810,20 +829,20 @@ pub(super) mod tests {
             h.message
         );
         assert!(
-            h.message.contains(opt::TP_SIZE) && h.message.contains(opt::CUDA_GRAPH_MAX_BS_DECODE)
+            h.message.contains("--tp-size") && h.message.contains("--cuda-graph-max-bs-decode")
         );
         assert!(h.message.contains("fp8_e5m2"));
         assert_eq!(o.memory.unwrap().fits, Some(false));
         // 61 GiB of BF16 weights: split over four 24 GiB GPUs it fits.
-        let o2 = run("0.5.23", &[(opt::TP_SIZE, json!(4))], &topo, Some(&m));
+        let o2 = run("0.5.23", &[("--tp-size", json!(4))], &topo, Some(&m));
         assert_eq!(o2.memory.as_ref().unwrap().fits, Some(true), "{o2:?}");
-        assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.hits);
+        assert!(!codes(&o2).contains(&"MEM005"), "{:?}", o2.findings);
     }
 
     #[test]
     fn unknown_model_still_reports_sglang_defaults() {
         let topo = node(8, 81559, 0, "9.0", true);
-        let o = run("0.5.5", &[(opt::TP_SIZE, json!(8))], &topo, None);
+        let o = run("0.5.5", &[("--tp-size", json!(8))], &topo, None);
         assert_eq!(codes(&o), vec!["MEM001"]);
         let mem = o.memory.unwrap();
         assert_eq!(mem.sglang_default_mem_fraction_static, Some(0.818));
@@ -836,16 +855,16 @@ pub(super) mod tests {
     fn other_processes_and_custom_allreduce_are_reserved() {
         let m = model("meta-llama__Llama-3.1-8B-Instruct");
         let busy = node(2, 81559, 10240, "9.0", false);
-        let o = run("0.5.5", &[(opt::TP_SIZE, json!(2))], &busy, Some(&m));
-        let r = o.memory.unwrap().reserved_mib;
+        let o = run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m));
+        let r = o.memory.unwrap().v1().reserved_mib;
         assert_eq!(r.other_processes, 10240);
         assert_eq!(r.custom_allreduce, 24, "2 PCIe GPUs keep legacy custom AR");
         assert!(r.nccl > 0);
         let free = node(2, 81559, 0, "9.0", false);
-        let a = run("0.5.5", &[(opt::TP_SIZE, json!(2))], &free, Some(&m));
+        let a = run("0.5.5", &[("--tp-size", json!(2))], &free, Some(&m));
         assert!(
             a.memory.unwrap().kv_cache_tokens.unwrap()
-                > run("0.5.5", &[(opt::TP_SIZE, json!(2))], &busy, Some(&m))
+                > run("0.5.5", &[("--tp-size", json!(2))], &busy, Some(&m))
                     .memory
                     .unwrap()
                     .kv_cache_tokens
@@ -857,12 +876,12 @@ pub(super) mod tests {
     fn kv_cells_mla_gqa_replication_and_fp8() {
         let flags = flagset::get("0.5.23").unwrap();
         let ds = model("oracle/DeepSeek-V3");
-        let a = SglangArgs::with_values(flags, &[(opt::TP_SIZE, json!(8))]);
+        let a = SglangArgs::with_values(flags, &[("--tp-size", json!(8))]);
         // (512 + 64) × 61 layers × 2 B
         assert_eq!(kv_bytes_per_token(&a, &Parallel::of(&a), &ds), Some(70272));
         let q = model("Qwen__QwQ-32B");
         // 8 KV heads over tp 16: replicated to 1 per GPU
-        let a16 = SglangArgs::with_values(flags, &[(opt::TP_SIZE, json!(16))]);
+        let a16 = SglangArgs::with_values(flags, &[("--tp-size", json!(16))]);
         assert_eq!(
             kv_bytes_per_token(&a16, &Parallel::of(&a16), &q),
             Some(2 * 128 * 64 * 2)
@@ -870,8 +889,8 @@ pub(super) mod tests {
         let fp8 = SglangArgs::with_values(
             flags,
             &[
-                (opt::TP_SIZE, json!(2)),
-                (opt::KV_CACHE_DTYPE, json!("fp8_e5m2")),
+                ("--tp-size", json!(2)),
+                ("--kv-cache-dtype", json!("fp8_e5m2")),
             ],
         );
         assert_eq!(
@@ -882,8 +901,8 @@ pub(super) mod tests {
         let spec = SglangArgs::with_values(
             flags,
             &[
-                (opt::TP_SIZE, json!(8)),
-                (opt::SPECULATIVE_ALGORITHM, json!("EAGLE")),
+                ("--tp-size", json!(8)),
+                ("--speculative-algorithm", json!("EAGLE")),
             ],
         );
         let draft = Speculative::of(&spec, Some(&ds));
@@ -897,18 +916,18 @@ pub(super) mod tests {
         let big = json!(i64::MAX);
         for version in ["0.4.10.post2", "0.5.5", "0.5.10.post1", "0.5.23"] {
             let graph_flag = if version == "0.5.23" {
-                opt::CUDA_GRAPH_MAX_BS_DECODE
+                "--cuda-graph-max-bs-decode"
             } else {
-                opt::CUDA_GRAPH_MAX_BS
+                "--cuda-graph-max-bs"
             };
             let values = [
-                (opt::TP_SIZE, big.clone()),
-                (opt::PP_SIZE, big.clone()),
-                (opt::CHUNKED_PREFILL_SIZE, big.clone()),
-                (opt::MAX_RUNNING_REQUESTS, big.clone()),
+                ("--tp-size", big.clone()),
+                ("--pp-size", big.clone()),
+                ("--chunked-prefill-size", big.clone()),
+                ("--max-running-requests", big.clone()),
                 (graph_flag, big.clone()),
-                (opt::DISABLE_CUDA_GRAPH_PADDING, json!(true)),
-                (opt::MEM_FRACTION_STATIC, json!(-3.0)),
+                ("--disable-cuda-graph-padding", json!(true)),
+                ("--mem-fraction-static", json!(-3.0)),
             ];
             let mut m = model("meta-llama__Llama-3.1-8B-Instruct");
             m.num_hidden_layers = Some(u64::MAX);

@@ -3,14 +3,14 @@
 
 use super::terms::fmt_gib;
 use crate::facts::Gpu;
-use crate::rules::{Code, Hit};
+use crate::rules::{Code, Finding};
 
 /// Below this, "used" memory is the driver's own reservation on an idle GPU, MiB.
 const IDLE_USED_MIB: u64 = 1024;
 
 /// MEM011 when other processes hold memory on a used GPU and it costs KV tokens: `freed_tokens`
 /// is the same plan with that memory free.
-pub fn finding(gpus: &[&Gpu], tokens: u64, freed_tokens: u64) -> Option<Hit> {
+pub fn finding(gpus: &[&Gpu], tokens: u64, freed_tokens: u64) -> Option<Finding> {
     let busy: Vec<&&Gpu> = gpus
         .iter()
         .filter(|g| g.memory_used_mib.unwrap_or(0) >= IDLE_USED_MIB)
@@ -29,7 +29,7 @@ pub fn finding(gpus: &[&Gpu], tokens: u64, freed_tokens: u64) -> Option<Hit> {
     } else {
         format!(" (also held: {})", others.join(", "))
     };
-    Some(Hit::new(
+    Some(Finding::new(
         Code::MEM011,
         format!(
             "GPU {} ({}) already has {} held by other processes{also}; SGLang sizes every \

@@ -14,11 +14,12 @@ const H100: u64 = 81559;
 const L40S: u64 = 46068;
 
 fn has(o: &MemoryOutcome, code: Code) -> bool {
-    o.hits.iter().any(|h| h.code == code)
+    o.findings.iter().any(|h| h.code == code)
 }
 
-fn mem(o: &MemoryOutcome) -> &Memory {
-    o.memory.as_ref().unwrap()
+/// The plan/v1 object of the plan: the contract's terms.
+fn mem(o: &MemoryOutcome) -> crate::plan::json::Memory {
+    o.memory.as_ref().unwrap().v1()
 }
 
 /// A fixture read with these SGLang arguments (for `--quantization`).
@@ -309,7 +310,7 @@ fn online_fp8_loads_the_bf16_checkpoint_first() {
     let o = run("0.5.23", &values, &topo, Some(&m));
     // The steady state would fit; the load does not, so the start fails.
     assert_eq!(mem(&o).fits, Some(false));
-    assert!(has(&o, Code::MEM010), "{:?}", o.hits);
+    assert!(has(&o, Code::MEM010), "{:?}", o.findings);
     let peak = mem(&o).load_peak_per_gpu_gib.unwrap();
     assert!(
         peak > 30.0 && peak > mem(&o).weights_per_gpu_gib.unwrap() * 1.7,
@@ -322,7 +323,7 @@ fn online_fp8_loads_the_bf16_checkpoint_first() {
     // Estimated checkpoint size: a warning, and the verdict still says the start fails.
     let est = model_with("deepseek-ai__DeepSeek-R1-Distill-Qwen-32B", &q);
     let e = run("0.5.23", &values[..2], &topo, Some(&est));
-    assert!(has(&e, Code::MEM012), "{:?}", e.hits);
+    assert!(has(&e, Code::MEM012), "{:?}", e.findings);
     assert_eq!(mem(&e).fits, Some(false));
 }
 
@@ -334,7 +335,11 @@ fn other_processes_on_one_gpu_cost_every_rank() {
     assert!(!has(&free, Code::MEM011));
     topo.gpus[1].memory_used_mib = Some(12288);
     let busy = run("0.5.23", &[("--tp-size", json!(2))], &topo, Some(&m));
-    let h = busy.hits.iter().find(|h| h.code == Code::MEM011).unwrap();
+    let h = busy
+        .findings
+        .iter()
+        .find(|h| h.code == Code::MEM011)
+        .unwrap();
     let cost = mem(&free).kv_cache_tokens.unwrap() - mem(&busy).kv_cache_tokens.unwrap();
     assert!(
         h.message.contains("GPU 1 (test)") && h.message.contains("12.0 GiB"),
