@@ -136,10 +136,9 @@ pub fn run(
     misplaced_hint(&outcome);
     if outcome.exit_code() != exit::OK {
         let argparse = outcome
-            .plan
             .findings
             .iter()
-            .any(|f| !f.fixed && Code::ARG001 == f.code.as_str());
+            .any(|f| !f.fixed && f.code == Code::ARG001);
         if mode == Mode::Warn {
             warn("launching despite the errors above (--mode warn)");
         } else {

@@ -431,10 +431,9 @@ fn misplaced(tokens: &[OsString], sglang_knows: impl Fn(&str) -> bool) -> Option
 
 fn misplaced_hint(outcome: &plan::Outcome) {
     let argparse_error = outcome
-        .plan
         .findings
         .iter()
-        .any(|f| Code::ARG001 == f.code.as_str() && !f.fixed);
+        .any(|f| f.code == Code::ARG001 && !f.fixed);
     if argparse_error && let Some(h) = misplaced(&outcome.args.tokens, |t| outcome.args.knows(t)) {
         crate::out::report_line(&format!("sglang-launch: {h}"));
     }

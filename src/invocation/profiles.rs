@@ -139,11 +139,9 @@ fn classify(o: &Outcome) -> Verdict {
         return Verdict::Incompatible(blocking(o));
     }
     let fixes: Vec<String> = o
-        .plan
         .findings
         .iter()
-        .filter(|f| f.fixed)
-        .filter_map(|f| f.fix.as_ref().map(|x| format!("{x} ({})", f.code)))
+        .filter_map(|f| f.applied().map(|x| format!("{x} ({})", f.code)))
         .collect();
     if fixes.is_empty() {
         Verdict::Runnable
@@ -155,12 +153,8 @@ fn classify(o: &Outcome) -> Verdict {
 /// The unfixed errors; under `strict`, the warnings when there are no errors.
 fn blocking(o: &Outcome) -> Vec<String> {
     let unfixed = |sev: Severity| -> Vec<String> {
-        let found = o
-            .plan
-            .findings
-            .iter()
-            .filter(|f| !f.fixed && f.severity == sev);
-        found.map(|f| format!("{} {}", f.code, f.name)).collect()
+        let found = o.findings.iter().filter(|f| !f.fixed && f.severity == sev);
+        found.map(|f| format!("{} {}", f.code, f.name())).collect()
     };
     let errors = unfixed(Severity::Error);
     if errors.is_empty() {

@@ -456,14 +456,14 @@ mod tests {
         let s = step(args, (&env, Some(8)), None, false, &RuleSettings::default()).unwrap();
         assert_eq!(s.args.tokens.len(), 4);
         assert_eq!(s.findings.len(), 1);
-        assert_eq!(s.findings[0].code, "PAR012");
+        assert_eq!(s.findings[0].code, crate::rules::Code::PAR012);
         assert!(s.findings[0].message.contains(
             "this line needs 8 GPUs and this node has 8, so each node runs a server of its own"
         ));
         // DP replicas of their own count: 2 × TP 8 does not fit on 8 GPUs.
         let args = parse(&["--model-path", "m", "--tp", "8", "--dp", "2"]);
         let s = step(args, (&env, Some(8)), None, false, &RuleSettings::default()).unwrap();
-        assert_eq!(s.findings[0].code, "PAR009");
+        assert_eq!(s.findings[0].code, crate::rules::Code::PAR009);
     }
 
     #[test]

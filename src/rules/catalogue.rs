@@ -56,12 +56,6 @@ macro_rules! catalogue {
             }
         }
 
-        impl PartialEq<&str> for Code {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
-            }
-        }
-
         pub(super) const ENTRIES: &[(Code, &str, Option<CheckFn>)] = &[
             $((Code::$code, include_str!(concat!("../../data/rules/", stringify!($code), ".md")), $check)),*
         ];

@@ -94,7 +94,10 @@ fn evaluate_honours_version_ranges_and_keeps_code_order() {
             .flag("--enable-flashinfer-allreduce-fusion"),
     );
     let hits = rules::evaluate(&w.ctx(), &RuleSettings::default());
-    assert!(hits.iter().any(|h| h.code == "ARCH002") && !hits.iter().any(|h| h.code == "ARCH001"));
+    assert!(
+        hits.iter().any(|h| h.code.as_str() == "ARCH002")
+            && !hits.iter().any(|h| h.code.as_str() == "ARCH001")
+    );
     let order: Vec<usize> = hits
         .iter()
         .map(|h| rules::all().iter().position(|r| r.id == h.code).unwrap())

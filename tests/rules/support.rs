@@ -409,7 +409,7 @@ impl World {
     pub fn hits(&self, code: &str) -> Vec<rules::Finding> {
         rules::evaluate(&self.ctx(), &RuleSettings::default())
             .into_iter()
-            .filter(|h| h.code == code)
+            .filter(|h| h.code.as_str() == code)
             .collect()
     }
 
