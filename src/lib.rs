@@ -14,6 +14,7 @@ pub mod docs;
 pub mod exec;
 pub mod facts;
 pub mod fsread;
+pub mod install;
 pub mod invocation;
 pub mod observe;
 pub mod out;

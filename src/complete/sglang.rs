@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::reply::{Mode, Reply};
 use super::values::Line;
+use crate::install::{extract, select};
 use crate::sglang::flagset::{self, Action, ActionKind, FlagSet, KNOWN_VERSIONS, Nargs, ValueType};
-use crate::sglang::{extract, version};
 
 /// Candidates for `current` after SGLang's words `done`; options named in `shadowed` are the
 /// launcher's at this point and left out.
@@ -44,15 +44,15 @@ pub fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]
 /// The flag set for the release, never running Python (a TAB must be instant).
 fn flag_set(release: Option<&str>, python: Option<&Path>) -> &'static FlagSet {
     if let Some(v) = release.map(str::trim).filter(|v| !v.is_empty()) {
-        return version::select(Some(v), None).flags;
+        return select::select(Some(v), None).flags;
     }
-    let Some(found) = version::find_installed(python) else {
+    let Some(found) = select::find_installed(python) else {
         let newest = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 1];
         return flagset::get(newest).expect("the newest release is embedded");
     };
-    let digest = match version::source_of(&found) {
-        version::Source::Embedded(f) => return f,
-        version::Source::Install { digest, .. } => digest,
+    let digest = match select::source_of(&found) {
+        select::Source::Embedded(f) => return f,
+        select::Source::Install { digest, .. } => digest,
     };
     let install = extract::Install {
         version: &found.version,
@@ -62,7 +62,7 @@ fn flag_set(release: Option<&str>, python: Option<&Path>) -> &'static FlagSet {
     match extract::cached(install) {
         // Lives for the rest of the process, as the embedded sets do.
         Some(x) => Box::leak(Box::new(x.flags)),
-        None => version::select(Some(&found.version), None).flags,
+        None => select::select(Some(&found.version), None).flags,
     }
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::facts::Env;
 use crate::fsread;
-use crate::sglang::site::{self, Dist};
+use crate::install::site::{self, Dist};
 
 /// Distributions worth reading (PEP 503 normalized names). Everything else in site-packages
 /// is skipped without touching its metadata.

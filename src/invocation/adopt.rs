@@ -10,7 +10,8 @@ use clap::FromArgMatches;
 use super::cli::{self, Cli, Command};
 use super::context::Context;
 use super::split::{Form, launcher_option};
-use crate::sglang::{FlagSet, version};
+use crate::install::select;
+use crate::sglang::FlagSet;
 
 /// The launcher options that choose the flag set: never SGLang's in any release.
 const SELECTING: [&str; 4] = [
@@ -183,7 +184,7 @@ fn flag_set(
     // A selecting option clap refuses, a broken profile or config file: the newest set
     // decides, so that the launcher's own parse and load name the culprit instead of SGLang
     // getting the launcher's options.
-    let newest = (None, Some((version::select(None, None).flags, false)));
+    let newest = (None, Some((select::select(None, None).flags, false)));
     let Ok(matches) = cli::command().try_get_matches_from(&argv) else {
         return newest;
     };
@@ -198,7 +199,7 @@ fn flag_set(
     };
     let selected = ctx.release();
     // Nothing installed or asked for: the newest set stands in, as the plan assumes too.
-    let exact = selected.source != version::VersionSource::Fallback || !selected.detected();
+    let exact = selected.source != select::VersionSource::Fallback || !selected.detected();
     let flags = selected.flags;
     (Some(ctx), Some((flags, exact)))
 }

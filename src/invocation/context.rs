@@ -13,11 +13,12 @@ use clap::ArgMatches;
 
 use super::cli::ProfileArg;
 use crate::facts::{Env, Topology};
+use crate::install::select;
 use crate::plan::{Fatal, Interpreter, Request, resolve_interpreter};
 use crate::profile::{self, Profile, Search};
 use crate::rules::RuleSettings;
 use crate::settings::{self, Inputs, Resolved, Settings};
-use crate::sglang::{FlagSet, version};
+use crate::sglang::FlagSet;
 
 /// The layers under the profile's (files, `SGLANG_LAUNCH_*`, the options typed), read once: a
 /// command that plans several profiles combines each with them.
@@ -48,7 +49,7 @@ pub struct Context {
     /// The environment the launcher was started in (what the server would inherit).
     pub env: Env,
     interpreter: OnceCell<Interpreter>,
-    release: OnceCell<version::Selected>,
+    release: OnceCell<select::Selected>,
 }
 
 impl Context {
@@ -113,10 +114,10 @@ impl Context {
     }
 
     /// The release in use: `sglang-version`, else the interpreter's SGLang, else the newest.
-    pub fn release(&self) -> &version::Selected {
+    pub fn release(&self) -> &select::Selected {
         self.release.get_or_init(|| {
             let python = self.interpreter();
-            version::select(
+            select::select(
                 self.settings().sglang_version.as_deref(),
                 python.found.then_some(python.path.as_path()),
             )

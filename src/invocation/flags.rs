@@ -8,11 +8,12 @@ use super::cli::{FlagsCommand, FlagsShowArgs};
 use super::context::Context;
 use super::{print_line, print_out};
 use crate::exit;
+use crate::install::extract;
+use crate::install::select::{self, FlagsFrom, Selected};
 use crate::out::escape;
 use crate::plan::Fatal;
 use crate::sglang::flagset::{Action, FlagSet, KNOWN_VERSIONS};
-use crate::sglang::version::{self, FlagsFrom, Selected};
-use crate::sglang::{extract, release};
+use crate::sglang::release;
 
 pub fn command(cmd: &FlagsCommand, ctx: &Context) -> Result<i32, Fatal> {
     match cmd {
@@ -79,7 +80,7 @@ fn show(a: &FlagsShowArgs, ctx: &Context) -> Result<i32, Fatal> {
 /// One line: which release, and where its flag set comes from.
 fn provenance(s: &Selected) -> String {
     let from = match &s.flags_from {
-        FlagsFrom::Embedded if s.source == version::VersionSource::Fallback => format!(
+        FlagsFrom::Embedded if s.source == select::VersionSource::Fallback => format!(
             "no flag set of its own; the embedded {} stands in{}",
             s.flags.version,
             s.extract_error
@@ -142,22 +143,22 @@ fn refresh(ctx: &Context) -> Result<i32, Fatal> {
         ));
         return Ok(exit::NOT_FOUND);
     }
-    let Some(found) = version::find_installed(Some(py)) else {
+    let Some(found) = select::find_installed(Some(py)) else {
         crate::out::report_line(&format!(
             "sglang-launch: error: no SGLang installed for {}",
             py.display()
         ));
         return Ok(exit::NOT_FOUND);
     };
-    let digest = match version::source_of(&found) {
-        version::Source::Embedded(_) => {
+    let digest = match select::source_of(&found) {
+        select::Source::Embedded(_) => {
             print_line(&format!(
                 "SGLang {} is embedded in this build: nothing to read",
                 found.version
             ))?;
             return Ok(exit::OK);
         }
-        version::Source::Install { digest, .. } => digest,
+        select::Source::Install { digest, .. } => digest,
     };
     let install = extract::Install {
         version: &found.version,

@@ -215,7 +215,7 @@ fn launchable(python: &Path, found: bool) -> Result<(), Fatal> {
     if !found {
         return Err(not_found(python));
     }
-    if !sglang::version::sglang_installed(Some(python)) {
+    if !crate::install::select::sglang_installed(Some(python)) {
         return Err(Fatal {
             code: exit::NOT_FOUND,
             notes: Vec::new(),

@@ -57,6 +57,6 @@ pub fn of(version: &str, args: &SglangArgs, topology: &Topology, gpus: &[u32]) -
     }
     format!(
         "{:016x}",
-        crate::sglang::extract::fnv1a(parts.join("\n").as_bytes())
+        crate::install::extract::fnv1a(parts.join("\n").as_bytes())
     )
 }

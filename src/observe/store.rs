@@ -27,7 +27,7 @@ pub fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
     let path = run_path(pid).ok_or("no state directory (set XDG_STATE_HOME or HOME)")?;
     let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
     // Written whole or not at all: `wait-ready` may read it while `run` still writes.
-    crate::sglang::extract::write_atomic(&path, &text)
+    crate::install::extract::write_atomic(&path, &text)
         .then_some(())
         .ok_or_else(|| format!("{}: cannot write", path.display()))
 }

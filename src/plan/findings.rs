@@ -5,10 +5,11 @@ use super::arguments::Parsed;
 use super::gather::Machine;
 use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem};
+use crate::install::select;
 use crate::plan::memory::MemoryPlan;
 use crate::rules::{Code, Finding};
 use crate::sglang::opt;
-use crate::sglang::{self, SglangArgs, version};
+use crate::sglang::{self, SglangArgs, release};
 
 /// VER001/VER002: which flag set is in use when it is not the installed release's own.
 pub fn version(machine: &Machine) -> Option<Finding> {
@@ -27,10 +28,10 @@ pub fn version(machine: &Machine) -> Option<Finding> {
     if let Some(why) = &selected.modified {
         return Some(modified_install(machine, why));
     }
-    if selected.source != version::VersionSource::Fallback {
+    if selected.source != select::VersionSource::Fallback {
         return None;
     }
-    let older = version::cmp(&selected.requested, &selected.flags.version).is_lt();
+    let older = release::cmp(&selected.requested, &selected.flags.version).is_lt();
     let outside = machine.neighbours.as_deref().is_some_and(|n| n.len() < 2);
     let which = if older {
         "it is older than every embedded one; using the oldest"
@@ -69,11 +70,11 @@ fn modified_install(machine: &Machine, why: &str) -> Finding {
     match &selected.extract_error {
         None => {
             let from = match &selected.flags_from {
-                version::FlagsFrom::Extracted {
+                select::FlagsFrom::Extracted {
                     cache: Some(c),
                     ran_python: false,
                 } => format!("from its cache {}", c.display()),
-                version::FlagsFrom::Extracted { cache: Some(c), .. } => {
+                select::FlagsFrom::Extracted { cache: Some(c), .. } => {
                     format!("now, and cached in {}", c.display())
                 }
                 _ => "now".to_owned(),

@@ -9,9 +9,10 @@ use crate::facts::host::HostFacts;
 use crate::facts::hub;
 use crate::facts::model::{self, ModelFiles, ModelLoad, ModelProblem};
 use crate::facts::{self, Env, Packages, Topology};
+use crate::install::select;
 use crate::observe::{Observation, store};
 use crate::resolve::Speculative;
-use crate::sglang::{SglangArgs, version};
+use crate::sglang::SglangArgs;
 
 /// The interpreter that would run SGLang.
 #[derive(Debug, Clone)]
@@ -25,7 +26,7 @@ pub struct Interpreter {
 /// launcher is installed in, else `python3` on PATH.
 pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
     if python.is_none()
-        && let Some(path) = crate::sglang::site::default_interpreter()
+        && let Some(path) = crate::install::site::default_interpreter()
     {
         return Interpreter { path, found: true };
     }
@@ -61,7 +62,7 @@ pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Top
 /// Facts that do not depend on the SGLang arguments.
 pub struct Machine {
     pub interpreter: Interpreter,
-    pub selected: version::Selected,
+    pub selected: select::Selected,
     pub topology: Topology,
     pub host: Option<HostFacts>,
     pub packages: Option<Packages>,
@@ -75,7 +76,7 @@ pub struct Machine {
 pub fn machine(req: &Request) -> Result<Machine, Error> {
     let (interpreter, selected) = req.chosen.clone().unwrap_or_else(|| {
         let interpreter = resolve_interpreter(req.python.as_deref());
-        let selected = version::select(
+        let selected = select::select(
             req.sglang_version.as_deref(),
             interpreter.found.then_some(interpreter.path.as_path()),
         );

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::install::select::VersionSource;
 use crate::resolve::{
     Backends, CustomAllReduce, Server, SpecParams, Speculative, Switches, TpGroup,
 };
 use crate::rules::{self, Severity};
 use crate::sglang::Parallel;
-use crate::sglang::version::VersionSource;
 
 pub const SCHEMA: &str = "sglang-launch/plan/v1";
 

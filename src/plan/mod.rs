@@ -21,9 +21,10 @@ use std::path::PathBuf;
 
 use crate::exit;
 use crate::facts::{self, Env, Topology};
+use crate::install::select;
 use crate::rules::{Code, Finding, LookupError, RuleSettings};
 use crate::secrets;
-use crate::sglang::{self, SglangArgs, version};
+use crate::sglang::{self, SglangArgs, release};
 
 use collect::{Collector, Stage};
 use fixpoint::Line;
@@ -44,7 +45,7 @@ pub struct Request {
     pub python: Option<PathBuf>,
     /// The interpreter and release the invocation already chose from `python` and
     /// `sglang_version` (one choice per run); `None`: chosen here from them.
-    pub chosen: Option<(Interpreter, version::Selected)>,
+    pub chosen: Option<(Interpreter, select::Selected)>,
     pub nvml_lib: Option<PathBuf>,
     /// The GPUs, when the caller already read them (NVML is read once per run).
     pub gpus: Option<Topology>,
@@ -307,7 +308,7 @@ fn validate(req: &Request) -> Result<(), Error> {
         .sglang_version
         .as_deref()
         .filter(|v| !v.trim().is_empty())
-        && !version::looks_like_version(v)
+        && !release::looks_like_version(v)
     {
         return Err(Error::NotAVersion(v.to_owned()));
     }

@@ -150,12 +150,12 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
 fn header(outcome: &Outcome, st: &Style) -> String {
     let plan = &outcome.plan;
     let src = escape(match plan.sglang_version_source {
-        crate::sglang::version::VersionSource::Detected => "detected",
-        crate::sglang::version::VersionSource::Option => outcome
+        crate::install::select::VersionSource::Detected => "detected",
+        crate::install::select::VersionSource::Option => outcome
             .version_from
             .as_deref()
             .unwrap_or("--sglang-version"),
-        crate::sglang::version::VersionSource::Fallback => "fallback",
+        crate::install::select::VersionSource::Fallback => "fallback",
     });
     if outcome.verdict == Verdict::PassThrough
         || (outcome.verdict == Verdict::Error

@@ -47,7 +47,7 @@ pub fn decide(
     if ws > 2 && !full_nvlink {
         return CustomAllReduce::Off("more than two PCIe-only GPUs");
     }
-    let v2_default = crate::sglang::version::at_least(version, "0.5.15");
+    let v2_default = crate::sglang::release::at_least(version, "0.5.15");
     let v2 = full_nvlink
         && match env.get("SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2") {
             Some(v) => matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true"),

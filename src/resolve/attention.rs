@@ -5,7 +5,7 @@
 
 use super::choice::{Chosen, Inputs, sglang, user_text};
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// MHA architectures that got FA3 by default on Hopper, with the release each joined the list.
 /// From 0.5.8 every MHA model does.

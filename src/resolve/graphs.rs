@@ -4,7 +4,7 @@
 use super::server::Backends;
 use crate::sglang::SglangArgs;
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// Why SGLang drops the prefill graph it listed, for these backends (`None`: it keeps it).
 pub fn prefill_dropped(

@@ -32,7 +32,7 @@ use crate::sglang::SglangArgs;
 /// count (SGLang's Blackwell gates): SM10x until 0.5.4.post1, SM10x and SM12x until
 /// 0.5.8.post1, SM10x–SM12x from 0.5.9.
 pub fn blackwell_majors(version: &str) -> &'static [u32] {
-    use crate::sglang::version::at_least;
+    use crate::sglang::release::at_least;
     if !at_least(version, "0.5.4.post2") {
         &[10]
     } else if !at_least(version, "0.5.9") {

@@ -3,7 +3,7 @@
 
 use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// The all-to-all backend: the user's (or 0.4.x/0.5.2's `--enable-deepep-moe`), else none.
 pub fn a2a(i: &Inputs) -> Option<Chosen> {

@@ -6,7 +6,7 @@
 use crate::facts::model::ModelFacts;
 use crate::sglang::SglangArgs;
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// Architectures served text-only by default, with the release each joined the list.
 const TEXT_ONLY_BY_DEFAULT: &[(&str, &str)] = &[

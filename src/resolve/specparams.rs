@@ -5,7 +5,7 @@ use crate::sglang::opt;
 use serde::Serialize;
 
 use super::choice::{ChoiceSource, Inputs};
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// One resolved integer parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -5,7 +5,7 @@ use crate::sglang::opt;
 use serde::Serialize;
 
 use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// One on/off decision and who made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -3,7 +3,7 @@
 
 use super::choice::{Chosen, Inputs, sglang, user_text};
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// Vision towers whose code asks for FA3 outright: (architecture, first release, first release
 /// without it).

@@ -1,7 +1,7 @@
 //! SGLang version ranges as rules state them: `all`, `>=0.5.15`, `>=0.5.5,<0.5.20`, or a union
 //! of such ranges joined by `||`.
 
-use crate::sglang::version;
+use crate::sglang::release;
 
 fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
     spec.split(',').map(str::trim).map(|c| {
@@ -31,7 +31,7 @@ pub fn version_matches(spec: &str, v: &str) -> bool {
 
 fn range_matches(spec: &str, v: &str) -> bool {
     constraints(spec).all(|(op, bound)| {
-        let o = version::cmp(v, bound);
+        let o = release::cmp(v, bound);
         match op {
             ">=" => o.is_ge(),
             "<=" => o.is_le(),

@@ -1,18 +1,16 @@
-//! SGLang's own argument model: the per-version flag sets (data generated from SGLang's real
-//! argparse parser) and environment-variable registries, a parser that behaves like argparse,
-//! SGLang's `--config FILE.yaml` merging (which runs before argparse) over an emulation of
-//! PyYAML, and version detection (through a scanner of the interpreter's installed
-//! distributions that the package facts share).
+//! SGLang's own argument model, pure: the per-release flag sets (data generated from SGLang's
+//! real argparse parser) and environment-variable registries, every option name once ([`opt`]),
+//! a parser that behaves like argparse, SGLang's `--config FILE.yaml` merging (which runs before
+//! argparse) over an emulation of PyYAML, and the releases' ordering. Reading an installed SGLang
+//! is the job of the layer after this one, `install`.
 
 pub mod approx;
 pub mod architectures;
 pub mod config;
 pub mod envs;
 pub mod error;
-pub mod extract;
 pub mod flagset;
 mod history;
-pub mod install;
 mod known_versions;
 pub mod layout;
 pub mod opt;
@@ -25,9 +23,7 @@ pub mod recover;
 pub mod release;
 pub mod renames;
 pub mod rewrite;
-pub mod site;
 pub mod upgrade;
-pub mod version;
 pub mod vision_towers;
 
 pub use error::{ArgError, ArgErrorKind, Problem};

@@ -151,7 +151,7 @@ fn each_golden_file_records_a_refusal_of_its_rule() {
                     assert!(Path::new(ROOT).join(path).is_file(), "{}: {path}", r.code)
                 }
                 Evidence::Report { release, .. } => assert!(
-                    sglang_launch::sglang::version::looks_like_version(
+                    sglang_launch::sglang::release::looks_like_version(
                         release.rsplit("==").next().unwrap_or(release)
                     ),
                     "{}: report release {release}",

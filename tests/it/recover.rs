@@ -5,11 +5,11 @@
 
 use std::ffi::OsString;
 
+use sglang_launch::install::select::VersionSource;
 use sglang_launch::plan::json::{Finding, Verdict};
 use sglang_launch::plan::{self, Outcome, Request};
 use sglang_launch::rules::Severity;
 use sglang_launch::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS, Nargs, ValueType};
-use sglang_launch::sglang::version::{self, VersionSource};
 use sglang_launch::sglang::{self as sgl};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -330,7 +330,9 @@ fn exact_lookup_tells_builds_from_other_releases() {
     ];
     for v in &cases {
         let out = build(R4090, v, &with_model(&[]));
-        let embedded = KNOWN_VERSIONS.iter().any(|k| version::cmp(k, v).is_eq());
+        let embedded = KNOWN_VERSIONS
+            .iter()
+            .any(|k| sglang_launch::sglang::release::cmp(k, v).is_eq());
         let source = out.plan.sglang_version_source;
         assert_eq!(source == VersionSource::Option, embedded, "{v}: {source:?}");
         assert_eq!(of(&out, "VER001").len(), usize::from(!embedded), "{v}");

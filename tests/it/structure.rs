@@ -10,6 +10,7 @@ const LAYERS: &[&str] = &[
     "out",
     "fsread",
     "sglang",
+    "install",
     "facts",
     "observe",
     "profile",

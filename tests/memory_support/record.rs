@@ -134,12 +134,12 @@ pub fn version(r: &Record) -> (String, &'static str) {
         .next()
         .unwrap_or("")
         .trim_start_matches('v');
-    let modelled = v.starts_with("0.") && sglang_launch::sglang::version::at_least(v, "0.4.0");
+    let modelled = v.starts_with("0.") && sglang_launch::sglang::release::at_least(v, "0.4.0");
     let known = ["0.5.23", "0.5.10.post1", "0.5.5", "0.5.2", "0.4.10.post2"];
     let flags = known
         .iter()
         .copied()
-        .find(|k| modelled && sglang_launch::sglang::version::at_least(v, k))
+        .find(|k| modelled && sglang_launch::sglang::release::at_least(v, k))
         .unwrap_or("0.4.10.post2");
     (if modelled { v } else { flags }.to_owned(), flags)
 }

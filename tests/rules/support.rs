@@ -47,7 +47,7 @@ use sglang_launch::facts::{Env, Packages, Topology};
 use sglang_launch::resolve::{Facts, Speculative};
 use sglang_launch::rules::{self, ArgEdit, Context, EnvEdit, Fix, HostFacts, RuleSettings};
 use sglang_launch::sglang::flagset::{self, KNOWN_VERSIONS, ValueType};
-use sglang_launch::sglang::{SglangArgs, version};
+use sglang_launch::sglang::{SglangArgs, release};
 
 // ---------------------------------------------------------------------------------------------
 // Fixture boxes (`tests/fixtures/topologies/<name>.json`).
@@ -342,7 +342,7 @@ pub fn flags_for(v: &str) -> &'static flagset::FlagSet {
         let older = KNOWN_VERSIONS
             .iter()
             .rev()
-            .find(|k| version::cmp(k, v).is_le())
+            .find(|k| release::cmp(k, v).is_le())
             .unwrap_or(&KNOWN_VERSIONS[0]);
         flagset::get(older).unwrap()
     })

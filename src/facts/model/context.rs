@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::sglang::version;
+use crate::sglang::release;
 
 /// The transformers major version SGLang reads configs with: its RoPE handling differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub enum Transformers {
 impl Transformers {
     /// SGLang pins transformers 4.x up to 0.5.9 and 5.x from 0.5.10rc0.
     pub fn for_sglang(release: &str) -> Self {
-        if version::cmp(release, "0.5.10rc0").is_lt() {
+        if release::cmp(release, "0.5.10rc0").is_lt() {
             Transformers::V4
         } else {
             Transformers::V5

@@ -1,6 +1,6 @@
 //! Release gates for the formulas: where only a constant changed, the change is data here.
 
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// `version` is `first` or a later release, in PEP 440 order (`0.5.3rc0` < `0.5.3rc2` <
 /// `0.5.3`: one formula changed between two release candidates).

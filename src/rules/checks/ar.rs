@@ -19,7 +19,7 @@ const FORCING: &[&str] = &[
 /// The SGLang release whose pinned kernel reads SGLANG_CUSTOM_ALLREDUCE_ALGO.
 fn algo_read(ctx: &Context) -> bool {
     crate::sglang::envs::KERNEL_ENVS.iter().any(|(n, since)| {
-        *n == "SGLANG_CUSTOM_ALLREDUCE_ALGO" && crate::sglang::version::at_least(ctx.version, since)
+        *n == "SGLANG_CUSTOM_ALLREDUCE_ALGO" && crate::sglang::release::at_least(ctx.version, since)
     })
 }
 
@@ -41,7 +41,7 @@ pub fn no_p2p(ctx: &Context) -> Vec<Fired> {
         .map(|l| l.p2p.as_str())
         .unwrap_or("unknown");
     // From 0.4.8.post1 a failed setup is caught and NCCL takes over; before, it may stop.
-    let then = if crate::sglang::version::at_least(ctx.version, "0.4.8.post1") {
+    let then = if crate::sglang::release::at_least(ctx.version, "0.4.8.post1") {
         "its setup fails and SGLang falls back to NCCL after a failed attempt"
     } else {
         "it may fail with 'peer access is not supported'"
@@ -152,7 +152,7 @@ pub fn pcie_nccl(ctx: &Context) -> Vec<Fired> {
     {
         return vec![];
     }
-    let ipc = if crate::sglang::version::at_least(ctx.version, "0.5.22")
+    let ipc = if crate::sglang::release::at_least(ctx.version, "0.5.22")
         && [4, 8].contains(&ctx.tp())
         && ctx
             .env

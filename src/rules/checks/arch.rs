@@ -4,7 +4,7 @@
 use super::*;
 use crate::rules::Fix;
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 const FUSION_FLAGS: &[&str] = &[
     opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION,

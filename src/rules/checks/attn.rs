@@ -3,7 +3,7 @@
 use super::*;
 use crate::resolve::blackwell_majors;
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 use crate::sglang::vision_towers::builds_vision_attention;
 
 fn using(ctx: &Context, backend: &str) -> Vec<String> {

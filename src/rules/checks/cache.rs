@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     if !(ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE) && ctx.args.flag(opt::DISABLE_RADIX_CACHE)) {

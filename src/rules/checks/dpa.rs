@@ -18,7 +18,7 @@ pub fn lm_head(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // From 0.5.3 a single DP rank drops the flag silently (SGLang's own resolution).
-    if crate::sglang::version::at_least(ctx.version, "0.5.3") && ctx.dp().max(ctx.attn_dp()) <= 1 {
+    if crate::sglang::release::at_least(ctx.version, "0.5.3") && ctx.dp().max(ctx.attn_dp()) <= 1 {
         return vec![];
     }
     vec![Fired::new(

@@ -394,7 +394,7 @@ pub fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
     let Some((cl, max)) = longer_context(ctx) else {
         return vec![];
     };
-    let what = if crate::sglang::version::at_least(ctx.version, "0.4.4") {
+    let what = if crate::sglang::release::at_least(ctx.version, "0.4.4") {
         "allows it by default and only warns"
     } else {
         "raises ValueError when the model is loaded unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::sglang::opt;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().as_deref() != Some("flashinfer") {
@@ -109,7 +109,7 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // From 0.4.6.post3 SGLang turns the graphs off itself; before, it captures them and fails.
-    if !crate::sglang::version::at_least(ctx.version, "0.4.6.post3") {
+    if !crate::sglang::release::at_least(ctx.version, "0.4.6.post3") {
         return vec![Fired::new(format!(
             "--deepep-mode normal with CUDA graphs: SGLang {} captures decode graphs through DeepEP's normal kernels, which cannot be captured ('Capture cuda graph failed', sglang#6218); disable CUDA graphs or use low_latency",
             ctx.version

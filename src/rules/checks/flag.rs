@@ -183,7 +183,7 @@ fn foreign(ctx: &Context) -> Vec<Foreign> {
         let (Some(first), Some(last)) = (having.first(), having.last()) else {
             continue;
         };
-        let when = if crate::sglang::version::cmp(ctx.version, first).is_lt() {
+        let when = if crate::sglang::release::cmp(ctx.version, first).is_lt() {
             // The embedded flag sets only bound when it arrived: after the last one without
             // it, at or before `first`. Claim no more than that.
             let before = KNOWN_VERSIONS
@@ -222,7 +222,7 @@ fn same_setting(ctx: &Context, written: &str, abbreviated: &str) -> bool {
     let nearest = having
         .iter()
         .rev()
-        .find(|v| crate::sglang::version::cmp(v, ctx.version).is_lt())
+        .find(|v| crate::sglang::release::cmp(v, ctx.version).is_lt())
         .or(having.first());
     let Some(set) = nearest.and_then(|v| flagset::get(v)) else {
         return false;

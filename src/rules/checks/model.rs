@@ -12,7 +12,7 @@ use crate::sglang::architectures::{
 };
 use crate::sglang::opt;
 use crate::sglang::release::KNOWN_VERSIONS;
-use crate::sglang::version::at_least;
+use crate::sglang::release::at_least;
 
 /// A checkpoint the registry of the user's release has no class for.
 struct Unresolved<'a> {

@@ -99,7 +99,7 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
         }
     }
     // The mixed-chunk ban ends at 0.5.11 (SGLang's own checks; tests/evidence/PAR004.jsonl).
-    if !crate::sglang::version::at_least(ctx.version, "0.5.11")
+    if !crate::sglang::release::at_least(ctx.version, "0.5.11")
         && ctx.args.flag(opt::ENABLE_MIXED_CHUNK)
     {
         what.push(opt::ENABLE_MIXED_CHUNK.into());
@@ -202,7 +202,7 @@ pub fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
     else {
         return vec![];
     };
-    let tp_ok = crate::sglang::version::at_least(ctx.version, "0.5.14");
+    let tp_ok = crate::sglang::release::at_least(ctx.version, "0.5.14");
     if n == 1 || (tp_ok && n == ctx.tp()) {
         return vec![];
     }

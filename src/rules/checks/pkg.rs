@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::facts::packages::{Cuda, Package, TorchBuild};
-use crate::sglang::version;
+use crate::sglang::release;
 
 /// The first CUDA release that compiles for Blackwell (sm_100, sm_120).
 const BLACKWELL_CUDA: Cuda = Cuda(12, 8);
@@ -108,7 +108,7 @@ pub fn sgl_kernel_sm120(ctx: &Context) -> Vec<Fired> {
         Some(_) => return vec![],
         // PyPI's unlabelled 0.1.x wheels were the CUDA 12.4 builds (cu128 ones were labelled);
         // a source build or a URL install says nothing about the index's choice.
-        None if !k.direct && !version::at_least(k.public(), "0.2.0") => {
+        None if !k.direct && !release::at_least(k.public(), "0.2.0") => {
             "is a PyPI wheel of the 0.1 series, built with CUDA 12.4".to_owned()
         }
         None => return vec![],
@@ -174,7 +174,7 @@ pub fn torch_2_9_1_cudnn(ctx: &Context) -> Vec<Fired> {
     // The check exists in 0.5.6–0.5.9, which run on the 0.5.5 flag set: the installed SGLang
     // says which release it really is (the flag set's version when SGLang is not a wheel).
     let sglang = pkg(ctx, |p| p.get("sglang")).map_or(ctx.version, |p| p.version.as_str());
-    if !version::at_least(sglang, "0.5.6") || version::at_least(sglang, "0.5.10") {
+    if !release::at_least(sglang, "0.5.6") || release::at_least(sglang, "0.5.10") {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -241,7 +241,7 @@ pub fn flashinfer_jit_cuda(ctx: &Context) -> Vec<Fired> {
     };
     // [0.6.7, 0.7.1) gate every SM 12.x on CUDA 12.9; from 0.7.1 SM 12.0 needs 12.8, SM 12.1+
     // 12.9; nvcc itself learnt sm_120 in 12.8 and sm_121 in 12.9.
-    let gated = version::at_least(fi.public(), "0.6.7") && !version::at_least(fi.public(), "0.7.1");
+    let gated = release::at_least(fi.public(), "0.6.7") && !release::at_least(fi.public(), "0.7.1");
     let needs = |(_, minor): (u32, u32)| {
         if gated || minor > 0 {
             Cuda(12, 9)

@@ -26,7 +26,7 @@ fn source(ctx: &Context) -> &'static str {
 /// through Marlin. MoE experts have no FP8 Marlin path in any checked release (Fp8MoEMethod's
 /// triton fused-MoE kernel needs fp8e4nv), so MoE models never qualify.
 fn marlin_fallback(ctx: &Context, q: &str) -> bool {
-    use crate::sglang::version::at_least;
+    use crate::sglang::release::at_least;
     if ctx.model_is_moe() {
         return false;
     }
@@ -49,7 +49,7 @@ const LOADER_MIN_CC_FROM: &str = "0.5.5";
 /// The minimum compute capability SGLang's loader demands of a method (its
 /// `get_min_capability`), for the methods the goldens cover, from [`LOADER_MIN_CC_FROM`].
 fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
-    use crate::sglang::version::at_least;
+    use crate::sglang::release::at_least;
     if !at_least(ctx.version, LOADER_MIN_CC_FROM) {
         return None;
     }
@@ -129,7 +129,7 @@ pub fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
         "w8a8_fp8" | "modelopt_fp8" => {
             "SGLang's loader requires compute capability 8.9 for this method".to_string()
         }
-        "fp8" if marlin_capable && !crate::sglang::version::at_least(ctx.version, "0.5.1") => format!(
+        "fp8" if marlin_capable && !crate::sglang::release::at_least(ctx.version, "0.5.1") => format!(
             "SGLang {} has no automatic Marlin fallback, so FP8 kernels need compute capability 8.9 ('fp8e4nv not supported in this architecture')",
             ctx.version
         ),

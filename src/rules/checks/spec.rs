@@ -41,7 +41,7 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = ctx.env_registry();
     let spec_v2 = reg.knows("SGLANG_ENABLE_SPEC_V2")
         && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
-    if !spec_v2 || crate::sglang::version::at_least(ctx.version, "0.5.10") {
+    if !spec_v2 || crate::sglang::release::at_least(ctx.version, "0.5.10") {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -68,7 +68,7 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     };
     // SGLang checks the main backend only: flashinfer from 0.5.2, fa3 too from 0.5.6, triton
     // too from 0.5.14 (tests/evidence/SPEC004.jsonl); before 0.5.2 nothing is checked.
-    use crate::sglang::version::at_least;
+    use crate::sglang::release::at_least;
     if !at_least(ctx.version, "0.5.2") {
         return vec![];
     }
@@ -122,7 +122,7 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     // Before 0.5.1 trtllm_mha refuses speculative decoding at any topk.
     if ctx.spec_algo().is_some()
         && trtllm
-        && !crate::sglang::version::at_least(ctx.version, "0.5.1")
+        && !crate::sglang::release::at_least(ctx.version, "0.5.1")
     {
         return vec![Fired::new(format!(
             "speculative decoding with the trtllm_mha backend: SGLang {} refuses it",
@@ -151,8 +151,8 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     // The spec-v2 overlap path is chain-only; 0.5.7–0.5.10 refuse topk > 1 with it (0.5.11+
     // fall back to spec v1 themselves).
     let v = ctx.version;
-    let refuses = crate::sglang::version::at_least(v, "0.5.7")
-        && !crate::sglang::version::at_least(v, "0.5.11")
+    let refuses = crate::sglang::release::at_least(v, "0.5.7")
+        && !crate::sglang::release::at_least(v, "0.5.11")
         && ["EAGLE", "EAGLE3", "STANDALONE"]
             .contains(&ctx.spec_algo().unwrap_or_default().as_str());
     if refuses && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true) {
@@ -202,7 +202,7 @@ pub fn lora(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let lora = ctx.args.flag(opt::ENABLE_LORA) || ctx.given(opt::LORA_PATHS);
-    let ok: &[&str] = if crate::sglang::version::at_least(ctx.version, "0.5.19") {
+    let ok: &[&str] = if crate::sglang::release::at_least(ctx.version, "0.5.19") {
         &["NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK"]
     } else {
         &["NGRAM"]

@@ -3,10 +3,11 @@
 //! defaults SGLang could ship. Whatever runs the extractor or writes the cache can put anything
 //! in it; the launcher never plans from text that no SGLang parser could have produced.
 
+use crate::sglang::opt;
 use serde_json::Value;
 
-use super::super::envs::InstallEnvs;
-use super::super::flagset::FlagSet;
+use crate::sglang::envs::InstallEnvs;
+use crate::sglang::flagset::FlagSet;
 
 const MAX_ACTIONS: usize = 4096;
 const MAX_NAME: usize = 128;
@@ -108,7 +109,7 @@ pub(super) fn flag_set(set: &FlagSet) -> Result<(), String> {
             return bad("its deprecation note is not plain text");
         }
     }
-    if set.action("--model-path").is_none() {
+    if set.action(opt::MODEL_PATH).is_none() {
         return Err("no --model-path option".into());
     }
     Ok(())
@@ -147,8 +148,8 @@ fn clip(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::flagset;
     use super::*;
+    use crate::sglang::flagset;
 
     #[test]
     fn every_embedded_flag_set_is_plausible() {

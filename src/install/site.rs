@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::release::cmp;
 use crate::fsread::{self, PYTHON_VERSION};
+use crate::sglang::release::cmp;
 
 /// The interpreter to inspect: the given path (a bare name is looked up on PATH), else
 /// [`default_interpreter`].

@@ -9,13 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::extract;
-use super::flagset::{self, FlagSet};
-use super::install::{self, Provenance};
-use super::release::{self, KNOWN_VERSIONS};
+use super::provenance::{self, Provenance};
 use super::site;
-
-/// Version ordering lives with the release list; re-exported for the many callers that compare.
-pub use super::release::{at_least, cmp, looks_like_version};
+use crate::sglang::flagset::{self, FlagSet};
+use crate::sglang::release::{self, KNOWN_VERSIONS, cmp};
 
 /// How the version was chosen (the plan JSON's `sglang_version_source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -81,8 +78,8 @@ impl Selected {
             return None;
         }
         Some(match &self.modified {
-            Some(_) => super::approx::from(&self.requested),
-            None => super::approx::neighbours(&self.requested),
+            Some(_) => crate::sglang::approx::from(&self.requested),
+            None => crate::sglang::approx::neighbours(&self.requested),
         })
     }
 }
@@ -153,7 +150,7 @@ pub fn source_of(found: &Installed) -> Source {
             modified: None,
         };
     };
-    match install::inspect(&found.dist_info, &found.version) {
+    match provenance::inspect(&found.dist_info, &found.version) {
         Provenance::Release => Source::Embedded(flags),
         Provenance::Modified { why, digest } => Source::Install {
             digest,

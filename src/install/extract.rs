@@ -12,9 +12,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use super::envs::InstallEnvs;
-use super::flagset::FlagSet;
 use crate::fsread;
+use crate::sglang::envs::InstallEnvs;
+use crate::sglang::flagset::FlagSet;
 
 mod plausible;
 

@@ -1,0 +1,9 @@
+//! The installed SGLang and the Python that would run it, read from disk: the interpreter's
+//! `site-packages` ([`site`]), whether an install is the release its version string names
+//! ([`provenance`]), the flag set of an install this build has no data for (its own parser,
+//! run once and cached: [`extract`]), and which flag set a run uses ([`select`]).
+
+pub mod extract;
+pub mod provenance;
+pub mod select;
+pub mod site;
