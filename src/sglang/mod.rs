@@ -1,8 +1,8 @@
-//! SGLang's own argument model, pure: the per-release flag sets (data generated from SGLang's
+//! SGLang's own argument model: the per-release flag sets (data generated from SGLang's
 //! real argparse parser) and environment-variable registries, every option name once ([`opt`]),
 //! a parser that behaves like argparse, SGLang's `--config FILE.yaml` merging (which runs before
-//! argparse) over an emulation of PyYAML, and the releases' ordering. Reading an installed SGLang
-//! is the job of the layer after this one, `install`.
+//! argparse; it reads the file as SGLang does) over an emulation of PyYAML, and the releases'
+//! ordering. Reading an installed SGLang is the job of the layer after this one, `install`.
 
 pub mod approx;
 pub mod architectures;
