@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::complete::{self, scripts};
 use crate::facts::topology::Topology;
 use crate::invocation::cli::{Command, Shell};
-use crate::plan::json::Plan;
+use crate::plan::v1::Plan;
 
 pub use cli::cli_markdown;
 pub use config::config_markdown;

@@ -4,7 +4,7 @@
 
 use crate::exit;
 use crate::observe::{self, Observation, Planned, RunRecord, store};
-use crate::plan::json::Memory;
+use crate::plan::v1::Memory;
 use crate::plan::{Fatal, Outcome};
 
 use super::print_out;

@@ -7,7 +7,7 @@ use super::context::Context;
 use crate::exit;
 use crate::facts::{Env, Topology};
 use crate::plan::Fatal;
-use crate::plan::json::EnvChanges;
+use crate::plan::v1::EnvChanges;
 use crate::profile::{self, Profile};
 use crate::sglang;
 

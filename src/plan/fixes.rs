@@ -11,7 +11,7 @@ use crate::facts::Env;
 use crate::rules::{ArgEdit, EnvEdit};
 use crate::sglang::SglangArgs;
 
-use super::json::EnvChanges;
+use super::v1::EnvChanges;
 
 /// An edit the launcher cannot make: what it would change comes from the `--config` file,
 /// and only the user's own tokens are edited (SGLang reads the file itself at launch).

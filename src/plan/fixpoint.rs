@@ -5,7 +5,7 @@
 use super::arguments::Parsed;
 use super::fixes;
 use super::gather::{Machine, Models};
-use super::json::EnvChanges;
+use super::v1::EnvChanges;
 use crate::facts::{self, Env};
 use crate::resolve::{Context, Facts};
 use crate::rules::{self, ArgEdit, Code, Finding, RuleSettings};

@@ -9,11 +9,11 @@ pub mod fixes;
 mod fixpoint;
 mod fraction;
 pub mod gather;
-pub mod json;
 pub mod memory;
 mod multinode;
 mod observed;
 mod passthrough;
+pub mod v1;
 mod verdict;
 
 use std::ffi::OsString;
@@ -29,7 +29,7 @@ use crate::sglang::{self, SglangArgs, release};
 use collect::{Collector, Stage};
 use fixpoint::Line;
 pub use gather::{Interpreter, load_topology, resolve_interpreter};
-use json::{EnvChanges, Plan};
+use v1::{EnvChanges, Plan};
 pub use verdict::Verdict;
 
 /// What the invocation asks the pipeline for. Plain data: the invocation layer fills it from
@@ -261,7 +261,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let resolved = settled
         .parsed
         .accepted()
-        .then(|| json::Resolved::from(&settled.server));
+        .then(|| v1::Resolved::from(&settled.server));
     Ok(assemble(
         req, machine, &models, line, settled, found, resolved,
     ))
@@ -349,7 +349,7 @@ fn assemble(
     line: Line,
     settled: fraction::Settled,
     found: Collector,
-    resolved: Option<json::Resolved>,
+    resolved: Option<v1::Resolved>,
 ) -> Outcome {
     // Before the launcher's fraction: that is its answer for the line, not part of it.
     let line_key = settled.memory.as_ref().map(|_| {
@@ -363,7 +363,7 @@ fn assemble(
     let all = found.finish(&req.settings, &secrets);
     let verdict = verdict::of(&all, req.settings.strict);
     let plan = Plan {
-        schema: json::SCHEMA,
+        schema: v1::SCHEMA,
         sglang_version: machine.selected.flags.version.clone(),
         sglang_version_source: machine.selected.source,
         verdict,
@@ -371,9 +371,9 @@ fn assemble(
         sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
         env: line.changes.masked(),
-        findings: all.iter().map(json::Finding::from).collect(),
+        findings: all.iter().map(v1::Finding::from).collect(),
         gpus: line.gpus,
-        memory: settled.memory.as_ref().map(json::Memory::from),
+        memory: settled.memory.as_ref().map(v1::Memory::from),
         resolved,
     };
     Outcome {

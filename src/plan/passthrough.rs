@@ -5,7 +5,7 @@
 
 use super::collect::{Collector, Stage};
 use super::fixpoint::Line;
-use super::json::{self, Plan, Verdict};
+use super::v1::{self, Plan, Verdict};
 use super::{Error, Fatal, Outcome, Request, findings, gather, verdict};
 use crate::facts::Topology;
 use crate::resolve::Context;
@@ -49,7 +49,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     };
     let args = line.args;
     let plan = Plan {
-        schema: json::SCHEMA,
+        schema: v1::SCHEMA,
         sglang_version: machine.selected.flags.version.clone(),
         sglang_version_source: machine.selected.source,
         verdict,
@@ -57,7 +57,7 @@ pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
         sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
         env: line.changes.masked(),
-        findings: all.iter().map(json::Finding::from).collect(),
+        findings: all.iter().map(v1::Finding::from).collect(),
         gpus: Vec::new(),
         memory: None,
         resolved: None,

@@ -1,7 +1,7 @@
 //! The "SGLang will choose:" line: what SGLang decides on its own after parsing (backends,
 //! speculative parameters, features it turns off), so the report says what will really run.
 
-use crate::plan::json::Resolved;
+use crate::plan::v1::Resolved;
 use crate::resolve::{ChoiceSource, Chosen, Switch};
 
 fn auto(c: &Option<Chosen>) -> Option<&str> {

@@ -4,7 +4,7 @@ use crate::facts::Topology;
 use crate::out::escape;
 use crate::plan::Outcome;
 use crate::plan::Verdict;
-use crate::plan::json::MfsSource;
+use crate::plan::v1::MfsSource;
 use crate::rules::{Code, Severity, ranges};
 use crate::sglang::opt;
 

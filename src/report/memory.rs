@@ -7,8 +7,8 @@
 //! or the reserve leaves over, or lacks, has a line of its own, so the sums always hold.
 //! A term that stands on a start of the line on this machine is marked `(observed)`.
 
-use crate::plan::json::MfsSource;
 use crate::plan::memory::{Group, MemoryPlan, Role};
+use crate::plan::v1::MfsSource;
 use crate::rules::Code;
 
 /// One line of the table: a term, or with `total` the sum of the terms above it.

@@ -13,7 +13,7 @@ use std::io::IsTerminal;
 use std::os::fd::AsFd;
 
 use crate::plan::Outcome;
-use crate::plan::json::Plan;
+use crate::plan::v1::Plan;
 use crate::secrets;
 
 pub use human::{gpu_summary, human};
@@ -91,7 +91,7 @@ pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
 pub fn shell_line(
     python: &std::path::Path,
     args: &crate::sglang::SglangArgs,
-    (changes, env): (&crate::plan::json::EnvChanges, &crate::facts::Env),
+    (changes, env): (&crate::plan::v1::EnvChanges, &crate::facts::Env),
     show_secrets: bool,
 ) -> String {
     let shown: Vec<OsString> = if show_secrets {

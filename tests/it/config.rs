@@ -327,7 +327,7 @@ fn a_renamed_option_inside_the_file_is_named_and_not_fixed() {
         .expect("FLAG001");
     assert!(!flag.fixed);
     assert!(flag.message.contains(path), "{}", flag.message);
-    assert_eq!(out.plan.verdict, sglang_launch::plan::json::Verdict::Error);
+    assert_eq!(out.plan.verdict, sglang_launch::plan::v1::Verdict::Error);
     // The user's tokens are untouched.
     assert_eq!(
         out.args.tokens,

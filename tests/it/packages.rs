@@ -87,7 +87,7 @@ fn the_interpreters_packages_reach_the_rules() {
     assert!(!torch.fixed && torch.fix.is_none());
     assert!(find("PKG002").message.contains("sgl-kernel 0.1.9"));
     assert!(find("PKG003").message.contains("nvidia-nccl-cu12 2.26.2"));
-    assert_eq!(outcome.plan.verdict, plan::json::Verdict::Error);
+    assert_eq!(outcome.plan.verdict, plan::v1::Verdict::Error);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 
 use sglang_launch::install::select::VersionSource;
-use sglang_launch::plan::json::{Finding, Verdict};
+use sglang_launch::plan::v1::{Finding, Verdict};
 use sglang_launch::plan::{self, Outcome, Request};
 use sglang_launch::rules::Severity;
 use sglang_launch::sglang::flagset::{self, ActionKind, KNOWN_VERSIONS, Nargs, ValueType};

@@ -33,7 +33,7 @@ mod terms_tests;
 mod v1;
 
 use crate::facts::Gpu;
-use crate::plan::json::{MfsSource, Reserved};
+use crate::plan::v1::{MfsSource, Reserved};
 use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
 use crate::rules::{Code, Finding};

@@ -4,7 +4,7 @@
 //! place in the terms (`lines.rs`), never the contract or the report.
 
 use crate::observe::Observation;
-use crate::plan::json::{MfsSource, ObservedUse};
+use crate::plan::v1::{MfsSource, ObservedUse};
 
 /// Where a term sits in SGLang's arithmetic: set aside before the weights (SGLang's baseline
 /// is what is left), inside the static pool (`--mem-fraction-static` of the baseline), or

@@ -18,7 +18,7 @@ fn has(o: &MemoryOutcome, code: Code) -> bool {
 }
 
 /// The plan/v1 object of the plan: the contract's terms.
-fn mem(o: &MemoryOutcome) -> crate::plan::json::Memory {
+fn mem(o: &MemoryOutcome) -> crate::plan::v1::Memory {
     o.memory.as_ref().unwrap().v1()
 }
 

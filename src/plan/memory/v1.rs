@@ -2,7 +2,7 @@
 //! reads the term of its role. A term the contract does not name is in the table only.
 
 use super::model::{MemoryPlan, Role};
-use crate::plan::json::{Memory, Reserved, StaticTerms};
+use crate::plan::v1::{Memory, Reserved, StaticTerms};
 
 impl From<&MemoryPlan> for Memory {
     fn from(m: &MemoryPlan) -> Memory {
