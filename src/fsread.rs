@@ -144,7 +144,7 @@ pub const SYSTEM: Kind = Kind {
 
 /// Why a read failed, without the path (callers that frame their own message use this).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
+pub enum ReadProblem {
     /// `open` or `read` failed: no such file, permission denied, a symlink loop, …
     Os {
         kind: io::ErrorKind,
@@ -160,9 +160,9 @@ pub enum Problem {
     TimedOut,
 }
 
-impl Problem {
-    fn os(e: &io::Error) -> Problem {
-        Problem::Os {
+impl ReadProblem {
+    fn os(e: &io::Error) -> ReadProblem {
+        ReadProblem::Os {
             kind: e.kind(),
             errno: e.raw_os_error(),
         }
@@ -170,25 +170,25 @@ impl Problem {
 
     /// The OS said there is no such file.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Problem::Os { kind, .. } if *kind == io::ErrorKind::NotFound)
+        matches!(self, ReadProblem::Os { kind, .. } if *kind == io::ErrorKind::NotFound)
     }
 
     /// The file is not there (or a directory on its path is not one): no news for optional files.
     pub fn is_missing(&self) -> bool {
         self.is_not_found()
-            || matches!(self, Problem::Os { kind, .. } if *kind == io::ErrorKind::NotADirectory)
+            || matches!(self, ReadProblem::Os { kind, .. } if *kind == io::ErrorKind::NotADirectory)
     }
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for ReadProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::Os { errno: Some(n), .. } => io::Error::from_raw_os_error(*n).fmt(f),
-            Problem::Os { kind, .. } => kind.fmt(f),
-            Problem::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
-            Problem::TooLarge { limit } => write!(f, "larger than {}", size(*limit)),
-            Problem::NotText => f.write_str("not UTF-8 text"),
-            Problem::TimedOut => write!(
+            ReadProblem::Os { errno: Some(n), .. } => io::Error::from_raw_os_error(*n).fmt(f),
+            ReadProblem::Os { kind, .. } => kind.fmt(f),
+            ReadProblem::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
+            ReadProblem::TooLarge { limit } => write!(f, "larger than {}", size(*limit)),
+            ReadProblem::NotText => f.write_str("not UTF-8 text"),
+            ReadProblem::TimedOut => write!(
                 f,
                 "no answer in {} s (a hung network or FUSE mount?)",
                 DEADLINE.as_secs()
@@ -198,12 +198,12 @@ impl fmt::Display for Problem {
 }
 
 /// `Os` problems keep their errno, so messages built on `io::Error` read as before.
-impl From<Problem> for io::Error {
-    fn from(p: Problem) -> io::Error {
+impl From<ReadProblem> for io::Error {
+    fn from(p: ReadProblem) -> io::Error {
         match p {
-            Problem::Os { errno: Some(n), .. } => io::Error::from_raw_os_error(n),
-            Problem::Os { kind, .. } => io::Error::from(kind),
-            Problem::TimedOut => io::Error::new(io::ErrorKind::TimedOut, p.to_string()),
+            ReadProblem::Os { errno: Some(n), .. } => io::Error::from_raw_os_error(n),
+            ReadProblem::Os { kind, .. } => io::Error::from(kind),
+            ReadProblem::TimedOut => io::Error::new(io::ErrorKind::TimedOut, p.to_string()),
             other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
         }
     }
@@ -224,7 +224,7 @@ fn size(bytes: u64) -> String {
 pub struct ReadError {
     pub path: PathBuf,
     pub kind: Kind,
-    pub problem: Problem,
+    pub problem: ReadProblem,
 }
 
 impl fmt::Display for ReadError {
@@ -260,7 +260,7 @@ pub fn read_string(path: &Path, kind: Kind) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|_| ReadError {
         path: path.to_owned(),
         kind,
-        problem: Problem::NotText,
+        problem: ReadProblem::NotText,
     })
 }
 
@@ -306,7 +306,7 @@ fn bounded(path: &Path, kind: Kind, len: u64, partial: bool) -> Result<Head, Rea
     let owned = path.to_owned();
     let outcome = with_deadline(DEADLINE, move || read_at_most(&owned, len, partial));
     outcome
-        .unwrap_or(Err(Problem::TimedOut))
+        .unwrap_or(Err(ReadProblem::TimedOut))
         .map_err(|problem| ReadError {
             path: path.to_owned(),
             kind,
@@ -317,31 +317,31 @@ fn bounded(path: &Path, kind: Kind, len: u64, partial: bool) -> Result<Head, Rea
 /// Opens without blocking (a FIFO with no writer would wait forever), requires a regular file
 /// on the opened descriptor, then reads at most `len` bytes (`len + 1` to tell a longer file:
 /// `/proc` files report size 0, so the size alone does not bound the read).
-fn read_at_most(path: &Path, len: u64, partial: bool) -> Result<Head, Problem> {
+fn read_at_most(path: &Path, len: u64, partial: bool) -> Result<Head, ReadProblem> {
     let flags = OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits())
         .open(path)
-        .map_err(|e| Problem::os(&e))?;
-    let meta = file.metadata().map_err(|e| Problem::os(&e))?;
+        .map_err(|e| ReadProblem::os(&e))?;
+    let meta = file.metadata().map_err(|e| ReadProblem::os(&e))?;
     let ft = meta.file_type();
     if !ft.is_file() {
-        return Err(Problem::NotRegular(describe(&ft)));
+        return Err(ReadProblem::NotRegular(describe(&ft)));
     }
     // Regular files ignore O_NONBLOCK on most file systems; clear it for the rest.
-    fcntl(&file, FcntlArg::F_SETFL(OFlag::empty())).map_err(|e| Problem::os(&e.into()))?;
+    fcntl(&file, FcntlArg::F_SETFL(OFlag::empty())).map_err(|e| ReadProblem::os(&e.into()))?;
     let file_len = meta.len();
     if !partial && file_len > len {
-        return Err(Problem::TooLarge { limit: len });
+        return Err(ReadProblem::TooLarge { limit: len });
     }
     let mut bytes = Vec::with_capacity(file_len.min(len) as usize);
     let want = if partial { len } else { len + 1 };
     file.take(want)
         .read_to_end(&mut bytes)
-        .map_err(|e| Problem::os(&e))?;
+        .map_err(|e| ReadProblem::os(&e))?;
     if !partial && bytes.len() as u64 > len {
-        return Err(Problem::TooLarge { limit: len });
+        return Err(ReadProblem::TooLarge { limit: len });
     }
     Ok(Head { bytes, file_len })
 }
@@ -418,7 +418,7 @@ mod tests {
         let p = dir.path().join("t.json");
         nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
         let e = read(&p, TOPOLOGY).unwrap_err();
-        assert_eq!(e.problem, Problem::NotRegular("a named pipe (FIFO)"));
+        assert_eq!(e.problem, ReadProblem::NotRegular("a named pipe (FIFO)"));
         let m = e.to_string();
         assert!(m.starts_with("cannot read topology file "), "{m}");
         assert!(m.contains("--topology"), "{m}");
@@ -427,9 +427,9 @@ mod tests {
     #[test]
     fn devices_and_directories_are_refused() {
         let e = read(Path::new("/dev/zero"), TOPOLOGY).unwrap_err();
-        assert_eq!(e.problem, Problem::NotRegular("a character device"));
+        assert_eq!(e.problem, ReadProblem::NotRegular("a character device"));
         let e = read(Path::new("/"), PROFILE).unwrap_err();
-        assert_eq!(e.problem, Problem::NotRegular("a directory"));
+        assert_eq!(e.problem, ReadProblem::NotRegular("a directory"));
     }
 
     #[test]
@@ -438,7 +438,7 @@ mod tests {
         let p = dir.path().join("big");
         std::fs::write(&p, vec![b'x'; 5000]).unwrap();
         let e = read(&p, PYTHON_VERSION).unwrap_err();
-        assert_eq!(e.problem, Problem::TooLarge { limit: 4096 });
+        assert_eq!(e.problem, ReadProblem::TooLarge { limit: 4096 });
         assert!(e.to_string().contains("larger than 4 KiB"), "{e}");
         let h = head(&p, PYTHON_VERSION, 10).unwrap();
         assert_eq!((h.bytes.len(), h.file_len), (10, 5000));
@@ -466,7 +466,7 @@ mod tests {
         let p = dir.path().join("v");
         std::fs::write(&p, b"secret\xff").unwrap();
         let e = read_string(&p, PYTHON_VERSION).unwrap_err();
-        assert_eq!(e.problem, Problem::NotText);
+        assert_eq!(e.problem, ReadProblem::NotText);
         assert!(!e.to_string().contains("secret"));
     }
 

@@ -15,7 +15,7 @@ use libfuzzer_sys::fuzz_target;
 use sglang_launch::facts::gpus::Layout;
 use sglang_launch::invocation::{cli, split};
 use sglang_launch::sglang::release::{self, KNOWN_VERSIONS};
-use sglang_launch::sglang::{self, ArgError, FlagSet, Parallel, approx, config, flagset, rewrite};
+use sglang_launch::sglang::{self, ArgError, FlagSet, Parallel, approx, config_file, flagset, rewrite};
 
 /// The embedded release at or before `version` (the oldest for anything older).
 fn release_for(version: &[u8]) -> &'static FlagSet {
@@ -29,7 +29,7 @@ fn release_for(version: &[u8]) -> &'static FlagSet {
 
 fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> sglang::SglangArgs {
     sglang::parse_with(flags, tokens, &mut |text| {
-        config::convert(flags, "fuzz.yaml", text).map_err(ArgError::from)
+        config_file::convert(flags, "fuzz.yaml", text).map_err(ArgError::from)
     })
 }
 

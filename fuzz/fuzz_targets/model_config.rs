@@ -21,7 +21,7 @@ use sglang_launch::report;
 use sglang_launch::resolve::{Context, Facts};
 use sglang_launch::rules::{self, RuleSettings};
 use sglang_launch::sglang::release::KNOWN_VERSIONS;
-use sglang_launch::sglang::{self, ArgError, config, flagset};
+use sglang_launch::sglang::{self, ArgError, config_file, flagset};
 
 static NODE: LazyLock<Topology> = LazyLock::new(|| {
     let text = include_str!("../seeds/topology/8x-h200-nvlink.json");
@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
             .collect()
     };
     let parsed = sglang::parse_with(flags, tokens, &mut |text| {
-        config::convert(flags, "fuzz.yaml", text).map_err(ArgError::from)
+        config_file::convert(flags, "fuzz.yaml", text).map_err(ArgError::from)
     });
     // The checks read a rejected line's best-effort parse, as the pipeline does.
     let args = if parsed.is_ok() {

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use sglang_launch::sglang::release::KNOWN_VERSIONS;
-use sglang_launch::sglang::{config, flagset, pyyaml};
+use sglang_launch::sglang::{config_file, flagset, pyyaml};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -19,6 +19,6 @@ fuzz_target!(|data: &[u8]| {
     for version in ["0.5.5", "0.5.10", newest] {
         let flags = flagset::get(version).expect("embedded release");
         // The tokens' parse is the argv target's (which merges `--config` too).
-        let _ = config::convert(flags, "fuzz.yaml", text);
+        let _ = config_file::convert(flags, "fuzz.yaml", text);
     }
 });

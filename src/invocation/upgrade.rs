@@ -8,8 +8,8 @@ use crate::facts::Env;
 use crate::plan::Fatal;
 use crate::report::upgrade::{Advice, ConfigAdvice, EnvYouSet};
 use crate::secrets;
+use crate::sglang::advice::{DefaultChanged, EnvDiff, FlagDiff};
 use crate::sglang::rewrite::{Rewritten, remaining_error, rewrite};
-use crate::sglang::upgrade::{DefaultChanged, EnvDiff, FlagDiff};
 use crate::sglang::{SglangArgs, envs, flagset, parse, release};
 
 use super::cli::UpgradeArgs;

@@ -6,7 +6,7 @@
 //! neighbouring embedded release's parser does not make is tolerated: a warning, not a block.
 
 use crate::sglang::approx::{self, Tolerated};
-use crate::sglang::{Problem, Recovered, SglangArgs};
+use crate::sglang::{Recovered, SglangArgs, SkippedError};
 
 /// The parse of one line, judged.
 #[derive(Debug, Clone, Default)]
@@ -17,7 +17,7 @@ pub struct Parsed {
     pub tolerated: Vec<Tolerated>,
     /// The errors that stand, in argparse's order: the first is what SGLang says (on the line
     /// without the tolerated tokens), each later one what it says once those before are fixed.
-    pub blocking: Vec<Problem>,
+    pub blocking: Vec<SkippedError>,
     /// Options whose value SGLang rejects (or that are ambiguous), as written: the checks ran
     /// without them, so a finding may rest on their default instead.
     pub skipped: Vec<String>,
@@ -71,7 +71,7 @@ impl Parsed {
 }
 
 /// The options behind `problems` that are not simply unknown, as written (`--x` of `--x=v`).
-fn skipped(args: &SglangArgs, problems: &[Problem]) -> Vec<String> {
+fn skipped(args: &SglangArgs, problems: &[SkippedError]) -> Vec<String> {
     let tokens = args.effective_tokens();
     let mut out: Vec<String> = Vec::new();
     let spans = problems

@@ -150,10 +150,10 @@ pub fn draft(load: Option<&ModelLoad>) -> Option<Finding> {
 }
 
 /// Refused (401/403) → HUB001, not there (404) → HUB002, anything else → HUB003.
-fn hub_code(problem: &hub::Problem) -> Code {
+fn hub_code(problem: &hub::HubProblem) -> Code {
     match problem {
-        hub::Problem::Denied { .. } => Code::HUB001,
-        hub::Problem::NotFound { .. } => Code::HUB002,
+        hub::HubProblem::Denied { .. } => Code::HUB001,
+        hub::HubProblem::NotFound { .. } => Code::HUB002,
         _ => Code::HUB003,
     }
 }
@@ -301,7 +301,7 @@ fn config_context(args: &SglangArgs, err: &sglang::ArgError) -> String {
         .iter()
         .map(|t| t.to_string_lossy().into_owned())
         .collect();
-    match sglang::config::locate(args.flags, &strs) {
+    match sglang::config_file::locate(args.flags, &strs) {
         Ok(Some((_, file))) if !err.message.contains(&file) => {
             format!(" (reading --config {file})")
         }

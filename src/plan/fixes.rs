@@ -64,7 +64,7 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
     let blocked = |option: &str, file: &str| Blocked {
         option: option.to_owned(),
         file: file.to_owned(),
-        line: crate::sglang::config::key_line(file, option),
+        line: crate::sglang::config_file::key_line(file, option),
     };
     match edit {
         ArgEdit::Remove { option } => {

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use crate::sglang::advice::{DefaultChanged, EnvDiff, FlagDiff};
 use crate::sglang::rewrite::Edit;
-use crate::sglang::upgrade::{DefaultChanged, EnvDiff, FlagDiff};
 
 /// The rewritten `--config` file.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

@@ -54,7 +54,7 @@ fn did_you_mean(suggestions: &[String]) -> String {
 /// An error a best-effort parse stepped over ([`super::SglangArgs::recover`]), and the
 /// tokens it left out for it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
+pub struct SkippedError {
     pub error: ArgError,
     /// Ranges of [`super::SglangArgs::effective_tokens`] left out: the option that failed with
     /// the arguments after it, each unrecognized option with the stray arguments after it.
@@ -62,16 +62,16 @@ pub struct Problem {
     pub spans: Vec<std::ops::Range<usize>>,
 }
 
-impl Problem {
-    pub(crate) fn at(error: ArgError, span: std::ops::Range<usize>) -> Problem {
-        Problem {
+impl SkippedError {
+    pub(crate) fn at(error: ArgError, span: std::ops::Range<usize>) -> SkippedError {
+        SkippedError {
             error,
             spans: vec![span],
         }
     }
 
-    pub(crate) fn whole(error: ArgError) -> Problem {
-        Problem {
+    pub(crate) fn whole(error: ArgError) -> SkippedError {
+        SkippedError {
             error,
             spans: Vec::new(),
         }

@@ -4,9 +4,10 @@
 //! argparse; it reads the file as SGLang does) over an emulation of PyYAML, and the releases'
 //! ordering. Reading an installed SGLang is the job of the layer after this one, `install`.
 
+pub mod advice;
 pub mod approx;
 pub mod architectures;
-pub mod config;
+pub mod config_file;
 pub mod envs;
 pub mod error;
 pub mod flagset;
@@ -23,10 +24,9 @@ pub mod recover;
 pub mod release;
 pub mod renames;
 pub mod rewrite;
-pub mod upgrade;
 pub mod vision_towers;
 
-pub use error::{ArgError, ArgErrorKind, Problem};
+pub use error::{ArgError, ArgErrorKind, SkippedError};
 pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 pub use layout::Parallel;
 pub use parser::{ConfigTokens, Occurrence, SglangArgs, parse, parse_with};

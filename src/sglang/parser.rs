@@ -13,8 +13,8 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
-use super::config;
-use super::error::{ArgError, Problem};
+use super::config_file;
+use super::error::{ArgError, SkippedError};
 use super::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 use super::pyjson::{self, JsonError};
 use super::pytypes::{
@@ -41,7 +41,7 @@ pub struct Occurrence {
     pub from_config: bool,
 }
 
-/// The tokens SGLang derives from `--config FILE` (see [`super::config`]).
+/// The tokens SGLang derives from `--config FILE` (see [`super::config_file`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigTokens {
     /// The file name as the user wrote it.
@@ -170,7 +170,7 @@ impl SglangArgs {
 /// first (SGLang 0.5.5+); a file SGLang would reject gives an `Exception` error and no values.
 pub fn parse(flags: &'static FlagSet, tokens: Vec<OsString>) -> SglangArgs {
     parse_with(flags, tokens, &mut |path| {
-        config::load(flags, path).map_err(ArgError::from)
+        config_file::load(flags, path).map_err(ArgError::from)
     })
 }
 
@@ -186,7 +186,7 @@ pub fn parse_with(
 
 /// Where a best-effort parse puts the errors it steps over; `None`: stop at the first, as
 /// argparse does.
-pub(super) type Sink<'a> = Option<&'a mut Vec<Problem>>;
+pub(super) type Sink<'a> = Option<&'a mut Vec<SkippedError>>;
 
 /// [`parse_with`], or with a sink the best-effort parse behind [`SglangArgs::recover`]: a
 /// config file SGLang cannot use is left unmerged (its `--config FILE` parsed as the plain
@@ -209,7 +209,7 @@ pub(super) fn parse_inner(
         extras: Vec::new(),
     };
     let parser = Parser::new(flags);
-    let located = config::locate(flags, &strs)
+    let located = config_file::locate(flags, &strs)
         .map_err(ArgError::from)
         .and_then(|l| match l {
             Some((at, file)) => load(&file).map(|t| Some((at, file, t))),
@@ -226,7 +226,7 @@ pub(super) fn parse_inner(
         Err(e) => {
             match sink {
                 Some(problems) => {
-                    problems.push(Problem::whole(e));
+                    problems.push(SkippedError::whole(e));
                     let _ = parser.run(&strs, &mut out, Some(problems));
                 }
                 None => out.errors.push(e),
@@ -304,7 +304,7 @@ impl SglangArgs {
         let cached = self.config.clone();
         parse_with(self.flags, tokens, &mut |path| match &cached {
             Some(c) if c.file == path => Ok(c.tokens.clone()),
-            _ => config::load(self.flags, path).map_err(ArgError::from),
+            _ => config_file::load(self.flags, path).map_err(ArgError::from),
         })
     }
 
@@ -703,7 +703,7 @@ impl Parser {
         slots.extend(iter.map(|_| Slot::Arg));
         if let Some(problems) = sink.as_deref_mut() {
             for (i, e) in failed {
-                problems.push(Problem::at(e, i..span_end(&slots, i)));
+                problems.push(SkippedError::at(e, i..span_end(&slots, i)));
             }
         }
         Ok(slots)
@@ -738,7 +738,7 @@ impl Parser {
                 (Err(e), None) => return Err(e),
                 (Err(e), Some(problems)) => {
                     let end = span_end(slots, next);
-                    problems.push(Problem::at(e, next..end));
+                    problems.push(SkippedError::at(e, next..end));
                     end
                 }
             };
@@ -787,7 +787,7 @@ impl Parser {
             ));
             e.suggestions = suggestions.clone();
             match sink.as_deref_mut() {
-                Some(problems) => problems.push(Problem::whole(e)),
+                Some(problems) => problems.push(SkippedError::whole(e)),
                 None => return Err(e),
             }
         }
@@ -796,7 +796,7 @@ impl Parser {
             let mut e = ArgError::usage(format!("unrecognized arguments: {}", words.join(" ")));
             e.suggestions = suggestions;
             match sink {
-                Some(problems) => problems.push(Problem {
+                Some(problems) => problems.push(SkippedError {
                     error: e,
                     spans: extra_groups(&out.extras, slots),
                 }),

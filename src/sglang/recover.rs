@@ -6,8 +6,8 @@
 
 use std::ffi::OsString;
 
-use super::config;
-use super::error::{ArgError, Problem};
+use super::config_file;
+use super::error::{ArgError, SkippedError};
 use super::flagset::FlagSet;
 use super::parser::{SglangArgs, parse_inner};
 
@@ -19,7 +19,7 @@ pub struct Recovered {
     pub args: SglangArgs,
     /// Every error met, in argparse's order: the first is the one SGLang reports; each later
     /// one is what SGLang reports once those before it are fixed.
-    pub problems: Vec<Problem>,
+    pub problems: Vec<SkippedError>,
 }
 
 impl SglangArgs {
@@ -42,7 +42,7 @@ impl SglangArgs {
             self.tokens.clone(),
             &mut |path| match &cached {
                 Some(c) if c.file == path => Ok(c.tokens.clone()),
-                _ => config::load(flags, path).map_err(ArgError::from),
+                _ => config_file::load(flags, path).map_err(ArgError::from),
             },
             Some(&mut problems),
         );
@@ -53,7 +53,7 @@ impl SglangArgs {
 
 /// What a flag set's parser says about these tokens alone (no `--config` merging): the
 /// problems a best-effort parse meets.
-pub(crate) fn problems_of(flags: &'static FlagSet, tokens: &[String]) -> Vec<Problem> {
+pub(crate) fn problems_of(flags: &'static FlagSet, tokens: &[String]) -> Vec<SkippedError> {
     let mut problems = Vec::new();
     let tokens = tokens.iter().map(OsString::from).collect();
     parse_inner(
@@ -71,7 +71,7 @@ pub(crate) fn parse_merged(flags: &'static FlagSet, tokens: &[String]) -> Sglang
     parse_inner(
         flags,
         tokens,
-        &mut |path| config::load(flags, path).map_err(ArgError::from),
+        &mut |path| config_file::load(flags, path).map_err(ArgError::from),
         None,
     )
 }

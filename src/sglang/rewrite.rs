@@ -1,17 +1,17 @@
 //! A command line (and its `--config` file) rewritten for another SGLang release: each option
-//! the user wrote goes to its spelling there ([`super::upgrade::fate`]), or is dropped when
+//! the user wrote goes to its spelling there ([`super::advice::fate`]), or is dropped when
 //! that release has no such option. Everything else is kept byte for byte.
 
 use std::ffi::OsString;
 
 use serde::Serialize;
 
-use super::config::key_of;
+use super::advice::{Fate, fate};
+use super::config_file::key_of;
 use super::error::ArgError;
 use super::flagset::{self, Action, FlagSet};
 use super::parser::{Occurrence, SglangArgs, action_for, parse_with};
-use super::upgrade::{Fate, fate};
-use super::{config, renames};
+use super::{config_file, renames};
 
 /// One change made to reach the target release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -197,8 +197,8 @@ fn respelled(args: &SglangArgs, to: &'static FlagSet, config_text: Option<&str>)
     };
     let file_text = config.as_ref().map(|(_, t)| t.clone());
     let parsed = parse_with(to, tokens.clone(), &mut |path| match &file_text {
-        Some(text) => config::convert(to, path, text).map_err(ArgError::from),
-        None => config::load(to, path).map_err(ArgError::from),
+        Some(text) => config_file::convert(to, path, text).map_err(ArgError::from),
+        None => config_file::load(to, path).map_err(ArgError::from),
     });
     Rewritten {
         tokens,
@@ -343,7 +343,7 @@ mod tests {
     fn an_option_the_target_lacks_is_dropped_with_its_value() {
         let from = flagset::get("0.5.23").unwrap();
         let to = flagset::get("0.4.10.post2").unwrap();
-        let only_new = super::super::upgrade::FlagDiff::between(to, from).added;
+        let only_new = super::super::advice::FlagDiff::between(to, from).added;
         let opt = only_new
             .iter()
             .find(|o| {

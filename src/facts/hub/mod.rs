@@ -16,7 +16,7 @@ mod settings;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use problem::{Missing, Problem};
+pub use problem::{HubProblem, Missing};
 pub use settings::{DEFAULT_ENDPOINT, Settings, Token};
 
 use http::{Client, Failure, Reply};
@@ -69,7 +69,7 @@ impl Session {
         &mut self,
         repo: &str,
         revision: Option<&str>,
-    ) -> Result<Option<PathBuf>, Problem> {
+    ) -> Result<Option<PathBuf>, HubProblem> {
         if !is_repo_id(repo) {
             return Ok(None);
         }
@@ -107,7 +107,7 @@ impl Session {
             Some(d) => d,
             None => {
                 let endpoint = self.settings.endpoint.clone();
-                let scratch = self.scratch().map_err(|e| Problem::Unusable {
+                let scratch = self.scratch().map_err(|e| HubProblem::Unusable {
                     repo: repo.to_owned(),
                     what: "creating a private temporary directory".into(),
                     reason: e.to_string(),
@@ -117,7 +117,7 @@ impl Session {
         };
         cache::commit(&dir, &files)
             .map(Some)
-            .map_err(|e| Problem::Unusable {
+            .map_err(|e| HubProblem::Unusable {
                 repo: repo.to_owned(),
                 what: format!("writing {}", dir.display()),
                 reason: e.to_string(),
@@ -151,7 +151,7 @@ struct Target<'a> {
 
 impl Target<'_> {
     /// The snapshot's files, named as in the repo (plus [`WEIGHTS_FILE`]).
-    fn fetch(&self, client: &Client) -> Result<Vec<(String, Vec<u8>)>, Problem> {
+    fn fetch(&self, client: &Client) -> Result<Vec<(String, Vec<u8>)>, HubProblem> {
         let info_url = format!(
             "{}/api/models/{}/revision/{}?expand=sha&expand=siblings&expand=safetensors",
             self.endpoint,
@@ -159,7 +159,7 @@ impl Target<'_> {
             encode(self.revision)
         );
         let body = self.get(client, &info_url, INFO_LIMIT, "model info")?;
-        let info = api::parse_info(&body).map_err(|reason| Problem::Unusable {
+        let info = api::parse_info(&body).map_err(|reason| HubProblem::Unusable {
             repo: self.repo.to_owned(),
             what: "the model-info answer".into(),
             reason,
@@ -178,7 +178,7 @@ impl Target<'_> {
             match self.get(client, &url, limit, name) {
                 Ok(body) => files.push((name.to_owned(), body)),
                 // Only a missing config.json stops SGLang; the others are optional.
-                Err(Problem::NotFound { .. }) if name != "config.json" => {}
+                Err(HubProblem::NotFound { .. }) if name != "config.json" => {}
                 Err(p) => return Err(p),
             }
         }
@@ -191,7 +191,13 @@ impl Target<'_> {
     }
 
     /// A body, or the problem that stops the fetch. `what` names the file in messages.
-    fn get(&self, client: &Client, url: &str, limit: u64, what: &str) -> Result<Vec<u8>, Problem> {
+    fn get(
+        &self,
+        client: &Client,
+        url: &str,
+        limit: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, HubProblem> {
         match client.get(url, limit) {
             Ok(Reply::Body(b)) => Ok(b),
             Ok(Reply::Refused { status, error_code }) => Err(problem::refusal(
@@ -203,12 +209,12 @@ impl Target<'_> {
                 error_code.as_deref(),
                 client.sends_token(),
             )),
-            Err(Failure::TooLarge(limit)) => Err(Problem::TooLarge {
+            Err(Failure::TooLarge(limit)) => Err(HubProblem::TooLarge {
                 repo: self.repo.to_owned(),
                 file: what.to_owned(),
                 limit,
             }),
-            Err(f) => Err(Problem::Unreachable {
+            Err(f) => Err(HubProblem::Unreachable {
                 endpoint: self.endpoint.to_owned(),
                 repo: self.repo.to_owned(),
                 reason: f.to_string(),
@@ -216,8 +222,8 @@ impl Target<'_> {
         }
     }
 
-    fn missing_file(&self, file: &str) -> Problem {
-        Problem::NotFound {
+    fn missing_file(&self, file: &str) -> HubProblem {
+        HubProblem::NotFound {
             repo: self.repo.to_owned(),
             missing: Missing::File {
                 file: file.to_owned(),

@@ -2,7 +2,7 @@
 
 /// Why the model's files could not be fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
+pub enum HubProblem {
     /// 401/403: gated, private, or the token is not valid for it.
     Denied {
         repo: String,
@@ -42,10 +42,10 @@ pub enum Missing {
 
 const NO_FACTS: &str = "the memory plan goes on without the model's facts";
 
-impl std::fmt::Display for Problem {
+impl std::fmt::Display for HubProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Problem::Denied {
+            HubProblem::Denied {
                 repo,
                 status,
                 gated: true,
@@ -56,7 +56,7 @@ impl std::fmt::Display for Problem {
                  (HTTP {status}): accept its terms on the model page and set HF_TOKEN to a token \
                  of that account"
             ),
-            Problem::Denied {
+            HubProblem::Denied {
                 repo,
                 status,
                 gated: true,
@@ -67,7 +67,7 @@ impl std::fmt::Display for Problem {
                  access to it (HTTP {status}): request access on the model page, or set HF_TOKEN \
                  to a token of an account that has it"
             ),
-            Problem::Denied {
+            HubProblem::Denied {
                 repo,
                 status,
                 token_sent,
@@ -84,7 +84,7 @@ impl std::fmt::Display for Problem {
                      valid token that can read this repository"
                 )
             }
-            Problem::NotFound { repo, missing } => match missing {
+            HubProblem::NotFound { repo, missing } => match missing {
                 Missing::Repo => write!(
                     f,
                     "{repo}: no such model repository on the Hugging Face Hub (a private one \
@@ -101,7 +101,7 @@ impl std::fmt::Display for Problem {
                      either: check --model-path and --revision"
                 ),
             },
-            Problem::Unreachable {
+            HubProblem::Unreachable {
                 endpoint,
                 repo,
                 reason,
@@ -112,20 +112,20 @@ impl std::fmt::Display for Problem {
                 crate::out::mask_userinfo(endpoint),
                 crate::out::mask_userinfo(reason),
             ),
-            Problem::TooLarge { repo, file, limit } => write!(
+            HubProblem::TooLarge { repo, file, limit } => write!(
                 f,
                 "{repo}: {file} from the Hugging Face Hub is larger than {} MiB, far beyond a \
                  real one, and is not read; {NO_FACTS}",
                 limit / (1024 * 1024)
             ),
-            Problem::Unusable { repo, what, reason } => {
+            HubProblem::Unusable { repo, what, reason } => {
                 write!(f, "{repo}: {what} failed ({reason}); {NO_FACTS}")
             }
         }
     }
 }
 
-impl std::error::Error for Problem {}
+impl std::error::Error for HubProblem {}
 
 /// The problem a 4xx answer means, from the Hub's `X-Error-Code` first, else the status.
 /// `file`: the file asked for (`None` for the model-info request).
@@ -137,13 +137,13 @@ pub(super) fn refusal(
     status: u16,
     error_code: Option<&str>,
     token_sent: bool,
-) -> Problem {
+) -> HubProblem {
     let repo_s = repo.to_owned();
-    let not_found = |missing| Problem::NotFound {
+    let not_found = |missing| HubProblem::NotFound {
         repo: repo_s.clone(),
         missing,
     };
-    let denied = |gated| Problem::Denied {
+    let denied = |gated| HubProblem::Denied {
         repo: repo_s.clone(),
         status,
         gated,
@@ -159,7 +159,7 @@ pub(super) fn refusal(
         }),
         (_, 401 | 403) => denied(false),
         (_, 404) => not_found(Missing::Repo),
-        _ => Problem::Unreachable {
+        _ => HubProblem::Unreachable {
             endpoint: endpoint.to_owned(),
             repo: repo_s.clone(),
             reason: format!("HTTP {status}"),
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn an_endpoints_credentials_are_never_shown() {
-        let p = Problem::Unreachable {
+        let p = HubProblem::Unreachable {
             endpoint: "https://me:s3cret@mirror.example:8443".into(),
             repo: "org/name".into(),
             reason:
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(crate::out::mask_userinfo("no url"), "no url");
     }
 
-    fn r(file: Option<&str>, status: u16, code: Option<&str>) -> Problem {
+    fn r(file: Option<&str>, status: u16, code: Option<&str>) -> HubProblem {
         refusal("http://hub", "o/m", "v2", file, status, code, false)
     }
 
@@ -198,25 +198,25 @@ mod tests {
     fn the_hubs_error_code_decides_before_the_status() {
         assert!(matches!(
             r(None, 401, Some("GatedRepo")),
-            Problem::Denied { gated: true, .. }
+            HubProblem::Denied { gated: true, .. }
         ));
         assert!(matches!(
             r(None, 401, Some("RepoNotFound")),
-            Problem::NotFound {
+            HubProblem::NotFound {
                 missing: Missing::Repo,
                 ..
             }
         ));
         assert_eq!(
             r(None, 404, Some("RevisionNotFound")),
-            Problem::NotFound {
+            HubProblem::NotFound {
                 repo: "o/m".into(),
                 missing: Missing::Revision("v2".into())
             }
         );
         assert!(matches!(
             r(Some("config.json"), 404, Some("EntryNotFound")),
-            Problem::NotFound {
+            HubProblem::NotFound {
                 missing: Missing::File { .. },
                 ..
             }
@@ -227,16 +227,16 @@ mod tests {
     fn without_an_error_code_the_status_decides() {
         assert!(matches!(
             r(None, 403, None),
-            Problem::Denied { gated: false, .. }
+            HubProblem::Denied { gated: false, .. }
         ));
         assert!(matches!(
             r(None, 404, None),
-            Problem::NotFound {
+            HubProblem::NotFound {
                 missing: Missing::Repo,
                 ..
             }
         ));
-        assert!(matches!(r(None, 429, None), Problem::Unreachable { .. }));
+        assert!(matches!(r(None, 429, None), HubProblem::Unreachable { .. }));
     }
 
     #[test]

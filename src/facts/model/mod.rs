@@ -207,7 +207,7 @@ pub enum ModelProblem {
     Invalid(#[from] Invalid),
     /// Not on disk, and the Hugging Face Hub did not give its files.
     #[error(transparent)]
-    Hub(#[from] super::hub::Problem),
+    Hub(#[from] super::hub::HubProblem),
 }
 
 /// Why the model can't be found offline.

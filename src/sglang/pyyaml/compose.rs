@@ -11,7 +11,7 @@ use std::rc::Rc;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span, Tag};
 
 use super::budget::{self, Budget};
-use super::error::{Problem, YamlError};
+use super::error::{YamlError, YamlProblem};
 use super::spaces::{Outcome, Seen, Spaces};
 use super::{Document, Node};
 
@@ -161,9 +161,9 @@ impl<'t> Composer<'t> {
         // saphyr reports scanner and parser problems alike; PyYAML names them apart.
         let info = e.info().to_owned();
         let problem = if info.starts_with("while parsing") {
-            Problem::Parser(info)
+            YamlProblem::Parser(info)
         } else {
-            Problem::Scanner(info)
+            YamlProblem::Scanner(info)
         };
         // The column in the file as written, without the spaces put in for saphyr.
         let (line, col) = (e.marker().line(), spaces.original_col(at));
@@ -208,7 +208,12 @@ impl<'t> Composer<'t> {
             Event::Alias(id) => match self.anchors.get(&id) {
                 Some(n) => Some((0, Node::Alias(Rc::clone(n)))),
                 None => {
-                    return Err(YamlError::at(Problem::UndefinedAlias, self.name, line, col));
+                    return Err(YamlError::at(
+                        YamlProblem::UndefinedAlias,
+                        self.name,
+                        line,
+                        col,
+                    ));
                 }
             },
             Event::SequenceStart(anchor, tag) => {

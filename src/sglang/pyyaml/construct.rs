@@ -7,7 +7,7 @@ use saphyr_parser::Tag;
 
 use super::Node;
 use super::budget::{Budget, DEPTH, Spent};
-use super::error::{Problem, YamlError};
+use super::error::{YamlError, YamlProblem};
 use super::resolve::resolve;
 use super::scalar::scalar;
 use super::value::Py;
@@ -31,7 +31,7 @@ fn tag_text(tag: &Tag) -> String {
 
 /// "could not determine a constructor for the tag …" at `line`, `col`.
 fn unknown(name: &str, tag: &Tag, line: usize, col: usize) -> YamlError {
-    YamlError::at(Problem::UnknownTag(tag_text(tag)), name, line, col)
+    YamlError::at(YamlProblem::UnknownTag(tag_text(tag)), name, line, col)
 }
 
 /// The Python value of a document's root node (`name` labels error messages).
@@ -140,7 +140,7 @@ impl Builder<'_> {
                         out.push(Py::Tuple(Box::new(k), Box::new(v)));
                     }
                     other => {
-                        let problem = Problem::NotAPair(tag_text(t));
+                        let problem = YamlProblem::NotAPair(tag_text(t));
                         return Err(YamlError::at(problem, name, node_line(other), 1));
                     }
                 }
@@ -175,7 +175,12 @@ impl Builder<'_> {
         for (k, v) in flat {
             let key = self.construct(k)?;
             if matches!(key, Py::List(_) | Py::Dict(_) | Py::Set(_)) {
-                return Err(YamlError::at(Problem::UnhashableKey, name, node_line(k), 1));
+                return Err(YamlError::at(
+                    YamlProblem::UnhashableKey,
+                    name,
+                    node_line(k),
+                    1,
+                ));
             }
             let value = self.construct(v)?;
             out.insert(key, value);
@@ -195,7 +200,7 @@ impl Builder<'_> {
         out: &mut Vec<(&'a Node, &'a Node)>,
     ) -> Result<(), YamlError> {
         let name = self.name;
-        let bad = |n: &Node| YamlError::at(Problem::BadMerge, name, node_line(n), 1);
+        let bad = |n: &Node| YamlError::at(YamlProblem::BadMerge, name, node_line(n), 1);
         let mut own = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
             if !is_merge_key(k) {

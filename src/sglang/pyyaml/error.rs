@@ -13,7 +13,7 @@ pub enum YamlError {
         .problem.class()
     )]
     Marked {
-        problem: Problem,
+        problem: YamlProblem,
         /// The file name, as the message names it.
         name: String,
         line: usize,
@@ -63,7 +63,7 @@ impl YamlError {
     }
 
     /// A `MarkedYAMLError` for `problem` at `line`, `col` (1-based) of the file `name`.
-    pub(super) fn at(problem: impl Into<Problem>, name: &str, line: usize, col: usize) -> Self {
+    pub(super) fn at(problem: impl Into<YamlProblem>, name: &str, line: usize, col: usize) -> Self {
         YamlError::Marked {
             problem: problem.into(),
             name: name.to_owned(),
@@ -73,9 +73,9 @@ impl YamlError {
     }
 }
 
-/// What a `MarkedYAMLError` says went wrong; [`Problem::class`] names its exception class.
+/// What a `MarkedYAMLError` says went wrong; [`YamlProblem::class`] names its exception class.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Problem {
+pub enum YamlProblem {
     /// A token the scanner cannot read (the YAML reader's own words).
     #[error("{0}")]
     Scanner(String),
@@ -100,18 +100,18 @@ pub enum Problem {
     Base64(#[from] Base64Error),
 }
 
-impl Problem {
+impl YamlProblem {
     /// PyYAML's exception class for the problem.
     pub fn class(&self) -> &'static str {
         match self {
-            Problem::Scanner(_) => "ScannerError",
-            Problem::Parser(_) => "ParserError",
-            Problem::UndefinedAlias => "ComposerError",
-            Problem::UnknownTag(_)
-            | Problem::NotAPair(_)
-            | Problem::UnhashableKey
-            | Problem::BadMerge
-            | Problem::Base64(_) => "ConstructorError",
+            YamlProblem::Scanner(_) => "ScannerError",
+            YamlProblem::Parser(_) => "ParserError",
+            YamlProblem::UndefinedAlias => "ComposerError",
+            YamlProblem::UnknownTag(_)
+            | YamlProblem::NotAPair(_)
+            | YamlProblem::UnhashableKey
+            | YamlProblem::BadMerge
+            | YamlProblem::Base64(_) => "ConstructorError",
         }
     }
 }

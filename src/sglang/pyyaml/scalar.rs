@@ -2,7 +2,7 @@
 //! known (ints of any size and base, YAML 1.1 floats, base64, timestamps), errors included.
 
 use super::budget::{Budget, INT_DIGITS};
-use super::error::{Base64Error, DateError, Problem, ScalarError, YamlError};
+use super::error::{Base64Error, DateError, ScalarError, YamlError, YamlProblem};
 use super::resolve::{Stamp, timestamp_parts};
 use super::value::Py;
 use crate::sglang::pytypes::py_float;
@@ -245,7 +245,7 @@ pub(super) fn scalar(name: &str, kind: &str, v: &str, line: usize) -> Result<Py,
         "str" => Py::Str(v.to_owned()),
         other => {
             let tag = format!("tag:yaml.org,2002:{other}");
-            return Err(YamlError::at(Problem::UnknownTag(tag), name, line, 1));
+            return Err(YamlError::at(YamlProblem::UnknownTag(tag), name, line, 1));
         }
     })
 }

@@ -205,8 +205,8 @@ pub fn key_line(path: &str, option: &str) -> Option<usize> {
 /// on or fill memory with (a FIFO, a device, gigabytes) gets the launcher's own message.
 fn read_error(e: fsread::ReadError, path: &str) -> ConfigError {
     let e = match e.problem {
-        fsread::Problem::Os { .. } => std::io::Error::from(e.problem),
-        fsread::Problem::NotRegular("a directory") => std::io::ErrorKind::IsADirectory.into(),
+        fsread::ReadProblem::Os { .. } => std::io::Error::from(e.problem),
+        fsread::ReadProblem::NotRegular("a directory") => std::io::ErrorKind::IsADirectory.into(),
         _ => return ConfigError::Refused(e.to_string()),
     };
     let (class, errno, reason) = match e.kind() {
