@@ -1,13 +1,14 @@
 //! sglang-launch: a drop-in front end for `python -m sglang.launch_server`.
 //!
-//! The modules follow the pipeline, and dependencies point down it only:
-//! `invocation` (launcher options, raw argv) → `sglang` (SGLang's own argument model)
-//! → `facts` (topology, GPUs in use, model, host, packages: all I/O happens here)
-//! → `profile` (named profiles: files read, `[args]` as tokens, hardware conditions)
-//! → `resolve` (the server SGLang will run, one pure model of it) → `rules` (known-bad
-//! combinations) → `plan` (fixes to a fixpoint, memory, the plan/v1 object)
-//! → `report` (human / JSON) → `exec`; `out` (below them all) is where every write goes:
-//! secrets redacted, controls escaped, no write can panic; `service` (systemd unit, readiness wait) sits beside them.
+//! The modules are the pipeline's layers, and dependencies point down it only (README
+//! "Architecture"; `tests/it/structure.rs` checks it): `out` and `fsread` (every write and every
+//! file read) → `sglang` (SGLang's argument model per release, from embedded data) → `install`
+//! (the installed SGLang and its Python) → `facts` (GPUs, host, packages, model files, the Hub)
+//! → `observe` (starts kept on this machine) → `profile`, `secrets` → `resolve` (the server SGLang
+//! will run) → `rules` (the catalogue and the one finding type) → `plan` (reading first, then
+//! fixes to a fixpoint, memory, the plan/v1 projection) → `report`, `exec`, `service` →
+//! `settings` (layered launcher settings) → `invocation` (the run context and the commands) →
+//! `complete`, `docs`.
 
 pub mod complete;
 pub mod docs;
