@@ -1,6 +1,7 @@
 //! ATTN: attention backends against the GPU, the model and the KV-cache dtype.
 
 use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, vlm, world};
 
@@ -199,6 +200,44 @@ fn attn011() -> Vec<Case> {
             .model(model("Llama4ForConditionalGeneration"))
             .arg("--attention-backend", json!("fa3"))
             .no(),
+        // A dual-chunk model: any explicit backend but the dual-chunk one, until 0.5.20 drops it.
+        c("ATTN014")
+            .version("0.5.5")
+            .model(dual_chunk())
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN014")
+            .version("0.5.4")
+            .model(dual_chunk())
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("ATTN014")
+            .version("0.5.19")
+            .model(dual_chunk())
+            .arg("--attention-backend", json!("fa3")),
+        c("ATTN014")
+            .version("0.5.10")
+            .model(dual_chunk())
+            .arg("--attention-backend", json!("dual_chunk_flash_attn"))
+            .no(),
+        c("ATTN014").version("0.5.10").model(dual_chunk()),
+        c("ATTN014")
+            .version("0.5.10")
+            .model(dual_chunk())
+            .arg(
+                "--prefill-attention-backend",
+                json!("dual_chunk_flash_attn"),
+            )
+            .no(),
+        c("ATTN014")
+            .version("0.5.10")
+            .model(model("Qwen2ForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("ATTN014")
+            .version("0.5.23")
+            .model(dual_chunk())
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
         // Deterministic inference: SGLang's own trtllm_mha pick on SM100 before 0.5.12.
         c("ATTN013")
             .version("0.5.8")
@@ -289,4 +328,12 @@ fn attn007_says_triton_only_where_sglang_swaps() {
         .arg("--decode-attention-backend", json!("fa3"))
         .arg("--kv-cache-dtype", json!("fp8_e5m2")));
     assert!(decode.contains("does not switch away from FA3"), "{decode}");
+}
+
+/// A Qwen2.5-1M checkpoint: config.json carries a `dual_chunk_attention_config`.
+fn dual_chunk() -> ModelFacts {
+    ModelFacts {
+        dual_chunk_attention: true,
+        ..model("Qwen2ForCausalLM")
+    }
 }

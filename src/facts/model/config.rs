@@ -106,6 +106,9 @@ pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         sliding_window,
+        dual_chunk_attention: top
+            .get("dual_chunk_attention_config")
+            .is_some_and(|v| !v.is_null()),
         num_sliding_layers: c.sliding_layers(layers, sliding_window),
         num_full_attention_layers: c
             .full_attention_layers(layers)

@@ -106,6 +106,9 @@ pub struct ModelFacts {
     pub tie_word_embeddings: bool,
     /// MTP / NextN layers shipped with the checkpoint (not in `num_hidden_layers`).
     pub num_nextn_predict_layers: Option<u64>,
+    /// config.json has a `dual_chunk_attention_config` (Qwen2.5-1M's long-context attention):
+    /// SGLang then runs the dual-chunk flash-attention backend and refuses any other.
+    pub dual_chunk_attention: bool,
     /// Sliding-window attention: window size, and how many of the layers use it (hybrid models).
     pub sliding_window: Option<u64>,
     pub num_sliding_layers: Option<u64>,

@@ -451,6 +451,31 @@ pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
     }
 }
 
+/// A dual-chunk-attention model runs only on SGLang's dual-chunk backend: another one is refused
+/// at start-up, and so is none, since SGLang picks its default for the GPU before the check.
+pub fn dual_chunk_backend(ctx: &Context) -> Vec<Fired> {
+    const DUAL_CHUNK: &str = "dual_chunk_flash_attn";
+    if !ctx.model.is_some_and(|m| m.dual_chunk_attention) {
+        return vec![];
+    }
+    let what = match ctx.sval(opt::ATTENTION_BACKEND) {
+        Some(b) if b == DUAL_CHUNK => return vec![],
+        Some(b) => format!("--attention-backend is {b}"),
+        // A prefill or decode backend may make the main one: not judged.
+        None if ctx.given(opt::PREFILL_ATTENTION_BACKEND)
+            || ctx.given(opt::DECODE_ATTENTION_BACKEND) =>
+        {
+            return vec![];
+        }
+        None => "no --attention-backend (SGLang picks its default for the GPU first)".to_owned(),
+    };
+    let fired = Fired::new(format!(
+        "the model's config.json has a dual_chunk_attention_config and {what}: SGLang {} refuses any backend but {DUAL_CHUNK} for it at start-up ('Dual chunk attention is enabled, but attention backend is set to ...')",
+        ctx.version
+    ));
+    vec![fired.with_fix(set_arg(opt::ATTENTION_BACKEND, DUAL_CHUNK))]
+}
+
 /// The backends deterministic inference accepts on CUDA (fa4 too from 0.5.16).
 fn deterministic_ok(v: &str) -> &'static [&'static str] {
     if at_least(v, "0.5.16") {
