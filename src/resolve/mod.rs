@@ -6,10 +6,13 @@
 //! pair that checks and the planner take.
 
 pub mod allreduce;
+pub mod args;
 pub mod attention;
 pub mod choice;
+pub mod decided;
 pub mod defaults;
 pub mod graphs;
+pub mod inputs;
 pub mod moe;
 pub mod multimodal;
 pub mod server;
@@ -18,6 +21,7 @@ pub mod switches;
 pub mod vision;
 
 pub use allreduce::CustomAllReduce;
+pub use decided::{Decided, Source, Sourced};
 pub use defaults::{Family, SglangDefaults};
 pub use server::{Backends, ChoiceSource, Chosen, Server, Speculative, TpGroup};
 pub use specparams::{ChosenInt, SpecParams};

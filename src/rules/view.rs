@@ -195,7 +195,7 @@ impl Context<'_> {
 
     /// Quantisation in effect: `--quantization`, else the checkpoint's `quant_method`.
     pub fn quant(&self) -> Option<String> {
-        self.server.quantization.clone()
+        self.server.quantization().map(str::to_owned)
     }
 
     /// The decode CUDA-graph max batch size the user gave, under any version's spelling.
