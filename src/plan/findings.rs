@@ -7,7 +7,6 @@ use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem};
 use crate::plan::memory::MemoryPlan;
 use crate::rules::{Code, Finding};
-use crate::sglang::opt;
 use crate::sglang::{self, SglangArgs, version};
 
 /// VER001/VER002: which flag set is in use when it is not the installed release's own.
@@ -159,9 +158,7 @@ fn hub_code(problem: &hub::Problem) -> Code {
 
 /// A `--mem-fraction-static` outside (0, 1): nothing to plan.
 pub fn bad_fraction(args: &SglangArgs) -> Option<f64> {
-    args.is_set(opt::MEM_FRACTION_STATIC)
-        .then(|| args.float(opt::MEM_FRACTION_STATIC))
-        .flatten()
+    crate::resolve::decided::user_fraction(args)
         .filter(|f| !(f.is_finite() && *f > 0.0 && *f < 1.0))
 }
 

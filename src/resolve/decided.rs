@@ -59,18 +59,10 @@ pub struct Decided {
 
 impl Decided {
     pub fn of(args: &SglangArgs, model: Option<&ModelFacts>, p: &Parallel) -> Decided {
-        let given = |o: &str| {
-            if args.is_set(o) {
-                Source::User
-            } else {
-                Source::Default
-            }
-        };
         Decided {
             quantization: quantization(args, model),
             context_length: context_length(args, model),
-            kv_cache_dtype: text(args, opt::KV_CACHE_DTYPE)
-                .map(|v| Sourced::new(v, given(opt::KV_CACHE_DTYPE))),
+            kv_cache_dtype: kv_cache_dtype(args),
             mem_fraction_static: user_fraction(args).map(|f| Sourced::new(f, Source::User)),
             ranks_per_node: Sourced::new(p.ranks_per_node(), Source::Sglang),
         }
@@ -112,6 +104,16 @@ pub fn user_fraction(args: &SglangArgs) -> Option<f64> {
         .flatten()
 }
 
+/// `--kv-cache-dtype` as given, else its default; `None` when the release lacks the option.
+pub fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
+    let source = if args.is_set(opt::KV_CACHE_DTYPE) {
+        Source::User
+    } else {
+        Source::Default
+    };
+    text(args, opt::KV_CACHE_DTYPE).map(|v| Sourced::new(v, source))
+}
+
 /// `--quantization` wins over the checkpoint's method; SGLang refusing a pair that disagrees
 /// is QUANT009's, not a choice.
 fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<String>> {
@@ -125,7 +127,7 @@ fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced
 }
 
 /// A positive `--context-length`, else the model's (SGLang's derivation for this release).
-fn context_length(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<u64>> {
+pub fn context_length(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<u64>> {
     let model = model?;
     let user = args
         .is_set(opt::CONTEXT_LENGTH)

@@ -98,6 +98,12 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Marks the values whose options a fix of this run set (`fixed`) as [`Source::Fix`].
+    pub fn fixed_by(mut self, fixed: &[String]) -> Context<'a> {
+        self.server = self.server.fixed_by(self.args, fixed);
+        self
+    }
+
     /// SGLang builds the model's vision tower (see [`multimodal::served`]).
     pub fn multimodal_served(&self) -> bool {
         multimodal::served(self.version, self.args, self.model)

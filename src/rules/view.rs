@@ -198,6 +198,17 @@ impl Context<'_> {
         self.server.quantization().map(str::to_owned)
     }
 
+    /// The quantisation the command line names (`--quantization`, the user's or a fix's).
+    pub fn quant_given(&self) -> Option<String> {
+        let q = self.server.quantization_sourced()?;
+        q.given().then(|| q.value.clone())
+    }
+
+    /// The KV cache dtype in effect (`None`: the release lacks `--kv-cache-dtype`).
+    pub fn kv_cache_dtype(&self) -> Option<&str> {
+        self.server.kv_cache_dtype()
+    }
+
     /// The decode CUDA-graph max batch size the user gave, under any version's spelling.
     pub fn cuda_graph_max_bs_given(&self) -> Option<i64> {
         [opt::CUDA_GRAPH_MAX_BS_DECODE, opt::CUDA_GRAPH_MAX_BS]

@@ -13,8 +13,8 @@ fn using(ctx: &Context, backend: &str) -> Vec<String> {
 /// The fa3 backends SGLang builds: the main one is swapped for triton before it is built on an
 /// fp8_e5m2 KV cache (every release) or with double sparsity (the model runner's switch).
 fn fa3_built(ctx: &Context) -> Vec<String> {
-    let swapped = ctx.sval(opt::KV_CACHE_DTYPE).as_deref() == Some("fp8_e5m2")
-        || ctx.given(opt::ENABLE_DOUBLE_SPARSITY);
+    let swapped =
+        ctx.kv_cache_dtype() == Some("fp8_e5m2") || ctx.given(opt::ENABLE_DOUBLE_SPARSITY);
     using(ctx, "fa3")
         .into_iter()
         .filter(|u| !(swapped && u.starts_with("--attention-backend ")))
@@ -167,8 +167,8 @@ pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
                 .join("/")
         )));
     }
-    if let Some(kv) = ctx.sval(opt::KV_CACHE_DTYPE)
-        && !trtllm_mla_kv(ctx.version).contains(&kv.as_str())
+    if let Some(kv) = ctx.kv_cache_dtype()
+        && !trtllm_mla_kv(ctx.version).contains(&kv)
     {
         out.push(Fired::new(format!(
             "{} with --kv-cache-dtype {kv}: SGLang {} takes {} for TRT-LLM MLA",
@@ -210,7 +210,7 @@ pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
 
 pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
     let uses = using(ctx, "fa3");
-    if uses.is_empty() || ctx.sval(opt::KV_CACHE_DTYPE).as_deref() != Some("fp8_e5m2") {
+    if uses.is_empty() || ctx.kv_cache_dtype() != Some("fp8_e5m2") {
         return vec![];
     }
     // Every release swaps `--attention-backend fa3` for triton on e5m2 KV (the model runner up

@@ -201,7 +201,7 @@ pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
     // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
     // GPT-OSS, cutlass with EP only under --quantization fp8 (mxfp8 from 0.5.9), and the
     // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
-    let q = ctx.sval(opt::QUANTIZATION);
+    let q = ctx.quant_given();
     let fp8_cutlass = q.as_deref() == Some("fp8")
         || (q.as_deref() == Some("mxfp8") && at_least(ctx.version, "0.5.9"));
     let gpt_oss = ctx.model_arch() == Some("GptOssForCausalLM");

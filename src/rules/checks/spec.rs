@@ -224,7 +224,7 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
     let Some(mib) = ctx.used().iter().map(|g| g.memory_total_mib).min() else {
         return vec![];
     };
-    if mib > 48 * 1024 || !ctx.given(opt::MEM_FRACTION_STATIC) {
+    if mib > 48 * 1024 || ctx.server.user_mem_fraction().is_none() {
         return vec![];
     }
     vec![Fired::new(format!(
