@@ -151,11 +151,11 @@ pub fn of(i: &Inputs) -> SglangDefaults {
     let i = &Gen::of(i);
     let mut out = SglangDefaults {
         mem_fraction_static: 0.88,
-        chunked_prefill_size: chunked_prefill_size(&i),
+        chunked_prefill_size: chunked_prefill_size(i),
         decode_graph: !i.disable_cuda_graph,
         decode_max_bs: None,
         decode_bs: None,
-        max_running_requests: max_running_requests(&i),
+        max_running_requests: max_running_requests(i),
         prefill_graph: false,
         prefill_bs: Vec::new(),
         reserved_mib: 0.0,
