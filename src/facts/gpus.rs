@@ -438,6 +438,8 @@ pub struct Layout {
     pub node_rank: usize,
     pub tp_per_node: usize,
     pub pp_per_node: usize,
+    /// Scheduler processes (one GPU each) this node runs: SGLang's layout's count.
+    pub ranks_per_node: usize,
     pub base_gpu_id: i64,
     pub gpu_id_step: i64,
     /// Ordinal distance between replicas.
@@ -470,24 +472,18 @@ impl Layout {
             node_rank,
             tp_per_node,
             pp_per_node,
+            ranks_per_node: count(p.ranks_per_node()),
             base_gpu_id,
             gpu_id_step,
             replica_stride: (span as i64).saturating_mul(gpu_id_step),
         }
-    }
-
-    /// Scheduler processes (one GPU each) this node runs.
-    pub fn ranks_per_node(&self) -> usize {
-        self.replicas
-            .saturating_mul(self.pp_per_node)
-            .saturating_mul(self.tp_per_node)
     }
 }
 
 /// GPUs one node of the server needs: tp×pp per node, times the DP replicas that run as their
 /// own process groups (DP without DP attention).
 pub fn gpus_needed(args: &SglangArgs) -> usize {
-    Layout::from_args(args).ranks_per_node()
+    Layout::from_args(args).ranks_per_node
 }
 
 /// One scheduler process and its GPU.
@@ -575,7 +571,7 @@ pub fn placement(
     // Sizes come from the user: compare with what CUDA shows before building one entry per
     // rank, so `--tp 1000000000` is a finding, not gigabytes of bookkeeping.
     let vis = visible(topology, env);
-    let per_node = l.ranks_per_node();
+    let per_node = l.ranks_per_node;
     if per_node > vis.gpus.len() && per_node > topology.gpus.len() {
         return Err(SelectError::NotEnough(Box::new(Shortfall {
             needed_by: needed_by(&l),

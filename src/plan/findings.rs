@@ -8,7 +8,6 @@ use crate::facts::model::{self, ModelLoad, ModelProblem};
 use crate::install::select;
 use crate::plan::memory::MemoryPlan;
 use crate::rules::{Code, Finding};
-use crate::sglang::opt;
 use crate::sglang::{self, SglangArgs, release};
 
 /// VER001/VER002: which flag set is in use when it is not the installed release's own.
@@ -160,9 +159,7 @@ fn hub_code(problem: &hub::HubProblem) -> Code {
 
 /// A `--mem-fraction-static` outside (0, 1): nothing to plan.
 pub fn bad_fraction(args: &SglangArgs) -> Option<f64> {
-    args.is_set(opt::MEM_FRACTION_STATIC)
-        .then(|| args.float(opt::MEM_FRACTION_STATIC))
-        .flatten()
+    crate::resolve::decided::user_fraction(args)
         .filter(|f| !(f.is_finite() && *f > 0.0 && *f < 1.0))
 }
 

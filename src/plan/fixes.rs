@@ -27,6 +27,15 @@ pub struct Blocked {
 /// The arguments after the edits, re-parsed. Edits naming options this version lacks are skipped
 /// (a rule only proposes options from the flag set in use; this keeps an odd edit harmless), and
 /// so are edits the config file blocks (see [`try_apply_args`]).
+/// The options these edits set (a removed option falls back to its default, set by no one).
+pub fn set_options(edits: &[ArgEdit]) -> impl Iterator<Item = &str> {
+    edits.iter().filter_map(|e| match e {
+        ArgEdit::Set { option, .. } | ArgEdit::AddFlag { option } => Some(option.as_str()),
+        ArgEdit::Rename { to, .. } => Some(to.as_str()),
+        ArgEdit::Remove { .. } | ArgEdit::Drop { .. } => None,
+    })
+}
+
 pub fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
     edits.iter().fold(args.clone(), |cur, edit| {
         match edit_tokens(&located(&cur), edit) {

@@ -26,6 +26,8 @@ pub struct Line {
     pub gpu_problem: Option<String>,
     /// What argparse makes of `args`; kept in step by [`Line::set_args`].
     pub parsed: Parsed,
+    /// Options a fix of this run set (rules' fixes, `--fit`): their values are the fix's.
+    pub fixed: Vec<String>,
 }
 
 impl Line {
@@ -37,6 +39,7 @@ impl Line {
             changes,
             gpus: Vec::new(),
             gpu_problem: None,
+            fixed: Vec::new(),
         };
         line.place(machine);
         line
@@ -50,6 +53,20 @@ impl Line {
     /// What the checks read: the arguments, or the best-effort parse of a rejected line.
     pub fn view(&self) -> &SglangArgs {
         self.parsed.view(&self.args)
+    }
+
+    /// Records the options these edits set as a fix's.
+    pub fn mark_fixed(&mut self, edits: &[ArgEdit]) {
+        let new: Vec<String> = fixes::set_options(edits)
+            .filter(|o| !self.fixed.iter().any(|f| f == o))
+            .map(str::to_owned)
+            .collect();
+        self.fixed.extend(new);
+    }
+
+    /// The checks' and the planner's context for this line, `facts` its facts (or a variant).
+    pub fn context<'a>(&self, facts: Facts<'a>) -> Context<'a> {
+        Context::new(facts).fixed_by(&self.fixed)
     }
 
     /// The GPUs the server's ranks on this node will use, in SGLang's own layout.
@@ -109,7 +126,10 @@ impl Ledger {
     fn apply(&mut self, line: &mut Line, hit: &Finding, machine: &Machine) {
         let Some(fix) = hit.fix.as_ref() else { return };
         match fixes::try_apply_args(&line.args, &fix.args) {
-            Ok(a) => line.set_args(a, machine),
+            Ok(a) => {
+                line.set_args(a, machine);
+                line.mark_fixed(&fix.args);
+            }
             Err(b) => {
                 self.blocked.push((fix.summary.clone(), b.to_string()));
                 return;
@@ -147,7 +167,7 @@ impl Ledger {
 
 /// One round's checks on a line (on its best-effort parse when SGLang rejects it).
 fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSettings) -> Vec<Finding> {
-    let ctx = Context::new(line.facts(machine, models));
+    let ctx = line.context(line.facts(machine, models));
     let mut hits = rules::evaluate(&ctx, settings);
     if machine.neighbours.is_some() || machine.selected.modified.is_some() {
         // The model registry is known for the embedded releases only: a release this build

@@ -42,15 +42,19 @@ struct At<'a> {
     fraction: Option<f64>,
 }
 
+/// The plan on the line's facts with these arguments, `edits` the fraction this step sets on
+/// top of the line's fixes.
 fn plan_with(
     line: &Line,
-    (args, parsed): (&SglangArgs, &Parsed),
+    (args, parsed, edits): (&SglangArgs, &Parsed, &[ArgEdit]),
     (machine, models): (&Machine, &Models),
     measured: &Measured,
 ) -> (MemoryOutcome, Server) {
     let mut facts = line.facts(machine, models);
     facts.args = parsed.view(args);
-    let ctx = Context::new(facts);
+    let mut fixed = line.fixed.clone();
+    fixed.extend(fixes::set_options(edits).map(str::to_owned));
+    let ctx = Context::new(facts).fixed_by(&fixed);
     (memory::plan_measured(&ctx, measured), ctx.server)
 }
 
@@ -132,7 +136,7 @@ fn settle_at(
     let args = line.args.clone();
     let parsed = line.parsed.clone();
     let facts = (machine, models);
-    let (outcome, server) = plan_with(line, (&args, &parsed), facts, at.measured);
+    let (outcome, server) = plan_with(line, (&args, &parsed, &[]), facts, at.measured);
     if !plannable {
         return Settled {
             args,
@@ -189,17 +193,15 @@ fn settle_at(
             server,
         };
     };
-    let with_value = fixes::apply_args(
-        &args,
-        &[ArgEdit::Set {
-            option: opt::MEM_FRACTION_STATIC.into(),
-            value: format_fraction(v),
-        }],
-    );
+    let set = [ArgEdit::Set {
+        option: opt::MEM_FRACTION_STATIC.into(),
+        value: format_fraction(v),
+    }];
+    let with_value = fixes::apply_args(&args, &set);
     let with_parsed = Parsed::of(&with_value, machine.neighbours.as_deref());
     // The table describes the server that will run: recompute at exactly that value.
     let (again, server_with_value) =
-        plan_with(line, (&with_value, &with_parsed), facts, at.measured);
+        plan_with(line, (&with_value, &with_parsed, &set), facts, at.measured);
     if let Some(mut m) = again.memory {
         m.mem_fraction_static_source = MfsSource::Planned;
         memory = Some(m);

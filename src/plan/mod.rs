@@ -241,9 +241,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         plannable,
     };
     let mut settled = fraction::settle(&line, &machine, &models, ask);
-    let context_len = model_load
-        .and_then(|m| m.facts.as_ref())
-        .and_then(|f| f.context_length);
+    let context_len = settled.server.context_length();
     pipeline.extend(findings::one_request(settled.memory.as_ref(), context_len));
     let memory_findings = std::mem::take(&mut settled.findings);
     pipeline.extend(

@@ -76,7 +76,7 @@ impl From<&Server> for Resolved {
             tp_groups: s.tp_groups.clone(),
             speculative: s.speculative.clone(),
             moe_a2a_backend: s.moe_a2a.clone(),
-            quantization: s.quantization.clone(),
+            quantization: s.quantization().map(str::to_owned),
             custom_all_reduce: s.custom_all_reduce,
             page_size: s.page_size,
             chunked_prefill_size: d.chunked_prefill_size,

@@ -3,7 +3,8 @@
 //! ranges; `tests/it/resolution.rs` replays SGLang's own resolution over a grid of models, GPUs and
 //! releases.
 
-use super::choice::{Chosen, Inputs, sglang, user_text};
+use super::choice::{Chosen, sglang, user_text};
+use super::inputs::Inputs;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 

@@ -6,10 +6,13 @@
 //! pair that checks and the planner take.
 
 pub mod allreduce;
+pub mod args;
 pub mod attention;
 pub mod choice;
+pub mod decided;
 pub mod defaults;
 pub mod graphs;
+pub mod inputs;
 pub mod moe;
 pub mod multimodal;
 pub mod server;
@@ -18,6 +21,7 @@ pub mod switches;
 pub mod vision;
 
 pub use allreduce::CustomAllReduce;
+pub use decided::{Decided, Source, Sourced};
 pub use defaults::{Family, SglangDefaults};
 pub use server::{Backends, ChoiceSource, Chosen, Server, Speculative, TpGroup};
 pub use specparams::{ChosenInt, SpecParams};
@@ -92,6 +96,12 @@ impl<'a> Context<'a> {
             host: f.host,
             packages: f.packages,
         }
+    }
+
+    /// Marks the values whose options a fix of this run set (`fixed`) as [`Source::Fix`].
+    pub fn fixed_by(mut self, fixed: &[String]) -> Context<'a> {
+        self.server = self.server.fixed_by(self.args, fixed);
+        self
     }
 
     /// SGLang builds the model's vision tower (see [`multimodal::served`]).

@@ -1,7 +1,8 @@
 //! The MoE runner and all-to-all backends SGLang settles on. The runner stays `auto` (picked
 //! per layer when the model loads) except where a model-specific rule names one.
 
-use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
+use super::choice::{ChoiceSource, Chosen, sglang, user_text};
+use super::inputs::Inputs;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
@@ -42,7 +43,7 @@ pub fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Option<Chose
 fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let arch = i.arch?;
     let cc = i.cc_major?;
-    let q = i.quant.as_deref();
+    let q = i.quant();
     let v = i.version;
     if arch == "DeepseekV3ForCausalLM" && cc == 10 && no_a2a && at_least(v, "0.5.4") {
         // SGLang assumes DeepSeek's native FP8 when the checkpoint names no method.

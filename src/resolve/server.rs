@@ -6,9 +6,10 @@ use serde::Serialize;
 
 use super::Facts;
 use super::allreduce::{self, CustomAllReduce};
-use super::choice::Inputs;
 pub use super::choice::{ChoiceSource, Chosen, text};
+use super::decided::{Decided, Sourced};
 use super::defaults::{self, SglangDefaults};
+use super::inputs::Inputs;
 use super::specparams::{self, SpecParams};
 use super::switches::{self, Switches};
 use super::{attention, graphs, moe, vision};
@@ -101,8 +102,9 @@ pub struct Server {
     pub speculative: Option<Speculative>,
     /// The MoE all-to-all backend (`None`: none); 0.4.x/0.5.2 spelled DeepEP `--enable-deepep-moe`.
     pub moe_a2a: Option<String>,
-    /// `--quantization`, else the checkpoint's method; lower-case.
-    pub quantization: Option<String>,
+    /// Quantisation, context length, KV cache dtype, the user's fraction and the ranks per
+    /// node, each with where it came from (read them through the accessors below).
+    pub decided: Decided,
     /// SGLang's custom all-reduce decision for the first TP group.
     pub custom_all_reduce: CustomAllReduce,
     /// The KV page size SGLang ends up with.
@@ -127,22 +129,19 @@ impl Server {
         let custom_all_reduce =
             allreduce::decide(f.version, args, f.env, f.topology, &parallel, first_group);
         let gpu_memory_mib = node_memory(f);
-        let inputs = Inputs::of(f);
+        let inputs = Inputs::of(f, &parallel, gpu_memory_mib);
         let attn = attention::resolve(&inputs);
         let backends = backends(&inputs, attn.clone(), f.model);
         let main = backends.attention.as_ref().map(|c| c.value.as_str());
-        let arch = f.model.and_then(|m| m.architecture.as_deref());
-        let mut defaults =
-            defaults::resolve(f.version, args, f.env, &parallel, gpu_memory_mib, f.model);
-        if graphs::prefill_dropped(f.version, args, arch, &backends).is_some() {
+        let mut defaults = defaults::of(&inputs);
+        if graphs::prefill_dropped(f.version, args, inputs.arch, &backends).is_some() {
             defaults.prefill_graph = false;
         }
         Server {
             switches: switches::resolve(&inputs, main, parallel.pp),
             spec_params: specparams::resolve(&inputs),
             speculative: Speculative::of(args, f.model),
-            moe_a2a: moe_a2a(args),
-            quantization: quantization(args, f.model),
+            moe_a2a: moe_a2a(&inputs),
             custom_all_reduce,
             page_size: attention::page_size(&inputs, &attn),
             gpu_memory_mib,
@@ -151,7 +150,59 @@ impl Server {
             gpus: f.gpus.to_vec(),
             tp_groups,
             parallel,
+            decided: inputs.decided,
         }
+    }
+
+    /// Marks the given values a fix set (option names, any spelling) as [`Source::Fix`](super::Source::Fix).
+    pub fn fixed_by(mut self, args: &SglangArgs, fixed: &[String]) -> Server {
+        self.decided.fixed_by(args, fixed);
+        self
+    }
+
+    /// The quantisation method in effect, lower-case.
+    pub fn quantization(&self) -> Option<&str> {
+        self.decided.quantization.as_ref().map(|q| q.value.as_str())
+    }
+
+    /// The quantisation in effect and where it came from.
+    pub fn quantization_sourced(&self) -> Option<&Sourced<String>> {
+        self.decided.quantization.as_ref()
+    }
+
+    /// The context length SGLang serves (`None`: the model is unknown).
+    pub fn context_length(&self) -> Option<u64> {
+        self.decided.context_length.as_ref().map(|c| c.value)
+    }
+
+    /// The KV cache dtype in effect (`None`: the release lacks the option).
+    pub fn kv_cache_dtype(&self) -> Option<&str> {
+        self.decided
+            .kv_cache_dtype
+            .as_ref()
+            .map(|k| k.value.as_str())
+    }
+
+    /// The KV cache dtype the command line holds (the user's or a fix's), if any.
+    pub fn kv_cache_dtype_given(&self) -> Option<&str> {
+        let k = self.decided.kv_cache_dtype.as_ref()?;
+        k.given().then_some(k.value.as_str())
+    }
+
+    /// `--mem-fraction-static` when given (the user's or a fix's).
+    pub fn user_mem_fraction(&self) -> Option<f64> {
+        self.decided.mem_fraction_static.as_ref().map(|f| f.value)
+    }
+
+    /// The static fraction in effect: the given one, else SGLang's default.
+    pub fn mem_fraction_static(&self) -> f64 {
+        self.user_mem_fraction()
+            .unwrap_or(self.defaults.mem_fraction_static)
+    }
+
+    /// Scheduler processes (one GPU each) this node runs.
+    pub fn ranks_per_node(&self) -> i64 {
+        self.decided.ranks_per_node.value
     }
 
     /// The first TP group's GPUs (what SGLang's all-reduce gates look at).
@@ -190,7 +241,7 @@ fn node_memory(f: &Facts) -> Option<u64> {
 impl Speculative {
     /// Speculative decoding as the arguments ask for it (`None`: off).
     pub fn of(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Speculative> {
-        let algorithm = defaults::speculative_algorithm(args)?;
+        let algorithm = super::args::speculative_algorithm(args)?;
         let path = args
             .str(opt::SPECULATIVE_DRAFT_MODEL_PATH)
             .map(str::to_owned);
@@ -211,19 +262,11 @@ impl Speculative {
     }
 }
 
-fn moe_a2a(args: &SglangArgs) -> Option<String> {
-    text(args, opt::MOE_A2A_BACKEND)
-        .filter(|v| v != "none")
-        .or_else(|| {
-            args.flag(opt::ENABLE_DEEPEP_MOE)
-                .then(|| "deepep".to_string())
-        })
-}
-
-fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<String> {
-    text(args, opt::QUANTIZATION)
-        .or_else(|| model.and_then(|m| m.quant_method.clone()))
-        .map(|q| q.to_ascii_lowercase())
+/// The all-to-all backend named, else DeepEP under 0.4.x/0.5.2's `--enable-deepep-moe`.
+fn moe_a2a(i: &Inputs) -> Option<String> {
+    i.a2a
+        .clone()
+        .or_else(|| i.deepep.then(|| "deepep".to_string()))
 }
 
 /// Every backend after SGLang's resolution.

@@ -4,7 +4,8 @@
 use crate::sglang::opt;
 use serde::Serialize;
 
-use super::choice::{ChoiceSource, Inputs};
+use super::choice::ChoiceSource;
+use super::inputs::Inputs;
 use crate::sglang::release::at_least;
 
 /// One resolved integer parameter.

@@ -4,7 +4,8 @@
 use crate::sglang::opt;
 use serde::Serialize;
 
-use super::choice::{ChoiceSource, Chosen, Inputs, sglang, user_text};
+use super::choice::{ChoiceSource, Chosen, sglang, user_text};
+use super::inputs::Inputs;
 use crate::sglang::release::at_least;
 
 /// One on/off decision and who made it.

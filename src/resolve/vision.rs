@@ -1,7 +1,8 @@
 //! The vision tower's attention backend. SGLang picks it when the model is built: the user's
 //! `--mm-attention-backend`, else what the model's code passes, else the platform default.
 
-use super::choice::{Chosen, Inputs, sglang, user_text};
+use super::choice::{Chosen, sglang, user_text};
+use super::inputs::Inputs;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 

@@ -12,9 +12,11 @@ mod catalogue;
 mod checks;
 mod finding;
 pub mod fix;
+mod user;
 mod versions;
 mod view;
 
+pub use user::UserArgs;
 pub use view::ranges;
 
 use std::fmt;

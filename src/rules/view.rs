@@ -82,31 +82,16 @@ impl Context<'_> {
                 .all(|(a, b)| !self.topology.link(a, b).is_some_and(|l| l.nvlink))
     }
 
-    /// An integer option's value (given or default); `None` if this version lacks it.
-    pub fn int(&self, opt: &str) -> Option<i64> {
-        self.args.int(opt)
-    }
-
-    /// An option's value (given or default) as text: strings as-is, numbers printed.
-    pub fn sval(&self, opt: &str) -> Option<String> {
-        crate::resolve::server::text(self.args, opt)
-    }
-
     /// The environment registry in use: the install's own when the flag set was read from the
     /// install, else the embedded one of this version.
     pub fn env_registry(&self) -> (&Registry, RegistryFrom) {
-        if let Some(r) = self.args.flags.install_registry() {
+        if let Some(r) = self.user().command_line().flags.install_registry() {
             return (r, RegistryFrom::Install);
         }
         match crate::sglang::envs::for_version(self.version) {
             (r, true) => (r, RegistryFrom::Exact),
             (r, false) => (r, RegistryFrom::Nearest),
         }
-    }
-
-    /// The option was given on the command line and this version knows it.
-    pub fn given(&self, opt: &str) -> bool {
-        self.args.knows(opt) && self.args.is_set(opt)
     }
 
     /// Attention backends chosen explicitly: (option, value) for the main, prefill and decode ones.
@@ -117,7 +102,7 @@ impl Context<'_> {
             opt::DECODE_ATTENTION_BACKEND,
         ]
         .into_iter()
-        .filter_map(|o| self.sval(o).map(|v| (o, v)))
+        .filter_map(|o| self.user().sval(o).map(|v| (o, v)))
         .collect()
     }
 
@@ -158,8 +143,9 @@ impl Context<'_> {
 
     /// The backend decode will use, when chosen explicitly.
     pub fn decode_backend(&self) -> Option<String> {
-        self.sval(opt::DECODE_ATTENTION_BACKEND)
-            .or_else(|| self.sval(opt::ATTENTION_BACKEND))
+        self.user()
+            .sval(opt::DECODE_ATTENTION_BACKEND)
+            .or_else(|| self.user().sval(opt::ATTENTION_BACKEND))
     }
 
     /// `--speculative-algorithm`, upper-cased, `NEXTN` as `EAGLE` (SGLang does the same).
@@ -195,15 +181,26 @@ impl Context<'_> {
 
     /// Quantisation in effect: `--quantization`, else the checkpoint's `quant_method`.
     pub fn quant(&self) -> Option<String> {
-        self.server.quantization.clone()
+        self.server.quantization().map(str::to_owned)
+    }
+
+    /// The quantisation the command line names (`--quantization`, the user's or a fix's).
+    pub fn quant_given(&self) -> Option<String> {
+        let q = self.server.quantization_sourced()?;
+        q.given().then(|| q.value.clone())
+    }
+
+    /// The KV cache dtype in effect (`None`: the release lacks `--kv-cache-dtype`).
+    pub fn kv_cache_dtype(&self) -> Option<&str> {
+        self.server.kv_cache_dtype()
     }
 
     /// The decode CUDA-graph max batch size the user gave, under any version's spelling.
     pub fn cuda_graph_max_bs_given(&self) -> Option<i64> {
         [opt::CUDA_GRAPH_MAX_BS_DECODE, opt::CUDA_GRAPH_MAX_BS]
             .into_iter()
-            .find(|o| self.given(o))
-            .and_then(|o| self.int(o))
+            .find(|o| self.user().given(o))
+            .and_then(|o| self.user().int(o))
     }
 
     /// The decode batch sizes the user asked to capture (`--cuda-graph-bs` / `-decode`): the
@@ -211,8 +208,8 @@ impl Context<'_> {
     pub fn cuda_graph_bs_given(&self) -> Option<i64> {
         [opt::CUDA_GRAPH_BS_DECODE, opt::CUDA_GRAPH_BS]
             .into_iter()
-            .find(|o| self.given(o))
-            .and_then(|o| self.args.get(o))
+            .find(|o| self.user().given(o))
+            .and_then(|o| self.user().command_line().get(o))
             .and_then(|v| match v {
                 serde_json::Value::Array(a) => a.iter().filter_map(serde_json::Value::as_i64).max(),
                 other => other.as_i64(),
@@ -240,9 +237,12 @@ impl Context<'_> {
     }
 
     pub fn cuda_graph_disabled(&self) -> bool {
-        self.args.flag(opt::DISABLE_CUDA_GRAPH)
-            || self.args.flag(opt::DISABLE_DECODE_CUDA_GRAPH)
-            || self.sval(opt::CUDA_GRAPH_BACKEND_DECODE).as_deref() == Some("disabled")
+        self.user().command_line().flag(opt::DISABLE_CUDA_GRAPH)
+            || self
+                .user()
+                .command_line()
+                .flag(opt::DISABLE_DECODE_CUDA_GRAPH)
+            || self.user().sval(opt::CUDA_GRAPH_BACKEND_DECODE).as_deref() == Some("disabled")
     }
 
     /// "GPU 0–7: NVIDIA B200, compute capability 10.0" for these GPUs, grouped by model.

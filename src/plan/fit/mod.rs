@@ -77,6 +77,7 @@ pub fn step(
     }
     let mut line = line;
     line.set_args(fixes::apply_args(&line.args, &edits), machine);
+    line.mark_fixed(&edits);
     models.derive_for(line.view());
     Step {
         line,

@@ -164,11 +164,7 @@ fn ways_out(ctx: &Context, weights_mib: f64, overheads: f64, free: u64) -> Vec<S
         opt::CUDA_GRAPH_MAX_BS
     };
     ways.push(format!("a lower {graph_flag}"));
-    if ctx
-        .args
-        .str(opt::KV_CACHE_DTYPE)
-        .is_none_or(|k| k == "auto")
-    {
+    if ctx.server.kv_cache_dtype().is_none_or(|k| k == "auto") {
         ways.push("--kv-cache-dtype fp8_e5m2".into());
     }
     ways

@@ -36,10 +36,13 @@ fn hit(whose: &str, m: &ModelFacts, i: &Implausible) -> Finding {
 /// The plan for a model whose facts are implausible: the unknown model's, with `bad` in
 /// place of MEM001, and none of the findings that judge the model's size.
 pub(super) fn unplanned(ctx: &Context, bad: Vec<Finding>) -> MemoryOutcome {
+    let mut server = ctx.server.clone();
+    // The unknown model's context: none derived (the planner sizes its stand-in).
+    server.decided.context_length = None;
     let blind = Context {
         model: None,
         draft: None,
-        server: ctx.server.clone(),
+        server,
         ..*ctx
     };
     let mut outcome = super::plan_known(&blind, &super::Measured::default());

@@ -23,10 +23,8 @@ pub struct KvCell {
 
 /// Element size of the KV cache, bytes (fp4 counts its per-16 scale bytes).
 fn kv_elem_bytes(args: &SglangArgs, m: &ModelFacts) -> f64 {
-    let given = args
-        .str(opt::KV_CACHE_DTYPE)
-        .unwrap_or(m.kv_cache_dtype.as_str());
-    match given {
+    let dtype = crate::resolve::decided::kv_cache_dtype(args);
+    match dtype.as_ref().map_or("auto", |d| d.value.as_str()) {
         "fp8_e4m3" | "fp8_e5m2" | "fp8" => 1.0,
         "fp4_e2m1" => 0.5 + 1.0 / 16.0,
         "bf16" | "bfloat16" | "float16" | "half" => 2.0,

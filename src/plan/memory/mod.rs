@@ -140,7 +140,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let base = baseline(ctx, tightest);
     let mut sizing = sizing(ctx);
     measured.size(&mut sizing);
-    let user_mfs = user_fraction(ctx);
+    let user_mfs = ctx.server.user_mem_fraction();
     let (reserve, lifted) = reserve_for(ctx, &base, &sizing, user_mfs, capacity);
     let (arg_mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
@@ -257,14 +257,6 @@ fn reserve_for(
     }
 }
 
-/// The user's own `--mem-fraction-static`, if given.
-fn user_fraction(ctx: &Context) -> Option<f64> {
-    let args = ctx.args;
-    args.is_set(opt::MEM_FRACTION_STATIC)
-        .then(|| args.float(opt::MEM_FRACTION_STATIC))
-        .flatten()
-}
-
 /// Tensor and pipeline sizes, bounded so the arithmetic below cannot overflow.
 fn tp_pp(ctx: &Context) -> (i64, i64) {
     let p = &ctx.server.parallel;
@@ -313,7 +305,7 @@ fn sizing(ctx: &Context) -> Sizing {
         lora_mib: lora::buffers_mib(ctx).unwrap_or(0.0),
         graphs_mib: None,
         state_per_req: mamba::per_request_bytes(ctx),
-        context_len: model.and_then(|m| m.context_length).unwrap_or(4096),
+        context_len: ctx.server.context_length().unwrap_or(4096),
         page: ctx.server.page_size,
     }
 }

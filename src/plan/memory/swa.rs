@@ -44,6 +44,6 @@ pub fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
 fn llama4(args: &SglangArgs, m: &ModelFacts) -> Option<f64> {
     let r = args.float(opt::HYBRID_KVCACHE_RATIO).filter(|r| *r > 0.0)?;
     let chunk = m.sliding_window? as f64;
-    let context = m.context_length? as f64;
+    let context = crate::resolve::decided::context_length(args, Some(m))?.value as f64;
     (context > chunk).then(|| (1.0 - r.min(1.0)) + r.min(1.0) * chunk / context)
 }

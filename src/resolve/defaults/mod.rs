@@ -7,8 +7,6 @@
 //! goldens (every release, and both sides of every boundary).
 
 use crate::sglang::opt;
-mod args;
-mod inputs;
 mod lists;
 mod since;
 mod tiers;
@@ -17,13 +15,15 @@ mod v0410;
 mod v0515;
 mod v055;
 
-use args::flag_of;
-use inputs::{Inputs, inputs};
+use super::args::flag_of;
 
-use crate::facts::Env;
+use super::Facts;
+use super::inputs::{Disagg, Inputs};
 use crate::facts::model::ModelFacts;
+use crate::facts::{Env, Topology};
 use crate::sglang::{Parallel, SglangArgs};
 use since::since;
+use tiers::tier;
 
 pub(super) const GIB: f64 = 1024.0;
 
@@ -56,6 +56,38 @@ impl Family {
     }
 }
 
+/// The inputs as a formula generation reads them: with the release's family and the sizes of
+/// the GPU's capacity tier.
+pub(super) struct Gen<'a> {
+    inputs: &'a Inputs<'a>,
+    pub(super) family: Family,
+    /// The tier's decode `max_bs` for this TP size.
+    pub(super) tier_bs: i64,
+    /// Chunked prefill size before the DP-attention split (user's, else the tier's).
+    pub(super) cps0: i64,
+}
+
+impl<'a> Gen<'a> {
+    fn of(i: &'a Inputs<'a>) -> Gen<'a> {
+        let family = Family::of(i.version);
+        let (cps, bs_small, bs_large) = tier(family, i.version, i.g, i.disagg.is_some());
+        Gen {
+            inputs: i,
+            family,
+            tier_bs: if i.tp < 4 { bs_small } else { bs_large },
+            cps0: i.user_cps.unwrap_or(cps),
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Gen<'a> {
+    type Target = Inputs<'a>;
+
+    fn deref(&self) -> &Inputs<'a> {
+        self.inputs
+    }
+}
+
 /// What SGLang resolves at start-up for these arguments on a GPU of `gpu_mem_mib` capacity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SglangDefaults {
@@ -80,7 +112,7 @@ pub struct SglangDefaults {
     pub attn_dp_size: i64,
 }
 
-pub use args::{ARG_BOUND, int_arg};
+pub use super::args::{ARG_BOUND, int_arg};
 pub use lists::{decode_batch_sizes, prefill_batch_sizes};
 
 /// Python's `round(x, 3)` for the values SGLang produces (no exact binary ties occur in practice).
@@ -88,14 +120,8 @@ pub fn round3(x: f64) -> f64 {
     format!("{x:.3}").parse().unwrap_or(x)
 }
 
-/// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
-pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
-    let a = args.str(opt::SPECULATIVE_ALGORITHM)?.to_ascii_uppercase();
-    Some(if a == "NEXTN" { "EAGLE".into() } else { a })
-}
-
-/// SGLang's resolution of the memory-related defaults for this version, arguments and GPU.
-/// `gpu_mem_mib` is what SGLang reads: the minimum `memory.total` over every GPU on the node.
+/// [`of`] for these arguments alone, on no particular GPU of `gpu_mem_mib` capacity (what the
+/// goldens replay; the server resolves from all its facts).
 pub fn resolve(
     version: &str,
     args: &SglangArgs,
@@ -104,14 +130,32 @@ pub fn resolve(
     gpu_mem_mib: Option<u64>,
     model: Option<&ModelFacts>,
 ) -> SglangDefaults {
-    let i = inputs(version, args, env, p, gpu_mem_mib, model);
+    let topology = Topology::without_gpus("arguments", Vec::new());
+    let f = Facts {
+        version,
+        args,
+        env,
+        topology: &topology,
+        gpus: &[],
+        model,
+        draft: None,
+        host: None,
+        packages: None,
+    };
+    of(&Inputs::of(&f, p, gpu_mem_mib))
+}
+
+/// SGLang's resolution of the memory-related defaults for this version, arguments and GPU
+/// (`i.g` is what SGLang reads: the minimum `memory.total` over every GPU on the node).
+pub fn of(i: &Inputs) -> SglangDefaults {
+    let i = &Gen::of(i);
     let mut out = SglangDefaults {
         mem_fraction_static: 0.88,
-        chunked_prefill_size: chunked_prefill_size(&i),
+        chunked_prefill_size: chunked_prefill_size(i),
         decode_graph: !i.disable_cuda_graph,
         decode_max_bs: None,
         decode_bs: None,
-        max_running_requests: max_running_requests(&i),
+        max_running_requests: max_running_requests(i),
         prefill_graph: false,
         prefill_bs: Vec::new(),
         reserved_mib: 0.0,
@@ -119,31 +163,31 @@ pub fn resolve(
     };
     let post_capture = match i.family {
         Family::V040 => {
-            v040::v040(&i, &mut out);
+            v040::v040(i, &mut out);
             false
         }
         Family::V0410 => {
-            v0410::v0410(&i, &mut out);
+            v0410::v0410(i, &mut out);
             false
         }
         Family::V055 => {
-            v055::v055(&i, &mut out);
+            v055::v055(i, &mut out);
             false
         }
         Family::V0510 => {
-            v055::v0510(&i, &mut out);
+            v055::v0510(i, &mut out);
             false
         }
-        Family::V0515 => v0515::v0515(&i, &mut out),
+        Family::V0515 => v0515::v0515(i, &mut out),
     };
-    vision_tower(&i, &mut out, post_capture);
+    vision_tower(i, &mut out, post_capture);
     out
 }
 
 /// The chunk after SGLang's adjustments: DP attention divides it among the DP ranks (after the
 /// fraction heuristic ran; by 2 before 0.4.4.post1, when the DP size was the TP size), and
 /// EAGLE turned chunking off in 0.4.1.post4 – 0.4.3.post2.
-fn chunked_prefill_size(i: &Inputs) -> i64 {
+fn chunked_prefill_size(i: &Gen) -> i64 {
     let v = i.version;
     if i.spec.as_deref() == Some("EAGLE") && since(v, "0.4.1.post4") && !since(v, "0.4.3.post3") {
         return -1;
@@ -161,7 +205,7 @@ fn chunked_prefill_size(i: &Inputs) -> i64 {
 
 /// Speculative decoding caps max_running_requests when unset: EAGLE at 32 from 0.4.3.post3
 /// (EAGLE3 from 0.4.4.post2), 48 from 0.4.4.post4; STANDALONE and NGRAM too from 0.5.3rc2.
-fn max_running_requests(i: &Inputs) -> Option<i64> {
+fn max_running_requests(i: &Gen) -> Option<i64> {
     let v = i.version;
     match (&i.spec, i.user_mrr) {
         (_, Some(u)) => Some(u),
@@ -187,7 +231,7 @@ pub(super) fn apply_reserve(out: &mut SglangDefaults, g: f64, r: f64) {
 
 /// Multimodal models: SGLang shrinks the fraction for the vision tower from 0.4.9 (by its size
 /// from 0.4.9.post3; 0.5.16+ post-capture sizing instead subtracts 8 GiB of the capacity).
-fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
+fn vision_tower(i: &Gen, out: &mut SglangDefaults, post_capture: bool) {
     let Some(m) = i.model else {
         return;
     };
@@ -196,7 +240,7 @@ fn vision_tower(i: &Inputs, out: &mut SglangDefaults, post_capture: bool) {
     }
     let vlm = i.multimodal
         && !flag_of(i.args, &[opt::LANGUAGE_ONLY, opt::LANGUAGE_MODEL_ONLY])
-        && !(i.family == Family::V0515 && i.disagg == "decode");
+        && !(i.family == Family::V0515 && i.disagg == Some(Disagg::Decode));
     if vlm && post_capture {
         if let Some(g) = i.g {
             out.mem_fraction_static -= 8.0 * GIB / g;

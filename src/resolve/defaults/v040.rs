@@ -1,12 +1,12 @@
 //! 0.4.0 – 0.4.7: a fixed fraction by TP size (TP·PP from 0.4.6.post2), adjusted on large GPUs.
 
-use super::inputs::Inputs;
+use super::Gen;
 use super::since::since;
 use super::tiers::decode_bs_v04;
 use super::{GIB, SglangDefaults};
 
 /// 0.4.0 – 0.4.7: the fraction, and the decode max_bs of the capacity tier.
-pub(super) fn v040(i: &Inputs, out: &mut SglangDefaults) {
+pub(super) fn v040(i: &Gen, out: &mut SglangDefaults) {
     let mut max_bs = i
         .user_decode_max
         .or_else(|| decode_bs_v04(i.family, i.version, i.g, i.tp));
@@ -32,7 +32,7 @@ fn by_size(n: i64) -> f64 {
 /// Until 0.4.5.post3 the TP table alone; then GPUs over 81,920 MiB keep 13 GiB free; from
 /// 0.4.6.post2 (TP·PP) GPUs over 96 GiB grow the fraction, at most to 18 GiB free; 0.4.7 sets
 /// 0.79 over 180,000 MB and keeps more free under speculative decoding. Not rounded.
-fn fraction(i: &Inputs) -> f64 {
+fn fraction(i: &Gen) -> f64 {
     let v = i.version;
     let Some(g) = i.g.filter(|_| since(v, "0.4.5.post3")) else {
         return by_size(i.tp);

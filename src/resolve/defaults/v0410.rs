@@ -1,13 +1,13 @@
 //! 0.4.7.post1 – 0.5.3rc0: the reserve by capacity tier.
 
-use super::inputs::Inputs;
+use super::Gen;
 use super::since::since;
 use super::tiers::decode_bs_v04;
 use super::{GIB, SglangDefaults, apply_reserve};
 
 /// 0.4.7.post1 – 0.5.3rc0: the reserve `R` is a per-capacity-tier constant plus a TP·PP term,
 /// plus speculative decoding (STANDALONE: 6 GiB from 0.5.2) and DP-attention terms.
-pub(super) fn v0410(i: &Inputs, out: &mut SglangDefaults) {
+pub(super) fn v0410(i: &Gen, out: &mut SglangDefaults) {
     let ps = (i.tp * i.pp) as f64;
     out.decode_max_bs = i
         .user_decode_max

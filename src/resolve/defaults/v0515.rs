@@ -1,11 +1,12 @@
 //! 0.5.14+: per-phase CUDA-graph config.
 
-use super::args::{flag_of, int_list, int_of, str_of};
-use super::inputs::Inputs;
+use super::Gen;
 use super::lists::{decode_batch_sizes, prefill_batch_sizes};
 use super::since::since;
 use super::v055::piecewise_v0510;
 use super::{GIB, SglangDefaults, apply_reserve};
+use crate::resolve::args::{flag_of, int_list, int_of, str_of};
+use crate::resolve::inputs::Disagg;
 use crate::sglang::opt;
 
 /// 0.5.15+ per-phase CUDA-graph switches.
@@ -19,7 +20,7 @@ struct Phases<'a> {
 /// 0.5.14+: per-phase CUDA-graph config, no speculative reserve; DeepEP and PD-role terms from
 /// 0.5.15. Returns whether
 /// the KV pool is sized after graph capture (0.5.16+, env opt-in), which uses a smaller reserve.
-pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
+pub(super) fn v0515(i: &Gen, out: &mut SglangDefaults) -> bool {
     let phases = phases_v0515(i);
     let max_bs = decode_graph_v0515(i, out);
     out.decode_graph = phases.decode_on;
@@ -51,7 +52,7 @@ pub(super) fn v0515(i: &Inputs, out: &mut SglangDefaults) -> bool {
 /// The compatibility rules that turn the default prefill graph off (before the memory heuristic):
 /// 0.5.14's torch.compile piecewise graph keeps 0.5.11's list; the
 /// breakable graph (0.5.15+) has its own, relaxed over releases.
-fn prefill_incompatible(i: &Inputs) -> bool {
+fn prefill_incompatible(i: &Gen) -> bool {
     let (v, args) = (i.version, i.args);
     if !since(v, "0.5.15") {
         return !piecewise_v0510(i, false);
@@ -60,9 +61,12 @@ fn prefill_incompatible(i: &Inputs) -> bool {
     let lora = flag_of(args, &[opt::ENABLE_LORA])
         || args.get(opt::LORA_PATHS).is_some_and(|x| !x.is_null());
     let a2a = if v17 {
-        !matches!(i.a2a.as_str(), "none" | "deepep" | "megamoe" | "flashinfer")
+        !matches!(
+            i.a2a.as_deref(),
+            None | Some("deepep" | "megamoe" | "flashinfer")
+        )
     } else {
-        i.a2a != "none" || i.deepep
+        i.a2a.is_some() || i.deepep
     };
     (i.mla && !since(v, "0.5.18"))
         || int_of(args, &[opt::ATTN_CP_SIZE]).unwrap_or(1) > 1
@@ -74,7 +78,7 @@ fn prefill_incompatible(i: &Inputs) -> bool {
 }
 
 /// 0.5.14+: which graph phases are captured, after the options and compatibility rules.
-fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
+fn phases_v0515<'a>(i: &Gen<'a>) -> Phases<'a> {
     let args = i.args;
     let decode_backend = str_of(args, &[opt::CUDA_GRAPH_BACKEND_DECODE]);
     let prefill_backend = str_of(args, &[opt::CUDA_GRAPH_BACKEND_PREFILL]);
@@ -99,9 +103,9 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
         };
     }
     // 0.5.15+: a PD role captures only its own phase.
-    match i.disagg.as_str() {
-        "prefill" if decode_backend.is_none() => decode_on = false,
-        "decode" if prefill_backend.is_none() => prefill_on = false,
+    match i.disagg {
+        Some(Disagg::Prefill) if decode_backend.is_none() => decode_on = false,
+        Some(Disagg::Decode) if prefill_backend.is_none() => prefill_on = false,
         _ => {}
     }
     Phases {
@@ -113,7 +117,7 @@ fn phases_v0515<'a>(i: &Inputs<'a>) -> Phases<'a> {
 
 /// 0.5.17+: DP attention divides the chunk after the reserve was sized, then cuts the prefill
 /// graph to the chunk each rank prefills (a list the user gave stays).
-fn clamp_prefill_to_rank_chunk(i: &Inputs, out: &mut SglangDefaults) {
+fn clamp_prefill_to_rank_chunk(i: &Gen, out: &mut SglangDefaults) {
     let chunk = super::chunked_prefill_size(i);
     let user_max = int_of(i.args, &[opt::CUDA_GRAPH_MAX_BS_PREFILL]).is_some();
     let user_bs = int_list(i.args, &[opt::CUDA_GRAPH_BS_PREFILL]).is_some();
@@ -131,7 +135,7 @@ fn clamp_prefill_to_rank_chunk(i: &Inputs, out: &mut SglangDefaults) {
 
 /// 0.5.14+ decode graph: as 0.5.10, but an unset `max_bs` is capped at
 /// `--max-running-requests` from 0.5.22. Returns the resolved `max_bs`.
-fn decode_graph_v0515(i: &Inputs, out: &mut SglangDefaults) -> i64 {
+fn decode_graph_v0515(i: &Gen, out: &mut SglangDefaults) -> i64 {
     let mut max_bs = i.user_decode_max.unwrap_or(i.tier_bs);
     if since(i.version, "0.5.22")
         && i.user_decode_max.is_none()
@@ -153,7 +157,7 @@ fn decode_graph_v0515(i: &Inputs, out: &mut SglangDefaults) -> i64 {
 }
 
 /// 0.5.15+ breakable prefill graph token buckets.
-fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
+fn prefill_buckets_v0515(i: &Gen, prefill_on: bool) -> Vec<i64> {
     let user_max = int_of(i.args, &[opt::CUDA_GRAPH_MAX_BS_PREFILL]);
     let user_bs = int_list(i.args, &[opt::CUDA_GRAPH_BS_PREFILL]);
     // DeepEP (0.5.17+): prefill buckets rounded up to multiples of 8 (max 2048 when unresolved).
@@ -192,20 +196,20 @@ fn prefill_buckets_v0515(i: &Inputs, prefill_on: bool) -> Vec<i64> {
 /// for the phases this rank captures (`reserve_for_graph_mb`; 0.5.14 counts the decode graph
 /// even when off), a 10 GiB floor above 60 GiB, then DeepEP's decode buffers (0.5.15+; the
 /// breakable-prefill DeepEP term 0.5.17+). The additions stay in SGLang's order.
-fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_buckets: usize) -> f64 {
+fn reserve_v0515(i: &Gen, g: f64, max_bs: i64, phases: &Phases, prefill_buckets: usize) -> f64 {
     let v15 = since(i.version, "0.5.15");
     let tpp = (i.tp * i.pp) as f64 / 8.0 * 1024.0;
     let mut r = 512.0 + activation_tokens_v0515(i, max_bs) as f64 * 1.5 + tpp;
-    if !v15 || (i.disagg != "prefill" && phases.decode_on) {
+    if !v15 || (i.disagg != Some(Disagg::Prefill) && phases.decode_on) {
         r += max_bs as f64 * 2.0;
     }
-    if i.attn_dp > 1 && i.disagg != "prefill" {
+    if i.attn_dp > 1 && i.disagg != Some(Disagg::Prefill) {
         r += (max_bs * i.attn_dp) as f64 * 3.0;
         if max_bs > 300 {
             r += (max_bs * i.attn_dp) as f64 * 1.5;
         }
     }
-    if i.disagg != "decode" && phases.prefill_on {
+    if i.disagg != Some(Disagg::Decode) && phases.prefill_on {
         r += if i.mla {
             1.5 * GIB
         } else {
@@ -221,7 +225,7 @@ fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_bucke
     if g > 60.0 * GIB {
         r = r.max(10.0 * GIB);
     }
-    if v15 && i.disagg != "prefill" && phases.decode_on && i.deepep {
+    if v15 && i.disagg != Some(Disagg::Prefill) && phases.decode_on && i.deepep {
         r += 2.0 * GIB;
     }
     r
@@ -229,8 +233,8 @@ fn reserve_v0515(i: &Inputs, g: f64, max_bs: i64, phases: &Phases, prefill_bucke
 
 /// 0.5.15+ activation tokens behind the reserve: a decode rank's running requests × draft
 /// tokens, else the chunk (or `--max-prefill-tokens` without chunking), at least 2048.
-fn activation_tokens_v0515(i: &Inputs, max_bs: i64) -> i64 {
-    if i.disagg == "decode" && since(i.version, "0.5.15") {
+fn activation_tokens_v0515(i: &Gen, max_bs: i64) -> i64 {
+    if i.disagg == Some(Disagg::Decode) && since(i.version, "0.5.15") {
         let running = i.user_mrr.unwrap_or(max_bs).max(1);
         let draft = i
             .args

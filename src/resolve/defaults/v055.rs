@@ -1,15 +1,15 @@
 //! 0.5.3rc2 – 0.5.13: the activation/graph reserve, then piecewise prefill graphs.
 
-use super::args::{flag_of, int_list, int_of, str_of};
-use super::inputs::Inputs;
+use super::Gen;
 use super::lists::{decode_batch_sizes, piecewise_tokens_v055, prefill_batch_sizes};
 use super::since::since;
 use super::{Family, GIB, SglangDefaults, apply_reserve};
+use crate::resolve::args::{flag_of, int_list, int_of, str_of};
 use crate::sglang::opt;
 
 /// 0.5.3rc2 – 0.5.9: decode graph list and the activation/graph reserve; piecewise prefill
 /// graphs only on request (`--enable-piecewise-cuda-graph`, 0.5.3.post2 on).
-pub(super) fn v055(i: &Inputs, out: &mut SglangDefaults) {
+pub(super) fn v055(i: &Gen, out: &mut SglangDefaults) {
     let max_bs = decode_graph_v055(i, out);
     let (before_floor, after_spec) = opt_in_piecewise(i, out);
     if let Some(g) = i.g {
@@ -21,7 +21,7 @@ pub(super) fn v055(i: &Inputs, out: &mut SglangDefaults) {
 /// 0.5.3.post2 – 0.5.9 `--enable-piecewise-cuda-graph`: its token buckets, and its reserve terms
 /// (MiB) before the 10 GiB floor (0.5.8+: 8 per bucket) and after the speculative term
 /// (0.5.5.post1: max tokens / 4; 0.5.7: / 8).
-fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
+fn opt_in_piecewise(i: &Gen, out: &mut SglangDefaults) -> (f64, f64) {
     if !flag_of(i.args, &[opt::ENABLE_PIECEWISE_CUDA_GRAPH]) {
         return (0.0, 0.0);
     }
@@ -49,7 +49,7 @@ fn opt_in_piecewise(i: &Inputs, out: &mut SglangDefaults) -> (f64, f64) {
 }
 
 /// 0.5.10rc0 – 0.5.13: as 0.5.3, plus piecewise prefill graphs and their share of the reserve.
-pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
+pub(super) fn v0510(i: &Gen, out: &mut SglangDefaults) {
     let max_bs = decode_graph_v055(i, out);
     let piecewise = piecewise_v0510(i, !since(i.version, "0.5.11"));
     let max_tokens = int_of(i.args, &[opt::PIECEWISE_CUDA_GRAPH_MAX_TOKENS]).unwrap_or_else(|| {
@@ -78,7 +78,7 @@ pub(super) fn v0510(i: &Inputs, out: &mut SglangDefaults) {
 /// 0.5.3rc2 – 0.5.14 decode graph: the user's list (its max wins), else the generated list up
 /// to the user's or the tier's `max_bs` (which ends the list from 0.5.10; the speculative list
 /// has 64 from 0.5.4.post2). Returns the resolved `max_bs`.
-fn decode_graph_v055(i: &Inputs, out: &mut SglangDefaults) -> i64 {
+fn decode_graph_v055(i: &Gen, out: &mut SglangDefaults) -> i64 {
     let mut max_bs = i.user_decode_max.unwrap_or(i.tier_bs);
     let bs = match &i.user_decode_bs {
         Some(l) => {
@@ -101,7 +101,7 @@ fn decode_graph_v055(i: &Inputs, out: &mut SglangDefaults) -> i64 {
 
 /// 0.5.10: piecewise prefill graphs, on by default, off under these conditions (speculative
 /// decoding only until 0.5.11; 0.5.14's torch.compile piecewise graph has the same list).
-pub(super) fn piecewise_v0510(i: &Inputs, off_for_speculative: bool) -> bool {
+pub(super) fn piecewise_v0510(i: &Gen, off_for_speculative: bool) -> bool {
     let args = i.args;
     let unsupported_arch = i
         .model
@@ -122,7 +122,7 @@ pub(super) fn piecewise_v0510(i: &Inputs, off_for_speculative: bool) -> bool {
                 || i.attn_dp > 1
                 || flag_of(args, &[opt::ENABLE_TORCH_COMPILE])
                 || i.pp > 1
-                || i.a2a != "none"
+                || i.a2a.is_some()
                 || i.deepep
                 || flag_of(args, &[opt::ENABLE_LORA])
                 || args.get(opt::LORA_PATHS).is_some_and(|v| !v.is_null())
@@ -133,7 +133,7 @@ pub(super) fn piecewise_v0510(i: &Inputs, off_for_speculative: bool) -> bool {
                 || args.float(opt::CPU_OFFLOAD_GB).unwrap_or(0.0) > 0.0
                 || flag_of(args, &[opt::ENABLE_HIERARCHICAL_CACHE])
                 || flag_of(args, &[opt::ENABLE_DETERMINISTIC_INFERENCE])
-                || i.disagg != "null"
+                || i.disagg.is_some()
                 || flag_of(args, &[opt::ENABLE_SYMM_MEM])
                 || flag_of(args, &[opt::ENABLE_EPLB])
                 || str_of(args, &[opt::EXPERT_DISTRIBUTION_RECORDER_MODE]).is_some()
@@ -144,7 +144,7 @@ pub(super) fn piecewise_v0510(i: &Inputs, off_for_speculative: bool) -> bool {
 /// 0.5.3 – 0.5.14 reserve `R` (MiB): `512 + 1.5·cps + 2·max_bs + TP·PP/8 GiB`, DP-attention
 /// and piecewise-graph terms, a 10 GiB floor above 60 GiB, then the speculative reserve.
 /// The additions stay in SGLang's order so the float result is the same.
-fn reserve_v055(i: &Inputs, g: f64, max_bs: i64, prefill_graph: f64) -> f64 {
+fn reserve_v055(i: &Gen, g: f64, max_bs: i64, prefill_graph: f64) -> f64 {
     let mut r = 512.0;
     r += if i.cps0 > 0 {
         i.cps0.max(2048) as f64 * 1.5

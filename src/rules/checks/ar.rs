@@ -28,7 +28,7 @@ fn pcie_tp_over_two(ctx: &Context) -> bool {
 }
 
 pub fn no_p2p(ctx: &Context) -> Vec<Fired> {
-    if matches!(car(ctx), CustomAllReduce::Off(_)) || ctx.args.flag(opt::ENABLE_P2P_CHECK) {
+    if matches!(car(ctx), CustomAllReduce::Off(_)) || ctx.user().flag(opt::ENABLE_P2P_CHECK) {
         return vec![];
     }
     let broken = ctx.topology.p2p_broken_pairs(ctx.tp_gpus());
@@ -134,7 +134,7 @@ pub fn world_size(ctx: &Context) -> Vec<Fired> {
     let tp = ctx.tp();
     if [1, 2, 4, 6, 8].contains(&tp)
         || ctx.nnodes() > 1
-        || ctx.args.flag(opt::DISABLE_CUSTOM_ALL_REDUCE)
+        || ctx.user().flag(opt::DISABLE_CUSTOM_ALL_REDUCE)
     {
         return vec![];
     }
@@ -145,7 +145,7 @@ pub fn world_size(ctx: &Context) -> Vec<Fired> {
 
 pub fn pcie_nccl(ctx: &Context) -> Vec<Fired> {
     if !pcie_tp_over_two(ctx)
-        || ctx.args.flag(opt::DISABLE_CUSTOM_ALL_REDUCE)
+        || ctx.user().flag(opt::DISABLE_CUSTOM_ALL_REDUCE)
         || ![4, 6, 8].contains(&ctx.tp())
         || ctx.nnodes() > 1
         || FORCING.iter().any(|n| ctx.env.get(n).is_some())

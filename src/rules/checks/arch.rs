@@ -18,9 +18,9 @@ fn fusion_given(ctx: &Context) -> Vec<&'static str> {
         .copied()
         .filter(|o| {
             if *o == opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION {
-                ctx.args.flag(o)
+                ctx.user().flag(o)
             } else {
-                ctx.given(o)
+                ctx.user().given(o)
             }
         })
         .collect()
@@ -80,7 +80,7 @@ fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
         && ctx.nnodes() == 1
         && !ctx.dp_attention()
         && ctx.moe_a2a().is_none()
-        && !ctx.args.flag(opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION)
+        && !ctx.user().flag(opt::ENABLE_FLASHINFER_ALLREDUCE_FUSION)
         && !ctx
             .args
             .flag(opt::ENFORCE_DISABLE_FLASHINFER_ALLREDUCE_FUSION);
@@ -97,7 +97,7 @@ pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
     if let Some(msg) = fusion_auto_on_sm12x(ctx) {
         let f = Fired::new(msg);
         let opt = opt::ENFORCE_DISABLE_FLASHINFER_ALLREDUCE_FUSION;
-        return vec![if ctx.args.knows(opt) {
+        return vec![if ctx.user().knows(opt) {
             f.with_fix(add_flag(opt))
         } else {
             f
@@ -130,10 +130,10 @@ pub fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
     if given.is_empty() || ctx.nnodes() < 2 || fusion_unsupported(ctx).is_some() {
         return vec![];
     }
-    let backend = ctx.sval(opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND);
+    let backend = ctx.user().sval(opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND);
     // 0.5.23: mnnvl/auto/cutedsl work across nodes on SM10x; trtllm never does.
     let all_sm10 = !ctx.majors().is_empty() && ctx.majors().iter().all(|&m| m == 10);
-    if ctx.args.knows(opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND)
+    if ctx.user().knows(opt::FLASHINFER_ALLREDUCE_FUSION_BACKEND)
         && all_sm10
         && backend.as_deref() != Some("trtllm")
     {
@@ -175,7 +175,8 @@ pub fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
     ]
     .iter()
     .filter_map(|o| {
-        ctx.sval(o)
+        ctx.user()
+            .sval(o)
             .filter(|v| v.starts_with("flashinfer_trtllm"))
             .map(|v| format!("{o} {v}"))
     })
@@ -199,7 +200,7 @@ pub fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
     }
     let mut uses = Vec::new();
     for o in [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND] {
-        if ctx.sval(o).as_deref() == Some("deep_gemm") {
+        if ctx.user().sval(o).as_deref() == Some("deep_gemm") {
             uses.push(format!("{o} deep_gemm"));
         }
     }
@@ -226,7 +227,7 @@ fn symm_mem_crashes(ctx: &Context) -> bool {
 }
 
 pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || !symm_mem_crashes(ctx) {
+    if !ctx.user().flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || !symm_mem_crashes(ctx) {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, _)| m > 10);
@@ -242,7 +243,7 @@ pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || ctx.majors().is_empty() {
+    if !ctx.user().flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || ctx.majors().is_empty() {
         return vec![];
     }
     let tp = ctx.tp();
@@ -319,7 +320,7 @@ pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
 /// Its test is `major < 8 and minor < 5`, reproduced as written (so 7.0, 6.x and 5.x stop,
 /// while 7.5 passes).
 pub fn below_sm75(ctx: &Context) -> Vec<Fired> {
-    if ctx.args.str(opt::DEVICE).is_some_and(|d| d != "cuda") {
+    if ctx.user().str(opt::DEVICE).is_some_and(|d| d != "cuda") {
         return vec![];
     }
     let bad = ctx.gpus_where(|(m, n)| m < 8 && n < 5);

@@ -13,8 +13,8 @@ fn using(ctx: &Context, backend: &str) -> Vec<String> {
 /// The fa3 backends SGLang builds: the main one is swapped for triton before it is built on an
 /// fp8_e5m2 KV cache (every release) or with double sparsity (the model runner's switch).
 fn fa3_built(ctx: &Context) -> Vec<String> {
-    let swapped = ctx.sval(opt::KV_CACHE_DTYPE).as_deref() == Some("fp8_e5m2")
-        || ctx.given(opt::ENABLE_DOUBLE_SPARSITY);
+    let swapped =
+        ctx.kv_cache_dtype() == Some("fp8_e5m2") || ctx.user().given(opt::ENABLE_DOUBLE_SPARSITY);
     using(ctx, "fa3")
         .into_iter()
         .filter(|u| !(swapped && u.starts_with("--attention-backend ")))
@@ -38,7 +38,11 @@ pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
     let uses = fa3_built(ctx);
     let bad = ctx.gpus_where(|(m, _)| m == 8);
     // `--disable-mla` (older releases) makes the runner take the non-MLA path.
-    if uses.is_empty() || bad.is_empty() || !ctx.model_is_mla() || ctx.given(opt::DISABLE_MLA) {
+    if uses.is_empty()
+        || bad.is_empty()
+        || !ctx.model_is_mla()
+        || ctx.user().given(opt::DISABLE_MLA)
+    {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -50,7 +54,7 @@ pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
-    if ctx.sval(opt::MM_ATTENTION_BACKEND).as_deref() != Some("fa3") {
+    if ctx.user().sval(opt::MM_ATTENTION_BACKEND).as_deref() != Some("fa3") {
         return vec![];
     }
     // Only a model whose tower is SGLang's shared vision attention reads the option.
@@ -167,8 +171,8 @@ pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
                 .join("/")
         )));
     }
-    if let Some(kv) = ctx.sval(opt::KV_CACHE_DTYPE)
-        && !trtllm_mla_kv(ctx.version).contains(&kv.as_str())
+    if let Some(kv) = ctx.kv_cache_dtype()
+        && !trtllm_mla_kv(ctx.version).contains(&kv)
     {
         out.push(Fired::new(format!(
             "{} with --kv-cache-dtype {kv}: SGLang {} takes {} for TRT-LLM MLA",
@@ -197,7 +201,7 @@ pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
     if ctx.decode_backend().as_deref() != Some("fa4") {
         return vec![];
     }
-    let o = if ctx.sval(opt::DECODE_ATTENTION_BACKEND).is_some() {
+    let o = if ctx.user().sval(opt::DECODE_ATTENTION_BACKEND).is_some() {
         opt::DECODE_ATTENTION_BACKEND
     } else {
         opt::ATTENTION_BACKEND
@@ -210,13 +214,13 @@ pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
 
 pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
     let uses = using(ctx, "fa3");
-    if uses.is_empty() || ctx.sval(opt::KV_CACHE_DTYPE).as_deref() != Some("fp8_e5m2") {
+    if uses.is_empty() || ctx.kv_cache_dtype() != Some("fp8_e5m2") {
         return vec![];
     }
     // Every release swaps `--attention-backend fa3` for triton on e5m2 KV (the model runner up
     // to 0.5.4, ServerArgs from 0.5.5); the prefill/decode-specific options are never swapped:
     // FA3 then gets e5m2 it can't take.
-    let swapped = ctx.sval(opt::ATTENTION_BACKEND).as_deref() == Some("fa3");
+    let swapped = ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() == Some("fa3");
     let what = if swapped {
         "SGLang silently switches the attention backend to triton".to_string()
     } else {
@@ -333,7 +337,7 @@ fn gdn_allowed(version: &str, major: u32) -> &'static [&'static str] {
 /// decode when both are given, else the main one; from 0.5.18 each role's backend (its own
 /// option, else the main one).
 fn gdn_checked(ctx: &Context) -> Vec<(&'static str, String)> {
-    let get = |o: &'static str| ctx.sval(o).map(|v| (o, v));
+    let get = |o: &'static str| ctx.user().sval(o).map(|v| (o, v));
     let main = get(opt::ATTENTION_BACKEND);
     let (p, d) = (
         get(opt::PREFILL_ATTENTION_BACKEND),
@@ -433,7 +437,7 @@ pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
     let Some(allowed) = llama4_allowed(ctx.version) else {
         return vec![];
     };
-    let given = ctx.sval(opt::ATTENTION_BACKEND);
+    let given = ctx.user().sval(opt::ATTENTION_BACKEND);
     let what = match &given {
         Some(b) if allowed.contains(&b.as_str()) => return vec![],
         Some(b) => format!("--attention-backend {b}"),
@@ -458,12 +462,12 @@ pub fn dual_chunk_backend(ctx: &Context) -> Vec<Fired> {
     if !ctx.model.is_some_and(|m| m.dual_chunk_attention) {
         return vec![];
     }
-    let what = match ctx.sval(opt::ATTENTION_BACKEND) {
+    let what = match ctx.user().sval(opt::ATTENTION_BACKEND) {
         Some(b) if b == DUAL_CHUNK => return vec![],
         Some(b) => format!("--attention-backend is {b}"),
         // A prefill or decode backend may make the main one: not judged.
-        None if ctx.given(opt::PREFILL_ATTENTION_BACKEND)
-            || ctx.given(opt::DECODE_ATTENTION_BACKEND) =>
+        None if ctx.user().given(opt::PREFILL_ATTENTION_BACKEND)
+            || ctx.user().given(opt::DECODE_ATTENTION_BACKEND) =>
         {
             return vec![];
         }
@@ -517,7 +521,7 @@ fn deterministic_sees(ctx: &Context) -> Option<String> {
             .as_ref()
             .map(|a| a.value.clone())
     } else {
-        ctx.sval(opt::ATTENTION_BACKEND)
+        ctx.user().sval(opt::ATTENTION_BACKEND)
     }
 }
 
@@ -533,7 +537,7 @@ fn deterministic_fix(ctx: &Context, deepseek: bool) -> &'static str {
 
 pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
-    if !ctx.args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(v, "0.5.3rc2") {
+    if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(v, "0.5.3rc2") {
         return vec![];
     }
     let deepseek = ctx.model_arch().is_some_and(|a| {
@@ -553,7 +557,7 @@ pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
         Some(_) => return vec![],
     };
     let shown = match &seen {
-        Some(b) if ctx.sval(opt::ATTENTION_BACKEND).as_deref() == Some(b) => {
+        Some(b) if ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() == Some(b) => {
             format!("--attention-backend {b}")
         }
         Some(b) => format!("{b}, SGLang's own choice (no --attention-backend given)"),

@@ -5,7 +5,9 @@ use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE) && ctx.args.flag(opt::DISABLE_RADIX_CACHE)) {
+    if !(ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        && ctx.user().flag(opt::DISABLE_RADIX_CACHE))
+    {
         return vec![];
     }
     vec![Fired::new(
@@ -15,8 +17,8 @@ pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
 
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.
 fn effective_page(ctx: &Context) -> i64 {
-    let given = ctx.int(opt::PAGE_SIZE).unwrap_or(1).max(1);
-    let role = |o: &str, b: &str| ctx.sval(o).as_deref() == Some(b);
+    let given = ctx.user().int(opt::PAGE_SIZE).unwrap_or(1).max(1);
+    let role = |o: &str, b: &str| ctx.user().sval(o).as_deref() == Some(b);
     // The MLA backends force a page size as the main or decode backend only (trtllm_mla as the
     // main one only before 0.5.0); cutedsl_mla, hpc_ops and trtllm_mha in any role.
     let main_or_decode = |b: &str| {
@@ -58,7 +60,7 @@ pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
     else {
         return vec![];
     };
-    if chunk <= 0 || ctx.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode") {
+    if chunk <= 0 || ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode") {
         return vec![];
     }
     let dp = if ctx.dp_attention() {
@@ -83,12 +85,12 @@ pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE) || effective_page(ctx) != 1 {
+    if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) || effective_page(ctx) != 1 {
         return vec![];
     }
     // With neither a page size nor a backend chosen, SGLang's own backend choice on Blackwell
     // (trtllm-gen kernels) can raise the page size: the launcher can't claim it stays 1.
-    if !ctx.given(opt::PAGE_SIZE)
+    if !ctx.user().given(opt::PAGE_SIZE)
         && ctx.attention_backends().is_empty()
         && ctx.majors().iter().any(|&m| m >= 10)
     {
@@ -100,11 +102,11 @@ pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
-    if !ctx.given(opt::MULTI_ITEM_SCORING_DELIMITER) {
+    if !ctx.user().given(opt::MULTI_ITEM_SCORING_DELIMITER) {
         return vec![];
     }
-    let radix = !ctx.args.flag(opt::DISABLE_RADIX_CACHE);
-    let chunk = ctx.int(opt::CHUNKED_PREFILL_SIZE);
+    let radix = !ctx.user().flag(opt::DISABLE_RADIX_CACHE);
+    let chunk = ctx.user().int(opt::CHUNKED_PREFILL_SIZE);
     let chunked = chunk != Some(-1);
     if !radix && !chunked {
         return vec![];
@@ -140,7 +142,7 @@ pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_HIERARCHICAL_CACHE)
+    if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
         || ctx.decode_backend().as_deref() != Some("fa3")
     {
         return vec![];

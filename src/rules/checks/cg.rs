@@ -23,9 +23,9 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     };
     if ctx.cuda_graph_disabled()
         || ctx.cuda_graph_max_bs_given().is_some()
-        || ctx.given(opt::CUDA_GRAPH_BS)
-        || ctx.given(opt::CUDA_GRAPH_BS_DECODE)
-        || ctx.given(opt::CUDA_GRAPH_CONFIG)
+        || ctx.user().given(opt::CUDA_GRAPH_BS)
+        || ctx.user().given(opt::CUDA_GRAPH_BS_DECODE)
+        || ctx.user().given(opt::CUDA_GRAPH_CONFIG)
     {
         return vec![];
     }
@@ -65,7 +65,7 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     } else {
         ""
     };
-    let opt = if ctx.args.knows(opt::CUDA_GRAPH_MAX_BS_DECODE) {
+    let opt = if ctx.user().knows(opt::CUDA_GRAPH_MAX_BS_DECODE) {
         opt::CUDA_GRAPH_MAX_BS_DECODE
     } else {
         opt::CUDA_GRAPH_MAX_BS
@@ -98,7 +98,7 @@ pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_TORCH_COMPILE) || ctx.cuda_graph_disabled() {
+    if !ctx.user().flag(opt::ENABLE_TORCH_COMPILE) || ctx.cuda_graph_disabled() {
         return vec![];
     }
     let why = if ctx.dp_attention() {
@@ -117,7 +117,8 @@ pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.args.flag(opt::DISABLE_CUDA_GRAPH_PADDING) && ctx.args.flag(opt::ENABLE_TORCH_COMPILE))
+    if !(ctx.user().flag(opt::DISABLE_CUDA_GRAPH_PADDING)
+        && ctx.user().flag(opt::ENABLE_TORCH_COMPILE))
     {
         return vec![];
     }

@@ -49,7 +49,7 @@ pub fn shm(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
-    let flag = ctx.args.flag(opt::ENABLE_NCCL_NVLS);
+    let flag = ctx.user().flag(opt::ENABLE_NCCL_NVLS);
     let env = ctx.env.get("NCCL_NVLS_ENABLE").is_some_and(nccl_on);
     if !(flag || env) || ctx.tp() < 2 || ctx.tp_nvlinked() {
         return vec![];
@@ -89,7 +89,7 @@ pub fn multinode_ifname(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn multinode_timeout(ctx: &Context) -> Vec<Fired> {
-    if ctx.nnodes() < 2 || ctx.given(opt::DIST_TIMEOUT) {
+    if ctx.nnodes() < 2 || ctx.user().given(opt::DIST_TIMEOUT) {
         return vec![];
     }
     vec![Fired::new(format!(

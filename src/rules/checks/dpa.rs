@@ -14,7 +14,7 @@ pub fn tp_divisible(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn lm_head(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_DP_LM_HEAD) || (ctx.dp_attention() && ctx.attn_dp() > 1) {
+    if !ctx.user().flag(opt::ENABLE_DP_LM_HEAD) || (ctx.dp_attention() && ctx.attn_dp() > 1) {
         return vec![];
     }
     // From 0.5.3 a single DP rank drops the flag silently (SGLang's own resolution).
@@ -32,11 +32,11 @@ pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // 0.5.20+: --dp-size is replica DP only; before, --enable-dp-attention made it attention DP.
-    let modern = ctx.args.knows(opt::ATTN_DP_SIZE);
-    if !modern && ctx.args.flag(opt::ENABLE_DP_ATTENTION) {
+    let modern = ctx.user().knows(opt::ATTN_DP_SIZE);
+    if !modern && ctx.user().flag(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
-    if modern && ctx.args.flag(opt::ENABLE_DP_ATTENTION) {
+    if modern && ctx.user().flag(opt::ENABLE_DP_ATTENTION) {
         return vec![]; // rewritten to --attn-dp-size by SGLang (FLAG003)
     }
     vec![Fired::new(format!(
@@ -59,7 +59,7 @@ pub fn attn_dp_and_dp(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let dp = ctx.dp();
-    if a <= 1 || dp <= 1 || ctx.args.flag(opt::ENABLE_DP_ATTENTION) {
+    if a <= 1 || dp <= 1 || ctx.user().flag(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
     vec![Fired::new(format!(

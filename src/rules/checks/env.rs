@@ -366,7 +366,8 @@ pub fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
         .model
         .and_then(|m| m.derived_context_length.or(m.max_position_embeddings))?;
     let cl = ctx
-        .args
+        .user()
+        .command_line()
         .get(opt::CONTEXT_LENGTH)
         .and_then(serde_json::Value::as_i64)?;
     let allowed = [
@@ -406,7 +407,7 @@ pub fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn deterministic(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || ctx.tp() < 2 {
+    if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || ctx.tp() < 2 {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -9,6 +9,7 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let runner = ctx
+        .user()
         .sval(opt::MOE_RUNNER_BACKEND)
         .unwrap_or_else(|| "auto".into());
     // The runners SGLang's check accepts grew release by release (tests/evidence/EP001.jsonl).
@@ -89,7 +90,7 @@ pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
 
 pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
     // From 0.5.15 SGLang accepts two-batch overlap without all-to-all under DP attention.
-    if !ctx.args.flag(opt::ENABLE_TWO_BATCH_OVERLAP)
+    if !ctx.user().flag(opt::ENABLE_TWO_BATCH_OVERLAP)
         || ctx.moe_a2a().is_some()
         || (at_least(ctx.version, "0.5.15") && ctx.dp_attention())
     {
@@ -102,8 +103,8 @@ pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
 
 pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.sval(opt::DEEPEP_MODE).as_deref() != Some("normal")
-        || ctx.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill")
+        || ctx.user().sval(opt::DEEPEP_MODE).as_deref() != Some("normal")
+        || ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill")
         || ctx.cuda_graph_disabled()
     {
         return vec![];
@@ -123,7 +124,7 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
 
 pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.sval(opt::DEEPEP_MODE).as_deref() == Some("normal")
+        || ctx.user().sval(opt::DEEPEP_MODE).as_deref() == Some("normal")
     {
         return vec![];
     }
@@ -136,7 +137,8 @@ pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let draft = if ctx.spec_algo().is_some() {
-        ctx.int(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
+        ctx.user()
+            .int(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
             .unwrap_or(1)
             .max(1)
     } else {
@@ -163,7 +165,7 @@ pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_EPLB) || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
+    if !ctx.user().flag(opt::ENABLE_EPLB) || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
         return vec![];
     }
     vec![Fired::new(
@@ -174,7 +176,7 @@ pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
 /// EP012: before 0.4.10 nothing refuses EPLB without EP up front; across nodes its rebalancer
 /// then asserts the expert-parallel GPUs divide evenly over the nodes (EP 1 over 2 nodes).
 pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_EPLB)
+    if !ctx.user().flag(opt::ENABLE_EPLB)
         || ctx.ep() > 1
         || ctx.moe_a2a().is_some()
         || ctx.nnodes() < 2
@@ -189,7 +191,7 @@ pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
-    let Some(runner) = ctx.sval(opt::MOE_RUNNER_BACKEND) else {
+    let Some(runner) = ctx.user().sval(opt::MOE_RUNNER_BACKEND) else {
         return vec![];
     };
     let tp = ctx.tp();
@@ -201,7 +203,7 @@ pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
     // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
     // GPT-OSS, cutlass with EP only under --quantization fp8 (mxfp8 from 0.5.9), and the
     // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
-    let q = ctx.sval(opt::QUANTIZATION);
+    let q = ctx.quant_given();
     let fp8_cutlass = q.as_deref() == Some("fp8")
         || (q.as_deref() == Some("mxfp8") && at_least(ctx.version, "0.5.9"));
     let gpt_oss = ctx.model_arch() == Some("GptOssForCausalLM");
@@ -228,8 +230,8 @@ pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     // The layout already reads EP as TP here: compare the user's value.
-    let given = ctx.int(opt::EP_SIZE).unwrap_or(1);
-    if !ctx.given(opt::EP_SIZE) || given == ctx.tp() {
+    let given = ctx.user().int(opt::EP_SIZE).unwrap_or(1);
+    if !ctx.user().given(opt::EP_SIZE) || given == ctx.tp() {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -14,7 +14,7 @@ pub fn written(ctx: &Context) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     // The effective line: options a `--config` file adds count too (their fixes are then
     // reported as blocked, naming the file).
-    for t in ctx.args.effective_iter() {
+    for t in ctx.user().command_line().effective_iter() {
         let Some(t) = t.to_str() else { continue };
         if t == "--" {
             break;
@@ -44,7 +44,8 @@ fn rename(from: &str, to: &str) -> Fix {
 
 /// Long options of this version that `w` is a prefix of (argparse's abbreviation candidates).
 fn prefix_matches<'a>(ctx: &'a Context, w: &str) -> Vec<&'a str> {
-    ctx.args
+    ctx.user()
+        .command_line()
         .flags
         .actions
         .iter()
@@ -60,7 +61,7 @@ pub fn renamed(ctx: &Context) -> Vec<Fired> {
         let Some(to) = renames::counterpart(&w) else {
             continue;
         };
-        if ctx.args.knows(&w) || !ctx.args.knows(to) {
+        if ctx.user().knows(&w) || !ctx.user().knows(to) {
             continue;
         }
         let prefixed = prefix_matches(ctx, &w);
@@ -84,7 +85,7 @@ pub fn renamed(ctx: &Context) -> Vec<Fired> {
 
 /// Whether the user wrote this action's option (not another action sharing its dest).
 fn used(ctx: &Context, a: &flagset::Action) -> bool {
-    let args = ctx.args;
+    let args = ctx.user().command_line();
     if !args.occurrences.is_empty() {
         return args.occurrences.iter().any(|o| {
             a.option_strings.contains(&o.option) || a.option_strings.contains(&o.written)
@@ -106,7 +107,7 @@ fn used(ctx: &Context, a: &flagset::Action) -> bool {
 
 pub fn deprecated(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
-    for a in &ctx.args.flags.actions {
+    for a in &ctx.user().command_line().flags.actions {
         let Some(new) = a.deprecated_for.as_deref() else {
             continue;
         };
@@ -119,7 +120,12 @@ pub fn deprecated(ctx: &Context) -> Vec<Fired> {
         let msg = format!("{opt} is deprecated in SGLang {}; use {new}", ctx.version);
         // A plain rename only: same kind of action under another name.
         let plain = new.starts_with("--") && !new.contains([' ', '=', '{', '<']);
-        let same_kind = ctx.args.flags.action(new).is_some_and(|n| n.kind == a.kind);
+        let same_kind = ctx
+            .user()
+            .command_line()
+            .flags
+            .action(new)
+            .is_some_and(|n| n.kind == a.kind);
         out.push(if plain && same_kind {
             Fired::new(msg).with_fix(rename(opt, new))
         } else {
@@ -130,7 +136,7 @@ pub fn deprecated(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.knows(opt::ATTN_DP_SIZE) || !ctx.args.is_set(opt::ENABLE_DP_ATTENTION) {
+    if !ctx.user().knows(opt::ATTN_DP_SIZE) || !ctx.user().is_set(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
     let dp = ctx.dp();
@@ -138,13 +144,13 @@ pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
         "--enable-dp-attention is deprecated in SGLang {}: --dp-size now means data-parallel replicas, and SGLang rewrites this to --attn-dp-size {dp}",
         ctx.version
     );
-    if ctx.given(opt::ATTN_DP_SIZE) {
+    if ctx.user().given(opt::ATTN_DP_SIZE) {
         return vec![Fired::new(msg)];
     }
     let mut args = vec![ArgEdit::Remove {
         option: opt::ENABLE_DP_ATTENTION.into(),
     }];
-    if ctx.given(opt::DP_SIZE) {
+    if ctx.user().given(opt::DP_SIZE) {
         args.push(ArgEdit::Remove {
             option: opt::DP_SIZE.into(),
         });
@@ -173,7 +179,7 @@ struct Foreign {
 fn foreign(ctx: &Context) -> Vec<Foreign> {
     let mut out = vec![];
     for w in written(ctx) {
-        if ctx.args.knows(&w)
+        if ctx.user().knows(&w)
             || renames::counterpart(&w).is_some()
             || replacement(ctx, &w).is_some()
         {
@@ -281,7 +287,7 @@ pub fn abbreviates_other(ctx: &Context) -> Vec<Fired> {
 
 /// What replaces the flag `w` in this release, when this release refuses it.
 fn replacement(ctx: &Context, w: &str) -> Option<(&'static str, String)> {
-    renames::replacement_in(ctx.args.flags, w, ctx.tp())
+    renames::replacement_in(ctx.user().command_line().flags, w, ctx.tp())
 }
 
 /// FLAG007: a flag SGLang replaced by an option with a value, which this release refuses.
@@ -291,7 +297,7 @@ pub fn replaced(ctx: &Context) -> Vec<Fired> {
         .filter_map(|w| {
             let (option, value) = replacement(ctx, &w)?;
             let mut args = vec![ArgEdit::Drop { written: w.clone() }];
-            let (summary, yours) = if ctx.given(option) {
+            let (summary, yours) = if ctx.user().given(option) {
                 (
                     format!("removed {w}"),
                     format!("; {option} is already given"),

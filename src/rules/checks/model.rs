@@ -34,7 +34,7 @@ fn unresolved<'a>(ctx: &Context<'a>) -> Vec<Unresolved<'a>> {
         return vec![];
     }
     let mut out = vec![];
-    let path = ctx.sval(opt::MODEL_PATH).unwrap_or_default();
+    let path = ctx.user().sval(opt::MODEL_PATH).unwrap_or_default();
     if let Some(m) = ctx.model.filter(|m| !resolves(ctx, m, &path, at, false)) {
         out.push(Unresolved {
             source: "config.json `architectures`".into(),
@@ -73,7 +73,7 @@ fn registry_decides(ctx: &Context) -> bool {
         None | Some("auto" | "sglang")
     );
     let hf = matches!(
-        ctx.sval(opt::MODEL_CONFIG_PARSER).as_deref(),
+        ctx.user().sval(opt::MODEL_CONFIG_PARSER).as_deref(),
         None | Some("auto" | "hf")
     );
     !external && own && hf
@@ -81,7 +81,9 @@ fn registry_decides(ctx: &Context) -> bool {
 
 /// `--model-impl` (`--impl` on 0.4.7–0.4.9.post2), when this release has it.
 fn implementation(ctx: &Context) -> Option<String> {
-    ctx.sval(opt::MODEL_IMPL).or_else(|| ctx.sval(opt::IMPL))
+    ctx.user()
+        .sval(opt::MODEL_IMPL)
+        .or_else(|| ctx.user().sval(opt::IMPL))
 }
 
 /// The release loads this checkpoint under one of its names, or the launcher cannot tell: no

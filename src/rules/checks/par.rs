@@ -41,7 +41,7 @@ pub fn kv_heads(ctx: &Context) -> Vec<Fired> {
 
 pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
     if ctx.nnodes() < 2
-        || ctx.given(opt::DIST_INIT_ADDR)
+        || ctx.user().given(opt::DIST_INIT_ADDR)
         || ctx
             .env
             .get("SGLANG_DISTRIBUTED_INIT_METHOD_OVERRIDE")
@@ -79,11 +79,11 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
     let relaxed = reg.knows("SGLANG_ENABLE_PP_SPEC");
     let mut what = vec![];
     if let Some(a) = ctx.spec_algo() {
-        let prefill = ctx.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill");
+        let prefill = ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill");
         let pp_spec = ctx.env.get("SGLANG_ENABLE_PP_SPEC").is_some_and(env_true);
         let admitted = relaxed
             && match a.as_str() {
-                "EAGLE" => !ctx.args.flag(opt::ENABLE_MULTI_LAYER_EAGLE) && (prefill || pp_spec),
+                "EAGLE" => !ctx.user().flag(opt::ENABLE_MULTI_LAYER_EAGLE) && (prefill || pp_spec),
                 "DSPARK" => prefill && !pp_spec,
                 _ => false,
             };
@@ -100,7 +100,7 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
     }
     // The mixed-chunk ban ends at 0.5.11 (SGLang's own checks; tests/evidence/PAR004.jsonl).
     if !crate::sglang::release::at_least(ctx.version, "0.5.11")
-        && ctx.args.flag(opt::ENABLE_MIXED_CHUNK)
+        && ctx.user().flag(opt::ENABLE_MIXED_CHUNK)
     {
         what.push(opt::ENABLE_MIXED_CHUNK.into());
     }
@@ -158,7 +158,7 @@ pub fn tp_across_nodes(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn node_rank(ctx: &Context) -> Vec<Fired> {
-    let (r, n) = (ctx.int(opt::NODE_RANK).unwrap_or(0), ctx.nnodes());
+    let (r, n) = (ctx.user().int(opt::NODE_RANK).unwrap_or(0), ctx.nnodes());
     if r >= 0 && r < n {
         return vec![];
     }
@@ -169,9 +169,16 @@ pub fn node_rank(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
-    let mode = ctx.sval(opt::DISAGGREGATION_MODE).unwrap_or_default();
+    let mode = ctx
+        .user()
+        .sval(opt::DISAGGREGATION_MODE)
+        .unwrap_or_default();
     if (mode != "prefill" && mode != "decode")
-        || ctx.sval(opt::DISAGGREGATION_TRANSFER_BACKEND).as_deref() != Some("mooncake")
+        || ctx
+            .user()
+            .sval(opt::DISAGGREGATION_TRANSFER_BACKEND)
+            .as_deref()
+            != Some("mooncake")
         || ctx.host.and_then(|h| h.ib_devices) != Some(0)
     {
         return vec![];

@@ -15,7 +15,7 @@ fn is_nvfp4(q: &str) -> bool {
 }
 
 fn source(ctx: &Context) -> &'static str {
-    if ctx.sval(opt::QUANTIZATION).is_some() {
+    if ctx.quant_given().is_some() {
         opt::QUANTIZATION
     } else {
         "checkpoint quant_method"
@@ -62,7 +62,7 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
         // --quantization modelopt_fp4.
         "modelopt_fp4"
             if !at_least(v, "0.5.13")
-                && (ctx.sval(opt::QUANTIZATION).is_some() || at_least(v, "0.5.10.post1")) =>
+                && (ctx.quant_given().is_some() || at_least(v, "0.5.10.post1")) =>
         {
             Some((10, 0))
         }
@@ -202,10 +202,10 @@ pub fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("DeepseekV32ForCausalLM") {
         return vec![];
     }
-    let Some(kv) = ctx.sval(opt::KV_CACHE_DTYPE) else {
+    let Some(kv) = ctx.kv_cache_dtype() else {
         return vec![];
     };
-    if ["auto", "bf16", "bfloat16", "fp8_e4m3"].contains(&kv.as_str()) {
+    if ["auto", "bf16", "bfloat16", "fp8_e4m3"].contains(&kv) {
         return vec![];
     }
     vec![Fired::new(format!(

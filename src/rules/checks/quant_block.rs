@@ -28,7 +28,7 @@ impl Layout {
         } else {
             u64::try_from(ctx.ep()).ok()?.max(1)
         };
-        let moe_dp = u64::try_from(ctx.int(opt::MOE_DP_SIZE).unwrap_or(1))
+        let moe_dp = u64::try_from(ctx.user().int(opt::MOE_DP_SIZE).unwrap_or(1))
             .ok()?
             .max(1);
         let dense_tp = if ctx.server.parallel.moe_dense_tp == Some(1) {
@@ -359,7 +359,7 @@ fn advice(ctx: &Context, m: &ModelFacts, l: Layout, block: (u64, u64), bad: &[Mi
     let mut parts = vec![];
     let only_experts = bad.iter().all(|b| b.expert);
     let experts_ok_with_ep = m.num_experts.is_some_and(|e| e.is_multiple_of(l.tp));
-    if only_experts && experts_ok_with_ep && ctx.args.knows(opt::EP_SIZE) {
+    if only_experts && experts_ok_with_ep && ctx.user().knows(opt::EP_SIZE) {
         parts.push(format!(
             "--ep-size {} keeps every expert whole on one GPU",
             l.tp

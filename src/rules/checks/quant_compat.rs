@@ -1,7 +1,6 @@
 //! `--quantization` against the checkpoint's own quantisation method.
 
 use super::*;
-use crate::sglang::opt;
 
 /// The value SGLang accepts for this checkpoint besides none: its own method, or the Marlin
 /// method that takes it over on recent GPUs.
@@ -17,13 +16,9 @@ fn accepted(checkpoint: &str) -> String {
 /// QUANT009: the release's model config refuses `--quantization` for this checkpoint
 /// (a different method, not compatible, no override can take the pair over).
 pub fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
-    let Some(given) = ctx.sval(opt::QUANTIZATION).map(|q| q.to_ascii_lowercase()) else {
+    let Some(given) = ctx.quant_given() else {
         return vec![];
     };
-    // What SGLang's model config sees: the resolved value, when resolution left it as given.
-    if ctx.quant().map(|q| q.to_ascii_lowercase()).as_deref() != Some(given.as_str()) {
-        return vec![];
-    }
     let Some(checkpoint) = ctx.model.and_then(|m| m.config_quant_method.as_deref()) else {
         return vec![];
     };

@@ -52,7 +52,7 @@ pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
 }
 
 fn topk(ctx: &Context) -> i64 {
-    ctx.int(opt::SPECULATIVE_EAGLE_TOPK).unwrap_or(1)
+    ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK).unwrap_or(1)
 }
 
 pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
@@ -61,7 +61,7 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
         return vec![];
     }
-    let page_text = if ctx.int(opt::PAGE_SIZE) == Some(page) {
+    let page_text = if ctx.user().int(opt::PAGE_SIZE) == Some(page) {
         format!("--page-size {page}")
     } else {
         format!("page size {page} (SGLang's, for its backend)")
@@ -100,7 +100,10 @@ pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
 
 /// The top-k SGLang checks: the user's, else the one it fills in for the model.
 fn resolved_topk(ctx: &Context) -> i64 {
-    match (ctx.int(opt::SPECULATIVE_EAGLE_TOPK), ctx.server.spec_params) {
+    match (
+        ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK),
+        ctx.server.spec_params,
+    ) {
         (Some(k), _) => k,
         (None, Some(p)) => p.eagle_topk.value,
         (None, None) => 1,
@@ -134,7 +137,7 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     }
     let mut out = vec![];
     if trtllm {
-        let topk = if ctx.int(opt::SPECULATIVE_EAGLE_TOPK) == Some(k) {
+        let topk = if ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK) == Some(k) {
             format!("--speculative-eagle-topk {k}")
         } else {
             format!("speculative top-k {k} (SGLang's default for this model)")
@@ -164,7 +167,12 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
-    if ctx.sval(opt::SPECULATIVE_MOE_RUNNER_BACKEND).as_deref() != Some("flashinfer_trtllm") {
+    if ctx
+        .user()
+        .sval(opt::SPECULATIVE_MOE_RUNNER_BACKEND)
+        .as_deref()
+        != Some("flashinfer_trtllm")
+    {
         return vec![];
     }
     vec![Fired::new(
@@ -176,7 +184,7 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
-    if ctx.given(opt::MAX_RUNNING_REQUESTS) {
+    if ctx.user().given(opt::MAX_RUNNING_REQUESTS) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -187,7 +195,7 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
 pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
     // ServerArgs asserts on the main backend only.
     if ctx.spec_algo().is_none()
-        || ctx.sval(opt::ATTENTION_BACKEND).as_deref() != Some("flex_attention")
+        || ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() != Some("flex_attention")
     {
         return vec![];
     }
@@ -201,7 +209,7 @@ pub fn lora(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
-    let lora = ctx.args.flag(opt::ENABLE_LORA) || ctx.given(opt::LORA_PATHS);
+    let lora = ctx.user().flag(opt::ENABLE_LORA) || ctx.user().given(opt::LORA_PATHS);
     let ok: &[&str] = if crate::sglang::release::at_least(ctx.version, "0.5.19") {
         &["NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK"]
     } else {
@@ -224,7 +232,7 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
     let Some(mib) = ctx.used().iter().map(|g| g.memory_total_mib).min() else {
         return vec![];
     };
-    if mib > 48 * 1024 || !ctx.given(opt::MEM_FRACTION_STATIC) {
+    if mib > 48 * 1024 || ctx.server.user_mem_fraction().is_none() {
         return vec![];
     }
     vec![Fired::new(format!(

@@ -9,9 +9,9 @@ const OBJ_SCHEMES: &[&str] = &["s3://", "gs://", "az://"];
 pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
     // Unset, SGLang defaults the served name to --model-path (_handle_missing_default_values)
     // before validating it.
-    let (name, from) = match ctx.sval(opt::SERVED_MODEL_NAME) {
+    let (name, from) = match ctx.user().sval(opt::SERVED_MODEL_NAME) {
         Some(n) => (n, opt::SERVED_MODEL_NAME),
-        None => match ctx.sval(opt::MODEL_PATH) {
+        None => match ctx.user().sval(opt::MODEL_PATH) {
             Some(p) => (p, opt::MODEL_PATH),
             None => return vec![],
         },
@@ -33,10 +33,11 @@ pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_PRIORITY_SCHEDULING) {
+    if !ctx.user().flag(opt::ENABLE_PRIORITY_SCHEDULING) {
         return vec![];
     }
     let policy = ctx
+        .user()
         .sval(opt::SCHEDULE_POLICY)
         .unwrap_or_else(|| "fcfs".into());
     if policy == "fcfs" || policy == "lof" {
@@ -48,8 +49,8 @@ pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
-    if ctx.sval(opt::RETRACTION_POLICY).as_deref() != Some("priority")
-        || ctx.args.flag(opt::ENABLE_PRIORITY_SCHEDULING)
+    if ctx.user().sval(opt::RETRACTION_POLICY).as_deref() != Some("priority")
+        || ctx.user().flag(opt::ENABLE_PRIORITY_SCHEDULING)
     {
         return vec![];
     }
@@ -60,10 +61,10 @@ pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
-    let (Some(g), Some(p)) = (ctx.int(opt::GRPC_PORT), ctx.int(opt::PORT)) else {
+    let (Some(g), Some(p)) = (ctx.user().int(opt::GRPC_PORT), ctx.user().int(opt::PORT)) else {
         return vec![];
     };
-    if g != p || ctx.args.flag(opt::GRPC_MODE) || ctx.args.flag(opt::SMG_GRPC_MODE) {
+    if g != p || ctx.user().flag(opt::GRPC_MODE) || ctx.user().flag(opt::SMG_GRPC_MODE) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -72,8 +73,8 @@ pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.args.flag(opt::ENABLE_TOKENIZER_BATCH_ENCODE)
-        && ctx.args.flag(opt::ENABLE_DYNAMIC_BATCH_TOKENIZER))
+    if !(ctx.user().flag(opt::ENABLE_TOKENIZER_BATCH_ENCODE)
+        && ctx.user().flag(opt::ENABLE_DYNAMIC_BATCH_TOKENIZER))
     {
         return vec![];
     }
@@ -83,7 +84,7 @@ pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
 }
 
 pub fn quant_communications(ctx: &Context) -> Vec<Fired> {
-    if !ctx.args.flag(opt::ENABLE_QUANT_COMMUNICATIONS) {
+    if !ctx.user().flag(opt::ENABLE_QUANT_COMMUNICATIONS) {
         return vec![];
     }
     let nvidia = ctx.used();

@@ -100,15 +100,17 @@ impl Feature {
     pub fn holds(&self, ctx: &Context) -> Option<String> {
         match self {
             Feature::Named(n) => named(ctx, n),
-            Feature::On(o) => ctx.args.flag(o).then(|| o.clone()),
-            Feature::Off(o) => (ctx.args.knows(o) && off(ctx, o)).then(|| format!("no {o}")),
-            Feature::Value(o, v) => (ctx.sval(o).as_deref() == Some(v.as_str())).then(|| {
-                if ctx.given(o) {
-                    format!("{o} {v}")
-                } else {
-                    format!("{o} {v} (the default)")
-                }
-            }),
+            Feature::On(o) => ctx.user().flag(o).then(|| o.clone()),
+            Feature::Off(o) => (ctx.user().knows(o) && off(ctx, o)).then(|| format!("no {o}")),
+            Feature::Value(o, v) => {
+                (ctx.user().sval(o).as_deref() == Some(v.as_str())).then(|| {
+                    if ctx.user().given(o) {
+                        format!("{o} {v}")
+                    } else {
+                        format!("{o} {v} (the default)")
+                    }
+                })
+            }
             Feature::Env(n) => ctx
                 .env
                 .get(n)
@@ -130,7 +132,7 @@ impl Feature {
 
 /// A boolean that is off, or any other option left unset (null).
 fn off(ctx: &Context, o: &str) -> bool {
-    match ctx.args.get_or_default(o) {
+    match ctx.user().get_or_default(o) {
         Some(serde_json::Value::Bool(b)) => !b,
         Some(serde_json::Value::Null) | None => true,
         Some(_) => false,
@@ -172,6 +174,7 @@ fn named(ctx: &Context, name: &str) -> Option<String> {
         "overlap-schedule" => overlap_schedule(ctx),
         "chunked-prefill" => chunked_prefill(ctx),
         "pd-disaggregation" => ctx
+            .user()
             .sval(opt::DISAGGREGATION_MODE)
             .filter(|m| m == "prefill" || m == "decode")
             .map(|m| format!("--disaggregation-mode {m}")),
@@ -183,14 +186,14 @@ fn named(ctx: &Context, name: &str) -> Option<String> {
 /// (which turn it off on their own) is in use.
 fn overlap_schedule(ctx: &Context) -> Option<String> {
     let off =
-        ctx.args.flag(opt::DISABLE_OVERLAP_SCHEDULE) || ctx.pp() > 1 || ctx.spec_algo().is_some();
-    (!off && ctx.args.knows(opt::DISABLE_OVERLAP_SCHEDULE))
+        ctx.user().flag(opt::DISABLE_OVERLAP_SCHEDULE) || ctx.pp() > 1 || ctx.spec_algo().is_some();
+    (!off && ctx.user().knows(opt::DISABLE_OVERLAP_SCHEDULE))
         .then(|| "the overlap scheduler (on by default)".to_string())
 }
 
 /// Chunked prefill is on unless `--chunked-prefill-size -1` (SGLang sizes it when unset).
 fn chunked_prefill(ctx: &Context) -> Option<String> {
-    if !ctx.args.knows(opt::CHUNKED_PREFILL_SIZE) {
+    if !ctx.user().knows(opt::CHUNKED_PREFILL_SIZE) {
         return None;
     }
     match ctx

@@ -144,8 +144,8 @@ fn fire(ctx: &Context, row: &Row) -> Option<Fired> {
 
 fn fix(ctx: &Context, row: &Row) -> Option<crate::rules::Fix> {
     match row.fix.as_ref()? {
-        RowFix::AddFlag(o) => ctx.args.knows(o).then(|| add_flag(o)),
-        RowFix::Set(o, v) => (ctx.args.knows(o) && !ctx.given(o)).then(|| set_arg(o, v)),
+        RowFix::AddFlag(o) => ctx.user().knows(o).then(|| add_flag(o)),
+        RowFix::Set(o, v) => (ctx.user().knows(o) && !ctx.user().given(o)).then(|| set_arg(o, v)),
     }
 }
 

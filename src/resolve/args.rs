@@ -1,11 +1,11 @@
-//! Reading the options the formulas use, bounded, in whichever spelling the release knows.
+//! Reading the options resolution uses, bounded, in whichever spelling the release knows.
 
 use serde_json::Value;
 
-use crate::sglang::SglangArgs;
+use crate::sglang::{SglangArgs, opt};
 
 /// The first of these option spellings that this version knows (flags were renamed over time).
-pub(super) fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str> {
+pub(in crate::resolve) fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str> {
     names.iter().copied().find(|n| args.knows(n))
 }
 
@@ -13,7 +13,7 @@ pub(super) fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Option<&'a str>
 /// (SGLang would reject or OOM on such values long before they matter here).
 pub const ARG_BOUND: i64 = 1 << 20;
 
-pub(super) fn bounded(v: i64) -> i64 {
+pub(in crate::resolve) fn bounded(v: i64) -> i64 {
     v.clamp(-ARG_BOUND, ARG_BOUND)
 }
 
@@ -22,19 +22,19 @@ pub fn int_arg(args: &SglangArgs, option: &str) -> Option<i64> {
     args.int(option).map(bounded)
 }
 
-pub(super) fn int_of(args: &SglangArgs, names: &[&str]) -> Option<i64> {
+pub(in crate::resolve) fn int_of(args: &SglangArgs, names: &[&str]) -> Option<i64> {
     known(args, names).and_then(|n| args.int(n)).map(bounded)
 }
 
-pub(super) fn flag_of(args: &SglangArgs, names: &[&str]) -> bool {
+pub(in crate::resolve) fn flag_of(args: &SglangArgs, names: &[&str]) -> bool {
     names.iter().any(|n| args.knows(n) && args.flag(n))
 }
 
-pub(super) fn str_of<'a>(args: &'a SglangArgs, names: &[&str]) -> Option<&'a str> {
+pub(in crate::resolve) fn str_of<'a>(args: &'a SglangArgs, names: &[&str]) -> Option<&'a str> {
     known(args, names).and_then(|n| args.str(n))
 }
 
-pub(super) fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
+pub(in crate::resolve) fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
     let v = known(args, names).and_then(|n| args.get(n))?;
     match v {
         Value::Array(a) => {
@@ -48,4 +48,10 @@ pub(super) fn int_list(args: &SglangArgs, names: &[&str]) -> Option<Vec<i64>> {
         }
         _ => None,
     }
+}
+
+/// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
+pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
+    let a = args.str(opt::SPECULATIVE_ALGORITHM)?.to_ascii_uppercase();
+    Some(if a == "NEXTN" { "EAGLE".into() } else { a })
 }

@@ -1,0 +1,144 @@
+//! The values several stages read, each decided once, here, with where it came from: the
+//! quantisation in effect, the context length, the KV cache dtype, the user's memory fraction
+//! and the ranks per node. Rules, the memory planner and the report read them off the
+//! [`Server`](super::Server); nothing else combines the option with its fallback again.
+
+use crate::facts::model::ModelFacts;
+use crate::sglang::{Parallel, SglangArgs, opt};
+
+use super::choice::text;
+
+/// Where a value in effect came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The command line (or its `--config` file).
+    User,
+    /// The option's own default, untouched by SGLang.
+    Default,
+    /// SGLang's own resolution at start-up (the checkpoint's method, the derived context
+    /// length, the layout it derives from the sizes).
+    Sglang,
+    /// A fix of this run set the option (a rule's, `--fit`'s or the planned fraction).
+    Fix,
+}
+
+/// A value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+impl<T> Sourced<T> {
+    fn new(value: T, source: Source) -> Self {
+        Sourced { value, source }
+    }
+
+    /// The command line holds it (the user's own, or a fix's).
+    pub fn given(&self) -> bool {
+        matches!(self.source, Source::User | Source::Fix)
+    }
+}
+
+/// The decided values (see the module doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    /// `--quantization`, else the checkpoint's method (SGLang reads it from the config);
+    /// lower-case.
+    pub quantization: Option<Sourced<String>>,
+    /// `--context-length` when positive, else SGLang's derivation from the model's config;
+    /// `None` while the model is unknown (the planner then sizes a stand-in).
+    pub context_length: Option<Sourced<u64>>,
+    /// `--kv-cache-dtype` as given, else its default (`auto`); `None` when the release lacks it.
+    pub kv_cache_dtype: Option<Sourced<String>>,
+    /// `--mem-fraction-static` when given (SGLang's default is `defaults.mem_fraction_static`).
+    pub mem_fraction_static: Option<Sourced<f64>>,
+    /// Scheduler processes (one GPU each) this node runs.
+    pub ranks_per_node: Sourced<i64>,
+}
+
+impl Decided {
+    pub fn of(args: &SglangArgs, model: Option<&ModelFacts>, p: &Parallel) -> Decided {
+        Decided {
+            quantization: quantization(args, model),
+            context_length: context_length(args, model),
+            kv_cache_dtype: kv_cache_dtype(args),
+            mem_fraction_static: user_fraction(args).map(|f| Sourced::new(f, Source::User)),
+            ranks_per_node: Sourced::new(p.ranks_per_node(), Source::Sglang),
+        }
+    }
+
+    /// Marks as [`Source::Fix`] the given values whose option a fix set (`fixed`: option
+    /// names, any spelling).
+    pub fn fixed_by(&mut self, args: &SglangArgs, fixed: &[String]) {
+        let dest = |o: &str| args.flags.dest_of(o);
+        let touched = |o: &str| {
+            fixed
+                .iter()
+                .any(|f| dest(f).is_some() && dest(f) == dest(o))
+        };
+        let mark = |source: &mut Source, o: &str| {
+            if *source == Source::User && touched(o) {
+                *source = Source::Fix;
+            }
+        };
+        if let Some(q) = self.quantization.as_mut() {
+            mark(&mut q.source, opt::QUANTIZATION);
+        }
+        if let Some(c) = self.context_length.as_mut() {
+            mark(&mut c.source, opt::CONTEXT_LENGTH);
+        }
+        if let Some(k) = self.kv_cache_dtype.as_mut() {
+            mark(&mut k.source, opt::KV_CACHE_DTYPE);
+        }
+        if let Some(f) = self.mem_fraction_static.as_mut() {
+            mark(&mut f.source, opt::MEM_FRACTION_STATIC);
+        }
+    }
+}
+
+/// `--mem-fraction-static` when given, as the number argparse made of it.
+pub fn user_fraction(args: &SglangArgs) -> Option<f64> {
+    args.is_set(opt::MEM_FRACTION_STATIC)
+        .then(|| args.float(opt::MEM_FRACTION_STATIC))
+        .flatten()
+}
+
+/// `--kv-cache-dtype` as given, else its default; `None` when the release lacks the option.
+pub fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
+    let source = if args.is_set(opt::KV_CACHE_DTYPE) {
+        Source::User
+    } else {
+        Source::Default
+    };
+    text(args, opt::KV_CACHE_DTYPE).map(|v| Sourced::new(v, source))
+}
+
+/// `--quantization` wins over the checkpoint's method; SGLang refusing a pair that disagrees
+/// is QUANT009's, not a choice.
+fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<String>> {
+    let lower = |q: String| q.to_ascii_lowercase();
+    match text(args, opt::QUANTIZATION) {
+        Some(q) => Some(Sourced::new(lower(q), Source::User)),
+        None => model
+            .and_then(|m| m.quant_method.clone())
+            .map(|q| Sourced::new(lower(q), Source::Sglang)),
+    }
+}
+
+/// A positive `--context-length`, else the model's (SGLang's derivation for this release).
+pub fn context_length(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<u64>> {
+    let model = model?;
+    let user = args
+        .is_set(opt::CONTEXT_LENGTH)
+        .then(|| args.int(opt::CONTEXT_LENGTH))
+        .flatten()
+        .and_then(|c| u64::try_from(c).ok())
+        .filter(|&c| c > 0);
+    match user {
+        Some(c) => Some(Sourced::new(c, Source::User)),
+        None => model
+            .context_length
+            .map(|c| Sourced::new(c, Source::Sglang)),
+    }
+}
