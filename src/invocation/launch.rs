@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::context::Context;
 use super::profiled::Prepared;
 use super::target::{self, Target};
-use super::{build, misplaced_hint, print_out, print_verbatim};
+use super::{build, misplaced_hint, print_args, print_out};
 use crate::exit;
 use crate::facts::Env;
 use crate::out::{report_line, warn};
@@ -49,30 +49,23 @@ pub fn plan_cmd(
         ));
     }
     let outcome = build(ctx, prepared, topology, pass_through.clone(), false)?;
+    let print_args = || {
+        let masked = report::command_line(&outcome, false);
+        print_args(
+            &masked,
+            &report::command_line(&outcome, true),
+            show.show_secrets,
+        )
+    };
     if pass_through.is_some() && show.print_args {
         // What runs is the command as given: nothing is fixed for a server not planned.
-        let line = report::command_line(&outcome, show.show_secrets);
-        if show.show_secrets {
-            print_verbatim(&line)?;
-        } else {
-            print_out(&line)?;
-        }
+        print_args()?;
         return Ok(outcome.exit_code());
     }
     misplaced_hint(&outcome);
     write_json_file(out, &outcome)?;
     if show.print_args {
-        let line = report::command_line(&outcome, show.show_secrets);
-        if !show.show_secrets && line != report::command_line(&outcome, true) {
-            report_line(
-                "sglang-launch: note: secret values are shown as *** and the line will not run as is; --show-secrets prints them",
-            );
-        }
-        if show.show_secrets {
-            print_verbatim(&line)?;
-        } else {
-            print_out(&line)?;
-        }
+        print_args()?;
     } else if out.json {
         print_out(&report::json(&outcome.plan))?;
     } else {
