@@ -247,9 +247,17 @@ fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Res
     let unmet = profile::hardware::unmet(&p.hardware, &topo);
     let outcome = plan_profile(&ctx?, &topo)?;
     outcome.secrets.install();
+    // As `profiles list` judges it: hardware conditions first, then the plan.
+    let verdict = if unmet.is_empty() {
+        classify(&outcome)
+    } else {
+        Verdict::Incompatible(unmet.clone())
+    };
     let p = shown;
     if a.json {
         let mut v = profile_json(&p);
+        v["status"] = json!(GROUPS[group(&verdict)].0);
+        v["details"] = json!(details(&verdict));
         v["unmet_hardware"] = json!(unmet);
         v["plan"] = serde_json::from_str(&report::json(&outcome.plan)).expect("plan json");
         print_out(&crate::out::json_safe(
@@ -257,15 +265,16 @@ fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Res
         ))?;
     } else {
         print_out(&human_profile(&p, &unmet))?;
-        super::print_report(&report::human(
+        let refused = (!unmet.is_empty()).then_some("not for this machine");
+        super::print_report(&report::human::human_refused(
             &outcome,
             report::use_color(&std::io::stdout()),
+            refused,
         ))?;
     }
-    Ok(if unmet.is_empty() {
-        outcome.exit_code()
-    } else {
-        exit::BLOCKED
+    Ok(match verdict {
+        Verdict::Incompatible(_) => exit::BLOCKED,
+        _ => exit::OK,
     })
 }
 

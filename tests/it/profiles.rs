@@ -339,6 +339,34 @@ fn profiles_list_and_show_read_as_the_user_sees_them() {
     insta::assert_snapshot!(text);
 }
 
+/// `profiles show`'s verdict line and JSON status say what its exit code says: a profile
+/// for other hardware is blocked (exit 1), one for this box is not.
+#[test]
+fn show_gives_the_verdict_its_exit_code_gives() {
+    let t = tempfile::tempdir().unwrap();
+    for (profile, code, verdict, status) in [
+        (
+            "l4-1x",
+            1,
+            "verdict: blocked — not for this machine",
+            "incompatible",
+        ),
+        ("h100-nvlink-8x", 0, "verdict: ok", "runnable"),
+    ] {
+        let out = sl(t.path())
+            .args(["profiles", "show", profile, "--topology"])
+            .arg(topo("8x-h100-sxm-nvlink"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let last = text.lines().last().unwrap_or_default();
+        assert!(last.starts_with(verdict), "{profile}: {last}");
+        let v = show(&mut sl(t.path()), profile);
+        assert_eq!(v["status"], status, "{profile}");
+    }
+}
+
 const MATCHES: [(&str, &str); 6] = [
     ("rtx-pro-6000-pcie-8x", "8x-rtx-pro-6000-pcie"),
     ("h100-nvlink-8x", "8x-h100-sxm-nvlink"),
