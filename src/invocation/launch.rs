@@ -109,6 +109,11 @@ pub fn run(
         }
         Target::Nvidia(t) => t.map(|t| *t),
     };
+    // Nothing to launch with: said once, before a report about a launch that cannot happen.
+    if !dry_run {
+        let python = ctx.interpreter();
+        launchable(&python.path, python.found)?;
+    }
     let outcome = build(ctx, prepared, topology, None, mode == Mode::Warn).map_err(|mut f| {
         if f.code == exit::BLOCKED {
             f.code = exit::CONFIG;
@@ -150,7 +155,6 @@ pub fn run(
         print_out(&report::command_line(&outcome, false))?;
         return Ok(exit::OK);
     }
-    launchable(&outcome.interpreter.path, outcome.interpreter.found)?;
     super::observed::record_run(&outcome);
     exec(
         &outcome.interpreter.path,
@@ -204,6 +208,7 @@ fn not_found(python: &Path) -> Fatal {
 }
 
 /// The interpreter exists and has SGLang: otherwise exec would fail after the report.
+/// (`check` and `plan` plan without either: VER002 says what the launch would lack.)
 fn launchable(python: &Path, found: bool) -> Result<(), Fatal> {
     if !found {
         return Err(not_found(python));
