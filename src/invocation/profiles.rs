@@ -48,12 +48,15 @@ fn search(a: &ProfilesListArgs) -> Search {
     Search::from_process(a.profiles_dir.dir.as_deref())
 }
 
-/// The GPUs to plan for; without a driver (and no `--topology`), none: the profiles are still
-/// listed and shown, and the reason is said once.
-fn gpus(a: &ProfilesListArgs) -> Result<Option<Topology>, Fatal> {
-    match plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref()) {
+/// The GPUs to plan for, as `topology` and `nvml-lib` say (the options, `SGLANG_LAUNCH_*`, the
+/// config files); without a driver (and no topology file), none: the profiles are still listed
+/// and shown, and the reason is said once.
+fn gpus(layers: &Result<Layers, Fatal>) -> Result<Option<Topology>, Fatal> {
+    let ctx = Context::new(layers.as_ref().map_err(Clone::clone)?, None)?;
+    let s = ctx.settings();
+    match plan::load_topology(s.topology.as_deref(), s.nvml_lib.as_deref()) {
         Ok(t) => Ok(Some(t)),
-        Err(e) if a.topology.is_none() => {
+        Err(e) if s.topology.is_none() => {
             crate::out::warn(&format!(
                 "{e}; profiles are not planned (--topology FILE plans them for a machine described by its file)"
             ));
@@ -65,7 +68,7 @@ fn gpus(a: &ProfilesListArgs) -> Result<Option<Topology>, Fatal> {
 
 fn list(a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
     let search = search(a);
-    let topo = gpus(a)?;
+    let topo = gpus(layers)?;
     let rows: Vec<(String, String, Option<String>, Verdict)> = search
         .names()
         .into_iter()
@@ -232,7 +235,7 @@ fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Res
     let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
     let ctx = context(&p, layers);
     let shown = hide_secrets(&p, ctx.as_ref().ok());
-    let Some(topo) = gpus(a)? else {
+    let Some(topo) = gpus(layers)? else {
         if a.json {
             let mut v = profile_json(&shown);
             v["plan"] = Value::Null;
