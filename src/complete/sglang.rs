@@ -1,19 +1,17 @@
 //! SGLang's part of the line: the options of the release the line would run, and each option's
-//! choices. The release is found as `run` finds it, but without ever running Python: typed or
-//! configured, else the installed one's embedded (or cached) flag set, else the newest.
-
-use std::path::Path;
+//! choices. The release is the one the run context chooses (typed or configured, else the
+//! installed one's embedded or cached flag set, else the newest), found without ever running
+//! Python.
 
 use super::reply::{Mode, Reply};
 use super::values::Line;
-use crate::install::{extract, select};
-use crate::sglang::flagset::{self, Action, ActionKind, FlagSet, KNOWN_VERSIONS, Nargs, ValueType};
+use crate::sglang::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 
 /// Candidates for `current` after SGLang's words `done`; options named in `shadowed` are the
 /// launcher's at this point and left out.
 pub fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]) -> Reply {
-    let (release, python) = line.release();
-    let flags = flag_set(release.as_deref(), python.as_deref());
+    // A TAB must be instant: the release is never read by running Python.
+    let flags = line.context().release_without_python().flags;
     // argparse takes a word that looks like an option as one, even where a value was due.
     let value_due = done.last().and_then(|w| takes_value(flags, w));
     if let Some(action) = value_due.filter(|_| !current.starts_with('-')) {
@@ -39,31 +37,6 @@ pub fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]
         .filter(|o| o.starts_with("--") && !shadowed.contains(o))
         .map(|o| (o.clone(), String::new()));
     Reply::words("", current, options)
-}
-
-/// The flag set for the release, never running Python (a TAB must be instant).
-fn flag_set(release: Option<&str>, python: Option<&Path>) -> &'static FlagSet {
-    if let Some(v) = release.map(str::trim).filter(|v| !v.is_empty()) {
-        return select::select(Some(v), None).flags;
-    }
-    let Some(found) = select::find_installed(python) else {
-        let newest = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 1];
-        return flagset::get(newest).expect("the newest release is embedded");
-    };
-    let digest = match select::source_of(&found) {
-        select::Source::Embedded(f) => return f,
-        select::Source::Install { digest, .. } => digest,
-    };
-    let install = extract::Install {
-        version: &found.version,
-        dist_info: &found.dist_info,
-        digest: digest.as_deref(),
-    };
-    match extract::cached(install) {
-        // Lives for the rest of the process, as the embedded sets do.
-        Some(x) => Box::leak(Box::new(x.flags)),
-        None => select::select(Some(&found.version), None).flags,
-    }
 }
 
 /// Options a user would type: not `-h`, not the deprecated aliases SGLang only warns about.

@@ -6,16 +6,18 @@ use std::path::PathBuf;
 use clap::{Arg, ValueHint};
 
 use super::reply::{Mode, Reply};
+use crate::invocation::cli::{ProfileArg, ProfilesDir};
+use crate::invocation::context::{Context, Layers};
 use crate::profile::Search;
 use crate::rules;
-use crate::settings::{self, Inputs, Settings, files};
+use crate::settings::registry;
 use crate::sglang::flagset::KNOWN_VERSIONS;
 
 /// The launcher options typed on the line that change what is offered later on it.
 #[derive(Debug, Default)]
 pub struct Line {
-    sglang_version: Option<String>,
-    python: Option<PathBuf>,
+    /// Settings typed so far, by key (`sglang-version`, `python`, …), in order.
+    settings: Vec<(&'static str, String)>,
     profile: Option<String>,
     profiles_dir: Option<PathBuf>,
 }
@@ -23,11 +25,15 @@ pub struct Line {
 impl Line {
     pub fn set(&mut self, id: &str, value: &str) {
         match id {
-            "sglang_version" => self.sglang_version = Some(value.to_owned()),
-            "python" => self.python = Some(value.into()),
             "profile" => self.profile = Some(value.to_owned()),
             "dir" => self.profiles_dir = Some(value.into()),
-            _ => {}
+            // A setting's option: its arg id is its key, dashes as underscores.
+            _ => {
+                let key = registry::settings().find(|(k, _)| k.replace('-', "_") == id);
+                if let Some((key, _)) = key {
+                    self.settings.push((key, value.to_owned()));
+                }
+            }
         }
     }
 
@@ -35,43 +41,25 @@ impl Line {
         Search::from_process(self.profiles_dir.as_deref())
     }
 
-    /// The release and interpreter the line would use: typed here, else the layered settings
-    /// (config files, the named profile, `SGLANG_LAUNCH_*`), as `run` would merge them.
-    pub fn release(&self) -> (Option<String>, Option<PathBuf>) {
-        let merged = self.layered();
-        (
-            self.sglang_version.clone().or(merged.sglang_version),
-            self.python.clone().or(merged.python),
-        )
-    }
-
-    /// Unreadable or invalid layers are skipped: completion never fails, `run` reports them.
-    fn layered(&self) -> Settings {
-        let files = files::paths(|n| std::env::var_os(n))
+    /// The run context the line would get: its settings merged over the config files, the
+    /// profile it names and `SGLANG_LAUNCH_*` as `run` merges them (what cannot be read is
+    /// left out: completion never fails; the run reports it). Nothing is run.
+    pub fn context(&self) -> Context {
+        let typed: Vec<(&str, &str)> = self
+            .settings
             .iter()
-            .filter_map(|p| files::read(p).ok().flatten())
+            .map(|(k, v)| (*k, v.as_str()))
             .collect();
-        let env = settings::env::layers(|n| std::env::var(n).ok()).unwrap_or_default();
-        let name = self
-            .profile
-            .clone()
-            .or_else(|| std::env::var("SGLANG_LAUNCH_PROFILE").ok())
-            .filter(|n| !n.trim().is_empty());
-        let profile = name.and_then(|n| {
-            let mut table = crate::profile::launcher_table(&self.profiles(), &n).ok()?;
-            // Read by the profile schema, but no launcher setting.
-            table.remove("mode");
-            Some((n, table))
-        });
-        let inputs = Inputs {
-            files,
-            profile,
-            env,
-            cli: None,
+        let profile = ProfileArg {
+            profile: self
+                .profile
+                .clone()
+                .or_else(|| std::env::var("SGLANG_LAUNCH_PROFILE").ok()),
+            profiles_dir: ProfilesDir {
+                dir: self.profiles_dir.clone(),
+            },
         };
-        settings::combine(inputs)
-            .map(|r| r.settings)
-            .unwrap_or_default()
+        Context::completing(&Layers::lenient(&typed), &profile)
     }
 }
 

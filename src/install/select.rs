@@ -99,6 +99,16 @@ fn flag_set_for(version: &str) -> Result<&'static FlagSet, &'static FlagSet> {
 /// Choose the flag set: the `--sglang-version` option if given, else the version installed for
 /// `python` (default: `python3` on PATH), else the newest known.
 pub fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
+    choose(option, python, true)
+}
+
+/// [`select`] reading files only: an install that is not its release is read from the flag-set
+/// cache alone, never by running `python` (a completion's TAB must be instant).
+pub fn select_without_python(option: Option<&str>, python: Option<&Path>) -> Selected {
+    choose(option, python, false)
+}
+
+fn choose(option: Option<&str>, python: Option<&Path>, may_run: bool) -> Selected {
     let newest = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 1];
     if let Some(v) = option.map(str::trim).filter(|v| !v.is_empty()) {
         let (flags, source) = match flag_set_for(v) {
@@ -116,7 +126,7 @@ pub fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
         };
     }
     match find_installed(python) {
-        Some(found) => installed(found, python),
+        Some(found) => installed(found, python.filter(|_| may_run)),
         None => Selected {
             requested: newest.to_owned(),
             flags: flagset::get(newest).expect("newest flag set is embedded"),

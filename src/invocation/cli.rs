@@ -139,6 +139,115 @@ impl Args for SettingArgs {
     }
 }
 
+/// Some of the layered settings, for a command that reads only those: [`Pick::SETTINGS`] names
+/// them, each defined by the settings registry as `run` has it (the name, the variable, the
+/// value, whether it is shown), with the help that says what it means for that command.
+#[derive(Debug, Clone, Default)]
+pub struct Picked<P>(std::marker::PhantomData<P>);
+
+/// The settings a command's options set ([`Picked`]).
+pub trait Pick {
+    const SETTINGS: &'static [crate::settings::registry::Picked];
+}
+
+impl<P> clap::FromArgMatches for Picked<P> {
+    fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Picked(std::marker::PhantomData))
+    }
+
+    fn update_from_arg_matches(&mut self, _: &clap::ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
+
+impl<P: Pick> Args for Picked<P> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.args(crate::settings::registry::options_of(P::SETTINGS))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `[default: …]` of the interpreter, as the registry's help for `python` says it.
+macro_rules! default_python {
+    () => {
+        "[default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]"
+    };
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeSettings;
+
+impl Pick for UpgradeSettings {
+    const SETTINGS: &'static [crate::settings::registry::Picked] = &[
+        (
+            "sglang-version",
+            Some("The release in use [default: the installed one]"),
+        ),
+        (
+            "python",
+            Some(concat!(
+                "Python interpreter whose SGLang is the release in use ",
+                default_python!()
+            )),
+        ),
+    ];
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DetectSettings;
+
+impl Pick for DetectSettings {
+    const SETTINGS: &'static [crate::settings::registry::Picked] = &[
+        (
+            "python",
+            Some(concat!(
+                "Python interpreter whose packages to record ",
+                default_python!()
+            )),
+        ),
+        ("nvml-lib", None),
+        ("device-root", None),
+    ];
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FlagsRefreshSettings;
+
+impl Pick for FlagsRefreshSettings {
+    const SETTINGS: &'static [crate::settings::registry::Picked] = &[("python", None)];
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FlagsShowSettings;
+
+impl Pick for FlagsShowSettings {
+    const SETTINGS: &'static [crate::settings::registry::Picked] = &[
+        ("python", None),
+        (
+            "sglang-version",
+            Some("Show this SGLang version's embedded flag set instead of the installed one's"),
+        ),
+    ];
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProfilesSettings;
+
+impl Pick for ProfilesSettings {
+    const SETTINGS: &'static [crate::settings::registry::Picked] = &[
+        (
+            "topology",
+            Some(
+                "Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline",
+            ),
+        ),
+        ("nvml-lib", None),
+    ];
+}
+
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -175,24 +284,8 @@ pub struct UpgradeArgs {
     #[arg(long, value_name = "VER")]
     pub to: String,
 
-    /// The release in use [default: the installed one]
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_SGLANG_VERSION",
-        hide_env_values = true,
-        value_name = "VER"
-    )]
-    pub sglang_version: Option<String>,
-
-    /// Python interpreter whose SGLang is the release in use [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_PYTHON",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::ExecutablePath
-    )]
-    pub python: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: Picked<UpgradeSettings>,
 
     /// Print the advice as JSON
     #[arg(long)]
@@ -225,36 +318,8 @@ pub struct DetectArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Python interpreter whose packages to record [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_PYTHON",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::ExecutablePath
-    )]
-    pub python: Option<PathBuf>,
-
-    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_NVML_LIB",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::FilePath,
-        hide = true
-    )]
-    pub nvml_lib: Option<PathBuf>,
-
-    /// The root under which dev/ is read for other accelerators (tests)
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_DEVICE_ROOT",
-        hide_env_values = true,
-        value_name = "DIR",
-        hide = true
-    )]
-    pub device_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: Picked<DetectSettings>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -280,35 +345,19 @@ pub enum FlagsCommand {
     Show(FlagsShowArgs),
     /// Read the installed SGLang's own parser again (a release this build does not embed) and
     /// rewrite its cached flag set
-    Refresh(FlagsPython),
+    Refresh(FlagsRefreshArgs),
 }
 
 #[derive(Debug, Clone, Default, Args)]
-pub struct FlagsPython {
-    /// Python interpreter that runs SGLang [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_PYTHON",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::ExecutablePath
-    )]
-    pub python: Option<PathBuf>,
+pub struct FlagsRefreshArgs {
+    #[command(flatten)]
+    pub settings: Picked<FlagsRefreshSettings>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct FlagsShowArgs {
     #[command(flatten)]
-    pub python: FlagsPython,
-
-    /// Show this SGLang version's embedded flag set instead of the installed one's
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_SGLANG_VERSION",
-        hide_env_values = true,
-        value_name = "VER"
-    )]
-    pub sglang_version: Option<String>,
+    pub settings: Picked<FlagsShowSettings>,
 
     /// Print the flag set as JSON (the launcher's flag-data format)
     #[arg(long)]
@@ -379,23 +428,12 @@ pub struct ProfilesListArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Plan for the GPUs of this topology file (topology/v1) instead of NVML; stays offline
-    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
-    pub topology: Option<PathBuf>,
+    /// The GPUs to plan for (read through the settings, as `check` reads them).
+    #[command(flatten)]
+    pub settings: Picked<ProfilesSettings>,
 
     #[command(flatten)]
     pub profiles_dir: ProfilesDir,
-
-    /// Path of libnvidia-ml to load instead of the system's libnvidia-ml.so.1
-    #[arg(
-        long,
-        env = "SGLANG_LAUNCH_NVML_LIB",
-        hide_env_values = true,
-        value_name = "PATH",
-        value_hint = ValueHint::FilePath,
-        hide = true
-    )]
-    pub nvml_lib: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -524,4 +562,46 @@ pub fn command() -> clap::Command {
 pub fn command_ref() -> &'static clap::Command {
     static CMD: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
     CMD.get_or_init(<Cli as clap::CommandFactory>::command)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::settings::registry;
+
+    /// Every command's option for a layered setting is the registry's: the same variable,
+    /// value, completion hint and visibility as `run`'s (only the help may say what it means
+    /// for that command).
+    #[test]
+    fn every_setting_option_is_the_registrys() {
+        let run = super::command();
+        let run = run.find_subcommand("run").unwrap();
+        let mut seen = 0;
+        let mut stack = vec![super::command()];
+        while let Some(cmd) = stack.pop() {
+            for arg in cmd.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let Some(var) = registry::by_key(long) else {
+                    continue;
+                };
+                let want = run.get_arguments().find(|a| a.get_long() == Some(long));
+                let want = want.unwrap_or_else(|| panic!("run has no --{long}"));
+                let what = format!("{} --{long}", cmd.get_name());
+                assert_eq!(arg.get_id(), want.get_id(), "{what}");
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                assert_eq!(env.as_deref(), Some(var.name), "{what}");
+                assert_eq!(arg.get_value_names(), want.get_value_names(), "{what}");
+                assert_eq!(arg.get_value_hint(), want.get_value_hint(), "{what}");
+                assert_eq!(arg.is_hide_set(), want.is_hide_set(), "{what}");
+                assert_eq!(
+                    format!("{:?}", arg.get_action()),
+                    format!("{:?}", want.get_action()),
+                    "{what}"
+                );
+                seen += 1;
+            }
+            stack.extend(cmd.get_subcommands().cloned());
+        }
+        // run, check, plan and config show have all of them; the others some.
+        assert!(seen > 4 * registry::settings().count(), "{seen}");
+    }
 }

@@ -4,10 +4,13 @@
 //! one) can pick another release or interpreter for the same settings, or name another source.
 //!
 //! The interpreter and release are found on first use: `--mode off` and commands that never
-//! parse SGLang's arguments read no install and run no Python.
+//! parse SGLang's arguments read no install and run no Python. The completion engine builds its
+//! context here too (from layers it reads leniently) and asks for the same release without
+//! running Python.
 
 use std::cell::OnceCell;
 use std::ffi::OsString;
+use std::path::Path;
 
 use clap::ArgMatches;
 
@@ -32,6 +35,12 @@ impl Layers {
         settings::inputs(innermost(matches))
             .map(Layers)
             .map_err(fatal)
+    }
+
+    /// The layers of a line being completed, `typed` its settings so far (`(key, value)`): a
+    /// file, variable or value that cannot be read or is invalid is left out, never an error.
+    pub fn lenient(typed: &[(&str, &str)]) -> Layers {
+        Layers(settings::inputs_lenient(typed))
     }
 }
 
@@ -58,13 +67,26 @@ impl Context {
         let mut inputs = layers.0.clone();
         inputs.profile = profile.as_ref().map(launcher_layer).transpose()?;
         let resolved = settings::combine(inputs).map_err(fatal)?;
-        Ok(Context {
+        Ok(Context::of_resolved(resolved, profile))
+    }
+
+    fn of_resolved(resolved: Resolved, profile: Option<Profile>) -> Context {
+        Context {
             resolved,
             profile,
             env: Env::from_process(),
             interpreter: OnceCell::new(),
             release: OnceCell::new(),
-        })
+        }
+    }
+
+    /// The context of a line being completed ([`Layers::lenient`], and the profile it names):
+    /// never an error; a profile that cannot be loaded or merged is left out.
+    pub fn completing(layers: &Layers, profile: &ProfileArg) -> Context {
+        let profile = load(profile).ok().flatten();
+        Context::new(layers, profile)
+            .or_else(|_| Context::new(layers, None))
+            .unwrap_or_else(|_| Context::of_resolved(unmerged(), None))
     }
 
     /// The context of `matches`, with the profile they name (if any) loaded first.
@@ -91,15 +113,13 @@ impl Context {
     /// Settings from nowhere in particular, no profile, an empty environment (unit tests).
     #[cfg(test)]
     pub fn of(settings: Settings) -> Context {
+        let resolved = Resolved {
+            settings,
+            sources: Vec::new(),
+        };
         Context {
-            resolved: Resolved {
-                settings,
-                sources: Vec::new(),
-            },
-            profile: None,
             env: Env::default(),
-            interpreter: OnceCell::new(),
-            release: OnceCell::new(),
+            ..Context::of_resolved(resolved, None)
         }
     }
 
@@ -115,13 +135,30 @@ impl Context {
 
     /// The release in use: `sglang-version`, else the interpreter's SGLang, else the newest.
     pub fn release(&self) -> &select::Selected {
-        self.release.get_or_init(|| {
-            let python = self.interpreter();
-            select::select(
-                self.settings().sglang_version.as_deref(),
-                python.found.then_some(python.path.as_path()),
-            )
-        })
+        self.release
+            .get_or_init(|| self.choose_release(select::select))
+    }
+
+    /// [`Self::release`] found without running Python (a completion's TAB must be instant): the
+    /// same choice, except that an install that is not its release is read from the flag-set
+    /// cache only.
+    pub fn release_without_python(&self) -> select::Selected {
+        match self.release.get() {
+            Some(chosen) => chosen.clone(),
+            None => self.choose_release(select::select_without_python),
+        }
+    }
+
+    /// `sglang-version`, with the interpreter it would otherwise be read from (when found).
+    fn choose_release(
+        &self,
+        how: fn(Option<&str>, Option<&Path>) -> select::Selected,
+    ) -> select::Selected {
+        let python = self.interpreter();
+        how(
+            self.settings().sglang_version.as_deref(),
+            python.found.then_some(python.path.as_path()),
+        )
     }
 
     /// The flag set SGLang's arguments are parsed with.
@@ -164,6 +201,14 @@ impl Context {
             pass_through: None,
             observations: true,
         }
+    }
+}
+
+/// The built-in defaults, no source named (not reached: checked layers always merge).
+fn unmerged() -> Resolved {
+    Resolved {
+        settings: Settings::default(),
+        sources: Vec::new(),
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::context::Context;
 use super::profiled::Prepared;
 use super::target::{self, Target};
-use super::{build, misplaced_hint, print_out, print_verbatim};
+use super::{build, misplaced_hint, print_args, print_out};
 use crate::exit;
 use crate::facts::Env;
 use crate::out::{report_line, warn};
@@ -49,30 +49,23 @@ pub fn plan_cmd(
         ));
     }
     let outcome = build(ctx, prepared, topology, pass_through.clone(), false)?;
+    let print_args = || {
+        let masked = report::command_line(&outcome, false);
+        print_args(
+            &masked,
+            &report::command_line(&outcome, true),
+            show.show_secrets,
+        )
+    };
     if pass_through.is_some() && show.print_args {
         // What runs is the command as given: nothing is fixed for a server not planned.
-        let line = report::command_line(&outcome, show.show_secrets);
-        if show.show_secrets {
-            print_verbatim(&line)?;
-        } else {
-            print_out(&line)?;
-        }
+        print_args()?;
         return Ok(outcome.exit_code());
     }
     misplaced_hint(&outcome);
     write_json_file(out, &outcome)?;
     if show.print_args {
-        let line = report::command_line(&outcome, show.show_secrets);
-        if !show.show_secrets && line != report::command_line(&outcome, true) {
-            report_line(
-                "sglang-launch: note: secret values are shown as *** and the line will not run as is; --show-secrets prints them",
-            );
-        }
-        if show.show_secrets {
-            print_verbatim(&line)?;
-        } else {
-            print_out(&line)?;
-        }
+        print_args()?;
     } else if out.json {
         print_out(&report::json(&outcome.plan))?;
     } else {
@@ -116,6 +109,11 @@ pub fn run(
         }
         Target::Nvidia(t) => t.map(|t| *t),
     };
+    // Nothing to launch with: said once, before a report about a launch that cannot happen.
+    if !dry_run {
+        let python = ctx.interpreter();
+        launchable(&python.path, python.found)?;
+    }
     let outcome = build(ctx, prepared, topology, None, mode == Mode::Warn).map_err(|mut f| {
         if f.code == exit::BLOCKED {
             f.code = exit::CONFIG;
@@ -157,7 +155,6 @@ pub fn run(
         print_out(&report::command_line(&outcome, false))?;
         return Ok(exit::OK);
     }
-    launchable(&outcome.interpreter.path, outcome.interpreter.found)?;
     super::observed::record_run(&outcome);
     exec(
         &outcome.interpreter.path,
@@ -211,6 +208,7 @@ fn not_found(python: &Path) -> Fatal {
 }
 
 /// The interpreter exists and has SGLang: otherwise exec would fail after the report.
+/// (`check` and `plan` plan without either: VER002 says what the launch would lack.)
 fn launchable(python: &Path, found: bool) -> Result<(), Fatal> {
     if !found {
         return Err(not_found(python));

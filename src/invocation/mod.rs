@@ -384,6 +384,21 @@ pub(crate) fn print_report(text: &str) -> Result<(), Fatal> {
     written(crate::out::stdout_report(text))
 }
 
+/// A command line asked for with `--print-args` (`plan`, `upgrade`): `real` byte for byte under
+/// `--show-secrets`, else `masked`, with a note on stderr when masking changed it (the line
+/// printed will not run as is).
+pub(crate) fn print_args(masked: &str, real: &str, show_secrets: bool) -> Result<(), Fatal> {
+    if show_secrets {
+        return print_verbatim(real);
+    }
+    if masked != real {
+        crate::out::report_line(
+            "sglang-launch: note: secret values are shown as *** and the line will not run as is; --show-secrets prints them",
+        );
+    }
+    print_out(masked)
+}
+
 /// `text` byte for byte, unredacted (`--show-secrets`), with [`print_out`]'s errors.
 pub(crate) fn print_verbatim(text: &str) -> Result<(), Fatal> {
     let mut t = text.to_owned();

@@ -48,12 +48,15 @@ fn search(a: &ProfilesListArgs) -> Search {
     Search::from_process(a.profiles_dir.dir.as_deref())
 }
 
-/// The GPUs to plan for; without a driver (and no `--topology`), none: the profiles are still
-/// listed and shown, and the reason is said once.
-fn gpus(a: &ProfilesListArgs) -> Result<Option<Topology>, Fatal> {
-    match plan::load_topology(a.topology.as_deref(), a.nvml_lib.as_deref()) {
+/// The GPUs to plan for, as `topology` and `nvml-lib` say (the options, `SGLANG_LAUNCH_*`, the
+/// config files); without a driver (and no topology file), none: the profiles are still listed
+/// and shown, and the reason is said once.
+fn gpus(layers: &Result<Layers, Fatal>) -> Result<Option<Topology>, Fatal> {
+    let ctx = Context::new(layers.as_ref().map_err(Clone::clone)?, None)?;
+    let s = ctx.settings();
+    match plan::load_topology(s.topology.as_deref(), s.nvml_lib.as_deref()) {
         Ok(t) => Ok(Some(t)),
-        Err(e) if a.topology.is_none() => {
+        Err(e) if s.topology.is_none() => {
             crate::out::warn(&format!(
                 "{e}; profiles are not planned (--topology FILE plans them for a machine described by its file)"
             ));
@@ -65,7 +68,7 @@ fn gpus(a: &ProfilesListArgs) -> Result<Option<Topology>, Fatal> {
 
 fn list(a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
     let search = search(a);
-    let topo = gpus(a)?;
+    let topo = gpus(layers)?;
     let rows: Vec<(String, String, Option<String>, Verdict)> = search
         .names()
         .into_iter()
@@ -232,7 +235,7 @@ fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Res
     let p = profile::load(&search(a), name).map_err(|e| Fatal::usage(e.0))?;
     let ctx = context(&p, layers);
     let shown = hide_secrets(&p, ctx.as_ref().ok());
-    let Some(topo) = gpus(a)? else {
+    let Some(topo) = gpus(layers)? else {
         if a.json {
             let mut v = profile_json(&shown);
             v["plan"] = Value::Null;
@@ -247,9 +250,17 @@ fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Res
     let unmet = profile::hardware::unmet(&p.hardware, &topo);
     let outcome = plan_profile(&ctx?, &topo)?;
     outcome.secrets.install();
+    // As `profiles list` judges it: hardware conditions first, then the plan.
+    let verdict = if unmet.is_empty() {
+        classify(&outcome)
+    } else {
+        Verdict::Incompatible(unmet.clone())
+    };
     let p = shown;
     if a.json {
         let mut v = profile_json(&p);
+        v["status"] = json!(GROUPS[group(&verdict)].0);
+        v["details"] = json!(details(&verdict));
         v["unmet_hardware"] = json!(unmet);
         v["plan"] = serde_json::from_str(&report::json(&outcome.plan)).expect("plan json");
         print_out(&crate::out::json_safe(
@@ -257,15 +268,16 @@ fn show(name: &str, a: &ProfilesListArgs, layers: &Result<Layers, Fatal>) -> Res
         ))?;
     } else {
         print_out(&human_profile(&p, &unmet))?;
-        super::print_report(&report::human(
+        let refused = (!unmet.is_empty()).then_some("not for this machine");
+        super::print_report(&report::human::human_refused(
             &outcome,
             report::use_color(&std::io::stdout()),
+            refused,
         ))?;
     }
-    Ok(if unmet.is_empty() {
-        outcome.exit_code()
-    } else {
-        exit::BLOCKED
+    Ok(match verdict {
+        Verdict::Incompatible(_) => exit::BLOCKED,
+        _ => exit::OK,
     })
 }
 

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use crate::exit;
 use crate::facts::Env;
 use crate::plan::Fatal;
+use crate::report::shell_join;
 use crate::report::upgrade::{Advice, ConfigAdvice, EnvYouSet};
 use crate::secrets;
 use crate::sglang::advice::{DefaultChanged, EnvDiff, FlagDiff};
@@ -39,15 +40,27 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, ctx: &Context) -> Result<
     let r = rewrite(&args, to, config_text.as_deref());
     let env = &ctx.env;
     let advice = advise(&args, &r, env, &sel.requested, a.show_secrets);
-    let text = if a.print_args {
+    if a.print_args {
         if let Some(why) = &advice.rejected_by_target {
             crate::out::report_line(&crate::out::escape(&format!(
                 "sglang-launch: SGLang {} would still reject this line: {why}; change it by hand (exit 1)",
                 advice.to
             )));
         }
-        crate::report::shell_join(&advice.command)
-    } else if a.json {
+        if !a.show_secrets {
+            secrets::install_early(&args.tokens, env);
+        }
+        // Quoted as they are: `shell_join` hides the registered secrets.
+        let real: Vec<String> = r
+            .tokens
+            .iter()
+            .map(|t| crate::report::quote(std::ffi::OsStr::new(&*t.to_string_lossy())))
+            .collect();
+        let (masked, real) = (shell_join(&advice.command), real.join(" "));
+        super::print_args(&masked, &real, a.show_secrets)?;
+        return Ok(exit_code(&advice));
+    }
+    let text = if a.json {
         crate::report::upgrade::json(&advice)
     } else {
         crate::report::upgrade::human(&advice, a.all)
@@ -56,17 +69,22 @@ pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, ctx: &Context) -> Result<
         super::print_verbatim(&text)?;
     } else {
         secrets::install_early(&args.tokens, env);
-        if a.print_args || a.json {
+        if a.json {
             super::print_out(&text)?;
         } else {
             super::print_report(&text)?;
         }
     }
-    Ok(if advice.rejected_by_target.is_some() {
+    Ok(exit_code(&advice))
+}
+
+/// 1 when the target's parser would still reject the line.
+fn exit_code(advice: &Advice) -> i32 {
+    if advice.rejected_by_target.is_some() {
         exit::BLOCKED
     } else {
         exit::OK
-    })
+    }
 }
 
 fn advise(

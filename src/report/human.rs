@@ -77,6 +77,16 @@ const FINDING_INDENT: usize = 17;
 
 /// The human report, in colour or not, wrapped or not (see [`super::Output`]).
 pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
+    human_refused(outcome, output, None)
+}
+
+/// [`human`] for a launch refused for a reason of its own besides the findings (`refused`,
+/// say a profile not for this machine): the verdict says blocked and names it.
+pub fn human_refused(
+    outcome: &Outcome,
+    output: impl Into<super::Output>,
+    refused: Option<&str>,
+) -> String {
     let output = output.into();
     let st = Style { on: output.color };
     let width = output.width;
@@ -143,7 +153,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
             put(&mut out, format!("  {}", escape(&note)), 4);
         }
     }
-    put(&mut out, verdict(outcome, &st), 4);
+    put(&mut out, verdict(outcome, refused, &st), 4);
     out
 }
 
@@ -204,8 +214,8 @@ fn changes(outcome: &Outcome) -> Vec<String> {
 }
 
 /// `verdict: ok — 2 fixed, 1 warning` / `verdict: blocked — 1 error`: whether the server is
-/// launched, then what blocks, what was fixed and what warns.
-fn verdict(outcome: &Outcome, st: &Style) -> String {
+/// launched, then what blocks (`refused`, then the errors), what was fixed and what warns.
+fn verdict(outcome: &Outcome, refused: Option<&str>, st: &Style) -> String {
     let count = |fixed: bool, s: Severity| {
         outcome
             .findings
@@ -216,8 +226,9 @@ fn verdict(outcome: &Outcome, st: &Style) -> String {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let (errors, fixed) = (count(false, Severity::Error), count(true, Severity::Error));
     let warnings = count(false, Severity::Warning);
-    let blocked = outcome.verdict == Verdict::Error;
-    let mut parts = Vec::new();
+    let by_findings = outcome.verdict == Verdict::Error;
+    let blocked = by_findings || refused.is_some();
+    let mut parts: Vec<String> = refused.map(str::to_owned).into_iter().collect();
     if errors > 0 {
         parts.push(plural(errors, "error"));
     }
@@ -226,7 +237,7 @@ fn verdict(outcome: &Outcome, st: &Style) -> String {
     }
     if warnings > 0 {
         // Only --strict makes a warning block.
-        let strict = if blocked && errors == 0 {
+        let strict = if by_findings && errors == 0 {
             " (--strict)"
         } else {
             ""

@@ -30,7 +30,8 @@ pub fn layers(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Layer>, String
     Ok(out)
 }
 
-fn parse(kind: Kind, raw: &str) -> Option<Value> {
+/// A value as its variable reads it (`None`: not of the setting's kind).
+pub fn parse(kind: Kind, raw: &str) -> Option<Value> {
     Some(match kind {
         Kind::Bool => Value::Boolean(boolean(raw)?),
         Kind::Text | Kind::Path => Value::String(raw.to_owned()),

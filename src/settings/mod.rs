@@ -32,3 +32,43 @@ pub fn inputs(matches: &ArgMatches) -> Result<Inputs, String> {
         cli: Some(cli::layer(matches)),
     })
 }
+
+/// [`inputs`] for a line being completed, never an error: `typed` are the settings typed on
+/// it so far (`(key, value)`, each read as its variable would be), and a file, a variable or a
+/// typed value that cannot be read or is invalid is left out alone (the run reports it).
+pub fn inputs_lenient(typed: &[(&str, &str)]) -> Inputs {
+    let valid = |l: &Layer| check(l).is_ok();
+    let files = files::paths(|n| std::env::var_os(n))
+        .iter()
+        .filter_map(|p| files::read(p).ok().flatten())
+        .collect();
+    let env = registry::settings()
+        .flat_map(|(_, v)| {
+            let one = |n: &str| std::env::var(n).ok().filter(|_| n == v.name);
+            env::layers(one).unwrap_or_default()
+        })
+        .filter(valid)
+        .collect();
+    let mut cli = Layer {
+        source: Source::CommandLine,
+        values: toml::Table::new(),
+    };
+    for &(key, raw) in typed {
+        let Some(value) = registry::by_key(key).and_then(|v| env::parse(v.kind, raw)) else {
+            continue;
+        };
+        let alone = Layer {
+            source: Source::CommandLine,
+            values: toml::Table::from_iter([(key.to_owned(), value.clone())]),
+        };
+        if valid(&alone) {
+            cli.values.insert(key.to_owned(), value);
+        }
+    }
+    Inputs {
+        files,
+        profile: None,
+        env,
+        cli: Some(cli),
+    }
+}

@@ -1,8 +1,9 @@
 //! Every launcher setting declared once: its typed field in [`Settings`], and its row in one
 //! table of every `SGLANG_LAUNCH_*` variable (the setting it feeds, if it is a layered one, its
 //! type, its meaning, its command-line option). The options of `run`, `check`, `plan` and
-//! `config show`, the file keys, the env layer, the unknown-variable warning, `config show` and
-//! `docs/config.md` all come from here, so they cannot disagree.
+//! `config show` (and those of the commands that read only some settings: `upgrade`, `detect`,
+//! `flags`, `profiles`), the file keys, the env layer, the unknown-variable warning, `config
+//! show` and `docs/config.md` all come from here, so they cannot disagree.
 
 use std::num::NonZeroU64;
 use std::path::PathBuf;
@@ -140,7 +141,7 @@ pub const VARS: &[Var] = &[
         "SGLANG_LAUNCH_PYTHON",
         "python",
         Kind::Path,
-        "the Python interpreter that runs SGLang (default: python3 on PATH)",
+        "the Python interpreter that runs SGLang (default: the python3 beside the launcher in a venv or conda env, else python3 on PATH)",
     ).help("Python interpreter that runs SGLang [default: the python3 beside the launcher in a venv or conda env, else python3 on PATH]")
     .value("PATH", ValueHint::ExecutablePath),
     setting(
@@ -291,6 +292,23 @@ pub fn options() -> impl Iterator<Item = Arg> {
     OPTION_ORDER.iter().filter_map(|&id| {
         let (_, v) = settings().find(|(k, _)| k.replace('-', "_") == id)?;
         Some(option(id, v))
+    })
+}
+
+/// A setting picked by a command that reads only some: its key, and the help that says what it
+/// means there (`None`: the registry's own).
+pub type Picked = (&'static str, Option<&'static str>);
+
+/// The `--KEY` of each picked setting, in that order, defined as [`options`] defines it.
+pub fn options_of(picked: &'static [Picked]) -> impl Iterator<Item = Arg> {
+    picked.iter().filter_map(|&(key, help)| {
+        let v = by_key(key)?;
+        let id = OPTION_ORDER.iter().find(|id| id.replace('_', "-") == key)?;
+        let a = option(id, v);
+        Some(match help {
+            Some(h) => a.help(h),
+            None => a,
+        })
     })
 }
 

@@ -1033,6 +1033,12 @@ fn check_run(case: &Case, run: &Run) -> (Vec<String>, String) {
     {
         fail(format!("the message does not name {:?}", at(run.names[0])));
     }
+    // An error is the whole answer: no report about a launch that does not happen.
+    if let Says::Error = run.says
+        && err.lines().any(|l| l.starts_with("verdict:"))
+    {
+        fail("printed a report before the error".into());
+    }
     for n in run.names {
         if !err.contains(&at(n)) {
             fail(format!("no {:?} in the message", at(n)));

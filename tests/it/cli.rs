@@ -415,13 +415,18 @@ fn run_without_interpreter_or_sglang_exits_127_and_launches_nothing() {
 
 #[test]
 fn drop_in_form_takes_sglang_arguments_directly() {
-    // No launcher options on the command line: they come from the environment.
+    // No launcher options on the command line: they come from the environment. An
+    // interpreter with SGLang, so that the line itself is what stops the launch.
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_venv(dir.path());
     insta::assert_snapshot!(common::transcript(
         sl().args(["--model-path", "m", "--tp", "2", "--bogus-flag"])
             .env("SGLANG_LAUNCH_TOPOLOGY", topo("2x-rtx-4090-pcie"))
-            .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23"),
-        &[],
+            .env("SGLANG_LAUNCH_SGLANG_VERSION", "0.5.23")
+            .env("SGLANG_LAUNCH_PYTHON", &py),
+        &[(dir.path(), "[T]")],
     ));
+    assert!(!dir.path().join("record.pid").exists());
 }
 
 #[test]

@@ -389,6 +389,47 @@ fn the_drop_in_form_completes_sglang_options_for_the_configured_or_installed_rel
     assert!(!r.iter().any(|c| c == "--nvml-lib"));
 }
 
+/// The release is the one the run context chooses, from the same layers: a profile's
+/// `[launcher]` table, and a config file next to a variable the run would refuse (left out
+/// alone, not with every other layer).
+#[test]
+fn sglang_options_follow_the_release_the_run_context_chooses() {
+    let old = choices("0.4.0", "--attention-backend");
+    let line = "sglang-launch --model-path m --attention-backend ";
+    let sh = Shell::new().env("SGLANG_LAUNCH_MODE", "loud");
+    let cfg = sh.dir().join("config/sglang-launch");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), "sglang-version = \"0.4.0\"\n").unwrap();
+    assert_eq!(sh.one(line), old);
+    let sh = Shell::new();
+    let dir = sh.dir().join("profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = "[launcher]\nsglang-version = \"0.4.0\"\n";
+    std::fs::write(dir.join("old.toml"), profile).unwrap();
+    let dir = dir.display();
+    let line = format!(
+        "sglang-launch run --profiles-dir {dir} --profile old -- --model-path m --attention-backend "
+    );
+    assert_eq!(sh.one(&line), old, "{line}");
+}
+
+/// A TAB never runs Python: an install whose parser only its interpreter could read (an
+/// editable one) gets the nearest embedded release's options, and the interpreter stays idle.
+#[test]
+fn a_tab_never_runs_the_interpreter() {
+    let sh = Shell::new();
+    let ran = sh.dir().join("ran");
+    let script = format!("#!/bin/sh\ntouch '{}'\n", ran.display());
+    let py = crate::common::venv_with(sh.dir(), &script, 0o755);
+    let site = sh.dir().join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    crate::common::sglang_dist_info(&site, "0.5.23", Some("file:///src/sglang"));
+    let sh = sh.env("SGLANG_LAUNCH_PYTHON", py.to_str().unwrap());
+    let line = "sglang-launch --model-path m --attention-backend ";
+    assert_eq!(sh.one(line), choices("0.5.23", "--attention-backend"));
+    assert!(!ran.exists(), "the interpreter ran on a TAB");
+}
+
 #[test]
 fn fish_gives_the_same_candidates() {
     if Command::new("fish").arg("--version").output().is_err() {

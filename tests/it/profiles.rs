@@ -339,6 +339,72 @@ fn profiles_list_and_show_read_as_the_user_sees_them() {
     insta::assert_snapshot!(text);
 }
 
+/// `profiles show`'s verdict line and JSON status say what its exit code says: a profile
+/// for other hardware is blocked (exit 1), one for this box is not.
+#[test]
+fn show_gives_the_verdict_its_exit_code_gives() {
+    let t = tempfile::tempdir().unwrap();
+    for (profile, code, verdict, status) in [
+        (
+            "l4-1x",
+            1,
+            "verdict: blocked — not for this machine",
+            "incompatible",
+        ),
+        ("h100-nvlink-8x", 0, "verdict: ok", "runnable"),
+    ] {
+        let out = sl(t.path())
+            .args(["profiles", "show", profile, "--topology"])
+            .arg(topo("8x-h100-sxm-nvlink"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let last = text.lines().last().unwrap_or_default();
+        assert!(last.starts_with(verdict), "{profile}: {last}");
+        let v = show(&mut sl(t.path()), profile);
+        assert_eq!(v["status"], status, "{profile}");
+    }
+}
+
+/// `profiles list` and `show` read the GPUs through the settings, as `check` does: the
+/// topology file from `SGLANG_LAUNCH_TOPOLOGY` or a config file, not only `--topology`.
+#[test]
+fn profiles_read_the_topology_setting_from_the_environment_and_config_files() {
+    let t = tempfile::tempdir().unwrap();
+    let status = |c: &mut Command| -> Value {
+        let out = c.args(["profiles", "list", "--json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = v["profiles"].as_array().unwrap().clone();
+        let l4 = rows.iter().find(|r| r["name"] == "l4-1x").unwrap();
+        l4["status"].clone()
+    };
+    let by_env = status(sl(t.path()).env("SGLANG_LAUNCH_TOPOLOGY", topo("1x-l4")));
+    assert_eq!(by_env, "runnable");
+    let cfg = t.path().join(".config/sglang-launch");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let text = format!("topology = {:?}\n", topo("1x-l4"));
+    std::fs::write(cfg.join("config.toml"), text).unwrap();
+    assert_eq!(status(&mut sl(t.path())), "runnable");
+    let out = sl(t.path())
+        .args(["profiles", "show", "l4-1x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1× NVIDIA L4"),
+        "{out:?}"
+    );
+    // The option still wins over both.
+    let out = sl(t.path())
+        .args(["profiles", "show", "l4-1x", "--topology"])
+        .arg(topo("8x-h100-sxm-nvlink"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
 const MATCHES: [(&str, &str); 6] = [
     ("rtx-pro-6000-pcie-8x", "8x-rtx-pro-6000-pcie"),
     ("h100-nvlink-8x", "8x-h100-sxm-nvlink"),

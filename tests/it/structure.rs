@@ -289,6 +289,39 @@ fn rule_codes_are_typed_outside_the_catalogue() {
     );
 }
 
+/// The settings and the release a line runs with are chosen in one place, the run context
+/// (`src/invocation/context.rs`): the completion engine asks it, and never merges layers or
+/// picks a flag set itself.
+#[test]
+fn completion_chooses_settings_and_release_through_the_run_context() {
+    let own = [
+        "settings::combine",
+        "settings::env",
+        "files::paths",
+        "version::select",
+        "find_installed",
+        "extract::",
+        "launcher_table",
+    ];
+    let mut found = Vec::new();
+    for p in sources()
+        .into_iter()
+        .filter(|p| module_of(p).first().is_some_and(|m| m == "complete"))
+    {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, l) in non_test(&text).lines().enumerate() {
+            if let Some(what) = own.iter().find(|w| l.contains(*w)) {
+                found.push(format!("{}:{}: {what}", p.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "chosen outside the run context:\n{}",
+        found.join("\n")
+    );
+}
+
 /// Option-name literals (`"--tp-size"`) in production code outside the SGLang layer.
 fn option_literals(known: &BTreeSet<&str>) -> (Vec<String>, Vec<String>) {
     let (mut sglang, mut launcher) = (Vec::new(), Vec::new());

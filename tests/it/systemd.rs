@@ -168,7 +168,8 @@ fn bad_input_is_a_usage_error() {
     let runs: [&[&str]; 10] = [
         &[],
         &["--profile", "q", "--template"],
-        &["--profile", "q", "--name", "a@b"],
+        // A profile the service finds, so that the name is what is judged.
+        &["--profile", "l4-1x", "--name", "a@b"],
         &["--profile", "q", "--port", "0"],
         &["--profile", "a\nb"],
         &["--profile", "nosuch"],
@@ -187,6 +188,13 @@ fn bad_input_is_a_usage_error() {
         let out = launcher().arg("systemd-unit").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(exit::USAGE), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
+        if args.contains(&"a@b") {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("unit name \"a@b\" is not valid") && err.contains("no @"),
+                "{err}"
+            );
+        }
     }
     insta::assert_snapshot!(transcripts(None, &runs));
 }

@@ -84,6 +84,37 @@ fn print_args_gives_one_line_for_eval_with_secrets_masked_unless_asked() {
     insta::assert_snapshot!(masked + &shown);
 }
 
+/// A masked line will not run as is: `upgrade --print-args` says so on stderr, in the words
+/// `plan --print-args` uses, and not when nothing was masked.
+#[test]
+fn print_args_notes_masked_secrets_as_plan_does() {
+    let line = ["--model-path", "m", "--api-key", "S3CRET-VALUE"];
+    let note = |out: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.contains("note:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let run = |cmd: &[&str], line: &[&str]| {
+        sl().args(cmd)
+            .args(["--sglang-version", "0.5.23", "--print-args", "--"])
+            .args(line)
+            .output()
+            .unwrap()
+    };
+    let plan = run(
+        &["plan", "--topology", "examples/topologies/1x-l4.json"],
+        &line,
+    );
+    let upgrade = run(&["upgrade", "--to", "0.5.23"], &line);
+    assert_eq!(note(&plan).len(), 1, "{plan:?}");
+    assert_eq!(note(&upgrade), note(&plan), "{upgrade:?}");
+    assert!(note(&upgrade)[0].contains("--show-secrets"));
+    let plain = run(&["upgrade", "--to", "0.5.23"], &line[..2]);
+    assert!(note(&plain).is_empty(), "{plain:?}");
+}
+
 #[test]
 fn config_file_keys_follow_the_target_and_its_secrets_stay_hidden() {
     let dir = tempfile::tempdir().unwrap();
