@@ -10,7 +10,7 @@ use crate::sglang::SglangArgs;
 
 /// Why exec did not happen (on success it never returns).
 #[derive(Debug, thiserror::Error)]
-pub enum ExecError {
+pub(crate) enum ExecError {
     #[error("argument or variable contains a NUL byte: {0}")]
     Nul(String),
     #[error("cannot exec {program}: {source}")]
@@ -23,7 +23,7 @@ fn cstring(bytes: &[u8]) -> Result<CString, ExecError> {
 
 /// Exec `argv[0]` with `argv` and exactly the environment `env`, both byte-exact (the plan's
 /// environment holds every variable's bytes, with its changes applied).
-pub fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, ExecError> {
+pub(crate) fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, ExecError> {
     let program = argv.first().cloned().unwrap_or_default();
     let c_args = argv
         .iter()
@@ -50,7 +50,7 @@ pub fn exec(argv: &[OsString], env: &Env) -> Result<std::convert::Infallible, Ex
 
 /// What exec will change in the environment it inherited: `(name, value)` set and names
 /// unset, compared byte for byte (as text for the log line).
-pub fn env_changes(env: &Env) -> (Vec<(String, String)>, Vec<String>) {
+pub(crate) fn env_changes(env: &Env) -> (Vec<(String, String)>, Vec<String>) {
     let inherited: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = std::env::vars_os()
         .map(|(k, v)| (k.into_vec(), v.into_vec()))
         .collect();
@@ -72,7 +72,7 @@ pub fn env_changes(env: &Env) -> (Vec<(String, String)>, Vec<String>) {
 /// The line logged before exec, so service logs show what runs: the command, shell-quoted
 /// (byte-exact, as `--print-args`) with secret values as `***`, and the environment changes
 /// (`+NAME=value`, `-NAME`).
-pub fn describe(program: &std::path::Path, args: &SglangArgs, env: &Env) -> String {
+pub(crate) fn describe(program: &std::path::Path, args: &SglangArgs, env: &Env) -> String {
     let mut words: Vec<OsString> = vec![
         program.as_os_str().to_owned(),
         "-m".into(),

@@ -30,7 +30,7 @@
 //! Files whose settings choose what runs (profiles, config files, flag-set caches) are also
 //! checked for who could have written them ([`trust`]).
 
-pub mod trust;
+pub(crate) mod trust;
 
 use std::fmt;
 use std::fs::OpenOptions;
@@ -47,96 +47,96 @@ const MIB: u64 = 1024 * KIB;
 
 /// How long one open-and-read may take: a hung network or FUSE mount blocks `open` and `read`
 /// in a way no signal but SIGKILL ends, so the read runs on a thread the launcher can leave.
-pub const DEADLINE: Duration = Duration::from_secs(15);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
 
 /// One kind of file: what to call it, how big it may be, and what the user should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kind {
+pub(crate) struct Kind {
     /// `topology file`, `profile`, … (after "cannot read").
-    pub what: &'static str,
+    pub(crate) what: &'static str,
     /// Bytes beyond this are refused (or, for [`head`], not read).
-    pub limit: u64,
+    pub(crate) limit: u64,
     /// What to do, after the problem.
-    pub hint: &'static str,
+    pub(crate) hint: &'static str,
 }
 
-pub const TOPOLOGY: Kind = Kind {
+pub(crate) const TOPOLOGY: Kind = Kind {
     what: "topology file",
     limit: 16 * MIB,
     hint: "check the path given to --topology (`sglang-launch detect --json > FILE` writes one)",
 };
-pub const SGLANG_CONFIG: Kind = Kind {
+pub(crate) const SGLANG_CONFIG: Kind = Kind {
     what: "config file",
     limit: 16 * MIB,
     hint: "pass a regular YAML file to --config",
 };
-pub const LAUNCHER_CONFIG: Kind = Kind {
+pub(crate) const LAUNCHER_CONFIG: Kind = Kind {
     what: "launcher config file",
     limit: MIB,
     hint: "make it a regular TOML file or remove it",
 };
-pub const PROFILE: Kind = Kind {
+pub(crate) const PROFILE: Kind = Kind {
     what: "profile",
     limit: MIB,
     hint: "make it a regular TOML file, fix its permissions or remove it",
 };
-pub const MODEL_JSON: Kind = Kind {
+pub(crate) const MODEL_JSON: Kind = Kind {
     what: "model file",
     limit: 64 * MIB,
     hint: "the model's facts are estimated without it",
 };
 /// The 8-byte length prefix and the largest header the model reader accepts.
-pub const SAFETENSORS: Kind = Kind {
+pub(crate) const SAFETENSORS: Kind = Kind {
     what: "safetensors file",
     limit: 100 * MIB + 8,
     hint: "the index or an estimate stands in",
 };
-pub const HF_REF: Kind = Kind {
+pub(crate) const HF_REF: Kind = Kind {
     what: "Hugging Face cache ref",
     limit: KIB,
     hint: "it should hold one commit hash; ignored",
 };
-pub const HF_TOKEN: Kind = Kind {
+pub(crate) const HF_TOKEN: Kind = Kind {
     what: "Hugging Face token file",
     limit: 64 * KIB,
     hint: "the Hub is asked without a token",
 };
-pub const PACKAGE_METADATA: Kind = Kind {
+pub(crate) const PACKAGE_METADATA: Kind = Kind {
     what: "package metadata",
     limit: MIB,
     hint: "that package's version is unknown",
 };
-pub const PYTHON_VERSION: Kind = Kind {
+pub(crate) const PYTHON_VERSION: Kind = Kind {
     what: "pyenv version file",
     limit: 4 * KIB,
     hint: "make it a regular file naming a version, or remove it; ignored",
 };
-pub const PYTHON_ENV: Kind = Kind {
+pub(crate) const PYTHON_ENV: Kind = Kind {
     what: "Python environment file",
     limit: MIB,
     hint: "ignored",
 };
-pub const PACKAGE_RECORD: Kind = Kind {
+pub(crate) const PACKAGE_RECORD: Kind = Kind {
     what: "package RECORD file",
     limit: 64 * MIB,
     hint: "the install is taken to be the release it names",
 };
-pub const PYTHON_SOURCE: Kind = Kind {
+pub(crate) const PYTHON_SOURCE: Kind = Kind {
     what: "SGLang source file",
     limit: 64 * MIB,
     hint: "the install is taken to differ from the release it names",
 };
-pub const FLAG_CACHE: Kind = Kind {
+pub(crate) const FLAG_CACHE: Kind = Kind {
     what: "flag-set cache file",
     limit: 16 * MIB,
     hint: "the flags are read from SGLang again",
 };
-pub const OBSERVATIONS: Kind = Kind {
+pub(crate) const OBSERVATIONS: Kind = Kind {
     what: "observation store",
     limit: 64 * MIB,
     hint: "move it aside (`sglang-launch observed` shows where it is); it is rebuilt by the next start",
 };
-pub const SYSTEM: Kind = Kind {
+pub(crate) const SYSTEM: Kind = Kind {
     what: "system file",
     limit: 16 * MIB,
     hint: "ignored",
@@ -144,7 +144,7 @@ pub const SYSTEM: Kind = Kind {
 
 /// Why a read failed, without the path (callers that frame their own message use this).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadProblem {
+pub(crate) enum ReadProblem {
     /// `open` or `read` failed: no such file, permission denied, a symlink loop, …
     Os {
         kind: io::ErrorKind,
@@ -169,12 +169,12 @@ impl ReadProblem {
     }
 
     /// The OS said there is no such file.
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, ReadProblem::Os { kind, .. } if *kind == io::ErrorKind::NotFound)
     }
 
     /// The file is not there (or a directory on its path is not one): no news for optional files.
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         self.is_not_found()
             || matches!(self, ReadProblem::Os { kind, .. } if *kind == io::ErrorKind::NotADirectory)
     }
@@ -221,10 +221,10 @@ fn size(bytes: u64) -> String {
 
 /// A failed read: which file, of what kind, and why. Display is the whole message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadError {
-    pub path: PathBuf,
-    pub kind: Kind,
-    pub problem: ReadProblem,
+pub(crate) struct ReadError {
+    pub(crate) path: PathBuf,
+    pub(crate) kind: Kind,
+    pub(crate) problem: ReadProblem,
 }
 
 impl fmt::Display for ReadError {
@@ -244,18 +244,18 @@ impl std::error::Error for ReadError {}
 
 /// The first bytes of a file and its whole length.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Head {
-    pub bytes: Vec<u8>,
-    pub file_len: u64,
+pub(crate) struct Head {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) file_len: u64,
 }
 
 /// The whole file; `TooLarge` past the kind's limit.
-pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, ReadError> {
     bounded(path, kind, kind.limit, false).map(|h| h.bytes)
 }
 
 /// The whole file as text.
-pub fn read_string(path: &Path, kind: Kind) -> Result<String, ReadError> {
+pub(crate) fn read_string(path: &Path, kind: Kind) -> Result<String, ReadError> {
     let bytes = read(path, kind)?;
     String::from_utf8(bytes).map_err(|_| ReadError {
         path: path.to_owned(),
@@ -266,13 +266,13 @@ pub fn read_string(path: &Path, kind: Kind) -> Result<String, ReadError> {
 
 /// At most `len` bytes (and never past the kind's limit) from the start of the file, which may
 /// be longer.
-pub fn head(path: &Path, kind: Kind, len: u64) -> Result<Head, ReadError> {
+pub(crate) fn head(path: &Path, kind: Kind, len: u64) -> Result<Head, ReadError> {
     bounded(path, kind, len.min(kind.limit), true)
 }
 
 /// Text of a file the launcher looks for on its own: `None` when it is missing (silently) or
 /// cannot be read (with one warning per file on stderr).
-pub fn optional_string(path: &Path, kind: Kind) -> Option<String> {
+pub(crate) fn optional_string(path: &Path, kind: Kind) -> Option<String> {
     match read_string(path, kind) {
         Ok(t) => Some(t),
         Err(e) => {
@@ -283,14 +283,14 @@ pub fn optional_string(path: &Path, kind: Kind) -> Option<String> {
 }
 
 /// Prints one warning per file (several passes may look at the same one), unless it is missing.
-pub fn warn_unless_missing(e: &ReadError) {
+pub(crate) fn warn_unless_missing(e: &ReadError) {
     if !e.problem.is_missing() {
         warn_once(&e.path, &e.to_string());
     }
 }
 
 /// `sglang-launch: warning: MESSAGE` on stderr, the first time a warning names this path.
-pub fn warn_once(path: &Path, message: &str) {
+pub(crate) fn warn_once(path: &Path, message: &str) {
     use std::collections::HashSet;
     static WARNED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
     let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());

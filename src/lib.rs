@@ -12,20 +12,20 @@
 
 pub mod complete;
 pub mod docs;
-pub mod exec;
+pub(crate) mod exec;
 pub mod facts;
-pub mod fsread;
+pub(crate) mod fsread;
 pub mod install;
 pub mod invocation;
-pub mod observe;
-pub mod out;
+pub(crate) mod observe;
+pub(crate) mod out;
 pub mod plan;
-pub mod profile;
+pub(crate) mod profile;
 pub mod report;
 pub mod resolve;
 pub mod rules;
-pub mod secrets;
-pub mod service;
+pub(crate) mod secrets;
+pub(crate) mod service;
 pub mod settings;
 pub mod sglang;
 

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::sync::Mutex;
 
 /// What a hidden value is printed as.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Shorter values are not scrubbed from free text: a one- or two-letter secret would mask
 /// letters of every message (the token itself is still masked where it is written).
@@ -30,13 +30,13 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    pub fn new(values: impl IntoIterator<Item = String>) -> Redactor {
+    pub(crate) fn new(values: impl IntoIterator<Item = String>) -> Redactor {
         let mut r = Redactor::default();
         r.extend(values);
         r
     }
 
-    pub fn extend(&mut self, values: impl IntoIterator<Item = String>) {
+    pub(crate) fn extend(&mut self, values: impl IntoIterator<Item = String>) {
         for v in values {
             if v.chars().count() >= MIN_SCRUB_LEN && v != MASK && !self.values.contains(&v) {
                 self.values.push(v);
@@ -45,12 +45,8 @@ impl Redactor {
         self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
-    pub fn values(&self) -> &[String] {
-        &self.values
-    }
-
     /// `text` with every secret value and every URL password replaced by `***`.
-    pub fn redact(&self, text: &str) -> String {
+    pub(crate) fn redact(&self, text: &str) -> String {
         let scrubbed = self
             .values
             .iter()
@@ -59,13 +55,13 @@ impl Redactor {
     }
 
     /// Makes these values hidden in everything written from now on.
-    pub fn install(&self) {
+    pub(crate) fn install(&self) {
         hide(self.values.iter().cloned());
     }
 }
 
 /// Adds values to the process-wide set that every write redacts.
-pub fn hide(values: impl IntoIterator<Item = String>) {
+pub(crate) fn hide(values: impl IntoIterator<Item = String>) {
     let mut all = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
     let mut r = Redactor {
         values: std::mem::take(&mut *all),
@@ -75,7 +71,7 @@ pub fn hide(values: impl IntoIterator<Item = String>) {
 }
 
 /// `text` as every write prints it: registered secrets and URL passwords hidden.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let all = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
     Redactor {
         values: all.clone(),
@@ -121,7 +117,7 @@ fn not_a_host(authority: &str) -> bool {
 ///   `a@b` (no password) and `git@host:repo` (the colon after the `@`) are left alone.
 ///
 /// A userinfo already masked (`***`) is left as it is, so masking twice changes nothing.
-pub fn userinfo_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn userinfo_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let run = |from: usize, keep: fn(char) -> bool| {
         text[from..]
             .find(|c: char| !keep(c))
@@ -182,7 +178,7 @@ fn bare_password(run: &str) -> Option<std::ops::Range<usize>> {
 
 /// `text` with every span of [`userinfo_spans`] replaced by `***`: `scheme://***@host`,
 /// `user:***@host:port`.
-pub fn mask_userinfo(text: &str) -> String {
+pub(crate) fn mask_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for s in userinfo_spans(text) {
@@ -203,7 +199,7 @@ fn is_bidi(c: char) -> bool {
 
 /// A character that changes the terminal instead of showing: C0 and C1 controls, DEL, ESC and
 /// the bidi controls.
-pub fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     c.is_control() || is_bidi(c)
 }
 
@@ -211,7 +207,7 @@ pub fn is_hidden(c: char) -> bool {
 /// escape: serde_json escapes only the C0 ones, and the output layer's own escapes (`\u{85}`)
 /// are not JSON. Outside strings JSON is ASCII, so a raw newline there is the layout's.
 /// Registered secrets are hidden first, while they still read as themselves.
-pub fn json_safe(text: String) -> String {
+pub(crate) fn json_safe(text: String) -> String {
     let text = redact(&text);
     if !text.chars().any(|c| c != '\n' && is_hidden(c)) {
         return text;
@@ -243,7 +239,7 @@ fn escape_char(out: &mut String, c: char) {
 
 /// A value from a file, the machine or the user (a GPU name, a path, a variable's value) made
 /// safe to print on one line: every [`is_hidden`] character escaped, newlines included.
-pub fn escape(field: &str) -> String {
+pub(crate) fn escape(field: &str) -> String {
     let mut out = String::with_capacity(field.len());
     for c in field.chars() {
         if is_hidden(c) {
@@ -275,7 +271,7 @@ fn colour_key() -> &'static str {
 /// `text` in the colour of the SGR parameters `code` (`1;31`), for a report in colour. The
 /// codes carry [`colour_key`] as their first parameter, which [`sanitize`] removes; width
 /// measures still read them as colour escapes, which take no width.
-pub fn paint(code: &str, text: &str) -> String {
+pub(crate) fn paint(code: &str, text: &str) -> String {
     let k = colour_key();
     format!("\x1b[{k};{code}m{text}\x1b[{k};0m")
 }
@@ -284,7 +280,7 @@ pub fn paint(code: &str, text: &str) -> String {
 /// codes ([`paint`]); every other [`is_hidden`] character is escaped, so a data's ESC, CR,
 /// tab, bell or bidi override never reaches the terminal. (A data newline cannot be told from
 /// the launcher's here: messages escape their data with [`escape`] where they interpolate it.)
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     sanitize_keeping(text, '\n')
 }
 
@@ -325,14 +321,14 @@ fn write_to(mut w: impl Write, bytes: &[u8]) -> io::Result<()> {
 /// Report text on stderr (redacted, controls escaped, in ASCII where the locale is not
 /// UTF-8), best effort: a closed, broken or full stderr is ignored so that it never stops a
 /// launch.
-pub fn report(text: &str) {
+pub(crate) fn report(text: &str) {
     let text = sanitize(&redact(text));
     let _ = write_to(io::stderr().lock(), for_locale(&text).as_bytes());
 }
 
 /// A human report on stdout: [`stdout`], in ASCII where the locale is not UTF-8. (Command lines
 /// and JSON never go through this: their bytes are the user's.)
-pub fn stdout_report(text: &str) -> io::Result<()> {
+pub(crate) fn stdout_report(text: &str) -> io::Result<()> {
     let text = sanitize(&redact(&with_newline(text)));
     stdout_bytes(for_locale(&text).as_bytes())
 }
@@ -362,7 +358,7 @@ fn for_locale(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The report's own typography in ASCII; any other non-ASCII character as `?`.
-pub fn ascii(text: &str) -> String {
+pub(crate) fn ascii(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -387,40 +383,40 @@ pub fn ascii(text: &str) -> String {
 
 /// One report line on stderr (see [`report`]). It is one line whatever it quotes: every
 /// control in it is escaped, newlines included, so callers need not escape their data.
-pub fn report_line(line: &str) {
+pub(crate) fn report_line(line: &str) {
     report(&with_newline(&escape(line)));
 }
 
 /// `sglang-launch: warning: MESSAGE` on stderr, on one line (see [`report_line`]).
-pub fn warn(message: &str) {
+pub(crate) fn warn(message: &str) {
     report_line(&format!("sglang-launch: warning: {message}"));
 }
 
 /// Requested output on stdout (redacted, controls escaped, a final newline added): the
 /// error is the caller's to report, since the user asked for this text.
-pub fn stdout(text: &str) -> io::Result<()> {
+pub(crate) fn stdout(text: &str) -> io::Result<()> {
     stdout_bytes(sanitize(&redact(&with_newline(text))).as_bytes())
 }
 
 /// One line of requested output on stdout: [`stdout`], every control in it escaped, newlines
 /// included, so the line stays one whatever data it quotes.
-pub fn stdout_line(line: &str) -> io::Result<()> {
+pub(crate) fn stdout_line(line: &str) -> io::Result<()> {
     stdout(&escape(line))
 }
 
 /// Generated documents on stdout (completion scripts, the man page, completion replies,
 /// which separate their fields with tabs): [`stdout`], tabs kept.
-pub fn stdout_docs(text: &str) -> io::Result<()> {
+pub(crate) fn stdout_docs(text: &str) -> io::Result<()> {
     stdout_bytes(sanitize_keeping(&redact(&with_newline(text)), '\t').as_bytes())
 }
 
 /// Bytes exactly as given (already quoted or deliberately unmasked, `--show-secrets`).
-pub fn stdout_bytes(bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn stdout_bytes(bytes: &[u8]) -> io::Result<()> {
     write_to(io::stdout().lock(), bytes)
 }
 
 /// Whether an error is the reader going away (`| head`): nothing was lost that anyone reads.
-pub fn is_broken_pipe(e: &io::Error) -> bool {
+pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 

@@ -25,10 +25,10 @@ use crate::sglang::parser::CLOSE_OPTION;
 use crate::sglang::{FlagSet, SglangArgs};
 
 /// argparse dests whose values are secrets (every SGLang version).
-pub const SECRET_DESTS: &[&str] = &["api_key", "admin_api_key", "ssl_keyfile_password"];
+pub(crate) const SECRET_DESTS: &[&str] = &["api_key", "admin_api_key", "ssl_keyfile_password"];
 
 /// A name whose last word is one of these names a secret.
-pub const SECRET_WORDS: &[&str] = &[
+pub(crate) const SECRET_WORDS: &[&str] = &[
     "token",
     "key",
     "apikey",
@@ -40,14 +40,14 @@ pub const SECRET_WORDS: &[&str] = &[
 ];
 
 /// Names that end in a secret word but hold no secret.
-pub const NOT_SECRET: &[&str] = &["SGLANG_LOG_DECODE_GRAPH_KEY"];
+pub(crate) const NOT_SECRET: &[&str] = &["SGLANG_LOG_DECODE_GRAPH_KEY"];
 
-pub fn is_secret_dest(dest: &str) -> bool {
+pub(crate) fn is_secret_dest(dest: &str) -> bool {
     SECRET_DESTS.contains(&dest)
 }
 
 /// The word rule (module docs) for an option, key or variable name, leading dashes ignored.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let bare = name.trim_start_matches('-');
     if NOT_SECRET.iter().any(|n| n.eq_ignore_ascii_case(bare)) {
         return false;
@@ -65,18 +65,18 @@ pub fn is_secret_name(name: &str) -> bool {
 }
 
 /// Environment variables whose values are secrets: tokens, keys, passwords.
-pub fn is_secret_env(name: &str) -> bool {
+pub(crate) fn is_secret_env(name: &str) -> bool {
     is_secret_name(name)
 }
 
 /// The tokens with every secret value replaced by `***` (`--api-key=x` → `--api-key=***`) and
 /// every URL password hidden; byte-exact otherwise.
-pub fn mask_tokens(args: &SglangArgs, tokens: &[OsString]) -> Vec<OsString> {
+pub(crate) fn mask_tokens(args: &SglangArgs, tokens: &[OsString]) -> Vec<OsString> {
     mask(args, tokens, false)
 }
 
 /// [`mask_tokens`] as text (for JSON and messages).
-pub fn mask_tokens_lossy(args: &SglangArgs, tokens: &[OsString]) -> Vec<String> {
+pub(crate) fn mask_tokens_lossy(args: &SglangArgs, tokens: &[OsString]) -> Vec<String> {
     mask_tokens(args, tokens)
         .iter()
         .map(|t| t.to_string_lossy().into_owned())
@@ -170,7 +170,7 @@ fn is_option(flags: &FlagSet, token: &OsStr) -> bool {
 }
 
 /// Parsed values with secret dests replaced by `***` and URL passwords hidden.
-pub fn mask_values(
+pub(crate) fn mask_values(
     values: &std::collections::BTreeMap<String, serde_json::Value>,
 ) -> std::collections::BTreeMap<String, serde_json::Value> {
     values
@@ -231,7 +231,7 @@ fn close_to_secret(flags: &FlagSet, token: &str) -> bool {
 
 /// Every secret value present in the arguments (the user's, the `--config` file's) and the
 /// environment, for scrubbing free text.
-pub fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
+pub(crate) fn secret_values(args: &SglangArgs, env: &Env) -> Vec<String> {
     let user = args
         .tokens
         .iter()
@@ -286,7 +286,7 @@ fn userinfo_values(text: &str) -> Vec<String> {
 /// printed: the value of each `[args]` option a token of that name would have hidden
 /// ([`mask_tokens`]'s rule) and of each secret-named `[env]` variable is `***`; the secrets are
 /// those the line and environment it makes hold ([`secret_values`]), and the masked values.
-pub fn in_profile(p: &Profile, flags: &'static FlagSet) -> (Profile, Redactor) {
+pub(crate) fn in_profile(p: &Profile, flags: &'static FlagSet) -> (Profile, Redactor) {
     let mut shown = p.clone();
     let mut hidden = Vec::new();
     let secret_args = shown
@@ -320,13 +320,13 @@ fn toml_text(v: &toml::Value) -> String {
 }
 
 /// The invocation's redactor: every secret of these arguments and this environment.
-pub fn redactor(args: &SglangArgs, env: &Env) -> Redactor {
+pub(crate) fn redactor(args: &SglangArgs, env: &Env) -> Redactor {
     Redactor::new(secret_values(args, env))
 }
 
 /// Before anything is planned (errors may come first): the tokens read with the newest flag
 /// set, so the secrets are hidden from the first message on.
-pub fn install_early(tokens: &[OsString], env: &Env) {
+pub(crate) fn install_early(tokens: &[OsString], env: &Env) {
     let newest = crate::sglang::flagset::KNOWN_VERSIONS.last();
     if let Some(flags) = newest.and_then(|v| crate::sglang::flagset::get(v)) {
         redactor(&crate::sglang::parse(flags, tokens.to_vec()), env).install();

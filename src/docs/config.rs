@@ -5,7 +5,7 @@ use super::cell;
 use crate::settings::files::SYSTEM;
 use crate::settings::registry::{Kind, VARS};
 
-pub fn config_markdown() -> String {
+pub(crate) fn config_markdown() -> String {
     let mut s = format!(
         "# Configuration\n\n\
          <!-- Generated from src/settings/registry.rs by scripts/gen-docs.sh; do not edit. -->\n\n\

@@ -39,7 +39,7 @@ pub fn man_page() -> String {
 
 /// Text for roff: backslashes, dashes (so they copy as ASCII hyphen-minus), non-ASCII as
 /// `\[uXXXX]`, and a control character at a line start made literal.
-pub fn roman(text: &str) -> String {
+pub(crate) fn roman(text: &str) -> String {
     let mut out = String::new();
     for line in text.split('\n') {
         if !out.is_empty() {

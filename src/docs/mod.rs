@@ -6,7 +6,7 @@
 
 mod cli;
 mod config;
-pub mod man;
+pub(crate) mod man;
 mod rules;
 
 use schemars::generate::SchemaSettings;
@@ -18,9 +18,9 @@ use crate::invocation::cli::{Command, Shell};
 use crate::plan::v1::Plan;
 
 pub use cli::cli_markdown;
-pub use config::config_markdown;
+pub(crate) use config::config_markdown;
 pub use man::man_page;
-pub use rules::rules_markdown;
+pub(crate) use rules::rules_markdown;
 
 /// What `completions`, `man` and the hidden `__complete` print (handed to `invocation`, the
 /// layer below, by the binary).

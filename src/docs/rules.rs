@@ -60,7 +60,7 @@ fn fix_word(fix: FixAvailability) -> &'static str {
 }
 
 /// The whole of `docs/rules.md`.
-pub fn rules_markdown() -> String {
+pub(crate) fn rules_markdown() -> String {
     let families = families();
     let mut s = String::from(
         "# Rule catalogue\n\n\

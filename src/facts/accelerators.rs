@@ -7,13 +7,13 @@ use std::path::Path;
 
 /// One accelerator kind found, with the node that shows it (`/dev/kfd`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
-    pub name: &'static str,
-    pub evidence: String,
+pub(crate) struct Found {
+    pub(crate) name: &'static str,
+    pub(crate) evidence: String,
     /// The vendor as topology/v1 names it (`amd`, `huawei`, …).
-    pub vendor: &'static str,
+    pub(crate) vendor: &'static str,
     /// How many devices the nodes show (at least 1).
-    pub count: u32,
+    pub(crate) count: u32,
 }
 
 /// One accelerator kind: its name, vendor, the directory under `dev/` and the file-name prefix
@@ -72,7 +72,7 @@ const KINDS: &[Kind] = &[
 ];
 
 /// The accelerators present under `root` (`/` on a real host).
-pub fn other(root: &Path) -> Vec<Found> {
+pub(crate) fn other(root: &Path) -> Vec<Found> {
     KINDS
         .iter()
         .filter_map(|k| {
@@ -131,7 +131,7 @@ fn pci_vendor(root: &Path, node: &str) -> Option<&'static str> {
 }
 
 /// These accelerators as topology/v1 lists them.
-pub fn listed(found: &[Found]) -> Vec<crate::facts::topology::Accelerator> {
+pub(crate) fn listed(found: &[Found]) -> Vec<crate::facts::topology::Accelerator> {
     found
         .iter()
         .map(|f| crate::facts::topology::Accelerator {

@@ -17,12 +17,12 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         Env::from_raw(std::env::vars_os())
     }
 
     /// From byte-exact pairs.
-    pub fn from_raw<I: IntoIterator<Item = (OsString, OsString)>>(pairs: I) -> Self {
+    pub(crate) fn from_raw<I: IntoIterator<Item = (OsString, OsString)>>(pairs: I) -> Self {
         let mut env = Env::default();
         for (k, v) in pairs {
             env.vars.insert(
@@ -42,30 +42,30 @@ impl Env {
         )
     }
 
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)
     }
 
     /// Sets a variable (a fix's or a profile's: names and values are text).
-    pub fn set(&mut self, name: &str, value: &str) {
+    pub(crate) fn set(&mut self, name: &str, value: &str) {
         self.vars.insert(name.to_owned(), value.to_owned());
         self.raw.insert(name.into(), value.into());
     }
 
     /// Unsets a variable (every raw name that reads as `name`); whether it was set.
-    pub fn unset(&mut self, name: &str) -> bool {
+    pub(crate) fn unset(&mut self, name: &str) -> bool {
         let was = self.vars.remove(name).is_some();
         self.raw.retain(|k, _| k.to_string_lossy() != name);
         was
     }
 
     /// Every variable, byte-exact, in name order.
-    pub fn raw(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+    pub(crate) fn raw(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
         self.raw.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes()))
     }
 
     /// True for a set variable whose value reads as "on" (1/true/yes/on, case-insensitive).
-    pub fn truthy(&self, name: &str) -> bool {
+    pub(crate) fn truthy(&self, name: &str) -> bool {
         self.get(name).is_some_and(|v| {
             matches!(
                 v.trim().to_ascii_lowercase().as_str(),

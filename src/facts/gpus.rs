@@ -33,13 +33,13 @@ use crate::sglang::{Parallel, SglangArgs};
 
 /// How CUDA numbers the devices before `CUDA_VISIBLE_DEVICES` applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceOrder {
+pub(crate) enum DeviceOrder {
     FastestFirst,
     PciBusId,
 }
 
 impl DeviceOrder {
-    pub fn from_env(env: &Env) -> DeviceOrder {
+    pub(crate) fn from_env(env: &Env) -> DeviceOrder {
         match env.get("CUDA_DEVICE_ORDER").map(str::trim) {
             Some("PCI_BUS_ID") => DeviceOrder::PciBusId,
             _ => DeviceOrder::FastestFirst,
@@ -68,12 +68,12 @@ pub enum Stop {
 
 impl Stop {
     /// Whether this stop hides every device rather than truncating the list.
-    pub fn hides_all(&self) -> bool {
+    pub(crate) fn hides_all(&self) -> bool {
         matches!(self, Stop::Repeated(_) | Stop::Ambiguous { .. })
     }
 
     /// One clause for messages: what is wrong with the entry and what CUDA does about it.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let rest = "so CUDA ignores it and every entry after it";
         let all = "so CUDA hides every GPU";
         match self {
@@ -115,10 +115,10 @@ impl Stop {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Visible {
     /// Topology index of CUDA ordinal 0, 1, ….
-    pub gpus: Vec<u32>,
+    pub(crate) gpus: Vec<u32>,
     /// Set when `CUDA_VISIBLE_DEVICES` was not read to the end (a warning worth showing even
     /// when enough GPUs remain).
-    pub stopped: Option<Stop>,
+    pub(crate) stopped: Option<Stop>,
 }
 
 /// Why the server's ranks cannot be placed on the visible GPUs.
@@ -141,16 +141,16 @@ pub enum SelectError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shortfall {
     /// What asks for the GPUs, e.g. `--tp-size 8` or `--tp-size 4 × --dp-size 2`.
-    pub needed_by: String,
-    pub needed: usize,
+    pub(crate) needed_by: String,
+    pub(crate) needed: usize,
     /// The highest CUDA ordinal a rank would use.
-    pub ordinal: i64,
-    pub visible: usize,
+    pub(crate) ordinal: i64,
+    pub(crate) visible: usize,
     /// `--base-gpu-id`/`--gpu-id-step` when they, not the count, push ranks past the end.
-    pub base: Option<String>,
-    pub stopped: Option<Stop>,
+    pub(crate) base: Option<String>,
+    pub(crate) stopped: Option<Stop>,
     /// `CUDA_VISIBLE_DEVICES` as set, if set.
-    pub env_value: Option<String>,
+    pub(crate) env_value: Option<String>,
 }
 
 impl std::fmt::Display for Shortfall {
@@ -360,7 +360,8 @@ fn match_uuid(topology: &Topology, prefix: &str) -> Result<u32, Stop> {
 /// The topology indices of the GPUs ranks 0..count use, rank `i` on CUDA ordinal
 /// `base_gpu_id + i * gpu_id_step`. For SGLang's exact layout with pipeline and data
 /// parallelism, use [`placement`].
-pub fn select(
+#[cfg(test)]
+pub(crate) fn select(
     topology: &Topology,
     env: &Env,
     base_gpu_id: i64,
@@ -429,21 +430,21 @@ fn distinct(ordinals: &[i64]) -> usize {
 /// SGLang's parallel sizes as they shape one node's processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
-    pub tp: usize,
-    pub pp: usize,
+    pub(crate) tp: usize,
+    pub(crate) pp: usize,
     /// Data-parallel replicas run as separate process groups on this node (1 with DP attention,
     /// which lives inside the TP group).
-    pub replicas: usize,
-    pub nnodes: usize,
-    pub node_rank: usize,
-    pub tp_per_node: usize,
-    pub pp_per_node: usize,
+    pub(crate) replicas: usize,
+    pub(crate) nnodes: usize,
+    pub(crate) node_rank: usize,
+    pub(crate) tp_per_node: usize,
+    pub(crate) pp_per_node: usize,
     /// Scheduler processes (one GPU each) this node runs: SGLang's layout's count.
-    pub ranks_per_node: usize,
-    pub base_gpu_id: i64,
-    pub gpu_id_step: i64,
+    pub(crate) ranks_per_node: usize,
+    pub(crate) base_gpu_id: i64,
+    pub(crate) gpu_id_step: i64,
     /// Ordinal distance between replicas.
-    pub replica_stride: i64,
+    pub(crate) replica_stride: i64,
 }
 
 fn count(v: i64) -> usize {
@@ -482,30 +483,30 @@ impl Layout {
 
 /// GPUs one node of the server needs: tp×pp per node, times the DP replicas that run as their
 /// own process groups (DP without DP attention).
-pub fn gpus_needed(args: &SglangArgs) -> usize {
+pub(crate) fn gpus_needed(args: &SglangArgs) -> usize {
     Layout::from_args(args).ranks_per_node
 }
 
 /// One scheduler process and its GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RankGpu {
+pub(crate) struct RankGpu {
     /// Data-parallel replica (0 when DP runs inside TP).
-    pub dp: usize,
+    pub(crate) dp: usize,
     /// Global pipeline and tensor ranks.
-    pub pp: usize,
-    pub tp: usize,
+    pub(crate) pp: usize,
+    pub(crate) tp: usize,
     /// CUDA ordinal SGLang passes the scheduler.
-    pub ordinal: i64,
+    pub(crate) ordinal: i64,
     /// Topology index of that GPU.
-    pub gpu: u32,
+    pub(crate) gpu: u32,
 }
 
 /// Where every scheduler of this node runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// In SGLang's launch order: replica, then pipeline rank, then tensor rank.
-    pub ranks: Vec<RankGpu>,
+    pub(crate) ranks: Vec<RankGpu>,
 }
 
 impl Placement {
@@ -522,7 +523,8 @@ impl Placement {
 
     /// The GPUs of each TP group on this node (one per replica and pipeline stage): what the
     /// custom all-reduce and P2P checks look at.
-    pub fn tp_groups(&self) -> Vec<Vec<u32>> {
+    #[cfg(test)]
+    pub(crate) fn tp_groups(&self) -> Vec<Vec<u32>> {
         let mut groups: Vec<((usize, usize), Vec<u32>)> = Vec::new();
         for r in &self.ranks {
             match groups.iter_mut().find(|(k, _)| *k == (r.dp, r.pp)) {
@@ -535,7 +537,8 @@ impl Placement {
 
     /// Topology GPUs that more than one scheduler would share (possible with `--gpu-id-step`
     /// above 1 and pipeline parallelism, since SGLang does not scale the stage offset by it).
-    pub fn shared_gpus(&self) -> Vec<u32> {
+    #[cfg(test)]
+    pub(crate) fn shared_gpus(&self) -> Vec<u32> {
         let mut seen = Vec::new();
         let mut shared = Vec::new();
         for r in &self.ranks {

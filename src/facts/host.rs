@@ -19,7 +19,7 @@ pub struct HostFacts {
 impl HostFacts {
     /// Reads `/dev/shm`, `/proc/self/mounts` and container markers. Never fails: what cannot be
     /// read is left unknown.
-    pub fn probe() -> Self {
+    pub(crate) fn probe() -> Self {
         let mounts =
             crate::fsread::optional_string(Path::new("/proc/self/mounts"), crate::fsread::SYSTEM)
                 .unwrap_or_default();
@@ -40,7 +40,7 @@ impl HostFacts {
 }
 
 /// `size=` of the `/dev/shm` tmpfs in a `/proc/mounts` table (k/m/g suffixes, or bytes).
-pub fn shm_size_from_mounts(mounts: &str) -> Option<u64> {
+pub(crate) fn shm_size_from_mounts(mounts: &str) -> Option<u64> {
     let line = mounts
         .lines()
         .rfind(|l| l.split_whitespace().nth(1) == Some("/dev/shm"))?;

@@ -12,7 +12,7 @@ use super::host::{HostFacts, shm_size_from_mounts};
 use super::packages::{Cuda, Packages, Toolkit, TorchBuild};
 
 /// The object's keys, for the strict reader.
-pub const HOST_KEYS: &[&str] = &[
+pub(crate) const HOST_KEYS: &[&str] = &[
     "shm_present",
     "shm_bytes",
     "in_container",
@@ -33,7 +33,7 @@ pub struct HostRecord {
     pub shm_bytes: Option<u64>,
     /// Running in a container (Docker, Podman, Kubernetes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_container: Option<bool>,
+    pub(crate) in_container: Option<bool>,
     /// RDMA device names under `/sys/class/infiniband` (`mlx5_0`, …); empty: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma_devices: Option<Vec<String>>,
@@ -45,12 +45,12 @@ pub struct HostRecord {
     pub torch_build: Option<String>,
     /// The CUDA release of the `nvcc` FlashInfer would compile with (`major.minor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nvcc_version: Option<String>,
+    pub(crate) nvcc_version: Option<String>,
 }
 
 impl HostRecord {
     /// This machine's host facts and the given packages, as `detect` records them.
-    pub fn probe(packages: Option<&Packages>) -> HostRecord {
+    pub(crate) fn probe(packages: Option<&Packages>) -> HostRecord {
         let mounts =
             crate::fsread::optional_string(Path::new("/proc/self/mounts"), crate::fsread::SYSTEM)
                 .unwrap_or_default();
@@ -69,7 +69,7 @@ impl HostRecord {
     }
 
     /// Records `p`: every distribution found, torch's build and the toolkit's nvcc.
-    pub fn set_packages(&mut self, p: &Packages) {
+    pub(crate) fn set_packages(&mut self, p: &Packages) {
         let versions = p
             .packages
             .values()

@@ -2,12 +2,12 @@
 //! them the server will use, the model, the environment, the installed packages, and the host
 //! around the GPUs (`/dev/shm`, container, RDMA devices).
 
-pub mod accelerators;
-pub mod env;
+pub(crate) mod accelerators;
+pub(crate) mod env;
 pub mod gpus;
 pub mod host;
-pub mod host_record;
-pub mod hub;
+pub(crate) mod host_record;
+pub(crate) mod hub;
 pub mod model;
 pub mod nvml;
 pub mod packages;
@@ -15,6 +15,7 @@ pub mod scheduler;
 pub mod topology;
 
 pub use env::Env;
-pub use host::HostFacts;
 pub use packages::Packages;
-pub use topology::{Gpu, Link, Topology};
+#[cfg(test)]
+pub(crate) use topology::Link;
+pub use topology::{Gpu, Topology};

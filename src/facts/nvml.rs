@@ -33,7 +33,7 @@ type BusId = (u32, u32, u32, u32);
 pub const LIB_ENV: &str = "SGLANG_LAUNCH_NVML_LIB";
 
 /// The library nvml-wrapper loads when no path is given (found through the loader's search path).
-pub const DEFAULT_LIB: &str = "libnvidia-ml.so.1";
+pub(crate) const DEFAULT_LIB: &str = "libnvidia-ml.so.1";
 
 /// NVLink links per GPU in the NVML 12/13 headers (`NVML_NVLINK_MAX_LINKS`).
 const MAX_NVLINKS: u32 = 18;
@@ -298,7 +298,7 @@ fn level_name(level: TopologyLevel) -> &'static str {
 }
 
 /// NVML's CUDA driver version integer (13000, 12080) as `major.minor` (13.0, 12.8).
-pub fn cuda_version(v: i32) -> String {
+pub(crate) fn cuda_version(v: i32) -> String {
     format!("{}.{}", v / 1000, (v % 1000) / 10)
 }
 

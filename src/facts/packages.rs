@@ -21,7 +21,7 @@ use crate::install::site::{self, Dist};
 
 /// Distributions worth reading (PEP 503 normalized names). Everything else in site-packages
 /// is skipped without touching its metadata.
-pub const WANTED: &[&str] = &[
+pub(crate) const WANTED: &[&str] = &[
     "torch",
     "flashinfer-python",
     "flashinfer",
@@ -47,11 +47,11 @@ pub const WANTED: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
     /// PEP 503 normalized name.
-    pub name: String,
+    pub(crate) name: String,
     /// The full version, local label included (`2.9.1+cu130`).
     pub version: String,
     /// Its `.dist-info` directory (`None` for injected facts).
-    pub dist_info: Option<PathBuf>,
+    pub(crate) dist_info: Option<PathBuf>,
     /// Installed from a URL, a local directory or a checkout (`direct_url.json`, PEP 610),
     /// not from a package index: its build options are the user's, not the index's.
     pub direct: bool,
@@ -59,17 +59,17 @@ pub struct Package {
 
 impl Package {
     /// The version without its local label (`2.9.1`).
-    pub fn public(&self) -> &str {
+    pub(crate) fn public(&self) -> &str {
         self.version.split('+').next().unwrap_or_default()
     }
 
     /// The local label (`cu130` of `2.9.1+cu130`).
-    pub fn local(&self) -> Option<&str> {
+    pub(crate) fn local(&self) -> Option<&str> {
         self.version.split_once('+').map(|(_, l)| l)
     }
 
     /// The CUDA release a `+cuNNN` label names: `cu128` → 12.8, `cu130` → 13.0.
-    pub fn cuda_label(&self) -> Option<Cuda> {
+    pub(crate) fn cuda_label(&self) -> Option<Cuda> {
         self.local()?
             .split('.')
             .find_map(|part| part.strip_prefix("cu"))
@@ -114,7 +114,7 @@ impl fmt::Display for Cuda {
 
 /// What torch was built for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TorchBuild {
+pub(crate) enum TorchBuild {
     Cuda(Cuda),
     /// A ROCm build (`+rocm6.2`): no CUDA kernels at all.
     Rocm(String),
@@ -131,7 +131,7 @@ pub struct Packages {
     pub packages: BTreeMap<String, Package>,
     /// From `torch/version.py` (`cuda = '12.8'`, `hip = …`), else torch's local label; `None`
     /// when neither says (a source build without either, or no torch).
-    pub torch_build: Option<TorchBuild>,
+    pub(crate) torch_build: Option<TorchBuild>,
     /// The CUDA toolkit FlashInfer's JIT would compile with (see [`Packages::with_toolkit`]).
     pub cuda_toolkit: Option<Toolkit>,
 }
@@ -148,12 +148,12 @@ pub struct Toolkit {
 
 impl Packages {
     /// Reads the packages installed for `python` (default: `python3` on PATH), file system only.
-    pub fn detect(python: Option<&Path>) -> Packages {
+    pub(crate) fn detect(python: Option<&Path>) -> Packages {
         Self::detect_in(&site::search_dirs(python))
     }
 
     /// Reads the packages from these site directories, in `sys.path` order.
-    pub fn detect_in(dirs: &[PathBuf]) -> Packages {
+    pub(crate) fn detect_in(dirs: &[PathBuf]) -> Packages {
         let mut out = Packages::default();
         for (name, Dist { version, path, .. }) in site::find(dirs, |n| WANTED.contains(&n)) {
             let package = Package {
@@ -198,13 +198,13 @@ impl Packages {
 
     /// Adds the CUDA toolkit FlashInfer would find in the server's environment: `CUDA_HOME`,
     /// else `CUDA_PATH`, else the directory above `nvcc` on `PATH`, else `/usr/local/cuda`.
-    pub fn with_toolkit(mut self, env: &Env) -> Packages {
+    pub(crate) fn with_toolkit(mut self, env: &Env) -> Packages {
         self.cuda_toolkit = find_toolkit(env, Path::new("/usr/local/cuda"));
         self
     }
 
     /// A package by any spelling of its name (`flashinfer_python`, `Flashinfer-Python`).
-    pub fn get(&self, name: &str) -> Option<&Package> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Package> {
         self.packages.get(&site::normalize(name))
     }
 
@@ -213,23 +213,23 @@ impl Packages {
     }
 
     /// FlashInfer (`flashinfer-python`, or the older `flashinfer` distribution).
-    pub fn flashinfer(&self) -> Option<&Package> {
+    pub(crate) fn flashinfer(&self) -> Option<&Package> {
         self.get("flashinfer-python")
             .or_else(|| self.get("flashinfer"))
     }
 
     /// SGLang's kernel wheel (`sglang-kernel` from 0.5.10, `sgl-kernel` before).
-    pub fn sgl_kernel(&self) -> Option<&Package> {
+    pub(crate) fn sgl_kernel(&self) -> Option<&Package> {
         self.get("sglang-kernel").or_else(|| self.get("sgl-kernel"))
     }
 
     /// The NCCL wheel torch loads: the one matching torch's CUDA major when both are present.
-    pub fn nccl(&self) -> Option<&Package> {
+    pub(crate) fn nccl(&self) -> Option<&Package> {
         self.by_cuda_major("nvidia-nccl-cu12", "nvidia-nccl-cu13")
     }
 
     /// The cuDNN wheel torch loads, chosen like [`Packages::nccl`].
-    pub fn cudnn(&self) -> Option<&Package> {
+    pub(crate) fn cudnn(&self) -> Option<&Package> {
         self.by_cuda_major("nvidia-cudnn-cu12", "nvidia-cudnn-cu13")
     }
 
@@ -243,7 +243,7 @@ impl Packages {
 
     /// One line for reports: the kernel-deciding packages that are installed, e.g.
     /// `torch 2.9.1+cu130 (CUDA 13.0) · flashinfer-python 0.7.2 · sglang-kernel 0.4.10 · nvidia-nccl-cu13 2.28.3`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
         if let Some(t) = self.torch() {
             parts.push(match &self.torch_build {
@@ -275,7 +275,7 @@ impl Packages {
     }
 
     /// The CUDA release torch was built for (`None`: CPU/ROCm build, unknown, or no torch).
-    pub fn torch_cuda(&self) -> Option<Cuda> {
+    pub(crate) fn torch_cuda(&self) -> Option<Cuda> {
         match &self.torch_build {
             Some(TorchBuild::Cuda(c)) => Some(*c),
             _ => None,

@@ -18,10 +18,10 @@ use super::host_record::{HOST_KEYS, HostRecord};
 pub const SCHEMA: &str = "sglang-launch/topology/v1";
 
 /// `compute_capability` value for a GPU whose capability is not known.
-pub const CC_UNKNOWN: &str = "unknown";
+pub(crate) const CC_UNKNOWN: &str = "unknown";
 
 /// NVML P2P read statuses, as the file spells them.
-pub const P2P_VALUES: &[&str] = &[
+pub(crate) const P2P_VALUES: &[&str] = &[
     "ok",
     "not_supported",
     "chipset_not_supported",
@@ -32,7 +32,7 @@ pub const P2P_VALUES: &[&str] = &[
 ];
 
 /// PCIe levels of `nvidia-smi topo -m` (NVLink paths are `NV` or `NV<n>`).
-pub const PCIE_PATHS: &[&str] = &["PIX", "PXB", "PHB", "NODE", "SYS"];
+pub(crate) const PCIE_PATHS: &[&str] = &["PIX", "PXB", "PHB", "NODE", "SYS"];
 
 const TOP_KEYS: &[&str] = &[
     "schema",
@@ -90,10 +90,10 @@ pub struct Topology {
 #[serde(deny_unknown_fields)]
 pub struct Accelerator {
     /// `amd`, `intel`, `huawei`, `habana`, `mthreads`, `cpu`, …
-    pub vendor: String,
-    pub name: String,
+    pub(crate) vendor: String,
+    pub(crate) name: String,
     #[serde(default = "one")]
-    pub count: u32,
+    pub(crate) count: u32,
 }
 
 fn one() -> u32 {
@@ -231,8 +231,8 @@ pub enum TopologyError {
 #[error("{at}: {problem}")]
 pub struct Inconsistent {
     /// JSON path of the offending value, e.g. `links[3].gpus`.
-    pub at: String,
-    pub problem: Inconsistency,
+    pub(crate) at: String,
+    pub(crate) problem: Inconsistency,
 }
 
 /// A value that parses but makes no sense; Display says what is wrong and what to do.
@@ -328,7 +328,7 @@ impl Gpu {
 
 impl Topology {
     /// A topology with no NVIDIA GPUs, written by `source`, holding these other accelerators.
-    pub fn without_gpus(source: &str, accelerators: Vec<Accelerator>) -> Topology {
+    pub(crate) fn without_gpus(source: &str, accelerators: Vec<Accelerator>) -> Topology {
         Topology {
             schema: SCHEMA.to_owned(),
             source: source.to_owned(),
@@ -370,7 +370,7 @@ impl Topology {
 }
 
 /// Every unordered pair, in order.
-pub fn pairs(gpus: &[u32]) -> impl Iterator<Item = (u32, u32)> + '_ {
+pub(crate) fn pairs(gpus: &[u32]) -> impl Iterator<Item = (u32, u32)> + '_ {
     gpus.iter()
         .enumerate()
         .flat_map(move |(i, &a)| gpus[i + 1..].iter().map(move |&b| (a, b)))

@@ -21,13 +21,13 @@ const S_ISVTX: u32 = 0o1000;
 
 /// Who runs the launcher: the users whose files it trusts, and how strict to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Runner {
-    pub euid: u32,
-    pub uid: u32,
+pub(crate) struct Runner {
+    pub(crate) euid: u32,
+    pub(crate) uid: u32,
 }
 
 impl Runner {
-    pub fn current() -> Runner {
+    pub(crate) fn current() -> Runner {
         Runner {
             euid: nix::unistd::geteuid().as_raw(),
             uid: nix::unistd::getuid().as_raw(),
@@ -46,20 +46,20 @@ impl Runner {
 
 /// What makes a file untrusted: the file or the directory at fault, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Untrusted {
+pub(crate) struct Untrusted {
     /// The file that was to be read.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The file itself or a directory above it.
-    pub at: PathBuf,
-    pub is_dir: bool,
-    pub owner: u32,
-    pub mode: u32,
-    pub why: Why,
-    pub root: bool,
+    pub(crate) at: PathBuf,
+    pub(crate) is_dir: bool,
+    pub(crate) owner: u32,
+    pub(crate) mode: u32,
+    pub(crate) why: Why,
+    pub(crate) root: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// Running as root, owned by someone other than root or the invoking user.
     Owner,
     /// Writable by group (as root) or by others.
@@ -120,12 +120,12 @@ impl std::error::Error for Untrusted {}
 
 /// Checks `path` for the user running the launcher. A path that does not exist (or cannot be
 /// examined) passes: the read that follows names that problem.
-pub fn check(path: &Path) -> Result<(), Untrusted> {
+pub(crate) fn check(path: &Path) -> Result<(), Untrusted> {
     check_for(path, Runner::current())
 }
 
 /// [`check`] for a given runner.
-pub fn check_for(path: &Path, runner: Runner) -> Result<(), Untrusted> {
+pub(crate) fn check_for(path: &Path, runner: Runner) -> Result<(), Untrusted> {
     let named = absolute(path);
     check_chain(path, &named, runner)?;
     if let Ok(real) = std::fs::canonicalize(&named)

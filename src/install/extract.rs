@@ -30,28 +30,28 @@ const CACHE_FORMAT: u32 = 2;
 
 /// The install a flag set is read from: its version and its `.dist-info` (or `.egg-info`).
 #[derive(Debug, Clone, Copy)]
-pub struct Install<'a> {
-    pub version: &'a str,
-    pub dist_info: &'a Path,
+pub(crate) struct Install<'a> {
+    pub(crate) version: &'a str,
+    pub(crate) dist_info: &'a Path,
     /// The digest of its parser files, when it is not the release its version names: the cache
     /// is then keyed by content (a checkout changes without a reinstall).
-    pub digest: Option<&'a str>,
+    pub(crate) digest: Option<&'a str>,
 }
 
 /// A flag set read from an installed SGLang.
 #[derive(Debug, Clone)]
-pub struct Extracted {
-    pub flags: FlagSet,
+pub(crate) struct Extracted {
+    pub(crate) flags: FlagSet,
     /// The cache file holding it (None when there is no cache directory or it is not writable).
-    pub cache: Option<PathBuf>,
+    pub(crate) cache: Option<PathBuf>,
     /// False when it came from the cache without running Python.
-    pub ran_python: bool,
+    pub(crate) ran_python: bool,
 }
 
 /// Why no flag set could be read from the installed SGLang (the launcher then falls back to
 /// the nearest embedded set).
 #[derive(Debug, thiserror::Error)]
-pub enum ExtractError {
+pub(crate) enum ExtractError {
     #[error("could not run {0}: {1}")]
     Spawn(PathBuf, std::io::Error),
     #[error("{0} did not finish within {1:?}")]
@@ -82,7 +82,7 @@ struct CacheFile {
 }
 
 /// `$XDG_CACHE_HOME/sglang-launch/flags`, else `~/.cache/sglang-launch/flags`.
-pub fn cache_dir() -> Option<PathBuf> {
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -92,7 +92,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// The cache file for this install: the version and a hash of where it is installed (a fork
 /// can reuse a version number).
-pub fn cache_path(installed: Install) -> Option<PathBuf> {
+pub(crate) fn cache_path(installed: Install) -> Option<PathBuf> {
     let safe: String = installed
         .version
         .chars()
@@ -145,7 +145,7 @@ pub(crate) fn read_cache(path: &Path) -> Option<Vec<u8>> {
 
 /// The cached flag set of this install, when there is one for the install as it is now; it
 /// is checked as a fresh extraction is.
-pub fn cached(installed: Install) -> Option<Extracted> {
+pub(crate) fn cached(installed: Install) -> Option<Extracted> {
     let path = cache_path(installed)?;
     let bytes = read_cache(&path)?;
     let file: CacheFile = serde_json::from_slice(&bytes).ok()?;
@@ -178,7 +178,10 @@ pub fn cached(installed: Install) -> Option<Extracted> {
 }
 
 /// The cached flag set, else one extracted now (and cached).
-pub fn load_or_extract(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
+pub(crate) fn load_or_extract(
+    python: &Path,
+    installed: Install,
+) -> Result<Extracted, ExtractError> {
     match cached(installed) {
         Some(found) => Ok(found),
         None => refresh(python, installed),
@@ -186,7 +189,7 @@ pub fn load_or_extract(python: &Path, installed: Install) -> Result<Extracted, E
 }
 
 /// Extracts the flag set from the installed SGLang now and rewrites its cache.
-pub fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
+pub(crate) fn refresh(python: &Path, installed: Install) -> Result<Extracted, ExtractError> {
     let raw = run(python)?;
     let flags_json = raw.get("flags").cloned().unwrap_or_default();
     let envs = raw.get("envs").cloned().filter(|e| !e.is_null());

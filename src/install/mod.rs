@@ -3,7 +3,7 @@
 //! ([`provenance`]), the flag set of an install this build has no data for (its own parser,
 //! run once and cached: [`extract`]), and which flag set a run uses ([`select`]).
 
-pub mod extract;
-pub mod provenance;
+pub(crate) mod extract;
+pub(crate) mod provenance;
 pub mod select;
-pub mod site;
+pub(crate) mod site;

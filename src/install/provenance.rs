@@ -45,13 +45,13 @@ fn embedded() -> &'static BTreeMap<String, Entry> {
 }
 
 /// The release's digest, for a version this build embeds.
-pub fn release_digest(version: &str) -> Option<&'static str> {
+pub(crate) fn release_digest(version: &str) -> Option<&'static str> {
     embedded().get(version).map(|e| e.digest.as_str())
 }
 
 /// What the install is, as far as its parser goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Provenance {
+pub(crate) enum Provenance {
     /// The release's own files.
     Release,
     /// Not the release's files: why (for the report), and the digest of what is installed
@@ -84,7 +84,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Inspects the install behind `dist_info` (its `.dist-info` directory) claiming `version`.
-pub fn inspect(dist_info: &Path, version: &str) -> Provenance {
+pub(crate) fn inspect(dist_info: &Path, version: &str) -> Provenance {
     let want = release_digest(version);
     if let Some(source) = direct_url(dist_info) {
         return from_source(source, want);
@@ -243,7 +243,7 @@ fn edited_after_install(site: &Path, dist_info: &Path, record: &[(String, String
 }
 
 /// The digest of the covered files under `root` (the directory holding `sglang/`).
-pub fn tree_digest(root: &Path) -> Option<String> {
+pub(crate) fn tree_digest(root: &Path) -> Option<String> {
     let srt = root.join("sglang/srt");
     let mut files: Vec<PathBuf> = ["server_args.py", "environ.py"]
         .iter()

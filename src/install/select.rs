@@ -25,7 +25,7 @@ pub enum VersionSource {
 
 /// Where the version behind a selection came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Given on the command line (`--sglang-version` or a profile).
     Option,
     /// Found installed: the `.dist-info` (or `.egg-info`) directory it was read from.
@@ -36,7 +36,7 @@ pub enum Origin {
 
 /// Where the flag set in use comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FlagsFrom {
+pub(crate) enum FlagsFrom {
     /// Embedded in this build (exactly the release, or the nearest one on a fallback).
     Embedded,
     /// Read from the installed SGLang's own parser: just now (`ran_python`), or from the
@@ -52,28 +52,28 @@ pub enum FlagsFrom {
 pub struct Selected {
     /// The version asked for or found installed (may be newer than any known flag set); the
     /// newest known version when nothing was detected.
-    pub requested: String,
-    pub flags: &'static FlagSet,
-    pub source: VersionSource,
-    pub origin: Origin,
-    pub flags_from: FlagsFrom,
+    pub(crate) requested: String,
+    pub(crate) flags: &'static FlagSet,
+    pub(crate) source: VersionSource,
+    pub(crate) origin: Origin,
+    pub(crate) flags_from: FlagsFrom,
     /// Why the installed release's own flag set could not be read (a fallback's reason).
-    pub extract_error: Option<String>,
+    pub(crate) extract_error: Option<String>,
     /// The install is not the release its version names (a source checkout, a dev image, a
     /// fork): how it differs. Its flag set is then read from the install itself.
-    pub modified: Option<String>,
+    pub(crate) modified: Option<String>,
 }
 
 impl Selected {
     /// False when nothing was given and no installed SGLang was found (worth a finding).
-    pub fn detected(&self) -> bool {
+    pub(crate) fn detected(&self) -> bool {
         self.origin != Origin::NotDetected
     }
 
     /// Approximate mode: the embedded releases whose parsers bound the user's, when the flag
     /// set in use is not the install's own. A modified install whose parser could not be read
     /// is anywhere after its version: every later release may explain an option.
-    pub fn neighbours(&self) -> Option<Vec<&'static str>> {
+    pub(crate) fn neighbours(&self) -> Option<Vec<&'static str>> {
         if self.source != VersionSource::Fallback || !self.detected() {
             return None;
         }
@@ -98,13 +98,13 @@ fn flag_set_for(version: &str) -> Result<&'static FlagSet, &'static FlagSet> {
 
 /// Choose the flag set: the `--sglang-version` option if given, else the version installed for
 /// `python` (default: `python3` on PATH), else the newest known.
-pub fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
+pub(crate) fn select(option: Option<&str>, python: Option<&Path>) -> Selected {
     choose(option, python, true)
 }
 
 /// [`select`] reading files only: an install that is not its release is read from the flag-set
 /// cache alone, never by running `python` (a completion's TAB must be instant).
-pub fn select_without_python(option: Option<&str>, python: Option<&Path>) -> Selected {
+pub(crate) fn select_without_python(option: Option<&str>, python: Option<&Path>) -> Selected {
     choose(option, python, false)
 }
 
@@ -142,8 +142,8 @@ fn choose(option: Option<&str>, python: Option<&Path>, may_run: bool) -> Selecte
 /// Where an install's flag set comes from: the embedded data (the install is the release's
 /// files), or the install itself.
 #[derive(Debug, Clone)]
-pub enum Source {
-    Embedded(&'static FlagSet),
+pub(crate) enum Source {
+    Embedded,
     Install {
         /// The digest of its parser files, when it is a modified embedded release.
         digest: Option<String>,
@@ -153,15 +153,15 @@ pub enum Source {
 }
 
 /// Where the flag set of this install comes from (reads its metadata, never runs Python).
-pub fn source_of(found: &Installed) -> Source {
-    let Ok(flags) = flag_set_for(&found.version) else {
+pub(crate) fn source_of(found: &Installed) -> Source {
+    if flag_set_for(&found.version).is_err() {
         return Source::Install {
             digest: None,
             modified: None,
         };
-    };
+    }
     match provenance::inspect(&found.dist_info, &found.version) {
-        Provenance::Release => Source::Embedded(flags),
+        Provenance::Release => Source::Embedded,
         Provenance::Modified { why, digest } => Source::Install {
             digest,
             modified: Some(why),
@@ -182,7 +182,7 @@ fn installed(found: Installed, python: Option<&Path>) -> Selected {
         modified: None,
     };
     let digest = match source_of(&found) {
-        Source::Embedded(_) => return selected,
+        Source::Embedded => return selected,
         Source::Install { digest, modified } => {
             selected.modified = modified;
             digest
@@ -216,20 +216,20 @@ fn installed(found: Installed, python: Option<&Path>) -> Selected {
 
 /// An installed SGLang distribution.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Installed {
-    pub version: String,
-    pub dist_info: PathBuf,
+pub(crate) struct Installed {
+    pub(crate) version: String,
+    pub(crate) dist_info: PathBuf,
 }
 
 /// Whether SGLang is installed for the interpreter (same search as detection): the launcher
 /// can answer 127 instead of exec'ing a Python that cannot import it.
-pub fn sglang_installed(python: Option<&Path>) -> bool {
+pub(crate) fn sglang_installed(python: Option<&Path>) -> bool {
     find_installed(python).is_some()
 }
 
 /// The SGLang installed for the interpreter, if any: the first search directory that has it
 /// (the newest there if stale copies linger).
-pub fn find_installed(python: Option<&Path>) -> Option<Installed> {
+pub(crate) fn find_installed(python: Option<&Path>) -> Option<Installed> {
     site::find_one(&site::search_dirs(python), "sglang").map(|d| Installed {
         version: d.version,
         dist_info: d.path,

@@ -28,7 +28,7 @@ fn interpreter(python: Option<&Path>) -> Option<PathBuf> {
 /// `python3`, and a unit's `ExecStart=/venv/bin/sglang-launch` does not activate the venv),
 /// also when called through a symlink to it (`~/bin/sglang-launch`) if that environment has
 /// SGLang, else `python3`, else `python` on PATH.
-pub fn default_interpreter() -> Option<PathBuf> {
+pub(crate) fn default_interpreter() -> Option<PathBuf> {
     // Asked by the plan and by the version detection: looked up once per run.
     static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     FOUND
@@ -147,7 +147,7 @@ fn lib_dirs(prefix: &Path, hint: Option<&str>) -> Vec<PathBuf> {
 }
 
 /// The directories Python would search for distributions, in `sys.path` order.
-pub fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some(pp) = std::env::var_os("PYTHONPATH") {
         dirs.extend(std::env::split_paths(&pp).filter(|p| !p.as_os_str().is_empty()));
@@ -210,7 +210,7 @@ pub fn search_dirs(python: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// Normalized distribution name (PEP 503: case-insensitive, runs of `-_.` equal).
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     let mut out = String::new();
     let mut sep = false;
     for c in name.chars() {
@@ -252,12 +252,12 @@ fn metadata_version(dir: &Path) -> Option<String> {
 
 /// An installed distribution: its `.dist-info` (or `.egg-info`) directory in one search dir.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dist {
+pub(crate) struct Dist {
     /// PEP 503 normalized name (`flashinfer-python`, `nvidia-nccl-cu12`).
-    pub name: String,
+    pub(crate) name: String,
     /// The full version, local label included (`2.9.1+cu130`).
-    pub version: String,
-    pub path: PathBuf,
+    pub(crate) version: String,
+    pub(crate) path: PathBuf,
 }
 
 /// The distributions in one directory whose normalized name `wanted` accepts, in directory
@@ -322,7 +322,7 @@ fn newest_in(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Dist> {
 
 /// The distributions `wanted` accepts in these directories (in `sys.path` order), by
 /// normalized name: for each, the first directory that has it wins, as it would for `import`.
-pub fn find(dirs: &[PathBuf], wanted: impl Fn(&str) -> bool) -> BTreeMap<String, Dist> {
+pub(crate) fn find(dirs: &[PathBuf], wanted: impl Fn(&str) -> bool) -> BTreeMap<String, Dist> {
     let mut out = BTreeMap::new();
     for dir in dirs {
         for d in newest_in(dir, &wanted) {
@@ -334,7 +334,7 @@ pub fn find(dirs: &[PathBuf], wanted: impl Fn(&str) -> bool) -> BTreeMap<String,
 
 /// One distribution (by normalized name), as [`find`] would give it; stops at the first
 /// directory that has it.
-pub fn find_one(dirs: &[PathBuf], name: &str) -> Option<Dist> {
+pub(crate) fn find_one(dirs: &[PathBuf], name: &str) -> Option<Dist> {
     dirs.iter()
         .find_map(|dir| newest_in(dir, |n| n == name).into_iter().next())
 }

@@ -151,7 +151,7 @@ fn refresh(ctx: &Context) -> Result<i32, Fatal> {
         return Ok(exit::NOT_FOUND);
     };
     let digest = match select::source_of(&found) {
-        select::Source::Embedded(_) => {
+        select::Source::Embedded => {
             print_line(&format!(
                 "SGLang {} is embedded in this build: nothing to read",
                 found.version

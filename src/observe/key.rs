@@ -40,7 +40,7 @@ const MEMORY_SHAPING: &[&str] = &[
 ];
 
 /// The key for this release, these final arguments and the GPUs `gpus` of `topology`.
-pub fn of(version: &str, args: &SglangArgs, topology: &Topology, gpus: &[u32]) -> String {
+pub(crate) fn of(version: &str, args: &SglangArgs, topology: &Topology, gpus: &[u32]) -> String {
     let mut parts = vec![
         format!("host={}", topology.hostname.as_deref().unwrap_or("?")),
         format!("sglang={version}"),

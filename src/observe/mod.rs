@@ -3,66 +3,61 @@
 //! the pair, and the next plan of the same line on the same machine shows it. Nothing leaves the
 //! machine: the store is a directory under the user's state directory.
 
-pub mod key;
-pub mod server_info;
-pub mod store;
+pub(crate) mod key;
+pub(crate) mod server_info;
+pub(crate) mod store;
 
 use serde::{Deserialize, Serialize};
 
 /// What the launcher planned for one server, per GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Planned {
-    pub weights_gib: Option<f64>,
-    pub kv_cache_tokens: Option<u64>,
-    pub cuda_graphs_gib: Option<f64>,
+pub(crate) struct Planned {
+    pub(crate) weights_gib: Option<f64>,
+    pub(crate) kv_cache_tokens: Option<u64>,
+    pub(crate) cuda_graphs_gib: Option<f64>,
     /// The main attention backend `resolved` names.
-    pub attention_backend: Option<String>,
+    pub(crate) attention_backend: Option<String>,
     /// The `--mem-fraction-static` the server was given (SGLang's default where the line leaves
     /// it out): the KV tokens it reports hold at this fraction only. Absent from records made
     /// before it was kept.
     #[serde(default)]
-    pub mem_fraction_static: Option<f64>,
+    pub(crate) mem_fraction_static: Option<f64>,
     /// The free memory before the weights the fraction applies to, MiB (what other processes
     /// held shapes it). Absent from records made before it was kept.
     #[serde(default)]
-    pub baseline_mib: Option<i64>,
+    pub(crate) baseline_mib: Option<i64>,
 }
 
 /// What the server reported for its first rank (`memory_usage` and its resolved arguments).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Real {
-    pub weights_gib: f64,
-    pub kv_cache_gib: f64,
-    pub kv_cache_tokens: u64,
-    pub cuda_graphs_gib: Option<f64>,
-    pub attention_backend: Option<String>,
-    pub sglang_version: Option<String>,
+pub(crate) struct Real {
+    pub(crate) weights_gib: f64,
+    pub(crate) kv_cache_gib: f64,
+    pub(crate) kv_cache_tokens: u64,
+    pub(crate) cuda_graphs_gib: Option<f64>,
+    pub(crate) attention_backend: Option<String>,
+    pub(crate) sglang_version: Option<String>,
 }
 
 /// One start: the line's key, what was planned and what the server did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Observation {
-    pub key: String,
+    pub(crate) key: String,
     /// Seconds since the Unix epoch.
-    pub at: u64,
-    pub planned: Planned,
-    pub real: Real,
+    pub(crate) at: u64,
+    pub(crate) planned: Planned,
+    pub(crate) real: Real,
 }
 
 /// What `run` leaves for `wait-ready --pid`: the line's key and the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunRecord {
-    pub key: String,
-    pub planned: Planned,
-}
-
-/// The newest of `all` kept under `key`.
-pub fn newest<'o>(all: &'o [Observation], key: &str) -> Option<&'o Observation> {
-    all.iter().rev().find(|o| o.key == key)
+pub(crate) struct RunRecord {
+    pub(crate) key: String,
+    pub(crate) planned: Planned,
 }
 
 /// `at` (Unix seconds) as a UTC date and minute, `2026-12-01 20:56 UTC`.
-pub fn date(at: u64) -> String {
+pub(crate) fn date(at: u64) -> String {
     let days = (at / 86_400) as i64;
     let (h, m) = ((at % 86_400) / 3600, (at % 3600) / 60);
     // Days since 1970-01-01 to a proleptic Gregorian date, by 400-year eras.
@@ -89,7 +84,7 @@ fn rel(real: f64, planned: f64) -> Option<f64> {
 impl Observation {
     /// Whether the server was given this fraction (to the three decimals the launcher writes)
     /// of this free memory (to within 1%: what other processes hold drifts a little).
-    pub fn ran_at(&self, mem_fraction_static: f64, baseline_mib: i64) -> bool {
+    pub(crate) fn ran_at(&self, mem_fraction_static: f64, baseline_mib: i64) -> bool {
         let p = &self.planned;
         let same_fraction = p
             .mem_fraction_static
@@ -101,7 +96,7 @@ impl Observation {
     }
 
     /// One line: how close the plan was, naming what is beyond the planner's stated error.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let (p, r) = (&self.planned, &self.real);
         let mut parts = Vec::new();
         let mut beyond = Vec::new();

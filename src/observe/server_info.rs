@@ -10,10 +10,10 @@ use serde_json::Value;
 use super::Real;
 
 /// The paths to ask, newest first.
-pub const PATHS: &[&str] = &["/server_info", "/get_server_info"];
+pub(crate) const PATHS: &[&str] = &["/server_info", "/get_server_info"];
 
 /// The first rank's figures from one answer; `None` when it has none.
-pub fn parse(v: &Value) -> Option<Real> {
+pub(crate) fn parse(v: &Value) -> Option<Real> {
     let state = v.get("internal_states")?.as_array()?.first()?;
     let mem = state.get("memory_usage")?;
     let num = |k: &str| mem.get(k).and_then(Value::as_f64);
@@ -35,7 +35,7 @@ pub fn parse(v: &Value) -> Option<Real> {
 }
 
 /// Asks the server at `base` (`http://host:port`) for its figures.
-pub fn fetch(base: &str, timeout: Duration) -> Result<Real, String> {
+pub(crate) fn fetch(base: &str, timeout: Duration) -> Result<Real, String> {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(timeout))

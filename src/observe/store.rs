@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{Observation, RunRecord};
 
 /// The store's directory; `None` without a state or home directory.
-pub fn dir() -> Option<PathBuf> {
+pub(crate) fn dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -23,7 +23,7 @@ fn run_path(pid: u32) -> Option<PathBuf> {
 }
 
 /// Keeps what was planned for process `pid` (best effort: a launch never fails for it).
-pub fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
+pub(crate) fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
     let path = run_path(pid).ok_or("no state directory (set XDG_STATE_HOME or HOME)")?;
     let text = serde_json::to_vec(r).map_err(|e| e.to_string())?;
     // Written whole or not at all: `wait-ready` may read it while `run` still writes.
@@ -33,7 +33,7 @@ pub fn save_run(pid: u32, r: &RunRecord) -> Result<(), String> {
 }
 
 /// What `run` planned for process `pid`, if it started it.
-pub fn run_of(pid: u32) -> Option<RunRecord> {
+pub(crate) fn run_of(pid: u32) -> Option<RunRecord> {
     let path = run_path(pid)?;
     if !trusted(&path) {
         return None;
@@ -47,7 +47,7 @@ fn observations_path() -> Option<PathBuf> {
 }
 
 /// Appends one observation.
-pub fn append(o: &Observation) -> Result<PathBuf, String> {
+pub(crate) fn append(o: &Observation) -> Result<PathBuf, String> {
     let path = observations_path().ok_or("no state directory (set XDG_STATE_HOME or HOME)")?;
     let parent = path.parent().ok_or("no parent")?;
     std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
@@ -65,7 +65,7 @@ pub fn append(o: &Observation) -> Result<PathBuf, String> {
 }
 
 /// Every observation kept, oldest first; lines that do not read are skipped.
-pub fn all() -> Vec<Observation> {
+pub(crate) fn all() -> Vec<Observation> {
     let Some(path) = observations_path().filter(|p| trusted(p)) else {
         return Vec::new();
     };

@@ -4,7 +4,7 @@
 type Cmp = (&'static str, (u32, u32));
 
 /// Parses `">=12.0,<13"`: comparisons `>=`, `<=`, `>`, `<`, `==`, `=`; a bare `13` is `13.0`.
-pub fn parse_cc(spec: &str) -> Result<Vec<Cmp>, String> {
+pub(crate) fn parse_cc(spec: &str) -> Result<Vec<Cmp>, String> {
     spec.split(',')
         .map(str::trim)
         .map(|part| {
@@ -29,7 +29,7 @@ fn bad_cc(spec: &str) -> String {
     )
 }
 
-pub fn holds(cmps: &[Cmp], cc: (u32, u32)) -> bool {
+pub(crate) fn holds(cmps: &[Cmp], cc: (u32, u32)) -> bool {
     cmps.iter().all(|(op, v)| match *op {
         ">=" => cc >= *v,
         "<=" => cc <= *v,

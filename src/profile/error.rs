@@ -5,10 +5,10 @@ use std::ops::Range;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ProfileError(pub String);
+pub(crate) struct ProfileError(pub String);
 
 impl ProfileError {
-    pub fn at(origin: &str, text: &str, span: Option<Range<usize>>, message: &str) -> Self {
+    pub(crate) fn at(origin: &str, text: &str, span: Option<Range<usize>>, message: &str) -> Self {
         match span {
             Some(s) => {
                 let (line, col) = line_col(text, s.start);
@@ -20,7 +20,7 @@ impl ProfileError {
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;

@@ -5,7 +5,7 @@ use super::schema::Hardware;
 use crate::facts::Topology;
 
 /// Case-insensitive glob with `*` and `?`.
-pub fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.to_lowercase().chars().collect();
     let t: Vec<char> = text.to_lowercase().chars().collect();
     let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
@@ -29,7 +29,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
 }
 
 /// The conditions this machine does not meet, each as `key = value (what the machine has)`.
-pub fn unmet(hw: &Hardware, topo: &Topology) -> Vec<String> {
+pub(crate) fn unmet(hw: &Hardware, topo: &Topology) -> Vec<String> {
     let gpus = &topo.gpus;
     let n = gpus.len() as u32;
     let mut out = Vec::new();

@@ -12,18 +12,18 @@ use super::source::{Found, Search};
 
 /// One `[args]` or `[env]` entry, with the file and position it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Setting {
-    pub key: String,
-    pub value: toml::Value,
+pub(crate) struct Setting {
+    pub(crate) key: String,
+    pub(crate) value: toml::Value,
     /// The file that set it (after `extends`, the last one).
-    pub origin: String,
+    pub(crate) origin: String,
     /// `origin:line:col` of the key, for messages.
-    pub at: String,
+    pub(crate) at: String,
 }
 
 impl Setting {
     /// The value as a command line or an environment has it (a string as is, else TOML's text).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match &self.value {
             toml::Value::String(v) => v.clone(),
             other => other.to_string(),
@@ -34,20 +34,20 @@ impl Setting {
 /// A profile after `extends`: what it sets and where each part comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
-    pub name: String,
-    pub description: Option<String>,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
     /// The files read, the named profile first, then what it extends.
-    pub chain: Vec<String>,
-    pub args: Vec<Setting>,
-    pub env: Vec<Setting>,
-    pub launcher: Launcher,
-    pub hardware: Hardware,
+    pub(crate) chain: Vec<String>,
+    pub(crate) args: Vec<Setting>,
+    pub(crate) env: Vec<Setting>,
+    pub(crate) launcher: Launcher,
+    pub(crate) hardware: Hardware,
     /// `launcher.KEY` / `hardware.KEY` → the file that set it.
-    pub from: BTreeMap<String, String>,
+    pub(crate) from: BTreeMap<String, String>,
 }
 
 /// Finds and merges `name` and everything it extends.
-pub fn load(search: &Search, name: &str) -> Result<Profile, ProfileError> {
+pub(crate) fn load(search: &Search, name: &str) -> Result<Profile, ProfileError> {
     let mut files: Vec<(Found, ProfileFile)> = Vec::new();
     let mut wanted = name.to_owned();
     loop {
@@ -68,7 +68,7 @@ pub fn load(search: &Search, name: &str) -> Result<Profile, ProfileError> {
 }
 
 /// Parses one file; unknown keys and wrong types are refused with their position.
-pub fn parse(found: &Found) -> Result<ProfileFile, ProfileError> {
+pub(crate) fn parse(found: &Found) -> Result<ProfileFile, ProfileError> {
     toml::from_str(&found.text).map_err(|e| {
         let what = e.message().trim_end();
         let hint = "see the README's Profiles section for the schema";

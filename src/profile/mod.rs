@@ -4,21 +4,12 @@
 
 mod cc;
 mod error;
-pub mod hardware;
+pub(crate) mod hardware;
 mod load;
 mod schema;
-pub mod source;
+pub(crate) mod source;
 mod tokens;
 
-pub use error::ProfileError;
-pub use load::{Profile, Setting, load, parse};
-pub use schema::{Hardware, Launcher, ProfileFile};
-pub use source::{Found, SHIPPED, Search};
-pub use tokens::tokens;
-
-/// The profile's `[launcher]` table after `extends`, as raw data (kebab-case keys, only what
-/// the profile sets): the "profile" layer of the launcher's layered configuration.
-pub fn launcher_table(search: &Search, name: &str) -> Result<toml::Table, ProfileError> {
-    let profile = load(search, name)?;
-    Ok(toml::Table::try_from(&profile.launcher).expect("launcher settings serialize"))
-}
+pub(crate) use load::{Profile, Setting, load};
+pub(crate) use source::Search;
+pub(crate) use tokens::tokens;

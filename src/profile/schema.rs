@@ -8,69 +8,69 @@ use toml::Spanned;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProfileFile {
-    pub description: Option<String>,
-    pub extends: Option<Spanned<String>>,
+pub(crate) struct ProfileFile {
+    pub(crate) description: Option<String>,
+    pub(crate) extends: Option<Spanned<String>>,
     /// SGLang options without their leading dashes; spans locate an unknown or mistyped one.
     #[serde(default)]
-    pub args: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    pub(crate) args: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     #[serde(default)]
-    pub env: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    pub(crate) env: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     #[serde(default)]
-    pub launcher: Launcher,
+    pub(crate) launcher: Launcher,
     #[serde(default)]
-    pub hardware: Hardware,
+    pub(crate) hardware: Hardware,
 }
 
 /// Launcher settings a profile may carry. Every field is optional: a profile sets only what
 /// it means to, and the command line and `SGLANG_LAUNCH_*` win over it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Launcher {
+pub(crate) struct Launcher {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sglang_version: Option<String>,
+    pub(crate) sglang_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub python: Option<PathBuf>,
+    pub(crate) python: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub strict: Option<bool>,
+    pub(crate) strict: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allow: Option<Vec<String>>,
+    pub(crate) allow: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deny: Option<Vec<String>>,
+    pub(crate) deny: Option<Vec<String>>,
     /// `enforce`, `warn` or `off` (checked by the layered settings).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fit: Option<bool>,
+    pub(crate) fit: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fit_request_tokens: Option<std::num::NonZeroU64>,
+    pub(crate) fit_request_tokens: Option<std::num::NonZeroU64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub offline: Option<bool>,
+    pub(crate) offline: Option<bool>,
 }
 
 /// Conditions the machine must meet; all optional, all must hold.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Hardware {
+pub(crate) struct Hardware {
     /// Glob (`*`, `?`, case-insensitive) every GPU's name must match.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_name: Option<String>,
+    pub(crate) gpu_name: Option<String>,
     /// Comma-separated comparisons, e.g. `">=12.0,<13"`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "checked_cc"
     )]
-    pub compute_capability: Option<String>,
+    pub(crate) compute_capability: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_count: Option<u32>,
+    pub(crate) gpu_count: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_gpus: Option<u32>,
+    pub(crate) min_gpus: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_memory_gib: Option<f64>,
+    pub(crate) min_memory_gib: Option<f64>,
     /// true: every GPU pair over NVLink; false: at least one pair without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub nvlink: Option<bool>,
+    pub(crate) nvlink: Option<bool>,
 }
 
 /// Refuses a malformed compute-capability condition while the parser still knows its position.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::error::ProfileError;
 
 /// The profiles shipped in the repository's `profiles/` directory, built into the binary.
-pub const SHIPPED: &[(&str, &str)] = &[
+pub(crate) const SHIPPED: &[(&str, &str)] = &[
     (
         "rtx-pro-6000-pcie-8x",
         include_str!("../../profiles/rtx-pro-6000-pcie-8x.toml"),
@@ -29,22 +29,22 @@ pub const SHIPPED: &[(&str, &str)] = &[
 
 /// The directories searched, highest precedence first.
 #[derive(Debug, Clone, Default)]
-pub struct Search {
-    pub dirs: Vec<PathBuf>,
+pub(crate) struct Search {
+    pub(crate) dirs: Vec<PathBuf>,
 }
 
 /// A profile file found by name.
 #[derive(Debug, Clone)]
-pub struct Found {
-    pub name: String,
+pub(crate) struct Found {
+    pub(crate) name: String,
     /// The path, or `shipped:profiles/NAME.toml` for a built-in one.
-    pub origin: String,
-    pub text: String,
+    pub(crate) origin: String,
+    pub(crate) text: String,
 }
 
 impl Search {
     /// `--profiles-dir`, `$SGLANG_LAUNCH_PROFILES_DIR`, the user's config, then `/etc`.
-    pub fn new(profiles_dir: Option<&Path>, var: impl Fn(&str) -> Option<String>) -> Search {
+    pub(crate) fn new(profiles_dir: Option<&Path>, var: impl Fn(&str) -> Option<String>) -> Search {
         let var = |k: &str| var(k).filter(|v| !v.trim().is_empty());
         let user = var("XDG_CONFIG_HOME")
             .map(PathBuf::from)
@@ -65,12 +65,12 @@ impl Search {
         Search { dirs: unique }
     }
 
-    pub fn from_process(profiles_dir: Option<&Path>) -> Search {
+    pub(crate) fn from_process(profiles_dir: Option<&Path>) -> Search {
         Search::new(profiles_dir, |k| std::env::var(k).ok())
     }
 
     /// The first profile of this name, in precedence order.
-    pub fn find(&self, name: &str) -> Result<Option<Found>, ProfileError> {
+    pub(crate) fn find(&self, name: &str) -> Result<Option<Found>, ProfileError> {
         check_name(name)?;
         for dir in &self.dirs {
             let path = dir.join(format!("{name}.toml"));
@@ -90,7 +90,7 @@ impl Search {
     }
 
     /// Every profile name, each once (the one that wins), with where it comes from; sorted.
-    pub fn names(&self) -> Vec<(String, String)> {
+    pub(crate) fn names(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         for dir in &self.dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {

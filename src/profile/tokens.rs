@@ -8,7 +8,10 @@ use crate::sglang::parser;
 use crate::sglang::{Action, ActionKind, FlagSet, Nargs, ValueType};
 
 /// The tokens for every `[args]` entry, in the profile's order.
-pub fn tokens(args: &[Setting], flags: &'static FlagSet) -> Result<Vec<OsString>, ProfileError> {
+pub(crate) fn tokens(
+    args: &[Setting],
+    flags: &'static FlagSet,
+) -> Result<Vec<OsString>, ProfileError> {
     let mut out = Vec::new();
     for s in args {
         out.extend(one(s, flags)?.into_iter().map(OsString::from));

@@ -1,5 +1,5 @@
 //! Running SGLang as a service: the systemd unit that starts the launcher, and the readiness
 //! wait that keeps the unit "activating" until SGLang answers.
 
-pub mod ready;
-pub mod unit;
+pub(crate) mod ready;
+pub(crate) mod unit;

@@ -11,7 +11,7 @@ use ureq::Agent;
 use crate::facts::hub::origin;
 
 /// SGLang's liveness endpoint; `/health_generate` would run a generation on every poll.
-pub const HEALTH_PATH: &str = "/health";
+pub(crate) const HEALTH_PATH: &str = "/health";
 
 const FIRST_DELAY: Duration = Duration::from_millis(500);
 const MAX_DELAY: Duration = Duration::from_secs(5);
@@ -23,14 +23,14 @@ const MIN_REQUEST: Duration = Duration::from_millis(500);
 const MAX_REDIRECTS: u32 = 10;
 
 #[derive(Debug, Clone)]
-pub struct Wait {
-    pub url: String,
-    pub timeout: Duration,
-    pub pid: Option<i32>,
+pub(crate) struct Wait {
+    pub(crate) url: String,
+    pub(crate) timeout: Duration,
+    pub(crate) pid: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum WaitError {
+pub(crate) enum WaitError {
     #[error(
         "{0:?} is not an http:// or https:// URL with a host: give --url SGLang's health URL (e.g. http://127.0.0.1:30000/health), or --host and --port"
     )]
@@ -54,7 +54,7 @@ pub enum WaitError {
 }
 
 /// `http://HOST:PORT/health`, with an IPv6 host in brackets.
-pub fn health_url(host: &str, port: u16) -> String {
+pub(crate) fn health_url(host: &str, port: u16) -> String {
     if host.contains(':') && !host.starts_with('[') {
         format!("http://[{host}]:{port}{HEALTH_PATH}")
     } else {
@@ -63,7 +63,7 @@ pub fn health_url(host: &str, port: u16) -> String {
 }
 
 /// Polls until HTTP 200; returns the seconds it took.
-pub fn wait(w: &Wait) -> Result<f64, WaitError> {
+pub(crate) fn wait(w: &Wait) -> Result<f64, WaitError> {
     check_url(&w.url)?;
     let agent = Agent::config_builder()
         .http_status_as_error(false)

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use crate::exit;
 
 /// SGLang's own default `--port`.
-pub const DEFAULT_PORT: u16 = 30000;
+pub(crate) const DEFAULT_PORT: u16 = 30000;
 
 /// Seconds `wait-ready` gives SGLang to answer: large models take many minutes to load their
 /// weights and capture CUDA graphs.
-pub const READY_BUDGET_S: u64 = 1800;
+pub(crate) const READY_BUDGET_S: u64 = 1800;
 
 /// systemd's start timeout covers `ExecStartPost=` too: a little over the readiness budget, so
 /// that `wait-ready`'s own message (URL, elapsed time, last answer) reaches the journal first.
@@ -25,7 +25,7 @@ const START_BURST: u64 = 5;
 
 /// Which profile the service runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// One named profile.
     Named(String),
     /// A template unit: the instance name (`%i`) is the profile.
@@ -34,39 +34,39 @@ pub enum Profile {
 
 /// Which service manager the unit is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     System,
     User,
 }
 
 /// Where `wait-ready` finds the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ready {
-    pub host: String,
-    pub port: u16,
+pub(crate) struct Ready {
+    pub(crate) host: String,
+    pub(crate) port: u16,
     /// Seconds SGLang gets to answer.
-    pub timeout_s: u64,
+    pub(crate) timeout_s: u64,
 }
 
 #[derive(Debug, Clone)]
-pub struct UnitSpec {
+pub(crate) struct UnitSpec {
     /// The launcher's absolute path.
-    pub launcher: PathBuf,
+    pub(crate) launcher: PathBuf,
     /// The unit's name without `.service` (and without `@` for a template).
-    pub name: String,
-    pub profile: Profile,
+    pub(crate) name: String,
+    pub(crate) profile: Profile,
     /// Passed to SGLang only when given.
-    pub port: Option<u16>,
-    pub ready: Ready,
-    pub scope: Scope,
+    pub(crate) port: Option<u16>,
+    pub(crate) ready: Ready,
+    pub(crate) scope: Scope,
     /// Passed to `run` as `--profiles-dir` (absolute).
-    pub profiles_dir: Option<PathBuf>,
+    pub(crate) profiles_dir: Option<PathBuf>,
     /// The sandboxed variant, with the extra paths the server may write.
-    pub hardened: Option<Vec<PathBuf>>,
+    pub(crate) hardened: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UnitError {
+pub(crate) enum UnitError {
     #[error(
         "unit name {0:?} is not valid: use 1 to 200 of the characters A-Z a-z 0-9 : - _ . (no @ and no .service suffix)"
     )]
@@ -89,7 +89,7 @@ pub enum UnitError {
 
 impl UnitSpec {
     /// The file name the unit must be installed under.
-    pub fn file_name(&self) -> String {
+    pub(crate) fn file_name(&self) -> String {
         match self.profile {
             Profile::Named(_) => format!("{}.service", self.name),
             Profile::Instance => format!("{}@.service", self.name),
@@ -97,7 +97,7 @@ impl UnitSpec {
     }
 
     /// The unit file's text.
-    pub fn render(&self) -> Result<String, UnitError> {
+    pub(crate) fn render(&self) -> Result<String, UnitError> {
         self.validate()?;
         let launcher = self.launcher_word()?;
         let mut out = format!(
@@ -311,7 +311,7 @@ fn executable(path: &str) -> Option<String> {
 
 /// One word of a systemd command line: specifiers (`%`) and variables (`$`) taken literally,
 /// and double quotes with C-style escapes where the word would split or be read as quoted.
-pub fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     quote_value(word, true)
 }
 

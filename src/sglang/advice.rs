@@ -11,16 +11,13 @@ use super::renames;
 
 /// Where an option of the release in use went in the target release.
 #[derive(Debug, Clone)]
-pub enum Fate<'a> {
+pub(crate) enum Fate<'a> {
     /// Same spelling, a real (not deprecated) option there.
     Kept(&'a Action),
     /// Spelled differently there (an alias left, a rename, or a deprecation pointing to it).
     Renamed { to: String, action: &'a Action },
     /// Still accepted there, but deprecated (warns, or stops the launch).
-    Deprecated {
-        action: &'a Action,
-        replacement: Option<String>,
-    },
+    Deprecated { replacement: Option<String> },
     /// Not accepted there.
     Removed,
 }
@@ -40,7 +37,7 @@ fn long(a: &Action) -> Option<&str> {
 }
 
 /// Where the option string `option` (of `from`'s action `a`) goes in `to`.
-pub fn fate<'a>(a: &Action, option: &str, to: &'a FlagSet) -> Fate<'a> {
+pub(crate) fn fate<'a>(a: &Action, option: &str, to: &'a FlagSet) -> Fate<'a> {
     if let Some(t) = to.action(option) {
         if is_deprecated(t) && !is_deprecated(a) {
             let replacement = t.deprecated_for.clone();
@@ -53,10 +50,7 @@ pub fn fate<'a>(a: &Action, option: &str, to: &'a FlagSet) -> Fate<'a> {
                     action,
                 };
             }
-            return Fate::Deprecated {
-                action: t,
-                replacement,
-            };
+            return Fate::Deprecated { replacement };
         }
         return Fate::Kept(t);
     }
@@ -79,45 +73,45 @@ pub fn fate<'a>(a: &Action, option: &str, to: &'a FlagSet) -> Fate<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Renamed {
-    pub from: String,
-    pub to: String,
+pub(crate) struct Renamed {
+    pub(crate) from: String,
+    pub(crate) to: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct DeprecatedIn {
-    pub option: String,
+pub(crate) struct DeprecatedIn {
+    pub(crate) option: String,
     /// What the target release says to use instead, when it says.
-    pub replacement: Option<String>,
+    pub(crate) replacement: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DefaultChanged {
-    pub option: String,
-    pub from: Value,
-    pub to: Value,
+    pub(crate) option: String,
+    pub(crate) from: Value,
+    pub(crate) to: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct ChoicesRemoved {
-    pub option: String,
-    pub choices: Vec<Value>,
+pub(crate) struct ChoicesRemoved {
+    pub(crate) option: String,
+    pub(crate) choices: Vec<Value>,
 }
 
 /// Every option difference between two releases, each list in the first release's parser order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlagDiff {
-    pub renamed: Vec<Renamed>,
-    pub removed: Vec<String>,
-    pub deprecated: Vec<DeprecatedIn>,
-    pub default_changed: Vec<DefaultChanged>,
-    pub choices_removed: Vec<ChoicesRemoved>,
+    pub(crate) renamed: Vec<Renamed>,
+    pub(crate) removed: Vec<String>,
+    pub(crate) deprecated: Vec<DeprecatedIn>,
+    pub(crate) default_changed: Vec<DefaultChanged>,
+    pub(crate) choices_removed: Vec<ChoicesRemoved>,
     /// Options only the target release has.
-    pub added: Vec<String>,
+    pub(crate) added: Vec<String>,
 }
 
 impl FlagDiff {
-    pub fn between(from: &FlagSet, to: &FlagSet) -> FlagDiff {
+    pub(crate) fn between(from: &FlagSet, to: &FlagSet) -> FlagDiff {
         let mut d = FlagDiff::default();
         for a in from.actions.iter().filter(|a| a.kind != ActionKind::Help) {
             let Some(opt) = long(a) else { continue };
@@ -173,23 +167,23 @@ impl FlagDiff {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct EnvDefaultChanged {
-    pub name: String,
-    pub from: Value,
-    pub to: Value,
+pub(crate) struct EnvDefaultChanged {
+    pub(crate) name: String,
+    pub(crate) from: Value,
+    pub(crate) to: Value,
 }
 
 /// Environment-variable differences between two releases' registries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EnvDiff {
-    pub renamed: Vec<Renamed>,
+    pub(crate) renamed: Vec<Renamed>,
     /// Read by the first release, no longer read by the target.
-    pub removed: Vec<String>,
-    pub default_changed: Vec<EnvDefaultChanged>,
+    pub(crate) removed: Vec<String>,
+    pub(crate) default_changed: Vec<EnvDefaultChanged>,
 }
 
 impl EnvDiff {
-    pub fn between(from: &Registry, to: &Registry) -> EnvDiff {
+    pub(crate) fn between(from: &Registry, to: &Registry) -> EnvDiff {
         let mut d = EnvDiff::default();
         let mut names: Vec<&str> = from.names().collect();
         names.sort_unstable();

@@ -30,12 +30,12 @@ pub fn neighbours(version: &str) -> Vec<&'static str> {
 /// The embedded release `version` names (or the nearest older one) and every later one: an
 /// install that is not the release it names (a source checkout, a dev image) is somewhere
 /// after it, so an option any of them has may be the install's.
-pub fn from(version: &str) -> Vec<&'static str> {
+pub(crate) fn from(version: &str) -> Vec<&'static str> {
     KNOWN_VERSIONS[release::nearest(version)..].to_vec()
 }
 
 /// Whether every neighbouring release spells `option` so: a fix may name it.
-pub fn all_have(neighbours: &[&str], option: &str) -> bool {
+pub(crate) fn all_have(neighbours: &[&str], option: &str) -> bool {
     !neighbours.is_empty()
         && neighbours
             .iter()
@@ -44,24 +44,24 @@ pub fn all_have(neighbours: &[&str], option: &str) -> bool {
 
 /// An argument error of the flag set in use that a neighbouring release's parser does not make.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tolerated {
+pub(crate) struct Tolerated {
     /// What the flag set in use says about these tokens.
-    pub error: ArgError,
+    pub(crate) error: ArgError,
     /// The tokens, as Python would print them.
-    pub tokens: Vec<String>,
+    pub(crate) tokens: Vec<String>,
     /// Range of `SglangArgs::effective_tokens`.
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
     /// The neighbouring release whose parser takes them (empty: the user's release lies outside
     /// the embedded range, so nothing is known about them).
-    pub release: &'static str,
+    pub(crate) release: &'static str,
 }
 
 /// A rejected line judged against the neighbouring releases.
 #[derive(Debug, Clone)]
 pub struct Judged {
-    pub tolerated: Vec<Tolerated>,
+    pub(crate) tolerated: Vec<Tolerated>,
     /// argparse's verdict, with the flag set in use, on the line without the tolerated tokens.
-    pub rest: SglangArgs,
+    pub(crate) rest: SglangArgs,
 }
 
 /// Which errors of `recovered` (the best-effort parse of `args`) a neighbouring release

@@ -17,11 +17,11 @@ const DATA: &str = include_str!("../../data/architectures.json");
 /// no `AutoModel` (or that class is not backend-compatible). Before it, the registry raises
 /// "Model architectures [...] are not supported for now". The data file records the same
 /// boundary, read from each release's loader (a test keeps them equal).
-pub const TRANSFORMERS_FALLBACK_FROM: &str = "0.4.7";
+pub(crate) const TRANSFORMERS_FALLBACK_FROM: &str = "0.4.7";
 
 /// From this release on, SGLang reads a checkpoint whose path names a Mistral model
 /// ("mistral-large-3", …) from Mistral's own `params.json`, not config.json.
-pub const MISTRAL_BY_NAME_FROM: &str = "0.5.6.post1";
+pub(crate) const MISTRAL_BY_NAME_FROM: &str = "0.5.6.post1";
 
 /// Inclusive release ranges, as `[first, last]` names.
 type Ranges = Vec<(String, String)>;
@@ -98,7 +98,7 @@ fn entry(arch: &str) -> Option<Entry> {
 
 /// How release `at` (an index into [`KNOWN_VERSIONS`]) resolves an architecture name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The registry has a class of that name.
     Class,
     /// The release's configuration code may rewrite the name to another before the lookup.
@@ -109,7 +109,7 @@ pub enum Lookup {
 
 /// How release `at` resolves `arch` for the served model, or (with `draft`) for a speculative
 /// draft model, whose target architecture some releases rewrite to a draft class.
-pub fn lookup(arch: &str, at: usize, draft: bool) -> Lookup {
+pub(crate) fn lookup(arch: &str, at: usize, draft: bool) -> Lookup {
     let Some(e) = entry(arch) else {
         return Lookup::Missing;
     };
@@ -124,7 +124,7 @@ pub fn lookup(arch: &str, at: usize, draft: bool) -> Lookup {
 
 /// The releases that load `arch` with a model class of their own (a class of that name, or one
 /// their configuration code rewrites it to): the first one after `at`, and the last one before.
-pub fn releases_with(arch: &str, at: usize) -> (Option<&'static str>, Option<&'static str>) {
+pub(crate) fn releases_with(arch: &str, at: usize) -> (Option<&'static str>, Option<&'static str>) {
     let Some(e) = entry(arch) else {
         return (None, None);
     };
@@ -139,7 +139,7 @@ pub fn releases_with(arch: &str, at: usize) -> (Option<&'static str>, Option<&'s
 
 /// Release `at`'s configuration code gives checkpoints of this `model_type` architectures of
 /// its own (its own configuration class, or a rewrite keyed on the type).
-pub fn config_type_rewritten(model_type: &str, at: usize) -> bool {
+pub(crate) fn config_type_rewritten(model_type: &str, at: usize) -> bool {
     line::<Ranges>(&sections().config_types, model_type).is_some_and(|r| within(&r, at))
 }
 

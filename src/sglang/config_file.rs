@@ -31,11 +31,11 @@ use super::release;
 use crate::fsread;
 
 /// The option SGLang looks for.
-pub const CONFIG_OPTION: &str = "--config";
+pub(crate) const CONFIG_OPTION: &str = "--config";
 
 /// How one SGLang version turns the file into tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
+pub(crate) enum Dialect {
     /// 0.5.5–0.5.9: no option table; `true` → bare flag, `false` → nothing; mappings via `str()`.
     Legacy,
     /// 0.5.10–0.5.22: store_true / unsupported actions looked up by dest; mappings via `str()`.
@@ -45,7 +45,7 @@ pub enum Dialect {
 }
 
 /// The dialect of this flag set, or `None` when the version has no `--config` merging.
-pub fn dialect(flags: &FlagSet) -> Option<Dialect> {
+pub(crate) fn dialect(flags: &FlagSet) -> Option<Dialect> {
     flags.action(CONFIG_OPTION)?;
     let v = flags.version.as_str();
     Some(if release::at_least(v, "0.5.23") {
@@ -112,7 +112,10 @@ impl From<ConfigError> for ArgError {
 /// Where `--config FILE` sits in the user's tokens, as SGLang finds it.
 /// `Ok(None)`: no merging (no exact `--config` token, an empty file name, or a version without
 /// the feature).
-pub fn locate(flags: &FlagSet, tokens: &[String]) -> Result<Option<(usize, String)>, ConfigError> {
+pub(crate) fn locate(
+    flags: &FlagSet,
+    tokens: &[String],
+) -> Result<Option<(usize, String)>, ConfigError> {
     if dialect(flags).is_none() {
         return Ok(None);
     }
@@ -132,7 +135,7 @@ pub fn locate(flags: &FlagSet, tokens: &[String]) -> Result<Option<(usize, Strin
 }
 
 /// Reads the file as SGLang does and returns the tokens it stands for.
-pub fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
+pub(crate) fn load(flags: &FlagSet, path: &str) -> Result<Vec<String>, ConfigError> {
     let suffix = py_suffix(path);
     if !matches!(suffix.to_lowercase().as_str(), ".yaml" | ".yml") {
         return Err(ConfigError::NotYaml { suffix });
@@ -192,7 +195,7 @@ pub(crate) fn key_of(line: &str) -> Option<&str> {
 
 /// The 1-based line of the file's top-level key that stands for `option` (`--a-b` is written
 /// `a-b` or `a_b`), for messages that send the user to the file. Read again only on that path.
-pub fn key_line(path: &str, option: &str) -> Option<usize> {
+pub(crate) fn key_line(path: &str, option: &str) -> Option<usize> {
     let bytes = fsread::read(Path::new(path), fsread::SGLANG_CONFIG).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let want = option.trim_start_matches('-').replace('_', "-");

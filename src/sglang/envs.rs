@@ -11,7 +11,7 @@ use super::history::{self, History};
 use super::release;
 
 /// Releases with an embedded registry, oldest first: every known release.
-pub use super::release::KNOWN_VERSIONS as VERSIONS;
+pub(crate) use super::release::KNOWN_VERSIONS as VERSIONS;
 
 static REGISTRIES: History<Registry> =
     History::new(include_str!("../../data/envs/history.jsonl"), "env history");
@@ -65,7 +65,7 @@ fn registry(i: usize) -> &'static Registry {
 
 /// The embedded releases, in release order, that know `name` ([`Registry::knows`]), found
 /// without decoding every release.
-pub fn releases_knowing(name: &str) -> Vec<&'static str> {
+pub(crate) fn releases_knowing(name: &str) -> Vec<&'static str> {
     // Most names asked about are unknown everywhere: no line need be read for them.
     if !any_release_knows(name) {
         return vec![];
@@ -130,36 +130,36 @@ impl ItemLine {
 
 /// Variables read by compiled kernels (sgl-kernel / sglang-kernel), which the Python-side
 /// extraction cannot see: (name, first SGLang release whose pinned kernel reads it).
-pub const KERNEL_ENVS: &[(&str, &str)] = &[("SGLANG_CUSTOM_ALLREDUCE_ALGO", "0.5.10")];
+pub(crate) const KERNEL_ENVS: &[(&str, &str)] = &[("SGLANG_CUSTOM_ALLREDUCE_ALGO", "0.5.10")];
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EnvVar {
-    pub name: String,
+    pub(crate) name: String,
     /// bool, int, float, str, json, tuple
     #[serde(rename = "type")]
-    pub ty: String,
-    pub default: Value,
+    pub(crate) ty: String,
+    pub(crate) default: Value,
     /// Deprecated name SGLang still reads for this variable.
-    pub alias: Option<String>,
+    pub(crate) alias: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Deprecated {
-    pub name: String,
-    pub replacement: Option<String>,
+pub(crate) struct Deprecated {
+    pub(crate) name: String,
+    pub(crate) replacement: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Registry {
-    pub version: String,
+    pub(crate) version: String,
     /// False for releases before the typed `Envs` class: only raw reads are known.
-    pub typed_registry: bool,
+    pub(crate) typed_registry: bool,
     /// The release rewrites `SGL_X` to `SGLANG_X` at import.
-    pub sgl_prefix_rewrite: bool,
+    pub(crate) sgl_prefix_rewrite: bool,
     pub registry: Vec<EnvVar>,
-    pub deprecated: Vec<Deprecated>,
-    pub raw_reads: Vec<String>,
-    pub writes: Vec<String>,
+    pub(crate) deprecated: Vec<Deprecated>,
+    pub(crate) raw_reads: Vec<String>,
+    pub(crate) writes: Vec<String>,
     /// `registry` positions by name, and every name [`Registry::knows`] counts: an environment
     /// may hold thousands of variables, each looked up several times.
     #[serde(skip)]
@@ -174,16 +174,16 @@ pub struct Registry {
 /// names and of the newest one stand in for them (two registries decoded at most, not every one
 /// in between: this runs in a check).
 #[derive(Debug, Clone, Deserialize)]
-pub struct InstallEnvs {
-    pub typed_registry: bool,
-    pub sgl_prefix_rewrite: bool,
-    pub registry: Vec<EnvVar>,
-    pub deprecated: Vec<Deprecated>,
+pub(crate) struct InstallEnvs {
+    pub(crate) typed_registry: bool,
+    pub(crate) sgl_prefix_rewrite: bool,
+    pub(crate) registry: Vec<EnvVar>,
+    pub(crate) deprecated: Vec<Deprecated>,
 }
 
 impl InstallEnvs {
     /// The registry of an install of `version`.
-    pub fn registry(&self, version: &str) -> Registry {
+    pub(crate) fn registry(&self, version: &str) -> Registry {
         let (mut raw, mut writes) = (HashSet::new(), HashSet::new());
         for i in [release::nearest(version), VERSIONS.len() - 1] {
             let r = registry(i);
@@ -274,7 +274,7 @@ const UNPREFIXED: &[&str] = &[
 
 /// Whether any embedded release could know `name`, without decoding a registry: an environment
 /// with nothing of SGLang's in it costs the environment rules nothing.
-pub fn may_know(name: &str) -> bool {
+pub(crate) fn may_know(name: &str) -> bool {
     name.starts_with("SGLANG_") || name.starts_with("SGL_") || UNPREFIXED.contains(&name)
 }
 
@@ -293,18 +293,18 @@ impl Registry {
             .collect();
     }
 
-    pub fn var(&self, name: &str) -> Option<&EnvVar> {
+    pub(crate) fn var(&self, name: &str) -> Option<&EnvVar> {
         self.by_name.get(name).map(|&i| &self.registry[i])
     }
 
     /// SGLang reads or sets this name in this release (registry, alias, raw read, write,
     /// kernel variable).
-    pub fn knows(&self, name: &str) -> bool {
+    pub(crate) fn knows(&self, name: &str) -> bool {
         self.known.contains(name) || kernel_reads(name, &self.version)
     }
 
     /// Every name this release knows, for suggestions.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.registry
             .iter()
             .map(|e| e.name.as_str())
@@ -312,7 +312,7 @@ impl Registry {
     }
 
     /// The closest known name, when close enough to be a likely typo.
-    pub fn suggest(&self, name: &str) -> Option<&str> {
+    pub(crate) fn suggest(&self, name: &str) -> Option<&str> {
         // Edit distance, not Jaro-Winkler: every name shares the long SGLANG_ prefix.
         let mut best: Option<(f64, &str)> = None;
         // At 0.85 the distance is at most 15% of the longer name, and never below the length

@@ -59,7 +59,7 @@ pub struct SkippedError {
     /// Ranges of [`super::SglangArgs::effective_tokens`] left out: the option that failed with
     /// the arguments after it, each unrecognized option with the stray arguments after it.
     /// None for a missing required option or a config file SGLang cannot use.
-    pub spans: Vec<std::ops::Range<usize>>,
+    pub(crate) spans: Vec<std::ops::Range<usize>>,
 }
 
 impl SkippedError {

@@ -49,7 +49,7 @@ pub fn get(version: &str) -> Option<&'static FlagSet> {
 
 /// The embedded releases, in release order, whose parser has this exact option string (found
 /// without decoding every release).
-pub fn releases_with(option: &str) -> Vec<&'static str> {
+pub(crate) fn releases_with(option: &str) -> Vec<&'static str> {
     static ANSWERS: history::Answers = std::sync::LazyLock::new(Default::default);
     static ASKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     // A few names are cheaper to look for in the text than to index it; many (a config file's
@@ -172,25 +172,25 @@ pub struct Action {
     pub kind: ActionKind,
     pub nargs: Nargs,
     #[serde(default)]
-    pub r#const: Value,
+    pub(crate) r#const: Value,
     #[serde(default)]
-    pub default: Value,
+    pub(crate) default: Value,
     #[serde(default)]
-    pub default_is_suppress: bool,
+    pub(crate) default_is_suppress: bool,
     pub value_type: ValueType,
     #[serde(default)]
     pub choices: Option<Vec<Value>>,
     #[serde(default)]
-    pub required: bool,
+    pub(crate) required: bool,
     /// For SGLang's deprecated actions: the option that replaces this one.
     #[serde(default)]
-    pub deprecated_for: Option<String>,
+    pub(crate) deprecated_for: Option<String>,
     /// A `DeprecatedAction` that stops the launch (argparse error) instead of warning.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub deprecated_error: bool,
+    pub(crate) deprecated_error: bool,
     /// The exception a `DeprecatedAction` raises instead (`ValueError` in 0.4.0–0.5.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deprecated_exception: Option<String>,
+    pub(crate) deprecated_exception: Option<String>,
 }
 
 impl Action {
@@ -204,8 +204,8 @@ impl Action {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct FlagSet {
     pub version: String,
-    pub prog: String,
-    pub allow_abbrev: bool,
+    pub(crate) prog: String,
+    pub(crate) allow_abbrev: bool,
     pub actions: Vec<Action>,
     /// Option string → index of the first action that owns it, built on first lookup: rules and
     /// the parser look options up hundreds of times per check.
@@ -220,7 +220,12 @@ pub struct FlagSet {
 }
 
 impl FlagSet {
-    pub fn new(version: String, prog: String, allow_abbrev: bool, actions: Vec<Action>) -> Self {
+    pub(crate) fn new(
+        version: String,
+        prog: String,
+        allow_abbrev: bool,
+        actions: Vec<Action>,
+    ) -> Self {
         FlagSet {
             version,
             prog,
@@ -233,13 +238,13 @@ impl FlagSet {
     }
 
     /// This set with the environment registry read from the same install.
-    pub fn with_install_envs(mut self, envs: Option<InstallEnvs>) -> Self {
+    pub(crate) fn with_install_envs(mut self, envs: Option<InstallEnvs>) -> Self {
         self.install_envs = envs.map(Arc::new);
         self
     }
 
     /// The install's own environment registry (None: use the embedded one of the version).
-    pub fn install_registry(&self) -> Option<&Registry> {
+    pub(crate) fn install_registry(&self) -> Option<&Registry> {
         let envs = self.install_envs.as_ref()?;
         Some(
             self.install_registry

@@ -11,24 +11,24 @@ use super::SglangArgs;
 /// negative values; those are findings elsewhere, never divisions by zero here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Parallel {
-    pub tp: i64,
-    pub pp: i64,
+    pub(crate) tp: i64,
+    pub(crate) pp: i64,
     /// `--dp-size` as given.
-    pub dp: i64,
+    pub(crate) dp: i64,
     /// Attention-DP width (1 when off).
     pub attn_dp: i64,
     /// Attention data parallelism is on (`--enable-dp-attention`, or `--attn-dp-size` above 1).
-    pub dp_attention: bool,
+    pub(crate) dp_attention: bool,
     /// Data-parallel replicas run as their own process groups on this node (1 with
     /// `--enable-dp-attention`, whose DP ranks live inside the TP group).
-    pub replicas: i64,
+    pub(crate) replicas: i64,
     /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) and every all-to-all backend
     /// (DeepEP, Mooncake, ...) make it the TP size.
     pub ep: i64,
     /// `--moe-dense-tp-size` when given.
-    pub moe_dense_tp: Option<i64>,
-    pub nnodes: i64,
-    pub node_rank: i64,
+    pub(crate) moe_dense_tp: Option<i64>,
+    pub(crate) nnodes: i64,
+    pub(crate) node_rank: i64,
 }
 
 fn size(args: &SglangArgs, option: &str) -> i64 {
@@ -74,12 +74,12 @@ impl Parallel {
     }
 
     /// Pipeline stages on this node (a stage may span nodes, then this is 1).
-    pub fn pp_per_node(&self) -> i64 {
+    pub(crate) fn pp_per_node(&self) -> i64 {
         (self.pp / self.nnodes).max(1)
     }
 
     /// Tensor ranks of one TP group on this node.
-    pub fn tp_per_node(&self) -> i64 {
+    pub(crate) fn tp_per_node(&self) -> i64 {
         let nodes_per_stage = (self.nnodes / self.pp).max(1);
         (self.tp / nodes_per_stage).max(1)
     }

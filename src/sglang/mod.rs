@@ -4,30 +4,33 @@
 //! argparse; it reads the file as SGLang does) over an emulation of PyYAML, and the releases'
 //! ordering. Reading an installed SGLang is the job of the layer after this one, `install`.
 
-pub mod advice;
+pub(crate) mod advice;
 pub mod approx;
-pub mod architectures;
+pub(crate) mod architectures;
 pub mod config_file;
 pub mod envs;
-pub mod error;
+pub(crate) mod error;
 pub mod flagset;
 mod history;
 mod known_versions;
-pub mod layout;
+pub(crate) mod layout;
 pub mod opt;
 pub mod parser;
 mod pyjson;
-pub mod pytypes;
+pub(crate) mod pytypes;
 pub mod pyyaml;
-pub mod quant_compat;
-pub mod recover;
+pub(crate) mod quant_compat;
+pub(crate) mod recover;
 pub mod release;
-pub mod renames;
+pub(crate) mod renames;
 pub mod rewrite;
-pub mod vision_towers;
+pub(crate) mod vision_towers;
 
-pub use error::{ArgError, ArgErrorKind, SkippedError};
-pub use flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
+pub(crate) use error::SkippedError;
+pub use error::{ArgError, ArgErrorKind};
+pub use flagset::FlagSet;
+pub(crate) use flagset::{Action, ActionKind, Nargs, ValueType};
 pub use layout::Parallel;
-pub use parser::{ConfigTokens, Occurrence, SglangArgs, parse, parse_with};
-pub use recover::Recovered;
+pub(crate) use parser::Occurrence;
+pub use parser::{SglangArgs, parse, parse_with};
+pub(crate) use recover::Recovered;

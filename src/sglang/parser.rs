@@ -27,11 +27,11 @@ use super::release;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Occurrence {
     /// argparse dest of the action.
-    pub dest: String,
+    pub(crate) dest: String,
     /// The action's first long option string (canonical spelling for reports and fixes).
-    pub option: String,
+    pub(crate) option: String,
     /// What the user wrote (an abbreviation, an alias, `--x=v`).
-    pub written: String,
+    pub(crate) written: String,
     /// Index of the option token in `SglangArgs::tokens`.
     pub start: usize,
     /// Number of tokens it spans (option plus separate values; 1 for `--x=v`).
@@ -47,7 +47,7 @@ pub struct ConfigTokens {
     /// The file name as the user wrote it.
     pub file: String,
     /// Index of the `--config` token in `SglangArgs::tokens`.
-    pub at: usize,
+    pub(crate) at: usize,
     /// What the file stands for; SGLang places these before the user's own tokens.
     pub tokens: Vec<String>,
 }
@@ -64,7 +64,7 @@ pub struct SglangArgs {
     pub config: Option<ConfigTokens>,
     /// dest → typed value, for every option given (argparse's namespace minus untouched defaults).
     pub values: BTreeMap<String, Value>,
-    pub occurrences: Vec<Occurrence>,
+    pub(crate) occurrences: Vec<Occurrence>,
     /// Empty when argparse would accept the command line. argparse stops at its first error,
     /// so this holds at most one.
     pub errors: Vec<ArgError>,
@@ -73,23 +73,23 @@ pub struct SglangArgs {
     pub help: bool,
     /// Indices into [`SglangArgs::effective_tokens`] of the tokens argparse leaves
     /// unrecognized (`unrecognized arguments: …`).
-    pub extras: Vec<usize>,
+    pub(crate) extras: Vec<usize>,
 }
 
 impl SglangArgs {
     /// The value given for an option (any of its option strings), if it was given.
-    pub fn get(&self, option: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, option: &str) -> Option<&Value> {
         self.values.get(self.flags.dest_of(option)?)
     }
 
     /// The value given, else the flag set's default. `None` if the option is not in this version.
-    pub fn get_or_default(&self, option: &str) -> Option<&Value> {
+    pub(crate) fn get_or_default(&self, option: &str) -> Option<&Value> {
         let action = self.flags.action(option)?;
         self.values.get(&action.dest).or(Some(&action.default))
     }
 
     /// Whether the option was given on the command line.
-    pub fn is_set(&self, option: &str) -> bool {
+    pub(crate) fn is_set(&self, option: &str) -> bool {
         self.get(option).is_some()
     }
 
@@ -111,7 +111,7 @@ impl SglangArgs {
 
     /// A float option; `inf`/`nan` given on the command line (stored as `{"__float__": …}`,
     /// as the conformance goldens record them) come back as the IEEE values.
-    pub fn float(&self, option: &str) -> Option<f64> {
+    pub(crate) fn float(&self, option: &str) -> Option<f64> {
         self.get_or_default(option).and_then(as_float)
     }
 
@@ -138,7 +138,8 @@ impl SglangArgs {
 
     /// Options given through one of SGLang's deprecated actions, with the replacement SGLang
     /// names (if any), in command-line order: SGLang only logs a warning for these.
-    pub fn deprecated_uses(&self) -> impl Iterator<Item = (&Occurrence, Option<&str>)> + '_ {
+    #[cfg(test)]
+    pub(crate) fn deprecated_uses(&self) -> impl Iterator<Item = (&Occurrence, Option<&str>)> + '_ {
         self.occurrences.iter().filter_map(|o| {
             let a = self.flags.action(&o.option)?;
             let deprecated = matches!(
@@ -300,7 +301,7 @@ impl SglangArgs {
 
     /// Parses edited user tokens, reusing the config file already read (when the edit kept
     /// `--config` and its file name), so a fix never re-reads the file.
-    pub fn reparse(&self, tokens: Vec<OsString>) -> SglangArgs {
+    pub(crate) fn reparse(&self, tokens: Vec<OsString>) -> SglangArgs {
         let cached = self.config.clone();
         parse_with(self.flags, tokens, &mut |path| match &cached {
             Some(c) if c.file == path => Ok(c.tokens.clone()),
@@ -310,7 +311,7 @@ impl SglangArgs {
 
     /// Indices of the user's tokens that may be option strings: not an option's value, not
     /// the config file's name (options this flag set does not know are matched as written).
-    pub fn option_words(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn option_words(&self) -> impl Iterator<Item = usize> + '_ {
         let values: Vec<usize> = self
             .occurrences
             .iter()
@@ -330,7 +331,7 @@ impl SglangArgs {
     }
 
     /// The config file that gives the action behind `option`, if it does.
-    pub fn config_file_setting(&self, option: &str) -> Option<&str> {
+    pub(crate) fn config_file_setting(&self, option: &str) -> Option<&str> {
         let c = self.config.as_ref()?;
         self.occurrences_of(option)
             .any(|o| o.from_config)
@@ -406,7 +407,7 @@ fn extra_groups(extras: &[usize], slots: &[Slot]) -> Vec<std::ops::Range<usize>>
 
 /// The action argparse takes the option token `token` for (exact, `--x=v`, or a unique
 /// abbreviation), by index into `flags.actions`; `None` when it is ambiguous, unknown or no option.
-pub fn action_for(flags: &'static FlagSet, token: &str) -> Option<usize> {
+pub(crate) fn action_for(flags: &'static FlagSet, token: &str) -> Option<usize> {
     match Parser::new(flags).classify(token) {
         Ok(Slot::Opt(OptTuple {
             action: Some(i), ..
@@ -468,7 +469,7 @@ impl Tables {
 
 /// The Jaro-Winkler similarity from which an unknown option is close to a known one: "did you
 /// mean" suggests it (and `secrets` hides the values of one close to a secret option).
-pub const CLOSE_OPTION: f64 = 0.88;
+pub(crate) const CLOSE_OPTION: f64 = 0.88;
 
 /// Unrecognized options that get a fuzzy "did you mean" (each is compared with every option):
 /// a line with thousands of them still gets its hints for the first ones in a few ms.

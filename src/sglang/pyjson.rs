@@ -12,10 +12,10 @@ use super::pytypes::{float_value, int_value};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{msg}: line {line} column {column} (char {pos})")]
 pub(crate) struct JsonError {
-    pub msg: &'static str,
-    pub pos: usize,
-    pub line: usize,
-    pub column: usize,
+    pub(crate) msg: &'static str,
+    pub(crate) pos: usize,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
 }
 
 /// Python hits its recursion limit a little under 1000 nested containers; the exact depth

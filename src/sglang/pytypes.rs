@@ -269,7 +269,7 @@ pub(crate) fn float_value(f: f64) -> Value {
 }
 
 /// The float behind a value written by [`float_value`] (or a plain JSON number).
-pub fn as_float(v: &Value) -> Option<f64> {
+pub(crate) fn as_float(v: &Value) -> Option<f64> {
     if let Some(f) = v.as_f64() {
         return Some(f);
     }
@@ -396,7 +396,7 @@ pub(crate) fn py_repr_float(f: f64) -> String {
 }
 
 /// `repr(v)` for the values argparse puts in messages.
-pub fn py_repr(v: &Value) -> String {
+pub(crate) fn py_repr(v: &Value) -> String {
     match v {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),

@@ -51,7 +51,7 @@ fn covers(set: Option<&Vec<String>>, m: &str) -> bool {
 /// `quant_method` is `checkpoint` for sure: an embedded release (exactly), the methods differ,
 /// the pair is not in its compatibility table, and no override can apply (one from vLLM can,
 /// unless `vllm_absent`).
-pub fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent: bool) -> bool {
+pub(crate) fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent: bool) -> bool {
     let d = data();
     let Some(table) = release::position(version)
         .and_then(|i| release::KNOWN_VERSIONS.get(i))

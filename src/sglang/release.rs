@@ -23,7 +23,7 @@ pub(crate) fn nearest(version: &str) -> usize {
 
 /// The embedded release `version` is (a local label such as `+cu128` names the same release),
 /// or `None` for one this build does not embed.
-pub fn exact(version: &str) -> Option<usize> {
+pub(crate) fn exact(version: &str) -> Option<usize> {
     let i = nearest(version);
     cmp(KNOWN_VERSIONS[i], version).is_eq().then_some(i)
 }

@@ -2,7 +2,7 @@
 //! deprecated alias is left behind): read by comparing the releases' parsers.
 
 /// (older spelling, newer spelling).
-pub const RENAMES: &[(&str, &str)] = &[
+pub(crate) const RENAMES: &[(&str, &str)] = &[
     ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
     ("--cuda-graph-bs", "--cuda-graph-bs-decode"),
     (
@@ -16,7 +16,7 @@ pub const RENAMES: &[(&str, &str)] = &[
 ];
 
 /// The other spelling of `option` in a rename, either direction.
-pub fn counterpart(option: &str) -> Option<&'static str> {
+pub(crate) fn counterpart(option: &str) -> Option<&'static str> {
     RENAMES.iter().find_map(|&(a, b)| {
         if option == a {
             Some(b)
@@ -30,7 +30,7 @@ pub fn counterpart(option: &str) -> Option<&'static str> {
 
 /// What an option SGLang replaced by another option with a value becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplacedBy {
+pub(crate) enum ReplacedBy {
     /// `option value`.
     Value(&'static str, &'static str),
     /// `option N`, N the line's tensor-parallel size.
@@ -40,7 +40,7 @@ pub enum ReplacedBy {
 /// Valueless flags SGLang deprecated in favour of an option with a value (0.5.2 warns and
 /// rewrites them, 0.5.3–0.5.4 refuse them naming the replacement, later releases no longer
 /// know them).
-pub const REPLACED: &[(&str, ReplacedBy)] = &[
+pub(crate) const REPLACED: &[(&str, ReplacedBy)] = &[
     ("--enable-ep-moe", ReplacedBy::TpSize("--ep-size")),
     (
         "--enable-deepep-moe",
@@ -69,14 +69,14 @@ pub const REPLACED: &[(&str, ReplacedBy)] = &[
 ];
 
 /// The replacement of the flag `option`, if SGLang replaced it.
-pub fn replaced(option: &str) -> Option<ReplacedBy> {
+pub(crate) fn replaced(option: &str) -> Option<ReplacedBy> {
     REPLACED.iter().find(|(o, _)| *o == option).map(|(_, r)| *r)
 }
 
 /// What `flags` reads instead of the replaced flag `written`, for a line of TP size `tp`:
 /// `(option, value)` when this release refuses the flag (does not know it, or knows it only to
 /// raise) and has the replacing option with that value among its choices.
-pub fn replacement_in(
+pub(crate) fn replacement_in(
     flags: &super::FlagSet,
     written: &str,
     tp: i64,
@@ -96,14 +96,14 @@ pub fn replacement_in(
 
 impl ReplacedBy {
     /// The replacing option.
-    pub fn option(self) -> &'static str {
+    pub(crate) fn option(self) -> &'static str {
         match self {
             ReplacedBy::Value(o, _) | ReplacedBy::TpSize(o) => o,
         }
     }
 
     /// Its value for a line of tensor-parallel size `tp`.
-    pub fn value(self, tp: i64) -> String {
+    pub(crate) fn value(self, tp: i64) -> String {
         match self {
             ReplacedBy::Value(_, v) => v.to_owned(),
             ReplacedBy::TpSize(_) => tp.to_string(),

@@ -36,13 +36,13 @@ pub enum Edit {
 /// release's parser still says about the line.
 #[derive(Debug, Clone)]
 pub struct Rewritten {
-    pub tokens: Vec<OsString>,
-    pub edits: Vec<Edit>,
+    pub(crate) tokens: Vec<OsString>,
+    pub(crate) edits: Vec<Edit>,
     /// The config file's name and rewritten text, when the line has one and it changed.
-    pub config: Option<(String, String)>,
-    pub config_edits: Vec<Edit>,
+    pub(crate) config: Option<(String, String)>,
+    pub(crate) config_edits: Vec<Edit>,
     /// The target release's parser on the rewritten line (and file).
-    pub parsed: SglangArgs,
+    pub(crate) parsed: SglangArgs,
 }
 
 /// What to write instead of `written` (an option string or abbreviation of `a`).
@@ -213,7 +213,7 @@ fn respelled(args: &SglangArgs, to: &'static FlagSet, config_text: Option<&str>)
 /// an option written as another release spells it renamed, a replaced flag turned into its
 /// replacement, an option of another release that this one lacks dropped with its values.
 /// Only the user's tokens change; a `--config` file's options stay as they are.
-pub fn repair(args: &SglangArgs) -> (SglangArgs, Vec<Edit>) {
+pub(crate) fn repair(args: &SglangArgs) -> (SglangArgs, Vec<Edit>) {
     let mut cur = args.clone();
     let mut edits = Vec::new();
     // Each round settles one token; a line has few the release refuses.

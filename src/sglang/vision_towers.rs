@@ -25,7 +25,7 @@ fn data() -> &'static Data {
 
 /// The model code of `arch` builds the shared vision attention in this release (the nearest
 /// embedded one for a version between or after them).
-pub fn builds_vision_attention(arch: &str, version: &str) -> bool {
+pub(crate) fn builds_vision_attention(arch: &str, version: &str) -> bool {
     let at = release::nearest(version);
     let index = |v: &str| release::position(v).unwrap_or(KNOWN_VERSIONS.len());
     data().architectures.get(arch).is_some_and(|ranges| {

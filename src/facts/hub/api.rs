@@ -7,11 +7,11 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ModelInfo {
     /// The commit the revision names: files are fetched at it, so they agree.
-    pub sha: Option<String>,
+    pub(crate) sha: Option<String>,
     /// `siblings[].rfilename`.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Parameters per dtype times the dtype's width; `None` when absent or a dtype is unknown.
-    pub weight_bytes: Option<u64>,
+    pub(crate) weight_bytes: Option<u64>,
 }
 
 impl ModelInfo {

@@ -9,24 +9,24 @@
 mod api;
 mod cache;
 mod http;
-pub mod origin;
+pub(crate) mod origin;
 mod problem;
 mod settings;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use problem::{HubProblem, Missing};
-pub use settings::{DEFAULT_ENDPOINT, Settings, Token};
+pub(crate) use problem::{HubProblem, Missing};
+pub(crate) use settings::Settings;
 
 use http::{Client, Failure, Reply};
 
 /// Every request of one check together, redirects included.
-pub const DEADLINE: Duration = Duration::from_secs(3);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(3);
 
 /// Our file in a fetched snapshot holding the weight bytes the model-info API gives, for repos
 /// without an index; the loader reads it after the safetensors headers and the index.
-pub const WEIGHTS_FILE: &str = "sglang-launch-weights.json";
+pub(crate) const WEIGHTS_FILE: &str = "sglang-launch-weights.json";
 
 const MIB: u64 = 1024 * 1024;
 /// A config far beyond any real one is a wrong answer, not something to hold in memory.
@@ -46,7 +46,7 @@ const FILES: &[(&str, u64)] = &[
 
 /// One check's use of the Hub: the settings and, once a request is made, the client whose
 /// deadline every later request shares.
-pub struct Session {
+pub(crate) struct Session {
     settings: Settings,
     client: Option<Client>,
     /// Where fetched files go without a cache directory: this check's own private directory,
@@ -55,7 +55,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(settings: Settings) -> Session {
+    pub(crate) fn new(settings: Settings) -> Session {
         Session {
             settings,
             client: None,
@@ -65,7 +65,7 @@ impl Session {
 
     /// The snapshot directory of `repo` at `revision` (default `main`): from our cache, else
     /// fetched when the network may be used. `Ok(None)`: not a Hub id, or not cached and offline.
-    pub fn snapshot(
+    pub(crate) fn snapshot(
         &mut self,
         repo: &str,
         revision: Option<&str>,
@@ -235,7 +235,7 @@ impl Target<'_> {
 
 /// `org/name` as the Hub spells repo ids: one slash, letters, digits, `-`, `_`, `.`, no `--`
 /// or `..`, no part starting or ending with `-` or `.`, at most 96 characters.
-pub fn is_repo_id(s: &str) -> bool {
+pub(crate) fn is_repo_id(s: &str) -> bool {
     let Some((org, name)) = s.split_once('/') else {
         return false;
     };

@@ -7,7 +7,7 @@ use ureq::http::Uri;
 
 /// `(scheme, host, port)`, the scheme's default port filled in; `None` when the URL is not
 /// http(s) with a host.
-pub fn of(url: &str) -> Option<(String, String, u16)> {
+pub(crate) fn of(url: &str) -> Option<(String, String, u16)> {
     let uri: Uri = url.parse().ok()?;
     let scheme = uri.scheme_str()?.to_ascii_lowercase();
     let default = match scheme.as_str() {
@@ -20,14 +20,14 @@ pub fn of(url: &str) -> Option<(String, String, u16)> {
 }
 
 /// Both URLs are http(s) at the same scheme, host and port.
-pub fn same(a: &str, b: &str) -> bool {
+pub(crate) fn same(a: &str, b: &str) -> bool {
     matches!((of(a), of(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// The URL a redirect's `Location` names, read against the URL that answered: absolute,
 /// scheme-relative (`//host/x`), an absolute path or a relative one. `None` when it is not
 /// an http(s) URL.
-pub fn join(base: &str, location: &str) -> Option<String> {
+pub(crate) fn join(base: &str, location: &str) -> Option<String> {
     let location = location.trim();
     if of(location).is_some() {
         return Some(location.to_owned());

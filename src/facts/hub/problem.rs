@@ -2,7 +2,7 @@
 
 /// Why the model's files could not be fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HubProblem {
+pub(crate) enum HubProblem {
     /// 401/403: gated, private, or the token is not valid for it.
     Denied {
         repo: String,
@@ -34,7 +34,7 @@ pub enum HubProblem {
 
 /// What a 404 says is not there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Missing {
+pub(crate) enum Missing {
     Repo,
     Revision(String),
     File { file: String, revision: String },

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use crate::facts::Env;
 
 /// The Hub everyone uses unless `HF_ENDPOINT` names a mirror.
-pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+pub(crate) const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
 /// An access token. Never printed: its Debug is a mask, and no message quotes it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Token(String);
+pub(crate) struct Token(String);
 
 impl Token {
     pub(super) fn bearer(&self) -> String {
@@ -28,18 +28,18 @@ impl std::fmt::Debug for Token {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// `HF_ENDPOINT` without a trailing slash.
-    pub endpoint: String,
-    pub token: Option<Token>,
+    pub(crate) endpoint: String,
+    pub(crate) token: Option<Token>,
     /// Our own cache of fetched files (never the user's HF cache); `None` without a home.
-    pub cache_root: Option<PathBuf>,
+    pub(crate) cache_root: Option<PathBuf>,
     /// The network may be used: the launcher allows it, `HF_HUB_OFFLINE` is not set and SGLang
     /// downloads from the Hugging Face Hub (not ModelScope).
-    pub network: bool,
+    pub(crate) network: bool,
 }
 
 impl Settings {
     /// `allowed`: the launcher's `--offline` / `--online` decision.
-    pub fn from_env(env: &Env, allowed: bool) -> Settings {
+    pub(crate) fn from_env(env: &Env, allowed: bool) -> Settings {
         let endpoint = non_empty(env, "HF_ENDPOINT")
             .unwrap_or(DEFAULT_ENDPOINT)
             .trim_end_matches('/')

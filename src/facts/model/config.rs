@@ -20,7 +20,7 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
 }
 
 /// Facts from config.json as SGLang reads it with transformers major version `t`.
-pub fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
+pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let mut c = Config::new(obj);
     let mut implausible = c.reject_implausible();
     let derived = derived_context_length(

@@ -17,7 +17,7 @@ pub enum Transformers {
 
 impl Transformers {
     /// SGLang pins transformers 4.x up to 0.5.9 and 5.x from 0.5.10rc0.
-    pub fn for_sglang(release: &str) -> Self {
+    pub(crate) fn for_sglang(release: &str) -> Self {
         if release::cmp(release, "0.5.10rc0").is_lt() {
             Transformers::V4
         } else {

@@ -11,30 +11,30 @@ const DATA: &str = include_str!("../../../data/model-defaults.json");
 
 /// What transformers' configuration class for one model type does when config.json is silent.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct TypeDefaults {
+pub(crate) struct TypeDefaults {
     /// Constant defaults of the planner's keys, by canonical name.
     #[serde(rename = "d", default)]
-    pub values: Map<String, Value>,
+    pub(crate) values: Map<String, Value>,
     /// Canonical name → the key config.json spells (gpt2: `num_hidden_layers` → `n_layer`).
     #[serde(rename = "a", default)]
-    pub aliases: BTreeMap<String, String>,
+    pub(crate) aliases: BTreeMap<String, String>,
     /// Sub-configs the class builds when config.json has none: attribute → model type.
     #[serde(rename = "s", default)]
-    pub subs: BTreeMap<String, String>,
+    pub(crate) subs: BTreeMap<String, String>,
     /// Keys the class computes from others: their default is not a constant.
     #[serde(rename = "x", default)]
-    pub derived: Vec<String>,
+    pub(crate) derived: Vec<String>,
     /// The repeating unit of `layer_types`, when the class builds the list by repetition.
     #[serde(rename = "p", default)]
-    pub layer_unit: Option<Vec<String>>,
+    pub(crate) layer_unit: Option<Vec<String>>,
     /// `rope_parameters` is kept per layer type.
     #[serde(rename = "n", default)]
-    pub nested_rope: bool,
+    pub(crate) nested_rope: bool,
 }
 
 impl TypeDefaults {
     /// The constant default of `key`, if the class has one.
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         if self.derived.iter().any(|d| d == key) {
             return None;
         }
@@ -42,13 +42,13 @@ impl TypeDefaults {
     }
 
     /// The key config.json uses for `key` in this model type.
-    pub fn alias(&self, key: &str) -> Option<&str> {
+    pub(crate) fn alias(&self, key: &str) -> Option<&str> {
         self.aliases.get(key).map(String::as_str)
     }
 }
 
 /// The transformers release the defaults were read from.
-pub fn transformers_version() -> &'static str {
+pub(crate) fn transformers_version() -> &'static str {
     let first = DATA.lines().next().unwrap_or_default();
     first
         .split('"')
@@ -58,7 +58,7 @@ pub fn transformers_version() -> &'static str {
 }
 
 /// The defaults of `model_type`, or `None` when transformers has no such model type.
-pub fn lookup(model_type: &str) -> Option<TypeDefaults> {
+pub(crate) fn lookup(model_type: &str) -> Option<TypeDefaults> {
     let key = serde_json::to_string(model_type).ok()?;
     let line = DATA
         .lines()

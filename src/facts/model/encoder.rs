@@ -8,18 +8,18 @@ use serde_json::{Map, Value};
 /// One transformer encoder's dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EncoderDims {
-    pub layers: u64,
-    pub hidden: u64,
-    pub intermediate: u64,
+    pub(crate) layers: u64,
+    pub(crate) hidden: u64,
+    pub(crate) intermediate: u64,
     /// Patch embedding and learned positions (vision), else 0.
-    pub patch_params: u64,
+    pub(crate) patch_params: u64,
     /// The projector into the language model's width (`hidden × text hidden`).
-    pub projector_params: u64,
+    pub(crate) projector_params: u64,
 }
 
 impl EncoderDims {
     /// Parameters: per layer 4·h² of attention and 2·h·i of MLP, plus embeddings and projector.
-    pub fn params(&self) -> f64 {
+    pub(crate) fn params(&self) -> f64 {
         let (h, i) = (self.hidden as f64, self.intermediate as f64);
         self.layers as f64 * (4.0 * h * h + 2.0 * h * i)
             + self.patch_params as f64
@@ -64,7 +64,7 @@ fn dims(c: &Map<String, Value>, text_hidden: u64) -> Option<EncoderDims> {
 }
 
 /// The model's encoders (vision, audio), as config.json describes them.
-pub fn read(top: &Map<String, Value>, text_hidden: Option<u64>) -> Vec<EncoderDims> {
+pub(crate) fn read(top: &Map<String, Value>, text_hidden: Option<u64>) -> Vec<EncoderDims> {
     let th = text_hidden.unwrap_or(0);
     ["vision_config", "audio_config"]
         .iter()
@@ -74,7 +74,7 @@ pub fn read(top: &Map<String, Value>, text_hidden: Option<u64>) -> Vec<EncoderDi
 }
 
 /// Bytes of the encoders at `dtype_bytes` per parameter (towers stay unquantised).
-pub fn bytes(encoders: &[EncoderDims], dtype_bytes: u64) -> u64 {
+pub(crate) fn bytes(encoders: &[EncoderDims], dtype_bytes: u64) -> u64 {
     let p: f64 = encoders.iter().map(EncoderDims::params).sum();
     (p * dtype_bytes as f64).min(1e15) as u64
 }

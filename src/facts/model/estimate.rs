@@ -4,17 +4,17 @@ use super::ModelFacts;
 
 /// The checkpoint's bytes by kind, estimated from the dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct WeightBreakdown {
+pub(crate) struct WeightBreakdown {
     /// Everything the target model loads (excludes MTP/NextN layers).
-    pub model: f64,
+    pub(crate) model: f64,
     /// MTP/NextN layers shipped in the checkpoint, with their own embedding and head copies.
-    pub mtp: f64,
+    pub(crate) mtp: f64,
     /// The part of `model` every TP rank holds in full: MLA down-projections (`q_a_proj`,
     /// `kv_a_proj_with_mqa`) and MoE router gates are replicated, not sharded.
-    pub replicated: f64,
+    pub(crate) replicated: f64,
     /// MLA: the absorbed `w_kc`/`w_vc` copies SGLang builds from `kv_b_proj` after loading
     /// (dequantised to the model dtype on CUDA), sharded over TP; not in the checkpoint.
-    pub mla_absorbed: f64,
+    pub(crate) mla_absorbed: f64,
 }
 
 /// Bytes per parameter of quantised linear weights, with their scales: the checkpoint's storage
@@ -36,7 +36,7 @@ fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
 /// Parameter bytes estimated from the dimensions: embeddings, attention, MLP / experts, head.
 /// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
 /// only the experts); embeddings, norms, routers and the head stay in the model dtype.
-pub fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
+pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     let h = f.hidden_size? as f64;
     let layers = f.num_hidden_layers? as f64;
     let vocab = f.vocab_size.unwrap_or(32000) as f64;

@@ -12,20 +12,20 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LinearState {
     /// Layers that keep a recurrent state.
-    pub layers: u64,
-    pub inner: u64,
-    pub groups: u64,
-    pub heads: u64,
-    pub head_dim: u64,
-    pub state: u64,
-    pub conv_kernel: u64,
+    pub(crate) layers: u64,
+    pub(crate) inner: u64,
+    pub(crate) groups: u64,
+    pub(crate) heads: u64,
+    pub(crate) head_dim: u64,
+    pub(crate) state: u64,
+    pub(crate) conv_kernel: u64,
     /// Layers that keep a KV cache.
-    pub attention_layers: u64,
+    pub(crate) attention_layers: u64,
 }
 
 impl LinearState {
     /// Bytes of one request's state on one attention-TP rank, for the conv and SSM element sizes.
-    pub fn bytes_per_request(&self, tp: u64, conv_bytes: u64, ssm_bytes: u64) -> u64 {
+    pub(crate) fn bytes_per_request(&self, tp: u64, conv_bytes: u64, ssm_bytes: u64) -> u64 {
         let tp = tp.max(1);
         // SGLang widens groups that do not divide over TP to the TP width.
         let groups = if !self.groups.is_multiple_of(tp) {
@@ -60,7 +60,7 @@ fn text(top: &Map<String, Value>) -> &Map<String, Value> {
 }
 
 /// The linear layers' state from config.json; `None` for models without linear layers.
-pub fn read(top: &Map<String, Value>) -> Option<LinearState> {
+pub(crate) fn read(top: &Map<String, Value>) -> Option<LinearState> {
     let c = text(top);
     let layers = u(c, "num_hidden_layers")?;
     gated_delta_net(c, layers)

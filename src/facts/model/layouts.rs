@@ -6,7 +6,7 @@
 
 /// `model_type`s (of the text model) whose estimate follows the checkpoint's real layout; each
 /// has a real config.json among the tests' models, and [`tests`] keeps it so.
-pub const MODELLED: &[&str] = &[
+pub(crate) const MODELLED: &[&str] = &[
     "deepseek_v2",
     "deepseek_v3",
     "gemma3",
@@ -30,7 +30,7 @@ pub const MODELLED: &[&str] = &[
 impl super::ModelFacts {
     /// Whether the weights' size is known well enough to block a launch on: read from the
     /// checkpoint's files, or estimated for a layout the estimate models.
-    pub fn size_is_firm(&self) -> bool {
+    pub(crate) fn size_is_firm(&self) -> bool {
         self.weight_source != super::WeightSource::Estimate
             || self
                 .model_type

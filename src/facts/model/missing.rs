@@ -10,7 +10,7 @@ fn lacks(v: Option<u64>) -> bool {
 
 impl ModelFacts {
     /// Keys the KV cache's size per token needs, empty when it can be computed.
-    pub fn missing_for_kv(&self) -> Vec<&'static str> {
+    pub(crate) fn missing_for_kv(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         if lacks(self.num_full_attention_layers.or(self.num_hidden_layers)) {
             out.push("num_hidden_layers");
@@ -29,7 +29,7 @@ impl ModelFacts {
     }
 
     /// Keys the weight estimate needs; empty when the checkpoint's files gave the size.
-    pub fn missing_for_weights(&self) -> Vec<&'static str> {
+    pub(crate) fn missing_for_weights(&self) -> Vec<&'static str> {
         if self.weight_bytes.is_some() {
             return Vec::new();
         }

@@ -18,12 +18,12 @@ use crate::sglang::SglangArgs;
 mod args;
 mod config;
 mod context;
-pub mod defaults;
-pub mod encoder;
+pub(crate) mod defaults;
+pub(crate) mod encoder;
 mod estimate;
 mod files;
-pub mod hybrid;
-pub mod layouts;
+pub(crate) mod hybrid;
+pub(crate) mod layouts;
 mod local;
 mod missing;
 mod online;
@@ -34,15 +34,15 @@ pub mod registry;
 mod tests;
 
 use args::{apply_args, merge_override};
-pub use config::{facts_from_config, facts_read_by};
-pub use context::Transformers;
-pub use estimate::{
-    MAX_WEIGHT_ESTIMATE_BYTES, WeightBreakdown, estimate_weight_bytes, weight_breakdown,
-};
+pub use config::facts_from_config;
+pub(crate) use config::facts_read_by;
+pub(crate) use context::Transformers;
+pub(crate) use estimate::weight_breakdown;
+pub use estimate::{MAX_WEIGHT_ESTIMATE_BYTES, estimate_weight_bytes};
 use files::weight_bytes_from_files;
 pub use files::{safetensors_bytes_in, safetensors_tensor_bytes};
 use local::{read_json, resolve_dir};
-pub use plausible::Implausible;
+pub(crate) use plausible::Implausible;
 
 /// Where `weight_bytes` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -171,7 +171,7 @@ impl ModelFacts {
     }
 
     /// Every fact read is plausible: the memory plan may be made on them.
-    pub fn plausible(&self) -> bool {
+    pub(crate) fn plausible(&self) -> bool {
         self.implausible.is_empty()
     }
 
@@ -190,7 +190,7 @@ impl ModelFacts {
     }
 
     /// Bytes per element of the model's activations (`torch_dtype`; bf16 when absent).
-    pub fn dtype_bytes(&self) -> u64 {
+    pub(crate) fn dtype_bytes(&self) -> u64 {
         match self.dtype.as_deref() {
             Some("float32") | Some("fp32") => 4,
             _ => 2,
@@ -201,7 +201,7 @@ impl ModelFacts {
 /// Why the model's facts are missing or partly estimated. Display is one line naming the path
 /// and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ModelProblem {
+pub(crate) enum ModelProblem {
     /// The model can't be found offline (not a local dir, not in the HF cache).
     #[error(transparent)]
     Unavailable(#[from] Unavailable),
@@ -215,7 +215,7 @@ pub enum ModelProblem {
 
 /// Why the model can't be found offline.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Unavailable {
+pub(crate) enum Unavailable {
     /// `--model-path` is neither a directory nor a Hugging Face id in the local cache.
     #[error("{model_path}: not a local directory and not in the Hugging Face cache")]
     NotCached { model_path: String },
@@ -234,7 +234,7 @@ pub enum Unavailable {
 
 /// Why a model file that was found can't be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Invalid {
+pub(crate) enum Invalid {
     /// The file could not be read; `error` is the OS's message.
     #[error("{}: {error}", .path.display())]
     Unreadable { path: PathBuf, error: String },
@@ -257,8 +257,8 @@ pub enum Invalid {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {problem}", .path.display())]
 pub struct SafetensorsError {
-    pub path: PathBuf,
-    pub problem: HeaderProblem,
+    pub(crate) path: PathBuf,
+    pub(crate) problem: HeaderProblem,
 }
 
 /// What is wrong with a safetensors header.
@@ -289,7 +289,7 @@ pub enum HeaderProblem {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelLoad {
     pub facts: Option<ModelFacts>,
-    pub problem: Option<ModelProblem>,
+    pub(crate) problem: Option<ModelProblem>,
 }
 
 impl ModelLoad {
@@ -316,7 +316,7 @@ pub fn load(model_path: &str, env: &Env, args: &SglangArgs) -> ModelLoad {
 }
 
 /// [`load`] at this revision (the separate draft has its own).
-pub fn load_at(
+pub(crate) fn load_at(
     model_path: &str,
     revision: Option<&str>,
     env: &Env,
@@ -330,7 +330,7 @@ pub fn load_at(
 
 /// The directory SGLang would read `model_path` from at this revision: the path itself, or its
 /// snapshot in `--download-dir` or the local Hugging Face cache.
-pub fn locate(
+pub(crate) fn locate(
     model_path: &str,
     revision: Option<&str>,
     env: &Env,
@@ -359,7 +359,7 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
 /// without reading anything again ([`ModelFiles::facts`]): a fix round that changes an option
 /// shaping the facts (`--context-length`, `--kv-cache-dtype`) costs no I/O.
 #[derive(Debug, Clone)]
-pub struct ModelFiles {
+pub(crate) struct ModelFiles {
     dir: PathBuf,
     /// config.json (with a ModelOpt `hf_quant_config.json` folded in) and its own
     /// `quant_method`, or why it could not be read.
@@ -372,7 +372,7 @@ pub struct ModelFiles {
 
 impl ModelFiles {
     /// Reads config.json, then the weight files (not when config.json fails: nothing is planned).
-    pub fn read(dir: PathBuf) -> ModelFiles {
+    pub(crate) fn read(dir: PathBuf) -> ModelFiles {
         let mut implausible = Vec::new();
         let config = read_json(&dir.join("config.json")).map(|mut config| {
             let own_method = config_quant_method(&config);
@@ -392,7 +392,7 @@ impl ModelFiles {
     }
 
     /// The facts under these arguments (pure).
-    pub fn facts(&self, args: &SglangArgs) -> ModelLoad {
+    pub(crate) fn facts(&self, args: &SglangArgs) -> ModelLoad {
         let (config, own_method) = match &self.config {
             Ok(c) => c.clone(),
             Err(problem) => return ModelLoad::failed(problem.clone()),

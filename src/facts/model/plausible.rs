@@ -47,13 +47,13 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Implausible {
     /// The file, in the model's directory: `config.json`, `model.safetensors.index.json`.
-    pub file: String,
+    pub(crate) file: String,
     /// Where in it: `text_config.hidden_size`, `tensor lm_head.weight`.
-    pub key: String,
+    pub(crate) key: String,
     /// The value as the file writes it (shortened).
-    pub value: String,
+    pub(crate) value: String,
     /// What a real model has there.
-    pub expected: String,
+    pub(crate) expected: String,
 }
 
 impl fmt::Display for Implausible {
@@ -93,7 +93,7 @@ fn shorten(s: &str) -> String {
 /// The plausible whole numbers for one config key.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Bound {
-    pub key: &'static str,
+    pub(crate) key: &'static str,
     min: u64,
     max: u64,
     /// No model does without it: `null` (or a list) is implausible too.

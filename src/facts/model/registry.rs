@@ -20,7 +20,7 @@ pub struct RegistryKeys {
 const MAX_NAMES: usize = 16;
 const MAX_NAME_LEN: usize = 200;
 
-pub fn read(top: &Map<String, Value>) -> RegistryKeys {
+pub(crate) fn read(top: &Map<String, Value>) -> RegistryKeys {
     let short = |s: &&str| s.len() <= MAX_NAME_LEN;
     let architectures = match top.get("architectures") {
         Some(Value::Array(a)) => a

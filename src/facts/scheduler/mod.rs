@@ -11,16 +11,16 @@ use super::Env;
 /// SGLang's multi-node examples rendezvous on port 20000; `MASTER_PORT` wins when the job sets
 /// one, since a job that sets it has picked a port its nodes may use (as `MASTER_ADDR` names
 /// the host).
-pub const DEFAULT_PORT: u16 = 20000;
+pub(crate) const DEFAULT_PORT: u16 = 20000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheduler {
+pub(crate) enum Scheduler {
     Lws,
     Slurm,
 }
 
 impl Scheduler {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Scheduler::Lws => "LeaderWorkerSet group",
             Scheduler::Slurm => "Slurm job",
@@ -31,28 +31,28 @@ impl Scheduler {
 /// A value the scheduler gives: `source` names the variables (for the change line), `why`
 /// shows them with their values (for the finding).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Given<T> {
-    pub value: T,
-    pub source: String,
-    pub why: String,
+pub(crate) struct Given<T> {
+    pub(crate) value: T,
+    pub(crate) source: String,
+    pub(crate) why: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MultiNode {
-    pub scheduler: Scheduler,
-    pub nnodes: Given<i64>,
-    pub node_rank: Option<Given<i64>>,
-    pub dist_init_addr: Option<Given<String>>,
+pub(crate) struct MultiNode {
+    pub(crate) scheduler: Scheduler,
+    pub(crate) nnodes: Given<i64>,
+    pub(crate) node_rank: Option<Given<i64>>,
+    pub(crate) dist_init_addr: Option<Given<String>>,
     /// Variables that are set but unreadable: the option each would give, and why.
-    pub unreadable: Vec<(&'static str, String)>,
+    pub(crate) unreadable: Vec<(&'static str, String)>,
     /// Why this process cannot be one node of the job (Slurm's batch shell, several tasks per
     /// node), with what to run instead.
-    pub not_a_node: Option<String>,
+    pub(crate) not_a_node: Option<String>,
 }
 
 /// The scheduler's multi-node facts: `None` outside a scheduler, `Err` (why) when its node
 /// count is unreadable. LeaderWorkerSet first: its variables are set only by its controller.
-pub fn read(env: &Env) -> Option<Result<MultiNode, String>> {
+pub(crate) fn read(env: &Env) -> Option<Result<MultiNode, String>> {
     if let Some(size) = env.get("LWS_GROUP_SIZE") {
         return Some(lws(env, size));
     }

@@ -5,22 +5,22 @@
 /// Values copied out through aliases and merge keys (`*a`, `<<: *a`), counted one per scalar,
 /// list, mapping and merged key. A config reuses a few blocks of tens of values; 1000 aliases
 /// of a 1000-value block still fit. The 413-byte "billion laughs" file asks for 10⁹.
-pub const ALIAS_NODES: usize = 1_000_000;
+pub(crate) const ALIAS_NODES: usize = 1_000_000;
 
 /// Bytes of scalar text copied out through aliases: 1000 copies of a 32 KiB chat template fit.
-pub const ALIAS_BYTES: usize = 32 << 20;
+pub(crate) const ALIAS_BYTES: usize = 32 << 20;
 
 /// Lists and mappings inside one another, written or through aliases. PyYAML's recursive
 /// composer stops with a RecursionError at 490 written levels (Python's default limit of 1000
 /// frames, less under SGLang's own calls), and Python's `str()` of a list nested through
 /// aliases stops about as deep, so SGLang can use nothing deeper; much deeper nesting would
 /// overflow our stack.
-pub const DEPTH: usize = 512;
+pub(crate) const DEPTH: usize = 512;
 
 /// Digits of a binary, octal or hexadecimal integer, whose conversion to decimal takes time
 /// quadratic in its length. Python 3.11+ refuses to print an integer of more than 4300 decimal
 /// digits (about 14,000 binary ones), so SGLang could not use a longer one either.
-pub const INT_DIGITS: usize = 20_000;
+pub(crate) const INT_DIGITS: usize = 20_000;
 
 /// Which budget a file went past.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

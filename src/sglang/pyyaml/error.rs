@@ -102,7 +102,7 @@ pub enum YamlProblem {
 
 impl YamlProblem {
     /// PyYAML's exception class for the problem.
-    pub fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> &'static str {
         match self {
             YamlProblem::Scanner(_) => "ScannerError",
             YamlProblem::Parser(_) => "ParserError",

@@ -14,10 +14,10 @@
 //!
 //! Checked against PyYAML itself by the goldens in `tests/conformance/yaml-scalars.jsonl`.
 
-pub mod budget;
+pub(crate) mod budget;
 mod compose;
 mod construct;
-pub mod error;
+pub(crate) mod error;
 mod resolve;
 mod scalar;
 mod spaces;
@@ -27,8 +27,8 @@ use std::rc::Rc;
 
 use saphyr_parser::Tag;
 
-pub use error::{DumpError, YamlError};
-pub use value::Py;
+pub(crate) use error::{DumpError, YamlError};
+pub(crate) use value::Py;
 
 /// One YAML node before construction.
 #[derive(Debug, Clone)]

@@ -148,11 +148,11 @@ fn is_yaml_int(v: &str) -> bool {
 
 /// The fields of a YAML 1.1 timestamp, before `datetime` checks their ranges.
 pub(super) struct Stamp {
-    pub year: u32,
-    pub month: u32,
-    pub day: u32,
+    pub(crate) year: u32,
+    pub(crate) month: u32,
+    pub(crate) day: u32,
     /// Hour, minute, second, fraction digits, time zone (`Z` or `±H[H][:MM]`).
-    pub time: Option<(u32, u32, u32, String, Option<String>)>,
+    pub(crate) time: Option<(u32, u32, u32, String, Option<String>)>,
 }
 
 /// Splits a YAML 1.1 timestamp into its fields (`None` when the text is not one).

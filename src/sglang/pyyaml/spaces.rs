@@ -17,13 +17,13 @@ use super::error::YamlError;
 #[derive(Debug, Default)]
 pub(super) struct Seen {
     /// Plain scalars.
-    pub plain: Vec<(usize, usize)>,
+    pub(crate) plain: Vec<(usize, usize)>,
     /// Quoted and block scalars.
-    pub quoted: Vec<(usize, usize)>,
+    pub(crate) quoted: Vec<(usize, usize)>,
     /// Flow collections not inside another flow collection.
-    pub flows: Vec<(usize, usize)>,
+    pub(crate) flows: Vec<(usize, usize)>,
     /// Start of such a flow collection still open where the parse stopped.
-    pub open_flow: Option<usize>,
+    pub(crate) open_flow: Option<usize>,
 }
 
 impl Seen {

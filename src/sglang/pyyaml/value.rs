@@ -136,7 +136,7 @@ impl Py {
     }
 
     /// The type's `__name__` without its module (`date` for `datetime.date`).
-    pub fn short_type_name(&self) -> &'static str {
+    pub(crate) fn short_type_name(&self) -> &'static str {
         self.type_name().rsplit('.').next().unwrap_or("object")
     }
 
