@@ -204,16 +204,16 @@ fn functions(text: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim_start();
-        let item = [
-            "fn ",
-            "pub fn ",
-            "pub(crate) fn ",
-            "pub(super) fn ",
-            "const fn ",
-            "pub const fn ",
-        ]
-        .iter()
-        .find_map(|p| t.strip_prefix(p));
+        // Any visibility, then `const`/`async`/`unsafe`, then `fn`.
+        let unscoped = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|v| t.strip_prefix(v))
+            .unwrap_or(t);
+        let bare = ["const ", "async ", "unsafe "]
+            .iter()
+            .find_map(|q| unscoped.strip_prefix(q))
+            .unwrap_or(unscoped);
+        let item = bare.strip_prefix("fn ");
         let Some(rest) = item else { continue };
         if t.ends_with(';') {
             continue;
