@@ -199,7 +199,7 @@ impl Context {
             env,
             env_changes: Default::default(),
             pass_through: None,
-            observations: true,
+            observations: !s.ignore_observed,
         }
     }
 }

@@ -45,6 +45,7 @@ pub struct Settings {
     pub fit_request_tokens: Option<NonZeroU64>,
     pub offline: bool,
     pub online: bool,
+    pub ignore_observed: bool,
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub mode: Mode,
@@ -205,6 +206,12 @@ pub const VARS: &[Var] = &[
         "with a topology file, still ask the Hub (offline wins)",
     ).help("With --topology, still ask the Hugging Face Hub for a model not on disk (--offline wins)"),
     setting(
+        "SGLANG_LAUNCH_IGNORE_OBSERVED",
+        "ignore-observed",
+        Kind::Bool,
+        "plan from predictions only, not from the starts kept on this machine",
+    ).help("Plan from predictions only: leave out what earlier starts of this line on this machine measured (`observed`)"),
+    setting(
         "SGLANG_LAUNCH_ALLOW",
         "allow",
         Kind::List,
@@ -270,7 +277,7 @@ pub const VARS: &[Var] = &[
 
 /// The settings' options in the order `--help` lists them, by arg id (the [`Settings`] field,
 /// which the completion code and the command-line layer know them by).
-const OPTION_ORDER: [&str; 14] = [
+const OPTION_ORDER: [&str; 15] = [
     "topology",
     "sglang_version",
     "python",
@@ -280,6 +287,7 @@ const OPTION_ORDER: [&str; 14] = [
     "online",
     "fit",
     "fit_request_tokens",
+    "ignore_observed",
     "allow",
     "deny",
     "nvml_lib",

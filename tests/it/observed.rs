@@ -434,6 +434,9 @@ fn a_line_predicted_not_to_start_that_started_here_is_not_blocked_there_only() {
     // Another machine's store is not this one's either.
     let elsewhere = dir.path().join("elsewhere");
     assert_eq!(unused_in(&elsewhere, &py, options, line), 1);
+    // Asked to plan from predictions only, the start is left out: blocked as predicted.
+    let predicted = [options, &["--ignore-observed"]].concat();
+    assert_eq!(unused(&predicted, line), 1);
 }
 
 /// `check` against the store in `state`: uses no start.
