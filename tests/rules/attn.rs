@@ -206,7 +206,12 @@ fn attn011() -> Vec<Case> {
             .model(dual_chunk())
             .arg("--attention-backend", json!("flashinfer")),
         c("ATTN014")
-            .version("0.5.4")
+            .version("0.5.2")
+            .model(dual_chunk())
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN014").version("0.5.4").model(dual_chunk()).no(),
+        c("ATTN014")
+            .version("0.4.10.post2")
             .model(dual_chunk())
             .arg("--attention-backend", json!("flashinfer"))
             .no(),

@@ -456,7 +456,8 @@ pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
 }
 
 /// A dual-chunk-attention model runs only on SGLang's dual-chunk backend: another one is refused
-/// at start-up, and so is none, since SGLang picks its default for the GPU before the check.
+/// at start-up, and from 0.5.4.post1 so is none, since SGLang picks its default for the GPU
+/// before the check.
 pub fn dual_chunk_backend(ctx: &Context) -> Vec<Fired> {
     const DUAL_CHUNK: &str = "dual_chunk_flash_attn";
     if !ctx.model.is_some_and(|m| m.dual_chunk_attention) {
@@ -471,6 +472,8 @@ pub fn dual_chunk_backend(ctx: &Context) -> Vec<Fired> {
         {
             return vec![];
         }
+        // Until 0.5.4 the model runner chose the dual-chunk backend for a line without one.
+        None if !at_least(ctx.version, "0.5.4.post1") => return vec![],
         None => "no --attention-backend (SGLang picks its default for the GPU first)".to_owned(),
     };
     let fired = Fired::new(format!(
