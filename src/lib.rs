@@ -10,7 +10,7 @@
 //! `settings` (layered launcher settings) → `invocation` (the run context and the commands) →
 //! `complete`, `docs`.
 
-pub mod complete;
+pub(crate) mod complete;
 pub mod docs;
 pub(crate) mod exec;
 pub mod facts;

@@ -4,7 +4,7 @@
 
 /// The words of the last command on the line, its name first; the last word is the one being
 /// completed (empty after a space).
-pub fn words(line: &str) -> Vec<String> {
+pub(crate) fn words(line: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars().peekable();

@@ -6,7 +6,7 @@
 
 mod line;
 mod reply;
-pub mod scripts;
+pub(crate) mod scripts;
 mod sglang;
 mod values;
 
@@ -14,10 +14,10 @@ use clap::{Arg, Command};
 
 use crate::invocation::cli::{self, CompleteArgs};
 
-pub use reply::{Mode, Reply};
+pub(crate) use reply::Reply;
 
 /// The reply to `__complete`: for `--line`, bash's line up to the cursor; else the words.
-pub fn answer(a: &CompleteArgs) -> Reply {
+pub(crate) fn answer(a: &CompleteArgs) -> Reply {
     let words = match &a.line {
         Some(l) => line::words(l),
         None => a.words.clone(),
@@ -26,7 +26,7 @@ pub fn answer(a: &CompleteArgs) -> Reply {
 }
 
 /// Candidates for the last of `words` (the program's name first).
-pub fn complete(words: &[String]) -> Reply {
+pub(crate) fn complete(words: &[String]) -> Reply {
     let Some((current, done)) = words.split_last() else {
         return Reply::none("");
     };

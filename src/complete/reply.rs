@@ -5,24 +5,24 @@
 //! itself, so quoting, `~` and trailing slashes behave as everywhere else.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Words,
     Files,
     Dirs,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    pub mode: Mode,
-    pub prefix: String,
-    pub current: String,
+pub(crate) struct Reply {
+    pub(crate) mode: Mode,
+    pub(crate) prefix: String,
+    pub(crate) current: String,
     /// `(value, description)`, only those that start with `current`.
-    pub items: Vec<(String, String)>,
+    pub(crate) items: Vec<(String, String)>,
 }
 
 impl Reply {
     /// Candidates for `current`, keeping those it starts; each value once, first description wins.
-    pub fn words(
+    pub(crate) fn words(
         prefix: &str,
         current: &str,
         items: impl IntoIterator<Item = (String, String)>,
@@ -41,11 +41,11 @@ impl Reply {
         }
     }
 
-    pub fn none(current: &str) -> Reply {
+    pub(crate) fn none(current: &str) -> Reply {
         Reply::words("", current, [])
     }
 
-    pub fn paths(mode: Mode, prefix: &str, current: &str) -> Reply {
+    pub(crate) fn paths(mode: Mode, prefix: &str, current: &str) -> Reply {
         Reply {
             mode,
             prefix: prefix.to_owned(),
@@ -54,7 +54,7 @@ impl Reply {
         }
     }
 
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mode = match self.mode {
             Mode::Words => "words",
             Mode::Files => "files",

@@ -6,7 +6,7 @@ use clap_complete::Shell as S;
 
 use crate::invocation::cli::{self, Shell};
 
-pub fn script(shell: Shell) -> String {
+pub(crate) fn script(shell: Shell) -> String {
     let fixed = match shell {
         Shell::Bash => include_str!("scripts/sglang-launch.bash"),
         Shell::Zsh => include_str!("scripts/_sglang-launch"),

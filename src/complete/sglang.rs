@@ -9,7 +9,7 @@ use crate::sglang::flagset::{Action, ActionKind, FlagSet, Nargs, ValueType};
 
 /// Candidates for `current` after SGLang's words `done`; options named in `shadowed` are the
 /// launcher's at this point and left out.
-pub fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]) -> Reply {
+pub(crate) fn complete(line: &Line, done: &[String], current: &str, shadowed: &[String]) -> Reply {
     // A TAB must be instant: the release is never read by running Python.
     let flags = line.context().release_without_python().flags;
     // argparse takes a word that looks like an option as one, even where a value was due.

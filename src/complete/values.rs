@@ -15,7 +15,7 @@ use crate::sglang::flagset::KNOWN_VERSIONS;
 
 /// The launcher options typed on the line that change what is offered later on it.
 #[derive(Debug, Default)]
-pub struct Line {
+pub(crate) struct Line {
     /// Settings typed so far, by key (`sglang-version`, `python`, …), in order.
     settings: Vec<(&'static str, String)>,
     profile: Option<String>,
@@ -23,7 +23,7 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn set(&mut self, id: &str, value: &str) {
+    pub(crate) fn set(&mut self, id: &str, value: &str) {
         match id {
             "profile" => self.profile = Some(value.to_owned()),
             "dir" => self.profiles_dir = Some(value.into()),
@@ -37,14 +37,14 @@ impl Line {
         }
     }
 
-    pub fn profiles(&self) -> Search {
+    pub(crate) fn profiles(&self) -> Search {
         Search::from_process(self.profiles_dir.as_deref())
     }
 
     /// The run context the line would get: its settings merged over the config files, the
     /// profile it names and `SGLANG_LAUNCH_*` as `run` merges them (what cannot be read is
     /// left out: completion never fails; the run reports it). Nothing is run.
-    pub fn context(&self) -> Context {
+    pub(crate) fn context(&self) -> Context {
         let typed: Vec<(&str, &str)> = self
             .settings
             .iter()
@@ -64,7 +64,7 @@ impl Line {
 }
 
 /// Values for `arg`, the word being `prefix` + `current`.
-pub fn of(arg: &Arg, line: &Line, prefix: &str, current: &str) -> Reply {
+pub(crate) fn of(arg: &Arg, line: &Line, prefix: &str, current: &str) -> Reply {
     match arg.get_id().as_str() {
         "allow" | "deny" => return rule_list(prefix, current),
         "rule" => return Reply::words(prefix, current, rule_items()),

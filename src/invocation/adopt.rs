@@ -22,15 +22,19 @@ const SELECTING: [&str; 4] = [
 ];
 
 /// The launcher's argv, SGLang's tokens, and the run context built on the way (if any).
-pub type Adopted = (Vec<OsString>, Vec<OsString>, Option<Context>);
+pub(crate) type Adopted = (Vec<OsString>, Vec<OsString>, Option<Context>);
 
 /// Why the command line cannot go on: the message, already printed.
-pub struct Typo;
+pub(crate) struct Typo;
 
 /// `(launcher argv, SGLang tokens, context)` after taking the launcher's options out of the
 /// drop-in form's tokens, with the run context built to choose the flag set (if one was);
 /// `Err` after printing a did-you-mean for a mistyped launcher option.
-pub fn adopt(launcher: Vec<OsString>, tokens: Vec<OsString>, form: Form) -> Result<Adopted, Typo> {
+pub(crate) fn adopt(
+    launcher: Vec<OsString>,
+    tokens: Vec<OsString>,
+    form: Form,
+) -> Result<Adopted, Typo> {
     let sub_name = match form {
         Form::DropIn => "run".to_owned(),
         Form::Implicit => launcher[1].to_string_lossy().into_owned(),

@@ -25,9 +25,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
     disable_help_subcommand = true,
     override_usage = "sglang-launch [SGLANG_ARGS]...\n       sglang-launch <COMMAND> [OPTIONS] [--] [SGLANG_ARGS]..."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 const SPLIT_HELP: &str = "Launcher options end at `--` or at the first token that is not one of them; \
@@ -78,21 +78,21 @@ pub enum Command {
 }
 
 /// The hidden subcommand the completion scripts call on every TAB.
-pub const COMPLETE: &str = "__complete";
+pub(crate) const COMPLETE: &str = "__complete";
 
 /// Options shared by `run`, `check` and `plan`. They end at `--` or at the first token that is
 /// not one of them; everything after belongs to SGLang.
 #[derive(Debug, Clone, Default, Args)]
-pub struct PlanOptions {
+pub(crate) struct PlanOptions {
     #[command(flatten)]
-    pub settings: SettingArgs,
+    pub(crate) settings: SettingArgs,
 
     #[command(flatten)]
-    pub profile: ProfileArg,
+    pub(crate) profile: ProfileArg,
 
     /// Print the plan as JSON (plan/v1): on stdout for check and plan, on stderr for run (stdout is SGLang's)
     #[arg(long, env = "SGLANG_LAUNCH_JSON", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Write the plan as JSON (plan/v1) to this file; the report stays where it goes
     #[arg(
@@ -102,7 +102,7 @@ pub struct PlanOptions {
         value_name = "PATH",
         value_hint = ValueHint::FilePath
     )]
-    pub json_file: Option<PathBuf>,
+    pub(crate) json_file: Option<PathBuf>,
 
     /// SGLang's arguments, exactly as `python -m sglang.launch_server` takes them
     #[arg(
@@ -110,14 +110,14 @@ pub struct PlanOptions {
         trailing_var_arg = true,
         allow_hyphen_values = true
     )]
-    pub sglang_args: Vec<OsString>,
+    pub(crate) sglang_args: Vec<OsString>,
 }
 
 /// The layered settings (docs/config.md): also read from config files, a profile and
 /// `SGLANG_LAUNCH_*`; only the ones typed here override those. Their options come from the
 /// settings registry, and their values are read through the settings' command-line layer.
 #[derive(Debug, Clone, Default)]
-pub struct SettingArgs;
+pub(crate) struct SettingArgs;
 
 impl clap::FromArgMatches for SettingArgs {
     fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
@@ -143,10 +143,10 @@ impl Args for SettingArgs {
 /// them, each defined by the settings registry as `run` has it (the name, the variable, the
 /// value, whether it is shown), with the help that says what it means for that command.
 #[derive(Debug, Clone, Default)]
-pub struct Picked<P>(std::marker::PhantomData<P>);
+pub(crate) struct Picked<P>(std::marker::PhantomData<P>);
 
 /// The settings a command's options set ([`Picked`]).
-pub trait Pick {
+pub(crate) trait Pick {
     const SETTINGS: &'static [crate::settings::registry::Picked];
 }
 
@@ -178,7 +178,7 @@ macro_rules! default_python {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct UpgradeSettings;
+pub(crate) struct UpgradeSettings;
 
 impl Pick for UpgradeSettings {
     const SETTINGS: &'static [crate::settings::registry::Picked] = &[
@@ -197,7 +197,7 @@ impl Pick for UpgradeSettings {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct DetectSettings;
+pub(crate) struct DetectSettings;
 
 impl Pick for DetectSettings {
     const SETTINGS: &'static [crate::settings::registry::Picked] = &[
@@ -214,14 +214,14 @@ impl Pick for DetectSettings {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct FlagsRefreshSettings;
+pub(crate) struct FlagsRefreshSettings;
 
 impl Pick for FlagsRefreshSettings {
     const SETTINGS: &'static [crate::settings::registry::Picked] = &[("python", None)];
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct FlagsShowSettings;
+pub(crate) struct FlagsShowSettings;
 
 impl Pick for FlagsShowSettings {
     const SETTINGS: &'static [crate::settings::registry::Picked] = &[
@@ -234,7 +234,7 @@ impl Pick for FlagsShowSettings {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct ProfilesSettings;
+pub(crate) struct ProfilesSettings;
 
 impl Pick for ProfilesSettings {
     const SETTINGS: &'static [crate::settings::registry::Picked] = &[
@@ -251,57 +251,57 @@ impl Pick for ProfilesSettings {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub opts: PlanOptions,
+    pub(crate) opts: PlanOptions,
 
     /// Print the command and environment instead of exec'ing SGLang
     #[arg(long, env = "SGLANG_LAUNCH_DRY_RUN", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
-    pub opts: PlanOptions,
+    pub(crate) opts: PlanOptions,
 }
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct PlanArgs {
     #[command(flatten)]
-    pub opts: PlanOptions,
+    pub(crate) opts: PlanOptions,
 
     /// Print only the final command, as one POSIX-shell-quoted line (wins over --json)
     #[arg(long, env = "SGLANG_LAUNCH_PRINT_ARGS", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub print_args: bool,
+    pub(crate) print_args: bool,
 
     /// Show secret values (--api-key, tokens) instead of ***
     #[arg(long, env = "SGLANG_LAUNCH_SHOW_SECRETS", hide_env_values = true, value_parser = FalseyValueParser::new())]
-    pub show_secrets: bool,
+    pub(crate) show_secrets: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct UpgradeArgs {
     /// The SGLang release to move to (an embedded one, spelled exactly)
     #[arg(long, value_name = "VER")]
-    pub to: String,
+    pub(crate) to: String,
 
     #[command(flatten)]
-    pub settings: Picked<UpgradeSettings>,
+    pub(crate) settings: Picked<UpgradeSettings>,
 
     /// Print the advice as JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Print only the rewritten command line, as one POSIX-shell-quoted line
     #[arg(long)]
-    pub print_args: bool,
+    pub(crate) print_args: bool,
 
     /// Also list every option and environment variable that differs between the two releases
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
 
     /// Show secret values (--api-key, tokens) instead of ***
     #[arg(long)]
-    pub show_secrets: bool,
+    pub(crate) show_secrets: bool,
 
     /// SGLang's arguments as the release in use takes them
     #[arg(
@@ -309,31 +309,31 @@ pub struct UpgradeArgs {
         trailing_var_arg = true,
         allow_hyphen_values = true
     )]
-    pub sglang_args: Vec<OsString>,
+    pub(crate) sglang_args: Vec<OsString>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct DetectArgs {
     /// Print topology/v1 JSON (the format --topology reads)
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     #[command(flatten)]
-    pub settings: Picked<DetectSettings>,
+    pub(crate) settings: Picked<DetectSettings>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RulesArgs {
     /// Print the catalogue as JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ExplainArgs {
     /// Rule code (e.g. AR002) or name (e.g. custom-allreduce-pcie)
     #[arg(value_name = "CODE|NAME")]
-    pub rule: String,
+    pub(crate) rule: String,
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -351,17 +351,17 @@ pub enum FlagsCommand {
 #[derive(Debug, Clone, Default, Args)]
 pub struct FlagsRefreshArgs {
     #[command(flatten)]
-    pub settings: Picked<FlagsRefreshSettings>,
+    pub(crate) settings: Picked<FlagsRefreshSettings>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct FlagsShowArgs {
     #[command(flatten)]
-    pub settings: Picked<FlagsShowSettings>,
+    pub(crate) settings: Picked<FlagsShowSettings>,
 
     /// Print the flag set as JSON (the launcher's flag-data format)
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -374,19 +374,19 @@ pub enum ConfigCommand {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfigShowArgs {
     #[command(flatten)]
-    pub settings: SettingArgs,
+    pub(crate) settings: SettingArgs,
 
     /// Print `{"settings": {KEY: {"value": …, "source": …}}}`
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     #[command(flatten)]
-    pub profile: ProfileArg,
+    pub(crate) profile: ProfileArg,
 }
 
 /// The profile to start from, and where to look for it first.
 #[derive(Debug, Clone, Default, Args)]
-pub struct ProfileArg {
+pub(crate) struct ProfileArg {
     /// Start from the named profile (NAME.toml): its SGLang arguments, environment and launcher settings; the command line wins
     #[arg(
         long,
@@ -394,15 +394,15 @@ pub struct ProfileArg {
         hide_env_values = true,
         value_name = "NAME"
     )]
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
 
     #[command(flatten)]
-    pub profiles_dir: ProfilesDir,
+    pub(crate) profiles_dir: ProfilesDir,
 }
 
 /// Where profiles are looked for before the user's, the system's and the shipped ones.
 #[derive(Debug, Clone, Default, Args)]
-pub struct ProfilesDir {
+pub(crate) struct ProfilesDir {
     /// Look for profiles in this directory first
     #[arg(
         long = "profiles-dir",
@@ -411,7 +411,7 @@ pub struct ProfilesDir {
         value_name = "DIR",
         value_hint = ValueHint::DirPath
     )]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -426,33 +426,33 @@ pub enum ProfilesCommand {
 pub struct ProfilesListArgs {
     /// Print JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// The GPUs to plan for (read through the settings, as `check` reads them).
     #[command(flatten)]
-    pub settings: Picked<ProfilesSettings>,
+    pub(crate) settings: Picked<ProfilesSettings>,
 
     #[command(flatten)]
-    pub profiles_dir: ProfilesDir,
+    pub(crate) profiles_dir: ProfilesDir,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ProfilesShowArgs {
     /// The profile's name
-    pub name: String,
+    pub(crate) name: String,
 
     #[command(flatten)]
-    pub list: ProfilesListArgs,
+    pub(crate) list: ProfilesListArgs,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
     #[arg(value_enum)]
-    pub shell: Shell,
+    pub(crate) shell: Shell,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
+pub(crate) enum Shell {
     Bash,
     Zsh,
     Fish,
@@ -466,7 +466,7 @@ pub enum Shell {
 pub struct CompleteArgs {
     /// The command line up to the cursor
     #[arg(long, value_name = "LINE", allow_hyphen_values = true)]
-    pub line: Option<String>,
+    pub(crate) line: Option<String>,
 
     /// The words so far, the program's name first and the word being completed last
     #[arg(
@@ -474,7 +474,7 @@ pub struct CompleteArgs {
         trailing_var_arg = true,
         allow_hyphen_values = true
     )]
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -486,69 +486,69 @@ pub struct SystemdUnitArgs {
         required_unless_present = "template",
         conflicts_with = "template"
     )]
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
 
     /// The unit's name, without .service
     #[arg(long, value_name = "NAME", default_value = "sglang")]
-    pub name: String,
+    pub(crate) name: String,
 
     /// The port SGLang listens on: passed to SGLang and polled by wait-ready [default: 30000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
 
     /// A unit for the user's service manager (systemctl --user)
     #[arg(long)]
-    pub user: bool,
+    pub(crate) user: bool,
 
     /// A template unit NAME@.service: `systemctl start NAME@PROFILE` runs that profile
     #[arg(long)]
-    pub template: bool,
+    pub(crate) template: bool,
 
     /// Seconds SGLang gets to answer /health after it starts (loading weights and capturing CUDA graphs) before the start fails
     #[arg(long, value_name = "SECONDS", default_value_t = crate::service::unit::READY_BUDGET_S, value_parser = clap::value_parser!(u64).range(1..=86400))]
-    pub timeout: u64,
+    pub(crate) timeout: u64,
 
     /// Also look for the profile in this directory (passed to the service as --profiles-dir)
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
-    pub profiles_dir: Option<PathBuf>,
+    pub(crate) profiles_dir: Option<PathBuf>,
 
     /// A sandboxed system service: a dynamic user with GPU device access, a read-only system, and writable state and cache directories (plus each --writable PATH)
     #[arg(long, conflicts_with = "user")]
-    pub hardened: bool,
+    pub(crate) hardened: bool,
 
     /// With --hardened: a path the server may write (a model or cache directory); repeatable
     #[arg(long, value_name = "PATH", requires = "hardened", value_hint = ValueHint::AnyPath)]
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ObservedArgs {
     /// Print the observations as JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct WaitReadyArgs {
     /// The URL to poll, exactly [default: http://HOST:PORT/health]
     #[arg(long, value_name = "URL", conflicts_with_all = ["host", "port"])]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
 
     /// The server's host
     #[arg(long, value_name = "H", default_value = "127.0.0.1")]
-    pub host: String,
+    pub(crate) host: String,
 
     /// The server's port
     #[arg(long, value_name = "N", default_value_t = crate::service::unit::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
-    pub port: u16,
+    pub(crate) port: u16,
 
     /// Give up after this many seconds (exit 3)
     #[arg(long, value_name = "SECONDS", default_value_t = crate::service::unit::READY_BUDGET_S, value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout: u64,
+    pub(crate) timeout: u64,
 
     /// Give up at once (exit 3) when this process is gone: the server died while loading
     #[arg(long, value_name = "PID", value_parser = clap::value_parser!(i32).range(1..))]
-    pub pid: Option<i32>,
+    pub(crate) pid: Option<i32>,
 }
 
 /// The clap command (for completions, the man page and option lookups).
@@ -559,7 +559,7 @@ pub fn command() -> clap::Command {
 /// The definition, built once: a run reads it several times (the split, the environment
 /// checks, parsing), and building it costs more than a copy. It holds the `SGLANG_LAUNCH_*`
 /// values of its first use, so nothing uses it before the environment is normalised.
-pub fn command_ref() -> &'static clap::Command {
+pub(crate) fn command_ref() -> &'static clap::Command {
     static CMD: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
     CMD.get_or_init(<Cli as clap::CommandFactory>::command)
 }

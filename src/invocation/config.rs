@@ -8,7 +8,7 @@ use crate::settings;
 
 /// The context's settings (`config show`'s own options are the command-line layer) and the
 /// interpreter they choose.
-pub fn show(json: bool, ctx: &Context) -> Result<i32, Fatal> {
+pub(crate) fn show(json: bool, ctx: &Context) -> Result<i32, Fatal> {
     let text = if json {
         settings::render_json(&ctx.resolved)
     } else {

@@ -26,12 +26,12 @@ use crate::sglang::FlagSet;
 /// The layers under the profile's (files, `SGLANG_LAUNCH_*`, the options typed), read once: a
 /// command that plans several profiles combines each with them.
 #[derive(Debug, Clone)]
-pub struct Layers(Inputs);
+pub(crate) struct Layers(Inputs);
 
 impl Layers {
     /// The files, the environment and the options typed in `matches` (the innermost
     /// subcommand's: its options are the command-line layer).
-    pub fn read(matches: &ArgMatches) -> Result<Layers, Fatal> {
+    pub(crate) fn read(matches: &ArgMatches) -> Result<Layers, Fatal> {
         settings::inputs(innermost(matches))
             .map(Layers)
             .map_err(fatal)
@@ -39,7 +39,7 @@ impl Layers {
 
     /// The layers of a line being completed, `typed` its settings so far (`(key, value)`): a
     /// file, variable or value that cannot be read or is invalid is left out, never an error.
-    pub fn lenient(typed: &[(&str, &str)]) -> Layers {
+    pub(crate) fn lenient(typed: &[(&str, &str)]) -> Layers {
         Layers(settings::inputs_lenient(typed))
     }
 }
@@ -52,18 +52,18 @@ fn innermost(matches: &ArgMatches) -> &ArgMatches {
     m
 }
 
-pub struct Context {
-    pub resolved: Resolved,
-    pub profile: Option<Profile>,
+pub(crate) struct Context {
+    pub(crate) resolved: Resolved,
+    pub(crate) profile: Option<Profile>,
     /// The environment the launcher was started in (what the server would inherit).
-    pub env: Env,
+    pub(crate) env: Env,
     interpreter: OnceCell<Interpreter>,
     release: OnceCell<select::Selected>,
 }
 
 impl Context {
     /// The settings merged with `profile`'s `[launcher]` table as the profile layer.
-    pub fn new(layers: &Layers, profile: Option<Profile>) -> Result<Context, Fatal> {
+    pub(crate) fn new(layers: &Layers, profile: Option<Profile>) -> Result<Context, Fatal> {
         let mut inputs = layers.0.clone();
         inputs.profile = profile.as_ref().map(launcher_layer).transpose()?;
         let resolved = settings::combine(inputs).map_err(fatal)?;
@@ -82,7 +82,7 @@ impl Context {
 
     /// The context of a line being completed ([`Layers::lenient`], and the profile it names):
     /// never an error; a profile that cannot be loaded or merged is left out.
-    pub fn completing(layers: &Layers, profile: &ProfileArg) -> Context {
+    pub(crate) fn completing(layers: &Layers, profile: &ProfileArg) -> Context {
         let profile = load(profile).ok().flatten();
         Context::new(layers, profile)
             .or_else(|_| Context::new(layers, None))
@@ -90,14 +90,14 @@ impl Context {
     }
 
     /// The context of `matches`, with the profile they name (if any) loaded first.
-    pub fn build(matches: &ArgMatches, profile: &ProfileArg) -> Result<Self, Fatal> {
+    pub(crate) fn build(matches: &ArgMatches, profile: &ProfileArg) -> Result<Self, Fatal> {
         let profile = load(profile)?;
         Context::new(&Layers::read(matches)?, profile)
     }
 
     /// Takes over what `earlier` already found when the settings that choose it are the same
     /// (the drop-in form reads the release before the line's final parse).
-    pub fn reusing(self, earlier: Option<Context>) -> Context {
+    pub(crate) fn reusing(self, earlier: Option<Context>) -> Context {
         let Some(e) = earlier else { return self };
         let (a, b) = (self.settings(), e.settings());
         if a.python != b.python || a.sglang_version != b.sglang_version {
@@ -112,7 +112,7 @@ impl Context {
 
     /// Settings from nowhere in particular, no profile, an empty environment (unit tests).
     #[cfg(test)]
-    pub fn of(settings: Settings) -> Context {
+    pub(crate) fn of(settings: Settings) -> Context {
         let resolved = Resolved {
             settings,
             sources: Vec::new(),
@@ -123,18 +123,18 @@ impl Context {
         }
     }
 
-    pub fn settings(&self) -> &Settings {
+    pub(crate) fn settings(&self) -> &Settings {
         &self.resolved.settings
     }
 
     /// The interpreter that runs SGLang: `python`, else the one beside the launcher, else PATH's.
-    pub fn interpreter(&self) -> &Interpreter {
+    pub(crate) fn interpreter(&self) -> &Interpreter {
         self.interpreter
             .get_or_init(|| resolve_interpreter(self.settings().python.as_deref()))
     }
 
     /// The release in use: `sglang-version`, else the interpreter's SGLang, else the newest.
-    pub fn release(&self) -> &select::Selected {
+    pub(crate) fn release(&self) -> &select::Selected {
         self.release
             .get_or_init(|| self.choose_release(select::select))
     }
@@ -142,7 +142,7 @@ impl Context {
     /// [`Self::release`] found without running Python (a completion's TAB must be instant): the
     /// same choice, except that an install that is not its release is read from the flag-set
     /// cache only.
-    pub fn release_without_python(&self) -> select::Selected {
+    pub(crate) fn release_without_python(&self) -> select::Selected {
         match self.release.get() {
             Some(chosen) => chosen.clone(),
             None => self.choose_release(select::select_without_python),
@@ -162,19 +162,24 @@ impl Context {
     }
 
     /// The flag set SGLang's arguments are parsed with.
-    pub fn flags(&self) -> &'static FlagSet {
+    pub(crate) fn flags(&self) -> &'static FlagSet {
         self.release().flags
     }
 
     /// Where `sglang-version` comes from, as the report names it; `None` when unset.
-    pub fn version_label(&self) -> Option<String> {
+    pub(crate) fn version_label(&self) -> Option<String> {
         self.settings().sglang_version.as_ref()?;
         self.resolved.source("sglang-version").map(label)
     }
 
     /// A planning request for SGLang's `tokens`, in the environment `env`, on the GPUs already
     /// read (if any), with this context's interpreter and release.
-    pub fn request(&self, tokens: Vec<OsString>, env: Env, gpus: Option<Topology>) -> Request {
+    pub(crate) fn request(
+        &self,
+        tokens: Vec<OsString>,
+        env: Env,
+        gpus: Option<Topology>,
+    ) -> Request {
         let s = self.settings();
         Request {
             tokens,

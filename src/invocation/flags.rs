@@ -15,7 +15,7 @@ use crate::plan::Fatal;
 use crate::sglang::flagset::{Action, FlagSet, KNOWN_VERSIONS};
 use crate::sglang::release;
 
-pub fn command(cmd: &FlagsCommand, ctx: &Context) -> Result<i32, Fatal> {
+pub(crate) fn command(cmd: &FlagsCommand, ctx: &Context) -> Result<i32, Fatal> {
     match cmd {
         FlagsCommand::List => {
             print_out(&list())?;

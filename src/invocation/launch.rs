@@ -19,18 +19,18 @@ use crate::settings::Mode;
 use crate::sglang;
 
 /// Where the plan's JSON goes, besides the human report.
-pub struct Output {
-    pub json: bool,
-    pub json_file: Option<PathBuf>,
+pub(crate) struct Output {
+    pub(crate) json: bool,
+    pub(crate) json_file: Option<PathBuf>,
 }
 
 /// `check` and `plan`'s report flavour.
-pub struct Show {
-    pub print_args: bool,
-    pub show_secrets: bool,
+pub(crate) struct Show {
+    pub(crate) print_args: bool,
+    pub(crate) show_secrets: bool,
 }
 
-pub fn plan_cmd(
+pub(crate) fn plan_cmd(
     ctx: &Context,
     out: &Output,
     tokens: Vec<OsString>,
@@ -77,7 +77,7 @@ pub fn plan_cmd(
     Ok(outcome.exit_code())
 }
 
-pub fn run(
+pub(crate) fn run(
     ctx: &Context,
     out: &Output,
     tokens: Vec<OsString>,

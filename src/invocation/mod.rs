@@ -7,7 +7,7 @@
 mod adopt;
 pub mod cli;
 mod config;
-pub mod context;
+pub(crate) mod context;
 mod flags;
 mod launch;
 mod observed;
@@ -33,7 +33,7 @@ use context::Context;
 
 /// What the `docs` layer prints for `completions`, `man` and the hidden `__complete`: that
 /// layer sits above this one, so the binary hands it in.
-pub type Docs = fn(&Command) -> String;
+pub(crate) type Docs = fn(&Command) -> String;
 
 pub fn main(docs: Docs) -> i32 {
     let argv: Vec<OsString> = std::env::args_os().collect();
@@ -170,7 +170,7 @@ fn choices_of(cmd: &clap::Command, var: &str) -> Option<Vec<String>> {
     (!values.is_empty()).then_some(values)
 }
 
-pub fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
+pub(crate) fn run_argv(argv: Vec<OsString>, docs: Docs) -> Result<i32, Fatal> {
     // Completion runs on every TAB: a word about the environment there would garble the line.
     if argv.get(1).is_none_or(|a| a != cli::COMPLETE) {
         normalize_launcher_env()?;

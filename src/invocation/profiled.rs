@@ -12,17 +12,17 @@ use crate::profile::{self, Profile};
 use crate::sglang;
 
 /// The request's parts after the profile, and what the user overrode.
-pub struct Prepared {
-    pub tokens: Vec<OsString>,
-    pub env: Env,
+pub(crate) struct Prepared {
+    pub(crate) tokens: Vec<OsString>,
+    pub(crate) env: Env,
     /// What the profile's `[env]` sets in `env` (shown wherever the plan's changes are).
-    pub changes: EnvChanges,
-    pub overrides: Vec<String>,
+    pub(crate) changes: EnvChanges,
+    pub(crate) overrides: Vec<String>,
 }
 
 /// The context profile's SGLang tokens before the user's and its environment under the
 /// user's, for the context's release; without a profile, the user's as they are.
-pub fn prepare(
+pub(crate) fn prepare(
     ctx: &Context,
     user_tokens: Vec<OsString>,
     user_env: Env,
@@ -107,7 +107,7 @@ fn merge_env(profile: &Profile, mut env: Env) -> (Env, EnvChanges, Vec<String>) 
 }
 
 /// A profile run on hardware it does not describe is refused (exit 1), naming the conditions.
-pub fn check_hardware(profile: &Profile, topo: &Topology) -> Result<(), Fatal> {
+pub(crate) fn check_hardware(profile: &Profile, topo: &Topology) -> Result<(), Fatal> {
     let unmet = profile::hardware::unmet(&profile.hardware, topo);
     if unmet.is_empty() {
         return Ok(());

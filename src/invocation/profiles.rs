@@ -32,7 +32,7 @@ enum Verdict {
 
 /// `layers`: the settings under each profile's `[launcher]` table (`profiles list|show`'s own
 /// options are the command-line layer); a broken one makes each profile invalid.
-pub fn command(cmd: &ProfilesCommand, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
+pub(crate) fn command(cmd: &ProfilesCommand, layers: &Result<Layers, Fatal>) -> Result<i32, Fatal> {
     match cmd {
         ProfilesCommand::List(a) => list(a, layers),
         ProfilesCommand::Show(a) => show(&a.name, &a.list, layers),

@@ -7,7 +7,7 @@ const PLANNING: &[&str] = &["run", "check", "plan", "upgrade"];
 
 /// How the SGLang tokens were told apart from the launcher's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     /// `sglang-launch <SGLang args>`: every token was given to SGLang.
     DropIn,
     /// `run`/`check`/`plan` with `--`: the user said where SGLang's part starts.
@@ -31,7 +31,7 @@ pub fn split(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>) {
 }
 
 /// [`split`], and the form the command line had.
-pub fn split_form(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>, Form) {
+pub(crate) fn split_form(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>, Form) {
     let prog = argv
         .first()
         .cloned()
@@ -76,7 +76,7 @@ pub fn split_form(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>, Form) {
 }
 
 /// `Some(takes_value)` when `token` is one of the subcommand's own options.
-pub fn launcher_option(sub: &clap::Command, token: &OsStr) -> Option<bool> {
+pub(crate) fn launcher_option(sub: &clap::Command, token: &OsStr) -> Option<bool> {
     // Lossy: a value that is not UTF-8 (`--topology=\xff`) still names the option it is for.
     let t = token.to_string_lossy();
     if t == "-h" || t == "--help" {

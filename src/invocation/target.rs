@@ -11,7 +11,7 @@ use crate::facts::{Env, Topology, accelerators};
 use crate::plan::{self, Fatal};
 use crate::sglang;
 
-pub enum Target {
+pub(crate) enum Target {
     /// An NVIDIA GPU server: the GPUs read through NVML, or `None` when a topology file
     /// describes them (the plan reads it).
     Nvidia(Option<Box<Topology>>),
@@ -22,7 +22,7 @@ pub enum Target {
 }
 
 /// Decides the target, reading NVML at most once (the plan reuses what was read).
-pub fn decide(ctx: &Context, tokens: &[OsString], env: &Env) -> Target {
+pub(crate) fn decide(ctx: &Context, tokens: &[OsString], env: &Env) -> Target {
     let s = ctx.settings();
     let device = explicit_device(ctx, tokens);
     match device.as_deref() {

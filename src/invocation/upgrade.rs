@@ -29,7 +29,7 @@ fn target(v: &str) -> Result<&'static flagset::FlagSet, Fatal> {
     })
 }
 
-pub fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, ctx: &Context) -> Result<i32, Fatal> {
+pub(crate) fn upgrade(a: &UpgradeArgs, tokens: Vec<OsString>, ctx: &Context) -> Result<i32, Fatal> {
     let to = target(&a.to)?;
     let sel = ctx.release();
     let args = parse(sel.flags, tokens);

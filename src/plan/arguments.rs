@@ -10,22 +10,22 @@ use crate::sglang::{Recovered, SglangArgs, SkippedError};
 
 /// The parse of one line, judged.
 #[derive(Debug, Clone, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// The best-effort parse, when the flag set in use rejects the line.
-    pub recovered: Option<Recovered>,
+    pub(crate) recovered: Option<Recovered>,
     /// Errors a neighbouring release explains (approximate mode only).
-    pub tolerated: Vec<Tolerated>,
+    pub(crate) tolerated: Vec<Tolerated>,
     /// The errors that stand, in argparse's order: the first is what SGLang says (on the line
     /// without the tolerated tokens), each later one what it says once those before are fixed.
-    pub blocking: Vec<SkippedError>,
+    pub(crate) blocking: Vec<SkippedError>,
     /// Options whose value SGLang rejects (or that are ambiguous), as written: the checks ran
     /// without them, so a finding may rest on their default instead.
-    pub skipped: Vec<String>,
+    pub(crate) skipped: Vec<String>,
 }
 
 impl Parsed {
     /// `neighbours`: the embedded releases around the user's release, in approximate mode.
-    pub fn of(args: &SglangArgs, neighbours: Option<&[&'static str]>) -> Parsed {
+    pub(crate) fn of(args: &SglangArgs, neighbours: Option<&[&'static str]>) -> Parsed {
         if args.is_ok() {
             return Parsed::default();
         }
@@ -51,17 +51,17 @@ impl Parsed {
     }
 
     /// Whether SGLang takes the line, as far as the launcher can tell.
-    pub fn accepted(&self) -> bool {
+    pub(crate) fn accepted(&self) -> bool {
         self.blocking.is_empty()
     }
 
     /// What the checks read: the arguments themselves, or their best-effort parse.
-    pub fn view<'a>(&'a self, args: &'a SglangArgs) -> &'a SglangArgs {
+    pub(crate) fn view<'a>(&'a self, args: &'a SglangArgs) -> &'a SglangArgs {
         self.recovered.as_ref().map_or(args, |r| &r.args)
     }
 
     /// Whether `option` (as written, `--x` of `--x=v`) is a token a neighbouring release explains.
-    pub fn tolerates(&self, option: &str) -> bool {
+    pub(crate) fn tolerates(&self, option: &str) -> bool {
         self.tolerated.iter().any(|t| {
             t.tokens
                 .first()

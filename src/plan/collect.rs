@@ -7,7 +7,7 @@ use crate::rules::{Code, Finding, RuleSettings};
 
 /// Where a finding comes from: the report lists them in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// The flag set in use (VER).
     Version,
     /// The scheduler's multi-node options (PAR009, PAR010, PAR012).
@@ -21,17 +21,17 @@ pub enum Stage {
 }
 
 #[derive(Debug, Default)]
-pub struct Collector {
+pub(crate) struct Collector {
     found: Vec<(Stage, Finding)>,
 }
 
 impl Collector {
-    pub fn add(&mut self, stage: Stage, found: impl IntoIterator<Item = Finding>) {
+    pub(crate) fn add(&mut self, stage: Stage, found: impl IntoIterator<Item = Finding>) {
         self.found.extend(found.into_iter().map(|f| (stage, f)));
     }
 
     /// The findings of one stage so far, as raised.
-    pub fn of(&self, stage: Stage) -> Vec<&Finding> {
+    pub(crate) fn of(&self, stage: Stage) -> Vec<&Finding> {
         self.found
             .iter()
             .filter(|(s, _)| *s == stage)
@@ -40,12 +40,12 @@ impl Collector {
     }
 
     /// Whether a finding of this code was raised.
-    pub fn raised(&self, code: Code) -> bool {
+    pub(crate) fn raised(&self, code: Code) -> bool {
         self.found.iter().any(|(_, f)| f.code == code)
     }
 
     /// Every finding in report order, under the user's `--allow`/`--deny`, secrets hidden.
-    pub fn finish(mut self, settings: &RuleSettings, secrets: &Redactor) -> Vec<Finding> {
+    pub(crate) fn finish(mut self, settings: &RuleSettings, secrets: &Redactor) -> Vec<Finding> {
         // Stable: within a stage, the order each was raised in.
         self.found.sort_by_key(|(s, _)| *s);
         let mut all = settings.apply(self.found.into_iter().map(|(_, f)| f).collect());

@@ -11,7 +11,7 @@ use crate::rules::{Code, Finding};
 use crate::sglang::{self, SglangArgs, release};
 
 /// VER001/VER002: which flag set is in use when it is not the installed release's own.
-pub fn version(machine: &Machine) -> Option<Finding> {
+pub(crate) fn version(machine: &Machine) -> Option<Finding> {
     let selected = &machine.selected;
     if !selected.detected() {
         return Some(Finding::new(
@@ -97,7 +97,7 @@ fn modified_install(machine: &Machine, why: &str) -> Finding {
 
 /// MEM001/MEM002: the model named could not be read, or its files make no sense; HUB00x: it
 /// is not on disk and the Hub did not give its files.
-pub fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Finding> {
+pub(crate) fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Finding> {
     let problem = load?.problem.as_ref()?;
     if let ModelProblem::Unavailable(model::Unavailable::NotCached { model_path }) = problem
         && this_machine
@@ -141,7 +141,7 @@ fn is_local_path(model_path: &str) -> bool {
 
 /// HUB00x for the separate speculative draft: SGLang downloads it too, and fails the same way.
 /// Its other problems are SPEC011's.
-pub fn draft(load: Option<&ModelLoad>) -> Option<Finding> {
+pub(crate) fn draft(load: Option<&ModelLoad>) -> Option<Finding> {
     match load?.problem.as_ref()? {
         ModelProblem::Hub(h) => Some(Finding::new(hub_code(h), format!("draft model: {h}"))),
         _ => None,
@@ -158,13 +158,13 @@ fn hub_code(problem: &hub::HubProblem) -> Code {
 }
 
 /// A `--mem-fraction-static` outside (0, 1): nothing to plan.
-pub fn bad_fraction(args: &SglangArgs) -> Option<f64> {
+pub(crate) fn bad_fraction(args: &SglangArgs) -> Option<f64> {
     crate::resolve::decided::user_fraction(args)
         .filter(|f| !(f.is_finite() && *f > 0.0 && *f < 1.0))
 }
 
 /// MEM008: say so instead of printing nonsense.
-pub fn fraction(f: f64) -> Finding {
+pub(crate) fn fraction(f: f64) -> Finding {
     let f = if f.is_nan() {
         "nan".to_owned()
     } else if f.abs() >= 1e4 {
@@ -183,7 +183,10 @@ pub fn fraction(f: f64) -> Finding {
 
 /// MEM007: the KV cache holds less than one request at the context length (a server that does
 /// not fit at all is MEM005's).
-pub fn one_request(memory: Option<&MemoryPlan>, context_len: Option<u64>) -> Option<Finding> {
+pub(crate) fn one_request(
+    memory: Option<&MemoryPlan>,
+    context_len: Option<u64>,
+) -> Option<Finding> {
     let m = memory.filter(|m| m.fits != Some(false))?;
     let ctx_len = context_len?;
     let tokens = m.kv_cache_tokens.filter(|&t| t < ctx_len)?;
@@ -207,7 +210,7 @@ pub fn one_request(memory: Option<&MemoryPlan>, context_len: Option<u64>) -> Opt
 /// ARG001 for each argument error that stands, with argparse's suggestions: SGLang's own first
 /// (naming the options the other checks then read without), then what SGLang says once those
 /// before are fixed; ARG002 for each a neighbouring release explains (approximate mode).
-pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<Finding> {
+pub(crate) fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, p) in parsed.blocking.iter().enumerate() {
         let err = &p.error;
@@ -257,7 +260,7 @@ pub fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -> Vec<F
 
 /// The argument findings less an ARG001 whose unrecognized options the FLAG findings already
 /// name, each with its release history: one mistake, one message.
-pub fn unexplained(found: Vec<Finding>, rules: &[Finding]) -> Vec<Finding> {
+pub(crate) fn unexplained(found: Vec<Finding>, rules: &[Finding]) -> Vec<Finding> {
     let named = |token: &str| {
         rules.iter().any(|f| {
             matches!(f.code, Code::FLAG001 | Code::FLAG004 | Code::FLAG007)

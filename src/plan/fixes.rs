@@ -21,14 +21,14 @@ pub struct Blocked {
     pub option: String,
     pub file: String,
     /// The line of the file's key, where it could be found.
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
 }
 
 /// The arguments after the edits, re-parsed. Edits naming options this version lacks are skipped
 /// (a rule only proposes options from the flag set in use; this keeps an odd edit harmless), and
 /// so are edits the config file blocks (see [`try_apply_args`]).
 /// The options these edits set (a removed option falls back to its default, set by no one).
-pub fn set_options(edits: &[ArgEdit]) -> impl Iterator<Item = &str> {
+pub(crate) fn set_options(edits: &[ArgEdit]) -> impl Iterator<Item = &str> {
     edits.iter().filter_map(|e| match e {
         ArgEdit::Set { option, .. } | ArgEdit::AddFlag { option } => Some(option.as_str()),
         ArgEdit::Rename { to, .. } => Some(to.as_str()),
@@ -36,7 +36,7 @@ pub fn set_options(edits: &[ArgEdit]) -> impl Iterator<Item = &str> {
     })
 }
 
-pub fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
+pub(crate) fn apply_args(args: &SglangArgs, edits: &[ArgEdit]) -> SglangArgs {
     edits.iter().fold(args.clone(), |cur, edit| {
         match edit_tokens(&located(&cur), edit) {
             Ok(Some(tokens)) => cur.reparse(tokens),
@@ -169,7 +169,7 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
 }
 
 /// Applies env edits to the environment the server will get, recording them as plan changes.
-pub fn apply_env(env: &mut Env, changes: &mut EnvChanges, edits: &[EnvEdit]) {
+pub(crate) fn apply_env(env: &mut Env, changes: &mut EnvChanges, edits: &[EnvEdit]) {
     for edit in edits {
         match edit {
             EnvEdit::Set { name, value } => {

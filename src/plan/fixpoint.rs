@@ -17,21 +17,21 @@ const MAX_FIX_ROUNDS: usize = 8;
 
 /// The command line and environment as a round leaves them, with the GPUs they select.
 #[derive(Clone)]
-pub struct Line {
-    pub args: SglangArgs,
-    pub env: Env,
-    pub changes: EnvChanges,
-    pub gpus: Vec<u32>,
+pub(crate) struct Line {
+    pub(crate) args: SglangArgs,
+    pub(crate) env: Env,
+    pub(crate) changes: EnvChanges,
+    pub(crate) gpus: Vec<u32>,
     /// Why no GPUs could be placed (TOP001), if so.
-    pub gpu_problem: Option<String>,
+    pub(crate) gpu_problem: Option<String>,
     /// What argparse makes of `args`; kept in step by [`Line::set_args`].
-    pub parsed: Parsed,
+    pub(crate) parsed: Parsed,
     /// Options a fix of this run set (rules' fixes, `--fit`): their values are the fix's.
-    pub fixed: Vec<String>,
+    pub(crate) fixed: Vec<String>,
 }
 
 impl Line {
-    pub fn new(args: SglangArgs, env: Env, changes: EnvChanges, machine: &Machine) -> Line {
+    pub(crate) fn new(args: SglangArgs, env: Env, changes: EnvChanges, machine: &Machine) -> Line {
         let mut line = Line {
             parsed: Parsed::of(&args, machine.neighbours.as_deref()),
             args,
@@ -45,18 +45,18 @@ impl Line {
         line
     }
 
-    pub fn set_args(&mut self, args: SglangArgs, machine: &Machine) {
+    pub(crate) fn set_args(&mut self, args: SglangArgs, machine: &Machine) {
         self.parsed = Parsed::of(&args, machine.neighbours.as_deref());
         self.args = args;
     }
 
     /// What the checks read: the arguments, or the best-effort parse of a rejected line.
-    pub fn view(&self) -> &SglangArgs {
+    pub(crate) fn view(&self) -> &SglangArgs {
         self.parsed.view(&self.args)
     }
 
     /// Records the options these edits set as a fix's.
-    pub fn mark_fixed(&mut self, edits: &[ArgEdit]) {
+    pub(crate) fn mark_fixed(&mut self, edits: &[ArgEdit]) {
         let new: Vec<String> = fixes::set_options(edits)
             .filter(|o| !self.fixed.iter().any(|f| f == o))
             .map(str::to_owned)
@@ -65,12 +65,12 @@ impl Line {
     }
 
     /// The checks' and the planner's context for this line, `facts` its facts (or a variant).
-    pub fn context<'a>(&self, facts: Facts<'a>) -> Context<'a> {
+    pub(crate) fn context<'a>(&self, facts: Facts<'a>) -> Context<'a> {
         Context::new(facts).fixed_by(&self.fixed)
     }
 
     /// The GPUs the server's ranks on this node will use, in SGLang's own layout.
-    pub fn place(&mut self, machine: &Machine) {
+    pub(crate) fn place(&mut self, machine: &Machine) {
         (self.gpus, self.gpu_problem) =
             match facts::gpus::placement(&machine.topology, &self.env, self.view()) {
                 Ok(p) => (p.gpus(), None),
@@ -79,7 +79,7 @@ impl Line {
     }
 
     /// The facts of this line, for evaluation (models read before, through `models`).
-    pub fn facts<'a>(&'a self, machine: &'a Machine, models: &'a Models) -> Facts<'a> {
+    pub(crate) fn facts<'a>(&'a self, machine: &'a Machine, models: &'a Models) -> Facts<'a> {
         Facts {
             version: machine.selected.flags.version.as_str(),
             args: self.view(),
@@ -95,9 +95,9 @@ impl Line {
 }
 
 /// What the fixpoint leaves: the fixed line and every rule finding, fixed ones first.
-pub struct Fixed {
-    pub line: Line,
-    pub findings: Vec<Finding>,
+pub(crate) struct Fixed {
+    pub(crate) line: Line,
+    pub(crate) findings: Vec<Finding>,
 }
 
 /// Fixes already made, and the ones a `--config` file stands in the way of (summary → why).
@@ -231,7 +231,7 @@ fn held(line: &Line, hit: &Finding, machine: &Machine) -> Option<String> {
     ))
 }
 
-pub fn run(
+pub(crate) fn run(
     mut line: Line,
     machine: &Machine,
     models: &mut Models,

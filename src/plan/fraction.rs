@@ -16,22 +16,22 @@ use crate::sglang::opt;
 
 /// The memory plan of the line that will run, the arguments carrying its fraction, and the
 /// server resolved for exactly those arguments.
-pub struct Settled {
-    pub args: SglangArgs,
+pub(crate) struct Settled {
+    pub(crate) args: SglangArgs,
     /// What argparse makes of `args`.
-    pub parsed: Parsed,
-    pub memory: Option<MemoryPlan>,
-    pub findings: Vec<Finding>,
-    pub server: Server,
+    pub(crate) parsed: Parsed,
+    pub(crate) memory: Option<MemoryPlan>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) server: Server,
 }
 
 /// What the pipeline asks of the memory step.
 #[derive(Debug, Clone, Copy)]
-pub struct Ask {
+pub(crate) struct Ask {
     /// `--no-fix`: SGLang keeps its own default fraction.
-    pub no_fix: bool,
+    pub(crate) no_fix: bool,
     /// False for `--help` (SGLang prints and exits) or an impossible fraction (MEM008).
-    pub plannable: bool,
+    pub(crate) plannable: bool,
 }
 
 /// The line's memory at one set of measured figures and, where given, one fraction.
@@ -61,7 +61,7 @@ fn plan_with(
 /// The memory step on the line as the fixes and `--fit` leave it, standing on a start of it
 /// where one was kept. For arguments SGLang rejects (ARG001 says why) the planner still runs
 /// on what parsed, for its findings; there is no plan to show and no fraction to set.
-pub fn settle(line: &Line, machine: &Machine, models: &Models, ask: Ask) -> Settled {
+pub(crate) fn settle(line: &Line, machine: &Machine, models: &Models, ask: Ask) -> Settled {
     let found = (ask.plannable && line.parsed.accepted())
         .then(|| {
             let version = machine.selected.flags.version.as_str();

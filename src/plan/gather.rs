@@ -18,13 +18,13 @@ use crate::sglang::SglangArgs;
 #[derive(Debug, Clone)]
 pub struct Interpreter {
     /// Absolute path when found, else what the user asked for.
-    pub path: PathBuf,
-    pub found: bool,
+    pub(crate) path: PathBuf,
+    pub(crate) found: bool,
 }
 
 /// Resolves `--python` (a path, or a name looked up on PATH); default: the environment the
 /// launcher is installed in, else `python3` on PATH.
-pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
+pub(crate) fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
     if python.is_none()
         && let Some(path) = crate::install::site::default_interpreter()
     {
@@ -47,7 +47,10 @@ pub fn resolve_interpreter(python: Option<&Path>) -> Interpreter {
 }
 
 /// Reads the GPUs: the topology file when given, else NVML.
-pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Topology, Error> {
+pub(crate) fn load_topology(
+    file: Option<&Path>,
+    nvml_lib: Option<&Path>,
+) -> Result<Topology, Error> {
     match file {
         Some(path) => Ok(Topology::load(path)?),
         None => {
@@ -60,20 +63,20 @@ pub fn load_topology(file: Option<&Path>, nvml_lib: Option<&Path>) -> Result<Top
 }
 
 /// Facts that do not depend on the SGLang arguments.
-pub struct Machine {
-    pub interpreter: Interpreter,
-    pub selected: select::Selected,
-    pub topology: Topology,
-    pub host: Option<HostFacts>,
-    pub packages: Option<Packages>,
+pub(crate) struct Machine {
+    pub(crate) interpreter: Interpreter,
+    pub(crate) selected: select::Selected,
+    pub(crate) topology: Topology,
+    pub(crate) host: Option<HostFacts>,
+    pub(crate) packages: Option<Packages>,
     /// Approximate mode: the flag set in use is not the user's release's (see
     /// [`crate::sglang::approx`]); the embedded releases around it.
-    pub neighbours: Option<Vec<&'static str>>,
+    pub(crate) neighbours: Option<Vec<&'static str>>,
     /// The starts kept in the observation store, oldest first (empty unless asked for).
-    pub observations: Vec<Observation>,
+    pub(crate) observations: Vec<Observation>,
 }
 
-pub fn machine(req: &Request) -> Result<Machine, Error> {
+pub(crate) fn machine(req: &Request) -> Result<Machine, Error> {
     let (interpreter, selected) = req.chosen.clone().unwrap_or_else(|| {
         let interpreter = resolve_interpreter(req.python.as_deref());
         let selected = select::select(
@@ -123,7 +126,7 @@ pub fn machine(req: &Request) -> Result<Machine, Error> {
 /// Hub id not on disk fetched from the Hub (one session, one deadline, per check). The stages
 /// derive facts from them under each round's arguments ([`Models::derive_for`]), reading
 /// nothing: no fix edits the options that say where a model is.
-pub struct Models {
+pub(crate) struct Models {
     /// What each place holds (path, revision and download directory), or why it can't be read.
     files: Vec<(String, Result<ModelFiles, ModelProblem>)>,
     /// Facts by place and the options that shape them.
@@ -158,7 +161,7 @@ fn shaped(place: &str, args: &SglangArgs) -> String {
 
 impl Models {
     /// No model read: a line the launcher does not plan.
-    pub fn none() -> Models {
+    pub(crate) fn none() -> Models {
         Models {
             files: Vec::new(),
             derived: Vec::new(),
@@ -166,7 +169,7 @@ impl Models {
     }
 
     /// All the reading a line's models need: each place once.
-    pub fn gather(args: &SglangArgs, env: &Env, hub: hub::Settings) -> Models {
+    pub(crate) fn gather(args: &SglangArgs, env: &Env, hub: hub::Settings) -> Models {
         let mut models = Models::none();
         let mut session = hub::Session::new(hub);
         if let Some(path) = args.str(opt::MODEL_PATH) {
@@ -205,7 +208,7 @@ impl Models {
 
     /// The facts of the target and the separate draft under these arguments, where not derived
     /// yet (pure: from what [`Models::gather`] read).
-    pub fn derive_for(&mut self, args: &SglangArgs) {
+    pub(crate) fn derive_for(&mut self, args: &SglangArgs) {
         if let Some(path) = args.str(opt::MODEL_PATH) {
             self.derive(place(path, args.str(opt::REVISION), args), args);
         }
@@ -237,13 +240,13 @@ impl Models {
     }
 
     /// The target model as derived (after [`Models::derive_for`]).
-    pub fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
+    pub(crate) fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
         let path = args.str(opt::MODEL_PATH)?;
         self.get(place(path, args.str(opt::REVISION), args), args)
     }
 
     /// The separate speculative draft as derived (after [`Models::derive_for`]).
-    pub fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
+    pub(crate) fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
         let path = self.draft_path(args)?;
         let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
         self.get(place(&path, revision, args), args)

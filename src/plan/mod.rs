@@ -8,7 +8,7 @@ mod fit;
 pub mod fixes;
 mod fixpoint;
 mod fraction;
-pub mod gather;
+pub(crate) mod gather;
 pub mod memory;
 mod multinode;
 mod observed;
@@ -28,9 +28,9 @@ use crate::sglang::{self, SglangArgs, release};
 
 use collect::{Collector, Stage};
 use fixpoint::Line;
-pub use gather::{Interpreter, load_topology, resolve_interpreter};
+pub(crate) use gather::{Interpreter, load_topology, resolve_interpreter};
 use v1::{EnvChanges, Plan};
-pub use verdict::Verdict;
+pub(crate) use verdict::Verdict;
 
 /// What the invocation asks the pipeline for. Plain data: the invocation layer fills it from
 /// the command line, `SGLANG_LAUNCH_*` and (later) profiles.
@@ -74,15 +74,15 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct Fatal {
-    pub code: i32,
+    pub(crate) code: i32,
     /// One line: printed with every control in it escaped, since it quotes data.
     pub message: String,
     /// The launcher's hints under the message, one line each.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Fatal {
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i32, message: impl Into<String>) -> Self {
         Fatal {
             code,
             message: message.into(),
@@ -90,12 +90,12 @@ impl Fatal {
         }
     }
 
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Fatal::new(exit::USAGE, message)
     }
 
     /// The error with a hint line under its message.
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+    pub(crate) fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
     }
@@ -103,7 +103,7 @@ impl Fatal {
 
 /// Why nothing could be planned: the launcher's own input is wrong.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// An `--allow`/`--deny` entry (or its variable or config key) naming no rule.
     #[error("--allow/--deny: {0}")]
     Rules(#[from] LookupError),
@@ -137,28 +137,28 @@ impl Error {
 #[derive(Debug, Clone)]
 pub struct Outcome {
     /// Every finding, in report order, under `--allow`/`--deny`, secrets hidden.
-    pub findings: Vec<Finding>,
+    pub(crate) findings: Vec<Finding>,
     /// What the findings make of the launch.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// The memory plan (None: nothing planned).
-    pub memory: Option<memory::MemoryPlan>,
+    pub(crate) memory: Option<memory::MemoryPlan>,
     /// The plan/v1 projection, for the JSON outputs.
     pub plan: Plan,
     /// Final arguments (unmasked, byte-exact) and environment for exec.
     pub args: SglangArgs,
     pub env: Env,
-    pub interpreter: Interpreter,
-    pub topology: Topology,
+    pub(crate) interpreter: Interpreter,
+    pub(crate) topology: Topology,
     /// The model as the planner saw it (None when unknown).
-    pub model: Option<facts::model::ModelFacts>,
+    pub(crate) model: Option<facts::model::ModelFacts>,
     /// The secrets of these arguments and this environment, hidden in everything printed.
-    pub secrets: crate::out::Redactor,
+    pub(crate) secrets: crate::out::Redactor,
     /// The interpreter's installed packages (None: offline planning or no interpreter).
     pub packages: Option<facts::Packages>,
     /// Where a given SGLang version came from (`--sglang-version`, a variable, a file).
-    pub version_from: Option<String>,
+    pub(crate) version_from: Option<String>,
     /// The key a start of this line is kept under; `None` when no memory is planned.
-    pub line_key: Option<String>,
+    pub(crate) line_key: Option<String>,
 }
 
 impl Outcome {

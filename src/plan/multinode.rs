@@ -15,17 +15,17 @@ use crate::rules::{ArgEdit, Code, Finding, Fix, RuleSettings};
 use crate::sglang::opt;
 use crate::sglang::{SglangArgs, approx};
 
-pub struct Step {
-    pub args: SglangArgs,
-    pub findings: Vec<Finding>,
+pub(crate) struct Step {
+    pub(crate) args: SglangArgs,
+    pub(crate) findings: Vec<Finding>,
 }
 
 /// This node's side of the question: the GPUs one node of the line asks for (as if it ran
 /// alone) and the GPUs CUDA shows here (`None`: unknown).
 #[derive(Debug, Clone, Copy)]
-pub struct Local {
-    pub needed: usize,
-    pub visible: Option<usize>,
+pub(crate) struct Local {
+    pub(crate) needed: usize,
+    pub(crate) visible: Option<usize>,
 }
 
 impl Local {
@@ -39,7 +39,7 @@ impl Local {
 /// as for the rules' fixes. `--allow PAR009` derives nothing; `--no-fix` reports what it would.
 /// `visible`: the GPUs CUDA shows on this node. `Err`: a scheduler variable the derivation
 /// needs cannot be read (what to fix, named).
-pub fn step(
+pub(crate) fn step(
     args: SglangArgs,
     (env, visible): (&Env, Option<usize>),
     neighbours: Option<&[&'static str]>,
@@ -97,14 +97,14 @@ fn finding(hit: Finding, apply: bool, made: bool) -> Finding {
 
 /// What the derivation reads besides the line and the scheduler's facts. `knows`: the flag set
 /// in use has the option.
-pub struct Job<'a> {
-    pub env: &'a Env,
-    pub local: Local,
-    pub knows: &'a dyn Fn(&str) -> bool,
+pub(crate) struct Job<'a> {
+    pub(crate) env: &'a Env,
+    pub(crate) local: Local,
+    pub(crate) knows: &'a dyn Fn(&str) -> bool,
 }
 
 /// Pure: what the scheduler's facts make of this line.
-pub fn derive(
+pub(crate) fn derive(
     args: &SglangArgs,
     facts: Option<Result<MultiNode, String>>,
     job: &Job,

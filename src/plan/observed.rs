@@ -14,15 +14,15 @@ use crate::sglang::SglangArgs;
 
 /// The start a plan stands on.
 #[derive(Debug, Clone, Copy)]
-pub struct Use<'o> {
-    pub observation: &'o Observation,
+pub(crate) struct Use<'o> {
+    pub(crate) observation: &'o Observation,
     /// The server runs at the fraction it started with: its KV tokens and its start stand.
-    pub started: bool,
+    pub(crate) started: bool,
 }
 
 /// The newest start of this line on this machine that reads as one (a store line that
 /// does not is not used).
-pub fn find<'o>(
+pub(crate) fn find<'o>(
     all: &'o [Observation],
     version: &str,
     args: &SglangArgs,
@@ -67,14 +67,14 @@ fn sized(o: &Observation) -> Measured {
 }
 
 /// How one line is planned on what a start measured, in the pipeline's terms.
-pub struct Planner<P, R, F> {
+pub(crate) struct Planner<P, R, F> {
     /// The plan on these figures, at this fraction where given (else the planner's own).
-    pub plan: P,
+    pub(crate) plan: P,
     /// The fraction a plan gives the server and the free memory before the weights it applies
     /// to, MiB (none when nothing is planned).
-    pub runs_at: R,
+    pub(crate) runs_at: R,
     /// A plan's verdict.
-    pub fits: F,
+    pub(crate) fits: F,
 }
 
 /// The plan of a line on the start `found` of it: on its weights and graphs, and on its KV
@@ -82,7 +82,7 @@ pub struct Planner<P, R, F> {
 /// fraction the measured figures give would not fit while the start's, of the same free
 /// memory, did, the start's fraction stands: a real start is the strongest evidence there is.
 /// Without a start, the planner's own plan.
-pub fn stand<'o, T, P, R, F>(
+pub(crate) fn stand<'o, T, P, R, F>(
     found: Option<&'o Observation>,
     p: Planner<P, R, F>,
 ) -> (T, Option<Use<'o>>)

@@ -16,7 +16,7 @@ use crate::{secrets, sglang};
 const FAMILIES: &[&str] = &["FLAG", "ENV", "SRV"];
 
 /// The plan of a pass-through line: findings and a verdict, no GPUs, memory or changes.
-pub fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
+pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     super::validate(req)?;
     let mut local = req.clone();
     local.gpus = Some(no_gpus());

@@ -13,18 +13,18 @@ use crate::resolve::{
 use crate::rules::{self, Severity};
 use crate::sglang::Parallel;
 
-pub const SCHEMA: &str = "sglang-launch/plan/v1";
+pub(crate) const SCHEMA: &str = "sglang-launch/plan/v1";
 
 pub use super::verdict::Verdict;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
     #[schemars(extend("const" = SCHEMA))]
-    pub schema: &'static str,
+    pub(crate) schema: &'static str,
     pub sglang_version: String,
     pub sglang_version_source: VersionSource,
     pub verdict: Verdict,
-    pub program: String,
+    pub(crate) program: String,
     /// Final SGLang arguments (secrets masked when serialised for output).
     pub sglang_args: Vec<String>,
     /// dest → typed value; null when the arguments don't parse.
@@ -40,32 +40,32 @@ pub struct Plan {
 /// The resolved server, as plan/v1 shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Resolved {
-    pub parallel: Parallel,
-    pub tp_groups: Vec<TpGroup>,
-    pub speculative: Option<Speculative>,
-    pub moe_a2a_backend: Option<String>,
-    pub quantization: Option<String>,
-    pub custom_all_reduce: CustomAllReduce,
-    pub page_size: u64,
-    pub chunked_prefill_size: i64,
-    pub max_running_requests: Option<i64>,
-    pub cuda_graph: CudaGraph,
-    pub backends: Backends,
+    pub(crate) parallel: Parallel,
+    pub(crate) tp_groups: Vec<TpGroup>,
+    pub(crate) speculative: Option<Speculative>,
+    pub(crate) moe_a2a_backend: Option<String>,
+    pub(crate) quantization: Option<String>,
+    pub(crate) custom_all_reduce: CustomAllReduce,
+    pub(crate) page_size: u64,
+    pub(crate) chunked_prefill_size: i64,
+    pub(crate) max_running_requests: Option<i64>,
+    pub(crate) cuda_graph: CudaGraph,
+    pub(crate) backends: Backends,
     /// Speculative steps, top-k and draft tokens, after SGLang fills them in.
-    pub speculative_params: Option<SpecParams>,
+    pub(crate) speculative_params: Option<SpecParams>,
     /// Radix cache, overlap scheduler and CUDA graph after SGLang's own switches.
-    pub switches: Switches,
+    pub(crate) switches: Switches,
 }
 
 /// The CUDA graphs SGLang captures, as its server arguments hold them (the runner later drops
 /// decode sizes above the request pool).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct CudaGraph {
-    pub decode: bool,
-    pub decode_max_bs: Option<i64>,
-    pub decode_bs: Option<Vec<i64>>,
-    pub prefill: bool,
-    pub prefill_bs: Vec<i64>,
+pub(crate) struct CudaGraph {
+    pub(crate) decode: bool,
+    pub(crate) decode_max_bs: Option<i64>,
+    pub(crate) decode_bs: Option<Vec<i64>>,
+    pub(crate) prefill: bool,
+    pub(crate) prefill_bs: Vec<i64>,
 }
 
 impl From<&Server> for Resolved {
@@ -103,7 +103,7 @@ pub struct EnvChanges {
 
 impl EnvChanges {
     /// As printed: secret variables' values as `***`.
-    pub fn masked(&self) -> EnvChanges {
+    pub(crate) fn masked(&self) -> EnvChanges {
         let shown = |(k, v): (&String, &String)| {
             let v = if crate::secrets::is_secret_env(k) {
                 crate::out::MASK.to_owned()
@@ -122,7 +122,7 @@ impl EnvChanges {
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub code: String,
-    pub name: String,
+    pub(crate) name: String,
     pub severity: Severity,
     pub message: String,
     pub fixed: bool,
@@ -145,7 +145,7 @@ impl From<&rules::Finding> for Finding {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum MfsSource {
+pub(crate) enum MfsSource {
     User,
     Planned,
 }
@@ -154,24 +154,24 @@ pub enum MfsSource {
 pub struct Memory {
     pub gpu_memory_mib: u64,
     pub mem_fraction_static: f64,
-    pub mem_fraction_static_source: MfsSource,
-    pub sglang_default_mem_fraction_static: Option<f64>,
-    pub sglang_default_chunked_prefill_size: Option<i64>,
-    pub sglang_default_cuda_graph_max_bs: Option<i64>,
-    pub weights_per_gpu_gib: Option<f64>,
-    pub kv_cache_bytes_per_token: Option<u64>,
-    pub kv_cache_tokens: Option<u64>,
-    pub max_running_requests: Option<u64>,
+    pub(crate) mem_fraction_static_source: MfsSource,
+    pub(crate) sglang_default_mem_fraction_static: Option<f64>,
+    pub(crate) sglang_default_chunked_prefill_size: Option<i64>,
+    pub(crate) sglang_default_cuda_graph_max_bs: Option<i64>,
+    pub(crate) weights_per_gpu_gib: Option<f64>,
+    pub(crate) kv_cache_bytes_per_token: Option<u64>,
+    pub(crate) kv_cache_tokens: Option<u64>,
+    pub(crate) max_running_requests: Option<u64>,
     pub reserved_mib: Reserved,
-    pub fits: Option<bool>,
+    pub(crate) fits: Option<bool>,
     /// Terms inside the static pool, MiB (additive to v1).
-    pub static_mib: StaticTerms,
+    pub(crate) static_mib: StaticTerms,
     /// Tokens of the sliding-window layers' own pool; null when every layer keeps full KV.
-    pub swa_kv_cache_tokens: Option<u64>,
+    pub(crate) swa_kv_cache_tokens: Option<u64>,
     /// Hybrids: request slots of the Mamba / linear-attention state pool.
-    pub mamba_cache_size: Option<u64>,
+    pub(crate) mamba_cache_size: Option<u64>,
     /// Online quantisation: weights per GPU at the loading peak, before quantising, GiB.
-    pub load_peak_per_gpu_gib: Option<f64>,
+    pub(crate) load_peak_per_gpu_gib: Option<f64>,
     /// Free memory before the weights on the GPU with least of it (SGLang's baseline, to which
     /// the fraction applies), MiB; negative when the set-aside terms exceed the free memory.
     pub baseline_mib: i64,
@@ -181,59 +181,59 @@ pub struct Memory {
     pub kv_cache_mib: Option<u64>,
     /// What the static pool leaves unallocated (page rounding, `--max-total-tokens`), whole MiB;
     /// negative when weights, LoRA and state pools exceed it.
-    pub static_unallocated_mib: Option<i64>,
+    pub(crate) static_unallocated_mib: Option<i64>,
     /// What the first use needs outside the static pool (CUDA graphs, one prefill chunk's and
     /// the largest captured batch's activations), MiB: below it the launch is expected to fail.
-    pub first_use_mib: u64,
+    pub(crate) first_use_mib: u64,
     /// What a start of this same line on this machine really allocated, next to what was
     /// planned for it (`run`, then `wait-ready --pid`); null when there is none (additive to v1).
-    pub observed: Option<crate::observe::Observation>,
+    pub(crate) observed: Option<crate::observe::Observation>,
     /// Which of the figures above stand on `observed` rather than on the planner's estimates,
     /// and what the planner alone gives; null when no start is used (additive to v1).
-    pub observed_use: Option<ObservedUse>,
+    pub(crate) observed_use: Option<ObservedUse>,
 }
 
 /// The figures of the plan that stand on a start of the line on this machine.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct ObservedUse {
+pub(crate) struct ObservedUse {
     /// When that start was, Unix seconds.
-    pub at: u64,
+    pub(crate) at: u64,
     /// `weights_per_gpu_gib` (and `weights_per_gpu_mib`) hold the weights the start loaded.
-    pub weights: bool,
+    pub(crate) weights: bool,
     /// `reserved_mib.cuda_graphs` holds the graph memory the start captured.
-    pub cuda_graphs: bool,
+    pub(crate) cuda_graphs: bool,
     /// The line runs at the fraction it started with: `kv_cache_tokens` (and what follows from
     /// it) is what the start got, and `fits` stands on the start.
-    pub started: bool,
+    pub(crate) started: bool,
     /// What the planner alone gives the line.
-    pub predicted: Predicted,
+    pub(crate) predicted: Predicted,
 }
 
 /// The planner's own figures for a line whose plan stands on a start.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Predicted {
+pub(crate) struct Predicted {
     /// The fraction the planner alone would give the server.
-    pub mem_fraction_static: f64,
+    pub(crate) mem_fraction_static: f64,
     /// The weights per GPU as estimated, GiB.
-    pub weights_per_gpu_gib: Option<f64>,
+    pub(crate) weights_per_gpu_gib: Option<f64>,
     /// The captured CUDA graphs as estimated, MiB.
-    pub cuda_graphs_mib: u64,
+    pub(crate) cuda_graphs_mib: u64,
     /// The KV tokens as estimated, at the fraction the server gets.
-    pub kv_cache_tokens: Option<u64>,
+    pub(crate) kv_cache_tokens: Option<u64>,
     /// The fit as estimated, at the fraction the server gets.
-    pub fits: Option<bool>,
+    pub(crate) fits: Option<bool>,
 }
 
 /// What the static pool holds besides the target's weights and the KV cache, MiB. `encoder_weights`
 /// and `draft_weights` are part of `weights_per_gpu_gib`, `swa_kv_cache` of the KV cache; `lora`
 /// and `mamba_state` come out of what is left for the KV cache.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct StaticTerms {
-    pub encoder_weights: u64,
-    pub draft_weights: u64,
-    pub lora: u64,
-    pub mamba_state: u64,
-    pub swa_kv_cache: u64,
+pub(crate) struct StaticTerms {
+    pub(crate) encoder_weights: u64,
+    pub(crate) draft_weights: u64,
+    pub(crate) lora: u64,
+    pub(crate) mamba_state: u64,
+    pub(crate) swa_kv_cache: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
@@ -243,6 +243,6 @@ pub struct Reserved {
     pub custom_allreduce: u64,
     pub cuda_graphs: u64,
     pub activations: u64,
-    pub other_processes: u64,
+    pub(crate) other_processes: u64,
     pub margin: u64,
 }

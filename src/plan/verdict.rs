@@ -18,7 +18,7 @@ pub enum Verdict {
 }
 
 /// The verdict over every finding; a fixed one no longer applies to the command that runs.
-pub fn of(findings: &[Finding], strict: bool) -> Verdict {
+pub(crate) fn of(findings: &[Finding], strict: bool) -> Verdict {
     findings
         .iter()
         .filter(|f| !f.fixed)

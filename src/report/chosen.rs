@@ -16,7 +16,7 @@ fn turned_off(name: &str, s: Switch) -> Option<String> {
 
 /// SGLang's own choices, comma-separated; `None` when it chooses nothing the user didn't.
 /// `page_given`: the command line sets `--page-size` (then a different size is its override).
-pub fn sglang_choices(r: &Resolved, page_given: bool) -> Option<String> {
+pub(crate) fn sglang_choices(r: &Resolved, page_given: bool) -> Option<String> {
     let b = &r.backends;
     let mut out: Vec<String> = [
         ("attention", auto(&b.attention)),

@@ -30,7 +30,7 @@ impl Style {
 }
 
 /// "8× NVIDIA H100 80GB HBM3 (cc 9.0, 79.6 GiB, NVLink)" for the GPUs in use (or all of them).
-pub fn gpu_summary(topology: &Topology, gpus: &[u32]) -> String {
+pub(crate) fn gpu_summary(topology: &Topology, gpus: &[u32]) -> String {
     let used: Vec<_> = if gpus.is_empty() {
         topology.gpus.iter().collect()
     } else {
@@ -82,7 +82,7 @@ pub fn human(outcome: &Outcome, output: impl Into<super::Output>) -> String {
 
 /// [`human`] for a launch refused for a reason of its own besides the findings (`refused`,
 /// say a profile not for this machine): the verdict says blocked and names it.
-pub fn human_refused(
+pub(crate) fn human_refused(
     outcome: &Outcome,
     output: impl Into<super::Output>,
     refused: Option<&str>,

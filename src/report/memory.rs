@@ -13,30 +13,32 @@ use crate::rules::Code;
 
 /// One line of the table: a term, or with `total` the sum of the terms above it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    pub label: String,
-    pub mib: i64,
-    pub total: bool,
+pub(crate) struct Row {
+    pub(crate) label: String,
+    pub(crate) mib: i64,
+    pub(crate) total: bool,
 }
 
 /// What the table's last lines say besides the sums.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Context {
+pub(crate) struct Context {
     /// The model's context length: how many requests of it fit at once.
-    pub context_len: Option<u64>,
+    pub(crate) context_len: Option<u64>,
     /// MEM003 was reported: the first use is short of memory outside the pool.
-    pub first_use_short: bool,
+    pub(crate) first_use_short: bool,
 }
 
 const LABEL: usize = 44;
 const VALUE: usize = 10;
 
 /// Compact human table: the sums, then the KV capacity, the fraction and whether it fits.
-pub fn render_table(m: &MemoryPlan) -> String {
+#[cfg(test)]
+pub(crate) fn render_table(m: &MemoryPlan) -> String {
     render(m, Context::default())
 }
 
-/// [`render_table`] plus how many requests fit at full `context_len` tokens at once.
+/// Compact human table: the sums, then the KV capacity, the fraction and whether it fits, and
+/// how many requests fit at full `context_len` tokens at once.
 pub fn render_table_with_context(m: &MemoryPlan, context_len: Option<u64>) -> String {
     render(
         m,
@@ -48,7 +50,7 @@ pub fn render_table_with_context(m: &MemoryPlan, context_len: Option<u64>) -> St
 }
 
 /// The table, then the lines under it.
-pub fn render(m: &MemoryPlan, cx: Context) -> String {
+pub(crate) fn render(m: &MemoryPlan, cx: Context) -> String {
     let mut out = table(m);
     for n in notes(m, cx) {
         out.push_str(&format!("  {n}\n"));
@@ -57,7 +59,7 @@ pub fn render(m: &MemoryPlan, cx: Context) -> String {
 }
 
 /// The table's lines only: fixed width, never wrapped.
-pub fn table(m: &MemoryPlan) -> String {
+pub(crate) fn table(m: &MemoryPlan) -> String {
     let mut out = String::new();
     for r in rows(m) {
         let mark = if r.total { "= " } else { "  " };
@@ -85,7 +87,7 @@ fn kv_seen(m: &MemoryPlan) -> bool {
 
 /// The table's lines, sums included: each group's terms under the group's total, then the
 /// GPU's capacity, the sum of the totals.
-pub fn rows(m: &MemoryPlan) -> Vec<Row> {
+pub(crate) fn rows(m: &MemoryPlan) -> Vec<Row> {
     let b = m.baseline_mib;
     let groups = [
         (Group::SetAside, "set aside before the weights".to_owned()),
@@ -130,7 +132,7 @@ pub fn rows(m: &MemoryPlan) -> Vec<Row> {
 }
 
 /// The lines under the sums: capacity in tokens and requests, the fraction, the fit.
-pub fn notes(m: &MemoryPlan, cx: Context) -> Vec<String> {
+pub(crate) fn notes(m: &MemoryPlan, cx: Context) -> Vec<String> {
     let mut v = Vec::new();
     if let (Some(t), Some(b)) = (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
         let swa = m

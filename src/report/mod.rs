@@ -1,12 +1,12 @@
 //! Rendering a plan: the compact human report, the plan/v1 JSON, and the final command line
 //! (never wrapped: it is meant to be copied).
 
-pub mod chosen;
-pub mod human;
+pub(crate) mod chosen;
+pub(crate) mod human;
 pub mod memory;
 pub mod topology;
-pub mod upgrade;
-pub mod wrap;
+pub(crate) mod upgrade;
+pub(crate) mod wrap;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -16,16 +16,16 @@ use crate::plan::Outcome;
 use crate::plan::v1::Plan;
 use crate::secrets;
 
-pub use human::{gpu_summary, human};
-pub use topology::topology;
+pub use human::human;
+pub(crate) use topology::topology;
 
 /// How to write the human report for one stream: in colour or not, wrapped to a width or not.
 /// Built from the stream by [`output`] (or its older name [`use_color`]); a plain `bool` means
 /// colour or not, never wrapped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Output {
-    pub color: bool,
-    pub width: Option<usize>,
+    pub(crate) color: bool,
+    pub(crate) width: Option<usize>,
 }
 
 impl From<bool> for Output {
@@ -36,7 +36,7 @@ impl From<bool> for Output {
 
 /// Colour only on a terminal that can show it, and never with `NO_COLOR` set (https://no-color.org);
 /// lines wrapped to `COLUMNS` when it is set, else to the terminal's width when the stream is one.
-pub fn output(stream: &(impl IsTerminal + AsFd)) -> Output {
+pub(crate) fn output(stream: &(impl IsTerminal + AsFd)) -> Output {
     let tty = stream.is_terminal();
     let columns = std::env::var("COLUMNS").ok();
     Output {
@@ -53,18 +53,18 @@ pub fn output(stream: &(impl IsTerminal + AsFd)) -> Output {
 }
 
 /// [`output`] under the name the call sites know.
-pub fn use_color(stream: &(impl IsTerminal + AsFd)) -> Output {
+pub(crate) fn use_color(stream: &(impl IsTerminal + AsFd)) -> Output {
     output(stream)
 }
 
 /// The plan/v1 object, pretty-printed (secrets are already masked in the plan).
-pub fn json(plan: &Plan) -> String {
+pub(crate) fn json(plan: &Plan) -> String {
     // Serialising plain data structs cannot fail.
     crate::out::json_safe(serde_json::to_string_pretty(plan).expect("plan serialises"))
 }
 
 /// The command that runs SGLang: interpreter, `-m sglang.launch_server`, final arguments.
-pub fn argv(outcome: &Outcome) -> Vec<OsString> {
+pub(crate) fn argv(outcome: &Outcome) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec![
         outcome.interpreter.path.clone().into(),
         "-m".into(),
@@ -88,7 +88,7 @@ pub fn command_line(outcome: &Outcome, show_secrets: bool) -> String {
 
 /// `python -m sglang.launch_server ARGS` as one shell-quoted line, behind the environment
 /// `changes` (masked values; the real ones are read from `env` with `show_secrets`).
-pub fn shell_line(
+pub(crate) fn shell_line(
     python: &std::path::Path,
     args: &crate::sglang::SglangArgs,
     (changes, env): (&crate::plan::v1::EnvChanges, &crate::facts::Env),
@@ -137,7 +137,7 @@ pub fn shell_line(
 /// [`quote`] of the word with the registered secrets hidden first: a secret reused as another
 /// option's value no longer reads as itself once quoted (`'\''` for a `'` in it), so the output
 /// layer could not find it there.
-pub fn quote_masked(word: &std::ffi::OsStr) -> String {
+pub(crate) fn quote_masked(word: &std::ffi::OsStr) -> String {
     match word.to_str() {
         Some(s) => quote(std::ffi::OsStr::new(&crate::out::redact(s))),
         None => quote(word),
@@ -145,7 +145,7 @@ pub fn quote_masked(word: &std::ffi::OsStr) -> String {
 }
 
 /// Words as one line for any POSIX shell, each as [`quote_masked`] writes it.
-pub fn shell_join(words: &[String]) -> String {
+pub(crate) fn shell_join(words: &[String]) -> String {
     let quoted: Vec<String> = words
         .iter()
         .map(|w| quote_masked(std::ffi::OsStr::new(w)))
@@ -157,7 +157,7 @@ pub fn shell_join(words: &[String]) -> String {
 /// printable UTF-8, else as `"$(printf '…')"` with `\ooo` for each byte that is not. The output
 /// of a command substitution loses its trailing newlines, so a word's own trailing newlines
 /// follow it quoted, literally (the one case where the line breaks).
-pub fn quote(word: &std::ffi::OsStr) -> String {
+pub(crate) fn quote(word: &std::ffi::OsStr) -> String {
     use std::os::unix::ffi::OsStrExt;
     match word.to_str() {
         Some(s) if !s.chars().any(char::is_control) => shell_words::quote(s).into_owned(),

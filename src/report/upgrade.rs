@@ -8,43 +8,43 @@ use crate::sglang::rewrite::Edit;
 
 /// The rewritten `--config` file.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ConfigAdvice {
-    pub file: String,
+pub(crate) struct ConfigAdvice {
+    pub(crate) file: String,
     /// The file's text for the target release (secrets masked unless asked).
-    pub text: String,
-    pub edits: Vec<Edit>,
+    pub(crate) text: String,
+    pub(crate) edits: Vec<Edit>,
 }
 
 /// A variable set in this environment that the target release reads differently.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct EnvYouSet {
-    pub name: String,
+pub(crate) struct EnvYouSet {
+    pub(crate) name: String,
     /// The name the target release reads instead; `None` when it reads neither.
-    pub now_read_as: Option<String>,
+    pub(crate) now_read_as: Option<String>,
 }
 
 /// Everything `upgrade` says. Secret values are already masked where asked.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Advice {
+pub(crate) struct Advice {
     /// The release in use.
-    pub from: String,
+    pub(crate) from: String,
     /// Set when the release in use has no exact flag set and a neighbour's stands in for it.
-    pub from_approximate: Option<String>,
-    pub to: String,
+    pub(crate) from_approximate: Option<String>,
+    pub(crate) to: String,
     /// The command line for the target release (empty when none was given).
-    pub command: Vec<String>,
-    pub edits: Vec<Edit>,
-    pub config: Option<ConfigAdvice>,
+    pub(crate) command: Vec<String>,
+    pub(crate) edits: Vec<Edit>,
+    pub(crate) config: Option<ConfigAdvice>,
     /// What the release in use's parser says about the line as given.
-    pub rejected_now: Option<String>,
+    pub(crate) rejected_now: Option<String>,
     /// What the target release's parser still says about the rewritten line.
-    pub rejected_by_target: Option<String>,
+    pub(crate) rejected_by_target: Option<String>,
     /// Variables set in this environment that the target release renamed or no longer reads.
-    pub env_you_set: Vec<EnvYouSet>,
+    pub(crate) env_you_set: Vec<EnvYouSet>,
     /// Defaults that change for options the command line leaves to SGLang.
-    pub defaults_you_rely_on: Vec<DefaultChanged>,
-    pub options: FlagDiff,
-    pub env: EnvDiff,
+    pub(crate) defaults_you_rely_on: Vec<DefaultChanged>,
+    pub(crate) options: FlagDiff,
+    pub(crate) env: EnvDiff,
 }
 
 /// Values as SGLang's `--help` shows them (Python's repr: `None`, `True`, `'x'`).
@@ -150,7 +150,7 @@ fn default_line(d: &DefaultChanged) -> String {
 
 /// The report: the user's line first, then how many differences there are between the two
 /// releases (each one listed with `all`, or when no line was given).
-pub fn human(a: &Advice, all: bool) -> String {
+pub(crate) fn human(a: &Advice, all: bool) -> String {
     let mut out = String::new();
     put(
         &mut out,
@@ -239,6 +239,6 @@ fn differences(out: &mut String, a: &Advice) {
     );
 }
 
-pub fn json(a: &Advice) -> String {
+pub(crate) fn json(a: &Advice) -> String {
     crate::out::json_safe(serde_json::to_string_pretty(a).expect("advice serializes"))
 }

@@ -8,14 +8,14 @@ const MIN_WIDTH: usize = 40;
 
 /// The width to wrap to: `COLUMNS` when set to a number (even when not writing to a terminal:
 /// the user asked), else the terminal's own width, else none (a pipe or a file is not wrapped).
-pub fn width(columns: Option<&str>, terminal: Option<usize>) -> Option<usize> {
+pub(crate) fn width(columns: Option<&str>, terminal: Option<usize>) -> Option<usize> {
     let asked = columns.and_then(|c| c.trim().parse::<usize>().ok());
     asked.or(terminal).map(|w| w.max(MIN_WIDTH))
 }
 
 /// `line` (no newline) wrapped to `width`, continuation lines indented by `indent` columns;
 /// unchanged when `width` is `None` or the line fits. Colour escapes take no width.
-pub fn line(line: &str, width: Option<usize>, indent: usize) -> String {
+pub(crate) fn line(line: &str, width: Option<usize>, indent: usize) -> String {
     let Some(w) = width else {
         return line.to_owned();
     };

@@ -9,7 +9,7 @@ use crate::sglang::{Parallel, SglangArgs};
 /// Which custom all-reduce implementation SGLang will run for the TP group, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
-pub enum CustomAllReduce {
+pub(crate) enum CustomAllReduce {
     /// Off: NCCL does every all-reduce. The reason is for reports.
     Off(&'static str),
     /// sgl-kernel's IPC implementation (~24 MiB per GPU).
@@ -19,7 +19,7 @@ pub enum CustomAllReduce {
 }
 
 /// SGLang's gates, in SGLang's order, evaluated on the GPUs of one TP group.
-pub fn decide(
+pub(crate) fn decide(
     version: &str,
     args: &SglangArgs,
     env: &Env,

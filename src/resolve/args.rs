@@ -11,14 +11,14 @@ pub(in crate::resolve) fn known<'a>(args: &SglangArgs, names: &[&'a str]) -> Opt
 
 /// Integer arguments are bounded so that no user value can overflow the arithmetic below
 /// (SGLang would reject or OOM on such values long before they matter here).
-pub const ARG_BOUND: i64 = 1 << 20;
+pub(crate) const ARG_BOUND: i64 = 1 << 20;
 
 pub(in crate::resolve) fn bounded(v: i64) -> i64 {
     v.clamp(-ARG_BOUND, ARG_BOUND)
 }
 
 /// `args.int(option)`, bounded.
-pub fn int_arg(args: &SglangArgs, option: &str) -> Option<i64> {
+pub(crate) fn int_arg(args: &SglangArgs, option: &str) -> Option<i64> {
     args.int(option).map(bounded)
 }
 
@@ -51,7 +51,7 @@ pub(in crate::resolve) fn int_list(args: &SglangArgs, names: &[&str]) -> Option<
 }
 
 /// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
-pub fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
+pub(crate) fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
     let a = args.str(opt::SPECULATIVE_ALGORITHM)?.to_ascii_uppercase();
     Some(if a == "NEXTN" { "EAGLE".into() } else { a })
 }

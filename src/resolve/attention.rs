@@ -29,15 +29,15 @@ const FA3_DEFAULT_ARCHS: &[(&str, &str)] = &[
 
 /// The three attention backends after SGLang's resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attention {
-    pub main: Option<Chosen>,
-    pub prefill: Option<Chosen>,
-    pub decode: Option<Chosen>,
+pub(crate) struct Attention {
+    pub(crate) main: Option<Chosen>,
+    pub(crate) prefill: Option<Chosen>,
+    pub(crate) decode: Option<Chosen>,
 }
 
 /// SGLang's attention choice. `main` stays `None` where the launcher does not model the
 /// platform (no CUDA GPU known).
-pub fn resolve(i: &Inputs) -> Attention {
+pub(crate) fn resolve(i: &Inputs) -> Attention {
     let prefill = user_text(i.args, opt::PREFILL_ATTENTION_BACKEND);
     let decode = user_text(i.args, opt::DECODE_ATTENTION_BACKEND);
     let mut main = user_text(i.args, opt::ATTENTION_BACKEND);
@@ -84,7 +84,7 @@ fn deterministic(i: &Inputs) -> Option<&'static str> {
 }
 
 /// The first release whose deterministic-inference choice runs before the default one.
-pub const DETERMINISTIC_FIRST: &str = "0.5.12";
+pub(crate) const DETERMINISTIC_FIRST: &str = "0.5.12";
 
 const DEEPSEEK: &[&str] = &[
     "DeepseekV2ForCausalLM",
@@ -192,7 +192,7 @@ fn fa3_arch(i: &Inputs) -> bool {
 }
 
 /// The page sizes a backend takes and the one SGLang forces otherwise (`None`: any).
-pub fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [u64], u64)> {
+pub(crate) fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [u64], u64)> {
     Some(match backend {
         "flashmla" => (&[64], 64),
         "cutlass_mla" => (&[128], 128),
@@ -205,7 +205,7 @@ pub fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [u64], u
 }
 
 /// The KV page size: the user's (else 1), snapped to what the attention backends accept.
-pub fn page_size(i: &Inputs, a: &Attention) -> u64 {
+pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
     let given = i
         .args
         .get(opt::PAGE_SIZE)

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::sglang::SglangArgs;
 
 /// The user's value for a backend option, when given.
-pub fn user_text(args: &SglangArgs, opt: &str) -> Option<Chosen> {
+pub(crate) fn user_text(args: &SglangArgs, opt: &str) -> Option<Chosen> {
     args.is_set(opt)
         .then(|| text(args, opt))
         .flatten()
@@ -18,7 +18,7 @@ pub fn user_text(args: &SglangArgs, opt: &str) -> Option<Chosen> {
 }
 
 /// A value SGLang picks.
-pub fn sglang(value: &str) -> Chosen {
+pub(crate) fn sglang(value: &str) -> Chosen {
     Chosen {
         value: value.to_owned(),
         source: ChoiceSource::Sglang,
@@ -28,7 +28,7 @@ pub fn sglang(value: &str) -> Chosen {
 /// Who made a choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ChoiceSource {
+pub(crate) enum ChoiceSource {
     /// The command line (or its `--config` file).
     User,
     /// SGLang's own resolution at start-up.
@@ -38,12 +38,12 @@ pub enum ChoiceSource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Chosen {
     pub value: String,
-    pub source: ChoiceSource,
+    pub(crate) source: ChoiceSource,
 }
 
 /// An option's value (given or default) as text: strings as-is, numbers printed; `None` for
 /// null or an option this version lacks.
-pub fn text(args: &SglangArgs, opt: &str) -> Option<String> {
+pub(crate) fn text(args: &SglangArgs, opt: &str) -> Option<String> {
     match args.get_or_default(opt)? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),

@@ -10,7 +10,7 @@ use super::choice::text;
 
 /// Where a value in effect came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The command line (or its `--config` file).
     User,
     /// The option's own default, untouched by SGLang.
@@ -24,9 +24,9 @@ pub enum Source {
 
 /// A value and where it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sourced<T> {
-    pub value: T,
-    pub source: Source,
+pub(crate) struct Sourced<T> {
+    pub(crate) value: T,
+    pub(crate) source: Source,
 }
 
 impl<T> Sourced<T> {
@@ -35,30 +35,30 @@ impl<T> Sourced<T> {
     }
 
     /// The command line holds it (the user's own, or a fix's).
-    pub fn given(&self) -> bool {
+    pub(crate) fn given(&self) -> bool {
         matches!(self.source, Source::User | Source::Fix)
     }
 }
 
 /// The decided values (see the module doc).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decided {
+pub(crate) struct Decided {
     /// `--quantization`, else the checkpoint's method (SGLang reads it from the config);
     /// lower-case.
-    pub quantization: Option<Sourced<String>>,
+    pub(crate) quantization: Option<Sourced<String>>,
     /// `--context-length` when positive, else SGLang's derivation from the model's config;
     /// `None` while the model is unknown (the planner then sizes a stand-in).
-    pub context_length: Option<Sourced<u64>>,
+    pub(crate) context_length: Option<Sourced<u64>>,
     /// `--kv-cache-dtype` as given, else its default (`auto`); `None` when the release lacks it.
-    pub kv_cache_dtype: Option<Sourced<String>>,
+    pub(crate) kv_cache_dtype: Option<Sourced<String>>,
     /// `--mem-fraction-static` when given (SGLang's default is `defaults.mem_fraction_static`).
-    pub mem_fraction_static: Option<Sourced<f64>>,
+    pub(crate) mem_fraction_static: Option<Sourced<f64>>,
     /// Scheduler processes (one GPU each) this node runs.
-    pub ranks_per_node: Sourced<i64>,
+    pub(crate) ranks_per_node: Sourced<i64>,
 }
 
 impl Decided {
-    pub fn of(args: &SglangArgs, model: Option<&ModelFacts>, p: &Parallel) -> Decided {
+    pub(crate) fn of(args: &SglangArgs, model: Option<&ModelFacts>, p: &Parallel) -> Decided {
         Decided {
             quantization: quantization(args, model),
             context_length: context_length(args, model),
@@ -70,7 +70,7 @@ impl Decided {
 
     /// Marks as [`Source::Fix`] the given values whose option a fix set (`fixed`: option
     /// names, any spelling).
-    pub fn fixed_by(&mut self, args: &SglangArgs, fixed: &[String]) {
+    pub(crate) fn fixed_by(&mut self, args: &SglangArgs, fixed: &[String]) {
         let dest = |o: &str| args.flags.dest_of(o);
         let touched = |o: &str| {
             fixed
@@ -98,14 +98,14 @@ impl Decided {
 }
 
 /// `--mem-fraction-static` when given, as the number argparse made of it.
-pub fn user_fraction(args: &SglangArgs) -> Option<f64> {
+pub(crate) fn user_fraction(args: &SglangArgs) -> Option<f64> {
     args.is_set(opt::MEM_FRACTION_STATIC)
         .then(|| args.float(opt::MEM_FRACTION_STATIC))
         .flatten()
 }
 
 /// `--kv-cache-dtype` as given, else its default; `None` when the release lacks the option.
-pub fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
+pub(crate) fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
     let source = if args.is_set(opt::KV_CACHE_DTYPE) {
         Source::User
     } else {
@@ -127,7 +127,10 @@ fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced
 }
 
 /// A positive `--context-length`, else the model's (SGLang's derivation for this release).
-pub fn context_length(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<u64>> {
+pub(crate) fn context_length(
+    args: &SglangArgs,
+    model: Option<&ModelFacts>,
+) -> Option<Sourced<u64>> {
     let model = model?;
     let user = args
         .is_set(opt::CONTEXT_LENGTH)

@@ -7,7 +7,7 @@ use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 /// Why SGLang drops the prefill graph it listed, for these backends (`None`: it keeps it).
-pub fn prefill_dropped(
+pub(crate) fn prefill_dropped(
     version: &str,
     args: &SglangArgs,
     arch: Option<&str>,

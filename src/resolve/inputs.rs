@@ -12,7 +12,7 @@ use crate::sglang::{Parallel, SglangArgs, opt};
 
 /// `--disaggregation-mode` when the server runs one role of a prefill/decode split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Disagg {
+pub(crate) enum Disagg {
     Prefill,
     Decode,
     /// A value no release accepts (a rejected line's best-effort parse): split, role unknown.
@@ -20,51 +20,51 @@ pub enum Disagg {
 }
 
 /// The inputs of SGLang's start-up choices.
-pub struct Inputs<'a> {
-    pub version: &'a str,
-    pub args: &'a SglangArgs,
-    pub env: &'a Env,
-    pub model: Option<&'a ModelFacts>,
+pub(crate) struct Inputs<'a> {
+    pub(crate) version: &'a str,
+    pub(crate) args: &'a SglangArgs,
+    pub(crate) env: &'a Env,
+    pub(crate) model: Option<&'a ModelFacts>,
     /// `architectures[0]` of the model's config.
-    pub arch: Option<&'a str>,
-    pub mla: bool,
-    pub multimodal: bool,
+    pub(crate) arch: Option<&'a str>,
+    pub(crate) mla: bool,
+    pub(crate) multimodal: bool,
     /// K and V rows of different widths (not MLA).
-    pub asymmetric_kv: bool,
+    pub(crate) asymmetric_kv: bool,
     /// The model's attention has sinks (GPT-OSS).
-    pub attention_sinks: bool,
+    pub(crate) attention_sinks: bool,
     /// Compute-capability major of the first GPU the server uses (SGLang asks device 0).
-    pub cc_major: Option<u32>,
+    pub(crate) cc_major: Option<u32>,
     /// GPU capacity SGLang reads, MiB (`None`: unknown).
-    pub g: Option<f64>,
+    pub(crate) g: Option<f64>,
     /// Parallel sizes, bounded for the arithmetic.
-    pub tp: i64,
-    pub pp: i64,
-    pub attn_dp: i64,
+    pub(crate) tp: i64,
+    pub(crate) pp: i64,
+    pub(crate) attn_dp: i64,
     /// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
-    pub spec: Option<String>,
+    pub(crate) spec: Option<String>,
     /// `--speculative-eagle-topk` as given.
-    pub user_topk: Option<i64>,
+    pub(crate) user_topk: Option<i64>,
     /// The MoE all-to-all backend named (`none` as `None`).
-    pub a2a: Option<String>,
+    pub(crate) a2a: Option<String>,
     /// DeepEP: as the all-to-all backend, or 0.4.x/0.5.2's `--enable-deepep-moe`.
-    pub deepep: bool,
-    pub disagg: Option<Disagg>,
-    pub model_path: &'a str,
-    pub user_mrr: Option<i64>,
-    pub max_prefill_tokens: i64,
-    pub max_total_tokens: Option<i64>,
-    pub no_padding: bool,
-    pub disable_cuda_graph: bool,
-    pub user_decode_max: Option<i64>,
-    pub user_decode_bs: Option<Vec<i64>>,
-    pub user_cps: Option<i64>,
+    pub(crate) deepep: bool,
+    pub(crate) disagg: Option<Disagg>,
+    pub(crate) model_path: &'a str,
+    pub(crate) user_mrr: Option<i64>,
+    pub(crate) max_prefill_tokens: i64,
+    pub(crate) max_total_tokens: Option<i64>,
+    pub(crate) no_padding: bool,
+    pub(crate) disable_cuda_graph: bool,
+    pub(crate) user_decode_max: Option<i64>,
+    pub(crate) user_decode_bs: Option<Vec<i64>>,
+    pub(crate) user_cps: Option<i64>,
     /// The values decided once (quantisation, context, KV dtype, fraction, ranks per node).
-    pub decided: Decided,
+    pub(crate) decided: Decided,
 }
 
 impl<'a> Inputs<'a> {
-    pub fn of(f: &Facts<'a>, p: &Parallel, gpu_mem_mib: Option<u64>) -> Inputs<'a> {
+    pub(crate) fn of(f: &Facts<'a>, p: &Parallel, gpu_mem_mib: Option<u64>) -> Inputs<'a> {
         let (args, model, version) = (f.args, f.model, f.version);
         let a2a = text(args, opt::MOE_A2A_BACKEND).filter(|v| v != "none");
         let arch = model.and_then(|m| m.architecture.as_deref());
@@ -108,12 +108,12 @@ impl<'a> Inputs<'a> {
     }
 
     /// The quantisation in effect (see [`Decided::quantization`]).
-    pub fn quant(&self) -> Option<&str> {
+    pub(crate) fn quant(&self) -> Option<&str> {
         self.decided.quantization.as_ref().map(|q| q.value.as_str())
     }
 
     /// The KV cache dtype in effect (`auto` when the release lacks the option).
-    pub fn kv_cache_dtype(&self) -> &str {
+    pub(crate) fn kv_cache_dtype(&self) -> &str {
         self.decided
             .kv_cache_dtype
             .as_ref()
@@ -122,7 +122,7 @@ impl<'a> Inputs<'a> {
 
     /// SGLang's "no speculative top-k, or top-k 1 with one-token pages" test, on the user's
     /// values (it runs before the speculative defaults are filled in).
-    pub fn spec_topk_one_or_unset(&self) -> bool {
+    pub(crate) fn spec_topk_one_or_unset(&self) -> bool {
         match self.user_topk {
             None => true,
             Some(1) => self.args.int(opt::PAGE_SIZE).is_none_or(|p| p <= 1),
@@ -131,7 +131,7 @@ impl<'a> Inputs<'a> {
     }
 
     /// An `EnvBool` switch of SGLang's (true/1/yes/y), or `default` when unset.
-    pub fn env_bool(&self, name: &str, default: bool) -> bool {
+    pub(crate) fn env_bool(&self, name: &str, default: bool) -> bool {
         self.env.get(name).map_or(default, |v| {
             matches!(
                 v.trim().to_ascii_lowercase().as_str(),
@@ -141,7 +141,7 @@ impl<'a> Inputs<'a> {
     }
 
     /// A boolean switch this release knows and the user turned on.
-    pub fn flag(&self, opt: &str) -> bool {
+    pub(crate) fn flag(&self, opt: &str) -> bool {
         self.args.knows(opt) && self.args.flag(opt)
     }
 }

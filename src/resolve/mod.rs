@@ -5,27 +5,27 @@
 //! [`Facts`] is what was gathered, [`Server`] what SGLang will make of it, and [`Context`] the
 //! pair that checks and the planner take.
 
-pub mod allreduce;
-pub mod args;
-pub mod attention;
-pub mod choice;
-pub mod decided;
+pub(crate) mod allreduce;
+pub(crate) mod args;
+pub(crate) mod attention;
+pub(crate) mod choice;
+pub(crate) mod decided;
 pub mod defaults;
-pub mod graphs;
-pub mod inputs;
-pub mod moe;
-pub mod multimodal;
-pub mod server;
-pub mod specparams;
-pub mod switches;
+pub(crate) mod graphs;
+pub(crate) mod inputs;
+pub(crate) mod moe;
+pub(crate) mod multimodal;
+pub(crate) mod server;
+pub(crate) mod specparams;
+pub(crate) mod switches;
 pub mod vision;
 
-pub use allreduce::CustomAllReduce;
-pub use decided::{Decided, Source, Sourced};
-pub use defaults::{Family, SglangDefaults};
-pub use server::{Backends, ChoiceSource, Chosen, Server, Speculative, TpGroup};
-pub use specparams::{ChosenInt, SpecParams};
-pub use switches::{Switch, Switches};
+pub(crate) use allreduce::CustomAllReduce;
+pub(crate) use defaults::{Family, SglangDefaults};
+pub(crate) use server::{Backends, ChoiceSource, TpGroup};
+pub use server::{Chosen, Server, Speculative};
+pub(crate) use specparams::SpecParams;
+pub(crate) use switches::{Switch, Switches};
 
 use crate::facts::host::HostFacts;
 use crate::facts::model::{ModelFacts, ModelLoad};
@@ -35,7 +35,7 @@ use crate::sglang::SglangArgs;
 /// The compute-capability majors a release's `is_blackwell()` / `is_blackwell_supported()`
 /// count (SGLang's Blackwell gates): SM10x until 0.5.4.post1, SM10x and SM12x until
 /// 0.5.8.post1, SM10x–SM12x from 0.5.9.
-pub fn blackwell_majors(version: &str) -> &'static [u32] {
+pub(crate) fn blackwell_majors(version: &str) -> &'static [u32] {
     use crate::sglang::release::at_least;
     if !at_least(version, "0.5.4.post2") {
         &[10]
@@ -69,15 +69,15 @@ pub struct Facts<'a> {
 
 /// What checks and the memory planner look at: the facts and the server resolved from them.
 pub struct Context<'a> {
-    pub version: &'a str,
-    pub args: &'a SglangArgs,
-    pub env: &'a Env,
-    pub topology: &'a Topology,
-    pub gpus: &'a [u32],
-    pub model: Option<&'a ModelFacts>,
-    pub draft: Option<&'a ModelLoad>,
-    pub host: Option<&'a HostFacts>,
-    pub packages: Option<&'a Packages>,
+    pub(crate) version: &'a str,
+    pub(crate) args: &'a SglangArgs,
+    pub(crate) env: &'a Env,
+    pub(crate) topology: &'a Topology,
+    pub(crate) gpus: &'a [u32],
+    pub(crate) model: Option<&'a ModelFacts>,
+    pub(crate) draft: Option<&'a ModelLoad>,
+    pub(crate) host: Option<&'a HostFacts>,
+    pub(crate) packages: Option<&'a Packages>,
     pub server: Server,
 }
 
@@ -99,18 +99,18 @@ impl<'a> Context<'a> {
     }
 
     /// Marks the values whose options a fix of this run set (`fixed`) as [`Source::Fix`].
-    pub fn fixed_by(mut self, fixed: &[String]) -> Context<'a> {
+    pub(crate) fn fixed_by(mut self, fixed: &[String]) -> Context<'a> {
         self.server = self.server.fixed_by(self.args, fixed);
         self
     }
 
     /// SGLang builds the model's vision tower (see [`multimodal::served`]).
-    pub fn multimodal_served(&self) -> bool {
+    pub(crate) fn multimodal_served(&self) -> bool {
         multimodal::served(self.version, self.args, self.model)
     }
 
     /// The draft model's facts, when it was read.
-    pub fn draft_facts(&self) -> Option<&'a ModelFacts> {
+    pub(crate) fn draft_facts(&self) -> Option<&'a ModelFacts> {
         self.draft.and_then(|d| d.facts.as_ref())
     }
 }

@@ -7,7 +7,7 @@ use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 /// The all-to-all backend: the user's (or 0.4.x/0.5.2's `--enable-deepep-moe`), else none.
-pub fn a2a(i: &Inputs) -> Option<Chosen> {
+pub(crate) fn a2a(i: &Inputs) -> Option<Chosen> {
     if !i.args.knows(opt::MOE_A2A_BACKEND) && !i.args.knows(opt::ENABLE_DEEPEP_MOE) {
         return None;
     }
@@ -26,7 +26,7 @@ pub fn a2a(i: &Inputs) -> Option<Chosen> {
 
 /// The MoE runner; `None` for a release without `--moe-runner-backend` or a model without
 /// experts.
-pub fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Option<Chosen> {
+pub(crate) fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Option<Chosen> {
     if !i.args.knows(opt::MOE_RUNNER_BACKEND) {
         return None;
     }

@@ -28,7 +28,7 @@ const SKIPS_TOWERS_WHEN_TEXT_ONLY: &[(&str, &str)] = &[
 const TRANSFORMERS_IMPL_KEEPS: &str = "0.5.10";
 
 /// The model has a vision tower and SGLang builds it.
-pub fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> bool {
+pub(crate) fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> bool {
     let Some(m) = model.filter(|m| m.is_multimodal) else {
         return false;
     };
@@ -40,7 +40,7 @@ pub fn served(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> b
 
 /// The model's encoder towers are in its checkpoint but SGLang neither builds nor loads them:
 /// the model is served text-only and its class skips them.
-pub fn towers_skipped(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> bool {
+pub(crate) fn towers_skipped(version: &str, args: &SglangArgs, model: Option<&ModelFacts>) -> bool {
     let Some(m) = model.filter(|m| m.is_multimodal) else {
         return false;
     };
@@ -55,7 +55,7 @@ pub fn towers_skipped(version: &str, args: &SglangArgs, model: Option<&ModelFact
 /// What the model runner multiplies the fraction by (the user's or the default) before 0.4.9
 /// when it serves a vision model: 0.95 from 0.4.0.post2, 0.90 from 0.4.4.post4. From 0.4.9 the
 /// default fraction is reduced in `ServerArgs` instead (the defaults module).
-pub fn runner_fraction_factor(ctx: &super::Context) -> f64 {
+pub(crate) fn runner_fraction_factor(ctx: &super::Context) -> f64 {
     let v = ctx.version;
     if !ctx.multimodal_served() || at_least(v, "0.4.9") || !at_least(v, "0.4.0.post2") {
         1.0
@@ -67,7 +67,7 @@ pub fn runner_fraction_factor(ctx: &super::Context) -> f64 {
 }
 
 /// SGLang turns this architecture's multimodal part off unless asked for it.
-pub fn text_only_by_default(version: &str, args: &SglangArgs, arch: Option<&str>) -> bool {
+pub(crate) fn text_only_by_default(version: &str, args: &SglangArgs, arch: Option<&str>) -> bool {
     let listed = arch.is_some_and(|a| {
         TEXT_ONLY_BY_DEFAULT
             .iter()

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use super::Facts;
 use super::allreduce::{self, CustomAllReduce};
-pub use super::choice::{ChoiceSource, Chosen, text};
+pub use super::choice::Chosen;
+pub(crate) use super::choice::{ChoiceSource, text};
 use super::decided::{Decided, Sourced};
 use super::defaults::{self, SglangDefaults};
 use super::inputs::Inputs;
@@ -18,17 +19,17 @@ use crate::sglang::{Parallel, SglangArgs};
 
 /// One tensor-parallel group on this node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct TpGroup {
+pub(crate) struct TpGroup {
     /// Topology indices, in rank order.
-    pub gpus: Vec<u32>,
+    pub(crate) gpus: Vec<u32>,
     /// Every pair of the group is NVLink-connected (false for a one-GPU group).
-    pub nvlink: bool,
+    pub(crate) nvlink: bool,
 }
 
 /// Where the draft's weights come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum DraftSource {
+pub(crate) enum DraftSource {
     /// No draft weights of its own (the target has no MTP layers).
     None,
     /// The target's own MTP / NextN layers.
@@ -40,20 +41,20 @@ pub enum DraftSource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Speculative {
     /// Upper-cased, `NEXTN` as `EAGLE` (SGLang renames it the same way).
-    pub algorithm: String,
-    pub draft: DraftSource,
+    pub(crate) algorithm: String,
+    pub(crate) draft: DraftSource,
     /// `--speculative-draft-model-path` when it names a separate checkpoint.
-    pub draft_model_path: Option<String>,
+    pub(crate) draft_model_path: Option<String>,
 }
 
 impl Speculative {
     /// The EAGLE family (EAGLE, EAGLE3, NEXTN/MTP).
-    pub fn eagle(&self) -> bool {
+    pub(crate) fn eagle(&self) -> bool {
         self.algorithm == "EAGLE" || self.algorithm == "EAGLE3"
     }
 
     /// NGRAM looks draft tokens up: no draft model runs, whatever the arguments name.
-    pub fn uses_draft_model(&self) -> bool {
+    pub(crate) fn uses_draft_model(&self) -> bool {
         self.algorithm != "NGRAM"
     }
 
@@ -81,12 +82,12 @@ pub struct Backends {
 
 impl Backends {
     /// The backend prefill runs: its own, else the main one.
-    pub fn prefill(&self) -> Option<&Chosen> {
+    pub(crate) fn prefill(&self) -> Option<&Chosen> {
         self.prefill_attention.as_ref().or(self.attention.as_ref())
     }
 
     /// The backend decode runs: its own, else the main one.
-    pub fn decode(&self) -> Option<&Chosen> {
+    pub(crate) fn decode(&self) -> Option<&Chosen> {
         self.decode_attention.as_ref().or(self.attention.as_ref())
     }
 }
@@ -96,21 +97,21 @@ impl Backends {
 pub struct Server {
     pub parallel: Parallel,
     /// Topology indices this node's ranks use, in launch order.
-    pub gpus: Vec<u32>,
+    pub(crate) gpus: Vec<u32>,
     /// The TP groups on this node, one per replica and pipeline stage.
-    pub tp_groups: Vec<TpGroup>,
-    pub speculative: Option<Speculative>,
+    pub(crate) tp_groups: Vec<TpGroup>,
+    pub(crate) speculative: Option<Speculative>,
     /// The MoE all-to-all backend (`None`: none); 0.4.x/0.5.2 spelled DeepEP `--enable-deepep-moe`.
-    pub moe_a2a: Option<String>,
+    pub(crate) moe_a2a: Option<String>,
     /// Quantisation, context length, KV cache dtype, the user's fraction and the ranks per
     /// node, each with where it came from (read them through the accessors below).
-    pub decided: Decided,
+    pub(crate) decided: Decided,
     /// SGLang's custom all-reduce decision for the first TP group.
-    pub custom_all_reduce: CustomAllReduce,
+    pub(crate) custom_all_reduce: CustomAllReduce,
     /// The KV page size SGLang ends up with.
     pub page_size: u64,
     /// What SGLang reads as "GPU memory": the smallest total over every GPU on the node, MiB.
-    pub gpu_memory_mib: Option<u64>,
+    pub(crate) gpu_memory_mib: Option<u64>,
     /// SGLang's start-up arithmetic: memory fraction, chunked prefill, CUDA-graph batch sizes.
     pub defaults: SglangDefaults,
     pub backends: Backends,
@@ -121,7 +122,7 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn resolve(f: &Facts) -> Server {
+    pub(crate) fn resolve(f: &Facts) -> Server {
         let args = f.args;
         let parallel = Parallel::of(args);
         let tp_groups = tp_groups(f, &parallel);
@@ -155,58 +156,41 @@ impl Server {
     }
 
     /// Marks the given values a fix set (option names, any spelling) as [`Source::Fix`](super::Source::Fix).
-    pub fn fixed_by(mut self, args: &SglangArgs, fixed: &[String]) -> Server {
+    pub(crate) fn fixed_by(mut self, args: &SglangArgs, fixed: &[String]) -> Server {
         self.decided.fixed_by(args, fixed);
         self
     }
 
     /// The quantisation method in effect, lower-case.
-    pub fn quantization(&self) -> Option<&str> {
+    pub(crate) fn quantization(&self) -> Option<&str> {
         self.decided.quantization.as_ref().map(|q| q.value.as_str())
     }
 
     /// The quantisation in effect and where it came from.
-    pub fn quantization_sourced(&self) -> Option<&Sourced<String>> {
+    pub(crate) fn quantization_sourced(&self) -> Option<&Sourced<String>> {
         self.decided.quantization.as_ref()
     }
 
     /// The context length SGLang serves (`None`: the model is unknown).
-    pub fn context_length(&self) -> Option<u64> {
+    pub(crate) fn context_length(&self) -> Option<u64> {
         self.decided.context_length.as_ref().map(|c| c.value)
     }
 
     /// The KV cache dtype in effect (`None`: the release lacks the option).
-    pub fn kv_cache_dtype(&self) -> Option<&str> {
+    pub(crate) fn kv_cache_dtype(&self) -> Option<&str> {
         self.decided
             .kv_cache_dtype
             .as_ref()
             .map(|k| k.value.as_str())
     }
 
-    /// The KV cache dtype the command line holds (the user's or a fix's), if any.
-    pub fn kv_cache_dtype_given(&self) -> Option<&str> {
-        let k = self.decided.kv_cache_dtype.as_ref()?;
-        k.given().then_some(k.value.as_str())
-    }
-
     /// `--mem-fraction-static` when given (the user's or a fix's).
-    pub fn user_mem_fraction(&self) -> Option<f64> {
+    pub(crate) fn user_mem_fraction(&self) -> Option<f64> {
         self.decided.mem_fraction_static.as_ref().map(|f| f.value)
     }
 
-    /// The static fraction in effect: the given one, else SGLang's default.
-    pub fn mem_fraction_static(&self) -> f64 {
-        self.user_mem_fraction()
-            .unwrap_or(self.defaults.mem_fraction_static)
-    }
-
-    /// Scheduler processes (one GPU each) this node runs.
-    pub fn ranks_per_node(&self) -> i64 {
-        self.decided.ranks_per_node.value
-    }
-
     /// The first TP group's GPUs (what SGLang's all-reduce gates look at).
-    pub fn tp_gpus(&self) -> &[u32] {
+    pub(crate) fn tp_gpus(&self) -> &[u32] {
         self.tp_groups.first().map_or(&[], |g| &g.gpus)
     }
 }

@@ -12,7 +12,7 @@ use crate::sglang::release::at_least;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ChosenInt {
     pub value: i64,
-    pub source: ChoiceSource,
+    pub(crate) source: ChoiceSource,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -44,7 +44,7 @@ const SHORT_CHAIN: &[(&str, &str)] = &[
 const LONG_TREE: &[&str] = &["LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"];
 
 /// The parameters for the EAGLE family and STANDALONE; `None` otherwise.
-pub fn resolve(i: &Inputs) -> Option<SpecParams> {
+pub(crate) fn resolve(i: &Inputs) -> Option<SpecParams> {
     let algo = i.spec.as_deref()?;
     if !matches!(algo, "EAGLE" | "EAGLE3" | "STANDALONE") {
         return None;

@@ -12,7 +12,7 @@ use crate::sglang::release::at_least;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Switch {
     pub on: bool,
-    pub source: ChoiceSource,
+    pub(crate) source: ChoiceSource,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -26,7 +26,7 @@ pub struct Switches {
 const RADIX_DETERMINISTIC: &[&str] = &["fa3", "fa4", "triton", "ascend"];
 
 /// The sampling backend: the user's, pytorch for deterministic inference, else FlashInfer.
-pub fn sampling(i: &Inputs) -> Option<Chosen> {
+pub(crate) fn sampling(i: &Inputs) -> Option<Chosen> {
     if !i.args.knows(opt::SAMPLING_BACKEND) {
         return None;
     }
@@ -51,7 +51,7 @@ const fn sglang_says(on: bool) -> Switch {
 }
 
 /// The switches, given the attention backend SGLang ends up with.
-pub fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
+pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));

@@ -28,7 +28,7 @@ const PASSES_SDPA: &[&str] = &[
 const PASSES_SDPA_UNTIL: &str = "0.5.5.post3";
 
 /// The vision tower's backend; `None` for a model without one (or an unknown GPU).
-pub fn resolve(i: &Inputs) -> Option<Chosen> {
+pub(crate) fn resolve(i: &Inputs) -> Option<Chosen> {
     if !i.multimodal {
         return None;
     }
@@ -68,7 +68,7 @@ fn model_passes_fa3(i: &Inputs) -> bool {
 }
 
 /// SGLang's default for a tower that passes nothing, on CUDA.
-pub fn platform_default(version: &str, cc_major: u32) -> &'static str {
+pub(crate) fn platform_default(version: &str, cc_major: u32) -> &'static str {
     if !at_least(version, "0.5.1") {
         return "sdpa";
     }
@@ -81,7 +81,7 @@ pub fn platform_default(version: &str, cc_major: u32) -> &'static str {
 
 /// Compute-capability majors on which SGLang refuses FA3 for the vision tower ("not supported
 /// on Blackwell GPUs": the majors its `is_blackwell()` counts); empty before the check existed.
-pub fn fa3_refused_on(version: &str) -> &'static [u32] {
+pub(crate) fn fa3_refused_on(version: &str) -> &'static [u32] {
     if at_least(version, "0.5.1") {
         super::blackwell_majors(version)
     } else {

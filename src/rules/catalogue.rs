@@ -42,7 +42,7 @@ macro_rules! catalogue {
         }
 
         impl Code {
-            pub const ALL: &[Code] = &[$(Code::$code),*];
+            pub(crate) const ALL: &[Code] = &[$(Code::$code),*];
 
             pub fn as_str(self) -> &'static str {
                 match self {

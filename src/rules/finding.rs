@@ -27,13 +27,13 @@ impl Finding {
         }
     }
 
-    pub fn with_fix(mut self, fix: Option<Fix>) -> Finding {
+    pub(crate) fn with_fix(mut self, fix: Option<Fix>) -> Finding {
         self.fix = fix;
         self
     }
 
     /// The same finding with its fix made (or, with `false`, not made).
-    pub fn fixed(mut self, fixed: bool) -> Finding {
+    pub(crate) fn fixed(mut self, fixed: bool) -> Finding {
         self.fixed = fixed;
         self
     }
@@ -44,7 +44,7 @@ impl Finding {
     }
 
     /// What was changed, for a finding whose fix was made.
-    pub fn applied(&self) -> Option<&str> {
+    pub(crate) fn applied(&self) -> Option<&str> {
         self.fix
             .as_ref()
             .filter(|_| self.fixed)

@@ -11,13 +11,12 @@
 mod catalogue;
 mod checks;
 mod finding;
-pub mod fix;
+pub(crate) mod fix;
 mod user;
 mod versions;
 mod view;
 
-pub use user::UserArgs;
-pub use view::ranges;
+pub(crate) use view::ranges;
 
 use std::fmt;
 
@@ -58,24 +57,24 @@ impl fmt::Display for Severity {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fired {
     pub message: String,
-    pub fix: Option<Fix>,
+    pub(crate) fix: Option<Fix>,
 }
 
 impl Fired {
-    pub fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         Fired {
             message: message.into(),
             fix: None,
         }
     }
 
-    pub fn with_fix(mut self, fix: Fix) -> Self {
+    pub(crate) fn with_fix(mut self, fix: Fix) -> Self {
         self.fix = Some(fix);
         self
     }
 }
 
-pub type CheckFn = fn(&Context) -> Vec<Fired>;
+pub(crate) type CheckFn = fn(&Context) -> Vec<Fired>;
 
 /// How a failure an `error` rule predicts is known to be the release's own (`evidence:` in the
 /// rule's header, `;`-separated). Anything less makes a rule a warning.
@@ -194,7 +193,7 @@ pub fn all() -> &'static [Rule] {
 
 /// The catalogue entry of a code. Every [`Code`] has one: the enum and the table are declared
 /// by the same macro invocation.
-pub fn rule(code: Code) -> &'static Rule {
+pub(crate) fn rule(code: Code) -> &'static Rule {
     all()
         .iter()
         .find(|r| r.id == code)
@@ -204,7 +203,7 @@ pub fn rule(code: Code) -> &'static Rule {
 /// An unknown rule code or name; `Display` suggests the nearest one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LookupError {
-    pub query: String,
+    pub(crate) query: String,
     /// `CODE (name)` of the closest rule, when one is close enough.
     pub suggestion: Option<String>,
 }
@@ -286,12 +285,12 @@ impl RuleSettings {
     }
 
     /// Whether the rule is on: an allowed rule's check does not run, and nothing makes its fix.
-    pub fn enabled(&self, code: Code) -> bool {
+    pub(crate) fn enabled(&self, code: Code) -> bool {
         self.effective(rule(code)).is_some()
     }
 
     /// The severity a finding of this rule gets, or `None` when the rule is allowed (skipped).
-    pub fn effective(&self, rule: &Rule) -> Option<Severity> {
+    pub(crate) fn effective(&self, rule: &Rule) -> Option<Severity> {
         if self.deny.iter().any(|s| selects(s, rule)) {
             return Some(Severity::Error);
         }
@@ -317,7 +316,7 @@ fn selects(entry: &str, rule: &Rule) -> bool {
 
 /// The longest context this release accepts for the model, where the line asks for more and
 /// SGLang refuses it at start-up (ENV006); `None` when the line's context is accepted.
-pub fn refused_context_above(ctx: &Context) -> Option<u64> {
+pub(crate) fn refused_context_above(ctx: &Context) -> Option<u64> {
     rule(Code::ENV006)
         .applies_to(ctx.version)
         .then(|| checks::env::longer_context(ctx))

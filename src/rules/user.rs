@@ -10,58 +10,58 @@ use crate::sglang::SglangArgs;
 
 /// Plain switches SGLang does not change, and the user's own spelling of an option.
 #[derive(Clone, Copy)]
-pub struct UserArgs<'a>(&'a SglangArgs);
+pub(crate) struct UserArgs<'a>(&'a SglangArgs);
 
 impl<'a> UserArgs<'a> {
     /// A boolean option that is on (given, or on by default).
-    pub fn flag(&self, opt: &str) -> bool {
+    pub(crate) fn flag(&self, opt: &str) -> bool {
         self.0.flag(opt)
     }
 
     /// An integer option's value (given or default); `None` if this version lacks it.
-    pub fn int(&self, opt: &str) -> Option<i64> {
+    pub(crate) fn int(&self, opt: &str) -> Option<i64> {
         self.0.int(opt)
     }
 
     /// An option's value (given or default) as text: strings as-is, numbers printed.
-    pub fn sval(&self, opt: &str) -> Option<String> {
+    pub(crate) fn sval(&self, opt: &str) -> Option<String> {
         crate::resolve::server::text(self.0, opt)
     }
 
     /// A string option's value (given or default).
-    pub fn str(&self, opt: &str) -> Option<&'a str> {
+    pub(crate) fn str(&self, opt: &str) -> Option<&'a str> {
         self.0.str(opt)
     }
 
     /// The value given, else the flag set's default.
-    pub fn get_or_default(&self, opt: &str) -> Option<&'a Value> {
+    pub(crate) fn get_or_default(&self, opt: &str) -> Option<&'a Value> {
         self.0.get_or_default(opt)
     }
 
     /// The option was given on the command line and this version knows it.
-    pub fn given(&self, opt: &str) -> bool {
+    pub(crate) fn given(&self, opt: &str) -> bool {
         self.0.knows(opt) && self.0.is_set(opt)
     }
 
     /// The option was given (whether or not this version knows it).
-    pub fn is_set(&self, opt: &str) -> bool {
+    pub(crate) fn is_set(&self, opt: &str) -> bool {
         self.0.is_set(opt)
     }
 
     /// This SGLang version has the option.
-    pub fn knows(&self, opt: &str) -> bool {
+    pub(crate) fn knows(&self, opt: &str) -> bool {
         self.0.knows(opt)
     }
 
     /// The whole command line: tokens, flag set and spellings (the FLAG rules judge these).
-    pub fn command_line(&self) -> &'a SglangArgs {
+    pub(crate) fn command_line(&self) -> &'a SglangArgs {
         self.0
     }
 }
 
 impl<'a> Context<'a> {
     /// The command line as written (see [`UserArgs`]).
-    pub fn user(&self) -> UserArgs<'a> {
+    pub(crate) fn user(&self) -> UserArgs<'a> {
         UserArgs(self.args)
     }
 }

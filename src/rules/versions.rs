@@ -25,7 +25,7 @@ pub(super) fn valid_versions(spec: &str) -> bool {
 
 /// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
 /// `||`, or `all`.
-pub fn version_matches(spec: &str, v: &str) -> bool {
+pub(crate) fn version_matches(spec: &str, v: &str) -> bool {
     spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
 }
 

@@ -11,7 +11,7 @@ use crate::sglang::envs::{Registry, RegistryFrom};
 
 impl Context<'_> {
     /// The used GPUs the topology knows, in selection order.
-    pub fn used(&self) -> Vec<&Gpu> {
+    pub(crate) fn used(&self) -> Vec<&Gpu> {
         self.gpus
             .iter()
             .filter_map(|&i| self.topology.gpu(i))
@@ -19,7 +19,7 @@ impl Context<'_> {
     }
 
     /// Compute-capability majors of the used GPUs (unparsable ones left out).
-    pub fn majors(&self) -> BTreeSet<u32> {
+    pub(crate) fn majors(&self) -> BTreeSet<u32> {
         self.used()
             .iter()
             .filter_map(|g| g.cc().map(|c| c.0))
@@ -27,55 +27,55 @@ impl Context<'_> {
     }
 
     /// Used GPUs whose compute capability makes `bad` true.
-    pub fn gpus_where(&self, bad: impl Fn((u32, u32)) -> bool) -> Vec<&Gpu> {
+    pub(crate) fn gpus_where(&self, bad: impl Fn((u32, u32)) -> bool) -> Vec<&Gpu> {
         self.used()
             .into_iter()
             .filter(|g| g.cc().is_some_and(&bad))
             .collect()
     }
 
-    pub fn tp(&self) -> i64 {
+    pub(crate) fn tp(&self) -> i64 {
         self.server.parallel.tp
     }
 
-    pub fn pp(&self) -> i64 {
+    pub(crate) fn pp(&self) -> i64 {
         self.server.parallel.pp
     }
 
-    pub fn dp(&self) -> i64 {
+    pub(crate) fn dp(&self) -> i64 {
         self.server.parallel.dp
     }
 
     /// EP size as given; 0.4.x/0.5.2's `--enable-ep-moe` meant EP = TP.
-    pub fn ep(&self) -> i64 {
+    pub(crate) fn ep(&self) -> i64 {
         self.server.parallel.ep
     }
 
-    pub fn nnodes(&self) -> i64 {
+    pub(crate) fn nnodes(&self) -> i64 {
         self.server.parallel.nnodes
     }
 
     /// Attention-DP size (1 when off).
-    pub fn attn_dp(&self) -> i64 {
+    pub(crate) fn attn_dp(&self) -> i64 {
         self.server.parallel.attn_dp
     }
 
-    pub fn dp_attention(&self) -> bool {
+    pub(crate) fn dp_attention(&self) -> bool {
         self.server.parallel.dp_attention
     }
 
     /// The GPUs of the first TP group on this node (what SGLang's all-reduce gates look at).
-    pub fn tp_gpus(&self) -> &[u32] {
+    pub(crate) fn tp_gpus(&self) -> &[u32] {
         self.server.tp_gpus()
     }
 
     /// Every pair of the TP group is NVLinked (false for an empty or one-GPU group).
-    pub fn tp_nvlinked(&self) -> bool {
+    pub(crate) fn tp_nvlinked(&self) -> bool {
         self.server.tp_groups.first().is_some_and(|g| g.nvlink)
     }
 
     /// The TP group has more than one GPU and none of its pairs is known to be NVLinked.
-    pub fn tp_pcie_only(&self) -> bool {
+    pub(crate) fn tp_pcie_only(&self) -> bool {
         let g = self.tp_gpus();
         g.len() > 1
             && crate::facts::topology::pairs(g)
@@ -84,7 +84,7 @@ impl Context<'_> {
 
     /// The environment registry in use: the install's own when the flag set was read from the
     /// install, else the embedded one of this version.
-    pub fn env_registry(&self) -> (&Registry, RegistryFrom) {
+    pub(crate) fn env_registry(&self) -> (&Registry, RegistryFrom) {
         if let Some(r) = self.user().command_line().flags.install_registry() {
             return (r, RegistryFrom::Install);
         }
@@ -95,7 +95,7 @@ impl Context<'_> {
     }
 
     /// Attention backends chosen explicitly: (option, value) for the main, prefill and decode ones.
-    pub fn attention_backends(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn attention_backends(&self) -> Vec<(&'static str, String)> {
         [
             opt::ATTENTION_BACKEND,
             opt::PREFILL_ATTENTION_BACKEND,
@@ -107,7 +107,7 @@ impl Context<'_> {
     }
 
     /// `"--option value"` for each explicit attention backend whose name matches `pred`.
-    pub fn backends_where(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
+    pub(crate) fn backends_where(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
         self.attention_backends()
             .into_iter()
             .filter(|(_, v)| pred(v))
@@ -118,7 +118,7 @@ impl Context<'_> {
     /// The attention backends in effect whose name matches `pred`: `"--option value"` for the
     /// user's, `"value (SGLang's choice: no --attention-backend given)"` for the main backend
     /// SGLang picks on its own for this GPU, model and release.
-    pub fn effective_backends_where(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
+    pub(crate) fn effective_backends_where(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
         let b = &self.server.backends;
         let mut out = Vec::new();
         if let Some(a) = b.attention.as_ref().filter(|a| pred(&a.value)) {
@@ -142,14 +142,14 @@ impl Context<'_> {
     }
 
     /// The backend decode will use, when chosen explicitly.
-    pub fn decode_backend(&self) -> Option<String> {
+    pub(crate) fn decode_backend(&self) -> Option<String> {
         self.user()
             .sval(opt::DECODE_ATTENTION_BACKEND)
             .or_else(|| self.user().sval(opt::ATTENTION_BACKEND))
     }
 
     /// `--speculative-algorithm`, upper-cased, `NEXTN` as `EAGLE` (SGLang does the same).
-    pub fn spec_algo(&self) -> Option<String> {
+    pub(crate) fn spec_algo(&self) -> Option<String> {
         self.server
             .speculative
             .as_ref()
@@ -157,46 +157,46 @@ impl Context<'_> {
     }
 
     /// EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN/MTP).
-    pub fn spec_eagle(&self) -> bool {
+    pub(crate) fn spec_eagle(&self) -> bool {
         self.server.speculative.as_ref().is_some_and(|s| s.eagle())
     }
 
     /// The MoE all-to-all backend in use (`none` as `None`).
-    pub fn moe_a2a(&self) -> Option<String> {
+    pub(crate) fn moe_a2a(&self) -> Option<String> {
         self.server.moe_a2a.clone()
     }
 
-    pub fn model_arch(&self) -> Option<&str> {
+    pub(crate) fn model_arch(&self) -> Option<&str> {
         self.model?.architecture.as_deref()
     }
 
-    pub fn model_is_mla(&self) -> bool {
+    pub(crate) fn model_is_mla(&self) -> bool {
         self.model.is_some_and(|m| m.kv_lora_rank.is_some())
     }
 
-    pub fn model_is_moe(&self) -> bool {
+    pub(crate) fn model_is_moe(&self) -> bool {
         self.model
             .is_some_and(|m| m.num_experts.is_some_and(|n| n > 1))
     }
 
     /// Quantisation in effect: `--quantization`, else the checkpoint's `quant_method`.
-    pub fn quant(&self) -> Option<String> {
+    pub(crate) fn quant(&self) -> Option<String> {
         self.server.quantization().map(str::to_owned)
     }
 
     /// The quantisation the command line names (`--quantization`, the user's or a fix's).
-    pub fn quant_given(&self) -> Option<String> {
+    pub(crate) fn quant_given(&self) -> Option<String> {
         let q = self.server.quantization_sourced()?;
         q.given().then(|| q.value.clone())
     }
 
     /// The KV cache dtype in effect (`None`: the release lacks `--kv-cache-dtype`).
-    pub fn kv_cache_dtype(&self) -> Option<&str> {
+    pub(crate) fn kv_cache_dtype(&self) -> Option<&str> {
         self.server.kv_cache_dtype()
     }
 
     /// The decode CUDA-graph max batch size the user gave, under any version's spelling.
-    pub fn cuda_graph_max_bs_given(&self) -> Option<i64> {
+    pub(crate) fn cuda_graph_max_bs_given(&self) -> Option<i64> {
         [opt::CUDA_GRAPH_MAX_BS_DECODE, opt::CUDA_GRAPH_MAX_BS]
             .into_iter()
             .find(|o| self.user().given(o))
@@ -205,7 +205,7 @@ impl Context<'_> {
 
     /// The decode batch sizes the user asked to capture (`--cuda-graph-bs` / `-decode`): the
     /// largest one.
-    pub fn cuda_graph_bs_given(&self) -> Option<i64> {
+    pub(crate) fn cuda_graph_bs_given(&self) -> Option<i64> {
         [opt::CUDA_GRAPH_BS_DECODE, opt::CUDA_GRAPH_BS]
             .into_iter()
             .find(|o| self.user().given(o))
@@ -220,7 +220,7 @@ impl Context<'_> {
     /// the capture list (or max batch) as resolved, cut at the request pool of one DP rank
     /// (`max_running_requests // attn_dp_size`; the resolved value includes SGLang's own 48 for
     /// speculative decoding). `None` when no decode graph is captured or nothing sizes it.
-    pub fn decode_graph_max_bs(&self) -> Option<i64> {
+    pub(crate) fn decode_graph_max_bs(&self) -> Option<i64> {
         let d = &self.server.defaults;
         if !d.decode_graph || self.cuda_graph_disabled() {
             return None;
@@ -236,7 +236,7 @@ impl Context<'_> {
         Some(per_rank.map_or(base, |cap| base.min(cap)))
     }
 
-    pub fn cuda_graph_disabled(&self) -> bool {
+    pub(crate) fn cuda_graph_disabled(&self) -> bool {
         self.user().command_line().flag(opt::DISABLE_CUDA_GRAPH)
             || self
                 .user()
@@ -246,7 +246,7 @@ impl Context<'_> {
     }
 
     /// "GPU 0–7: NVIDIA B200, compute capability 10.0" for these GPUs, grouped by model.
-    pub fn describe(gpus: &[&Gpu]) -> String {
+    pub(crate) fn describe(gpus: &[&Gpu]) -> String {
         let mut groups: Vec<(String, String, Vec<u32>)> = Vec::new();
         for g in gpus {
             match groups
@@ -271,13 +271,13 @@ impl Context<'_> {
     }
 
     /// [`Context::describe`] for every used GPU.
-    pub fn describe_used(&self) -> String {
+    pub(crate) fn describe_used(&self) -> String {
         Self::describe(&self.used())
     }
 }
 
 /// `0–3, 6` for [0,1,2,3,6].
-pub fn ranges(ix: &[u32]) -> String {
+pub(crate) fn ranges(ix: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < ix.len() {
@@ -298,7 +298,7 @@ pub fn ranges(ix: &[u32]) -> String {
 }
 
 /// Fix helpers.
-pub fn remove(opt: &str) -> Fix {
+pub(crate) fn remove(opt: &str) -> Fix {
     Fix {
         summary: format!("removed {opt}"),
         args: vec![ArgEdit::Remove { option: opt.into() }],
@@ -306,7 +306,7 @@ pub fn remove(opt: &str) -> Fix {
     }
 }
 
-pub fn add_flag(opt: &str) -> Fix {
+pub(crate) fn add_flag(opt: &str) -> Fix {
     Fix {
         summary: format!("added {opt}"),
         args: vec![ArgEdit::AddFlag { option: opt.into() }],
@@ -314,7 +314,7 @@ pub fn add_flag(opt: &str) -> Fix {
     }
 }
 
-pub fn set_arg(opt: &str, value: &str) -> Fix {
+pub(crate) fn set_arg(opt: &str, value: &str) -> Fix {
     Fix {
         summary: format!("set {opt} {value}"),
         args: vec![ArgEdit::Set {
@@ -325,7 +325,7 @@ pub fn set_arg(opt: &str, value: &str) -> Fix {
     }
 }
 
-pub fn unset_env(names: &[&str]) -> Fix {
+pub(crate) fn unset_env(names: &[&str]) -> Fix {
     Fix {
         summary: format!("unset {}", names.join(", ")),
         args: vec![],
@@ -337,12 +337,12 @@ pub fn unset_env(names: &[&str]) -> Fix {
 }
 
 /// An NCCL switch is on: NCCL reads these as integers, non-zero meaning on.
-pub fn nccl_on(v: &str) -> bool {
+pub(crate) fn nccl_on(v: &str) -> bool {
     v.trim().parse::<i64>().is_ok_and(|n| n != 0)
 }
 
 /// A value in SGLang's boolean spelling (`EnvBool`): true/1/yes/y, any case.
-pub fn env_true(v: &str) -> bool {
+pub(crate) fn env_true(v: &str) -> bool {
     matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")
 }
 

@@ -13,7 +13,7 @@ use super::env::list;
 use super::layer::{Layer, Source};
 use super::registry::{self, Kind};
 
-pub fn layer(matches: &ArgMatches) -> Layer {
+pub(crate) fn layer(matches: &ArgMatches) -> Layer {
     let mut values = toml::Table::new();
     for (key, var) in registry::settings() {
         let id = key.replace('-', "_");

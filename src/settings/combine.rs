@@ -8,26 +8,26 @@ use super::registry::{self, Settings};
 
 /// Every layer above the built-in defaults, lowest first within each field.
 #[derive(Debug, Clone, Default)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// The system file, then the user file (those that exist).
-    pub files: Vec<Layer>,
+    pub(crate) files: Vec<Layer>,
     /// The selected profile's name and its `[launcher]` table.
-    pub profile: Option<(String, toml::Table)>,
+    pub(crate) profile: Option<(String, toml::Table)>,
     /// One layer per variable that is set.
-    pub env: Vec<Layer>,
+    pub(crate) env: Vec<Layer>,
     /// Only the options typed on the command line.
-    pub cli: Option<Layer>,
+    pub(crate) cli: Option<Layer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
-    pub settings: Settings,
+pub(crate) struct Resolved {
+    pub(crate) settings: Settings,
     /// `(key, source)` for every setting, in registry order.
-    pub sources: Vec<(&'static str, String)>,
+    pub(crate) sources: Vec<(&'static str, String)>,
 }
 
 impl Resolved {
-    pub fn source(&self, key: &str) -> Option<&str> {
+    pub(crate) fn source(&self, key: &str) -> Option<&str> {
         self.sources
             .iter()
             .find(|(k, _)| *k == key)
@@ -36,7 +36,7 @@ impl Resolved {
 }
 
 /// Rejects unknown keys and wrong types, naming the layer.
-pub fn check(layer: &Layer) -> Result<(), String> {
+pub(crate) fn check(layer: &Layer) -> Result<(), String> {
     Settings::deserialize(toml::Value::Table(layer.values.clone()))
         .map(drop)
         .map_err(|e| format!("{}: {}", layer.source, e.message().trim_end()))
@@ -52,7 +52,7 @@ fn defaults() -> Layer {
 
 /// Merges defaults < files < profile < environment < command line; a layer overrides only the
 /// keys it sets.
-pub fn combine(inputs: Inputs) -> Result<Resolved, String> {
+pub(crate) fn combine(inputs: Inputs) -> Result<Resolved, String> {
     let profile = inputs.profile.map(|(name, values)| Layer {
         source: Source::Profile(name),
         values,

@@ -7,7 +7,7 @@ use super::layer::{Layer, Source};
 use super::registry::{self, Kind};
 
 /// Layers for the set variables, in registry order. Empty values mean unset.
-pub fn layers(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Layer>, String> {
+pub(crate) fn layers(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Layer>, String> {
     let mut out = Vec::new();
     for (key, var) in registry::settings() {
         let Some(raw) = get(var.name).filter(|v| !v.trim().is_empty()) else {
@@ -31,7 +31,7 @@ pub fn layers(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Layer>, String
 }
 
 /// A value as its variable reads it (`None`: not of the setting's kind).
-pub fn parse(kind: Kind, raw: &str) -> Option<Value> {
+pub(crate) fn parse(kind: Kind, raw: &str) -> Option<Value> {
     Some(match kind {
         Kind::Bool => Value::Boolean(boolean(raw)?),
         Kind::Text | Kind::Path => Value::String(raw.to_owned()),
@@ -47,7 +47,7 @@ pub fn parse(kind: Kind, raw: &str) -> Option<Value> {
 
 /// clap's `FalseyValueParser` takes any value and only the false words as false; the launcher
 /// has always refused other words, so a typo does not silently turn a switch on.
-pub fn boolean(raw: &str) -> Option<bool> {
+pub(crate) fn boolean(raw: &str) -> Option<bool> {
     match raw.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" | "y" | "t" => Some(true),
         "0" | "false" | "no" | "off" | "n" | "f" => Some(false),
@@ -56,7 +56,7 @@ pub fn boolean(raw: &str) -> Option<bool> {
 }
 
 /// Trimmed, empty items dropped (`--allow AR001,` names one rule).
-pub fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     items
         .into_iter()
         .map(str::trim)

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use super::layer::{Layer, Source};
 use super::registry::Settings;
 
-pub const SYSTEM: &str = "/etc/sglang-launch/config.toml";
+pub(crate) const SYSTEM: &str = "/etc/sglang-launch/config.toml";
 
 /// The system file and the user file (none without a home), lowest first.
-pub fn paths(get: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+pub(crate) fn paths(get: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     let set = |name: &str| get(name).filter(|v| !v.is_empty());
     let system =
         set("SGLANG_LAUNCH_SYSTEM_CONFIG").map_or_else(|| PathBuf::from(SYSTEM), PathBuf::from);
@@ -25,7 +25,7 @@ pub fn paths(get: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
 
 /// The file's layer; `None` when it does not exist. Its `python` chooses what runs: only a
 /// file no one else could have written is read.
-pub fn read(path: &Path) -> Result<Option<Layer>, String> {
+pub(crate) fn read(path: &Path) -> Result<Option<Layer>, String> {
     crate::fsread::trust::check(path).map_err(|e| e.to_string())?;
     let text = match crate::fsread::read_string(path, crate::fsread::LAUNCHER_CONFIG) {
         Ok(t) => t,
@@ -36,7 +36,7 @@ pub fn read(path: &Path) -> Result<Option<Layer>, String> {
 }
 
 /// Parses and checks a file's text; errors carry line and column.
-pub fn parse(path: &Path, text: &str) -> Result<Layer, String> {
+pub(crate) fn parse(path: &Path, text: &str) -> Result<Layer, String> {
     let fail = |e: toml::de::Error| format!("{}: {}", path.display(), e.to_string().trim_end());
     toml::from_str::<Settings>(text).map_err(fail)?;
     let values = toml::from_str::<toml::Table>(text).map_err(fail)?;

@@ -8,7 +8,7 @@ use figment::value::{Dict, Map, Value};
 use figment::{Metadata, Profile, Provider};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     Default,
     File(PathBuf),
     Profile(String),
@@ -30,9 +30,9 @@ impl fmt::Display for Source {
 
 /// A layer whose keys were already checked against the settings (see `combine::check`).
 #[derive(Debug, Clone)]
-pub struct Layer {
-    pub source: Source,
-    pub values: toml::Table,
+pub(crate) struct Layer {
+    pub(crate) source: Source,
+    pub(crate) values: toml::Table,
 }
 
 impl Provider for Layer {

@@ -4,22 +4,22 @@
 
 mod cli;
 mod combine;
-pub mod env;
-pub mod files;
+pub(crate) mod env;
+pub(crate) mod files;
 mod layer;
 pub mod registry;
 mod show;
 
-pub use combine::{Inputs, Resolved, check, combine};
-pub use layer::{Layer, Source};
-pub use registry::{Mode, Settings};
-pub use show::{render_json, render_text};
+pub(crate) use combine::{Inputs, Resolved, check, combine};
+pub(crate) use layer::{Layer, Source};
+pub(crate) use registry::{Mode, Settings};
+pub(crate) use show::{render_json, render_text};
 
 use clap::ArgMatches;
 
 /// Reads the files and the environment, and takes the options typed in `matches`: every layer
 /// but the profile's, which the caller adds.
-pub fn inputs(matches: &ArgMatches) -> Result<Inputs, String> {
+pub(crate) fn inputs(matches: &ArgMatches) -> Result<Inputs, String> {
     let files = files::paths(|n| std::env::var_os(n))
         .iter()
         .filter_map(|p| files::read(p).transpose())
@@ -36,7 +36,7 @@ pub fn inputs(matches: &ArgMatches) -> Result<Inputs, String> {
 /// [`inputs`] for a line being completed, never an error: `typed` are the settings typed on
 /// it so far (`(key, value)`, each read as its variable would be), and a file, a variable or a
 /// typed value that cannot be read or is invalid is left out alone (the run reports it).
-pub fn inputs_lenient(typed: &[(&str, &str)]) -> Inputs {
+pub(crate) fn inputs_lenient(typed: &[(&str, &str)]) -> Inputs {
     let valid = |l: &Layer| check(l).is_ok();
     let files = files::paths(|n| std::env::var_os(n))
         .iter()

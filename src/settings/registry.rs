@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// What the launcher does with what it finds (`run` and the drop-in form).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Error findings block the launch (exit 78).
     #[default]
     Enforce,
@@ -26,34 +26,34 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const NAMES: [&'static str; 3] = ["enforce", "warn", "off"];
+    pub(crate) const NAMES: [&'static str; 3] = ["enforce", "warn", "off"];
 }
 
 /// The launcher settings a file, a profile, the environment or the command line may set; each
 /// field has its row in [`VARS`], in the same order (a test holds them together).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
-pub struct Settings {
-    pub sglang_version: Option<String>,
-    pub python: Option<PathBuf>,
-    pub topology: Option<PathBuf>,
-    pub nvml_lib: Option<PathBuf>,
-    pub device_root: Option<PathBuf>,
-    pub strict: bool,
-    pub no_fix: bool,
-    pub fit: bool,
-    pub fit_request_tokens: Option<NonZeroU64>,
-    pub offline: bool,
-    pub online: bool,
-    pub ignore_observed: bool,
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-    pub mode: Mode,
+pub(crate) struct Settings {
+    pub(crate) sglang_version: Option<String>,
+    pub(crate) python: Option<PathBuf>,
+    pub(crate) topology: Option<PathBuf>,
+    pub(crate) nvml_lib: Option<PathBuf>,
+    pub(crate) device_root: Option<PathBuf>,
+    pub(crate) strict: bool,
+    pub(crate) no_fix: bool,
+    pub(crate) fit: bool,
+    pub(crate) fit_request_tokens: Option<NonZeroU64>,
+    pub(crate) offline: bool,
+    pub(crate) online: bool,
+    pub(crate) ignore_observed: bool,
+    pub(crate) allow: Vec<String>,
+    pub(crate) deny: Vec<String>,
+    pub(crate) mode: Mode,
 }
 
 /// How a variable's (or a file key's) value reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `1/0`, `true/false`, `yes/no`, `on/off` (clap's falsey parsing: only the false words are false).
     Bool,
     Text,
@@ -68,21 +68,21 @@ pub enum Kind {
 pub struct Var {
     pub name: &'static str,
     /// The layered setting (config-file key); `None` for per-invocation switches.
-    pub key: Option<&'static str>,
-    pub kind: Kind,
-    pub meaning: &'static str,
+    pub(crate) key: Option<&'static str>,
+    pub(crate) kind: Kind,
+    pub(crate) meaning: &'static str,
     /// A layered setting's `--KEY`: its help, and how its value is shown and completed.
-    pub option: Opt,
+    pub(crate) option: Opt,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct Opt {
-    pub help: &'static str,
-    pub value_name: Option<&'static str>,
-    pub hint: ValueHint,
-    pub hidden: bool,
+pub(crate) struct Opt {
+    pub(crate) help: &'static str,
+    pub(crate) value_name: Option<&'static str>,
+    pub(crate) hint: ValueHint,
+    pub(crate) hidden: bool,
     /// The only values it takes (none: any of its kind).
-    pub choices: &'static [&'static str],
+    pub(crate) choices: &'static [&'static str],
 }
 
 const fn setting(name: &'static str, key: &'static str, kind: Kind, meaning: &'static str) -> Var {
@@ -296,7 +296,7 @@ const OPTION_ORDER: [&str; 15] = [
 ];
 
 /// Every setting's `--KEY`, reading `SGLANG_LAUNCH_*` too (its value never shown in help).
-pub fn options() -> impl Iterator<Item = Arg> {
+pub(crate) fn options() -> impl Iterator<Item = Arg> {
     OPTION_ORDER.iter().filter_map(|&id| {
         let (_, v) = settings().find(|(k, _)| k.replace('-', "_") == id)?;
         Some(option(id, v))
@@ -305,10 +305,10 @@ pub fn options() -> impl Iterator<Item = Arg> {
 
 /// A setting picked by a command that reads only some: its key, and the help that says what it
 /// means there (`None`: the registry's own).
-pub type Picked = (&'static str, Option<&'static str>);
+pub(crate) type Picked = (&'static str, Option<&'static str>);
 
 /// The `--KEY` of each picked setting, in that order, defined as [`options`] defines it.
-pub fn options_of(picked: &'static [Picked]) -> impl Iterator<Item = Arg> {
+pub(crate) fn options_of(picked: &'static [Picked]) -> impl Iterator<Item = Arg> {
     picked.iter().filter_map(|&(key, help)| {
         let v = by_key(key)?;
         let id = OPTION_ORDER.iter().find(|id| id.replace('_', "-") == key)?;
@@ -359,16 +359,12 @@ fn option(id: &'static str, v: &'static Var) -> Arg {
 }
 
 /// The layered settings, in table order.
-pub fn settings() -> impl Iterator<Item = (&'static str, &'static Var)> {
+pub(crate) fn settings() -> impl Iterator<Item = (&'static str, &'static Var)> {
     VARS.iter().filter_map(|v| v.key.map(|k| (k, v)))
 }
 
-pub fn by_key(key: &str) -> Option<&'static Var> {
+pub(crate) fn by_key(key: &str) -> Option<&'static Var> {
     VARS.iter().find(|v| v.key == Some(key))
-}
-
-pub fn is_known(name: &str) -> bool {
-    VARS.iter().any(|v| v.name == name)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ fn values(r: &Resolved) -> Map<String, Value> {
 }
 
 /// `{"settings": {"<key>": {"value": …, "source": "…"}}}`, in registry order.
-pub fn render_json(r: &Resolved) -> String {
+pub(crate) fn render_json(r: &Resolved) -> String {
     let values = values(r);
     let settings: Map<String, Value> = r
         .sources
@@ -35,7 +35,7 @@ const TEST_ONLY: &[&str] = &["device-root"];
 
 /// One line per setting: key, value (`-` when unset), source; then the interpreter that will
 /// run SGLang (`python` resolved).
-pub fn render_text(r: &Resolved, interpreter: &str) -> String {
+pub(crate) fn render_text(r: &Resolved, interpreter: &str) -> String {
     let values = values(r);
     let rows: Vec<(String, String, String)> = r
         .sources

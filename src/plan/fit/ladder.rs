@@ -4,17 +4,17 @@
 
 /// `head`, then `first, first + step, …` (`count` values), then `tail`; ascending overall.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ladder {
-    pub head: Vec<u64>,
-    pub first: u64,
-    pub step: u64,
-    pub count: u64,
-    pub tail: Vec<u64>,
+pub(crate) struct Ladder {
+    pub(crate) head: Vec<u64>,
+    pub(crate) first: u64,
+    pub(crate) step: u64,
+    pub(crate) count: u64,
+    pub(crate) tail: Vec<u64>,
 }
 
 impl Ladder {
     /// These values, in this order.
-    pub fn of(values: Vec<u64>) -> Ladder {
+    pub(crate) fn of(values: Vec<u64>) -> Ladder {
         Ladder {
             head: values,
             ..Ladder::default()
@@ -22,7 +22,7 @@ impl Ladder {
     }
 
     /// `first, first + step, …` below `end` (exclusive); `step` at least 1.
-    pub fn below(first: u64, step: u64, end: u64) -> Ladder {
+    pub(crate) fn below(first: u64, step: u64, end: u64) -> Ladder {
         let step = step.max(1);
         Ladder {
             first,
@@ -32,13 +32,13 @@ impl Ladder {
         }
     }
 
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         (self.head.len() as u64)
             .saturating_add(self.count)
             .saturating_add(self.tail.len() as u64)
     }
 
-    pub fn at(&self, i: u64) -> u64 {
+    pub(crate) fn at(&self, i: u64) -> u64 {
         let head = self.head.len() as u64;
         if i < head {
             return self.head[i as usize];
@@ -50,14 +50,14 @@ impl Ladder {
         self.tail[(i - self.count) as usize]
     }
 
-    pub fn first_value(&self) -> Option<u64> {
+    pub(crate) fn first_value(&self) -> Option<u64> {
         (self.len() > 0).then(|| self.at(0))
     }
 }
 
 /// The largest value of `ladder` at which `ok` holds, by binary search: `ok` is taken to hold
 /// up to some point and fail above it. `None` when it fails at the smallest.
-pub fn largest(ladder: &Ladder, ok: impl Fn(u64) -> bool) -> Option<u64> {
+pub(crate) fn largest(ladder: &Ladder, ok: impl Fn(u64) -> bool) -> Option<u64> {
     let first = ladder.first_value()?;
     if !ok(first) {
         return None;

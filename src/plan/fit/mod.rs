@@ -19,27 +19,27 @@ use std::num::NonZeroU64;
 use search::{Found, REQUEST_TOKENS, search};
 
 /// What the fit step leaves for the rest of the pipeline.
-pub struct Step {
-    pub line: Line,
+pub(crate) struct Step {
+    pub(crate) line: Line,
     /// One fixed MEM015 finding per value changed.
-    pub changes: Vec<Finding>,
+    pub(crate) changes: Vec<Finding>,
     /// What MEM005 and MEM007 add: the values `--fit` would choose, or why it chose none.
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// What the pipeline asks of the fit step.
 #[derive(Debug, Clone, Copy)]
-pub struct Ask {
+pub(crate) struct Ask {
     /// `--fit` without `--no-fix`.
-    pub apply: bool,
+    pub(crate) apply: bool,
     /// The memory plan is meaningful for this line (SGLang accepts it, no `--help`, a real
     /// fraction).
-    pub plannable: bool,
+    pub(crate) plannable: bool,
     /// `--fit-request-tokens`.
-    pub request_tokens: Option<NonZeroU64>,
+    pub(crate) request_tokens: Option<NonZeroU64>,
 }
 
-pub fn step(
+pub(crate) fn step(
     line: Line,
     machine: &Machine,
     models: &mut Models,
@@ -126,7 +126,7 @@ fn changes(line: &Line, f: &search::Fitted) -> Vec<Finding> {
 }
 
 /// MEM005 and MEM007 carry the note.
-pub fn annotate(hits: &mut [Finding], note: Option<&str>) {
+pub(crate) fn annotate(hits: &mut [Finding], note: Option<&str>) {
     let Some(note) = note else { return };
     for h in hits
         .iter_mut()

@@ -19,36 +19,36 @@ use crate::sglang::SglangArgs;
 use super::ladder::{Ladder, largest};
 
 /// Shorter contexts are not worth serving: `--fit` goes no lower.
-pub const CONTEXT_FLOOR: u64 = 2048;
+pub(crate) const CONTEXT_FLOOR: u64 = 2048;
 /// Context lengths are tried in steps of at least this many tokens (whole pages).
 const CONTEXT_STEP: u64 = 1024;
 /// The tokens (prompt and output) a typical request holds, unless `--fit-request-tokens` says:
 /// `--max-running-requests` is sized for requests of this length, not all at full context.
-pub const REQUEST_TOKENS: u64 = 4096;
+pub(crate) const REQUEST_TOKENS: u64 = 4096;
 
 /// The values `--fit` may lower, as the server would run with them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Knobs {
+pub(crate) struct Knobs {
     /// `None`: the model's context length is unknown.
-    pub context_length: Option<u64>,
+    pub(crate) context_length: Option<u64>,
     /// `None`: left to SGLang's estimate.
-    pub max_running_requests: Option<u64>,
+    pub(crate) max_running_requests: Option<u64>,
     /// `None`: no decode CUDA graphs are captured.
-    pub graph_max_bs: Option<u64>,
+    pub(crate) graph_max_bs: Option<u64>,
 }
 
 /// One knob, in the order `--fit` lowers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Knob {
+pub(crate) enum Knob {
     Context,
     Requests,
     Graphs,
 }
 
 impl Knob {
-    pub const ORDER: [Knob; 3] = [Knob::Context, Knob::Requests, Knob::Graphs];
+    pub(crate) const ORDER: [Knob; 3] = [Knob::Context, Knob::Requests, Knob::Graphs];
 
-    pub fn get(self, k: &Knobs) -> Option<u64> {
+    pub(crate) fn get(self, k: &Knobs) -> Option<u64> {
         match self {
             Knob::Context => k.context_length,
             Knob::Requests => k.max_running_requests,
@@ -68,33 +68,33 @@ impl Knob {
 
 /// The planner's verdict on one setting of the knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Eval {
-    pub fits: bool,
-    pub kv_tokens: u64,
+pub(crate) struct Eval {
+    pub(crate) fits: bool,
+    pub(crate) kv_tokens: u64,
     /// Requests the server admits: the user's (bounded by the pool), else SGLang's estimate.
-    pub requests: u64,
+    pub(crate) requests: u64,
 }
 
 /// What the search found: the knobs before and after, and the plan at each.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fitted {
-    pub from: Knobs,
-    pub to: Knobs,
-    pub before: Eval,
-    pub after: Eval,
+pub(crate) struct Fitted {
+    pub(crate) from: Knobs,
+    pub(crate) to: Knobs,
+    pub(crate) before: Eval,
+    pub(crate) after: Eval,
     /// The option that sets [`Knobs::graph_max_bs`] in the flag set in use.
-    pub graph_flag: &'static str,
+    pub(crate) graph_flag: &'static str,
     /// Request pools `--max-running-requests` is split over (attention DP).
-    pub pools: u64,
+    pub(crate) pools: u64,
     /// The typical request length the request count was sized for.
-    pub request_tokens: u64,
+    pub(crate) request_tokens: u64,
     /// The longest context SGLang accepts for this model without
     /// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (ENV006), where the line asked for more.
-    pub ceiling: Option<u64>,
+    pub(crate) ceiling: Option<u64>,
 }
 
 /// The facts and what the search reads off the server resolved from them once.
-pub struct Search<'a> {
+pub(crate) struct Search<'a> {
     facts: Facts<'a>,
     /// The starts kept on this machine.
     observations: &'a [Observation],
@@ -111,7 +111,7 @@ pub struct Search<'a> {
 
 /// What the search concludes for a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// The model is unknown: nothing to judge.
     Unplanned,
     /// The goal holds as the line is.
@@ -122,7 +122,7 @@ pub enum Found {
     Nothing,
 }
 
-pub fn search(facts: Facts, request_tokens: u64, observations: &[Observation]) -> Found {
+pub(crate) fn search(facts: Facts, request_tokens: u64, observations: &[Observation]) -> Found {
     let Some(s) = Search::new(facts, request_tokens, observations) else {
         return Found::Unplanned;
     };
@@ -146,7 +146,7 @@ pub fn search(facts: Facts, request_tokens: u64, observations: &[Observation]) -
 }
 
 impl<'a> Search<'a> {
-    pub fn new(
+    pub(crate) fn new(
         facts: Facts<'a>,
         request_tokens: u64,
         observations: &'a [Observation],
@@ -213,7 +213,7 @@ impl<'a> Search<'a> {
     /// The goal: SGLang accepts the context length, the model fits, and the KV cache holds one
     /// request at the context length and, when a count is set and `concurrency` holds, the
     /// requests asked for (per request pool) at the typical request length.
-    pub fn holds(&self, k: Knobs, e: Eval, concurrency: bool) -> bool {
+    pub(crate) fn holds(&self, k: Knobs, e: Eval, concurrency: bool) -> bool {
         let ctx = k.context_length.unwrap_or(0);
         if self.ceiling.is_some_and(|c| ctx > c) {
             return false;
@@ -350,7 +350,7 @@ impl<'a> Search<'a> {
 
     /// The plan for these knobs, at the fraction the pipeline would then give the server, on
     /// a start of this very line where one was kept.
-    pub fn eval(&self, k: Knobs) -> Eval {
+    pub(crate) fn eval(&self, k: Knobs) -> Eval {
         let (args, model) = self.candidate(k);
         let facts = &self.facts;
         let found = observed::find(

@@ -6,7 +6,7 @@ use crate::sglang::SglangArgs;
 use crate::sglang::opt;
 
 /// The option that sets this knob in the flag set in use.
-pub fn option(knob: Knob, f: &Fitted) -> &'static str {
+pub(crate) fn option(knob: Knob, f: &Fitted) -> &'static str {
     match knob {
         Knob::Context => opt::CONTEXT_LENGTH,
         Knob::Requests => opt::MAX_RUNNING_REQUESTS,
@@ -15,7 +15,7 @@ pub fn option(knob: Knob, f: &Fitted) -> &'static str {
 }
 
 /// Why this knob was lowered.
-pub fn why(knob: Knob, f: &Fitted) -> String {
+pub(crate) fn why(knob: Knob, f: &Fitted) -> String {
     let ctx = f.to.context_length.unwrap_or(0);
     match knob {
         Knob::Context => trigger(f),
@@ -74,7 +74,7 @@ fn trigger(f: &Fitted) -> String {
 }
 
 /// "set --context-length 32768 (was 131072 from the model config): <why this value>".
-pub fn change(knob: Knob, f: &Fitted, args: &SglangArgs) -> String {
+pub(crate) fn change(knob: Knob, f: &Fitted, args: &SglangArgs) -> String {
     let option = option(knob, f);
     let to = knob.get(&f.to).unwrap_or(0);
     let was = knob.get(&f.from).unwrap_or(f.before.requests);
@@ -130,7 +130,7 @@ fn reason(knob: Knob, f: &Fitted, args: &SglangArgs) -> String {
 }
 
 /// What MEM005/MEM007 suggest without `--fit`.
-pub fn suggestion(f: &Fitted) -> String {
+pub(crate) fn suggestion(f: &Fitted) -> String {
     let values: Vec<String> = Knob::ORDER
         .into_iter()
         .filter_map(|knob| {
@@ -142,7 +142,7 @@ pub fn suggestion(f: &Fitted) -> String {
 }
 
 /// Why `--fit` changed nothing.
-pub fn nothing_fits() -> String {
+pub(crate) fn nothing_fits() -> String {
     format!(
         "--fit changed nothing: no context length down to {CONTEXT_FLOOR}, request count or \
          CUDA-graph batch makes it fit"

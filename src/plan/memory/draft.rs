@@ -15,7 +15,7 @@ use crate::sglang::Parallel;
 
 /// Bytes of the embedding and LM-head copies shipped with the NextN layers, which the draft
 /// shares with the target instead.
-pub fn mtp_shared_bytes(m: &ModelFacts) -> f64 {
+pub(crate) fn mtp_shared_bytes(m: &ModelFacts) -> f64 {
     let per_copy = m.vocab_size.unwrap_or(0) as f64
         * m.hidden_size.unwrap_or(0) as f64
         * m.dtype_bytes() as f64;
@@ -24,7 +24,7 @@ pub fn mtp_shared_bytes(m: &ModelFacts) -> f64 {
 
 /// The draft's own weights per GPU, bytes: the NextN layers it keeps (MTP) or the separate
 /// checkpoint split over TP; 0 without a draft model.
-pub fn draft_weights_per_gpu(
+pub(crate) fn draft_weights_per_gpu(
     p: &Parallel,
     spec: Option<&Speculative>,
     m: &ModelFacts,

@@ -13,16 +13,16 @@ use crate::sglang::opt;
 
 /// The plan's numbers the findings judge.
 pub(super) struct Judged<'a, 'g> {
-    pub base: &'a Baseline<'g>,
-    pub sizing: &'a Sizing,
-    pub reserve: &'a Reserve,
-    pub user_mfs: Option<f64>,
+    pub(crate) base: &'a Baseline<'g>,
+    pub(crate) sizing: &'a Sizing,
+    pub(crate) reserve: &'a Reserve,
+    pub(crate) user_mfs: Option<f64>,
     /// The fraction the server will get.
-    pub mfs: f64,
-    pub kv_tokens: Option<u64>,
+    pub(crate) mfs: f64,
+    pub(crate) kv_tokens: Option<u64>,
     /// The recurrent-state pool of a hybrid model, MiB.
-    pub state_mib: Option<f64>,
-    pub fits: Option<bool>,
+    pub(crate) state_mib: Option<f64>,
+    pub(crate) fits: Option<bool>,
 }
 
 pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Finding> {

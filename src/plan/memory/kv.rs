@@ -14,11 +14,11 @@ pub struct KvCell {
     /// The target model's layers (what SGLang logs as K/V size ÷ tokens).
     pub target: u64,
     /// Target plus the speculative draft's KV layers (the pool is sized with this).
-    pub total: u64,
+    pub(crate) total: u64,
     /// Hybrid sliding-window models: SWA-layer tokens per full-layer token.
     pub swa_ratio: Option<f64>,
     /// Bytes of one SWA-pool token over the window layers (0 without a separate pool).
-    pub swa_token_bytes: u64,
+    pub(crate) swa_token_bytes: u64,
 }
 
 /// Element size of the KV cache, bytes (fp4 counts its per-16 scale bytes).
@@ -180,7 +180,8 @@ pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &Sgl
     tokens
 }
 
-/// Bytes per token for the target model only (convenience for reports and the accuracy harness).
-pub fn kv_bytes_per_token(args: &SglangArgs, p: &Parallel, m: &ModelFacts) -> Option<u64> {
+/// Bytes per token for the target model only.
+#[cfg(test)]
+pub(crate) fn kv_bytes_per_token(args: &SglangArgs, p: &Parallel, m: &ModelFacts) -> Option<u64> {
     kv_cell(args, p, None, m, None).map(|c| c.target)
 }

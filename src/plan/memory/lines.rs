@@ -5,24 +5,24 @@
 use super::model::{Group, MemoryPlan, Role, Term, sum, unallocated_label};
 
 /// What each term holds, MiB per GPU, as the planner sized it.
-pub struct Sizes {
-    pub other_processes: u64,
-    pub cuda_context: u64,
-    pub nccl: u64,
-    pub custom_allreduce: u64,
+pub(crate) struct Sizes {
+    pub(crate) other_processes: u64,
+    pub(crate) cuda_context: u64,
+    pub(crate) nccl: u64,
+    pub(crate) custom_allreduce: u64,
     /// Target, draft and encoders; `None`: not sized.
-    pub weights: Option<u64>,
-    pub draft_weights: u64,
-    pub encoder_weights: u64,
-    pub lora: u64,
-    pub mamba_state: u64,
-    pub swa_kv_cache: u64,
+    pub(crate) weights: Option<u64>,
+    pub(crate) draft_weights: u64,
+    pub(crate) encoder_weights: u64,
+    pub(crate) lora: u64,
+    pub(crate) mamba_state: u64,
+    pub(crate) swa_kv_cache: u64,
     /// The whole KV pool; `None`: not sized.
-    pub kv_cache: Option<u64>,
-    pub unallocated: Option<i64>,
-    pub cuda_graphs: u64,
-    pub activations: u64,
-    pub margin: u64,
+    pub(crate) kv_cache: Option<u64>,
+    pub(crate) unallocated: Option<i64>,
+    pub(crate) cuda_graphs: u64,
+    pub(crate) activations: u64,
+    pub(crate) margin: u64,
 }
 
 fn term(role: Role, label: impl Into<String>, mib: impl Into<i128>, line: Option<i64>) -> Term {
@@ -46,7 +46,7 @@ fn int(v: u64) -> i64 {
 }
 
 /// The terms of `m` (its figures set, its terms not yet) from the planner's sizes.
-pub fn terms(m: &MemoryPlan, s: &Sizes) -> Vec<Term> {
+pub(crate) fn terms(m: &MemoryPlan, s: &Sizes) -> Vec<Term> {
     let mut t = vec![
         shown(Role::OtherProcesses, "other processes", s.other_processes),
         shown(Role::CudaContext, "CUDA context", s.cuda_context),

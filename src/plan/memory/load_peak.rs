@@ -9,7 +9,7 @@ use crate::rules::{Code, Finding};
 use crate::sglang::opt;
 
 /// The load peak per GPU, MiB, when it is above the steady weights `weights_mib`.
-pub fn per_gpu_mib(ctx: &Context, weights_mib: f64) -> Option<f64> {
+pub(crate) fn per_gpu_mib(ctx: &Context, weights_mib: f64) -> Option<f64> {
     let m = ctx.model?;
     let peak = m.online_quant_load_bytes?;
     // `--load-format layered` quantises each layer before loading the next.
@@ -24,7 +24,7 @@ pub fn per_gpu_mib(ctx: &Context, weights_mib: f64) -> Option<f64> {
 
 /// MEM010 (checkpoint sizes read from its files) or MEM012 (estimated): the steady state fits
 /// but the load peak does not.
-pub fn finding(
+pub(crate) fn finding(
     ctx: &Context,
     peak_mib: f64,
     weights_mib: f64,

@@ -55,7 +55,7 @@ fn module_elems(m: &ModelFacts, module: &str, r: f64, tp: f64) -> Option<f64> {
 }
 
 /// The LoRA pool per GPU, MiB; `None` without LoRA or without a known `--max-lora-rank`.
-pub fn buffers_mib(ctx: &Context) -> Option<f64> {
+pub(crate) fn buffers_mib(ctx: &Context) -> Option<f64> {
     let on = ctx.args.flag(opt::ENABLE_LORA) || ctx.args.is_set(opt::LORA_PATHS);
     let m = ctx.model.filter(|_| on)?;
     let rank = int_arg(ctx.args, opt::MAX_LORA_RANK).filter(|&r| r > 0)? as f64;

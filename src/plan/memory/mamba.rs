@@ -24,9 +24,9 @@ use crate::sglang::opt;
 
 /// The state pool SGLang allocates.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StatePool {
-    pub slots: u64,
-    pub mib: f64,
+pub(crate) struct StatePool {
+    pub(crate) slots: u64,
+    pub(crate) mib: f64,
 }
 
 /// Bytes per element of a state dtype name.
@@ -40,7 +40,7 @@ fn dtype_bytes(name: &str) -> Option<u64> {
 
 /// One request's state on one rank, bytes; `None` for models without linear layers or
 /// releases without the state pool.
-pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
+pub(crate) fn per_request_bytes(ctx: &Context) -> Option<u64> {
     let s = ctx.model?.linear_state?;
     if !ctx.args.knows(opt::MAX_MAMBA_CACHE_SIZE) || s.layers == 0 {
         return None;
@@ -64,7 +64,7 @@ pub fn per_request_bytes(ctx: &Context) -> Option<u64> {
 }
 
 /// Whether the release takes the fixed pool of the releases before the ratio.
-pub fn fixed_pool(ctx: &Context) -> bool {
+pub(crate) fn fixed_pool(ctx: &Context) -> bool {
     !ctx.args.knows(opt::MAMBA_FULL_MEMORY_RATIO)
 }
 
@@ -83,7 +83,7 @@ fn fixed(ctx: &Context, per_req: u64) -> StatePool {
 }
 
 /// The pool for `per_req` bytes a slot out of `rest_mib` left after the weights.
-pub fn pool(ctx: &Context, per_req: u64, rest_mib: f64) -> StatePool {
+pub(crate) fn pool(ctx: &Context, per_req: u64, rest_mib: f64) -> StatePool {
     if fixed_pool(ctx) {
         return fixed(ctx, per_req);
     }

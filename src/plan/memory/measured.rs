@@ -8,14 +8,14 @@ use crate::rules::{Code, Finding};
 
 /// The measured figures, per GPU; `None` where the start did not tell or does not apply.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// The target model's weights as loaded (its encoders included; a separate draft's are
     /// not: its own worker loads them), MiB.
-    pub weights_mib: Option<f64>,
+    pub(crate) weights_mib: Option<f64>,
     /// The captured CUDA graphs, MiB.
-    pub graphs_mib: Option<f64>,
+    pub(crate) graphs_mib: Option<f64>,
     /// The KV tokens the pool got: only for the very line that started, at its fraction.
-    pub kv_tokens: Option<u64>,
+    pub(crate) kv_tokens: Option<u64>,
 }
 
 /// Findings that predict a failure during the start itself (the weights or the load peak do
@@ -30,7 +30,7 @@ const START_FAILURES: [Code; 5] = [
 
 impl Measured {
     /// This very line started, at the fraction it runs with.
-    pub fn started(&self) -> bool {
+    pub(crate) fn started(&self) -> bool {
         self.kv_tokens.is_some_and(|t| t > 0)
     }
 

@@ -19,12 +19,12 @@ mod draft;
 mod findings;
 mod implausible;
 pub mod kv;
-pub mod lines;
+pub(crate) mod lines;
 mod load_peak;
 mod lora;
 mod mamba;
 mod measured;
-pub mod model;
+pub(crate) mod model;
 mod others;
 mod swa;
 mod terms;
@@ -38,13 +38,13 @@ use crate::resolve::Context;
 use crate::resolve::defaults::{self, ARG_BOUND, int_arg};
 use crate::rules::{Code, Finding};
 
-pub use kv::{KvCell, kv_bytes_per_token};
-pub use measured::Measured;
-pub use model::{Group, MemoryPlan, Role, Term};
-pub use terms::{
-    Activations, ChunkTokens, DP_GRAPH_MIB_PER_GATHERED_SLOT, GRAPH_MIB_PER_GRAPH_LAYER,
-    activations, max_running_requests,
-};
+pub(crate) use kv::KvCell;
+#[cfg(test)]
+use kv::kv_bytes_per_token;
+pub(crate) use measured::Measured;
+pub(crate) use model::{Group, MemoryPlan, Role};
+pub(crate) use terms::max_running_requests;
+pub use terms::{ChunkTokens, activations};
 use terms::{MIB, gib};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +113,7 @@ pub fn plan(ctx: &Context) -> MemoryOutcome {
 }
 
 /// [`plan`], standing on what a start of this line measured where it is known.
-pub fn plan_measured(ctx: &Context, measured: &Measured) -> MemoryOutcome {
+pub(crate) fn plan_measured(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let bad = implausible::findings(ctx);
     let mut outcome = if bad.is_empty() {
         plan_known(ctx, measured)

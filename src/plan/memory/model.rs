@@ -10,7 +10,7 @@ use crate::plan::v1::{MfsSource, ObservedUse};
 /// is what is left), inside the static pool (`--mem-fraction-static` of the baseline), or
 /// outside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Group {
+pub(crate) enum Group {
     SetAside,
     StaticPool,
     Outside,
@@ -18,7 +18,7 @@ pub enum Group {
 
 /// What a term is: how the projection and the report's sentences find it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     OtherProcesses,
     CudaContext,
     Nccl,
@@ -45,7 +45,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn group(self) -> Group {
+    pub(crate) fn group(self) -> Group {
         use Role::*;
         match self {
             OtherProcesses | CudaContext | Nccl | CustomAllReduce => Group::SetAside,
@@ -57,59 +57,59 @@ impl Role {
 
 /// One term, per GPU (the GPU with least free memory).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Term {
-    pub role: Role,
+pub(crate) struct Term {
+    pub(crate) role: Role,
     /// As the table names it.
-    pub label: String,
+    pub(crate) label: String,
     /// The term's size, MiB; a weights or KV term counts its parts (the terms after it). Wide
     /// enough for any figure a topology file gives.
-    pub mib: i128,
+    pub(crate) mib: i128,
     /// Its own line in the table, MiB (`None`: not shown, being zero or not sized). The lines
     /// add up to the GPU's capacity.
-    pub line: Option<i64>,
+    pub(crate) line: Option<i64>,
     /// Stands on a start of the line on this machine.
-    pub observed: bool,
+    pub(crate) observed: bool,
 }
 
 /// The memory plan of one line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryPlan {
-    pub gpu_memory_mib: u64,
+    pub(crate) gpu_memory_mib: u64,
     pub mem_fraction_static: f64,
-    pub mem_fraction_static_source: MfsSource,
+    pub(crate) mem_fraction_static_source: MfsSource,
     pub sglang_default_mem_fraction_static: Option<f64>,
     pub sglang_default_chunked_prefill_size: Option<i64>,
-    pub sglang_default_cuda_graph_max_bs: Option<i64>,
-    pub weights_per_gpu_gib: Option<f64>,
-    pub kv_cache_bytes_per_token: Option<u64>,
-    pub kv_cache_tokens: Option<u64>,
+    pub(crate) sglang_default_cuda_graph_max_bs: Option<i64>,
+    pub(crate) weights_per_gpu_gib: Option<f64>,
+    pub(crate) kv_cache_bytes_per_token: Option<u64>,
+    pub(crate) kv_cache_tokens: Option<u64>,
     pub max_running_requests: Option<u64>,
     pub fits: Option<bool>,
-    pub swa_kv_cache_tokens: Option<u64>,
-    pub mamba_cache_size: Option<u64>,
-    pub load_peak_per_gpu_gib: Option<f64>,
+    pub(crate) swa_kv_cache_tokens: Option<u64>,
+    pub(crate) mamba_cache_size: Option<u64>,
+    pub(crate) load_peak_per_gpu_gib: Option<f64>,
     /// SGLang's baseline on the GPU with least free memory, MiB.
-    pub baseline_mib: i64,
+    pub(crate) baseline_mib: i64,
     /// What the first use needs outside the static pool, MiB.
-    pub first_use_mib: u64,
-    pub observed: Option<Observation>,
-    pub observed_use: Option<ObservedUse>,
+    pub(crate) first_use_mib: u64,
+    pub(crate) observed: Option<Observation>,
+    pub(crate) observed_use: Option<ObservedUse>,
     /// Every term, in table order.
-    pub terms: Vec<Term>,
+    pub(crate) terms: Vec<Term>,
 }
 
 impl MemoryPlan {
-    pub fn term(&self, role: Role) -> Option<&Term> {
+    pub(crate) fn term(&self, role: Role) -> Option<&Term> {
         self.terms.iter().find(|t| t.role == role)
     }
 
     /// A term's size, MiB, where the plan has it.
-    pub fn mib(&self, role: Role) -> Option<i128> {
+    pub(crate) fn mib(&self, role: Role) -> Option<i128> {
         self.term(role).map(|t| t.mib)
     }
 
     /// The table's lines of one group, in order.
-    pub fn lines(&self, group: Group) -> impl Iterator<Item = (&Term, i64)> {
+    pub(crate) fn lines(&self, group: Group) -> impl Iterator<Item = (&Term, i64)> {
         self.terms
             .iter()
             .filter(move |t| t.role.group() == group)
@@ -117,12 +117,12 @@ impl MemoryPlan {
     }
 
     /// The sum of one group's lines.
-    pub fn total(&self, group: Group) -> i64 {
+    pub(crate) fn total(&self, group: Group) -> i64 {
         sum(self.terms.iter().filter(|t| t.role.group() == group))
     }
 
     /// The plan stands on a start of the line: what it took from it marks the terms.
-    pub fn stand_on(&mut self, observation: Observation, used: ObservedUse) {
+    pub(crate) fn stand_on(&mut self, observation: Observation, used: ObservedUse) {
         let kv = used.started && self.kv_cache_tokens.is_some();
         for t in &mut self.terms {
             t.observed = match t.role {
@@ -141,14 +141,14 @@ impl MemoryPlan {
 }
 
 /// The sum of the terms' lines; an absurd figure (a fraction of 1e308) saturates, never panics.
-pub fn sum<'t>(terms: impl Iterator<Item = &'t Term>) -> i64 {
+pub(crate) fn sum<'t>(terms: impl Iterator<Item = &'t Term>) -> i64 {
     terms
         .filter_map(|t| t.line)
         .fold(0, |a: i64, b| a.saturating_add(b))
 }
 
 /// The static pool's balance, as the table names it.
-pub fn unallocated_label(left: i128, observed_kv: bool) -> &'static str {
+pub(crate) fn unallocated_label(left: i128, observed_kv: bool) -> &'static str {
     match (left >= 0, observed_kv) {
         (true, _) => "left unallocated",
         // SGLang measured more free memory than the baseline planned.

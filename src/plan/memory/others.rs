@@ -10,7 +10,7 @@ const IDLE_USED_MIB: u64 = 1024;
 
 /// MEM011 when other processes hold memory on a used GPU and it costs KV tokens: `freed_tokens`
 /// is the same plan with that memory free.
-pub fn finding(gpus: &[&Gpu], tokens: u64, freed_tokens: u64) -> Option<Finding> {
+pub(crate) fn finding(gpus: &[&Gpu], tokens: u64, freed_tokens: u64) -> Option<Finding> {
     let busy: Vec<&&Gpu> = gpus
         .iter()
         .filter(|g| g.memory_used_mib.unwrap_or(0) >= IDLE_USED_MIB)

@@ -19,7 +19,7 @@ use crate::sglang::opt;
 
 /// The window layers' own pool: SWA-pool tokens per full-pool token and the window layers;
 /// `None` when every layer keeps full-length KV.
-pub fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
+pub(crate) fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
     let arch = m.architecture.as_deref().unwrap_or("");
     let layers = m.num_hidden_layers?;
     if arch.starts_with("Llama4") {

@@ -13,7 +13,7 @@ pub(super) const MIB: f64 = 1024.0 * 1024.0;
 /// 1.45 (4×H100-96G Llama-3.1-8B); 1.5 is the smallest value that covers all stock NVIDIA logs.
 /// Llama-4-Maverick FP8 on 8×H100 (6.2 GiB, an upstream bug report) and an Ascend NPU log are
 /// above it: [`super::plan`] caps the fraction at SGLang's default for exactly such cases.
-pub const GRAPH_MIB_PER_GRAPH_LAYER: f64 = 1.5;
+pub(crate) const GRAPH_MIB_PER_GRAPH_LAYER: f64 = 1.5;
 
 /// MiB each captured decode graph's pool grows by per gathered batch slot (max batch × DP ranks)
 /// under attention DP. Bound by the one DP-attention log that sizes its graph pools:
@@ -21,7 +21,7 @@ pub const GRAPH_MIB_PER_GRAPH_LAYER: f64 = 1.5;
 /// them, 1.26 GiB above our non-DP graph term for the same model and batch list: 1.26 GiB over
 /// 160 × 16 slots is 0.51 MiB (rounded up). SGLang's own reserve heuristic adds 3 MiB per slot,
 /// 6× what that server used.
-pub const DP_GRAPH_MIB_PER_GATHERED_SLOT: f64 = 0.51;
+pub(crate) const DP_GRAPH_MIB_PER_GATHERED_SLOT: f64 = 0.51;
 
 /// CUDA context + torch/cuBLAS handles per process, MiB (Hopper and later load larger modules).
 pub(super) fn cuda_context_mib(gpu: &Gpu) -> u64 {
@@ -101,13 +101,13 @@ pub(super) fn fmt_gib(mib: f64) -> String {
 pub struct Activations {
     /// One prefill chunk's live tensors: ~16 hidden-sized buffers (residual, norms, qkv,
     /// attention out, all-reduce) and the gate+up+act of the MLP shard, as computed.
-    pub chunk: f64,
+    pub(crate) chunk: f64,
     /// fp32 logits for a full decode batch over the TP shard of the vocabulary.
-    pub logits: f64,
+    pub(crate) logits: f64,
     /// The req-to-token table (int32, requests × context).
-    pub req_to_token: f64,
+    pub(crate) req_to_token: f64,
     /// Attention/sampling workspaces allocated after the KV pool.
-    pub workspace: f64,
+    pub(crate) workspace: f64,
 }
 
 impl Activations {
@@ -117,7 +117,7 @@ impl Activations {
     }
     /// What we reserve: the chunk doubled for the caching allocator's fragmentation and
     /// transient copies (kernel scratch, dtype casts).
-    pub fn reserve_mib(&self) -> u64 {
+    pub(crate) fn reserve_mib(&self) -> u64 {
         mib_term(self.needed_mib() + self.chunk)
     }
 }
@@ -129,8 +129,8 @@ impl Activations {
 /// chunk.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChunkTokens {
-    pub local: i64,
-    pub gathered: i64,
+    pub(crate) local: i64,
+    pub(crate) gathered: i64,
 }
 
 impl ChunkTokens {
@@ -233,7 +233,7 @@ pub(super) fn cuda_graphs_mib(
 }
 
 /// The estimated number of requests SGLang lets run at once (req-pool size), per version.
-pub fn max_running_requests(
+pub(crate) fn max_running_requests(
     family: Family,
     tokens: u64,
     context_len: u64,

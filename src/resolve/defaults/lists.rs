@@ -3,7 +3,7 @@
 use super::since::since;
 
 /// `[1,2,4,8,12] + 16..=256/8 + 272..<512/16 + 512..=max/32` (or the denser speculative list).
-pub fn decode_batch_sizes(
+pub(crate) fn decode_batch_sizes(
     max_bs: i64,
     speculative: bool,
     no_padding: bool,
@@ -35,7 +35,7 @@ pub fn decode_batch_sizes(
 }
 
 /// Prefill graph token buckets (0.5.10 piecewise, 0.5.15+ breakable).
-pub fn prefill_batch_sizes(max_bs: i64) -> Vec<i64> {
+pub(crate) fn prefill_batch_sizes(max_bs: i64) -> Vec<i64> {
     let mut v: Vec<i64> = (4..33).step_by(4).collect();
     v.extend((48..257).step_by(16));
     v.extend((288..513).step_by(32));

@@ -29,7 +29,7 @@ pub(super) const GIB: f64 = 1024.0;
 
 /// Which formula SGLang used (the boundaries were found by running every release's own code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Family {
+pub(crate) enum Family {
     /// 0.4.0 – 0.4.7: a fixed fraction by TP size, adjusted on large GPUs.
     V040,
     /// 0.4.7.post1 – 0.5.3rc0: `R` by capacity tier.
@@ -43,7 +43,7 @@ pub enum Family {
 }
 
 impl Family {
-    pub fn of(version: &str) -> Family {
+    pub(crate) fn of(version: &str) -> Family {
         [
             ("0.5.14", Family::V0515),
             ("0.5.10rc0", Family::V0510),
@@ -107,16 +107,17 @@ pub struct SglangDefaults {
     pub prefill_graph: bool,
     pub prefill_bs: Vec<i64>,
     /// SGLang's reserve `R` (MiB) behind `mem_fraction_static`, for reports.
-    pub reserved_mib: f64,
+    pub(crate) reserved_mib: f64,
     /// Attention-DP width (1 when off).
-    pub attn_dp_size: i64,
+    pub(crate) attn_dp_size: i64,
 }
 
-pub use super::args::{ARG_BOUND, int_arg};
-pub use lists::{decode_batch_sizes, prefill_batch_sizes};
+pub(crate) use super::args::{ARG_BOUND, int_arg};
+#[cfg(test)]
+use lists::{decode_batch_sizes, prefill_batch_sizes};
 
 /// Python's `round(x, 3)` for the values SGLang produces (no exact binary ties occur in practice).
-pub fn round3(x: f64) -> f64 {
+pub(crate) fn round3(x: f64) -> f64 {
     format!("{x:.3}").parse().unwrap_or(x)
 }
 
@@ -147,7 +148,7 @@ pub fn resolve(
 
 /// SGLang's resolution of the memory-related defaults for this version, arguments and GPU
 /// (`i.g` is what SGLang reads: the minimum `memory.total` over every GPU on the node).
-pub fn of(i: &Inputs) -> SglangDefaults {
+pub(crate) fn of(i: &Inputs) -> SglangDefaults {
     let i = &Gen::of(i);
     let mut out = SglangDefaults {
         mem_fraction_static: 0.88,
@@ -257,7 +258,7 @@ fn vision_tower(i: &Gen, out: &mut SglangDefaults, post_capture: bool) {
 
 /// The decode batch sizes the server will actually capture: the list, cut to
 /// `max_running_requests` (the req pool) at run time.
-pub fn captured_decode_bs(
+pub(crate) fn captured_decode_bs(
     d: &SglangDefaults,
     gpu_mem_mib: Option<u64>,
     mrr: Option<u64>,

@@ -27,7 +27,7 @@ fn pcie_tp_over_two(ctx: &Context) -> bool {
     ctx.tp() > 2 && ctx.tp_gpus().len() > 2 && !ctx.tp_nvlinked()
 }
 
-pub fn no_p2p(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn no_p2p(ctx: &Context) -> Vec<Fired> {
     if matches!(car(ctx), CustomAllReduce::Off(_)) || ctx.user().flag(opt::ENABLE_P2P_CHECK) {
         return vec![];
     }
@@ -54,7 +54,7 @@ pub fn no_p2p(ctx: &Context) -> Vec<Fired> {
     .with_fix(add_flag(opt::DISABLE_CUSTOM_ALL_REDUCE))]
 }
 
-pub fn forced_pcie(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn forced_pcie(ctx: &Context) -> Vec<Fired> {
     if !pcie_tp_over_two(ctx) {
         return vec![];
     }
@@ -87,7 +87,7 @@ pub fn forced_pcie(ctx: &Context) -> Vec<Fired> {
     .with_fix(unset_env(&set))]
 }
 
-pub fn algo_ineffective(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn algo_ineffective(ctx: &Context) -> Vec<Fired> {
     let Some(v) = ctx.env.get("SGLANG_CUSTOM_ALLREDUCE_ALGO") else {
         return vec![];
     };
@@ -114,7 +114,7 @@ pub fn algo_ineffective(ctx: &Context) -> Vec<Fired> {
     ]
 }
 
-pub fn algo_invalid(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn algo_invalid(ctx: &Context) -> Vec<Fired> {
     let Some(v) = ctx.env.get("SGLANG_CUSTOM_ALLREDUCE_ALGO") else {
         return vec![];
     };
@@ -130,7 +130,7 @@ pub fn algo_invalid(ctx: &Context) -> Vec<Fired> {
     .with_fix(unset_env(&["SGLANG_CUSTOM_ALLREDUCE_ALGO"]))]
 }
 
-pub fn world_size(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn world_size(ctx: &Context) -> Vec<Fired> {
     let tp = ctx.tp();
     if [1, 2, 4, 6, 8].contains(&tp)
         || ctx.nnodes() > 1
@@ -143,7 +143,7 @@ pub fn world_size(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn pcie_nccl(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn pcie_nccl(ctx: &Context) -> Vec<Fired> {
     if !pcie_tp_over_two(ctx)
         || ctx.user().flag(opt::DISABLE_CUSTOM_ALL_REDUCE)
         || ![4, 6, 8].contains(&ctx.tp())
@@ -170,7 +170,7 @@ pub fn pcie_nccl(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn uuid_visible_devices(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn uuid_visible_devices(ctx: &Context) -> Vec<Fired> {
     let Some(cvd) = ctx.env.get("CUDA_VISIBLE_DEVICES") else {
         return vec![];
     };
@@ -222,7 +222,7 @@ pub fn uuid_visible_devices(ctx: &Context) -> Vec<Fired> {
     vec![f]
 }
 
-pub fn two_gpu_no_p2p_slow(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn two_gpu_no_p2p_slow(ctx: &Context) -> Vec<Fired> {
     if ctx.tp() != 2 || ctx.topology.p2p_broken_pairs(ctx.tp_gpus()).is_empty() {
         return vec![];
     }
@@ -232,7 +232,7 @@ pub fn two_gpu_no_p2p_slow(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn a800(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn a800(ctx: &Context) -> Vec<Fired> {
     let a800: Vec<_> = ctx
         .used()
         .into_iter()

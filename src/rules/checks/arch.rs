@@ -93,7 +93,7 @@ fn fusion_auto_on_sm12x(ctx: &Context) -> Option<String> {
     })
 }
 
-pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fusion_arch(ctx: &Context) -> Vec<Fired> {
     if let Some(msg) = fusion_auto_on_sm12x(ctx) {
         let f = Fired::new(msg);
         let opt = opt::ENFORCE_DISABLE_FLASHINFER_ALLREDUCE_FUSION;
@@ -113,7 +113,7 @@ pub fn fusion_arch(ctx: &Context) -> Vec<Fired> {
     .with_fix(remove_all(&given))]
 }
 
-pub fn fusion_arch_ignored(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fusion_arch_ignored(ctx: &Context) -> Vec<Fired> {
     let Some((given, gpus)) = fusion_unsupported(ctx) else {
         return vec![];
     };
@@ -125,7 +125,7 @@ pub fn fusion_arch_ignored(ctx: &Context) -> Vec<Fired> {
     .with_fix(remove_all(&given))]
 }
 
-pub fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
     let given = fusion_given(ctx);
     if given.is_empty() || ctx.nnodes() < 2 || fusion_unsupported(ctx).is_some() {
         return vec![];
@@ -149,7 +149,7 @@ pub fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
 }
 
 /// ARCH004: trtllm_mla attention on SM12x (a version-pinned report shows it failing).
-pub fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     let uses: Vec<String> = ctx.backends_where(|v| v == "trtllm_mla");
     if sm12.is_empty() || uses.is_empty() {
@@ -163,7 +163,7 @@ pub fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
 }
 
 /// ARCH011: the trtllm-gen MoE and FP4 GEMM runners on SM12x (no version-pinned report).
-pub fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     if sm12.is_empty() {
         return vec![];
@@ -193,7 +193,7 @@ pub fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
 
 const DEEPGEMM_ARCHS: &[&str] = &["DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM"];
 
-pub fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     if sm12.is_empty() {
         return vec![];
@@ -226,7 +226,7 @@ fn symm_mem_crashes(ctx: &Context) -> bool {
     !at_least(ctx.version, "0.5.15")
 }
 
-pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || !symm_mem_crashes(ctx) {
         return vec![];
     }
@@ -242,7 +242,7 @@ pub fn torch_symm_mem_arch(ctx: &Context) -> Vec<Fired> {
     .with_fix(remove(opt::ENABLE_TORCH_SYMM_MEM))]
 }
 
-pub fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_TORCH_SYMM_MEM) || ctx.tp() < 2 || ctx.majors().is_empty() {
         return vec![];
     }
@@ -271,7 +271,7 @@ pub fn torch_symm_mem_ineffective(ctx: &Context) -> Vec<Fired> {
     .with_fix(remove(opt::ENABLE_TORCH_SYMM_MEM))]
 }
 
-pub fn gpt_oss_sm12x(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn gpt_oss_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     if sm12.is_empty() || ctx.model_arch() != Some("GptOssForCausalLM") {
         return vec![];
@@ -283,7 +283,7 @@ pub fn gpt_oss_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn megamoe_arch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn megamoe_arch(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().as_deref() != Some("flashinfer_megamoe") {
         return vec![];
     }
@@ -297,7 +297,7 @@ pub fn megamoe_arch(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn h20_fusion(ctx: &Context) -> Vec<Fired> {
     if fusion_given(ctx).is_empty() || ctx.tp() < 2 {
         return vec![];
     }
@@ -319,7 +319,7 @@ pub fn h20_fusion(ctx: &Context) -> Vec<Fired> {
 /// ARCH012: SGLang's model runner refuses compute capability below 7.5 before loading weights.
 /// Its test is `major < 8 and minor < 5`, reproduced as written (so 7.0, 6.x and 5.x stop,
 /// while 7.5 passes).
-pub fn below_sm75(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn below_sm75(ctx: &Context) -> Vec<Fired> {
     if ctx.user().str(opt::DEVICE).is_some_and(|d| d != "cuda") {
         return vec![];
     }

@@ -21,7 +21,7 @@ fn fa3_built(ctx: &Context) -> Vec<String> {
         .collect()
 }
 
-pub fn fa3_arch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fa3_arch(ctx: &Context) -> Vec<Fired> {
     let uses = fa3_built(ctx);
     let bad = ctx.gpus_where(|(m, _)| !(8..=9).contains(&m));
     if uses.is_empty() || bad.is_empty() {
@@ -34,7 +34,7 @@ pub fn fa3_arch(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fa3_mla(ctx: &Context) -> Vec<Fired> {
     let uses = fa3_built(ctx);
     let bad = ctx.gpus_where(|(m, _)| m == 8);
     // `--disable-mla` (older releases) makes the runner take the non-MLA path.
@@ -53,7 +53,7 @@ pub fn fa3_mla(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn mm_fa3_blackwell(ctx: &Context) -> Vec<Fired> {
     if ctx.user().sval(opt::MM_ATTENTION_BACKEND).as_deref() != Some("fa3") {
         return vec![];
     }
@@ -115,7 +115,7 @@ fn sglang_pick(ctx: &Context, backend: &str) -> Option<&'static str> {
 
 /// SGLang checks trtllm_mha after its own pick, so a pick it then refuses (0.5.6.post1–post2
 /// choose it on every Blackwell) is refused too.
-pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     let mut uses = roles(ctx, "trtllm_mha");
     uses.extend(sglang_pick(ctx, "trtllm_mha").map(|label| (label, "both")));
@@ -145,7 +145,7 @@ pub fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
 }
 
 /// SGLang checks trtllm_mla as the main or decode backend only (a prefill-only choice passes).
-pub fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
     let uses: Vec<String> = roles(ctx, "trtllm_mla")
         .into_iter()
         .filter(|(_, role)| *role != "prefill")
@@ -197,7 +197,7 @@ fn trtllm_mla_kv(version: &str) -> &'static [&'static str] {
     }
 }
 
-pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fa4_decode(ctx: &Context) -> Vec<Fired> {
     if ctx.decode_backend().as_deref() != Some("fa4") {
         return vec![];
     }
@@ -212,7 +212,7 @@ pub fn fa4_decode(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fa3_fp8_e5m2(ctx: &Context) -> Vec<Fired> {
     let uses = using(ctx, "fa3");
     if uses.is_empty() || ctx.kv_cache_dtype() != Some("fp8_e5m2") {
         return vec![];
@@ -243,7 +243,7 @@ const PAGES: &[(&str, &[i64], i64)] = &[
     ("trtllm_mha", &[16, 32, 64], 64),
 ];
 
-pub fn page_size_override(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn page_size_override(ctx: &Context) -> Vec<Fired> {
     let Some(page) = ctx
         .args
         .get(opt::PAGE_SIZE)
@@ -267,7 +267,7 @@ pub fn page_size_override(ctx: &Context) -> Vec<Fired> {
 
 const GPT_OSS_BACKENDS: &[&str] = &["triton", "trtllm_mha", "fa3", "fa4", "ascend"];
 
-pub fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("GptOssForCausalLM") {
         return vec![];
     }
@@ -296,7 +296,7 @@ pub fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn no_cuda_graph_backend(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn no_cuda_graph_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.cuda_graph_disabled() {
         return vec![];
     }
@@ -359,7 +359,7 @@ fn gdn_checked(ctx: &Context) -> Vec<(&'static str, String)> {
     out
 }
 
-pub fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch().filter(|a| hybrid_gdn(a)) else {
         return vec![];
     };
@@ -430,7 +430,7 @@ fn llama4_fix(ctx: &Context, allowed: &[&str]) -> Option<&'static str> {
 
 /// Llama 4: SGLang asserts the attention backend when it adjusts arguments for the model.
 /// Before 0.5.6 that runs before SGLang picks a backend, so an unset one fails too.
-pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn llama4_backend(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch().filter(|a| a.starts_with("Llama4")) else {
         return vec![];
     };
@@ -458,7 +458,7 @@ pub fn llama4_backend(ctx: &Context) -> Vec<Fired> {
 /// A dual-chunk-attention model runs only on SGLang's dual-chunk backend: another one is refused
 /// at start-up, and from 0.5.4.post1 so is none, since SGLang picks its default for the GPU
 /// before the check.
-pub fn dual_chunk_backend(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn dual_chunk_backend(ctx: &Context) -> Vec<Fired> {
     const DUAL_CHUNK: &str = "dual_chunk_flash_attn";
     if !ctx.model.is_some_and(|m| m.dual_chunk_attention) {
         return vec![];
@@ -538,7 +538,7 @@ fn deterministic_fix(ctx: &Context, deepseek: bool) -> &'static str {
     }
 }
 
-pub fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
     if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(v, "0.5.3rc2") {
         return vec![];

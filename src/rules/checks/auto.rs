@@ -7,7 +7,7 @@ use crate::sglang::opt;
 
 /// The vision tower gets FA3 from SGLang (the model's code asks for it) on a GPU where SGLang
 /// then refuses FA3.
-pub fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
     let Some(mm) = &ctx.server.backends.multimodal_attention else {
         return vec![];
     };
@@ -30,7 +30,7 @@ pub fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
 
 /// `--page-size` the attention backend SGLang picks on its own does not take: SGLang silently
 /// uses another page size.
-pub fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
     let Some(page) = ctx
         .args
         .get(opt::PAGE_SIZE)

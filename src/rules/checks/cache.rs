@@ -4,7 +4,7 @@ use super::*;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
-pub fn hicache_radix(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     if !(ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
         && ctx.user().flag(opt::DISABLE_RADIX_CACHE))
     {
@@ -52,7 +52,7 @@ fn effective_page(ctx: &Context) -> i64 {
     page
 }
 
-pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn chunk_page(ctx: &Context) -> Vec<Fired> {
     let Some(chunk) = ctx
         .args
         .get(opt::CHUNKED_PREFILL_SIZE)
@@ -84,7 +84,7 @@ pub fn chunk_page(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) || effective_page(ctx) != 1 {
         return vec![];
     }
@@ -101,7 +101,7 @@ pub fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().given(opt::MULTI_ITEM_SCORING_DELIMITER) {
         return vec![];
     }
@@ -141,7 +141,7 @@ pub fn multi_item_scoring(ctx: &Context) -> Vec<Fired> {
     .with_fix(crate::rules::Fix { summary, args, env: vec![] })]
 }
 
-pub fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
         || ctx.decode_backend().as_deref() != Some("fa3")
     {

@@ -4,7 +4,7 @@ use super::*;
 use crate::sglang::opt;
 
 /// SGLang's default decode max batch (the 0.5.3+ tier table by GPU memory).
-pub fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
+pub(crate) fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
     let small_tp = tp < 4;
     match gpu_mib {
         m if m < 20480 => 8,
@@ -16,7 +16,7 @@ pub fn default_max_bs(gpu_mib: u64, tp: i64) -> i64 {
     }
 }
 
-pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
     let used = ctx.used();
     let Some(mib) = used.iter().map(|g| g.memory_total_mib).min() else {
         return vec![];
@@ -81,7 +81,7 @@ pub fn default_max_bs_large(ctx: &Context) -> Vec<Fired> {
 /// Weights at or above this share of a GPU leave at most about half of it for the KV cache.
 const MATERIAL_WEIGHT_SHARE: f64 = 0.4;
 
-pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
     if ctx.cuda_graph_max_bs_given().is_none() && ctx.cuda_graph_bs_given().is_none() {
         return vec![];
     }
@@ -97,7 +97,7 @@ pub fn dp_attention_max_bs(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_TORCH_COMPILE) || ctx.cuda_graph_disabled() {
         return vec![];
     }
@@ -116,7 +116,7 @@ pub fn torch_compile_moe(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
     if !(ctx.user().flag(opt::DISABLE_CUDA_GRAPH_PADDING)
         && ctx.user().flag(opt::ENABLE_TORCH_COMPILE))
     {

@@ -3,7 +3,7 @@
 use super::*;
 use crate::sglang::opt;
 
-pub fn nccl_p2p_disable_nvlink(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn nccl_p2p_disable_nvlink(ctx: &Context) -> Vec<Fired> {
     let Some(v) = ctx.env.get("NCCL_P2P_DISABLE") else {
         return vec![];
     };
@@ -22,7 +22,7 @@ pub fn nccl_p2p_disable_nvlink(ctx: &Context) -> Vec<Fired> {
 
 const GIB: u64 = 1 << 30;
 
-pub fn shm(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn shm(ctx: &Context) -> Vec<Fired> {
     let Some(h) = ctx.host else { return vec![] };
     // NCCL groups span TP × PP ranks; DP replicas do not talk through NCCL.
     let world = ctx.tp() * ctx.pp();
@@ -48,7 +48,7 @@ pub fn shm(ctx: &Context) -> Vec<Fired> {
     }
 }
 
-pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
     let flag = ctx.user().flag(opt::ENABLE_NCCL_NVLS);
     let env = ctx.env.get("NCCL_NVLS_ENABLE").is_some_and(nccl_on);
     if !(flag || env) || ctx.tp() < 2 || ctx.tp_nvlinked() {
@@ -70,7 +70,7 @@ pub fn nvls_without_nvswitch(ctx: &Context) -> Vec<Fired> {
     }]
 }
 
-pub fn multinode_ifname(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn multinode_ifname(ctx: &Context) -> Vec<Fired> {
     if ctx.nnodes() < 2 {
         return vec![];
     }
@@ -88,7 +88,7 @@ pub fn multinode_ifname(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn multinode_timeout(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn multinode_timeout(ctx: &Context) -> Vec<Fired> {
     if ctx.nnodes() < 2 || ctx.user().given(opt::DIST_TIMEOUT) {
         return vec![];
     }

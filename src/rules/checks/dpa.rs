@@ -3,7 +3,7 @@
 use super::*;
 use crate::sglang::opt;
 
-pub fn tp_divisible(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn tp_divisible(ctx: &Context) -> Vec<Fired> {
     let (tp, dp) = (ctx.tp(), ctx.attn_dp());
     if !ctx.dp_attention() || dp <= 1 || tp % dp == 0 {
         return vec![];
@@ -13,7 +13,7 @@ pub fn tp_divisible(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn lm_head(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn lm_head(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_DP_LM_HEAD) || (ctx.dp_attention() && ctx.attn_dp() > 1) {
         return vec![];
     }
@@ -26,7 +26,7 @@ pub fn lm_head(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn multinode_dp(ctx: &Context) -> Vec<Fired> {
     let dp = ctx.dp();
     if dp <= 1 || ctx.nnodes() < 2 {
         return vec![];
@@ -50,7 +50,7 @@ pub fn multinode_dp(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn attn_dp_and_dp(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn attn_dp_and_dp(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx
         .args
         .get(opt::ATTN_DP_SIZE)

@@ -79,7 +79,7 @@ const FORK_ONLY: &[(&str, &str)] = &[
 /// Unknown names that get a finding of their own (with a "did you mean"); the rest share one.
 const NAMED_UNKNOWN: usize = 32;
 
-pub fn unknown(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn unknown(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
@@ -115,7 +115,7 @@ pub fn unknown(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
@@ -186,7 +186,7 @@ pub fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-pub fn removed(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn removed(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
@@ -298,7 +298,7 @@ const INEFFECTIVE: &[(&str, Ineffective)] = &[
     }),
 ];
 
-pub fn ineffective(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn ineffective(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
@@ -333,7 +333,7 @@ fn valid(ty: &str, v: &str) -> bool {
     }
 }
 
-pub fn bad_value(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn bad_value(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
     }
@@ -360,7 +360,7 @@ pub fn bad_value(ctx: &Context) -> Vec<Fired> {
 
 /// `--context-length` above what SGLang derives from the config, and the override variable not
 /// set to a true value: (the given length, the derived one).
-pub fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
+pub(crate) fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
     // SGLang compares with the context length it derives (context keys × RoPE factor).
     let max = ctx
         .model
@@ -380,7 +380,7 @@ pub fn longer_context(ctx: &Context) -> Option<(i64, u64)> {
 }
 
 /// ENV006: the releases whose model config refuses a longer context unless the variable is set.
-pub fn context_length(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn context_length(ctx: &Context) -> Vec<Fired> {
     let Some((cl, max)) = longer_context(ctx) else {
         return vec![];
     };
@@ -391,7 +391,7 @@ pub fn context_length(ctx: &Context) -> Vec<Fired> {
 }
 
 /// ENV009: releases before 0.5.1 (allowed by default from 0.4.4; before, refused at load).
-pub fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
     let Some((cl, max)) = longer_context(ctx) else {
         return vec![];
     };
@@ -406,7 +406,7 @@ pub fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn deterministic(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deterministic(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || ctx.tp() < 2 {
         return vec![];
     }
@@ -416,7 +416,7 @@ pub fn deterministic(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn device_order(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn device_order(ctx: &Context) -> Vec<Fired> {
     let Some(cvd) = ctx.env.get("CUDA_VISIBLE_DEVICES") else {
         return vec![];
     };

@@ -4,7 +4,7 @@ use super::*;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
-pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().as_deref() != Some("flashinfer") {
         return vec![];
     }
@@ -44,7 +44,7 @@ pub fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn flashinfer_a2a_dp(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn flashinfer_a2a_dp(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().as_deref() != Some("flashinfer") {
         return vec![];
     }
@@ -57,7 +57,7 @@ pub fn flashinfer_a2a_dp(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn deepep_p2p(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deepep_p2p(ctx: &Context) -> Vec<Fired> {
     if !ctx.moe_a2a().is_some_and(|a| a.starts_with("deepep")) {
         return vec![];
     }
@@ -73,7 +73,7 @@ pub fn deepep_p2p(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.moe_a2a() else {
         return vec![];
     };
@@ -88,7 +88,7 @@ pub fn a2a_pcie(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
     // From 0.5.15 SGLang accepts two-batch overlap without all-to-all under DP attention.
     if !ctx.user().flag(opt::ENABLE_TWO_BATCH_OVERLAP)
         || ctx.moe_a2a().is_some()
@@ -101,7 +101,7 @@ pub fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deepep_normal(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.user().sval(opt::DEEPEP_MODE).as_deref() != Some("normal")
         || ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill")
@@ -122,7 +122,7 @@ pub fn deepep_normal(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.user().sval(opt::DEEPEP_MODE).as_deref() == Some("normal")
     {
@@ -164,7 +164,7 @@ pub fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_EPLB) || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
         return vec![];
     }
@@ -175,7 +175,7 @@ pub fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
 
 /// EP012: before 0.4.10 nothing refuses EPLB without EP up front; across nodes its rebalancer
 /// then asserts the expert-parallel GPUs divide evenly over the nodes (EP 1 over 2 nodes).
-pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_EPLB)
         || ctx.ep() > 1
         || ctx.moe_a2a().is_some()
@@ -190,7 +190,7 @@ pub fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
     let Some(runner) = ctx.user().sval(opt::MOE_RUNNER_BACKEND) else {
         return vec![];
     };
@@ -225,7 +225,7 @@ pub fn runner_ep(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!("--moe-runner-backend {runner} {bad}"))]
 }
 
-pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.moe_a2a() else {
         return vec![];
     };
@@ -240,7 +240,7 @@ pub fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn deepep_internode_rdma(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deepep_internode_rdma(ctx: &Context) -> Vec<Fired> {
     if !ctx.moe_a2a().is_some_and(|a| a.starts_with("deepep")) || ctx.nnodes() < 2 {
         return vec![];
     }

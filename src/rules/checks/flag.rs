@@ -8,7 +8,7 @@ use crate::sglang::opt;
 use crate::sglang::renames;
 
 /// Long options as written on the command line, in order (`--x` and `--x=v` both give `--x`).
-pub fn written(ctx: &Context) -> Vec<String> {
+pub(crate) fn written(ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
     // A set beside the list: a config file can add many thousands of options.
     let mut seen = std::collections::HashSet::new();
@@ -55,7 +55,7 @@ fn prefix_matches<'a>(ctx: &'a Context, w: &str) -> Vec<&'a str> {
         .collect()
 }
 
-pub fn renamed(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn renamed(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for w in written(ctx) {
         let Some(to) = renames::counterpart(&w) else {
@@ -105,7 +105,7 @@ fn used(ctx: &Context, a: &flagset::Action) -> bool {
             == 1
 }
 
-pub fn deprecated(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn deprecated(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
     for a in &ctx.user().command_line().flags.actions {
         let Some(new) = a.deprecated_for.as_deref() else {
@@ -135,7 +135,7 @@ pub fn deprecated(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-pub fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn dp_attention_deprecated(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().knows(opt::ATTN_DP_SIZE) || !ctx.user().is_set(opt::ENABLE_DP_ATTENTION) {
         return vec![];
     }
@@ -241,7 +241,7 @@ fn same_setting(ctx: &Context, written: &str, abbreviated: &str) -> bool {
 }
 
 /// FLAG004: argparse rejects it (no option, or several, starts with it).
-pub fn removed(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn removed(ctx: &Context) -> Vec<Fired> {
     foreign(ctx)
         .into_iter()
         .filter(|f| f.prefix_of.len() != 1)
@@ -258,7 +258,7 @@ pub fn removed(ctx: &Context) -> Vec<Fired> {
 
 /// FLAG005: argparse reads it as the abbreviation of the same setting: it runs, but only while
 /// no new option shares the prefix.
-pub fn abbreviates_same(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn abbreviates_same(ctx: &Context) -> Vec<Fired> {
     foreign(ctx)
         .into_iter()
         .filter_map(|f| match f.prefix_of.as_slice() {
@@ -272,7 +272,7 @@ pub fn abbreviates_same(ctx: &Context) -> Vec<Fired> {
 }
 
 /// FLAG006: argparse reads it as the abbreviation of a different option.
-pub fn abbreviates_other(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn abbreviates_other(ctx: &Context) -> Vec<Fired> {
     foreign(ctx)
         .into_iter()
         .filter_map(|f| match f.prefix_of.as_slice() {
@@ -291,7 +291,7 @@ fn replacement(ctx: &Context, w: &str) -> Option<(&'static str, String)> {
 }
 
 /// FLAG007: a flag SGLang replaced by an option with a value, which this release refuses.
-pub fn replaced(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn replaced(ctx: &Context) -> Vec<Fired> {
     written(ctx)
         .into_iter()
         .filter_map(|w| {

@@ -2,27 +2,27 @@
 //! fix it proposes would be applied, so a fixed command line no longer fires (the planning
 //! pipeline's fixpoint loop converges).
 
-pub mod ar;
-pub mod arch;
-pub mod attn;
-pub mod auto;
-pub mod cache;
-pub mod cg;
-pub mod comm;
-pub mod dpa;
-pub mod env;
-pub mod ep;
-pub mod flag;
-pub mod matrix;
-pub mod model;
-pub mod par;
-pub mod pkg;
-pub mod quant;
-pub mod quant_block;
-pub mod quant_compat;
-pub mod spec;
-pub mod srv;
-pub mod top;
+pub(crate) mod ar;
+pub(crate) mod arch;
+pub(crate) mod attn;
+pub(crate) mod auto;
+pub(crate) mod cache;
+pub(crate) mod cg;
+pub(crate) mod comm;
+pub(crate) mod dpa;
+pub(crate) mod env;
+pub(crate) mod ep;
+pub(crate) mod flag;
+pub(crate) mod matrix;
+pub(crate) mod model;
+pub(crate) mod par;
+pub(crate) mod pkg;
+pub(crate) mod quant;
+pub(crate) mod quant_block;
+pub(crate) mod quant_compat;
+pub(crate) mod spec;
+pub(crate) mod srv;
+pub(crate) mod top;
 
 pub(crate) use super::view::*;
 pub(crate) use super::{Context, Fired};

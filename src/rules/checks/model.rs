@@ -149,7 +149,7 @@ fn elsewhere(m: &ModelFacts, at: usize) -> String {
 }
 
 /// MODEL001: a release without the Transformers fallback stops on a name its registry lacks.
-pub fn unsupported(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn unsupported(ctx: &Context) -> Vec<Fired> {
     if at_least(ctx.version, TRANSFORMERS_FALLBACK_FROM) {
         return vec![];
     }
@@ -171,7 +171,7 @@ pub fn unsupported(ctx: &Context) -> Vec<Fired> {
 
 /// MODEL002: from the fallback on, SGLang serves an unknown name through its generic
 /// Transformers backend, if transformers or the checkpoint's own code has the class.
-pub fn transformers_fallback(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn transformers_fallback(ctx: &Context) -> Vec<Fired> {
     if !at_least(ctx.version, TRANSFORMERS_FALLBACK_FROM) {
         return vec![];
     }

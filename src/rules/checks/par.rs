@@ -3,7 +3,7 @@
 use super::*;
 use crate::sglang::opt;
 
-pub fn heads(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn heads(ctx: &Context) -> Vec<Fired> {
     let Some(m) = ctx.model else { return vec![] };
     let attn_tp = (ctx.tp() / ctx.attn_dp().max(1)).max(1) as u64;
     let mut out = vec![];
@@ -20,7 +20,7 @@ pub fn heads(ctx: &Context) -> Vec<Fired> {
 }
 
 /// PAR011: KV heads and the attention TP must divide one another.
-pub fn kv_heads(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn kv_heads(ctx: &Context) -> Vec<Fired> {
     let Some(m) = ctx.model else { return vec![] };
     let attn_tp = (ctx.tp() / ctx.attn_dp().max(1)).max(1) as u64;
     match m.num_key_value_heads {
@@ -39,7 +39,7 @@ pub fn kv_heads(ctx: &Context) -> Vec<Fired> {
     }
 }
 
-pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
     if ctx.nnodes() < 2
         || ctx.user().given(opt::DIST_INIT_ADDR)
         || ctx
@@ -55,7 +55,7 @@ pub fn dist_init_addr(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn nodes_divide(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn nodes_divide(ctx: &Context) -> Vec<Fired> {
     let (tp, pp, n) = (ctx.tp(), ctx.pp(), ctx.nnodes());
     if (tp * pp) % n == 0 {
         return vec![];
@@ -66,7 +66,7 @@ pub fn nodes_divide(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn pp_spec(ctx: &Context) -> Vec<Fired> {
     let pp = ctx.pp();
     if pp <= 1 {
         return vec![];
@@ -117,7 +117,7 @@ pub fn pp_spec(ctx: &Context) -> Vec<Fired> {
 /// (the rest is KV cache, activations and CUDA graphs).
 const ONE_NODE_WEIGHT_SHARE: f64 = 0.7;
 
-pub fn tp_across_nodes(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn tp_across_nodes(ctx: &Context) -> Vec<Fired> {
     let (n, pp, tp) = (ctx.nnodes(), ctx.pp(), ctx.tp());
     let spans = n / pp;
     if n < 2 || spans <= 1 {
@@ -157,7 +157,7 @@ pub fn tp_across_nodes(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn node_rank(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn node_rank(ctx: &Context) -> Vec<Fired> {
     let (r, n) = (ctx.user().int(opt::NODE_RANK).unwrap_or(0), ctx.nnodes());
     if r >= 0 && r < n {
         return vec![];
@@ -168,7 +168,7 @@ pub fn node_rank(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
     let mode = ctx
         .user()
         .sval(opt::DISAGGREGATION_MODE)
@@ -201,7 +201,7 @@ pub fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
     let Some(n) = ctx
         .args
         .get(opt::MOE_DENSE_TP_SIZE)

@@ -30,7 +30,7 @@ fn sm_names(gpus: &[&crate::facts::Gpu]) -> String {
     names.join("/")
 }
 
-pub fn torch_build(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn torch_build(ctx: &Context) -> Vec<Fired> {
     let Some(pkgs) = ctx.packages else {
         return vec![];
     };
@@ -95,7 +95,7 @@ pub fn torch_build(ctx: &Context) -> Vec<Fired> {
     }
 }
 
-pub fn sgl_kernel_sm120(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn sgl_kernel_sm120(ctx: &Context) -> Vec<Fired> {
     let Some(k) = pkg(ctx, |p| p.sgl_kernel()) else {
         return vec![];
     };
@@ -122,7 +122,7 @@ pub fn sgl_kernel_sm120(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn nccl_2_26_2(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn nccl_2_26_2(ctx: &Context) -> Vec<Fired> {
     let Some(nccl) = pkg(ctx, |p| p.nccl()) else {
         return vec![];
     };
@@ -148,7 +148,7 @@ pub fn nccl_2_26_2(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn torch_2_9_1_cudnn(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn torch_2_9_1_cudnn(ctx: &Context) -> Vec<Fired> {
     let (Some(torch), Some(cudnn)) = (pkg(ctx, |p| p.torch()), pkg(ctx, |p| p.cudnn())) else {
         return vec![];
     };
@@ -183,7 +183,7 @@ pub fn torch_2_9_1_cudnn(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn nvfp4_flashinfer(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn nvfp4_flashinfer(ctx: &Context) -> Vec<Fired> {
     let Some(fi) = pkg(ctx, |p| p.flashinfer()) else {
         return vec![];
     };
@@ -210,7 +210,7 @@ pub fn nvfp4_flashinfer(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn flashinfer_jit_cuda(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn flashinfer_jit_cuda(ctx: &Context) -> Vec<Fired> {
     let Some(pkgs) = ctx.packages else {
         return vec![];
     };

@@ -80,7 +80,7 @@ fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts
 }
 
 /// QUANT010: the loader's own refusal of a method below its minimum capability.
-pub fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
     let Some(q) = ctx.quant() else {
         return vec![];
     };
@@ -104,7 +104,7 @@ pub fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
 }
 
 /// QUANT001: FP8 MoE experts on GPUs before SM89 (Triton's fp8e4nv kernels; reports pin it).
-pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
     let Some((q, bad)) = fp8_on_old_gpus(ctx).filter(|_| ctx.model_is_moe()) else {
         return vec![];
     };
@@ -116,7 +116,7 @@ pub fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
 }
 
 /// QUANT007: FP8 on a dense (or unknown) model on GPUs before SM89 without a Marlin fallback.
-pub fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
     let Some((q, bad)) = fp8_on_old_gpus(ctx).filter(|_| !ctx.model_is_moe()) else {
         return vec![];
     };
@@ -147,7 +147,7 @@ pub fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn fp4_pre_blackwell(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fp4_pre_blackwell(ctx: &Context) -> Vec<Fired> {
     // Where the loader itself refuses the method, QUANT010 says so.
     let Some(q) = ctx
         .quant()
@@ -167,7 +167,7 @@ pub fn fp4_pre_blackwell(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn nvfp4_sm12x(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn nvfp4_sm12x(ctx: &Context) -> Vec<Fired> {
     let Some(q) = ctx.quant().filter(|q| is_nvfp4(q)) else {
         return vec![];
     };
@@ -182,7 +182,7 @@ pub fn nvfp4_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn fp8_sm12x(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fp8_sm12x(ctx: &Context) -> Vec<Fired> {
     let Some(q) = ctx.quant().filter(|q| is_fp8(q) || q == "mxfp8") else {
         return vec![];
     };
@@ -198,7 +198,7 @@ pub fn fp8_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("DeepseekV32ForCausalLM") {
         return vec![];
     }

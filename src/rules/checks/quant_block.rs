@@ -301,7 +301,7 @@ fn evidenced(b: &Misfit) -> bool {
 }
 
 /// QUANT006: the experts' (or a shared expert's) shards are not whole blocks.
-pub fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
     match block_misfits(ctx) {
         Some(f) if f.bad.iter().any(evidenced) => {
             let bad: Vec<Misfit> = f.bad.into_iter().filter(evidenced).collect();
@@ -314,7 +314,7 @@ pub fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
 }
 
 /// QUANT008: only attention or dense-MLP shards are not whole blocks.
-pub fn fp8_block_shard_dense(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn fp8_block_shard_dense(ctx: &Context) -> Vec<Fired> {
     match block_misfits(ctx) {
         Some(f) if !f.bad.iter().any(evidenced) => {
             vec![Fired::new(misfit_message(

@@ -15,7 +15,7 @@ fn accepted(checkpoint: &str) -> String {
 
 /// QUANT009: the release's model config refuses `--quantization` for this checkpoint
 /// (a different method, not compatible, no override can take the pair over).
-pub fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
     let Some(given) = ctx.quant_given() else {
         return vec![];
     };

@@ -3,7 +3,7 @@
 use super::*;
 use crate::sglang::opt;
 
-pub fn pcie_tp(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn pcie_tp(ctx: &Context) -> Vec<Fired> {
     let algo = ctx.spec_algo().unwrap_or_default();
     if !ctx.spec_eagle() || ctx.tp() < 4 || !ctx.tp_pcie_only() {
         return vec![];
@@ -15,7 +15,7 @@ pub fn pcie_tp(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn dp_attention_unsupported(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn dp_attention_unsupported(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx
         .spec_algo()
         .filter(|a| a == "NGRAM" || a == "STANDALONE")
@@ -30,7 +30,7 @@ pub fn dp_attention_unsupported(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     if !ctx.spec_eagle() || !ctx.dp_attention() {
         return vec![];
     }
@@ -55,7 +55,7 @@ fn topk(ctx: &Context) -> i64 {
     ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK).unwrap_or(1)
 }
 
-pub fn topk_page_size(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     // The page size in effect: the user's, or the one SGLang's backend choice forces.
     let (k, page) = (topk(ctx), ctx.server.page_size as i64);
     if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
@@ -110,7 +110,7 @@ fn resolved_topk(ctx: &Context) -> i64 {
     }
 }
 
-pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     let k = resolved_topk(ctx);
     // SGLang checks after its own pick: 0.5.6.post1–post2 pick trtllm_mha before filling in
     // the top-k.
@@ -166,7 +166,7 @@ pub fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
     if ctx
         .user()
         .sval(opt::SPECULATIVE_MOE_RUNNER_BACKEND)
@@ -180,7 +180,7 @@ pub fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn side_effects(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn side_effects(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
@@ -192,7 +192,7 @@ pub fn side_effects(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn flex_attention(ctx: &Context) -> Vec<Fired> {
     // ServerArgs asserts on the main backend only.
     if ctx.spec_algo().is_none()
         || ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() != Some("flex_attention")
@@ -205,7 +205,7 @@ pub fn flex_attention(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn lora(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn lora(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
@@ -225,7 +225,7 @@ pub fn lora(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn small_gpu(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
@@ -242,7 +242,7 @@ pub fn small_gpu(ctx: &Context) -> Vec<Fired> {
 
 /// The draft model can't be read offline, so the memory plan counts its weights and KV layers
 /// as zero. Reads the draft as gathered for the memory planner.
-pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn draft_unknown(ctx: &Context) -> Vec<Fired> {
     let Some(spec) = ctx.server.speculative.as_ref() else {
         return vec![];
     };
@@ -274,7 +274,7 @@ pub fn draft_unknown(ctx: &Context) -> Vec<Fired> {
 
 /// SPEC012: 0.4.9.post5–0.5.1.x build a hybrid attention backend when prefill and decode differ,
 /// and its model runner asserts speculative decoding is off.
-pub fn hybrid_backends(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn hybrid_backends(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };

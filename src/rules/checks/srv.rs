@@ -6,7 +6,7 @@ use crate::sglang::opt;
 /// Object-store URIs SGLang exempts from the colon check (`is_runai_obj_uri`, runai_utils.py).
 const OBJ_SCHEMES: &[&str] = &["s3://", "gs://", "az://"];
 
-pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
     // Unset, SGLang defaults the served name to --model-path (_handle_missing_default_values)
     // before validating it.
     let (name, from) = match ctx.user().sval(opt::SERVED_MODEL_NAME) {
@@ -32,7 +32,7 @@ pub fn served_model_name_colon(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(msg)]
 }
 
-pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn priority_policy(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_PRIORITY_SCHEDULING) {
         return vec![];
     }
@@ -48,7 +48,7 @@ pub fn priority_policy(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn retraction_priority(ctx: &Context) -> Vec<Fired> {
     if ctx.user().sval(opt::RETRACTION_POLICY).as_deref() != Some("priority")
         || ctx.user().flag(opt::ENABLE_PRIORITY_SCHEDULING)
     {
@@ -60,7 +60,7 @@ pub fn retraction_priority(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn grpc_port(ctx: &Context) -> Vec<Fired> {
     let (Some(g), Some(p)) = (ctx.user().int(opt::GRPC_PORT), ctx.user().int(opt::PORT)) else {
         return vec![];
     };
@@ -72,7 +72,7 @@ pub fn grpc_port(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
     if !(ctx.user().flag(opt::ENABLE_TOKENIZER_BATCH_ENCODE)
         && ctx.user().flag(opt::ENABLE_DYNAMIC_BATCH_TOKENIZER))
     {
@@ -83,7 +83,7 @@ pub fn tokenizer_batching(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
-pub fn quant_communications(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn quant_communications(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_QUANT_COMMUNICATIONS) {
         return vec![];
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub fn mig(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn mig(ctx: &Context) -> Vec<Fired> {
     let mig: Vec<_> = ctx.used().into_iter().filter(|g| g.mig_enabled).collect();
     if mig.is_empty() {
         return vec![];
@@ -13,7 +13,7 @@ pub fn mig(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-pub fn mixed(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn mixed(ctx: &Context) -> Vec<Fired> {
     let used = ctx.used();
     let Some(first) = used.first() else {
         return vec![];
@@ -32,7 +32,7 @@ pub fn mixed(ctx: &Context) -> Vec<Fired> {
 }
 
 /// CUDA stops reading `CUDA_VISIBLE_DEVICES` at the first entry it can't use.
-pub fn visible_devices_ignored(ctx: &Context) -> Vec<Fired> {
+pub(crate) fn visible_devices_ignored(ctx: &Context) -> Vec<Fired> {
     let Some(stop) = crate::facts::gpus::visible(ctx.topology, ctx.env).stopped else {
         return vec![];
     };

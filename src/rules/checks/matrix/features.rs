@@ -10,7 +10,7 @@ use super::super::*;
 use crate::sglang::opt;
 
 /// Named features: what the resolved server does, beyond one option's value.
-pub const NAMED: &[&str] = &[
+pub(crate) const NAMED: &[&str] = &[
     "pp",
     "dp-attention",
     "ep",
@@ -24,7 +24,7 @@ pub const NAMED: &[&str] = &[
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Feature {
+pub(crate) enum Feature {
     Named(&'static str),
     On(String),
     Off(String),
@@ -35,14 +35,14 @@ pub enum Feature {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cmp {
+pub(crate) enum Cmp {
     Ge,
     Lt,
     Eq,
 }
 
 impl Feature {
-    pub fn parse(s: &str) -> Result<Feature, String> {
+    pub(crate) fn parse(s: &str) -> Result<Feature, String> {
         if let Some(n) = NAMED.iter().find(|n| **n == s) {
             return Ok(Feature::Named(n));
         }
@@ -68,7 +68,7 @@ impl Feature {
     }
 
     /// The feature as the table spells it.
-    pub fn spelling(&self) -> String {
+    pub(crate) fn spelling(&self) -> String {
         match self {
             Feature::Named(n) => (*n).to_string(),
             Feature::On(o) => o.clone(),
@@ -89,7 +89,7 @@ impl Feature {
 
     /// The SGLang option the feature reads, if it reads one.
     #[cfg(test)]
-    pub fn option(&self) -> Option<&str> {
+    pub(crate) fn option(&self) -> Option<&str> {
         match self {
             Feature::On(o) | Feature::Off(o) | Feature::Value(o, _) => Some(o),
             _ => None,
@@ -97,7 +97,7 @@ impl Feature {
     }
 
     /// How this server has the feature, in a few words; `None` when it does not.
-    pub fn holds(&self, ctx: &Context) -> Option<String> {
+    pub(crate) fn holds(&self, ctx: &Context) -> Option<String> {
         match self {
             Feature::Named(n) => named(ctx, n),
             Feature::On(o) => ctx.user().flag(o).then(|| o.clone()),

@@ -5,7 +5,7 @@
 //! says the outcome (error: that release rejects or crashes at start-up; warning: known to
 //! break), which the catalogue tests hold the table to. One evaluator runs every code's rows.
 
-pub mod features;
+pub(crate) mod features;
 
 use std::sync::OnceLock;
 
@@ -19,7 +19,7 @@ use features::Feature;
 /// What the release does with the combination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Refused at start-up (an assertion or `ValueError` in SGLang's own checks).
     Rejected,
     /// Starts, then fails or misbehaves, by public reports.
@@ -29,7 +29,7 @@ pub enum Outcome {
 /// A repair that makes the row stop holding without changing what the user asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum RowFix {
+pub(crate) enum RowFix {
     AddFlag(String),
     /// Set an option the user left to SGLang's default.
     Set(String, String),
@@ -51,20 +51,20 @@ struct RawRow {
 
 /// One row of the matrix, checked and parsed.
 #[derive(Debug, Clone)]
-pub struct Row {
-    pub code: Code,
-    pub features: Vec<Feature>,
-    pub versions: String,
-    pub outcome: Outcome,
-    pub effect: String,
-    pub advice: String,
-    pub fix: Option<RowFix>,
+pub(crate) struct Row {
+    pub(crate) code: Code,
+    pub(crate) features: Vec<Feature>,
+    pub(crate) versions: String,
+    pub(crate) outcome: Outcome,
+    pub(crate) effect: String,
+    pub(crate) advice: String,
+    pub(crate) fix: Option<RowFix>,
     /// URLs of public reports, or `sglang: <file>` for checks read in SGLang's own code.
-    pub evidence: Vec<String>,
+    pub(crate) evidence: Vec<String>,
 }
 
 /// The table as embedded, every row checked.
-pub fn parse(text: &str) -> Result<Vec<Row>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Row>, String> {
     let raw: Vec<RawRow> = serde_json::from_str(text).map_err(|e| e.to_string())?;
     raw.into_iter()
         .enumerate()
@@ -103,7 +103,7 @@ fn row(r: RawRow) -> Result<Row, String> {
 }
 
 /// Every row of `data/matrix.json`.
-pub fn table() -> &'static [Row] {
+pub(crate) fn table() -> &'static [Row] {
     static ROWS: OnceLock<Vec<Row>> = OnceLock::new();
     ROWS.get_or_init(|| {
         // Embedded data, validated by tests: a malformed table is a build bug.
@@ -150,7 +150,7 @@ fn fix(ctx: &Context, row: &Row) -> Option<crate::rules::Fix> {
 }
 
 /// The rows of `code` as a markdown section for `explain`; `None` for codes outside the matrix.
-pub fn explain_rows(code: Code) -> Option<String> {
+pub(crate) fn explain_rows(code: Code) -> Option<String> {
     let rows: Vec<&Row> = table().iter().filter(|r| r.code == code).collect();
     if rows.is_empty() {
         return None;
