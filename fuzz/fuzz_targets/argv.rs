@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = args.namespace();
     let _ = args.effective_tokens();
     let _ = Parallel::of(&args).ranks_per_node();
-    let _ = Layout::from_args(&args).ranks_per_node();
+    let _ = Layout::from_args(&args).ranks_per_node;
     let recovered = args.recover();
     let _ = approx::judge(&args, &recovered, &approx::neighbours(&flags.version));
 

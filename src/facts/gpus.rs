@@ -440,7 +440,7 @@ pub struct Layout {
     pub(crate) tp_per_node: usize,
     pub(crate) pp_per_node: usize,
     /// Scheduler processes (one GPU each) this node runs: SGLang's layout's count.
-    pub(crate) ranks_per_node: usize,
+    pub ranks_per_node: usize,
     pub(crate) base_gpu_id: i64,
     pub(crate) gpu_id_step: i64,
     /// Ordinal distance between replicas.
