@@ -49,7 +49,16 @@ fn launcher_std_at(path: &Path) -> std::process::Command {
         }
     }
     c.envs(ISOLATION);
+    c.env("XDG_STATE_HOME", state_home());
     c
+}
+
+/// Where the launchers of this test run keep their run records and observations (a test that
+/// reads them sets its own): never the host's state directory.
+fn state_home() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("a temporary state directory"))
+        .path()
 }
 
 /// What every launcher the tests run is given: no colour, no config file of the host's, and
@@ -239,7 +248,8 @@ pub fn transcript_of(cmd: &mut Command, paths: &[(&Path, &str)]) -> (std::proces
     let mut line = String::from("$");
     for (k, v) in cmd.get_envs() {
         let Some(v) = v else { continue };
-        let fixed = ISOLATION.iter().any(|(fk, fv)| k == *fk && v == *fv);
+        let fixed = ISOLATION.iter().any(|(fk, fv)| k == *fk && v == *fv)
+            || (k == "XDG_STATE_HOME" && v == state_home().as_os_str());
         if !fixed {
             line += &format!(" {}={}", k.to_string_lossy(), quote(v));
         }

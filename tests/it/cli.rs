@@ -352,6 +352,7 @@ fn run_execs_sglang_in_the_same_process_with_byte_exact_args() {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sglang-launch"));
     cmd.current_dir(ROOT)
         .env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", dir.path())
         .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
         .args(["run", "--python"])
         .arg(&py)

@@ -87,6 +87,7 @@ fn off_mode_execs_the_command_untouched_in_the_same_process() {
     let py = fake_venv(t.path());
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sglang-launch"));
     cmd.current_dir(ROOT)
+        .env("XDG_STATE_HOME", t.path())
         .env("SGLANG_CUSTOM_ALLREDUCE_ALGO", "1stage")
         .env("SGLANG_LAUNCH_MODE", "off")
         .env("SGLANG_LAUNCH_PYTHON", &py)
