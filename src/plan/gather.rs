@@ -142,6 +142,11 @@ const SHAPING: [&str; 5] = [
     opt::DTYPE,
 ];
 
+/// The target's path and revision.
+fn target(args: &SglangArgs) -> Option<(&str, Option<&str>)> {
+    Some((args.str(opt::MODEL_PATH)?, args.str(opt::REVISION)))
+}
+
 /// Where a model is read from: its path, revision and `--download-dir`.
 fn place(path: &str, revision: Option<&str>, args: &SglangArgs) -> String {
     let dir = args.str(opt::DOWNLOAD_DIR).unwrap_or_default();
@@ -172,12 +177,12 @@ impl Models {
     pub(crate) fn gather(args: &SglangArgs, env: &Env, hub: hub::Settings) -> Models {
         let mut models = Models::none();
         let mut session = hub::Session::new(hub);
-        if let Some(path) = args.str(opt::MODEL_PATH) {
-            models.fetch(&mut session, path, args.str(opt::REVISION), env, args);
+        if let Some((path, revision)) = target(args) {
+            models.fetch(&mut session, path, revision, env, args);
         }
+        // The draft's path may come from the target's config (its MTP layers).
         models.derive_for(args);
-        if let Some(path) = models.draft_path(args) {
-            let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
+        if let Some((path, revision)) = models.draft_of(args) {
             models.fetch(&mut session, &path, revision, env, args);
         }
         models
@@ -209,11 +214,10 @@ impl Models {
     /// The facts of the target and the separate draft under these arguments, where not derived
     /// yet (pure: from what [`Models::gather`] read).
     pub(crate) fn derive_for(&mut self, args: &SglangArgs) {
-        if let Some(path) = args.str(opt::MODEL_PATH) {
-            self.derive(place(path, args.str(opt::REVISION), args), args);
+        if let Some((path, revision)) = target(args) {
+            self.derive(place(path, revision, args), args);
         }
-        if let Some(path) = self.draft_path(args) {
-            let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
+        if let Some((path, revision)) = self.draft_of(args) {
             self.derive(place(&path, revision, args), args);
         }
     }
@@ -241,22 +245,21 @@ impl Models {
 
     /// The target model as derived (after [`Models::derive_for`]).
     pub(crate) fn main(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        let path = args.str(opt::MODEL_PATH)?;
-        self.get(place(path, args.str(opt::REVISION), args), args)
+        let (path, revision) = target(args)?;
+        self.get(place(path, revision, args), args)
     }
 
     /// The separate speculative draft as derived (after [`Models::derive_for`]).
     pub(crate) fn draft(&self, args: &SglangArgs) -> Option<&ModelLoad> {
-        let path = self.draft_path(args)?;
-        let revision = args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION);
+        let (path, revision) = self.draft_of(args)?;
         self.get(place(&path, revision, args), args)
     }
 
-    fn draft_path(&self, args: &SglangArgs) -> Option<String> {
+    /// The separate draft's path and revision, when the line runs one.
+    fn draft_of<'a>(&self, args: &'a SglangArgs) -> Option<(String, Option<&'a str>)> {
         let main = self.main(args).and_then(|m| m.facts.as_ref());
-        Speculative::of(args, main)?
-            .separate_draft()
-            .map(str::to_owned)
+        let path = Speculative::of(args, main)?.separate_draft()?.to_owned();
+        Some((path, args.str(opt::SPECULATIVE_DRAFT_MODEL_REVISION)))
     }
 }
 

@@ -69,25 +69,16 @@ include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 pub(super) fn rules() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
-        let mut v: Vec<Rule> = ENTRIES
+        // `build.rs` writes the table family by family, number by number: the order listed.
+        ENTRIES
             .iter()
             .map(|(id, text, check)| {
                 // Embedded data, validated by tests: a malformed header is a build bug.
                 parse(*id, text, *check)
                     .unwrap_or_else(|e| panic!("data/rules/{}.md: {e}", id.as_str()))
             })
-            .collect();
-        v.sort_by_cached_key(|r| code_key(r.code));
-        v
+            .collect()
     })
-}
-
-/// Family, then number: `AR2` < `AR10` < `ARCH1`.
-fn code_key(code: &str) -> (String, u32) {
-    let i = code
-        .find(|c: char| c.is_ascii_digit())
-        .unwrap_or(code.len());
-    (code[..i].to_owned(), code[i..].parse().unwrap_or(0))
 }
 
 pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Result<Rule, String> {
@@ -177,9 +168,22 @@ mod tests {
         assert!(parse(Code::AR001, "code: AR001", None).is_err());
     }
 
+    /// Family, then number: `AR2` < `AR10` < `ARCH1`.
+    fn code_key(code: &str) -> (String, u32) {
+        let i = code
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(code.len());
+        (code[..i].to_owned(), code[i..].parse().unwrap_or(0))
+    }
+
     #[test]
     fn codes_sort_by_family_then_number() {
         assert!(code_key("AR2") < code_key("AR10"));
         assert!(code_key("AR10") < code_key("ARCH1"));
+        let keys: Vec<_> = rules().iter().map(|r| code_key(r.code)).collect();
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "the table is out of order"
+        );
     }
 }

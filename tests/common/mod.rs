@@ -56,9 +56,7 @@ fn launcher_std_at(path: &Path) -> std::process::Command {
 /// Where the launchers of this test run keep their run records and observations (a test that
 /// reads them sets its own): never the host's state directory.
 fn state_home() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("a temporary state directory"))
-        .path()
+    Path::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/state"))
 }
 
 /// What every launcher the tests run is given: no colour, no config file of the host's, and
