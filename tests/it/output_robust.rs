@@ -88,6 +88,7 @@ fn a_closed_stderr_never_stops_the_launch_nor_the_dry_run() {
             .args(["--", "--model-path", "m"])
             .env("NO_COLOR", "1")
             .env("SGLANG_LAUNCH_SYSTEM_CONFIG", "/nonexistent/x.toml")
+            .env("XDG_STATE_HOME", dir.path())
             .current_dir(ROOT)
             .output()
             .unwrap()
