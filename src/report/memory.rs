@@ -372,6 +372,7 @@ mod tests {
             unallocated: weights.map(|_| 7),
             cuda_graphs: 3000,
             activations: 4000,
+            buffers: Vec::new(),
             margin: 1600,
         };
         m.terms = terms(&m, &sizes);

@@ -91,16 +91,22 @@ fn too_high(j: &Judged) -> Option<Finding> {
     let slack_mib = j.base.mib * (1.0 - j.mfs);
     let r = j.reserve;
     (slack_mib < r.first_use).then(|| {
+        let buffers = r.buffers.iter().map(|b| b.mib as f64).sum::<f64>();
+        let named: String = r
+            .buffers
+            .iter()
+            .map(|b| format!(", {} {}", b.label, fmt_gib(b.mib as f64)))
+            .collect();
         Finding::new(
             Code::MEM003,
             format!(
                 "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs and \
-                 the first prefill need {} (graphs {}, activations {}); expect OOM during \
+                 the first prefill need {} (graphs {}, activations {}{named}); expect OOM during \
                  capture or at the first long prompt; planned value {:.3}",
                 fmt_gib(slack_mib),
                 fmt_gib(r.first_use),
                 fmt_gib(r.reserved.cuda_graphs as f64),
-                fmt_gib(r.first_use - r.reserved.cuda_graphs as f64),
+                fmt_gib(r.first_use - r.reserved.cuda_graphs as f64 - buffers),
                 r.planned,
             ),
         )
@@ -119,6 +125,12 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
         + state.unwrap_or(0.0)
         + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
     let free = b.tightest.memory_free_mib();
+    let buffers: String = j
+        .reserve
+        .buffers
+        .iter()
+        .map(|b| format!("{}+", b.label))
+        .collect();
     let state_part = state.map_or(String::new(), |s| {
         format!(", Mamba state pool {}", fmt_gib(s))
     });
@@ -126,7 +138,7 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
         Code::MEM005,
         format!(
             "model does not fit: projected {} per GPU (weights {}{state_part}, \
-             graphs+activations+margin {}) vs {} free on GPU {}; try {}",
+             graphs+activations+{buffers}margin {}) vs {} free on GPU {}; try {}",
             fmt_gib(w + overheads),
             fmt_gib(w),
             fmt_gib(j.reserve.slack_needed),

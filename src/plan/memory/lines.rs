@@ -2,6 +2,7 @@
 //! lines of each group follow SGLang's arithmetic, and what the static pool or the reserve
 //! outside it leaves over, or lacks, has a line of its own, so the table always adds up.
 
+use super::buffers::Buffer;
 use super::model::{Group, MemoryPlan, Role, Term, sum, unallocated_label};
 
 /// What each term holds, MiB per GPU, as the planner sized it.
@@ -22,6 +23,8 @@ pub(crate) struct Sizes {
     pub(crate) unallocated: Option<i64>,
     pub(crate) cuda_graphs: u64,
     pub(crate) activations: u64,
+    /// Made at the first forward pass, each its own line.
+    pub(crate) buffers: Vec<Buffer>,
     pub(crate) margin: u64,
 }
 
@@ -61,8 +64,9 @@ pub(crate) fn terms(m: &MemoryPlan, s: &Sizes) -> Vec<Term> {
     t.extend([
         shown(Role::CudaGraphs, "CUDA graphs", s.cuda_graphs),
         shown(Role::Activations, "activations + workspaces", s.activations),
-        shown(Role::Margin, "margin", s.margin),
     ]);
+    t.extend(s.buffers.iter().map(|b| shown(b.role, b.label, b.mib)));
+    t.push(shown(Role::Margin, "margin", s.margin));
     let lines = |t: &[Term], g: Group| sum(t.iter().filter(|t| t.role.group() == g));
     let left = m
         .baseline_mib

@@ -15,6 +15,7 @@
 //! Pure: it reads the resolved [`Context`] only.
 
 use crate::sglang::opt;
+mod buffers;
 mod draft;
 mod findings;
 mod implausible;
@@ -96,6 +97,9 @@ struct Pools {
 /// Our reserve terms and the fractions they give.
 struct Reserve {
     reserved: Reserved,
+    /// The backends' buffers made at the first forward pass (none where a start measured the
+    /// capture: they are inside it).
+    buffers: Vec<buffers::Buffer>,
     /// Graphs + activations + margin: what must stay outside the static pool, MiB.
     slack_needed: f64,
     /// What the first use itself takes outside the pool, MiB: graphs and the activations of
@@ -220,12 +224,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
         .rest_mib(base.mib, mfs)
         .zip(kv_mib)
         .map(|(rest, kv)| (rest - state.map_or(0.0, |s| s.mib) - kv).floor() as i64);
-    let sizes = sizes(
-        &sizing,
-        &reserve.reserved,
-        (kv_tokens, kv_mib, state),
-        unallocated,
-    );
+    let sizes = sizes(&sizing, &reserve, (kv_tokens, kv_mib, state), unallocated);
     memory.terms = lines::terms(&memory, &sizes);
     MemoryOutcome {
         planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
@@ -329,13 +328,14 @@ fn state_cap(ctx: &Context, mrr: u64, state: Option<mamba::StatePool>) -> u64 {
 /// What each term of the table holds, MiB.
 fn sizes(
     s: &Sizing,
-    r: &Reserved,
+    reserve: &Reserve,
     (kv_tokens, kv_mib, state): (Option<u64>, Option<f64>, Option<mamba::StatePool>),
     unallocated: Option<i64>,
 ) -> lines::Sizes {
     let swa = swa_tokens(s, kv_tokens)
         .zip(s.cell.as_ref())
         .map_or(0.0, |(t, c)| t as f64 * c.swa_token_bytes as f64 / MIB);
+    let r = &reserve.reserved;
     lines::Sizes {
         other_processes: r.other_processes,
         cuda_context: r.cuda_context,
@@ -351,6 +351,7 @@ fn sizes(
         unallocated,
         cuda_graphs: r.cuda_graphs,
         activations: r.activations,
+        buffers: reserve.buffers.clone(),
         margin: r.margin,
     }
 }
@@ -513,10 +514,16 @@ fn reserve(
     let largest_graph = captured.iter().copied().max().unwrap_or(1).max(1) as u64;
     let first_batch = act(mrr_estimate.min(largest_graph));
     // The req-to-token table is sized by the full request pool whatever the batch.
+    let buffers = match sizing.graphs_mib {
+        Some(_) => Vec::new(),
+        None => buffers::at_first_use(ctx),
+    };
+    let buffers_mib = buffers.iter().map(|b| b.mib as f64).sum::<f64>();
     let first_use = cuda_graphs as f64 + first_batch.needed_mib() - first_batch.req_to_token
-        + act(mrr_estimate).req_to_token;
+        + act(mrr_estimate).req_to_token
+        + buffers_mib;
     let margin = ((capacity as f64 * 0.02) as u64).max(1024);
-    let slack_needed = (cuda_graphs + activations + margin) as f64;
+    let slack_needed = (cuda_graphs + activations + margin) as f64 + buffers_mib;
     let (physics, planned) = fractions(base.mib, slack_needed, d.mem_fraction_static);
     Reserve {
         reserved: Reserved {
@@ -528,6 +535,7 @@ fn reserve(
             other_processes: base.tightest.memory_used_mib.unwrap_or(0),
             margin,
         },
+        buffers,
         slack_needed,
         first_use,
         physics,
