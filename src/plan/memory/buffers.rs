@@ -3,7 +3,9 @@
 //! Each is a term of its own; a new one is a [`Role`] and a line in [`at_first_use`].
 
 use super::model::Role;
+use super::terms::MIB;
 use crate::resolve::Context;
+use crate::sglang::opt;
 
 /// One buffer, per GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,7 +16,193 @@ pub(crate) struct Buffer {
     pub(crate) mib: u64,
 }
 
-/// The buffers the line's backends allocate at their first use (none sized yet).
-pub(super) fn at_first_use(_ctx: &Context) -> Vec<Buffer> {
-    Vec::new()
+/// The buffers the line's backends allocate at their first use.
+pub(super) fn at_first_use(ctx: &Context) -> Vec<Buffer> {
+    [deepep(ctx)].into_iter().flatten().collect()
+}
+
+/// SGLang's DeepEP buffer, one per rank of the TP group, made at the first dispatch: normal
+/// mode's NVLink buffer, and the NVSHMEM buffer of low-latency mode (or of normal mode across
+/// nodes); `auto`, the default, makes both. Sized as DeepEP's own size hints size them for its
+/// default configs (20 SMs) and BF16 tokens, the NVSHMEM part in the 512 MiB granules DeepEP
+/// maps its heap in. `--deepep-config` tunes only the normal part, which is the smaller.
+fn deepep(ctx: &Context) -> Option<Buffer> {
+    if ctx.server.moe_a2a.as_deref() != Some("deepep") {
+        return None;
+    }
+    let m = ctx.model?;
+    let hidden = m.hidden_size?;
+    let redundant = ctx.args.int(opt::EP_NUM_REDUNDANT_EXPERTS).unwrap_or(0);
+    let experts = m.num_experts? + u64::try_from(redundant).ok()?;
+    let ranks = u64::try_from(ctx.server.parallel.tp).ok()?.max(1);
+    let mode = ctx.args.str(opt::DEEPEP_MODE).unwrap_or("auto");
+    let tokens = ctx
+        .env
+        .get("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(128);
+    let (nvl, mut rdma) = match mode {
+        "low_latency" => (0, 0),
+        _ => normal_bytes(hidden * 2, ranks)?,
+    };
+    if mode != "normal" {
+        rdma = rdma.max(low_latency_bytes(tokens, hidden, ranks, experts));
+    }
+    let granule = 512 * 1024 * 1024;
+    let rdma = rdma.div_ceil(granule) * granule;
+    Some(Buffer {
+        role: Role::DeepepBuffers,
+        label: "DeepEP all-to-all buffers",
+        mib: ((nvl + rdma) as f64 / MIB).ceil() as u64,
+    })
+}
+
+/// Normal mode's NVLink and RDMA bytes: the larger of the dispatch and combine configs'
+/// hints. DeepEP has configs for these rank counts only (and refuses others).
+fn normal_bytes(hidden_bytes: u64, ranks: u64) -> Option<(u64, u64)> {
+    // Ranks → NVLink receive tokens per channel, RDMA send tokens of dispatch and combine.
+    const CONFIGS: [(u64, u64, u64, u64); 10] = [
+        (2, 256, 6, 6),
+        (4, 256, 6, 6),
+        (8, 256, 6, 6),
+        (16, 288, 20, 28),
+        (24, 288, 32, 20),
+        (32, 288, 32, 20),
+        (64, 288, 28, 20),
+        (128, 560, 32, 12),
+        (144, 720, 12, 8),
+        (160, 720, 12, 8),
+    ];
+    let &(_, nvl_recv, send_d, send_c) = CONFIGS.iter().find(|c| c.0 == ranks)?;
+    let channels = 10;
+    let nvl_ranks = ranks.min(8);
+    let rdma_ranks = (ranks / 8).max(1);
+    // A token's hidden states, source meta, top-k indices and weights, and scales.
+    let per_token = hidden_bytes + 8 + 128 * 8 + 128 * 4 + 128 * 4;
+    let nvl = channels * nvl_ranks * (2 * rdma_ranks + 3) * 4
+        + channels * nvl_ranks * nvl_recv * per_token;
+    if ranks <= 8 {
+        return Some((align(nvl, 128), 0));
+    }
+    let rdma_recv = send_d.max(send_c).max(1);
+    let rdma_recv = 128u64.div_ceil(rdma_recv) * rdma_recv;
+    let rdma = channels * rdma_ranks * (8 * 2 + 2) * 2 * 4
+        + channels * rdma_ranks * rdma_recv * (per_token + 16) * 2
+        + 1024 * 1024;
+    Some((align(nvl, 128), align(rdma, 128)))
+}
+
+/// Low-latency mode's RDMA bytes: double send, receive and signalling buffers for
+/// `tokens` per rank to every expert.
+fn low_latency_bytes(tokens: u64, hidden: u64, ranks: u64, experts: u64) -> u64 {
+    let scales = hidden / 128;
+    let dispatch_msg = 16 + (hidden * 2).max(hidden + scales * 4);
+    let combine_msg = scales * 4 + hidden * 2;
+    let send = (tokens * dispatch_msg).max(experts * tokens * combine_msg);
+    let recv = (experts * tokens * dispatch_msg).max(experts * tokens * combine_msg);
+    let signal = align(experts * 8 + experts / ranks * 4, 128);
+    let total = 2 * (send + recv + signal);
+    (total + 128) / 128 * 128
+}
+
+fn align(v: u64, to: u64) -> u64 {
+    v.div_ceil(to) * to
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{model, node};
+    use super::super::{MemoryOutcome, plan};
+    use super::*;
+    use crate::facts::Env;
+    use crate::resolve::Facts;
+    use crate::sglang::{SglangArgs, flagset};
+    use serde_json::{Value, json};
+
+    const H200: u64 = 143771;
+
+    /// DeepSeek-V3 at TP 8 on eight H200s under 0.5.5, with these arguments and variables.
+    fn dsv3(values: &[(&str, Value)], vars: &[(&str, &str)]) -> MemoryOutcome {
+        let m = model("deepseek-ai__DeepSeek-V3");
+        let topo = node(8, H200, 0, "9.0", true);
+        let mut all = vec![(opt::TP_SIZE, json!(8))];
+        all.extend(values.iter().cloned());
+        let args = SglangArgs::with_values(flagset::get("0.5.5").unwrap(), &all);
+        let env = Env::from_raw(vars.iter().map(|(k, v)| ((*k).into(), (*v).into())));
+        let gpus: Vec<u32> = (0..8).collect();
+        plan(&Context::new(Facts {
+            version: "0.5.5",
+            args: &args,
+            env: &env,
+            topology: &topo,
+            gpus: &gpus,
+            model: Some(&m),
+            draft: None,
+            host: None,
+            packages: None,
+        }))
+    }
+
+    fn term(o: &MemoryOutcome) -> Option<(u64, Option<i64>)> {
+        let t = o.memory.as_ref()?.term(Role::DeepepBuffers)?;
+        Some((u64::try_from(t.mib).ok()?, t.line))
+    }
+
+    const DEEPEP: (&str, &str) = (opt::MOE_A2A_BACKEND, "deepep");
+
+    #[test]
+    fn low_latency_bytes_follow_deepseek_v3_dimensions() {
+        // hidden 7168, 256 experts, 128 tokens per rank, 8 ranks: four buffers of 256 × 128
+        // combine messages (7168 × 2 + 56 scales × 4 B), two signalling blocks.
+        let want = 2 * (2 * 256 * 128 * 14560 + align(256 * 8 + 32 * 4, 128));
+        assert_eq!(
+            low_latency_bytes(128, 7168, 8, 256),
+            (want + 128) / 128 * 128
+        );
+    }
+
+    #[test]
+    fn normal_bytes_need_a_config_for_the_rank_count() {
+        // 10 channels × 8 peers × 256 tokens × (14336 + 2056 B), plus the head counters.
+        let (nvl, rdma) = normal_bytes(14336, 8).unwrap();
+        assert_eq!(nvl, align(10 * 8 * 5 * 4 + 10 * 8 * 256 * 16392, 128));
+        assert_eq!(rdma, 0);
+        // Across nodes the RDMA buffer appears; DeepEP has no config for 12 ranks.
+        assert!(normal_bytes(14336, 16).unwrap().1 > 0);
+        assert_eq!(normal_bytes(14336, 12), None);
+    }
+
+    #[test]
+    fn deepseek_v3_with_deepep_reserves_its_buffers_outside_the_pool() {
+        let plain = dsv3(&[], &[]);
+        let with = dsv3(&[(DEEPEP.0, json!(DEEPEP.1))], &[]);
+        // auto: the NVLink buffer (321 MiB) and the low-latency one in four 512 MiB granules.
+        assert_eq!(term(&with), Some((2369, Some(2369))));
+        assert_eq!(term(&plain), None);
+        let m = with.memory.as_ref().unwrap();
+        let t = m.term(Role::DeepepBuffers).unwrap();
+        assert_eq!(t.label, "DeepEP all-to-all buffers");
+        assert_eq!(t.role.group(), super::super::Group::Outside);
+        // The first use and the reserve grow by them: the planned fraction leaves them room.
+        let first = |o: &MemoryOutcome| o.memory.as_ref().unwrap().first_use_mib;
+        assert!(first(&with) >= first(&plain) + 2369);
+        assert!(with.physics_mem_fraction_static < plain.physics_mem_fraction_static);
+    }
+
+    #[test]
+    fn the_mode_and_the_dispatch_budget_size_the_buffers() {
+        let mode = |m: &str| {
+            term(&dsv3(
+                &[(DEEPEP.0, json!(DEEPEP.1)), (opt::DEEPEP_MODE, json!(m))],
+                &[],
+            ))
+        };
+        // Normal mode on one node: the NVLink buffer only; low latency: the NVSHMEM one only.
+        assert_eq!(mode("normal"), Some((321, Some(321))));
+        assert_eq!(mode("low_latency"), Some((2048, Some(2048))));
+        // Twice the tokens per rank: 3.6 GiB, in eight granules.
+        let var = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
+        let big = dsv3(&[(DEEPEP.0, json!(DEEPEP.1))], &[(var, "256")]);
+        assert_eq!(term(&big), Some((321 + 4096, Some(321 + 4096))));
+    }
 }

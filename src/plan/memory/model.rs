@@ -39,6 +39,8 @@ pub(crate) enum Role {
     Unallocated,
     CudaGraphs,
     Activations,
+    /// DeepEP's dispatch and combine buffers.
+    DeepepBuffers,
     Margin,
     /// What is left outside the static pool after its reserve (or what the reserve lacks).
     LeftFree,
@@ -49,7 +51,7 @@ impl Role {
         use Role::*;
         match self {
             OtherProcesses | CudaContext | Nccl | CustomAllReduce => Group::SetAside,
-            CudaGraphs | Activations | Margin | LeftFree => Group::Outside,
+            CudaGraphs | Activations | DeepepBuffers | Margin | LeftFree => Group::Outside,
             _ => Group::StaticPool,
         }
     }
