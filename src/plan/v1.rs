@@ -191,6 +191,25 @@ pub struct Memory {
     /// Which of the figures above stand on `observed` rather than on the planner's estimates,
     /// and what the planner alone gives; null when no start is used (additive to v1).
     pub(crate) observed_use: Option<ObservedUse>,
+    /// The memory table's lines in order (additive to v1): every term with a line of its own,
+    /// the ones the fields above name and those they do not (a backend's buffers).
+    pub(crate) terms: Vec<TermLine>,
+}
+
+/// One line of the memory table, per GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub(crate) struct TermLine {
+    /// What the line holds (`weights`, `kv_cache`, `deepep_buffers`, …).
+    pub(crate) term: String,
+    /// Where it sits: `set_aside` before the weights, `static_pool`, or `outside` it.
+    pub(crate) group: String,
+    /// As the human report's table names it.
+    pub(crate) label: String,
+    /// Its size, MiB: the lines of a group add up to the group, and all of them to
+    /// `gpu_memory_mib`; negative for what the pool or the reserve lacks.
+    pub(crate) mib: i64,
+    /// It stands on a start of this line on this machine (`observed`).
+    pub(crate) observed: bool,
 }
 
 /// The figures of the plan that stand on a start of the line on this machine.

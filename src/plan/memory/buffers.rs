@@ -183,6 +183,16 @@ mod tests {
         let t = m.term(Role::DeepepBuffers).unwrap();
         assert_eq!(t.label, "DeepEP all-to-all buffers");
         assert_eq!(t.role.group(), super::super::Group::Outside);
+        // plan/v1 lists it with the table's other lines, which add up to the GPU.
+        let wire = m.v1();
+        let line = wire
+            .terms
+            .iter()
+            .find(|t| t.term == "deepep_buffers")
+            .unwrap();
+        assert_eq!((line.group.as_str(), line.mib), ("outside", 2369));
+        let total: i64 = wire.terms.iter().map(|t| t.mib).sum();
+        assert_eq!(total, wire.gpu_memory_mib as i64);
         // The first use and the reserve grow by them: the planned fraction leaves them room.
         let first = |o: &MemoryOutcome| o.memory.as_ref().unwrap().first_use_mib;
         assert!(first(&with) >= first(&plain) + 2369);

@@ -5,19 +5,23 @@
 
 use crate::observe::Observation;
 use crate::plan::v1::{MfsSource, ObservedUse};
+use serde::Serialize;
 
 /// Where a term sits in SGLang's arithmetic: set aside before the weights (SGLang's baseline
 /// is what is left), inside the static pool (`--mem-fraction-static` of the baseline), or
 /// outside it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum Group {
     SetAside,
     StaticPool,
     Outside,
 }
 
-/// What a term is: how the projection and the report's sentences find it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a term is: how the projection and the report's sentences find it, and its key in
+/// plan/v1's `memory.terms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum Role {
     OtherProcesses,
     CudaContext,

@@ -2,7 +2,7 @@
 //! reads the term of its role. A term the contract does not name is in the table only.
 
 use super::model::{MemoryPlan, Role};
-use crate::plan::v1::{Memory, Reserved, StaticTerms};
+use crate::plan::v1::{Memory, Reserved, StaticTerms, TermLine};
 
 impl From<&MemoryPlan> for Memory {
     fn from(m: &MemoryPlan) -> Memory {
@@ -46,7 +46,28 @@ impl From<&MemoryPlan> for Memory {
             first_use_mib: m.first_use_mib,
             observed: m.observed.clone(),
             observed_use: m.observed_use.clone(),
+            terms: m
+                .terms
+                .iter()
+                .filter_map(|t| {
+                    Some(TermLine {
+                        term: key(t.role),
+                        group: key(t.role.group()),
+                        label: t.label.clone(),
+                        mib: t.line?,
+                        observed: t.observed,
+                    })
+                })
+                .collect(),
         }
+    }
+}
+
+/// A role's or group's key, as its serde name gives it.
+fn key(v: impl serde::Serialize) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
     }
 }
 
