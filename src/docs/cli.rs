@@ -47,6 +47,40 @@ pub fn cli_markdown() -> String {
     s
 }
 
+/// README's table of the launcher options `run`, `check` and `plan` take, each with its
+/// variable: one row per option, in `run`'s order, marked with its command where only one
+/// takes it.
+pub fn launcher_options_table() -> String {
+    let mut root = cli::command();
+    root.build();
+    let commands = ["run", "check", "plan"];
+    let mut rows: Vec<(String, [String; 4], Vec<&str>)> = Vec::new();
+    for name in commands {
+        let Some(cmd) = root.find_subcommand(name) else {
+            continue;
+        };
+        let args = cmd
+            .get_arguments()
+            .filter(|a| !a.is_hide_set() && !is_builtin(a) && a.get_env().is_some());
+        for a in args {
+            let id = a.get_id().to_string();
+            match rows.iter_mut().find(|r| r.0 == id) {
+                Some(r) => r.2.push(name),
+                None => rows.push((id, arg_row(a), vec![name])),
+            }
+        }
+    }
+    let mut s = String::from("| option | env | meaning |\n|---|---|---|\n");
+    for (_, [written, env, _, help], used) in rows {
+        let only = match used.as_slice() {
+            [one] => format!(" ({one})"),
+            _ => String::new(),
+        };
+        s.push_str(&format!("| {written}{only} | {env} | {help} |\n"));
+    }
+    s
+}
+
 fn push_about(s: &mut String, cmd: &Command) {
     if let Some(about) = cmd.get_long_about().or(cmd.get_about()) {
         s.push_str(&format!("{about}\n\n"));

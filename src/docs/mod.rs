@@ -17,7 +17,7 @@ use crate::facts::topology::Topology;
 use crate::invocation::cli::{Command, Shell};
 use crate::plan::v1::Plan;
 
-pub use cli::cli_markdown;
+pub use cli::{cli_markdown, launcher_options_table};
 pub(crate) use config::config_markdown;
 pub use man::man_page;
 pub(crate) use rules::rules_markdown;

@@ -386,3 +386,31 @@ fn man_page_documents_every_command_option_variable_and_exit_code() {
         .collect();
     assert!(refs.is_empty(), "references to other pages: {refs:?}");
 }
+
+const OPTIONS_BEGIN: &str =
+    "<!-- launcher-options:begin (generated from src/invocation/cli.rs) -->";
+const OPTIONS_END: &str = "<!-- launcher-options:end -->";
+
+/// README's table of the launcher options is the CLI's own: an option added to the settings
+/// registry reaches it through scripts/gen-docs.sh, never by hand.
+#[test]
+fn readme_launcher_options_match_the_cli() {
+    let path = Path::new(ROOT).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (Some(a), Some(b)) = (readme.find(OPTIONS_BEGIN), readme.find(OPTIONS_END)) else {
+        panic!("README.md lacks the {OPTIONS_BEGIN} … {OPTIONS_END} markers");
+    };
+    let want = format!(
+        "{OPTIONS_BEGIN}\n{}{OPTIONS_END}",
+        docs::launcher_options_table()
+    );
+    let have = &readme[a..b + OPTIONS_END.len()];
+    if std::env::var_os("SGLANG_LAUNCH_UPDATE_DOCS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, readme.replace(have, &want)).unwrap();
+    } else {
+        assert_eq!(
+            have, want,
+            "README's launcher-option table is stale: run scripts/gen-docs.sh"
+        );
+    }
+}
