@@ -66,15 +66,20 @@ pub(crate) fn rules_markdown() -> String {
         "# Rule catalogue\n\n\
          <!-- Generated from data/rules/*.md by scripts/gen-docs.sh; edit those files, not this one. -->\n\n",
     );
+    let count =
+        |sev: crate::rules::Severity| rules::all().iter().filter(|r| r.severity == sev).count();
     s.push_str(&format!(
-        "{} rules in {} families. Each has a stable code (never reused) and a stable kebab-case \
+        "{} rules in {} families ({} can block, {} warn, {} inform). Each has a stable code (never reused) and a stable kebab-case \
          name; `--allow` and `--deny` take either, or a family prefix (`--allow AR`). The severity \
          is the default: `--deny` makes a rule's findings errors, `--strict` makes warnings block. \
          *Fix* says whether the launcher can repair what the rule finds (`--no-fix` only reports). \
          `sglang-launch rules` lists the same table and `sglang-launch explain CODE` prints one \
          section below.\n\n",
         rules::all().len(),
-        families.len()
+        families.len(),
+        count(crate::rules::Severity::Error),
+        count(crate::rules::Severity::Warning),
+        count(crate::rules::Severity::Info),
     ));
     for (family, list) in &families {
         s.push_str(&format!(
