@@ -142,6 +142,28 @@ fn ep001_to_ep010() -> Vec<Case> {
 
 fn ep011() -> Vec<Case> {
     vec![
+        c("EP013")
+            .tp(12)
+            .arg("--nnodes", json!(3))
+            .arg("--moe-a2a-backend", json!("deepep")),
+        c("EP013")
+            .tp(12)
+            .arg("--nnodes", json!(3))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--deepep-mode", json!("low_latency"))
+            .no(),
+        c("EP013")
+            .tp(12)
+            .arg("--nnodes", json!(3))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--deepep-config", json!("/tuned/12.json"))
+            .no(),
+        c("EP013")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        c("EP013").tp(12).arg("--nnodes", json!(3)).no(),
         c("EP011")
             .tp(16)
             .arg("--nnodes", json!(2))

@@ -164,6 +164,24 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// EP013: DeepEP's normal kernels read a default config per group size, and it ships them for
+/// these sizes only.
+pub(crate) fn deepep_rank_count(ctx: &Context) -> Vec<Fired> {
+    const RANKS: [i64; 10] = [2, 4, 8, 16, 24, 32, 64, 128, 144, 160];
+    let tp = ctx.tp();
+    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
+        || ctx.user().sval(opt::DEEPEP_MODE).as_deref() == Some("low_latency")
+        || ctx.user().sval(opt::DEEPEP_CONFIG).is_some()
+        || tp < 2
+        || RANKS.contains(&tp)
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepEP's normal kernels with TP {tp}: DeepEP ships dispatch and combine configs for 2, 4, 8, 16, 24, 32, 64, 128, 144 and 160 ranks only and asserts 'Unsupported number of EP ranks' at the first dispatch, after the weights load; use one of those TP sizes, --deepep-mode low_latency, or a tuned --deepep-config"
+    ))]
+}
+
 pub(crate) fn eplb_without_ep(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_EPLB) || ctx.ep() > 1 || ctx.moe_a2a().is_some() {
         return vec![];
