@@ -14,8 +14,9 @@ use super::release;
 
 pub use super::release::KNOWN_VERSIONS;
 
+/// `data/flags/history.jsonl` as `build.rs` packs it: each action an array of its fields.
 static FLAG_SETS: History<FlagSet> = History::new(
-    include_str!("../../data/flags/history.jsonl"),
+    include_str!(concat!(env!("OUT_DIR"), "/flag-history.jsonl")),
     "flag history",
 );
 
@@ -280,6 +281,32 @@ impl FlagSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packed table build.rs embeds holds exactly the facts of the data file, line by line.
+    #[test]
+    fn the_packed_history_decodes_as_the_data_file_reads() {
+        let data = include_str!("../../data/flags/history.jsonl");
+        let (lines, packed): (Vec<&str>, Vec<&str>) =
+            (data.lines().collect(), FLAG_SETS.text().lines().collect());
+        assert_eq!(lines.len(), packed.len());
+        let mut items = 0;
+        for (line, packed) in lines.iter().zip(&packed) {
+            let object: Value = serde_json::from_str(line).unwrap();
+            if object.get("action").is_none() {
+                assert_eq!(line, packed);
+                continue;
+            }
+            let a: ActionLine = serde_json::from_str(line).unwrap();
+            let b: ActionLine = serde_json::from_str(packed).unwrap();
+            let (a, b) = (
+                serde_json::to_value(a.action).unwrap(),
+                serde_json::to_value(b.action).unwrap(),
+            );
+            assert_eq!(a, b, "{line}");
+            items += 1;
+        }
+        assert!(items > 1000, "{items}");
+    }
 
     #[test]
     fn every_embedded_flag_set_decodes_and_names_its_version() {
