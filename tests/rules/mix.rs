@@ -6,7 +6,7 @@ use crate::support::{B200, Case, assert_cases, c, messages};
 
 /// Every MIX case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [pdmux(), rejected(), breaks()].concat()
+    [pdmux(), rejected(), pd_decode_radix(), breaks()].concat()
 }
 
 /// PD-multiplexing with its five incompatibilities (MIX001).
@@ -128,6 +128,32 @@ fn rejected() -> Vec<Case> {
         pp_spec()
             .version("0.5.20")
             .env("SGLANG_ENABLE_PP_SPEC", "1")
+            .no(),
+    ]
+}
+
+/// A PD decode server's radix cache with speculative decoding, per release (MIX012).
+fn pd_decode_radix() -> Vec<Case> {
+    let radix = |v| {
+        c("MIX012")
+            .version(v)
+            .arg("--disaggregation-mode", json!("decode"))
+            .flag("--disaggregation-decode-enable-radix-cache")
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+    };
+    let spec = |v, algo| radix(v).arg("--speculative-algorithm", json!(algo));
+    vec![
+        spec("0.5.15", "NEXTN"),
+        radix("0.5.15").no(),
+        spec("0.5.21", "EAGLE3"),
+        spec("0.5.21", "DSPARK").no(),
+        spec("0.5.23", "NGRAM"),
+        spec("0.5.23", "EAGLE").no(),
+        // A prefill server keeps its radix cache with speculative decoding.
+        c("MIX012")
+            .version("0.5.15")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
             .no(),
     ]
 }

@@ -207,6 +207,7 @@ codes! {
     dp_attention_ep_no_a2a => MIX009,
     eagle_dp_attention_early => MIX010,
     pdmux_sm100 => MIX011,
+    pd_decode_radix_spec => MIX012,
 }
 
 #[cfg(test)]
