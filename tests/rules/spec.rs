@@ -2,11 +2,11 @@
 
 use serde_json::json;
 
-use crate::support::{B200, Case, H100, L4, PRO, assert_cases, c, messages, mla};
+use crate::support::{B200, Case, H100, L4, PRO, assert_cases, c, messages, mla, model};
 
 /// Every SPEC case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [spec001_to_spec005(), spec006_to_spec011()].concat()
+    [spec001_to_spec005(), spec006_to_spec011(), spec013()].concat()
 }
 
 fn spec001_to_spec005() -> Vec<Case> {
@@ -220,6 +220,40 @@ fn spec006_to_spec011() -> Vec<Case> {
                 "--speculative-draft-model-path",
                 json!("/nonexistent/target"),
             )
+            .no(),
+    ]
+}
+
+/// Multi-layer EAGLE with a draft tree (0.5.13+).
+fn spec013() -> Vec<Case> {
+    let mle = |v| {
+        c("SPEC013")
+            .version(v)
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--enable-multi-layer-eagle")
+    };
+    vec![
+        // Llama's defaults are a tree: 5 steps, top-k 4, 8 draft tokens.
+        mle("0.5.18"),
+        mle("0.5.13"),
+        // Top-k 1: SGLang makes the draft tokens steps + 1 itself.
+        mle("0.5.18")
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(8))
+            .no(),
+        mle("0.5.18")
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(2))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
+        // Before 0.5.13 the worker did not check it.
+        mle("0.5.12").no(),
+        c("SPEC013")
+            .version("0.5.18")
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
             .no(),
     ]
 }

@@ -290,3 +290,24 @@ pub(crate) fn hybrid_backends(ctx: &Context) -> Vec<Fired> {
         p.value, d.value, ctx.version
     ))]
 }
+
+/// SPEC013: the multi-layer EAGLE worker runs a chain; SGLang makes the draft tokens steps + 1
+/// only for top-k 1, so a tree (the user's or the model's default) fails when it is built.
+pub(crate) fn multi_layer_eagle_tree(ctx: &Context) -> Vec<Fired> {
+    let (Some(a), Some(p)) = (ctx.spec_algo(), ctx.server.spec_params) else {
+        return vec![];
+    };
+    let (steps, k, draft) = (
+        p.num_steps.value,
+        p.eagle_topk.value,
+        p.num_draft_tokens.value,
+    );
+    if !ctx.user().flag(opt::ENABLE_MULTI_LAYER_EAGLE) || k <= 1 || draft == steps + 1 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-multi-layer-eagle with --speculative-algorithm {a} at {steps} steps, top-k {k} and {draft} draft tokens: SGLang {}'s multi-layer EAGLE worker asserts the draft tokens are the steps plus one when it is built, after the weights load; add --speculative-eagle-topk 1 (SGLang then sets {} draft tokens) or give draft tokens = steps + 1",
+        ctx.version,
+        steps + 1
+    ))]
+}
