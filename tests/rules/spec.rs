@@ -224,7 +224,7 @@ fn spec006_to_spec011() -> Vec<Case> {
     ]
 }
 
-/// Multi-layer EAGLE with a draft tree (0.5.13+).
+/// Multi-layer EAGLE with a draft tree (0.5.13+), and torch_native attention (SPEC014).
 fn spec013() -> Vec<Case> {
     let mle = |v| {
         c("SPEC013")
@@ -250,6 +250,23 @@ fn spec013() -> Vec<Case> {
             .no(),
         // Before 0.5.13 the worker did not check it.
         mle("0.5.12").no(),
+        c("SPEC014")
+            .version("0.5.18")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--attention-backend", json!("torch_native")),
+        c("SPEC014")
+            .version("0.5.18")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--decode-attention-backend", json!("torch_native")),
+        c("SPEC014")
+            .version("0.5.18")
+            .arg("--attention-backend", json!("torch_native"))
+            .no(),
+        c("SPEC014")
+            .version("0.5.18")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--attention-backend", json!("triton"))
+            .no(),
         c("SPEC013")
             .version("0.5.18")
             .model(model("LlamaForCausalLM"))

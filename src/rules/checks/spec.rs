@@ -311,3 +311,19 @@ pub(crate) fn multi_layer_eagle_tree(ctx: &Context) -> Vec<Fired> {
         steps + 1
     ))]
 }
+
+/// SPEC014: torch_native attention has no draft or verify path.
+pub(crate) fn torch_native_attention(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let native = ctx.effective_backends_where(|v| v == "torch_native");
+    if native.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm {a} with {}: the torch_native attention backend has no draft or verify path, so SGLang {} loads the weights and then crashes in the first verify pass (the start-up warm-up); use triton, flashinfer or fa3 attention, or drop speculative decoding",
+        native.join(", "),
+        ctx.version
+    ))]
+}
