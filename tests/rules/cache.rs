@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{B200, Case, assert_cases, c, messages};
+use crate::support::{B200, Case, assert_cases, c, messages, model};
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -76,7 +76,26 @@ pub fn cases() -> Vec<Case> {
             .arg("--attention-backend", json!("fa3"))
             .arg("--decode-attention-backend", json!("flashinfer"))
             .no(),
+        qwen35("0.5.11"),
+        qwen35("0.5.13").arg("--disaggregation-mode", json!("decode")),
+        qwen35("0.5.11").flag("--disable-radix-cache").no(),
+        qwen35("0.5.11")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .no(),
+        qwen35("0.5.14").no(),
+        c("CACHE006")
+            .version("0.5.11")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .no(),
     ]
+}
+
+/// A Qwen3.5 MoE target with MTP speculative decoding.
+fn qwen35(version: &'static str) -> Case {
+    c("CACHE006")
+        .version(version)
+        .model(model("Qwen3_5MoeForConditionalGeneration"))
+        .arg("--speculative-algorithm", json!("NEXTN"))
 }
 
 #[test]

@@ -151,3 +151,33 @@ pub(crate) fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
         "--enable-hierarchical-cache with fa3 decode: HiCache falls back to slower direct I/O for this layout; flashinfer or triton decode, or a larger --page-size, avoid it".to_string(),
     )]
 }
+
+/// CACHE006: 0.5.10–0.5.13 resolve the Mamba strategy `auto` to `no_buffer` and then refuse
+/// the radix cache with speculative decoding for the Qwen hybrid-attention family.
+pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
+    const FAMILY: [&str; 3] = [
+        "Qwen3NextForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+    ];
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let member = FAMILY.contains(&arch)
+        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(ctx.version, "0.5.12"));
+    let Some(algo) = ctx.spec_algo() else {
+        return vec![];
+    };
+    // As the user wrote it (SGLang reads NEXTN as EAGLE).
+    let algo = ctx.user().sval(opt::SPECULATIVE_ALGORITHM).unwrap_or(algo);
+    if !member
+        || ctx.user().flag(opt::DISABLE_RADIX_CACHE)
+        || ctx.user().sval(opt::MAMBA_SCHEDULER_STRATEGY).as_deref() == Some("extra_buffer")
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{arch} with --speculative-algorithm {algo} and the radix cache: SGLang {} resolves the Mamba scheduler strategy to no_buffer and refuses the radix cache with speculative decoding for this model; add --disable-radix-cache, or --mamba-scheduler-strategy extra_buffer with SGLANG_ENABLE_SPEC_V2=1",
+        ctx.version
+    ))]
+}
