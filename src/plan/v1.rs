@@ -182,8 +182,9 @@ pub struct Memory {
     /// What the static pool leaves unallocated (page rounding, `--max-total-tokens`), whole MiB;
     /// negative when weights, LoRA and state pools exceed it.
     pub(crate) static_unallocated_mib: Option<i64>,
-    /// What the first use needs outside the static pool (CUDA graphs, one prefill chunk's and
-    /// the largest captured batch's activations), MiB: below it the launch is expected to fail.
+    /// What the first use needs outside the static pool (CUDA graphs, the buffers a backend
+    /// makes at its first forward pass, one prefill chunk's and the largest captured batch's
+    /// activations), MiB: below it the launch is expected to fail.
     pub(crate) first_use_mib: u64,
     /// What a start of this same line on this machine really allocated, next to what was
     /// planned for it (`run`, then `wait-ready --pid`); null when there is none (additive to v1).

@@ -100,11 +100,12 @@ struct Reserve {
     /// The backends' buffers made at the first forward pass (none where a start measured the
     /// capture: they are inside it).
     buffers: Vec<buffers::Buffer>,
-    /// Graphs + activations + margin: what must stay outside the static pool, MiB.
+    /// Graphs + activations + buffers + margin: what must stay outside the static pool, MiB.
     slack_needed: f64,
-    /// What the first use itself takes outside the pool, MiB: graphs and the activations of
-    /// one prefill chunk and the largest captured decode batch, without the fragmentation
-    /// allowance or margin. Below it the launch fails; full-concurrency decode is load.
+    /// What the first use itself takes outside the pool, MiB: graphs, the backends' buffers
+    /// and the activations of one prefill chunk and the largest captured decode batch, without
+    /// the fragmentation allowance or margin. Below it the launch fails; full-concurrency
+    /// decode is load.
     first_use: f64,
     physics: f64,
     planned: f64,
@@ -513,12 +514,12 @@ fn reserve(
     let activations = act(mrr_estimate).reserve_mib();
     let largest_graph = captured.iter().copied().max().unwrap_or(1).max(1) as u64;
     let first_batch = act(mrr_estimate.min(largest_graph));
-    // The req-to-token table is sized by the full request pool whatever the batch.
     let buffers = match sizing.graphs_mib {
         Some(_) => Vec::new(),
         None => buffers::at_first_use(ctx),
     };
     let buffers_mib = buffers.iter().map(|b| b.mib as f64).sum::<f64>();
+    // The req-to-token table is sized by the full request pool whatever the batch.
     let first_use = cuda_graphs as f64 + first_batch.needed_mib() - first_batch.req_to_token
         + act(mrr_estimate).req_to_token
         + buffers_mib;
