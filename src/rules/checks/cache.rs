@@ -168,8 +168,6 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
     let Some(algo) = ctx.spec_algo() else {
         return vec![];
     };
-    // As the user wrote it (SGLang reads NEXTN as EAGLE).
-    let algo = ctx.user().sval(opt::SPECULATIVE_ALGORITHM).unwrap_or(algo);
     if !member
         || ctx.user().flag(opt::DISABLE_RADIX_CACHE)
         || ctx.user().sval(opt::MAMBA_SCHEDULER_STRATEGY).as_deref() == Some("extra_buffer")
@@ -177,7 +175,7 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     vec![Fired::new(format!(
-        "{arch} with --speculative-algorithm {algo} and the radix cache: SGLang {} resolves the Mamba scheduler strategy to no_buffer and refuses the radix cache with speculative decoding for this model; add --disable-radix-cache, or --mamba-scheduler-strategy extra_buffer with SGLANG_ENABLE_SPEC_V2=1",
+        "{arch} with {algo} speculative decoding and the radix cache: SGLang {} resolves the Mamba scheduler strategy to no_buffer and refuses the radix cache with speculative decoding for this model; add --disable-radix-cache, or --mamba-scheduler-strategy extra_buffer with SGLANG_ENABLE_SPEC_V2=1",
         ctx.version
     ))]
 }
