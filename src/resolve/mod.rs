@@ -22,7 +22,7 @@ pub mod vision;
 
 pub(crate) use allreduce::CustomAllReduce;
 pub(crate) use defaults::{Family, SglangDefaults};
-pub(crate) use server::{Backends, ChoiceSource, TpGroup};
+pub(crate) use server::{Backends, ChoiceSource, DraftSource, TpGroup};
 pub use server::{Chosen, Server, Speculative};
 pub(crate) use specparams::SpecParams;
 pub(crate) use switches::{Switch, Switches};

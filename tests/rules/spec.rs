@@ -224,7 +224,8 @@ fn spec006_to_spec011() -> Vec<Case> {
     ]
 }
 
-/// Multi-layer EAGLE with a draft tree (0.5.13+), and torch_native attention (SPEC014).
+/// Multi-layer EAGLE with a draft tree (0.5.13+), torch_native attention (SPEC014) and EAGLE3
+/// without a draft (SPEC015).
 fn spec013() -> Vec<Case> {
     let mle = |v| {
         c("SPEC013")
@@ -250,6 +251,18 @@ fn spec013() -> Vec<Case> {
             .no(),
         // Before 0.5.13 the worker did not check it.
         mle("0.5.12").no(),
+        c("SPEC015")
+            .model(model("Qwen2ForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE3")),
+        c("SPEC015")
+            .model(model("Qwen2ForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg("--speculative-draft-model-path", json!("/drafts/eagle3"))
+            .no(),
+        c("SPEC015")
+            .model(model("Qwen2ForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
         c("SPEC014")
             .version("0.5.18")
             .arg("--speculative-algorithm", json!("NGRAM"))

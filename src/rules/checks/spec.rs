@@ -327,3 +327,28 @@ pub(crate) fn torch_native_attention(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// SPEC015: an EAGLE3 draft is a checkpoint of its own; without one SGLang builds the draft
+/// from the target, whose class lacks the EAGLE3 draft's methods.
+pub(crate) fn eagle3_without_draft(ctx: &Context) -> Vec<Fired> {
+    // Targets SGLang reads the draft from when no path is given.
+    const BUNDLED: [&str; 2] = [
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+    ];
+    let Some(spec) = ctx.server.speculative.as_ref() else {
+        return vec![];
+    };
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    if spec.algorithm != "EAGLE3"
+        || spec.draft != crate::resolve::DraftSource::None
+        || BUNDLED.contains(&arch)
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm EAGLE3 without --speculative-draft-model-path: {arch} bundles no draft, so SGLang builds the draft from the target's own checkpoint and its draft worker calls EAGLE3 methods {arch} does not have (a reported start failed on 'set_embed' after the weights loaded); name the EAGLE3 draft checkpoint"
+    ))]
+}
