@@ -295,9 +295,10 @@ fn sizing(ctx: &Context) -> Sizing {
     };
     Sizing {
         cell: model.and_then(|m| kv::kv_cell(ctx.args, p, spec, m, draft)),
+        // `--cpu-offload-gb` keeps that many GiB of each rank's weights in host memory.
         weights_mib: model
             .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
-            .map(|b| (b as f64 / MIB - skipped_mib).max(0.0)),
+            .map(|b| (b as f64 / MIB - skipped_mib - offloaded_mib(ctx)).max(0.0)),
         draft_mib: model.map_or(0.0, |m| {
             draft::draft_weights_per_gpu(p, spec, m, draft) / MIB
         }),
@@ -308,6 +309,14 @@ fn sizing(ctx: &Context) -> Sizing {
         context_len: ctx.server.context_length().unwrap_or(4096),
         page: ctx.server.page_size,
     }
+}
+
+/// The weights `--cpu-offload-gb` moves to host memory per rank, MiB.
+fn offloaded_mib(ctx: &Context) -> f64 {
+    ctx.args
+        .float(opt::CPU_OFFLOAD_GB)
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .map_or(0.0, |g| g * 1024.0)
 }
 
 /// SGLang caps the requests at the state slots (a third of them with the radix cache on).

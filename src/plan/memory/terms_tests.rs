@@ -352,3 +352,25 @@ fn other_processes_on_one_gpu_cost_every_rank() {
         h.message
     );
 }
+
+#[test]
+fn cpu_offload_keeps_that_much_of_the_weights_off_the_gpu() {
+    // Llama-3.1-8B (15 GiB of BF16 weights) on one 24 GiB GPU with half of it static.
+    let m = model("meta-llama__Llama-3.1-8B-Instruct");
+    let topo = node(1, 24564, 0, "8.9", false);
+    let half = ("--mem-fraction-static", json!(0.5));
+    let plain = run("0.5.5", std::slice::from_ref(&half), &topo, Some(&m));
+    assert!(has(&plain, Code::MEM004), "{:?}", plain.findings);
+    let offload = run(
+        "0.5.5",
+        &[half, ("--cpu-offload-gb", json!(10))],
+        &topo,
+        Some(&m),
+    );
+    assert!(!has(&offload, Code::MEM004), "{:?}", offload.findings);
+    let (w0, w1) = (
+        mem(&plain).weights_per_gpu_mib.unwrap(),
+        mem(&offload).weights_per_gpu_mib.unwrap(),
+    );
+    assert_eq!(w0 - w1, 10 * 1024);
+}
