@@ -64,8 +64,10 @@ pub(crate) fn resolve(i: &Inputs) -> Option<SpecParams> {
         }
     };
     // Top-k 1 is a chain: SGLang makes the draft tokens steps + 1.
-    let draft = if topk.value == 1 && draft.value != steps.value + 1 {
-        c(steps.value + 1, ChoiceSource::Sglang)
+    // Python's ints do not overflow; an i64::MAX step count saturates here rather than panic.
+    let chain = steps.value.saturating_add(1);
+    let draft = if topk.value == 1 && draft.value != chain {
+        c(chain, ChoiceSource::Sglang)
     } else {
         draft
     };

@@ -251,6 +251,12 @@ fn spec013() -> Vec<Case> {
             .no(),
         // Before 0.5.13 the worker did not check it.
         mle("0.5.12").no(),
+        // Python's ints do not overflow: the largest step count is a chain like any other.
+        mle("0.5.18")
+            .arg("--speculative-num-steps", json!(i64::MAX))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(3))
+            .no(),
         c("SPEC015")
             .model(model("Qwen2ForCausalLM"))
             .arg("--speculative-algorithm", json!("EAGLE3")),

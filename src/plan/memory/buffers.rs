@@ -31,82 +31,88 @@ fn deepep(ctx: &Context) -> Option<Buffer> {
         return None;
     }
     let m = ctx.model?;
-    let hidden = m.hidden_size?;
-    let redundant = ctx.args.int(opt::EP_NUM_REDUNDANT_EXPERTS).unwrap_or(0);
-    let experts = m.num_experts? + u64::try_from(redundant).ok()?;
+    // Bytes as f64: any figure a config or a variable gives stays finite, never overflows.
+    let hidden = m.hidden_size? as f64;
+    let redundant = ctx
+        .args
+        .int(opt::EP_NUM_REDUNDANT_EXPERTS)
+        .unwrap_or(0)
+        .max(0);
+    let experts = m.num_experts? as f64 + redundant as f64;
     let ranks = u64::try_from(ctx.server.parallel.tp).ok()?.max(1);
     let mode = ctx.args.str(opt::DEEPEP_MODE).unwrap_or("auto");
     let tokens = ctx
         .env
         .get("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK")
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(128);
+        .unwrap_or(128) as f64;
     let (nvl, mut rdma) = match mode {
-        "low_latency" => (0, 0),
-        _ => normal_bytes(hidden * 2, ranks)?,
+        "low_latency" => (0.0, 0.0),
+        _ => normal_bytes(hidden * 2.0, ranks)?,
     };
     if mode != "normal" {
-        rdma = rdma.max(low_latency_bytes(tokens, hidden, ranks, experts));
+        rdma = rdma.max(low_latency_bytes(tokens, hidden, ranks as f64, experts));
     }
-    let granule = 512 * 1024 * 1024;
-    let rdma = rdma.div_ceil(granule) * granule;
+    let rdma = align(rdma, 512.0 * MIB);
     Some(Buffer {
         role: Role::DeepepBuffers,
         label: "DeepEP all-to-all buffers",
-        mib: ((nvl + rdma) as f64 / MIB).ceil() as u64,
+        // A saturating cast: an absurd input gives an absurd, finite term.
+        mib: ((nvl + rdma) / MIB).ceil() as u64,
     })
 }
 
 /// Normal mode's NVLink and RDMA bytes: the larger of the dispatch and combine configs'
 /// hints. DeepEP has configs for these rank counts only (and refuses others).
-fn normal_bytes(hidden_bytes: u64, ranks: u64) -> Option<(u64, u64)> {
+fn normal_bytes(hidden_bytes: f64, ranks: u64) -> Option<(f64, f64)> {
     // Ranks → NVLink receive tokens per channel, RDMA send tokens of dispatch and combine.
-    const CONFIGS: [(u64, u64, u64, u64); 10] = [
-        (2, 256, 6, 6),
-        (4, 256, 6, 6),
-        (8, 256, 6, 6),
-        (16, 288, 20, 28),
-        (24, 288, 32, 20),
-        (32, 288, 32, 20),
-        (64, 288, 28, 20),
-        (128, 560, 32, 12),
-        (144, 720, 12, 8),
-        (160, 720, 12, 8),
+    const CONFIGS: [(u64, f64, f64, f64); 10] = [
+        (2, 256.0, 6.0, 6.0),
+        (4, 256.0, 6.0, 6.0),
+        (8, 256.0, 6.0, 6.0),
+        (16, 288.0, 20.0, 28.0),
+        (24, 288.0, 32.0, 20.0),
+        (32, 288.0, 32.0, 20.0),
+        (64, 288.0, 28.0, 20.0),
+        (128, 560.0, 32.0, 12.0),
+        (144, 720.0, 12.0, 8.0),
+        (160, 720.0, 12.0, 8.0),
     ];
     let &(_, nvl_recv, send_d, send_c) = CONFIGS.iter().find(|c| c.0 == ranks)?;
-    let channels = 10;
-    let nvl_ranks = ranks.min(8);
-    let rdma_ranks = (ranks / 8).max(1);
+    let channels = 10.0;
+    let nvl_ranks = ranks.min(8) as f64;
+    let rdma_ranks = (ranks / 8).max(1) as f64;
     // A token's hidden states, source meta, top-k indices and weights, and scales.
-    let per_token = hidden_bytes + 8 + 128 * 8 + 128 * 4 + 128 * 4;
-    let nvl = channels * nvl_ranks * (2 * rdma_ranks + 3) * 4
+    let per_token = hidden_bytes + 8.0 + 128.0 * 8.0 + 128.0 * 4.0 + 128.0 * 4.0;
+    let nvl = channels * nvl_ranks * (2.0 * rdma_ranks + 3.0) * 4.0
         + channels * nvl_ranks * nvl_recv * per_token;
     if ranks <= 8 {
-        return Some((align(nvl, 128), 0));
+        return Some((align(nvl, 128.0), 0.0));
     }
-    let rdma_recv = send_d.max(send_c).max(1);
-    let rdma_recv = 128u64.div_ceil(rdma_recv) * rdma_recv;
-    let rdma = channels * rdma_ranks * (8 * 2 + 2) * 2 * 4
-        + channels * rdma_ranks * rdma_recv * (per_token + 16) * 2
-        + 1024 * 1024;
-    Some((align(nvl, 128), align(rdma, 128)))
+    let rdma_recv = align(128.0, send_d.max(send_c));
+    let rdma = channels * rdma_ranks * (8.0 * 2.0 + 2.0) * 2.0 * 4.0
+        + channels * rdma_ranks * rdma_recv * (per_token + 16.0) * 2.0
+        + MIB;
+    Some((align(nvl, 128.0), align(rdma, 128.0)))
 }
 
 /// Low-latency mode's RDMA bytes: double send, receive and signalling buffers for
 /// `tokens` per rank to every expert.
-fn low_latency_bytes(tokens: u64, hidden: u64, ranks: u64, experts: u64) -> u64 {
-    let scales = hidden / 128;
-    let dispatch_msg = 16 + (hidden * 2).max(hidden + scales * 4);
-    let combine_msg = scales * 4 + hidden * 2;
+fn low_latency_bytes(tokens: f64, hidden: f64, ranks: f64, experts: f64) -> f64 {
+    let scales = (hidden / 128.0).floor();
+    let dispatch_msg = 16.0 + (hidden * 2.0).max(hidden + scales * 4.0);
+    let combine_msg = scales * 4.0 + hidden * 2.0;
     let send = (tokens * dispatch_msg).max(experts * tokens * combine_msg);
     let recv = (experts * tokens * dispatch_msg).max(experts * tokens * combine_msg);
-    let signal = align(experts * 8 + experts / ranks * 4, 128);
-    let total = 2 * (send + recv + signal);
-    (total + 128) / 128 * 128
+    let signal = align(experts * 8.0 + (experts / ranks).floor() * 4.0, 128.0);
+    let total = 2.0 * (send + recv + signal);
+    // DeepEP rounds up past the next 128 bytes.
+    ((total + 128.0) / 128.0).floor() * 128.0
 }
 
-fn align(v: u64, to: u64) -> u64 {
-    v.div_ceil(to) * to
+/// `v` rounded up to a multiple of `to`.
+fn align(v: f64, to: f64) -> f64 {
+    (v / to).ceil() * to
 }
 
 #[cfg(test)]
@@ -154,22 +160,24 @@ mod tests {
     fn low_latency_bytes_follow_deepseek_v3_dimensions() {
         // hidden 7168, 256 experts, 128 tokens per rank, 8 ranks: four buffers of 256 × 128
         // combine messages (7168 × 2 + 56 scales × 4 B), two signalling blocks.
-        let want = 2 * (2 * 256 * 128 * 14560 + align(256 * 8 + 32 * 4, 128));
-        assert_eq!(
-            low_latency_bytes(128, 7168, 8, 256),
-            (want + 128) / 128 * 128
-        );
+        let want = 2.0 * (2.0 * 256.0 * 128.0 * 14560.0 + align(256.0 * 8.0 + 32.0 * 4.0, 128.0));
+        let got = low_latency_bytes(128.0, 7168.0, 8.0, 256.0);
+        assert_eq!(got, ((want + 128.0) / 128.0).floor() * 128.0);
+        assert_eq!(got, 1_908_412_800.0);
     }
 
     #[test]
     fn normal_bytes_need_a_config_for_the_rank_count() {
         // 10 channels × 8 peers × 256 tokens × (14336 + 2056 B), plus the head counters.
-        let (nvl, rdma) = normal_bytes(14336, 8).unwrap();
-        assert_eq!(nvl, align(10 * 8 * 5 * 4 + 10 * 8 * 256 * 16392, 128));
-        assert_eq!(rdma, 0);
+        let (nvl, rdma) = normal_bytes(14336.0, 8).unwrap();
+        assert_eq!(
+            nvl,
+            align(10.0 * 8.0 * 5.0 * 4.0 + 10.0 * 8.0 * 256.0 * 16392.0, 128.0)
+        );
+        assert_eq!(rdma, 0.0);
         // Across nodes the RDMA buffer appears; DeepEP has no config for 12 ranks.
-        assert!(normal_bytes(14336, 16).unwrap().1 > 0);
-        assert_eq!(normal_bytes(14336, 12), None);
+        assert!(normal_bytes(14336.0, 16).unwrap().1 > 0.0);
+        assert_eq!(normal_bytes(14336.0, 12), None);
     }
 
     #[test]
@@ -214,5 +222,15 @@ mod tests {
         let var = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
         let big = dsv3(&[(DEEPEP.0, json!(DEEPEP.1))], &[(var, "256")]);
         assert_eq!(term(&big), Some((321 + 4096, Some(321 + 4096))));
+        // Absurd figures give a huge term (so no fit), never an overflow.
+        let absurd = dsv3(
+            &[
+                (DEEPEP.0, json!(DEEPEP.1)),
+                (opt::EP_NUM_REDUNDANT_EXPERTS, json!(i64::MAX)),
+            ],
+            &[(var, "18446744073709551615")],
+        );
+        assert!(term(&absurd).is_some_and(|(mib, _)| mib > 1 << 40));
+        assert_eq!(absurd.memory.unwrap().fits, Some(false));
     }
 }

@@ -302,13 +302,13 @@ pub(crate) fn multi_layer_eagle_tree(ctx: &Context) -> Vec<Fired> {
         p.eagle_topk.value,
         p.num_draft_tokens.value,
     );
-    if !ctx.user().flag(opt::ENABLE_MULTI_LAYER_EAGLE) || k <= 1 || draft == steps + 1 {
+    let chain = steps.saturating_add(1);
+    if !ctx.user().flag(opt::ENABLE_MULTI_LAYER_EAGLE) || k <= 1 || draft == chain {
         return vec![];
     }
     vec![Fired::new(format!(
         "--enable-multi-layer-eagle with --speculative-algorithm {a} at {steps} steps, top-k {k} and {draft} draft tokens: SGLang {}'s multi-layer EAGLE worker asserts the draft tokens are the steps plus one when it is built, after the weights load; add --speculative-eagle-topk 1 (SGLang then sets {} draft tokens) or give draft tokens = steps + 1",
-        ctx.version,
-        steps + 1
+        ctx.version, chain
     ))]
 }
 
