@@ -699,6 +699,7 @@ mod robustness {
             tp in prop_oneof![Just(1i64), Just(2), Just(8), Just(64)],
             version in prop_oneof![Just("0.4.10.post2"), Just("0.5.5"), Just("0.5.23")],
             spec in any::<bool>(),
+            deepep in any::<bool>(),
             total in prop_oneof![Just(0u64), Just(81559u64), 1u64..200_000, Just(u64::MAX)],
         ) {
             let d = tempfile::tempdir().unwrap();
@@ -710,6 +711,10 @@ mod robustness {
             ];
             if spec {
                 vals.push(("--speculative-algorithm", json!("EAGLE")));
+            }
+            // DeepEP's buffers are sized from the config's hidden size and experts.
+            if deepep && version != "0.4.10.post2" {
+                vals.push(("--moe-a2a-backend", json!("deepep")));
             }
             let args = SglangArgs::with_values(flags, &vals);
             let env = Env::default();
