@@ -3,6 +3,7 @@
 
 use super::choice::{ChoiceSource, Chosen, sglang, user_text};
 use super::inputs::Inputs;
+use crate::facts::Env;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
@@ -87,3 +88,37 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
 }
 
 const QWEN_MOE: &[&str] = &["Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration"];
+
+/// The variable that sets DeepEP's low-latency dispatch budget, tokens per rank.
+pub(crate) const DEEPEP_DISPATCH_VAR: &str = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
+
+/// DeepEP's low-latency dispatch budget as SGLang reads it: the variable, else 128.
+pub(crate) fn deepep_dispatch_tokens(env: &Env) -> i64 {
+    env.get(DEEPEP_DISPATCH_VAR)
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(128)
+}
+
+/// DeepEP's default normal-mode configs (its `Buffer.get_dispatch_config` and
+/// `get_combine_config`), by group size: NVLink receive tokens per channel, and the RDMA send
+/// tokens of dispatch and of combine. DeepEP asserts on any other group size.
+pub(crate) const DEEPEP_NORMAL_CONFIGS: [(u64, f64, f64, f64); 10] = [
+    (2, 256.0, 6.0, 6.0),
+    (4, 256.0, 6.0, 6.0),
+    (8, 256.0, 6.0, 6.0),
+    (16, 288.0, 20.0, 28.0),
+    (24, 288.0, 32.0, 20.0),
+    (32, 288.0, 32.0, 20.0),
+    (64, 288.0, 28.0, 20.0),
+    (128, 560.0, 32.0, 12.0),
+    (144, 720.0, 12.0, 8.0),
+    (160, 720.0, 12.0, 8.0),
+];
+
+/// The default normal-mode config for this group size, if DeepEP has one.
+pub(crate) fn deepep_normal_config(ranks: u64) -> Option<(f64, f64, f64)> {
+    DEEPEP_NORMAL_CONFIGS
+        .iter()
+        .find(|c| c.0 == ranks)
+        .map(|&(_, nvl, d, c)| (nvl, d, c))
+}

@@ -5,6 +5,7 @@
 use super::model::Role;
 use super::terms::MIB;
 use crate::resolve::Context;
+use crate::resolve::moe;
 use crate::sglang::opt;
 
 /// One buffer, per GPU.
@@ -19,6 +20,11 @@ pub(crate) struct Buffer {
 /// The buffers the line's backends allocate at their first use.
 pub(super) fn at_first_use(ctx: &Context) -> Vec<Buffer> {
     [deepep(ctx)].into_iter().flatten().collect()
+}
+
+/// The buffers together, MiB.
+pub(super) fn total_mib(buffers: &[Buffer]) -> f64 {
+    buffers.iter().map(|b| b.mib as f64).sum()
 }
 
 /// SGLang's DeepEP buffer, one per rank of the TP group, made at the first dispatch: normal
@@ -41,11 +47,7 @@ fn deepep(ctx: &Context) -> Option<Buffer> {
     let experts = m.num_experts? as f64 + redundant as f64;
     let ranks = u64::try_from(ctx.server.parallel.tp).ok()?.max(1);
     let mode = ctx.args.str(opt::DEEPEP_MODE).unwrap_or("auto");
-    let tokens = ctx
-        .env
-        .get("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(128) as f64;
+    let tokens = moe::deepep_dispatch_tokens(ctx.env).max(0) as f64;
     let (nvl, mut rdma) = match mode {
         "low_latency" => (0.0, 0.0),
         _ => normal_bytes(hidden * 2.0, ranks)?,
@@ -65,20 +67,7 @@ fn deepep(ctx: &Context) -> Option<Buffer> {
 /// Normal mode's NVLink and RDMA bytes: the larger of the dispatch and combine configs'
 /// hints. DeepEP has configs for these rank counts only (and refuses others).
 fn normal_bytes(hidden_bytes: f64, ranks: u64) -> Option<(f64, f64)> {
-    // Ranks → NVLink receive tokens per channel, RDMA send tokens of dispatch and combine.
-    const CONFIGS: [(u64, f64, f64, f64); 10] = [
-        (2, 256.0, 6.0, 6.0),
-        (4, 256.0, 6.0, 6.0),
-        (8, 256.0, 6.0, 6.0),
-        (16, 288.0, 20.0, 28.0),
-        (24, 288.0, 32.0, 20.0),
-        (32, 288.0, 32.0, 20.0),
-        (64, 288.0, 28.0, 20.0),
-        (128, 560.0, 32.0, 12.0),
-        (144, 720.0, 12.0, 8.0),
-        (160, 720.0, 12.0, 8.0),
-    ];
-    let &(_, nvl_recv, send_d, send_c) = CONFIGS.iter().find(|c| c.0 == ranks)?;
+    let (nvl_recv, send_d, send_c) = moe::deepep_normal_config(ranks)?;
     let channels = 10.0;
     let nvl_ranks = ranks.min(8) as f64;
     let rdma_ranks = (ranks / 8).max(1) as f64;
@@ -219,7 +208,7 @@ mod tests {
         assert_eq!(mode("normal"), Some((321, Some(321))));
         assert_eq!(mode("low_latency"), Some((2048, Some(2048))));
         // Twice the tokens per rank: 3.6 GiB, in eight granules.
-        let var = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
+        let var = moe::DEEPEP_DISPATCH_VAR;
         let big = dsv3(&[(DEEPEP.0, json!(DEEPEP.1))], &[(var, "256")]);
         assert_eq!(term(&big), Some((321 + 4096, Some(321 + 4096))));
         // Absurd figures give a huge term (so no fit), never an overflow.
@@ -228,7 +217,7 @@ mod tests {
                 (DEEPEP.0, json!(DEEPEP.1)),
                 (opt::EP_NUM_REDUNDANT_EXPERTS, json!(i64::MAX)),
             ],
-            &[(var, "18446744073709551615")],
+            &[(var, "9223372036854775807")],
         );
         assert!(term(&absurd).is_some_and(|(mib, _)| mib > 1 << 40));
         assert_eq!(absurd.memory.unwrap().fits, Some(false));

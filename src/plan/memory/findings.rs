@@ -91,7 +91,6 @@ fn too_high(j: &Judged) -> Option<Finding> {
     let slack_mib = j.base.mib * (1.0 - j.mfs);
     let r = j.reserve;
     (slack_mib < r.first_use).then(|| {
-        let buffers = r.buffers.iter().map(|b| b.mib as f64).sum::<f64>();
         let named: String = r
             .buffers
             .iter()
@@ -106,7 +105,7 @@ fn too_high(j: &Judged) -> Option<Finding> {
                 fmt_gib(slack_mib),
                 fmt_gib(r.first_use),
                 fmt_gib(r.reserved.cuda_graphs as f64),
-                fmt_gib(r.first_use - r.reserved.cuda_graphs as f64 - buffers),
+                fmt_gib(r.first_use - r.reserved.cuda_graphs as f64 - r.buffers_mib()),
                 r.planned,
             ),
         )

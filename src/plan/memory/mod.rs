@@ -257,6 +257,13 @@ fn reserve_for(
     }
 }
 
+impl Reserve {
+    /// The backends' buffers together, MiB.
+    fn buffers_mib(&self) -> f64 {
+        buffers::total_mib(&self.buffers)
+    }
+}
+
 /// Tensor and pipeline sizes, bounded so the arithmetic below cannot overflow.
 fn tp_pp(ctx: &Context) -> (i64, i64) {
     let p = &ctx.server.parallel;
@@ -527,7 +534,7 @@ fn reserve(
         Some(_) => Vec::new(),
         None => buffers::at_first_use(ctx),
     };
-    let buffers_mib = buffers.iter().map(|b| b.mib as f64).sum::<f64>();
+    let buffers_mib = buffers::total_mib(&buffers);
     // The req-to-token table is sized by the full request pool whatever the batch.
     let first_use = cuda_graphs as f64 + first_batch.needed_mib() - first_batch.req_to_token
         + act(mrr_estimate).req_to_token

@@ -1,6 +1,7 @@
 //! Expert parallelism and MoE all-to-all backends.
 
 use super::*;
+use crate::resolve::moe;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
@@ -144,12 +145,8 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     } else {
         1
     };
-    let var = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
-    let limit = ctx
-        .env
-        .get(var)
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .unwrap_or(128);
+    let var = moe::DEEPEP_DISPATCH_VAR;
+    let limit = moe::deepep_dispatch_tokens(ctx.env);
     let need = bs.saturating_mul(draft);
     if need <= limit {
         return vec![];
@@ -167,18 +164,25 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
 /// EP013: DeepEP's normal kernels read a default config per group size, and it ships them for
 /// these sizes only.
 pub(crate) fn deepep_rank_count(ctx: &Context) -> Vec<Fired> {
-    const RANKS: [i64; 10] = [2, 4, 8, 16, 24, 32, 64, 128, 144, 160];
     let tp = ctx.tp();
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
         || ctx.user().sval(opt::DEEPEP_MODE).as_deref() == Some("low_latency")
         || ctx.user().sval(opt::DEEPEP_CONFIG).is_some()
         || tp < 2
-        || RANKS.contains(&tp)
+        || u64::try_from(tp).is_ok_and(|r| moe::deepep_normal_config(r).is_some())
     {
         return vec![];
     }
+    let sizes: Vec<String> = moe::DEEPEP_NORMAL_CONFIGS
+        .iter()
+        .map(|c| c.0.to_string())
+        .collect();
+    let sizes = match sizes.split_last() {
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
     vec![Fired::new(format!(
-        "DeepEP's normal kernels with TP {tp}: DeepEP ships dispatch and combine configs for 2, 4, 8, 16, 24, 32, 64, 128, 144 and 160 ranks only and asserts 'Unsupported number of EP ranks' at the first dispatch, after the weights load; use one of those TP sizes, --deepep-mode low_latency, or a tuned --deepep-config"
+        "DeepEP's normal kernels with TP {tp}: DeepEP ships dispatch and combine configs for {sizes} ranks only and asserts 'Unsupported number of EP ranks' at the first dispatch, after the weights load; use one of those TP sizes, --deepep-mode low_latency, or a tuned --deepep-config"
     ))]
 }
 
