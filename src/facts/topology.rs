@@ -7,6 +7,7 @@
 //! `"unknown"` (what `detect` writes when NVML cannot say); `Gpu::cc()` is `None` for `"unknown"`
 //! (and for anything unparsable in a `Topology` built in code), so the rules never see a guess.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -906,13 +907,13 @@ fn locate(text: &str, path: &[Seg]) -> Option<(usize, usize)> {
 /// The first key that appears twice in one object: (byte offset of the second, JSON path of the
 /// object, key). `text` must be valid JSON.
 fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
-    fn walk(s: &mut Scanner, path: &mut String) -> Result<(), (usize, String, String)> {
+    fn walk<'a>(s: &mut Scanner<'a>, path: &mut String) -> Result<(), (usize, String, String)> {
         s.ws();
         match s.peek() {
             Some(b'{') => {
                 s.i += 1;
                 // Hashed: an object of n keys takes n steps, not n².
-                let mut keys: HashSet<String> = HashSet::new();
+                let mut keys: HashSet<Cow<'a, str>> = HashSet::new();
                 loop {
                     s.ws();
                     if s.eat(b'}').is_some() {
@@ -920,8 +921,8 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
                     }
                     let at = s.i;
                     let Some(key) = s.string() else { return Ok(()) };
-                    if keys.contains(key.as_str()) {
-                        return Err((at, path.clone(), key));
+                    if keys.contains(&key) {
+                        return Err((at, path.clone(), key.into_owned()));
                     }
                     s.ws();
                     s.eat(b':');
@@ -969,7 +970,7 @@ struct Scanner<'a> {
     i: usize,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.i).copied()
     }
@@ -984,13 +985,17 @@ impl Scanner<'_> {
         (self.peek()? == c).then(|| self.i += 1)
     }
 
-    /// A string token, decoded.
-    fn string(&mut self) -> Option<String> {
+    /// A string token, decoded (borrowed unless it has escapes: most keys and values have none).
+    fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.i;
         self.eat(b'"')?;
+        let mut escaped = false;
         loop {
             match self.peek()? {
-                b'\\' => self.i += 2,
+                b'\\' => {
+                    escaped = true;
+                    self.i += 2;
+                }
                 b'"' => {
                     self.i += 1;
                     break;
@@ -998,7 +1003,12 @@ impl Scanner<'_> {
                 _ => self.i += 1,
             }
         }
-        serde_json::from_str(self.text.get(start..self.i)?).ok()
+        let token = self.text.get(start..self.i)?;
+        if escaped {
+            serde_json::from_str::<String>(token).ok().map(Cow::Owned)
+        } else {
+            token.get(1..token.len() - 1).map(Cow::Borrowed)
+        }
     }
 
     fn skip_value(&mut self) -> Option<()> {
