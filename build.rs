@@ -2,10 +2,11 @@
 //! * `catalogue.rs`, the rule catalogue's code table, from the rule texts: each
 //!   `data/rules/<CODE>.md` header names its check (`check: family::function`) or says the
 //!   pipeline emits it (`emitted-by: pipeline`), so a new rule is its text, its check and its
-//!   test, with no list to edit (the `catalogue!` invocation `src/rules/catalogue.rs` includes);
-//! * `flag-history.jsonl`, `data/flags/history.jsonl` with each action written as an array of
-//!   its fields in `FIELDS` order instead of an object: the same facts, decoded a third faster
-//!   on every run (a check decodes one or two releases' 500-odd actions).
+//!   test, with no list to edit (the `catalogue!` invocation `src/rules/catalogue.rs` includes).
+//!   Each entry carries its text already split into header fields and body, so a check does
+//!   not scan 178 texts before it can evaluate one rule;
+//! * `flag_history.rs`, `data/flags/history.jsonl` as Rust statics: the same facts, read on
+//!   every run with no JSON to decode (a check reads one or two releases' 500-odd actions).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,8 +16,179 @@ fn main() {
     flag_history();
 }
 
-/// The fields of an action, in the order `sglang::flagset::Action` declares them (a test
-/// decodes every item both ways).
+/// `data/flags/history.jsonl` as Rust data (`flag_history.rs`): every release's line and every
+/// distinct action as statics, so a check reads its release's 500-odd actions without decoding
+/// any JSON (a test compares every item with the data file's decode). The statics hold no
+/// pointers, only offsets into one text and one table per kind: a pointer in a static is a
+/// relocation the loader applies at every start, thousands of them for this table.
+fn flag_history() {
+    let source = Path::new("data/flags/history.jsonl");
+    println!("cargo::rerun-if-changed={}", source.display());
+    let text = std::fs::read_to_string(source).expect("data/flags/history.jsonl");
+    let mut t = Tables::default();
+    let (mut releases, mut actions) = (Vec::new(), Vec::new());
+    for line in text.lines().skip(1) {
+        let item: serde_json::Value = serde_json::from_str(line).expect("flag history line");
+        match item.get("action") {
+            Some(action) => actions.push(t.action(action)),
+            None => releases.push(t.release(&item)),
+        }
+    }
+    let list = |name: &str, ty: &str, items: &[String]| {
+        format!(
+            "pub(super) static {name}: [{ty}; {}] = [{}];\n",
+            items.len(),
+            items.join(",\n")
+        )
+    };
+    let out = [
+        format!("pub(super) static TEXT: &str = {:?};\n", t.text),
+        list("OPTIONS", "S", &t.options),
+        list("VALUES", "Py", &t.values),
+        list("PAIRS", "(S, Py)", &t.pairs),
+        list("RUNS", "usize", &t.runs),
+        list("RELEASES", "RawRelease", &releases),
+        list("ACTIONS", "RawAction", &actions),
+    ]
+    .concat();
+    let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("flag_history.rs");
+    std::fs::write(target, out).expect("write flag_history.rs");
+}
+
+/// The pools the generated statics index into, as Rust literals.
+#[derive(Default)]
+struct Tables {
+    text: String,
+    at: std::collections::HashMap<String, usize>,
+    options: Vec<String>,
+    values: Vec<String>,
+    pairs: Vec<String>,
+    runs: Vec<String>,
+}
+
+impl Tables {
+    /// `S(offset, len)` of `s` in the text (each distinct string once).
+    fn s(&mut self, s: &str) -> String {
+        let at = match self.at.get(s) {
+            Some(&at) => at,
+            None => {
+                let at = self.text.len();
+                self.text.push_str(s);
+                self.at.insert(s.to_owned(), at);
+                at
+            }
+        };
+        format!("S({at}, {})", s.len())
+    }
+
+    fn opt_s(&mut self, v: Option<&str>) -> String {
+        v.map_or("None".to_owned(), |s| format!("Some({})", self.s(s)))
+    }
+
+    /// A span of `items` appended to `pool`.
+    fn span(pool: &mut Vec<String>, items: Vec<String>) -> String {
+        let start = pool.len();
+        let n = items.len();
+        pool.extend(items);
+        format!("Span({start}, {n})")
+    }
+
+    fn release(&mut self, line: &serde_json::Value) -> String {
+        let runs: Vec<String> = line["actions"]
+            .as_array()
+            .expect("a release's actions")
+            .iter()
+            .map(|n| n.as_u64().expect("an action index").to_string())
+            .collect();
+        let version = self.s(line["version"].as_str().expect("version"));
+        let prog = self.s(line["prog"].as_str().expect("prog"));
+        let runs = Self::span(&mut self.runs, runs);
+        let abbrev = line["allow_abbrev"].as_bool().expect("allow_abbrev");
+        format!(
+            "RawRelease {{ version: {version}, prog: {prog}, allow_abbrev: {abbrev}, runs: {runs} }}"
+        )
+    }
+
+    fn action(&mut self, action: &serde_json::Value) -> String {
+        let a = action.as_object().expect("an action object");
+        let unknown: Vec<&String> = a.keys().filter(|k| !FIELDS.contains(&k.as_str())).collect();
+        assert!(
+            unknown.is_empty(),
+            "flag history: build.rs does not know {unknown:?}"
+        );
+        let null = serde_json::Value::Null;
+        let get = |k: &str| a.get(k).unwrap_or(&null);
+        let flag = |k: &str| get(k).as_bool().unwrap_or(false);
+        let options: Vec<String> = get("option_strings")
+            .as_array()
+            .expect("option_strings")
+            .iter()
+            .map(|o| self.s(o.as_str().expect("an option string")))
+            .collect();
+        let options = Self::span(&mut self.options, options);
+        let choices = match get("choices") {
+            serde_json::Value::Null => "None".to_owned(),
+            c => {
+                let items = c
+                    .as_array()
+                    .expect("choices")
+                    .iter()
+                    .map(|v| self.py(v))
+                    .collect();
+                format!("Some({})", Self::span(&mut self.values, items))
+            }
+        };
+        let dest = self.s(get("dest").as_str().expect("dest"));
+        let (konst, default) = (self.py(get("const")), self.py(get("default")));
+        let deprecated_for = self.opt_s(get("deprecated_for").as_str());
+        let deprecated_exception = self.opt_s(get("deprecated_exception").as_str());
+        format!(
+            "RawAction {{ option_strings: {options}, dest: {dest}, kind: ActionKind::{}, \
+             nargs: {}, r#const: {konst}, default: {default}, default_is_suppress: {}, \
+             value_type: ValueType::{}, choices: {choices}, required: {}, \
+             deprecated_for: {deprecated_for}, deprecated_error: {}, \
+             deprecated_exception: {deprecated_exception} }}",
+            camel(get("kind").as_str().expect("kind")),
+            nargs(get("nargs")),
+            flag("default_is_suppress"),
+            camel(get("value_type").as_str().expect("value_type")),
+            flag("required"),
+            flag("deprecated_error"),
+        )
+    }
+
+    /// A JSON value as a `Py` literal (a list's items and a map's pairs go to their pools).
+    fn py(&mut self, v: &serde_json::Value) -> String {
+        use serde_json::Value;
+        match v {
+            Value::Null => "Py::Null".into(),
+            Value::Bool(b) => format!("Py::Bool({b})"),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => format!("Py::UInt({u})"),
+                (None, Some(i), _) => format!("Py::Int({i})"),
+                (None, None, Some(f)) => format!("Py::Float({f:?})"),
+                _ => panic!("flag history: number {n}"),
+            },
+            Value::String(s) => format!("Py::Str({})", self.s(s)),
+            Value::Array(items) => {
+                let items = items.iter().map(|v| self.py(v)).collect();
+                format!("Py::List({})", Self::span(&mut self.values, items))
+            }
+            Value::Object(m) => {
+                let pairs = m
+                    .iter()
+                    .map(|(k, v)| {
+                        let (k, v) = (self.s(k), self.py(v));
+                        format!("({k}, {v})")
+                    })
+                    .collect();
+                format!("Py::Map({})", Self::span(&mut self.pairs, pairs))
+            }
+        }
+    }
+}
+
+/// The fields `sglang::flagset::Action` has; an unknown one stops the build.
 const FIELDS: [&str; 13] = [
     "option_strings",
     "dest",
@@ -33,59 +205,53 @@ const FIELDS: [&str; 13] = [
     "deprecated_exception",
 ];
 
-fn flag_history() {
-    let source = Path::new("data/flags/history.jsonl");
-    println!("cargo::rerun-if-changed={}", source.display());
-    let text = std::fs::read_to_string(source).expect("data/flags/history.jsonl");
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        out.push_str(&packed(line).unwrap_or_else(|| line.to_owned()));
-        out.push('\n');
-    }
-    let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("flag-history.jsonl");
-    std::fs::write(target, out).expect("write flag-history.jsonl");
+/// `store_true` → `StoreTrue`: serde's `snake_case` names of the enums' variants.
+fn camel(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
-/// An item line with its action as an array (absent fields as their defaults: null or false);
-/// `None` for the header and release lines.
-fn packed(line: &str) -> Option<String> {
-    let item: serde_json::Value = serde_json::from_str(line).expect("flag history line");
-    let action = item.get("action")?.as_object()?;
-    let unknown: Vec<&String> = action
-        .keys()
-        .filter(|k| !FIELDS.contains(&k.as_str()))
-        .collect();
-    assert!(
-        unknown.is_empty(),
-        "flag history: build.rs does not know {unknown:?}"
-    );
-    let fields: Vec<serde_json::Value> = FIELDS
-        .iter()
-        .map(|f| match (action.get(*f), *f) {
-            (Some(v), _) => v.clone(),
-            (None, "default_is_suppress" | "required" | "deprecated_error") => false.into(),
-            (None, _) => serde_json::Value::Null,
-        })
-        .collect();
-    Some(serde_json::json!({ "action": fields }).to_string())
+fn nargs(v: &serde_json::Value) -> String {
+    match v.as_str() {
+        Some("1") => "Nargs::One".into(),
+        Some("0") => "Nargs::Zero".into(),
+        Some("?") => "Nargs::Optional".into(),
+        Some("*") => "Nargs::ZeroOrMore".into(),
+        Some("+") => "Nargs::OneOrMore".into(),
+        _ => format!("Nargs::Exactly({})", v.as_u64().expect("nargs")),
+    }
 }
 
 fn catalogue() {
     let dir = Path::new("data/rules");
     println!("cargo::rerun-if-changed={}", dir.display());
-    let mut rules: Vec<(String, Option<String>)> = std::fs::read_dir(dir)
+    let mut rules: Vec<Entry> = std::fs::read_dir(dir)
         .expect("data/rules")
         .map(|e| e.expect("data/rules entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
         .map(|p| entry(&p))
         .collect();
-    rules.sort_by_key(|(code, _)| code_key(code));
+    rules.sort_by_key(|e| code_key(&e.code));
     let mut out = String::from("catalogue! {\n");
-    for (code, check) in &rules {
-        match check {
-            Some(f) => writeln!(out, "    {code} => c({f}),"),
-            None => writeln!(out, "    {code} => P,"),
-        }
+    for e in &rules {
+        let check = e
+            .check
+            .as_ref()
+            .map_or("P".to_owned(), |f| format!("c({f})"));
+        let fields: Vec<String> = e.fields.iter().map(|f| format!("{f:?}")).collect();
+        writeln!(
+            out,
+            "    {} => {check}, &[{}], {};",
+            e.code,
+            fields.join(", "),
+            e.body
+        )
         .expect("write to a String");
     }
     out.push_str("}\n");
@@ -93,20 +259,42 @@ fn catalogue() {
     std::fs::write(target, out).expect("write catalogue.rs");
 }
 
-/// The code (the file's name) and the check its header names. A file that names neither a
-/// check nor the pipeline stops the build: the rule would never run.
-fn entry(path: &Path) -> (String, Option<String>) {
+/// A rule text: its code (the file's name), the check its header names, where the header's
+/// fields are (`key: value`, the value trimmed: the key's and the value's byte ranges as start,
+/// end pairs) and where the body after the `---` line starts. Offsets, not strings: the table
+/// holds no pointer the loader would have to relocate at every start.
+struct Entry {
+    code: String,
+    check: Option<String>,
+    fields: Vec<(usize, usize, usize, usize)>,
+    body: usize,
+}
+
+/// A rule text, split. A file that names neither a check nor the pipeline stops the build: the
+/// rule would never run (the catalogue checks the rest of the header when it reads the fields).
+fn entry(path: &Path) -> Entry {
     println!("cargo::rerun-if-changed={}", path.display());
     let code = path
         .file_stem()
         .and_then(|s| s.to_str())
         .expect("UTF-8 name");
     let text = std::fs::read_to_string(path).expect("rule text");
-    let head = text.split("\n---\n").next().unwrap_or_default();
+    let end = text
+        .find("\n---\n")
+        .unwrap_or_else(|| panic!("{}: no `---` line after the header", path.display()));
+    let at = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
+    let fields: Vec<(usize, usize, usize, usize)> = text[..end]
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| {
+            let v = v.trim();
+            (at(k), at(k) + k.len(), at(v), at(v) + v.len())
+        })
+        .collect();
     let field = |key: &str| {
-        head.lines()
-            .filter_map(|l| l.split_once(':'))
-            .find_map(|(k, v)| (k == key).then(|| v.trim().to_owned()))
+        (fields.iter())
+            .find(|f| &text[f.0..f.1] == key)
+            .map(|f| text[f.2..f.3].to_owned())
     };
     let check = field("check");
     let valid = |f: &String| {
@@ -122,7 +310,12 @@ fn entry(path: &Path) -> (String, Option<String>) {
             path.display()
         ),
     }
-    (code.to_owned(), check)
+    Entry {
+        code: code.to_owned(),
+        check,
+        fields,
+        body: end + "\n---\n".len(),
+    }
 }
 
 /// Family, then number, as the catalogue lists its rules.

@@ -33,7 +33,7 @@ const P: Option<CheckFn> = None;
 
 /// Declares [`Code`] (one variant per rule) and the table of texts and checks, from one list.
 macro_rules! catalogue {
-    ($($code:ident => $check:expr),* $(,)?) => {
+    ($($code:ident => $check:expr, $fields:expr, $body:expr);* $(;)?) => {
         /// A rule code. Every finding carries one; no code exists outside this enum.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(clippy::upper_case_acronyms)]
@@ -57,8 +57,12 @@ macro_rules! catalogue {
             }
         }
 
-        pub(super) const ENTRIES: &[(Code, &str, Option<CheckFn>)] = &[
-            $((Code::$code, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/data/rules/", stringify!($code), ".md")), $check)),*
+        pub(super) const ENTRIES: &[(Code, Text, Option<CheckFn>)] = &[
+            $((Code::$code, Text {
+                text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/data/rules/", stringify!($code), ".md")),
+                fields: $fields,
+                body: $body,
+            }, $check)),*
         ];
     };
 }
@@ -81,18 +85,27 @@ pub(super) fn rules() -> &'static [Rule] {
     })
 }
 
-pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Result<Rule, String> {
-    let end = memchr::memmem::find(text.as_bytes(), b"\n---\n")
-        .ok_or("no `---` line after the header")?;
-    let (head, body) = (&text[..end], &text[end + 5..]);
-    // Read once: every check run parses the whole catalogue, so each key must not rescan it.
-    let fields: Vec<(&'static str, &'static str)> =
-        head.lines().filter_map(|l| l.split_once(':')).collect();
-    let field = |key: &str| -> Option<&'static str> {
-        fields
-            .iter()
-            .find_map(|(k, v)| (*k == key).then(|| v.trim()))
-    };
+/// A rule's text as `build.rs` splits it: the byte ranges of each header line's key and
+/// (trimmed) value, and where the body starts.
+pub(super) struct Text {
+    pub(super) text: &'static str,
+    pub(super) fields: &'static [(usize, usize, usize, usize)],
+    pub(super) body: usize,
+}
+
+impl Text {
+    fn field(&self, key: &str) -> Option<&'static str> {
+        let text = self.text;
+        (self.fields.iter())
+            .find(|f| text.get(f.0..f.1) == Some(key))
+            .and_then(|f| text.get(f.2..f.3))
+    }
+}
+
+/// A catalogue entry from its text.
+pub(super) fn parse(id: Code, text: &Text, check: Option<CheckFn>) -> Result<Rule, String> {
+    let field = |key: &str| text.field(key);
+    let body = text.text.get(text.body..).ok_or("no body")?;
     let code = id.as_str();
     let file_code = field("code").ok_or("no code")?;
     if file_code != code {
@@ -153,19 +166,55 @@ pub(super) fn parse(id: Code, text: &'static str, check: Option<CheckFn>) -> Res
 mod tests {
     use super::*;
 
+    /// `text` split as `build.rs` splits a rule's file.
+    fn split(text: &'static str) -> Text {
+        let end = text.find("\n---\n").unwrap();
+        let at = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
+        let fields = (text[..end].lines())
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| {
+                let v = v.trim();
+                (at(k), at(k) + k.len(), at(v), at(v) + v.len())
+            })
+            .collect::<Vec<_>>()
+            .leak();
+        Text {
+            text,
+            fields,
+            body: end + 5,
+        }
+    }
+
     #[test]
     fn header_and_table_must_agree_on_pipeline_codes() {
-        let with = "code: AR001\nname: x\nseverity: info\nversions: all\nsummary: s\nemitted-by: pipeline\n---\nbody";
-        let without = "code: AR001\nname: x\nseverity: info\nversions: all\nsummary: s\n---\nbody";
+        let with = split(
+            "code: AR001\nname: x\nseverity: info\nversions: all\nsummary: s\nemitted-by: pipeline\n---\nbody",
+        );
+        let without =
+            split("code: AR001\nname: x\nseverity: info\nversions: all\nsummary: s\n---\nbody");
         fn check(_: &super::super::Context) -> Vec<super::super::Fired> {
             vec![]
         }
-        assert!(parse(Code::AR001, with, None).is_ok());
-        assert!(parse(Code::AR001, with, Some(check)).is_err());
-        assert!(parse(Code::AR001, without, None).is_err());
-        assert!(parse(Code::AR001, without, Some(check)).is_ok());
-        assert!(parse(Code::AR002, without, Some(check)).is_err());
-        assert!(parse(Code::AR001, "code: AR001", None).is_err());
+        assert!(parse(Code::AR001, &with, None).is_ok());
+        assert!(parse(Code::AR001, &with, Some(check)).is_err());
+        assert!(parse(Code::AR001, &without, None).is_err());
+        assert!(parse(Code::AR001, &without, Some(check)).is_ok());
+        assert!(parse(Code::AR002, &without, Some(check)).is_err());
+        assert!(parse(Code::AR001, &split("code: AR001\n---\n"), None).is_err());
+    }
+
+    /// The ranges build.rs writes are the header's fields and the body of each rule's file.
+    #[test]
+    fn entries_carry_each_texts_header_and_body() {
+        for (id, text, _) in ENTRIES {
+            let want = split(text.text);
+            assert_eq!(text.fields, want.fields, "{id}");
+            assert_eq!(text.body, want.body, "{id}");
+            assert!(
+                text.text[text.body..].starts_with("## What it does"),
+                "{id}"
+            );
+        }
     }
 
     /// Family, then number: `AR2` < `AR10` < `ARCH1`.

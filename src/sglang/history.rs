@@ -1,5 +1,5 @@
-//! The embedded history tables (`data/flags/history.jsonl`, `data/envs/history.jsonl`, written
-//! by `scripts/`): a header line, one line per release in [`KNOWN_VERSIONS`] order listing its
+//! The embedded environment history table (`data/envs/history.jsonl`, written by `scripts/`;
+//! the flag history is Rust data `build.rs` writes, see `flagset`): a header line, one line per release in [`KNOWN_VERSIONS`] order listing its
 //! items as runs of item indices, then one line per distinct item. A release is decoded from its
 //! own line and its items' lines only, once, on first use; nothing else is parsed.
 
@@ -58,11 +58,6 @@ impl<T> History<T> {
     /// The line of item `k`.
     pub(crate) fn item_line(&self, k: usize) -> &'static str {
         self.line(1 + COUNT + k)
-    }
-
-    /// The whole embedded text.
-    pub(crate) fn text(&self) -> &'static str {
-        self.text
     }
 
     /// The items whose line contains `needle` (a cheap pre-filter: callers decode the lines to
