@@ -6,7 +6,13 @@ use crate::support::{B200, Case, H100, L4, PRO, assert_cases, c, messages, mla, 
 
 /// Every SPEC case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [spec001_to_spec005(), spec006_to_spec011(), spec013()].concat()
+    [
+        spec001_to_spec005(),
+        spec006_to_spec011(),
+        spec013(),
+        spec016(),
+    ]
+    .concat()
 }
 
 fn spec001_to_spec005() -> Vec<Case> {
@@ -290,6 +296,36 @@ fn spec013() -> Vec<Case> {
             .version("0.5.18")
             .model(model("LlamaForCausalLM"))
             .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+    ]
+}
+
+/// Top-k or draft tokens without the steps (SPEC016).
+fn spec016() -> Vec<Case> {
+    let eagle = |v| {
+        c("SPEC016")
+            .version(v)
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+    };
+    vec![
+        eagle("0.5.18").arg("--speculative-eagle-topk", json!(2)),
+        eagle("0.4.10.post2").arg("--speculative-num-draft-tokens", json!(4)),
+        c("SPEC016")
+            .version("0.5.23")
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .arg("--speculative-num-draft-tokens", json!(2)),
+        eagle("0.5.18")
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
+        eagle("0.5.18").no(),
+        // NGRAM sizes its draft from the draft tokens alone.
+        c("SPEC016")
+            .version("0.5.18")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--speculative-num-draft-tokens", json!(8))
             .no(),
     ]
 }

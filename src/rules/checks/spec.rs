@@ -352,3 +352,31 @@ pub(crate) fn eagle3_without_draft(ctx: &Context) -> Vec<Fired> {
         "--speculative-algorithm EAGLE3 without --speculative-draft-model-path: {arch} bundles no draft, so SGLang builds the draft from the target's own checkpoint and its draft worker calls EAGLE3 methods {arch} does not have (a reported start failed on 'set_embed' after the weights loaded); name the EAGLE3 draft checkpoint"
     ))]
 }
+
+/// SPEC016: SGLang fills in steps, top-k and draft tokens itself only when none of them is
+/// given; top-k or draft tokens without the steps trips its assertion.
+pub(crate) fn partial_params(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let u = ctx.user();
+    if !matches!(a.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE")
+        || u.given(opt::SPECULATIVE_NUM_STEPS)
+        || u.flag(opt::SPECULATIVE_ADAPTIVE)
+    {
+        return vec![];
+    }
+    let given: Vec<&str> = [opt::SPECULATIVE_EAGLE_TOPK, opt::SPECULATIVE_NUM_DRAFT_TOKENS]
+        .into_iter()
+        .filter(|o| u.given(o))
+        .collect();
+    if given.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm {a} with {} but no --speculative-num-steps: SGLang {} chooses the three speculative parameters itself only when none is given, and asserts otherwise before the server starts; give --speculative-num-steps too, or drop {}",
+        given.join(" and "),
+        ctx.version,
+        given.join(" and ")
+    ))]
+}
