@@ -7,6 +7,32 @@ use crate::support::{Case, assert_cases, c, messages};
 /// Every DPA case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
     vec![
+        // 0.4.4.post1 to 0.5.2rc2 assert a DP size above 1 with DP attention.
+        c("DPA005")
+            .version("0.5.1")
+            .tp(8)
+            .flag("--enable-dp-attention"),
+        c("DPA005")
+            .version("0.4.6.post5")
+            .tp(4)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(1)),
+        c("DPA005")
+            .version("0.5.1")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        c("DPA005")
+            .version("0.5.2")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .no(),
+        c("DPA005")
+            .version("0.4.4")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .no(),
         c("DPA001")
             .version("0.5.5")
             .tp(8)

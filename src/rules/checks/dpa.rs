@@ -66,3 +66,16 @@ pub(crate) fn attn_dp_and_dp(ctx: &Context) -> Vec<Fired> {
         "--attn-dp-size {a} with --dp-size {dp}: attention DP and data-parallel replicas cannot be combined in one server"
     ))]
 }
+
+/// DPA005: 0.4.4.post1 to 0.5.2rc2 assert DP attention runs with more than one DP rank.
+pub(crate) fn single_rank(ctx: &Context) -> Vec<Fired> {
+    if !ctx.user().flag(opt::ENABLE_DP_ATTENTION) || ctx.dp() > 1 {
+        return vec![];
+    }
+    let tp = ctx.tp();
+    vec![Fired::new(format!(
+        "--enable-dp-attention with --dp-size {}: SGLang {} asserts a DP size above 1 with DP attention before the server starts (later releases run it as one rank); pass --dp-size between 2 and the TP size ({tp}), for example --dp-size {tp}, or drop --enable-dp-attention",
+        ctx.dp(),
+        ctx.version
+    ))]
+}
