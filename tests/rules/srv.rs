@@ -7,6 +7,37 @@ use crate::support::{Case, assert_cases, c, messages};
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
     vec![
+        // LoRA settings SGLang's argument check refuses (SRV007).
+        c("SRV007").version("0.5.18").flag("--enable-lora"),
+        c("SRV007")
+            .version("0.5.23")
+            .arg("--lora-paths", json!(["a=/tmp/a"]))
+            .arg("--max-loaded-loras", json!(4)),
+        c("SRV007")
+            .version("0.5.14")
+            .flag("--enable-lora")
+            .arg("--max-lora-rank", json!(16))
+            .arg("--lora-target-modules", json!(["all", "q_proj"])),
+        c("SRV007")
+            .version("0.4.10.post2")
+            .arg("--lora-paths", json!(["a=/tmp/a"])),
+        c("SRV007")
+            .version("0.4.10.post2")
+            .arg("--lora-paths", json!(["a=/tmp/a"]))
+            .flag("--disable-radix-cache")
+            .no(),
+        c("SRV007")
+            .version("0.5.18")
+            .flag("--enable-lora")
+            .arg("--max-lora-rank", json!(16))
+            .arg("--lora-target-modules", json!(["all"]))
+            .no(),
+        c("SRV007")
+            .version("0.5.23")
+            .arg("--lora-paths", json!(["a=/tmp/a", "b=/tmp/b"]))
+            .arg("--max-loaded-loras", json!(8))
+            .no(),
+        c("SRV007").version("0.5.23").no(),
         c("SRV001").arg("--served-model-name", json!("qwen3:32b")),
         c("SRV001")
             .arg("--served-model-name", json!("qwen3-32b"))

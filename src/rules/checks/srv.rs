@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 
 /// Object-store URIs SGLang exempts from the colon check (`is_runai_obj_uri`, runai_utils.py).
 const OBJ_SCHEMES: &[&str] = &["s3://", "gs://", "az://"];
@@ -104,4 +105,90 @@ pub(crate) fn quant_communications(ctx: &Context) -> Vec<Fired> {
         ))
         .with_fix(remove(opt::ENABLE_QUANT_COMMUNICATIONS)),
     ]
+}
+
+/// SRV007: the LoRA settings SGLang's argument check asserts against before the server starts.
+pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let Some(per_batch) = u.int(opt::MAX_LORAS_PER_BATCH) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    if per_batch <= 0 {
+        out.push(format!(
+            "--max-loras-per-batch {per_batch}: it must be positive"
+        ));
+    }
+    // 0.4.7 to 0.5.0rc0 run LoRA only without the radix cache.
+    let v = ctx.version;
+    let radix_era = at_least(v, "0.4.7") && !at_least(v, "0.5.0rc1");
+    if radix_era && u.given(opt::LORA_PATHS) && !u.flag(opt::DISABLE_RADIX_CACHE) {
+        out.push("--lora-paths with the radix cache on: this release runs LoRA only with --disable-radix-cache".to_string());
+    }
+    let paths = match u.get_or_default(opt::LORA_PATHS) {
+        Some(serde_json::Value::Array(a)) => a.len(),
+        Some(serde_json::Value::Object(m)) => m.len(),
+        _ => 0,
+    };
+    // `--lora-paths` turns LoRA on unless `--enable-lora` is explicitly off; the checks below
+    // came with `--enable-lora`.
+    if !u.knows(opt::ENABLE_LORA) {
+        return fired(ctx, out);
+    }
+    let explicit = u
+        .get_or_default(opt::ENABLE_LORA)
+        .and_then(serde_json::Value::as_bool);
+    if !(explicit == Some(true) || (paths > 0 && explicit.is_none())) {
+        return fired(ctx, out);
+    }
+    let modules: Vec<&str> = match u.get_or_default(opt::LORA_TARGET_MODULES) {
+        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|m| m.as_str()).collect(),
+        _ => vec![],
+    };
+    if modules.contains(&"all") && modules.len() > 1 {
+        out.push(format!(
+            "--lora-target-modules {}: 'all' must be the only module",
+            modules.join(" ")
+        ));
+    }
+    if paths == 0 && !(u.int(opt::MAX_LORA_RANK).is_some_and(|r| r != 0) && !modules.is_empty()) {
+        out.push(
+            "LoRA without --lora-paths: SGLang then needs both --max-lora-rank and --lora-target-modules to size the adapters"
+                .to_string(),
+        );
+    }
+    if let Some(loaded) = u
+        .given(opt::MAX_LOADED_LORAS)
+        .then(|| u.int(opt::MAX_LOADED_LORAS))
+        .flatten()
+    {
+        if loaded < per_batch {
+            out.push(format!(
+                "--max-loaded-loras {loaded} below --max-loras-per-batch {per_batch}{}",
+                if u.given(opt::MAX_LORAS_PER_BATCH) {
+                    ""
+                } else {
+                    " (the default)"
+                }
+            ));
+        }
+        if paths as i64 > loaded {
+            out.push(format!(
+                "{paths} --lora-paths with --max-loaded-loras {loaded}: no more adapters than that may be loaded"
+            ));
+        }
+    }
+    fired(ctx, out)
+}
+
+fn fired(ctx: &Context, problems: Vec<String>) -> Vec<Fired> {
+    problems
+        .into_iter()
+        .map(|p| {
+            Fired::new(format!(
+                "{p}; SGLang {} asserts this in its argument check and stops before the server starts",
+                ctx.version
+            ))
+        })
+        .collect()
 }
