@@ -366,10 +366,13 @@ pub(crate) fn partial_params(ctx: &Context) -> Vec<Fired> {
     {
         return vec![];
     }
-    let given: Vec<&str> = [opt::SPECULATIVE_EAGLE_TOPK, opt::SPECULATIVE_NUM_DRAFT_TOKENS]
-        .into_iter()
-        .filter(|o| u.given(o))
-        .collect();
+    let given: Vec<&str> = [
+        opt::SPECULATIVE_EAGLE_TOPK,
+        opt::SPECULATIVE_NUM_DRAFT_TOKENS,
+    ]
+    .into_iter()
+    .filter(|o| u.given(o))
+    .collect();
     if given.is_empty() {
         return vec![];
     }

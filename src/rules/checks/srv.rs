@@ -151,7 +151,8 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
             modules.join(" ")
         ));
     }
-    if paths == 0 && !(u.int(opt::MAX_LORA_RANK).is_some_and(|r| r != 0) && !modules.is_empty()) {
+    let sized = u.int(opt::MAX_LORA_RANK).is_some_and(|r| r != 0) && !modules.is_empty();
+    if paths == 0 && !sized {
         out.push(
             "LoRA without --lora-paths: SGLang then needs both --max-lora-rank and --lora-target-modules to size the adapters"
                 .to_string(),
