@@ -87,6 +87,25 @@ fn spec001_to_spec005() -> Vec<Case> {
             .arg("--page-size", json!(16))
             .arg("--attention-backend", json!("fa3"))
             .no(),
+        // NGRAM's top-k is its BFS breadth (10 by default); it allows flashinfer only.
+        c("SPEC004")
+            .version("0.5.23")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("fa3")),
+        c("SPEC004")
+            .version("0.5.23")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("SPEC004")
+            .version("0.5.23")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--speculative-ngram-max-bfs-breadth", json!(1))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
         // SGLang's own choice on B200 for DeepSeek-V3 (trtllm_mla, page size 64) rejects topk 4.
         c("SPEC004")
             .on(B200)

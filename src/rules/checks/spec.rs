@@ -56,8 +56,15 @@ fn topk(ctx: &Context) -> i64 {
 }
 
 pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
-    // The page size in effect: the user's, or the one SGLang's backend choice forces.
-    let (k, page) = (topk(ctx), ctx.server.page_size as i64);
+    // The page size in effect: the user's, or the one SGLang's backend choice forces. NGRAM's
+    // top-k is its BFS breadth (SGLang overwrites the top-k with it, 10 by default).
+    let ngram = ctx.spec_algo().as_deref() == Some("NGRAM");
+    let k = if ngram {
+        ctx.user().int(opt::SPECULATIVE_NGRAM_MAX_BFS_BREADTH).unwrap_or(1)
+    } else {
+        topk(ctx)
+    };
+    let page = ctx.server.page_size as i64;
     if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
         return vec![];
     }
@@ -67,12 +74,15 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
         format!("page size {page} (SGLang's, for its backend)")
     };
     // SGLang checks the main backend only: flashinfer from 0.5.2, fa3 too from 0.5.6, triton
-    // too from 0.5.14 (tests/evidence/SPEC004.jsonl); before 0.5.2 nothing is checked.
+    // too from 0.5.14; NGRAM (0.5.3+) flashinfer only (tests/evidence/SPEC004.jsonl); before
+    // 0.5.2 nothing is checked.
     use crate::sglang::release::at_least;
     if !at_least(ctx.version, "0.5.2") {
         return vec![];
     }
-    let ok: &[&str] = if at_least(ctx.version, "0.5.14") {
+    let ok: &[&str] = if ngram {
+        &["flashinfer"]
+    } else if at_least(ctx.version, "0.5.14") {
         &["flashinfer", "fa3", "triton"]
     } else if at_least(ctx.version, "0.5.6") {
         &["flashinfer", "fa3"]
@@ -91,8 +101,13 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     let shown = bad.join(", ");
+    let k_text = if ngram {
+        format!("NGRAM's top-k {k} (its --speculative-ngram-max-bfs-breadth)")
+    } else {
+        format!("--speculative-eagle-topk {k}")
+    };
     vec![Fired::new(format!(
-        "--speculative-eagle-topk {k} with {page_text} and {shown}: SGLang {} allows topk > 1 with paged KV only on {}",
+        "{k_text} with {page_text} and {shown}: SGLang {} allows topk > 1 with paged KV only on {}",
         ctx.version,
         ok.join("/")
     ))]
