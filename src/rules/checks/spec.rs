@@ -60,7 +60,9 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     // top-k is its BFS breadth (SGLang overwrites the top-k with it, 10 by default).
     let ngram = ctx.spec_algo().as_deref() == Some("NGRAM");
     let k = if ngram {
-        ctx.user().int(opt::SPECULATIVE_NGRAM_MAX_BFS_BREADTH).unwrap_or(1)
+        ctx.user()
+            .int(opt::SPECULATIVE_NGRAM_MAX_BFS_BREADTH)
+            .unwrap_or(1)
     } else {
         topk(ctx)
     };
