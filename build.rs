@@ -247,7 +247,7 @@ fn catalogue() {
         let fields: Vec<String> = e.fields.iter().map(|f| format!("{f:?}")).collect();
         writeln!(
             out,
-            "    {} => {check}, &[{}], {};",
+            "    {} => {check}, [{}], {};",
             e.code,
             fields.join(", "),
             e.body
@@ -259,14 +259,16 @@ fn catalogue() {
     std::fs::write(target, out).expect("write catalogue.rs");
 }
 
-/// A rule text: its code (the file's name), the check its header names, where the header's
-/// fields are (`key: value`, the value trimmed: the key's and the value's byte ranges as start,
-/// end pairs) and where the body after the `---` line starts. Offsets, not strings: the table
-/// holds no pointer the loader would have to relocate at every start.
+include!("src/rules/header_keys.rs");
+
+/// A rule text: its code (the file's name), the check its header names, where each header
+/// field's value is (`key: value`, trimmed), by [`HEADER_KEYS`] order, `(0, 0)` for a key the
+/// header lacks, and where the body after the `---` line starts. Offsets, not strings: the
+/// table holds no pointer the loader would have to relocate at every start.
 struct Entry {
     code: String,
     check: Option<String>,
-    fields: Vec<(usize, usize, usize, usize)>,
+    fields: [(usize, usize); HEADER_KEYS.len()],
     body: usize,
 }
 
@@ -283,18 +285,18 @@ fn entry(path: &Path) -> Entry {
         .find("\n---\n")
         .unwrap_or_else(|| panic!("{}: no `---` line after the header", path.display()));
     let at = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
-    let fields: Vec<(usize, usize, usize, usize)> = text[..end]
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| {
-            let v = v.trim();
-            (at(k), at(k) + k.len(), at(v), at(v) + v.len())
-        })
-        .collect();
+    let mut fields = [(0, 0); HEADER_KEYS.len()];
+    for (k, v) in text[..end].lines().filter_map(|l| l.split_once(':')) {
+        let Some(i) = HEADER_KEYS.iter().position(|h| *h == k) else {
+            panic!("{}: unknown header key `{k}`", path.display());
+        };
+        assert!(fields[i] == (0, 0), "{}: `{k}` twice", path.display());
+        let v = v.trim();
+        fields[i] = (at(v), at(v) + v.len());
+    }
     let field = |key: &str| {
-        (fields.iter())
-            .find(|f| &text[f.0..f.1] == key)
-            .map(|f| text[f.2..f.3].to_owned())
+        let i = HEADER_KEYS.iter().position(|h| *h == key)?;
+        (fields[i] != (0, 0)).then(|| text[fields[i].0..fields[i].1].to_owned())
     };
     let check = field("check");
     let valid = |f: &String| {

@@ -476,7 +476,12 @@ impl Topology {
                 }
             }
         }
-        let topology: Topology = serde_json::from_str(text).map_err(|e| json_error(origin, &e))?;
+        // From the tree already parsed; only a document it does not fit is read again, for the
+        // line and column of the problem.
+        let topology: Topology = match serde_json::from_value(value) {
+            Ok(t) => t,
+            Err(_) => serde_json::from_str(text).map_err(|e| json_error(origin, &e))?,
+        };
         if let Some((path, problem)) = topology.inconsistency() {
             let (line, column) = locate(text, &path).unwrap_or((1, 1));
             return Err(TopologyError::Invalid {

@@ -85,20 +85,22 @@ pub(super) fn rules() -> &'static [Rule] {
     })
 }
 
-/// A rule's text as `build.rs` splits it: the byte ranges of each header line's key and
-/// (trimmed) value, and where the body starts.
+include!("header_keys.rs");
+
+/// A rule's text as `build.rs` splits it: the byte range of each header field's (trimmed)
+/// value, by [`HEADER_KEYS`] order (`(0, 0)`: no such line), and where the body starts.
 pub(super) struct Text {
     pub(super) text: &'static str,
-    pub(super) fields: &'static [(usize, usize, usize, usize)],
+    pub(super) fields: [(usize, usize); HEADER_KEYS.len()],
     pub(super) body: usize,
 }
 
 impl Text {
     fn field(&self, key: &str) -> Option<&'static str> {
-        let text = self.text;
-        (self.fields.iter())
-            .find(|f| text.get(f.0..f.1) == Some(key))
-            .and_then(|f| text.get(f.2..f.3))
+        let i = HEADER_KEYS.iter().position(|k| *k == key)?;
+        let (from, to) = self.fields[i];
+        let text: &'static str = self.text;
+        (from, to).ne(&(0, 0)).then(|| text.get(from..to)).flatten()
     }
 }
 
@@ -170,14 +172,12 @@ mod tests {
     fn split(text: &'static str) -> Text {
         let end = text.find("\n---\n").unwrap();
         let at = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
-        let fields = (text[..end].lines())
-            .filter_map(|l| l.split_once(':'))
-            .map(|(k, v)| {
-                let v = v.trim();
-                (at(k), at(k) + k.len(), at(v), at(v) + v.len())
-            })
-            .collect::<Vec<_>>()
-            .leak();
+        let mut fields = [(0, 0); HEADER_KEYS.len()];
+        for (k, v) in text[..end].lines().filter_map(|l| l.split_once(':')) {
+            let i = HEADER_KEYS.iter().position(|h| *h == k).unwrap();
+            let v = v.trim();
+            fields[i] = (at(v), at(v) + v.len());
+        }
         Text {
             text,
             fields,

@@ -432,8 +432,13 @@ struct Tables {
     by_name: OnceLock<Vec<usize>>,
     /// The long options, sorted (on first use).
     long: OnceLock<Vec<&'static str>>,
+    /// Prefix lookups so far, answered by a pass over `options` until [`DIRECT_PREFIX_LOOKUPS`].
+    prefix_lookups: std::sync::atomic::AtomicUsize,
     has_negative_number_optionals: bool,
 }
+
+/// How many prefix lookups pass over the options before the sorted index is built.
+const DIRECT_PREFIX_LOOKUPS: usize = 32;
 
 impl Tables {
     fn of(flags: &'static FlagSet) -> Tables {
@@ -448,6 +453,7 @@ impl Tables {
             options,
             by_name: OnceLock::new(),
             long: OnceLock::new(),
+            prefix_lookups: std::sync::atomic::AtomicUsize::new(0),
             has_negative_number_optionals,
         }
     }
@@ -543,6 +549,15 @@ impl Parser {
 
     /// Places in `options` of the option strings starting with `prefix`, in registration order.
     fn with_prefix(&self, prefix: &str) -> Vec<usize> {
+        // A few abbreviations (a typical line has one or two) cost less as a pass over the
+        // options than sorting them; many (a config file's keys) use the sorted index.
+        let asked = (self.tables.prefix_lookups).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if asked < DIRECT_PREFIX_LOOKUPS && self.tables.by_name.get().is_none() {
+            let options = self.options();
+            return (0..options.len())
+                .filter(|&p| options[p].0.starts_with(prefix))
+                .collect();
+        }
         let by_name = self.by_name();
         let from = by_name.partition_point(|&p| self.options()[p].0 < prefix);
         let mut out: Vec<usize> = by_name[from..]
@@ -1451,6 +1466,23 @@ fn decimal_times_pow10(int: &str, frac: &str, zeros: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sorted index answers a prefix lookup as the pass over the options does.
+    #[test]
+    fn prefix_lookups_agree_with_and_without_the_index() {
+        let flags = crate::sglang::flagset::get("0.5.23").unwrap();
+        let p = Parser::new(flags);
+        let prefixes = ["--tp", "--mem", "--enable-", "--x", "-", "--speculative-eagle-t"];
+        let scan = |prefix: &str| -> Vec<usize> {
+            (0..p.options().len())
+                .filter(|&i| p.options()[i].0.starts_with(prefix))
+                .collect()
+        };
+        p.by_name();
+        for prefix in prefixes {
+            assert_eq!(p.with_prefix(prefix), scan(prefix), "{prefix}");
+        }
+    }
     use crate::sglang::ArgErrorKind;
     use crate::sglang::flagset::get;
     use serde_json::json;
