@@ -169,12 +169,18 @@ pub(crate) fn topk_trtllm_mha(ctx: &Context) -> Vec<Fired> {
         )));
     }
     // The spec-v2 overlap path is chain-only; 0.5.7–0.5.10 refuse topk > 1 with it (0.5.11+
-    // fall back to spec v1 themselves).
+    // fall back to spec v1 themselves). They check before filling in the parameters, so only
+    // a top-k the user gives counts; STANDALONE joined the check in 0.5.8.
     let v = ctx.version;
+    let algos: &[&str] = if crate::sglang::release::at_least(v, "0.5.8") {
+        &["EAGLE", "EAGLE3", "STANDALONE"]
+    } else {
+        &["EAGLE", "EAGLE3"]
+    };
     let refuses = crate::sglang::release::at_least(v, "0.5.7")
         && !crate::sglang::release::at_least(v, "0.5.11")
-        && ["EAGLE", "EAGLE3", "STANDALONE"]
-            .contains(&ctx.spec_algo().unwrap_or_default().as_str());
+        && algos.contains(&ctx.spec_algo().unwrap_or_default().as_str())
+        && ctx.user().given(opt::SPECULATIVE_EAGLE_TOPK);
     if refuses && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true) {
         out.push(Fired::new(format!(
             "--speculative-eagle-topk {k} with SGLANG_ENABLE_SPEC_V2=1: the spec-v2 overlap path supports topk 1 only"
