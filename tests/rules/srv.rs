@@ -7,6 +7,20 @@ use crate::support::{Case, assert_cases, c, messages};
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
     vec![
+        // TLS options without their partner (SRV008, 0.5.10rc0+).
+        c("SRV008")
+            .version("0.5.18")
+            .arg("--ssl-keyfile", json!("/etc/tls/server.key")),
+        c("SRV008")
+            .version("0.5.23")
+            .arg("--ssl-ca-certs", json!("/etc/tls/ca.pem")),
+        c("SRV008")
+            .version("0.5.23")
+            .arg("--ssl-keyfile", json!("/etc/tls/server.key"))
+            .arg("--ssl-certfile", json!("/etc/tls/server.crt"))
+            .flag("--enable-ssl-refresh")
+            .no(),
+        c("SRV008").version("0.5.23").no(),
         // LoRA settings SGLang's argument check refuses (SRV007).
         c("SRV007").version("0.5.18").flag("--enable-lora"),
         c("SRV007")

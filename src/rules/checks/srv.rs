@@ -193,3 +193,54 @@ fn fired(ctx: &Context, problems: Vec<String>) -> Vec<Fired> {
         })
         .collect()
 }
+
+/// SRV008: TLS options SGLang (0.5.10rc0+) refuses without their partner.
+pub(crate) fn tls_pairs(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    if !u.knows(opt::SSL_KEYFILE) {
+        return vec![];
+    }
+    let set = |o: &str| u.str(o).is_some_and(|v| !v.is_empty());
+    let (key, cert) = (set(opt::SSL_KEYFILE), set(opt::SSL_CERTFILE));
+    let mut out = Vec::new();
+    match (key, cert) {
+        (true, false) => out.push(format!(
+            "{} without {}",
+            opt::SSL_KEYFILE,
+            opt::SSL_CERTFILE
+        )),
+        (false, true) => out.push(format!(
+            "{} without {}",
+            opt::SSL_CERTFILE,
+            opt::SSL_KEYFILE
+        )),
+        (false, false) => {
+            for o in [opt::SSL_CA_CERTS, opt::SSL_KEYFILE_PASSWORD] {
+                if set(o) {
+                    out.push(format!(
+                        "{o} without {} and {}",
+                        opt::SSL_CERTFILE,
+                        opt::SSL_KEYFILE
+                    ));
+                }
+            }
+        }
+        (true, true) => {}
+    }
+    if u.flag(opt::ENABLE_SSL_REFRESH) && !(key && cert) {
+        out.push(format!(
+            "{} without both {} and {}",
+            opt::ENABLE_SSL_REFRESH,
+            opt::SSL_CERTFILE,
+            opt::SSL_KEYFILE
+        ));
+    }
+    out.into_iter()
+        .map(|p| {
+            Fired::new(format!(
+                "{p}: SGLang {} refuses the TLS options before the server starts; give the certificate and its key together (or none of the TLS options)",
+                ctx.version
+            ))
+        })
+        .collect()
+}
