@@ -1472,7 +1472,14 @@ mod tests {
     fn prefix_lookups_agree_with_and_without_the_index() {
         let flags = crate::sglang::flagset::get("0.5.23").unwrap();
         let p = Parser::new(flags);
-        let prefixes = ["--tp", "--mem", "--enable-", "--x", "-", "--speculative-eagle-t"];
+        let prefixes = [
+            "--tp",
+            "--mem",
+            "--enable-",
+            "--x",
+            "-",
+            "--speculative-eagle-t",
+        ];
         let scan = |prefix: &str| -> Vec<usize> {
             (0..p.options().len())
                 .filter(|&i| p.options()[i].0.starts_with(prefix))
