@@ -111,6 +111,36 @@ fn block() -> Vec<Case> {
 
 fn base() -> Vec<Case> {
     vec![
+        // The FlashInfer CUTLASS MoE runner's quantisation check (QUANT011).
+        c("QUANT011")
+            .on(B200)
+            .model(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("DeepseekV3ForCausalLM")
+            })
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass")),
+        c("QUANT011")
+            .version("0.5.5")
+            .on(B200)
+            .model(model("Qwen3MoeForCausalLM"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass")),
+        c("QUANT011")
+            .on(B200)
+            .model(model("Qwen3MoeForCausalLM"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        c("QUANT011")
+            .version("0.5.5")
+            .on(B200)
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        // No model facts: the checkpoint may be the ModelOpt FP4 one.
+        c("QUANT011")
+            .version("0.5.4")
+            .on(B200)
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
         // 0.5.23 runs dense FP8 weight-only through Marlin on SM80 (QA regression).
         c("QUANT007")
             .on(A100)

@@ -212,3 +212,49 @@ pub(crate) fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
         "DeepSeek-V3.2 (sparse DSA attention) with --kv-cache-dtype {kv}: its indexer cache supports bf16 or fp8_e4m3 only"
     ))]
 }
+
+/// QUANT011: SGLang's argument check holds the FlashInfer CUTLASS MoE runner to ModelOpt FP4
+/// (0.4.8 to 0.5.5), then to ModelOpt FP4/FP8 or unquantised weights (0.5.6+).
+pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
+    use crate::sglang::release::at_least;
+    let u = ctx.user();
+    let how = if u.sval(opt::MOE_RUNNER_BACKEND).as_deref() == Some("flashinfer_cutlass") {
+        "--moe-runner-backend flashinfer_cutlass"
+    } else if u.flag(opt::ENABLE_FLASHINFER_CUTLASS_MOE) {
+        "--enable-flashinfer-cutlass-moe"
+    } else if u.flag(opt::ENABLE_FLASHINFER_MOE) && !at_least(ctx.version, "0.4.10") {
+        "--enable-flashinfer-moe"
+    } else {
+        return vec![];
+    };
+    let q = ctx.quant();
+    // Without the model's facts an unset quantisation says nothing: the checkpoint may be the
+    // ModelOpt FP4 one the runner takes.
+    if q.is_none() && ctx.model.is_none() {
+        return vec![];
+    }
+    let (ok, takes) = if at_least(ctx.version, "0.5.6") {
+        (
+            matches!(
+                q.as_deref(),
+                None | Some("modelopt_fp4" | "modelopt_fp8" | "modelopt_mixed")
+            ),
+            "ModelOpt FP4 or FP8 checkpoints, or unquantised weights",
+        )
+    } else {
+        (
+            q.as_deref() == Some("modelopt_fp4"),
+            "--quantization modelopt_fp4 only",
+        )
+    };
+    if ok {
+        return vec![];
+    }
+    let quant = q.map_or("unquantised weights".to_string(), |q| {
+        format!("quantisation {q}")
+    });
+    vec![Fired::new(format!(
+        "{how} with {quant}: SGLang {}'s argument check asserts this MoE runner takes {takes}, before the server starts; use the default MoE runner (or one made for this quantisation)",
+        ctx.version
+    ))]
+}
