@@ -219,11 +219,11 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
     use crate::sglang::release::at_least;
     let u = ctx.user();
     let how = if u.sval(opt::MOE_RUNNER_BACKEND).as_deref() == Some("flashinfer_cutlass") {
-        "--moe-runner-backend flashinfer_cutlass"
+        format!("{} flashinfer_cutlass", opt::MOE_RUNNER_BACKEND)
     } else if u.flag(opt::ENABLE_FLASHINFER_CUTLASS_MOE) {
-        "--enable-flashinfer-cutlass-moe"
+        opt::ENABLE_FLASHINFER_CUTLASS_MOE.to_string()
     } else if u.flag(opt::ENABLE_FLASHINFER_MOE) && !at_least(ctx.version, "0.4.10") {
-        "--enable-flashinfer-moe"
+        opt::ENABLE_FLASHINFER_MOE.to_string()
     } else {
         return vec![];
     };
