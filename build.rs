@@ -1,12 +1,14 @@
-//! Two generated inputs of the crate, written to `$OUT_DIR`:
+//! The generated inputs of the crate, written to `$OUT_DIR`:
 //! * `catalogue.rs`, the rule catalogue's code table, from the rule texts: each
 //!   `data/rules/<CODE>.md` header names its check (`check: family::function`) or says the
 //!   pipeline emits it (`emitted-by: pipeline`), so a new rule is its text, its check and its
 //!   test, with no list to edit (the `catalogue!` invocation `src/rules/catalogue.rs` includes).
 //!   Each entry carries its text already split into header fields and body, so a check does
 //!   not scan 178 texts before it can evaluate one rule;
-//! * `flag_history.rs`, `data/flags/history.jsonl` as Rust statics: the same facts, read on
-//!   every run with no JSON to decode (a check reads one or two releases' 500-odd actions).
+//! * `flag_history.rs` and `env_history.rs`, `data/flags/history.jsonl` and
+//!   `data/envs/history.jsonl` as Rust statics: the same facts, read on every run with no JSON
+//!   to decode (a check reads one or two releases' 500-odd actions, and 700-odd variables when
+//!   the environment has SGLang's).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,6 +16,60 @@ use std::path::Path;
 fn main() {
     catalogue();
     flag_history();
+    env_history();
+}
+
+/// `name: [ty; n] = [items]` as a static.
+fn list(name: &str, ty: &str, items: &[String]) -> String {
+    format!(
+        "pub(super) static {name}: [{ty}; {}] = [{}];\n",
+        items.len(),
+        items.join(",\n")
+    )
+}
+
+/// The pools every generated table indexes into, and `POOLS` naming them.
+fn pools(t: &Tables) -> String {
+    [
+        format!("pub(super) static TEXT: &str = {:?};\n", t.text),
+        list("VALUES", "Py", &t.values),
+        list("PAIRS", "(S, Py)", &t.pairs),
+        list("RUNS", "usize", &t.runs),
+        "pub(super) static POOLS: Pools = Pools { text: TEXT, values: &VALUES, pairs: &PAIRS };\n"
+            .to_string(),
+    ]
+    .concat()
+}
+
+fn write_out(name: &str, text: String) {
+    let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join(name);
+    std::fs::write(target, text).expect("write a generated table");
+}
+
+/// `data/envs/history.jsonl` as Rust data (`env_history.rs`), as [`flag_history`] does for
+/// flags: a check that meets an `SGLANG_` variable reads its release's 700-odd variables
+/// without decoding JSON.
+fn env_history() {
+    let source = Path::new("data/envs/history.jsonl");
+    println!("cargo::rerun-if-changed={}", source.display());
+    let text = std::fs::read_to_string(source).expect("data/envs/history.jsonl");
+    let mut t = Tables::default();
+    let (mut releases, mut items) = (Vec::new(), Vec::new());
+    for line in text.lines().skip(1) {
+        let item: serde_json::Value = serde_json::from_str(line).expect("env history line");
+        if item.get("version").is_some() {
+            releases.push(t.env_release(&item));
+        } else {
+            items.push(t.env_item(&item));
+        }
+    }
+    let out = [
+        pools(&t),
+        list("RELEASES", "RawRelease", &releases),
+        list("ITEMS", "RawItem", &items),
+    ]
+    .concat();
+    write_out("env_history.rs", out);
 }
 
 /// `data/flags/history.jsonl` as Rust data (`flag_history.rs`): every release's line and every
@@ -34,25 +90,14 @@ fn flag_history() {
             None => releases.push(t.release(&item)),
         }
     }
-    let list = |name: &str, ty: &str, items: &[String]| {
-        format!(
-            "pub(super) static {name}: [{ty}; {}] = [{}];\n",
-            items.len(),
-            items.join(",\n")
-        )
-    };
     let out = [
-        format!("pub(super) static TEXT: &str = {:?};\n", t.text),
+        pools(&t),
         list("OPTIONS", "S", &t.options),
-        list("VALUES", "Py", &t.values),
-        list("PAIRS", "(S, Py)", &t.pairs),
-        list("RUNS", "usize", &t.runs),
         list("RELEASES", "RawRelease", &releases),
         list("ACTIONS", "RawAction", &actions),
     ]
     .concat();
-    let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("flag_history.rs");
-    std::fs::write(target, out).expect("write flag_history.rs");
+    write_out("flag_history.rs", out);
 }
 
 /// The pools the generated statics index into, as Rust literals.
@@ -107,6 +152,57 @@ impl Tables {
         format!(
             "RawRelease {{ version: {version}, prog: {prog}, allow_abbrev: {abbrev}, runs: {runs} }}"
         )
+    }
+
+    fn env_release(&mut self, line: &serde_json::Value) -> String {
+        let runs: Vec<String> = line["items"]
+            .as_array()
+            .expect("a release's items")
+            .iter()
+            .map(|n| n.as_u64().expect("an item index").to_string())
+            .collect();
+        let version = self.s(line["version"].as_str().expect("version"));
+        let runs = Self::span(&mut self.runs, runs);
+        let flag = |k: &str| line[k].as_bool().expect("a release's flag");
+        format!(
+            "RawRelease {{ version: {version}, typed_registry: {}, sgl_prefix_rewrite: {}, runs: {runs} }}",
+            flag("typed_registry"),
+            flag("sgl_prefix_rewrite")
+        )
+    }
+
+    /// An env item: exactly one of `var`, `deprecated`, `raw`, `write` (the `in` range is for
+    /// readers of the data file; the release lines say which releases hold an item).
+    fn env_item(&mut self, item: &serde_json::Value) -> String {
+        let known = ["in", "var", "deprecated", "raw", "write"];
+        let obj = item.as_object().expect("an env item");
+        assert!(
+            obj.keys().all(|k| known.contains(&k.as_str())),
+            "env history: build.rs does not know {obj:?}"
+        );
+        let var = match item.get("var") {
+            Some(v) => {
+                let name = self.s(v["name"].as_str().expect("a variable's name"));
+                let ty = self.s(v["type"].as_str().expect("a variable's type"));
+                let default = self.py(&v["default"]);
+                let alias = self.opt_s(v["alias"].as_str());
+                format!(
+                    "Some(RawVar {{ name: {name}, ty: {ty}, default: {default}, alias: {alias} }})"
+                )
+            }
+            None => "None".into(),
+        };
+        let deprecated = match item.get("deprecated") {
+            Some(d) => {
+                let name = self.s(d["name"].as_str().expect("a deprecated name"));
+                let replacement = self.opt_s(d["replacement"].as_str());
+                format!("Some(RawDeprecated {{ name: {name}, replacement: {replacement} }})")
+            }
+            None => "None".into(),
+        };
+        let raw = self.opt_s(item.get("raw").and_then(|v| v.as_str()));
+        let write = self.opt_s(item.get("write").and_then(|v| v.as_str()));
+        format!("RawItem {{ var: {var}, deprecated: {deprecated}, raw: {raw}, write: {write} }}")
     }
 
     fn action(&mut self, action: &serde_json::Value) -> String {

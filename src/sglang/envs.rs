@@ -7,38 +7,59 @@ use std::collections::{HashMap, HashSet};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::history::{self, History};
+use super::history;
 use super::release;
 
 /// Releases with an embedded registry, oldest first: every known release.
 pub(crate) use super::release::KNOWN_VERSIONS as VERSIONS;
 
-static REGISTRIES: History<Registry> =
-    History::new(include_str!("../../data/envs/history.jsonl"), "env history");
+/// The history table as `build.rs` writes it: each release's line (its items as runs of
+/// indices into `ITEMS`) and each distinct item once; an item is exactly one of a registry
+/// variable, a deprecated name, a raw read and a write.
+mod table {
+    use super::super::pool::{Pools, Py, S, Span};
 
-/// A release's line: its items as runs of item indices.
-#[derive(Deserialize)]
-struct ReleaseLine {
-    version: String,
-    typed_registry: bool,
-    sgl_prefix_rewrite: bool,
-    items: Vec<usize>,
+    pub(super) struct RawRelease {
+        pub(super) version: S,
+        pub(super) typed_registry: bool,
+        pub(super) sgl_prefix_rewrite: bool,
+        /// Runs in `RUNS`.
+        pub(super) runs: Span,
+    }
+
+    pub(super) struct RawVar {
+        pub(super) name: S,
+        pub(super) ty: S,
+        pub(super) default: Py,
+        pub(super) alias: Option<S>,
+    }
+
+    pub(super) struct RawDeprecated {
+        pub(super) name: S,
+        pub(super) replacement: Option<S>,
+    }
+
+    pub(super) struct RawItem {
+        pub(super) var: Option<RawVar>,
+        pub(super) deprecated: Option<RawDeprecated>,
+        pub(super) raw: Option<S>,
+        pub(super) write: Option<S>,
+    }
+
+    include!(concat!(env!("OUT_DIR"), "/env_history.rs"));
 }
 
-/// One item line: exactly one of these is present.
-#[derive(Deserialize)]
-struct ItemLine {
-    var: Option<EnvVar>,
-    deprecated: Option<Deprecated>,
-    raw: Option<String>,
-    write: Option<String>,
-}
+use table::{ITEMS, POOLS, RELEASES, RUNS, RawItem};
 
-fn decode(table: &History<Registry>, i: usize) -> Registry {
-    let r: ReleaseLine = table.parse(table.release_line(i));
-    table.check_version(i, &r.version);
+fn decode(i: usize) -> Registry {
+    let r = &RELEASES[i];
+    assert_eq!(
+        POOLS.str(r.version),
+        VERSIONS[i],
+        "embedded env history is out of step with KNOWN_VERSIONS"
+    );
     let mut out = Registry {
-        version: r.version,
+        version: POOLS.str(r.version).to_owned(),
         typed_registry: r.typed_registry,
         sgl_prefix_rewrite: r.sgl_prefix_rewrite,
         registry: vec![],
@@ -48,25 +69,36 @@ fn decode(table: &History<Registry>, i: usize) -> Registry {
         by_name: HashMap::new(),
         known: HashSet::new(),
     };
-    for k in history::expand(&r.items) {
-        let item: ItemLine = table.parse(table.item_line(k));
-        out.registry.extend(item.var);
-        out.deprecated.extend(item.deprecated);
-        out.raw_reads.extend(item.raw);
-        out.writes.extend(item.write);
+    for k in history::expand(r.runs.of(&RUNS)) {
+        let item = &ITEMS[k];
+        out.registry.extend(item.var.as_ref().map(|v| EnvVar {
+            name: POOLS.str(v.name).to_owned(),
+            ty: POOLS.str(v.ty).to_owned(),
+            default: POOLS.value(&v.default),
+            alias: POOLS.opt_str(v.alias),
+        }));
+        out.deprecated
+            .extend(item.deprecated.as_ref().map(|d| Deprecated {
+                name: POOLS.str(d.name).to_owned(),
+                replacement: POOLS.opt_str(d.replacement),
+            }));
+        out.raw_reads.extend(POOLS.opt_str(item.raw));
+        out.writes.extend(POOLS.opt_str(item.write));
     }
     out.index();
     out
 }
 
 fn registry(i: usize) -> &'static Registry {
-    REGISTRIES.get(i, |t| decode(t, i))
+    static DECODED: [std::sync::OnceLock<Registry>; VERSIONS.len()] =
+        [const { std::sync::OnceLock::new() }; VERSIONS.len()];
+    DECODED[i].get_or_init(|| decode(i))
 }
 
 /// The embedded releases, in release order, that know `name` ([`Registry::knows`]), found
 /// without decoding every release.
 pub(crate) fn releases_knowing(name: &str) -> Vec<&'static str> {
-    // Most names asked about are unknown everywhere: no line need be read for them.
+    // Most names asked about are unknown everywhere: no release need be read for them.
     if !any_release_knows(name) {
         return vec![];
     }
@@ -75,56 +107,38 @@ pub(crate) fn releases_knowing(name: &str) -> Vec<&'static str> {
 }
 
 fn scan_releases_knowing(name: &str) -> Vec<&'static str> {
-    let needle = serde_json::to_string(name).unwrap_or_default();
-    let items: Vec<usize> = REGISTRIES
-        .items_containing(&needle)
-        .into_iter()
-        .filter(|&k| {
-            REGISTRIES
-                .parse::<ItemLine>(REGISTRIES.item_line(k))
-                .names(name)
-        })
+    let items: Vec<usize> = (0..ITEMS.len())
+        .filter(|&k| ITEMS[k].names().any(|n| n == name))
         .collect();
     (0..VERSIONS.len())
         .filter(|&i| {
-            let r: ReleaseLine = REGISTRIES.parse(REGISTRIES.release_line(i));
-            history::expand(&r.items).any(|k| items.contains(&k)) || kernel_reads(name, VERSIONS[i])
+            history::expand(RELEASES[i].runs.of(&RUNS)).any(|k| items.contains(&k))
+                || kernel_reads(name, VERSIONS[i])
         })
         .map(|i| VERSIONS[i])
         .collect()
 }
 
-/// Whether some embedded release knows `name`: every item line's names, read once.
+/// Whether some embedded release knows `name`: every item's names, gathered once.
 fn any_release_knows(name: &str) -> bool {
-    static ALL: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();
+    static ALL: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
     let all = ALL.get_or_init(|| {
-        let text: &'static str = include_str!("../../data/envs/history.jsonl");
-        let items = text.lines().skip(1 + VERSIONS.len());
-        let names = items.flat_map(|line| {
-            let item: ItemLine = REGISTRIES.parse(line);
-            let var = item.var.map(|v| [Some(v.name), v.alias]);
-            (var.into_iter().flatten().flatten())
-                .chain(item.deprecated.map(|d| d.name))
-                .chain(item.raw)
-                .chain(item.write)
-                .collect::<Vec<String>>()
-        });
-        names
-            .chain(KERNEL_ENVS.iter().map(|(n, _)| (*n).to_owned()))
+        (ITEMS.iter().flat_map(RawItem::names))
+            .chain(KERNEL_ENVS.iter().map(|(n, _)| *n))
             .collect()
     });
     all.contains(name)
 }
 
-impl ItemLine {
-    /// This item makes its releases know `name` (as [`Registry::knows`] counts).
-    fn names(&self, name: &str) -> bool {
-        self.var
-            .as_ref()
-            .is_some_and(|v| v.name == name || v.alias.as_deref() == Some(name))
-            || self.deprecated.as_ref().is_some_and(|d| d.name == name)
-            || self.raw.as_deref() == Some(name)
-            || self.write.as_deref() == Some(name)
+impl RawItem {
+    /// The names this item makes its releases know (as [`Registry::knows`] counts).
+    fn names(&self) -> impl Iterator<Item = &'static str> {
+        let var = self.var.as_ref().map(|v| [Some(v.name), v.alias]);
+        (var.into_iter().flatten().flatten())
+            .chain(self.deprecated.as_ref().map(|d| d.name))
+            .chain(self.raw)
+            .chain(self.write)
+            .map(|s| POOLS.str(s))
     }
 }
 
@@ -360,6 +374,74 @@ fn similarity(a: &str, b: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A release's line of the data file.
+    #[derive(Deserialize)]
+    struct ReleaseLine {
+        version: String,
+        typed_registry: bool,
+        sgl_prefix_rewrite: bool,
+        items: Vec<usize>,
+    }
+
+    /// An item line of the data file: exactly one of these is present.
+    #[derive(Deserialize)]
+    struct ItemLine {
+        var: Option<EnvVar>,
+        deprecated: Option<Deprecated>,
+        raw: Option<String>,
+        write: Option<String>,
+    }
+
+    /// The statics build.rs writes hold exactly the facts of the data file, line by line.
+    #[test]
+    fn the_generated_table_holds_the_data_file() {
+        let data = include_str!("../../data/envs/history.jsonl");
+        let lines: Vec<&str> = data.lines().skip(1).collect();
+        let (releases, items) = lines.split_at(VERSIONS.len());
+        assert_eq!((releases.len(), items.len()), (RELEASES.len(), ITEMS.len()));
+        for (line, raw) in releases.iter().zip(&RELEASES) {
+            let r: ReleaseLine = serde_json::from_str(line).unwrap();
+            assert_eq!(
+                (
+                    r.version.as_str(),
+                    r.typed_registry,
+                    r.sgl_prefix_rewrite,
+                    &r.items[..]
+                ),
+                (
+                    POOLS.str(raw.version),
+                    raw.typed_registry,
+                    raw.sgl_prefix_rewrite,
+                    raw.runs.of(&RUNS)
+                )
+            );
+        }
+        let text = |v: &Option<String>| v.clone();
+        for (line, raw) in items.iter().zip(&ITEMS) {
+            let want: ItemLine = serde_json::from_str(line).unwrap();
+            let var = raw.var.as_ref().map(|v| {
+                (
+                    POOLS.str(v.name).to_owned(),
+                    POOLS.str(v.ty).to_owned(),
+                    POOLS.value(&v.default),
+                    POOLS.opt_str(v.alias),
+                )
+            });
+            let want_var = want.var.map(|v| (v.name, v.ty, v.default, v.alias));
+            assert_eq!(var, want_var, "{line}");
+            let dep = (raw.deprecated.as_ref())
+                .map(|d| (POOLS.str(d.name).to_owned(), POOLS.opt_str(d.replacement)));
+            assert_eq!(
+                dep,
+                want.deprecated.map(|d| (d.name, d.replacement)),
+                "{line}"
+            );
+            assert_eq!(POOLS.opt_str(raw.raw), text(&want.raw), "{line}");
+            assert_eq!(POOLS.opt_str(raw.write), text(&want.write), "{line}");
+        }
+        assert!(ITEMS.len() > 1000, "{}", ITEMS.len());
+    }
 
     #[test]
     fn similarity_is_strsims_without_the_shared_ends() {

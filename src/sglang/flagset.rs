@@ -15,34 +15,10 @@ use super::release;
 pub use super::release::KNOWN_VERSIONS;
 
 /// The history table as `build.rs` writes it: each release's line (its actions as runs of
-/// indices into `ACTIONS`) and each distinct action once, as plain numbers: strings are spans of
-/// `TEXT`, lists spans of the pools (a static holding pointers would be relocated at every start).
+/// indices into `ACTIONS`) and each distinct action once.
 mod table {
+    use super::super::pool::{Pools, Py, S, Span};
     use super::{ActionKind, Nargs, ValueType};
-
-    /// A string: its offset and length in `TEXT`.
-    #[derive(Clone, Copy)]
-    pub(super) struct S(u32, u32);
-
-    /// A run of a pool: its start and length.
-    #[derive(Clone, Copy)]
-    pub(super) struct Span(u32, u32);
-
-    /// A Python value the parser holds: a default, a const, a choice. The generator writes
-    /// whichever shapes the data has, so some variants may go unused.
-    #[allow(dead_code)]
-    pub(super) enum Py {
-        Null,
-        Bool(bool),
-        UInt(u64),
-        Int(i64),
-        Float(f64),
-        Str(S),
-        /// Items in `VALUES`.
-        List(Span),
-        /// Pairs in `PAIRS`.
-        Map(Span),
-    }
 
     pub(super) struct RawRelease {
         pub(super) version: S,
@@ -72,61 +48,33 @@ mod table {
     }
 
     include!(concat!(env!("OUT_DIR"), "/flag_history.rs"));
-
-    impl S {
-        pub(super) fn get(self) -> &'static str {
-            &TEXT[self.0 as usize..(self.0 + self.1) as usize]
-        }
-    }
-
-    impl Span {
-        pub(super) fn of<T>(self, pool: &'static [T]) -> &'static [T] {
-            &pool[self.0 as usize..(self.0 + self.1) as usize]
-        }
-    }
 }
 
-use table::{ACTIONS, OPTIONS, PAIRS, Py, RELEASES, RUNS, RawAction, VALUES};
-
-impl Py {
-    fn value(&self) -> Value {
-        match *self {
-            Py::Null => Value::Null,
-            Py::Bool(b) => Value::Bool(b),
-            Py::UInt(n) => n.into(),
-            Py::Int(n) => n.into(),
-            Py::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-            Py::Str(s) => s.get().into(),
-            Py::List(items) => items.of(&VALUES).iter().map(Py::value).collect(),
-            Py::Map(pairs) => Value::Object(
-                (pairs.of(&PAIRS).iter())
-                    .map(|(k, v)| (k.get().to_owned(), v.value()))
-                    .collect(),
-            ),
-        }
-    }
-}
+use table::{ACTIONS, OPTIONS, POOLS, RELEASES, RUNS, RawAction, VALUES};
 
 impl RawAction {
     fn options(&self) -> impl Iterator<Item = &'static str> {
-        self.option_strings.of(&OPTIONS).iter().map(|s| s.get())
+        self.option_strings
+            .of(&OPTIONS)
+            .iter()
+            .map(|s| POOLS.str(*s))
     }
 
     fn action(&self) -> Action {
         Action {
             option_strings: self.options().map(str::to_owned).collect(),
-            dest: self.dest.get().to_owned(),
+            dest: POOLS.str(self.dest).to_owned(),
             kind: self.kind,
             nargs: self.nargs.clone(),
-            r#const: self.r#const.value(),
-            default: self.default.value(),
+            r#const: POOLS.value(&self.r#const),
+            default: POOLS.value(&self.default),
             default_is_suppress: self.default_is_suppress,
             value_type: self.value_type,
-            choices: (self.choices).map(|c| c.of(&VALUES).iter().map(Py::value).collect()),
+            choices: (self.choices).map(|c| c.of(&VALUES).iter().map(|v| POOLS.value(v)).collect()),
             required: self.required,
-            deprecated_for: self.deprecated_for.map(|s| s.get().to_owned()),
+            deprecated_for: POOLS.opt_str(self.deprecated_for),
             deprecated_error: self.deprecated_error,
-            deprecated_exception: self.deprecated_exception.map(|s| s.get().to_owned()),
+            deprecated_exception: POOLS.opt_str(self.deprecated_exception),
         }
     }
 }
@@ -134,7 +82,7 @@ impl RawAction {
 fn decode(i: usize) -> FlagSet {
     let r = &RELEASES[i];
     assert_eq!(
-        r.version.get(),
+        POOLS.str(r.version),
         KNOWN_VERSIONS[i],
         "embedded flag history is out of step with KNOWN_VERSIONS"
     );
@@ -142,8 +90,8 @@ fn decode(i: usize) -> FlagSet {
         .map(|k| ACTIONS[k].action())
         .collect();
     FlagSet::new(
-        r.version.get().to_owned(),
-        r.prog.get().to_owned(),
+        POOLS.str(r.version).to_owned(),
+        POOLS.str(r.prog).to_owned(),
         r.allow_abbrev,
         actions,
     )
@@ -408,8 +356,8 @@ mod tests {
                     &r.actions[..]
                 ),
                 (
-                    raw.version.get(),
-                    raw.prog.get(),
+                    POOLS.str(raw.version),
+                    POOLS.str(raw.prog),
                     raw.allow_abbrev,
                     raw.runs.of(&RUNS)
                 )

@@ -16,6 +16,7 @@ mod known_versions;
 pub(crate) mod layout;
 pub mod opt;
 pub mod parser;
+mod pool;
 mod pyjson;
 pub(crate) mod pytypes;
 pub mod pyyaml;
