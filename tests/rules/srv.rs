@@ -7,6 +7,18 @@ use crate::support::{Case, assert_cases, c, messages};
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
     vec![
+        // The gRPC port 0.5.11 to 0.5.15.post1 derive for every server (SRV009).
+        c("SRV009").version("0.5.14").arg("--port", json!(60000)),
+        c("SRV009")
+            .version("0.5.11")
+            .env("SGLANG_GRPC_PORT", "70000"),
+        c("SRV009")
+            .version("0.5.14")
+            .arg("--port", json!(60000))
+            .env("SGLANG_GRPC_PORT", "50051")
+            .no(),
+        c("SRV009").version("0.5.14").arg("--port", json!(55535)).no(),
+        c("SRV009").version("0.5.18").arg("--port", json!(60000)).no(),
         // TLS options without their partner (SRV008, 0.5.10rc0+).
         c("SRV008")
             .version("0.5.18")

@@ -244,3 +244,35 @@ pub(crate) fn tls_pairs(ctx: &Context) -> Vec<Fired> {
         })
         .collect()
 }
+
+/// SRV009: 0.5.11 to 0.5.15.post1 derive a gRPC port for every server, `SGLANG_GRPC_PORT` or
+/// else `--port` + 10000, and refuse one outside 1–65535.
+pub(crate) fn grpc_port_range(ctx: &Context) -> Vec<Fired> {
+    use crate::sglang::release::at_least;
+    if !at_least(ctx.version, "0.5.11") || at_least(ctx.version, "0.5.16") {
+        return vec![];
+    }
+    let (grpc, from) = match ctx.env.get("SGLANG_GRPC_PORT") {
+        Some(v) => match v.trim().parse::<i64>() {
+            Ok(p) => (p, format!("SGLANG_GRPC_PORT={p}")),
+            Err(_) => return vec![],
+        },
+        None => match ctx.user().int(opt::PORT) {
+            Some(p) => (
+                p.saturating_add(10000),
+                format!(
+                    "{} {p} (SGLang derives its gRPC port as --port + 10000)",
+                    opt::PORT
+                ),
+            ),
+            None => return vec![],
+        },
+    };
+    if (1..=65535).contains(&grpc) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{from}: the gRPC port {grpc} is outside 1–65535, and SGLang {} refuses it before the server starts even with gRPC off; use a --port up to 55535, or set SGLANG_GRPC_PORT to a free port in range",
+        ctx.version
+    ))]
+}
