@@ -17,8 +17,14 @@ pub fn cases() -> Vec<Case> {
             .arg("--port", json!(60000))
             .env("SGLANG_GRPC_PORT", "50051")
             .no(),
-        c("SRV009").version("0.5.14").arg("--port", json!(55535)).no(),
-        c("SRV009").version("0.5.18").arg("--port", json!(60000)).no(),
+        c("SRV009")
+            .version("0.5.14")
+            .arg("--port", json!(55535))
+            .no(),
+        c("SRV009")
+            .version("0.5.18")
+            .arg("--port", json!(60000))
+            .no(),
         // TLS options without their partner (SRV008, 0.5.10rc0+).
         c("SRV008")
             .version("0.5.18")

@@ -133,13 +133,13 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
     // `--lora-paths` turns LoRA on unless `--enable-lora` is explicitly off; the checks below
     // came with `--enable-lora`.
     if !u.knows(opt::ENABLE_LORA) {
-        return fired(ctx, out);
+        return asserted(ctx, out);
     }
     let explicit = u
         .get_or_default(opt::ENABLE_LORA)
         .and_then(serde_json::Value::as_bool);
     if !(explicit == Some(true) || (paths > 0 && explicit.is_none())) {
-        return fired(ctx, out);
+        return asserted(ctx, out);
     }
     let modules: Vec<&str> = match u.get_or_default(opt::LORA_TARGET_MODULES) {
         Some(serde_json::Value::Array(a)) => a.iter().filter_map(|m| m.as_str()).collect(),
@@ -179,10 +179,11 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
             ));
         }
     }
-    fired(ctx, out)
+    asserted(ctx, out)
 }
 
-fn fired(ctx: &Context, problems: Vec<String>) -> Vec<Fired> {
+/// Each problem as a finding of the argument check that refuses it.
+fn asserted(ctx: &Context, problems: Vec<String>) -> Vec<Fired> {
     problems
         .into_iter()
         .map(|p| {
