@@ -4,7 +4,7 @@
 //!   pipeline emits it (`emitted-by: pipeline`), so a new rule is its text, its check and its
 //!   test, with no list to edit (the `catalogue!` invocation `src/rules/catalogue.rs` includes).
 //!   Each entry carries its text already split into header fields and body, so a check does
-//!   not scan 178 texts before it can evaluate one rule;
+//!   not scan every rule text before it can evaluate one rule;
 //! * `flag_history.rs` and `env_history.rs`, `data/flags/history.jsonl` and
 //!   `data/envs/history.jsonl` as Rust statics: the same facts, read on every run with no JSON
 //!   to decode (a check reads one or two releases' 500-odd actions, and 700-odd variables when
@@ -41,6 +41,15 @@ fn pools(t: &Tables) -> String {
     .concat()
 }
 
+/// The items of a history table (every line after its header), each parsed.
+fn history_lines(path: &str) -> Vec<serde_json::Value> {
+    println!("cargo::rerun-if-changed={path}");
+    let text = std::fs::read_to_string(path).expect("a history table");
+    (text.lines().skip(1))
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{path}: {e}")))
+        .collect()
+}
+
 fn write_out(name: &str, text: String) {
     let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join(name);
     std::fs::write(target, text).expect("write a generated table");
@@ -50,13 +59,9 @@ fn write_out(name: &str, text: String) {
 /// flags: a check that meets an `SGLANG_` variable reads its release's 700-odd variables
 /// without decoding JSON.
 fn env_history() {
-    let source = Path::new("data/envs/history.jsonl");
-    println!("cargo::rerun-if-changed={}", source.display());
-    let text = std::fs::read_to_string(source).expect("data/envs/history.jsonl");
     let mut t = Tables::default();
     let (mut releases, mut items) = (Vec::new(), Vec::new());
-    for line in text.lines().skip(1) {
-        let item: serde_json::Value = serde_json::from_str(line).expect("env history line");
+    for item in history_lines("data/envs/history.jsonl") {
         if item.get("version").is_some() {
             releases.push(t.env_release(&item));
         } else {
@@ -78,13 +83,9 @@ fn env_history() {
 /// pointers, only offsets into one text and one table per kind: a pointer in a static is a
 /// relocation the loader applies at every start, thousands of them for this table.
 fn flag_history() {
-    let source = Path::new("data/flags/history.jsonl");
-    println!("cargo::rerun-if-changed={}", source.display());
-    let text = std::fs::read_to_string(source).expect("data/flags/history.jsonl");
     let mut t = Tables::default();
     let (mut releases, mut actions) = (Vec::new(), Vec::new());
-    for line in text.lines().skip(1) {
-        let item: serde_json::Value = serde_json::from_str(line).expect("flag history line");
+    for item in history_lines("data/flags/history.jsonl") {
         match item.get("action") {
             Some(action) => actions.push(t.action(action)),
             None => releases.push(t.release(&item)),
@@ -138,16 +139,21 @@ impl Tables {
         format!("Span({start}, {n})")
     }
 
-    fn release(&mut self, line: &serde_json::Value) -> String {
-        let runs: Vec<String> = line["actions"]
+    /// A release line's runs of item indices (under `key`), appended to the runs pool.
+    fn runs(&mut self, line: &serde_json::Value, key: &str) -> String {
+        let runs: Vec<String> = line[key]
             .as_array()
-            .expect("a release's actions")
+            .expect("a release's runs of items")
             .iter()
-            .map(|n| n.as_u64().expect("an action index").to_string())
+            .map(|n| n.as_u64().expect("an item index").to_string())
             .collect();
+        Self::span(&mut self.runs, runs)
+    }
+
+    fn release(&mut self, line: &serde_json::Value) -> String {
         let version = self.s(line["version"].as_str().expect("version"));
         let prog = self.s(line["prog"].as_str().expect("prog"));
-        let runs = Self::span(&mut self.runs, runs);
+        let runs = self.runs(line, "actions");
         let abbrev = line["allow_abbrev"].as_bool().expect("allow_abbrev");
         format!(
             "RawRelease {{ version: {version}, prog: {prog}, allow_abbrev: {abbrev}, runs: {runs} }}"
@@ -155,14 +161,8 @@ impl Tables {
     }
 
     fn env_release(&mut self, line: &serde_json::Value) -> String {
-        let runs: Vec<String> = line["items"]
-            .as_array()
-            .expect("a release's items")
-            .iter()
-            .map(|n| n.as_u64().expect("an item index").to_string())
-            .collect();
         let version = self.s(line["version"].as_str().expect("version"));
-        let runs = Self::span(&mut self.runs, runs);
+        let runs = self.runs(line, "items");
         let flag = |k: &str| line[k].as_bool().expect("a release's flag");
         format!(
             "RawRelease {{ version: {version}, typed_registry: {}, sgl_prefix_rewrite: {}, runs: {runs} }}",
@@ -351,8 +351,7 @@ fn catalogue() {
         .expect("write to a String");
     }
     out.push_str("}\n");
-    let target = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("catalogue.rs");
-    std::fs::write(target, out).expect("write catalogue.rs");
+    write_out("catalogue.rs", out);
 }
 
 include!("src/rules/header_keys.rs");

@@ -417,7 +417,6 @@ mod tests {
                 )
             );
         }
-        let text = |v: &Option<String>| v.clone();
         for (line, raw) in items.iter().zip(&ITEMS) {
             let want: ItemLine = serde_json::from_str(line).unwrap();
             let var = raw.var.as_ref().map(|v| {
@@ -437,8 +436,8 @@ mod tests {
                 want.deprecated.map(|d| (d.name, d.replacement)),
                 "{line}"
             );
-            assert_eq!(POOLS.opt_str(raw.raw), text(&want.raw), "{line}");
-            assert_eq!(POOLS.opt_str(raw.write), text(&want.write), "{line}");
+            assert_eq!(POOLS.opt_str(raw.raw), want.raw, "{line}");
+            assert_eq!(POOLS.opt_str(raw.write), want.write, "{line}");
         }
         assert!(ITEMS.len() > 1000, "{}", ITEMS.len());
     }
