@@ -7,11 +7,25 @@ use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 /// Vision towers whose code asks for FA3 outright: (architecture, first release, first release
-/// without it).
+/// without it). Qwen3-VL's blocks pass `flash_attention_3`, which its code maps to fa3; the MoE
+/// model builds the same tower. 0.5.5.post3 dropped every such request; MiMo-V2's tower (built
+/// when the config has both vision and audio parts) made one again from 0.5.11 to 0.5.15.post1.
 const PASSES_FA3: &[(&str, &str, &str)] = &[
-    ("InternVLChatModel", "0.4.8", "0.5.6"),
-    ("Step3VLForConditionalGeneration", "0.4.10", "0.5.6"),
-    ("Qwen3OmniMoeForConditionalGeneration", "0.5.4", "0.5.6"),
+    ("InternVLChatModel", "0.4.8", "0.5.5.post3"),
+    ("Step3VLForConditionalGeneration", "0.4.10", "0.5.5.post3"),
+    (
+        "Qwen3OmniMoeForConditionalGeneration",
+        "0.5.4",
+        "0.5.5.post3",
+    ),
+    ("Qwen3VLForConditionalGeneration", "0.5.3rc2", "0.5.5.post3"),
+    (
+        "Qwen3VLMoeForConditionalGeneration",
+        "0.5.3rc2",
+        "0.5.5.post3",
+    ),
+    ("MiMoV2ForCausalLM", "0.5.11", "0.5.16"),
+    ("MiMoV2FlashForCausalLM", "0.5.11", "0.5.16"),
 ];
 
 /// Vision towers whose code asks for SDPA outright (Llama 4's, Mllama's, Janus Pro's and the

@@ -46,6 +46,9 @@ struct Case {
     notes: Option<String>,
     /// Codes of which at least one must block a caught failure (its reason, not another).
     caught_by: Option<Vec<String>>,
+    /// Codes whose applied fix removes the failure's cause (the report's own workaround): the
+    /// launched line no longer fails, so the failure counts as caught by a reported fix.
+    prevented_by: Option<Vec<String>>,
     /// Why the evidence contradicts the case as recorded (it is listed, not scored).
     excluded: Option<String>,
 }
@@ -250,11 +253,22 @@ fn fake_install(case: &Case, dir: &Path) -> PathBuf {
     py
 }
 
+/// The fixed codes as a table column: ` fixed: A B`, or nothing.
+fn fixed_codes(fixed: &[String]) -> String {
+    if fixed.is_empty() {
+        String::new()
+    } else {
+        format!(" fixed: {}", fixed.join(" "))
+    }
+}
+
 /// What `check` said about one case.
 struct Verdict {
     exit: i32,
     /// Codes of the error findings.
     errors: Vec<String>,
+    /// Codes of the findings whose fix was applied.
+    fixed: Vec<String>,
     verdict: String,
     stderr: String,
 }
@@ -278,18 +292,21 @@ fn check(case: &Case, table: &BTreeMap<String, Gpu>) -> Verdict {
         .envs(&case.env);
     let out = cmd.output().unwrap();
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    let errors = plan["findings"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .filter(|f| f["severity"] == "error")
-                .filter_map(|f| f["code"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+    let codes = |keep: fn(&Value) -> bool| -> Vec<String> {
+        plan["findings"]
+            .as_array()
+            .map(|f| {
+                f.iter()
+                    .filter(|f| keep(f))
+                    .filter_map(|f| f["code"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     Verdict {
         exit: out.status.code().unwrap_or(-1),
-        errors,
+        errors: codes(|f| f["severity"] == "error"),
+        fixed: codes(|f| f["fixed"] == true),
         verdict: plan["verdict"].as_str().unwrap_or("none").to_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -304,6 +321,8 @@ struct Score {
     no_verdict: Vec<String>,
     knowable: usize,
     caught: usize,
+    /// Of `caught`: failures a reported fix removed rather than a block.
+    prevented: Vec<String>,
     missed: Vec<String>,
     wrong_reason: Vec<String>,
     doubtful: Vec<String>,
@@ -343,7 +362,16 @@ fn score(case: &Case, v: &Verdict, s: &mut Score) -> &'static str {
                 .caught_by
                 .as_ref()
                 .is_none_or(|want| want.iter().any(|c| v.errors.contains(c)));
+            let prevented = case
+                .prevented_by
+                .as_ref()
+                .is_some_and(|want| want.iter().any(|c| v.fixed.contains(c)));
             match (blocked, right) {
+                (false, _) if prevented => {
+                    s.caught += 1;
+                    s.prevented.push(case.id.clone());
+                    "prevented by a fix"
+                }
                 (true, true) => {
                     s.caught += 1;
                     "caught"
@@ -392,17 +420,18 @@ fn the_field_corpus_is_never_blocked_when_it_worked_and_catches_what_is_knowable
         let v = check(case, &table);
         let label = score(case, &v, &mut s);
         println!(
-            "{:<34} {:<13} {:<6} {:<8} {:<26} {}",
+            "{:<34} {:<13} {:<6} {:<8} {:<26} {}{}",
             case.id,
             case.release,
             format!("{:?}", case.outcome).to_lowercase(),
             v.verdict,
             label,
-            v.errors.join(" ")
+            v.errors.join(" "),
+            fixed_codes(&v.fixed),
         );
     }
     println!(
-        "\nfield corpus: {} cases ({} excluded); worked {}: blocked {}; knowable failures {}: caught {} ({:.0}%); no verdict {}; doubtful {}",
+        "\nfield corpus: {} cases ({} excluded); worked {}: blocked {}; knowable failures {}: caught {} ({:.0}%; {} of them by a reported fix); no verdict {}; doubtful {}",
         all.len(),
         excluded.len(),
         s.worked,
@@ -410,10 +439,12 @@ fn the_field_corpus_is_never_blocked_when_it_worked_and_catches_what_is_knowable
         s.knowable,
         s.caught,
         100.0 * s.caught as f64 / s.knowable.max(1) as f64,
+        s.prevented.len(),
         s.no_verdict.len(),
         s.doubtful.len(),
     );
     println!("missed: {}", s.missed.join(", "));
+    println!("prevented by a reported fix: {}", s.prevented.join(", "));
     println!(
         "knowable failures on servers not planned (passed through): {}",
         s.passed_through.join(", ")

@@ -5,11 +5,16 @@ use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{B200, Case, H100, assert_cases, c, messages, model};
 
-/// InternVL: its vision tower asks SGLang for FA3 (0.4.8–0.5.5).
+/// InternVL: its vision tower asks SGLang for FA3 (0.4.8–0.5.5.post2).
 fn internvl() -> ModelFacts {
+    vl("InternVLChatModel")
+}
+
+/// A vision-language model of this architecture.
+fn vl(arch: &str) -> ModelFacts {
     ModelFacts {
         is_multimodal: true,
-        ..model("InternVLChatModel")
+        ..model(arch)
     }
 }
 
@@ -28,11 +33,40 @@ pub fn cases() -> Vec<Case> {
             .on(H100)
             .model(internvl())
             .no(),
-        // From 0.5.6 the tower no longer asks for FA3: SGLang picks triton_attn on Blackwell.
+        // From 0.5.5.post3 the tower no longer asks for FA3: SGLang picks triton_attn on Blackwell.
+        c("AUTO001")
+            .version("0.5.5.post3")
+            .on(B200)
+            .model(internvl())
+            .no(),
         c("AUTO001")
             .version("0.5.10.post1")
             .on(B200)
             .model(internvl())
+            .no(),
+        // Qwen3-VL's blocks pass flash_attention_3 from 0.5.3rc2 to 0.5.5.post2 (dense and MoE).
+        c("AUTO001")
+            .version("0.5.4")
+            .on(B200)
+            .model(vl("Qwen3VLForConditionalGeneration")),
+        c("AUTO001")
+            .version("0.5.5.post2")
+            .on(B200)
+            .model(vl("Qwen3VLMoeForConditionalGeneration")),
+        c("AUTO001")
+            .version("0.5.5.post3")
+            .on(B200)
+            .model(vl("Qwen3VLForConditionalGeneration"))
+            .no(),
+        // MiMo-V2's tower asks for FA3 again from 0.5.11 to 0.5.15.post1.
+        c("AUTO001")
+            .version("0.5.13")
+            .on(B200)
+            .model(vl("MiMoV2ForCausalLM")),
+        c("AUTO001")
+            .version("0.5.16")
+            .on(B200)
+            .model(vl("MiMoV2ForCausalLM"))
             .no(),
         c("AUTO002")
             .version("0.5.10.post1")
