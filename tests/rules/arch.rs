@@ -7,7 +7,41 @@ use crate::support::{A100, B200, Case, PRO, T4, V100, assert_cases, c, messages,
 
 /// Every ARCH case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [arch001_to_arch005(), arch006_to_arch010()].concat()
+    [arch001_to_arch005(), arch006_to_arch010(), arch013()].concat()
+}
+
+/// DSpark on SM12x meets a FlashInfer without the top-k 192 decode instance (0.5.16–0.5.18).
+fn arch013() -> Vec<Case> {
+    let dspark = |v| {
+        c("ARCH013")
+            .version(v)
+            .on(PRO)
+            .tp(2)
+            .arg("--speculative-algorithm", json!("DSPARK"))
+    };
+    vec![
+        dspark("0.5.16"),
+        dspark("0.5.18").model(model("DeepseekV4ForCausalLM")),
+        // The installed FlashInfer is what runs: 0.6.18 has the instance, 0.6.17 does not.
+        dspark("0.5.18")
+            .pkgs(&[("flashinfer-python", "0.6.18")])
+            .no(),
+        dspark("0.5.17").pkgs(&[("flashinfer-python", "0.6.17")]),
+        // SGLang 0.5.19 pins FlashInfer 0.6.18.
+        dspark("0.5.19").no(),
+        // The Triton fallback does not go through FlashInfer.
+        dspark("0.5.16")
+            .env("SGLANG_SM120_FLASHMLA_BACKEND", "triton")
+            .no(),
+        dspark("0.5.16").env("SGLANG_SM120_FLASHMLA_BACKEND", "flashinfer"),
+        // Hopper and SM100 take other kernels.
+        c("ARCH013")
+            .version("0.5.16")
+            .on(B200)
+            .tp(2)
+            .arg("--speculative-algorithm", json!("DSPARK"))
+            .no(),
+    ]
 }
 
 fn arch001_to_arch005() -> Vec<Case> {

@@ -334,3 +334,58 @@ pub(crate) fn below_sm75(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// The FlashInfer SGLang pins in the releases whose SM12x DSpark draft meets FlashInfer's DSV4
+/// decode table without a top-k 192 instance; 0.6.18 (SGLang 0.5.19's pin) adds it.
+const DSPARK_SM120_PINS: &[(&str, &str)] = &[
+    ("0.5.16", "0.6.14"),
+    ("0.5.17", "0.6.15.post1"),
+    ("0.5.18", "0.6.17"),
+];
+const FLASHINFER_DSV4_TOPK192: &str = "0.6.18";
+
+/// ARCH013: DSpark on SM12x. Its draft's sliding-window attention asks FlashInfer's SM120
+/// sparse-MLA decode for top-k 192; FlashInfer before 0.6.18 has no such instance and falls
+/// through to the prefill kernel, which refuses decode-sized calls during graph capture.
+pub(crate) fn dspark_sm120_topk(ctx: &Context) -> Vec<Fired> {
+    let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    let target = ctx
+        .model_arch()
+        .is_none_or(|a| a == "DeepseekV4ForCausalLM");
+    let flashinfer_path = ctx
+        .env
+        .get("SGLANG_SM120_FLASHMLA_BACKEND")
+        .is_none_or(|b| b == "flashinfer");
+    if sm12.is_empty()
+        || ctx.spec_algo().as_deref() != Some("DSPARK")
+        || !target
+        || !flashinfer_path
+    {
+        return vec![];
+    }
+    let installed = ctx
+        .packages
+        .and_then(|p| p.get("flashinfer-python"))
+        .map(|p| p.public().to_owned());
+    if installed
+        .as_deref()
+        .is_some_and(|v| at_least(v, FLASHINFER_DSV4_TOPK192))
+    {
+        return vec![];
+    }
+    let flashinfer = match installed {
+        Some(v) => format!("FlashInfer {v} (installed)"),
+        None => DSPARK_SM120_PINS
+            .iter()
+            .find(|(release, _)| crate::sglang::release::cmp(ctx.version, release).is_eq())
+            .map_or("the FlashInfer it pins".to_owned(), |(_, pin)| {
+                format!("FlashInfer {pin} (its pin)")
+            }),
+    };
+    vec![Fired::new(format!(
+        "{}; {} DSPARK with SGLang {}: the DSpark draft's sliding-window attention asks FlashInfer's SM120 sparse-MLA decode for top-k 192 (the 128-token window plus the draft block, padded to 64), which {flashinfer} does not instantiate, so the call falls through to the prefill kernel and CUDA-graph capture stops ('Check failed: num_tokens > 64'); FlashInfer {FLASHINFER_DSV4_TOPK192} (SGLang 0.5.19's pin) has the instance",
+        Context::describe(&sm12),
+        opt::SPECULATIVE_ALGORITHM,
+        ctx.version
+    ))]
+}
