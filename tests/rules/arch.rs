@@ -3,11 +3,63 @@
 
 use serde_json::json;
 
-use crate::support::{A100, B200, Case, PRO, T4, V100, assert_cases, c, messages, mla, model, moe};
+use sglang_launch::facts::model::ModelFacts;
+
+use crate::support::{
+    A100, B200, Case, L4, PRO, T4, V100, assert_cases, c, messages, mla, model, moe,
+};
 
 /// Every ARCH case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [arch001_to_arch005(), arch006_to_arch010(), arch013()].concat()
+    [
+        arch001_to_arch005(),
+        arch006_to_arch010(),
+        arch013(),
+        arch014(),
+    ]
+    .concat()
+}
+
+/// Deterministic inference in float16 on GPUs with 99 KB (or less) of shared memory per block.
+fn arch014() -> Vec<Case> {
+    let det = |on| {
+        c("ARCH014")
+            .version("0.5.17")
+            .on(on)
+            .tp(1)
+            .flag("--enable-deterministic-inference")
+    };
+    let fp16 = ModelFacts {
+        dtype: Some("float16".into()),
+        ..model("Qwen3ForCausalLM")
+    };
+    let bf16 = ModelFacts {
+        dtype: Some("bfloat16".into()),
+        ..model("Qwen3ForCausalLM")
+    };
+    vec![
+        det(L4).arg("--dtype", json!("float16")),
+        det(L4).arg("--dtype", json!("half")),
+        det(T4).arg("--dtype", json!("float16")),
+        // A float16 checkpoint under the default dtype (auto) runs in float16.
+        det(L4).model(fp16.clone()),
+        det(L4).model(fp16.clone()).arg("--dtype", json!("auto")),
+        // bfloat16 takes the 128×128 tile, which fits.
+        det(L4).model(bf16.clone()).no(),
+        det(L4).model(fp16).arg("--dtype", json!("bfloat16")).no(),
+        // The dtype is unknown: no model facts, no --dtype.
+        det(L4).no(),
+        // A100 blocks take 163 KB.
+        det(A100).arg("--dtype", json!("float16")).no(),
+        // Without deterministic inference SGLang's own GEMMs run.
+        c("ARCH014")
+            .version("0.5.17")
+            .on(L4)
+            .tp(1)
+            .arg("--dtype", json!("float16"))
+            .no(),
+        det(PRO).model(bf16).no(),
+    ]
 }
 
 /// DSpark on SM12x meets a FlashInfer without the top-k 192 decode instance (0.5.16–0.5.18).

@@ -389,3 +389,53 @@ pub(crate) fn dspark_sm120_topk(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// Shared memory (bytes) SGLang's batch-invariant float16 matmul tile asks of a block: the
+/// 128×256×64, three-stage Triton config every release from 0.5.3 ships.
+const DETERMINISTIC_FP16_SMEM: u32 = 106_496;
+
+/// The most shared memory one block may use, by compute capability, where it is below
+/// [`DETERMINISTIC_FP16_SMEM`]. SM12x (also 99 KB) is left out: no report shows it failing.
+fn smem_per_block((major, minor): (u32, u32)) -> Option<u32> {
+    match (major, minor) {
+        (7, 0) => Some(98_304),
+        (7, 5) => Some(65_536),
+        (8, 6) | (8, 9) => Some(101_376),
+        _ => None,
+    }
+}
+
+/// ARCH014: deterministic inference routes every matmul through one Triton tile; in float16
+/// that tile needs more shared memory than GPUs with 99 KB (or less) per block have.
+pub(crate) fn deterministic_fp16_smem(ctx: &Context) -> Vec<Fired> {
+    if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !runs_float16(ctx) {
+        return vec![];
+    }
+    let small =
+        ctx.gpus_where(|cc| smem_per_block(cc).is_some_and(|b| b < DETERMINISTIC_FP16_SMEM));
+    let Some(limit) = small
+        .iter()
+        .filter_map(|g| g.cc())
+        .filter_map(smem_per_block)
+        .max()
+    else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{}; {} with float16 weights: SGLang {} sends every matmul through its batch-invariant Triton kernel, whose float16 tile needs {DETERMINISTIC_FP16_SMEM} bytes of shared memory per block, more than the {limit} this GPU allows, so the first forward pass stops ('OutOfResources: out of resource: shared memory'); bfloat16 (`{} bfloat16`) takes a smaller tile that fits",
+        Context::describe(&small),
+        opt::ENABLE_DETERMINISTIC_INFERENCE,
+        ctx.version,
+        opt::DTYPE,
+    ))]
+}
+
+/// The model runs in float16: `--dtype half|float16`, or `auto` (the default) with a float16
+/// checkpoint.
+fn runs_float16(ctx: &Context) -> bool {
+    match ctx.user().sval(opt::DTYPE).as_deref() {
+        Some("half" | "float16") => true,
+        None | Some("auto") => ctx.model.and_then(|m| m.dtype.as_deref()) == Some("float16"),
+        Some(_) => false,
+    }
+}
