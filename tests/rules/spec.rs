@@ -1,6 +1,7 @@
 //! SPEC: speculative decoding.
 
 use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{B200, Case, H100, L4, PRO, assert_cases, c, messages, mla, model};
 
@@ -11,6 +12,7 @@ pub fn cases() -> Vec<Case> {
         spec006_to_spec011(),
         spec013(),
         spec016(),
+        spec017(),
     ]
     .concat()
 }
@@ -359,4 +361,55 @@ fn messages_match_the_snapshots() {
     for (code, text) in messages(&cases()) {
         insta::assert_snapshot!(code, text);
     }
+}
+
+/// DSpark's set-up refusals (0.5.16+).
+fn spec017() -> Vec<Case> {
+    let v4 = |bundled: bool| ModelFacts {
+        bundles_dspark_draft: bundled,
+        ..model("DeepseekV4ForCausalLM")
+    };
+    let dspark = |v| {
+        c("SPEC017")
+            .version(v)
+            .tp(8)
+            .arg("--speculative-algorithm", json!("DSPARK"))
+    };
+    let dpa = |v| {
+        dspark(v)
+            .model(v4(true))
+            .arg("--dp-size", json!(8))
+            .flag("--enable-dp-attention")
+    };
+    vec![
+        // No draft path: only a checkpoint with a bundled DSpark head gets one from SGLang.
+        dspark("0.5.18").model(v4(false)),
+        dspark("0.5.18").model(v4(true)).no(),
+        dspark("0.5.18")
+            .model(v4(false))
+            .arg("--speculative-draft-model-path", json!("/drafts/dspark"))
+            .no(),
+        // The model is unknown: it may bundle one.
+        dspark("0.5.18").no(),
+        // Attention DP needs the DP LM head.
+        dpa("0.5.16"),
+        dpa("0.5.23").flag("--enable-dp-lm-head").no(),
+        // ... and the built-in MoE all-to-all (megamoe from 0.5.18).
+        dpa("0.5.23")
+            .flag("--enable-dp-lm-head")
+            .arg("--moe-a2a-backend", json!("deepep")),
+        dpa("0.5.16")
+            .flag("--enable-dp-lm-head")
+            .arg("--moe-a2a-backend", json!("megamoe")),
+        dpa("0.5.18")
+            .flag("--enable-dp-lm-head")
+            .arg("--moe-a2a-backend", json!("megamoe"))
+            .no(),
+        // Not DSpark.
+        c("SPEC017")
+            .version("0.5.18")
+            .model(v4(false))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+    ]
 }

@@ -105,6 +105,9 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .and_then(Value::as_bool)
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
+        bundles_dspark_draft: DSPARK_KEYS
+            .iter()
+            .any(|k| top.get(*k).is_some_and(|v| !v.is_null())),
         sliding_window,
         dual_chunk_attention: top
             .get("dual_chunk_attention_config")
@@ -137,6 +140,14 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         implausible,
     }
 }
+
+/// The keys whose presence marks a bundled DSpark draft head, as SGLang checks them.
+const DSPARK_KEYS: [&str; 4] = [
+    "dspark_block_size",
+    "dspark_markov_rank",
+    "dspark_noise_token_id",
+    "dspark_target_layer_ids",
+];
 
 /// No implausible value lies under these sub-configs: they may be read.
 fn clean(implausible: &[Implausible], prefixes: &[&str]) -> bool {

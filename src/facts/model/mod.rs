@@ -106,6 +106,8 @@ pub struct ModelFacts {
     pub tie_word_embeddings: bool,
     /// MTP / NextN layers shipped with the checkpoint (not in `num_hidden_layers`).
     pub num_nextn_predict_layers: Option<u64>,
+    /// The checkpoint carries a DSpark draft head (any `dspark_*` key SGLang reads as the mark).
+    pub bundles_dspark_draft: bool,
     /// config.json has a `dual_chunk_attention_config` (Qwen2.5-1M's long-context attention):
     /// SGLang then runs the dual-chunk flash-attention backend and refuses any other.
     pub dual_chunk_attention: bool,

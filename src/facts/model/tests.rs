@@ -666,3 +666,18 @@ fn config_text_gives_the_facts_of_a_directory_without_weights() {
     assert!(problem(b"[1]").contains("not a JSON object"));
     assert!(problem(b"{").contains("invalid JSON"));
 }
+
+#[test]
+fn a_bundled_dspark_head_is_read_from_the_real_configs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models");
+    let read = |name: &str| {
+        let text = std::fs::read_to_string(root.join(name).join("config.json")).unwrap();
+        let c: serde_json::Value = serde_json::from_str(&text).unwrap();
+        facts_from_config(c.as_object().unwrap()).bundles_dspark_draft
+    };
+    assert!(read("deepseek-ai__DeepSeek-V4-Flash-0731"));
+    assert!(!read("deepseek-ai__DeepSeek-V4-Flash"));
+    // A key SGLang reads as the mark, set to null, is no mark.
+    let c = json!({"model_type": "deepseek_v4", "dspark_block_size": null});
+    assert!(!facts_from_config(c.as_object().unwrap()).bundles_dspark_draft);
+}

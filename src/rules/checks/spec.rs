@@ -406,3 +406,49 @@ pub(crate) fn partial_params(ctx: &Context) -> Vec<Fired> {
         given.join(" and ")
     ))]
 }
+
+/// The MoE all-to-all backends SGLang lets DSpark run with attention DP: the built-in TP MoE
+/// only until 0.5.17, megamoe from 0.5.18, mori from 0.5.21.
+fn dspark_dp_a2a(version: &str) -> &'static [&'static str] {
+    use crate::sglang::release::at_least;
+    if at_least(version, "0.5.21") {
+        &["none", "megamoe", "mori"]
+    } else if at_least(version, "0.5.18") {
+        &["none", "megamoe"]
+    } else {
+        &["none"]
+    }
+}
+
+/// SPEC017: what SGLang's DSpark set-up refuses: attention DP without `--enable-dp-lm-head` or
+/// with another MoE all-to-all, and no draft path for a checkpoint without a bundled DSpark head.
+pub(crate) fn dspark_setup(ctx: &Context) -> Vec<Fired> {
+    if ctx.spec_algo().as_deref() != Some("DSPARK") {
+        return vec![];
+    }
+    let v = ctx.version;
+    let mut out = vec![];
+    if ctx.dp_attention() && !ctx.user().flag(opt::ENABLE_DP_LM_HEAD) {
+        out.push(Fired::new(format!(
+            "DSpark with attention DP: SGLang {v} requires {} and refuses the line before loading the model",
+            opt::ENABLE_DP_LM_HEAD
+        )));
+    }
+    let a2a = ctx.moe_a2a().unwrap_or_else(|| "none".into());
+    let allowed = dspark_dp_a2a(v);
+    if ctx.dp_attention() && !allowed.contains(&a2a.as_str()) {
+        out.push(Fired::new(format!(
+            "DSpark with attention DP and {} {a2a}: SGLang {v} takes only {} there",
+            opt::MOE_A2A_BACKEND,
+            allowed.join(", ")
+        )));
+    }
+    let no_path = !ctx.user().given(opt::SPECULATIVE_DRAFT_MODEL_PATH);
+    if no_path && ctx.model.is_some_and(|m| !m.bundles_dspark_draft) {
+        out.push(Fired::new(format!(
+            "DSpark without {}: the checkpoint has no bundled DSpark draft head (no dspark_* keys in its config.json), and SGLang {v} refuses the line; name the DSpark draft checkpoint",
+            opt::SPECULATIVE_DRAFT_MODEL_PATH
+        )));
+    }
+    out
+}
