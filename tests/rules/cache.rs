@@ -2,10 +2,36 @@
 
 use serde_json::json;
 
-use crate::support::{B200, Case, assert_cases, c, messages, model};
+use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, model};
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
+    [base(), cache007()].concat()
+}
+
+/// FP4 and MXFP8 KV caches off Blackwell (0.5.16+).
+fn cache007() -> Vec<Case> {
+    let kv = |on, dtype: &str| {
+        c("CACHE007")
+            .version("0.5.18")
+            .on(on)
+            .tp(1)
+            .arg("--kv-cache-dtype", json!(dtype))
+    };
+    vec![
+        kv(H100, "nvfp4"),
+        kv(H100, "mxfp8"),
+        kv(B200, "nvfp4").no(),
+        kv(B200, "mxfp8").no(),
+        kv(PRO, "nvfp4").no(),
+        kv(PRO, "mxfp8").no(),
+        // No GPU gate for the block-16 FP4 recipe.
+        kv(H100, "fp4_mx_block16").no(),
+        kv(H100, "fp8_e4m3").no(),
+    ]
+}
+
+fn base() -> Vec<Case> {
     vec![
         c("CACHE001")
             .flag("--enable-hierarchical-cache")

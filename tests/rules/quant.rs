@@ -4,7 +4,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    A100, B200, Case, L4, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
+    A100, B200, Case, H100, L4, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
 };
 
 const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
@@ -12,7 +12,7 @@ const Q30: &str = "Qwen__Qwen3-30B-A3B-FP8";
 
 /// Every QUANT case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), block(), crate::quant_compat::cases()].concat()
+    [base(), block(), quant012(), crate::quant_compat::cases()].concat()
 }
 
 /// QUANT006: FP8 block shards, on the real checkpoints' configs.
@@ -399,4 +399,30 @@ fn the_binary_blocks_a_misfit_fp8_checkpoint() {
         "{}",
         v["findings"]
     );
+}
+
+/// Online NVFP4 (0.5.14+): SM100 only, TRT-LLM MoE runners only.
+fn quant012() -> Vec<Case> {
+    let online = |on| {
+        c("QUANT012")
+            .version("0.5.18")
+            .on(on)
+            .tp(8)
+            .arg("--quantization", json!("nvfp4_online"))
+    };
+    vec![
+        online(H100),
+        online(PRO),
+        online(B200).no(),
+        online(B200).arg("--moe-runner-backend", json!("triton")),
+        online(B200)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        c("QUANT012")
+            .version("0.5.18")
+            .on(H100)
+            .tp(8)
+            .arg("--quantization", json!("fp8"))
+            .no(),
+    ]
 }

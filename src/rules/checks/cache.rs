@@ -179,3 +179,28 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// CACHE007: the FP4 and MXFP8 KV caches SGLang takes on Blackwell only: NVFP4 on SM100/SM120,
+/// MXFP8 where its Blackwell gate holds.
+pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
+    let Some(dtype) = ctx.user().sval(opt::KV_CACHE_DTYPE) else {
+        return vec![];
+    };
+    let majors: &[u32] = match dtype.as_str() {
+        "nvfp4" => &[10, 12],
+        "mxfp8" => crate::resolve::blackwell_majors(ctx.version),
+        _ => return vec![],
+    };
+    let bad = ctx.gpus_where(|(m, _)| !majors.contains(&m));
+    if bad.is_empty() {
+        return vec![];
+    }
+    let on: Vec<String> = majors.iter().map(|m| format!("{m}.x")).collect();
+    vec![Fired::new(format!(
+        "{}; {} {dtype}: SGLang {} takes this KV-cache format on compute capability {} only and refuses the line before loading the model",
+        Context::describe(&bad),
+        opt::KV_CACHE_DTYPE,
+        ctx.version,
+        on.join("/")
+    ))]
+}

@@ -258,3 +258,35 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// QUANT012: online NVFP4 quantisation, which SGLang runs on SM100 only and with the TRT-LLM
+/// MoE runners only.
+pub(crate) fn nvfp4_online(ctx: &Context) -> Vec<Fired> {
+    if ctx.user().sval(opt::QUANTIZATION).as_deref() != Some("nvfp4_online") {
+        return vec![];
+    }
+    let v = ctx.version;
+    let mut out = vec![];
+    let bad = ctx.gpus_where(|(m, _)| m != 10);
+    if !bad.is_empty() {
+        out.push(Fired::new(format!(
+            "{}; {} nvfp4_online: SGLang {v} runs online NVFP4 on SM100/SM103 (B200, B300, GB200) only and refuses the line",
+            Context::describe(&bad),
+            opt::QUANTIZATION
+        )));
+    }
+    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
+    if let Some(r) = runner.filter(|r| {
+        !matches!(
+            r.as_str(),
+            "auto" | "flashinfer_trtllm" | "flashinfer_trtllm_routed"
+        )
+    }) {
+        out.push(Fired::new(format!(
+            "{} nvfp4_online with {} {r}: SGLang {v} takes only flashinfer_trtllm or flashinfer_trtllm_routed with it",
+            opt::QUANTIZATION,
+            opt::MOE_RUNNER_BACKEND
+        )));
+    }
+    out
+}
