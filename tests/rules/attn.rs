@@ -7,7 +7,47 @@ use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, mode
 
 /// Every ATTN case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [attn001_to_attn010(), attn011()].concat()
+    [attn001_to_attn010(), attn011(), attn015()].concat()
+}
+
+/// trtllm_mha prefill on SM120 with an FP8 E4M3 KV cache (0.5.19+).
+fn attn015() -> Vec<Case> {
+    let on = |topo, v| c("ATTN015").version(v).on(topo).tp(1);
+    let fp8 = json!("fp8_e4m3");
+    vec![
+        on(PRO, "0.5.21")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .arg("--kv-cache-dtype", fp8.clone()),
+        on(PRO, "0.5.19")
+            .arg("--prefill-attention-backend", json!("trtllm_mha"))
+            .arg("--decode-attention-backend", json!("triton"))
+            .arg("--kv-cache-dtype", fp8.clone()),
+        on(PRO, "0.5.21")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .env("SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR", "0.5"),
+        // Decode only, bf16 KV, or SM100: accepted.
+        on(PRO, "0.5.21")
+            .arg("--prefill-attention-backend", json!("triton"))
+            .arg("--decode-attention-backend", json!("trtllm_mha"))
+            .arg("--kv-cache-dtype", fp8.clone())
+            .no(),
+        on(PRO, "0.5.21")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
+        on(B200, "0.5.21")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .arg("--kv-cache-dtype", fp8.clone())
+            .no(),
+        on(PRO, "0.5.21")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .env("SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR", "0")
+            .no(),
+        // Before 0.5.19 ATTN004 refuses trtllm_mha prefill on SM120 outright.
+        on(PRO, "0.5.18")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .arg("--kv-cache-dtype", fp8)
+            .no(),
+    ]
 }
 
 fn attn001_to_attn010() -> Vec<Case> {

@@ -574,3 +574,35 @@ pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
         .with_fix(set_arg(opt::ATTENTION_BACKEND, deterministic_fix(ctx, deepseek))),
     ]
 }
+
+/// ATTN015: trtllm_mha prefill on SM120 with an FP8 E4M3 KV cache (or the skip-softmax prefill
+/// threshold), which SGLang's TRT-LLM FMHAv2 prefill path there does not take (0.5.19+).
+pub(crate) fn trtllm_mha_sm120_fp8_kv(ctx: &Context) -> Vec<Fired> {
+    let sm120 = ctx.gpus_where(|(m, _)| m == 12);
+    let mut uses: Vec<&str> = roles(ctx, "trtllm_mha")
+        .into_iter()
+        .filter(|(_, role)| *role != "decode")
+        .map(|(o, _)| o)
+        .collect();
+    uses.extend(sglang_pick(ctx, "trtllm_mha"));
+    let fp8 = ctx.kv_cache_dtype() == Some("fp8_e4m3");
+    let skip_softmax = ctx
+        .env
+        .get("SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .is_some_and(|v| v > 0.0);
+    if sm120.is_empty() || uses.is_empty() || !(fp8 || skip_softmax) {
+        return vec![];
+    }
+    let what = if fp8 {
+        format!("{} fp8_e4m3", opt::KV_CACHE_DTYPE)
+    } else {
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR above 0".to_owned()
+    };
+    vec![Fired::new(format!(
+        "{}; {} trtllm_mha for prefill with {what}: SGLang {} refuses it, its TRT-LLM FMHAv2 prefill on SM120 takes neither; use another prefill backend or a bf16 KV cache",
+        Context::describe(&sm120),
+        uses.join(", "),
+        ctx.version
+    ))]
+}

@@ -183,10 +183,10 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
 /// CACHE007: the FP4 and MXFP8 KV caches SGLang takes on Blackwell only: NVFP4 on SM100/SM120,
 /// MXFP8 where its Blackwell gate holds.
 pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
-    let Some(dtype) = ctx.user().sval(opt::KV_CACHE_DTYPE) else {
+    let Some(dtype) = ctx.kv_cache_dtype() else {
         return vec![];
     };
-    let majors: &[u32] = match dtype.as_str() {
+    let majors: &[u32] = match dtype {
         "nvfp4" => &[10, 12],
         "mxfp8" => crate::resolve::blackwell_majors(ctx.version),
         _ => return vec![],

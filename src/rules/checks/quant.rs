@@ -262,7 +262,7 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
 /// QUANT012: online NVFP4 quantisation, which SGLang runs on SM100 only and with the TRT-LLM
 /// MoE runners only.
 pub(crate) fn nvfp4_online(ctx: &Context) -> Vec<Fired> {
-    if ctx.user().sval(opt::QUANTIZATION).as_deref() != Some("nvfp4_online") {
+    if ctx.quant().as_deref() != Some("nvfp4_online") {
         return vec![];
     }
     let v = ctx.version;
