@@ -600,7 +600,7 @@ pub(crate) fn trtllm_mha_sm120_fp8_kv(ctx: &Context) -> Vec<Fired> {
         "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR above 0".to_owned()
     };
     vec![Fired::new(format!(
-        "{}; {} trtllm_mha for prefill with {what}: SGLang {} refuses it, its TRT-LLM FMHAv2 prefill on SM120 takes neither; use another prefill backend or a bf16 KV cache",
+        "{}; {} trtllm_mha for prefill with {what}: SGLang {} refuses it, as its TRT-LLM FMHAv2 prefill on SM120 does not take it; use another prefill backend or a bf16 KV cache",
         Context::describe(&sm120),
         uses.join(", "),
         ctx.version
