@@ -12,7 +12,14 @@ const Q30: &str = "Qwen__Qwen3-30B-A3B-FP8";
 
 /// Every QUANT case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), block(), quant012(), crate::quant_compat::cases()].concat()
+    [
+        base(),
+        block(),
+        quant012(),
+        quant013(),
+        crate::quant_compat::cases(),
+    ]
+    .concat()
 }
 
 /// QUANT006: FP8 block shards, on the real checkpoints' configs.
@@ -424,5 +431,42 @@ fn quant012() -> Vec<Case> {
             .tp(8)
             .arg("--quantization", json!("fp8"))
             .no(),
+    ]
+}
+
+/// The FlashInfer TRT-LLM MoE runner's quantisation list, by release.
+fn quant013() -> Vec<Case> {
+    let trtllm = |v| {
+        c("QUANT013")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+    };
+    vec![
+        trtllm("0.5.18").arg("--quantization", json!("awq")),
+        trtllm("0.5.18").model(moe()).no(),
+        trtllm("0.5.18").model(checkpoint(Q30)).no(),
+        // Unquantised weights join the list in 0.5.7.
+        trtllm("0.5.6").model(moe()),
+        // Before 0.5.6 only --quantization counts: an FP8 checkpoint without it is refused.
+        trtllm("0.5.5").model(checkpoint(Q30)),
+        trtllm("0.5.5")
+            .model(checkpoint(Q30))
+            .arg("--quantization", json!("fp8"))
+            .no(),
+        trtllm("0.5.6").model(checkpoint(Q30)).no(),
+        // ModelOpt FP8 from 0.5.4.post2, MXFP8 from 0.5.10rc0.
+        trtllm("0.5.4.post1").arg("--quantization", json!("modelopt_fp8")),
+        trtllm("0.5.4.post2")
+            .arg("--quantization", json!("modelopt_fp8"))
+            .no(),
+        trtllm("0.5.10.post1")
+            .arg("--quantization", json!("mxfp8"))
+            .no(),
+        // No check before 0.5.2; the model unknown and no option says nothing from 0.5.6.
+        trtllm("0.5.1").arg("--quantization", json!("awq")).no(),
+        trtllm("0.5.18").no(),
+        trtllm("0.5.5"),
     ]
 }

@@ -290,3 +290,74 @@ pub(crate) fn nvfp4_online(ctx: &Context) -> Vec<Fired> {
     }
     out
 }
+
+/// The quantisations SGLang's argument check lets the FlashInfer TRT-LLM MoE runner take, by
+/// release (`None` in the list: unquantised weights); `None`: the release has no such check.
+fn trtllm_moe_takes(version: &str) -> Option<Vec<Option<&'static str>>> {
+    use crate::sglang::release::at_least;
+    if !at_least(version, "0.5.2") {
+        return None;
+    }
+    let mut takes = vec![Some("modelopt_fp4"), Some("fp8")];
+    let added: [(&str, &[Option<&'static str>]); 4] = [
+        ("0.5.4.post2", &[Some("modelopt_fp8")]),
+        ("0.5.7", &[Some("compressed-tensors"), None]),
+        ("0.5.10rc0", &[Some("mxfp8"), Some("modelopt_mixed")]),
+        ("0.5.14", &[Some("nvfp4_online")]),
+    ];
+    for (since, more) in added {
+        if at_least(version, since) {
+            takes.extend_from_slice(more);
+        }
+    }
+    Some(takes)
+}
+
+/// QUANT013: the FlashInfer TRT-LLM MoE runner with a quantisation the release's argument check
+/// does not take. Before 0.5.6 the check sees only `--quantization`; from 0.5.6 the checkpoint's
+/// own method too.
+pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
+    use crate::sglang::release::at_least;
+    let v = ctx.version;
+    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
+    let named = match runner.as_deref() {
+        Some(r @ "flashinfer_trtllm") => r.to_owned(),
+        Some(r @ "experimental_sgl_trtllm") if at_least(v, "0.5.13") => r.to_owned(),
+        _ => return vec![],
+    };
+    let Some(takes) = trtllm_moe_takes(v) else {
+        return vec![];
+    };
+    let sourced = ctx.server.quantization_sourced();
+    let q = if at_least(v, "0.5.6") {
+        sourced.map(|s| s.value.as_str())
+    } else {
+        sourced.filter(|s| s.given()).map(|s| s.value.as_str())
+    };
+    // Unknown model, no option: the checkpoint may be one the runner takes (from 0.5.6).
+    if q.is_none() && ctx.model.is_none() && at_least(v, "0.5.6") {
+        return vec![];
+    }
+    if takes.contains(&q) {
+        return vec![];
+    }
+    let listed: Vec<&str> = takes.iter().map(|t| t.unwrap_or("bfloat16")).collect();
+    let unread = sourced
+        .filter(|s| q.is_none() && !s.given())
+        .map(|s| s.value.as_str());
+    let quant = match (q, unread) {
+        (Some(q), _) => format!("quantisation {q}"),
+        (None, Some(m)) if takes.contains(&Some(m)) => format!(
+            "no {}: SGLang {v} checks it before reading the checkpoint's {m}, so add {} {m}",
+            opt::QUANTIZATION,
+            opt::QUANTIZATION
+        ),
+        (None, Some(m)) => format!("the checkpoint's {m}"),
+        (None, None) => "unquantised weights".to_owned(),
+    };
+    vec![Fired::new(format!(
+        "{} {named} with {quant}; SGLang {v}'s argument check takes only {} there and refuses the line before the server starts",
+        opt::MOE_RUNNER_BACKEND,
+        listed.join(", ")
+    ))]
+}
