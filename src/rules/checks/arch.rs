@@ -391,7 +391,7 @@ pub(crate) fn dspark_sm120_topk(ctx: &Context) -> Vec<Fired> {
 }
 
 /// Shared memory (bytes) SGLang's batch-invariant float16 matmul tile asks of a block: the
-/// 128×256×64, three-stage Triton config every release from 0.5.3 ships.
+/// 128×256×64, three-stage Triton config every release from 0.5.3rc2 ships.
 const DETERMINISTIC_FP16_SMEM: u32 = 106_496;
 
 /// The most shared memory one block may use, by compute capability, where it is below
