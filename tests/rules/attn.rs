@@ -3,7 +3,9 @@
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
-use crate::support::{A100, B200, Case, PRO, assert_cases, c, messages, mla, model, vlm, world};
+use crate::support::{
+    A100, B200, Case, H100, PRO, assert_cases, c, messages, mla, model, vlm, world,
+};
 
 /// Every ATTN case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -282,6 +284,27 @@ fn attn011() -> Vec<Case> {
             .version("0.5.23")
             .model(dual_chunk())
             .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        // Deterministic fa4 for absorbed-MLA models: SM100/SM110 only, from 0.5.18.
+        c("ATTN013")
+            .version("0.5.21")
+            .on(H100)
+            .model(mla())
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("fa4")),
+        c("ATTN013")
+            .version("0.5.21")
+            .on(B200)
+            .model(mla())
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("fa4"))
+            .no(),
+        c("ATTN013")
+            .version("0.5.17")
+            .on(H100)
+            .model(mla())
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("fa4"))
             .no(),
         // Deterministic inference: SGLang's own trtllm_mha pick on SM100 before 0.5.12.
         c("ATTN013")

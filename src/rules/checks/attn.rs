@@ -549,6 +549,9 @@ pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
             .any(|(name, since)| *name == a && at_least(v, since))
     });
     let seen = deterministic_sees(ctx);
+    if let Some(f) = deterministic_fa4_mla(ctx, deepseek, seen.as_deref()) {
+        return vec![f];
+    }
     let (ok, which) = match seen.as_deref() {
         // 0.5.3.x have no fallback for an unset backend yet.
         None if !at_least(v, "0.5.4") => (deterministic_ok(v), ""),
@@ -573,6 +576,28 @@ pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
         ))
         .with_fix(set_arg(opt::ATTENTION_BACKEND, deterministic_fix(ctx, deepseek))),
     ]
+}
+
+/// From 0.5.18 SGLang takes fa4 for deterministic inference with DeepSeek-architecture
+/// (absorbed-MLA) models on SM100/SM110 only.
+fn deterministic_fa4_mla(ctx: &Context, deepseek: bool, seen: Option<&str>) -> Option<Fired> {
+    let v = ctx.version;
+    if !deepseek || seen != Some("fa4") || !at_least(v, "0.5.18") {
+        return None;
+    }
+    let bad = ctx.gpus_where(|(m, _)| m != 10 && m != 11);
+    if bad.is_empty() {
+        return None;
+    }
+    Some(
+        Fired::new(format!(
+            "{}; {} with fa4 for {}: SGLang {v} runs deterministic fa4 for absorbed-MLA models on SM100/SM110 only and refuses the line at start-up",
+            Context::describe(&bad),
+            opt::ENABLE_DETERMINISTIC_INFERENCE,
+            ctx.model_arch().unwrap_or("this model")
+        ))
+        .with_fix(set_arg(opt::ATTENTION_BACKEND, deterministic_fix(ctx, true))),
+    )
 }
 
 /// ATTN015: trtllm_mha prefill on SM120 with an FP8 E4M3 KV cache (or the skip-softmax prefill
