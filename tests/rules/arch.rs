@@ -6,7 +6,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    A100, B200, Case, L4, PRO, T4, V100, assert_cases, c, messages, mla, model, moe,
+    A100, B200, Case, H100, L4, PRO, T4, V100, assert_cases, c, messages, mla, model, moe,
 };
 
 /// Every ARCH case: the facts, and whether the rule fires.
@@ -16,6 +16,7 @@ pub fn cases() -> Vec<Case> {
         arch006_to_arch010(),
         arch013(),
         arch014(),
+        arch015(),
     ]
     .concat()
 }
@@ -290,4 +291,25 @@ fn messages_match_the_snapshots() {
     for (code, text) in messages(&cases()) {
         insta::assert_snapshot!(code, text);
     }
+}
+
+/// The DeepGEMM MegaMoE all-to-all (0.5.21+): SM90/SM100 only, no batch overlap.
+fn arch015() -> Vec<Case> {
+    let mega = |v, on| {
+        c("ARCH015")
+            .version(v)
+            .on(on)
+            .tp(8)
+            .model(moe())
+            .arg("--moe-a2a-backend", json!("megamoe"))
+    };
+    vec![
+        mega("0.5.21", A100),
+        mega("0.5.23", PRO),
+        mega("0.5.23", H100).no(),
+        mega("0.5.23", B200).no(),
+        mega("0.5.23", H100).flag("--enable-two-batch-overlap"),
+        // Before 0.5.21 SGLang does not check.
+        mega("0.5.18", A100).no(),
+    ]
 }

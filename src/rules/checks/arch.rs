@@ -439,3 +439,36 @@ fn runs_float16(ctx: &Context) -> bool {
         Some(_) => false,
     }
 }
+
+/// ARCH015: the DeepGEMM MegaMoE all-to-all, which SGLang (0.5.21+) runs on SM90 (block-FP8
+/// experts) or SM100 (FP4 experts) only, and without two- or single-batch overlap.
+pub(crate) fn megamoe(ctx: &Context) -> Vec<Fired> {
+    if ctx.moe_a2a().as_deref() != Some("megamoe") {
+        return vec![];
+    }
+    let v = ctx.version;
+    let mut out = vec![];
+    let bad = ctx.gpus_where(|(m, _)| m != 9 && m != 10);
+    if !bad.is_empty() {
+        out.push(Fired::new(format!(
+            "{}; {} megamoe: SGLang {v} runs it on SM90 or SM100-class GPUs only (DeepGEMM kernels over CUDA symmetric memory) and refuses the line",
+            Context::describe(&bad),
+            opt::MOE_A2A_BACKEND
+        )));
+    }
+    let overlap: Vec<&str> = [
+        opt::ENABLE_TWO_BATCH_OVERLAP,
+        opt::ENABLE_SINGLE_BATCH_OVERLAP,
+    ]
+    .into_iter()
+    .filter(|o| ctx.user().flag(o))
+    .collect();
+    if !overlap.is_empty() {
+        out.push(Fired::new(format!(
+            "{} megamoe with {}: SGLang {v}'s fused MegaMoE kernel has no overlap split and refuses the line",
+            opt::MOE_A2A_BACKEND,
+            overlap.join(" and ")
+        )));
+    }
+    out
+}
