@@ -7,7 +7,39 @@ use crate::support::{Case, assert_cases, c, heads, messages, mla, model, no_rdma
 
 /// Every PAR case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [par001_to_par006(), par007_to_par008()].concat()
+    [par001_to_par006(), par007_to_par008(), par013()].concat()
+}
+
+/// A PD decode server with DP above 1 needs --prefill-round-robin-balance (0.5.2-0.5.7).
+fn par013() -> Vec<Case> {
+    let decode = |v| {
+        c("PAR013")
+            .version(v)
+            .tp(4)
+            .arg("--dp-size", json!(4))
+            .flag("--enable-dp-attention")
+            .arg("--disaggregation-mode", json!("decode"))
+    };
+    vec![
+        decode("0.5.5"),
+        decode("0.5.2"),
+        decode("0.5.7").flag("--prefill-round-robin-balance").no(),
+        decode("0.5.8").no(),
+        decode("0.5.1").no(),
+        decode("0.5.5").env("SGLANG_IS_IN_CI", "true").no(),
+        c("PAR013")
+            .version("0.5.5")
+            .tp(4)
+            .arg("--dp-size", json!(4))
+            .flag("--enable-dp-attention")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        c("PAR013")
+            .version("0.5.5")
+            .tp(4)
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+    ]
 }
 
 fn par001_to_par006() -> Vec<Case> {

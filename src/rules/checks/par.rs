@@ -223,3 +223,23 @@ pub(crate) fn moe_dense_tp(ctx: &Context) -> Vec<Fired> {
         }
     ))]
 }
+
+/// PAR013: a PD decode server with DP above 1 on 0.5.2–0.5.7, where SGLang asserts the prefill
+/// side is round-robin balanced (`--prefill-round-robin-balance`) unless it runs in its own CI.
+pub(crate) fn pd_decode_dp_round_robin(ctx: &Context) -> Vec<Fired> {
+    let decode = ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode");
+    let in_ci = ctx
+        .env
+        .get("SGLANG_IS_IN_CI")
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true"));
+    if !decode || ctx.dp() <= 1 || ctx.user().flag(opt::PREFILL_ROUND_ROBIN_BALANCE) || in_ci {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} decode with DP {}: SGLang {} requires {} on the decode server (and the prefill server launched with round-robin load balancing), and refuses the line otherwise",
+        opt::DISAGGREGATION_MODE,
+        ctx.dp(),
+        ctx.version,
+        opt::PREFILL_ROUND_ROBIN_BALANCE
+    ))]
+}
