@@ -7,7 +7,7 @@ use crate::support::{Case, assert_cases, c, heads, messages, mla, model, no_rdma
 
 /// Every PAR case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [par001_to_par006(), par007_to_par008(), par013()].concat()
+    [par001_to_par006(), par007_to_par008(), par013(), par014()].concat()
 }
 
 /// A PD decode server with DP above 1 needs --prefill-round-robin-balance (0.5.2-0.5.7).
@@ -174,4 +174,31 @@ fn messages_match_the_snapshots() {
     for (code, text) in messages(&cases()) {
         insta::assert_snapshot!(code, text);
     }
+}
+
+/// The decode layout options: not on a decode server; a prefill server's decode TP must divide
+/// or be a multiple of its TP.
+fn par014() -> Vec<Case> {
+    let pd = |mode| {
+        c("PAR014")
+            .version("0.5.5")
+            .arg("--disaggregation-mode", json!(mode))
+    };
+    vec![
+        pd("decode").arg("--disaggregation-decode-tp", json!(2)),
+        pd("decode").arg("--disaggregation-decode-dp", json!(2)),
+        pd("decode").no(),
+        pd("prefill")
+            .tp(2)
+            .arg("--disaggregation-decode-tp", json!(3)),
+        pd("prefill")
+            .tp(2)
+            .arg("--disaggregation-decode-tp", json!(8))
+            .no(),
+        pd("prefill")
+            .tp(8)
+            .arg("--disaggregation-decode-tp", json!(2))
+            .no(),
+        pd("prefill").tp(2).no(),
+    ]
 }

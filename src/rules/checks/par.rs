@@ -243,3 +243,34 @@ pub(crate) fn pd_decode_dp_round_robin(ctx: &Context) -> Vec<Fired> {
         opt::PREFILL_ROUND_ROBIN_BALANCE
     ))]
 }
+
+/// PAR014: the prefill server's view of the decode layout: a decode server may not set it, and
+/// a prefill server's decode TP must divide or be a multiple of its own TP.
+pub(crate) fn pd_decode_layout(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let mode = u.sval(opt::DISAGGREGATION_MODE);
+    let v = ctx.version;
+    let given: Vec<&str> = [opt::DISAGGREGATION_DECODE_TP, opt::DISAGGREGATION_DECODE_DP]
+        .into_iter()
+        .filter(|o| u.given(o))
+        .collect();
+    match mode.as_deref() {
+        Some("decode") if !given.is_empty() => vec![Fired::new(format!(
+            "{} decode with {}: SGLang {v} sets these on the prefill server only and refuses them on the decode server",
+            opt::DISAGGREGATION_MODE,
+            given.join(" and ")
+        ))],
+        Some("prefill") => {
+            let (tp, decode_tp) = (ctx.tp().max(1), u.int(opt::DISAGGREGATION_DECODE_TP));
+            match decode_tp.filter(|&d| d > 0 && tp.max(d) % tp.min(d) != 0) {
+                Some(d) => vec![Fired::new(format!(
+                    "{} prefill with TP {tp} and {} {d}: SGLang {v} transfers KV between TP sizes only when one is a multiple of the other, and refuses the line",
+                    opt::DISAGGREGATION_MODE,
+                    opt::DISAGGREGATION_DECODE_TP
+                ))],
+                None => vec![],
+            }
+        }
+        _ => vec![],
+    }
+}
