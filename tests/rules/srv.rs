@@ -6,6 +6,31 @@ use crate::support::{Case, assert_cases, c, messages};
 
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
+    [srv010(), base()].concat()
+}
+
+/// Encoder/language disaggregation roles (0.5.7+).
+fn srv010() -> Vec<Case> {
+    let epd = |v| c("SRV010").version(v);
+    vec![
+        epd("0.5.10.post1")
+            .flag("--encoder-only")
+            .flag("--language-only"),
+        epd("0.5.23")
+            .flag("--encoder-only")
+            .arg("--disaggregation-mode", json!("prefill")),
+        epd("0.5.10.post1").flag("--language-only"),
+        epd("0.5.10.post1")
+            .flag("--language-only")
+            .arg("--encoder-urls", json!(["http://127.0.0.1:30001"]))
+            .no(),
+        // From 0.5.13 encoders register with the language server themselves.
+        epd("0.5.13").flag("--language-only").no(),
+        epd("0.5.23").flag("--encoder-only").no(),
+    ]
+}
+
+fn base() -> Vec<Case> {
     vec![
         // The gRPC port 0.5.11 to 0.5.15.post1 derive for every server (SRV009).
         c("SRV009").version("0.5.14").arg("--port", json!(60000)),

@@ -277,3 +277,39 @@ pub(crate) fn grpc_port_range(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// SRV010: the encoder/language split (EPD) roles SGLang refuses: one server both encoder-only
+/// and language-only, an encoder-only server in PD disaggregation, and (0.5.7–0.5.12.post1) a
+/// language-only server with no encoder URLs.
+pub(crate) fn epd_roles(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let v = ctx.version;
+    let (encoder, language) = (u.flag(opt::ENCODER_ONLY), u.flag(opt::LANGUAGE_ONLY));
+    let pd = u
+        .sval(opt::DISAGGREGATION_MODE)
+        .filter(|m| m == "prefill" || m == "decode");
+    let mut out = vec![];
+    if encoder && language {
+        out.push(Fired::new(format!(
+            "{} with {}: SGLang {v} refuses a server that is both",
+            opt::ENCODER_ONLY,
+            opt::LANGUAGE_ONLY
+        )));
+    }
+    if let Some(m) = pd.filter(|_| encoder) {
+        out.push(Fired::new(format!(
+            "{} with {} {m}: SGLang {v} refuses an encoder-only server in PD disaggregation",
+            opt::ENCODER_ONLY,
+            opt::DISAGGREGATION_MODE
+        )));
+    }
+    let urls = u.given(opt::ENCODER_URLS);
+    if language && !urls && !at_least(v, "0.5.13") {
+        out.push(Fired::new(format!(
+            "{} without {}: SGLang {v} needs at least one encoder URL (from 0.5.13 encoders may register themselves)",
+            opt::LANGUAGE_ONLY,
+            opt::ENCODER_URLS
+        )));
+    }
+    out
+}
