@@ -245,6 +245,15 @@ impl Context<'_> {
             || self.user().sval(opt::CUDA_GRAPH_BACKEND_DECODE).as_deref() == Some("disabled")
     }
 
+    /// "10.x/12.x" for these compute-capability majors.
+    pub(crate) fn majors_text(majors: &[u32]) -> String {
+        majors
+            .iter()
+            .map(|m| format!("{m}.x"))
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
     /// "GPU 0–7: NVIDIA B200, compute capability 10.0" for these GPUs, grouped by model.
     pub(crate) fn describe(gpus: &[&Gpu]) -> String {
         let mut groups: Vec<(String, String, Vec<u32>)> = Vec::new();

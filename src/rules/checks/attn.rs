@@ -134,11 +134,7 @@ pub(crate) fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
                 "decode" => " for decode",
                 _ => "",
             },
-            allowed
-                .iter()
-                .map(|m| format!("{m}.x"))
-                .collect::<Vec<_>>()
-                .join("/")
+            Context::majors_text(allowed)
         )));
     }
     out
@@ -164,11 +160,7 @@ pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
             Context::describe(&bad),
             uses.join(", "),
             ctx.version,
-            allowed
-                .iter()
-                .map(|m| format!("{m}.x"))
-                .collect::<Vec<_>>()
-                .join("/")
+            Context::majors_text(allowed)
         )));
     }
     if let Some(kv) = ctx.kv_cache_dtype()

@@ -195,12 +195,11 @@ pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
     if bad.is_empty() {
         return vec![];
     }
-    let on: Vec<String> = majors.iter().map(|m| format!("{m}.x")).collect();
     vec![Fired::new(format!(
         "{}; {} {dtype}: SGLang {} takes this KV-cache format on compute capability {} only and refuses the line before loading the model",
         Context::describe(&bad),
         opt::KV_CACHE_DTYPE,
         ctx.version,
-        on.join("/")
+        Context::majors_text(majors)
     ))]
 }
