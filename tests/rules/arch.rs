@@ -17,6 +17,8 @@ pub fn cases() -> Vec<Case> {
         arch013(),
         arch014(),
         arch015(),
+        arch016(),
+        arch017(),
     ]
     .concat()
 }
@@ -60,6 +62,110 @@ fn arch014() -> Vec<Case> {
             .arg("--dtype", json!("float16"))
             .no(),
         det(PRO).model(bf16).no(),
+    ]
+}
+
+/// JIT DeepGEMM off for a DSA model: 0.5.3–0.5.9 capture CUDA graphs through a wrapper that
+/// never imported DeepGEMM.
+fn arch017() -> Vec<Case> {
+    let dsa = ModelFacts {
+        index_topk: Some(2048),
+        index_head_dim: Some(128),
+        ..ModelFacts {
+            architecture: Some("DeepseekV32ForCausalLM".into()),
+            ..mla()
+        }
+    };
+    let off = |v| {
+        c("ARCH017")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(dsa.clone())
+            .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
+    };
+    vec![
+        off("0.5.6.post2"),
+        off("0.5.9"),
+        // SGLang's boolean parser reads "false" too; the SGL_ alias is read as well.
+        c("ARCH017")
+            .version("0.5.5")
+            .on(H100)
+            .tp(8)
+            .model(dsa.clone())
+            .env("SGL_ENABLE_JIT_DEEPGEMM", "False"),
+        // 0.5.10 returns early when DeepGEMM is off.
+        off("0.5.10").no(),
+        // Without CUDA graphs nothing is captured.
+        off("0.5.6").flag("--disable-cuda-graph").no(),
+        // The indexer's dual stream can be switched off before 0.5.8 (not after).
+        off("0.5.6").env("SGLANG_NSA_DUAL_STREAM", "false").no(),
+        off("0.5.8").env("SGLANG_NSA_DUAL_STREAM", "false"),
+        // DeepGEMM left on, or a model without sparse attention.
+        c("ARCH017")
+            .version("0.5.6")
+            .on(H100)
+            .tp(8)
+            .model(dsa.clone())
+            .env("SGLANG_ENABLE_JIT_DEEPGEMM", "1")
+            .no(),
+        c("ARCH017")
+            .version("0.5.6")
+            .on(H100)
+            .tp(8)
+            .model(mla())
+            .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
+            .no(),
+    ]
+}
+
+/// A DeepSeek-sparse-attention model on SM12x, whose indexer needs DeepGEMM's SM120 kernels
+/// (first in sgl-deep-gemm 0.1.5, 0.5.17's pin).
+fn arch016() -> Vec<Case> {
+    let dsa = |arch: &str| ModelFacts {
+        index_topk: Some(2048),
+        index_head_dim: Some(128),
+        ..ModelFacts {
+            architecture: Some(arch.into()),
+            ..mla()
+        }
+    };
+    let glm = |v| {
+        c("ARCH016")
+            .version(v)
+            .on(PRO)
+            .tp(8)
+            .model(dsa("GlmMoeDsaForCausalLM"))
+    };
+    vec![
+        glm("0.5.12"),
+        glm("0.5.16"),
+        c("ARCH016")
+            .version("0.5.5")
+            .on(PRO)
+            .tp(8)
+            .model(dsa("DeepseekV32ForCausalLM")),
+        // 0.5.17 pins sgl-deep-gemm 0.1.5.post1, which has the kernels.
+        glm("0.5.17").no(),
+        // An sgl-deep-gemm with SM120 kernels installed by hand (0.5.12+ import it).
+        glm("0.5.14").pkgs(&[("sgl-deep-gemm", "0.1.5.post1")]).no(),
+        glm("0.5.14").pkgs(&[("sgl-deep-gemm", "0.1.4.post1")]),
+        // Hopper and SM100 have the kernels; a config without index_topk runs no indexer.
+        c("ARCH016")
+            .version("0.5.12")
+            .on(H100)
+            .tp(8)
+            .model(dsa("GlmMoeDsaForCausalLM"))
+            .no(),
+        c("ARCH016")
+            .version("0.5.12")
+            .on(PRO)
+            .tp(8)
+            .model(ModelFacts {
+                index_topk: None,
+                ..dsa("DeepseekV3ForCausalLM")
+            })
+            .no(),
     ]
 }
 

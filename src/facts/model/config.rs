@@ -19,6 +19,11 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
     facts_read_by(obj, Transformers::V5)
 }
 
+/// The key is in the config with a value (null is no value).
+fn set(top: &Map<String, Value>, key: &str) -> bool {
+    top.get(key).is_some_and(|v| !v.is_null())
+}
+
 /// Facts from config.json as SGLang reads it with transformers major version `t`.
 pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let mut c = Config::new(obj);
@@ -105,18 +110,15 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .and_then(Value::as_bool)
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
-        bundles_dspark_draft: DSPARK_KEYS
-            .iter()
-            .any(|k| top.get(*k).is_some_and(|v| !v.is_null())),
+        bundles_dspark_draft: DSPARK_KEYS.iter().any(|k| set(top, k)),
         sliding_window,
-        dual_chunk_attention: top
-            .get("dual_chunk_attention_config")
-            .is_some_and(|v| !v.is_null()),
+        dual_chunk_attention: set(top, "dual_chunk_attention_config"),
         num_sliding_layers: c.sliding_layers(layers, sliding_window),
         num_full_attention_layers: c
             .full_attention_layers(layers)
             .or(linear_state.map(|s| s.attention_layers)),
         index_head_dim: u("index_head_dim"),
+        index_topk: u("index_topk"),
         weight_bits: quant_dims.and_then(weight_bits),
         weight_format: quant_dims.and_then(format),
         attention_unquantised: quant_dims.is_some_and(|q| attention_unquantised(q, layers)),

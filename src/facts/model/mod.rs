@@ -58,6 +58,16 @@ pub enum WeightSource {
     Estimate,
 }
 
+/// Architectures SGLang gives a sparse-attention indexer when their config has `index_topk`.
+const DSA_ARCHITECTURES: &[&str] = &[
+    "DeepseekV3ForCausalLM",
+    "DeepseekV32ForCausalLM",
+    "GlmMoeDsaForCausalLM",
+    "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration",
+    "LongcatFlashForCausalLM",
+];
+
 /// What the rules and the memory planner need to know about the model.
 /// Fields are `None` when the config does not say.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -119,6 +129,9 @@ pub struct ModelFacts {
     pub num_full_attention_layers: Option<u64>,
     /// DeepSeek sparse attention (DSA/NSA): the indexer's key width per layer.
     pub index_head_dim: Option<u64>,
+    /// DeepSeek sparse attention's indexer top-k (`index_topk`): with a DSA architecture, the
+    /// mark SGLang reads to run the sparse-attention indexer.
+    pub index_topk: Option<u64>,
     /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
     pub weight_bits: Option<u32>,
     /// How the checkpoint stores its quantised weights (None: not quantised, or only
@@ -170,6 +183,16 @@ impl ModelFacts {
                 .implausible
                 .iter()
                 .any(|i| i.key.rsplit('.').next() == Some("kv_lora_rank"))
+    }
+
+    /// DeepSeek sparse attention (DSA/NSA): one of the architectures SGLang runs the indexer for,
+    /// with an `index_topk` in its config (SGLang's own test).
+    pub fn is_dsa(&self) -> bool {
+        self.index_topk.is_some()
+            && self
+                .architecture
+                .as_deref()
+                .is_some_and(|a| DSA_ARCHITECTURES.contains(&a))
     }
 
     /// Every fact read is plausible: the memory plan may be made on them.

@@ -207,7 +207,11 @@ pub(crate) fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
     if let Some(a) = ctx.moe_a2a().filter(|a| a == "megamoe" || a == "deepep_v2") {
         uses.push(format!("--moe-a2a-backend {a}"));
     }
-    if let Some(a) = ctx.model_arch().filter(|a| DEEPGEMM_ARCHS.contains(a)) {
+    let dsa_refused = dsa_indexer_refused(ctx);
+    if let Some(a) = ctx
+        .model_arch()
+        .filter(|a| DEEPGEMM_ARCHS.contains(a) && !dsa_refused)
+    {
         uses.push(format!("model {a}"));
     }
     if uses.is_empty() {
@@ -218,6 +222,87 @@ pub(crate) fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
         Context::describe(&sm12),
         uses.join(", ")
     ))]
+}
+
+/// The first sgl-deep-gemm with SM120 paged-MQA-logits kernels (0.5.17's pin is 0.1.5.post1);
+/// before 0.5.12 DeepGEMM came inside sgl-kernel, whose builds have none.
+const DEEPGEMM_SM120_MQA: &str = "0.1.5";
+
+/// ARCH016: a DSA model's indexer calls DeepGEMM's paged MQA logits, which the DeepGEMM that
+/// 0.5.3 to 0.5.16 pin has for SM90/SM100 only.
+pub(crate) fn dsa_indexer_sm12x(ctx: &Context) -> Vec<Fired> {
+    if !dsa_indexer_refused(ctx) {
+        return vec![];
+    }
+    let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    vec![Fired::new(format!(
+        "{}; {} uses DeepSeek sparse attention, whose indexer SGLang {} runs on DeepGEMM's paged MQA logits; the DeepGEMM it ships has kernels for SM90 and SM100 only, so start-up stops with 'Unsupported architecture' whatever the DSA backend; SGLang 0.5.17 (sgl-deep-gemm {DEEPGEMM_SM120_MQA}.post1) has SM120 kernels",
+        Context::describe(&sm12),
+        ctx.model_arch().unwrap_or("the model"),
+        ctx.version
+    ))]
+}
+
+/// The release (0.5.3 to 0.5.16) runs a DSA model's indexer on DeepGEMM without SM120 kernels,
+/// and the line puts it on SM12x.
+fn dsa_indexer_refused(ctx: &Context) -> bool {
+    at_least(ctx.version, "0.5.3")
+        && !at_least(ctx.version, "0.5.17")
+        && ctx.model.is_some_and(|m| m.is_dsa())
+        && !ctx.gpus_where(|(m, _)| m == 12).is_empty()
+        && !deepgemm_has_sm120(ctx)
+}
+
+/// An sgl-deep-gemm with SM120 kernels is installed (0.5.12+ import DeepGEMM from it).
+fn deepgemm_has_sm120(ctx: &Context) -> bool {
+    at_least(ctx.version, "0.5.12")
+        && ctx
+            .packages
+            .and_then(|p| p.get("sgl-deep-gemm"))
+            .is_some_and(|p| at_least(p.public(), DEEPGEMM_SM120_MQA))
+}
+
+/// ARCH017: 0.5.3 to 0.5.9 imported DeepGEMM into its wrapper only when JIT DeepGEMM is on, but
+/// the DSA indexer's dual-stream path calls the wrapper's SM-count setter (which uses it) while
+/// capturing CUDA graphs: `NameError: name 'deep_gemm' is not defined`.
+pub(crate) fn dsa_deepgemm_disabled(ctx: &Context) -> Vec<Fired> {
+    let Some((var, value)) = deepgemm_turned_off(ctx) else {
+        return vec![];
+    };
+    let hopper_up = ctx.gpus_where(|(m, _)| m >= 9);
+    if !ctx.model.is_some_and(|m| m.is_dsa())
+        || hopper_up.is_empty()
+        || ctx.decode_graph_max_bs().is_none()
+        || !nsa_dual_stream(ctx)
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{var}={value} with {} (DeepSeek sparse attention) and CUDA graphs: SGLang {} then never imports DeepGEMM into its wrapper, yet the sparse-attention indexer's dual-stream path asks that wrapper to set DeepGEMM's SM count while capturing the graphs, and start-up stops with \"NameError: name 'deep_gemm' is not defined\"; unset {var} (0.5.10 guards the call)",
+        ctx.model_arch().unwrap_or("the model"),
+        ctx.version
+    ))]
+}
+
+/// The variable that turns JIT DeepGEMM off (SGLang reads the `SGL_` spelling as an alias), if
+/// it is set to a value SGLang's boolean parser reads as false.
+fn deepgemm_turned_off<'a>(ctx: &'a Context) -> Option<(&'static str, &'a str)> {
+    ["SGLANG_ENABLE_JIT_DEEPGEMM", "SGL_ENABLE_JIT_DEEPGEMM"]
+        .into_iter()
+        .find_map(|v| Some((v, ctx.env.get(v)?)))
+        .filter(|(_, value)| {
+            ["false", "0", "no", "n"].contains(&value.to_ascii_lowercase().as_str())
+        })
+}
+
+/// The indexer's dual stream: on unless `SGLANG_NSA_DUAL_STREAM` reads false (0.5.3 to 0.5.7
+/// read it as "true"/"1"); 0.5.8 dropped the switch.
+fn nsa_dual_stream(ctx: &Context) -> bool {
+    at_least(ctx.version, "0.5.8")
+        || ctx
+            .env
+            .get("SGLANG_NSA_DUAL_STREAM")
+            .is_none_or(|v| ["true", "1"].contains(&v.to_ascii_lowercase().as_str()))
 }
 
 /// Before the clean fallback (0.5.15 at the latest), a CC major above 10 is a KeyError in
