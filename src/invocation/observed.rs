@@ -18,11 +18,7 @@ fn planned(o: &Outcome, m: &Memory) -> Planned {
             u.predicted.kv_cache_tokens,
             u.predicted.cuda_graphs_mib,
         ),
-        None => (
-            m.weights_per_gpu_gib,
-            m.kv_cache_tokens,
-            m.reserved_mib.cuda_graphs,
-        ),
+        None => (m.weights_per_gpu_gib, m.kv_cache_tokens, m.captured_mib),
     };
     Planned {
         weights_gib,

@@ -6,7 +6,7 @@ use super::arguments::Parsed;
 use super::fixes;
 use super::fixpoint::Line;
 use super::gather::{Machine, Models};
-use super::memory::{self, Measured, MemoryOutcome, MemoryPlan, Role};
+use super::memory::{self, Measured, MemoryOutcome, MemoryPlan};
 use super::observed::{self, Planner, Use};
 use super::v1::{MfsSource, ObservedUse, Predicted};
 use crate::resolve::{Context, Server};
@@ -113,10 +113,7 @@ fn describe(s: &mut Settled, used: Use, alone: impl Fn(Option<f64>) -> Option<Me
         predicted: Predicted {
             mem_fraction_static: own.mem_fraction_static,
             weights_per_gpu_gib: here.weights_per_gpu_gib,
-            cuda_graphs_mib: here
-                .mib(Role::CudaGraphs)
-                .and_then(|g| u64::try_from(g).ok())
-                .unwrap_or(0),
+            cuda_graphs_mib: here.captured_mib(),
             kv_cache_tokens: here.kv_cache_tokens,
             fits: here.fits,
         },

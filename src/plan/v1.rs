@@ -186,6 +186,11 @@ pub struct Memory {
     /// makes at its first forward pass, one prefill chunk's and the largest captured batch's
     /// activations), MiB: below it the launch is expected to fail.
     pub(crate) first_use_mib: u64,
+    /// The graph memory SGLang will report (graph pools and what capture makes beside them),
+    /// MiB: what a start is measured against. Not written out.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) captured_mib: u64,
     /// What a start of this same line on this machine really allocated, next to what was
     /// planned for it (`run`, then `wait-ready --pid`); null when there is none (additive to v1).
     pub(crate) observed: Option<crate::observe::Observation>,

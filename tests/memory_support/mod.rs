@@ -114,11 +114,14 @@ fn row(r: &Record) -> Row {
         let planned_args = record::args(r, &dir, flags, false);
         let runs = run::plan_like_log(r, &version, [&planned_args, &args], &facts);
         row.graph_pools_log_gib = record::graph_pools_gib(r);
+        // A capture log's `mem usage` holds what capture allocated outside the graph pools too
+        // (FA3's page tables); an OOM message's private pools do not.
+        let with_tables = row.graph_log_gib.is_some();
         row.graph_pred_gib = runs
             .as_run
             .memory
             .as_ref()
-            .map(|m| m.v1().reserved_mib.cuda_graphs as f64 / 1024.0)
+            .map(|m| graph_mib(&m.v1(), with_tables) / 1024.0)
             .filter(|_| row.graph_log_gib.or(row.graph_pools_log_gib).is_some());
         row.ev = evidence::evidence(r, Some(&runs.planned), row.weights_pred_gib, &facts, &args);
         row.verdict = Some(verdict::judge(r, &runs, &row.ev));
@@ -126,6 +129,20 @@ fn row(r: &Record) -> Row {
         row.ev = evidence::evidence(r, None, row.weights_pred_gib, &facts, &args);
     }
     row
+}
+
+/// Our CUDA-graph pools, with the page tables capture makes beside them when asked.
+fn graph_mib(m: &sglang_launch::plan::v1::Memory, with_tables: bool) -> f64 {
+    // As plan/v1 writes it: the terms are the contract's, not the crate's.
+    let wire = serde_json::to_value(m).unwrap();
+    let tables: i64 = wire["terms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| with_tables && t["term"] == "attention_page_tables")
+        .filter_map(|t| t["mib"].as_i64())
+        .sum();
+    (m.reserved_mib.cuda_graphs as i64 + tables) as f64
 }
 
 /// The model-level measures: weights per GPU, KV bytes per token, KV tokens at the logged fraction.

@@ -185,11 +185,23 @@ pub fn args(r: &Record, model_dir: &str, flags: &'static str, fraction: bool) ->
     if let Some(q) = quantization(r) {
         vals.push(("--quantization", json!(q)));
     }
+    // The backend, as the record's own command line names it (no field holds it).
+    if let Some(b) = raw_value(r, "--attention-backend") {
+        vals.push(("--attention-backend", json!(b)));
+    }
     if r.dp_attention() {
         vals.push(("--enable-dp-attention", json!(true)));
         vals.push(("--dp-size", json!(r.i("dp_size").unwrap_or(1))));
     }
     SglangArgs::with_values(flagset::get(flags).unwrap(), &vals)
+}
+
+/// The value that follows `option` in the record's raw text (the command it quotes).
+fn raw_value<'a>(r: &'a Record, option: &str) -> Option<&'a str> {
+    let raw = r.s("raw")?;
+    let mut words = raw.split_whitespace();
+    words.find(|w| *w == option)?;
+    words.next()
 }
 
 /// The figures of a CUDA OOM message in the record's raw text (GiB): what PyTorch held

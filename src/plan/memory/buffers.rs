@@ -3,10 +3,11 @@
 //! Each is a term of its own; a new one is a [`Role`] and a line in [`at_first_use`].
 
 use super::model::Role;
-use super::terms::MIB;
+use super::terms::{MIB, mib_term};
 use crate::resolve::Context;
 use crate::resolve::moe;
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 
 /// One buffer, per GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,9 +18,48 @@ pub(crate) struct Buffer {
     pub(crate) mib: u64,
 }
 
-/// The buffers the line's backends allocate at their first use.
-pub(super) fn at_first_use(ctx: &Context) -> Vec<Buffer> {
-    [deepep(ctx)].into_iter().flatten().collect()
+/// The buffers the line's backends allocate at their first use (graph capture included), for
+/// the decode batch sizes it captures and its context length.
+pub(super) fn at_first_use(ctx: &Context, captured: &[i64], context_len: u64) -> Vec<Buffer> {
+    [deepep(ctx), fa3_page_tables(ctx, captured, context_len)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// FlashAttention-3's context-sized decode page tables, when decode runs on it.
+fn fa3_page_tables(ctx: &Context, captured: &[i64], context_len: u64) -> Option<Buffer> {
+    let fa3 = ctx
+        .server
+        .backends
+        .decode()
+        .is_some_and(|b| b.value == "fa3");
+    let mib = fa3_page_tables_mib(ctx.version, captured, context_len, ctx.server.page_size);
+    (fa3 && mib > 0).then_some(Buffer {
+        role: Role::AttentionPageTables,
+        label: "FA3 decode page tables",
+        mib,
+    })
+}
+
+/// FlashAttention-3's decode page tables, MiB, made while the graphs are captured: one int32
+/// table of the largest batch × the context's pages for replay and, before 0.4.10.post2, a copy
+/// of it per captured batch size (taken by indexing, which copies). Sized by the context, they
+/// are what long-context lines spend on graphs (Llama-4 at 1M tokens: over 15 GiB at 0.4.6).
+pub(super) fn fa3_page_tables_mib(
+    version: &str,
+    decode_bs: &[i64],
+    context_len: u64,
+    page: u64,
+) -> u64 {
+    let pages = context_len.div_ceil(page.max(1)) as f64;
+    let max_bs = decode_bs.iter().copied().max().unwrap_or(0).max(0) as f64;
+    let copies: i64 = if at_least(version, "0.4.10.post2") {
+        0
+    } else {
+        decode_bs.iter().copied().filter(|&b| b > 0).sum()
+    };
+    mib_term((max_bs + copies as f64) * pages * 4.0 / MIB)
 }
 
 /// The buffers together, MiB.

@@ -532,7 +532,7 @@ fn reserve(
     let first_batch = act(mrr_estimate.min(largest_graph));
     let buffers = match sizing.graphs_mib {
         Some(_) => Vec::new(),
-        None => buffers::at_first_use(ctx),
+        None => buffers::at_first_use(ctx, &captured, sizing.context_len),
     };
     let buffers_mib = buffers::total_mib(&buffers);
     // The req-to-token table is sized by the full request pool whatever the batch.

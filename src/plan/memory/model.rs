@@ -45,6 +45,8 @@ pub(crate) enum Role {
     Activations,
     /// DeepEP's dispatch and combine buffers.
     DeepepBuffers,
+    /// FlashAttention-3's decode page tables, sized by the context.
+    AttentionPageTables,
     Margin,
     /// What is left outside the static pool after its reserve (or what the reserve lacks).
     LeftFree,
@@ -55,7 +57,9 @@ impl Role {
         use Role::*;
         match self {
             OtherProcesses | CudaContext | Nccl | CustomAllReduce => Group::SetAside,
-            CudaGraphs | Activations | DeepepBuffers | Margin | LeftFree => Group::Outside,
+            CudaGraphs | Activations | DeepepBuffers | AttentionPageTables | Margin | LeftFree => {
+                Group::Outside
+            }
             _ => Group::StaticPool,
         }
     }
@@ -112,6 +116,20 @@ impl MemoryPlan {
     /// A term's size, MiB, where the plan has it.
     pub(crate) fn mib(&self, role: Role) -> Option<i128> {
         self.term(role).map(|t| t.mib)
+    }
+
+    /// The graph memory SGLang reports for the server (`memory_usage.graph`, capture's before
+    /// and after), MiB: the graph pools and the buffers a backend makes while capturing.
+    pub(crate) fn captured_mib(&self) -> u64 {
+        let sum: i128 = [
+            Role::CudaGraphs,
+            Role::DeepepBuffers,
+            Role::AttentionPageTables,
+        ]
+        .into_iter()
+        .filter_map(|r| self.mib(r))
+        .sum();
+        u64::try_from(sum).unwrap_or(0)
     }
 
     /// The table's lines of one group, in order.

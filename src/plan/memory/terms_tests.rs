@@ -1,6 +1,8 @@
 //! The memory terms beyond weights and the plain KV cache: state pools, SWA pools, LoRA
 //! buffers, drafts, encoders, the online-quantisation load peak and other processes.
 
+use super::buffers::fa3_page_tables_mib;
+use super::terms::{MIB, mib_term};
 use super::tests::{model, node, run};
 use super::*;
 use crate::facts::Env;
@@ -373,4 +375,59 @@ fn cpu_offload_keeps_that_much_of_the_weights_off_the_gpu() {
         mem(&offload).weights_per_gpu_mib.unwrap(),
     );
     assert_eq!(w0 - w1, 10 * 1024);
+}
+
+#[test]
+fn fa3_keeps_a_page_table_copy_per_captured_batch_size_before_0_4_10_post2() {
+    // Scout's 0.4.6.post5 capture list on a 141 GB GPU: 1, 2, 4, 8, 16 … 256 (35 sizes, 4231
+    // slots); at a million-token context each slot's row is 4 MB of int32 page indices.
+    let mut bs = vec![1, 2, 4, 8];
+    bs.extend((16..=256).step_by(8));
+    assert_eq!(bs.iter().sum::<i64>(), 4231);
+    let old = fa3_page_tables_mib("0.4.6.post5", &bs, 1_000_000, 1);
+    assert_eq!(old, mib_term((256.0 + 4231.0) * 4e6 / MIB));
+    assert!(old > 16 * 1024);
+    // From 0.4.10.post2 the captured graphs slice one table.
+    let new = fa3_page_tables_mib("0.4.10.post2", &bs, 1_000_000, 1);
+    assert_eq!(new, mib_term(256.0 * 4e6 / MIB));
+    // Pages of 64 tokens shrink the rows.
+    assert_eq!(
+        fa3_page_tables_mib("0.5.5", &bs, 1_000_000, 64),
+        mib_term(256.0 * 15625.0 * 4.0 / MIB)
+    );
+    assert_eq!(fa3_page_tables_mib("0.4.6", &[], 1_000_000, 1), 0);
+}
+
+#[test]
+fn fa3_page_tables_are_a_term_outside_the_pool_only_when_decode_runs_on_fa3() {
+    let m = model("meta-llama__Llama-4-Maverick-17B-128E-Instruct");
+    let topo = node(8, H200, 0, "9.0", true);
+    let plan = |backend: &str| {
+        let args = [
+            ("--tp-size", json!(8)),
+            ("--context-length", json!(1_000_000)),
+            ("--attention-backend", json!(backend)),
+        ];
+        run("0.4.9.post2", &args, &topo, Some(&m))
+    };
+    let (fa3, flashinfer) = (plan("fa3"), plan("flashinfer"));
+    let tables = |o: &MemoryOutcome| {
+        let m = o.memory.as_ref().unwrap();
+        m.term(super::model::Role::AttentionPageTables)
+            .map(|t| t.mib)
+    };
+    // 256 + 4231 rows of a million int32 page indices: about 16.7 GiB, outside the pool.
+    assert!(tables(&fa3).unwrap() > 16 * 1024);
+    assert_eq!(tables(&flashinfer), None);
+    let line = mem(&fa3)
+        .terms
+        .into_iter()
+        .find(|t| t.term == "attention_page_tables")
+        .unwrap();
+    assert_eq!(line.group, "outside");
+    // The CUDA-graph pools themselves do not change with the backend.
+    assert_eq!(
+        mem(&fa3).reserved_mib.cuda_graphs,
+        mem(&flashinfer).reserved_mib.cuda_graphs
+    );
 }

@@ -44,6 +44,7 @@ impl From<&MemoryPlan> for Memory {
             kv_cache_mib: size(Role::KvCache),
             static_unallocated_mib: m.mib(Role::Unallocated).and_then(|v| i64::try_from(v).ok()),
             first_use_mib: m.first_use_mib,
+            captured_mib: m.captured_mib(),
             observed: m.observed.clone(),
             observed_use: m.observed_use.clone(),
             terms: m
