@@ -184,6 +184,12 @@ impl Rule {
     pub fn emitted_by_pipeline(&self) -> bool {
         self.check.is_none()
     }
+
+    /// The release from which SGLang no longer does what the rule says, for a line on
+    /// `version`, where the rule's versions end.
+    pub(crate) fn ends_at(&self, version: &str) -> Option<&'static str> {
+        versions::ends_at(self.versions, version)
+    }
 }
 
 /// Every rule, in code order.
@@ -278,7 +284,14 @@ impl RuleSettings {
         findings
             .into_iter()
             .filter_map(|mut f| {
-                f.severity = self.effective(rule(f.code))?;
+                let rule = rule(f.code);
+                let effective = self.effective(rule)?;
+                // The pipeline may have lowered a finding (an error not proven for a modified
+                // install); it keeps that unless the user's --deny says otherwise.
+                let denied = self.deny.iter().any(|s| selects(s, rule));
+                if denied || f.severity == rule.severity {
+                    f.severity = effective;
+                }
                 Some(f)
             })
             .collect()

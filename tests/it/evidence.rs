@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::common;
 use sglang_launch::facts::Env;
 use sglang_launch::plan::{self, Request};
 use sglang_launch::rules::{self, Evidence, Severity};
@@ -196,4 +198,71 @@ fn rules_block_exactly_where_the_recorded_release_refused() {
         wrong.len()
     );
     assert!(replayed > 0);
+}
+
+/// A source checkout (an editable install) may run code newer than the release its version
+/// names: an error the catalogue ends at a later release (ARCH017 ends at 0.5.10) warns there
+/// and says why; on the release itself it blocks, and `--deny` still makes it an error.
+#[test]
+fn a_failure_a_later_release_fixed_warns_on_a_source_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = [
+        "--model-path",
+        "tests/fixtures/models/synthetic__DeepSeek-V3.2-like",
+        "--tp",
+        "8",
+    ];
+    let run = |launcher: &[&str]| -> Value {
+        let out = common::launcher()
+            .current_dir(ROOT)
+            .args([
+                "check",
+                "--json",
+                "--topology",
+                "examples/topologies/8x-h200-nvlink.json",
+            ])
+            .args(launcher)
+            .arg("--")
+            .args(line)
+            .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
+            .env("HF_HUB_OFFLINE", "1")
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let severity = |plan: &Value| -> (String, String) {
+        let f = plan["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "ARCH017")
+            .unwrap_or_else(|| panic!("{}", plan["findings"]));
+        (
+            f["severity"].as_str().unwrap().to_owned(),
+            f["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    let release = run(&["--sglang-version", "0.5.8"]);
+    assert_eq!(severity(&release).0, "error");
+    assert_eq!(release["verdict"], "error");
+    // The same version, installed from a checkout (PEP 610 editable).
+    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
+    let site = dir.path().join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    common::sglang_dist_info(&site, "0.5.8", Some("file:///src/sglang/python"));
+    let python = py.to_str().unwrap();
+    let checkout = run(&["--python", python]);
+    let (sev, message) = severity(&checkout);
+    assert_eq!(sev, "warning");
+    assert!(
+        message.contains(
+            "not proven for this install, so a warning: it is not the 0.5.8 release, \
+             and SGLang 0.5.10 no longer fails this way"
+        ),
+        "{message}"
+    );
+    assert_ne!(checkout["verdict"], "error");
+    let denied = run(&["--python", python, "--deny", "ARCH017"]);
+    assert_eq!(severity(&denied).0, "error");
 }
