@@ -355,6 +355,11 @@ pub(crate) fn env_true(v: &str) -> bool {
     matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")
 }
 
+/// A value SGLang's `EnvBool` reads as off: false/0/no/n, any case (anything else it refuses).
+pub(crate) fn env_false(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "false" | "0" | "no" | "n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

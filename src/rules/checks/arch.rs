@@ -243,11 +243,10 @@ pub(crate) fn dsa_indexer_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// The release (0.5.3 to 0.5.16) runs a DSA model's indexer on DeepGEMM without SM120 kernels,
-/// and the line puts it on SM12x.
+/// The release (ARCH016's versions) runs a DSA model's indexer on DeepGEMM without SM120
+/// kernels, and the line puts it on SM12x.
 fn dsa_indexer_refused(ctx: &Context) -> bool {
-    at_least(ctx.version, "0.5.3")
-        && !at_least(ctx.version, "0.5.17")
+    crate::rules::rule(crate::rules::Code::ARCH016).applies_to(ctx.version)
         && ctx.model.is_some_and(|m| m.is_dsa())
         && !ctx.gpus_where(|(m, _)| m == 12).is_empty()
         && !deepgemm_has_sm120(ctx)
@@ -290,9 +289,7 @@ fn deepgemm_turned_off<'a>(ctx: &'a Context) -> Option<(&'static str, &'a str)> 
     ["SGLANG_ENABLE_JIT_DEEPGEMM", "SGL_ENABLE_JIT_DEEPGEMM"]
         .into_iter()
         .find_map(|v| Some((v, ctx.env.get(v)?)))
-        .filter(|(_, value)| {
-            ["false", "0", "no", "n"].contains(&value.to_ascii_lowercase().as_str())
-        })
+        .filter(|(_, value)| env_false(value))
 }
 
 /// The indexer's dual stream: on unless `SGLANG_NSA_DUAL_STREAM` reads false (0.5.3 to 0.5.7
