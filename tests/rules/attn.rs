@@ -124,6 +124,17 @@ fn attn001_to_attn010() -> Vec<Case> {
         c("ATTN004")
             .arg("--attention-backend", json!("trtllm_mha"))
             .no(),
+        // With another prefill backend the main trtllm_mha serves decode only: Hopper may
+        // decode with it from 0.5.10, not before.
+        c("ATTN004")
+            .version("0.5.10.post1")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .arg("--prefill-attention-backend", json!("fa3"))
+            .no(),
+        c("ATTN004")
+            .version("0.5.9")
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .arg("--prefill-attention-backend", json!("fa3")),
         c("ATTN005").arg("--attention-backend", json!("trtllm_mla")),
         c("ATTN005")
             .on(B200)

@@ -40,6 +40,19 @@ fn base() -> Vec<Case> {
             .flag("--enable-hierarchical-cache")
             .arg("--page-size", json!(64))
             .no(),
+        // A PD decode server's radix cache is off unless kept.
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .arg("--disaggregation-mode", json!("decode")),
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .arg("--disaggregation-mode", json!("decode"))
+            .flag("--disaggregation-decode-enable-radix-cache")
+            .no(),
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
         c("CACHE002")
             .arg("--chunked-prefill-size", json!(1000))
             .arg("--page-size", json!(64)),

@@ -76,6 +76,16 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--moe-a2a-backend", json!("deepep"))
             .arg("--cuda-graph-max-bs-decode", json!(256)),
         c("EP007")
+            .model(moe())
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--cuda-graph-max-bs-decode", json!(256)),
+        // A dense model dispatches nothing through DeepEP.
+        c("EP007")
+            .model(model("LlamaForCausalLM"))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--cuda-graph-max-bs-decode", json!(256))
+            .no(),
+        c("EP007")
             .arg("--moe-a2a-backend", json!("deepep"))
             .arg("--cuda-graph-max-bs-decode", json!(256))
             .env("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "256")

@@ -103,6 +103,34 @@ fn trtllm_mha_majors(version: &str, role: &str) -> &'static [u32] {
     }
 }
 
+/// Where the user's trtllm_mha serves: SGLang checks the prefill backend (`--prefill-attention-
+/// backend`, else the main one) and the decode backend (likewise), so a main trtllm_mha with
+/// another prefill backend is checked for decode only.
+fn mha_roles(ctx: &Context) -> Vec<(&'static str, &'static str)> {
+    let user = ctx.user();
+    let pick = |role: &'static str| {
+        user.sval(role)
+            .map(|v| (role, v))
+            .or_else(|| {
+                user.sval(opt::ATTENTION_BACKEND)
+                    .map(|v| (opt::ATTENTION_BACKEND, v))
+            })
+            .filter(|(_, v)| v == "trtllm_mha")
+            .map(|(o, _)| o)
+    };
+    match (
+        pick(opt::PREFILL_ATTENTION_BACKEND),
+        pick(opt::DECODE_ATTENTION_BACKEND),
+    ) {
+        (Some(p), Some(d)) if p == d => vec![(p, "both")],
+        (p, d) => p
+            .map(|o| (o, "prefill"))
+            .into_iter()
+            .chain(d.map(|o| (o, "decode")))
+            .collect(),
+    }
+}
+
 /// The main backend when SGLang picks it itself (no `--attention-backend`), labelled so.
 fn sglang_pick(ctx: &Context, backend: &str) -> Option<&'static str> {
     ctx.server
@@ -117,7 +145,7 @@ fn sglang_pick(ctx: &Context, backend: &str) -> Option<&'static str> {
 /// choose it on every Blackwell) is refused too.
 pub(crate) fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
     let mut out = vec![];
-    let mut uses = roles(ctx, "trtllm_mha");
+    let mut uses = mha_roles(ctx);
     uses.extend(sglang_pick(ctx, "trtllm_mha").map(|label| (label, "both")));
     for (option, role) in uses {
         let allowed = trtllm_mha_majors(ctx.version, role);
@@ -148,13 +176,10 @@ pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
         .map(|(o, _)| format!("{o} trtllm_mla"))
         .collect();
     let mut out = vec![];
-    if uses.is_empty() {
-        return out;
-    }
-    // SGLang's Blackwell gate of the release.
+    // SGLang's Blackwell gate of the release (its own pick is on Blackwell by construction).
     let allowed = blackwell_majors(ctx.version);
     let bad = ctx.gpus_where(|(m, _)| !allowed.contains(&m));
-    if !bad.is_empty() {
+    if !uses.is_empty() && !bad.is_empty() {
         out.push(Fired::new(format!(
             "{}; {}: SGLang {} accepts the TRT-LLM MLA backend on compute capability {} only",
             Context::describe(&bad),
@@ -163,7 +188,12 @@ pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
             Context::majors_text(allowed)
         )));
     }
+    // The dtype check runs after SGLang's own pick, so a pick it then refuses is refused too.
+    let mut uses = uses;
+    uses.extend(sglang_pick(ctx, "trtllm_mla").map(|l| format!("trtllm_mla, {l}")));
     if let Some(kv) = ctx.kv_cache_dtype()
+        && !uses.is_empty()
+        && at_least(ctx.version, "0.5.0rc1")
         && !trtllm_mla_kv(ctx.version).contains(&kv)
     {
         out.push(Fired::new(format!(
@@ -176,7 +206,8 @@ pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-/// The KV-cache dtypes SGLang's trtllm_mla check accepts, by release.
+/// The KV-cache dtypes SGLang's trtllm_mla check accepts, by release (the check exists from
+/// 0.5.0rc1; 0.4.10.post2 and earlier take any dtype there).
 fn trtllm_mla_kv(version: &str) -> &'static [&'static str] {
     if at_least(version, "0.5.21") {
         &["auto", "fp8_e4m3", "bf16", "bfloat16"]

@@ -5,14 +5,25 @@ use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
-    if !(ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
-        && ctx.user().flag(opt::DISABLE_RADIX_CACHE))
-    {
+    if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) {
         return vec![];
     }
-    vec![Fired::new(
-        "--enable-hierarchical-cache with --disable-radix-cache: HiCache is built on the radix cache; SGLang rejects (older releases crash on) the combination".to_string(),
-    )]
+    // A PD decode server's radix cache is off unless the user keeps it; SGLang turns it off
+    // before this check (tests/evidence/CACHE001.jsonl).
+    let why = if ctx.user().flag(opt::DISABLE_RADIX_CACHE) {
+        opt::DISABLE_RADIX_CACHE
+    } else if ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
+        && !ctx
+            .user()
+            .flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+    {
+        "--disaggregation-mode decode (SGLang turns the radix cache off on a decode server unless --disaggregation-decode-enable-radix-cache keeps it, where the release has that option)"
+    } else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "--enable-hierarchical-cache with {why}: HiCache is built on the radix cache; SGLang rejects (older releases crash on) the combination"
+    ))]
 }
 
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.

@@ -134,6 +134,10 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     if ctx.cuda_graph_max_bs_given().is_none() && ctx.cuda_graph_bs_given().is_none() {
         return vec![];
     }
+    // A dense model has no MoE layer, so nothing is ever dispatched through DeepEP.
+    if ctx.model.is_some() && !ctx.model_is_moe() {
+        return vec![];
+    }
     let Some(bs) = ctx.decode_graph_max_bs() else {
         return vec![];
     };

@@ -51,10 +51,6 @@ pub(crate) fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-fn topk(ctx: &Context) -> i64 {
-    ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK).unwrap_or(1)
-}
-
 pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     // The page size in effect: the user's, or the one SGLang's backend choice forces. NGRAM's
     // top-k is its BFS breadth (SGLang overwrites the top-k with it, 10 by default).
@@ -64,7 +60,8 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
             .int(opt::SPECULATIVE_NGRAM_MAX_BFS_BREADTH)
             .unwrap_or(1)
     } else {
-        topk(ctx)
+        // SGLang fills in its own top-k before this check (tests/evidence/SPEC004.jsonl).
+        resolved_topk(ctx)
     };
     let page = ctx.server.page_size as i64;
     if ctx.spec_algo().is_none() || k <= 1 || page <= 1 {
@@ -105,8 +102,10 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     let shown = bad.join(", ");
     let k_text = if ngram {
         format!("NGRAM's top-k {k} (its --speculative-ngram-max-bfs-breadth)")
-    } else {
+    } else if ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK).is_some() {
         format!("--speculative-eagle-topk {k}")
+    } else {
+        format!("top-k {k} (SGLang's own for this model: no --speculative-eagle-topk given)")
     };
     vec![Fired::new(format!(
         "{k_text} with {page_text} and {shown}: SGLang {} allows topk > 1 with paged KV only on {}",

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Find start-up refusals the launcher lets through: run a grid of realistic lines (models x GPUs x
+pairs of common options) through one release's own argument handling (the team's defaults
+oracle: SGLang's real parsing, ServerArgs resolution and check_server_args on a fake GPU) and
+through `sglang-launch check --json`, and compare.
+
+    scripts/sweep-refusals.py --oracle ../shared/oracle --venv /work/oracle/venv-0.5.23 \
+        --release 0.5.23 [--bin target/release/sglang-launch] [--limit N] [--out FILE]
+
+Prints, per distinct refusal (SGLang's exception, numbers folded), how many lines SGLang refused
+and how many of them the launcher blocks (an `error` finding, fixed or not); and the lines the
+launcher blocks that SGLang's argument handling accepts, by code (those rules must stand on a
+failure later in start-up, with their own evidence). `--out` writes every line's result as JSON
+lines. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
+"""
+import argparse
+import itertools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE_MODELS = ROOT / "tests" / "fixtures" / "models" / "oracle"
+
+MODELS = {
+    "dense": ORACLE_MODELS / "Llama-3.1-8B-Instruct",
+    "moe": ORACLE_MODELS / "Qwen3-30B-A3B",
+    "mla": ORACLE_MODELS / "DeepSeek-V3",
+}
+BATCH = 100
+GPUS = [("H100", 8), ("A100-80G", 8), ("L40S", 4), ("RTX-PRO-6000", 4), ("B200", 8)]
+
+# Options operators combine, each with the values seen in real lines.
+OPTIONS = [
+    ["--enable-dp-attention"],
+    ["--dp", "2"],
+    ["--ep-size", "4"],
+    ["--pp-size", "2"],
+    ["--speculative-algorithm", "EAGLE"],
+    ["--speculative-algorithm", "NEXTN"],
+    ["--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+     "--speculative-num-draft-tokens", "4"],
+    ["--speculative-eagle-topk", "4"],
+    ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--kv-cache-dtype", "fp8_e5m2"],
+    ["--attention-backend", "fa3"],
+    ["--attention-backend", "flashinfer"],
+    ["--attention-backend", "triton"],
+    ["--attention-backend", "trtllm_mha"],
+    ["--attention-backend", "trtllm_mla"],
+    ["--attention-backend", "flashmla"],
+    ["--attention-backend", "cutlass_mla"],
+    ["--prefill-attention-backend", "fa3"],
+    ["--decode-attention-backend", "triton"],
+    ["--moe-a2a-backend", "deepep"],
+    ["--moe-runner-backend", "flashinfer_cutlass"],
+    ["--moe-runner-backend", "triton"],
+    ["--quantization", "fp8"],
+    ["--page-size", "64"],
+    ["--chunked-prefill-size", "-1"],
+    ["--disable-radix-cache"],
+    ["--enable-torch-compile"],
+    ["--disable-cuda-graph"],
+    ["--cuda-graph-max-bs", "512"],
+    ["--enable-mixed-chunk"],
+    ["--enable-hierarchical-cache"],
+    ["--context-length", "65536"],
+    ["--max-running-requests", "64"],
+    ["--enable-two-batch-overlap"],
+    ["--disaggregation-mode", "prefill"],
+    ["--disaggregation-mode", "decode"],
+    ["--enable-dp-lm-head"],
+    ["--tokenizer-worker-num", "4"],
+    ["--schedule-policy", "lpm"],
+    ["--enable-lora"],
+    ["--load-format", "dummy"],
+    ["--enable-eplb"],
+    ["--nnodes", "2", "--node-rank", "0", "--dist-init-addr", "10.0.0.1:5000"],
+    ["--speculative-algorithm", "EAGLE3"],
+    ["--speculative-algorithm", "NGRAM"],
+    ["--attention-backend", "fa4"],
+    ["--attention-backend", "torch_native"],
+    ["--attention-backend", "flex_attention"],
+    ["--kv-cache-dtype", "fp4_e2m1"],
+    ["--quantization", "w8a8_fp8"],
+    ["--quantization", "awq"],
+    ["--moe-runner-backend", "flashinfer_trtllm"],
+    ["--moe-runner-backend", "deep_gemm"],
+    ["--deepep-mode", "normal"],
+    ["--enable-deterministic-inference"],
+    ["--enable-pdmux"],
+    ["--sampling-backend", "pytorch"],
+    ["--disable-overlap-schedule"],
+    ["--dp", "3"],
+    ["--moe-dense-tp-size", "1"],
+    ["--enable-flashinfer-allreduce-fusion"],
+    ["--max-lora-rank", "16", "--lora-target-modules", "all"],
+    ["--served-model-name", "org/model:v1"],
+    ["--enable-multimodal"],
+    ["--stream-interval", "4"],
+    ["--max-total-tokens", "4096"],
+]
+
+
+def tp_for(model, count):
+    return str(count)
+
+
+def grid(limit):
+    cases = []
+    for kind, model in MODELS.items():
+        for gpu, count in GPUS:
+            base = ["--model-path", str(model), "--tp", tp_for(kind, count)]
+            for a, b in itertools.combinations(OPTIONS, 2):
+                if a[0] == b[0]:
+                    continue
+                cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
+    # Deterministic thinning when a limit is asked: every k-th line.
+    if limit and len(cases) > limit:
+        step = len(cases) / limit
+        cases = [cases[int(i * step)] for i in range(limit)]
+    return cases
+
+
+def oracle_run(oracle, python, gpus, cases):
+    # In batches: one large batch stalls the oracle's worker pipes.
+    out = []
+    for i in range(0, len(cases), BATCH):
+        out += oracle_batch(oracle, python, gpus, cases[i:i + BATCH])
+        print(f"oracle: {len(out)}/{len(cases)}", file=sys.stderr)
+    return out
+
+
+def oracle_batch(oracle, python, gpus, cases):
+    specs = [{
+        "gpu_mem_mib": gpus[c["gpu"]]["memory_mib"], "gpu_name": gpus[c["gpu"]]["name"],
+        "compute_capability": gpus[c["gpu"]]["cc"], "num_gpus": c["count"], "argv": c["argv"],
+        "env": {"SGLANG_DISABLE_CUDNN_CHECK": "1"},
+    } for c in cases]
+    res = subprocess.run(
+        [python, str(Path(oracle) / "defaults_oracle.py"), "run", "--jsonl", "--jobs", "2"],
+        input=json.dumps(specs), capture_output=True, text=True, timeout=7200)
+    lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
+    if len(lines) != len(cases):
+        sys.exit(f"{len(lines)} oracle results for {len(cases)} cases\n{res.stderr[-3000:]}")
+    return lines
+
+
+def topology(gpu, count):
+    gpus = [{"index": i, "uuid": f"GPU-{i:08}-0000-4000-8000-000000000000", "name": gpu["name"],
+             "pci_bus_id": f"00000000:{0x18 + i:02x}:00.0", "compute_capability": gpu["cc"],
+             "memory_total_mib": gpu["memory_mib"], "memory_used_mib": 0} for i in range(count)]
+    links = [{"gpus": [a, b], "path": "NV18", "nvlink": True, "p2p": "ok"}
+             for a in range(count) for b in range(a + 1, count)]
+    return {"schema": "sglang-launch/topology/v1", "source": "sweep", "gpus": gpus, "links": links}
+
+
+def launcher(binary, release, gpus, case, tmp):
+    topo = Path(tmp) / f"{case['gpu']}-{case['count']}.json"
+    if not topo.exists():
+        topo.write_text(json.dumps(topology(gpus[case["gpu"]], case["count"])))
+    res = subprocess.run(
+        [binary, "check", "--json", "--sglang-version", release, "--topology", str(topo),
+         "--python", "/usr/bin/python3", "--"] + case["argv"],
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin",
+                                             "SGLANG_DISABLE_CUDNN_CHECK": "1"})
+    try:
+        plan = json.loads(res.stdout)
+    except json.JSONDecodeError:
+        return {"rc": res.returncode, "errors": [f"usage: {res.stderr.strip()[:120]}"]}
+    # The memory planner's verdicts are not argument handling: left out of the comparison.
+    errors = [f["code"] for f in plan.get("findings", [])
+              if f.get("severity") == "error" and not f["code"].startswith("MEM")]
+    return {"rc": res.returncode, "errors": errors}
+
+
+def fold(error):
+    """A refusal's identity: exception and message, numbers and paths folded."""
+    text = re.sub(r"/[\w./-]+", "<path>", error.split("\n")[0])
+    text = re.sub(r"\d+(\.\d+)?", "N", text)
+    return text[:150]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--venv", required=True)
+    ap.add_argument("--release", required=True)
+    ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "sglang-launch"))
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--out")
+    opts = ap.parse_args()
+    gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
+    cases = grid(opts.limit)
+    results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
+    refusals = defaultdict(lambda: [0, 0, Counter()])
+    overblocks = Counter()
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case, r in zip(cases, results):
+            ours = launcher(opts.bin, opts.release, gpus, case, tmp)
+            error = r.get("error") if r.get("error_stage") != "parse" else None
+            parse_error = r.get("error") if r.get("error_stage") == "parse" else None
+            if error:
+                k = refusals[fold(error)]
+                k[0] += 1
+                k[1] += bool(ours["errors"])
+                if not ours["errors"]:
+                    k[2][" ".join(case["argv"][4:])] += 1
+            elif not parse_error and ours["errors"]:
+                overblocks[" ".join(sorted(set(ours["errors"])))] += 1
+            out.append({**case, "sglang": error or parse_error, "stage": r.get("error_stage"),
+                        "launcher": ours["errors"]})
+    if opts.out:
+        Path(opts.out).write_text("".join(json.dumps(o) + "\n" for o in out))
+    refused = sum(v[0] for v in refusals.values())
+    caught = sum(v[1] for v in refusals.values())
+    print(f"{opts.release}: {len(cases)} lines; SGLang refused {refused}, the launcher blocks "
+          f"{caught}; blocks {sum(overblocks.values())} lines SGLang's argument handling takes")
+    for text, (n, c, missed) in sorted(refusals.items(), key=lambda kv: kv[1][1] - kv[1][0]):
+        print(f"  {c:4}/{n:<4} {text}")
+        for line, _ in missed.most_common(2):
+            print(f"             missed: {line}")
+    for codes, n in overblocks.most_common():
+        print(f"  blocks-accepted {n:4} {codes}")
+
+
+if __name__ == "__main__":
+    main()
