@@ -48,11 +48,18 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
     {
         main = Some(p.clone());
     }
+    let none_given = prefill.is_none() && decode.is_none();
+    // DeepSeek-V3's trtllm_mla on SM100 is picked before the deterministic choice (which then
+    // refuses it: tests/evidence/ATTN013.jsonl).
+    if main.is_none() {
+        main = model_specific(i, none_given)
+            .filter(|b| *b == "trtllm_mla")
+            .map(sglang);
+    }
     if main.is_none() {
         main = deterministic(i).map(sglang);
     }
     if main.is_none() {
-        let none_given = prefill.is_none() && decode.is_none();
         main = model_specific(i, none_given)
             .or_else(|| default_backend(i))
             .map(sglang);

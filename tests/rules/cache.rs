@@ -53,6 +53,23 @@ fn base() -> Vec<Case> {
             .flag("--enable-hierarchical-cache")
             .arg("--disaggregation-mode", json!("prefill"))
             .no(),
+        // Deterministic inference turns the radix cache off under flashinfer; from 0.5.12 that
+        // step runs before SGLang's HiCache check.
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("flashinfer")),
+        c("CACHE001")
+            .version("0.5.11")
+            .flag("--enable-hierarchical-cache")
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        c("CACHE001")
+            .flag("--enable-hierarchical-cache")
+            .flag("--enable-deterministic-inference")
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
         c("CACHE002")
             .arg("--chunked-prefill-size", json!(1000))
             .arg("--page-size", json!(64)),

@@ -12,6 +12,12 @@ pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     // before this check (tests/evidence/CACHE001.jsonl).
     let why = if ctx.user().flag(opt::DISABLE_RADIX_CACHE) {
         opt::DISABLE_RADIX_CACHE
+    } else if !ctx.server.switches.radix_cache.on
+        && at_least(ctx.version, crate::resolve::DETERMINISTIC_FIRST)
+    {
+        // From 0.5.12 deterministic inference's step (which turns the radix cache off) runs
+        // before this check; earlier releases check first.
+        "--enable-deterministic-inference (SGLang turns the radix cache off for it under this attention backend)"
     } else if ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
         && !ctx
             .user()
