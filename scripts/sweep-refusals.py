@@ -107,15 +107,11 @@ OPTIONS = [
 ]
 
 
-def tp_for(model, count):
-    return str(count)
-
-
 def grid(limit):
     cases = []
     for kind, model in MODELS.items():
         for gpu, count in GPUS:
-            base = ["--model-path", str(model), "--tp", tp_for(kind, count)]
+            base = ["--model-path", str(model), "--tp", str(count)]
             for a, b in itertools.combinations(OPTIONS, 2):
                 if a[0] == b[0]:
                     continue

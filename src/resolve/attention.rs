@@ -48,21 +48,17 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
     {
         main = Some(p.clone());
     }
-    let none_given = prefill.is_none() && decode.is_none();
+    let specific = model_specific(i, prefill.is_none() && decode.is_none());
     // DeepSeek-V3's trtllm_mla on SM100 is picked before the deterministic choice (which then
     // refuses it: tests/evidence/ATTN013.jsonl).
     if main.is_none() {
-        main = model_specific(i, none_given)
-            .filter(|b| *b == "trtllm_mla")
-            .map(sglang);
+        main = specific.filter(|b| *b == "trtllm_mla").map(sglang);
     }
     if main.is_none() {
         main = deterministic(i).map(sglang);
     }
     if main.is_none() {
-        main = model_specific(i, none_given)
-            .or_else(|| default_backend(i))
-            .map(sglang);
+        main = specific.or_else(|| default_backend(i)).map(sglang);
     }
     if let Some(m) = &main
         && m.value == "fa3"

@@ -170,7 +170,7 @@ pub(crate) fn trtllm_mha_arch(ctx: &Context) -> Vec<Fired> {
 
 /// SGLang checks trtllm_mla as the main or decode backend only (a prefill-only choice passes).
 pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
-    let uses: Vec<String> = roles(ctx, "trtllm_mla")
+    let mut uses: Vec<String> = roles(ctx, "trtllm_mla")
         .into_iter()
         .filter(|(_, role)| *role != "prefill")
         .map(|(o, _)| format!("{o} trtllm_mla"))
@@ -189,8 +189,7 @@ pub(crate) fn trtllm_mla_arch(ctx: &Context) -> Vec<Fired> {
         )));
     }
     // The dtype check runs after SGLang's own pick, so a pick it then refuses is refused too.
-    let mut uses = uses;
-    uses.extend(sglang_pick(ctx, "trtllm_mla").map(|l| format!("trtllm_mla, {l}")));
+    uses.extend(sglang_pick(ctx, "trtllm_mla").map(|l| format!("{l} trtllm_mla")));
     if let Some(kv) = ctx.kv_cache_dtype()
         && !uses.is_empty()
         && at_least(ctx.version, "0.5.0rc1")

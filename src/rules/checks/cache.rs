@@ -8,8 +8,8 @@ pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) {
         return vec![];
     }
-    // A PD decode server's radix cache is off unless the user keeps it; SGLang turns it off
-    // before this check (tests/evidence/CACHE001.jsonl).
+    // The radix cache is off by the user's flag or by SGLang's own earlier steps
+    // (tests/evidence/CACHE001.jsonl).
     let why = if ctx.user().flag(opt::DISABLE_RADIX_CACHE) {
         opt::DISABLE_RADIX_CACHE
     } else if !ctx.server.switches.radix_cache.on
