@@ -9,7 +9,7 @@ use crate::support::{
 
 /// Every ATTN case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [attn001_to_attn010(), attn011(), attn015()].concat()
+    [attn001_to_attn010(), attn011(), attn015(), attn016()].concat()
 }
 
 /// trtllm_mha prefill on SM120 with an FP8 E4M3 KV cache (0.5.19+).
@@ -48,6 +48,90 @@ fn attn015() -> Vec<Case> {
         on(PRO, "0.5.18")
             .arg("--attention-backend", json!("trtllm_mha"))
             .arg("--kv-cache-dtype", fp8)
+            .no(),
+    ]
+}
+
+/// An FP4 KV cache against the backends SGLang's KV4 check takes (0.5.7+).
+fn attn016() -> Vec<Case> {
+    let llama = || model("LlamaForCausalLM");
+    let fp4 = |v| {
+        c("ATTN016")
+            .version(v)
+            .model(llama())
+            .arg("--kv-cache-dtype", json!("fp4_e2m1"))
+    };
+    let block16 = |v| {
+        c("ATTN016")
+            .version(v)
+            .model(llama())
+            .arg("--kv-cache-dtype", json!("fp4_mx_block16"))
+    };
+    vec![
+        // SGLang's own fa3 pick on Hopper is not on the list.
+        fp4("0.5.10.post1"),
+        fp4("0.5.10.post1")
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        // Before the check, and after it moved to nvfp4 / fp4_mx_block16.
+        fp4("0.5.6.post2").no(),
+        fp4("0.5.20").no(),
+        block16("0.5.23"),
+        block16("0.5.23")
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        // Different prefill and decode backends only warn; the same one is checked.
+        fp4("0.5.15")
+            .arg("--prefill-attention-backend", json!("flashinfer"))
+            .arg("--decode-attention-backend", json!("triton"))
+            .no(),
+        fp4("0.5.15")
+            .arg("--prefill-attention-backend", json!("flashinfer"))
+            .arg("--decode-attention-backend", json!("flashinfer")),
+        // FA4 prefill: the decode backend comes from its own list.
+        fp4("0.5.10.post1")
+            .on(B200)
+            .arg("--prefill-attention-backend", json!("fa4"))
+            .arg("--decode-attention-backend", json!("flashinfer")),
+        fp4("0.5.10.post1")
+            .on(B200)
+            .arg("--prefill-attention-backend", json!("fa4"))
+            .arg("--decode-attention-backend", json!("triton"))
+            .no(),
+        // MLA: its own list, flashmla on it until 0.5.15.
+        fp4("0.5.10.post1")
+            .on(B200)
+            .model(mla())
+            .arg("--attention-backend", json!("triton")),
+        fp4("0.5.10.post1")
+            .on(B200)
+            .model(mla())
+            .arg("--attention-backend", json!("flashmla"))
+            .no(),
+        c("ATTN016")
+            .version("0.5.19")
+            .on(B200)
+            .model(mla())
+            .arg("--kv-cache-dtype", json!("fp4_mx_block16"))
+            .arg("--attention-backend", json!("flashmla")),
+        // nvfp4: checked until 0.5.20; from 0.5.21 SGLang sets its backends itself.
+        c("ATTN016")
+            .version("0.5.20")
+            .on(B200)
+            .model(llama())
+            .arg("--kv-cache-dtype", json!("nvfp4"))
+            .arg("--attention-backend", json!("flashinfer")),
+        c("ATTN016")
+            .version("0.5.21")
+            .on(B200)
+            .model(llama())
+            .arg("--kv-cache-dtype", json!("nvfp4"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        // Unknown model: MLA or not is unknown.
+        c("ATTN016")
+            .version("0.5.10.post1")
+            .arg("--kv-cache-dtype", json!("fp4_e2m1"))
             .no(),
     ]
 }

@@ -21,12 +21,14 @@ pub struct KvCell {
     pub(crate) swa_token_bytes: u64,
 }
 
-/// Element size of the KV cache, bytes (fp4 counts its per-16 scale bytes).
+/// Element size of the KV cache, bytes (the block formats count their scale bytes: one per 16
+/// FP4 values, one per 32 MXFP8 values; NVFP4's dequant workspace, one per token, is left out).
 fn kv_elem_bytes(args: &SglangArgs, m: &ModelFacts) -> f64 {
     let dtype = crate::resolve::decided::kv_cache_dtype(args);
     match dtype.as_ref().map_or("auto", |d| d.value.as_str()) {
         "fp8_e4m3" | "fp8_e5m2" | "fp8" => 1.0,
-        "fp4_e2m1" => 0.5 + 1.0 / 16.0,
+        "fp4_e2m1" | "nvfp4" | "fp4_mx_block16" => 0.5 + 1.0 / 16.0,
+        "mxfp8" => 1.0 + 1.0 / 32.0,
         "bf16" | "bfloat16" | "float16" | "half" => 2.0,
         "float32" => 4.0,
         // auto: the checkpoint's FP8 KV scheme, else the model dtype

@@ -914,6 +914,19 @@ pub(super) mod tests {
             kv_bytes_per_token(&fp8, &Parallel::of(&fp8), &q),
             Some(4 * 2 * 128 * 64)
         );
+        // Block-scaled formats: one scale byte per 32 MXFP8 or per 16 FP4 values (4 heads ×
+        // 128 × 64 layers × K and V = 65536 values per token on each GPU).
+        let per_token = |dtype: &str| {
+            let a = SglangArgs::with_values(
+                flags,
+                &[("--tp-size", json!(2)), ("--kv-cache-dtype", json!(dtype))],
+            );
+            kv_bytes_per_token(&a, &Parallel::of(&a), &q)
+        };
+        assert_eq!(per_token("mxfp8"), Some(65536 + 65536 / 32));
+        for fp4 in ["nvfp4", "fp4_mx_block16"] {
+            assert_eq!(per_token(fp4), Some(65536 / 2 + 65536 / 16), "{fp4}");
+        }
         // MTP draft layer priced into the pool under speculative decoding
         let spec = SglangArgs::with_values(
             flags,

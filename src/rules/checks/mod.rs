@@ -13,6 +13,7 @@ pub(crate) mod dpa;
 pub(crate) mod env;
 pub(crate) mod ep;
 pub(crate) mod flag;
+pub(crate) mod kv4;
 pub(crate) mod matrix;
 pub(crate) mod model;
 pub(crate) mod par;
