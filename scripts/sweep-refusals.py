@@ -5,13 +5,14 @@ oracle: SGLang's real parsing, ServerArgs resolution and check_server_args on a 
 through `sglang-launch check --json`, and compare.
 
     scripts/sweep-refusals.py --oracle ../shared/oracle --venv /work/oracle/venv-0.5.23 \
-        --release 0.5.23 [--bin target/release/sglang-launch] [--limit N] [--out FILE]
+        --release 0.5.23 [--bin target/release/sglang-launch] [--limit N] [--out FILE] [--more]
 
 Prints, per distinct refusal (SGLang's exception, numbers folded), how many lines SGLang refused
 and how many of them the launcher blocks (an `error` finding, fixed or not); and the lines the
 launcher blocks that SGLang's argument handling accepts, by code (those rules must stand on a
 failure later in start-up, with their own evidence). `--out` writes every line's result as JSON
-lines. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
+lines. `--more` adds options of recent releases (block-scaled KV caches, split backends, context
+parallelism); lines a release's parser rejects are left out of the comparison. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
 """
 import argparse
 import itertools
@@ -106,13 +107,34 @@ OPTIONS = [
     ["--max-total-tokens", "4096"],
 ]
 
+# Options of recent releases (`--more`).
+MORE = [
+    ["--kv-cache-dtype", "nvfp4"],
+    ["--kv-cache-dtype", "fp4_mx_block16"],
+    ["--kv-cache-dtype", "mxfp8"],
+    ["--kv-cache-dtype", "bf16"],
+    ["--prefill-attention-backend", "fa4"],
+    ["--prefill-attention-backend", "trtllm_mha"],
+    ["--decode-attention-backend", "trtllm_mha"],
+    ["--speculative-draft-attention-backend", "triton"],
+    ["--speculative-attention-mode", "decode"],
+    ["--enable-unified-memory"],
+    ["--enable-lmcache"],
+    ["--enable-single-batch-overlap"],
+    ["--dcp-size", "2"],
+    ["--attn-cp-size", "2"],
+    ["--enable-prefill-cp"],
+    ["--enable-return-hidden-states"],
+]
 
-def grid(limit):
+
+def grid(limit, more=False):
+    options = OPTIONS + MORE if more else OPTIONS
     cases = []
     for kind, model in MODELS.items():
         for gpu, count in GPUS:
             base = ["--model-path", str(model), "--tp", str(count)]
-            for a, b in itertools.combinations(OPTIONS, 2):
+            for a, b in itertools.combinations(options, 2):
                 if a[0] == b[0]:
                     continue
                 cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
@@ -190,9 +212,10 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "sglang-launch"))
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out")
+    ap.add_argument("--more", action="store_true")
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
-    cases = grid(opts.limit)
+    cases = grid(opts.limit, opts.more)
     results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()

@@ -9,7 +9,14 @@ use crate::support::{
 
 /// Every ATTN case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [attn001_to_attn010(), attn011(), attn015(), attn016()].concat()
+    [
+        attn001_to_attn010(),
+        attn011(),
+        attn015(),
+        attn016(),
+        attn017(),
+    ]
+    .concat()
 }
 
 /// trtllm_mha prefill on SM120 with an FP8 E4M3 KV cache (0.5.19+).
@@ -133,6 +140,60 @@ fn attn016() -> Vec<Case> {
             .version("0.5.10.post1")
             .arg("--kv-cache-dtype", json!("fp4_e2m1"))
             .no(),
+    ]
+}
+
+/// NVFP4's own attention path (0.5.21+): the backends SGLang sets, and what its SM100 native
+/// layout refuses.
+fn attn017() -> Vec<Case> {
+    let nv = |v, topo| {
+        c("ATTN017")
+            .version(v)
+            .on(topo)
+            .tp(1)
+            .model(model("LlamaForCausalLM"))
+            .arg("--kv-cache-dtype", json!("nvfp4"))
+    };
+    vec![
+        nv("0.5.23", B200).arg("--attention-backend", json!("triton")),
+        nv("0.5.20", B200)
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        nv("0.5.23", B200).arg("--decode-attention-backend", json!("triton")),
+        nv("0.5.23", B200).no(),
+        nv("0.5.23", B200)
+            .arg("--prefill-attention-backend", json!("flashinfer"))
+            .no(),
+        nv("0.5.23", B200)
+            .arg("--prefill-kv-cache-dequant-dtype", json!("nvfp4"))
+            .arg("--prefill-attention-backend", json!("flashinfer")),
+        c("ATTN017")
+            .on(B200)
+            .arg("--kv-cache-dtype", json!("fp8_e4m3"))
+            .arg("--prefill-kv-cache-dequant-dtype", json!("fp8_e4m3")),
+        // Native NVFP4 prefill is SM100's; SM120 gets the FP8 workspace by default.
+        nv("0.5.23", PRO).arg("--attention-backend", json!("trtllm_mha")),
+        nv("0.5.23", PRO).no(),
+        // The SM100 native layout: PD, host cache tiers, NGRAM breadth, other drafts.
+        nv("0.5.21", B200).arg("--disaggregation-mode", json!("prefill")),
+        nv("0.5.23", PRO)
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        nv("0.5.23", B200).flag("--enable-hierarchical-cache"),
+        nv("0.5.23", B200).arg("--speculative-algorithm", json!("NGRAM")),
+        nv("0.5.23", B200)
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--speculative-ngram-max-bfs-breadth", json!(1))
+            .no(),
+        nv("0.5.23", B200).arg("--speculative-algorithm", json!("STANDALONE")),
+        // Off Blackwell CACHE007 says it first.
+        nv("0.5.23", H100)
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        c("ATTN017")
+            .arg("--kv-cache-dtype", json!("fp4_mx_block16"))
+            .arg("--attention-backend", json!("triton"))
+            .flag("--enable-unified-memory"),
     ]
 }
 

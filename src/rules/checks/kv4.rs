@@ -78,7 +78,7 @@ fn refused_backend(ctx: &Context) -> Option<(String, bool)> {
         let role = b
             .decode_attention
             .as_ref()
-            .map(|_| opt::DECODE_ATTENTION_BACKEND);
+            .map(|_| opt::DECODE_ATTENTION_BACKEND.to_owned());
         return (!ok).then(|| (label(role, decode), true));
     }
     if prefill.value != decode.value {
@@ -87,12 +87,18 @@ fn refused_backend(ctx: &Context) -> Option<(String, bool)> {
     let main = b.attention.as_ref()?;
     let ok = allowed(ctx.version, mla, false).contains(&main.value.as_str());
     let split = b.prefill_attention.is_some() && b.decode_attention.is_some();
-    let role = split.then_some("--prefill-attention-backend and --decode-attention-backend");
+    let role = split.then(|| {
+        format!(
+            "{} and {}",
+            opt::PREFILL_ATTENTION_BACKEND,
+            opt::DECODE_ATTENTION_BACKEND
+        )
+    });
     (!ok).then(|| (label(role, main), false))
 }
 
 /// How the user sees a backend: the option naming it, `--attention-backend`, or SGLang's pick.
-fn label(option: Option<&str>, c: &Chosen) -> String {
+fn label(option: Option<String>, c: &Chosen) -> String {
     match (option, c.source) {
         (Some(o), _) => format!("{o} {}", c.value),
         (None, ChoiceSource::User) => format!("{} {}", opt::ATTENTION_BACKEND, c.value),
@@ -102,4 +108,143 @@ fn label(option: Option<&str>, c: &Chosen) -> String {
             opt::ATTENTION_BACKEND
         ),
     }
+}
+
+/// What SGLang's NVFP4 KV path takes from 0.5.21, where it sets the prefill and decode backends
+/// itself (prefill from the dequant dtype: fp8_e4m3 → flashinfer, nvfp4 → trtllm_mha; decode
+/// trtllm_mha) and refuses what its SM100 native layout cannot serve yet.
+pub(crate) fn nvfp4_kv_path(ctx: &Context) -> Vec<Fired> {
+    let Some(kv) = ctx.kv_cache_dtype() else {
+        return vec![];
+    };
+    let majors = ctx.majors();
+    if !at_least(ctx.version, "0.5.21") || majors.is_empty() {
+        return vec![];
+    }
+    let sm100 = majors.iter().all(|&m| m == 10);
+    let blackwell = majors.iter().all(|&m| m == 10 || m == 12);
+    let mut out: Vec<String> = dequant_refusal(ctx, kv, sm100).into_iter().collect();
+    let fp4 = kv == "fp4_mx_block16" || (kv == "nvfp4" && blackwell);
+    if out.is_empty() && fp4 && ctx.user().flag(opt::ENABLE_UNIFIED_MEMORY) {
+        out.push(format!(
+            "{} {kv} with {}: SGLang {} has no unified pool for an FP4 KV cache and refuses it",
+            opt::KV_CACHE_DTYPE,
+            opt::ENABLE_UNIFIED_MEMORY,
+            ctx.version
+        ));
+    }
+    if out.is_empty() && kv == "nvfp4" && sm100 {
+        out.extend(native_layout_refusal(ctx));
+    }
+    out.into_iter().map(Fired::new).collect()
+}
+
+/// The prefill dequant dtype and the backends it implies, as SGLang settles them for nvfp4
+/// (on other GPUs than SM100/SM120 CACHE007 says it first).
+fn dequant_refusal(ctx: &Context, kv: &str, sm100: bool) -> Option<String> {
+    let user = ctx.user();
+    let asked = user
+        .sval(opt::PREFILL_KV_CACHE_DEQUANT_DTYPE)
+        .unwrap_or_else(|| "auto".into());
+    let v = ctx.version;
+    if kv != "nvfp4" {
+        return (asked != "auto").then(|| {
+            format!(
+                "{} {asked} with {} {kv}: SGLang {v} takes it with nvfp4 only",
+                opt::PREFILL_KV_CACHE_DEQUANT_DTYPE,
+                opt::KV_CACHE_DTYPE
+            )
+        });
+    }
+    if !ctx.gpus_where(|(m, _)| m != 10 && m != 12).is_empty() {
+        return None;
+    }
+    let prefill = user.sval(opt::PREFILL_ATTENTION_BACKEND);
+    let explicit = prefill
+        .clone()
+        .or_else(|| user.sval(opt::ATTENTION_BACKEND));
+    let dtype = match (asked.as_str(), explicit.as_deref()) {
+        ("auto", Some("flashinfer")) => "fp8_e4m3",
+        ("auto", Some("trtllm_mha")) => "nvfp4",
+        ("auto", Some(b)) => {
+            return Some(format!(
+                "{} nvfp4 with attention backend {b}: SGLang {v} prefills NVFP4 on flashinfer (FP8 workspace) or trtllm_mha (native) only",
+                opt::KV_CACHE_DTYPE
+            ));
+        }
+        ("auto", None) if sm100 => "nvfp4",
+        ("auto", None) => "fp8_e4m3",
+        (d, _) => d,
+    };
+    if dtype == "nvfp4" && !sm100 {
+        return Some(format!(
+            "{} nvfp4 with native NVFP4 prefill (trtllm_mha): SGLang {v} runs it on SM100 only; use {} fp8_e4m3",
+            opt::KV_CACHE_DTYPE,
+            opt::PREFILL_KV_CACHE_DEQUANT_DTYPE
+        ));
+    }
+    let target = if dtype == "nvfp4" {
+        "trtllm_mha"
+    } else {
+        "flashinfer"
+    };
+    if let Some(p) = prefill.filter(|p| p != target) {
+        return Some(format!(
+            "{} {p} with {} {dtype}: SGLang {v} prefills that NVFP4 recipe on {target} only",
+            opt::PREFILL_ATTENTION_BACKEND,
+            opt::PREFILL_KV_CACHE_DEQUANT_DTYPE
+        ));
+    }
+    user.sval(opt::DECODE_ATTENTION_BACKEND)
+        .filter(|d| d != "trtllm_mha")
+        .map(|d| {
+            format!(
+                "{} {d} with {} nvfp4: SGLang {v} decodes NVFP4 on trtllm_mha only",
+                opt::DECODE_ATTENTION_BACKEND,
+                opt::KV_CACHE_DTYPE
+            )
+        })
+}
+
+/// On SM100, NVFP4 decodes on trtllm_mha with its native scale layout, which SGLang's
+/// speculative workers, PD transfer and host cache tiers do not carry yet.
+fn native_layout_refusal(ctx: &Context) -> Option<String> {
+    let user = ctx.user();
+    let v = ctx.version;
+    let what = |w: String| {
+        format!(
+            "{} nvfp4 on SM100 with {w}: SGLang {v} refuses it",
+            opt::KV_CACHE_DTYPE
+        )
+    };
+    if let Some(algo) = ctx.spec_algo() {
+        if !["EAGLE", "EAGLE3", "NGRAM"].contains(&algo.as_str()) {
+            return Some(what(format!(
+                "speculative decoding {algo} (EAGLE, EAGLE3, NEXTN or NGRAM only)"
+            )));
+        }
+        let breadth = user
+            .int(opt::SPECULATIVE_NGRAM_MAX_BFS_BREADTH)
+            .unwrap_or(1);
+        if algo == "NGRAM" && breadth != 1 {
+            return Some(what(format!(
+                "NGRAM at {} {breadth} (trtllm_mha verifies a linear chain: 1)",
+                opt::SPECULATIVE_NGRAM_MAX_BFS_BREADTH
+            )));
+        }
+        let draft = user.sval(opt::SPECULATIVE_DRAFT_ATTENTION_BACKEND);
+        if let Some(d) = draft.filter(|d| algo != "NGRAM" && d != "trtllm_mha") {
+            return Some(what(format!(
+                "{} {d} (the draft must use trtllm_mha)",
+                opt::SPECULATIVE_DRAFT_ATTENTION_BACKEND
+            )));
+        }
+    }
+    if let Some(mode) = user.sval(opt::DISAGGREGATION_MODE).filter(|m| m != "null") {
+        return Some(what(format!("{} {mode}", opt::DISAGGREGATION_MODE)));
+    }
+    [opt::ENABLE_HIERARCHICAL_CACHE, opt::ENABLE_LMCACHE]
+        .into_iter()
+        .find(|o| user.flag(o))
+        .map(|o| what(o.to_owned()))
 }
