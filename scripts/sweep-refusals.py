@@ -12,7 +12,9 @@ and how many of them the launcher blocks (an `error` finding, fixed or not); and
 launcher blocks that SGLang's argument handling accepts, by code (those rules must stand on a
 failure later in start-up, with their own evidence). `--out` writes every line's result as JSON
 lines. `--more` adds options of recent releases (block-scaled KV caches, split backends, context
-parallelism); lines a release's parser rejects are left out of the comparison. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
+parallelism); `--models` picks the model kinds (the three above, or further real configs: GPT-OSS,
+a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
+release's parser rejects are left out of the comparison. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
 """
 import argparse
 import itertools
@@ -32,6 +34,16 @@ MODELS = {
     "dense": ORACLE_MODELS / "Llama-3.1-8B-Instruct",
     "moe": ORACLE_MODELS / "Qwen3-30B-A3B",
     "mla": ORACLE_MODELS / "DeepSeek-V3",
+}
+FIELD_MODELS = ROOT / "tests" / "field" / "models"
+# Further model kinds (`--models`), real configs from the field corpus: each has checks of its own.
+MORE_MODELS = {
+    "gpt-oss": FIELD_MODELS / "openai__gpt-oss-20b",
+    "hybrid": FIELD_MODELS / "Qwen__Qwen3-Next-80B-A3B-Instruct",
+    "llama4": FIELD_MODELS / "meta-llama__Llama-4-Scout-17B-16E-Instruct",
+    "dsa": FIELD_MODELS / "deepseek-ai__DeepSeek-V3.2",
+    "vlm": FIELD_MODELS / "Qwen__Qwen3-VL-4B-Instruct",
+    "fp8": FIELD_MODELS / "Qwen__Qwen3-32B-FP8",
 }
 BATCH = 100
 GPUS = [("H100", 8), ("A100-80G", 8), ("L40S", 4), ("RTX-PRO-6000", 4), ("B200", 8)]
@@ -128,10 +140,11 @@ MORE = [
 ]
 
 
-def grid(limit, more=False):
+def grid(limit, more=False, kinds=None):
     options = OPTIONS + MORE if more else OPTIONS
+    models = {k: {**MODELS, **MORE_MODELS}[k] for k in kinds} if kinds else MODELS
     cases = []
-    for kind, model in MODELS.items():
+    for kind, model in models.items():
         for gpu, count in GPUS:
             base = ["--model-path", str(model), "--tp", str(count)]
             for a, b in itertools.combinations(options, 2):
@@ -213,9 +226,11 @@ def main():
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out")
     ap.add_argument("--more", action="store_true")
+    ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
-    cases = grid(opts.limit, opts.more)
+    kinds = opts.models.split(",") if opts.models else None
+    cases = grid(opts.limit, opts.more, kinds)
     results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::SglangArgs;
+use super::release::at_least;
 
 /// Parallel sizes after SGLang's own rewrites. Sizes are at least 1 (argparse accepts 0 or
 /// negative values; those are findings elsewhere, never divisions by zero here).
@@ -33,6 +34,14 @@ pub struct Parallel {
 
 fn size(args: &SglangArgs, option: &str) -> i64 {
     args.int(option).unwrap_or(1).max(1)
+}
+
+/// From 0.5.2 SGLang turns `--enable-dp-attention` off when `--dp-size` is 1 (from 0.5.16 not when
+/// an elastic EP rank joins by scaling); before, it ran the DP-attention path with one group.
+fn keeps_dp_attention(args: &SglangArgs, dp: i64) -> bool {
+    dp > 1
+        || !at_least(&args.flags.version, "0.5.2")
+        || args.str("--elastic-ep-join-mode") == Some("scale")
 }
 
 impl Parallel {
@@ -64,7 +73,7 @@ impl Parallel {
             pp: size(args, "--pp-size"),
             dp,
             attn_dp,
-            dp_attention: attn_dp > 1 || enable_dp_attention,
+            dp_attention: attn_dp > 1 || (enable_dp_attention && keeps_dp_attention(args, dp)),
             replicas: if enable_dp_attention { 1 } else { dp },
             ep,
             moe_dense_tp: args.get("--moe-dense-tp-size").and_then(Value::as_i64),
@@ -123,6 +132,26 @@ mod tests {
         assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (4, true, 1));
         let p = of("0.5.23", &[("--dp-size", json!(2))]);
         assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (1, false, 2));
+    }
+
+    /// `--enable-dp-attention` with one DP rank: off from 0.5.2 (tests/evidence/SPEC002.jsonl,
+    /// EP005.jsonl), kept for an elastic EP rank joining by scaling, on before 0.5.2.
+    #[test]
+    fn dp_attention_with_one_rank_is_off_from_0_5_2() {
+        let on = [("--enable-dp-attention", json!(true))];
+        assert!(!of("0.5.5", &on).dp_attention);
+        assert!(!of("0.5.23", &on).dp_attention);
+        assert!(of("0.5.1", &on).dp_attention);
+        let scale = [
+            ("--enable-dp-attention", json!(true)),
+            ("--elastic-ep-join-mode", json!("scale")),
+        ];
+        assert!(of("0.5.20", &scale).dp_attention);
+        let two = [
+            ("--enable-dp-attention", json!(true)),
+            ("--dp-size", json!(2)),
+        ];
+        assert!(of("0.5.5", &two).dp_attention);
     }
 
     #[test]
