@@ -21,7 +21,7 @@ pub(crate) mod switches;
 pub mod vision;
 
 pub(crate) use allreduce::CustomAllReduce;
-pub(crate) use attention::DETERMINISTIC_FIRST;
+pub(crate) use attention::{CHOSEN_IN_SERVER_ARGS, DETERMINISTIC_FIRST};
 pub(crate) use defaults::{Family, SglangDefaults};
 pub(crate) use server::{Backends, ChoiceSource, DraftSource, TpGroup};
 pub use server::{Chosen, Server, Speculative};

@@ -89,6 +89,19 @@ fn spec001_to_spec005() -> Vec<Case> {
             .arg("--page-size", json!(16))
             .arg("--attention-backend", json!("fa3"))
             .no(),
+        // Before 0.5.4.post2 the check runs before SGLang picks a backend: none given, none seen.
+        c("SPEC004")
+            .version("0.5.3")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--page-size", json!(16)),
+        c("SPEC004")
+            .version("0.5.3")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--page-size", json!(16))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
         // NGRAM's top-k is its BFS breadth (10 by default); it allows flashinfer only.
         c("SPEC004")
             .version("0.5.23")

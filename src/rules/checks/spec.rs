@@ -88,14 +88,7 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     } else {
         &["flashinfer"]
     };
-    let bad: Vec<String> = ctx
-        .effective_backends_where(|v| !ok.contains(&v))
-        .into_iter()
-        .filter(|b| {
-            !b.starts_with(opt::PREFILL_ATTENTION_BACKEND)
-                && !b.starts_with(opt::DECODE_ATTENTION_BACKEND)
-        })
-        .collect();
+    let bad = topk_checked_backend(ctx, ok);
     if bad.is_empty() {
         return vec![];
     }
@@ -112,6 +105,28 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
         ctx.version,
         ok.join("/")
     ))]
+}
+
+/// The main backend SGLang's top-k check sees, when it is not on `ok`. Before 0.5.4.post2 the
+/// check runs before SGLang picks a backend (in the model runner), so without
+/// `--attention-backend` it sees none and refuses (tests/evidence/SPEC004.jsonl).
+fn topk_checked_backend(ctx: &Context, ok: &[&str]) -> Vec<String> {
+    let early =
+        !crate::sglang::release::at_least(ctx.version, crate::resolve::CHOSEN_IN_SERVER_ARGS);
+    if early && !ctx.user().given(opt::ATTENTION_BACKEND) {
+        return vec![format!(
+            "no {} (SGLang {} checks before it picks one)",
+            opt::ATTENTION_BACKEND,
+            ctx.version
+        )];
+    }
+    ctx.effective_backends_where(|v| !ok.contains(&v))
+        .into_iter()
+        .filter(|b| {
+            !b.starts_with(opt::PREFILL_ATTENTION_BACKEND)
+                && !b.starts_with(opt::DECODE_ATTENTION_BACKEND)
+        })
+        .collect()
 }
 
 /// The top-k SGLang checks: the user's, else the one it fills in for the model.
