@@ -7,7 +7,27 @@ use crate::support::{Case, assert_cases, c, heads, messages, mla, model, no_rdma
 
 /// Every PAR case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [par001_to_par006(), par007_to_par008(), par013(), par014()].concat()
+    [
+        par001_to_par006(),
+        par007_to_par008(),
+        par013(),
+        par014(),
+        par015(),
+    ]
+    .concat()
+}
+
+/// Prefill context parallelism needs a strategy (0.5.14+).
+fn par015() -> Vec<Case> {
+    vec![
+        c("PAR015").tp(8).flag("--enable-prefill-cp"),
+        c("PAR015")
+            .tp(8)
+            .flag("--enable-prefill-cp")
+            .arg("--cp-strategy", json!("zigzag"))
+            .no(),
+        c("PAR015").tp(8).no(),
+    ]
 }
 
 /// A PD decode server with DP above 1 needs --prefill-round-robin-balance (0.5.2-0.5.7).

@@ -274,3 +274,18 @@ pub(crate) fn pd_decode_layout(ctx: &Context) -> Vec<Fired> {
         _ => vec![],
     }
 }
+
+/// PAR015: prefill context parallelism names no strategy (0.5.14+, where both options arrive).
+pub(crate) fn prefill_cp_strategy(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    if !user.flag(opt::ENABLE_PREFILL_CP) || user.given(opt::CP_STRATEGY) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} without {}: SGLang {} has no default strategy and refuses the line; add {} zigzag or interleave",
+        opt::ENABLE_PREFILL_CP,
+        opt::CP_STRATEGY,
+        ctx.version,
+        opt::CP_STRATEGY
+    ))]
+}
