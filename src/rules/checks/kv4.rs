@@ -1,8 +1,10 @@
-//! An FP4 KV cache against the attention backends SGLang's KV4 check takes (0.5.7+).
+//! An FP4 KV cache against what SGLang's checks of it take: the attention backends of its KV4
+//! check (ATTN016, 0.5.7+) and NVFP4's own path (ATTN017, 0.5.21+).
 //!
-//! SGLang compares the prefill and decode backends it settled on: different ones (prefill not
-//! FA4) only warn; prefill FA4 needs a decode backend from one list; otherwise the main backend
-//! must come from another. The lists and the dtypes that trigger the check changed by release (recorded in tests/evidence/ATTN016.jsonl).
+//! The KV4 check compares the prefill and decode backends SGLang settled on: different ones
+//! (prefill not FA4) only warn; prefill FA4 needs a decode backend from one list; otherwise the
+//! main backend must come from another. The lists and the dtypes that trigger the check changed
+//! by release (recorded in tests/evidence/ATTN016.jsonl).
 
 use super::*;
 use crate::resolve::{ChoiceSource, Chosen};
