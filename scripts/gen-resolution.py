@@ -31,7 +31,8 @@ EXTRA_FIELDS = [r"sampling_backend", r"mm_attention_backend", r"grammar_backend"
                 r"mm_attention_backend_auto"]
 
 # (label, argv model path, kind) — `@models/` is the oracle's models dir, `@shared/` the
-# team's model-config collection next to it.
+# repo's model configs (tests/fixtures/models, which the replay reads), else the team's
+# collection next to the oracle.
 MODELS = [
     ("dense", "@models/Llama-3.1-8B-Instruct"),
     ("moe", "@models/Qwen3-30B-A3B"),
@@ -40,6 +41,7 @@ MODELS = [
     ("gptoss", "@shared/openai__gpt-oss-20b"),
     ("vlm", "@shared/google__gemma-3-27b-it"),
     ("llama4", "@shared/meta-llama__Llama-4-Maverick-17B-128E-Instruct"),
+    ("qwen3vl", "@shared/Qwen__Qwen3-VL-4B-Instruct"),
 ]
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
@@ -81,6 +83,9 @@ def variations(kind, version_tuple):
         out.append(("mm-on", ["--tp-size", tp, "--enable-multimodal"]))
     if kind == "llama4":
         out.append(("fa3", ["--tp-size", tp, "--attention-backend", "fa3"]))
+    if kind == "qwen3vl":
+        # From 0.5.20 large Hopper GPUs decode it on flashinfer unless a backend is named.
+        out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
     return out
 
 
@@ -137,12 +142,19 @@ def _vision_choice(d, server_args):
 def patch_oracle(d):
     d.FIELD_PATTERNS.extend(EXTRA_FIELDS)
     d._FIELD_RE = d.re.compile("^(?:" + "|".join(d.FIELD_PATTERNS) + ")$")
-    shared_models = os.path.join(os.path.dirname(d.HERE), "models")
+    team_models = os.path.join(os.path.dirname(d.HERE), "models")
+    repo_models = os.path.join(REPO, "tests", "fixtures", "models")
     orig_expand, orig_fields = d._expand_argv, d._all_fields
 
+    def shared(a):
+        if not isinstance(a, str) or not a.startswith("@shared/"):
+            return a
+        name = a[len("@shared/"):]
+        repo = os.path.join(repo_models, name)
+        return repo if os.path.isdir(repo) else os.path.join(team_models, name)
+
     def expand(argv):
-        return orig_expand([a.replace("@shared/", shared_models + "/") if isinstance(a, str)
-                            else a for a in argv])
+        return orig_expand([shared(a) for a in argv])
 
     def fields(server_args, pipeline):
         out = orig_fields(server_args, pipeline)

@@ -20,6 +20,7 @@ pub(crate) fn sglang_choices(r: &Resolved, page_given: bool) -> Option<String> {
     let b = &r.backends;
     let mut out: Vec<String> = [
         ("attention", auto(&b.attention)),
+        ("decode attention", auto(&b.decode_attention)),
         ("vision tower", auto(&b.multimodal_attention)),
         // FlashInfer sampling is the everyday default: only a change of it is news.
         ("sampling", auto(&b.sampling).filter(|v| *v != "flashinfer")),

@@ -39,8 +39,9 @@ pub(crate) struct Attention {
 /// platform (no CUDA GPU known).
 pub(crate) fn resolve(i: &Inputs) -> Attention {
     let prefill = user_text(i.args, opt::PREFILL_ATTENTION_BACKEND);
-    let decode = user_text(i.args, opt::DECODE_ATTENTION_BACKEND);
     let mut main = user_text(i.args, opt::ATTENTION_BACKEND);
+    let decode = user_text(i.args, opt::DECODE_ATTENTION_BACKEND)
+        .or_else(|| (main.is_none() && qwen3_vl_large_hopper(i)).then(|| sglang("flashinfer")));
     // Same prefill and decode backend: SGLang makes it the main one.
     if let (Some(p), Some(d)) = (&prefill, &decode)
         && p.value == d.value
@@ -72,6 +73,20 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
         prefill,
         decode,
     }
+}
+
+/// From 0.5.20 SGLang serves Qwen3-VL on Hopper GPUs of 60 GiB and more with its profiled
+/// defaults: flashinfer decodes when no attention backend is named.
+fn qwen3_vl_large_hopper(i: &Inputs) -> bool {
+    const QWEN3_VL: &[&str] = &[
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+    ];
+    at_least(i.version, "0.5.20")
+        && i.multimodal
+        && i.cc_major == Some(9)
+        && i.g.is_some_and(|g| g >= 60.0 * 1024.0)
+        && i.arch.is_some_and(|a| QWEN3_VL.contains(&a))
 }
 
 /// Deterministic inference picks a backend it can run deterministically, before the default.

@@ -68,7 +68,8 @@ impl Speculative {
 
 /// Kernel backends: the user's, or SGLang's own choice. `None`: not applicable (no vision
 /// tower, no experts, an option this release lacks) or not modelled (no CUDA GPU known).
-/// Prefill and decode attention are `None` unless given: they then follow `attention`.
+/// Prefill and decode attention are `None` unless given (or, for decode, set by a model's
+/// profiled defaults): they then follow `attention`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Backends {
     pub attention: Option<Chosen>,

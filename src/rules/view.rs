@@ -135,7 +135,12 @@ impl Context<'_> {
             (opt::DECODE_ATTENTION_BACKEND, &b.decode_attention),
         ] {
             if let Some(c) = c.as_ref().filter(|c| pred(&c.value)) {
-                out.push(format!("{o} {}", c.value));
+                out.push(match c.source {
+                    crate::resolve::ChoiceSource::User => format!("{o} {}", c.value),
+                    crate::resolve::ChoiceSource::Sglang => {
+                        format!("{} (SGLang's choice for {o})", c.value)
+                    }
+                });
             }
         }
         out
