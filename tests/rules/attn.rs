@@ -336,6 +336,20 @@ fn attn001_to_attn010() -> Vec<Case> {
             .model(model("GptOssForCausalLM"))
             .arg("--attention-backend", json!("triton"))
             .no(),
+        // A prefill backend alone leaves decode unset (0.5.3.post1+); both named pass.
+        c("ATTN009")
+            .model(model("GptOssForCausalLM"))
+            .arg("--prefill-attention-backend", json!("fa3")),
+        c("ATTN009")
+            .model(model("GptOssForCausalLM"))
+            .arg("--prefill-attention-backend", json!("fa3"))
+            .arg("--decode-attention-backend", json!("triton"))
+            .no(),
+        c("ATTN009")
+            .version("0.5.3")
+            .model(model("GptOssForCausalLM"))
+            .arg("--prefill-attention-backend", json!("fa3"))
+            .no(),
         c("ATTN010").arg("--attention-backend", json!("torch_native")),
         c("ATTN010")
             .arg("--attention-backend", json!("torch_native"))

@@ -293,8 +293,8 @@ pub(crate) fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("GptOssForCausalLM") {
         return vec![];
     }
-    // SGLang's list grew (aiter 0.5.10, intel_xpu 0.5.11, intel_amx 0.5.14), and before 0.5.4
-    // only the main --attention-backend is checked.
+    // SGLang's list grew (aiter 0.5.10, intel_xpu 0.5.11, intel_amx 0.5.14), and before
+    // 0.5.3.post1 only the main --attention-backend is checked.
     let v = ctx.version;
     let accepted = |b: &str| {
         GPT_OSS_BACKENDS.contains(&b)
@@ -302,13 +302,14 @@ pub(crate) fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
             || (b == "intel_xpu" && at_least(v, "0.5.11"))
             || (b == "intel_amx" && at_least(v, "0.5.14"))
     };
-    let bad: Vec<String> = ctx
+    let mut bad: Vec<String> = ctx
         .attention_backends()
         .into_iter()
-        .filter(|(o, _)| at_least(v, "0.5.4") || *o == opt::ATTENTION_BACKEND)
+        .filter(|(o, _)| at_least(v, GPT_OSS_SPLIT) || *o == opt::ATTENTION_BACKEND)
         .filter(|(_, b)| !accepted(b))
         .map(|(o, b)| format!("{o} {b}"))
         .collect();
+    bad.extend(gpt_oss_unset_role(ctx));
     if bad.is_empty() {
         return vec![];
     }
@@ -316,6 +317,34 @@ pub(crate) fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
         "GPT-OSS with {}: SGLang {v} refuses it for this model (sinks, sliding window); triton, trtllm_mha, fa3 or fa4 take it",
         bad.join(", ")
     ))]
+}
+
+/// The first release that checks GPT-OSS's prefill and decode backends, not the main one only.
+const GPT_OSS_SPLIT: &str = "0.5.3.post1";
+
+/// From 0.5.3.post1 SGLang checks GPT-OSS's prefill and decode backends (each falling back to
+/// `--attention-backend`) and picks one itself only when none is named: a prefill or decode
+/// backend alone leaves the other unset, which the check refuses (tests/evidence/ATTN009.jsonl).
+fn gpt_oss_unset_role(ctx: &Context) -> Option<String> {
+    let user = ctx.user();
+    if !at_least(ctx.version, GPT_OSS_SPLIT) || user.sval(opt::ATTENTION_BACKEND).is_some() {
+        return None;
+    }
+    let given = |o| user.sval(o).is_some();
+    match (
+        given(opt::PREFILL_ATTENTION_BACKEND),
+        given(opt::DECODE_ATTENTION_BACKEND),
+    ) {
+        (true, false) => Some(format!(
+            "{} alone (the decode backend is left unset)",
+            opt::PREFILL_ATTENTION_BACKEND
+        )),
+        (false, true) => Some(format!(
+            "{} alone (the prefill backend is left unset)",
+            opt::DECODE_ATTENTION_BACKEND
+        )),
+        _ => None,
+    }
 }
 
 pub(crate) fn no_cuda_graph_backend(ctx: &Context) -> Vec<Fired> {
