@@ -42,6 +42,7 @@ MODELS = [
     ("vlm", "@shared/google__gemma-3-27b-it"),
     ("llama4", "@shared/meta-llama__Llama-4-Maverick-17B-128E-Instruct"),
     ("qwen3vl", "@shared/Qwen__Qwen3-VL-4B-Instruct"),
+    ("dsa", "@shared/deepseek-ai__DeepSeek-V3.2"),
 ]
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
@@ -54,7 +55,7 @@ DRAFT = {"dense": "@models/sglang-EAGLE-LLaMA3-Instruct-8B", "moe": "@models/Qwe
 
 
 def variations(kind, version_tuple):
-    tp = "8" if kind in ("mla", "llama4") else "1"
+    tp = "8" if kind in ("mla", "llama4", "dsa") else "1"
     out = [("plain", ["--tp-size", tp])]
     if kind in ("dense", "mla"):
         algo = "EAGLE"
@@ -83,6 +84,10 @@ def variations(kind, version_tuple):
         out.append(("mm-on", ["--tp-size", tp, "--enable-multimodal"]))
     if kind == "llama4":
         out.append(("fa3", ["--tp-size", tp, "--attention-backend", "fa3"]))
+    if kind == "dsa":
+        # SGLang's own DSA backend and page size 64, whatever page size is given.
+        out.append(("page16", ["--tp-size", tp, "--page-size", "16"]))
+        out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
     if kind == "qwen3vl":
         # From 0.5.20 large Hopper GPUs decode it on flashinfer unless a backend is named.
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))

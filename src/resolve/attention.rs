@@ -50,10 +50,12 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
         main = Some(p.clone());
     }
     let specific = model_specific(i, prefill.is_none() && decode.is_none());
-    // DeepSeek-V3's trtllm_mla on SM100 is picked before the deterministic choice (which then
-    // refuses it: tests/evidence/ATTN013.jsonl).
+    // DeepSeek's picks (trtllm_mla on SM100, the DSA backend) come before the deterministic
+    // choice, which then refuses them (tests/evidence/ATTN013.jsonl).
     if main.is_none() {
-        main = specific.filter(|b| *b == "trtllm_mla").map(sglang);
+        main = specific
+            .filter(|b| ["trtllm_mla", "nsa", "dsa"].contains(b))
+            .map(sglang);
     }
     if main.is_none() {
         main = deterministic(i).map(sglang);
@@ -114,6 +116,13 @@ const DEEPSEEK: &[&str] = &[
 fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     let arch = i.arch?;
     let cc = i.cc_major?;
+    if dsa(i) && none_given {
+        return Some(if at_least(i.version, "0.5.13") {
+            "dsa"
+        } else {
+            "nsa"
+        });
+    }
     if arch == "DeepseekV3ForCausalLM"
         && cc == 10
         && none_given
@@ -224,13 +233,22 @@ pub(crate) fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [
     })
 }
 
-/// The KV page size: the user's (else 1), snapped to what the attention backends accept.
+/// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5), which SGLang serves from 0.5.3.
+fn dsa(i: &Inputs) -> bool {
+    at_least(i.version, "0.5.3") && i.model.is_some_and(|m| m.is_dsa())
+}
+
+/// The KV page size: the user's (else 1; 64 for DeepSeek sparse attention, whatever is
+/// given), snapped to what the attention backends accept.
 pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
     let given = i
         .args
         .get(opt::PAGE_SIZE)
         .and_then(serde_json::Value::as_i64);
     let mut page = given.map_or(1, |p| p.max(1) as u64);
+    if dsa(i) {
+        page = 64;
+    }
     let name = |c: &Option<Chosen>| c.as_ref().map(|c| c.value.clone());
     let (main, prefill, decode) = (name(&a.main), name(&a.prefill), name(&a.decode));
     for backend in ["flashmla", "cutlass_mla", "trtllm_mla", "trtllm_mha"] {

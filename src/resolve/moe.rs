@@ -46,7 +46,10 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let cc = i.cc_major?;
     let q = i.quant();
     let v = i.version;
-    if arch == "DeepseekV3ForCausalLM" && cc == 10 && no_a2a && at_least(v, "0.5.4") {
+    // DeepSeek-V3.2 is on the same list from 0.5.12 (read in the wheels).
+    let deepseek = arch == "DeepseekV3ForCausalLM"
+        || (arch == "DeepseekV32ForCausalLM" && at_least(v, "0.5.12"));
+    if deepseek && cc == 10 && no_a2a && at_least(v, "0.5.4") {
         // SGLang assumes DeepSeek's native FP8 when the checkpoint names no method.
         let q = q.unwrap_or("fp8");
         return ["fp8", "modelopt_fp8", "modelopt_fp4"]

@@ -99,6 +99,17 @@ fn decode_graph_v055(i: &Gen, out: &mut SglangDefaults) -> i64 {
     max_bs
 }
 
+/// The model classes SGLang keeps off piecewise prefill graphs: DeepSeek-V4 joins in 0.5.12,
+/// DeepSeek-V3.2 and GLM-5 (DSA) leave in 0.5.13 (read in the wheels).
+fn piecewise_blocked_arch(version: &str, arch: &str) -> bool {
+    match arch {
+        "Qwen3NextForCausalLM" | "BailingMoeV2_5ForCausalLM" | "LLaDAModelLM" => true,
+        "DeepseekV32ForCausalLM" | "GlmMoeDsaForCausalLM" => !since(version, "0.5.13"),
+        "DeepseekV4ForCausalLM" | "DeepseekV4ForCausalLMNextN" => since(version, "0.5.12"),
+        _ => false,
+    }
+}
+
 /// 0.5.10: piecewise prefill graphs, on by default, off under these conditions (speculative
 /// decoding only until 0.5.11; 0.5.14's torch.compile piecewise graph has the same list).
 pub(super) fn piecewise_v0510(i: &Gen, off_for_speculative: bool) -> bool {
@@ -106,16 +117,7 @@ pub(super) fn piecewise_v0510(i: &Gen, off_for_speculative: bool) -> bool {
     let unsupported_arch = i
         .model
         .and_then(|m| m.architecture.as_deref())
-        .is_some_and(|a| {
-            matches!(
-                a,
-                "DeepseekV32ForCausalLM"
-                    | "Qwen3NextForCausalLM"
-                    | "GlmMoeDsaForCausalLM"
-                    | "BailingMoeV2_5ForCausalLM"
-                    | "LLaDAModelLM"
-            )
-        });
+        .is_some_and(|a| piecewise_blocked_arch(i.version, a));
     !flag_of(args, &[opt::DISABLE_PIECEWISE_CUDA_GRAPH])
         && (flag_of(args, &[opt::ENFORCE_PIECEWISE_CUDA_GRAPH])
             || !((off_for_speculative && i.spec.is_some())
