@@ -11,7 +11,8 @@ Prints, per distinct refusal (SGLang's exception, numbers folded), how many line
 and how many of them the launcher blocks (an `error` finding, fixed or not); and the lines the
 launcher blocks that SGLang's argument handling accepts, by code (those rules must stand on a
 failure later in start-up, with their own evidence). `--out` writes every line's result as JSON
-lines. `--more` adds options of recent releases (block-scaled KV caches, split backends, context
+lines; `--replay FILE` runs the launcher again on such a file's lines and SGLang's recorded
+answers, without the oracle. `--more` adds options of recent releases (block-scaled KV caches, split backends, context
 parallelism); `--models` picks the model kinds (the three above, or further real configs: GPT-OSS,
 a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
 release's parser rejects are left out of the comparison. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
@@ -210,6 +211,17 @@ def launcher(binary, release, gpus, case, tmp):
     return {"rc": res.returncode, "errors": errors}
 
 
+def replayed(path):
+    """The lines and SGLang's answers of an earlier `--out` file: the launcher runs again on
+    them without the oracle (after a fix, in seconds)."""
+    cases, results = [], []
+    for line in Path(path).read_text().splitlines():
+        o = json.loads(line)
+        cases.append({k: o[k] for k in ("kind", "gpu", "count", "argv")})
+        results.append({"error": o["sglang"], "error_stage": o["stage"]})
+    return cases, results
+
+
 def fold(error):
     """A refusal's identity: exception and message, numbers and paths folded."""
     text = re.sub(r"/[\w./-]+", "<path>", error.split("\n")[0])
@@ -219,8 +231,9 @@ def fold(error):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--oracle", required=True)
-    ap.add_argument("--venv", required=True)
+    ap.add_argument("--oracle")
+    ap.add_argument("--venv")
+    ap.add_argument("--replay", help="an earlier --out file: rerun the launcher on its lines only")
     ap.add_argument("--release", required=True)
     ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "sglang-launch"))
     ap.add_argument("--limit", type=int)
@@ -229,9 +242,12 @@ def main():
     ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
-    kinds = opts.models.split(",") if opts.models else None
-    cases = grid(opts.limit, opts.more, kinds)
-    results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
+    if opts.replay:
+        cases, results = replayed(opts.replay)
+    else:
+        kinds = opts.models.split(",") if opts.models else None
+        cases = grid(opts.limit, opts.more, kinds)
+        results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []

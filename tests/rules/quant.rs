@@ -456,6 +456,20 @@ fn quant013() -> Vec<Case> {
             .arg("--quantization", json!("fp8"))
             .no(),
         trtllm("0.5.6").model(checkpoint(Q30)).no(),
+        // Off SM100, or outside the families SGLang tunes there, its check sees no method.
+        c("QUANT013")
+            .version("0.5.23")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .model(ModelFacts {
+                quant_method: Some("mxfp4".into()),
+                ..model("GptOssForCausalLM")
+            })
+            .no(),
+        trtllm("0.5.23").model(ModelFacts {
+            quant_method: Some("awq".into()),
+            ..model("Qwen3MoeForCausalLM")
+        }),
         // ModelOpt FP8 from 0.5.4.post2, MXFP8 from 0.5.10rc0.
         trtllm("0.5.4.post1").arg("--quantization", json!("modelopt_fp8")),
         trtllm("0.5.4.post2")

@@ -313,6 +313,28 @@ fn trtllm_moe_takes(version: &str) -> Option<Vec<Option<&'static str>>> {
     Some(takes)
 }
 
+/// The model families whose checkpoint method SGLang copies into `--quantization` on SM100
+/// before its MoE checks (DeepSeek-style and Qwen3 MoE models; tests/evidence/QUANT013.jsonl).
+fn reads_checkpoint_method(ctx: &Context) -> bool {
+    const FAMILIES: &[&str] = &[
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+    ];
+    let majors = ctx.majors();
+    !majors.is_empty()
+        && majors.iter().all(|&m| m == 10)
+        && ctx.model_arch().is_some_and(|a| FAMILIES.contains(&a))
+}
+
 /// QUANT013: the FlashInfer TRT-LLM MoE runner with a quantisation the release's argument check
 /// does not take. Before 0.5.6 the check sees only `--quantization`; from 0.5.6 the checkpoint's
 /// own method too.
@@ -338,7 +360,10 @@ pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
     if q.is_none() && ctx.model.is_none() && at_least(v, "0.5.6") {
         return vec![];
     }
-    if takes.contains(&q) {
+    // Without --quantization SGLang reads the checkpoint's method only for the model families
+    // it tunes on SM100; elsewhere the check sees none: refused only if both are.
+    let method_unread = sourced.is_some_and(|s| !s.given()) && !reads_checkpoint_method(ctx);
+    if takes.contains(&q) || (method_unread && at_least(v, "0.5.6") && takes.contains(&None)) {
         return vec![];
     }
     let listed: Vec<&str> = takes.iter().map(|t| t.unwrap_or("bfloat16")).collect();
