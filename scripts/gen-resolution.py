@@ -84,6 +84,9 @@ def variations(kind, version_tuple):
         out.append(("mm-on", ["--tp-size", tp, "--enable-multimodal"]))
     if kind == "llama4":
         out.append(("fa3", ["--tp-size", tp, "--attention-backend", "fa3"]))
+    if kind in ("gptoss", "llama4", "dsa"):
+        # The model's own backend pick against deterministic inference's.
+        out.append(("deterministic", ["--tp-size", tp, "--enable-deterministic-inference"]))
     if kind == "dsa":
         # SGLang's own DSA backend and page size 64, whatever page size is given.
         out.append(("page16", ["--tp-size", tp, "--page-size", "16"]))

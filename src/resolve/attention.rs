@@ -50,18 +50,13 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
         main = Some(p.clone());
     }
     let specific = model_specific(i, prefill.is_none() && decode.is_none());
-    // DeepSeek's picks (trtllm_mla on SM100, the DSA backend) come before the deterministic
-    // choice, which then refuses them (tests/evidence/ATTN013.jsonl).
+    // A model's own pick (DeepSeek's trtllm_mla on SM100 or DSA backend, GPT-OSS's, Llama 4's)
+    // comes before the deterministic choice, which then refuses it (tests/evidence/ATTN013.jsonl).
     if main.is_none() {
-        main = specific
-            .filter(|b| ["trtllm_mla", "nsa", "dsa"].contains(b))
-            .map(sglang);
+        main = specific.or_else(|| deterministic(i)).map(sglang);
     }
     if main.is_none() {
-        main = deterministic(i).map(sglang);
-    }
-    if main.is_none() {
-        main = specific.or_else(|| default_backend(i)).map(sglang);
+        main = default_backend(i).map(sglang);
     }
     if let Some(m) = &main
         && m.value == "fa3"
