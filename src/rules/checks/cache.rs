@@ -197,6 +197,9 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// The compute-capability majors SGLang takes an NVFP4 KV cache on (SM100, SM120).
+pub(crate) const NVFP4_KV_MAJORS: &[u32] = &[10, 12];
+
 /// CACHE007: the FP4 and MXFP8 KV caches SGLang takes on Blackwell only: NVFP4 on SM100/SM120,
 /// MXFP8 where its Blackwell gate holds.
 pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
@@ -204,7 +207,7 @@ pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let majors: &[u32] = match dtype {
-        "nvfp4" => &[10, 12],
+        "nvfp4" => NVFP4_KV_MAJORS,
         "mxfp8" => crate::resolve::blackwell_majors(ctx.version),
         _ => return vec![],
     };

@@ -46,10 +46,7 @@ pub(crate) fn kv4_backend(ctx: &Context) -> Vec<Fired> {
     }
     // nvfp4 off SM100/SM120 is refused first (CACHE007); from 0.5.21 SGLang sets nvfp4's
     // prefill and decode backends itself before this check.
-    if kv == "nvfp4"
-        && (at_least(ctx.version, "0.5.21")
-            || !ctx.gpus_where(|(m, _)| m != 10 && m != 12).is_empty())
-    {
+    if kv == "nvfp4" && (at_least(ctx.version, "0.5.21") || !nvfp4_gpus(ctx)) {
         return vec![];
     }
     refused_backend(ctx)
@@ -77,10 +74,8 @@ fn refused_backend(ctx: &Context) -> Option<(String, bool)> {
     let mla = ctx.model_is_mla();
     if prefill.value == "fa4" {
         let ok = allowed(ctx.version, mla, true).contains(&decode.value.as_str());
-        let role = b
-            .decode_attention
-            .as_ref()
-            .map(|_| opt::DECODE_ATTENTION_BACKEND.to_owned());
+        let role =
+            user_named(&b.decode_attention).then(|| opt::DECODE_ATTENTION_BACKEND.to_owned());
         return (!ok).then(|| (label(role, decode), true));
     }
     if prefill.value != decode.value {
@@ -88,7 +83,7 @@ fn refused_backend(ctx: &Context) -> Option<(String, bool)> {
     }
     let main = b.attention.as_ref()?;
     let ok = allowed(ctx.version, mla, false).contains(&main.value.as_str());
-    let split = b.prefill_attention.is_some() && b.decode_attention.is_some();
+    let split = user_named(&b.prefill_attention) && user_named(&b.decode_attention);
     let role = split.then(|| {
         format!(
             "{} and {}",
@@ -97,6 +92,11 @@ fn refused_backend(ctx: &Context) -> Option<(String, bool)> {
         )
     });
     (!ok).then(|| (label(role, main), false))
+}
+
+/// The command line names this backend (not a model's own default SGLang sets).
+fn user_named(c: &Option<Chosen>) -> bool {
+    c.as_ref().is_some_and(|c| c.source == ChoiceSource::User)
 }
 
 /// How the user sees a backend: the option naming it, `--attention-backend`, or SGLang's pick.
@@ -123,26 +123,38 @@ pub(crate) fn nvfp4_kv_path(ctx: &Context) -> Vec<Fired> {
     if !at_least(ctx.version, "0.5.21") || majors.is_empty() {
         return vec![];
     }
+    // nvfp4 off SM100/SM120 is refused first (CACHE007).
+    if kv == "nvfp4" && !nvfp4_gpus(ctx) {
+        return vec![];
+    }
     let sm100 = majors.iter().all(|&m| m == 10);
-    let blackwell = majors.iter().all(|&m| m == 10 || m == 12);
-    let mut out: Vec<String> = dequant_refusal(ctx, kv, sm100).into_iter().collect();
-    let fp4 = kv == "fp4_mx_block16" || (kv == "nvfp4" && blackwell);
-    if out.is_empty() && fp4 && ctx.user().flag(opt::ENABLE_UNIFIED_MEMORY) {
-        out.push(format!(
-            "{} {kv} with {}: SGLang {} has no unified pool for an FP4 KV cache and refuses it",
-            opt::KV_CACHE_DTYPE,
-            opt::ENABLE_UNIFIED_MEMORY,
-            ctx.version
-        ));
-    }
-    if out.is_empty() && kv == "nvfp4" && sm100 {
-        out.extend(native_layout_refusal(ctx));
-    }
-    out.into_iter().map(Fired::new).collect()
+    let unified =
+        ["nvfp4", "fp4_mx_block16"].contains(&kv) && ctx.user().flag(opt::ENABLE_UNIFIED_MEMORY);
+    // SGLang stops at the first of these.
+    dequant_refusal(ctx, kv, sm100)
+        .or_else(|| {
+            unified.then(|| {
+                format!(
+                    "{} {kv} with {}: SGLang {} has no unified pool for an FP4 KV cache and refuses it",
+                    opt::KV_CACHE_DTYPE,
+                    opt::ENABLE_UNIFIED_MEMORY,
+                    ctx.version
+                )
+            })
+        })
+        .or_else(|| (kv == "nvfp4" && sm100).then(|| native_layout_refusal(ctx)).flatten())
+        .into_iter()
+        .map(Fired::new)
+        .collect()
 }
 
-/// The prefill dequant dtype and the backends it implies, as SGLang settles them for nvfp4
-/// (on other GPUs than SM100/SM120 CACHE007 says it first).
+/// The GPUs in use take an NVFP4 KV cache (none outside SGLang's SM100/SM120 gate).
+fn nvfp4_gpus(ctx: &Context) -> bool {
+    ctx.gpus_where(|(m, _)| !super::cache::NVFP4_KV_MAJORS.contains(&m))
+        .is_empty()
+}
+
+/// The prefill dequant dtype and the backends it implies, as SGLang settles them for nvfp4.
 fn dequant_refusal(ctx: &Context, kv: &str, sm100: bool) -> Option<String> {
     let user = ctx.user();
     let asked = user
@@ -157,9 +169,6 @@ fn dequant_refusal(ctx: &Context, kv: &str, sm100: bool) -> Option<String> {
                 opt::KV_CACHE_DTYPE
             )
         });
-    }
-    if !ctx.gpus_where(|(m, _)| m != 10 && m != 12).is_empty() {
-        return None;
     }
     let prefill = user.sval(opt::PREFILL_ATTENTION_BACKEND);
     let explicit = prefill
