@@ -5,7 +5,7 @@ oracle: SGLang's real parsing, ServerArgs resolution and check_server_args on a 
 through `sglang-launch check --json`, and compare.
 
     scripts/sweep-refusals.py --oracle ../shared/oracle --venv /work/oracle/venv-0.5.23 \
-        --release 0.5.23 [--bin target/release/sglang-launch] [--limit N] [--out FILE] [--more]
+        --release 0.5.23 [--bin target/release/sglang-launch] [--limit N] [--offset F] [--out FILE] [--more]
 
 Prints, per distinct refusal (SGLang's exception, numbers folded), how many lines SGLang refused
 and how many of them the launcher blocks (an `error` finding, fixed or not); and the lines the
@@ -141,7 +141,7 @@ MORE = [
 ]
 
 
-def grid(limit, more=False, kinds=None):
+def grid(limit, more=False, kinds=None, offset=0.0):
     options = OPTIONS + MORE if more else OPTIONS
     models = {k: {**MODELS, **MORE_MODELS}[k] for k in kinds} if kinds else MODELS
     cases = []
@@ -152,10 +152,11 @@ def grid(limit, more=False, kinds=None):
                 if a[0] == b[0]:
                     continue
                 cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
-    # Deterministic thinning when a limit is asked: every k-th line.
+    # Deterministic thinning when a limit is asked: every k-th line, from `offset` of a step on
+    # (another offset samples other lines of the same grid).
     if limit and len(cases) > limit:
         step = len(cases) / limit
-        cases = [cases[int(i * step)] for i in range(limit)]
+        cases = [cases[int((i + offset) * step)] for i in range(limit)]
     return cases
 
 
@@ -239,6 +240,8 @@ def main():
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out")
     ap.add_argument("--more", action="store_true")
+    ap.add_argument("--offset", type=float, default=0.0,
+                    help="where in each step of a thinned grid to sample, 0 to 1")
     ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
@@ -246,7 +249,7 @@ def main():
         cases, results = replayed(opts.replay)
     else:
         kinds = opts.models.split(",") if opts.models else None
-        cases = grid(opts.limit, opts.more, kinds)
+        cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()

@@ -256,8 +256,27 @@ pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
             page = forced;
         }
     }
-    if prefill.as_deref() == Some("fa4") && at_least(i.version, "0.5.3") {
+    if fa4_forces_page(i, [&main, &prefill, &decode]) {
         page = 128;
     }
     page
+}
+
+/// SGLang sets page size 128 for FA4: from 0.5.4 for FA4 prefill, from 0.5.6 only for a model
+/// without MLA, from 0.5.10 only on SM100; from 0.5.15 FA4 in any role counts, and a tree draft
+/// the user asks for (`--speculative-eagle-topk` > 1) keeps the page size (its own top-k is
+/// filled in later).
+fn fa4_forces_page(i: &Inputs, [main, prefill, decode]: [&Option<String>; 3]) -> bool {
+    let v = i.version;
+    let fa4 = |b: &Option<String>| b.as_deref() == Some("fa4");
+    if !at_least(v, "0.5.4") || (at_least(v, "0.5.6") && i.mla) {
+        return false;
+    }
+    if at_least(v, "0.5.10") && i.cc_major != Some(10) {
+        return false;
+    }
+    if !at_least(v, "0.5.15") {
+        return fa4(prefill);
+    }
+    (fa4(main) || fa4(prefill) || fa4(decode)) && i.user_topk.unwrap_or(0) <= 1
 }

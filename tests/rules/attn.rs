@@ -15,6 +15,7 @@ pub fn cases() -> Vec<Case> {
         attn015(),
         attn016(),
         attn017(),
+        attn018(),
     ]
     .concat()
 }
@@ -194,6 +195,80 @@ fn attn017() -> Vec<Case> {
             .arg("--kv-cache-dtype", json!("fp4_mx_block16"))
             .arg("--attention-backend", json!("triton"))
             .flag("--enable-unified-memory"),
+    ]
+}
+
+/// The page-major KV layout (implied by unified memory) with kernels that cannot read it.
+fn attn018() -> Vec<Case> {
+    let um = |v, topo| {
+        c("ATTN018")
+            .version(v)
+            .on(topo)
+            .tp(1)
+            .model(model("LlamaForCausalLM"))
+            .flag("--enable-unified-memory")
+    };
+    vec![
+        // SGLang's own fa3 on H100: Triton only until 0.5.18, fa3 on the list from 0.5.19.
+        um("0.5.16", H100),
+        um("0.5.18", H100),
+        um("0.5.19", H100).no(),
+        um("0.5.16", H100)
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        um("0.5.23", B200).arg("--attention-backend", json!("trtllm_mla")),
+        um("0.5.23", B200)
+            .arg("--attention-backend", json!("fa4"))
+            .no(),
+        // An MLA model: paged MLA backends under unified memory from 0.5.17, fa4 never.
+        c("ATTN018")
+            .version("0.5.18")
+            .model(mla())
+            .flag("--enable-unified-memory")
+            .no(),
+        c("ATTN018")
+            .version("0.5.16")
+            .model(mla())
+            .flag("--enable-unified-memory"),
+        c("ATTN018")
+            .version("0.5.23")
+            .on(B200)
+            .model(mla())
+            .flag("--enable-unified-memory")
+            .arg("--attention-backend", json!("fa4")),
+        // Page-major alone: Triton only, then refused outright from 0.5.19.
+        c("ATTN018")
+            .version("0.5.18")
+            .flag("--enable-page-major-kv-layout")
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        c("ATTN018")
+            .version("0.5.19")
+            .flag("--enable-page-major-kv-layout")
+            .arg("--attention-backend", json!("triton")),
+        // Linear-attention and Mamba kernels.
+        um("0.5.23", H100)
+            .arg("--attention-backend", json!("triton"))
+            .arg("--mamba-backend", json!("flashinfer")),
+        um("0.5.16", H100)
+            .arg("--attention-backend", json!("triton"))
+            .arg("--linear-attn-decode-backend", json!("flashinfer")),
+        um("0.5.18", H100)
+            .arg("--attention-backend", json!("triton"))
+            .arg("--linear-attn-decode-backend", json!("flashinfer"))
+            .no(),
+        um("0.5.18", H100)
+            .arg("--attention-backend", json!("triton"))
+            .arg("--linear-attn-prefill-backend", json!("flashinfer")),
+        um("0.5.23", H100)
+            .arg("--attention-backend", json!("triton"))
+            .arg("--linear-attn-prefill-backend", json!("flashinfer"))
+            .no(),
+        // Without the layout nothing is checked.
+        c("ATTN018")
+            .version("0.5.16")
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
     ]
 }
 

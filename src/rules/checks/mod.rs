@@ -24,6 +24,7 @@ pub(crate) mod quant_compat;
 pub(crate) mod spec;
 pub(crate) mod srv;
 pub(crate) mod top;
+pub(crate) mod unified;
 
 pub(crate) use super::view::*;
 pub(crate) use super::{Context, Fired};

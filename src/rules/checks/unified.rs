@@ -1,0 +1,218 @@
+//! The page-major KV layout (`--enable-page-major-kv-layout`, implied by
+//! `--enable-unified-memory`) against the kernels SGLang lets read it (ATTN018, 0.5.15+).
+//!
+//! Only some attention, linear-attention and Mamba kernels address the layout's strided views.
+//! The lists grew by release: Triton alone at first, paged MLA backends under unified memory
+//! from 0.5.17, MHA backends from 0.5.19, where page-major without unified memory is refused
+//! and so is a model whose K and V rows differ in width (recorded in tests/evidence/ATTN018.jsonl).
+
+use super::*;
+use crate::sglang::opt;
+use crate::sglang::release::at_least;
+
+/// The full-attention backends the layout takes, by release, MLA and unified memory.
+fn full_allowed(version: &str, mla: bool, unified: bool) -> &'static [&'static str] {
+    const TRITON: &[&str] = &["triton"];
+    if !at_least(version, "0.5.17") || !unified {
+        return TRITON;
+    }
+    if mla {
+        return if at_least(version, "0.5.23") {
+            &[
+                "triton",
+                "fa3",
+                "trtllm_mla",
+                "flashinfer",
+                "cutedsl_mla",
+                "flashmla",
+            ]
+        } else if at_least(version, "0.5.19") {
+            &[
+                "triton",
+                "fa3",
+                "trtllm_mla",
+                "flashinfer",
+                "cutedsl_mla",
+                "tokenspeed_mla",
+                "flashmla",
+            ]
+        } else {
+            &[
+                "triton",
+                "fa3",
+                "trtllm_mla",
+                "flashinfer",
+                "cutedsl_mla",
+                "tokenspeed_mla",
+            ]
+        };
+    }
+    if at_least(version, "0.5.19") {
+        &["triton", "fa3", "fa4", "flashinfer", "trtllm_mha"]
+    } else {
+        TRITON
+    }
+}
+
+/// The linear-attention kernels the layout takes for decode and for prefill (0.5.17+; before,
+/// every linear and Mamba kernel had to be Triton).
+fn linear_allowed(version: &str, mla: bool, decode: bool) -> Vec<&'static str> {
+    let mut l = vec!["triton"];
+    if decode {
+        l.push("flashinfer");
+    } else {
+        l.push("flashkda");
+        l.extend(at_least(version, "0.5.23").then_some("flashinfer"));
+    }
+    if mla {
+        l.push("cutedsl");
+        l.extend(at_least(version, "0.5.18").then_some("helion"));
+    }
+    l
+}
+
+pub(crate) fn page_major_backend(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let unified = u.flag(opt::ENABLE_UNIFIED_MEMORY);
+    if !unified && !u.flag(opt::ENABLE_PAGE_MAJOR_KV_LAYOUT) {
+        return vec![];
+    }
+    let layout = match unified {
+        true => opt::ENABLE_UNIFIED_MEMORY,
+        false => opt::ENABLE_PAGE_MAJOR_KV_LAYOUT,
+    };
+    // SGLang stops at the first of these.
+    without_pool(ctx, unified)
+        .or_else(|| asymmetric_rows(ctx, unified))
+        .or_else(|| full_refusal(ctx, unified))
+        .or_else(|| linear_refusal(ctx))
+        .map(|why| {
+            Fired::new(format!(
+                "{layout} (the page-major KV layout): {why}; SGLang {} refuses this while resolving its arguments",
+                ctx.version
+            ))
+        })
+        .into_iter()
+        .collect()
+}
+
+/// From 0.5.19 the layout exists only inside the unified pool.
+fn without_pool(ctx: &Context, unified: bool) -> Option<String> {
+    (!unified && at_least(ctx.version, "0.5.19")).then(|| {
+        format!(
+            "from this release it exists only inside {}",
+            opt::ENABLE_UNIFIED_MEMORY
+        )
+    })
+}
+
+/// From 0.5.19 to 0.5.22 the unified pool needs K and V rows of one width (MLA aside).
+fn asymmetric_rows(ctx: &Context, unified: bool) -> Option<String> {
+    let v = ctx.version;
+    if !unified || !at_least(v, "0.5.19") || at_least(v, "0.5.23") || ctx.model_is_mla() {
+        return None;
+    }
+    let (k, val) = asymmetric(ctx)?;
+    Some(format!(
+        "this model's K rows ({k} wide) and V rows ({val}) differ, which the unified pool does not take"
+    ))
+}
+
+/// The model's K and V head widths when they differ (a model without MLA).
+fn asymmetric(ctx: &Context) -> Option<(u64, u64)> {
+    let m = ctx.model?;
+    let k = m.head_dim_or_derived()?;
+    let v = m.v_head_dim.filter(|&v| v != 0)?;
+    (k != v).then_some((k, v))
+}
+
+/// A prefill or decode attention backend in effect the layout does not take.
+fn full_refusal(ctx: &Context, unified: bool) -> Option<String> {
+    ctx.model?;
+    let mla = ctx.model_is_mla();
+    let allowed: &[&str] = if at_least(ctx.version, "0.5.23") && asymmetric(ctx).is_some() && !mla {
+        &["triton", "fa3", "fa4"]
+    } else {
+        full_allowed(ctx.version, mla, unified)
+    };
+    let b = &ctx.server.backends;
+    let mut bad: Vec<&str> = [b.prefill(), b.decode()]
+        .into_iter()
+        .flatten()
+        .map(|c| c.value.as_str())
+        .filter(|v| !allowed.contains(v))
+        .collect();
+    bad.dedup();
+    (!bad.is_empty()).then(|| {
+        format!(
+            "attention backend {} ({}) is not among those the layout takes for {} model: {}",
+            bad.join(" and "),
+            backend_source(ctx),
+            if mla { "an MLA" } else { "this" },
+            allowed.join(", ")
+        )
+    })
+}
+
+/// Whether the attention backends in effect were named or are SGLang's own pick.
+fn backend_source(ctx: &Context) -> &'static str {
+    let u = ctx.user();
+    let named = [
+        opt::ATTENTION_BACKEND,
+        opt::PREFILL_ATTENTION_BACKEND,
+        opt::DECODE_ATTENTION_BACKEND,
+    ]
+    .iter()
+    .any(|o| u.given(o));
+    if named { "as given" } else { "SGLang's choice" }
+}
+
+/// A kernel in effect and the option that set it.
+type Kernel<'a> = (&'static str, &'a str);
+
+/// A linear-attention or Mamba kernel in effect the layout does not take: the first, in
+/// SGLang's order, with the option that set it.
+fn linear_refusal(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    // A per-mode kernel falls back to the base one.
+    let per_mode = |o: &'static str| {
+        u.str(o).map(|v| (o, v)).or_else(|| {
+            u.str(opt::LINEAR_ATTN_BACKEND)
+                .map(|v| (opt::LINEAR_ATTN_BACKEND, v))
+        })
+    };
+    let own = |o: &'static str| u.str(o).map(|v| (o, v));
+    let (v, mla) = (ctx.version, ctx.model_is_mla());
+    let checks: Vec<(Option<Kernel>, Vec<&str>)> = if at_least(v, "0.5.17") {
+        vec![
+            (
+                per_mode(opt::LINEAR_ATTN_DECODE_BACKEND),
+                linear_allowed(v, mla, true),
+            ),
+            (
+                per_mode(opt::LINEAR_ATTN_PREFILL_BACKEND),
+                linear_allowed(v, mla, false),
+            ),
+            (own(opt::MAMBA_BACKEND), vec!["triton"]),
+        ]
+    } else {
+        [
+            opt::LINEAR_ATTN_BACKEND,
+            opt::LINEAR_ATTN_DECODE_BACKEND,
+            opt::LINEAR_ATTN_PREFILL_BACKEND,
+            opt::MAMBA_BACKEND,
+        ]
+        .into_iter()
+        .map(|o| (own(o), vec!["triton"]))
+        .collect()
+    };
+    checks.into_iter().find_map(|(given, ok)| {
+        let (o, val) = given?;
+        (!ok.contains(&val)).then(|| {
+            format!(
+                "{o} {val} is not among the kernels the layout takes there ({})",
+                ok.join(", ")
+            )
+        })
+    })
+}
