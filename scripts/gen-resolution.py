@@ -43,6 +43,7 @@ MODELS = [
     ("llama4", "@shared/meta-llama__Llama-4-Maverick-17B-128E-Instruct"),
     ("qwen3vl", "@shared/Qwen__Qwen3-VL-4B-Instruct"),
     ("dsa", "@shared/deepseek-ai__DeepSeek-V3.2"),
+    ("hybrid", "@shared/Qwen__Qwen3-Next-80B-A3B-Instruct"),
 ]
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
@@ -91,6 +92,16 @@ def variations(kind, version_tuple):
         # SGLang's own DSA backend and page size 64, whatever page size is given.
         out.append(("page16", ["--tp-size", tp, "--page-size", "16"]))
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
+    if kind == "hybrid":
+        # On SM100 SGLang serves hybrid linear-attention models on triton unless its default would
+        # be trtllm_mha and the Mamba cache, the radix cache or a draft says otherwise.
+        out.append(("no-radix", ["--tp-size", tp, "--disable-radix-cache"]))
+        out.append(("no-overlap", ["--tp-size", tp, "--disable-overlap-schedule"]))
+        out.append(("nextn", ["--tp-size", tp, "--speculative-algorithm", "NEXTN"]))
+        if version_tuple >= (0, 5, 7):
+            strategy = ("--mamba-radix-cache-strategy" if version_tuple >= (0, 5, 14)
+                        else "--mamba-scheduler-strategy")
+            out.append(("extra-buffer", ["--tp-size", tp, strategy, "extra_buffer"]))
     if kind == "qwen3vl":
         # From 0.5.20 large Hopper GPUs decode it on flashinfer unless a backend is named.
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))

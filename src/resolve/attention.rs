@@ -33,6 +33,9 @@ pub(crate) struct Attention {
     pub(crate) main: Option<Chosen>,
     pub(crate) prefill: Option<Chosen>,
     pub(crate) decode: Option<Chosen>,
+    /// `main` is the model's own default, set before SGLang's generic choice (which later
+    /// checks, such as NVFP4's prefill recipe, read as if it had been given).
+    pub(crate) by_model: bool,
 }
 
 /// SGLang's attention choice. `main` stays `None` where the launcher does not model the
@@ -52,6 +55,7 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
     let specific = model_specific(i, prefill.is_none() && decode.is_none());
     // A model's own pick (DeepSeek's trtllm_mla on SM100 or DSA backend, GPT-OSS's, Llama 4's)
     // comes before the deterministic choice, which then refuses it (tests/evidence/ATTN013.jsonl).
+    let by_model = main.is_none() && specific.is_some();
     if main.is_none() {
         main = specific.or_else(|| deterministic(i)).map(sglang);
     }
@@ -69,6 +73,7 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
         main,
         prefill,
         decode,
+        by_model,
     }
 }
 
@@ -111,6 +116,9 @@ const DEEPSEEK: &[&str] = &[
 fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     let arch = i.arch?;
     let cc = i.cc_major?;
+    if HYBRID_LINEAR.contains(&arch) && cc == 10 && at_least(i.version, "0.5.10") {
+        return Some(hybrid_linear_sm100(i));
+    }
     if dsa(i) && none_given {
         return Some(if at_least(i.version, "0.5.13") {
             "dsa"
@@ -138,6 +146,31 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
         return llama4(i.version, cc);
     }
     None
+}
+
+/// Qwen's hybrid linear-attention models, which SGLang serves on triton on SM100 (from 0.5.10).
+pub(crate) const HYBRID_LINEAR: &[&str] = &[
+    "Qwen3NextForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3_5ForConditionalGeneration",
+];
+
+/// Triton, unless SGLang's default would be trtllm_mha and pages larger than one are needed
+/// anyway: the Mamba cache's extra buffer asked for, the radix cache off, or a draft model.
+fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
+    let extra_buffer = [
+        opt::MAMBA_RADIX_CACHE_STRATEGY,
+        opt::MAMBA_SCHEDULER_STRATEGY,
+    ]
+    .iter()
+    .filter_map(|o| i.args.str(o))
+    .any(|s| s.starts_with("extra_buffer"));
+    let paged = extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || i.spec.is_some();
+    if paged && default_backend(i) == Some("trtllm_mha") {
+        "trtllm_mha"
+    } else {
+        "triton"
+    }
 }
 
 /// Llama 4: TRT-LLM MHA on SM100 from 0.5.5, and a pick for every GPU from 0.5.6.

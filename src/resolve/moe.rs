@@ -46,9 +46,9 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let cc = i.cc_major?;
     let q = i.quant();
     let v = i.version;
-    // DeepSeek-V3.2 is on the same list from 0.5.12 (read in the wheels).
-    let deepseek = arch == "DeepseekV3ForCausalLM"
-        || (arch == "DeepseekV32ForCausalLM" && at_least(v, "0.5.12"));
+    // DeepSeek-V3.2 too: releases whose transformers lacks its model type load it as
+    // DeepSeek-V3, and from 0.5.12 it is on the list by name (tests/resolution/0.5.10.post1.jsonl).
+    let deepseek = ["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"].contains(&arch);
     if deepseek && cc == 10 && no_a2a && at_least(v, "0.5.4") {
         // SGLang assumes DeepSeek's native FP8 when the checkpoint names no method.
         let q = q.unwrap_or("fp8");
@@ -62,9 +62,13 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     if arch.starts_with("Llama4") && cc == 10 && at_least(v, "0.5.5") {
         return matches!(q, Some("fp8" | "modelopt_fp8")).then_some("flashinfer_trtllm");
     }
-    if QWEN_MOE.contains(&arch) && cc == 10 && no_a2a && at_least(v, "0.5.6") {
+    // Qwen's hybrid linear-attention models join the list at 0.5.10.
+    let hybrid = super::attention::HYBRID_LINEAR.contains(&arch);
+    let qwen = QWEN_MOE.contains(&arch) || (hybrid && at_least(v, "0.5.10"));
+    if qwen && cc == 10 && no_a2a && at_least(v, "0.5.6") {
         let unquantised_too = at_least(v, "0.5.8");
         let ok = match q {
+            Some("modelopt_mixed") => at_least(v, "0.5.20"),
             Some(q) => ["fp8", "modelopt_fp4"].contains(&q),
             None => unquantised_too,
         };

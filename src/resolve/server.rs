@@ -79,6 +79,10 @@ pub struct Backends {
     pub sampling: Option<Chosen>,
     pub moe_runner: Option<Chosen>,
     pub moe_a2a: Option<Chosen>,
+    /// The main attention backend is the model's own default (see `Attention::by_model`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) attention_by_model: bool,
 }
 
 impl Backends {
@@ -261,6 +265,7 @@ fn backends(i: &Inputs, a: attention::Attention, model: Option<&ModelFacts>) -> 
     Backends {
         moe_runner: moe::runner(i, moe_a2a.as_ref(), moe_model),
         moe_a2a,
+        attention_by_model: a.by_model,
         attention: a.main,
         prefill_attention: a.prefill,
         decode_attention: a.decode,

@@ -52,17 +52,21 @@ const fn sglang_says(on: bool) -> Switch {
 
 /// The switches, given the attention backend SGLang ends up with.
 pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
+    // The Mamba cache without its extra buffer has no overlap scheduler, and no radix cache on
+    // trtllm_mha (which cannot run its one-token pages).
+    let no_buffer = mamba_no_buffer(i) && i.spec.is_none();
+    let trtllm = attention == Some("trtllm_mha");
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
-        sglang_says(!deterministic)
+        sglang_says(!deterministic && !(no_buffer && trtllm))
     });
     let overlap = user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE]).unwrap_or_else(|| {
         let spec_off = i
             .spec
             .as_deref()
             .is_some_and(|a| spec_disables_overlap(i, a));
-        sglang_says(!(pp > 1 || spec_off))
+        sglang_says(!(pp > 1 || spec_off || (no_buffer && !trtllm)))
     });
     let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
@@ -73,6 +77,26 @@ pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches 
         overlap_schedule: overlap,
         cuda_graph,
     }
+}
+
+/// 0.5.10–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models
+/// to `no_buffer` (the user's `extra_buffer` aside) while the radix cache is on.
+pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
+    let v = i.version;
+    let Some(arch) = i.arch else {
+        return false;
+    };
+    let member = super::attention::HYBRID_LINEAR.contains(&arch)
+        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(v, "0.5.12"));
+    let extra = i
+        .args
+        .str(opt::MAMBA_SCHEDULER_STRATEGY)
+        .is_some_and(|s| s.starts_with("extra_buffer"));
+    member
+        && at_least(v, "0.5.10")
+        && !at_least(v, "0.5.14")
+        && !extra
+        && !i.flag(opt::DISABLE_RADIX_CACHE)
 }
 
 /// Speculative decoding runs without the overlap scheduler unless the "spec v2" path is on

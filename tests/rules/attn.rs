@@ -172,6 +172,9 @@ fn attn017() -> Vec<Case> {
             .on(B200)
             .arg("--kv-cache-dtype", json!("fp8_e4m3"))
             .arg("--prefill-kv-cache-dequant-dtype", json!("fp8_e4m3")),
+        // A model's own backend is set first and counts as named: GPT-OSS on SM120 runs triton.
+        nv("0.5.23", PRO).model(model("GptOssForCausalLM")),
+        nv("0.5.23", B200).model(model("GptOssForCausalLM")).no(),
         // Native NVFP4 prefill is SM100's; SM120 gets the FP8 workspace by default.
         nv("0.5.23", PRO).arg("--attention-backend", json!("trtllm_mha")),
         nv("0.5.23", PRO).no(),

@@ -171,15 +171,28 @@ fn dequant_refusal(ctx: &Context, kv: &str, sm100: bool) -> Option<String> {
         });
     }
     let prefill = user.sval(opt::PREFILL_ATTENTION_BACKEND);
+    // A model's own default backend is set before this and counts as named.
+    let b = &ctx.server.backends;
+    let model_pick = b
+        .attention
+        .as_ref()
+        .filter(|_| b.attention_by_model)
+        .map(|c| c.value.clone());
     let explicit = prefill
         .clone()
-        .or_else(|| user.sval(opt::ATTENTION_BACKEND));
+        .or_else(|| user.sval(opt::ATTENTION_BACKEND))
+        .or_else(|| model_pick.clone());
     let dtype = match (asked.as_str(), explicit.as_deref()) {
         ("auto", Some("flashinfer")) => "fp8_e4m3",
         ("auto", Some("trtllm_mha")) => "nvfp4",
         ("auto", Some(b)) => {
+            let whose = if explicit == model_pick && !user.given(opt::ATTENTION_BACKEND) {
+                " (SGLang's own for this model)"
+            } else {
+                ""
+            };
             return Some(format!(
-                "{} nvfp4 with attention backend {b}: SGLang {v} prefills NVFP4 on flashinfer (FP8 workspace) or trtllm_mha (native) only",
+                "{} nvfp4 with attention backend {b}{whose}: SGLang {v} prefills NVFP4 on flashinfer (FP8 workspace) or trtllm_mha (native) only",
                 opt::KV_CACHE_DTYPE
             ));
         }
