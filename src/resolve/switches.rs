@@ -59,7 +59,7 @@ pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches 
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
-        sglang_says(!deterministic && !(no_buffer && trtllm))
+        sglang_says(!(deterministic || (no_buffer && trtllm)))
     });
     let overlap = user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE]).unwrap_or_else(|| {
         let spec_off = i
