@@ -58,11 +58,16 @@ pub(crate) struct Decided {
 }
 
 impl Decided {
-    pub(crate) fn of(args: &SglangArgs, model: Option<&ModelFacts>, p: &Parallel) -> Decided {
+    pub(crate) fn of(
+        args: &SglangArgs,
+        model: Option<&ModelFacts>,
+        p: &Parallel,
+        gpu: (&str, Option<u32>),
+    ) -> Decided {
         Decided {
             quantization: quantization(args, model),
             context_length: context_length(args, model),
-            kv_cache_dtype: kv_cache_dtype(args),
+            kv_cache_dtype: kv_cache_dtype(args).map(|k| dsa_kv_default(k, model, gpu)),
             mem_fraction_static: user_fraction(args).map(|f| Sourced::new(f, Source::User)),
             ranks_per_node: Sourced::new(p.ranks_per_node(), Source::Sglang),
         }
@@ -112,6 +117,21 @@ pub(crate) fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
         Source::Default
     };
     text(args, opt::KV_CACHE_DTYPE).map(|v| Sourced::new(v, source))
+}
+
+/// DeepSeek sparse attention's `auto` KV cache is FP8 (E4M3) on SM100 and newer, from 0.5.3
+/// where SGLang serves it (`gpu`: the release and the compute-capability major SGLang reads).
+fn dsa_kv_default(
+    k: Sourced<String>,
+    model: Option<&ModelFacts>,
+    (version, major): (&str, Option<u32>),
+) -> Sourced<String> {
+    let dsa = model.is_some_and(ModelFacts::is_dsa);
+    let newer = major.is_some_and(|m| m >= 10);
+    if k.value == "auto" && dsa && newer && crate::sglang::release::at_least(version, "0.5.3") {
+        return Sourced::new("fp8_e4m3".to_owned(), Source::Sglang);
+    }
+    k
 }
 
 /// `--quantization` wins over the checkpoint's method; SGLang refusing a pair that disagrees

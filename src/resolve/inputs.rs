@@ -103,7 +103,7 @@ impl<'a> Inputs<'a> {
             ),
             user_decode_bs: int_list(args, &[opt::CUDA_GRAPH_BS_DECODE, opt::CUDA_GRAPH_BS]),
             user_cps: int_arg(args, opt::CHUNKED_PREFILL_SIZE),
-            decided: Decided::of(args, model, p),
+            decided: Decided::of(args, model, p, (version, cc_major(f))),
         }
     }
 

@@ -447,6 +447,7 @@ fn gpt_oss_sliding_layers_use_the_hybrid_pool() {
     .unwrap();
     let cell = sglang_launch::plan::memory::kv::kv_cell(
         &args,
+        None,
         &Parallel::of(&args),
         Speculative::of(&args, Some(&f)).as_ref(),
         &f,
@@ -723,7 +724,7 @@ mod robustness {
             if let Some(w) = model::estimate_weight_bytes(&facts) {
                 prop_assert!(w > 0 && w <= model::MAX_WEIGHT_ESTIMATE_BYTES);
             }
-            let _ = kv::kv_cell(&args, &Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
+            let _ = kv::kv_cell(&args, None, &Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
             let _ = kv::weights_per_gpu_bytes(&Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
             let topo = node(tp.min(8) as u32, total);
             let gpus: Vec<u32> = (0..tp.min(8) as u32).collect();
@@ -798,4 +799,33 @@ mod robustness {
             }
         }
     }
+}
+
+/// DeepSeek sparse attention's `auto` KV cache is FP8 on SM100 (SGLang sets it) and the model
+/// dtype on Hopper: B200 prices 576 latent bytes per layer, H200 1,152 (plus the indexer keys,
+/// 128 FP8 values and one 4-byte scale, on both).
+#[test]
+fn deepseek_v32_kv_cache_is_fp8_by_default_on_blackwell_only() {
+    let bytes = |topology: &str, extra: &[&str]| {
+        let out = crate::common::launcher()
+            .args(["plan", "--json", "--sglang-version", "0.5.23", "--topology"])
+            .arg(format!("{FIXTURES}/topologies/{topology}.json"))
+            .arg("--")
+            .args([
+                "--model-path",
+                &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3.2"),
+            ])
+            .args(["--tp", "8"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["memory"]["kv_cache_bytes_per_token"].as_u64().unwrap()
+    };
+    let layers = 61;
+    assert_eq!(bytes("8x-b200-nvlink", &[]), (576 + 132) * layers);
+    assert_eq!(bytes("8x-h200-nvlink", &[]), (1152 + 132) * layers);
+    // The user's dtype stays.
+    let bf16 = ["--kv-cache-dtype", "bf16"];
+    assert_eq!(bytes("8x-b200-nvlink", &bf16), (1152 + 132) * layers);
 }

@@ -151,7 +151,7 @@ fn measures(r: &Record, base: Row, facts: &ModelFacts, args: &SglangArgs) -> Row
     let spec = Speculative::of(args, Some(facts));
     let weights_pred =
         kv::target_weights_per_gpu_bytes(&p, spec.as_ref(), facts).map(|b| b as f64 / GIB);
-    let cell = kv::kv_cell(args, &p, spec.as_ref(), facts, None);
+    let cell = kv::kv_cell(args, None, &p, spec.as_ref(), facts, None);
     let kv_size_log = r
         .f("kv_size_gb")
         .or_else(|| Some(r.f("k_size_gb")? + r.f("v_size_gb")?));

@@ -23,9 +23,8 @@ pub struct KvCell {
 
 /// Element size of the KV cache, bytes (the block formats count their scale bytes: one per 16
 /// FP4 values, one per 32 MXFP8 values; NVFP4's dequant workspace, one per token, is left out).
-fn kv_elem_bytes(args: &SglangArgs, m: &ModelFacts) -> f64 {
-    let dtype = crate::resolve::decided::kv_cache_dtype(args);
-    match dtype.as_ref().map_or("auto", |d| d.value.as_str()) {
+fn kv_elem_bytes(dtype: &str, m: &ModelFacts) -> f64 {
+    match dtype {
         "fp8_e4m3" | "fp8_e5m2" | "fp8" => 1.0,
         "fp4_e2m1" | "nvfp4" | "fp4_mx_block16" => 0.5 + 1.0 / 16.0,
         "mxfp8" => 1.0 + 1.0 / 32.0,
@@ -67,15 +66,20 @@ fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
 }
 
 /// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
+/// The KV cache dtype is the given one, else the one SGLang settles on (`resolved`), else the
+/// option's value.
 pub fn kv_cell(
     args: &SglangArgs,
+    resolved: Option<&str>,
     p: &Parallel,
     spec: Option<&Speculative>,
     m: &ModelFacts,
     draft: Option<&ModelFacts>,
 ) -> Option<KvCell> {
     let pp = p.pp as u64;
-    let b = kv_elem_bytes(args, m);
+    let given = crate::resolve::decided::kv_cache_dtype(args);
+    let dtype = resolved.or(given.as_ref().map(|d| d.value.as_str()));
+    let b = kv_elem_bytes(dtype.unwrap_or("auto"), m);
     let per_layer = per_layer_bytes(p, m, b)?;
     // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
     let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
@@ -185,5 +189,5 @@ pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &Sgl
 /// Bytes per token for the target model only.
 #[cfg(test)]
 pub(crate) fn kv_bytes_per_token(args: &SglangArgs, p: &Parallel, m: &ModelFacts) -> Option<u64> {
-    kv_cell(args, p, None, m, None).map(|c| c.target)
+    kv_cell(args, None, p, None, m, None).map(|c| c.target)
 }

@@ -301,7 +301,10 @@ fn sizing(ctx: &Context) -> Sizing {
         0.0
     };
     Sizing {
-        cell: model.and_then(|m| kv::kv_cell(ctx.args, p, spec, m, draft)),
+        cell: model.and_then(|m| {
+            let dtype = ctx.server.kv_cache_dtype();
+            kv::kv_cell(ctx.args, dtype, p, spec, m, draft)
+        }),
         // `--cpu-offload-gb` keeps that many GiB of each rank's weights in host memory.
         weights_mib: model
             .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
@@ -936,7 +939,8 @@ pub(super) mod tests {
             ],
         );
         let draft = Speculative::of(&spec, Some(&ds));
-        let cell = kv::kv_cell(&spec, &Parallel::of(&spec), draft.as_ref(), &ds, None).unwrap();
+        let cell =
+            kv::kv_cell(&spec, None, &Parallel::of(&spec), draft.as_ref(), &ds, None).unwrap();
         assert_eq!((cell.target, cell.total), (70272, 70272 + 1152));
     }
 
