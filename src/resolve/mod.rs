@@ -26,7 +26,7 @@ pub(crate) use defaults::{Family, SglangDefaults};
 pub(crate) use server::{Backends, ChoiceSource, DraftSource, TpGroup};
 pub use server::{Chosen, Server, Speculative};
 pub(crate) use specparams::SpecParams;
-pub(crate) use switches::{Switch, Switches};
+pub(crate) use switches::{Switch, Switches, no_buffer_family};
 
 use crate::facts::host::HostFacts;
 use crate::facts::model::{ModelFacts, ModelLoad};

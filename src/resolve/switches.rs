@@ -86,8 +86,7 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
     let Some(arch) = i.arch else {
         return false;
     };
-    let member = super::attention::HYBRID_LINEAR.contains(&arch)
-        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(v, "0.5.12"));
+    let member = no_buffer_family(arch, v);
     let extra = i
         .args
         .str(opt::MAMBA_SCHEDULER_STRATEGY)
@@ -97,6 +96,13 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
         && !at_least(v, "0.5.14")
         && !extra
         && !i.flag(opt::DISABLE_RADIX_CACHE)
+}
+
+/// The models 0.5.10–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
+/// family, and InternS2-Preview from 0.5.12.
+pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
+    super::attention::HYBRID_LINEAR.contains(&arch)
+        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
 }
 
 /// Speculative decoding runs without the overlap scheduler unless the "spec v2" path is on

@@ -172,16 +172,10 @@ pub(crate) fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
 /// CACHE006: 0.5.10–0.5.13 resolve the Mamba strategy `auto` to `no_buffer` and then refuse
 /// the radix cache with speculative decoding for the Qwen hybrid-attention family.
 pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
-    const FAMILY: [&str; 3] = [
-        "Qwen3NextForCausalLM",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-    ];
     let Some(arch) = ctx.model_arch() else {
         return vec![];
     };
-    let member = FAMILY.contains(&arch)
-        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(ctx.version, "0.5.12"));
+    let member = crate::resolve::no_buffer_family(arch, ctx.version);
     let Some(algo) = ctx.spec_algo() else {
         return vec![];
     };
