@@ -23,8 +23,8 @@ const FA3_DEFAULT_ARCHS: &[(&str, &str)] = &[
     ("Glm4vMoeForConditionalGeneration", "0.5.1"),
     ("Olmo2ForCausalLM", "0.5.4"),
     ("Glm4vForConditionalGeneration", "0.5.7"),
-    ("Qwen3VLForConditionalGeneration", "0.5.7"),
-    ("Qwen3VLMoeForConditionalGeneration", "0.5.7"),
+    ("Qwen3VLForConditionalGeneration", "0.5.6.post1"),
+    ("Qwen3VLMoeForConditionalGeneration", "0.5.6.post1"),
 ];
 
 /// The three attention backends after SGLang's resolution.
@@ -116,7 +116,7 @@ const DEEPSEEK: &[&str] = &[
 fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     let arch = i.arch?;
     let cc = i.cc_major?;
-    if HYBRID_LINEAR.contains(&arch) && cc == 10 && at_least(i.version, "0.5.10") {
+    if hybrid_linear(arch, i.version) && cc == 10 {
         return Some(hybrid_linear_sm100(i));
     }
     if dsa(i) && none_given {
@@ -148,16 +148,28 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     None
 }
 
-/// Qwen's hybrid linear-attention models, which SGLang serves on triton on SM100 (from 0.5.10).
-pub(crate) const HYBRID_LINEAR: &[&str] = &[
-    "Qwen3NextForCausalLM",
-    "Qwen3_5MoeForConditionalGeneration",
-    "Qwen3_5ForConditionalGeneration",
+/// Qwen's hybrid linear-attention models, with the release SGLang starts serving each on triton
+/// on SM100 (and giving it the flashinfer_trtllm MoE runner there).
+const HYBRID_LINEAR: &[(&str, &str)] = &[
+    ("Qwen3NextForCausalLM", "0.5.6"),
+    ("Qwen3_5MoeForConditionalGeneration", "0.5.9"),
+    ("Qwen3_5ForConditionalGeneration", "0.5.9"),
 ];
+
+/// One of Qwen's hybrid linear-attention models, from the release SGLang special-cases it.
+pub(crate) fn hybrid_linear(arch: &str, version: &str) -> bool {
+    HYBRID_LINEAR
+        .iter()
+        .any(|&(a, since)| a == arch && at_least(version, since))
+}
 
 /// Triton, unless SGLang's default would be trtllm_mha and pages larger than one are needed
 /// anyway: the Mamba cache's extra buffer asked for, the radix cache off, or a draft model.
+/// Before 0.5.10 always triton.
 fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
+    if !at_least(i.version, "0.5.10") {
+        return "triton";
+    }
     let extra_buffer = [
         opt::MAMBA_RADIX_CACHE_STRATEGY,
         opt::MAMBA_SCHEDULER_STRATEGY,

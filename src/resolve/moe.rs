@@ -62,9 +62,7 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     if arch.starts_with("Llama4") && cc == 10 && at_least(v, "0.5.5") {
         return matches!(q, Some("fp8" | "modelopt_fp8")).then_some("flashinfer_trtllm");
     }
-    // Qwen's hybrid linear-attention models join the list at 0.5.10.
-    let hybrid = super::attention::HYBRID_LINEAR.contains(&arch);
-    let qwen = QWEN_MOE.contains(&arch) || (hybrid && at_least(v, "0.5.10"));
+    let qwen = QWEN_MOE.contains(&arch) || super::attention::hybrid_linear(arch, v);
     if qwen && cc == 10 && no_a2a && at_least(v, "0.5.6") {
         let unquantised_too = at_least(v, "0.5.8");
         let ok = match q {

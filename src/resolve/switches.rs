@@ -54,19 +54,22 @@ const fn sglang_says(on: bool) -> Switch {
 pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
     // The Mamba cache without its extra buffer has no overlap scheduler, and no radix cache on
     // trtllm_mha (which cannot run its one-token pages).
+    // With a draft, 0.5.9 turns the radix cache off there (0.5.10 refuses: CACHE006).
     let no_buffer = mamba_no_buffer(i) && i.spec.is_none();
+    let draft_no_radix = mamba_no_buffer(i) && i.spec.is_some() && !at_least(i.version, "0.5.10");
     let trtllm = attention == Some("trtllm_mha");
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
-        sglang_says(!(deterministic || (no_buffer && trtllm)))
+        sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix))
     });
     let overlap = user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE]).unwrap_or_else(|| {
         let spec_off = i
             .spec
             .as_deref()
             .is_some_and(|a| spec_disables_overlap(i, a));
-        sglang_says(!(pp > 1 || spec_off || (no_buffer && !trtllm)))
+        let mamba_off = (no_buffer && !trtllm) || mamba_radix_no_overlap(i);
+        sglang_says(!(pp > 1 || spec_off || mamba_off))
     });
     let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
@@ -79,7 +82,7 @@ pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches 
     }
 }
 
-/// 0.5.10–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models
+/// 0.5.9–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models
 /// to `no_buffer` (the user's `extra_buffer` aside) while the radix cache is on.
 pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
     let v = i.version;
@@ -92,16 +95,26 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
         .str(opt::MAMBA_SCHEDULER_STRATEGY)
         .is_some_and(|s| s.starts_with("extra_buffer"));
     member
-        && at_least(v, "0.5.10")
+        && at_least(v, "0.5.9")
         && !at_least(v, "0.5.14")
         && !extra
         && !i.flag(opt::DISABLE_RADIX_CACHE)
 }
 
-/// The models 0.5.10–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
+/// 0.5.6 turns the overlap scheduler off for Qwen3-Next whenever the radix cache is on
+/// (tests/resolution/0.5.6.post2.jsonl; 0.5.8 does not).
+fn mamba_radix_no_overlap(i: &Inputs) -> bool {
+    let v = i.version;
+    i.arch == Some("Qwen3NextForCausalLM")
+        && at_least(v, "0.5.6")
+        && !at_least(v, "0.5.7")
+        && !i.flag(opt::DISABLE_RADIX_CACHE)
+}
+
+/// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
 /// family, and InternS2-Preview from 0.5.12.
 pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
-    super::attention::HYBRID_LINEAR.contains(&arch)
+    super::attention::hybrid_linear(arch, version)
         || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
 }
 
