@@ -13,8 +13,46 @@ pub fn cases() -> Vec<Case> {
         par013(),
         par014(),
         par015(),
+        par016(),
     ]
     .concat()
+}
+
+/// Decode context parallelism for DeepSeek sparse attention (0.5.22+).
+fn par016() -> Vec<Case> {
+    let dsa = ModelFacts {
+        index_topk: Some(2048),
+        index_head_dim: Some(128),
+        ..mla()
+    };
+    let dcp = |v| {
+        c("PAR016")
+            .version(v)
+            .tp(8)
+            .model(dsa.clone())
+            .arg("--dcp-size", json!(2))
+    };
+    vec![
+        dcp("0.5.23").arg("--disaggregation-mode", json!("prefill")),
+        dcp("0.5.23").flag("--enable-hierarchical-cache"),
+        dcp("0.5.23")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(4)),
+        dcp("0.5.23")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-eagle-topk", json!(1))
+            .no(),
+        dcp("0.5.23").no(),
+        dcp("0.5.21")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        c("PAR016")
+            .tp(8)
+            .model(mla())
+            .arg("--dcp-size", json!(2))
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+    ]
 }
 
 /// Prefill context parallelism needs a strategy (0.5.14+).

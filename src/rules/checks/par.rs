@@ -289,3 +289,39 @@ pub(crate) fn prefill_cp_strategy(ctx: &Context) -> Vec<Fired> {
         opt::CP_STRATEGY
     ))]
 }
+
+/// PAR016: decode context parallelism for DeepSeek sparse attention (0.5.22+), which SGLang
+/// refuses with HiCache or HiSparse, PD disaggregation, or a tree draft, in that order.
+pub(crate) fn dsa_dcp(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    let dcp = user.int(opt::DCP_SIZE).unwrap_or(1);
+    if dcp <= 1 || !ctx.model.is_some_and(|m| m.is_dsa()) {
+        return vec![];
+    }
+    let cache = [opt::ENABLE_HISPARSE, opt::ENABLE_HIERARCHICAL_CACHE]
+        .into_iter()
+        .find(|o| user.flag(o))
+        .map(str::to_owned);
+    let pd = user
+        .sval(opt::DISAGGREGATION_MODE)
+        .filter(|m| m != "null")
+        .map(|m| format!("{} {m}", opt::DISAGGREGATION_MODE));
+    let topk = user
+        .given(opt::SPECULATIVE_EAGLE_TOPK)
+        .then(|| user.int(opt::SPECULATIVE_EAGLE_TOPK))
+        .flatten()
+        .filter(|&k| k != 1)
+        .map(|k| format!("{} {k}", opt::SPECULATIVE_EAGLE_TOPK));
+    cache
+        .or(pd)
+        .or(topk)
+        .map(|what| {
+            Fired::new(format!(
+                "{} {dcp} with {what}: SGLang {} refuses decode context parallelism for DeepSeek sparse attention with HiCache or HiSparse, PD disaggregation, or a draft top-k other than 1",
+                opt::DCP_SIZE,
+                ctx.version
+            ))
+        })
+        .into_iter()
+        .collect()
+}
