@@ -6,7 +6,44 @@ use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, model};
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), cache007()].concat()
+    [base(), cache007(), cache008()].concat()
+}
+
+/// What the unified memory pool is refused with, by release (0.5.15+).
+fn cache008() -> Vec<Case> {
+    let um = |v| {
+        c("CACHE008")
+            .version(v)
+            .tp(1)
+            .flag("--enable-unified-memory")
+            .arg("--attention-backend", json!("triton"))
+    };
+    let spec = |v, algo: &str| um(v).arg("--speculative-algorithm", json!(algo));
+    vec![
+        spec("0.5.16", "EAGLE"),
+        spec("0.5.20", "EAGLE"),
+        spec("0.5.23", "EAGLE").no(),
+        spec("0.5.20", "DSPARK").no(),
+        spec("0.5.23", "NGRAM"),
+        um("0.5.20").flag("--enable-hierarchical-cache"),
+        um("0.5.23").flag("--enable-hierarchical-cache").no(),
+        um("0.5.23").flag("--enable-lmcache"),
+        um("0.5.19").arg("--dcp-size", json!(2)),
+        um("0.5.23").flag("--enable-two-batch-overlap"),
+        um("0.5.18").flag("--enable-two-batch-overlap").no(),
+        um("0.5.16").arg("--disaggregation-mode", json!("prefill")),
+        um("0.5.23")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        um("0.5.23")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-transfer-backend", json!("nixl")),
+        um("0.5.23").no(),
+        c("CACHE008")
+            .version("0.5.23")
+            .flag("--enable-lmcache")
+            .no(),
+    ]
 }
 
 /// FP4 and MXFP8 KV caches off Blackwell (0.5.16+).

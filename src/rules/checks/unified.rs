@@ -216,3 +216,93 @@ fn linear_refusal(ctx: &Context) -> Option<String> {
         })
     })
 }
+
+/// CACHE008: what the unified memory pool (`--enable-unified-memory`, 0.5.15+) is refused with:
+/// speculative algorithms outside the release's list, host cache tiers, decode context
+/// parallelism (until 0.5.19), two-batch overlap (from 0.5.20), and PD disaggregation (until
+/// 0.5.17; then only over mooncake and without pipeline parallelism).
+pub(crate) fn unified_pool(ctx: &Context) -> Vec<Fired> {
+    if !ctx.user().flag(opt::ENABLE_UNIFIED_MEMORY) {
+        return vec![];
+    }
+    [
+        pool_spec(ctx),
+        pool_cache_tier(ctx),
+        pool_parallel(ctx),
+        pool_pd(ctx),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    .map(|what| {
+        Fired::new(format!(
+            "{} with {what}: SGLang {} refuses the unified memory pool with it while resolving its arguments",
+            opt::ENABLE_UNIFIED_MEMORY,
+            ctx.version
+        ))
+    })
+    .into_iter()
+    .collect()
+}
+
+/// A speculative algorithm the release's unified pool does not take.
+fn pool_spec(ctx: &Context) -> Option<String> {
+    let algo = ctx.spec_algo()?;
+    let v = ctx.version;
+    let ok: &[&str] = if at_least(v, "0.5.22") {
+        &["DSPARK", "EAGLE", "EAGLE3", "DFLASH"]
+    } else if at_least(v, "0.5.18") {
+        &["DSPARK"]
+    } else {
+        &[]
+    };
+    (!ok.contains(&algo.as_str())).then(|| {
+        let takes = match ok {
+            [] => "none".to_owned(),
+            _ => ok.join(", "),
+        };
+        format!("speculative decoding {algo} (this release's pool takes {takes})")
+    })
+}
+
+/// A host cache tier: LMCache always, HiCache until 0.5.20.
+fn pool_cache_tier(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    let hicache = !at_least(ctx.version, "0.5.21") && u.flag(opt::ENABLE_HIERARCHICAL_CACHE);
+    if hicache {
+        return Some(opt::ENABLE_HIERARCHICAL_CACHE.to_owned());
+    }
+    u.flag(opt::ENABLE_LMCACHE)
+        .then(|| opt::ENABLE_LMCACHE.to_owned())
+}
+
+/// Decode context parallelism until 0.5.19, two-batch overlap from 0.5.20.
+fn pool_parallel(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    let v = ctx.version;
+    let dcp = u.int(opt::DCP_SIZE).unwrap_or(1);
+    if dcp > 1 && !at_least(v, "0.5.20") {
+        return Some(format!("{} {dcp}", opt::DCP_SIZE));
+    }
+    (at_least(v, "0.5.20") && u.flag(opt::ENABLE_TWO_BATCH_OVERLAP))
+        .then(|| opt::ENABLE_TWO_BATCH_OVERLAP.to_owned())
+}
+
+/// PD disaggregation: refused until 0.5.17; from 0.5.18 over mooncake only and with one
+/// pipeline stage.
+fn pool_pd(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    let mode = u.sval(opt::DISAGGREGATION_MODE).filter(|m| m != "null")?;
+    let pd = format!("{} {mode}", opt::DISAGGREGATION_MODE);
+    if !at_least(ctx.version, "0.5.18") {
+        return Some(pd);
+    }
+    let transfer = u.sval(opt::DISAGGREGATION_TRANSFER_BACKEND);
+    if let Some(t) = transfer.filter(|t| t != "mooncake") {
+        return Some(format!(
+            "{pd} over {} {t} (mooncake only)",
+            opt::DISAGGREGATION_TRANSFER_BACKEND
+        ));
+    }
+    (ctx.pp() > 1).then(|| format!("{pd} and pipeline parallelism"))
+}
