@@ -11,47 +11,19 @@ use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 /// The full-attention backends the layout takes, by release, MLA and unified memory.
-fn full_allowed(version: &str, mla: bool, unified: bool) -> &'static [&'static str] {
-    const TRITON: &[&str] = &["triton"];
+fn full_allowed(version: &str, mla: bool, unified: bool) -> Vec<&'static str> {
+    let mut l = vec!["triton"];
     if !at_least(version, "0.5.17") || !unified {
-        return TRITON;
+        return l;
     }
     if mla {
-        return if at_least(version, "0.5.23") {
-            &[
-                "triton",
-                "fa3",
-                "trtllm_mla",
-                "flashinfer",
-                "cutedsl_mla",
-                "flashmla",
-            ]
-        } else if at_least(version, "0.5.19") {
-            &[
-                "triton",
-                "fa3",
-                "trtllm_mla",
-                "flashinfer",
-                "cutedsl_mla",
-                "tokenspeed_mla",
-                "flashmla",
-            ]
-        } else {
-            &[
-                "triton",
-                "fa3",
-                "trtllm_mla",
-                "flashinfer",
-                "cutedsl_mla",
-                "tokenspeed_mla",
-            ]
-        };
+        l.extend(["fa3", "trtllm_mla", "flashinfer", "cutedsl_mla"]);
+        l.extend((!at_least(version, "0.5.23")).then_some("tokenspeed_mla"));
+        l.extend(at_least(version, "0.5.19").then_some("flashmla"));
+    } else if at_least(version, "0.5.19") {
+        l.extend(["fa3", "fa4", "flashinfer", "trtllm_mha"]);
     }
-    if at_least(version, "0.5.19") {
-        &["triton", "fa3", "fa4", "flashinfer", "trtllm_mha"]
-    } else {
-        TRITON
-    }
+    l
 }
 
 /// The linear-attention kernels the layout takes for decode and for prefill (0.5.17+; before,
@@ -130,8 +102,8 @@ fn asymmetric(ctx: &Context) -> Option<(u64, u64)> {
 fn full_refusal(ctx: &Context, unified: bool) -> Option<String> {
     ctx.model?;
     let mla = ctx.model_is_mla();
-    let allowed: &[&str] = if at_least(ctx.version, "0.5.23") && asymmetric(ctx).is_some() && !mla {
-        &["triton", "fa3", "fa4"]
+    let allowed = if at_least(ctx.version, "0.5.23") && asymmetric(ctx).is_some() && !mla {
+        vec!["triton", "fa3", "fa4"]
     } else {
         full_allowed(ctx.version, mla, unified)
     };
