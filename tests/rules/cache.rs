@@ -22,7 +22,19 @@ fn cache008() -> Vec<Case> {
     vec![
         spec("0.5.16", "EAGLE"),
         spec("0.5.20", "EAGLE"),
-        spec("0.5.23", "EAGLE").no(),
+        // From 0.5.23 EAGLE needs a hybrid target (Llama 4 is one: chunked attention) and a
+        // linear chain: SGLang's own top-k for Llama is 4.
+        spec("0.5.23", "EAGLE")
+            .arg("--speculative-eagle-topk", json!(1))
+            .model(model("LlamaForCausalLM")),
+        spec("0.5.23", "EAGLE")
+            .arg("--speculative-eagle-topk", json!(1))
+            .model(model("Llama4ForConditionalGeneration"))
+            .no(),
+        spec("0.5.22", "EAGLE")
+            .arg("--speculative-eagle-topk", json!(1))
+            .no(),
+        spec("0.5.22", "EAGLE").arg("--speculative-eagle-topk", json!(4)),
         spec("0.5.20", "DSPARK").no(),
         spec("0.5.23", "NGRAM"),
         um("0.5.20").flag("--enable-hierarchical-cache"),

@@ -130,7 +130,7 @@ fn topk_checked_backend(ctx: &Context, ok: &[&str]) -> Vec<String> {
 }
 
 /// The top-k SGLang checks: the user's, else the one it fills in for the model.
-fn resolved_topk(ctx: &Context) -> i64 {
+pub(crate) fn resolved_topk(ctx: &Context) -> i64 {
     match (
         ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK),
         ctx.server.spec_params,

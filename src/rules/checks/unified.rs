@@ -228,13 +228,50 @@ fn pool_spec(ctx: &Context) -> Option<String> {
     } else {
         &[]
     };
-    (!ok.contains(&algo.as_str())).then(|| {
+    if !ok.contains(&algo.as_str()) {
         let takes = match ok {
             [] => "none".to_owned(),
             _ => ok.join(", "),
         };
-        format!("speculative decoding {algo} (this release's pool takes {takes})")
+        return Some(format!(
+            "speculative decoding {algo} (this release's pool takes {takes})"
+        ));
+    }
+    // From 0.5.22 a linear draft chain only (SGLang's own top-k counts); from 0.5.23 EAGLE's
+    // draft lives inside a hybrid target's pool entries.
+    let k = super::spec::resolved_topk(ctx);
+    if at_least(v, "0.5.22") && k > 1 {
+        return Some(format!(
+            "speculative decoding {algo} at top-k {k} (a linear draft chain only: top-k 1)"
+        ));
+    }
+    let eagle = ["EAGLE", "EAGLE3"].contains(&algo.as_str());
+    (eagle && at_least(v, "0.5.23") && ctx.model.is_some_and(plain_attention)).then(|| {
+        format!(
+            "speculative decoding {algo} for a model with full attention in every layer (EAGLE needs a hybrid sliding-window or linear-attention target here)"
+        )
     })
+}
+
+/// Architectures SGLang serves with full attention in every layer: never a hybrid target (its
+/// hybrid sliding-window list is by architecture, and includes models without a
+/// `sliding_window`, such as Llama 4).
+const PLAIN_ATTENTION: &[&str] = &[
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
+];
+
+/// A model with full attention in every layer (no sliding-window or linear-attention layers).
+fn plain_attention(m: &crate::facts::model::ModelFacts) -> bool {
+    let arch = m.architecture.as_deref().unwrap_or_default();
+    PLAIN_ATTENTION.contains(&arch) && m.linear_state.is_none() && !m.is_dsa()
 }
 
 /// A host cache tier: LMCache always, HiCache until 0.5.20.
