@@ -66,8 +66,8 @@ fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
 }
 
 /// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
-/// The KV cache dtype is the given one, else the one SGLang settles on (`resolved`), else the
-/// option's value.
+/// The KV cache dtype is the one SGLang runs (`resolved`: the user's, or SGLang's own for the
+/// model and GPU), else the option's value.
 pub fn kv_cell(
     args: &SglangArgs,
     resolved: Option<&str>,

@@ -186,7 +186,7 @@ fn dequant_refusal(ctx: &Context, kv: &str, sm100: bool) -> Option<String> {
         ("auto", Some("flashinfer")) => "fp8_e4m3",
         ("auto", Some("trtllm_mha")) => "nvfp4",
         ("auto", Some(b)) => {
-            let whose = if explicit == model_pick && !user.given(opt::ATTENTION_BACKEND) {
+            let whose = if prefill.is_none() && !user.given(opt::ATTENTION_BACKEND) {
                 " (SGLang's own for this model)"
             } else {
                 ""
