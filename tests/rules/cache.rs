@@ -6,7 +6,20 @@ use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, model};
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), cache007(), cache008()].concat()
+    [base(), cache007(), cache008(), cache009()].concat()
+}
+
+/// LMCache's companions SGLang refuses (0.5.21+).
+fn cache009() -> Vec<Case> {
+    let lm = |v| c("CACHE009").version(v).tp(1).flag("--enable-lmcache");
+    vec![
+        lm("0.5.23").arg("--speculative-algorithm", json!("NGRAM")),
+        lm("0.5.21").flag("--disable-radix-cache"),
+        lm("0.5.23").flag("--enable-hierarchical-cache"),
+        lm("0.5.23").arg("--disaggregation-mode", json!("decode")),
+        lm("0.5.20").flag("--disable-radix-cache").no(),
+        lm("0.5.23").no(),
+    ]
 }
 
 /// What the unified memory pool is refused with, by release (0.5.15+).

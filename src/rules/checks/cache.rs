@@ -8,28 +8,37 @@ pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) {
         return vec![];
     }
-    // The radix cache is off by the user's flag or by SGLang's own earlier steps
-    // (tests/evidence/CACHE001.jsonl).
-    let why = if ctx.user().flag(opt::DISABLE_RADIX_CACHE) {
-        opt::DISABLE_RADIX_CACHE
-    } else if !ctx.server.switches.radix_cache.on
-        && at_least(ctx.version, crate::resolve::DETERMINISTIC_FIRST)
-    {
-        // From 0.5.12 deterministic inference's step (which turns the radix cache off) runs
-        // before this check; earlier releases check first.
-        "--enable-deterministic-inference (SGLang turns the radix cache off for it under this attention backend)"
-    } else if ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
-        && !ctx
-            .user()
-            .flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
-    {
-        "--disaggregation-mode decode (SGLang turns the radix cache off on a decode server unless --disaggregation-decode-enable-radix-cache keeps it, where the release has that option)"
-    } else {
+    let Some(why) = radix_off(ctx) else {
         return vec![];
     };
     vec![Fired::new(format!(
         "--enable-hierarchical-cache with {why}: HiCache is built on the radix cache; SGLang rejects (older releases crash on) the combination"
     ))]
+}
+
+/// Why the radix cache is off: the user's flag or SGLang's own earlier steps
+/// (tests/evidence/CACHE001.jsonl); `None` while it is on.
+fn radix_off(ctx: &Context) -> Option<&'static str> {
+    let user = ctx.user();
+    if user.flag(opt::DISABLE_RADIX_CACHE) {
+        Some(opt::DISABLE_RADIX_CACHE)
+    } else if !ctx.server.switches.radix_cache.on
+        && at_least(ctx.version, crate::resolve::DETERMINISTIC_FIRST)
+    {
+        // From 0.5.12 deterministic inference's step (which turns the radix cache off) runs
+        // before the cache checks; earlier releases check first.
+        Some(
+            "--enable-deterministic-inference (SGLang turns the radix cache off for it under this attention backend)",
+        )
+    } else if user.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
+        && !user.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+    {
+        Some(
+            "--disaggregation-mode decode (SGLang turns the radix cache off on a decode server unless --disaggregation-decode-enable-radix-cache keeps it, where the release has that option)",
+        )
+    } else {
+        None
+    }
 }
 
 /// The page size SGLang ends up with: forced by the backend, else `--page-size`, else 1.
@@ -216,4 +225,32 @@ pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
         ctx.version,
         Context::majors_text(majors)
     ))]
+}
+
+/// CACHE009: LMCache (0.5.21+) with the host cache tier or the external cache linker, with the
+/// radix cache off (the user's switch or SGLang's, e.g. for deterministic inference), or with
+/// speculative decoding: SGLang refuses each while resolving its arguments, in that order.
+pub(crate) fn lmcache_combination(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    if !u.flag(opt::ENABLE_LMCACHE) {
+        return vec![];
+    }
+    [
+        opt::ENABLE_HIERARCHICAL_CACHE,
+        opt::ENABLE_UNIFIED_CACHE_EXTERNAL_LINKER,
+    ]
+    .into_iter()
+    .find(|o| u.flag(o))
+    .or_else(|| radix_off(ctx))
+    .map(str::to_owned)
+    .or_else(|| ctx.spec_algo().map(|a| format!("speculative decoding {a}")))
+    .map(|what| {
+        Fired::new(format!(
+            "{} with {what}: SGLang {} refuses it; LMCache needs the radix cache, no other cache tier and no draft",
+            opt::ENABLE_LMCACHE,
+            ctx.version
+        ))
+    })
+    .into_iter()
+    .collect()
 }
