@@ -275,7 +275,12 @@ pub(crate) fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [
 
 /// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5), which SGLang serves from 0.5.3.
 fn dsa(i: &Inputs) -> bool {
-    at_least(i.version, "0.5.3") && i.model.is_some_and(|m| m.is_dsa())
+    dsa_served(i.version, i.model)
+}
+
+/// A DeepSeek sparse attention model in a release that serves it as such (0.5.3+).
+pub(crate) fn dsa_served(version: &str, model: Option<&crate::facts::model::ModelFacts>) -> bool {
+    at_least(version, "0.5.3") && model.is_some_and(|m| m.is_dsa())
 }
 
 /// The KV page size: the user's (else 1; 64 for DeepSeek sparse attention, whatever is

@@ -126,9 +126,8 @@ fn dsa_kv_default(
     model: Option<&ModelFacts>,
     (version, major): (&str, Option<u32>),
 ) -> Sourced<String> {
-    let dsa = model.is_some_and(ModelFacts::is_dsa);
     let newer = major.is_some_and(|m| m >= 10);
-    if k.value == "auto" && dsa && newer && crate::sglang::release::at_least(version, "0.5.3") {
+    if k.value == "auto" && newer && super::attention::dsa_served(version, model) {
         return Sourced::new("fp8_e4m3".to_owned(), Source::Sglang);
     }
     k

@@ -76,7 +76,7 @@ impl<'a> Inputs<'a> {
             arch,
             mla: model.is_some_and(ModelFacts::is_mla),
             multimodal: super::multimodal::served(version, args, model),
-            asymmetric_kv: model.is_some_and(asymmetric_kv),
+            asymmetric_kv: model.is_some_and(|m| m.asymmetric_kv().is_some()),
             attention_sinks: arch == Some("GptOssForCausalLM"),
             cc_major: cc_major(f),
             g: gpu_mem_mib.map(|m| m as f64),
@@ -166,11 +166,4 @@ fn cc_major(f: &Facts) -> Option<u32> {
         .and_then(|&g| f.topology.gpu(g))
         .and_then(|g| g.cc())
         .map(|c| c.0)
-}
-
-fn asymmetric_kv(m: &ModelFacts) -> bool {
-    !m.is_mla()
-        && m.v_head_dim
-            .zip(m.head_dim_or_derived())
-            .is_some_and(|(v, k)| v != k)
 }

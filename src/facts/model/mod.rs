@@ -185,6 +185,16 @@ impl ModelFacts {
                 .any(|i| i.key.rsplit('.').next() == Some("kv_lora_rank"))
     }
 
+    /// K and V row widths when they differ (`head_dim` against `v_head_dim`, a model without
+    /// MLA): SGLang's asymmetric K/V.
+    pub fn asymmetric_kv(&self) -> Option<(u64, u64)> {
+        if self.is_mla() {
+            return None;
+        }
+        let (k, v) = (self.head_dim_or_derived()?, self.v_head_dim?);
+        (k != v).then_some((k, v))
+    }
+
     /// DeepSeek sparse attention (DSA/NSA): one of the architectures SGLang runs the indexer for,
     /// with an `index_topk` in its config (SGLang's own test).
     pub fn is_dsa(&self) -> bool {

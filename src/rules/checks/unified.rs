@@ -7,6 +7,7 @@
 //! and so is a model whose K and V rows differ in width (recorded in tests/evidence/ATTN018.jsonl).
 
 use super::*;
+use crate::resolve::{ChoiceSource, Chosen};
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
@@ -92,10 +93,7 @@ fn asymmetric_rows(ctx: &Context, unified: bool) -> Option<String> {
 
 /// The model's K and V head widths when they differ (a model without MLA).
 fn asymmetric(ctx: &Context) -> Option<(u64, u64)> {
-    let m = ctx.model?;
-    let k = m.head_dim_or_derived()?;
-    let v = m.v_head_dim.filter(|&v| v != 0)?;
-    (k != v).then_some((k, v))
+    ctx.model?.asymmetric_kv()
 }
 
 /// A prefill or decode attention backend in effect the layout does not take.
@@ -108,35 +106,25 @@ fn full_refusal(ctx: &Context, unified: bool) -> Option<String> {
         full_allowed(ctx.version, mla, unified)
     };
     let b = &ctx.server.backends;
-    let mut bad: Vec<&str> = [b.prefill(), b.decode()]
+    let mut bad: Vec<&Chosen> = [b.prefill(), b.decode()]
         .into_iter()
         .flatten()
-        .map(|c| c.value.as_str())
-        .filter(|v| !allowed.contains(v))
+        .filter(|c| !allowed.contains(&c.value.as_str()))
         .collect();
-    bad.dedup();
+    bad.dedup_by(|x, y| x.value == y.value);
     (!bad.is_empty()).then(|| {
+        let named = bad.iter().any(|c| c.source == ChoiceSource::User);
         format!(
             "attention backend {} ({}) is not among those the layout takes for {} model: {}",
-            bad.join(" and "),
-            backend_source(ctx),
+            bad.iter()
+                .map(|c| c.value.as_str())
+                .collect::<Vec<_>>()
+                .join(" and "),
+            if named { "as given" } else { "SGLang's choice" },
             if mla { "an MLA" } else { "this" },
             allowed.join(", ")
         )
     })
-}
-
-/// Whether the attention backends in effect were named or are SGLang's own pick.
-fn backend_source(ctx: &Context) -> &'static str {
-    let u = ctx.user();
-    let named = [
-        opt::ATTENTION_BACKEND,
-        opt::PREFILL_ATTENTION_BACKEND,
-        opt::DECODE_ATTENTION_BACKEND,
-    ]
-    .iter()
-    .any(|o| u.given(o));
-    if named { "as given" } else { "SGLang's choice" }
 }
 
 /// A kernel in effect and the option that set it.
