@@ -44,7 +44,10 @@ MODELS = [
     ("qwen3vl", "@shared/Qwen__Qwen3-VL-4B-Instruct"),
     ("dsa", "@shared/deepseek-ai__DeepSeek-V3.2"),
     ("hybrid", "@shared/Qwen__Qwen3-Next-80B-A3B-Instruct"),
+    ("dsv4", "@shared/deepseek-ai__DeepSeek-V4-Pro"),
 ]
+# Kinds a release's grid holds only from the release that first serves them.
+FIRST_RELEASE = {"dsv4": (0, 5, 12)}
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
         "sm120": 97887}
@@ -56,7 +59,9 @@ DRAFT = {"dense": "@models/sglang-EAGLE-LLaMA3-Instruct-8B", "moe": "@models/Qwe
 
 
 def variations(kind, version_tuple):
-    tp = "8" if kind in ("mla", "llama4", "dsa") else "1"
+    if version_tuple < FIRST_RELEASE.get(kind, (0,)):
+        return []
+    tp = "8" if kind in ("mla", "llama4", "dsa", "dsv4") else "1"
     out = [("plain", ["--tp-size", tp])]
     if kind in ("dense", "mla"):
         algo = "EAGLE"
@@ -102,6 +107,14 @@ def variations(kind, version_tuple):
             strategy = ("--mamba-radix-cache-strategy" if version_tuple >= (0, 5, 14)
                         else "--mamba-scheduler-strategy")
             out.append(("extra-buffer", ["--tp-size", tp, strategy, "extra_buffer"]))
+    if kind == "dsv4":
+        # Its MXFP4 experts' runner by GPU and release, with Marlin or a draft asked for.
+        out.append(("marlin", ["--tp-size", tp, "--moe-runner-backend", "marlin"]))
+        out.append(("mtp", ["--tp-size", tp, "--speculative-algorithm", "EAGLE"]))
+        out.append(("mtp-chain", ["--tp-size", tp, "--speculative-algorithm", "EAGLE",
+                                  "--speculative-eagle-topk", "1", "--speculative-num-steps", "3",
+                                  "--speculative-num-draft-tokens", "4"]))
+        out.append(("deepep", ["--tp-size", tp, "--moe-a2a-backend", "deepep"]))
     if kind == "qwen3vl":
         # From 0.5.20 large Hopper GPUs decode it on flashinfer unless a backend is named.
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
@@ -158,7 +171,21 @@ def _vision_choice(d, server_args):
         return {"mm_attention_backend_auto": "error: " + str(e)}
 
 
+def _stub_dtypes_are_dtypes():
+    """0.5.20's nixl dispatcher asserts `isinstance(torch.int64, torch.dtype)` at import: the
+    stand-in's dtype class answers yes for any stub value."""
+    import oracle
+
+    class DtypeMeta(oracle._StubMeta):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, oracle._StubMeta) or type.__instancecheck__(cls, obj)
+
+    dtype = DtypeMeta("torch.dtype", (), {"__module__": "oracle_stub"})
+    oracle.OVERRIDES.setdefault("torch", {})["dtype"] = dtype
+
+
 def patch_oracle(d):
+    _stub_dtypes_are_dtypes()
     d.FIELD_PATTERNS.extend(EXTRA_FIELDS)
     d._FIELD_RE = d.re.compile("^(?:" + "|".join(d.FIELD_PATTERNS) + ")$")
     team_models = os.path.join(os.path.dirname(d.HERE), "models")
@@ -228,6 +255,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--limit", type=int, help="first N cases only (smoke test)")
     ap.add_argument("--raw", action="store_true", help="print the oracle's full records")
+    ap.add_argument("--kind", help="one model kind only (a smoke test)")
     opts = ap.parse_args()
     sys.path.insert(0, os.path.abspath(opts.oracle))
     import defaults_oracle as d
@@ -235,7 +263,8 @@ def main():
     os.environ["RES_ORACLE_DIR"] = os.path.abspath(opts.oracle)
     patch_oracle(d)
     version = d.sglang_version()
-    cases = grid(d._vtuple(version))[: opts.limit]
+    cases = [c for c in grid(d._vtuple(version))
+             if not opts.kind or c["label"].startswith(opts.kind + "/")][: opts.limit]
     results, _ = d.run_cases(cases, jobs=opts.jobs)
     for r in results:
         print(json.dumps(r if opts.raw else compact(r), sort_keys=True))

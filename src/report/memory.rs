@@ -368,6 +368,7 @@ mod tests {
             lora: 0,
             mamba_state: 0,
             swa_kv_cache: 0,
+            fixed_kv: 0,
             kv_cache: kv,
             unallocated: weights.map(|_| 7),
             cuda_graphs: 3000,

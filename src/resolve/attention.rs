@@ -52,6 +52,10 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
     {
         main = Some(p.clone());
     }
+    // DeepSeek-V4 runs its own backend, whatever is named.
+    if deepseek_v4(i) {
+        main = Some(sglang("dsv4"));
+    }
     let specific = model_specific(i, prefill.is_none() && decode.is_none());
     // A model's own pick (DeepSeek's trtllm_mla on SM100 or DSA backend, GPT-OSS's, Llama 4's)
     // comes before the deterministic choice, which then refuses it (tests/evidence/ATTN013.jsonl).
@@ -283,8 +287,14 @@ pub(crate) fn dsa_served(version: &str, model: Option<&crate::facts::model::Mode
     at_least(version, "0.5.3") && model.is_some_and(|m| m.is_dsa())
 }
 
-/// The KV page size: the user's (else 1; 64 for DeepSeek sparse attention, whatever is
-/// given), snapped to what the attention backends accept.
+/// DeepSeek-V4, which SGLang serves from 0.5.12 on its own attention backend with 256-token
+/// pages, whatever is given.
+pub(crate) fn deepseek_v4(i: &Inputs) -> bool {
+    i.arch == Some("DeepseekV4ForCausalLM") && at_least(i.version, "0.5.12")
+}
+
+/// The KV page size: the user's (else 1; 64 for DeepSeek sparse attention and 256 for
+/// DeepSeek-V4, whatever is given), snapped to what the attention backends accept.
 pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
     let given = i
         .args
@@ -293,6 +303,9 @@ pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
     let mut page = given.map_or(1, |p| p.max(1) as u64);
     if dsa(i) {
         page = 64;
+    }
+    if deepseek_v4(i) {
+        return 256;
     }
     let name = |c: &Option<Chosen>| c.as_ref().map(|c| c.value.clone());
     let (main, prefill, decode) = (name(&a.main), name(&a.prefill), name(&a.decode));

@@ -4,6 +4,7 @@
 //! [`Server`](super::Server); nothing else combines the option with its fallback again.
 
 use crate::facts::model::ModelFacts;
+use crate::sglang::release::at_least;
 use crate::sglang::{Parallel, SglangArgs, opt};
 
 use super::choice::text;
@@ -120,14 +121,19 @@ pub(crate) fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
 }
 
 /// DeepSeek sparse attention's `auto` KV cache is FP8 (E4M3) on SM100 and newer, from 0.5.3
-/// where SGLang serves it (`gpu`: the release and the compute-capability major SGLang reads).
+/// where SGLang serves it, and DeepSeek-V4's on any GPU (`gpu`: the release and the
+/// compute-capability major SGLang reads).
 fn dsa_kv_default(
     k: Sourced<String>,
     model: Option<&ModelFacts>,
     (version, major): (&str, Option<u32>),
 ) -> Sourced<String> {
     let newer = major.is_some_and(|m| m >= 10);
-    if k.value == "auto" && newer && super::attention::dsa_served(version, model) {
+    // DeepSeek-V4 (0.5.12 on) keeps its cache in FP8 E4M3 on every CUDA GPU.
+    let v4 = model.and_then(|m| m.architecture.as_deref()) == Some("DeepseekV4ForCausalLM")
+        && major.is_some()
+        && at_least(version, "0.5.12");
+    if k.value == "auto" && (v4 || newer && super::attention::dsa_served(version, model)) {
         return Sourced::new("fp8_e4m3".to_owned(), Source::Sglang);
     }
     k

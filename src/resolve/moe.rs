@@ -56,6 +56,9 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
             .contains(&q)
             .then_some("flashinfer_trtllm");
     }
+    if arch == "DeepseekV4ForCausalLM" {
+        return deepseek_v4(i, cc, no_a2a);
+    }
     if arch == "GptOssForCausalLM" && at_least(v, "0.5.1") {
         return gpt_oss(v, cc, q == Some("mxfp4"));
     }
@@ -88,6 +91,23 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
         12 if sm120_triton => Some("triton_kernel"),
         12 if sm120_marlin => Some("marlin"),
         12 if at_least(v, "0.5.5") => Some("flashinfer_mxfp4"),
+        _ => None,
+    }
+}
+
+/// DeepSeek-V4's official checkpoint (MXFP4 experts): Marlin on SM120 in 0.5.13–0.5.15,
+/// FlashInfer's MXFP4 runner there in 0.5.16–0.5.18, and from 0.5.19 on SM90, SM100 and SM120
+/// without an all-to-all backend or `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
+fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
+    let v = i.version;
+    let official = i.model.is_some_and(|m| m.deepseek_v4.is_some());
+    if !official || i.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
+        return None;
+    }
+    match cc {
+        9 | 10 | 12 if at_least(v, "0.5.19") => no_a2a.then_some("flashinfer_mxfp4"),
+        12 if at_least(v, "0.5.16") => Some("flashinfer_mxfp4"),
+        12 if at_least(v, "0.5.13") => Some("marlin"),
         _ => None,
     }
 }

@@ -84,8 +84,13 @@ mod tests {
     ];
 
     /// Readings kept on the command line because the resolved value would change the rule's
-    /// outcome (file, option): `--context-length` as stored (a value past i64 stays silent).
-    const KEPT: &[(&str, &str)] = &[("env.rs", "CONTEXT_LENGTH")];
+    /// outcome (file, option): `--context-length` as stored (a value past i64 stays silent);
+    /// the algorithm as given, which DeepSeek-V4's hook judges before SGLang reads NEXTN as
+    /// EAGLE (SPEC018).
+    const KEPT: &[(&str, &str)] = &[
+        ("env.rs", "CONTEXT_LENGTH"),
+        ("spec.rs", "SPECULATIVE_ALGORITHM"),
+    ];
 
     fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {

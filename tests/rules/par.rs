@@ -14,8 +14,36 @@ pub fn cases() -> Vec<Case> {
         par014(),
         par015(),
         par016(),
+        par017(),
     ]
     .concat()
+}
+
+/// Decode context parallelism with any draft (0.5.15 and 0.5.16 on CUDA).
+fn par017() -> Vec<Case> {
+    let dcp = |v| {
+        c("PAR017")
+            .version(v)
+            .tp(8)
+            .arg("--dcp-size", json!(2))
+            .arg("--speculative-algorithm", json!("NGRAM"))
+    };
+    vec![
+        dcp("0.5.16"),
+        dcp("0.5.15"),
+        dcp("0.5.17").no(),
+        c("PAR017")
+            .version("0.5.16")
+            .tp(8)
+            .arg("--dcp-size", json!(2))
+            .no(),
+        c("PAR017")
+            .version("0.5.16")
+            .tp(8)
+            .arg("--dcp-size", json!(1))
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+    ]
 }
 
 /// Decode context parallelism for DeepSeek sparse attention (0.5.22+).

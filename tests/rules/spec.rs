@@ -13,6 +13,7 @@ pub fn cases() -> Vec<Case> {
         spec013(),
         spec016(),
         spec017(),
+        spec018(),
     ]
     .concat()
 }
@@ -422,6 +423,41 @@ fn spec017() -> Vec<Case> {
         c("SPEC017")
             .version("0.5.18")
             .model(v4(false))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+    ]
+}
+
+/// SPEC018: DeepSeek-V4's hook takes EAGLE with a top-k given as 1 (and DSPARK from 0.5.16).
+fn spec018() -> Vec<Case> {
+    let v4 = |v, algo| {
+        c("SPEC018")
+            .version(v)
+            .tp(8)
+            .model(model("DeepseekV4ForCausalLM"))
+            .arg("--speculative-algorithm", json!(algo))
+    };
+    let chain = |case: Case| {
+        case.arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+    };
+    vec![
+        // SGLang's own top-k is filled in after the hook: unset is not 1.
+        v4("0.5.23", "EAGLE"),
+        v4("0.5.14", "EAGLE").arg("--speculative-eagle-topk", json!(4)),
+        chain(v4("0.5.23", "EAGLE")).no(),
+        // NEXTN is judged before SGLang reads it as EAGLE.
+        chain(v4("0.5.23", "NEXTN")),
+        v4("0.5.23", "NGRAM"),
+        // DSPARK from 0.5.16 (SPEC017 judges its draft).
+        v4("0.5.18", "DSPARK").no(),
+        // Before the model was served, and for other models.
+        v4("0.5.11", "EAGLE").no(),
+        c("SPEC018")
+            .version("0.5.23")
+            .tp(8)
+            .model(model("DeepseekV3ForCausalLM"))
             .arg("--speculative-algorithm", json!("EAGLE"))
             .no(),
     ]

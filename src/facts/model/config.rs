@@ -139,6 +139,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             Vec::new()
         },
         online_quant_load_bytes: None,
+        deepseek_v4: super::deepseek_v4::read(top).filter(|_| implausible.is_empty()),
         implausible,
     }
 }

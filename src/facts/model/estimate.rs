@@ -15,6 +15,14 @@ pub(crate) struct WeightBreakdown {
     /// MLA: the absorbed `w_kc`/`w_vc` copies SGLang builds from `kv_b_proj` after loading
     /// (dequantised to the model dtype on CUDA), sharded over TP; not in the checkpoint.
     pub(crate) mla_absorbed: f64,
+    /// The part of `mtp` the draft shares with the target instead (its embedding and head).
+    pub(crate) mtp_shared: f64,
+    /// Routed-expert values per MoE layer (MTP layers too) stored as MXFP4, whose loaded size
+    /// depends on the MoE runner (DeepSeek-V4); 0 for other layouts.
+    pub(crate) mxfp4_expert_values_per_layer: f64,
+    /// Block-FP8 weight values per layer SGLang dequantises to BF16 when loading off SM100
+    /// (DeepSeek-V4's `wo_a`); 0 for other layouts.
+    pub(crate) bf16_off_sm100_params_per_layer: f64,
 }
 
 /// Bytes per parameter of quantised linear weights, with their scales: the checkpoint's storage
@@ -37,6 +45,17 @@ fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
 /// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
 /// only the experts); embeddings, norms, routers and the head stay in the model dtype.
 pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
+    if let Some(layout) = &f.deepseek_v4 {
+        let b = super::deepseek_v4::breakdown(f, layout)?;
+        return Some(WeightBreakdown {
+            model: b.model,
+            mtp: b.mtp,
+            replicated: b.replicated,
+            mxfp4_expert_values_per_layer: b.expert_values_per_layer,
+            bf16_off_sm100_params_per_layer: b.wo_a_per_layer,
+            ..WeightBreakdown::default()
+        });
+    }
     let h = f.hidden_size? as f64;
     let layers = f.num_hidden_layers? as f64;
     let vocab = f.vocab_size.unwrap_or(32000) as f64;
@@ -114,12 +133,14 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     } else {
         layer_dense
     };
-    let mtp = f.num_nextn_predict_layers.unwrap_or(0) as f64 * (mtp_layer + 2.0 * embed);
+    let mtp_layers = f.num_nextn_predict_layers.unwrap_or(0) as f64;
     Some(WeightBreakdown {
         model,
-        mtp,
+        mtp: mtp_layers * (mtp_layer + 2.0 * embed),
         replicated,
         mla_absorbed,
+        mtp_shared: mtp_layers * 2.0 * embed,
+        ..WeightBreakdown::default()
     })
 }
 

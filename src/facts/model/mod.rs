@@ -18,6 +18,7 @@ use crate::sglang::SglangArgs;
 mod args;
 mod config;
 mod context;
+pub mod deepseek_v4;
 pub(crate) mod defaults;
 pub(crate) mod encoder;
 mod estimate;
@@ -172,6 +173,8 @@ pub struct ModelFacts {
     /// Values no real model has (config.json, safetensors headers, the index), left out of the
     /// facts above: the memory plan is not made on them (MEM013).
     pub implausible: Vec<Implausible>,
+    /// DeepSeek-V4's own dimensions, for its official block-FP8 checkpoint layout.
+    pub deepseek_v4: Option<deepseek_v4::V4Layout>,
 }
 
 impl ModelFacts {

@@ -16,10 +16,10 @@ use crate::sglang::Parallel;
 /// Bytes of the embedding and LM-head copies shipped with the NextN layers, which the draft
 /// shares with the target instead.
 pub(crate) fn mtp_shared_bytes(m: &ModelFacts) -> f64 {
-    let per_copy = m.vocab_size.unwrap_or(0) as f64
-        * m.hidden_size.unwrap_or(0) as f64
-        * m.dtype_bytes() as f64;
-    m.num_nextn_predict_layers.unwrap_or(0) as f64 * 2.0 * per_copy
+    weight_breakdown(m)
+        .map(|b| b.mtp_shared)
+        .filter(|b| b.is_finite())
+        .unwrap_or(0.0)
 }
 
 /// The draft's own weights per GPU, bytes: the NextN layers it keeps (MTP) or the separate

@@ -49,14 +49,22 @@ fn unless_estimate_unsure(ctx: &Context, hit: Finding) -> Finding {
     let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) else {
         return hit;
     };
+    let why = if m.deepseek_v4.is_some() {
+        "DeepSeek-V4's loaded size, read from SGLang's code for its checkpoint and MoE runners, \
+         is checked against one start-up log only, so it may be off by a few percent"
+            .to_owned()
+    } else {
+        format!(
+            "the weights are estimated from config.json for model_type {}, a layout the \
+             estimate does not follow, so the size may be far off",
+            m.model_type.as_deref().unwrap_or("(none)")
+        )
+    };
     Finding::new(
         Code::MEM018,
         format!(
-            "{}; but the weights are estimated from config.json for model_type {}, a layout \
-             the estimate does not follow, so the size may be far off: compare with the \
-             checkpoint's size on disk",
-            hit.message,
-            m.model_type.as_deref().unwrap_or("(none)"),
+            "{}; but {why}: compare with the checkpoint's size on disk",
+            hit.message
         ),
     )
 }

@@ -20,6 +20,8 @@ pub(crate) struct Sizes {
     pub(crate) swa_kv_cache: u64,
     /// The whole KV pool; `None`: not sized.
     pub(crate) kv_cache: Option<u64>,
+    /// Of the KV pool: state of a fixed size, on the target's line (DeepSeek-V4's compressor).
+    pub(crate) fixed_kv: u64,
     pub(crate) unallocated: Option<i64>,
     pub(crate) cuda_graphs: u64,
     pub(crate) activations: u64,
@@ -154,7 +156,7 @@ fn kv_terms(m: &MemoryPlan, s: &Sizes, kv: u64, t: &mut Vec<Term>) {
     let target = match (m.kv_cache_tokens, m.kv_cache_bytes_per_token) {
         (Some(tk), Some(b)) => {
             let mib = (tk as f64 * b as f64 / (1024.0 * 1024.0)).floor();
-            (mib as i64).min(kv_line)
+            (mib as i64).saturating_add(int(s.fixed_kv)).min(kv_line)
         }
         _ => kv_line,
     };

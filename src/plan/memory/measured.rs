@@ -180,6 +180,7 @@ mod tests {
             draft_mib: 0.0,
             encoder_mib: 0.0,
             lora_mib: 0.0,
+            fixed_kv_mib: 0.0,
             graphs_mib: None,
             state_per_req: None,
             context_len: 4096,

@@ -17,11 +17,15 @@
 use crate::sglang::opt;
 mod buffers;
 mod draft;
+mod dsv4;
+#[cfg(test)]
+mod dsv4_tests;
 mod findings;
 mod implausible;
 pub mod kv;
 pub(crate) mod lines;
 mod load_peak;
+mod loaded;
 mod lora;
 mod mamba;
 mod measured;
@@ -80,6 +84,9 @@ struct Sizing {
     encoder_mib: f64,
     /// LoRA buffers, allocated before the KV cache is sized.
     lora_mib: f64,
+    /// KV-side pools of a fixed size, taken before the tokens are counted (DeepSeek-V4's
+    /// compressor state), MiB.
+    fixed_kv_mib: f64,
     /// The captured graphs as a start of this line measured them (else estimated), MiB.
     graphs_mib: Option<u64>,
     /// Hybrids: one request's recurrent state, bytes.
@@ -198,7 +205,7 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     // The whole pool: the cell's total counts the draft's KV layers and the window pool.
     let kv_mib = kv_tokens
         .zip(sizing.cell.as_ref())
-        .map(|(t, c)| t as f64 * c.total as f64 / MIB);
+        .map(|(t, c)| t as f64 * c.total as f64 / MIB + sizing.fixed_kv_mib);
     let d = &ctx.server.defaults;
     let mut memory = MemoryPlan {
         gpu_memory_mib: capacity,
@@ -300,17 +307,24 @@ fn sizing(ctx: &Context) -> Sizing {
     } else {
         0.0
     };
+    let added = model.map_or_else(Default::default, |m| loaded::added_bytes_per_gpu(ctx, m));
+    let v4 = model.and_then(|m| dsv4::pools(ctx, m));
     Sizing {
-        cell: model.and_then(|m| {
-            let dtype = ctx.server.kv_cache_dtype();
-            kv::kv_cell(ctx.args, dtype, p, spec, m, draft)
-        }),
+        fixed_kv_mib: v4.as_ref().map_or(0.0, |v| v.fixed_bytes / MIB),
+        cell: match v4 {
+            Some(v) => Some(v.cell),
+            None => model.and_then(|m| {
+                let dtype = ctx.server.kv_cache_dtype();
+                kv::kv_cell(ctx.args, dtype, p, spec, m, draft)
+            }),
+        },
         // `--cpu-offload-gb` keeps that many GiB of each rank's weights in host memory.
         weights_mib: model
             .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
-            .map(|b| (b as f64 / MIB - skipped_mib - offloaded_mib(ctx)).max(0.0)),
+            .map(|b| b as f64 + added.target + added.draft)
+            .map(|b| (b / MIB - skipped_mib - offloaded_mib(ctx)).max(0.0)),
         draft_mib: model.map_or(0.0, |m| {
-            draft::draft_weights_per_gpu(p, spec, m, draft) / MIB
+            (draft::draft_weights_per_gpu(p, spec, m, draft) + added.draft) / MIB
         }),
         encoder_mib: encoder_mib - skipped_mib,
         lora_mib: lora::buffers_mib(ctx).unwrap_or(0.0),
@@ -368,6 +382,7 @@ fn sizes(
         mamba_state: terms::mib_term(state.map_or(0.0, |p| p.mib)),
         swa_kv_cache: terms::mib_term(swa),
         kv_cache: kv_mib.map(|k| k.floor() as u64),
+        fixed_kv: s.fixed_kv_mib.floor() as u64,
         unallocated,
         cuda_graphs: r.cuda_graphs,
         activations: r.activations,
@@ -408,7 +423,7 @@ impl Sizing {
         let cell = self.cell.as_ref()?;
         let rest = self.rest_mib(baseline_mib, mfs)?;
         let state = self.state_per_req.map(|b| mamba::pool(ctx, b, rest));
-        let kv_rest = rest - state.map_or(0.0, |s| s.mib);
+        let kv_rest = rest - state.map_or(0.0, |s| s.mib) - self.fixed_kv_mib;
         Some(Pools {
             kv_tokens: kv::tokens_from_rest(kv_rest, cell, self.page, ctx.args),
             state,

@@ -75,6 +75,8 @@ fn prefill_incompatible(i: &Gen) -> bool {
         || (!v17 && (lora || i.attn_dp > 1))
         || a2a
         || i.multimodal
+        // DeepSeek-V4's capture pool would pin its indexer scratch (0.5.19+).
+        || (since(v, "0.5.19") && i.arch == Some("DeepseekV4ForCausalLM"))
 }
 
 /// 0.5.14+: which graph phases are captured, after the options and compatibility rules.

@@ -325,3 +325,19 @@ pub(crate) fn dsa_dcp(ctx: &Context) -> Vec<Fired> {
         .into_iter()
         .collect()
 }
+
+/// PAR017: 0.5.15 and 0.5.16 refuse decode context parallelism with any draft on CUDA.
+pub(crate) fn dcp_speculative(ctx: &Context) -> Vec<Fired> {
+    let dcp = ctx.user().int(opt::DCP_SIZE).unwrap_or(1);
+    let Some(algo) = ctx.spec_algo() else {
+        return vec![];
+    };
+    if dcp <= 1 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} {dcp} with --speculative-algorithm {algo}: SGLang {} refuses decode context parallelism with any speculative algorithm on CUDA, before loading the model; drop one of them, or use 0.5.17 or later",
+        opt::DCP_SIZE,
+        ctx.version
+    ))]
+}

@@ -466,3 +466,40 @@ pub(crate) fn dspark_setup(ctx: &Context) -> Vec<Fired> {
     }
     out
 }
+
+/// SPEC018: DeepSeek-V4's start-up hook takes only EAGLE (and DSPARK from 0.5.16), and EAGLE
+/// only with a top-k given as 1: it runs before SGLang reads NEXTN as EAGLE or fills the
+/// draft's values in, so it judges the algorithm as given.
+pub(crate) fn deepseek_v4_draft(ctx: &Context) -> Vec<Fired> {
+    let Some(algo) = ctx
+        .user()
+        .str(opt::SPECULATIVE_ALGORITHM)
+        .map(str::to_ascii_uppercase)
+    else {
+        return vec![];
+    };
+    if ctx.model_arch() != Some("DeepseekV4ForCausalLM") {
+        return vec![];
+    }
+    let v = ctx.version;
+    let dspark = crate::sglang::release::at_least(v, "0.5.16");
+    let allowed: &[&str] = if dspark {
+        &["EAGLE", "DSPARK"]
+    } else {
+        &["EAGLE"]
+    };
+    if !allowed.contains(&algo.as_str()) {
+        return vec![Fired::new(format!(
+            "--speculative-algorithm {algo} for DeepseekV4ForCausalLM: SGLang {v}'s DeepSeek-V4 hook takes only {} and refuses the line before loading the model; use EAGLE with --speculative-eagle-topk 1",
+            allowed.join(" or ")
+        ))];
+    }
+    let topk = ctx.user().int(opt::SPECULATIVE_EAGLE_TOPK);
+    if algo != "EAGLE" || topk == Some(1) {
+        return vec![];
+    }
+    let given = topk.map_or("not given".to_owned(), |k| format!("{k}"));
+    vec![Fired::new(format!(
+        "--speculative-algorithm EAGLE for DeepseekV4ForCausalLM with --speculative-eagle-topk {given}: SGLang {v}'s DeepSeek-V4 hook asserts a top-k of 1 before it fills in the draft's values, and refuses the line; add --speculative-eagle-topk 1 --speculative-num-steps 3 --speculative-num-draft-tokens 4"
+    ))]
+}
