@@ -447,8 +447,9 @@ fn spec018() -> Vec<Case> {
         v4("0.5.23", "EAGLE"),
         v4("0.5.14", "EAGLE").arg("--speculative-eagle-topk", json!(4)),
         chain(v4("0.5.23", "EAGLE")).no(),
-        // NEXTN is judged before SGLang reads it as EAGLE.
+        // NEXTN and a lower-case spelling are judged before SGLang reads them as EAGLE.
         chain(v4("0.5.23", "NEXTN")),
+        chain(v4("0.5.23", "eagle")),
         v4("0.5.23", "NGRAM"),
         // DSPARK from 0.5.16 (SPEC017 judges its draft).
         v4("0.5.18", "DSPARK").no(),

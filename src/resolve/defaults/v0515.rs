@@ -75,8 +75,8 @@ fn prefill_incompatible(i: &Gen) -> bool {
         || (!v17 && (lora || i.attn_dp > 1))
         || a2a
         || i.multimodal
-        // DeepSeek-V4's capture pool would pin its indexer scratch (0.5.19+).
-        || (since(v, "0.5.19") && i.arch == Some("DeepseekV4ForCausalLM"))
+        // DeepSeek-V4's capture pool would pin its indexer scratch (every breakable-graph release).
+        || i.arch == Some("DeepseekV4ForCausalLM")
 }
 
 /// 0.5.14+: which graph phases are captured, after the options and compatibility rules.
@@ -180,9 +180,6 @@ fn prefill_buckets_v0515(i: &Gen, prefill_on: bool) -> Vec<i64> {
             (true, false) => 2048,
             (false, _) => i.cps0,
         };
-        if i.pp > 1 && m > 8192 {
-            m = 8192;
-        }
         if let Some(t) = i.max_total_tokens {
             m = m.min(t);
         }

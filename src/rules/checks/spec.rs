@@ -468,14 +468,11 @@ pub(crate) fn dspark_setup(ctx: &Context) -> Vec<Fired> {
 }
 
 /// SPEC018: DeepSeek-V4's start-up hook takes only EAGLE (and DSPARK from 0.5.16), and EAGLE
-/// only with a top-k given as 1: it runs before SGLang reads NEXTN as EAGLE or fills the
-/// draft's values in, so it judges the algorithm as given.
+/// only with a top-k given as 1: it runs before SGLang folds the algorithm's case, reads NEXTN
+/// as EAGLE or fills the draft's values in, so it judges the algorithm as written.
 pub(crate) fn deepseek_v4_draft(ctx: &Context) -> Vec<Fired> {
-    let Some(algo) = ctx
-        .user()
-        .str(opt::SPECULATIVE_ALGORITHM)
-        .map(str::to_ascii_uppercase)
-    else {
+    // As written: the hook runs before SGLang folds the case, too.
+    let Some(algo) = ctx.user().sval(opt::SPECULATIVE_ALGORITHM) else {
         return vec![];
     };
     if ctx.model_arch() != Some("DeepseekV4ForCausalLM") {
