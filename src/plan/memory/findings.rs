@@ -71,17 +71,25 @@ fn unless_estimate_unsure(ctx: &Context, hit: Finding) -> Finding {
 
 /// MEM004: the user's static pool cannot even hold the weights.
 fn too_low(j: &Judged) -> Option<Finding> {
-    let (u, w) = (j.user_mfs?, j.sizing.weights_mib?);
+    let (u, weights) = (j.user_mfs?, j.sizing.weights_mib?);
+    // DeepSeek-V4's compressor state is taken before any token.
+    let fixed = j.sizing.fixed_kv_mib;
+    let w = weights + fixed;
     let b = j.base.mib;
+    let state = if fixed > 0.0 {
+        format!(" and {} of fixed KV-cache state", fmt_gib(fixed))
+    } else {
+        String::new()
+    };
     (b * u <= w).then(|| {
         Finding::new(
             Code::MEM004,
             format!(
-                "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights \
+                "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights{state} \
                  per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} \
                  (planned {:.3})",
                 fmt_gib(b * u),
-                fmt_gib(w),
+                fmt_gib(weights),
                 (w / b + 0.005).min(0.99),
                 j.reserve.planned,
             ),
