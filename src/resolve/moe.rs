@@ -100,7 +100,10 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
 /// without an all-to-all backend or `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
 fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
-    let official = i.model.is_some_and(|m| m.deepseek_v4.is_some());
+    let official = i
+        .model
+        .and_then(|m| m.deepseek_v4.as_ref())
+        .is_some_and(|l| l.mxfp4_experts);
     if !official || i.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
         return None;
     }

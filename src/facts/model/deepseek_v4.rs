@@ -22,6 +22,9 @@ pub struct V4Layout {
     pub num_hash_layers: u64,
     /// Per decoder layer: 0 (no compressor), 4 (compressor and indexer) or another ratio.
     pub compress_ratios: Vec<u64>,
+    /// The official checkpoint's packing: MXFP4 routed experts in a block-FP8 config (what the
+    /// weight estimate prices; another export, e.g. NVFP4, is sized as unmodelled).
+    pub mxfp4_experts: bool,
     /// The RoPE tables SGLang builds once per RoPE base (the uncompressed layers' and the
     /// compressed ones'), bytes: complex64 over `max_position_embeddings`, and FP32 cos/sin over
     /// YaRN's range (original context × factor).
@@ -31,18 +34,16 @@ pub struct V4Layout {
 /// Bytes per routed-expert value as the checkpoint stores it (MXFP4 with its scales).
 pub const CHECKPOINT_EXPERT_BYTES: f64 = 0.5 + 1.0 / 32.0;
 
-/// The layout of a DeepSeek-V4 config whose quantization is the official block FP8 (other
-/// packings, e.g. an NVFP4 re-export, are not this layout). Dimensions past any real model's
-/// are not believed.
+/// The layout of a DeepSeek-V4 config. Dimensions past any real model's are not believed.
 pub(super) fn read(top: &Map<String, Value>) -> Option<V4Layout> {
     if top.get("model_type").and_then(Value::as_str) != Some("deepseek_v4") {
         return None;
     }
-    let q = top.get("quantization_config")?.as_object()?;
-    let fp8 = q.get("quant_method").and_then(Value::as_str) == Some("fp8");
-    if !fp8 || super::quant::block_size(q).is_none() {
-        return None;
-    }
+    let q = top.get("quantization_config").and_then(Value::as_object);
+    let mxfp4_experts = q.is_some_and(|q| {
+        q.get("quant_method").and_then(Value::as_str) == Some("fp8")
+            && super::quant::block_size(q).is_some()
+    });
     let u = |k: &str, max: u64| top.get(k)?.as_u64().filter(|v| (1..=max).contains(v));
     let ratios = top.get("compress_ratios")?.as_array()?;
     let compress_ratios: Option<Vec<u64>> = ratios
@@ -60,6 +61,7 @@ pub(super) fn read(top: &Map<String, Value>) -> Option<V4Layout> {
             .and_then(Value::as_u64)
             .unwrap_or(0),
         compress_ratios: compress_ratios?,
+        mxfp4_experts,
         rope_table_bytes: rope_tables(top)?,
     })
 }
@@ -220,7 +222,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn only_the_official_block_fp8_layout_is_read() {
+    fn the_official_packing_is_told_from_other_exports() {
         let config = |quant: serde_json::Value| {
             json!({
                 "model_type": "deepseek_v4", "o_groups": 8, "o_lora_rank": 1024,
@@ -236,13 +238,12 @@ mod tests {
         // Both RoPE bases: plain layers and compressed ones.
         assert_eq!(layout.rope_bases(3, false), 2);
         assert_eq!(layout.rope_bases(1, false), 1);
+        assert!(layout.mxfp4_experts);
         // An NVFP4 re-export packs its experts otherwise.
-        assert!(
-            read(config(
-                json!({"quant_method": "modelopt", "quant_algo": "NVFP4"})
-            ))
-            .is_none()
-        );
+        let nvfp4 = read(config(
+            json!({"quant_method": "modelopt", "quant_algo": "NVFP4"}),
+        ));
+        assert!(!nvfp4.unwrap().mxfp4_experts);
         let mut other = config(json!({"quant_method": "fp8", "weight_block_size": [128, 128]}));
         other["model_type"] = json!("deepseek_v3");
         assert!(read(other).is_none());

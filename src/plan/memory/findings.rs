@@ -49,7 +49,7 @@ fn unless_estimate_unsure(ctx: &Context, hit: Finding) -> Finding {
     let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) else {
         return hit;
     };
-    let why = if m.deepseek_v4.is_some() {
+    let why = if m.deepseek_v4.as_ref().is_some_and(|l| l.mxfp4_experts) {
         "DeepSeek-V4's loaded size, read from SGLang's code for its checkpoint and MoE runners, \
          is checked against one start-up log only, so it may be off by a few percent"
             .to_owned()

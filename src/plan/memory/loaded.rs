@@ -24,7 +24,8 @@ pub(crate) struct Added {
 
 /// See the module doc; zero for every layout but DeepSeek-V4's.
 pub(crate) fn added_bytes_per_gpu(ctx: &Context, m: &ModelFacts) -> Added {
-    let (Some(layout), Some(b)) = (&m.deepseek_v4, crate::facts::model::weight_breakdown(m)) else {
+    let layout = m.deepseek_v4.as_ref().filter(|l| l.mxfp4_experts);
+    let (Some(layout), Some(b)) = (layout, crate::facts::model::weight_breakdown(m)) else {
         return Added::default();
     };
     let p = &ctx.server.parallel;

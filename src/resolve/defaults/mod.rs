@@ -206,11 +206,11 @@ fn chunked_prefill_size(i: &Gen) -> i64 {
 
 /// Speculative decoding caps max_running_requests when unset: EAGLE at 32 from 0.4.3.post3
 /// (EAGLE3 from 0.4.4.post2), 48 from 0.4.4.post4; STANDALONE and NGRAM too from 0.5.3rc2.
-/// DeepSeek-V4's official checkpoint: 256.
+/// DeepSeek-V4: 256.
 fn max_running_requests(i: &Gen) -> Option<i64> {
     let v = i.version;
     // DeepSeek-V4 sets 256 itself before the draft's cap is considered (0.5.12 on).
-    let v4 = i.model.is_some_and(|m| m.deepseek_v4.is_some()) && since(v, "0.5.12");
+    let v4 = i.arch == Some("DeepseekV4ForCausalLM") && since(v, "0.5.12");
     match (&i.spec, i.user_mrr) {
         (_, Some(u)) => Some(u),
         (_, None) if v4 => Some(256),
