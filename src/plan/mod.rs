@@ -245,7 +245,12 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     };
     let mut settled = fraction::settle(&line, &machine, &models, ask);
     let context_len = settled.server.context_length();
-    pipeline.extend(findings::one_request(settled.memory.as_ref(), context_len));
+    let kv_dtype = settled.server.kv_cache_dtype();
+    pipeline.extend(findings::one_request(
+        settled.memory.as_ref(),
+        context_len,
+        kv_dtype,
+    ));
     let memory_findings = std::mem::take(&mut settled.findings);
     pipeline.extend(
         memory_findings

@@ -17,9 +17,38 @@ pub fn cases() -> Vec<Case> {
         block(),
         quant012(),
         quant013(),
+        quant014(),
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT014: DeepSeek-V4's KV-cache dtype, as written.
+fn quant014() -> Vec<Case> {
+    let v4 = |v, kv| {
+        c("QUANT014")
+            .version(v)
+            .tp(8)
+            .model(model("DeepseekV4ForCausalLM"))
+            .arg("--kv-cache-dtype", json!(kv))
+    };
+    vec![
+        v4("0.5.23", "fp8_e5m2"),
+        // `bf16` is not read as bfloat16 before the hook compares it.
+        v4("0.5.23", "bf16"),
+        v4("0.5.23", "bfloat16").no(),
+        v4("0.5.23", "fp8_e4m3").no(),
+        v4("0.5.23", "auto").no(),
+        // 0.5.12-0.5.13 take fp8_e4m3 only.
+        v4("0.5.13", "bfloat16"),
+        // Other models are other rules'.
+        c("QUANT014")
+            .version("0.5.23")
+            .tp(8)
+            .model(model("DeepseekV3ForCausalLM"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2"))
+            .no(),
+    ]
 }
 
 /// QUANT006: FP8 block shards, on the real checkpoints' configs.

@@ -386,3 +386,27 @@ pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
         listed.join(", ")
     ))]
 }
+
+/// QUANT014: DeepSeek-V4's hook takes fp8_e4m3 (and bfloat16 from 0.5.14) as written; `auto`
+/// becomes fp8_e4m3.
+pub(crate) fn deepseek_v4_kv_dtype(ctx: &Context) -> Vec<Fired> {
+    if ctx.model_arch() != Some("DeepseekV4ForCausalLM") {
+        return vec![];
+    }
+    let Some(kv) = ctx.kv_cache_dtype() else {
+        return vec![];
+    };
+    let allowed: &[&str] = if crate::sglang::release::at_least(ctx.version, "0.5.14") {
+        &["auto", "fp8_e4m3", "bfloat16"]
+    } else {
+        &["auto", "fp8_e4m3"]
+    };
+    if allowed.contains(&kv) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepseekV4ForCausalLM with --kv-cache-dtype {kv}: SGLang {}'s DeepSeek-V4 hook takes only {} (as written) and refuses the line before loading the model; leave it unset (SGLang picks fp8_e4m3)",
+        ctx.version,
+        allowed[1..].join(" or ")
+    ))]
+}
