@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::deepseek_v4::V4Layout;
 
 use crate::support::{
     A100, B200, Case, H100, L4, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
@@ -18,6 +19,7 @@ pub fn cases() -> Vec<Case> {
         quant012(),
         quant013(),
         quant014(),
+        quant015(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -511,5 +513,46 @@ fn quant013() -> Vec<Case> {
         trtllm("0.5.1").arg("--quantization", json!("awq")).no(),
         trtllm("0.5.18").no(),
         trtllm("0.5.5"),
+    ]
+}
+
+/// QUANT015: DeepSeek-V4's MXFP4 experts on Ampere/Hopper with SGLang's own runner (0.5.12-0.5.18).
+fn quant015() -> Vec<Case> {
+    let official = ModelFacts {
+        deepseek_v4: Some(V4Layout {
+            mxfp4_experts: true,
+            ..V4Layout::default()
+        }),
+        ..model("DeepseekV4ForCausalLM")
+    };
+    let v4 = |v, gpu| {
+        c("QUANT015")
+            .version(v)
+            .on(gpu)
+            .tp(8)
+            .model(official.clone())
+    };
+    vec![
+        v4("0.5.15", H100),
+        v4("0.5.12", A100),
+        // Named: warned, not changed.
+        v4("0.5.15", H100).arg("--moe-runner-backend", json!("triton")),
+        v4("0.5.15", H100)
+            .arg("--moe-runner-backend", json!("marlin"))
+            .no(),
+        // SM100 takes DeepGEMM's path; from 0.5.19 SGLang picks FlashInfer's MXFP4 runner.
+        v4("0.5.15", B200).no(),
+        v4("0.5.19", H100).no(),
+        v4("0.5.15", H100)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        v4("0.5.15", H100).env("SGLANG_DSV4_FP4_DEQUANT", "1").no(),
+        // Another export of the model packs its experts otherwise.
+        c("QUANT015")
+            .version("0.5.15")
+            .on(H100)
+            .tp(8)
+            .model(model("DeepseekV4ForCausalLM"))
+            .no(),
     ]
 }

@@ -410,3 +410,34 @@ pub(crate) fn deepseek_v4_kv_dtype(ctx: &Context) -> Vec<Fired> {
         allowed[1..].join(" or ")
     ))]
 }
+
+/// QUANT015: before 0.5.19 DeepSeek-V4's packed FP4 experts reach the Triton MoE kernel on
+/// GPUs without DeepGEMM's UE8M0 path; the fix names Marlin when no runner was given.
+pub(crate) fn deepseek_v4_triton_experts(ctx: &Context) -> Vec<Fired> {
+    let official = ctx
+        .model
+        .and_then(|m| m.deepseek_v4.as_ref())
+        .is_some_and(|l| l.mxfp4_experts);
+    let runner = ctx.server.backends.moe_runner.as_ref();
+    let runner_value = runner.map_or("auto", |c| c.value.as_str());
+    let a2a = ctx.moe_a2a().is_some_and(|a| a != "none");
+    if !official || a2a || !matches!(runner_value, "auto" | "triton") {
+        return vec![];
+    }
+    if ctx.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
+        return vec![];
+    }
+    let gpus = ctx.gpus_where(|(major, _)| major == 8 || major == 9);
+    if gpus.is_empty() {
+        return vec![];
+    }
+    let fired = Fired::new(format!(
+        "DeepSeek-V4's MXFP4 experts with MoE runner {runner_value} on {}: SGLang {} hands the packed experts to the Triton MoE kernel, which stops at the first forward pass (a reported 0.5.12 start failed without Marlin and started with it); use --moe-runner-backend marlin",
+        Context::describe(&gpus),
+        ctx.version
+    ));
+    if ctx.user().given(opt::MOE_RUNNER_BACKEND) {
+        return vec![fired];
+    }
+    vec![fired.with_fix(set_arg(opt::MOE_RUNNER_BACKEND, "marlin"))]
+}
