@@ -20,6 +20,7 @@ pub fn cases() -> Vec<Case> {
         quant013(),
         quant014(),
         quant015(),
+        quant016(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -554,5 +555,53 @@ fn quant015() -> Vec<Case> {
             .tp(8)
             .model(model("DeepseekV4ForCausalLM"))
             .no(),
+    ]
+}
+
+/// QUANT016: DeepSeek-V4's MXFP4 experts through DeepGEMM on Hopper (0.5.12-0.5.15), and
+/// QUANT006 on its block-FP8 shared expert (the routed experts are MXFP4).
+fn quant016() -> Vec<Case> {
+    let official = || ModelFacts {
+        deepseek_v4: Some(V4Layout {
+            mxfp4_experts: true,
+            ..V4Layout::default()
+        }),
+        weight_block_size: Some((128, 128)),
+        quant_method: Some("fp8".into()),
+        num_experts: Some(384),
+        moe_intermediate_size: Some(3072),
+        n_shared_experts: Some(1),
+        ..model("DeepseekV4ForCausalLM")
+    };
+    let v4 = |code, v, gpu| c(code).version(v).on(gpu).model(official());
+    vec![
+        v4("QUANT016", "0.5.15", H100)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep")),
+        v4("QUANT016", "0.5.15", H100)
+            .tp(8)
+            .arg("--moe-runner-backend", json!("deep_gemm")),
+        v4("QUANT016", "0.5.15", H100)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
+            .no(),
+        v4("QUANT016", "0.5.15", B200)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        v4("QUANT016", "0.5.15", H100).tp(8).no(),
+        v4("QUANT016", "0.5.16", H100)
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        // 3072 / TP 16 = 192: the shared expert's FP8 shards are not whole blocks...
+        v4("QUANT006", "0.5.12", H100).tp(16),
+        // ... unless it is replicated; the MXFP4 routed experts are not checked against 128.
+        v4("QUANT006", "0.5.12", H100)
+            .tp(16)
+            .env("SGLANG_SHARED_EXPERT_TP1", "1")
+            .no(),
+        v4("QUANT006", "0.5.12", H100).tp(8).no(),
     ]
 }

@@ -36,6 +36,8 @@ impl super::ModelFacts {
                 .model_type
                 .as_deref()
                 .is_some_and(|t| MODELLED.contains(&t))
+            // DeepSeek-V4's own layout: the estimate is its published checkpoint's size.
+            || self.deepseek_v4.as_ref().is_some_and(|l| l.mxfp4_experts)
     }
 }
 
@@ -86,6 +88,7 @@ mod tests {
 
     #[test]
     fn per_layer_block_configs_and_new_packings_are_not_modelled() {
+        // DeepSeek-V4 is not a generic layout: its official packing has a reader of its own.
         for t in ["nemotron-nas", "deepseek_v4", "minimax_m2"] {
             assert!(!MODELLED.contains(&t), "{t}");
         }

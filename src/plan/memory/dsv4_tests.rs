@@ -78,3 +78,27 @@ fn the_fixed_compressor_state_is_taken_before_the_tokens() {
     let freed = (b - a) as f64 * 7087.0 / (1u64 << 30) as f64;
     assert!((freed - 2.42).abs() < 0.01, "{freed}");
 }
+
+#[test]
+fn a_fraction_too_low_for_the_weights_blocks_and_for_the_fixed_state_warns() {
+    use crate::rules::{Code, Severity};
+    let mem004 = |mfs: f64| {
+        let m = model(PRO);
+        let topo = node(8, H200, 0, "9.0", true);
+        let values = [
+            ("--tp-size", json!(8)),
+            ("--moe-runner-backend", json!("marlin")),
+            ("--mem-fraction-static", json!(mfs)),
+        ];
+        run("0.5.15", &values, &topo, Some(&m))
+            .findings
+            .into_iter()
+            .find(|f| f.code == Code::MEM004)
+            .map(|f| f.severity)
+    };
+    // 0.88 of a real H200's baseline holds less than 0.5.15 Marlin's 125.4 GiB (two real starts
+    // failed so); 0.92 holds the weights but not the 3.9 GiB of compressor state; 0.95 holds both.
+    assert_eq!(mem004(0.88), Some(Severity::Error));
+    assert_eq!(mem004(0.92), Some(Severity::Warning));
+    assert_eq!(mem004(0.95), None);
+}

@@ -8,7 +8,7 @@ use super::terms::{MIB, fmt_gib};
 use super::{Baseline, Reserve, Sizing, tp_pp};
 use crate::facts::model::{ModelFacts, defaults};
 use crate::resolve::Context;
-use crate::rules::{Code, Finding};
+use crate::rules::{Code, Finding, Severity};
 use crate::sglang::opt;
 
 /// The plan's numbers the findings judge.
@@ -49,52 +49,53 @@ fn unless_estimate_unsure(ctx: &Context, hit: Finding) -> Finding {
     let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) else {
         return hit;
     };
-    let why = if m.deepseek_v4.as_ref().is_some_and(|l| l.mxfp4_experts) {
-        "DeepSeek-V4's loaded size, read from SGLang's code for its checkpoint and MoE runners, \
-         is checked against one start-up log only, so it may be off by a few percent"
-            .to_owned()
-    } else {
-        format!(
-            "the weights are estimated from config.json for model_type {}, a layout the \
-             estimate does not follow, so the size may be far off",
-            m.model_type.as_deref().unwrap_or("(none)")
-        )
-    };
     Finding::new(
         Code::MEM018,
         format!(
-            "{}; but {why}: compare with the checkpoint's size on disk",
-            hit.message
+            "{}; but the weights are estimated from config.json for model_type {}, a layout \
+             the estimate does not follow, so the size may be far off: compare with the \
+             checkpoint's size on disk",
+            hit.message,
+            m.model_type.as_deref().unwrap_or("(none)"),
         ),
     )
 }
 
-/// MEM004: the user's static pool cannot even hold the weights.
+/// MEM004: the user's static pool cannot even hold the weights. DeepSeek-V4's fixed compressor
+/// state is taken next: a pool that holds the weights but not it leaves no tokens, a warning
+/// (SGLang's own check counts the weights alone).
 fn too_low(j: &Judged) -> Option<Finding> {
     let (u, weights) = (j.user_mfs?, j.sizing.weights_mib?);
-    // DeepSeek-V4's compressor state is taken before any token.
     let fixed = j.sizing.fixed_kv_mib;
-    let w = weights + fixed;
     let b = j.base.mib;
+    if b * u > weights + fixed {
+        return None;
+    }
     let state = if fixed > 0.0 {
         format!(" and {} of fixed KV-cache state", fmt_gib(fixed))
     } else {
         String::new()
     };
-    (b * u <= w).then(|| {
-        Finding::new(
-            Code::MEM004,
-            format!(
-                "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights{state} \
-                 per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} \
-                 (planned {:.3})",
-                fmt_gib(b * u),
-                fmt_gib(weights),
-                (w / b + 0.005).min(0.99),
-                j.reserve.planned,
-            ),
-        )
-    })
+    let mut hit = Finding::new(
+        Code::MEM004,
+        format!(
+            "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights{state} \
+             per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} \
+             (planned {:.3})",
+            fmt_gib(b * u),
+            fmt_gib(weights),
+            ((weights + fixed) / b + 0.005).min(0.99),
+            j.reserve.planned,
+        ),
+    );
+    if b * u > weights {
+        hit.severity = Severity::Warning;
+        hit.message.push_str(
+            " (a warning: the weights fit, and SGLang's own check counts them alone; the fixed \
+             state then leaves the KV cache no tokens)",
+        );
+    }
+    Some(hit)
 }
 
 /// MEM003: the user's fraction leaves less outside the pool than the first use needs (graphs,
@@ -149,7 +150,7 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
     let state_part = state.map_or(String::new(), |s| {
         format!(", Mamba state pool {}", fmt_gib(s))
     });
-    Some(Finding::new(
+    let mut hit = Finding::new(
         Code::MEM005,
         format!(
             "model does not fit: projected {} per GPU (weights {}{state_part}, \
@@ -161,7 +162,19 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
             b.tightest.index,
             ways_out(ctx, w, overheads, free).join(", "),
         ),
-    ))
+    );
+    // DeepSeek-V4: only its fixed compressor state is short; SGLang's own check counts the
+    // weights, and the state's size (rings × request slots) is read from code, not logs.
+    let fixed = j.sizing.fixed_kv_mib;
+    if fixed > 0.0 && b.mib * j.mfs > w {
+        hit.severity = Severity::Warning;
+        hit.message.push_str(&format!(
+            " (a warning: the weights fit the static pool; DeepSeek-V4's fixed KV-cache state of \
+             {} is what leaves no tokens)",
+            fmt_gib(fixed)
+        ));
+    }
+    Some(hit)
 }
 
 /// What would make the model fit, most effective first.

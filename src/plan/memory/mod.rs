@@ -382,7 +382,8 @@ fn sizes(
         mamba_state: terms::mib_term(state.map_or(0.0, |p| p.mib)),
         swa_kv_cache: terms::mib_term(swa),
         kv_cache: kv_mib.map(|k| k.floor() as u64),
-        fixed_kv: s.fixed_kv_mib.floor() as u64,
+        // Rounded up: with the tokens' share (rounded down) it meets the pool's own rounding.
+        fixed_kv: s.fixed_kv_mib.ceil() as u64,
         unallocated,
         cuda_graphs: r.cuda_graphs,
         activations: r.activations,

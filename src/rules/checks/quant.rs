@@ -441,3 +441,35 @@ pub(crate) fn deepseek_v4_triton_experts(ctx: &Context) -> Vec<Fired> {
     }
     vec![fired.with_fix(set_arg(opt::MOE_RUNNER_BACKEND, "marlin"))]
 }
+
+/// QUANT016: DeepGEMM's packed-FP4 grouped GEMM is SM100-only; DeepSeek-V4's MXFP4 experts reach
+/// it on Hopper through the deep_gemm runner or `auto` with DeepEP, Mooncake or NIXL.
+pub(crate) fn deepseek_v4_deepgemm_sm90(ctx: &Context) -> Vec<Fired> {
+    let official = ctx
+        .model
+        .and_then(|m| m.deepseek_v4.as_ref())
+        .is_some_and(|l| l.mxfp4_experts);
+    if !official || ctx.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
+        return vec![];
+    }
+    let runner = ctx.server.backends.moe_runner.as_ref();
+    let runner_value = runner.map_or("auto", |c| c.value.as_str());
+    let a2a = ctx.moe_a2a().unwrap_or_default();
+    let jit_off = ctx
+        .env
+        .get("SGLANG_ENABLE_JIT_DEEPGEMM")
+        .is_some_and(|v| !env_true(v));
+    let deepgemm = runner_value == "deep_gemm"
+        || (runner_value == "auto"
+            && ["deepep", "mooncake", "nixl"].contains(&a2a.as_str())
+            && !jit_off);
+    let gpus = ctx.gpus_where(|(major, _)| major == 9);
+    if !deepgemm || gpus.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "DeepSeek-V4's MXFP4 experts through DeepGEMM (MoE runner {runner_value}, all-to-all {a2a}) on {}: SGLang {} hands the packed FP4 experts to DeepGEMM's grouped GEMM, which asserts an SM100 GPU, and the start fails at CUDA-graph capture; drop the all-to-all backend and use --moe-runner-backend marlin",
+        Context::describe(&gpus),
+        ctx.version
+    ))]
+}

@@ -16,6 +16,9 @@ struct Layout {
     moe_tp: u64,
     /// The dense MLP layers' TP width (`--moe-dense-tp-size 1` keeps them whole).
     dense_tp: u64,
+    /// A DeepSeek-style shared expert's TP width: 1 (replicated) with an all-to-all backend or
+    /// `SGLANG_SHARED_EXPERT_TP1`.
+    shared_tp: u64,
 }
 
 impl Layout {
@@ -36,11 +39,14 @@ impl Layout {
         } else {
             tp
         };
+        let shared_replicated =
+            ctx.moe_a2a().is_some() || ctx.env.truthy("SGLANG_SHARED_EXPERT_TP1");
         Some(Layout {
             tp,
             attn_tp: whole(tp, attn_dp)?,
             moe_tp: whole(tp, ep.checked_mul(moe_dp)?)?,
             dense_tp,
+            shared_tp: if shared_replicated { 1 } else { tp },
         })
     }
 
@@ -51,6 +57,7 @@ impl Layout {
             attn_tp: tp,
             moe_tp: tp,
             dense_tp: tp,
+            shared_tp: tp,
         }
     }
 }
@@ -130,9 +137,21 @@ fn is_moe(m: &ModelFacts) -> bool {
     m.num_experts.is_some_and(|e| e > 1)
 }
 
-/// Routed experts: gate/up always, down when TP > 1 (SGLang's FP8 MoE method).
+/// Routed experts: gate/up always, down when TP > 1 (SGLang's FP8 MoE method). DeepSeek-V4's
+/// official experts are MXFP4 (32-wide scale groups) in its FP8 config: its shared expert is the
+/// block-FP8 MLP, split TP ways unless replicated.
 fn experts(s: &mut Sizes, m: &ModelFacts, l: Layout) {
     if !is_moe(m) {
+        return;
+    }
+    if m.deepseek_v4.as_ref().is_some_and(|v| v.mxfp4_experts) {
+        let (Some(w), n) = (m.moe_intermediate_size, m.n_shared_experts.unwrap_or(0)) else {
+            return;
+        };
+        let name = "shared_experts (moe_intermediate_size × n_shared_experts)";
+        if n > 0 && l.shared_tp > 1 {
+            mlp(s, name, w * n, l.shared_tp, l.tp);
+        }
         return;
     }
     let (name, width) = match (m.moe_intermediate_size, m.intermediate_size) {
