@@ -35,6 +35,9 @@ fn loaded_experts_follow_the_runner_and_release() {
     // Marlin keeps the loader's FP32 expert scales beside its own.
     let logged = w("0.5.15", &marlin, (H200, "9.0")).unwrap();
     assert!((logged / 125.65 - 1.0).abs() < 0.005, "{logged}");
+    // The plain 0.5.12 image's start of the same model (a benchmark's debug notes: 125.43 GB).
+    let release = w("0.5.12", &marlin, (H200, "9.0")).unwrap();
+    assert!((release / 125.43 - 1.0).abs() < 0.005, "{release}");
     // The FP8 method's own layout (runner auto) keeps FP32 scales only.
     assert_eq!(w("0.5.15", &[], (H200, "9.0")), Some(119.8));
     // 0.5.16 frees them; from 0.5.19 SGLang picks FlashInfer's MXFP4 runner itself.
