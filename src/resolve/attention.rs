@@ -290,7 +290,7 @@ pub(crate) fn dsa_served(version: &str, model: Option<&crate::facts::model::Mode
 /// DeepSeek-V4, which SGLang serves from 0.5.12 on its own attention backend with 256-token
 /// pages, whatever is given.
 pub(crate) fn deepseek_v4(i: &Inputs) -> bool {
-    i.arch == Some("DeepseekV4ForCausalLM") && at_least(i.version, "0.5.12")
+    i.arch == Some(crate::facts::model::deepseek_v4::ARCH) && at_least(i.version, "0.5.12")
 }
 
 /// The KV page size: the user's (else 1; 64 for DeepSeek sparse attention and 256 for

@@ -130,7 +130,8 @@ fn dsa_kv_default(
 ) -> Sourced<String> {
     let newer = major.is_some_and(|m| m >= 10);
     // DeepSeek-V4 (0.5.12 on) keeps its cache in FP8 E4M3 on every CUDA GPU.
-    let v4 = model.and_then(|m| m.architecture.as_deref()) == Some("DeepseekV4ForCausalLM")
+    let v4 = model.and_then(|m| m.architecture.as_deref())
+        == Some(crate::facts::model::deepseek_v4::ARCH)
         && major.is_some()
         && at_least(version, "0.5.12");
     if k.value == "auto" && (v4 || newer && super::attention::dsa_served(version, model)) {

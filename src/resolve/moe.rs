@@ -56,7 +56,7 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
             .contains(&q)
             .then_some("flashinfer_trtllm");
     }
-    if arch == "DeepseekV4ForCausalLM" {
+    if arch == crate::facts::model::deepseek_v4::ARCH {
         return deepseek_v4(i, cc, no_a2a);
     }
     if arch == "GptOssForCausalLM" && at_least(v, "0.5.1") {
@@ -100,10 +100,7 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
 /// without an all-to-all backend or `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
 fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
-    let official = i
-        .model
-        .and_then(|m| m.deepseek_v4.as_ref())
-        .is_some_and(|l| l.mxfp4_experts);
+    let official = i.model.is_some_and(|m| m.deepseek_v4_official().is_some());
     if !official || i.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
         return None;
     }

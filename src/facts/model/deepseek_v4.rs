@@ -31,6 +31,9 @@ pub struct V4Layout {
     pub rope_table_bytes: f64,
 }
 
+/// The architecture SGLang's DeepSeek-V4 paths key on.
+pub const ARCH: &str = "DeepseekV4ForCausalLM";
+
 /// Bytes per routed-expert value as the checkpoint stores it (MXFP4 with its scales).
 pub const CHECKPOINT_EXPERT_BYTES: f64 = 0.5 + 1.0 / 32.0;
 

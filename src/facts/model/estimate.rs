@@ -45,7 +45,7 @@ fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
 /// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
 /// only the experts); embeddings, norms, routers and the head stay in the model dtype.
 pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
-    if let Some(layout) = f.deepseek_v4.as_ref().filter(|l| l.mxfp4_experts) {
+    if let Some(layout) = f.deepseek_v4_official() {
         let b = super::deepseek_v4::breakdown(f, layout)?;
         return Some(WeightBreakdown {
             model: b.model,

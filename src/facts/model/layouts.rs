@@ -37,7 +37,7 @@ impl super::ModelFacts {
                 .as_deref()
                 .is_some_and(|t| MODELLED.contains(&t))
             // DeepSeek-V4's own layout: the estimate is its published checkpoint's size.
-            || self.deepseek_v4.as_ref().is_some_and(|l| l.mxfp4_experts)
+            || self.deepseek_v4_official().is_some()
     }
 }
 

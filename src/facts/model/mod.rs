@@ -213,6 +213,12 @@ impl ModelFacts {
         self.implausible.is_empty()
     }
 
+    /// DeepSeek-V4's layout when the checkpoint is the official packing (MXFP4 experts in a
+    /// block-FP8 config), the one its weight estimate and loaded sizes follow.
+    pub fn deepseek_v4_official(&self) -> Option<&deepseek_v4::V4Layout> {
+        self.deepseek_v4.as_ref().filter(|l| l.mxfp4_experts)
+    }
+
     /// Head dimension: explicit `head_dim`, else hidden / heads.
     pub fn head_dim_or_derived(&self) -> Option<u64> {
         self.head_dim.or_else(|| {

@@ -24,8 +24,11 @@ pub(crate) struct Added {
 
 /// See the module doc; zero for every layout but DeepSeek-V4's.
 pub(crate) fn added_bytes_per_gpu(ctx: &Context, m: &ModelFacts) -> Added {
-    let layout = m.deepseek_v4.as_ref().filter(|l| l.mxfp4_experts);
-    let (Some(layout), Some(b)) = (layout, crate::facts::model::weight_breakdown(m)) else {
+    // Checked first: every other model returns here without sizing its layers.
+    let Some(layout) = m.deepseek_v4_official() else {
+        return Added::default();
+    };
+    let Some(b) = crate::facts::model::weight_breakdown(m) else {
         return Added::default();
     };
     let p = &ctx.server.parallel;

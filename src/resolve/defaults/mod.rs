@@ -210,7 +210,7 @@ fn chunked_prefill_size(i: &Gen) -> i64 {
 fn max_running_requests(i: &Gen) -> Option<i64> {
     let v = i.version;
     // DeepSeek-V4 sets 256 itself before the draft's cap is considered (0.5.12 on).
-    let v4 = i.arch == Some("DeepseekV4ForCausalLM") && since(v, "0.5.12");
+    let v4 = i.arch == Some(crate::facts::model::deepseek_v4::ARCH) && since(v, "0.5.12");
     match (&i.spec, i.user_mrr) {
         (_, Some(u)) => Some(u),
         (_, None) if v4 => Some(256),

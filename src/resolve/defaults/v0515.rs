@@ -76,7 +76,7 @@ fn prefill_incompatible(i: &Gen) -> bool {
         || a2a
         || i.multimodal
         // DeepSeek-V4's capture pool would pin its indexer scratch (every breakable-graph release).
-        || i.arch == Some("DeepseekV4ForCausalLM")
+        || i.arch == Some(crate::facts::model::deepseek_v4::ARCH)
 }
 
 /// 0.5.14+: which graph phases are captured, after the options and compatibility rules.

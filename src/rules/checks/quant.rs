@@ -1,6 +1,7 @@
 //! Quantisation formats by architecture.
 
 use super::*;
+use crate::facts::model::deepseek_v4::ARCH as V4_ARCH;
 use crate::sglang::opt;
 
 fn is_fp8(q: &str) -> bool {
@@ -390,7 +391,7 @@ pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
 /// QUANT014: DeepSeek-V4's hook takes fp8_e4m3 (and bfloat16 from 0.5.14) as written; `auto`
 /// becomes fp8_e4m3.
 pub(crate) fn deepseek_v4_kv_dtype(ctx: &Context) -> Vec<Fired> {
-    if ctx.model_arch() != Some("DeepseekV4ForCausalLM") {
+    if ctx.model_arch() != Some(V4_ARCH) {
         return vec![];
     }
     let Some(kv) = ctx.kv_cache_dtype() else {
@@ -416,8 +417,7 @@ pub(crate) fn deepseek_v4_kv_dtype(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn deepseek_v4_triton_experts(ctx: &Context) -> Vec<Fired> {
     let official = ctx
         .model
-        .and_then(|m| m.deepseek_v4.as_ref())
-        .is_some_and(|l| l.mxfp4_experts);
+        .is_some_and(|m| m.deepseek_v4_official().is_some());
     let runner = ctx.server.backends.moe_runner.as_ref();
     let runner_value = runner.map_or("auto", |c| c.value.as_str());
     let a2a = ctx.moe_a2a().is_some_and(|a| a != "none");
@@ -447,8 +447,7 @@ pub(crate) fn deepseek_v4_triton_experts(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn deepseek_v4_deepgemm_sm90(ctx: &Context) -> Vec<Fired> {
     let official = ctx
         .model
-        .and_then(|m| m.deepseek_v4.as_ref())
-        .is_some_and(|l| l.mxfp4_experts);
+        .is_some_and(|m| m.deepseek_v4_official().is_some());
     if !official || ctx.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
         return vec![];
     }

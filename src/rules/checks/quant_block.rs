@@ -144,7 +144,7 @@ fn experts(s: &mut Sizes, m: &ModelFacts, l: Layout) {
     if !is_moe(m) {
         return;
     }
-    if m.deepseek_v4.as_ref().is_some_and(|v| v.mxfp4_experts) {
+    if m.deepseek_v4_official().is_some() {
         let (Some(w), n) = (m.moe_intermediate_size, m.n_shared_experts.unwrap_or(0)) else {
             return;
         };

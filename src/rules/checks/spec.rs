@@ -475,7 +475,7 @@ pub(crate) fn deepseek_v4_draft(ctx: &Context) -> Vec<Fired> {
     let Some(algo) = ctx.user().sval(opt::SPECULATIVE_ALGORITHM) else {
         return vec![];
     };
-    if ctx.model_arch() != Some("DeepseekV4ForCausalLM") {
+    if ctx.model_arch() != Some(crate::facts::model::deepseek_v4::ARCH) {
         return vec![];
     }
     let v = ctx.version;
