@@ -72,8 +72,10 @@ fn main() {
     println!("sgl/phys/plan = SGLang's default, our terms alone, and the planned fraction (the");
     println!("smaller of the two); plan sl / phys sl = what those fractions leave on that GPU.");
     print!("{}", evidence_table(&rows));
+    // A record whose cause is not modelled (printed with why) says nothing about the policy.
     let judged: Vec<_> = rows
         .iter()
+        .filter(|r| !UNMODELLED.iter().any(|(id, _)| *id == r.id))
         .filter_map(|r| Some((r, r.ev.planned_covers_need()?, r.ev.physics_covers_need()?)))
         .collect();
     let short_physics: Vec<&str> = judged

@@ -26,6 +26,11 @@ pub struct Parallel {
     /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) and every all-to-all backend
     /// (DeepEP, Mooncake, ...) make it the TP size.
     pub ep: i64,
+    /// An MoE all-to-all backend (DeepEP, Mooncake, ...) is named. Not in plan/v1: the
+    /// backends section names it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) a2a: bool,
     /// `--moe-dense-tp-size` when given.
     pub(crate) moe_dense_tp: Option<i64>,
     pub(crate) nnodes: i64,
@@ -76,6 +81,7 @@ impl Parallel {
             dp_attention: attn_dp > 1 || (enable_dp_attention && keeps_dp_attention(args, dp)),
             replicas: if enable_dp_attention { 1 } else { dp },
             ep,
+            a2a,
             moe_dense_tp: args.get("--moe-dense-tp-size").and_then(Value::as_i64),
             nnodes: size(args, "--nnodes"),
             node_rank: args.int("--node-rank").unwrap_or(0).max(0),

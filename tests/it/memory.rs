@@ -341,8 +341,10 @@ mod memory_support;
 fn predictions_meet_the_accuracy_targets_on_real_logs() {
     let rows = memory_support::rows();
     let table = memory_support::table(&rows);
-    // ROCm builds of 0.4.8/0.4.9 keep DeepSeek's FP8 block weights dequantised to BF16 (2× the
-    // checkpoint): 166.6 GiB at tp8 and 90 GiB at tp16 match 1.34 TB / tp. Not a planner error.
+    // ROCm builds of 0.4.8/0.4.9 hold DeepSeek's block-FP8 checkpoint larger than CUDA's: with
+    // the routed experts in BF16 and the rest as CUDA's (DP attention's unsharded attention
+    // included) both logs are met within 1% (166.6 GiB at tp8 dp8, 90.1 at tp16 dp16), 1.7-1.9×
+    // our CUDA figure. Not a planner error: ROCm is not planned.
     let rocm_bf16 = [
         "sglang-7691-dsr1-rocm-dp8-negative-pool",
         "sglang-7847-dsr1-mi300x-tp16-dp16",
@@ -361,7 +363,7 @@ fn predictions_meet_the_accuracy_targets_on_real_logs() {
             if rocm_bf16.contains(&r.id.as_str()) {
                 let bf16_ratio = r.weights_log_gib.unwrap() / r.weights_pred_gib.unwrap();
                 assert!(
-                    bf16_ratio > 1.9 && bf16_ratio < 2.3,
+                    bf16_ratio > 1.65 && bf16_ratio < 1.9,
                     "{}: {bf16_ratio}\n{table}",
                     r.id
                 );
@@ -560,8 +562,9 @@ fn planned_fraction_leaves_what_real_servers_needed() {
             r.id
         );
     }
-    // Never above SGLang's own default.
-    for r in &rows {
+    // Never above SGLang's own default, unless that default leaves less than one request
+    // (MEM016's reported fix).
+    for r in rows.iter().filter(|r| !r.ev.raised_for_one_request) {
         if let (Some(p), Some(d)) = (r.ev.planned_mfs, r.ev.sglang_default_mfs) {
             assert!(
                 p <= d + 1e-9,
@@ -725,7 +728,9 @@ mod robustness {
                 prop_assert!(w > 0 && w <= model::MAX_WEIGHT_ESTIMATE_BYTES);
             }
             let _ = kv::kv_cell(&args, None, &Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
-            let _ = kv::weights_per_gpu_bytes(&Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
+            let p = Parallel::of(&args);
+            let split = kv::Split::of(version, &args, &env, &p, &facts);
+            let _ = kv::weights_per_gpu_bytes(&p, &split, Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
             let topo = node(tp.min(8) as u32, total);
             let gpus: Vec<u32> = (0..tp.min(8) as u32).collect();
             let o = memory::plan(&Context::new(Facts {

@@ -31,6 +31,9 @@ pub struct Evidence {
     pub sglang_default_mfs: Option<f64>,
     pub physics_mfs: Option<f64>,
     pub planned_mfs: Option<f64>,
+    /// The plan raised the fraction above SGLang's default because that default leaves less
+    /// than one request at the context length (MEM016).
+    pub raised_for_one_request: bool,
     /// B·(1 − planned): what our plan would leave outside the static pool on this GPU.
     pub planned_slack_gib: Option<f64>,
     /// B·(1 − physics): what our reserve terms alone (without the cap) would leave.
@@ -97,6 +100,7 @@ pub fn evidence(
     ev.sglang_default_mfs = m.sglang_default_mem_fraction_static;
     ev.physics_mfs = Some(o.physics_mem_fraction_static);
     ev.planned_mfs = o.planned_mem_fraction_static;
+    ev.raised_for_one_request = o.findings.iter().any(|f| f.code.as_str() == "MEM016");
     // Judged only where our plan models the run (weights fit): otherwise the fraction says
     // nothing about the non-static memory.
     ev.planned_slack_gib = o

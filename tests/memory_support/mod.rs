@@ -149,8 +149,9 @@ fn graph_mib(m: &sglang_launch::plan::v1::Memory, with_tables: bool) -> f64 {
 fn measures(r: &Record, base: Row, facts: &ModelFacts, args: &SglangArgs) -> Row {
     let p = Parallel::of(args);
     let spec = Speculative::of(args, Some(facts));
+    let split = kv::Split::of(&record::version(r).0, args, &Env::default(), &p, facts);
     let weights_pred =
-        kv::target_weights_per_gpu_bytes(&p, spec.as_ref(), facts).map(|b| b as f64 / GIB);
+        kv::target_weights_per_gpu_bytes(&p, &split, spec.as_ref(), facts).map(|b| b as f64 / GIB);
     let cell = kv::kv_cell(args, None, &p, spec.as_ref(), facts, None);
     let kv_size_log = r
         .f("kv_size_gb")

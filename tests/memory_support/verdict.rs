@@ -15,9 +15,12 @@ pub const UNMODELLED: &[(&str, &str)] = &[
     ),
     (
         "sglang-6027-dsv3-0324-2x8xh100-dpattn",
-        "a run-time transient (2.63 GiB) of one 64k-token request on top of 14.2 GiB in use \
-         outside the static pool (3.63 GiB of it graph pools); no term models per-request \
-         long-context attention memory",
+        "the record contradicts its release: its KV line (274,934 tokens at the default 0.79) \
+         and OOM message (71.19 GiB held, 17.99 of it KV and 3.63 graph pools) leave at most \
+         44.5 GiB for weights, but 0.4.6.post2's DeepSeek model keeps the whole attention on \
+         each of 16 DP-attention ranks (at least 49.4 GiB); the command recorded may not be \
+         the one that ran, and its run-time transient (2.63 GiB of one 64k-token request) is \
+         not modelled",
     ),
 ];
 

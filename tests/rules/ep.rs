@@ -138,6 +138,21 @@ fn ep001_to_ep010() -> Vec<Case> {
             .tp(8)
             .arg("--moe-runner-backend", json!("triton_kernel"))
             .no(),
+        // SGLang's own pick for GPT-OSS's MXFP4 checkpoint on SM120 in 0.5.10-0.5.13.post1 is
+        // triton_kernel (Marlin from 0.5.14).
+        c("EP009")
+            .version("0.5.11")
+            .on(PRO)
+            .tp(4)
+            .model(gpt_oss_mxfp4())
+            .arg("--ep-size", json!(4)),
+        c("EP009")
+            .version("0.5.14")
+            .on(PRO)
+            .tp(4)
+            .model(gpt_oss_mxfp4())
+            .arg("--ep-size", json!(4))
+            .no(),
         c("EP010")
             .tp(8)
             .arg("--moe-a2a-backend", json!("deepep"))
@@ -231,4 +246,12 @@ fn old_releases_spell_deepep_and_ep_as_flags() {
             .message
             .contains("no upstream release reads it")
     );
+}
+
+fn gpt_oss_mxfp4() -> sglang_launch::facts::model::ModelFacts {
+    sglang_launch::facts::model::ModelFacts {
+        quant_method: Some("mxfp4".into()),
+        architecture: Some("GptOssForCausalLM".into()),
+        ..moe()
+    }
 }

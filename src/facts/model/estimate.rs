@@ -23,6 +23,22 @@ pub(crate) struct WeightBreakdown {
     /// Block-FP8 weight values per layer SGLang dequantises to BF16 when loading off SM100
     /// (DeepSeek-V4's `wo_a`); 0 for other layouts.
     pub(crate) bf16_off_sm100_params_per_layer: f64,
+    /// Parts of `model` whose split over the ranks depends on the parallel layout (0 where the
+    /// layout is not modelled, DeepSeek-V4's): the attention TP shards (sharded part of every
+    /// layer's attention, with MLA's absorbed copies), the input embedding, the separate LM head
+    /// (0 when tied), the dense layers' MLPs, and the routed and shared experts.
+    pub(crate) by_part: Parts,
+}
+
+/// See [`WeightBreakdown::by_part`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Parts {
+    pub(crate) attention: f64,
+    pub(crate) embed: f64,
+    pub(crate) head: f64,
+    pub(crate) dense_mlp: f64,
+    pub(crate) routed_experts: f64,
+    pub(crate) shared_experts: f64,
 }
 
 /// Bytes per parameter of quantised linear weights, with their scales: the checkpoint's storage
@@ -86,7 +102,7 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         .moe_layer_step
         .filter(|_| f.num_experts.is_some_and(|e| e > 1));
     let dense_mlp = 3.0 * h * f.dense_intermediate_size.map_or(inter, |d| d as f64);
-    let (experts, router, dense_layers) = match f.num_experts {
+    let (experts, shared_experts, router, dense_layers) = match f.num_experts {
         Some(e) if e > 1 => {
             let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
             // Llama-4's MoE layers carry one shared expert its config does not count.
@@ -97,9 +113,14 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
                 Some(step) => layers - (layers / step as f64).floor(),
                 None => f.first_k_dense_replace.unwrap_or(0) as f64,
             };
-            (3.0 * h * mi * (e as f64 + shared), h * e as f64, dense)
+            (
+                3.0 * h * mi * e as f64,
+                3.0 * h * mi * shared,
+                h * e as f64,
+                dense,
+            )
         }
-        _ => (0.0, 0.0, layers),
+        _ => (0.0, 0.0, 0.0, layers),
     };
     // A config may claim more dense layers than layers.
     let dense_layers = dense_layers.min(layers);
@@ -121,12 +142,20 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     };
     let attn_b = attn * attn_bytes;
     let layer_dense = attn_b + dense_mlp * other_linear_bytes;
-    let layer_moe = attn_b + experts * q_bytes + router * dtype;
+    let layer_moe = attn_b + (experts + shared_experts) * q_bytes + router * dtype;
     let embed = vocab * h * dtype;
     let head = if f.tie_word_embeddings { 0.0 } else { embed };
     let model = dense_layers * layer_dense + moe_layers * layer_moe + embed + head;
     let per_layer_replicated = attn_replicated * attn_bytes;
     let replicated = layers * per_layer_replicated + moe_layers * router * dtype;
+    let by_part = Parts {
+        attention: layers * (attn_b - per_layer_replicated) + mla_absorbed,
+        embed,
+        head,
+        dense_mlp: dense_layers * dense_mlp * other_linear_bytes,
+        routed_experts: moe_layers * experts * q_bytes,
+        shared_experts: moe_layers * shared_experts * q_bytes,
+    };
     // An MTP layer is a full decoder layer (MoE when the model is) plus its own embed and head.
     let mtp_layer = if moe_layers > 0.0 {
         layer_moe
@@ -140,6 +169,7 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         replicated,
         mla_absorbed,
         mtp_shared: mtp_layers * 2.0 * embed,
+        by_part,
         ..WeightBreakdown::default()
     })
 }

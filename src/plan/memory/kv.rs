@@ -8,6 +8,8 @@ use crate::resolve::server::DraftSource;
 use crate::sglang::opt;
 use crate::sglang::{Parallel, SglangArgs};
 
+pub use super::split::Split;
+
 /// Bytes per token of the KV pool on one GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KvCell {
@@ -128,9 +130,10 @@ fn draft_kv_bytes(
 /// Target weights per GPU, bytes: the checkpoint without the MTP layers the target doesn't load
 /// (unless they serve as the speculative draft, then less the embedding and head copies the
 /// draft shares with the target), plus MLA's absorbed copies, split over TP × PP,
-/// plus the matrices every TP rank holds in full.
+/// plus the matrices every TP rank holds in full and what the layout keeps beyond a TP share.
 pub fn target_weights_per_gpu_bytes(
     p: &Parallel,
+    split: &Split,
     spec: Option<&Speculative>,
     m: &ModelFacts,
 ) -> Option<u64> {
@@ -152,17 +155,19 @@ pub fn target_weights_per_gpu_bytes(
         (total - b.mtp).max(0.0)
     };
     let sharded = loaded + b.mla_absorbed;
-    Some((sharded / (tp * pp) + b.replicated * (1.0 - 1.0 / tp) / pp) as u64)
+    let even = sharded / (tp * pp) + b.replicated * (1.0 - 1.0 / tp) / pp;
+    Some((even + split.extra_bytes(m)) as u64)
 }
 
 /// Target plus draft weights per GPU, bytes (the draft is loaded before the KV cache is sized).
 pub fn weights_per_gpu_bytes(
     p: &Parallel,
+    split: &Split,
     spec: Option<&Speculative>,
     m: &ModelFacts,
     draft: Option<&ModelFacts>,
 ) -> Option<u64> {
-    let target = target_weights_per_gpu_bytes(p, spec, m)?;
+    let target = target_weights_per_gpu_bytes(p, split, spec, m)?;
     let separate = spec.is_some_and(|s| s.separate_draft().is_some());
     let draft = match draft.filter(|_| separate) {
         Some(d) => d.weight_bytes.map(|w| w / p.tp.max(1) as u64).unwrap_or(0),

@@ -31,6 +31,9 @@ mod mamba;
 mod measured;
 pub(crate) mod model;
 mod others;
+mod split;
+#[cfg(test)]
+mod split_tests;
 mod swa;
 mod terms;
 #[cfg(test)]
@@ -320,7 +323,10 @@ fn sizing(ctx: &Context) -> Sizing {
         },
         // `--cpu-offload-gb` keeps that many GiB of each rank's weights in host memory.
         weights_mib: model
-            .and_then(|m| kv::weights_per_gpu_bytes(p, spec, m, draft))
+            .and_then(|m| {
+                let split = kv::Split::of(ctx.version, ctx.args, ctx.env, p, m);
+                kv::weights_per_gpu_bytes(p, &split, spec, m, draft)
+            })
             .map(|b| b as f64 + added.target + added.draft)
             .map(|b| (b / MIB - skipped_mib - offloaded_mib(ctx)).max(0.0)),
         draft_mib: model.map_or(0.0, |m| {

@@ -217,8 +217,18 @@ pub(crate) fn eplb_without_ep_multinode(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
-    let Some(runner) = ctx.user().sval(opt::MOE_RUNNER_BACKEND) else {
-        return vec![];
+    // triton_kernel's layer asserts EP 1 whoever chose it (SGLang does for GPT-OSS on SM120 in
+    // 0.5.10-0.5.13.post1); the other runners are checked as the user named them.
+    let resolved = ctx.server.backends.moe_runner.as_ref();
+    let picked_triton_kernel = resolved.is_some_and(|c| c.value == "triton_kernel");
+    let named = ctx
+        .user()
+        .sval(opt::MOE_RUNNER_BACKEND)
+        .filter(|r| r != "auto");
+    let (runner, whose) = match named {
+        Some(r) => (r, opt::MOE_RUNNER_BACKEND),
+        None if picked_triton_kernel => ("triton_kernel".to_owned(), "SGLang's own MoE runner"),
+        None => return vec![],
     };
     let tp = ctx.tp();
     let ep = if ctx.moe_a2a().is_some() {
@@ -248,7 +258,7 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
         }
         _ => return vec![],
     };
-    vec![Fired::new(format!("--moe-runner-backend {runner} {bad}"))]
+    vec![Fired::new(format!("{whose} {runner} {bad}"))]
 }
 
 pub(crate) fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
