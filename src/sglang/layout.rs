@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::SglangArgs;
 use super::release::at_least;
+use super::{SglangArgs, opt};
 
 /// Parallel sizes after SGLang's own rewrites. Sizes are at least 1 (argparse accepts 0 or
 /// negative values; those are findings elsewhere, never divisions by zero here).
@@ -26,6 +26,11 @@ pub struct Parallel {
     /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) and every all-to-all backend
     /// (DeepEP, Mooncake, ...) make it the TP size.
     pub ep: i64,
+    /// `--attn-cp-size` (1 when absent): attention context parallelism, which also takes its
+    /// share of the TP group from attention TP. Not in plan/v1.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) attn_cp: i64,
     /// An MoE all-to-all backend (DeepEP, Mooncake, ...) is named. Not in plan/v1: the
     /// backends section names it.
     #[serde(skip)]
@@ -81,11 +86,17 @@ impl Parallel {
             dp_attention: attn_dp > 1 || (enable_dp_attention && keeps_dp_attention(args, dp)),
             replicas: if enable_dp_attention { 1 } else { dp },
             ep,
+            attn_cp: size(args, opt::ATTN_CP_SIZE),
             a2a,
             moe_dense_tp: args.get("--moe-dense-tp-size").and_then(Value::as_i64),
             nnodes: size(args, "--nnodes"),
             node_rank: args.int("--node-rank").unwrap_or(0).max(0),
         }
+    }
+
+    /// The attention-TP width: what attention DP and attention CP leave of the TP group.
+    pub(crate) fn attn_tp(&self) -> i64 {
+        (self.tp / self.attn_dp.max(1) / self.attn_cp.max(1)).max(1)
     }
 
     /// Pipeline stages on this node (a stage may span nodes, then this is 1).

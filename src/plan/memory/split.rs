@@ -1,9 +1,9 @@
 //! What each GPU holds of a checkpoint beyond an even TP share, as the releases' model code
 //! builds it:
 //!
-//! * DP attention shards attention over the attention-TP group (TP ÷ attention DP), MLA's
-//!   absorbed copies too: at TP 8 DP 8 every rank holds all of it. A model whose attention
-//!   ignored that group could not run under DP attention at all.
+//! * DP attention and attention CP shard attention over the attention-TP group (TP ÷ attention
+//!   DP ÷ attention CP), MLA's absorbed copies too: at TP 8 DP 8 every rank holds all of it. A
+//!   model whose attention ignored that group could not run under either at all.
 //! * Under DP attention the input embedding is replicated through 0.5.7 (0.4.9's DeepSeek model
 //!   excepted), then sharded over attention TP (DeepSeek's model from 0.5.8, the others from
 //!   0.5.9); `SGLANG_ENABLE_EMBED_REPLICATION` (0.5.13+) replicates DeepSeek's in any layout.
@@ -51,19 +51,15 @@ impl Split {
     /// The split `version` makes of `m` under these arguments.
     pub fn of(version: &str, args: &SglangArgs, env: &Env, p: &Parallel, m: &ModelFacts) -> Split {
         let even = Split::even(p);
-        let attn_tp = if p.dp_attention {
-            (p.tp / p.attn_dp.max(1)).max(1) as f64
-        } else {
-            even.tp
-        };
+        let attn_tp = p.attn_tp() as f64;
         let replicated_by_env = m.is_mla()
             && at_least(version, "0.5.13")
             && env.truthy("SGLANG_ENABLE_EMBED_REPLICATION");
-        let embed = if replicated_by_env || (p.dp_attention && !embed_sharded_under_dpa(version, m))
-        {
-            1.0
-        } else {
-            attn_tp
+        let embed = match (replicated_by_env, p.dp_attention) {
+            (true, _) => 1.0,
+            (false, true) if embed_sharded_under_dpa(version, m) => attn_tp,
+            (false, true) => 1.0,
+            (false, false) => even.tp,
         };
         let experts = m.num_experts.unwrap_or(0).max(1) as f64;
         let redundant = args.int(opt::EP_NUM_REDUNDANT_EXPERTS).unwrap_or(0).max(0) as f64;

@@ -138,3 +138,22 @@ fn an_even_layout_holds_nothing_extra() {
     let got = extra_gib("0.5.23", &a2a, &none, &ds);
     assert!((got / (shared * 7.0 / 8.0) - 1.0).abs() < 0.01, "{got}");
 }
+
+#[test]
+fn attention_context_parallelism_keeps_the_attention_group_share_too() {
+    let none = Env::default();
+    let ds = model("deepseek-ai__DeepSeek-V3");
+    let tp8 = ("--tp-size", json!(8));
+    let cp8 = [tp8.clone(), ("--attn-cp-size", json!(8))];
+    let dpa8 = [
+        tp8,
+        ("--dp-size", json!(8)),
+        ("--enable-dp-attention", json!(true)),
+    ];
+    // Both leave attention TP one rank; only DP attention moves the embedding (from 0.5.8).
+    let embed = 129_280.0 * 7_168.0 * 2.0 / GIB * 7.0 / 8.0;
+    let cp = extra_gib("0.5.14", &cp8, &none, &ds);
+    let dp = extra_gib("0.5.14", &dpa8, &none, &ds);
+    assert!(cp > 9.0, "{cp}");
+    assert!((dp - cp - embed).abs() < 0.01, "{dp} {cp}");
+}
