@@ -15,6 +15,7 @@ use super::specparams::{self, SpecParams};
 use super::switches::{self, Switches};
 use super::{attention, graphs, moe, vision};
 use crate::facts::model::ModelFacts;
+use crate::sglang::release::at_least;
 use crate::sglang::{Parallel, SglangArgs};
 
 /// One tensor-parallel group on this node.
@@ -126,10 +127,27 @@ pub struct Server {
     pub switches: Switches,
 }
 
+/// 0.5.3–0.5.7 turn DP attention on for DeepSeek's sparse-attention models on CUDA GPUs:
+/// 0.5.3–0.5.5 also set DP to TP; 0.5.6–0.5.7 keep the DP given, so DP 1 leaves it off.
+fn dsa_dp_attention(version: &str, model: Option<&ModelFacts>, mut p: Parallel) -> Parallel {
+    if !attention::dsa_served(version, model) || at_least(version, "0.5.8") {
+        return p;
+    }
+    if !at_least(version, "0.5.6") {
+        p.dp = p.tp;
+    }
+    if p.dp > 1 {
+        p.attn_dp = p.dp;
+        p.dp_attention = true;
+        p.replicas = 1;
+    }
+    p
+}
+
 impl Server {
     pub(crate) fn resolve(f: &Facts) -> Server {
         let args = f.args;
-        let parallel = Parallel::of(args);
+        let parallel = dsa_dp_attention(f.version, f.model, Parallel::of(args));
         let tp_groups = tp_groups(f, &parallel);
         let first_group = tp_groups.first().map_or(&[][..], |g| g.gpus.as_slice());
         let custom_all_reduce =

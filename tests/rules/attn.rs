@@ -559,6 +559,18 @@ fn attn011() -> Vec<Case> {
             .version("0.5.8")
             .on(B200)
             .flag("--enable-deterministic-inference"),
+        // Before 0.5.4.post2 the check sees a model's own pick, not SGLang's generic one.
+        c("ATTN013")
+            .version("0.5.4")
+            .on(B200)
+            .tp(8)
+            .model(model("DeepseekV3ForCausalLM"))
+            .flag("--enable-deterministic-inference"),
+        c("ATTN013")
+            .version("0.5.4")
+            .on(B200)
+            .flag("--enable-deterministic-inference")
+            .no(),
         c("ATTN013")
             .version("0.5.14")
             .on(B200)

@@ -125,6 +125,19 @@ fn par013() -> Vec<Case> {
             .tp(4)
             .arg("--disaggregation-mode", json!("decode"))
             .no(),
+        // DeepSeek's sparse-attention model: SGLang turns DP attention on itself (DP = TP in
+        // 0.5.3-0.5.5; 0.5.6-0.5.7 keep the DP given).
+        c("PAR013")
+            .version("0.5.4")
+            .tp(8)
+            .model(dsa())
+            .arg("--disaggregation-mode", json!("decode")),
+        c("PAR013")
+            .version("0.5.6")
+            .tp(8)
+            .model(dsa())
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
     ]
 }
 
@@ -287,4 +300,12 @@ fn par014() -> Vec<Case> {
             .no(),
         pd("prefill").tp(2).no(),
     ]
+}
+
+/// DeepSeek-V3.2's sparse attention (an indexer top-k on the DeepSeek-V3 architecture).
+fn dsa() -> ModelFacts {
+    ModelFacts {
+        index_topk: Some(2048),
+        ..mla()
+    }
 }

@@ -566,16 +566,17 @@ const DETERMINISTIC_DEEPSEEK: &[(&str, &str)] = &[
 ];
 
 /// The main backend SGLang's deterministic-inference check sees: from 0.5.4.post2 the one
-/// resolved by then (its own pick included); before, only the user's (SGLang picked later).
+/// resolved by then (its own pick included); before, the user's or the model's own pick, made
+/// earlier in the same pass (SGLang's generic choice came later).
 fn deterministic_sees(ctx: &Context) -> Option<String> {
+    let b = &ctx.server.backends;
+    let resolved = || b.attention.as_ref().map(|a| a.value.clone());
     if at_least(ctx.version, "0.5.4.post2") {
-        ctx.server
-            .backends
-            .attention
-            .as_ref()
-            .map(|a| a.value.clone())
+        resolved()
     } else {
-        ctx.user().sval(opt::ATTENTION_BACKEND)
+        ctx.user()
+            .sval(opt::ATTENTION_BACKEND)
+            .or_else(|| resolved().filter(|_| b.attention_by_model))
     }
 }
 

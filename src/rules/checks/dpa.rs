@@ -31,9 +31,10 @@ pub(crate) fn multinode_dp(ctx: &Context) -> Vec<Fired> {
     if dp <= 1 || ctx.nnodes() < 2 {
         return vec![];
     }
-    // 0.5.20+: --dp-size is replica DP only; before, --enable-dp-attention made it attention DP.
+    // 0.5.20+: --dp-size is replica DP only; before, DP attention (given, or SGLang's own for
+    // DeepSeek's sparse attention in 0.5.3-0.5.7) made it attention DP.
     let modern = ctx.user().knows(opt::ATTN_DP_SIZE);
-    if !modern && ctx.user().flag(opt::ENABLE_DP_ATTENTION) {
+    if !modern && ctx.dp_attention() {
         return vec![];
     }
     if modern && ctx.user().flag(opt::ENABLE_DP_ATTENTION) {

@@ -235,8 +235,14 @@ pub(crate) fn pd_decode_dp_round_robin(ctx: &Context) -> Vec<Fired> {
     if !decode || ctx.dp() <= 1 || ctx.user().flag(opt::PREFILL_ROUND_ROBIN_BALANCE) || in_ci {
         return vec![];
     }
+    // 0.5.3-0.5.5 set DP to TP themselves for DeepSeek's sparse attention.
+    let whose = if ctx.user().given(opt::DP_SIZE) {
+        ""
+    } else {
+        " (SGLang's own, for DeepSeek's sparse attention)"
+    };
     vec![Fired::new(format!(
-        "{} decode with DP {}: SGLang {} requires {} on the decode server (and the prefill server launched with round-robin load balancing), and refuses the line otherwise",
+        "{} decode with DP {}{whose}: SGLang {} requires {} on the decode server (and the prefill server launched with round-robin load balancing), and refuses the line otherwise",
         opt::DISAGGREGATION_MODE,
         ctx.dp(),
         ctx.version,
