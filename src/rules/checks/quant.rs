@@ -362,9 +362,11 @@ pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     // Without --quantization SGLang reads the checkpoint's method only for the model families
-    // it tunes on SM100; elsewhere the check sees none: refused only if both are.
+    // it tunes on SM100; elsewhere the check sees none (an FP8 DeepSeek on H100 or L40S is
+    // refused on 0.5.6.post2, which does not yet take unquantised weights).
     let method_unread = sourced.is_some_and(|s| !s.given()) && !reads_checkpoint_method(ctx);
-    if takes.contains(&q) || (method_unread && at_least(v, "0.5.6") && takes.contains(&None)) {
+    let q = if method_unread { None } else { q };
+    if takes.contains(&q) {
         return vec![];
     }
     let listed: Vec<&str> = takes.iter().map(|t| t.unwrap_or("bfloat16")).collect();
