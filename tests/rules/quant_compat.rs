@@ -62,5 +62,31 @@ pub fn cases() -> Vec<Case> {
             .pkgs(&[("torch", "2.8.0+cu128")]),
         // Not an embedded release: unknown.
         q(AWQ, "gptq").version("0.5.24.dev1").no(),
+        // QUANT017: the same pair where only vLLM's methods could take it over, the install not
+        // known (or vLLM in it): a warning; vLLM known absent is QUANT009's error.
+        c("QUANT017")
+            .version("0.5.3")
+            .arg("--quantization", json!("gptq"))
+            .model(checkpoint(AWQ)),
+        c("QUANT017")
+            .version("0.5.3")
+            .arg("--quantization", json!("gptq"))
+            .model(checkpoint(AWQ))
+            .pkgs(&[("torch", "2.8.0+cu128"), ("vllm", "0.10.1")]),
+        c("QUANT017")
+            .version("0.5.3")
+            .arg("--quantization", json!("gptq"))
+            .model(checkpoint(AWQ))
+            .pkgs(&[("torch", "2.8.0+cu128")])
+            .no(),
+        c("QUANT017")
+            .arg("--quantization", json!("gptq"))
+            .model(checkpoint(AWQ))
+            .no(),
+        c("QUANT017")
+            .version("0.5.3")
+            .arg("--quantization", json!("awq_marlin"))
+            .model(checkpoint(AWQ))
+            .no(),
     ]
 }

@@ -32,3 +32,30 @@ pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
         accepted(checkpoint)
     ))]
 }
+
+/// QUANT017: a pair QUANT009 would refuse but for vLLM's methods, whose overrides may take any
+/// pair over where vLLM is installed (before 0.5.4.post2), and the packages do not show vLLM
+/// absent.
+pub(crate) fn quant_method_mismatch_unless_vllm(ctx: &Context) -> Vec<Fired> {
+    let Some(given) = ctx.quant_given() else {
+        return vec![];
+    };
+    let Some(checkpoint) = ctx.model.and_then(|m| m.config_quant_method.as_deref()) else {
+        return vec![];
+    };
+    let vllm = ctx.packages.map(|p| p.get("vllm"));
+    let refuses =
+        |absent| crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, absent);
+    if matches!(vllm, Some(None)) || !refuses(true) || refuses(false) {
+        return vec![];
+    }
+    let unless = match vllm.flatten() {
+        Some(v) => format!("unless one of the methods of the installed {v} takes it over"),
+        None => "unless vLLM is installed beside it and one of its methods takes the pair over; the install is not known here".to_owned(),
+    };
+    vec![Fired::new(format!(
+        "--quantization {given} on a checkpoint whose config.json says quant_method {checkpoint}: SGLang {} refuses the pair at start-up ({unless}); drop --quantization or give {}",
+        ctx.version,
+        accepted(checkpoint)
+    ))]
+}
