@@ -139,7 +139,7 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     }
     // GPT-OSS: picked when no backend is named (before 0.5.3.post1: no main one).
     let gpt_oss_pick = none_given || !at_least(i.version, "0.5.3.post1");
-    if arch == "GptOssForCausalLM" && gpt_oss_pick && at_least(i.version, "0.5.1") {
+    if arch == "GptOssForCausalLM" && gpt_oss_pick && at_least(i.version, "0.5.0rc0") {
         return Some(match cc {
             10 => "trtllm_mha",
             9 => "fa3",

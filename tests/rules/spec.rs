@@ -14,6 +14,7 @@ pub fn cases() -> Vec<Case> {
         spec016(),
         spec017(),
         spec018(),
+        spec019(),
     ]
     .concat()
 }
@@ -461,5 +462,31 @@ fn spec018() -> Vec<Case> {
             .model(model("DeepseekV3ForCausalLM"))
             .arg("--speculative-algorithm", json!("EAGLE"))
             .no(),
+    ]
+}
+
+/// SPEC019: trtllm_mha with speculative decoding on 0.5.0rc0-0.5.0rc2; SGLang's own pick for
+/// GPT-OSS on SM100 counts from 0.5.0rc2, where it comes before the check.
+fn spec019() -> Vec<Case> {
+    let gpt_oss = |v: &'static str| {
+        c("SPEC019")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .model(model("GptOssForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+    };
+    vec![
+        gpt_oss("0.5.0rc2"),
+        gpt_oss("0.5.0rc0").no(),
+        gpt_oss("0.5.1").no(),
+        gpt_oss("0.5.0rc2")
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        c("SPEC019")
+            .version("0.5.0rc0")
+            .on(B200)
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .arg("--speculative-algorithm", json!("EAGLE")),
     ]
 }

@@ -217,6 +217,37 @@ pub(crate) fn moe_runner_trtllm(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
+/// SPEC019: trtllm_mha with speculative decoding on 0.5.0rc0-0.5.0rc2; on 0.5.0rc2 SGLang's own
+/// pick for GPT-OSS on SM100 comes before the check (tests/evidence/SPEC019.jsonl).
+pub(crate) fn trtllm_mha_spec(ctx: &Context) -> Vec<Fired> {
+    let Some(algo) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let u = ctx.user();
+    let named = [
+        opt::ATTENTION_BACKEND,
+        opt::PREFILL_ATTENTION_BACKEND,
+        opt::DECODE_ATTENTION_BACKEND,
+    ]
+    .into_iter()
+    .find(|o| u.sval(o).as_deref() == Some("trtllm_mha"));
+    let b = &ctx.server.backends;
+    let picked = crate::sglang::release::at_least(ctx.version, "0.5.0rc2")
+        && b.attention_by_model
+        && b.attention
+            .as_ref()
+            .is_some_and(|a| a.value == "trtllm_mha");
+    let whose = match (named, picked) {
+        (Some(o), _) => format!("{o} trtllm_mha"),
+        (None, true) => "trtllm_mha (SGLang's own pick for this model)".to_owned(),
+        (None, false) => return vec![],
+    };
+    vec![Fired::new(format!(
+        "{whose} with --speculative-algorithm {algo}: SGLang {} refuses it at start-up ('trtllm_mha backend does not support speculative decoding yet'); name another attention backend or use 0.5.1 or later",
+        ctx.version
+    ))]
+}
+
 pub(crate) fn side_effects(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
