@@ -156,7 +156,7 @@ pub fn target_weights_per_gpu_bytes(
     };
     let sharded = loaded + b.mla_absorbed;
     let even = sharded / (tp * pp) + b.replicated * (1.0 - 1.0 / tp) / pp;
-    Some((even + split.extra_bytes(m)) as u64)
+    Some((even + split.extra_bytes(&b.by_part)) as u64)
 }
 
 /// Target plus draft weights per GPU, bytes (the draft is loaded before the KV cache is sized).

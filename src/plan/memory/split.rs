@@ -13,7 +13,7 @@
 //! * `--ep-num-redundant-experts` adds physical copies of routed experts.
 
 use crate::facts::Env;
-use crate::facts::model::ModelFacts;
+use crate::facts::model::{ModelFacts, Parts};
 use crate::sglang::release::at_least;
 use crate::sglang::{Parallel, SglangArgs, opt};
 
@@ -34,7 +34,7 @@ pub struct Split {
 
 impl Split {
     /// An even TP share of everything: no part held beyond it.
-    pub fn even(p: &Parallel) -> Split {
+    fn even(p: &Parallel) -> Split {
         let tp = p.tp.max(1) as f64;
         Split {
             tp,
@@ -91,11 +91,7 @@ impl Split {
     }
 
     /// Bytes per GPU beyond an even TP × PP share of the parts (0 for an even split).
-    pub(crate) fn extra_bytes(&self, m: &ModelFacts) -> f64 {
-        let Some(b) = crate::facts::model::weight_breakdown(m) else {
-            return 0.0;
-        };
-        let parts = b.by_part;
+    pub(crate) fn extra_bytes(&self, parts: &Parts) -> f64 {
         let beyond = |bytes: f64, ranks: f64| bytes * (1.0 / ranks - 1.0 / self.tp);
         let extra = beyond(parts.attention, self.attention)
             + beyond(parts.embed, self.embed)

@@ -81,7 +81,8 @@ fn a_deepep_decode_rank_holds_its_replicated_parts_and_redundant_experts() {
 fn extra_gib(version: &str, values: &[(&str, Value)], env: &Env, m: &ModelFacts) -> f64 {
     let args = SglangArgs::with_values(flagset::get(version).unwrap(), values);
     let p = Parallel::of(&args);
-    super::split::Split::of(version, &args, env, &p, m).extra_bytes(m) / GIB
+    let parts = crate::facts::model::weight_breakdown(m).unwrap().by_part;
+    super::split::Split::of(version, &args, env, &p, m).extra_bytes(&parts) / GIB
 }
 
 #[test]

@@ -13,13 +13,17 @@ fn accepted(checkpoint: &str) -> String {
     }
 }
 
+/// `--quantization` as given and the checkpoint's config.json `quant_method`, when both are set.
+fn pair<'a>(ctx: &Context<'a>) -> Option<(String, &'a str)> {
+    let given = ctx.quant_given()?;
+    let checkpoint = ctx.model?.config_quant_method.as_deref()?;
+    Some((given, checkpoint))
+}
+
 /// QUANT009: the release's model config refuses `--quantization` for this checkpoint
 /// (a different method, not compatible, no override can take the pair over).
 pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
-    let Some(given) = ctx.quant_given() else {
-        return vec![];
-    };
-    let Some(checkpoint) = ctx.model.and_then(|m| m.config_quant_method.as_deref()) else {
+    let Some((given, checkpoint)) = pair(ctx) else {
         return vec![];
     };
     let vllm_absent = ctx.packages.is_some_and(|p| p.get("vllm").is_none());
@@ -37,10 +41,7 @@ pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
 /// pair over where vLLM is installed (before 0.5.4.post2), and the packages do not show vLLM
 /// absent.
 pub(crate) fn quant_method_mismatch_unless_vllm(ctx: &Context) -> Vec<Fired> {
-    let Some(given) = ctx.quant_given() else {
-        return vec![];
-    };
-    let Some(checkpoint) = ctx.model.and_then(|m| m.config_quant_method.as_deref()) else {
+    let Some((given, checkpoint)) = pair(ctx) else {
         return vec![];
     };
     let vllm = ctx.packages.map(|p| p.get("vllm"));
