@@ -10,10 +10,15 @@ use super::{Error, Fatal, Outcome, Request, findings, gather, verdict};
 use crate::facts::Topology;
 use crate::resolve::Context;
 use crate::rules::{self, Code, Finding};
-use crate::{secrets, sglang};
+use crate::sglang::opt;
+use crate::{facts, secrets, sglang};
 
 /// Rule families whose truth does not depend on the accelerator.
 const FAMILIES: &[&str] = &["FLAG", "ENV", "SRV"];
+
+/// Model-shape rules that hold on every accelerator SGLang shards a model over (ROCm, NPU, XPU
+/// build the same layers); SGLang's CPU engine pads the heads to the TP size instead.
+const ACCELERATOR_MODEL_RULES: &[Code] = &[Code::PAR001];
 
 /// The plan of a pass-through line: findings and a verdict, no GPUs, memory or changes.
 pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
@@ -22,9 +27,15 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     local.gpus = Some(no_gpus());
     local.hub = false;
     let machine = gather::machine(&local).map_err(Error::into_fatal)?;
-    let models = gather::Models::none();
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
     let line = Line::new(args, req.env.clone(), req.env_changes.clone(), &machine);
+    let on_cpu = runs_on_cpu(&line);
+    let models = if on_cpu {
+        gather::Models::none()
+    } else {
+        let hub = facts::hub::Settings::from_env(&req.env, false);
+        gather::Models::gather(line.view(), &line.env, hub)
+    };
     let ctx = Context::new(line.facts(&machine, &models));
     let mut found = Collector::default();
     found.add(Stage::Version, findings::version(&machine));
@@ -39,7 +50,10 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     // The catalogue's after the launcher's own, as a pass-through report lists them.
     let judged = rules::evaluate(&ctx, &req.settings)
         .into_iter()
-        .filter(|f| FAMILIES.contains(&rules::rule(f.code).family()));
+        .filter(|f| {
+            FAMILIES.contains(&rules::rule(f.code).family())
+                || (!on_cpu && ACCELERATOR_MODEL_RULES.contains(&f.code))
+        });
     found.add(Stage::Pipeline, judged);
     let secrets = secrets::redactor(&line.args, &line.env);
     let all = found.finish(&req.settings, &secrets);
@@ -77,6 +91,17 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         version_from: req.sglang_version_from.clone(),
         line_key: None,
     })
+}
+
+/// SGLang's CPU engine: `--device cpu`, or `SGLANG_USE_CPU_ENGINE=1` without a device.
+fn runs_on_cpu(line: &Line) -> bool {
+    match line.view().str(opt::DEVICE) {
+        Some(d) => d == "cpu",
+        None => line
+            .env
+            .get("SGLANG_USE_CPU_ENGINE")
+            .is_some_and(|v| v.trim() == "1"),
+    }
 }
 
 fn no_gpus() -> Topology {

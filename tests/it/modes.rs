@@ -168,6 +168,42 @@ fn servers_not_for_an_nvidia_gpu_pass_through_unchanged() {
     insta::assert_snapshot!(text);
 }
 
+/// Qwen2.5-7B's 28 heads do not split over TP 8 on any accelerator SGLang shards a model over,
+/// so `check` blocks the line there; SGLang's CPU engine pads the heads instead and runs it.
+#[test]
+fn a_pass_through_model_that_cannot_be_sharded_is_still_an_error_except_on_the_cpu() {
+    let t = tempfile::tempdir().unwrap();
+    let py = fake_venv(t.path());
+    let model = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/Qwen__Qwen2.5-7B-Instruct"
+    );
+    let check = |device: &str| {
+        let out = no_driver(&py, t.path())
+            .args(["check", "--json", "--", "--model-path", model])
+            .args(["--tp", "8", "--device", device])
+            .output()
+            .unwrap();
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let codes: Vec<String> = plan["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["code"].as_str().unwrap().to_owned())
+            .collect();
+        (out.status.code(), plan["verdict"].clone(), codes)
+    };
+    for device in ["npu", "xpu"] {
+        assert_eq!(
+            check(device),
+            (Some(1), "error".into(), vec!["PAR001".to_owned()]),
+            "{device}"
+        );
+    }
+    assert_eq!(check("cpu"), (Some(0), "pass-through".into(), vec![]));
+}
+
 #[test]
 fn cuda_without_a_driver_is_an_error_unless_warned() {
     let t = tempfile::tempdir().unwrap();
