@@ -290,7 +290,8 @@ fn fits(m: &MemoryPlan, cx: Context) -> String {
             ));
         }
     }
-    if cx.first_use_short || outside < first_use {
+    // Without the model sized, the activations are a stand-in (no MEM003): not a "no".
+    if cx.first_use_short || (outside < first_use && m.fits.is_some()) {
         why.push(first_use_text(outside, first_use, cx));
     }
     if !why.is_empty() {

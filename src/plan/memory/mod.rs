@@ -199,11 +199,11 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     // The verdict covers every phase of the start: a load peak that does not fit (read from the
     // checkpoint or estimated) and graphs plus the first prefill that do not fit outside the
     // user's pool fail it as surely as weights that do not fit.
+    // Unsized weights leave it unknown: MEM003 then stands on stand-in activations alone.
     let phase_short = [Code::MEM010, Code::MEM012, Code::MEM003];
-    let fits = if findings.iter().any(|h| phase_short.contains(&h.code)) {
-        Some(false)
-    } else {
-        fits
+    let fits = match fits {
+        Some(_) if findings.iter().any(|h| phase_short.contains(&h.code)) => Some(false),
+        f => f,
     };
     // The whole pool: the cell's total counts the draft's KV layers and the window pool.
     let kv_mib = kv_tokens
@@ -891,6 +891,19 @@ pub(super) mod tests {
         assert_eq!(mem.weights_per_gpu_gib, None);
         assert_eq!(mem.kv_cache_tokens, None);
         assert_eq!(mem.fits, None);
+    }
+
+    /// A high fraction with the model unknown: graphs and activations are stand-ins, so whether
+    /// the server fits stays unknown rather than a "no" no finding backs.
+    #[test]
+    fn unknown_model_with_a_high_fraction_does_not_say_it_does_not_fit() {
+        let topo = node(4, 49140, 0, "8.9", false);
+        let args = [
+            ("--tp-size", json!(4)),
+            ("--mem-fraction-static", json!(0.98)),
+        ];
+        let o = run("0.5.3.post1", &args, &topo, None);
+        assert_eq!(o.memory.unwrap().fits, None);
     }
 
     #[test]
