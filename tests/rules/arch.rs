@@ -147,6 +147,15 @@ fn arch016() -> Vec<Case> {
             .model(dsa("DeepseekV32ForCausalLM")),
         // 0.5.17 pins sgl-deep-gemm 0.1.5.post1, which has the kernels.
         glm("0.5.17").no(),
+        // Another attention backend gives the indexer no metadata: dense attention, no
+        // DeepGEMM (GLM-5.2-NVFP4 served this way on 0.5.15.post1); a DSA prefill still runs it.
+        glm("0.5.15")
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        glm("0.5.15")
+            .arg("--prefill-attention-backend", json!("dsa"))
+            .arg("--decode-attention-backend", json!("triton")),
+        glm("0.5.15").arg("--attention-backend", json!("dsa")),
         // An sgl-deep-gemm with SM120 kernels installed by hand (0.5.12+ import it).
         glm("0.5.14").pkgs(&[("sgl-deep-gemm", "0.1.5.post1")]).no(),
         glm("0.5.14").pkgs(&[("sgl-deep-gemm", "0.1.4.post1")]),

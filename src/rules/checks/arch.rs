@@ -236,7 +236,7 @@ pub(crate) fn dsa_indexer_sm12x(ctx: &Context) -> Vec<Fired> {
     }
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     vec![Fired::new(format!(
-        "{}; {} uses DeepSeek sparse attention, whose indexer SGLang {} runs on DeepGEMM's paged MQA logits; the DeepGEMM it ships has kernels for SM90 and SM100 only, so start-up stops with 'Unsupported architecture' whatever the DSA backend; SGLang 0.5.17 (sgl-deep-gemm {DEEPGEMM_SM120_MQA}.post1) has SM120 kernels",
+        "{}; {} uses DeepSeek sparse attention, whose indexer SGLang {} runs on DeepGEMM's paged MQA logits; the DeepGEMM it ships has kernels for SM90 and SM100 only, so start-up stops with 'Unsupported architecture' whatever the DSA prefill/decode backend; another attention backend (triton) runs the model with dense attention and no indexer; SGLang 0.5.17 (sgl-deep-gemm {DEEPGEMM_SM120_MQA}.post1) has SM120 kernels",
         Context::describe(&sm12),
         ctx.model_arch().unwrap_or("the model"),
         ctx.version
@@ -244,10 +244,15 @@ pub(crate) fn dsa_indexer_sm12x(ctx: &Context) -> Vec<Fired> {
 }
 
 /// The release (ARCH016's versions) runs a DSA model's indexer on DeepGEMM without SM120
-/// kernels, and the line puts it on SM12x.
+/// kernels, and the line puts it on SM12x. Only the DSA attention backend (SGLang's pick when
+/// no attention backend is named) gives the indexer its metadata: under any other the indexer
+/// returns at once and the model runs dense attention.
 fn dsa_indexer_refused(ctx: &Context) -> bool {
     crate::rules::rule(crate::rules::Code::ARCH016).applies_to(ctx.version)
         && ctx.model.is_some_and(|m| m.is_dsa())
+        && !ctx
+            .effective_backends_where(|b| b == "nsa" || b == "dsa")
+            .is_empty()
         && !ctx.gpus_where(|(m, _)| m == 12).is_empty()
         && !deepgemm_has_sm120(ctx)
 }
