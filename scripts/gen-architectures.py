@@ -27,6 +27,15 @@ gives architectures of its own: the model types those tests compare, and those o
 configuration classes that set `architectures` themselves. A checkpoint of such a type is looked
 up under whatever that code writes, so its config.json's names are not judged.
 
+  * "n" (no pipeline parallelism): releases whose model runner asserts, with --pp-size > 1, that
+    the loaded model's `forward` takes `pp_proxy_tensors`, and whose registered class of this
+    name has a `forward` without it. The class's `forward` is found as Python would: in the class,
+    else in its bases in order, following imports between SGLang's model modules; a base from
+    elsewhere (torch's `nn.Module`) has none, and a class whose `forward` cannot be found that way
+    (a base from outside the model modules, an assigned `forward`, a `**kwargs` catch-all) is
+    left out: only a known miss is recorded.
+
+"pp_gate_from": the first release from which every release's model runner has that assert.
 "transformers_fallback_from": the first release from which every release's loader, for a name
 its registry lacks, tries the generic Transformers backend (`resolve_transformers_arch` in
 model_loader/utils.py, and `TransformersForCausalLM` registered) instead of raising at once.
@@ -64,11 +73,12 @@ def parse(path):
         return None
 
 
-def entry_classes(tree):
+def entry_classes(tree, keep_local=False):
     """The class names `EntryClass = X` or `EntryClass = [X, Y]` binds (an imported class keeps
-    its own name: `from m import A as B` registers A)."""
-    renamed = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-               for a in n.names if a.asname}
+    its own name: `from m import A as B` registers A; `keep_local` gives B)."""
+    renamed = {} if keep_local else {
+        a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+        for a in n.names if a.asname}
     out = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
@@ -241,6 +251,130 @@ def has_fallback(src):
         isinstance(n, ast.FunctionDef) and n.name == "resolve_transformers_arch" for n in utils.body)
 
 
+PP_ASSERT = "Pipeline Parallel is not compatible with this model."
+
+
+def has_pp_gate(src):
+    runner = src / "model_executor" / "model_runner.py"
+    return runner.exists() and PP_ASSERT in runner.read_text(encoding="utf-8", errors="replace")
+
+
+class Models:
+    """SGLang's model modules (sglang/srt/models/**), to find a registered class's `forward`."""
+
+    def __init__(self, root):
+        self.trees = {}
+        for f in sorted(root.rglob("*.py")):
+            parts = list(f.relative_to(root).with_suffix("").parts)
+            package = parts[-1] == "__init__"
+            if package:
+                parts = parts[:-1]
+            tree = parse(f)
+            if tree is not None:
+                self.trees[".".join(["sglang.srt.models"] + parts)] = (tree, package)
+
+    def imports(self, module):
+        """Local name -> (module, class name) for `from ... import` inside the model modules, and
+        local name -> (module, None) for a model module imported whole."""
+        tree, package = self.trees[module]
+        out = {}
+        for n in tree.body:
+            if isinstance(n, ast.ImportFrom):
+                base = module if package else module.rsplit(".", 1)[0]
+                for _ in range(max(n.level - 1, 0)):
+                    base = base.rsplit(".", 1)[0]
+                source = n.module if n.level == 0 else ".".join(p for p in [base, n.module] if p)
+                for a in n.names:
+                    whole = f"{source}.{a.name}"
+                    out[a.asname or a.name] = (whole, None) if whole in self.trees else (source, a.name)
+            elif isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.name in self.trees:
+                        out[a.asname or a.name] = (a.name, None)
+        return out
+
+    def find(self, module, name, seen=()):
+        """The ClassDef `name` as seen from `module`, and the module it lives in."""
+        if module not in self.trees or (module, name) in seen:
+            return None
+        tree, _ = self.trees[module]
+        for n in tree.body:
+            if isinstance(n, ast.ClassDef) and n.name == name:
+                return module, n
+        target = self.imports(module).get(name)
+        if target and target[1] is not None:
+            return self.find(target[0], target[1], seen + ((module, name),))
+        return None
+
+    def base(self, module, node):
+        """A base expression: (module, class) inside the model modules, "external" for one from
+        elsewhere, None for one that cannot be read."""
+        imports = self.imports(module)
+        if isinstance(node, ast.Name):
+            if any(isinstance(n, ast.ClassDef) and n.name == node.id for n in self.trees[module][0].body):
+                return module, node.id
+            target = imports.get(node.id)
+            if target is None:
+                return "external"
+            if target[1] is None:
+                return None
+            return target if target[0] in self.trees else "external"
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            target = imports.get(node.value.id)
+            if target and target[1] is None:
+                return target[0], node.attr
+            return "external"
+        return None
+
+    def forward_takes_pp(self, module, name, seen=()):
+        """True or False when the class's `forward` is found and does or does not take
+        `pp_proxy_tensors`; None when it cannot be told."""
+        found = self.find(module, name)
+        if found is None or found in seen:
+            return None
+        module, cls = found
+        for n in cls.body:
+            targets = n.targets if isinstance(n, ast.Assign) else []
+            if any(isinstance(t, ast.Name) and t.id == "forward" for t in targets):
+                return None
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward":
+                a = n.args
+                names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+                if "pp_proxy_tensors" in names:
+                    return True
+                return None if a.kwarg is not None else False
+        for b in cls.bases:
+            where = self.base(module, b)
+            if where is None:
+                return None
+            if where == "external":
+                if not (isinstance(b, ast.Attribute) and b.attr == "Module"):
+                    return None
+                continue
+            r = self.forward_takes_pp(where[0], where[1], seen + (found,))
+            if r is not None:
+                return r
+            if self.find(where[0], where[1]) is None:
+                return None
+        return False
+
+
+def without_pp(src):
+    """Registered class names whose `forward` is known not to take `pp_proxy_tensors`."""
+    models = Models(src / "models")
+    out = set()
+    for f in sorted((src / "models").glob("*.py")):
+        module = "sglang.srt.models." + f.stem
+        if module not in models.trees:
+            continue
+        tree = models.trees[module][0]
+        local = entry_classes(tree, keep_local=True)
+        for name, registered in zip(local, entry_classes(tree)):
+            if models.forward_takes_pp(module, name) is False:
+                out.add(registered)
+    return out
+
+
 def read_release(version):
     src = rel.source(version) / "sglang" / "srt"
     code = Code(config_trees(src))
@@ -254,8 +388,10 @@ def read_release(version):
     fallback = has_fallback(src) and "TransformersForCausalLM" in classes
     mistral = any(isinstance(n, ast.Constant) and n.value == "mistral-large-3"
                   for tree in code.trees for n in ast.walk(tree))
-    kinds = {"c": classes, "r": target - classes, "d": draft - classes - target}
-    return kinds, types, fallback, mistral
+    gate = has_pp_gate(src)
+    kinds = {"c": classes, "r": target - classes, "d": draft - classes - target,
+             "n": (without_pp(src) & classes) if gate else set()}
+    return kinds, types, fallback, mistral, gate
 
 
 def ranges(indices):
@@ -269,9 +405,10 @@ def first_of_every_later(flags):
 
 
 def main():
-    per_arch, per_type, fallback, mistral = {}, {}, [], []
+    per_arch, per_type, fallback, mistral, gates = {}, {}, [], [], []
     for i, v in enumerate(rel.RELEASES):
-        kinds, types, fb, mi = read_release(v)
+        kinds, types, fb, mi, gate = read_release(v)
+        gates.append(gate)
         for kind, names in kinds.items():
             for name in names:
                 per_arch.setdefault(name, {}).setdefault(kind, []).append(i)
@@ -282,7 +419,8 @@ def main():
     head = {"format": "sglang-launch model architectures 1",
             "releases": [rel.RELEASES[0], rel.RELEASES[-1]],
             "transformers_fallback_from": first_of_every_later(fallback),
-            "mistral_by_name_from": first_of_every_later(mistral)}
+            "mistral_by_name_from": first_of_every_later(mistral),
+            "pp_gate_from": first_of_every_later(gates)}
     lines = [json.dumps(head)[:-1] + ",", '"architectures":{']
     arch_lines = [json.dumps(name) + ":" + json.dumps({k: ranges(ix) for k, ix in sorted(kinds.items())},
                                                       separators=(",", ":"))

@@ -28,7 +28,8 @@ type Ranges = Vec<(String, String)>;
 
 /// One architecture's line: the releases whose registry has a class of that name (`c`), whose
 /// configuration code may rewrite it to another before the lookup (`r`), or does so only for a
-/// speculative draft (`d`).
+/// speculative draft (`d`), and those whose class of that name has no pipeline-parallel
+/// `forward` while the model runner asserts one under `--pp-size` > 1 (`n`).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 struct Entry {
     #[serde(default)]
@@ -37,6 +38,8 @@ struct Entry {
     r: Ranges,
     #[serde(default)]
     d: Ranges,
+    #[serde(default)]
+    n: Ranges,
 }
 
 fn within(ranges: &Ranges, at: usize) -> bool {
@@ -135,6 +138,20 @@ pub(crate) fn releases_with(arch: &str, at: usize) -> (Option<&'static str>, Opt
         next.map(|i| KNOWN_VERSIONS[i]),
         prev.map(|i| KNOWN_VERSIONS[i]),
     )
+}
+
+/// Release `at`'s class for `arch` has no pipeline-parallel `forward` (no `pp_proxy_tensors`),
+/// which its model runner asserts under `--pp-size` > 1 after loading the weights; with the
+/// first later final release (not a release candidate) whose class has one.
+pub(crate) fn without_pp(arch: &str, at: usize) -> Option<Option<&'static str>> {
+    let e = entry(arch)?;
+    if !(within(&e.c, at) && within(&e.n, at)) {
+        return None;
+    }
+    let later = (at + 1..KNOWN_VERSIONS.len())
+        .filter(|&i| !KNOWN_VERSIONS[i].contains("rc"))
+        .find(|&i| within(&e.c, i) && !within(&e.n, i));
+    Some(later.map(|i| KNOWN_VERSIONS[i]))
 }
 
 /// Release `at`'s configuration code gives checkpoints of this `model_type` architectures of

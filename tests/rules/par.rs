@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::registry::RegistryKeys;
 
 use crate::support::{Case, assert_cases, c, heads, messages, mla, model, no_rdma};
 
@@ -15,8 +16,48 @@ pub fn cases() -> Vec<Case> {
         par015(),
         par016(),
         par017(),
+        par018(),
     ]
     .concat()
+}
+
+/// A model whose class in the release has no pipeline-parallel forward, under `--pp-size` > 1
+/// (the table `scripts/gen-architectures.py` reads from each release's model modules).
+fn par018() -> Vec<Case> {
+    let named = |arch: &str| ModelFacts {
+        registry: RegistryKeys {
+            architectures: vec![arch.into()],
+            ..Default::default()
+        },
+        ..model(arch)
+    };
+    let pp = |v, arch: &str| {
+        c("PAR018")
+            .version(v)
+            .tp(8)
+            .arg("--pp-size", json!(2))
+            .model(named(arch))
+    };
+    vec![
+        // MiniMax-M2 gained the pp_proxy_tensors forward in 0.5.10rc0; Kimi-K2.5 after 0.5.9.
+        pp("0.5.9", "MiniMaxM2ForCausalLM"),
+        pp("0.5.9", "KimiK25ForConditionalGeneration"),
+        pp("0.5.10", "MiniMaxM2ForCausalLM").no(),
+        pp("0.5.11", "KimiK25ForConditionalGeneration").no(),
+        // Before 0.5.5.post1 the runner does not assert it; models with the forward never fire.
+        pp("0.5.5", "MiniMaxM2ForCausalLM").no(),
+        pp("0.5.9", "DeepseekV3ForCausalLM").no(),
+        pp("0.5.9", "LlamaForCausalLM").no(),
+        // Without PP, or with another implementation than SGLang's own class, nothing to say.
+        c("PAR018")
+            .version("0.5.9")
+            .tp(8)
+            .model(named("MiniMaxM2ForCausalLM"))
+            .no(),
+        pp("0.5.9", "MiniMaxM2ForCausalLM")
+            .arg("--model-impl", json!("transformers"))
+            .no(),
+    ]
 }
 
 /// Decode context parallelism with any draft (0.5.15 and 0.5.16 on CUDA).

@@ -200,3 +200,40 @@ fn python_list(names: &[String]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
     format!("[{}]", quoted.join(", "))
 }
+
+/// PAR018: with `--pp-size` > 1 SGLang asserts, once the weights are loaded, that the model's
+/// `forward` takes `pp_proxy_tensors`; the class the registry picks (the first of config.json's
+/// names it has) may not.
+pub(crate) fn pp_unsupported(ctx: &Context) -> Vec<Fired> {
+    let (Some(at), Some(m)) = (crate::sglang::release::exact(ctx.version), ctx.model) else {
+        return vec![];
+    };
+    if ctx.pp() < 2 || !registry_decides(ctx) {
+        return vec![];
+    }
+    let rewritten = m
+        .registry
+        .model_type
+        .as_deref()
+        .is_some_and(|t| architectures::config_type_rewritten(t, at));
+    let Some(arch) = m
+        .registry
+        .architectures
+        .iter()
+        .find(|a| architectures::lookup(a, at, false) != Lookup::Missing)
+        .filter(|_| !rewritten)
+    else {
+        return vec![];
+    };
+    let Some(later) = architectures::without_pp(arch, at) else {
+        return vec![];
+    };
+    let upgrade = later.map_or(String::new(), |v| {
+        format!(", or SGLang {v}, the first release whose {arch} has it")
+    });
+    vec![Fired::new(format!(
+        "--pp-size {} with {arch}: SGLang {}'s class for it has no pipeline-parallel forward (no pp_proxy_tensors), so after loading the weights start-up stops with 'Pipeline Parallel is not compatible with this model.'; use TP (across nodes if need be) instead of PP{upgrade}",
+        ctx.pp(),
+        ctx.version
+    ))]
+}
