@@ -326,9 +326,16 @@ class Models:
             return "external"
         return None
 
-    def forward_takes_pp(self, module, name, seen=()):
+    def forward_takes_pp(self, module, name):
         """True or False when the class's `forward` is found and does or does not take
         `pp_proxy_tensors`; None when it cannot be told."""
+        found = self.forward_of(module, name, ())
+        return {"pp": True, "no": False, "absent": False}.get(found)
+
+    def forward_of(self, module, name, seen):
+        """"pp" / "no" for the first `forward` along the bases (depth first, in order), "absent"
+        when none of them defines one (torch's `nn.Module` is the only base from outside taken
+        to have none), None when it cannot be told."""
         found = self.find(module, name)
         if found is None or found in seen:
             return None
@@ -341,22 +348,18 @@ class Models:
                 a = n.args
                 names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
                 if "pp_proxy_tensors" in names:
-                    return True
-                return None if a.kwarg is not None else False
+                    return "pp"
+                return None if a.kwarg is not None else "no"
         for b in cls.bases:
             where = self.base(module, b)
-            if where is None:
-                return None
-            if where == "external":
-                if not (isinstance(b, ast.Attribute) and b.attr == "Module"):
-                    return None
+            if where == "external" and isinstance(b, ast.Attribute) and b.attr == "Module":
                 continue
-            r = self.forward_takes_pp(where[0], where[1], seen + (found,))
-            if r is not None:
-                return r
-            if self.find(where[0], where[1]) is None:
+            if where is None or where == "external":
                 return None
-        return False
+            r = self.forward_of(where[0], where[1], seen + (found,))
+            if r != "absent":
+                return r
+        return "absent"
 
 
 def without_pp(src):
