@@ -16,6 +16,12 @@ constructor derives from the model: {"use_mla_backend": true}), so the method's 
 check; `--refuse-types` adds types, e.g. a gate that raises RuntimeError), {"stopped": "<what stopped it>", "at": ["module:function" of the traceback, innermost last]}
 when something else stops it (most often what the stand-in lacks: whether that was past the
 check the caller decides from `at`), {"passed": null} when it returns.
+
+`--pp-gate`: the function returns the model class the release loads (the loader's
+`get_model_architecture`, given the release's own ModelConfig); the model runner's
+pipeline-parallel gate is then applied to it, as the runner does once the weights are loaded:
+with `pp_size` > 1, a class whose `forward` has no `pp_proxy_tensors` parameter is refused with
+the assert message the release's own model_runner.py holds.
 """
 import argparse
 import contextlib
@@ -45,6 +51,7 @@ def main():
     ap.add_argument("--model-config-first", action="store_true")
     # Further exception types that are the check itself (a RuntimeError some gates raise).
     ap.add_argument("--refuse-types", default="")
+    ap.add_argument("--pp-gate", action="store_true")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path.insert(0, opts.oracle)
@@ -96,7 +103,9 @@ def main():
     first = runner.model_config if opts.model_config_first else runner
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            fn(first, *json.loads(opts.args))
+            got = fn(first, *json.loads(opts.args))
+        if opts.pp_gate:
+            pp_gate(got, server_args)
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
@@ -106,6 +115,22 @@ def main():
         else:
             out = {"stopped": f"{type(e).__name__}: {e}"[:200], "at": modules(e.__traceback__)}
     print(json.dumps(out))
+
+
+def pp_gate(loaded, server_args):
+    """The model runner's gate on the class the loader returned ((class, name) or the class)."""
+    import ast
+    import inspect
+    cls = loaded[0] if isinstance(loaded, tuple) else loaded
+    pp = getattr(server_args, "pp_size", 1) or 1
+    if pp > 1 and "pp_proxy_tensors" not in inspect.signature(cls.forward).parameters:
+        runner = importlib.import_module("sglang.srt.model_executor.model_runner").__file__
+        tree = ast.parse(open(runner, encoding="utf-8").read())
+        message = next((n.msg.value for n in ast.walk(tree) if isinstance(n, ast.Assert)
+                        and isinstance(n.msg, ast.Constant)
+                        and "Pipeline Parallel" in str(n.msg.value)), None)
+        if message is not None:  # releases before the gate have no such assert
+            raise AssertionError(message)
 
 
 def publish_global_dict(server_args, present):
