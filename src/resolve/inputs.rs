@@ -35,6 +35,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) attention_sinks: bool,
     /// Compute-capability major of the first GPU the server uses (SGLang asks device 0).
     pub(crate) cc_major: Option<u32>,
+    /// Its compute capability, major and minor.
+    pub(crate) cc: Option<(u32, u32)>,
     /// GPU capacity SGLang reads, MiB (`None`: unknown).
     pub(crate) g: Option<f64>,
     /// Parallel sizes, bounded for the arithmetic.
@@ -79,6 +81,7 @@ impl<'a> Inputs<'a> {
             asymmetric_kv: model.is_some_and(|m| m.asymmetric_kv().is_some()),
             attention_sinks: arch == Some("GptOssForCausalLM"),
             cc_major: cc_major(f),
+            cc: first_cc(f),
             g: gpu_mem_mib.map(|m| m as f64),
             tp: bounded(p.tp),
             pp: bounded(p.pp),
@@ -161,9 +164,12 @@ fn disagg(args: &SglangArgs) -> Option<Disagg> {
 }
 
 fn cc_major(f: &Facts) -> Option<u32> {
+    first_cc(f).map(|c| c.0)
+}
+
+fn first_cc(f: &Facts) -> Option<(u32, u32)> {
     f.gpus
         .first()
         .and_then(|&g| f.topology.gpu(g))
         .and_then(|g| g.cc())
-        .map(|c| c.0)
 }

@@ -55,18 +55,18 @@ pub(crate) fn resolve(i: &Inputs) -> Option<Chosen> {
     if i.arch.is_some_and(|a| PASSES_SDPA.contains(&a)) && !at_least(i.version, PASSES_SDPA_UNTIL) {
         return Some(sglang("sdpa"));
     }
-    Some(sglang(platform_default(i.version, i.cc_major?)))
+    Some(sglang(platform_default(i.version, i.cc?)))
 }
 
 /// SGLang's choice for a tower whose code passes no backend, or `Err(backend)` where SGLang
 /// refuses the one it would run on this GPU.
 pub fn tower_backend<'a>(
     version: &str,
-    cc_major: u32,
+    cc: (u32, u32),
     user: Option<&'a str>,
 ) -> Result<&'a str, &'a str> {
-    let b = user.unwrap_or_else(|| platform_default(version, cc_major));
-    if b == "fa3" && fa3_refused_on(version).contains(&cc_major) {
+    let b = user.unwrap_or_else(|| platform_default(version, cc));
+    if b == "fa3" && fa3_refused_on(version).contains(&cc.0) {
         Err(b)
     } else {
         Ok(b)
@@ -81,14 +81,16 @@ fn model_passes_fa3(i: &Inputs) -> bool {
     })
 }
 
-/// SGLang's default for a tower that passes nothing, on CUDA.
-pub(crate) fn platform_default(version: &str, cc_major: u32) -> &'static str {
+/// SGLang's default for a tower that passes nothing, on CUDA. FA4 on SM10x from 0.5.10, except
+/// SM103 (B300, GB300) from 0.5.13 to 0.5.20, which get triton_attn.
+pub(crate) fn platform_default(version: &str, (major, minor): (u32, u32)) -> &'static str {
     if !at_least(version, "0.5.1") {
         return "sdpa";
     }
-    match cc_major {
+    let sm103_skipped = minor == 3 && at_least(version, "0.5.13") && !at_least(version, "0.5.21");
+    match major {
         9 => "fa3",
-        10 if at_least(version, "0.5.10") => "fa4",
+        10 if at_least(version, "0.5.10") && !sm103_skipped => "fa4",
         _ => "triton_attn",
     }
 }
@@ -100,5 +102,31 @@ pub(crate) fn fa3_refused_on(version: &str) -> &'static [u32] {
         super::blackwell_majors(version)
     } else {
         &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Read in the wheels' vision attention: `major == 10` picks FA4 from 0.5.10;
+    /// `major == 10 and minor != 3` from 0.5.13 to 0.5.20; `major == 10` again from 0.5.21.
+    #[test]
+    fn sm103_towers_get_fa4_except_from_0_5_13_to_0_5_20() {
+        let b300 = (10, 3);
+        for (v, want) in [
+            ("0.5.9", "triton_attn"),
+            ("0.5.10", "fa4"),
+            ("0.5.12.post1", "fa4"),
+            ("0.5.13", "triton_attn"),
+            ("0.5.20", "triton_attn"),
+            ("0.5.21", "fa4"),
+            ("0.5.23", "fa4"),
+        ] {
+            assert_eq!(platform_default(v, b300), want, "{v}");
+        }
+        assert_eq!(platform_default("0.5.14", (10, 0)), "fa4");
+        assert_eq!(platform_default("0.5.14", (9, 0)), "fa3");
+        assert_eq!(platform_default("0.5.14", (12, 0)), "triton_attn");
     }
 }

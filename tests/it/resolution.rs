@@ -135,14 +135,11 @@ fn name(c: Option<&sglang_launch::resolve::Chosen>) -> Value {
 fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
     let s = &c.server;
     let b = &s.backends;
-    let cc_major: u32 =
-        c.cc.split('.')
-            .next()
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(0);
+    let mut cc = c.cc.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let cc = (cc.next().unwrap_or(0), cc.next().unwrap_or(0));
     // The golden asks the tower's code directly, whether or not SGLang builds the tower.
     let user_mm = c.user_mm.as_deref();
-    let tower = match vision::tower_backend(&c.version, cc_major, user_mm) {
+    let tower = match vision::tower_backend(&c.version, cc, user_mm) {
         Ok(v) => Value::String(v.into()),
         Err(_) => Value::String("refused".into()),
     };
