@@ -18,8 +18,48 @@ fn vl(arch: &str) -> ModelFacts {
     }
 }
 
+/// B200s made B300s: SM 10.3.
+fn b300(t: &mut sglang_launch::facts::Topology) {
+    for g in &mut t.gpus {
+        g.compute_capability = "10.3".into();
+        g.name = "NVIDIA B300 SXM6 AC".into();
+    }
+}
+
 pub fn cases() -> Vec<Case> {
+    let qwen35 = || vl("Qwen3_5MoeForConditionalGeneration");
     vec![
+        // 0.5.10 to 0.5.12.post1 give SM 10.3 the FA4 tower; 0.5.13 picks triton_attn there.
+        c("AUTO003")
+            .version("0.5.12")
+            .on(B200)
+            .edit(b300)
+            .model(qwen35()),
+        c("AUTO003")
+            .version("0.5.10")
+            .on(B200)
+            .edit(b300)
+            .model(qwen35()),
+        c("AUTO003")
+            .version("0.5.13")
+            .on(B200)
+            .edit(b300)
+            .model(qwen35())
+            .no(),
+        c("AUTO003").version("0.5.12").on(B200).model(qwen35()).no(),
+        c("AUTO003")
+            .version("0.5.12")
+            .on(B200)
+            .edit(b300)
+            .model(qwen35())
+            .arg("--mm-attention-backend", json!("triton_attn"))
+            .no(),
+        c("AUTO003")
+            .version("0.5.12")
+            .on(B200)
+            .edit(b300)
+            .model(model("Qwen3MoeForCausalLM"))
+            .no(),
         c("AUTO001").version("0.5.5").on(B200).model(internvl()),
         // The user's own choice wins over the tower's request.
         c("AUTO001")

@@ -28,6 +28,29 @@ pub(crate) fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
     .with_fix(set_arg(opt::MM_ATTENTION_BACKEND, "triton_attn"))]
 }
 
+/// AUTO003: 0.5.10 to 0.5.12.post1 give the vision tower FA4 on every SM10x GPU, SM103 (B300,
+/// GB300) included, where the FA4 forward kernel's architecture assert stops the first vision
+/// pass; 0.5.13 to 0.5.20 pick triton_attn there instead.
+pub(crate) fn mm_fa4_sm103(ctx: &Context) -> Vec<Fired> {
+    let Some(mm) = &ctx.server.backends.multimodal_attention else {
+        return vec![];
+    };
+    if mm.source != ChoiceSource::Sglang || mm.value != "fa4" {
+        return vec![];
+    }
+    let sm103 = ctx.gpus_where(|cc| cc == (10, 3));
+    if sm103.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; SGLang {} will choose fa4 for the vision tower of {}, whose FA4 kernel stops on SM 10.3 at the first image ('Only SM 10.x and 11.x are supported', at warmup or the first multimodal request); 0.5.13 picks triton_attn on these GPUs",
+        Context::describe(&sm103),
+        ctx.version,
+        ctx.model_arch().unwrap_or("this model"),
+    ))
+    .with_fix(set_arg(opt::MM_ATTENTION_BACKEND, "triton_attn"))]
+}
+
 /// `--page-size` the attention backend SGLang picks on its own does not take: SGLang silently
 /// uses another page size.
 pub(crate) fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
