@@ -339,6 +339,17 @@ pub(crate) fn set_arg(opt: &str, value: &str) -> Fix {
     }
 }
 
+pub(crate) fn set_env(name: &str, value: &str) -> Fix {
+    Fix {
+        summary: format!("set {name}={value}"),
+        args: vec![],
+        env: vec![EnvEdit::Set {
+            name: name.into(),
+            value: value.into(),
+        }],
+    }
+}
+
 pub(crate) fn unset_env(names: &[&str]) -> Fix {
     Fix {
         summary: format!("unset {}", names.join(", ")),

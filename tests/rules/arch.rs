@@ -18,6 +18,7 @@ pub fn cases() -> Vec<Case> {
         arch014(),
         arch015(),
         arch016(),
+        arch018(),
         arch017(),
     ]
     .concat()
@@ -115,6 +116,57 @@ fn arch017() -> Vec<Case> {
             .tp(8)
             .model(mla())
             .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
+            .no(),
+    ]
+}
+
+/// B200s made B300s: SM 10.3.
+fn b300(t: &mut sglang_launch::facts::Topology) {
+    for g in &mut t.gpus {
+        g.compute_capability = "10.3".into();
+        g.name = "NVIDIA B300 SXM6 AC".into();
+    }
+}
+
+/// A block-FP8 checkpoint on SM 10.3 with JIT DeepGEMM on 0.5.12 (sgl-deep-gemm 0.1.0).
+fn arch018() -> Vec<Case> {
+    let fp8 = || ModelFacts {
+        weight_block_size: Some((128, 128)),
+        ..mla()
+    };
+    let line = |v| {
+        c("ARCH018")
+            .version(v)
+            .on(B200)
+            .edit(b300)
+            .tp(8)
+            .model(fp8())
+    };
+    vec![
+        line("0.5.12"),
+        line("0.5.12.post1"),
+        // The user's own setting of the variable: reported, not changed (the snapshot shows).
+        line("0.5.12").env("SGL_ENABLE_JIT_DEEPGEMM", "1"),
+        line("0.5.11").no(),
+        line("0.5.13").no(),
+        line("0.5.12").env("SGLANG_ENABLE_JIT_DEEPGEMM", "0").no(),
+        line("0.5.12")
+            .arg("--fp8-gemm-backend", json!("cutlass"))
+            .no(),
+        line("0.5.12").pkgs(&[("sgl-deep-gemm", "0.1.2")]).no(),
+        // B200 (SM 10.0) and a checkpoint without FP8 blocks are not affected.
+        c("ARCH018")
+            .version("0.5.12")
+            .on(B200)
+            .tp(8)
+            .model(fp8())
+            .no(),
+        c("ARCH018")
+            .version("0.5.12")
+            .on(B200)
+            .edit(b300)
+            .tp(8)
+            .model(mla())
             .no(),
     ]
 }

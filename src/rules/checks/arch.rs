@@ -297,6 +297,45 @@ fn deepgemm_turned_off<'a>(ctx: &'a Context) -> Option<(&'static str, &'a str)> 
         .filter(|(_, value)| env_false(value))
 }
 
+/// The sgl-deep-gemm 0.5.12 and 0.5.12.post1 pin, whose JIT FP8 GEMM faults on SM 10.3.
+const DEEPGEMM_SM103_FAULT: &str = "0.1.0";
+
+/// ARCH018: on SM 10.3 (B300, GB300) sgl-deep-gemm 0.1.0's JIT block-FP8 GEMM faults while
+/// SGLang captures CUDA graphs (an illegal address in its TMA descriptor setup); 0.5.11 (the
+/// DeepGEMM inside sgl-kernel) and 0.5.13 (sgl-deep-gemm 0.1.2) run the same lines.
+pub(crate) fn deepgemm_sm103(ctx: &Context) -> Vec<Fired> {
+    let sm103 = ctx.gpus_where(|cc| cc == (10, 3));
+    let block_fp8 = ctx.model.is_some_and(|m| m.weight_block_size.is_some());
+    let other_runner = ctx
+        .user()
+        .sval(opt::FP8_GEMM_BACKEND)
+        .is_some_and(|b| b != "auto" && b != "deep_gemm");
+    let installed = ctx.packages.and_then(|p| p.get("sgl-deep-gemm"));
+    if sm103.is_empty()
+        || !block_fp8
+        || other_runner
+        || deepgemm_turned_off(ctx).is_some()
+        || installed.is_some_and(|p| p.public() != DEEPGEMM_SM103_FAULT)
+    {
+        return vec![];
+    }
+    let fired = Fired::new(format!(
+        "{}; block-FP8 {} with JIT DeepGEMM: the sgl-deep-gemm {DEEPGEMM_SM103_FAULT} that SGLang {} pins faults on SM 10.3 while the CUDA graphs are captured ('Capture cuda graph failed: CUDA driver error (…runtime_utils.hpp:143): 700 (CUDA_ERROR_ILLEGAL_ADDRESS …)'); SGLANG_ENABLE_JIT_DEEPGEMM=0 or --fp8-gemm-backend cutlass avoid it, SGLang 0.5.13 (sgl-deep-gemm 0.1.2) does not fail",
+        Context::describe(&sm103),
+        ctx.model_arch().unwrap_or("model"),
+        ctx.version
+    ));
+    // A value the user set is theirs to change: reported, not edited.
+    let set = ["SGLANG_ENABLE_JIT_DEEPGEMM", "SGL_ENABLE_JIT_DEEPGEMM"]
+        .iter()
+        .any(|v| ctx.env.get(v).is_some());
+    if set {
+        vec![fired]
+    } else {
+        vec![fired.with_fix(set_env("SGLANG_ENABLE_JIT_DEEPGEMM", "0"))]
+    }
+}
+
 /// The indexer's dual stream: on unless `SGLANG_NSA_DUAL_STREAM` reads false (0.5.3 to 0.5.7
 /// read it as "true"/"1"); 0.5.8 dropped the switch.
 fn nsa_dual_stream(ctx: &Context) -> bool {
