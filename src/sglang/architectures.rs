@@ -175,6 +175,7 @@ mod tests {
     struct Whole {
         transformers_fallback_from: String,
         mistral_by_name_from: String,
+        pp_gate_from: String,
         architectures: BTreeMap<String, Entry>,
         config_types: BTreeMap<String, Ranges>,
     }
@@ -185,7 +186,7 @@ mod tests {
         assert!(whole.architectures.len() > 250);
         for (name, e) in &whole.architectures {
             assert_eq!(entry(name).as_ref(), Some(e), "{name}");
-            for (first, last) in e.c.iter().chain(&e.r).chain(&e.d) {
+            for (first, last) in e.c.iter().chain(&e.r).chain(&e.d).chain(&e.n) {
                 assert!(
                     position(first).is_some() && position(last).is_some(),
                     "{name}"
@@ -207,8 +208,33 @@ mod tests {
         }
         assert_eq!(whole.transformers_fallback_from, TRANSFORMERS_FALLBACK_FROM);
         assert_eq!(whole.mistral_by_name_from, MISTRAL_BY_NAME_FROM);
+        // PAR018 applies from the release whose model runner first asserts the gate.
+        let par018 = crate::rules::rule(crate::rules::Code::PAR018);
+        assert!(par018.applies_to(&whole.pp_gate_from));
+        let before = KNOWN_VERSIONS[at(&whole.pp_gate_from) - 1];
+        assert!(!par018.applies_to(before), "{before}");
+        // Only releases with a class of the name lack its pipeline-parallel forward.
+        for (name, e) in &whole.architectures {
+            for (first, last) in &e.n {
+                assert!(within(&e.c, at(first)) && within(&e.c, at(last)), "{name}");
+            }
+        }
         let head: Value = serde_json::from_str(DATA).unwrap();
         assert_eq!(head["releases"][1], *KNOWN_VERSIONS.last().unwrap());
+    }
+
+    /// Read in the wheels: MiniMax-M2's class took `pp_proxy_tensors` from 0.5.10rc0, Kimi-K2.5's
+    /// after 0.5.9; Llama's always has; the first final release with it is named.
+    #[test]
+    fn classes_without_the_pipeline_parallel_forward() {
+        assert_eq!(
+            without_pp("MiniMaxM2ForCausalLM", at("0.5.9")),
+            Some(Some("0.5.10"))
+        );
+        assert_eq!(without_pp("MiniMaxM2ForCausalLM", at("0.5.10")), None);
+        assert!(without_pp("KimiK25ForConditionalGeneration", at("0.5.9")).is_some());
+        assert_eq!(without_pp("LlamaForCausalLM", at("0.5.9")), None);
+        assert_eq!(without_pp("Gemma2ForCausalLM", at("0.5.23")), Some(None));
     }
 
     #[test]
