@@ -6,7 +6,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    A100, B200, Case, H100, L4, PRO, T4, V100, assert_cases, c, messages, mla, model, moe,
+    A100, B200, Case, H100, L4, PRO, T4, V100, assert_cases, b300, c, messages, mla, model, moe,
 };
 
 /// Every ARCH case: the facts, and whether the rule fires.
@@ -118,14 +118,6 @@ fn arch017() -> Vec<Case> {
             .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
             .no(),
     ]
-}
-
-/// B200s made B300s: SM 10.3.
-fn b300(t: &mut sglang_launch::facts::Topology) {
-    for g in &mut t.gpus {
-        g.compute_capability = "10.3".into();
-        g.name = "NVIDIA B300 SXM6 AC".into();
-    }
 }
 
 /// A block-FP8 checkpoint on SM 10.3 with JIT DeepGEMM on 0.5.12 (sgl-deep-gemm 0.1.0).

@@ -3,7 +3,7 @@
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
-use crate::support::{B200, Case, H100, assert_cases, c, messages, model};
+use crate::support::{B200, Case, H100, assert_cases, b300, c, messages, model};
 
 /// InternVL: its vision tower asks SGLang for FA3 (0.4.8–0.5.5.post2).
 fn internvl() -> ModelFacts {
@@ -15,14 +15,6 @@ fn vl(arch: &str) -> ModelFacts {
     ModelFacts {
         is_multimodal: true,
         ..model(arch)
-    }
-}
-
-/// B200s made B300s: SM 10.3.
-fn b300(t: &mut sglang_launch::facts::Topology) {
-    for g in &mut t.gpus {
-        g.compute_capability = "10.3".into();
-        g.name = "NVIDIA B300 SXM6 AC".into();
     }
 }
 

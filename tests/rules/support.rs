@@ -69,6 +69,14 @@ pub const V100: &str = "1x-v100-sxm2";
 /// A single T4 (SM 7.5, 16 GB).
 pub const T4: &str = "1x-t4";
 
+/// A [`B200`] box made B300s (SM 10.3): `c(..).on(B200).edit(b300)`.
+pub fn b300(t: &mut Topology) {
+    for g in &mut t.gpus {
+        g.compute_capability = "10.3".into();
+        g.name = "NVIDIA B300 SXM6 AC".into();
+    }
+}
+
 /// A fixture topology by file name, e.g. `topo(H100)` or `topo("8x-h20-nvlink")`.
 pub fn topo(name: &str) -> Topology {
     // Read once per fixture: the catalogue tests build thousands of worlds.
