@@ -32,8 +32,9 @@ up under whatever that code writes, so its config.json's names are not judged.
     name has a `forward` without it. The class's `forward` is found as Python would: in the class,
     else in its bases in order, following imports between SGLang's model modules; a base from
     elsewhere (torch's `nn.Module`) has none, and a class whose `forward` cannot be found that way
-    (a base from outside the model modules, an assigned `forward`, a `**kwargs` catch-all) is
-    left out: only a known miss is recorded.
+    (a base from outside the model modules, an assigned `forward`, a decorator other than torch's
+    no-grad ones) is left out: only a known miss is recorded. A `forward(..., **kwargs)` has no
+    parameter of that name, and the gate refuses it.
 
 "pp_gate_from": the first release from which every release's model runner has that assert.
 "transformers_fallback_from": the first release from which every release's loader, for a name
@@ -345,11 +346,13 @@ class Models:
             if any(isinstance(t, ast.Name) and t.id == "forward" for t in targets):
                 return None
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward":
+                # A decorator may change the signature the gate reads (torch's no-grad ones keep it).
+                if any(not keeps_signature(d) for d in n.decorator_list):
+                    return None
                 a = n.args
                 names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
-                if "pp_proxy_tensors" in names:
-                    return "pp"
-                return None if a.kwarg is not None else "no"
+                # A `**kwargs` catch-all is no parameter of that name: the gate refuses it too.
+                return "pp" if "pp_proxy_tensors" in names else "no"
         for b in cls.bases:
             where = self.base(module, b)
             if where == "external" and isinstance(b, ast.Attribute) and b.attr == "Module":
@@ -360,6 +363,12 @@ class Models:
             if r != "absent":
                 return r
         return "absent"
+
+
+def keeps_signature(decorator):
+    """`@torch.no_grad()` / `@torch.inference_mode()`: wrappers that keep the signature."""
+    call = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return isinstance(call, ast.Attribute) and call.attr in ("no_grad", "inference_mode")
 
 
 def without_pp(src):
