@@ -184,6 +184,8 @@ pub(super) struct V4Bytes {
     pub(super) expert_values_per_layer: f64,
     /// `wo_a` values per layer (block FP8 in the checkpoint).
     pub(super) wo_a_per_layer: f64,
+    /// Of `model`: the routed experts, as the checkpoint stores them.
+    pub(super) routed_experts: f64,
 }
 
 /// See [`V4Bytes`].
@@ -217,6 +219,7 @@ pub(super) fn breakdown(f: &super::ModelFacts, l: &V4Layout) -> Option<V4Bytes> 
         replicated: replicated + head_extras,
         expert_values_per_layer: expert_values,
         wo_a_per_layer: l.o_lora_rank as f64 * d.heads * d.head,
+        routed_experts: experts,
     })
 }
 

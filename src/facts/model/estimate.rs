@@ -69,6 +69,11 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
             replicated: b.replicated,
             mxfp4_expert_values_per_layer: b.expert_values_per_layer,
             bf16_off_sm100_params_per_layer: b.wo_a_per_layer,
+            // Only the routed experts: what KTransformers and redundant experts change.
+            by_part: Parts {
+                routed_experts: b.routed_experts,
+                ..Parts::default()
+            },
             ..WeightBreakdown::default()
         });
     }

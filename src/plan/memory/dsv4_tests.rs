@@ -105,3 +105,28 @@ fn a_fraction_too_low_for_the_weights_blocks_and_for_the_fixed_state_warns() {
     assert_eq!(mem004(0.92), Some(Severity::Warning));
     assert_eq!(mem004(0.95), None);
 }
+
+/// KTransformers' one-RTX-5090 DeepSeek-V4-Flash setup: one routed expert per layer on the GPU,
+/// the rest on the CPU. The GPU holds the other parts and that expert's share, in the runner's
+/// layout, and the launcher does not call the weights too big for the pool.
+#[test]
+fn ktransformers_keeps_v4s_experts_off_the_gpu() {
+    let m = model(FLASH);
+    let topo = node(1, 32607, 0, "12.0", false);
+    let kt = [
+        ("--kt-weight-path", json!("/models/DeepSeek-V4-Flash")),
+        ("--kt-method", json!("MXFP4")),
+        ("--kt-num-gpu-experts", json!(1)),
+        ("--mem-fraction-static", json!(0.7)),
+    ];
+    for v in ["0.5.12", "0.5.16", "0.5.23"] {
+        let o = run(v, &kt, &topo, Some(&m));
+        let mem = o.memory.as_ref().unwrap();
+        let w = mem.weights_per_gpu_gib.unwrap();
+        assert!(w < 21.9, "{v}: {w}");
+        assert!(!o.findings.iter().any(|f| f.code == Code::MEM004), "{v}");
+        // Without KTransformers every routed expert is on the one GPU.
+        let all = run(v, &kt[3..], &topo, Some(&m));
+        assert!(all.memory.unwrap().weights_per_gpu_gib.unwrap() > 140.0, "{v}");
+    }
+}

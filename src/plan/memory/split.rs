@@ -11,6 +11,8 @@
 //! * `--moe-dense-tp-size 1` replicates the dense layers' MLPs.
 //! * An all-to-all MoE backend replicates DeepSeek's and GLM's shared experts.
 //! * `--ep-num-redundant-experts` adds physical copies of routed experts.
+//! * KTransformers (`--kt-weight-path`, before 0.5.5.post1 `--kt-amx-weight-path`) keeps
+//!   `--kt-num-gpu-experts` routed experts per layer on the GPU and runs the rest on the CPU.
 
 use crate::facts::Env;
 use crate::facts::model::{ModelFacts, Parts};
@@ -28,7 +30,8 @@ pub struct Split {
     head: f64,
     dense_mlp: f64,
     shared_experts: f64,
-    /// Physical routed experts per logical one.
+    /// Routed experts held on the GPU per logical one: physical copies, or the share
+    /// KTransformers keeps on the GPU.
     routed_copies: f64,
 }
 
@@ -85,12 +88,13 @@ impl Split {
                 1.0 + redundant / experts
             } else {
                 1.0
-            },
+            } * on_gpu_share(args, experts),
             ..even
         }
     }
 
-    /// Bytes per GPU beyond an even TP × PP share of the parts (0 for an even split).
+    /// Bytes per GPU beyond an even TP × PP share of the parts (0 for an even split; less than
+    /// 0 where KTransformers keeps routed experts on the CPU).
     pub(crate) fn extra_bytes(&self, parts: &Parts) -> f64 {
         let beyond = |bytes: f64, ranks: f64| bytes * (1.0 / ranks - 1.0 / self.tp);
         let extra = beyond(parts.attention, self.attention)
@@ -100,12 +104,19 @@ impl Split {
             + beyond(parts.shared_experts, self.shared_experts)
             + parts.routed_experts * (self.routed_copies - 1.0) / self.tp;
         let extra = extra / self.pp;
-        if extra.is_finite() {
-            extra.max(0.0)
-        } else {
-            0.0
-        }
+        if extra.is_finite() { extra } else { 0.0 }
     }
+}
+
+/// The share of routed experts the GPUs hold: all of them, or under KTransformers
+/// `--kt-num-gpu-experts` of them (the rest run on the CPU from their own weights).
+pub(crate) fn on_gpu_share(args: &SglangArgs, experts: f64) -> f64 {
+    let kt = args.str(opt::KT_WEIGHT_PATH).is_some() || args.str(opt::KT_AMX_WEIGHT_PATH).is_some();
+    if !kt {
+        return 1.0;
+    }
+    let on_gpu = args.int(opt::KT_NUM_GPU_EXPERTS).unwrap_or(0).max(0) as f64;
+    (on_gpu / experts).min(1.0)
 }
 
 /// Whether the release's model shards the input embedding over attention TP under DP attention

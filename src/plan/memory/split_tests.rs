@@ -158,3 +158,30 @@ fn attention_context_parallelism_keeps_the_attention_group_share_too() {
     assert!(cp > 9.0, "{cp}");
     assert!((dp - cp - embed).abs() < 0.01, "{dp} {cp}");
 }
+
+#[test]
+fn ktransformers_keeps_only_its_gpu_experts_on_the_gpus() {
+    // DeepSeek-R1 on two 32 GB GPUs with KTransformers (flashinfer#2216, 0.5.6): four routed
+    // experts per layer on the GPUs, the other 252 on the CPU from their own weights.
+    let m = model("deepseek-ai__DeepSeek-R1");
+    let tp2 = [("--tp-size", json!(2))];
+    let mut kt = tp2.to_vec();
+    kt.extend([
+        ("--kt-weight-path", json!("/models/KT/INT4")),
+        ("--kt-num-gpu-experts", json!(4)),
+    ]);
+    let all = weights_gib("0.5.6", &tp2, &m);
+    let held = weights_gib("0.5.6", &kt, &m);
+    let routed = crate::facts::model::weight_breakdown(&m)
+        .unwrap()
+        .by_part
+        .routed_experts
+        / GIB;
+    let expect = all - routed / 2.0 * (1.0 - 4.0 / 256.0);
+    assert!((held - expect).abs() < 0.02, "{held} vs {expect}");
+    assert!(held < 20.0, "{held}");
+    // Without the weight path KTransformers is off: the count alone changes nothing.
+    let mut count_only = tp2.to_vec();
+    count_only.push(("--kt-num-gpu-experts", json!(4)));
+    assert!((weights_gib("0.5.6", &count_only, &m) - all).abs() < 1e-9);
+}
