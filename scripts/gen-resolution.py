@@ -45,9 +45,10 @@ MODELS = [
     ("dsa", "@shared/deepseek-ai__DeepSeek-V3.2"),
     ("hybrid", "@shared/Qwen__Qwen3-Next-80B-A3B-Instruct"),
     ("dsv4", "@shared/deepseek-ai__DeepSeek-V4-Pro"),
+    ("gemma4", "@shared/google__gemma-4-26B-A4B"),
 ]
 # Kinds a release's grid holds only from the release that first serves them.
-FIRST_RELEASE = {"dsv4": (0, 5, 12)}
+FIRST_RELEASE = {"dsv4": (0, 5, 12), "gemma4": (0, 5, 11)}
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
         "sm120": 97887}
@@ -90,7 +91,7 @@ def variations(kind, version_tuple):
         out.append(("mm-on", ["--tp-size", tp, "--enable-multimodal"]))
     if kind == "llama4":
         out.append(("fa3", ["--tp-size", tp, "--attention-backend", "fa3"]))
-    if kind in ("gptoss", "llama4", "dsa"):
+    if kind in ("gptoss", "llama4", "dsa", "gemma4"):
         # The model's own backend pick against deterministic inference's.
         out.append(("deterministic", ["--tp-size", tp, "--enable-deterministic-inference"]))
     if kind == "dsa":
@@ -115,6 +116,9 @@ def variations(kind, version_tuple):
                                   "--speculative-eagle-topk", "1", "--speculative-num-steps", "3",
                                   "--speculative-num-draft-tokens", "4"]))
         out.append(("deepep", ["--tp-size", tp, "--moe-a2a-backend", "deepep"]))
+    if kind == "gemma4":
+        # Its own pick fills the main backend when only a split one is named (from 0.5.13).
+        out.append(("prefill-fi", ["--tp-size", tp, "--prefill-attention-backend", "flashinfer"]))
     if kind == "qwen3vl":
         # From 0.5.20 large Hopper GPUs decode it on flashinfer unless a backend is named.
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))

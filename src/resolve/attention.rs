@@ -149,8 +149,34 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     if arch.starts_with("Llama4") {
         return llama4(i.version, cc);
     }
-    None
+    gemma4(i, arch, cc, none_given)
 }
+
+/// Gemma 4's own pick: triton for the VLM class from 0.5.11 when no backend is named; from
+/// 0.5.13 for its three classes, trtllm_mha on SM100 (0.5.13 kept triton for a ModelOpt FP4 MoE
+/// checkpoint), also when only a prefill or decode backend is named.
+fn gemma4(i: &Inputs, arch: &str, cc: u32, none_given: bool) -> Option<&'static str> {
+    if at_least(i.version, "0.5.13") && GEMMA4.contains(&arch) {
+        let fp4_moe = i.version.starts_with("0.5.13")
+            && i.model.is_some_and(|m| {
+                m.quant_method.as_deref() == Some("modelopt_fp4") && m.num_experts.is_some()
+            });
+        return Some(if cc == 10 && !fp4_moe {
+            "trtllm_mha"
+        } else {
+            "triton"
+        });
+    }
+    let vlm_only = arch == "Gemma4ForConditionalGeneration" && at_least(i.version, "0.5.11");
+    (vlm_only && none_given).then_some("triton")
+}
+
+/// The Gemma 4 classes SGLang picks an attention backend for (0.5.13+).
+pub(crate) const GEMMA4: &[&str] = &[
+    "Gemma4ForConditionalGeneration",
+    "Gemma4ForCausalLM",
+    "Gemma4UnifiedForConditionalGeneration",
+];
 
 /// Qwen's hybrid linear-attention models, with the release SGLang starts serving each on triton
 /// on SM100 (and giving it the flashinfer_trtllm MoE runner there).
@@ -342,4 +368,70 @@ fn fa4_forces_page(i: &Inputs, [main, prefill, decode]: [&Option<String>; 3]) ->
         return fa4(prefill);
     }
     (fa4(main) || fa4(prefill) || fa4(decode)) && i.user_topk.unwrap_or(0) <= 1
+}
+
+#[cfg(test)]
+mod gemma4_tests {
+    use crate::facts::model::ModelFacts;
+    use crate::facts::{Env, Topology};
+    use crate::resolve::{Context, Facts};
+    use crate::sglang::{SglangArgs, flagset};
+    use serde_json::{Value, json};
+
+    /// SGLang's main attention backend for a Gemma 4 class on a fixture box.
+    fn main(version: &str, arch: &str, topo: &str, values: &[(&str, Value)]) -> Option<String> {
+        let path = format!(
+            "{}/tests/fixtures/topologies/{topo}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let topology = Topology::load(std::path::Path::new(&path)).unwrap();
+        let args = SglangArgs::with_values(flagset::get(version).unwrap(), values);
+        let env = Env::default();
+        let model = ModelFacts {
+            architecture: Some(arch.into()),
+            num_attention_heads: Some(16),
+            num_key_value_heads: Some(8),
+            ..Default::default()
+        };
+        let ctx = Context::new(Facts {
+            version,
+            args: &args,
+            env: &env,
+            topology: &topology,
+            gpus: &[0],
+            model: Some(&model),
+            draft: None,
+            host: None,
+            packages: None,
+        });
+        ctx.server
+            .backends
+            .attention
+            .as_ref()
+            .map(|c| c.value.clone())
+    }
+
+    /// Read in the wheels: 0.5.11–0.5.12.post1 give Gemma 4's VLM class triton when no backend
+    /// is named; from 0.5.13 its classes get trtllm_mha on SM100 and triton elsewhere, also when
+    /// only a split backend is named.
+    #[test]
+    fn gemma4_picks_its_own_backend() {
+        let vlm = "Gemma4ForConditionalGeneration";
+        let (h100, b200) = ("8x-h100-sxm-nvlink", "8x-b200-nvlink");
+        assert_eq!(main("0.5.11", vlm, b200, &[]).as_deref(), Some("triton"));
+        assert_eq!(
+            main("0.5.13", vlm, b200, &[]).as_deref(),
+            Some("trtllm_mha")
+        );
+        assert_eq!(main("0.5.23", vlm, h100, &[]).as_deref(), Some("triton"));
+        let text = "Gemma4ForCausalLM";
+        assert_eq!(
+            main("0.5.18", text, b200, &[]).as_deref(),
+            Some("trtllm_mha")
+        );
+        let split = [("--prefill-attention-backend", json!("flashinfer"))];
+        assert_eq!(main("0.5.18", vlm, h100, &split).as_deref(), Some("triton"));
+        // Before 0.5.13 a named split backend leaves the main one to SGLang's generic choice.
+        assert_ne!(main("0.5.12", vlm, h100, &split).as_deref(), Some("triton"));
+    }
 }

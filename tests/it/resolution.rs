@@ -211,6 +211,7 @@ fn outside_rules(error: &str) -> bool {
 /// The rule that names each refusal's reason, by a piece of SGLang's message.
 const REASONS: &[(&str, &str)] = &[
     ("required for Llama4 model", "ATTN012"),
+    ("Gemma4 only supports", "ATTN019"),
     ("supported for deterministic inference", "ATTN013"),
     ("TRTLLM MHA backend is only supported", "ATTN004"),
     ("trtllm_mha backend only supports topk = 1", "SPEC005"),

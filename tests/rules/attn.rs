@@ -16,8 +16,45 @@ pub fn cases() -> Vec<Case> {
         attn016(),
         attn017(),
         attn018(),
+        attn019(),
     ]
     .concat()
+}
+
+/// Gemma 4: SGLang's own pick fills the main backend, then its assertion checks prefill and
+/// decode (0.5.13+; the list grows in 0.5.18, 0.5.20 and 0.5.22).
+fn attn019() -> Vec<Case> {
+    let gemma4 = || ModelFacts {
+        is_multimodal: true,
+        ..model("Gemma4ForConditionalGeneration")
+    };
+    let line = |v| c("ATTN019").version(v).model(gemma4());
+    vec![
+        line("0.5.18").arg("--prefill-attention-backend", json!("flashinfer")),
+        line("0.5.14").arg("--attention-backend", json!("fa3")),
+        line("0.5.20")
+            .on(B200)
+            .arg("--attention-backend", json!("fa4")),
+        line("0.5.23")
+            .on(B200)
+            .arg("--attention-backend", json!("fa4"))
+            .no(),
+        line("0.5.18")
+            .on(B200)
+            .arg("--decode-attention-backend", json!("trtllm_mha"))
+            .no(),
+        line("0.5.14")
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        line("0.5.14").no(),
+        // Before 0.5.13 there is no such assertion.
+        line("0.5.12").arg("--attention-backend", json!("fa3")).no(),
+        c("ATTN019")
+            .version("0.5.18")
+            .model(model("Gemma3ForConditionalGeneration"))
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+    ]
 }
 
 /// trtllm_mha prefill on SM120 with an FP8 E4M3 KV cache (0.5.19+).

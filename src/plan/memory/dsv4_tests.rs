@@ -127,6 +127,9 @@ fn ktransformers_keeps_v4s_experts_off_the_gpu() {
         assert!(!o.findings.iter().any(|f| f.code == Code::MEM004), "{v}");
         // Without KTransformers every routed expert is on the one GPU.
         let all = run(v, &kt[3..], &topo, Some(&m));
-        assert!(all.memory.unwrap().weights_per_gpu_gib.unwrap() > 140.0, "{v}");
+        assert!(
+            all.memory.unwrap().weights_per_gpu_gib.unwrap() > 140.0,
+            "{v}"
+        );
     }
 }

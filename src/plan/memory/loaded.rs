@@ -37,10 +37,9 @@ pub(crate) fn added_bytes_per_gpu(ctx: &Context, m: &ModelFacts) -> Added {
     // rest on the CPU).
     let experts = m.num_experts.unwrap_or(0).max(1) as f64;
     let on_gpu = super::split::on_gpu_share(ctx.args, experts);
-    let per_layer = b.mxfp4_expert_values_per_layer
-        * (expert_bytes(ctx) - CHECKPOINT_EXPERT_BYTES)
-        * on_gpu
-        + b.bf16_off_sm100_params_per_layer * dequantised_bytes(ctx);
+    let per_layer =
+        b.mxfp4_expert_values_per_layer * (expert_bytes(ctx) - CHECKPOINT_EXPERT_BYTES) * on_gpu
+            + b.bf16_off_sm100_params_per_layer * dequantised_bytes(ctx);
     let layers = m.num_hidden_layers.unwrap_or(0);
     let mtp = ctx
         .server

@@ -583,7 +583,11 @@ fn deterministic_sees(ctx: &Context) -> Option<String> {
 /// What SGLang's own fallback for deterministic inference would pick on these GPUs.
 fn deterministic_fix(ctx: &Context, deepseek: bool) -> &'static str {
     let blackwell = ctx.majors().iter().any(|&m| m >= 10);
-    match (deepseek, blackwell) {
+    // Gemma 4 asserts its own short list (ATTN019); triton is on both.
+    let gemma4 = ctx
+        .model_arch()
+        .is_some_and(|a| crate::resolve::attention::GEMMA4.contains(&a));
+    match (deepseek || gemma4, blackwell) {
         (true, true) => "triton",
         (false, true) => "flashinfer",
         _ => "fa3",
@@ -681,5 +685,73 @@ pub(crate) fn trtllm_mha_sm120_fp8_kv(ctx: &Context) -> Vec<Fired> {
         Context::describe(&sm120),
         uses.join(", "),
         ctx.version
+    ))]
+}
+
+/// The attention backends Gemma 4's start-up assertion takes, by release (0.5.13+).
+fn gemma4_allowed(version: &str) -> &'static [&'static str] {
+    if at_least(version, "0.5.22") {
+        &[
+            "trtllm_mha",
+            "triton",
+            "fa4",
+            "ascend",
+            "intel_xpu",
+            "intel_amx",
+            "aiter",
+        ]
+    } else if at_least(version, "0.5.20") {
+        &[
+            "trtllm_mha",
+            "triton",
+            "ascend",
+            "intel_xpu",
+            "intel_amx",
+            "aiter",
+        ]
+    } else if at_least(version, "0.5.18") {
+        &["trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx"]
+    } else {
+        &["trtllm_mha", "triton", "intel_xpu"]
+    }
+}
+
+/// ATTN019: Gemma 4 with a prefill or decode attention backend its assertion refuses, after
+/// SGLang's own pick has filled the main backend.
+pub(crate) fn gemma4_backend(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx
+        .model_arch()
+        .filter(|a| crate::resolve::attention::GEMMA4.contains(a))
+    else {
+        return vec![];
+    };
+    let allowed = gemma4_allowed(ctx.version);
+    let b = &ctx.server.backends;
+    let main = b.attention.as_ref().map(|c| c.value.as_str());
+    let prefill = b
+        .prefill_attention
+        .as_ref()
+        .map(|c| c.value.as_str())
+        .or(main);
+    let decode = b
+        .decode_attention
+        .as_ref()
+        .map(|c| c.value.as_str())
+        .or(main);
+    let bad: Vec<String> = [("prefill", prefill), ("decode", decode)]
+        .into_iter()
+        .filter_map(|(role, v)| {
+            v.filter(|v| !allowed.contains(v))
+                .map(|v| format!("{role} {v}"))
+        })
+        .collect();
+    if bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{arch} with {}: SGLang {} asserts at start-up that Gemma 4's prefill and decode attention backends are among {} ('Gemma4 only supports ...'); name one of them, or leave the backends to SGLang",
+        bad.join(" and "),
+        ctx.version,
+        allowed.join(", ")
     ))]
 }
