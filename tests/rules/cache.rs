@@ -1,8 +1,9 @@
 //! CACHE: radix and hierarchical caches, page sizes, chunked prefill.
 
 use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
 
-use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, model};
+use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, mla, model};
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -176,6 +177,19 @@ fn base() -> Vec<Case> {
         c("CACHE003")
             .flag("--enable-hierarchical-cache")
             .arg("--page-size", json!(64))
+            .no(),
+        // A sparse-attention model: SGLang runs it on its DSA backend with 64-token pages.
+        c("CACHE003")
+            .version("0.5.17")
+            .flag("--enable-hierarchical-cache")
+            .model(ModelFacts {
+                index_topk: Some(2048),
+                index_head_dim: Some(128),
+                ..ModelFacts {
+                    architecture: Some("DeepseekV32ForCausalLM".into()),
+                    ..mla()
+                }
+            })
             .no(),
         c("CACHE004")
             .version("0.5.10.post1")

@@ -111,7 +111,15 @@ pub(crate) fn chunk_page(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
-    if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) || effective_page(ctx) != 1 {
+    // Models SGLang gives a page size of their own (DeepSeek-V4's 256, the sparse-attention
+    // models' 64): the resolved size says so.
+    let own_pages = ctx
+        .model
+        .is_some_and(|m| m.is_dsa() || m.deepseek_v4_official().is_some());
+    if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        || effective_page(ctx) != 1
+        || (own_pages && ctx.server.page_size != 1)
+    {
         return vec![];
     }
     // With neither a page size nor a backend chosen, SGLang's own backend choice on Blackwell
