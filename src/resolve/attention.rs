@@ -90,7 +90,7 @@ fn qwen3_vl_large_hopper(i: &Inputs) -> bool {
     ];
     at_least(i.version, "0.5.20")
         && i.multimodal
-        && i.cc_major == Some(9)
+        && i.cc_major() == Some(9)
         && i.g.is_some_and(|g| g >= 60.0 * 1024.0)
         && i.arch.is_some_and(|a| QWEN3_VL.contains(&a))
 }
@@ -100,7 +100,7 @@ fn deterministic(i: &Inputs) -> Option<&'static str> {
     if !i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(i.version, DETERMINISTIC_FIRST) {
         return None;
     }
-    Some(match i.cc_major? {
+    Some(match i.cc_major()? {
         10 | 12 if i.arch.is_some_and(|a| DEEPSEEK.contains(&a)) => "triton",
         10 | 12 => "flashinfer",
         _ => "fa3",
@@ -119,7 +119,7 @@ const DEEPSEEK: &[&str] = &[
 /// Architecture-specific defaults, checked before the generic one.
 fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     let arch = i.arch?;
-    let cc = i.cc_major?;
+    let cc = i.cc_major()?;
     if hybrid_linear(arch, i.version) && cc == 10 {
         return Some(hybrid_linear_sm100(i));
     }
@@ -157,7 +157,7 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
 /// checkpoint), also when only a prefill or decode backend is named.
 fn gemma4(i: &Inputs, arch: &str, cc: u32, none_given: bool) -> Option<&'static str> {
     if at_least(i.version, "0.5.13") && GEMMA4.contains(&arch) {
-        let fp4_moe = i.version.starts_with("0.5.13")
+        let fp4_moe = !at_least(i.version, "0.5.14")
             && i.model.is_some_and(|m| {
                 m.quant_method.as_deref() == Some("modelopt_fp4") && m.num_experts.is_some()
             });
@@ -227,7 +227,7 @@ fn llama4(version: &str, cc: u32) -> Option<&'static str> {
 
 /// SGLang's generic default: by MLA or not, compute capability and release.
 fn default_backend(i: &Inputs) -> Option<&'static str> {
-    let cc = i.cc_major?;
+    let cc = i.cc_major()?;
     if !at_least(i.version, "0.4.6") {
         return Some(if i.mla { "triton" } else { "flashinfer" });
     }
@@ -361,7 +361,7 @@ fn fa4_forces_page(i: &Inputs, [main, prefill, decode]: [&Option<String>; 3]) ->
     if !at_least(v, "0.5.4") || (at_least(v, "0.5.6") && i.mla) {
         return false;
     }
-    if at_least(v, "0.5.10") && i.cc_major != Some(10) {
+    if at_least(v, "0.5.10") && i.cc_major() != Some(10) {
         return false;
     }
     if !at_least(v, "0.5.15") {

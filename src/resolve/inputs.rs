@@ -33,9 +33,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) asymmetric_kv: bool,
     /// The model's attention has sinks (GPT-OSS).
     pub(crate) attention_sinks: bool,
-    /// Compute-capability major of the first GPU the server uses (SGLang asks device 0).
-    pub(crate) cc_major: Option<u32>,
-    /// Its compute capability, major and minor.
+    /// Compute capability (major, minor) of the first GPU the server uses (SGLang asks
+    /// device 0).
     pub(crate) cc: Option<(u32, u32)>,
     /// GPU capacity SGLang reads, MiB (`None`: unknown).
     pub(crate) g: Option<f64>,
@@ -66,6 +65,11 @@ pub(crate) struct Inputs<'a> {
 }
 
 impl<'a> Inputs<'a> {
+    /// The compute-capability major of the first GPU the server uses.
+    pub(crate) fn cc_major(&self) -> Option<u32> {
+        self.cc.map(|c| c.0)
+    }
+
     pub(crate) fn of(f: &Facts<'a>, p: &Parallel, gpu_mem_mib: Option<u64>) -> Inputs<'a> {
         let (args, model, version) = (f.args, f.model, f.version);
         let a2a = text(args, opt::MOE_A2A_BACKEND).filter(|v| v != "none");
@@ -80,7 +84,6 @@ impl<'a> Inputs<'a> {
             multimodal: super::multimodal::served(version, args, model),
             asymmetric_kv: model.is_some_and(|m| m.asymmetric_kv().is_some()),
             attention_sinks: arch == Some("GptOssForCausalLM"),
-            cc_major: cc_major(f),
             cc: first_cc(f),
             g: gpu_mem_mib.map(|m| m as f64),
             tp: bounded(p.tp),
@@ -106,7 +109,7 @@ impl<'a> Inputs<'a> {
             ),
             user_decode_bs: int_list(args, &[opt::CUDA_GRAPH_BS_DECODE, opt::CUDA_GRAPH_BS]),
             user_cps: int_arg(args, opt::CHUNKED_PREFILL_SIZE),
-            decided: Decided::of(args, model, p, (version, cc_major(f))),
+            decided: Decided::of(args, model, p, (version, first_cc(f).map(|c| c.0))),
         }
     }
 
@@ -161,10 +164,6 @@ fn disagg(args: &SglangArgs) -> Option<Disagg> {
         "decode" => Some(Disagg::Decode),
         _ => Some(Disagg::Other),
     }
-}
-
-fn cc_major(f: &Facts) -> Option<u32> {
-    first_cc(f).map(|c| c.0)
 }
 
 fn first_cc(f: &Facts) -> Option<(u32, u32)> {

@@ -43,7 +43,7 @@ pub(crate) fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Optio
 
 fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let arch = i.arch?;
-    let cc = i.cc_major?;
+    let cc = i.cc_major()?;
     let q = i.quant();
     let v = i.version;
     // DeepSeek-V3.2 too: releases whose transformers lacks its model type load it as

@@ -291,11 +291,14 @@ pub(crate) fn dsa_deepgemm_disabled(ctx: &Context) -> Vec<Fired> {
 /// The variable that turns JIT DeepGEMM off (SGLang reads the `SGL_` spelling as an alias), if
 /// it is set to a value SGLang's boolean parser reads as false.
 fn deepgemm_turned_off<'a>(ctx: &'a Context) -> Option<(&'static str, &'a str)> {
-    ["SGLANG_ENABLE_JIT_DEEPGEMM", "SGL_ENABLE_JIT_DEEPGEMM"]
+    JIT_DEEPGEMM_VARS
         .into_iter()
         .find_map(|v| Some((v, ctx.env.get(v)?)))
         .filter(|(_, value)| env_false(value))
 }
+
+/// The variable that turns JIT DeepGEMM on or off, and the older spelling SGLang reads too.
+const JIT_DEEPGEMM_VARS: [&str; 2] = ["SGLANG_ENABLE_JIT_DEEPGEMM", "SGL_ENABLE_JIT_DEEPGEMM"];
 
 /// The sgl-deep-gemm 0.5.12 and 0.5.12.post1 pin, whose JIT FP8 GEMM faults on SM 10.3.
 const DEEPGEMM_SM103_FAULT: &str = "0.1.0";
@@ -326,13 +329,10 @@ pub(crate) fn deepgemm_sm103(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ));
     // A value the user set is theirs to change: reported, not edited.
-    let set = ["SGLANG_ENABLE_JIT_DEEPGEMM", "SGL_ENABLE_JIT_DEEPGEMM"]
-        .iter()
-        .any(|v| ctx.env.get(v).is_some());
-    if set {
+    if JIT_DEEPGEMM_VARS.iter().any(|v| ctx.env.get(v).is_some()) {
         vec![fired]
     } else {
-        vec![fired.with_fix(set_env("SGLANG_ENABLE_JIT_DEEPGEMM", "0"))]
+        vec![fired.with_fix(set_env(JIT_DEEPGEMM_VARS[0], "0"))]
     }
 }
 

@@ -727,22 +727,11 @@ pub(crate) fn gemma4_backend(ctx: &Context) -> Vec<Fired> {
     };
     let allowed = gemma4_allowed(ctx.version);
     let b = &ctx.server.backends;
-    let main = b.attention.as_ref().map(|c| c.value.as_str());
-    let prefill = b
-        .prefill_attention
-        .as_ref()
-        .map(|c| c.value.as_str())
-        .or(main);
-    let decode = b
-        .decode_attention
-        .as_ref()
-        .map(|c| c.value.as_str())
-        .or(main);
-    let bad: Vec<String> = [("prefill", prefill), ("decode", decode)]
+    let bad: Vec<String> = [("prefill", b.prefill()), ("decode", b.decode())]
         .into_iter()
-        .filter_map(|(role, v)| {
-            v.filter(|v| !allowed.contains(v))
-                .map(|v| format!("{role} {v}"))
+        .filter_map(|(role, c)| {
+            c.filter(|c| !allowed.contains(&c.value.as_str()))
+                .map(|c| format!("{role} {}", c.value))
         })
         .collect();
     if bad.is_empty() {

@@ -8,10 +8,7 @@ use crate::sglang::opt;
 /// The vision tower gets FA3 from SGLang (the model's code asks for it) on a GPU where SGLang
 /// then refuses FA3.
 pub(crate) fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
-    let Some(mm) = &ctx.server.backends.multimodal_attention else {
-        return vec![];
-    };
-    if mm.source != ChoiceSource::Sglang || mm.value != "fa3" {
+    if !sglang_tower_pick(ctx, "fa3") {
         return vec![];
     }
     let refused = vision::fa3_refused_on(ctx.version);
@@ -32,10 +29,7 @@ pub(crate) fn mm_fa3_refused(ctx: &Context) -> Vec<Fired> {
 /// GB300) included, where the FA4 forward kernel's architecture assert stops the first vision
 /// pass; 0.5.13 to 0.5.20 pick triton_attn there instead.
 pub(crate) fn mm_fa4_sm103(ctx: &Context) -> Vec<Fired> {
-    let Some(mm) = &ctx.server.backends.multimodal_attention else {
-        return vec![];
-    };
-    if mm.source != ChoiceSource::Sglang || mm.value != "fa4" {
+    if !sglang_tower_pick(ctx, "fa4") {
         return vec![];
     }
     let sm103 = ctx.gpus_where(|cc| cc == (10, 3));
@@ -49,6 +43,15 @@ pub(crate) fn mm_fa4_sm103(ctx: &Context) -> Vec<Fired> {
         ctx.model_arch().unwrap_or("this model"),
     ))
     .with_fix(set_arg(opt::MM_ATTENTION_BACKEND, "triton_attn"))]
+}
+
+/// SGLang itself (no `--mm-attention-backend`) gives the vision tower `backend`.
+fn sglang_tower_pick(ctx: &Context, backend: &str) -> bool {
+    ctx.server
+        .backends
+        .multimodal_attention
+        .as_ref()
+        .is_some_and(|mm| mm.source == ChoiceSource::Sglang && mm.value == backend)
 }
 
 /// `--page-size` the attention backend SGLang picks on its own does not take: SGLang silently

@@ -223,14 +223,7 @@ pub(crate) fn trtllm_mha_spec(ctx: &Context) -> Vec<Fired> {
     let Some(algo) = ctx.spec_algo() else {
         return vec![];
     };
-    let u = ctx.user();
-    let named = [
-        opt::ATTENTION_BACKEND,
-        opt::PREFILL_ATTENTION_BACKEND,
-        opt::DECODE_ATTENTION_BACKEND,
-    ]
-    .into_iter()
-    .find(|o| u.sval(o).as_deref() == Some("trtllm_mha"));
+    let named = ctx.backends_where(|b| b == "trtllm_mha").into_iter().next();
     let b = &ctx.server.backends;
     let picked = crate::sglang::release::at_least(ctx.version, "0.5.0rc2")
         && b.attention_by_model
@@ -238,7 +231,7 @@ pub(crate) fn trtllm_mha_spec(ctx: &Context) -> Vec<Fired> {
             .as_ref()
             .is_some_and(|a| a.value == "trtllm_mha");
     let whose = match (named, picked) {
-        (Some(o), _) => format!("{o} trtllm_mha"),
+        (Some(o), _) => o,
         (None, true) => "trtllm_mha (SGLang's own pick for this model)".to_owned(),
         (None, false) => return vec![],
     };
