@@ -241,6 +241,11 @@ impl Context<'_> {
         Some(per_rank.map_or(base, |cap| base.min(cap)))
     }
 
+    /// LoRA is on: `--enable-lora`, or adapters named at start-up (which turn it on).
+    pub(crate) fn lora(&self) -> bool {
+        self.user().flag(opt::ENABLE_LORA) || self.user().given(opt::LORA_PATHS)
+    }
+
     pub(crate) fn cuda_graph_disabled(&self) -> bool {
         self.user().command_line().flag(opt::DISABLE_CUDA_GRAPH)
             || self

@@ -73,6 +73,25 @@ pub fn cases() -> Vec<Case> {
             .flag("--disable-cuda-graph-padding")
             .flag("--enable-torch-compile"),
         c("CG004").flag("--disable-cuda-graph-padding").no(),
+        c("CG005")
+            .version("0.5.11")
+            .arg("--lora-paths", json!(["a=/adapters/a"]))
+            .flag("--enforce-piecewise-cuda-graph"),
+        c("CG005")
+            .version("0.5.13")
+            .flag("--enable-lora")
+            .flag("--enforce-piecewise-cuda-graph"),
+        // Without the enforce flag SGLang turns piecewise graphs off for LoRA itself.
+        c("CG005")
+            .version("0.5.11")
+            .arg("--lora-paths", json!(["a=/adapters/a"]))
+            .no(),
+        // 0.5.14's runners pass the LoRA ids.
+        c("CG005")
+            .version("0.5.14")
+            .arg("--lora-paths", json!(["a=/adapters/a"]))
+            .flag("--enforce-piecewise-cuda-graph")
+            .no(),
     ]
 }
 

@@ -219,6 +219,32 @@ fn spec006_to_spec011() -> Vec<Case> {
             .flag("--enable-lora")
             .arg("--speculative-algorithm", json!("NGRAM"))
             .no(),
+        c("SPEC020")
+            .version("0.5.4.post3")
+            .arg("--lora-paths", json!(["fr=/loras/fr"]))
+            .arg("--speculative-algorithm", json!("NGRAM")),
+        c("SPEC020")
+            .version("0.5.3")
+            .flag("--enable-lora")
+            .arg("--lora-backend", json!("csgmv"))
+            .arg("--speculative-algorithm", json!("EAGLE")),
+        // 0.5.4.post1's default LoRA backend is triton.
+        c("SPEC020")
+            .version("0.5.4.post1")
+            .arg("--lora-paths", json!(["fr=/loras/fr"]))
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        c("SPEC020")
+            .version("0.5.4.post3")
+            .arg("--lora-paths", json!(["fr=/loras/fr"]))
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .flag("--disable-cuda-graph")
+            .no(),
+        c("SPEC020")
+            .version("0.5.5.post3")
+            .arg("--lora-paths", json!(["fr=/loras/fr"]))
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
         c("SPEC010")
             .on(L4)
             .arg("--speculative-algorithm", json!("EAGLE"))

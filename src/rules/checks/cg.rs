@@ -128,6 +128,18 @@ pub(crate) fn padding_torch_compile(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// CG005: the enforce flag skips SGLang's own LoRA opt-out, and 0.5.10 to 0.5.13's piecewise
+/// runner prepares LoRA batches from capture batches built without LoRA ids.
+pub(crate) fn lora_enforced_piecewise(ctx: &Context) -> Vec<Fired> {
+    if !(ctx.lora() && ctx.user().flag(opt::ENFORCE_PIECEWISE_CUDA_GRAPH)) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "LoRA with --enforce-piecewise-cuda-graph: SGLang {} stops while capturing the piecewise graphs (object of type 'NoneType' has no len()); without the flag it serves LoRA with piecewise graphs off",
+        ctx.version
+    ))]
+}
+
 #[cfg(test)]
 mod tests {
     use super::default_max_bs;

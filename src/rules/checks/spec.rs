@@ -270,7 +270,7 @@ pub(crate) fn lora(ctx: &Context) -> Vec<Fired> {
     let Some(a) = ctx.spec_algo() else {
         return vec![];
     };
-    let lora = ctx.user().flag(opt::ENABLE_LORA) || ctx.user().given(opt::LORA_PATHS);
+    let lora = ctx.lora();
     let ok: &[&str] = if crate::sglang::release::at_least(ctx.version, "0.5.19") {
         &["NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK"]
     } else {
@@ -283,6 +283,22 @@ pub(crate) fn lora(ctx: &Context) -> Vec<Fired> {
         "LoRA with --speculative-algorithm {a}: SGLang {} accepts LoRA only with {}",
         ctx.version,
         ok.join(", ")
+    ))]
+}
+
+/// SPEC020: 0.5.3 to 0.5.5.post2's chunked-SGMV LoRA backend sizes its segments from the extend
+/// lengths for every extend mode, and a captured verify batch has none.
+pub(crate) fn lora_verify_capture(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let csgmv = ctx.user().str(opt::LORA_BACKEND) == Some("csgmv");
+    if !ctx.lora() || !csgmv || ctx.cuda_graph_disabled() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "LoRA on the csgmv backend with --speculative-algorithm {a} and CUDA graphs: SGLang {} stops while capturing the verify pass ('NoneType' object cannot be interpreted as an integer); 0.5.5.post3 fixed it",
+        ctx.version
     ))]
 }
 
