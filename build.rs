@@ -196,7 +196,10 @@ impl Tables {
             Some(d) => {
                 let name = self.s(d["name"].as_str().expect("a deprecated name"));
                 let replacement = self.opt_s(d["replacement"].as_str());
-                format!("Some(RawDeprecated {{ name: {name}, replacement: {replacement} }})")
+                let transform = self.opt_s(d.get("transform").and_then(|t| t.as_str()));
+                format!(
+                    "Some(RawDeprecated {{ name: {name}, replacement: {replacement}, transform: {transform} }})"
+                )
             }
             None => "None".into(),
         };

@@ -384,18 +384,37 @@ def env_registry(tree):
     return sorted(out, key=lambda r: r["name"])
 
 
-def env_deprecated(tree):
-    """(old name, replacement or None) from environ.py's deprecation helpers and tables."""
-    out = {}
+def _deprecation_order(tree):
+    """True when `_print_deprecated_env` takes (old, new): its first parameter names the old one.
+
+    The helper took (new, old) until 0.5.10; 0.5.11 swapped the parameters while most calls kept
+    their (new, old) arguments, so what the release does is read off the signature, not the calls.
+    """
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _call_name(node) == "_print_deprecated_env" and len(node.args) >= 2:
-            new, old = _literal(node.args[0]), _literal(node.args[1])
+        if isinstance(node, ast.FunctionDef) and node.name == "_print_deprecated_env" and node.args.args:
+            return node.args.args[0].arg.startswith("old")
+    return False
+
+
+def _transform_name(node):
+    """`_invert_bool` -> "invert_bool": the conversion SGLang applies to the old variable's value."""
+    return node.id.lstrip("_") if isinstance(node, ast.Name) else None
+
+
+def env_deprecated(tree):
+    """(old name, replacement or None, value transform) from environ.py's deprecation helpers and tables."""
+    out = {}
+    old_first = _deprecation_order(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) == "_print_deprecated_env" and node.args:
+            args = [_literal(a) for a in node.args[:2]] + [None]
+            old, new = (args[0], args[1]) if old_first or len(node.args) == 1 else (args[1], args[0])
             if isinstance(old, str):
-                out[old] = new
+                out[old] = (new, None)
         elif isinstance(node, ast.Call) and _call_name(node) == "_warn_deprecated_env_to_cli_flag" and node.args:
             old = _literal(node.args[0])
             if isinstance(old, str):
-                out.setdefault(old, None)
+                out.setdefault(old, (None, None))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             if not (isinstance(target, ast.Name) and target.id in ("_DEPRECATED_ENVS", "_deprecated_ms_to_s")):
@@ -405,11 +424,20 @@ def env_deprecated(tree):
                 if not isinstance(old, str):
                     continue
                 if isinstance(v, ast.Call):
-                    kw = {a.arg: _literal(a.value) for a in v.keywords}
-                    out[old] = kw.get("replacement", _literal(v.args[0]) if v.args else None)
+                    kw = {a.arg: a.value for a in v.keywords}
+                    repl = _literal(kw["replacement"]) if "replacement" in kw else (
+                        _literal(v.args[0]) if v.args else None)
+                    out[old] = (repl, _transform_name(kw.get("transform")))
                 else:
-                    out[old] = _literal(v)
-    return [{"name": k, "replacement": v} for k, v in sorted(out.items())]
+                    ms = target.id == "_deprecated_ms_to_s"
+                    out[old] = (_literal(v), "ms_to_s" if ms else None)
+    rows = []
+    for name, (replacement, transform) in sorted(out.items()):
+        row = {"name": name, "replacement": replacement}
+        if transform:
+            row["transform"] = transform
+        rows.append(row)
+    return rows
 
 
 def rewrites_sgl_prefix(text):

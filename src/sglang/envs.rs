@@ -37,6 +37,7 @@ mod table {
     pub(super) struct RawDeprecated {
         pub(super) name: S,
         pub(super) replacement: Option<S>,
+        pub(super) transform: Option<S>,
     }
 
     pub(super) struct RawItem {
@@ -81,6 +82,7 @@ fn decode(i: usize) -> Registry {
             .extend(item.deprecated.as_ref().map(|d| Deprecated {
                 name: POOLS.str(d.name).to_owned(),
                 replacement: POOLS.opt_str(d.replacement),
+                transform: POOLS.opt_str(d.transform),
             }));
         out.raw_reads.extend(POOLS.opt_str(item.raw));
         out.writes.extend(POOLS.opt_str(item.write));
@@ -161,6 +163,10 @@ pub struct EnvVar {
 pub(crate) struct Deprecated {
     pub(crate) name: String,
     pub(crate) replacement: Option<String>,
+    /// How SGLang converts the old variable's value for the replacement (`invert_bool`,
+    /// `ms_to_s`); none copies it as it is.
+    #[serde(default)]
+    pub(crate) transform: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -429,11 +435,17 @@ mod tests {
             });
             let want_var = want.var.map(|v| (v.name, v.ty, v.default, v.alias));
             assert_eq!(var, want_var, "{line}");
-            let dep = (raw.deprecated.as_ref())
-                .map(|d| (POOLS.str(d.name).to_owned(), POOLS.opt_str(d.replacement)));
+            let dep = (raw.deprecated.as_ref()).map(|d| {
+                (
+                    POOLS.str(d.name).to_owned(),
+                    POOLS.opt_str(d.replacement),
+                    POOLS.opt_str(d.transform),
+                )
+            });
             assert_eq!(
                 dep,
-                want.deprecated.map(|d| (d.name, d.replacement)),
+                want.deprecated
+                    .map(|d| (d.name, d.replacement, d.transform)),
                 "{line}"
             );
             assert_eq!(POOLS.opt_str(raw.raw), want.raw, "{line}");

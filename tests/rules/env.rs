@@ -2,8 +2,9 @@
 
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::rules::EnvEdit;
 
-use crate::support::{Case, PRO, assert_cases, c, messages, model, world};
+use crate::support::{Case, PRO, World, assert_cases, c, messages, model, world};
 
 /// Every ENV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -163,4 +164,77 @@ fn env002_does_not_rename_over_a_different_value() {
             .env("SGLANG_ENABLE_JIT_DEEPGEMM", "1"),
     );
     assert!(w.hits("ENV002")[0].fix.is_some());
+}
+
+/// The variable a fix sets, with its value.
+fn set_by(w: &World, code: &str) -> Vec<(String, String)> {
+    w.hits(code)
+        .iter()
+        .filter_map(|h| h.fix.as_ref())
+        .flat_map(|f| &f.env)
+        .filter_map(|e| match e {
+            EnvEdit::Set { name, value } => Some((name.clone(), value.clone())),
+            EnvEdit::Unset { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn env002_never_renames_the_name_the_release_reads() {
+    // 0.5.11 to 0.5.17 read SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK and forward the old
+    // SGL_DISABLE_ name into it; the user's opt-out must stay where SGLang reads it.
+    for v in ["0.5.11", "0.5.14", "0.5.17", "0.5.23"] {
+        let w = world(
+            &c("ENV002")
+                .version(v)
+                .env("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "0"),
+        );
+        assert!(w.hits("ENV002").is_empty(), "{v}: {:?}", w.hits("ENV002"));
+    }
+    for (v, old, new) in [
+        (
+            "0.5.14",
+            "SGLANG_ENABLE_THINKING",
+            "SGLANG_DEFAULT_THINKING",
+        ),
+        ("0.5.14", "SGLANG_GC_LOG", "SGLANG_LOG_GC"),
+        ("0.5.10", "SGLANG_GC_LOG", "SGLANG_LOG_GC"),
+    ] {
+        let w = world(&c("ENV002").version(v).env(old, "1"));
+        assert_eq!(
+            set_by(&w, "ENV002"),
+            [(new.to_owned(), "1".to_owned())],
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn env002_converts_the_value_as_sglang_does() {
+    let w = world(
+        &c("ENV002")
+            .version("0.5.18")
+            .env("SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK", "1"),
+    );
+    let want = (
+        "SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK".to_owned(),
+        "0".to_owned(),
+    );
+    assert_eq!(set_by(&w, "ENV002"), [want]);
+    let w = world(
+        &c("ENV002")
+            .version("0.5.14")
+            .env("SGLANG_QUEUED_TIMEOUT_MS", "2500"),
+    );
+    let want = ("SGLANG_REQ_WAITING_TIMEOUT".to_owned(), "2.5".to_owned());
+    assert_eq!(set_by(&w, "ENV002"), [want]);
+    // 0.5.7 to 0.5.17 copy SGL_DISABLE_... into SGLANG_ENABLE_... unchanged: say so, rename nothing.
+    let w = world(
+        &c("ENV002")
+            .version("0.5.14")
+            .env("SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK", "1"),
+    );
+    let hits = w.hits("ENV002");
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].fix.is_none() && hits[0].message.contains("mean the opposite"));
 }

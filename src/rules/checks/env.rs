@@ -115,6 +115,14 @@ pub(crate) fn unknown(ctx: &Context) -> Vec<Fired> {
     out
 }
 
+/// Where SGLang takes a deprecated name's value: the name it reads instead, whether the old
+/// name's value wins over it, and how SGLang converts the value on the way.
+struct Forward {
+    new: String,
+    old_wins: bool,
+    transform: Option<String>,
+}
+
 pub(crate) fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
     if !concerns_sglang(ctx) {
         return vec![];
@@ -122,68 +130,135 @@ pub(crate) fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
     let (reg, _) = ctx.env_registry();
     let mut out = vec![];
     for (name, _) in ctx.env.vars.iter().filter(|(n, _)| ours(n)) {
-        // (new name, the old one wins over the new when both are set)
-        let target = if let Some(v) = reg
-            .registry
-            .iter()
-            .find(|e| e.alias.as_deref() == Some(name))
+        if let Some(d) = reg.deprecated.iter().find(|d| &d.name == name)
+            && d.replacement.is_none()
+            && reg.var(name).is_some()
         {
-            Some((v.name.clone(), false))
-        } else if let Some(d) = reg.deprecated.iter().find(|d| &d.name == name) {
-            if d.replacement.is_none() && reg.var(name).is_some() {
-                // Still read, with a start-up deprecation warning; nothing to rename it to.
-                out.push(Fired::new(format!(
-                    "{name} is deprecated in SGLang {}: still read, but SGLang warns at start-up and will drop it",
-                    reg.version
-                )));
-                continue;
-            }
-            d.replacement.clone().map(|r| (r, true))
-        } else {
-            prefix_target(reg, name)
-                .filter(|n| reg.knows(n))
-                .map(|n| (n, true))
-        };
-        let Some((new, old_wins)) = target else {
-            continue;
-        };
-        let msg = format!(
-            "{name} is a deprecated name in SGLang {}; use {new}",
-            reg.version
-        );
-        let old_v = ctx.env.get(name).unwrap_or_default();
-        // Both names set to different values: which one the user meant is unknowable, and a
-        // rename would silently replace the value under the new name. Say which one SGLang
-        // uses and leave the choice to the user.
-        if ctx.env.get(&new).is_some_and(|v| v != old_v) {
-            let used = if old_wins {
-                format!("SGLang copies {name} over {new}, so {name}'s value is the one in effect")
-            } else {
-                format!("SGLang reads {new} and ignores {name}")
-            };
+            // Still read, with a start-up deprecation warning; nothing to rename it to.
             out.push(Fired::new(format!(
-                "{msg}; {new} is set too, to a different value: {used}; keep the one you mean under {new} and unset {name}"
+                "{name} is deprecated in SGLang {}: still read, but SGLang warns at start-up and will drop it",
+                reg.version
             )));
             continue;
         }
-        let fix = if ctx.env.get(&new).is_some() && !old_wins {
-            unset_env(&[name])
-        } else {
-            Fix {
-                summary: format!("renamed {name} to {new}"),
-                args: vec![],
-                env: vec![
-                    EnvEdit::Set {
-                        name: new.clone(),
-                        value: ctx.env.get(name).unwrap_or_default().to_string(),
-                    },
-                    EnvEdit::Unset { name: name.clone() },
-                ],
-            }
-        };
-        out.push(Fired::new(msg).with_fix(fix));
+        if let Some(fwd) = forward_of(reg, name) {
+            out.extend(rename(ctx, reg, name, fwd));
+        }
     }
     out
+}
+
+fn forward_of(reg: &Registry, name: &str) -> Option<Forward> {
+    if let Some(v) = reg
+        .registry
+        .iter()
+        .find(|e| e.alias.as_deref() == Some(name))
+    {
+        return Some(Forward {
+            new: v.name.clone(),
+            old_wins: false,
+            transform: None,
+        });
+    }
+    if let Some(d) = reg.deprecated.iter().find(|d| d.name == name) {
+        return d.replacement.clone().map(|new| Forward {
+            new,
+            old_wins: true,
+            transform: d.transform.clone(),
+        });
+    }
+    prefix_target(reg, name)
+        .filter(|n| reg.knows(n))
+        .map(|new| Forward {
+            new,
+            old_wins: true,
+            transform: None,
+        })
+}
+
+/// The value SGLang gives the replacement for `value` (`None`: a conversion this launcher does
+/// not know, so it renames nothing).
+fn forwarded(value: &str, transform: Option<&str>) -> Option<String> {
+    match transform {
+        None => Some(value.to_owned()),
+        Some("invert_bool") => {
+            let on = matches!(value.to_lowercase().as_str(), "true" | "1" | "yes" | "y");
+            Some(if on { "0" } else { "1" }.to_owned())
+        }
+        Some("ms_to_s") => value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .map(|ms| (ms / 1000.0).to_string()),
+        Some(_) => None,
+    }
+}
+
+/// One name turns a feature off where the other turns it on (`..._DISABLE_X` / `..._ENABLE_X`).
+fn opposite_sense(a: &str, b: &str) -> bool {
+    let stem = |n: &str, word: &str| n.split_once(word).map(|(_, rest)| rest.to_owned());
+    let pair =
+        |x: &str, y: &str| stem(x, "_DISABLE_").is_some_and(|s| stem(y, "_ENABLE_") == Some(s));
+    pair(a, b) || pair(b, a)
+}
+
+fn rename(ctx: &Context, reg: &Registry, name: &str, fwd: Forward) -> Option<Fired> {
+    let new = &fwd.new;
+    let old_v = ctx.env.get(name).unwrap_or_default();
+    let value = forwarded(old_v, fwd.transform.as_deref());
+    let converted = match (fwd.transform.as_deref(), &value) {
+        (Some(_), Some(v)) => format!(" ({name}={old_v} is {new}={v}: SGLang converts the value)"),
+        (Some(t), None) => format!(" (SGLang converts the value with {t})"),
+        _ => String::new(),
+    };
+    let msg = format!(
+        "{name} is a deprecated name in SGLang {}; use {new}{converted}",
+        reg.version
+    );
+    // Both names set to different values: which one the user meant is unknowable, and a
+    // rename would silently replace the value under the new name. Say which one SGLang
+    // uses and leave the choice to the user.
+    if ctx
+        .env
+        .get(new)
+        .is_some_and(|v| Some(v) != value.as_deref())
+    {
+        let used = if fwd.old_wins {
+            format!("SGLang copies {name} over {new}, so {name}'s value is the one in effect")
+        } else {
+            format!("SGLang reads {new} and ignores {name}")
+        };
+        return Some(Fired::new(format!(
+            "{msg}; {new} is set too, to a different value: {used}; keep the one you mean under {new} and unset {name}"
+        )));
+    }
+    let Some(value) = value else {
+        return Some(Fired::new(msg));
+    };
+    if fwd.transform.is_none() && opposite_sense(name, new) {
+        return Some(Fired::new(format!(
+            "{msg}: SGLang {} copies {name}'s value into {new} unchanged although the names mean the opposite, so {name}={old_v} gives {new}={old_v}; set {new} to what you mean and unset {name}",
+            reg.version
+        )));
+    }
+    let fix = if ctx.env.get(new).is_some() && !fwd.old_wins {
+        unset_env(&[name])
+    } else {
+        Fix {
+            summary: format!("renamed {name} to {new}"),
+            args: vec![],
+            env: vec![
+                EnvEdit::Set {
+                    name: new.clone(),
+                    value,
+                },
+                EnvEdit::Unset {
+                    name: name.to_owned(),
+                },
+            ],
+        }
+    };
+    Some(Fired::new(msg).with_fix(fix))
 }
 
 pub(crate) fn removed(ctx: &Context) -> Vec<Fired> {
