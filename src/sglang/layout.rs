@@ -57,8 +57,14 @@ fn keeps_dp_attention(args: &SglangArgs, dp: i64) -> bool {
 impl Parallel {
     pub fn of(args: &SglangArgs) -> Parallel {
         let tp = size(args, "--tp-size");
-        let dp = size(args, "--dp-size");
         let enable_dp_attention = args.flag("--enable-dp-attention");
+        // 0.4.0 to 0.4.4 set the DP size to the TP size under DP attention, whatever
+        // `--dp-size` says; 0.4.4.post1 made the user choose it.
+        let dp = if enable_dp_attention && !at_least(&args.flags.version, "0.4.4.post1") {
+            tp
+        } else {
+            size(args, "--dp-size")
+        };
         // The deprecated `--dp-size N --enable-dp-attention` becomes attention DP N (0.5.20+
         // rewrites it to `--attn-dp-size N`); before 0.5.20 it was the only spelling.
         let given_attn_dp = args
@@ -149,6 +155,21 @@ mod tests {
         assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (4, true, 1));
         let p = of("0.5.23", &[("--dp-size", json!(2))]);
         assert_eq!((p.attn_dp, p.dp_attention, p.replicas), (1, false, 2));
+    }
+
+    /// 0.4.0 to 0.4.4 make the DP size the TP size under DP attention (server_args.py's
+    /// `self.dp_size = self.tp_size`); 0.4.4.post1 on take `--dp-size` as given.
+    #[test]
+    fn dp_attention_takes_the_tp_size_before_0_4_4_post1() {
+        let line = [
+            ("--enable-dp-attention", json!(true)),
+            ("--tp-size", json!(8)),
+            ("--dp-size", json!(2)),
+        ];
+        let p = of("0.4.1.post4", &line);
+        assert_eq!((p.dp, p.attn_dp, p.attn_tp(), p.replicas), (8, 8, 1, 1));
+        let p = of("0.4.4.post1", &line);
+        assert_eq!((p.dp, p.attn_dp, p.attn_tp()), (2, 2, 4));
     }
 
     /// `--enable-dp-attention` with one DP rank: off from 0.5.2 (tests/evidence/SPEC002.jsonl,

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::support::{
-    Case, PRO, R4090, assert_cases, c, host, messages, model, moe, no_rdma, world,
+    B200, Case, PRO, R4090, assert_cases, c, host, messages, model, moe, no_rdma, world,
 };
 
 /// Every EP case: the facts, and whether the rule fires.
@@ -29,6 +29,46 @@ fn ep001_to_ep010() -> Vec<Case> {
             .tp(8)
             .arg("--moe-a2a-backend", json!("flashinfer"))
             .arg("--moe-runner-backend", json!("deep_gemm"))
+            .no(),
+        c("EP001")
+            .version("0.5.13")
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+            .no(),
+        c("EP001")
+            .version("0.5.12")
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl")),
+        c("EP014")
+            .version("0.5.16")
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl")),
+        c("EP014")
+            .version("0.5.16")
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+            .env("SGLANG_FLASHINFER_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "2048")
+            .no(),
+        c("EP014")
+            .version("0.5.16")
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+            .arg("--disaggregation-mode", json!("decode"))
             .no(),
         c("EP002")
             .tp(8)

@@ -25,7 +25,7 @@ pub(crate) fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
         &all
     } else if at_least(ctx.version, "0.5.15") {
         &all[..3]
-    } else if at_least(ctx.version, "0.5.14") {
+    } else if at_least(ctx.version, "0.5.13") {
         &all[..2]
     } else {
         &all[..1]
@@ -162,6 +162,60 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
         } else {
             String::new()
         }
+    ))]
+}
+
+/// The MoE runner in effect: SGLang's pick, else the user's value, else `auto`.
+fn moe_runner(ctx: &Context) -> String {
+    (ctx.server.backends.moe_runner.as_ref())
+        .map(|c| c.value.clone())
+        .or_else(|| ctx.user().sval(opt::MOE_RUNNER_BACKEND))
+        .unwrap_or_else(|| "auto".into())
+}
+
+/// The variable that sizes FlashInfer's all-to-all dispatch workspace, tokens per rank.
+const FLASHINFER_DISPATCH_VAR: &str = "SGLANG_FLASHINFER_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
+
+/// EP014: 0.5.13 to 0.5.21 refuse FlashInfer's all-to-all with the CuteDSL runner when its
+/// dispatch budget (tokens per rank × EP) is below the largest MoE forward SGLang can run: the
+/// prefill budget, the prefill graph's largest capture, the decode graph's batch × draft tokens.
+pub(crate) fn flashinfer_cutedsl_budget(ctx: &Context) -> Vec<Fired> {
+    let decode_side = ctx.user().str(opt::DISAGGREGATION_MODE) == Some("decode");
+    if ctx.moe_a2a().as_deref() != Some("flashinfer")
+        || moe_runner(ctx) != "flashinfer_cutedsl"
+        || decode_side
+    {
+        return vec![];
+    }
+    let d = &ctx.server.defaults;
+    let prefill = ctx.user().int(opt::MAX_PREFILL_TOKENS).unwrap_or(16384);
+    if prefill <= 0 {
+        return vec![];
+    }
+    let graph = if d.prefill_graph {
+        d.prefill_bs.iter().copied().max().unwrap_or(0)
+    } else {
+        0
+    };
+    let per_req = ctx
+        .server
+        .spec_params
+        .map_or(1, |p| p.num_draft_tokens.value.max(1));
+    let decode = d.decode_max_bs.unwrap_or(0) * per_req;
+    let need = prefill.max(graph).max(decode);
+    let per_rank = (ctx.env.get(FLASHINFER_DISPATCH_VAR))
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|v| *v != 0)
+        .unwrap_or(1024);
+    let ep = ctx.ep().max(1);
+    if per_rank * ep >= need {
+        return vec![];
+    }
+    let want = (need + ep - 1) / ep;
+    vec![Fired::new(format!(
+        "--moe-a2a-backend flashinfer with the flashinfer_cutedsl runner: the largest MoE forward is {need} tokens, but {FLASHINFER_DISPATCH_VAR}={per_rank} × EP {ep} covers {}; SGLang {} refuses to start; set {FLASHINFER_DISPATCH_VAR}={want} or lower --max-prefill-tokens",
+        per_rank * ep,
+        ctx.version
     ))]
 }
 
