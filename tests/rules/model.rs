@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::registry::RegistryKeys;
 
-use crate::support::{Case, assert_cases, c, messages};
+use crate::support::{Case, assert_cases, c, messages, model};
 
 /// A checkpoint whose config.json names these architectures, of this model type.
 fn named(archs: &[&str], model_type: &str, auto_model: bool) -> ModelFacts {
@@ -32,7 +32,7 @@ const CUSTOM: &str = "tests/fixtures/models/synthetic__unknown-type-no-heads";
 
 /// Every MODEL case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [unsupported(), fallback()].concat()
+    [unsupported(), fallback(), language_model_only()].concat()
 }
 
 /// MODEL001: releases before the Transformers fallback.
@@ -81,6 +81,39 @@ fn unsupported() -> Vec<Case> {
 }
 
 /// MODEL002: releases that fall back to the Transformers backend.
+fn language_model_only() -> Vec<Case> {
+    let qwen35 = || model("Qwen3_5MoeForConditionalGeneration");
+    vec![
+        c("MODEL003")
+            .version("0.5.21")
+            .model(qwen35())
+            .flag("--language-model-only"),
+        c("MODEL003")
+            .version("0.5.21")
+            .model(model("DeepseekV4ForCausalLM"))
+            .flag("--language-model-only"),
+        c("MODEL003")
+            .version("0.5.22")
+            .model(model("DeepseekV4ForCausalLM"))
+            .flag("--language-model-only")
+            .no(),
+        c("MODEL003")
+            .version("0.5.23")
+            .flag("--language-model-only")
+            .flag("--enable-prefix-mm-cache"),
+        c("MODEL003")
+            .version("0.5.23")
+            .flag("--language-model-only")
+            .arg("--disaggregation-mode", json!("decode")),
+        // Without the model's classes only the option checks can be judged.
+        c("MODEL003")
+            .version("0.5.23")
+            .flag("--language-model-only")
+            .no(),
+        c("MODEL003").version("0.5.23").model(qwen35()).no(),
+    ]
+}
+
 fn fallback() -> Vec<Case> {
     vec![
         c("MODEL002").version("0.4.10").model(nemotron_super()),

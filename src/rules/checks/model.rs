@@ -148,6 +148,64 @@ fn elsewhere(m: &ModelFacts, at: usize) -> String {
     }
 }
 
+/// The classes `--language-model-only` serves, by the release that added each.
+const LANGUAGE_MODEL_ONLY: &[(&str, &str)] = &[
+    ("MuseGlimmerForConditionalGeneration", "0.5.18"),
+    ("Cosmos3ForConditionalGeneration", "0.5.20"),
+    ("Cosmos3EdgeForConditionalGeneration", "0.5.20"),
+    ("DeepseekV4ForCausalLM", "0.5.22"),
+];
+
+/// The options `--language-model-only` refuses to run with.
+const NOT_WITH_LANGUAGE_MODEL_ONLY: &[&str] = &[
+    opt::ENCODER_ONLY,
+    opt::LANGUAGE_ONLY,
+    opt::ENABLE_PREFIX_MM_CACHE,
+    opt::ENABLE_BROADCAST_MM_INPUTS_PROCESS,
+    opt::MM_ENABLE_DP_ENCODER,
+];
+
+/// MODEL003: SGLang's start-up checks of `--language-model-only`, in its order.
+pub(crate) fn language_model_only(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    if !u.flag(opt::LANGUAGE_MODEL_ONLY) {
+        return vec![];
+    }
+    let refused = |why: String| {
+        vec![Fired::new(format!(
+            "--language-model-only {why}: SGLang {} raises at start-up",
+            ctx.version
+        ))]
+    };
+    if let Some(other) = NOT_WITH_LANGUAGE_MODEL_ONLY.iter().find(|o| u.flag(o)) {
+        return refused(format!("with {other}"));
+    }
+    if u.str(opt::DISAGGREGATION_MODE).is_some_and(|m| m != "null") {
+        return refused("on a PD prefill or decode server".into());
+    }
+    let Some(m) = ctx.model else {
+        return vec![];
+    };
+    let served: Vec<&str> = LANGUAGE_MODEL_ONLY
+        .iter()
+        .filter(|(_, from)| at_least(ctx.version, from))
+        .map(|(a, _)| *a)
+        .collect();
+    let archs: Vec<String> = match (&m.registry.architectures, &m.architecture) {
+        (listed, _) if !listed.is_empty() => listed.clone(),
+        (_, Some(one)) => vec![one.clone()],
+        _ => return vec![],
+    };
+    if archs.iter().any(|a| served.contains(&a.as_str())) {
+        return vec![];
+    }
+    refused(format!(
+        "for {}: it serves only {} that way",
+        python_list(&archs),
+        served.join(", ")
+    ))
+}
+
 /// MODEL001: a release without the Transformers fallback stops on a name its registry lacks.
 pub(crate) fn unsupported(ctx: &Context) -> Vec<Fired> {
     if at_least(ctx.version, TRANSFORMERS_FALLBACK_FROM) {
