@@ -8,7 +8,7 @@ use super::gather::{Machine, Models};
 use super::v1::EnvChanges;
 use crate::facts::{self, Env};
 use crate::resolve::{Context, Facts};
-use crate::rules::{self, ArgEdit, Code, Finding, RuleSettings};
+use crate::rules::{self, ArgEdit, Code, Finding, RuleSettings, Severity};
 use crate::sglang::{SglangArgs, approx};
 
 /// Most rounds of fixes before giving up: each round can only enable further fixes, and a
@@ -174,6 +174,9 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
         // lacks, or a checkout, dev image or fork, may have classes the data does not.
         hits.retain(|h| !matches!(h.code, Code::MODEL001 | Code::MODEL002));
     }
+    if machine.selected.modified.is_some() {
+        hits = hits.into_iter().map(|h| unproven_later(&ctx, h)).collect();
+    }
     if machine.neighbours.is_some() {
         // Approximate mode: FLAG004–006 judge spellings by a release that is not the user's
         // (the argument findings judge them by the releases around it), and FLAG001 may not
@@ -189,6 +192,23 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
         });
     }
     hits
+}
+
+/// An error a later release's check no longer reports on these facts warns instead on an install
+/// that may run that later code (a rule whose versions end is `findings::unproven_on_modified`'s).
+fn unproven_later(ctx: &Context, mut hit: Finding) -> Finding {
+    let ends = rules::rule(hit.code).ends_at(ctx.version).is_some();
+    if hit.severity != Severity::Error || ends {
+        return hit;
+    }
+    if let Some(v) = rules::quiet_later(ctx, hit.code) {
+        hit.severity = Severity::Warning;
+        hit.message.push_str(&format!(
+            " (not proven for this install, so a warning: it is not the {} release, and SGLang {v} no longer fails this way)",
+            ctx.version
+        ));
+    }
+    hit
 }
 
 fn renames_from(hit: &Finding) -> Option<&str> {

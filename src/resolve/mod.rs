@@ -99,6 +99,15 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The same facts and resolved server, judged by another release's checks.
+    pub(crate) fn at_version(&self, version: &'a str) -> Context<'a> {
+        Context {
+            version,
+            server: self.server.clone(),
+            ..*self
+        }
+    }
+
     /// Marks the values whose options a fix of this run set (`fixed`) as [`Source::Fix`].
     pub(crate) fn fixed_by(mut self, fixed: &[String]) -> Context<'a> {
         self.server = self.server.fixed_by(self.args, fixed);

@@ -354,6 +354,21 @@ pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Finding> {
     out
 }
 
+/// The first embedded release after `ctx.version` whose version of `code`'s check stays quiet
+/// on these facts: an install that is not the release it names (a source checkout, a dev image)
+/// may run that code, so an error the check reports is not proven for it. Costly (a check per
+/// later release): for such installs' errors only.
+pub(crate) fn quiet_later(ctx: &Context, code: Code) -> Option<&'static str> {
+    use crate::sglang::release::{KNOWN_VERSIONS, cmp};
+    let rule = rule(code);
+    let check = rule.check?;
+    KNOWN_VERSIONS
+        .iter()
+        .copied()
+        .filter(|v| cmp(v, ctx.version).is_gt())
+        .find(|v| !rule.applies_to(v) || check(&ctx.at_version(v)).is_empty())
+}
+
 #[derive(Serialize)]
 struct ListEntry {
     code: &'static str,

@@ -266,3 +266,48 @@ fn a_failure_a_later_release_fixed_warns_on_a_source_checkout() {
     let denied = run(&["--python", python, "--deny", "ARCH017"]);
     assert_eq!(severity(&denied).0, "error");
 }
+
+/// The same for a check whose verdict changes inside its versions: QUANT010 holds ModelOpt NVFP4
+/// to SM 10.0 until 0.5.13 lowered the minimum, so a 0.5.12 checkout on H200s warns, where the
+/// 0.5.12 release blocks.
+#[test]
+fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |launcher: &[&str]| -> Value {
+        let out = common::launcher()
+            .current_dir(ROOT)
+            .args(["check", "--json", "--topology"])
+            .arg("examples/topologies/8x-h200-nvlink.json")
+            .args(launcher)
+            .args(["--", "--model-path"])
+            .arg("tests/fixtures/models/synthetic__Qwen3-8B-modelopt-nvfp4")
+            .env("HF_HUB_OFFLINE", "1")
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let quant010 = |plan: &Value| -> (String, String) {
+        let f = (plan["findings"].as_array().unwrap().iter())
+            .find(|f| f["code"] == "QUANT010")
+            .unwrap_or_else(|| panic!("{}", plan["findings"]))
+            .clone();
+        (
+            f["severity"].as_str().unwrap().to_owned(),
+            f["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    assert_eq!(quant010(&run(&["--sglang-version", "0.5.12"])).0, "error");
+    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
+    let site = dir.path().join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    common::sglang_dist_info(&site, "0.5.12", Some("file:///src/sglang/python"));
+    let checkout = run(&["--python", py.to_str().unwrap()]);
+    let (sev, message) = quant010(&checkout);
+    assert_eq!(sev, "warning", "{message}");
+    assert!(
+        message
+            .contains("it is not the 0.5.12 release, and SGLang 0.5.13 no longer fails this way"),
+        "{message}"
+    );
+}

@@ -450,6 +450,7 @@ fn gpt_oss_sliding_layers_use_the_hybrid_pool() {
     let cell = sglang_launch::plan::memory::kv::kv_cell(
         &args,
         None,
+        None,
         &Parallel::of(&args),
         Speculative::of(&args, Some(&f)).as_ref(),
         &f,
@@ -727,7 +728,7 @@ mod robustness {
             if let Some(w) = model::estimate_weight_bytes(&facts) {
                 prop_assert!(w > 0 && w <= model::MAX_WEIGHT_ESTIMATE_BYTES);
             }
-            let _ = kv::kv_cell(&args, None, &Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
+            let _ = kv::kv_cell(&args, None, None, &Parallel::of(&args), Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
             let p = Parallel::of(&args);
             let split = kv::Split::of(version, &args, &env, &p, &facts);
             let _ = kv::weights_per_gpu_bytes(&p, &split, Speculative::of(&args, Some(&facts)).as_ref(), &facts, None);
@@ -808,29 +809,44 @@ mod robustness {
 
 /// DeepSeek sparse attention's `auto` KV cache is FP8 on SM100 (SGLang sets it) and the model
 /// dtype on Hopper: B200 prices 576 latent bytes per layer, H200 1,152 (plus the indexer keys,
-/// 128 FP8 values and one 4-byte scale, on both).
+/// 128 FP8 values and one 4-byte scale, on both). FP8 under SGLang's FlashMLA kernels (Hopper,
+/// or Blackwell before 0.5.10) is the pool's scaled layout: 512 FP8 latent values, four fp32
+/// scales and the rope part in BF16, 656 bytes.
 #[test]
 fn deepseek_v32_kv_cache_is_fp8_by_default_on_blackwell_only() {
-    let bytes = |topology: &str, extra: &[&str]| {
-        let out = crate::common::launcher()
-            .args(["plan", "--json", "--sglang-version", "0.5.23", "--topology"])
-            .arg(format!("{FIXTURES}/topologies/{topology}.json"))
-            .arg("--")
-            .args([
-                "--model-path",
-                &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3.2"),
-            ])
-            .args(["--tp", "8"])
-            .args(extra)
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["memory"]["kv_cache_bytes_per_token"].as_u64().unwrap()
-    };
+    let bytes = |topology: &str, extra: &[&str]| bytes_at("0.5.23", topology, extra);
     let layers = 61;
     assert_eq!(bytes("8x-b200-nvlink", &[]), (576 + 132) * layers);
     assert_eq!(bytes("8x-h200-nvlink", &[]), (1152 + 132) * layers);
     // The user's dtype stays.
     let bf16 = ["--kv-cache-dtype", "bf16"];
     assert_eq!(bytes("8x-b200-nvlink", &bf16), (1152 + 132) * layers);
+    let fp8 = ["--kv-cache-dtype", "fp8_e4m3"];
+    assert_eq!(bytes("8x-h200-nvlink", &fp8), (656 + 132) * layers);
+    assert_eq!(
+        bytes_at("0.5.9", "8x-b200-nvlink", &[]),
+        (656 + 132) * layers
+    );
+    let trtllm = ["--nsa-decode-backend", "trtllm"];
+    assert_eq!(
+        bytes_at("0.5.9", "8x-b200-nvlink", &trtllm),
+        (576 + 132) * layers
+    );
+}
+
+fn bytes_at(version: &str, topology: &str, extra: &[&str]) -> u64 {
+    let out = crate::common::launcher()
+        .args(["plan", "--json", "--sglang-version", version, "--topology"])
+        .arg(format!("{FIXTURES}/topologies/{topology}.json"))
+        .arg("--")
+        .args([
+            "--model-path",
+            &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3.2"),
+        ])
+        .args(["--tp", "8"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["memory"]["kv_cache_bytes_per_token"].as_u64().unwrap()
 }

@@ -152,7 +152,7 @@ fn measures(r: &Record, base: Row, facts: &ModelFacts, args: &SglangArgs) -> Row
     let split = kv::Split::of(&record::version(r).0, args, &Env::default(), &p, facts);
     let weights_pred =
         kv::target_weights_per_gpu_bytes(&p, &split, spec.as_ref(), facts).map(|b| b as f64 / GIB);
-    let cell = kv::kv_cell(args, None, &p, spec.as_ref(), facts, None);
+    let cell = kv::kv_cell(args, None, None, &p, spec.as_ref(), facts, None);
     let kv_size_log = r
         .f("kv_size_gb")
         .or_else(|| Some(r.f("k_size_gb")? + r.f("v_size_gb")?));

@@ -197,9 +197,11 @@ pub fn args(r: &Record, model_dir: &str, flags: &'static str, fraction: bool) ->
     if let Some(q) = quantization(r) {
         vals.push(("--quantization", json!(q)));
     }
-    // The backend, as the record's own command line names it (no field holds it).
-    if let Some(b) = raw_value(r, "--attention-backend") {
-        vals.push(("--attention-backend", json!(b)));
+    // The backend and KV cache dtype, as the record's own command line names them.
+    for opt in ["--attention-backend", "--kv-cache-dtype"] {
+        if let Some(v) = raw_value(r, opt) {
+            vals.push((opt, json!(v)));
+        }
     }
     if r.dp_attention() {
         vals.push(("--enable-dp-attention", json!(true)));

@@ -70,7 +70,10 @@ pub(super) fn attention_unquantised(q: &Map<String, Value>, layers: Option<u64>)
         return true;
     }
     let mut per_layer = std::collections::BTreeSet::new();
-    for p in ignored_layers(q).iter().filter(|p| p.contains("attn")) {
+    for p in ignored_layers(q)
+        .iter()
+        .filter(|p| names_attention_weights(p))
+    {
         let index: String = p
             .split('.')
             .find(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
@@ -85,6 +88,18 @@ pub(super) fn attention_unquantised(q: &Map<String, Value>, layers: Option<u64>)
         }
     }
     layers.is_some_and(|n| n > 0 && per_layer.len() as u64 >= n)
+}
+
+/// An exclusion that covers attention projections: the attention module itself, a pattern over
+/// it, or one of its projections; not its norms or the sparse-attention indexer's small parts,
+/// which checkpoints such as GLM-5's list for every layer while the projections stay FP8.
+fn names_attention_weights(pattern: &str) -> bool {
+    let Some(at) = pattern.find("attn") else {
+        return false;
+    };
+    let rest = &pattern[at..];
+    let last = rest.rsplit('.').next().unwrap_or(rest);
+    !(last.contains("norm") || last == "bias" || rest.contains("indexer"))
 }
 
 /// The quantisation method as SGLang resolves a checkpoint's `quantization_config`: ModelOpt's

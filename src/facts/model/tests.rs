@@ -133,6 +133,37 @@ fn hf_cache_snapshot_via_refs_main() {
     );
 }
 
+/// GLM-5-FP8 lists every layer's attention norms and indexer parts as unconverted while its
+/// attention projections are FP8; a whole-attention exclusion, per layer or as a pattern,
+/// leaves them BF16.
+#[test]
+fn only_excluded_attention_projections_make_the_attention_unquantised() {
+    let unquantised = |excluded: Vec<String>| {
+        let c = json!({"num_hidden_layers": 2, "quantization_config": {"quant_method": "fp8",
+            "weight_block_size": [128, 128], "modules_to_not_convert": excluded}});
+        facts_from_config(c.as_object().unwrap()).attention_unquantised
+    };
+    let parts = [
+        "kv_a_layernorm",
+        "q_a_layernorm",
+        "indexer.k_norm",
+        "indexers_proj",
+    ];
+    let norms = (0..2)
+        .flat_map(|l| parts.map(|p| format!("model.layers.{l}.self_attn.{p}")))
+        .collect();
+    assert!(!unquantised(norms));
+    let whole = (0..2)
+        .map(|l| format!("model.layers.{l}.self_attn"))
+        .collect();
+    assert!(unquantised(whole));
+    let projections = (0..2)
+        .map(|l| format!("model.layers.{l}.self_attn.o_proj"))
+        .collect();
+    assert!(unquantised(projections));
+    assert!(unquantised(vec!["re:.*self_attn.*".into()]));
+}
+
 #[test]
 fn arguments_override_the_config() {
     let d = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@ use crate::resolve::Speculative;
 use crate::resolve::defaults::int_arg;
 use crate::resolve::server::DraftSource;
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 use crate::sglang::{Parallel, SglangArgs};
 
 pub use super::split::Split;
@@ -48,10 +49,20 @@ fn stage_layers(layers: u64, pp: u64) -> u64 {
     layers.div_ceil(pp.max(1))
 }
 
-/// Per-layer bytes of one token on one GPU, for a model's attention shape.
-fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
+/// Per-layer bytes of one token on one GPU, for a model's attention shape. `dsa_scaled`: the
+/// sparse-attention pool's FP8 layout (see [`dsa_scaled_fp8`]).
+fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64, dsa_scaled: bool) -> Option<f64> {
     if m.is_mla() {
-        let latent = (m.kv_lora_rank? as f64 + m.qk_rope_head_dim.unwrap_or(64) as f64) * b;
+        let (lora, rope) = (
+            m.kv_lora_rank? as f64,
+            m.qk_rope_head_dim.unwrap_or(64) as f64,
+        );
+        let latent = if dsa_scaled && m.index_head_dim.is_some() {
+            // FP8 latent, one fp32 scale per 128 of it, the rope part kept in BF16.
+            lora + (lora / 128.0).floor() * 4.0 + rope * 2.0
+        } else {
+            (lora + rope) * b
+        };
         // DSA/NSA indexer keys: FP8 with one fp32 scale per 128.
         let indexer = m
             .index_head_dim
@@ -67,12 +78,45 @@ fn per_layer_bytes(p: &Parallel, m: &ModelFacts, b: f64) -> Option<f64> {
     Some(kvh as f64 * 2.0 * hd as f64 * b)
 }
 
+/// SGLang's sparse-attention (DSA) pool stores an `fp8_e4m3` cache in its scaled layout (from
+/// 0.5.5; 0.5.3 and 0.5.4 hard-code the same 656 bytes) unless a DSA kernel of TensorRT-LLM runs
+/// (0.5.9 on), which reads the raw layout. SGLang picks those kernels itself for FP8 on SM 10 and
+/// up from 0.5.10 (GLM-5 on SM 12 gets FlashInfer's sparse MLA instead, from 0.5.17).
+fn dsa_scaled_fp8(
+    args: &SglangArgs,
+    dtype: Option<&str>,
+    gpu_major: Option<u32>,
+    m: &ModelFacts,
+) -> bool {
+    if dtype != Some("fp8_e4m3") || m.index_head_dim.is_none() {
+        return false;
+    }
+    let v = args.flags.version.as_str();
+    let named = |pair: [&str; 2]| {
+        pair.iter()
+            .find(|o| args.is_set(o))
+            .and_then(|o| args.str(o))
+    };
+    let glm_sm12 = m.architecture.as_deref() == Some("GlmMoeDsaForCausalLM")
+        && gpu_major == Some(12)
+        && at_least(v, "0.5.17");
+    let sglang_trtllm = at_least(v, "0.5.10") && gpu_major.is_some_and(|g| g >= 10) && !glm_sm12;
+    let trtllm = [
+        [opt::NSA_PREFILL_BACKEND, opt::DSA_PREFILL_BACKEND],
+        [opt::NSA_DECODE_BACKEND, opt::DSA_DECODE_BACKEND],
+    ]
+    .into_iter()
+    .any(|pair| named(pair).map_or(sglang_trtllm, |b| b == "trtllm"));
+    !(trtllm && at_least(v, "0.5.9"))
+}
+
 /// The KV cell for this version, arguments and model; `None` when the config lacks dimensions.
 /// The KV cache dtype is the one SGLang runs (`resolved`: the user's, or SGLang's own for the
 /// model and GPU), else the option's value.
 pub fn kv_cell(
     args: &SglangArgs,
     resolved: Option<&str>,
+    gpu_major: Option<u32>,
     p: &Parallel,
     spec: Option<&Speculative>,
     m: &ModelFacts,
@@ -82,7 +126,8 @@ pub fn kv_cell(
     let given = crate::resolve::decided::kv_cache_dtype(args);
     let dtype = resolved.or(given.as_ref().map(|d| d.value.as_str()));
     let b = kv_elem_bytes(dtype.unwrap_or("auto"), m);
-    let per_layer = per_layer_bytes(p, m, b)?;
+    let scaled = dsa_scaled_fp8(args, dtype, gpu_major, m);
+    let per_layer = per_layer_bytes(p, m, b, scaled)?;
     // Mamba / linear-attention hybrids keep KV only in their full-attention layers.
     let layers = stage_layers(m.num_full_attention_layers.or(m.num_hidden_layers)?, pp);
     let (target, swa_ratio, swa_token_bytes) = match super::swa::pool(args, m) {
@@ -99,7 +144,7 @@ pub fn kv_cell(
         None => (per_layer * layers as f64, None, 0),
     };
     let mut total = target;
-    if let Some(draft_layers_bytes) = draft_kv_bytes(p, spec, m, draft, b) {
+    if let Some(draft_layers_bytes) = draft_kv_bytes(p, spec, m, draft, b, scaled) {
         total += draft_layers_bytes;
     }
     Some(KvCell {
@@ -117,14 +162,15 @@ fn draft_kv_bytes(
     m: &ModelFacts,
     draft: Option<&ModelFacts>,
     b: f64,
+    scaled: bool,
 ) -> Option<f64> {
     let spec = spec.filter(|s| s.uses_draft_model())?;
     if spec.draft == DraftSource::Mtp {
-        return Some(per_layer_bytes(p, m, b)? * m.num_nextn_predict_layers? as f64);
+        return Some(per_layer_bytes(p, m, b, scaled)? * m.num_nextn_predict_layers? as f64);
     }
     let draft = draft?;
     let layers = draft.num_hidden_layers.unwrap_or(1);
-    Some(per_layer_bytes(p, draft, b)? * layers as f64)
+    Some(per_layer_bytes(p, draft, b, scaled)? * layers as f64)
 }
 
 /// Target weights per GPU, bytes: the checkpoint without the MTP layers the target doesn't load
@@ -194,5 +240,5 @@ pub fn tokens_from_rest(rest_mib: f64, cell: &KvCell, page_size: u64, args: &Sgl
 /// Bytes per token for the target model only.
 #[cfg(test)]
 pub(crate) fn kv_bytes_per_token(args: &SglangArgs, p: &Parallel, m: &ModelFacts) -> Option<u64> {
-    kv_cell(args, None, p, None, m, None).map(|c| c.target)
+    kv_cell(args, None, None, p, None, m, None).map(|c| c.target)
 }

@@ -318,7 +318,8 @@ fn sizing(ctx: &Context) -> Sizing {
             Some(v) => Some(v.cell),
             None => model.and_then(|m| {
                 let dtype = ctx.server.kv_cache_dtype();
-                kv::kv_cell(ctx.args, dtype, p, spec, m, draft)
+                let major = ctx.majors().into_iter().max();
+                kv::kv_cell(ctx.args, dtype, major, p, spec, m, draft)
             }),
         },
         // `--cpu-offload-gb` keeps that many GiB of each rank's weights in host memory.
@@ -974,8 +975,16 @@ pub(super) mod tests {
             ],
         );
         let draft = Speculative::of(&spec, Some(&ds));
-        let cell =
-            kv::kv_cell(&spec, None, &Parallel::of(&spec), draft.as_ref(), &ds, None).unwrap();
+        let cell = kv::kv_cell(
+            &spec,
+            None,
+            None,
+            &Parallel::of(&spec),
+            draft.as_ref(),
+            &ds,
+            None,
+        )
+        .unwrap();
         assert_eq!((cell.target, cell.total), (70272, 70272 + 1152));
     }
 
