@@ -225,8 +225,10 @@ fn llama4(version: &str, cc: u32) -> Option<&'static str> {
     }
 }
 
-/// SGLang's generic default: by MLA or not, compute capability and release.
+/// SGLang's generic default: by MLA or not, compute capability and release. Without the model's
+/// facts it is not known (MLA and the architecture decide it).
 fn default_backend(i: &Inputs) -> Option<&'static str> {
+    i.model?;
     let cc = i.cc_major()?;
     if !at_least(i.version, "0.4.6") {
         return Some(if i.mla { "triton" } else { "flashinfer" });
