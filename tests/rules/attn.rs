@@ -315,6 +315,18 @@ fn attn018() -> Vec<Case> {
 fn attn001_to_attn010() -> Vec<Case> {
     vec![
         c("ATTN001")
+            .version("0.5.11")
+            .on(PRO)
+            .arg("--speculative-algorithm", json!("DFLASH"))
+            .arg("--speculative-draft-attention-backend", json!("fa3")),
+        // EAGLE's draft builds its FA3 backend directly, without the registry's check.
+        c("ATTN001")
+            .version("0.5.11")
+            .on(PRO)
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-draft-attention-backend", json!("fa3"))
+            .no(),
+        c("ATTN001")
             .on(B200)
             .arg("--attention-backend", json!("fa3")),
         c("ATTN001")
@@ -595,7 +607,14 @@ fn attn011() -> Vec<Case> {
         c("ATTN013")
             .version("0.5.8")
             .on(B200)
+            .model(model("LlamaForCausalLM"))
             .flag("--enable-deterministic-inference"),
+        // Without the model, SGLang's pick is not known.
+        c("ATTN013")
+            .version("0.5.8")
+            .on(B200)
+            .flag("--enable-deterministic-inference")
+            .no(),
         // Before 0.5.4.post2 the check sees a model's own pick, not SGLang's generic one.
         c("ATTN013")
             .version("0.5.4")

@@ -15,10 +15,24 @@ fn using(ctx: &Context, backend: &str) -> Vec<String> {
 fn fa3_built(ctx: &Context) -> Vec<String> {
     let swapped =
         ctx.kv_cache_dtype() == Some("fp8_e5m2") || ctx.user().given(opt::ENABLE_DOUBLE_SPARSITY);
-    using(ctx, "fa3")
+    let mut out: Vec<String> = using(ctx, "fa3")
         .into_iter()
         .filter(|u| !(swapped && u.starts_with("--attention-backend ")))
-        .collect()
+        .collect();
+    out.extend(dflash_draft_fa3(ctx));
+    out
+}
+
+/// 0.5.11 to 0.5.14 build a DFLASH draft worker with its own model runner on the draft
+/// attention backend, through the same backend registry (and its FA3 check) as the target's.
+fn dflash_draft_fa3(ctx: &Context) -> Option<String> {
+    let o = opt::SPECULATIVE_DRAFT_ATTENTION_BACKEND;
+    let window = at_least(ctx.version, "0.5.11") && !at_least(ctx.version, "0.5.15");
+    (window && ctx.spec_algo().as_deref() == Some("DFLASH"))
+        .then(|| ctx.user().sval(o))
+        .flatten()
+        .filter(|b| b == "fa3")
+        .map(|b| format!("{o} {b}"))
 }
 
 pub(crate) fn fa3_arch(ctx: &Context) -> Vec<Fired> {
@@ -35,7 +49,9 @@ pub(crate) fn fa3_arch(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn fa3_mla(ctx: &Context) -> Vec<Fired> {
-    let uses = fa3_built(ctx);
+    // The draft model's runner is not the MLA target's.
+    let mut uses = fa3_built(ctx);
+    uses.retain(|u| !u.starts_with(opt::SPECULATIVE_DRAFT_ATTENTION_BACKEND));
     let bad = ctx.gpus_where(|(m, _)| m == 8);
     // `--disable-mla` (older releases) makes the runner take the non-MLA path.
     if uses.is_empty()
