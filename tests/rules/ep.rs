@@ -6,6 +6,17 @@ use crate::support::{
     B200, Case, PRO, R4090, assert_cases, c, host, messages, model, moe, no_rdma, world,
 };
 
+/// FlashInfer's all-to-all over EP 8 on B200s, with the CuteDSL MoE runner.
+fn cutedsl_a2a(code: &'static str, version: &'static str) -> Case {
+    c(code)
+        .version(version)
+        .on(B200)
+        .tp(8)
+        .arg("--ep-size", json!(8))
+        .arg("--moe-a2a-backend", json!("flashinfer"))
+        .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+}
+
 /// Every EP case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
     [ep001_to_ep010(), ep011()].concat()
@@ -30,44 +41,13 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--moe-a2a-backend", json!("flashinfer"))
             .arg("--moe-runner-backend", json!("deep_gemm"))
             .no(),
-        c("EP001")
-            .version("0.5.13")
-            .on(B200)
-            .tp(8)
-            .arg("--ep-size", json!(8))
-            .arg("--moe-a2a-backend", json!("flashinfer"))
-            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
-            .no(),
-        c("EP001")
-            .version("0.5.12")
-            .on(B200)
-            .tp(8)
-            .arg("--ep-size", json!(8))
-            .arg("--moe-a2a-backend", json!("flashinfer"))
-            .arg("--moe-runner-backend", json!("flashinfer_cutedsl")),
-        c("EP014")
-            .version("0.5.16")
-            .on(B200)
-            .tp(8)
-            .arg("--ep-size", json!(8))
-            .arg("--moe-a2a-backend", json!("flashinfer"))
-            .arg("--moe-runner-backend", json!("flashinfer_cutedsl")),
-        c("EP014")
-            .version("0.5.16")
-            .on(B200)
-            .tp(8)
-            .arg("--ep-size", json!(8))
-            .arg("--moe-a2a-backend", json!("flashinfer"))
-            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+        cutedsl_a2a("EP001", "0.5.13").no(),
+        cutedsl_a2a("EP001", "0.5.12"),
+        cutedsl_a2a("EP014", "0.5.16"),
+        cutedsl_a2a("EP014", "0.5.16")
             .env("SGLANG_FLASHINFER_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "2048")
             .no(),
-        c("EP014")
-            .version("0.5.16")
-            .on(B200)
-            .tp(8)
-            .arg("--ep-size", json!(8))
-            .arg("--moe-a2a-backend", json!("flashinfer"))
-            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+        cutedsl_a2a("EP014", "0.5.16")
             .arg("--disaggregation-mode", json!("decode"))
             .no(),
         c("EP002")
