@@ -208,7 +208,10 @@ fn place_model(case: &Case, dir: &Path) -> Vec<String> {
             None => args.get(i + 1).cloned().unwrap_or_default(),
         };
         // A path, or a bare name (a directory next to the command): a Hub id is `org/name`.
-        let local = value.starts_with(['/', '.', '~']) || !value.contains('/');
+        // A Hub id is exactly `org/name`; anything else (`model/`, `a/b/c`) is a path.
+        let hub_id = value.split('/').filter(|p| !p.is_empty()).count() == 2
+            && value.matches('/').count() == 1;
+        let local = value.starts_with(['/', '.', '~']) || !hub_id;
         let target = if local {
             dir.join("local")
                 .join(value.trim_start_matches(['/', '.', '~']))

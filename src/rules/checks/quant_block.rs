@@ -126,10 +126,12 @@ fn misfits(m: &ModelFacts, l: Layout, (n, k): (u64, u64)) -> Vec<Misfit> {
         k,
         out: vec![],
     };
-    experts(&mut s, m, l);
-    dense_mlp(&mut s, m, l);
-    shared_expert(&mut s, m, l);
+    // In the order SGLang builds them (a layer's attention, then the dense MLP of the first
+    // layers, then the experts and the shared expert): its first error is the first misfit.
     attention(&mut s, m, l);
+    dense_mlp(&mut s, m, l);
+    experts(&mut s, m, l);
+    shared_expert(&mut s, m, l);
     s.out
 }
 
@@ -323,9 +325,8 @@ fn evidenced(b: &Misfit) -> bool {
 pub(crate) fn fp8_block_shard(ctx: &Context) -> Vec<Fired> {
     match block_misfits(ctx) {
         Some(f) if f.bad.iter().any(evidenced) => {
-            let bad: Vec<Misfit> = f.bad.into_iter().filter(evidenced).collect();
             vec![Fired::new(misfit_message(
-                ctx, f.model, f.layout, f.block, &bad,
+                ctx, f.model, f.layout, f.block, &f.bad,
             ))]
         }
         _ => vec![],
