@@ -2,11 +2,33 @@
 
 use serde_json::json;
 
-use crate::support::{Case, assert_cases, c, messages};
+use crate::support::{Case, assert_cases, c, messages, vlm};
 
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [srv010(), base()].concat()
+    [srv010(), srv011(), base()].concat()
+}
+
+/// A vision model's PD warmup (0.5.5.post1 to 0.5.15).
+fn srv011() -> Vec<Case> {
+    let pd = |v, mode| {
+        c("SRV011")
+            .version(v)
+            .model(vlm())
+            .arg("--disaggregation-mode", json!(mode))
+    };
+    vec![
+        pd("0.5.10", "prefill"),
+        pd("0.5.15", "decode"),
+        pd("0.5.5", "prefill").no(),
+        pd("0.5.16", "prefill").no(),
+        pd("0.5.10", "prefill").flag("--skip-server-warmup").no(),
+        pd("0.5.10", "prefill").flag("--skip-tokenizer-init").no(),
+        c("SRV011")
+            .version("0.5.10")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+    ]
 }
 
 /// Encoder/language disaggregation roles (0.5.7+).

@@ -313,3 +313,27 @@ pub(crate) fn epd_roles(ctx: &Context) -> Vec<Fired> {
     }
     out
 }
+
+/// SRV011: 0.5.5.post1 to 0.5.15 send a vision model's PD warmup, a `/generate` payload, to the
+/// chat endpoint, which refuses it; the server is then marked unhealthy.
+pub(crate) fn pd_vision_warmup(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let pd = u
+        .str(opt::DISAGGREGATION_MODE)
+        .filter(|m| matches!(*m, "prefill" | "decode"));
+    let Some(mode) = pd else {
+        return vec![];
+    };
+    if !ctx.multimodal_served()
+        || u.flag(opt::SKIP_TOKENIZER_INIT)
+        || u.flag(opt::SKIP_SERVER_WARMUP)
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} on a PD {mode} server: SGLang {} sends its warmup to the chat endpoint with a /generate payload, the warmup fails ('disaggregation mode warm Up Failed') and the server is marked unhealthy; 0.5.16 fixed it",
+        ctx.model_arch().unwrap_or("this vision-language model"),
+        ctx.version
+    ))
+    .with_fix(add_flag(opt::SKIP_SERVER_WARMUP))]
+}
