@@ -27,6 +27,27 @@ pub fn cases() -> Vec<Case> {
         c("ENV002").version("0.5.5").env("SGLANG_GC_LOG", "1"),
         c("ENV002").env("SGLANG_ENABLE_JIT_DEEPGEMM", "1").no(),
         c("ENV002").env("SGLANG_SCHEDULER_DECREASE_PREFILL_IDLE", "1"),
+        c("ENV010")
+            .version("0.5.11")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+            .env("SGLANG_DISAGG_STAGING_BUFFER", "1"),
+        c("ENV010")
+            .version("0.5.12")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+            .env("SGLANG_DISAGG_STAGING_BUFFER", "1")
+            .no(),
+        c("ENV010")
+            .version("0.5.11")
+            .arg("--disaggregation-mode", json!("decode"))
+            .env("SGLANG_DISAGG_STAGING_BUFFER", "1")
+            .no(),
+        c("ENV010")
+            .version("0.5.11")
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+            .env("SGLANG_DISAGG_STAGING_BUFFER", "1")
+            .no(),
         c("ENV003").env("SGLANG_ENABLE_SPEC_V2", "1"),
         c("ENV003").env("SGLANG_ENABLE_CP_V2", "1"),
         c("ENV003")

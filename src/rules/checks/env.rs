@@ -514,3 +514,29 @@ pub(crate) fn device_order(ctx: &Context) -> Vec<Fired> {
         "CUDA_VISIBLE_DEVICES={cvd} without CUDA_DEVICE_ORDER=PCI_BUS_ID on a host with different GPU models: CUDA numbers GPUs fastest-first, NVML (and SGLang's NVLink check) by PCI bus, so the indices may name other GPUs"
     ))]
 }
+
+/// ENV010: the transfer backends SGLang's check takes the PD staging buffer with.
+pub(crate) fn staging_buffer_backend(ctx: &Context) -> Vec<Fired> {
+    let var = "SGLANG_DISAGG_STAGING_BUFFER";
+    let u = ctx.user();
+    let pd = matches!(u.str(opt::DISAGGREGATION_MODE), Some("prefill" | "decode"));
+    if !pd || !ctx.env.get(var).is_some_and(env_true) {
+        return vec![];
+    }
+    let backend = u
+        .str(opt::DISAGGREGATION_TRANSFER_BACKEND)
+        .unwrap_or("mooncake");
+    let ok: &[&str] = if crate::sglang::release::at_least(ctx.version, "0.5.12") {
+        &["mooncake", "nixl"]
+    } else {
+        &["mooncake"]
+    };
+    if ok.contains(&backend) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{var} with --disaggregation-transfer-backend {backend}: SGLang {} takes the staging buffer only with {}, and refuses the line",
+        ctx.version,
+        ok.join(" or ")
+    ))]
+}
