@@ -140,10 +140,12 @@ fn env_you_set(d: &EnvDiff, env: &Env) -> Vec<EnvYouSet> {
     let renamed = d.renamed.iter().map(|r| EnvYouSet {
         name: r.from.clone(),
         now_read_as: Some(r.to.clone()),
+        converted: r.converted.clone(),
     });
     let removed = d.removed.iter().map(|n| EnvYouSet {
         name: n.clone(),
         now_read_as: None,
+        converted: None,
     });
     renamed
         .chain(removed)

@@ -21,6 +21,9 @@ pub(crate) struct EnvYouSet {
     pub(crate) name: String,
     /// The name the target release reads instead; `None` when it reads neither.
     pub(crate) now_read_as: Option<String>,
+    /// How the target release converts the value for that name (`invert_bool`, `ms_to_s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) converted: Option<String>,
 }
 
 /// Everything `upgrade` says. Secret values are already masked where asked.
@@ -135,7 +138,13 @@ fn command_part(out: &mut String, a: &Advice) {
 fn env_line(e: &EnvYouSet, to: &str) -> String {
     match &e.now_read_as {
         None => format!("{} is set here but SGLang {to} no longer reads it", e.name),
-        Some(new) => format!("{} is set here; SGLang {to} reads {new} instead", e.name),
+        Some(new) => match &e.converted {
+            Some(how) => format!(
+                "{} is set here; SGLang {to} reads {new} instead, converting the value ({how})",
+                e.name
+            ),
+            None => format!("{} is set here; SGLang {to} reads {new} instead", e.name),
+        },
     }
 }
 
@@ -222,9 +231,15 @@ fn differences(out: &mut String, a: &Advice) {
     });
     list(out, "options added", &o.added, String::clone);
     let e = &a.env;
-    list(out, "environment variables renamed", &e.renamed, |r| {
-        format!("{} → {}", r.from, r.to)
-    });
+    list(
+        out,
+        "environment variables renamed",
+        &e.renamed,
+        |r| match r.converted.as_deref() {
+            Some(how) => format!("{} → {} (the value converted: {how})", r.from, r.to),
+            None => format!("{} → {}", r.from, r.to),
+        },
+    );
     list(
         out,
         "environment variables no longer read",

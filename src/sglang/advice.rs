@@ -76,6 +76,10 @@ pub(crate) fn fate<'a>(a: &Action, option: &str, to: &'a FlagSet) -> Fate<'a> {
 pub(crate) struct Renamed {
     pub(crate) from: String,
     pub(crate) to: String,
+    /// How the target release converts an environment variable's value on the way
+    /// (`invert_bool`, `ms_to_s`); absent when it copies it as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) converted: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -121,6 +125,7 @@ impl FlagDiff {
                     d.renamed.push(Renamed {
                         from: opt.to_owned(),
                         to: new,
+                        converted: None,
                     });
                     d.compare_values(opt, a, action);
                 }
@@ -189,10 +194,11 @@ impl EnvDiff {
         names.sort_unstable();
         names.dedup();
         for name in names {
-            if let Some(new) = env_rename(name, to) {
+            if let Some((new, converted)) = env_rename(name, to) {
                 d.renamed.push(Renamed {
                     from: name.to_owned(),
                     to: new,
+                    converted,
                 });
             } else if !to.knows(name) {
                 d.removed.push(name.to_owned());
@@ -210,9 +216,9 @@ impl EnvDiff {
     }
 }
 
-/// The name the target reads instead of `name`: a deprecation with a replacement, or a
-/// variable that keeps `name` only as its alias.
-fn env_rename(name: &str, to: &Registry) -> Option<String> {
+/// The name the target reads instead of `name`, with how it converts the value: a deprecation
+/// with a replacement, or a variable that keeps `name` only as its alias.
+fn env_rename(name: &str, to: &Registry) -> Option<(String, Option<String>)> {
     if to.var(name).is_some() {
         return None;
     }
@@ -220,12 +226,12 @@ fn env_rename(name: &str, to: &Registry) -> Option<String> {
         .deprecated
         .iter()
         .find(|d| d.name == name)
-        .and_then(|d| d.replacement.clone());
+        .and_then(|d| Some((d.replacement.clone()?, d.transform.clone())));
     deprecated.or_else(|| {
         to.registry
             .iter()
             .find(|e| e.alias.as_deref() == Some(name))
-            .map(|e| e.name.clone())
+            .map(|e| (e.name.clone(), None))
     })
 }
 
@@ -236,6 +242,28 @@ mod tests {
 
     fn set(v: &str) -> &'static FlagSet {
         flagset::get(v).unwrap()
+    }
+
+    /// 0.5.18 forwards the old TP-imbalance opt-out into its ENABLE successor inverted: the
+    /// upgrade says so.
+    #[test]
+    fn env_renames_carry_the_value_conversion() {
+        let (a, b) = (
+            crate::sglang::envs::for_version("0.5.17").0,
+            crate::sglang::envs::for_version("0.5.18").0,
+        );
+        let d = EnvDiff::between(a, b);
+        let conv = |name: &str| {
+            let r = d.renamed.iter().find(|r| r.from == name).expect(name);
+            (r.to.as_str(), r.converted.as_deref())
+        };
+        assert_eq!(
+            conv("SGLANG_DISABLE_TP_MEMORY_INBALANCE_CHECK"),
+            (
+                "SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK",
+                Some("invert_bool")
+            )
+        );
     }
 
     #[test]
