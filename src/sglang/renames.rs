@@ -13,6 +13,8 @@ pub(crate) const RENAMES: &[(&str, &str)] = &[
     ("--nsa-prefill-backend", "--dsa-prefill-backend"),
     ("--nsa-decode-backend", "--dsa-decode-backend"),
     ("--stream-output", "--incremental-streaming-output"),
+    // 0.5.14 to 0.5.19 keep the old spelling as a deprecated alias; 0.5.20 drops it.
+    ("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"),
 ];
 
 /// The other spelling of `option` in a rename, either direction.

@@ -15,6 +15,14 @@ pub fn cases() -> Vec<Case> {
             .version("0.5.5")
             .tokens(&["--cuda-graph-max-bs", "128"])
             .no(),
+        // 0.5.19 still takes the old spelling as an alias; 0.5.20 does not.
+        c("FLAG001")
+            .version("0.5.20")
+            .tokens(&["--mamba-scheduler-strategy", "extra_buffer"]),
+        c("FLAG001")
+            .version("0.5.19")
+            .tokens(&["--mamba-scheduler-strategy", "extra_buffer"])
+            .no(),
         c("FLAG002")
             .version("0.5.10.post1")
             .flag("--stream-output")
