@@ -142,7 +142,7 @@ pub(crate) fn deprecated_alias(ctx: &Context) -> Vec<Fired> {
             continue;
         }
         if let Some(fwd) = forward_of(reg, name) {
-            out.extend(rename(ctx, reg, name, fwd));
+            out.push(rename(ctx, reg, name, fwd));
         }
     }
     out
@@ -202,7 +202,7 @@ fn opposite_sense(a: &str, b: &str) -> bool {
     pair(a, b) || pair(b, a)
 }
 
-fn rename(ctx: &Context, reg: &Registry, name: &str, fwd: Forward) -> Option<Fired> {
+fn rename(ctx: &Context, reg: &Registry, name: &str, fwd: Forward) -> Fired {
     let new = &fwd.new;
     let old_v = ctx.env.get(name).unwrap_or_default();
     let value = forwarded(old_v, fwd.transform.as_deref());
@@ -228,18 +228,18 @@ fn rename(ctx: &Context, reg: &Registry, name: &str, fwd: Forward) -> Option<Fir
         } else {
             format!("SGLang reads {new} and ignores {name}")
         };
-        return Some(Fired::new(format!(
+        return Fired::new(format!(
             "{msg}; {new} is set too, to a different value: {used}; keep the one you mean under {new} and unset {name}"
-        )));
+        ));
     }
     let Some(value) = value else {
-        return Some(Fired::new(msg));
+        return Fired::new(msg);
     };
     if fwd.transform.is_none() && opposite_sense(name, new) {
-        return Some(Fired::new(format!(
+        return Fired::new(format!(
             "{msg}: SGLang {} copies {name}'s value into {new} unchanged although the names mean the opposite, so {name}={old_v} gives {new}={old_v}; set {new} to what you mean and unset {name}",
             reg.version
-        )));
+        ));
     }
     let fix = if ctx.env.get(new).is_some() && !fwd.old_wins {
         unset_env(&[name])
@@ -258,7 +258,7 @@ fn rename(ctx: &Context, reg: &Registry, name: &str, fwd: Forward) -> Option<Fir
             ],
         }
     };
-    Some(Fired::new(msg).with_fix(fix))
+    Fired::new(msg).with_fix(fix)
 }
 
 pub(crate) fn removed(ctx: &Context) -> Vec<Fired> {
