@@ -7,7 +7,7 @@ use crate::facts::hub;
 use crate::facts::model::{self, ModelLoad, ModelProblem};
 use crate::install::select;
 use crate::plan::memory::MemoryPlan;
-use crate::rules::{Code, Finding, Severity};
+use crate::rules::{Code, Finding};
 use crate::sglang::{self, SglangArgs, release};
 
 /// VER001/VER002: which flag set is in use when it is not the installed release's own.
@@ -59,29 +59,6 @@ pub(crate) fn version(machine: &Machine) -> Option<Finding> {
             selected.requested, selected.flags.version
         ),
     ))
-}
-
-/// A modified install (a source checkout, a dev image, a fork) may run code newer than the
-/// release its version names: a failure the catalogue ends at a later release is not proven
-/// for it, so that error warns instead of blocking, and says why.
-pub(crate) fn unproven_on_modified(found: Vec<Finding>, machine: &Machine) -> Vec<Finding> {
-    if machine.selected.modified.is_none() {
-        return found;
-    }
-    let v = &machine.selected.requested;
-    found
-        .into_iter()
-        .map(|mut f| {
-            let end = crate::rules::rule(f.code).ends_at(v);
-            if let (Severity::Error, Some(end)) = (f.severity, end) {
-                f.severity = Severity::Warning;
-                f.message.push_str(&format!(
-                    " (not proven for this install, so a warning: it is not the {v} release, and SGLang {end} no longer fails this way)"
-                ));
-            }
-            f
-        })
-        .collect()
 }
 
 /// VER003 (the install's own parser was read) or VER001 (it could not be: approximate) for an

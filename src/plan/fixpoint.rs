@@ -194,11 +194,12 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
     hits
 }
 
-/// An error a later release's check no longer reports on these facts warns instead on an install
-/// that may run that later code (a rule whose versions end is `findings::unproven_on_modified`'s).
+/// A modified install (a source checkout, a dev image, a fork) may run code newer than the
+/// release its version names: an error a later release no longer reports on these facts (its
+/// rule's versions end, or its check stays quiet there) is not proven for it, so it warns instead
+/// and says why; `--deny` still makes it an error.
 fn unproven_later(ctx: &Context, mut hit: Finding) -> Finding {
-    let ends = rules::rule(hit.code).ends_at(ctx.version).is_some();
-    if hit.severity != Severity::Error || ends {
+    if hit.severity != Severity::Error {
         return hit;
     }
     if let Some(v) = rules::quiet_later(ctx, hit.code) {

@@ -229,10 +229,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
             &mut rule_findings,
         )
     };
-    found.add(
-        Stage::Rules,
-        findings::unproven_on_modified(rule_findings, &machine),
-    );
+    found.add(Stage::Rules, rule_findings);
     found.add(Stage::Fit, fitted.changes);
     let model_load = models.main(line.view());
     // Planned for another machine from its topology file, a path not here proves nothing.

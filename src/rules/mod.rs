@@ -184,12 +184,6 @@ impl Rule {
     pub fn emitted_by_pipeline(&self) -> bool {
         self.check.is_none()
     }
-
-    /// The release from which SGLang no longer does what the rule says, for a line on
-    /// `version`, where the rule's versions end.
-    pub(crate) fn ends_at(&self, version: &str) -> Option<&'static str> {
-        versions::ends_at(self.versions, version)
-    }
 }
 
 /// Every rule, in code order.

@@ -29,15 +29,6 @@ pub(crate) fn version_matches(spec: &str, v: &str) -> bool {
     spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
 }
 
-/// The release where the range that holds `v` ends (its `<` bound), if it ends there: from
-/// that release on SGLang no longer does what the rule says.
-pub(crate) fn ends_at<'s>(spec: &'s str, v: &str) -> Option<&'s str> {
-    spec.split("||")
-        .find(|alt| range_matches(alt, v))
-        .and_then(|alt| constraints(alt).find(|(op, _)| *op == "<"))
-        .map(|(_, bound)| bound)
-}
-
 fn range_matches(spec: &str, v: &str) -> bool {
     constraints(spec).all(|(op, bound)| {
         let o = release::cmp(v, bound);
