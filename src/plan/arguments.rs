@@ -89,3 +89,21 @@ fn skipped(args: &SglangArgs, problems: &[SkippedError]) -> Vec<String> {
     }
     out
 }
+
+/// The `--config` file SGLang would read, when it is not on this machine (`None`: no file
+/// named, or it is here).
+pub(crate) fn config_elsewhere(
+    flags: &'static crate::sglang::FlagSet,
+    tokens: &[std::ffi::OsString],
+) -> Option<String> {
+    let strs: Vec<String> = tokens
+        .iter()
+        .map(|t| t.to_string_lossy().into_owned())
+        .collect();
+    use crate::sglang::config_file::{ConfigError, load, locate};
+    let (_, file) = locate(flags, &strs).ok()??;
+    // SGLang's only complaint is that it is not here, and nothing at all is at that path (a
+    // broken link is a file SGLang would fail to read here).
+    let not_found = matches!(load(flags, &file), Err(ConfigError::NotFound { .. }));
+    (not_found && std::fs::symlink_metadata(&file).is_err()).then_some(file)
+}

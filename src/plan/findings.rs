@@ -95,6 +95,16 @@ fn modified_install(machine: &Machine, why: &str) -> Finding {
     }
 }
 
+/// ARG003: planned for another machine, its `--config` file is not on this one.
+pub(crate) fn config_elsewhere(file: String) -> Finding {
+    Finding::new(
+        Code::ARG003,
+        format!(
+            "--config {file}: no such file on this machine; planned for the machine the topology file describes, where it may be, the line is checked without the options it adds: check there, or copy the file to the same path here"
+        ),
+    )
+}
+
 /// MEM001/MEM002: the model named could not be read, or its files make no sense; HUB00x: it
 /// is not on disk and the Hub did not give its files.
 pub(crate) fn model(load: Option<&ModelLoad>, this_machine: bool) -> Option<Finding> {

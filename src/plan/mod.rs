@@ -178,7 +178,17 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     }
     validate(req)?;
     let machine = gather::machine(req)?;
-    let args = sglang::parse(machine.selected.flags, req.tokens.clone());
+    // Planned for another machine, a `--config` file missing here may be there (ARG003).
+    let elsewhere = req
+        .topology
+        .as_ref()
+        .and_then(|_| arguments::config_elsewhere(machine.selected.flags, &req.tokens));
+    let args = match &elsewhere {
+        Some(_) => sglang::parse_with(machine.selected.flags, req.tokens.clone(), &mut |_| {
+            Ok(Vec::new())
+        }),
+        None => sglang::parse(machine.selected.flags, req.tokens.clone()),
+    };
     let scheduler = scheduler_step(req, &machine, args)?;
     let original = Line::new(
         scheduler.args,
@@ -203,6 +213,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
         .clone()
         .map(|p| Finding::new(Code::TOP001, p))
         .into_iter()
+        .chain(elsewhere.map(findings::config_elsewhere))
         .collect();
     let bad_fraction = findings::bad_fraction(line.view());
     let plannable = !line.args.help && bad_fraction.is_none();

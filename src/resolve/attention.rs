@@ -8,24 +8,29 @@ use super::inputs::Inputs;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
-/// MHA architectures that got FA3 by default on Hopper, with the release each joined the list.
-/// From 0.5.8 every MHA model does.
-const FA3_DEFAULT_ARCHS: &[(&str, &str)] = &[
-    ("LlamaForCausalLM", "0.4.6"),
-    ("Qwen2ForCausalLM", "0.4.6"),
-    ("Qwen3ForCausalLM", "0.4.6"),
-    ("Qwen3MoeForCausalLM", "0.4.6"),
-    ("Gemma2ForCausalLM", "0.4.6"),
-    ("Gemma3ForConditionalGeneration", "0.4.6"),
-    ("Llama4ForConditionalGeneration", "0.4.6"),
-    ("Glm4MoeForCausalLM", "0.4.10"),
-    ("Step3VLForConditionalGeneration", "0.4.10"),
-    ("Glm4vMoeForConditionalGeneration", "0.5.1"),
-    ("Olmo2ForCausalLM", "0.5.4"),
-    ("Glm4vForConditionalGeneration", "0.5.7"),
-    ("Qwen3VLForConditionalGeneration", "0.5.6.post1"),
-    ("Qwen3VLMoeForConditionalGeneration", "0.5.6.post1"),
+/// MHA architectures that got FA3 by default on Hopper: the release each joined the list and,
+/// for two that left it, the first release without them. From 0.5.8 every MHA model does.
+const FA3_DEFAULT_ARCHS: &[(&str, &str, Option<&str>)] = &[
+    ("LlamaForCausalLM", "0.4.5.post1", None),
+    ("Qwen2ForCausalLM", "0.4.5.post1", None),
+    ("Llama4ForConditionalGeneration", "0.4.5.post1", None),
+    ("MistralForCausalLM", "0.4.5.post1", Some("0.4.6.post5")),
+    ("Gemma2ForCausalLM", "0.4.5.post3", None),
+    ("Gemma3ForConditionalGeneration", "0.4.6", None),
+    ("MixtralForCausalLM", "0.4.6.post1", Some("0.4.6.post4")),
+    ("Qwen3ForCausalLM", "0.4.6.post1", None),
+    ("Qwen3MoeForCausalLM", "0.4.6.post1", None),
+    ("Glm4MoeForCausalLM", "0.4.9.post5", None),
+    ("Step3VLForConditionalGeneration", "0.4.10.post1", None),
+    ("Glm4vMoeForConditionalGeneration", "0.5.1", None),
+    ("Olmo2ForCausalLM", "0.5.4", None),
+    ("Glm4vForConditionalGeneration", "0.5.6.post1", None),
+    ("Qwen3VLForConditionalGeneration", "0.5.6.post1", None),
+    ("Qwen3VLMoeForConditionalGeneration", "0.5.6.post1", None),
 ];
+
+/// The first release that picks FA3 on Hopper when no attention backend is named.
+const FA3_DEFAULT_FIRST: &str = "0.4.5.post1";
 
 /// The three attention backends after SGLang's resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +61,9 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
     if deepseek_v4(i) {
         main = Some(sglang("dsv4"));
     }
+    if let Some(b) = legacy_runner_choice(i, main.as_ref()) {
+        main = Some(sglang(b));
+    }
     let specific = model_specific(i, prefill.is_none() && decode.is_none());
     // A model's own pick (DeepSeek's trtllm_mla on SM100 or DSA backend, GPT-OSS's, Llama 4's)
     // comes before the deterministic choice, which then refuses it (tests/evidence/ATTN013.jsonl).
@@ -79,6 +87,36 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
         decode,
         by_model,
     }
+}
+
+/// Before 0.4.5.post2 the model runner set the backend itself: `--enable-flashinfer-mla` and
+/// `--enable-flashmla` named it, and before 0.4.5 an MLA model got triton (or what those flags
+/// name) whatever `--attention-backend` said, unless `--disable-mla`.
+fn legacy_runner_choice(i: &Inputs, named: Option<&Chosen>) -> Option<&'static str> {
+    let v = i.version;
+    if at_least(v, "0.4.5.post2") || i.cc_major().is_none() {
+        return None;
+    }
+    let flashinfer = i.args.flag(opt::ENABLE_FLASHINFER_MLA);
+    let flashmla = i.args.flag(opt::ENABLE_FLASHMLA);
+    if at_least(v, "0.4.5") {
+        return (flashinfer.then_some("flashinfer")).or(flashmla.then_some("flashmla"));
+    }
+    if !i.mla || i.args.flag(opt::DISABLE_MLA) {
+        return None;
+    }
+    let fa3_kept = v == "0.4.4.post3" && named.is_some_and(|c| c.value == "fa3");
+    Some(if flashinfer && at_least(v, "0.4.3.post3") {
+        "flashinfer_mla"
+    } else if flashinfer && at_least(v, "0.4.3") {
+        "flashinfer"
+    } else if flashmla && at_least(v, "0.4.4.post2") {
+        "flashmla"
+    } else if fa3_kept {
+        "fa3"
+    } else {
+        "triton"
+    })
 }
 
 /// From 0.5.20 SGLang serves Qwen3-VL on Hopper GPUs of 60 GiB and more with its profiled
@@ -230,12 +268,14 @@ fn llama4(version: &str, cc: u32) -> Option<&'static str> {
 fn default_backend(i: &Inputs) -> Option<&'static str> {
     i.model?;
     let cc = i.cc_major()?;
-    if !at_least(i.version, "0.4.6") {
+    if !at_least(i.version, FA3_DEFAULT_FIRST) {
         return Some(if i.mla { "triton" } else { "flashinfer" });
     }
     if i.mla {
+        // 0.4.5.post1–post3 keep MLA off FA3 under a speculative top-k above 1.
+        let fa3_ok = at_least(i.version, "0.4.6") || spec_topk_one_when_chosen(i);
         return Some(match cc {
-            9 => "fa3",
+            9 if fa3_ok => "fa3",
             10 if at_least(i.version, "0.4.10") => "flashinfer",
             _ => "triton",
         });
@@ -286,9 +326,11 @@ fn fa3_arch(i: &Inputs) -> bool {
         return true;
     }
     i.arch.is_some_and(|a| {
-        FA3_DEFAULT_ARCHS
-            .iter()
-            .any(|(name, since)| *name == a && at_least(i.version, since))
+        FA3_DEFAULT_ARCHS.iter().any(|(name, since, until)| {
+            *name == a
+                && at_least(i.version, since)
+                && until.is_none_or(|u| !at_least(i.version, u))
+        })
     })
 }
 

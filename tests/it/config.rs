@@ -222,19 +222,58 @@ fn set_overrides_the_file_explicitly_and_remove_is_blocked() {
     assert!(renamed.is_err());
 }
 
+/// A `--config` file that is not here blocks a plan for this machine, as SGLang would fail
+/// here; planned for another machine from its topology file, where it may be, it is ARG003
+/// and the rest of the line is checked.
+#[test]
+fn a_missing_config_file_blocks_here_and_warns_for_another_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.yaml");
+    let path = missing.to_str().unwrap();
+    let line = toks(&["--config", path, "--model-path", "m", "--tp", "16"]);
+    let elsewhere = build(line.clone());
+    let codes: Vec<&str> = elsewhere
+        .plan
+        .findings
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
+    assert!(codes.contains(&"ARG003"), "{codes:?}");
+    assert!(!codes.contains(&"ARG001"), "{codes:?}");
+    // The line's own options are still checked: TP 16 on an 8-GPU host.
+    assert!(codes.contains(&"TOP001"), "{codes:?}");
+    let topology = format!("{ROOT}/examples/topologies/8x-rtx-pro-6000-pcie.json");
+    let here = plan::build(&Request {
+        tokens: line,
+        gpus: Some(sglang_launch::facts::topology::Topology::load(topology.as_ref()).unwrap()),
+        sglang_version: Some("0.5.23".into()),
+        python: Some("/usr/bin/python3".into()),
+        env: Env::default(),
+        ..Request::default()
+    })
+    .unwrap();
+    let arg = here
+        .plan
+        .findings
+        .iter()
+        .find(|f| f.code == "ARG001")
+        .unwrap();
+    assert!(
+        arg.message.contains("Config file not found"),
+        "{}",
+        arg.message
+    );
+    assert!(here.plan.findings.iter().all(|f| f.code != "ARG003"));
+}
+
 #[test]
 fn unusable_config_files_are_arg001_findings_naming_the_file() {
     let bad_yaml = yaml("tp-size: [1\n");
     let not_a_dict = yaml("- a\n- b\n");
     let unsupported = yaml("model-path: m\ndisable-cuda-graph: true\n");
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("missing.yaml");
     let txt = dir.path().join("c.txt");
     let cases: Vec<(String, &str)> = vec![
-        (
-            missing.to_str().unwrap().to_owned(),
-            "Config file not found",
-        ),
         (
             txt.to_str().unwrap().to_owned(),
             "must be YAML format, got: .txt",

@@ -144,6 +144,33 @@ fn compressed_tensors_fp8() {
     }
 }
 
+/// compressed-tensors W8A8-INT8 (llm-compressor's `W8A8` preset: per-channel INT8 weights,
+/// dynamic per-token INT8 activations; QUANT018/QUANT019 read it): one byte per weight. No public
+/// copy of such a config.json was found, so the preset's group is set into the real FP8-dynamic
+/// checkpoint's config, whose FP8 group is the control.
+#[test]
+fn compressed_tensors_w8a8_int8() {
+    let real = quant(
+        "RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic",
+        "config.json",
+    );
+    assert!(!facts_of(std::slice::from_ref(&real)).compressed_w8a8_int8);
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    let group = config
+        .pointer_mut("/quantization_config/config_groups/group_0")
+        .unwrap();
+    for part in ["weights", "input_activations"] {
+        group[part]["type"] = "int".into();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let f = facts_of(&[path]);
+    assert!(f.compressed_w8a8_int8);
+    assert_eq!(f.weight_format, Some(WeightFormat::Eight));
+}
+
 /// compressed-tensors W4A16 nested in `text_config`, group 32, attention and shared experts
 /// left unquantised (`re:.*self_attn.*`).
 #[test]

@@ -7,7 +7,20 @@ use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, mla, mode
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), cache007(), cache008(), cache009()].concat()
+    [base(), cache007(), cache008(), cache009(), cache010()].concat()
+}
+
+/// HiCache's constructor mismatch (0.4.3.post3, 0.4.3.post4).
+fn cache010() -> Vec<Case> {
+    let hi = |v| c("CACHE010").version(v).flag("--enable-hierarchical-cache");
+    vec![
+        hi("0.4.3.post3"),
+        hi("0.4.3.post4"),
+        hi("0.4.3.post4").flag("--disable-radix-cache").no(),
+        hi("0.4.3.post2").no(),
+        hi("0.4.4").no(),
+        c("CACHE010").version("0.4.3.post3").no(),
+    ]
 }
 
 /// LMCache's companions SGLang refuses (0.5.21+).

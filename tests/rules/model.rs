@@ -32,7 +32,14 @@ const CUSTOM: &str = "tests/fixtures/models/synthetic__unknown-type-no-heads";
 
 /// Every MODEL case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [unsupported(), fallback(), language_model_only()].concat()
+    [
+        unsupported(),
+        fallback(),
+        language_model_only(),
+        embedding(),
+        glm4v_moe(),
+    ]
+    .concat()
 }
 
 /// MODEL001: releases before the Transformers fallback.
@@ -223,4 +230,40 @@ fn the_pipeline_blocks_only_where_the_release_is_known_and_has_no_fallback() {
     let (exit, codes) = check("0.5.23", &[]);
     assert_eq!(exit, 0, "{codes:?}");
     assert!(codes.contains(&"warning MODEL002".to_owned()), "{codes:?}");
+}
+
+/// MODEL004: an embedding server on the Transformers backend (0.4.7–0.5.9).
+fn embedding() -> Vec<Case> {
+    let qwen3_rm = || named(&["Qwen3ForSequenceClassification"], "qwen3", false);
+    let emb = |v| c("MODEL004").version(v).flag("--is-embedding");
+    vec![
+        // sglang#8256: a Qwen3 reward model before its class arrived (0.5.0rc2).
+        emb("0.4.9.post2").model(qwen3_rm()),
+        emb("0.5.2").arg("--model-impl", json!("transformers")),
+        emb("0.4.9").arg("--impl", json!("transformers")),
+        emb("0.5.1").model(qwen3_rm()).no(),
+        emb("0.4.9.post2")
+            .model(qwen3_rm())
+            .flag("--skip-server-warmup")
+            .no(),
+        emb("0.5.10")
+            .arg("--model-impl", json!("transformers"))
+            .no(),
+        c("MODEL004").version("0.4.9.post2").model(qwen3_rm()).no(),
+        emb("0.4.9.post2").model(model("LlamaForCausalLM")).no(),
+    ]
+}
+
+/// MODEL005: GLM-4.5V on 0.5.2.
+fn glm4v_moe() -> Vec<Case> {
+    let glm45v = || named(&["Glm4vMoeForConditionalGeneration"], "glm4v_moe", false);
+    vec![
+        c("MODEL005").version("0.5.2").model(glm45v()),
+        c("MODEL005").version("0.5.2rc2").model(glm45v()).no(),
+        c("MODEL005").version("0.5.3rc0").model(glm45v()).no(),
+        c("MODEL005")
+            .version("0.5.2")
+            .model(named(&["Glm4vForConditionalGeneration"], "glm4v", false))
+            .no(),
+    ]
 }

@@ -138,6 +138,20 @@ fn ver002_no_sglang_installed_and_no_version_given() {
     insta::assert_snapshot!("VER002", text);
 }
 
+/// Planned from a topology file, a `--config` file that is not here is not a block: the
+/// machine that runs the server may have it.
+#[test]
+fn arg003_a_config_file_not_on_this_machine() {
+    let sglang = &[
+        "--model-path",
+        LLAMA_8B,
+        "--config",
+        "/srv/sglang-launch-missing/server.yaml",
+    ];
+    let text = findings("ARG003", "8x-h100-sxm-nvlink", V0523, sglang);
+    insta::assert_snapshot!("ARG003", text);
+}
+
 #[test]
 fn top001_more_gpus_than_the_box_has() {
     let sglang = &["--model-path", LLAMA_8B, "--tp", "16"];

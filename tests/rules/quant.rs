@@ -21,9 +21,37 @@ pub fn cases() -> Vec<Case> {
         quant014(),
         quant015(),
         quant016(),
+        compressed_int8(),
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT018/QUANT019: compressed-tensors W8A8-INT8 checkpoints.
+fn compressed_int8() -> Vec<Case> {
+    let w8a8 = || ModelFacts {
+        quant_method: Some("compressed-tensors".into()),
+        compressed_w8a8_int8: true,
+        ..model("Qwen2ForCausalLM")
+    };
+    let fp8 = || ModelFacts {
+        quant_method: Some("compressed-tensors".into()),
+        ..model("Qwen2ForCausalLM")
+    };
+    let q18 = |v| c("QUANT018").version(v).model(w8a8());
+    let q19 = |v| c("QUANT019").version(v).model(w8a8());
+    vec![
+        q18("0.4.9.post2").on(H100),
+        q18("0.4.5").on(A100),
+        q18("0.5.3rc0"),
+        q18("0.5.3").no(),
+        q18("0.4.4.post1").no(),
+        c("QUANT018").version("0.4.9.post2").model(fp8()).no(),
+        q19("0.5.5").on(A100),
+        q19("0.5.3rc2").on(L4).no(),
+        q19("0.5.5").on(H100).no(),
+        q19("0.5.7").on(A100).no(),
+    ]
 }
 
 /// QUANT014: DeepSeek-V4's KV-cache dtype, as written.

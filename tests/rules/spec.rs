@@ -15,6 +15,7 @@ pub fn cases() -> Vec<Case> {
         spec017(),
         spec018(),
         spec019(),
+        spec021(),
     ]
     .concat()
 }
@@ -514,5 +515,47 @@ fn spec019() -> Vec<Case> {
             .on(B200)
             .arg("--attention-backend", json!("trtllm_mha"))
             .arg("--speculative-algorithm", json!("EAGLE")),
+    ]
+}
+
+/// FlashInfer MLA's draft backend and top-k (0.4.3.post3 on).
+fn spec021() -> Vec<Case> {
+    let eagle = |v, k: i64| {
+        c("SPEC021")
+            .version(v)
+            .on(H100)
+            .model(mla())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(k))
+            .arg("--speculative-num-draft-tokens", json!(8))
+    };
+    let fi = |v, k| eagle(v, k).arg("--attention-backend", json!("flashinfer"));
+    vec![
+        fi("0.5.10", 4),
+        fi("0.5.23", 2),
+        eagle("0.4.4.post1", 4).flag("--enable-flashinfer-mla"),
+        eagle("0.4.3.post3", 1).flag("--enable-flashinfer-mla"),
+        // The decode backend is the one the draft worker decodes with.
+        eagle("0.5.10", 4).arg("--decode-attention-backend", json!("flashinfer")),
+        fi("0.5.10", 1).no(),
+        // SGLang's own pick on Hopper is fa3.
+        eagle("0.5.10", 4).no(),
+        eagle("0.4.4.post1", 4)
+            .flag("--enable-flashinfer-mla")
+            .flag("--disable-mla")
+            .no(),
+        fi("0.5.10", 4).model(model("LlamaForCausalLM")).no(),
+        // One step: no multi-step draft backend from 0.5.3.post2.
+        fi("0.5.10", 4)
+            .arg("--speculative-num-steps", json!(1))
+            .no(),
+        fi("0.5.3", 4).arg("--speculative-num-steps", json!(1)),
+        // flashmla's page size of 64 is refused earlier from 0.5.2 (SPEC004).
+        eagle("0.5.1", 4).arg("--attention-backend", json!("flashmla")),
+        eagle("0.5.10", 4)
+            .arg("--attention-backend", json!("flashmla"))
+            .no(),
+        eagle("0.4.3.post2", 4).flag("--enable-flashinfer-mla").no(),
     ]
 }

@@ -148,6 +148,8 @@ pub struct ModelFacts {
     pub shared_expert_intermediate_size: Option<u64>,
     /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.
     pub kv_cache_fp8: bool,
+    /// A compressed-tensors checkpoint with 8-bit integer weights and activations (W8A8-INT8).
+    pub compressed_w8a8_int8: bool,
     /// The config has a `vision_config` (multimodal); its depth and width (SGLang's VLM mfs adjustment).
     pub is_multimodal: bool,
     pub vision_layers: Option<u64>,

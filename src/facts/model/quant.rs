@@ -263,6 +263,24 @@ pub(super) fn kv_cache_fp8(q: &Map<String, Value>) -> bool {
         })
 }
 
+/// compressed-tensors W8A8-INT8: a config group whose weights and input activations are both
+/// 8-bit integers (llm-compressor's `W8A8` preset, static or dynamic).
+pub(super) fn compressed_w8a8_int8(q: &Map<String, Value>) -> bool {
+    let int8 = |g: &Value, part: &str| {
+        g.pointer(&format!("/{part}/num_bits"))
+            .and_then(Value::as_u64)
+            == Some(8)
+            && g.pointer(&format!("/{part}/type")).and_then(Value::as_str) == Some("int")
+    };
+    method(q).as_deref() == Some("compressed-tensors")
+        && q.get("config_groups")
+            .and_then(Value::as_object)
+            .is_some_and(|g| {
+                g.values()
+                    .any(|g| int8(g, "weights") && int8(g, "input_activations"))
+            })
+}
+
 /// A weight bit width from a config: 1–32, else not believed.
 pub(super) fn plausible_bits(b: u64) -> Option<u32> {
     u32::try_from(b).ok().filter(|b| (1..=32).contains(b))

@@ -16,6 +16,19 @@ pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// CACHE010: 0.4.3.post3 and 0.4.3.post4 pass the hierarchical radix cache a keyword its
+/// constructor lacks; with the radix cache off the scheduler builds the chunk cache instead.
+pub(crate) fn hicache_constructor(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    if !user.flag(opt::ENABLE_HIERARCHICAL_CACHE) || user.flag(opt::DISABLE_RADIX_CACHE) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-hierarchical-cache: SGLang {}'s scheduler builds HiRadixCache with a keyword its constructor does not take (TypeError: unexpected keyword argument 'token_to_kv_pool_allocator'), after the weights load; 0.4.4 fixed it",
+        ctx.version
+    ))]
+}
+
 /// Why the radix cache is off: the user's flag or SGLang's own earlier steps
 /// (tests/evidence/CACHE001.jsonl); `None` while it is on.
 fn radix_off(ctx: &Context) -> Option<&'static str> {

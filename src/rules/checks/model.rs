@@ -34,8 +34,7 @@ fn unresolved<'a>(ctx: &Context<'a>) -> Vec<Unresolved<'a>> {
         return vec![];
     }
     let mut out = vec![];
-    let path = ctx.user().sval(opt::MODEL_PATH).unwrap_or_default();
-    if let Some(m) = ctx.model.filter(|m| !resolves(ctx, m, &path, at, false)) {
+    if let Some(m) = main_unresolved(ctx, at) {
         out.push(Unresolved {
             source: "config.json `architectures`".into(),
             facts: m,
@@ -57,6 +56,12 @@ fn unresolved<'a>(ctx: &Context<'a>) -> Vec<Unresolved<'a>> {
         });
     }
     out
+}
+
+/// The served model, when the release's registry has none of its names.
+fn main_unresolved<'a>(ctx: &Context<'a>, at: usize) -> Option<&'a ModelFacts> {
+    let path = ctx.user().sval(opt::MODEL_PATH).unwrap_or_default();
+    ctx.model.filter(|m| !resolves(ctx, m, &path, at, false))
 }
 
 /// SGLang's own registry is what resolves the names: no external model package
@@ -251,6 +256,50 @@ pub(crate) fn transformers_fallback(ctx: &Context) -> Vec<Fired> {
             ))
         })
         .collect()
+}
+
+/// MODEL004: 0.4.7 to 0.5.9's Transformers backend asserts it is not asked for embeddings, and
+/// the start-up warmup of an embedding server asks.
+pub(crate) fn transformers_embedding(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    if !user.flag(opt::IS_EMBEDDING) || user.flag(opt::SKIP_SERVER_WARMUP) {
+        return vec![];
+    }
+    let why = if implementation(ctx).as_deref() == Some("transformers") {
+        let named = if user.given(opt::MODEL_IMPL) {
+            opt::MODEL_IMPL
+        } else {
+            opt::IMPL
+        };
+        format!("asked for with {named} transformers")
+    } else if let Some(m) = crate::sglang::release::exact(ctx.version)
+        .filter(|_| registry_decides(ctx))
+        .and_then(|at| main_unresolved(ctx, at))
+    {
+        format!("its fallback for {}, which it has no class for", names(m))
+    } else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "--is-embedding with SGLang's generic Transformers backend ({why}): SGLang {}'s Transformers backend asserts 'embedding is not supported yet' at its first forward, the start-up warmup; 0.5.10 serves embeddings through it",
+        ctx.version
+    ))]
+}
+
+/// MODEL005: 0.5.2's GLM-4V MoE class skips the constructor that sets an attribute its
+/// inherited forward reads.
+pub(crate) fn glm4v_moe_attribute(ctx: &Context) -> Vec<Fired> {
+    const ARCH: &str = "Glm4vMoeForConditionalGeneration";
+    let named = ctx
+        .model
+        .is_some_and(|m| m.registry.architectures.iter().any(|a| a == ARCH));
+    if !named {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{ARCH} on SGLang {}: its forward reads capture_aux_hidden_states, which this class never sets (AttributeError at the first forward, during start-up); 0.5.3rc0 sets it",
+        ctx.version
+    ))]
 }
 
 /// `['A', 'B']`, as Python prints a list of strings.

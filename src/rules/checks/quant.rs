@@ -474,3 +474,35 @@ pub(crate) fn deepseek_v4_deepgemm_sm90(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// QUANT018: 0.4.4.post2 to 0.5.3rc1 pick compressed-tensors' W8A8-INT8 scheme by a class name
+/// they never import.
+pub(crate) fn compressed_int8_unimported(ctx: &Context) -> Vec<Fired> {
+    if !compressed_int8(ctx) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "a compressed-tensors W8A8-INT8 checkpoint: SGLang {} builds its scheme from a class it never imports (NameError: name 'CompressedTensorsW8A8Int8' is not defined) while loading the model; 0.5.3rc2 imports it",
+        ctx.version
+    ))]
+}
+
+/// QUANT019: 0.5.3rc2 to 0.5.6 ask compressed-tensors' W8A8-INT8 scheme for compute capability
+/// 8.9, which its INT8 kernels do not need (0.5.7 asks for 8.0).
+pub(crate) fn compressed_int8_pre_ada(ctx: &Context) -> Vec<Fired> {
+    let bad = ctx.gpus_where(|cc| cc < (8, 9));
+    if !compressed_int8(ctx) || bad.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; a compressed-tensors W8A8-INT8 checkpoint: SGLang {} asks its scheme for compute capability 8.9 ('Min capability: 89') while loading the model; 0.5.7 asks for 8.0",
+        Context::describe(&bad),
+        ctx.version
+    ))]
+}
+
+/// The checkpoint is compressed-tensors W8A8-INT8 and is loaded as such.
+fn compressed_int8(ctx: &Context) -> bool {
+    ctx.model.is_some_and(|m| m.compressed_w8a8_int8)
+        && ctx.quant().as_deref() == Some("compressed-tensors")
+}

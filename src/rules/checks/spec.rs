@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 
 pub(crate) fn pcie_tp(ctx: &Context) -> Vec<Fired> {
     let algo = ctx.spec_algo().unwrap_or_default();
@@ -539,4 +540,57 @@ pub(crate) fn deepseek_v4_draft(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "--speculative-algorithm EAGLE for DeepseekV4ForCausalLM with --speculative-eagle-topk {given}: SGLang {v}'s DeepSeek-V4 hook asserts a top-k of 1 before it fills in the draft's values, and refuses the line; add --speculative-eagle-topk 1 --speculative-num-steps 3 --speculative-num-draft-tokens 4"
     ))]
+}
+
+/// SPEC021: FlashInfer MLA's multi-step draft backend (and flashmla's and trtllm_mla's, built
+/// on it) takes top-k 1 only; 0.4.3.post3–post4's flashinfer_mla serves no speculation at all.
+pub(crate) fn mla_draft_topk(ctx: &Context) -> Vec<Fired> {
+    let Some(spec) = ctx.server.speculative.as_ref() else {
+        return vec![];
+    };
+    let mla = ctx.model.is_some_and(|m| m.is_mla()) && !ctx.user().flag(opt::DISABLE_MLA);
+    let drafted = spec.eagle() || spec.algorithm == "STANDALONE";
+    let Some(backend) = draft_backend(ctx).filter(|_| mla && drafted) else {
+        return vec![];
+    };
+    let v = ctx.version;
+    if !at_least(v, "0.4.4") {
+        return (backend == "flashinfer_mla")
+            .then(|| Fired::new(format!(
+                "--speculative-algorithm {} with the flashinfer_mla backend (--enable-flashinfer-mla): SGLang {v}'s FlashInfer MLA backend has no target-verify pass (CUDA-graph capture raises 'Invalid mode: forward_mode=TARGET_VERIFY') and its draft worker no such backend; 0.4.4 added both",
+                spec.algorithm
+            )))
+            .into_iter()
+            .collect();
+    }
+    let k = resolved_topk(ctx);
+    let steps = ctx.server.spec_params.map_or(1, |p| p.num_steps.value);
+    let built_on_it = match backend.as_str() {
+        "flashinfer" | "flashinfer_mla" => true,
+        "flashmla" => at_least(v, "0.4.6.post5") && !at_least(v, "0.5.2"),
+        "trtllm_mla" => at_least(v, "0.5.1") && !at_least(v, "0.5.2"),
+        _ => false,
+    };
+    let one_step = steps <= 1 && at_least(v, "0.5.3.post2");
+    if k <= 1 || !built_on_it || one_step {
+        return vec![];
+    }
+    let says = if backend == "flashmla" {
+        "FlashMLA"
+    } else {
+        "Flashinfer MLA"
+    };
+    vec![Fired::new(format!(
+        "speculative top-k {k} with the {backend} draft backend for an MLA model: SGLang {v}'s draft worker raises 'Currently {says} only supports topk=1 for speculative decoding' after the weights load; use --speculative-eagle-topk 1 or another attention backend"
+    ))]
+}
+
+/// The backend SGLang's draft worker decodes with: `--speculative-draft-attention-backend`,
+/// else the decode backend, else the main one, as resolved.
+fn draft_backend(ctx: &Context) -> Option<String> {
+    let b = &ctx.server.backends;
+    ctx.user()
+        .sval(opt::SPECULATIVE_DRAFT_ATTENTION_BACKEND)
+        .or_else(|| b.decode_attention.as_ref().map(|c| c.value.clone()))
+        .or_else(|| b.attention.as_ref().map(|c| c.value.clone()))
 }
