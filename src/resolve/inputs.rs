@@ -42,6 +42,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) tp: i64,
     pub(crate) pp: i64,
     pub(crate) attn_dp: i64,
+    /// `--dp-size` as given.
+    pub(crate) dp: i64,
     /// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
     pub(crate) spec: Option<String>,
     /// `--speculative-eagle-topk` as given.
@@ -89,6 +91,7 @@ impl<'a> Inputs<'a> {
             tp: bounded(p.tp),
             pp: bounded(p.pp),
             attn_dp: bounded(p.attn_dp),
+            dp: bounded(p.dp),
             spec: speculative_algorithm(args),
             user_topk: args
                 .is_set(opt::SPECULATIVE_EAGLE_TOPK)

@@ -230,7 +230,11 @@ impl Context<'_> {
         if !d.decode_graph || self.cuda_graph_disabled() {
             return None;
         }
-        let listed = d.decode_bs.as_ref().and_then(|l| l.iter().copied().max());
+        let listed = d
+            .decode_bs
+            .as_ref()
+            .or(d.runner_bs.as_ref())
+            .and_then(|l| l.iter().copied().max());
         let asked = self
             .cuda_graph_bs_given()
             .or(self.cuda_graph_max_bs_given());

@@ -101,6 +101,8 @@ pub struct SglangDefaults {
     pub decode_max_bs: Option<i64>,
     /// The decode capture list as ServerArgs holds it (`None` before 0.5.3).
     pub decode_bs: Option<Vec<i64>>,
+    /// The list 0.4.5.post3 – 0.4.7's model runner builds when ServerArgs leaves it to it.
+    pub(crate) runner_bs: Option<Vec<i64>>,
     /// `max_running_requests` after resolution (user's, or 48 under speculative decoding).
     pub max_running_requests: Option<i64>,
     /// Prefill (piecewise / breakable) graph: enabled, and its token buckets.
@@ -156,6 +158,7 @@ pub(crate) fn of(i: &Inputs) -> SglangDefaults {
         decode_graph: !i.disable_cuda_graph,
         decode_max_bs: None,
         decode_bs: None,
+        runner_bs: None,
         max_running_requests: max_running_requests(i),
         prefill_graph: false,
         prefill_bs: Vec::new(),
@@ -270,7 +273,7 @@ pub(crate) fn captured_decode_bs(
     if !d.decode_graph {
         return Vec::new();
     }
-    let list = match &d.decode_bs {
+    let list = match d.decode_bs.as_ref().or(d.runner_bs.as_ref()) {
         Some(l) => l.clone(),
         None => {
             // 0.4.x runner default: up to 160 (256 on GPUs over 96 GiB), cut at the max.
