@@ -22,7 +22,10 @@ Read statically from each unpacked release (nothing imported). The refusal is sk
 
 Facts only: method names, compatibility pairs, override reach and release ranges.
 
-Output: {"format", "releases": [...], "tables": [{"compatible", "requantize", "overrides"}],
+It also records `_verify_quantization`'s `rocm_supported_quantization`: the methods a ROCm
+build takes (any other raises "... quantization is currently not supported in ROCm").
+
+Output: {"format", "releases": [...], "tables": [{"compatible", "requantize", "overrides", "rocm"}],
 "by_release": [table index per release]}; an override is {"given": [..]|null,
 "checkpoint": [..]|null, "vllm": bool}.
 """
@@ -162,26 +165,29 @@ def registry(version):
 
 
 def verify_facts(version):
-    """The compatibility table and the requantisation methods of `_verify_quantization`."""
+    """The compatibility table, the requantisation methods and the ROCm list of
+    `_verify_quantization`."""
     path = rel.source(version) / "sglang" / "srt" / "configs" / "model_config.py"
     tree = ast.parse(path.read_text())
     fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_verify_quantization")
-    compatible = {}
+    compatible, rocm = {}, []
     for n in ast.walk(fn):
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "compatible_quantization_methods"
-                                             for t in n.targets):
+        names = [t.id for t in getattr(n, "targets", []) if isinstance(t, ast.Name)]
+        if isinstance(n, ast.Assign) and "compatible_quantization_methods" in names:
             compatible = ast.literal_eval(n.value)
+        if isinstance(n, ast.Assign) and "rocm_supported_quantization" in names:
+            rocm = sorted(ast.literal_eval(n.value))
     requant = []
     if "REQUANTIZATION_METHODS" in ast.unparse(fn):
         for n in tree.body:
             if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "REQUANTIZATION_METHODS"
                                                  for t in n.targets):
                 requant = list(ast.literal_eval(n.value))
-    return {k: sorted(v) for k, v in sorted(compatible.items())}, sorted(requant)
+    return {k: sorted(v) for k, v in sorted(compatible.items())}, sorted(requant), rocm
 
 
 def table(version, unknown):
-    compatible, requant = verify_facts(version)
+    compatible, requant, rocm = verify_facts(version)
     classes = classes_of(version)
     overrides = set()
     for name, entries in registry(version).items():
@@ -199,7 +205,7 @@ def table(version, unknown):
                 overrides.add((tuple(given) if given else None, tuple(ckpt) if ckpt else None, False))
     ov = [{"given": list(g) if g else None, "checkpoint": list(c) if c else None, "vllm": v}
           for g, c, v in sorted(overrides, key=repr)]
-    return {"compatible": compatible, "requantize": requant, "overrides": ov}
+    return {"compatible": compatible, "requantize": requant, "overrides": ov, "rocm": rocm}
 
 
 def main():

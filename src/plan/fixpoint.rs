@@ -198,7 +198,7 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
 /// release its version names: an error a later release no longer reports on these facts (its
 /// rule's versions end, or its check stays quiet there) is not proven for it, so it warns instead
 /// and says why; `--deny` still makes it an error.
-fn unproven_later(ctx: &Context, mut hit: Finding) -> Finding {
+pub(crate) fn unproven_later(ctx: &Context, mut hit: Finding) -> Finding {
     if hit.severity != Severity::Error {
         return hit;
     }

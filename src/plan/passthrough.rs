@@ -17,14 +17,15 @@ use crate::{facts, secrets, sglang};
 const FAMILIES: &[&str] = &["FLAG", "ENV", "SRV"];
 
 /// Model-shape rules that hold on every accelerator SGLang shards a model over (ROCm, NPU, XPU
-/// build the same layers); SGLang's CPU engine pads the heads to the TP size instead.
-const ACCELERATOR_MODEL_RULES: &[Code] = &[Code::PAR001];
+/// build the same layers); SGLang's CPU engine pads the heads to the TP size instead. QUANT020
+/// reads the accelerators themselves.
+const ACCELERATOR_MODEL_RULES: &[Code] = &[Code::PAR001, Code::QUANT020];
 
 /// The plan of a pass-through line: findings and a verdict, no GPUs, memory or changes.
 pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
     super::validate(req)?;
     let mut local = req.clone();
-    local.gpus = Some(no_gpus());
+    local.gpus = Some(no_gpus(req));
     local.hub = false;
     let machine = gather::machine(&local).map_err(Error::into_fatal)?;
     let args = sglang::parse(machine.selected.flags, req.tokens.clone());
@@ -48,11 +49,17 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         findings::arguments(&line.args, &line.parsed, &machine),
     );
     // The catalogue's after the launcher's own, as a pass-through report lists them.
+    let modified = machine.selected.modified.is_some();
     let judged = rules::evaluate(&ctx, &req.settings)
         .into_iter()
         .filter(|f| {
             FAMILIES.contains(&rules::rule(f.code).family())
                 || (!on_cpu && ACCELERATOR_MODEL_RULES.contains(&f.code))
+        })
+        // A checkout, dev image or fork may run code a later release has: as for a plan.
+        .map(|f| match modified {
+            true => super::fixpoint::unproven_later(&ctx, f),
+            false => f,
         });
     found.add(Stage::Pipeline, judged);
     let secrets = secrets::redactor(&line.args, &line.env);
@@ -104,6 +111,14 @@ fn runs_on_cpu(line: &Line) -> bool {
     }
 }
 
-fn no_gpus() -> Topology {
-    Topology::without_gpus("pass-through", Vec::new())
+/// No GPUs to plan for, with the accelerators the host has: those its topology file lists, or
+/// the ones this host's device nodes show.
+fn no_gpus(req: &Request) -> Topology {
+    let accelerators = match req.topology.as_deref() {
+        Some(path) => Topology::load(path)
+            .map(|t| t.accelerators)
+            .unwrap_or_default(),
+        None => facts::accelerators::listed(&facts::accelerators::other(std::path::Path::new("/"))),
+    };
+    Topology::without_gpus("pass-through", accelerators)
 }

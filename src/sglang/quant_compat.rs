@@ -23,6 +23,8 @@ struct Table {
     /// Methods that requantise any checkpoint online.
     requantize: Vec<String>,
     overrides: Vec<Override>,
+    /// The methods a ROCm build of the release takes (`rocm_supported_quantization`).
+    rocm: Vec<String>,
 }
 
 /// A method's `override_quantization_method` may return a method (which then stands for both
@@ -52,13 +54,7 @@ fn covers(set: Option<&Vec<String>>, m: &str) -> bool {
 /// the pair is not in its compatibility table, and no override can apply (one from vLLM can,
 /// unless `vllm_absent`).
 pub(crate) fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent: bool) -> bool {
-    let d = data();
-    let Some(table) = release::position(version)
-        .and_then(|i| release::KNOWN_VERSIONS.get(i))
-        .and_then(|v| d.releases.iter().position(|r| r == v))
-        .and_then(|i| d.by_release.get(i))
-        .and_then(|&t| d.tables.get(t))
-    else {
+    let Some(table) = table_of(version) else {
         return false;
     };
     if given == checkpoint || table.requantize.iter().any(|m| m == given) {
@@ -74,6 +70,22 @@ pub(crate) fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent:
         }
         covers(o.given.as_ref(), given) && covers(o.checkpoint.as_ref(), checkpoint)
     })
+}
+
+/// Whether a ROCm build of release `version` refuses the quantisation method in effect: an
+/// embedded release (exactly) whose ROCm list lacks it.
+pub(crate) fn rocm_refuses(version: &str, method: &str) -> bool {
+    table_of(version).is_some_and(|t| !t.rocm.is_empty() && !t.rocm.iter().any(|m| m == method))
+}
+
+/// The table of an embedded release, by its exact version.
+fn table_of(version: &str) -> Option<&'static Table> {
+    let d = data();
+    release::position(version)
+        .and_then(|i| release::KNOWN_VERSIONS.get(i))
+        .and_then(|v| d.releases.iter().position(|r| r == v))
+        .and_then(|i| d.by_release.get(i))
+        .and_then(|&t| d.tables.get(t))
 }
 
 #[cfg(test)]
@@ -97,5 +109,15 @@ mod tests {
         // Not an embedded release: unknown.
         assert!(!refuses("0.5.24.dev1", "gptq", "awq", true));
         assert_eq!(data().releases.len(), data().by_release.len());
+    }
+
+    #[test]
+    fn rocm_takes_the_methods_its_release_lists() {
+        // MXFP8 joined the ROCm list in 0.5.14.
+        assert!(rocm_refuses("0.5.13.post1", "mxfp8"));
+        assert!(!rocm_refuses("0.5.14", "mxfp8"));
+        assert!(!rocm_refuses("0.5.13.post1", "fp8"));
+        assert!(rocm_refuses("0.5.23", "modelopt_fp4"));
+        assert!(!rocm_refuses("0.5.24.dev1", "mxfp8"));
     }
 }

@@ -174,6 +174,11 @@ fn base() -> Vec<Case> {
             .arg("--page-size", json!(128))
             .arg("--attention-backend", json!("trtllm_mha")),
         c("CACHE003").flag("--enable-hierarchical-cache"),
+        // 0.4.4.post1–post3's HiCache takes page size 1 only.
+        c("CACHE003")
+            .version("0.4.4.post2")
+            .flag("--enable-hierarchical-cache")
+            .no(),
         // SGLang moves trtllm_mha to page 64; Blackwell's auto backend may page (review regression).
         c("CACHE003")
             .flag("--enable-hierarchical-cache")

@@ -73,6 +73,16 @@ pub fn cases() -> Vec<Case> {
             .flag("--disable-cuda-graph-padding")
             .flag("--enable-torch-compile"),
         c("CG004").flag("--disable-cuda-graph-padding").no(),
+        // From 0.5.12 (tests/evidence/CG004.jsonl); 0.5.11 takes it.
+        c("CG004")
+            .version("0.5.12")
+            .flag("--disable-cuda-graph-padding")
+            .flag("--enable-torch-compile"),
+        c("CG004")
+            .version("0.5.11")
+            .flag("--disable-cuda-graph-padding")
+            .flag("--enable-torch-compile")
+            .no(),
         c("CG005")
             .version("0.5.11")
             .arg("--lora-paths", json!(["a=/adapters/a"]))

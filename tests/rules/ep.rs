@@ -1,9 +1,10 @@
 //! EP: expert parallelism and MoE all-to-all backends (DeepEP, FlashInfer, EPLB).
 
 use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    B200, Case, PRO, R4090, assert_cases, c, host, messages, model, moe, no_rdma, world,
+    B200, Case, PRO, R4090, assert_cases, c, host, messages, mla, model, moe, no_rdma, world,
 };
 
 /// FlashInfer's all-to-all over EP 8 on B200s, with the CuteDSL MoE runner.
@@ -19,7 +20,7 @@ fn cutedsl_a2a(code: &'static str, version: &'static str) -> Case {
 
 /// Every EP case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [ep001_to_ep010(), ep011()].concat()
+    [ep001_to_ep010(), ep011(), ep015()].concat()
 }
 
 fn ep001_to_ep010() -> Vec<Case> {
@@ -274,4 +275,23 @@ fn gpt_oss_mxfp4() -> sglang_launch::facts::model::ModelFacts {
         architecture: Some("GptOssForCausalLM".into()),
         ..moe()
     }
+}
+
+/// EP015: EP MoE with a block-FP8 checkpoint before 0.4.3.post3.
+fn ep015() -> Vec<Case> {
+    let v3_fp8 = || ModelFacts {
+        quant_method: Some("fp8".into()),
+        weight_block_size: Some((128, 128)),
+        num_experts: Some(256),
+        ..mla()
+    };
+    let ep = |v| c("EP015").version(v).tp(8).flag("--enable-ep-moe");
+    vec![
+        // sglang#3075: DeepSeek-V3 on 0.4.1.post7.
+        ep("0.4.1.post7").model(v3_fp8()),
+        ep("0.4.3.post2").model(v3_fp8()),
+        ep("0.4.3.post3").model(v3_fp8()).no(),
+        ep("0.4.2").model(mla()).no(),
+        c("EP015").version("0.4.2").tp(8).model(v3_fp8()).no(),
+    ]
 }

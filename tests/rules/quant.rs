@@ -5,7 +5,7 @@ use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::deepseek_v4::V4Layout;
 
 use crate::support::{
-    A100, B200, Case, H100, L4, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
+    A100, B200, Case, H100, L4, MI300X, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
 };
 
 const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
@@ -22,9 +22,32 @@ pub fn cases() -> Vec<Case> {
         quant015(),
         quant016(),
         compressed_int8(),
+        rocm(),
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT020: the methods a ROCm build takes, on an AMD host.
+fn rocm() -> Vec<Case> {
+    let amd = |v| c("QUANT020").version(v).on(MI300X);
+    vec![
+        // sglang#28358: MXFP8 on MI300X before 0.5.14.
+        amd("0.5.13.post1").arg("--quantization", json!("mxfp8")),
+        amd("0.5.23").model(ModelFacts {
+            quant_method: Some("modelopt_fp4".into()),
+            ..model("Qwen3ForCausalLM")
+        }),
+        amd("0.5.14").arg("--quantization", json!("mxfp8")).no(),
+        amd("0.5.13.post1").arg("--quantization", json!("fp8")).no(),
+        amd("0.5.13.post1").no(),
+        // An NVIDIA host is not ROCm.
+        c("QUANT020")
+            .version("0.5.13.post1")
+            .on(H100)
+            .arg("--quantization", json!("mxfp8"))
+            .no(),
+    ]
 }
 
 /// QUANT018/QUANT019: compressed-tensors W8A8-INT8 checkpoints.

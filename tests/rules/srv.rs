@@ -88,6 +88,27 @@ fn base() -> Vec<Case> {
         c("SRV008").version("0.5.23").no(),
         // LoRA settings SGLang's argument check refuses (SRV007).
         c("SRV007").version("0.5.18").flag("--enable-lora"),
+        // Overlap loading: at most twice a batch's adapters, and the number given (0.5.8+).
+        c("SRV007")
+            .version("0.5.9")
+            .arg("--lora-paths", json!(["a=/tmp/lora-a"]))
+            .flag("--enable-lora-overlap-loading"),
+        c("SRV007")
+            .version("0.5.23")
+            .arg("--lora-paths", json!(["a=/tmp/lora-a"]))
+            .flag("--enable-lora-overlap-loading")
+            .arg("--max-loaded-loras", json!(16))
+            .no(),
+        // 0.5.11's virtual experts need the triton backend; 0.5.12 dropped the check.
+        c("SRV007")
+            .version("0.5.11")
+            .arg("--lora-paths", json!(["a=/tmp/lora-a"]))
+            .flag("--lora-use-virtual-experts"),
+        c("SRV007")
+            .version("0.5.12")
+            .arg("--lora-paths", json!(["a=/tmp/lora-a"]))
+            .flag("--lora-use-virtual-experts")
+            .no(),
         c("SRV007")
             .version("0.5.23")
             .arg("--lora-paths", json!(["a=/tmp/a"]))

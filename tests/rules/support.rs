@@ -64,6 +64,9 @@ pub const A100: &str = "8x-a100-sxm4-80gb-nvlink";
 pub const R4090: &str = "2x-rtx-4090-pcie";
 /// A single L4 (SM 8.9, 24 GB).
 pub const L4: &str = "1x-l4";
+/// An AMD host: no NVIDIA GPU, eight MI300X (`tests/fixtures/hosts/`, outside the NVIDIA
+/// fixture boxes).
+pub const MI300X: &str = "hosts/8x-mi300x";
 /// A single V100 SXM2 32 GB (SM 7.0).
 pub const V100: &str = "1x-v100-sxm2";
 /// A single T4 (SM 7.5, 16 GB).
@@ -85,8 +88,13 @@ pub fn topo(name: &str) -> Topology {
     let mut read = READ.lock().unwrap();
     read.entry(name.to_owned())
         .or_insert_with(|| {
+            let dir = if name.contains('/') {
+                ""
+            } else {
+                "topologies/"
+            };
             let path = format!(
-                "{}/tests/fixtures/topologies/{name}.json",
+                "{}/tests/fixtures/{dir}{name}.json",
                 env!("CARGO_MANIFEST_DIR")
             );
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()

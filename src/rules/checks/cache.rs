@@ -129,9 +129,12 @@ pub(crate) fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
     let own_pages = ctx
         .model
         .is_some_and(|m| m.is_dsa() || m.deepseek_v4_official().is_some());
+    // 0.4.4.post1–post3's HiCache refuses any other page size: 1 is the only choice there.
+    let one_only = at_least(ctx.version, "0.4.4.post1") && !at_least(ctx.version, "0.4.4.post4");
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
         || effective_page(ctx) != 1
         || (own_pages && ctx.server.page_size != 1)
+        || one_only
     {
         return vec![];
     }

@@ -342,3 +342,25 @@ pub(crate) fn deepep_internode_rdma(ctx: &Context) -> Vec<Fired> {
         ctx.nnodes()
     ))]
 }
+
+/// EP015: before 0.4.3.post3 the EP MoE layer has per-tensor FP8 scales only, and a block-FP8
+/// checkpoint's per-block scales have nowhere to load.
+pub(crate) fn ep_moe_block_fp8(ctx: &Context) -> Vec<Fired> {
+    const EP_MOE_ARCHS: &[&str] = &[
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "MixtralForCausalLM",
+    ];
+    let Some(m) = ctx.model.filter(|_| ctx.user().flag(opt::ENABLE_EP_MOE)) else {
+        return vec![];
+    };
+    let arch = m.architecture.as_deref().unwrap_or_default();
+    let block_fp8 = m.weight_block_size.is_some() && ctx.quant().as_deref() == Some("fp8");
+    if !block_fp8 || !EP_MOE_ARCHS.contains(&arch) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-ep-moe with a block-FP8 checkpoint ({arch}): SGLang {}'s EP MoE layer has no per-block scales, so loading stops with KeyError '…experts.w2_weight_scale_inv'; 0.4.3.post3 added them",
+        ctx.version
+    ))]
+}

@@ -506,3 +506,27 @@ fn compressed_int8(ctx: &Context) -> bool {
     ctx.model.is_some_and(|m| m.compressed_w8a8_int8)
         && ctx.quant().as_deref() == Some("compressed-tensors")
 }
+
+/// QUANT020: a ROCm build of the release refuses a method outside its own list.
+pub(crate) fn rocm_refused(ctx: &Context) -> Vec<Fired> {
+    let amd = ctx.topology.accelerators.iter().any(|a| a.vendor == "amd");
+    let Some(q) = ctx.quant().filter(|_| amd && ctx.topology.gpus.is_empty()) else {
+        return vec![];
+    };
+    if !crate::sglang::quant_compat::rocm_refuses(ctx.version, &q) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} on an AMD GPU host: SGLang {}'s model config refuses it on ROCm ('{q} quantization is currently not supported in ROCm') while it resolves its arguments",
+        source_of(ctx, &q),
+        ctx.version
+    ))]
+}
+
+/// How the method came to be in effect, for the message.
+fn source_of(ctx: &Context, q: &str) -> String {
+    match ctx.quant_given() {
+        Some(_) => format!("--quantization {q}"),
+        None => format!("the checkpoint's quantisation {q}"),
+    }
+}

@@ -158,11 +158,12 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
                 .to_string(),
         );
     }
-    if let Some(loaded) = u
+    let loaded = u
         .given(opt::MAX_LOADED_LORAS)
         .then(|| u.int(opt::MAX_LOADED_LORAS))
-        .flatten()
-    {
+        .flatten();
+    out.extend(lora_loading(ctx, per_batch, loaded));
+    if let Some(loaded) = loaded {
         if loaded < per_batch {
             out.push(format!(
                 "--max-loaded-loras {loaded} below --max-loras-per-batch {per_batch}{}",
@@ -180,6 +181,29 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
         }
     }
     asserted(ctx, out)
+}
+
+/// Overlap loading pins the adapters in CPU memory: at most twice a batch's (0.5.8+). 0.5.11's
+/// virtual experts run on the triton LoRA backend only.
+fn lora_loading(ctx: &Context, per_batch: i64, loaded: Option<i64>) -> Vec<String> {
+    let u = ctx.user();
+    let mut out = Vec::new();
+    let limit = per_batch * 2;
+    if u.flag(opt::ENABLE_LORA_OVERLAP_LOADING) && loaded.is_none_or(|l| l > limit) {
+        let given = loaded.map_or("no --max-loaded-loras".to_string(), |l| {
+            format!("--max-loaded-loras {l}")
+        });
+        out.push(format!(
+            "--enable-lora-overlap-loading with {given}: it needs --max-loaded-loras of at most twice --max-loras-per-batch ({limit})"
+        ));
+    }
+    let backend = u.str(opt::LORA_BACKEND).unwrap_or_default();
+    if ctx.version == "0.5.11" && u.flag(opt::LORA_USE_VIRTUAL_EXPERTS) && backend != "triton" {
+        out.push(format!(
+            "--lora-use-virtual-experts with the {backend} LoRA backend: this release needs --lora-backend triton for it"
+        ));
+    }
+    out
 }
 
 /// Each problem as a finding of the argument check that refuses it.
