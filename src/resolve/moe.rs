@@ -31,6 +31,9 @@ pub(crate) fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Optio
     if !i.args.knows(opt::MOE_RUNNER_BACKEND) {
         return None;
     }
+    if let Some(forced) = gpt_oss_forced(i) {
+        return Some(sglang(forced));
+    }
     if let Some(u) = user_text(i.args, opt::MOE_RUNNER_BACKEND).filter(|c| c.value != "auto") {
         return Some(u);
     }
@@ -78,6 +81,21 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     None
 }
 
+/// 0.5.1–0.5.4.post3 give GPT-OSS's MXFP4 experts FlashInfer's MXFP4 runner on Blackwell
+/// whatever `--moe-runner-backend` says (SM100; SM120 too from 0.5.4.post2); 0.5.5 keeps a
+/// runner the user names.
+fn gpt_oss_forced(i: &Inputs) -> Option<&'static str> {
+    let v = i.version;
+    let window = at_least(v, "0.5.1") && !at_least(v, "0.5.5");
+    let blackwell = match i.cc_major()? {
+        10 => true,
+        12 => at_least(v, "0.5.4.post2"),
+        _ => false,
+    };
+    let mxfp4 = i.arch == Some("GptOssForCausalLM") && i.quant() == Some("mxfp4");
+    (window && blackwell && mxfp4).then_some("flashinfer_mxfp4")
+}
+
 /// GPT-OSS with an MXFP4 checkpoint on Blackwell: FlashInfer's MXFP4 kernels; SM120 used the
 /// triton_kernels package in 0.5.10–0.5.13.post1 and Marlin in 0.5.14–0.5.16. Elsewhere the
 /// triton_kernels fallback needs that package, which a `pip install sglang` does not bring:
@@ -90,7 +108,7 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
         10 => Some("flashinfer_mxfp4"),
         12 if sm120_triton => Some("triton_kernel"),
         12 if sm120_marlin => Some("marlin"),
-        12 if at_least(v, "0.5.5") => Some("flashinfer_mxfp4"),
+        12 if at_least(v, "0.5.4.post2") => Some("flashinfer_mxfp4"),
         _ => None,
     }
 }

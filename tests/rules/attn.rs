@@ -486,7 +486,18 @@ fn attn001_to_attn010() -> Vec<Case> {
 }
 
 fn attn011() -> Vec<Case> {
+    let next = |v, on| {
+        c("ATTN011")
+            .version(v)
+            .on(on)
+            .model(model("Qwen3NextForCausalLM"))
+    };
     vec![
+        // No backend named: SGLang's own pick (tests/evidence/ATTN011.jsonl).
+        next("0.5.5", B200),
+        next("0.5.6", B200).no(),
+        next("0.5.9", PRO),
+        next("0.5.10.post1", PRO).no(),
         c("ATTN011")
             .version("0.5.5")
             .on(PRO)

@@ -426,6 +426,11 @@ fn gdn_checked(ctx: &Context) -> Vec<(&'static str, String)> {
     out
 }
 
+/// The backend of a checked value (`flashinfer (SGLang's choice)` → `flashinfer`).
+fn backend_name(v: &str) -> &str {
+    v.split(' ').next().unwrap_or(v)
+}
+
 pub(crate) fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch().filter(|a| hybrid_gdn(a)) else {
         return vec![];
@@ -435,7 +440,16 @@ pub(crate) fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
         .copied()
         .filter(|&m| !ctx.gpus_where(|(g, _)| g == m).is_empty())
         .collect();
-    let checked = gdn_checked(ctx);
+    let mut checked = gdn_checked(ctx);
+    // No backend named: the wrapper sees the one SGLang picks itself.
+    if checked.is_empty()
+        && let Some(a) = ctx.server.backends.attention.as_ref()
+    {
+        checked.push((
+            "attention backend",
+            format!("{} (SGLang's choice)", a.value),
+        ));
+    }
     majors
         .into_iter()
         .filter_map(|m| {
@@ -444,7 +458,7 @@ pub(crate) fn hybrid_gdn_blackwell(ctx: &Context) -> Vec<Fired> {
             let replaced = |o: &str| ctx.version == "0.5.6" && m == 10 && o == opt::ATTENTION_BACKEND;
             let bad: Vec<String> = checked
                 .iter()
-                .filter(|(o, v)| !ok.contains(&v.as_str()) && !replaced(o))
+                .filter(|(o, v)| !ok.contains(&backend_name(v)) && !replaced(o))
                 .map(|(o, v)| format!("{o} {v}"))
                 .collect();
             (!bad.is_empty()).then(|| {
