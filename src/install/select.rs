@@ -70,6 +70,18 @@ impl Selected {
         self.origin != Origin::NotDetected
     }
 
+    /// The install may run code from after the release its version names: a checkout, dev image
+    /// or fork of a release, or a version this build does not embed below the newest it does (a
+    /// `0.5.10.post2.dev346+g…` build of main, whose code a revert may leave unlike either
+    /// neighbouring release). An error is proven for it only where every later release reports it.
+    pub(crate) fn may_run_later_code(&self) -> bool {
+        let newest = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 1];
+        self.modified.is_some()
+            || (self.detected()
+                && release::exact(&self.requested).is_none()
+                && cmp(newest, &self.requested).is_gt())
+    }
+
     /// Approximate mode: the embedded releases whose parsers bound the user's, when the flag
     /// set in use is not the install's own. A modified install whose parser could not be read
     /// is anywhere after its version: every later release may explain an option.

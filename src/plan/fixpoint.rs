@@ -174,7 +174,7 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
         // lacks, or a checkout, dev image or fork, may have classes the data does not.
         hits.retain(|h| !matches!(h.code, Code::MODEL001 | Code::MODEL002));
     }
-    if machine.selected.modified.is_some() {
+    if machine.selected.may_run_later_code() {
         hits = hits.into_iter().map(|h| unproven_later(&ctx, h)).collect();
     }
     if machine.neighbours.is_some() {
@@ -194,19 +194,20 @@ fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSetting
     hits
 }
 
-/// A modified install (a source checkout, a dev image, a fork) may run code newer than the
-/// release its version names: an error a later release no longer reports on these facts (its
-/// rule's versions end, or its check stays quiet there) is not proven for it, so it warns instead
-/// and says why; `--deny` still makes it an error.
+/// An install that may run code newer than the release its version names (a source checkout, a
+/// dev image, a fork, a build of main between releases): an error a later release no longer
+/// reports on these facts (its rule's versions end, or its check stays quiet there) is not proven
+/// for it, so it warns instead and says why; `--deny` still makes it an error.
 pub(crate) fn unproven_later(ctx: &Context, mut hit: Finding) -> Finding {
     if hit.severity != Severity::Error {
         return hit;
     }
     if let Some(v) = rules::quiet_later(ctx, hit.code) {
         hit.severity = Severity::Warning;
+        let named =
+            crate::sglang::release::KNOWN_VERSIONS[crate::sglang::release::nearest(ctx.version)];
         hit.message.push_str(&format!(
-            " (not proven for this install, so a warning: it is not the {} release, and SGLang {v} no longer fails this way)",
-            ctx.version
+            " (not proven for this install, so a warning: it is not the {named} release, and SGLang {v} no longer fails this way)"
         ));
     }
     hit

@@ -49,7 +49,7 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         findings::arguments(&line.args, &line.parsed, &machine),
     );
     // The catalogue's after the launcher's own, as a pass-through report lists them.
-    let modified = machine.selected.modified.is_some();
+    let later_code = machine.selected.may_run_later_code();
     let judged = rules::evaluate(&ctx, &req.settings)
         .into_iter()
         .filter(|f| {
@@ -57,7 +57,7 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
                 || (!on_cpu && ACCELERATOR_MODEL_RULES.contains(&f.code))
         })
         // A checkout, dev image or fork may run code a later release has: as for a plan.
-        .map(|f| match modified {
+        .map(|f| match later_code {
             true => super::fixpoint::unproven_later(&ctx, f),
             false => f,
         });

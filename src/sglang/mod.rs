@@ -17,7 +17,7 @@ pub(crate) mod layout;
 pub mod opt;
 pub mod parser;
 mod pool;
-mod pyjson;
+pub(crate) mod pyjson;
 pub(crate) mod pytypes;
 pub mod pyyaml;
 pub(crate) mod quant_compat;

@@ -310,4 +310,20 @@ fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
             .contains("it is not the 0.5.12 release, and SGLang 0.5.13 no longer fails this way"),
         "{message}"
     );
+    // A build of main between releases (setuptools-scm's `.devN+g…` after the 0.5.12.post1
+    // tag) is not an embedded release either: a revert can leave its code unlike both
+    // neighbours, so it warns the same way.
+    let dev = tempfile::tempdir().unwrap();
+    let py = common::venv_with(dev.path(), "#!/bin/sh\nexit 1\n", 0o755);
+    let site = dev.path().join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    common::sglang_dist_info(&site, "0.5.12.post2.dev346+g680bd4b42", None);
+    let (sev, message) = quant010(&run(&["--python", py.to_str().unwrap()]));
+    assert_eq!(sev, "warning", "{message}");
+    assert!(
+        message.contains(
+            "it is not the 0.5.12.post1 release, and SGLang 0.5.13 no longer fails this way"
+        ),
+        "{message}"
+    );
 }

@@ -31,6 +31,8 @@ struct Case {
     release_evidence: String,
     #[serde(default = "release_install")]
     install: String,
+    /// The version string a modified install reports, when the report quotes it.
+    installed_version: Option<String>,
     hardware: String,
     hardware_evidence: String,
     args: Vec<String>,
@@ -248,11 +250,8 @@ fn fake_install(case: &Case, dir: &Path) -> PathBuf {
     let py = common::venv_with(dir, "#!/bin/sh\nexit 1\n", 0o755);
     let site = dir.join("venv/lib/python3.11/site-packages");
     std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
-    common::sglang_dist_info(
-        &site,
-        &case.release,
-        Some("file:///sgl-workspace/sglang/python"),
-    );
+    let version = case.installed_version.as_deref().unwrap_or(&case.release);
+    common::sglang_dist_info(&site, version, Some("file:///sgl-workspace/sglang/python"));
     py
 }
 

@@ -20,7 +20,7 @@ fn cutedsl_a2a(code: &'static str, version: &'static str) -> Case {
 
 /// Every EP case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [ep001_to_ep010(), ep011(), ep015()].concat()
+    [ep001_to_ep010(), ep011(), ep015(), ep016()].concat()
 }
 
 fn ep001_to_ep010() -> Vec<Case> {
@@ -293,5 +293,29 @@ fn ep015() -> Vec<Case> {
         ep("0.4.3.post3").model(v3_fp8()).no(),
         ep("0.4.2").model(mla()).no(),
         c("EP015").version("0.4.2").tp(8).model(v3_fp8()).no(),
+    ]
+}
+
+/// EP016: a FlashInfer TRT-LLM MoE runner with an all-to-all backend it has no fused function for.
+fn ep016() -> Vec<Case> {
+    let line = |v, q, runner, a2a| {
+        c("EP016")
+            .version(v)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--quantization", json!(q))
+            .arg("--moe-runner-backend", json!(runner))
+            .arg("--moe-a2a-backend", json!(a2a))
+    };
+    vec![
+        // sglang#24502: MiniMax-M2.7 NVFP4 on 0.5.10.post1.
+        line("0.5.10.post1", "modelopt_fp4", "flashinfer_trtllm", "deepep"),
+        line("0.5.9", "fp8", "flashinfer_trtllm", "mooncake"),
+        line("0.5.23", "fp8", "flashinfer_trtllm_routed", "deepep"),
+        line("0.5.23", "modelopt_fp4", "flashinfer_trtllm", "nixl"),
+        // The runners the releases pair with DeepEP, and the all-to-all they do pair with.
+        line("0.5.10.post1", "modelopt_fp4", "flashinfer_cutedsl", "deepep").no(),
+        line("0.5.23", "fp8", "flashinfer_trtllm", "none").no(),
+        line("0.5.8", "fp8", "flashinfer_trtllm", "deepep").no(),
     ]
 }

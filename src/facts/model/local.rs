@@ -143,10 +143,19 @@ pub(super) fn read_json(path: &Path) -> Result<Value, ModelProblem> {
             ModelProblem::from(Invalid::Unreadable { path, error })
         }
     })?;
-    serde_json::from_str(&text).map_err(|e| {
+    python_json(text.as_bytes()).map_err(|error| {
         ModelProblem::from(Invalid::Json {
             path: path.to_path_buf(),
-            error: e.to_string(),
+            error,
         })
+    })
+}
+
+/// A model's JSON as transformers reads it, with Python's `json`: strict JSON first (fast), then
+/// Python's wider language (`Infinity`, `NaN`: Nemotron-H configs carry `[0.0, Infinity]`).
+pub(super) fn python_json(text: &[u8]) -> Result<Value, String> {
+    serde_json::from_slice(text).or_else(|strict| {
+        let text = std::str::from_utf8(text).map_err(|_| strict.to_string())?;
+        crate::sglang::pyjson::loads(text).map_err(|_| strict.to_string())
     })
 }

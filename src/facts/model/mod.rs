@@ -505,14 +505,9 @@ fn with_hf_quant_config(config: &mut Value, dir: &Path) {
 #[doc(hidden)]
 pub fn load_config_text(text: &[u8], args: &SglangArgs) -> ModelLoad {
     let path = PathBuf::from("config.json");
-    let config = match serde_json::from_slice(text) {
+    let config = match local::python_json(text) {
         Ok(v) => v,
-        Err(e) => {
-            return ModelLoad::failed(Invalid::Json {
-                path,
-                error: e.to_string(),
-            });
-        }
+        Err(error) => return ModelLoad::failed(Invalid::Json { path, error }),
     };
     let mut facts = match config_facts(config, &path, args) {
         Ok(f) => f,

@@ -698,6 +698,22 @@ fn config_text_gives_the_facts_of_a_directory_without_weights() {
     assert!(problem(b"{").contains("invalid JSON"));
 }
 
+/// transformers reads config.json with Python's `json`, which takes `Infinity` and `NaN`
+/// (Nemotron-H configs carry `"time_step_limit": [0.0, Infinity]`): the facts are still read.
+#[test]
+fn a_config_with_python_only_numbers_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let text = CONFIG.replacen('{', r#"{"time_step_limit": [0.0, Infinity], "x": NaN,"#, 1);
+    write(d.path(), "config.json", text.as_bytes());
+    let a = args(&[]);
+    let loaded = load_dir(d.path().to_path_buf(), &a);
+    assert!(loaded.problem.is_none(), "{:?}", loaded.problem);
+    let plain = load_config_text(CONFIG.as_bytes(), &a).facts.unwrap();
+    let facts = loaded.facts.unwrap();
+    assert_eq!(facts.num_hidden_layers, plain.num_hidden_layers);
+    assert!(load_config_text(text.as_bytes(), &a).problem.is_none());
+}
+
 #[test]
 fn a_bundled_dspark_head_is_read_from_the_real_configs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models");

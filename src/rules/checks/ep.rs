@@ -364,3 +364,28 @@ pub(crate) fn ep_moe_block_fp8(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// EP016: the FlashInfer TRT-LLM MoE runners run only through a fused function, which no
+/// release registers for the DeepEP, Mooncake or NIXL all-to-all.
+pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
+    let Some(a2a) = ctx
+        .moe_a2a()
+        .filter(|a| matches!(a.as_str(), "deepep" | "mooncake" | "nixl"))
+    else {
+        return vec![];
+    };
+    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND).unwrap_or_default();
+    let quant = ctx.quant().unwrap_or_default();
+    let builds_runner = match runner.as_str() {
+        "flashinfer_trtllm" => matches!(quant.as_str(), "fp8" | "modelopt_fp4"),
+        "flashinfer_trtllm_routed" => quant == "fp8",
+        _ => false,
+    };
+    if !builds_runner {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-runner-backend {runner} with --moe-a2a-backend {a2a} ({quant} MoE): SGLang {} has no fused function for this runner with the {a2a} all-to-all and the runner has no other path, so building the model raises NotImplementedError ('… requires a fused func for a2a backend {a2a}, but none is registered')",
+        ctx.version
+    ))]
+}
