@@ -7,7 +7,44 @@ use crate::support::{B200, Case, H100, PRO, assert_cases, c, messages, mla, mode
 
 /// Every CACHE case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [base(), cache007(), cache008(), cache009(), cache010()].concat()
+    [
+        base(),
+        cache007(),
+        cache008(),
+        cache009(),
+        cache010(),
+        cache011(),
+    ]
+    .concat()
+}
+
+/// HiCache on DeepSeek-V4 (0.5.12, 0.5.12.post1).
+fn cache011() -> Vec<Case> {
+    let hi = |v| {
+        c("CACHE011")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(model("DeepseekV4ForCausalLM"))
+            .flag("--enable-hierarchical-cache")
+    };
+    vec![
+        // sglang#26690: DeepSeek-V4-Flash at TP 8.
+        hi("0.5.12.post1"),
+        hi("0.5.12"),
+        hi("0.5.12")
+            .env("SGLANG_ENABLE_UNIFIED_RADIX_TREE", "1")
+            .no(),
+        hi("0.5.12").flag("--disable-radix-cache").no(),
+        hi("0.5.13").no(),
+        c("CACHE011")
+            .version("0.5.12")
+            .on(H100)
+            .tp(8)
+            .model(model("DeepseekV3ForCausalLM"))
+            .flag("--enable-hierarchical-cache")
+            .no(),
+    ]
 }
 
 /// HiCache's constructor mismatch (0.4.3.post3, 0.4.3.post4).

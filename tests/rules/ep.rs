@@ -309,12 +309,23 @@ fn ep016() -> Vec<Case> {
     };
     vec![
         // sglang#24502: MiniMax-M2.7 NVFP4 on 0.5.10.post1.
-        line("0.5.10.post1", "modelopt_fp4", "flashinfer_trtllm", "deepep"),
+        line(
+            "0.5.10.post1",
+            "modelopt_fp4",
+            "flashinfer_trtllm",
+            "deepep",
+        ),
         line("0.5.9", "fp8", "flashinfer_trtllm", "mooncake"),
         line("0.5.23", "fp8", "flashinfer_trtllm_routed", "deepep"),
         line("0.5.23", "modelopt_fp4", "flashinfer_trtllm", "nixl"),
         // The runners the releases pair with DeepEP, and the all-to-all they do pair with.
-        line("0.5.10.post1", "modelopt_fp4", "flashinfer_cutedsl", "deepep").no(),
+        line(
+            "0.5.10.post1",
+            "modelopt_fp4",
+            "flashinfer_cutedsl",
+            "deepep",
+        )
+        .no(),
         line("0.5.23", "fp8", "flashinfer_trtllm", "none").no(),
         line("0.5.8", "fp8", "flashinfer_trtllm", "deepep").no(),
     ]

@@ -25,6 +25,8 @@ pub(crate) const MODELLED: &[&str] = &[
     "qwen3_5_moe",
     "qwen3_moe",
     "qwen3_next",
+    "qwen3_vl_moe_text",
+    "qwen3_vl_text",
 ];
 
 impl super::ModelFacts {

@@ -278,3 +278,29 @@ pub(crate) fn lmcache_combination(ctx: &Context) -> Vec<Fired> {
     .into_iter()
     .collect()
 }
+
+/// CACHE011: 0.5.12's scheduler builds HiRadixCache for DeepSeek-V4, whose KV pool it refuses;
+/// the unified radix tree (or the C++ one) is built instead when its variable is set.
+pub(crate) fn hicache_deepseek_v4(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    let v4 = ctx
+        .model
+        .is_some_and(|m| m.architecture.as_deref() == Some("DeepseekV4ForCausalLM"));
+    let other_tree = [
+        "SGLANG_ENABLE_UNIFIED_RADIX_TREE",
+        "SGLANG_EXPERIMENTAL_CPP_RADIX_TREE",
+    ]
+    .into_iter()
+    .find(|var| ctx.env.get(*var).is_some_and(|v| env_true(v)));
+    if !v4
+        || !user.flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        || radix_off(ctx).is_some()
+        || other_tree.is_some()
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-hierarchical-cache on DeepSeek-V4: SGLang {}'s scheduler builds HiRadixCache, which takes only MHA, MLA and NSA KV pools, and raises 'HiRadixCache only supports MHA, MLA, and NSA (DSA) models' after the weights load; SGLANG_ENABLE_UNIFIED_RADIX_TREE=1 builds the unified radix cache instead",
+        ctx.version
+    ))]
+}
