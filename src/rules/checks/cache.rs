@@ -291,7 +291,7 @@ pub(crate) fn hicache_deepseek_v4(ctx: &Context) -> Vec<Fired> {
         "SGLANG_EXPERIMENTAL_CPP_RADIX_TREE",
     ]
     .into_iter()
-    .find(|var| ctx.env.get(*var).is_some_and(|v| env_true(v)));
+    .find(|var| ctx.env.get(var).is_some_and(env_true));
     if !v4
         || !user.flag(opt::ENABLE_HIERARCHICAL_CACHE)
         || radix_off(ctx).is_some()
