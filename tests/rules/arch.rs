@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::deepseek_v4::V4Layout;
 
 use crate::support::{
     A100, B200, Case, H100, L4, PRO, T4, V100, assert_cases, b300, c, messages, mla, model, moe,
@@ -20,6 +21,7 @@ pub fn cases() -> Vec<Case> {
         arch016(),
         arch018(),
         arch017(),
+        arch019(),
     ]
     .concat()
 }
@@ -470,5 +472,34 @@ fn arch015() -> Vec<Case> {
         mega("0.5.23", H100).flag("--enable-two-batch-overlap"),
         // Before 0.5.21 SGLang does not check.
         mega("0.5.18", A100).no(),
+    ]
+}
+
+/// ARCH019: DeepSeek-V4 NVFP4 exports with SGLang's own MoE runner pick on SM12x (0.5.14-0.5.18).
+fn arch019() -> Vec<Case> {
+    let export = |nvfp4_experts| ModelFacts {
+        deepseek_v4: Some(V4Layout {
+            nvfp4_experts,
+            ..V4Layout::default()
+        }),
+        ..model("DeepseekV4ForCausalLM")
+    };
+    let v4 = |v, gpu| c("ARCH019").version(v).on(gpu).tp(8).model(export(true));
+    vec![
+        // The GCP recipe's first run: nvidia/DeepSeek-V4-Pro-NVFP4 on RTX PRO 6000s, 0.5.14.
+        v4("0.5.14", PRO),
+        v4("0.5.18", PRO).arg("--moe-runner-backend", json!("auto")),
+        v4("0.5.14", PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        v4("0.5.14", B200).no(),
+        v4("0.5.13", PRO).no(),
+        v4("0.5.19", PRO).no(),
+        c("ARCH019")
+            .version("0.5.14")
+            .on(PRO)
+            .tp(8)
+            .model(export(false))
+            .no(),
     ]
 }

@@ -225,6 +225,33 @@ fn base() -> Vec<Case> {
             .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
             .arg("--quantization", json!("modelopt_fp4"))
             .no(),
+        // Off SM10x ServerArgs leaves the checkpoint's method out of its field, so the check
+        // passes it (DeepSeek-V4-Pro NVFP4, FP8 in config.json, ran so on RTX PRO 6000s).
+        c("QUANT011")
+            .version("0.5.14")
+            .on(PRO)
+            .model(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("DeepseekV3ForCausalLM")
+            })
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        // Nor on SM10x for an architecture it does not tune there.
+        c("QUANT011")
+            .version("0.5.14")
+            .on(B200)
+            .model(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("DeepseekV4ForCausalLM")
+            })
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        // Given on the command line, it is checked anywhere.
+        c("QUANT011")
+            .version("0.5.14")
+            .on(PRO)
+            .arg("--quantization", json!("fp8"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass")),
         // No model facts: the checkpoint may be the ModelOpt FP4 one.
         c("QUANT011")
             .version("0.5.4")
@@ -587,6 +614,7 @@ fn quant015() -> Vec<Case> {
     let official = ModelFacts {
         deepseek_v4: Some(V4Layout {
             mxfp4_experts: true,
+            nvfp4_experts: false,
             ..V4Layout::default()
         }),
         ..model("DeepseekV4ForCausalLM")
@@ -629,6 +657,7 @@ fn quant016() -> Vec<Case> {
     let official = || ModelFacts {
         deepseek_v4: Some(V4Layout {
             mxfp4_experts: true,
+            nvfp4_experts: false,
             ..V4Layout::default()
         }),
         weight_block_size: Some((128, 128)),

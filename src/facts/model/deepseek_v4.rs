@@ -25,6 +25,9 @@ pub struct V4Layout {
     /// The official checkpoint's packing: MXFP4 routed experts in a block-FP8 config (what the
     /// weight estimate prices; another export, e.g. NVFP4, is sized as unmodelled).
     pub mxfp4_experts: bool,
+    /// NVIDIA's NVFP4 export: `moe_quant_algo: NVFP4` in the block-FP8 config (SGLang's NVFP4
+    /// MoE metadata, which picks the MoE runner in some releases).
+    pub nvfp4_experts: bool,
     /// The RoPE tables SGLang builds once per RoPE base (the uncompressed layers' and the
     /// compressed ones'), bytes: complex64 over `max_position_embeddings`, and FP32 cos/sin over
     /// YaRN's range (original context × factor).
@@ -43,10 +46,18 @@ pub(super) fn read(top: &Map<String, Value>) -> Option<V4Layout> {
         return None;
     }
     let q = top.get("quantization_config").and_then(Value::as_object);
-    let mxfp4_experts = q.is_some_and(|q| {
-        q.get("quant_method").and_then(Value::as_str) == Some("fp8")
-            && super::quant::block_size(q).is_some()
+    // NVIDIA's NVFP4 export keeps the block-FP8 config and names its experts' format in
+    // `moe_quant_algo` (what SGLang reads as NVFP4 MoE metadata).
+    let nvfp4_experts = q.is_some_and(|q| {
+        q.get("moe_quant_algo")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.eq_ignore_ascii_case("nvfp4"))
     });
+    let mxfp4_experts = !nvfp4_experts
+        && q.is_some_and(|q| {
+            q.get("quant_method").and_then(Value::as_str) == Some("fp8")
+                && super::quant::block_size(q).is_some()
+        });
     let u = |k: &str, max: u64| top.get(k)?.as_u64().filter(|v| (1..=max).contains(v));
     let ratios = top.get("compress_ratios")?.as_array()?;
     let compress_ratios: Option<Vec<u64>> = ratios
@@ -65,6 +76,7 @@ pub(super) fn read(top: &Map<String, Value>) -> Option<V4Layout> {
             .unwrap_or(0),
         compress_ratios: compress_ratios?,
         mxfp4_experts,
+        nvfp4_experts,
         rope_table_bytes: rope_tables(top)?,
     })
 }
@@ -250,6 +262,14 @@ mod tests {
             json!({"quant_method": "modelopt", "quant_algo": "NVFP4"}),
         ));
         assert!(!nvfp4.unwrap().mxfp4_experts);
+        // NVIDIA's NVFP4 export of V4-Pro keeps the block-FP8 method and names the experts'.
+        let nvidia = read(config(json!({
+            "quant_method": "fp8",
+            "weight_block_size": [128, 128],
+            "moe_quant_algo": "NVFP4",
+        })));
+        let nvidia = nvidia.unwrap();
+        assert!(!nvidia.mxfp4_experts && nvidia.nvfp4_experts);
         let mut other = config(json!({"quant_method": "fp8", "weight_block_size": [128, 128]}));
         other["model_type"] = json!("deepseek_v3");
         assert!(read(other).is_none());

@@ -598,3 +598,28 @@ pub(crate) fn megamoe(ctx: &Context) -> Vec<Fired> {
     }
     out
 }
+
+/// ARCH019: 0.5.14–0.5.18 switch DeepSeek-V4's NVFP4 exports to the trtllm-gen routed MoE
+/// runner whatever the GPU; on SM12x its kernels do not exist.
+pub(crate) fn dsv4_nvfp4_trtllm_pick(ctx: &Context) -> Vec<Fired> {
+    let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    let nvfp4_v4 = ctx
+        .model
+        .and_then(|m| m.deepseek_v4.as_ref())
+        .is_some_and(|l| l.nvfp4_experts);
+    let auto = ctx
+        .user()
+        .sval(opt::MOE_RUNNER_BACKEND)
+        .is_none_or(|r| r == "auto");
+    if sm12.is_empty() || !nvfp4_v4 || !auto {
+        return vec![];
+    }
+    vec![
+        Fired::new(format!(
+            "{}; DeepSeek-V4 with NVFP4 experts and the MoE runner left to SGLang: SGLang {} picks flashinfer_trtllm_routed for it whatever the GPU, whose trtllm-gen kernels are built for SM100/SM103 only, so the warmup's first MoE GEMM fails; flashinfer_cutlass runs it",
+            Context::describe(&sm12),
+            ctx.version
+        ))
+        .with_fix(set_arg(opt::MOE_RUNNER_BACKEND, "flashinfer_cutlass")),
+    ]
+}

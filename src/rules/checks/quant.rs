@@ -228,7 +228,7 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
     } else {
         return vec![];
     };
-    let q = ctx.quant();
+    let q = checked_quantization(ctx);
     // Without the model's facts an unset quantisation says nothing: the checkpoint may be the
     // ModelOpt FP4 one the runner takes.
     if q.is_none() && ctx.model.is_none() {
@@ -258,6 +258,36 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
         "{how} with {quant}: SGLang {}'s argument check asserts this MoE runner takes {takes}, before the server starts; use the default MoE runner (or one made for this quantisation)",
         ctx.version
     ))]
+}
+
+/// The quantisation SGLang's argument check sees: `--quantization`, else the checkpoint's
+/// method only where ServerArgs copies it in, which it does on SM10x GPUs for the architectures
+/// it tunes there (DeepSeek-V3 and its kin, the Qwen3 MoE family, GLM-4 MoE); elsewhere the
+/// field stays unset and the check passes it.
+fn checked_quantization(ctx: &Context) -> Option<String> {
+    const COPIED_ON_SM100: &[&str] = &[
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+    ];
+    if let Some(q) = ctx.quant_given() {
+        return Some(q);
+    }
+    let arch = ctx.model.and_then(|m| m.architecture.as_deref());
+    let sm100 = !ctx.gpus_where(|cc| cc.0 == 10).is_empty();
+    (sm100 && arch.is_some_and(|a| COPIED_ON_SM100.contains(&a)))
+        .then(|| ctx.quant())
+        .flatten()
 }
 
 /// QUANT012: online NVFP4 quantisation, which SGLang runs on SM100 only and with the TRT-LLM
