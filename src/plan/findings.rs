@@ -193,11 +193,12 @@ pub(crate) fn fraction(f: f64) -> Finding {
 
 /// MEM007: the KV cache holds less than one request at the context length (a server that does
 /// not fit at all is MEM005's). An FP8 KV cache is suggested only where the cache in effect is
-/// wider (`kv_dtype`: SGLang's, e.g. DeepSeek-V4's own FP8).
+/// wider (`kv_dtype`: SGLang's, e.g. DeepSeek-V4's own FP8), as `fp8_kv` (the one the model takes).
 pub(crate) fn one_request(
     memory: Option<&MemoryPlan>,
     context_len: Option<u64>,
     kv_dtype: Option<&str>,
+    fp8_kv: &str,
 ) -> Option<Finding> {
     let m = memory.filter(|m| m.fits != Some(false))?;
     let ctx_len = context_len?;
@@ -210,9 +211,9 @@ pub(crate) fn one_request(
         None => format!("the KV cache holds about {tokens} tokens"),
     };
     let fp8 = if kv_dtype.is_none_or(|k| !k.starts_with("fp8") && !k.contains("fp4")) {
-        " use --kv-cache-dtype fp8_e5m2,"
+        format!(" use --kv-cache-dtype {fp8_kv},")
     } else {
-        ""
+        String::new()
     };
     Some(Finding::new(
         Code::MEM007,

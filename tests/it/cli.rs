@@ -484,6 +484,44 @@ fn a_kv_cache_smaller_than_one_request_is_a_warning() {
     assert!(!codes(&["--context-length", "512"]).contains(&"MEM007".to_owned()));
 }
 
+/// The FP8 KV cache MEM007 suggests is one the model takes: DeepSeek's sparse-attention indexer
+/// (GLM-5 here) refuses fp8_e5m2.
+#[test]
+fn a_short_kv_cache_suggests_the_fp8_cache_the_model_takes() {
+    let out = sl()
+        .current_dir(ROOT)
+        .args([
+            "check",
+            "--json",
+            "--sglang-version",
+            "0.5.12",
+            "--topology",
+        ])
+        .arg("examples/topologies/8x-h200-nvlink.json")
+        .args([
+            "--",
+            "--model-path",
+            "tests/fixtures/models/zai-org__GLM-5-FP8",
+            "--tp",
+            "8",
+            "--mem-fraction-static",
+            "0.75",
+        ])
+        .env("HF_HUB_OFFLINE", "1")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mem007 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "MEM007")
+        .unwrap_or_else(|| panic!("{:#}", v["findings"]));
+    let text = mem007["message"].as_str().unwrap();
+    assert!(text.contains("--kv-cache-dtype fp8_e4m3"), "{text}");
+    assert!(!text.contains("fp8_e5m2"), "{text}");
+}
+
 /// The warning, and the catalogue as `rules` prints it.
 #[test]
 fn a_mistyped_launcher_variable_is_named_with_a_suggestion() {

@@ -459,7 +459,30 @@ fn base() -> Vec<Case> {
             .model(model("DeepseekV32ForCausalLM"))
             .arg("--kv-cache-dtype", json!("fp8_e4m3"))
             .no(),
+        // GLM-5's DSA architecture joins the check at 0.5.9.
+        c("QUANT005")
+            .version("0.5.9")
+            .model(glm5())
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
+        c("QUANT005")
+            .version("0.5.23")
+            .model(glm5())
+            .arg("--kv-cache-dtype", json!("fp8_e4m3"))
+            .no(),
+        c("QUANT005")
+            .version("0.5.23")
+            .model(model("GlmMoeDsaForCausalLM"))
+            .arg("--kv-cache-dtype", json!("fp8_e5m2"))
+            .no(),
     ]
+}
+
+/// GLM-5's sparse-attention architecture, with the indexer's top-k its config gives.
+fn glm5() -> ModelFacts {
+    ModelFacts {
+        index_topk: Some(2048),
+        ..model("GlmMoeDsaForCausalLM")
+    }
 }
 
 #[test]

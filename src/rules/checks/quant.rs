@@ -200,7 +200,12 @@ pub(crate) fn fp8_sm12x(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
-    if ctx.model_arch() != Some("DeepseekV32ForCausalLM") {
+    use crate::sglang::release::at_least;
+    // GLM-5's DSA architecture joins DeepSeek's sparse-attention defaults at 0.5.9.
+    let glm5 = ctx.model_arch() == Some("GlmMoeDsaForCausalLM")
+        && ctx.model.is_some_and(|m| m.is_dsa())
+        && at_least(ctx.version, "0.5.9");
+    if ctx.model_arch() != Some("DeepseekV32ForCausalLM") && !glm5 {
         return vec![];
     }
     let Some(kv) = ctx.kv_cache_dtype() else {
@@ -210,7 +215,8 @@ pub(crate) fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     vec![Fired::new(format!(
-        "DeepSeek-V3.2 (sparse DSA attention) with --kv-cache-dtype {kv}: its indexer cache supports bf16 or fp8_e4m3 only"
+        "{} (sparse DSA attention) with --kv-cache-dtype {kv}: its indexer cache supports bf16 or fp8_e4m3 only",
+        if glm5 { "GLM-5" } else { "DeepSeek-V3.2" }
     ))]
 }
 
