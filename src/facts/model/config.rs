@@ -20,6 +20,18 @@ pub fn facts_from_config(obj: &Map<String, Value>) -> ModelFacts {
     facts_read_by(obj, Transformers::V5)
 }
 
+/// The quantisation config: the top's, the text model's, or compressed-tensors'
+/// `compression_config`.
+fn quant_config<'a>(
+    top: &'a Map<String, Value>,
+    text: &'a Map<String, Value>,
+) -> Option<&'a Map<String, Value>> {
+    top.get("quantization_config")
+        .or_else(|| text.get("quantization_config"))
+        .or_else(|| top.get("compression_config"))
+        .and_then(Value::as_object)
+}
+
 /// The key is in the config with a value (null is no value).
 fn set(top: &Map<String, Value>, key: &str) -> bool {
     top.get(key).is_some_and(|v| !v.is_null())
@@ -42,14 +54,11 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         |k: &str| c.u(k),
         |k: &str| c.s(k),
     );
-    // compressed-tensors may write `compression_config` instead.
-    let quant = top
-        .get("quantization_config")
-        .or_else(|| c.text_json().get("quantization_config"))
-        .or_else(|| top.get("compression_config"))
-        .and_then(Value::as_object);
+    let quant = quant_config(top, c.text_json());
     let quant_dims = quant.filter(|_| quant_ok);
-    let layers = u("num_hidden_layers");
+    let nemotron_h = super::nemotron_h::read(top).filter(|_| implausible.is_empty());
+    // Nemotron-3 Ultra's config names its layers instead of counting them.
+    let layers = u("num_hidden_layers").or_else(|| Some(nemotron_h?.kinds.total()));
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
     // config.json's vision tower, else the one transformers' class builds when it has none
     // (Llama 4's), with the sub-config type's defaults for what config.json leaves out.
@@ -142,6 +151,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         },
         online_quant_load_bytes: None,
         deepseek_v4: super::deepseek_v4::read(top).filter(|_| implausible.is_empty()),
+        nemotron_h,
         implausible,
     }
 }

@@ -83,25 +83,7 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     let heads = f.num_attention_heads? as f64;
     let kvh = f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64;
     let hd = f.head_dim_or_derived()? as f64;
-    let mut mla_absorbed = 0.0;
-    let (attn, attn_replicated) = if f.is_mla() {
-        let rope = f.qk_rope_head_dim.unwrap_or(64) as f64;
-        let nope = f.qk_nope_head_dim.unwrap_or(128) as f64;
-        let v = f.v_head_dim.unwrap_or(128) as f64;
-        let lora = f.kv_lora_rank? as f64;
-        let (q, q_a) = match f.q_lora_rank {
-            Some(r) => (r as f64 * heads * (nope + rope), h * r as f64),
-            None => (h * heads * (nope + rope), 0.0),
-        };
-        let kv_a = h * (lora + rope);
-        mla_absorbed = layers * lora * heads * (nope + v) * f.dtype_bytes() as f64;
-        (
-            q + q_a + kv_a + lora * heads * (nope + v) + heads * v * h,
-            q_a + kv_a,
-        )
-    } else {
-        (h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h, 0.0)
-    };
+    let (attn, attn_replicated, mla_absorbed) = attention_params(f, h, heads, kvh, hd, layers)?;
     let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
     let interleaved = f
         .moe_layer_step
@@ -146,6 +128,15 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         other_linear_bytes
     };
     let attn_b = attn * attn_bytes;
+    if let Some(n) = &f.nemotron_h {
+        let q = Bytes {
+            dtype,
+            expert: q_bytes,
+            linear: other_linear_bytes,
+            attention: attn_bytes,
+        };
+        return Some(nemotron_h(f, n, attn, q, vocab * h * dtype));
+    }
     let layer_dense = attn_b + dense_mlp * other_linear_bytes;
     let layer_moe = attn_b + (experts + shared_experts) * q_bytes + router * dtype;
     let embed = vocab * h * dtype;
@@ -177,6 +168,84 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         by_part,
         ..WeightBreakdown::default()
     })
+}
+
+/// One layer's attention parameters, the part of them every TP rank holds whole (MLA's down
+/// projections), and the bytes of MLA's absorbed up projections over all layers.
+fn attention_params(
+    f: &ModelFacts,
+    h: f64,
+    heads: f64,
+    kvh: f64,
+    hd: f64,
+    layers: f64,
+) -> Option<(f64, f64, f64)> {
+    if !f.is_mla() {
+        return Some((
+            h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h,
+            0.0,
+            0.0,
+        ));
+    }
+    let rope = f.qk_rope_head_dim.unwrap_or(64) as f64;
+    let nope = f.qk_nope_head_dim.unwrap_or(128) as f64;
+    let v = f.v_head_dim.unwrap_or(128) as f64;
+    let lora = f.kv_lora_rank? as f64;
+    let (q, q_a) = match f.q_lora_rank {
+        Some(r) => (r as f64 * heads * (nope + rope), h * r as f64),
+        None => (h * heads * (nope + rope), 0.0),
+    };
+    let kv_a = h * (lora + rope);
+    let absorbed = layers * lora * heads * (nope + v) * f.dtype_bytes() as f64;
+    Some((
+        q + q_a + kv_a + lora * heads * (nope + v) + heads * v * h,
+        q_a + kv_a,
+        absorbed,
+    ))
+}
+
+/// Bytes per parameter of each kind of weight.
+struct Bytes {
+    dtype: f64,
+    expert: f64,
+    linear: f64,
+    attention: f64,
+}
+
+/// Nemotron-H sized layer by layer: Mamba-2 mixers and attention (the token mixers), relu² MLPs,
+/// latent MoE layers; an MTP layer is an attention and a MoE layer.
+fn nemotron_h(
+    f: &ModelFacts,
+    n: &super::nemotron_h::Layout,
+    attn: f64,
+    b: Bytes,
+    embed: f64,
+) -> WeightBreakdown {
+    let k = n.kinds;
+    let count = |x: u64| x as f64;
+    let mixers = count(k.mamba) * n.mamba * b.linear + count(k.attention) * attn * b.attention;
+    let routed = count(k.moe) * n.routed * b.expert;
+    let shared = count(k.moe) * n.shared * b.linear;
+    let router = count(k.moe) * n.router * b.dtype;
+    let dense_mlp = count(k.mlp) * n.mlp * b.linear;
+    let head = if f.tie_word_embeddings { 0.0 } else { embed };
+    let mtp_layers = f.num_nextn_predict_layers.unwrap_or(0) as f64;
+    let mtp_layer = attn * b.attention + (n.routed + n.shared) * b.expert + n.router * b.dtype;
+    WeightBreakdown {
+        model: mixers + routed + shared + router + dense_mlp + embed + head,
+        mtp: mtp_layers * (mtp_layer + 2.0 * embed),
+        replicated: router,
+        mtp_shared: mtp_layers * 2.0 * embed,
+        by_part: Parts {
+            attention: mixers,
+            embed,
+            head,
+            dense_mlp,
+            routed_experts: routed,
+            shared_experts: shared,
+        },
+        ..WeightBreakdown::default()
+    }
 }
 
 /// Estimates above this are a config error, not a model: the largest open checkpoints are a few

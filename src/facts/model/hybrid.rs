@@ -62,10 +62,11 @@ fn text(top: &Map<String, Value>) -> &Map<String, Value> {
 /// The linear layers' state from config.json; `None` for models without linear layers.
 pub(crate) fn read(top: &Map<String, Value>) -> Option<LinearState> {
     let c = text(top);
-    let layers = u(c, "num_hidden_layers")?;
-    gated_delta_net(c, layers)
+    let layers = u(c, "num_hidden_layers");
+    layers
+        .and_then(|l| gated_delta_net(c, l))
         .or_else(|| nemotron_h(c))
-        .or_else(|| falcon_h1(c, layers))
+        .or_else(|| falcon_h1(c, layers?))
 }
 
 /// Qwen3-Next / Qwen3.5: `layer_types`, else one full-attention layer per
@@ -92,21 +93,21 @@ fn gated_delta_net(c: &Map<String, Value>, layers: u64) -> Option<LinearState> {
     })
 }
 
-/// Nemotron-H: `hybrid_override_pattern`, `M` a Mamba-2 layer and `*` an attention layer.
+/// Nemotron-H: `hybrid_override_pattern` (`M` a Mamba-2 layer, `*` an attention layer) or
+/// `layers_block_type`.
 fn nemotron_h(c: &Map<String, Value>) -> Option<LinearState> {
-    let pattern = c.get("hybrid_override_pattern")?.as_str()?;
-    let count = |ch| pattern.chars().filter(|&p| p == ch).count() as u64;
+    let kinds = super::nemotron_h::kinds(c)?;
     let heads = u(c, "mamba_num_heads")?;
     let head_dim = u(c, "mamba_head_dim")?;
     Some(LinearState {
-        layers: count('M'),
+        layers: kinds.mamba,
         inner: heads * head_dim,
         groups: u(c, "n_groups")?,
         heads,
         head_dim,
         state: u(c, "ssm_state_size")?,
         conv_kernel: u(c, "conv_kernel")?,
-        attention_layers: count('*'),
+        attention_layers: kinds.attention,
     })
 }
 

@@ -27,6 +27,7 @@ pub(crate) mod hybrid;
 pub(crate) mod layouts;
 mod local;
 mod missing;
+pub mod nemotron_h;
 mod online;
 pub(crate) mod plausible;
 pub mod quant;
@@ -177,6 +178,8 @@ pub struct ModelFacts {
     pub implausible: Vec<Implausible>,
     /// DeepSeek-V4's own dimensions, for its official block-FP8 checkpoint layout.
     pub deepseek_v4: Option<deepseek_v4::V4Layout>,
+    /// Nemotron-H's layers, kind by kind (the weight estimate sizes them one by one).
+    pub nemotron_h: Option<nemotron_h::Layout>,
 }
 
 impl ModelFacts {
