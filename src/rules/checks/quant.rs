@@ -271,29 +271,10 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
 /// it tunes there (DeepSeek-V3 and its kin, the Qwen3 MoE family, GLM-4 MoE); elsewhere the
 /// field stays unset and the check passes it.
 fn checked_quantization(ctx: &Context) -> Option<String> {
-    const COPIED_ON_SM100: &[&str] = &[
-        "DeepseekV3ForCausalLM",
-        "DeepseekV32ForCausalLM",
-        "KimiK25ForConditionalGeneration",
-        "MistralLarge3ForCausalLM",
-        "PixtralForConditionalGeneration",
-        "GlmMoeDsaForCausalLM",
-        "Glm4MoeForCausalLM",
-        "Qwen3MoeForCausalLM",
-        "Qwen3NextForCausalLM",
-        "Qwen3VLMoeForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-        "InternS2PreviewForConditionalGeneration",
-    ];
     if let Some(q) = ctx.quant_given() {
         return Some(q);
     }
-    let arch = ctx.model.and_then(|m| m.architecture.as_deref());
-    let sm100 = !ctx.gpus_where(|cc| cc.0 == 10).is_empty();
-    (sm100 && arch.is_some_and(|a| COPIED_ON_SM100.contains(&a)))
-        .then(|| ctx.quant())
-        .flatten()
+    reads_checkpoint_method(ctx).then(|| ctx.quant()).flatten()
 }
 
 /// QUANT012: online NVFP4 quantisation, which SGLang runs on SM100 only and with the TRT-LLM
@@ -351,7 +332,8 @@ fn trtllm_moe_takes(version: &str) -> Option<Vec<Option<&'static str>>> {
 }
 
 /// The model families whose checkpoint method SGLang copies into `--quantization` on SM100
-/// before its MoE checks (DeepSeek-style and Qwen3 MoE models; tests/evidence/QUANT013.jsonl).
+/// before its MoE checks (DeepSeek-style, Qwen3 MoE and GLM-4 MoE models;
+/// tests/evidence/QUANT013.jsonl, QUANT011.jsonl).
 fn reads_checkpoint_method(ctx: &Context) -> bool {
     const FAMILIES: &[&str] = &[
         "DeepseekV3ForCausalLM",
@@ -365,6 +347,8 @@ fn reads_checkpoint_method(ctx: &Context) -> bool {
         "Qwen3NextForCausalLM",
         "Qwen3_5MoeForConditionalGeneration",
         "Qwen3_5ForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "Glm4MoeForCausalLM",
     ];
     let majors = ctx.majors();
     !majors.is_empty()
