@@ -246,6 +246,24 @@ fn base() -> Vec<Case> {
             })
             .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
             .no(),
+        // GLM-4 MoE gets the copy from 0.5.8 only.
+        c("QUANT011")
+            .version("0.5.8")
+            .on(B200)
+            .model(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("Glm4MoeForCausalLM")
+            })
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass")),
+        c("QUANT011")
+            .version("0.5.7")
+            .on(B200)
+            .model(ModelFacts {
+                quant_method: Some("fp8".into()),
+                ..model("Glm4MoeForCausalLM")
+            })
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
         // Given on the command line, it is checked anywhere.
         c("QUANT011")
             .version("0.5.14")

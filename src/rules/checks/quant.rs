@@ -332,7 +332,7 @@ fn trtllm_moe_takes(version: &str) -> Option<Vec<Option<&'static str>>> {
 }
 
 /// The model families whose checkpoint method SGLang copies into `--quantization` on SM100
-/// before its MoE checks (DeepSeek-style, Qwen3 MoE and GLM-4 MoE models;
+/// before its MoE checks (DeepSeek-style and Qwen3 MoE models, GLM-4 MoE from 0.5.8;
 /// tests/evidence/QUANT013.jsonl, QUANT011.jsonl).
 fn reads_checkpoint_method(ctx: &Context) -> bool {
     const FAMILIES: &[&str] = &[
@@ -348,12 +348,14 @@ fn reads_checkpoint_method(ctx: &Context) -> bool {
         "Qwen3_5MoeForConditionalGeneration",
         "Qwen3_5ForConditionalGeneration",
         "InternS2PreviewForConditionalGeneration",
-        "Glm4MoeForCausalLM",
     ];
     let majors = ctx.majors();
+    // GLM-4 MoE, served since 0.4.9.post5, gets the copy from 0.5.8.
+    let glm4 = ctx.model_arch() == Some("Glm4MoeForCausalLM")
+        && crate::sglang::release::at_least(ctx.version, "0.5.8");
     !majors.is_empty()
         && majors.iter().all(|&m| m == 10)
-        && ctx.model_arch().is_some_and(|a| FAMILIES.contains(&a))
+        && (glm4 || ctx.model_arch().is_some_and(|a| FAMILIES.contains(&a)))
 }
 
 /// QUANT013: the FlashInfer TRT-LLM MoE runner with a quantisation the release's argument check
