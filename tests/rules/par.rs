@@ -17,6 +17,7 @@ pub fn cases() -> Vec<Case> {
         par016(),
         par017(),
         par018(),
+        par019(),
     ]
     .concat()
 }
@@ -340,6 +341,40 @@ fn par014() -> Vec<Case> {
             .arg("--disaggregation-decode-tp", json!(2))
             .no(),
         pd("prefill").tp(2).no(),
+    ]
+}
+
+/// PAR019: sparse-attention prefill context parallelism across nodes or on a decode server.
+fn par019() -> Vec<Case> {
+    let cp = |v, tp| {
+        c("PAR019")
+            .version(v)
+            .tp(tp)
+            .model(dsa())
+            .flag("--enable-nsa-prefill-context-parallel")
+    };
+    vec![
+        cp("0.5.9", 16).arg("--nnodes", json!(2)),
+        cp("0.5.6", 4),
+        // 0.5.12 lets TP go below 8 on one machine; across two it still refuses.
+        cp("0.5.12", 16).arg("--nnodes", json!(2)),
+        cp("0.5.13", 4).no(),
+        cp("0.5.9", 8).arg("--disaggregation-mode", json!("decode")),
+        cp("0.5.13", 8).arg("--disaggregation-mode", json!("decode")),
+        cp("0.5.7", 8)
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        cp("0.5.9", 8)
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        cp("0.5.9", 8).no(),
+        c("PAR019")
+            .version("0.5.9")
+            .tp(16)
+            .arg("--nnodes", json!(2))
+            .model(mla())
+            .flag("--enable-nsa-prefill-context-parallel")
+            .no(),
     ]
 }
 

@@ -347,3 +347,36 @@ pub(crate) fn dcp_speculative(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// PAR019: DeepSeek sparse attention's prefill context parallelism where 0.5.6–0.5.13 assert
+/// against it: a TP other than 8 (to 0.5.11; above 8 from 0.5.12), a PD decode server (from
+/// 0.5.8).
+pub(crate) fn dsa_prefill_cp(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    let cp = [
+        opt::ENABLE_NSA_PREFILL_CONTEXT_PARALLEL,
+        opt::ENABLE_DSA_PREFILL_CONTEXT_PARALLEL,
+    ]
+    .into_iter()
+    .find(|o| user.flag(o));
+    let (Some(cp), true) = (cp, ctx.model.is_some_and(|m| m.is_dsa())) else {
+        return vec![];
+    };
+    let v = ctx.version;
+    let tp = ctx.tp();
+    use crate::sglang::release::at_least;
+    let why = if tp != 8 && !at_least(v, "0.5.12") {
+        format!("runs only on one machine at TP 8 (TP here: {tp})")
+    } else if tp > 8 {
+        format!("runs only on one machine, at TP 8 or less (TP here: {tp})")
+    } else if at_least(v, "0.5.8")
+        && user.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
+    {
+        "runs only on prefill servers, not on this PD decode server".to_owned()
+    } else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{cp}: SGLang {v} asserts that sparse-attention prefill context parallelism {why}, before the server starts"
+    ))]
+}
