@@ -254,13 +254,13 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let mut settled = fraction::settle(&line, &machine, &models, ask);
     let context_len = settled.server.context_length();
     let kv_dtype = settled.server.kv_cache_dtype();
-    // DeepSeek's sparse-attention indexer takes fp8_e4m3 only, of the FP8 KV caches.
-    let dsa = model_load.is_some_and(|l| l.facts.as_ref().is_some_and(|m| m.is_dsa()));
+    let fp8_kv =
+        (model_load.and_then(|l| l.facts.as_ref())).map_or("fp8_e5m2", |m| m.fp8_kv_cache_dtype());
     pipeline.extend(findings::one_request(
         settled.memory.as_ref(),
         context_len,
         kv_dtype,
-        if dsa { "fp8_e4m3" } else { "fp8_e5m2" },
+        fp8_kv,
     ));
     let memory_findings = std::mem::take(&mut settled.findings);
     pipeline.extend(

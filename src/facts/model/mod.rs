@@ -213,6 +213,16 @@ impl ModelFacts {
                 .is_some_and(|a| DSA_ARCHITECTURES.contains(&a))
     }
 
+    /// The FP8 KV-cache dtype to suggest for this model: DeepSeek's sparse-attention indexer
+    /// takes fp8_e4m3 only; elsewhere fp8_e5m2.
+    pub fn fp8_kv_cache_dtype(&self) -> &'static str {
+        if self.is_dsa() {
+            "fp8_e4m3"
+        } else {
+            "fp8_e5m2"
+        }
+    }
+
     /// Every fact read is plausible: the memory plan may be made on them.
     pub(crate) fn plausible(&self) -> bool {
         self.implausible.is_empty()

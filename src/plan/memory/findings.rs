@@ -205,12 +205,7 @@ fn ways_out(ctx: &Context, weights_mib: f64, overheads: f64, free: u64) -> Vec<S
     };
     ways.push(format!("a lower {graph_flag}"));
     if ctx.server.kv_cache_dtype().is_none_or(|k| k == "auto") {
-        // DeepSeek's sparse-attention indexer takes fp8_e4m3 only, of the FP8 KV caches.
-        let fp8 = if ctx.model.is_some_and(|m| m.is_dsa()) {
-            "fp8_e4m3"
-        } else {
-            "fp8_e5m2"
-        };
+        let fp8 = ctx.model.map_or("fp8_e5m2", |m| m.fp8_kv_cache_dtype());
         ways.push(format!("--kv-cache-dtype {fp8}"));
     }
     ways

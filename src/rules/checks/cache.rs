@@ -283,9 +283,7 @@ pub(crate) fn lmcache_combination(ctx: &Context) -> Vec<Fired> {
 /// the unified radix tree (or the C++ one) is built instead when its variable is set.
 pub(crate) fn hicache_deepseek_v4(ctx: &Context) -> Vec<Fired> {
     let user = ctx.user();
-    let v4 = ctx
-        .model
-        .is_some_and(|m| m.architecture.as_deref() == Some("DeepseekV4ForCausalLM"));
+    let v4 = ctx.model_arch() == Some(crate::facts::model::deepseek_v4::ARCH);
     let other_tree = [
         "SGLANG_ENABLE_UNIFIED_RADIX_TREE",
         "SGLANG_EXPERIMENTAL_CPP_RADIX_TREE",

@@ -362,9 +362,8 @@ pub(crate) fn dsa_prefill_cp(ctx: &Context) -> Vec<Fired> {
     let (Some(cp), true) = (cp, ctx.model.is_some_and(|m| m.is_dsa())) else {
         return vec![];
     };
-    let v = ctx.version;
-    let tp = ctx.tp();
     use crate::sglang::release::at_least;
+    let (v, tp) = (ctx.version, ctx.tp());
     let why = if tp != 8 && !at_least(v, "0.5.12") {
         format!("runs only on one machine at TP 8 (TP here: {tp})")
     } else if tp > 8 {
