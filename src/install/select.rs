@@ -85,14 +85,15 @@ impl Selected {
     /// Approximate mode: the embedded releases whose parsers bound the user's, when the flag
     /// set in use is not the install's own. A modified install whose parser could not be read
     /// is anywhere after its version: every later release may explain an option.
-    pub(crate) fn neighbours(&self) -> Option<Vec<&'static str>> {
+    pub(crate) fn neighbours(&self) -> Option<crate::sglang::approx::Bounds> {
         if self.source != VersionSource::Fallback || !self.detected() {
             return None;
         }
-        Some(match &self.modified {
-            Some(_) => crate::sglang::approx::from(&self.requested),
-            None => crate::sglang::approx::neighbours(&self.requested),
-        })
+        let (releases, open) = match &self.modified {
+            Some(_) => (crate::sglang::approx::from(&self.requested), true),
+            None => (crate::sglang::approx::neighbours(&self.requested), false),
+        };
+        Some(crate::sglang::approx::Bounds { releases, open })
     }
 }
 

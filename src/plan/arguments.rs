@@ -25,7 +25,7 @@ pub(crate) struct Parsed {
 
 impl Parsed {
     /// `neighbours`: the embedded releases around the user's release, in approximate mode.
-    pub(crate) fn of(args: &SglangArgs, neighbours: Option<&[&'static str]>) -> Parsed {
+    pub(crate) fn of(args: &SglangArgs, neighbours: Option<&approx::Bounds>) -> Parsed {
         if args.is_ok() {
             return Parsed::default();
         }

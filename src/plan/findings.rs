@@ -88,7 +88,7 @@ fn modified_install(machine: &Machine, why: &str) -> Finding {
         Some(e) => Finding::new(
             Code::VER001,
             format!(
-                "SGLang {v} here is {why}, and its own parser could not be read ({e}): the {} release's data stands in, approximately: an option or choice a later release has is a warning (ARG002), not an error, and no fix renames an option",
+                "SGLang {v} here is {why}, and its own parser could not be read ({e}): the {} release's data stands in, approximately: an option or choice a later release has, or none has and is no misspelling of one, is a warning (ARG002), not an error, and no fix renames an option",
                 selected.flags.version
             ),
         ),
@@ -256,10 +256,14 @@ pub(crate) fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -
         } else {
             format!("SGLang {in_use} says \"{}\"", t.error.message)
         };
-        let why = if t.release.is_empty() {
+        let requested = &machine.selected.requested;
+        let why = if t.release.is_empty() && machine.selected.modified.is_some() {
             format!(
-                "no embedded release bounds SGLang {} on both sides, so it is not checked",
-                machine.selected.requested
+                "and no embedded release has it; this install is not the {requested} release and its own parser could not be read, so it may be the install's own: not checked (a typo fails at once in SGLang's argparse)"
+            )
+        } else if t.release.is_empty() {
+            format!(
+                "no embedded release bounds SGLang {requested} on both sides, so it is not checked"
             )
         } else {
             format!(

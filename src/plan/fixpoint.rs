@@ -33,7 +33,7 @@ pub(crate) struct Line {
 impl Line {
     pub(crate) fn new(args: SglangArgs, env: Env, changes: EnvChanges, machine: &Machine) -> Line {
         let mut line = Line {
-            parsed: Parsed::of(&args, machine.neighbours.as_deref()),
+            parsed: Parsed::of(&args, machine.neighbours.as_ref()),
             args,
             env,
             changes,
@@ -46,7 +46,7 @@ impl Line {
     }
 
     pub(crate) fn set_args(&mut self, args: SglangArgs, machine: &Machine) {
-        self.parsed = Parsed::of(&args, machine.neighbours.as_deref());
+        self.parsed = Parsed::of(&args, machine.neighbours.as_ref());
         self.args = args;
     }
 
@@ -168,14 +168,24 @@ impl Ledger {
 /// One round's checks on a line (on its best-effort parse when SGLang rejects it).
 fn check(line: &Line, machine: &Machine, models: &Models, settings: &RuleSettings) -> Vec<Finding> {
     let ctx = line.context(line.facts(machine, models));
-    let mut hits = rules::evaluate(&ctx, settings);
+    for_install(&ctx, line, machine, rules::evaluate(&ctx, settings))
+}
+
+/// The catalogue's findings as they stand for this install: an install that is not an embedded
+/// release is judged only as far as the data reaches (the plan's and the pass-through's alike).
+pub(crate) fn for_install(
+    ctx: &Context,
+    line: &Line,
+    machine: &Machine,
+    mut hits: Vec<Finding>,
+) -> Vec<Finding> {
     if machine.neighbours.is_some() || machine.selected.modified.is_some() {
         // The model registry is known for the embedded releases only: a release this build
         // lacks, or a checkout, dev image or fork, may have classes the data does not.
         hits.retain(|h| !matches!(h.code, Code::MODEL001 | Code::MODEL002));
     }
     if machine.selected.may_run_later_code() {
-        hits = hits.into_iter().map(|h| unproven_later(&ctx, h)).collect();
+        hits = hits.into_iter().map(|h| unproven_later(ctx, h)).collect();
     }
     if machine.neighbours.is_some() {
         // Approximate mode: FLAG004–006 judge spellings by a release that is not the user's
@@ -231,6 +241,9 @@ fn held(line: &Line, hit: &Finding, machine: &Machine) -> Option<String> {
     if !line.parsed.accepted() && !flag {
         return Some("not fixed: SGLang rejects the arguments (ARG001); fix those first".into());
     }
+    if let Some(why) = later_reads(fix, machine) {
+        return Some(why);
+    }
     let neighbours = machine.neighbours.as_deref()?;
     let requested = &machine.selected.requested;
     let renames = fix.args.iter().any(|e| matches!(e, ArgEdit::Rename { .. }));
@@ -251,6 +264,29 @@ fn held(line: &Line, hit: &Finding, machine: &Machine) -> Option<String> {
         "not fixed: the check for SGLang {requested} is approximate, and {odd} is not in every \
          embedded release around it"
     ))
+}
+
+/// An install that may run code from after its release, whose own environment registry was not
+/// read: a variable a later release reads may be this install's too, so it is not unset.
+fn later_reads(fix: &crate::rules::Fix, machine: &Machine) -> Option<String> {
+    use crate::sglang::release::{KNOWN_VERSIONS, cmp, nearest};
+    let s = &machine.selected;
+    let read_own = s.modified.is_some() && s.extract_error.is_none();
+    if !s.may_run_later_code() || read_own {
+        return None;
+    }
+    let named = KNOWN_VERSIONS[nearest(&s.requested)];
+    fix.env.iter().find_map(|e| {
+        let crate::rules::EnvEdit::Unset { name } = e else {
+            return None;
+        };
+        let later = crate::sglang::envs::releases_knowing(name)
+            .into_iter()
+            .find(|v| cmp(v, named).is_gt())?;
+        Some(format!(
+            "not fixed: this install is not the {named} release, and SGLang {later} reads {name}"
+        ))
+    })
 }
 
 pub(crate) fn run(

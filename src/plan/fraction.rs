@@ -195,7 +195,7 @@ fn settle_at(
         value: format_fraction(v),
     }];
     let with_value = fixes::apply_args(&args, &set);
-    let with_parsed = Parsed::of(&with_value, machine.neighbours.as_deref());
+    let with_parsed = Parsed::of(&with_value, machine.neighbours.as_ref());
     // The table describes the server that will run: recompute at exactly that value.
     let (again, server_with_value) =
         plan_with(line, (&with_value, &with_parsed, &set), facts, at.measured);

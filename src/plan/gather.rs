@@ -71,7 +71,7 @@ pub(crate) struct Machine {
     pub(crate) packages: Option<Packages>,
     /// Approximate mode: the flag set in use is not the user's release's (see
     /// [`crate::sglang::approx`]); the embedded releases around it.
-    pub(crate) neighbours: Option<Vec<&'static str>>,
+    pub(crate) neighbours: Option<crate::sglang::approx::Bounds>,
     /// The starts kept in the observation store, oldest first (empty unless asked for).
     pub(crate) observations: Vec<Observation>,
 }

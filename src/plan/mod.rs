@@ -310,7 +310,7 @@ fn scheduler_step(
     multinode::step(
         args,
         (&req.env, visible),
-        machine.neighbours.as_deref(),
+        machine.neighbours.as_ref(),
         req.no_fix,
         &req.settings,
     )

@@ -42,7 +42,7 @@ impl Local {
 pub(crate) fn step(
     args: SglangArgs,
     (env, visible): (&Env, Option<usize>),
-    neighbours: Option<&[&'static str]>,
+    neighbours: Option<&approx::Bounds>,
     no_fix: bool,
     settings: &RuleSettings,
 ) -> Result<Step, String> {

@@ -48,19 +48,16 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         Stage::Pipeline,
         findings::arguments(&line.args, &line.parsed, &machine),
     );
-    // The catalogue's after the launcher's own, as a pass-through report lists them.
-    let later_code = machine.selected.may_run_later_code();
-    let judged = rules::evaluate(&ctx, &req.settings)
+    // The catalogue's after the launcher's own, as a pass-through report lists them, judged
+    // for this install as a plan's are.
+    let evaluated = rules::evaluate(&ctx, &req.settings)
         .into_iter()
         .filter(|f| {
             FAMILIES.contains(&rules::rule(f.code).family())
                 || (!on_cpu && ACCELERATOR_MODEL_RULES.contains(&f.code))
         })
-        // A checkout, dev image or fork may run code a later release has: as for a plan.
-        .map(|f| match later_code {
-            true => super::fixpoint::unproven_later(&ctx, f),
-            false => f,
-        });
+        .collect();
+    let judged = super::fixpoint::for_install(&ctx, &line, &machine, evaluated);
     found.add(Stage::Pipeline, judged);
     let secrets = secrets::redactor(&line.args, &line.env);
     let all = found.finish(&req.settings, &secrets);

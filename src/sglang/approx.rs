@@ -27,6 +27,22 @@ pub fn neighbours(version: &str) -> Vec<&'static str> {
     out
 }
 
+/// The embedded releases that bound the parser of the install in approximate mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounds {
+    pub releases: Vec<&'static str>,
+    /// The install may hold code from after every embedded release (a modified install whose
+    /// parser could not be read): an option or choice none of them has may be its own.
+    pub open: bool,
+}
+
+impl std::ops::Deref for Bounds {
+    type Target = [&'static str];
+    fn deref(&self) -> &[&'static str] {
+        &self.releases
+    }
+}
+
 /// The embedded release `version` names (or the nearest older one) and every later one: an
 /// install that is not the release it names (a source checkout, a dev image) is somewhere
 /// after it, so an option any of them has may be the install's.
@@ -65,8 +81,11 @@ pub struct Judged {
 }
 
 /// Which errors of `recovered` (the best-effort parse of `args`) a neighbouring release
-/// explains, and what the flag set in use says about everything else.
-pub fn judge(args: &SglangArgs, recovered: &Recovered, neighbours: &[&'static str]) -> Judged {
+/// explains, and what the flag set in use says about everything else. With `open` bounds, an
+/// error no embedded release explains is tolerated too unless argparse's suggestions make it a
+/// misspelling of a name the install has.
+pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judged {
+    let neighbours: &[&'static str] = bounds;
     let tokens: Vec<String> = args
         .effective_tokens()
         .iter()
@@ -80,7 +99,8 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, neighbours: &[&'static st
             // range, where no embedded parser bounds it; `release` is then empty.
             let taken = match neighbours {
                 [] | [_] => Some(""),
-                _ => taken_by(these, neighbours, args.flags.version.as_str()),
+                _ => taken_by(these, neighbours, args.flags.version.as_str())
+                    .or_else(|| (bounds.open && may_be_own(&p.error)).then_some("")),
             };
             if let Some(release) = taken {
                 let shown: Vec<String> = these.iter().map(|t| display(t)).collect();
@@ -114,6 +134,14 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, neighbours: &[&'static st
         tolerated,
         rest: parse_merged(args.flags, &left),
     }
+}
+
+/// An error a modified install's own parser may not make: an option or a choice its code may
+/// add, and no misspelling of one it has. Ambiguity and bad values are the release's own.
+fn may_be_own(e: &ArgError) -> bool {
+    let unknown =
+        e.message.starts_with("unrecognized arguments: ") || e.message.contains("invalid choice: ");
+    unknown && e.suggestions.is_empty()
 }
 
 /// The first neighbouring release (other than the one in use) whose parser takes these tokens
@@ -169,7 +197,7 @@ mod tests {
         ];
         let args = parse(older, line.iter().map(OsString::from).collect());
         assert!(!args.is_ok());
-        let judged = judge(&args, &args.recover(), &[a, b]);
+        let judged = judge(&args, &args.recover(), &closed(&[a, b]));
         assert_eq!(judged.tolerated.len(), 1, "{:?}", judged.tolerated);
         assert_eq!(judged.tolerated[0].release, b);
         assert_eq!(judged.tolerated[0].tokens, vec![option.clone(), "v".into()]);
@@ -179,12 +207,19 @@ mod tests {
         );
         // The flag set in use alone (a release outside the embedded range): no embedded parser
         // bounds it, so every error is tolerated, the typo too.
-        let alone = judge(&args, &args.recover(), &[a]);
+        let alone = judge(&args, &args.recover(), &closed(&[a]));
         assert_eq!(alone.tolerated.len(), 2, "{:?}", alone.tolerated);
         assert!(alone.tolerated.iter().all(|t| t.release.is_empty()));
     }
 
     /// A `store` option with one free-text value that release `b` has and `a` lacks.
+    fn closed(releases: &[&'static str]) -> Bounds {
+        Bounds {
+            releases: releases.to_vec(),
+            open: false,
+        }
+    }
+
     fn new_store_option(a: &str, b: &str) -> Option<String> {
         let (fa, fb) = (flagset::get(a)?, flagset::get(b)?);
         fb.actions
