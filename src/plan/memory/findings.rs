@@ -76,16 +76,27 @@ fn too_low(j: &Judged) -> Option<Finding> {
     } else {
         String::new()
     };
+    let need = (weights + fixed) / b + 0.005;
+    let advice = if need > 0.99 {
+        "no fraction holds them on this GPU: spread the model over more GPUs or use a smaller \
+         checkpoint"
+            .to_owned()
+    } else if need > j.reserve.planned + 0.01 {
+        format!(
+            "use at least {need:.3}, though that leaves less outside the pool than the {:.3} \
+             the plan keeps for graphs and activations: more GPUs leave more room",
+            j.reserve.planned
+        )
+    } else {
+        format!("use at least {need:.3} (planned {:.3})", j.reserve.planned)
+    };
     let mut hit = Finding::new(
         Code::MEM004,
         format!(
             "--mem-fraction-static {u} is too low for the weights: {} static vs {} of weights{state} \
-             per GPU; SGLang will fail with no room for the KV cache; use at least {:.3} \
-             (planned {:.3})",
+             per GPU; SGLang will fail with no room for the KV cache; {advice}",
             fmt_gib(b * u),
             fmt_gib(weights),
-            ((weights + fixed) / b + 0.005).min(0.99),
-            j.reserve.planned,
         ),
     );
     if b * u > weights {

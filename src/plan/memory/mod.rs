@@ -544,11 +544,7 @@ fn reserve(
     let cuda_graphs = sizing
         .graphs_mib
         .unwrap_or_else(|| terms::cuda_graphs_mib(&captured, d, ctx.model, spec, d.attn_dp_size));
-    let chunk = if d.chunked_prefill_size > 0 {
-        d.chunked_prefill_size
-    } else {
-        int_arg(ctx.args, opt::MAX_PREFILL_TOKENS).unwrap_or(16384)
-    };
+    let chunk = prefill_step_tokens(ctx, mrr_estimate);
     // SGLang's chunk is already each DP rank's share; the MLP/MoE layers see all shares.
     let tokens = ChunkTokens::of(chunk, d.attn_dp_size);
     let ep = ctx.server.parallel.ep;
@@ -584,6 +580,33 @@ fn reserve(
         physics,
         planned,
     }
+}
+
+/// The most tokens one forward step runs: a prefill chunk, except on a PD decode server, which
+/// receives its KV cache from the prefill server and only ever runs decode batches (each request's
+/// draft tokens with speculative decoding), whatever `--chunked-prefill-size` says.
+fn prefill_step_tokens(ctx: &Context, mrr: u64) -> i64 {
+    let d = &ctx.server.defaults;
+    let chunk = if d.chunked_prefill_size > 0 {
+        d.chunked_prefill_size
+    } else {
+        int_arg(ctx.args, opt::MAX_PREFILL_TOKENS).unwrap_or(16384)
+    };
+    let decode_only = ctx.args.knows(opt::DISAGGREGATION_MODE)
+        && ctx.args.str(opt::DISAGGREGATION_MODE) == Some("decode");
+    if !decode_only {
+        return chunk;
+    }
+    let per_req = ctx
+        .server
+        .speculative
+        .as_ref()
+        .and(ctx.server.spec_params)
+        .map_or(1, |p| p.num_draft_tokens.value.max(1));
+    let batch = i64::try_from(mrr)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(per_req);
+    chunk.min(batch)
 }
 
 /// Our own fraction (the part of B not needed by graphs, activations and the margin, rounded
