@@ -231,11 +231,19 @@ fn arch013() -> Vec<Case> {
             .version(v)
             .on(PRO)
             .tp(2)
+            .model(model("DeepseekV4ForCausalLM"))
             .arg("--speculative-algorithm", json!("DSPARK"))
     };
     vec![
         dspark("0.5.16"),
-        dspark("0.5.18").model(model("DeepseekV4ForCausalLM")),
+        dspark("0.5.18"),
+        // A model the launcher could not read may be a Qwen3 target, which DSpark also drafts for.
+        c("ARCH013")
+            .version("0.5.16")
+            .on(PRO)
+            .tp(2)
+            .arg("--speculative-algorithm", json!("DSPARK"))
+            .no(),
         // The installed FlashInfer is what runs: 0.6.18 has the instance, 0.6.17 does not.
         dspark("0.5.18")
             .pkgs(&[("flashinfer-python", "0.6.18")])
@@ -361,6 +369,30 @@ fn arch001_to_arch005() -> Vec<Case> {
             .on(PRO)
             .arg("--moe-runner-backend", json!("flashinfer_trtllm")),
         c("ARCH011")
+            .on(B200)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        // 0.5.2–0.5.9 pin a FlashInfer that builds the trtllm-gen MoE module for 10.x only.
+        c("ARCH020")
+            .version("0.5.9")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm")),
+        c("ARCH020")
+            .version("0.5.2")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm")),
+        c("ARCH011")
+            .version("0.5.9")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        c("ARCH020")
+            .version("0.5.10")
+            .on(PRO)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        c("ARCH020")
+            .version("0.5.9")
             .on(B200)
             .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
             .no(),

@@ -17,8 +17,64 @@ pub fn cases() -> Vec<Case> {
         attn017(),
         attn018(),
         attn019(),
+        attn020(),
     ]
     .concat()
+}
+
+/// DeepSeek sparse attention's DSA backends against the KV cache dtype in effect (0.5.17+).
+fn attn020() -> Vec<Case> {
+    let glm5 = || ModelFacts {
+        index_topk: Some(2048),
+        index_head_dim: Some(128),
+        ..ModelFacts {
+            architecture: Some("GlmMoeDsaForCausalLM".into()),
+            ..mla()
+        }
+    };
+    let tilelang = |v| {
+        c("ATTN020")
+            .version(v)
+            .model(glm5())
+            .arg("--dsa-prefill-backend", json!("tilelang"))
+            .arg("--dsa-decode-backend", json!("tilelang"))
+    };
+    vec![
+        // Blackwell's cache is FP8 by default; 0.5.22 adds a CUDA FP8 path for tilelang alone.
+        tilelang("0.5.20").on(B200),
+        tilelang("0.5.22").on(B200).no(),
+        tilelang("0.5.20").on(H100).no(),
+        tilelang("0.5.18")
+            .on(H100)
+            .arg("--kv-cache-dtype", json!("fp8_e4m3")),
+        tilelang("0.5.23")
+            .on(A100)
+            .arg("--kv-cache-dtype", json!("fp8_e4m3")),
+        tilelang("0.5.23").on(B200).arg("--dcp-size", json!(2)),
+        c("ATTN020")
+            .version("0.5.23")
+            .on(B200)
+            .model(glm5())
+            .arg("--dsa-prefill-backend", json!("tilelang")),
+        c("ATTN020")
+            .version("0.5.20")
+            .on(B200)
+            .model(glm5())
+            .arg("--dsa-decode-backend", json!("triton"))
+            .arg("--kv-cache-dtype", json!("bfloat16")),
+        // GLM-5 with an FP8 cache on SM12x takes FlashInfer's sparse MLA branch, unchecked.
+        tilelang("0.5.20")
+            .on(PRO)
+            .arg("--kv-cache-dtype", json!("fp8_e4m3"))
+            .no(),
+        // A model without sparse attention never reaches the check.
+        c("ATTN020")
+            .version("0.5.20")
+            .on(B200)
+            .model(mla())
+            .arg("--dsa-prefill-backend", json!("tilelang"))
+            .no(),
+    ]
 }
 
 /// Gemma 4: SGLang's own pick fills the main backend, then its assertion checks prefill and

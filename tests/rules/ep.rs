@@ -2,9 +2,10 @@
 
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::deepseek_v4::V4Layout;
 
 use crate::support::{
-    B200, Case, PRO, R4090, assert_cases, c, host, messages, mla, model, moe, no_rdma, world,
+    B200, Case, H100, PRO, R4090, assert_cases, c, host, messages, mla, model, moe, no_rdma, world,
 };
 
 /// FlashInfer's all-to-all over EP 8 on B200s, with the CuteDSL MoE runner.
@@ -20,7 +21,7 @@ fn cutedsl_a2a(code: &'static str, version: &'static str) -> Case {
 
 /// Every EP case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [ep001_to_ep010(), ep011(), ep015(), ep016()].concat()
+    [ep001_to_ep010(), ep011(), ep015(), ep016(), ep017()].concat()
 }
 
 fn ep001_to_ep010() -> Vec<Case> {
@@ -328,5 +329,64 @@ fn ep016() -> Vec<Case> {
         .no(),
         line("0.5.23", "fp8", "flashinfer_trtllm", "none").no(),
         line("0.5.8", "fp8", "flashinfer_trtllm", "deepep").no(),
+        // sglang#37268: GLM-5.3 NVFP4 with Marlin and DeepEP on H100, 0.5.18.
+        line("0.5.18", "modelopt_fp4", "marlin", "deepep").on(H100),
+        line("0.5.12", "modelopt_fp4", "marlin", "deepep")
+            .on(H100)
+            .no(),
+        // FP8's Marlin path has a runner core.
+        line("0.5.18", "fp8", "marlin", "deepep").on(H100).no(),
+        // No runner named: the NVFP4 method's own pick by GPU.
+        line("0.5.18", "modelopt_fp4", "auto", "deepep").on(H100),
+        line("0.5.11", "modelopt_fp4", "auto", "deepep").on(B200),
+        line("0.5.12", "modelopt_fp4", "auto", "deepep")
+            .on(H100)
+            .no(),
+        line("0.5.18", "modelopt_fp4", "auto", "deepep")
+            .on(PRO)
+            .no(),
+        line("0.5.18", "modelopt_fp4", "auto", "none").on(H100).no(),
+    ]
+}
+
+/// EP017: DeepSeek-V4's MXFP4 experts on the FlashInfer MXFP4 runner with an all-to-all backend.
+fn ep017() -> Vec<Case> {
+    let v4 = |mxfp4_experts, nvfp4_experts| ModelFacts {
+        architecture: Some("DeepseekV4ForCausalLM".into()),
+        deepseek_v4: Some(V4Layout {
+            mxfp4_experts,
+            nvfp4_experts,
+            ..V4Layout::default()
+        }),
+        ..ModelFacts::default()
+    };
+    let line = |v, a2a| {
+        c("EP017")
+            .version(v)
+            .on(B200)
+            .tp(4)
+            .model(v4(true, false))
+            .arg("--ep-size", json!(4))
+            .arg("--moe-runner-backend", json!("flashinfer_mxfp4"))
+            .arg("--moe-a2a-backend", json!(a2a))
+    };
+    vec![
+        line("0.5.14", "deepep"),
+        line("0.5.23", "mooncake"),
+        line("0.5.14", "none").no(),
+        // SGLang reads the experts as FP8 when told so.
+        line("0.5.14", "deepep")
+            .env("SGLANG_DSV4_FP4_EXPERTS", "0")
+            .no(),
+        // NVIDIA's NVFP4 export takes another MoE method.
+        line("0.5.14", "deepep").model(v4(false, true)).no(),
+        c("EP017")
+            .version("0.5.14")
+            .on(B200)
+            .tp(4)
+            .model(v4(true, false))
+            .arg("--ep-size", json!(4))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
     ]
 }

@@ -23,9 +23,53 @@ pub fn cases() -> Vec<Case> {
         quant016(),
         compressed_int8(),
         rocm(),
+        quant021(),
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT021: GLM-5's BF16 shared expert fused into NVFP4 routed experts (0.5.9–0.5.20).
+fn quant021() -> Vec<Case> {
+    let glm = |excluded: &str| ModelFacts {
+        num_experts: Some(256),
+        n_shared_experts: Some(1),
+        first_k_dense_replace: Some(3),
+        num_hidden_layers: Some(78),
+        quant_method: Some("modelopt_fp4".into()),
+        quant_ignored: vec![excluded.into(), "lm_head".into()],
+        ..model("GlmMoeDsaForCausalLM")
+    };
+    let line = |v, gpu| {
+        c("QUANT021")
+            .version(v)
+            .on(gpu)
+            .tp(8)
+            .model(glm("model.layers.10.mlp.shared_experts*"))
+    };
+    vec![
+        line("0.5.15.post1", PRO),
+        line("0.5.18", H100).arg("--moe-runner-backend", json!("marlin")),
+        line("0.5.9", A100),
+        // 0.5.21 refuses the fusion itself; the flag, EP and a TRT-LLM runner turn it off.
+        line("0.5.21", PRO).no(),
+        line("0.5.15.post1", PRO)
+            .flag("--disable-shared-experts-fusion")
+            .no(),
+        line("0.5.15.post1", PRO).arg("--ep-size", json!(8)).no(),
+        line("0.5.15.post1", B200)
+            .arg("--moe-runner-backend", json!("flashinfer_trtllm"))
+            .no(),
+        // On SM100 SGLang's own pick may be the TRT-LLM runner.
+        line("0.5.15.post1", B200).no(),
+        // A checkpoint that quantises its shared experts fuses fine.
+        c("QUANT021")
+            .version("0.5.15.post1")
+            .on(PRO)
+            .tp(8)
+            .model(glm("model.layers.10.self_attn*"))
+            .no(),
+    ]
 }
 
 /// QUANT020: the methods a ROCm build takes, on an AMD host.

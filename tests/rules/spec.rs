@@ -16,8 +16,92 @@ pub fn cases() -> Vec<Case> {
         spec018(),
         spec019(),
         spec021(),
+        spec022(),
+        spec023(),
     ]
     .concat()
+}
+
+/// DeepSeek-V3/R1 with its NextN layer.
+fn deepseek_mtp() -> ModelFacts {
+    ModelFacts {
+        architecture: Some("DeepseekV3ForCausalLM".into()),
+        num_nextn_predict_layers: Some(1),
+        ..mla()
+    }
+}
+
+/// The NextN draft's CUDA-graph capture with DP attention before 0.4.8.
+fn spec023() -> Vec<Case> {
+    let dpa = |v| {
+        c("SPEC023")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(deepseek_mtp())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-num-steps", json!(3))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(4))
+    };
+    vec![
+        dpa("0.4.4.post1"),
+        dpa("0.4.6.post4"),
+        dpa("0.4.7.post1"),
+        dpa("0.4.8").no(),
+        dpa("0.4.6.post4").flag("--disable-cuda-graph").no(),
+        dpa("0.4.6.post4")
+            .arg("--speculative-num-steps", json!(1))
+            .no(),
+        dpa("0.4.6.post4").flag("--enable-deepep-moe").no(),
+        c("SPEC023")
+            .version("0.4.6.post4")
+            .on(H100)
+            .tp(8)
+            .model(deepseek_mtp())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-num-steps", json!(3))
+            .no(),
+    ]
+}
+
+/// HiSparse with a sparse-attention model's own MTP layers as the draft (0.5.10rc0–0.5.21).
+fn spec022() -> Vec<Case> {
+    let glm5 = || ModelFacts {
+        architecture: Some("GlmMoeDsaForCausalLM".into()),
+        index_topk: Some(2048),
+        num_nextn_predict_layers: Some(1),
+        ..mla()
+    };
+    let mtp = |v| {
+        c("SPEC022")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(glm5())
+            .flag("--enable-hisparse")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+    };
+    vec![
+        mtp("0.5.13.post1"),
+        mtp("0.5.21"),
+        mtp("0.5.22").no(),
+        // Without HiSparse, or without a speculative draft, the pools are plain.
+        c("SPEC022")
+            .version("0.5.13.post1")
+            .on(H100)
+            .tp(8)
+            .model(glm5())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+        c("SPEC022")
+            .version("0.5.13.post1")
+            .on(H100)
+            .tp(8)
+            .model(glm5())
+            .flag("--enable-hisparse")
+            .no(),
+    ]
 }
 
 fn spec001_to_spec005() -> Vec<Case> {
@@ -73,6 +157,15 @@ fn spec001_to_spec005() -> Vec<Case> {
             .tp(8)
             .arg("--speculative-algorithm", json!("NEXTN"))
             .no(),
+        // Before 0.4.8 an idle DP rank skips the draft: one step never reaches SPEC023's capture.
+        c("SPEC003")
+            .version("0.4.6.post4")
+            .tp(8)
+            .model(deepseek_mtp())
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-num-steps", json!(1))
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
         c("SPEC004")
             .version("0.5.5")
             .arg("--speculative-algorithm", json!("EAGLE"))

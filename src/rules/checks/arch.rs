@@ -165,29 +165,55 @@ pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
 /// ARCH011: the trtllm-gen MoE and FP4 GEMM runners on SM12x (no version-pinned report).
 pub(crate) fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
-    if sm12.is_empty() {
-        return vec![];
-    }
-    let uses: Vec<String> = [
-        opt::MOE_RUNNER_BACKEND,
-        opt::FP4_GEMM_BACKEND,
-        opt::SPECULATIVE_MOE_RUNNER_BACKEND,
-    ]
-    .iter()
-    .filter_map(|o| {
-        ctx.user()
-            .sval(o)
-            .filter(|v| v.starts_with("flashinfer_trtllm"))
-            .map(|v| format!("{o} {v}"))
-    })
-    .collect();
-    if uses.is_empty() {
+    // Where the release's FlashInfer refuses the MoE runners outright, ARCH020 names them.
+    let moe: &[&str] = if jit_refuses_trtllm_moe(ctx.version) {
+        &[]
+    } else {
+        &[opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND]
+    };
+    let uses = trtllm_gen_uses(ctx, &[moe, &[opt::FP4_GEMM_BACKEND]].concat());
+    if sm12.is_empty() || uses.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
         "{}; {} run FlashInfer trtllm-gen kernels, built for SM100/SM103 only; use flashinfer_cutlass or triton",
         Context::describe(&sm12),
         uses.join(", ")
+    ))]
+}
+
+/// The options among `opts` the user set to a FlashInfer trtllm-gen runner, as `--o value`.
+fn trtllm_gen_uses(ctx: &Context, opts: &[&str]) -> Vec<String> {
+    opts.iter()
+        .filter_map(|o| {
+            ctx.user()
+                .sval(o)
+                .filter(|v| v.starts_with("flashinfer_trtllm"))
+                .map(|v| format!("{o} {v}"))
+        })
+        .collect()
+}
+
+/// 0.5.2 to 0.5.9 pin FlashInfer 0.3.1 to 0.6.3, whose trtllm-gen fused-MoE module is built
+/// for compute capability 10.x only; 0.5.10's FlashInfer 0.6.7 adds 12.x.
+fn jit_refuses_trtllm_moe(version: &str) -> bool {
+    at_least(version, "0.5.2") && !at_least(version, "0.5.10rc0")
+}
+
+/// ARCH020: the trtllm-gen MoE runner on SM12x where the release's FlashInfer refuses to build
+/// it for that GPU.
+pub(crate) fn trtllm_moe_jit_sm12x(ctx: &Context) -> Vec<Fired> {
+    let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    let opts = [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND];
+    let uses = trtllm_gen_uses(ctx, &opts);
+    if sm12.is_empty() || uses.is_empty() || !jit_refuses_trtllm_moe(ctx.version) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {}: the FlashInfer SGLang {} pins builds its trtllm-gen MoE kernels for compute capability 10.x only and stops at start-up ('No supported CUDA architectures found for major versions [10]'); use --moe-runner-backend flashinfer_cutlass or triton",
+        Context::describe(&sm12),
+        uses.join(", "),
+        ctx.version,
     ))]
 }
 
@@ -475,9 +501,9 @@ const FLASHINFER_DSV4_TOPK192: &str = "0.6.18";
 /// through to the prefill kernel, which refuses decode-sized calls during graph capture.
 pub(crate) fn dspark_sm120_topk(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
-    let target = ctx
-        .model_arch()
-        .is_none_or(|a| a == "DeepseekV4ForCausalLM");
+    // DSpark also drafts for Qwen3 targets, whose attention never reaches this kernel: an
+    // unread model proves nothing.
+    let target = ctx.model_arch() == Some("DeepseekV4ForCausalLM");
     let flashinfer_path = ctx
         .env
         .get("SGLANG_SM120_FLASHMLA_BACKEND")

@@ -774,3 +774,83 @@ pub(crate) fn gemma4_backend(ctx: &Context) -> Vec<Fired> {
         allowed.join(", ")
     ))]
 }
+
+/// The DeepSeek sparse-attention backend named under either spelling (`--dsa-…`, or its
+/// deprecated `--nsa-…` alias).
+fn dsa_backend(ctx: &Context, names: [&str; 2]) -> Option<String> {
+    names.iter().find_map(|o| ctx.user().sval(o))
+}
+
+/// What SGLang's DSA backend check (0.5.17+) refuses on a CUDA GPU of compute capability `cc`,
+/// for the backends after its own defaults (`None`: unset, SGLang's pick, never tilelang or
+/// triton there) and the KV cache dtype in effect.
+fn dsa_backend_refusal(
+    version: &str,
+    (prefill, decode): (Option<&str>, Option<&str>),
+    fp8: bool,
+    (cc, dcp, hisparse): ((u32, u32), i64, bool),
+) -> Option<&'static str> {
+    let chosen = [prefill, decode];
+    if at_least(version, "0.5.20") && chosen.contains(&Some("triton")) {
+        return Some("the triton DSA backend is ROCm-only");
+    }
+    if !fp8 || !chosen.contains(&Some("tilelang")) {
+        return None;
+    }
+    if !at_least(version, "0.5.22") {
+        return Some(
+            "tilelang's DSA kernels take an FP8 KV cache on ROCm only; on CUDA they need bfloat16",
+        );
+    }
+    if hisparse && at_least(version, "0.5.23") {
+        Some("CUDA TileLang FP8 KV does not support HiSparse")
+    } else if chosen != [Some("tilelang"); 2] {
+        Some("CUDA TileLang FP8 KV needs both DSA backends to be tilelang")
+    } else if dcp > 1 {
+        Some("CUDA TileLang FP8 KV does not support --dcp-size above 1")
+    } else if cc < (8, 9) {
+        Some("CUDA TileLang FP8 KV needs SM89 or newer")
+    } else {
+        None
+    }
+}
+
+/// ATTN020: a DeepSeek sparse-attention model with DSA backends and a KV cache dtype SGLang's
+/// backend check refuses on CUDA (0.5.17+).
+pub(crate) fn dsa_backend_kv(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model.filter(|m| m.is_dsa()) else {
+        return vec![];
+    };
+    let prefill = dsa_backend(ctx, [opt::DSA_PREFILL_BACKEND, opt::NSA_PREFILL_BACKEND]);
+    let decode = dsa_backend(ctx, [opt::DSA_DECODE_BACKEND, opt::NSA_DECODE_BACKEND]);
+    let Some(cc) = ctx.used().first().and_then(|g| g.cc()) else {
+        return vec![];
+    };
+    let kv = ctx.kv_cache_dtype().unwrap_or("auto");
+    let fp8 = kv == "fp8_e4m3";
+    let hisparse = ctx.user().flag(opt::ENABLE_HISPARSE);
+    // GLM-5 with an FP8 cache on SM12x takes its own backend branch, and before 0.5.20 HiSparse
+    // returns before the check.
+    let glm_sm12 = m.architecture.as_deref() == Some("GlmMoeDsaForCausalLM") && cc.0 == 12 && fp8;
+    if glm_sm12 || hisparse && !at_least(ctx.version, "0.5.20") {
+        return vec![];
+    }
+    let dcp = ctx.user().int(opt::DCP_SIZE).unwrap_or(1);
+    let pair = (prefill.as_deref(), decode.as_deref());
+    let Some(why) = dsa_backend_refusal(ctx.version, pair, fp8, (cc, dcp, hisparse)) else {
+        return vec![];
+    };
+    let named = |role: &str, b: &Option<String>| b.as_ref().map(|b| format!("{role} {b}"));
+    let given: Vec<String> = [named("prefill", &prefill), named("decode", &decode)]
+        .into_iter()
+        .flatten()
+        .collect();
+    vec![Fired::new(format!(
+        "{} with DSA backends {} and a {kv} KV cache: SGLang {} refuses it at start-up ({why}); on CUDA use --kv-cache-dtype bfloat16 with tilelang, or an FP8-capable DSA backend (flashmla_kv on Hopper, trtllm on Blackwell)",
+        m.architecture
+            .as_deref()
+            .unwrap_or("a DeepSeek sparse-attention model"),
+        given.join(" and "),
+        ctx.version,
+    ))]
+}

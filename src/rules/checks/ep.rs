@@ -365,8 +365,40 @@ pub(crate) fn ep_moe_block_fp8(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// EP016: the FlashInfer TRT-LLM MoE runners run only through a fused function, which no
-/// release registers for the DeepEP, Mooncake or NIXL all-to-all.
+/// The fused-only MoE runner the MoE method builds for this line, and whether it is SGLang's
+/// own pick for `auto` (the NVFP4 method's: Marlin on SM80–SM90 from 0.5.13, the TRT-LLM runner
+/// on SM100 from 0.5.11; Nemotron-H is sent elsewhere).
+fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
+    let v = ctx.version;
+    let quant = ctx.quant().unwrap_or_default();
+    let nvfp4 = quant == "modelopt_fp4";
+    let given = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
+    match given.as_deref().filter(|r| *r != "auto") {
+        Some("flashinfer_trtllm") if quant == "fp8" || nvfp4 => Some(("flashinfer_trtllm", false)),
+        Some("flashinfer_trtllm_routed") if quant == "fp8" => {
+            Some(("flashinfer_trtllm_routed", false))
+        }
+        Some("marlin") if nvfp4 && at_least(v, "0.5.13") => Some(("marlin", false)),
+        Some(_) => None,
+        None if !nvfp4 || ctx.model_arch() == Some("NemotronHForCausalLM") => None,
+        None => {
+            let gpus = ctx.used();
+            let all = |f: fn((u32, u32)) -> bool| {
+                !gpus.is_empty() && gpus.iter().all(|g| g.cc().is_some_and(f))
+            };
+            if all(|c| c >= (8, 0) && c.0 < 10) && at_least(v, "0.5.13") {
+                Some(("marlin", true))
+            } else if all(|c| c.0 == 10) && at_least(v, "0.5.11") {
+                Some(("flashinfer_trtllm", true))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// EP016: the FlashInfer TRT-LLM and Marlin MoE runners run only through a fused function,
+/// which no release registers for the DeepEP, Mooncake or NIXL all-to-all.
 pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
     let Some(a2a) = ctx
         .moe_a2a()
@@ -374,18 +406,44 @@ pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
     else {
         return vec![];
     };
-    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND).unwrap_or_default();
-    let quant = ctx.quant().unwrap_or_default();
-    let builds_runner = match runner.as_str() {
-        "flashinfer_trtllm" => matches!(quant.as_str(), "fp8" | "modelopt_fp4"),
-        "flashinfer_trtllm_routed" => quant == "fp8",
-        _ => false,
+    let Some((runner, auto)) = fused_only_runner(ctx) else {
+        return vec![];
     };
-    if !builds_runner {
+    let quant = ctx.quant().unwrap_or_default();
+    let how = if auto {
+        format!("--moe-runner-backend auto (the {quant} MoE method picks {runner} on these GPUs)")
+    } else {
+        format!("--moe-runner-backend {runner}")
+    };
+    vec![Fired::new(format!(
+        "{how} with --moe-a2a-backend {a2a} ({quant} MoE): SGLang {} has no fused function for this runner with the {a2a} all-to-all and the runner has no other path, so building the model raises NotImplementedError ('… requires a fused func for a2a backend {a2a}, but none is registered'); name a runner that takes the all-to-all (flashinfer_cutedsl for NVFP4 on SM100, deep_gemm for FP8), or drop the all-to-all backend",
+        ctx.version
+    ))]
+}
+
+/// EP017: DeepSeek-V4's MXFP4 experts on the FlashInfer MXFP4 runner with the DeepEP, Mooncake
+/// or NIXL all-to-all (0.5.12+): the MXFP4 MoE methods read the routing from a field the
+/// dispatchers' outputs do not carry (or, on the CUTLASS path, build a runner with no fused
+/// function for the all-to-all).
+pub(crate) fn dsv4_mxfp4_runner_a2a(ctx: &Context) -> Vec<Fired> {
+    let Some(a2a) = ctx
+        .moe_a2a()
+        .filter(|a| matches!(a.as_str(), "deepep" | "mooncake" | "nixl"))
+    else {
+        return vec![];
+    };
+    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
+    let mxfp4 = ctx.model.and_then(|m| m.deepseek_v4_official()).is_some();
+    // SGLang reads the experts as FP8 when the variable says so.
+    let fp8_experts = ctx
+        .env
+        .get("SGLANG_DSV4_FP4_EXPERTS")
+        .is_some_and(|v| !env_true(v));
+    if runner.as_deref() != Some("flashinfer_mxfp4") || !mxfp4 || fp8_experts {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--moe-runner-backend {runner} with --moe-a2a-backend {a2a} ({quant} MoE): SGLang {} has no fused function for this runner with the {a2a} all-to-all and the runner has no other path, so building the model raises NotImplementedError ('… requires a fused func for a2a backend {a2a}, but none is registered')",
+        "DeepSeek-V4's MXFP4 experts with --moe-runner-backend flashinfer_mxfp4 and --moe-a2a-backend {a2a}: SGLang {}'s MXFP4 MoE methods read the routing as a top-k output the {a2a} dispatch does not carry, and the first forward stops ('… DispatchOutput' object has no attribute 'topk_output'); leave the MoE runner to SGLang, or drop the all-to-all backend",
         ctx.version
     ))]
 }

@@ -21,6 +21,7 @@ pub(crate) mod pkg;
 pub(crate) mod quant;
 pub(crate) mod quant_block;
 pub(crate) mod quant_compat;
+pub(crate) mod quant_fusion;
 pub(crate) mod spec;
 pub(crate) mod srv;
 pub(crate) mod top;

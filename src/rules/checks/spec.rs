@@ -35,10 +35,23 @@ pub(crate) fn eagle_dp_attention(ctx: &Context) -> Vec<Fired> {
     if !ctx.spec_eagle() || !ctx.dp_attention() {
         return vec![];
     }
-    // MTP/EAGLE + DP attention is SGLang's documented DeepSeek recipe. The hang (#6296) was
-    // fixed before the oldest release here; what remains is the SPEC_V2 accept-length drop
-    // (#16274, fixed by #16310): the overlap worker's draft-extend of 0.5.5 has the metadata
-    // the fix set, 0.5.10.post1's rewritten worker no longer does. Only SPEC_V2 runs that path.
+    // Before 0.4.8 (PR #6081) an idle DP rank runs only the target model while busy ranks run
+    // the draft in the global TP group: the collectives can hang (#6296). SPEC023 names the
+    // capture that stops outright.
+    let v = ctx.version;
+    if !crate::sglang::release::at_least(v, "0.4.8") {
+        if !nextn_draft_dp_attention(ctx).is_empty() {
+            return vec![];
+        }
+        return vec![Fired::new(format!(
+            "{} with DP attention on SGLang {v}: before 0.4.8 an idle DP rank skips the draft model that busy ranks run in the same TP group, and a reported server hung once requests were uneven across ranks; use SGLang 0.4.8 or later, or drop --enable-dp-attention",
+            ctx.spec_algo().unwrap_or_default(),
+        ))];
+    }
+    // MTP/EAGLE + DP attention is SGLang's documented DeepSeek recipe from 0.4.8; what remains
+    // is the SPEC_V2 accept-length drop (#16274, fixed by #16310): the overlap worker's
+    // draft-extend of 0.5.5 has the metadata the fix set, 0.5.10.post1's rewritten worker no
+    // longer does. Only SPEC_V2 runs that path.
     let (reg, _) = ctx.env_registry();
     let spec_v2 = reg.knows("SGLANG_ENABLE_SPEC_V2")
         && ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
@@ -593,4 +606,61 @@ fn draft_backend(ctx: &Context) -> Option<String> {
         .sval(opt::SPECULATIVE_DRAFT_ATTENTION_BACKEND)
         .or_else(|| b.decode_attention.as_ref().map(|c| c.value.clone()))
         .or_else(|| b.attention.as_ref().map(|c| c.value.clone()))
+}
+
+/// SPEC022: HiSparse with a DeepSeek sparse-attention model's own MTP layers as the draft
+/// (0.5.10rc0–0.5.21): the draft worker builds a HiSparse KV pool too, but only the target's
+/// allocator registers the pool's index mapping, so the draft's first forward stops.
+pub(crate) fn hisparse_mtp_draft(ctx: &Context) -> Vec<Fired> {
+    use crate::resolve::DraftSource;
+    let Some(spec) = ctx.server.speculative.as_ref() else {
+        return vec![];
+    };
+    let own_layers = spec.draft == DraftSource::Mtp;
+    let dsa = ctx.model.is_some_and(|m| m.is_dsa());
+    if !(ctx.user().flag(opt::ENABLE_HISPARSE) && own_layers && dsa) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--enable-hisparse with --speculative-algorithm {} on the model's own MTP layers: SGLang {} builds the draft's sparse-attention KV pool as a HiSparse one that is never given its index mapping, and the draft model stops at start-up ('... object has no attribute 'full_to_hisparse_device_index_mapping''); drop the speculative options, or use SGLang 0.5.22 or later, whose draft worker keeps a plain pool",
+        spec.algorithm, ctx.version
+    ))]
+}
+
+/// SPEC023: a DeepSeek NextN draft with DP attention before 0.4.8: the draft's CUDA-graph
+/// runner builds its batches without DP attention's gather buffer and token counts, and the
+/// draft's decoder layers read them during capture.
+pub(crate) fn nextn_draft_dp_attention(ctx: &Context) -> Vec<Fired> {
+    use crate::resolve::DraftSource;
+    use crate::sglang::release::at_least;
+    let Some(spec) = ctx.server.speculative.as_ref() else {
+        return vec![];
+    };
+    let v = ctx.version;
+    let u = ctx.user();
+    let as_written = u.sval(opt::SPECULATIVE_ALGORITHM).unwrap_or_default();
+    let nextn_draft = spec.draft == DraftSource::Mtp || as_written.eq_ignore_ascii_case("NEXTN");
+    let deepseek = ctx.model_arch() == Some("DeepseekV3ForCausalLM");
+    let dp = ctx.server.defaults.attn_dp_size;
+    // SGLang's own step counts for these releases are 3 or 5.
+    let steps = u
+        .int(opt::SPECULATIVE_NUM_STEPS)
+        .or(ctx.server.spec_params.map(|p| p.num_steps.value))
+        .unwrap_or(3);
+    if !(deepseek && nextn_draft && dp >= 2 && steps >= 2) || ctx.cuda_graph_disabled() {
+        return vec![];
+    }
+    // Paths that never reach the gather buffer in the draft's layers.
+    let post5 = v == "0.4.6.post5";
+    let deepep = ctx.moe_a2a().as_deref() == Some("deepep");
+    let scattered = deepep && at_least(v, "0.4.4.post2") && !post5;
+    let dense_local = v == "0.4.6.post4" && u.int(opt::MOE_DENSE_TP_SIZE) == Some(1);
+    let no_mla = u.flag(opt::DISABLE_MLA) && !at_least(v, "0.4.4.post1");
+    if scattered || dense_local || no_mla {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm {} drafting with DeepSeek's NextN layers ({steps} steps) and DP attention (DP {dp}): SGLang {v}'s draft CUDA-graph runner gives the draft no DP-attention gather buffer or token counts, and the capture stops in the draft's first DP gather (support came in 0.4.8); use SGLang 0.4.8 or later, --disable-cuda-graph, or drop --enable-dp-attention",
+        spec.algorithm
+    ))]
 }
