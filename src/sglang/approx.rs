@@ -100,7 +100,7 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
             let taken = match neighbours {
                 [] | [_] => Some(""),
                 _ => taken_by(these, neighbours, args.flags.version.as_str())
-                    .or_else(|| (bounds.open && may_be_own(&p.error)).then_some("")),
+                    .or_else(|| (bounds.open && may_be_own(args.flags, these)).then_some("")),
             };
             if let Some(release) = taken {
                 let shown: Vec<String> = these.iter().map(|t| display(t)).collect();
@@ -138,10 +138,16 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
 
 /// An error a modified install's own parser may not make: an option or a choice its code may
 /// add, and no misspelling of one it has. Ambiguity and bad values are the release's own.
-fn may_be_own(e: &ArgError) -> bool {
-    let unknown =
-        e.message.starts_with("unrecognized arguments: ") || e.message.contains("invalid choice: ");
-    unknown && e.suggestions.is_empty()
+fn may_be_own(flags: &'static flagset::FlagSet, tokens: &[String]) -> bool {
+    // Judged on these tokens alone: argparse gathers every unknown option into one error.
+    // A missing required option is about the whole line, not these tokens.
+    let about = problems_of(flags, tokens);
+    about.iter().filter(|p| !p.spans.is_empty()).all(|p| {
+        let e = &p.error;
+        let unknown = e.message.starts_with("unrecognized arguments: ")
+            || e.message.contains("invalid choice: ");
+        unknown && e.suggestions.is_empty()
+    })
 }
 
 /// The first neighbouring release (other than the one in use) whose parser takes these tokens
@@ -213,6 +219,41 @@ mod tests {
     }
 
     /// A `store` option with one free-text value that release `b` has and `a` lacks.
+    /// A modified install's own parser may add options and choices: one no embedded release
+    /// has is tolerated, unless argparse names a close one (a misspelling), or it is a bad value.
+    #[test]
+    fn open_bounds_tolerate_what_no_release_has_but_not_misspellings() {
+        let a = *KNOWN_VERSIONS.last().unwrap();
+        let older = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 2];
+        let line = [
+            "--model-path",
+            "m",
+            "--zq-forked-knob",
+            "1",
+            "--tp-szie",
+            "2",
+            "--port",
+            "x",
+        ];
+        let args = parse(
+            flagset::get(older).unwrap(),
+            line.iter().map(OsString::from).collect(),
+        );
+        let open = Bounds {
+            releases: vec![older, a],
+            open: true,
+        };
+        let judged = judge(&args, &args.recover(), &open);
+        let tokens: Vec<&str> = judged
+            .tolerated
+            .iter()
+            .map(|t| t.tokens[0].as_str())
+            .collect();
+        assert_eq!(tokens, vec!["--zq-forked-knob"], "{:?}", judged.tolerated);
+        let closed_judged = judge(&args, &args.recover(), &closed(&[older, a]));
+        assert!(closed_judged.tolerated.is_empty());
+    }
+
     fn closed(releases: &[&'static str]) -> Bounds {
         Bounds {
             releases: releases.to_vec(),

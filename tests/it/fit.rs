@@ -472,3 +472,33 @@ mod any_numbers {
         }
     }
 }
+
+/// A PD decode server receives its KV cache and runs decode batches only: a huge
+/// `--chunked-prefill-size` (which its prefill partner uses) leaves the planned fraction at
+/// SGLang's own default instead of reserving the chunk's activations.
+#[test]
+fn a_pd_decode_server_keeps_its_fraction_whatever_the_chunk() {
+    let model = "tests/fixtures/models/deepseek-ai__DeepSeek-V2-Lite";
+    let line = |mode: &'static str| {
+        let sglang = [
+            "--model-path",
+            model,
+            "--tp-size",
+            "2",
+            "--disaggregation-mode",
+            mode,
+            "--chunked-prefill-size",
+            "393216",
+        ];
+        plan("8x-h20-nvlink", "0.5.10.post1", &[], &sglang)
+    };
+    let decode = line("decode");
+    let m = &decode["memory"];
+    let planned = m["mem_fraction_static"].as_f64().unwrap();
+    let default = m["sglang_default_mem_fraction_static"].as_f64().unwrap();
+    assert!(planned >= default - 0.01, "{planned} vs {default}: {m}");
+    // The prefill server runs that chunk, and its reserve says so.
+    let prefill = line("prefill");
+    let prefill_planned = prefill["memory"]["mem_fraction_static"].as_f64().unwrap();
+    assert!(prefill_planned < planned, "{prefill_planned} vs {planned}");
+}
