@@ -365,6 +365,13 @@ pub(crate) fn ep_moe_block_fp8(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// The DeepEP, Mooncake or NIXL all-to-all, whose dispatch outputs and fused functions the
+/// MoE runners below do not take.
+fn dispatching_a2a(ctx: &Context) -> Option<String> {
+    ctx.moe_a2a()
+        .filter(|a| matches!(a.as_str(), "deepep" | "mooncake" | "nixl"))
+}
+
 /// The fused-only MoE runner the MoE method builds for this line, and whether it is SGLang's
 /// own pick for `auto` (the NVFP4 method's: Marlin on SM80–SM90 from 0.5.13, the TRT-LLM runner
 /// on SM100 from 0.5.11; Nemotron-H is sent elsewhere).
@@ -400,10 +407,7 @@ fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
 /// EP016: the FlashInfer TRT-LLM and Marlin MoE runners run only through a fused function,
 /// which no release registers for the DeepEP, Mooncake or NIXL all-to-all.
 pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
-    let Some(a2a) = ctx
-        .moe_a2a()
-        .filter(|a| matches!(a.as_str(), "deepep" | "mooncake" | "nixl"))
-    else {
+    let Some(a2a) = dispatching_a2a(ctx) else {
         return vec![];
     };
     let Some((runner, auto)) = fused_only_runner(ctx) else {
@@ -426,10 +430,7 @@ pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
 /// dispatchers' outputs do not carry (or, on the CUTLASS path, build a runner with no fused
 /// function for the all-to-all).
 pub(crate) fn dsv4_mxfp4_runner_a2a(ctx: &Context) -> Vec<Fired> {
-    let Some(a2a) = ctx
-        .moe_a2a()
-        .filter(|a| matches!(a.as_str(), "deepep" | "mooncake" | "nixl"))
-    else {
+    let Some(a2a) = dispatching_a2a(ctx) else {
         return vec![];
     };
     let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
