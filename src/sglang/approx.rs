@@ -142,11 +142,31 @@ fn may_be_own(flags: &'static flagset::FlagSet, tokens: &[String]) -> bool {
     // Judged on these tokens alone: argparse gathers every unknown option into one error.
     // A missing required option is about the whole line, not these tokens.
     let about = problems_of(flags, tokens);
-    about.iter().filter(|p| !p.spans.is_empty()).all(|p| {
-        let e = &p.error;
-        let unknown = e.message.starts_with("unrecognized arguments: ")
-            || e.message.contains("invalid choice: ");
-        unknown && e.suggestions.is_empty()
+    let mut spanned = about.iter().filter(|p| !p.spans.is_empty()).peekable();
+    spanned.peek().is_some()
+        && spanned.all(|p| {
+            let e = &p.error;
+            let unknown = e.message.starts_with("unrecognized arguments: ")
+                || e.message.contains("invalid choice: ") && !misspelt_choice(flags, tokens);
+            unknown && e.suggestions.is_empty()
+        })
+}
+
+/// A value as close to one of its option's choices as argparse's "did you mean" asks of an
+/// option name: a misspelling, not a choice the install adds.
+fn misspelt_choice(flags: &'static flagset::FlagSet, tokens: &[String]) -> bool {
+    let (option, value) = match tokens {
+        [one] => match one.split_once('=') {
+            Some((o, v)) => (o, v),
+            None => return false,
+        },
+        [o, v, ..] => (o.as_str(), v.as_str()),
+        [] => return false,
+    };
+    let choices = flags.action(option).and_then(|a| a.choices.as_ref());
+    choices.into_iter().flatten().any(|c| {
+        c.as_str()
+            .is_some_and(|c| strsim::jaro_winkler(value, c) >= super::parser::CLOSE_OPTION)
     })
 }
 
@@ -234,6 +254,8 @@ mod tests {
             "2",
             "--port",
             "x",
+            "--attention-backend",
+            "flashinfr",
         ];
         let args = parse(
             flagset::get(older).unwrap(),

@@ -544,7 +544,7 @@ fn reserve(
     let cuda_graphs = sizing
         .graphs_mib
         .unwrap_or_else(|| terms::cuda_graphs_mib(&captured, d, ctx.model, spec, d.attn_dp_size));
-    let chunk = prefill_step_tokens(ctx, mrr_estimate);
+    let chunk = forward_step_tokens(ctx, mrr_estimate);
     // SGLang's chunk is already each DP rank's share; the MLP/MoE layers see all shares.
     let tokens = ChunkTokens::of(chunk, d.attn_dp_size);
     let ep = ctx.server.parallel.ep;
@@ -585,7 +585,7 @@ fn reserve(
 /// The most tokens one forward step runs: a prefill chunk, except on a PD decode server, which
 /// receives its KV cache from the prefill server and only ever runs decode batches (each request's
 /// draft tokens with speculative decoding), whatever `--chunked-prefill-size` says.
-fn prefill_step_tokens(ctx: &Context, mrr: u64) -> i64 {
+fn forward_step_tokens(ctx: &Context, mrr: u64) -> i64 {
     let d = &ctx.server.defaults;
     let chunk = if d.chunked_prefill_size > 0 {
         d.chunked_prefill_size

@@ -165,6 +165,9 @@ pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
 /// ARCH011: the trtllm-gen MoE and FP4 GEMM runners on SM12x (no version-pinned report).
 pub(crate) fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
+    if sm12.is_empty() {
+        return vec![];
+    }
     // Where the release's FlashInfer refuses the MoE runners outright, ARCH020 names them.
     let moe: &[&str] = if jit_refuses_trtllm_moe(ctx.version) {
         &[]
@@ -172,7 +175,7 @@ pub(crate) fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
         &[opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND]
     };
     let uses = trtllm_gen_uses(ctx, &[moe, &[opt::FP4_GEMM_BACKEND]].concat());
-    if sm12.is_empty() || uses.is_empty() {
+    if uses.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -203,10 +206,13 @@ fn jit_refuses_trtllm_moe(version: &str) -> bool {
 /// ARCH020: the trtllm-gen MoE runner on SM12x where the release's FlashInfer refuses to build
 /// it for that GPU.
 pub(crate) fn trtllm_moe_jit_sm12x(ctx: &Context) -> Vec<Fired> {
+    if !jit_refuses_trtllm_moe(ctx.version) {
+        return vec![];
+    }
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
     let opts = [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND];
     let uses = trtllm_gen_uses(ctx, &opts);
-    if sm12.is_empty() || uses.is_empty() || !jit_refuses_trtllm_moe(ctx.version) {
+    if sm12.is_empty() || uses.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
