@@ -165,6 +165,18 @@ fn arch018() -> Vec<Case> {
     ]
 }
 
+/// GLM-5's layout: MLA with DeepSeek sparse attention.
+fn glm5() -> ModelFacts {
+    ModelFacts {
+        index_topk: Some(2048),
+        index_head_dim: Some(128),
+        ..ModelFacts {
+            architecture: Some("GlmMoeDsaForCausalLM".into()),
+            ..mla()
+        }
+    }
+}
+
 /// A DeepSeek-sparse-attention model on SM12x, whose indexer needs DeepGEMM's SM120 kernels
 /// (first in sgl-deep-gemm 0.1.5, 0.5.17's pin).
 fn arch016() -> Vec<Case> {
@@ -364,6 +376,40 @@ fn arch001_to_arch005() -> Vec<Case> {
         c("ARCH004")
             .on(B200)
             .arg("--decode-attention-backend", json!("trtllm_mla"))
+            .no(),
+        // The trtllm DSA backend runs the same trtllm-gen MLA kernels.
+        c("ARCH004")
+            .version("0.5.20")
+            .on(PRO)
+            .model(glm5())
+            .arg("--dsa-decode-backend", json!("trtllm")),
+        c("ARCH004")
+            .version("0.5.20")
+            .on(PRO)
+            .arg("--dsa-prefill-backend", json!("trtllm")),
+        c("ARCH004")
+            .version("0.5.12")
+            .on(PRO)
+            .model(glm5())
+            .arg("--nsa-prefill-backend", json!("trtllm")),
+        c("ARCH004")
+            .version("0.5.20")
+            .on(B200)
+            .model(glm5())
+            .arg("--dsa-decode-backend", json!("trtllm"))
+            .no(),
+        // A model without sparse attention never builds the DSA backend.
+        c("ARCH004")
+            .version("0.5.20")
+            .on(PRO)
+            .model(mla())
+            .arg("--dsa-decode-backend", json!("trtllm"))
+            .no(),
+        c("ARCH004")
+            .version("0.5.20")
+            .on(PRO)
+            .model(glm5())
+            .arg("--dsa-decode-backend", json!("flashinfer_sparse_mla"))
             .no(),
         c("ARCH011")
             .on(PRO)

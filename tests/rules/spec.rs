@@ -12,6 +12,7 @@ pub fn cases() -> Vec<Case> {
         spec006_to_spec011(),
         spec013(),
         spec016(),
+        spec024(),
         spec017(),
         spec018(),
         spec019(),
@@ -482,6 +483,40 @@ fn spec016() -> Vec<Case> {
             .version("0.5.18")
             .arg("--speculative-algorithm", json!("NGRAM"))
             .arg("--speculative-num-draft-tokens", json!(8))
+            .no(),
+    ]
+}
+
+/// The steps without top-k (SPEC024).
+fn spec024() -> Vec<Case> {
+    let eagle = |v| {
+        c("SPEC024")
+            .version(v)
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-num-steps", json!(3))
+    };
+    vec![
+        eagle("0.5.10"),
+        eagle("0.5.23").arg("--speculative-num-draft-tokens", json!(4)),
+        c("SPEC024")
+            .version("0.5.10")
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .arg("--speculative-num-steps", json!(1)),
+        eagle("0.5.10")
+            .arg("--speculative-eagle-topk", json!(1))
+            .no(),
+        eagle("0.5.23")
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
+        // Before 0.5.2rc0 the argument handling compares top-k with 1 only.
+        eagle("0.5.1.post3").no(),
+        // NGRAM takes its top-k from its BFS breadth.
+        c("SPEC024")
+            .version("0.5.10")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--speculative-num-steps", json!(3))
             .no(),
     ]
 }

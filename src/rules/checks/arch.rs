@@ -148,10 +148,12 @@ pub(crate) fn fusion_multinode(ctx: &Context) -> Vec<Fired> {
     .with_fix(remove_all(&given))]
 }
 
-/// ARCH004: trtllm_mla attention on SM12x (a version-pinned report shows it failing).
+/// ARCH004: trtllm_mla attention, or the trtllm DSA backend (the same trtllm-gen MLA kernels,
+/// asked for by name), on SM12x (a version-pinned report shows it failing).
 pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
     let sm12 = ctx.gpus_where(|(m, _)| m == 12);
-    let uses: Vec<String> = ctx.backends_where(|v| v == "trtllm_mla");
+    let mut uses: Vec<String> = ctx.backends_where(|v| v == "trtllm_mla");
+    uses.extend(trtllm_dsa_backends(ctx));
     if sm12.is_empty() || uses.is_empty() {
         return vec![];
     }
@@ -160,6 +162,24 @@ pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
         Context::describe(&sm12),
         uses.join(", ")
     ))]
+}
+
+/// The DSA backends the user set to `trtllm`, as `--o trtllm`: they take effect for a
+/// sparse-attention model only (or one whose config is not known).
+fn trtllm_dsa_backends(ctx: &Context) -> Vec<String> {
+    if ctx.model.is_some_and(|m| !m.is_dsa()) {
+        return vec![];
+    }
+    [
+        opt::DSA_PREFILL_BACKEND,
+        opt::DSA_DECODE_BACKEND,
+        opt::NSA_PREFILL_BACKEND,
+        opt::NSA_DECODE_BACKEND,
+    ]
+    .into_iter()
+    .filter(|o| ctx.user().sval(o).as_deref() == Some("trtllm"))
+    .map(|o| format!("{o} trtllm"))
+    .collect()
 }
 
 /// ARCH011: the trtllm-gen MoE and FP4 GEMM runners on SM12x (no version-pinned report).

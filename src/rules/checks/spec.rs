@@ -444,6 +444,26 @@ pub(crate) fn eagle3_without_draft(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// SPEC024: the steps without top-k: SGLang then picks nothing itself, and its own checks
+/// compare the unset top-k with a number before the server starts.
+pub(crate) fn steps_without_topk(ctx: &Context) -> Vec<Fired> {
+    let Some(a) = ctx.spec_algo() else {
+        return vec![];
+    };
+    let u = ctx.user();
+    if !matches!(a.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE")
+        || !u.given(opt::SPECULATIVE_NUM_STEPS)
+        || u.given(opt::SPECULATIVE_EAGLE_TOPK)
+        || u.flag(opt::SPECULATIVE_ADAPTIVE)
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--speculative-algorithm {a} with --speculative-num-steps but no --speculative-eagle-topk: SGLang {} then leaves top-k unset and stops before the server starts (TypeError comparing None with an int); add --speculative-eagle-topk 1 (and --speculative-num-draft-tokens steps + 1), or leave all three to SGLang",
+        ctx.version
+    ))]
+}
+
 /// SPEC016: SGLang fills in steps, top-k and draft tokens itself only when none of them is
 /// given; top-k or draft tokens without the steps trips its assertion.
 pub(crate) fn partial_params(ctx: &Context) -> Vec<Fired> {
