@@ -24,9 +24,30 @@ pub fn cases() -> Vec<Case> {
         compressed_int8(),
         rocm(),
         quant021(),
+        quant022(),
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT022: an AWQ/GPTQ checkpoint's row-parallel input cut into shards that are not whole
+/// groups (Llama-2-7B: intermediate 11008 is 86 groups of 128, so TP 4 gives 21.5 groups).
+fn quant022() -> Vec<Case> {
+    let on = |model: &str, tp: i64| c("QUANT022").tp(tp).model(checkpoint(model));
+    let awq = "TheBloke__Llama-2-7B-AWQ";
+    let gptq = "TheBloke__Llama-2-7B-GPTQ";
+    vec![
+        on(awq, 4),
+        on(gptq, 4),
+        on(awq, 4).arg("--quantization", json!("awq_marlin")),
+        on(awq, 2).no(),
+        on(awq, 1).no(),
+        on(gptq, 2).no(),
+        // Another method named on the command line is QUANT009's finding, not this one.
+        on(awq, 4).arg("--quantization", json!("gptq")).no(),
+        // An unquantised checkpoint has no groups.
+        on("Qwen__Qwen3-8B", 4).no(),
+    ]
 }
 
 /// QUANT021: GLM-5's BF16 shared expert fused into NVFP4 routed experts (0.5.9–0.5.20).

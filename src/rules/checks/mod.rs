@@ -22,6 +22,7 @@ pub(crate) mod quant;
 pub(crate) mod quant_block;
 pub(crate) mod quant_compat;
 pub(crate) mod quant_fusion;
+pub(crate) mod quant_group;
 pub(crate) mod spec;
 pub(crate) mod srv;
 pub(crate) mod top;
