@@ -510,6 +510,8 @@ fn spec024() -> Vec<Case> {
             .arg("--speculative-eagle-topk", json!(1))
             .arg("--speculative-num-draft-tokens", json!(4))
             .no(),
+        // IQuest Q1's MTP draft hook sets top-k itself.
+        eagle("0.5.23").model(model("IQuestQ1ForCausalLM")).no(),
         // Before 0.5.2rc0 the argument handling compares top-k with 1 only.
         eagle("0.5.1.post3").no(),
         // NGRAM takes its top-k from its BFS breadth.

@@ -451,10 +451,13 @@ pub(crate) fn steps_without_topk(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let u = ctx.user();
+    // IQuest Q1's MTP draft hook (0.5.23) sets top-k 1 itself.
+    let own_hook = ctx.model.and_then(|m| m.architecture.as_deref()) == Some("IQuestQ1ForCausalLM");
     if !matches!(a.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE")
         || !u.given(opt::SPECULATIVE_NUM_STEPS)
         || u.given(opt::SPECULATIVE_EAGLE_TOPK)
         || u.flag(opt::SPECULATIVE_ADAPTIVE)
+        || own_hook
     {
         return vec![];
     }
