@@ -392,6 +392,12 @@ fn arch001_to_arch005() -> Vec<Case> {
             .on(PRO)
             .model(glm5())
             .arg("--nsa-prefill-backend", json!("trtllm")),
+        // From 0.5.13 --nsa-* is an alias of --dsa-*: one option, named once.
+        c("ARCH004")
+            .version("0.5.17")
+            .on(PRO)
+            .model(glm5())
+            .arg("--nsa-prefill-backend", json!("trtllm")),
         c("ARCH004")
             .version("0.5.20")
             .on(B200)

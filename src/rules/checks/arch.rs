@@ -157,27 +157,39 @@ pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
     if sm12.is_empty() || uses.is_empty() {
         return vec![];
     }
+    let dsa = uses.iter().filter(|u| u.ends_with(" trtllm")).count();
+    let advice = [
+        (dsa < uses.len()).then_some("use flashinfer or triton attention"),
+        (dsa > 0).then_some(
+            "use another DSA backend (flashinfer_sparse_mla, or tilelang with a bfloat16 KV cache)",
+        ),
+    ];
     vec![Fired::new(format!(
-        "{}; {} runs FlashInfer trtllm-gen kernels, built for SM100/SM103 only ('Unsupported architecture'); use flashinfer or triton attention",
+        "{}; {} {} FlashInfer trtllm-gen kernels, built for SM100/SM103 only ('Unsupported architecture'); {}",
         Context::describe(&sm12),
-        uses.join(", ")
+        uses.join(", "),
+        if uses.len() > 1 { "run" } else { "runs" },
+        advice.into_iter().flatten().collect::<Vec<_>>().join("; ")
     ))]
 }
 
-/// The DSA backends the user set to `trtllm`, as `--o trtllm`: they take effect for a
-/// sparse-attention model only (or one whose config is not known).
+/// The DSA backends the user set to `trtllm`, as `--o trtllm` (named as the release names them:
+/// from 0.5.13 `--nsa-*` is an alias of `--dsa-*`): they take effect for a sparse-attention model
+/// only (or one whose config is not known).
 fn trtllm_dsa_backends(ctx: &Context) -> Vec<String> {
     if ctx.model.is_some_and(|m| !m.is_dsa()) {
         return vec![];
     }
     [
-        opt::DSA_PREFILL_BACKEND,
-        opt::DSA_DECODE_BACKEND,
-        opt::NSA_PREFILL_BACKEND,
-        opt::NSA_DECODE_BACKEND,
+        [opt::DSA_PREFILL_BACKEND, opt::NSA_PREFILL_BACKEND],
+        [opt::DSA_DECODE_BACKEND, opt::NSA_DECODE_BACKEND],
     ]
     .into_iter()
-    .filter(|o| ctx.user().sval(o).as_deref() == Some("trtllm"))
+    .filter_map(|names| {
+        names
+            .into_iter()
+            .find(|o| ctx.user().sval(o).as_deref() == Some("trtllm"))
+    })
     .map(|o| format!("{o} trtllm"))
     .collect()
 }
