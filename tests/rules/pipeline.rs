@@ -491,6 +491,23 @@ fn mem018_estimated_size_of_an_unmodelled_layout_only_warns() {
 }
 
 #[test]
+fn mem018_paged_experts_only_warn_that_the_model_does_not_fit() {
+    // 0.5.23's paged experts keep 8 of each layer's 128 experts on the GPU: the plan, which
+    // counts them all, may not block on them (Qwen3-30B-A3B-FP8 on one 24 GB L4).
+    let paged = &[
+        "--model-path",
+        "tests/fixtures/models/Qwen__Qwen3-30B-A3B-FP8",
+        "--enable-paged-experts",
+        "--paged-experts-num-resident",
+        "8",
+    ];
+    let text = findings("MEM018", "1x-l4", V0523, paged);
+    insta::assert_snapshot!("MEM018-paged-experts", text);
+    let plain = findings("MEM005", "1x-l4", V0523, &paged[..2]);
+    assert!(plain.contains("error"), "{plain}");
+}
+
+#[test]
 fn mem012_online_quantisation_load_peak_estimated() {
     let sglang = &[
         "--model-path",

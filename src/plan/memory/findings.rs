@@ -42,23 +42,26 @@ pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Finding> {
     findings
 }
 
-/// MEM018 in place of a MEM004/MEM005 that stands on weights estimated for a layout the
-/// estimate does not model: such a size can be off by a factor, and a launch is blocked only on
-/// what is known.
+/// MEM018 in place of a MEM004/MEM005 that stands on weights the plan cannot size firmly:
+/// estimated for a layout the estimate does not model (a size that can be off by a factor), or
+/// paged out in part (0.5.23's paged experts keep only some of each layer's experts on the GPU).
+/// A launch is blocked only on what is known.
 fn unless_estimate_unsure(ctx: &Context, hit: Finding) -> Finding {
-    let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) else {
-        return hit;
-    };
-    Finding::new(
-        Code::MEM018,
+    let why = if ctx.user().flag(opt::ENABLE_PAGED_EXPERTS) {
+        "but --enable-paged-experts keeps only --paged-experts-num-resident of each layer's \
+         experts on the GPU and the rest in host memory, and the plan counts them all"
+            .to_owned()
+    } else if let Some(m) = ctx.model.filter(|m| !m.size_is_firm()) {
         format!(
-            "{}; but the weights are estimated from config.json for model_type {}, a layout \
+            "but the weights are estimated from config.json for model_type {}, a layout \
              the estimate does not follow, so the size may be far off: compare with the \
              checkpoint's size on disk",
-            hit.message,
             m.model_type.as_deref().unwrap_or("(none)"),
-        ),
-    )
+        )
+    } else {
+        return hit;
+    };
+    Finding::new(Code::MEM018, format!("{}; {why}", hit.message))
 }
 
 /// MEM004: the user's static pool cannot even hold the weights. DeepSeek-V4's fixed compressor
