@@ -246,6 +246,12 @@ fn base() -> Vec<Case> {
                 }
             })
             .no(),
+        // A DSA backend named, the config unknown: a sparse-attention model, paged by SGLang.
+        c("CACHE003")
+            .version("0.5.21")
+            .flag("--enable-hierarchical-cache")
+            .arg("--dsa-prefill-backend", json!("flashmla_sparse_q8"))
+            .no(),
         c("CACHE004")
             .version("0.5.10.post1")
             .arg("--multi-item-scoring-delimiter", json!(151643)),
