@@ -502,7 +502,11 @@ fn mem018_paged_experts_only_warn_that_the_model_does_not_fit() {
         "8",
     ];
     let text = findings("MEM018", "1x-l4", V0523, paged);
-    insta::assert_snapshot!("MEM018-paged-experts", text);
+    assert!(
+        text.starts_with("warning MEM018: model does not fit")
+            && text.contains("--enable-paged-experts keeps only --paged-experts-num-resident"),
+        "{text}"
+    );
     let plain = findings("MEM005", "1x-l4", V0523, &paged[..2]);
     assert!(plain.contains("error"), "{plain}");
 }
