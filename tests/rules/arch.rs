@@ -404,6 +404,14 @@ fn arch001_to_arch005() -> Vec<Case> {
             .model(glm5())
             .arg("--dsa-decode-backend", json!("trtllm"))
             .no(),
+        // Another attention backend named: the DSA backends are not built.
+        c("ARCH004")
+            .version("0.5.20")
+            .on(PRO)
+            .model(glm5())
+            .arg("--attention-backend", json!("triton"))
+            .arg("--dsa-decode-backend", json!("trtllm"))
+            .no(),
         // A model without sparse attention never builds the DSA backend.
         c("ARCH004")
             .version("0.5.20")

@@ -177,7 +177,13 @@ pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
 /// from 0.5.13 `--nsa-*` is an alias of `--dsa-*`): they take effect for a sparse-attention model
 /// only (or one whose config is not known).
 fn trtllm_dsa_backends(ctx: &Context) -> Vec<String> {
-    if ctx.model.is_some_and(|m| !m.is_dsa()) {
+    // Only the DSA attention backend (SGLang's pick for such a model when none is named) runs
+    // them: under another named backend the model runs without them.
+    let other = ctx
+        .attention_backends()
+        .iter()
+        .any(|(_, v)| v != "nsa" && v != "dsa");
+    if other || ctx.model.is_some_and(|m| !m.is_dsa()) {
         return vec![];
     }
     [
