@@ -94,6 +94,21 @@ impl Context<'_> {
         }
     }
 
+    /// The DeepSeek sparse-attention prefill and decode backends, each as (option, value) under
+    /// the spelling that holds it (`--dsa-…`, or `--nsa-…`: the older releases' name and, from
+    /// 0.5.13, an alias of the same value), given or the release's default.
+    pub(crate) fn dsa_backends(&self) -> [Option<(&'static str, String)>; 2] {
+        [
+            [opt::DSA_PREFILL_BACKEND, opt::NSA_PREFILL_BACKEND],
+            [opt::DSA_DECODE_BACKEND, opt::NSA_DECODE_BACKEND],
+        ]
+        .map(|names| {
+            names
+                .into_iter()
+                .find_map(|o| self.user().sval(o).map(|v| (o, v)))
+        })
+    }
+
     /// Attention backends chosen explicitly: (option, value) for the main, prefill and decode ones.
     pub(crate) fn attention_backends(&self) -> Vec<(&'static str, String)> {
         [

@@ -165,29 +165,35 @@ fn arch018() -> Vec<Case> {
     ]
 }
 
-/// GLM-5's layout: MLA with DeepSeek sparse attention.
-fn glm5() -> ModelFacts {
+/// An MLA model of this architecture with DeepSeek sparse attention (an indexer).
+fn dsa(arch: &str) -> ModelFacts {
     ModelFacts {
-        index_topk: Some(2048),
-        index_head_dim: Some(128),
-        ..ModelFacts {
-            architecture: Some("GlmMoeDsaForCausalLM".into()),
-            ..mla()
-        }
-    }
-}
-
-/// A DeepSeek-sparse-attention model on SM12x, whose indexer needs DeepGEMM's SM120 kernels
-/// (first in sgl-deep-gemm 0.1.5, 0.5.17's pin).
-fn arch016() -> Vec<Case> {
-    let dsa = |arch: &str| ModelFacts {
         index_topk: Some(2048),
         index_head_dim: Some(128),
         ..ModelFacts {
             architecture: Some(arch.into()),
             ..mla()
         }
-    };
+    }
+}
+
+/// ARCH004 for GLM-5 on `gpu` with one DSA backend option set.
+fn glm_dsa(version: &'static str, gpu: &'static str, option: &'static str, value: &str) -> Case {
+    c("ARCH004")
+        .version(version)
+        .on(gpu)
+        .model(glm5())
+        .arg(option, json!(value))
+}
+
+/// GLM-5's layout.
+fn glm5() -> ModelFacts {
+    dsa("GlmMoeDsaForCausalLM")
+}
+
+/// A DeepSeek-sparse-attention model on SM12x, whose indexer needs DeepGEMM's SM120 kernels
+/// (first in sgl-deep-gemm 0.1.5, 0.5.17's pin).
+fn arch016() -> Vec<Case> {
     let glm = |v| {
         c("ARCH016")
             .version(v)
@@ -378,39 +384,18 @@ fn arch001_to_arch005() -> Vec<Case> {
             .arg("--decode-attention-backend", json!("trtllm_mla"))
             .no(),
         // The trtllm DSA backend runs the same trtllm-gen MLA kernels.
-        c("ARCH004")
-            .version("0.5.20")
-            .on(PRO)
-            .model(glm5())
-            .arg("--dsa-decode-backend", json!("trtllm")),
+        glm_dsa("0.5.20", PRO, "--dsa-decode-backend", "trtllm"),
         c("ARCH004")
             .version("0.5.20")
             .on(PRO)
             .arg("--dsa-prefill-backend", json!("trtllm")),
-        c("ARCH004")
-            .version("0.5.12")
-            .on(PRO)
-            .model(glm5())
-            .arg("--nsa-prefill-backend", json!("trtllm")),
+        glm_dsa("0.5.12", PRO, "--nsa-prefill-backend", "trtllm"),
         // From 0.5.13 --nsa-* is an alias of --dsa-*: one option, named once.
-        c("ARCH004")
-            .version("0.5.17")
-            .on(PRO)
-            .model(glm5())
-            .arg("--nsa-prefill-backend", json!("trtllm")),
-        c("ARCH004")
-            .version("0.5.20")
-            .on(B200)
-            .model(glm5())
-            .arg("--dsa-decode-backend", json!("trtllm"))
-            .no(),
+        glm_dsa("0.5.17", PRO, "--nsa-prefill-backend", "trtllm"),
+        glm_dsa("0.5.20", B200, "--dsa-decode-backend", "trtllm").no(),
         // Another attention backend named: the DSA backends are not built.
-        c("ARCH004")
-            .version("0.5.20")
-            .on(PRO)
-            .model(glm5())
+        glm_dsa("0.5.20", PRO, "--dsa-decode-backend", "trtllm")
             .arg("--attention-backend", json!("triton"))
-            .arg("--dsa-decode-backend", json!("trtllm"))
             .no(),
         // A model without sparse attention never builds the DSA backend.
         c("ARCH004")
@@ -419,12 +404,13 @@ fn arch001_to_arch005() -> Vec<Case> {
             .model(mla())
             .arg("--dsa-decode-backend", json!("trtllm"))
             .no(),
-        c("ARCH004")
-            .version("0.5.20")
-            .on(PRO)
-            .model(glm5())
-            .arg("--dsa-decode-backend", json!("flashinfer_sparse_mla"))
-            .no(),
+        glm_dsa(
+            "0.5.20",
+            PRO,
+            "--dsa-decode-backend",
+            "flashinfer_sparse_mla",
+        )
+        .no(),
         c("ARCH011")
             .on(PRO)
             .arg("--moe-runner-backend", json!("flashinfer_trtllm")),

@@ -173,9 +173,8 @@ pub(crate) fn trtllm_gen_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// The DSA backends the user set to `trtllm`, as `--o trtllm` (named as the release names them:
-/// from 0.5.13 `--nsa-*` is an alias of `--dsa-*`): they take effect for a sparse-attention model
-/// only (or one whose config is not known).
+/// The DSA backends set to `trtllm`, as `--o trtllm`: they take effect for a sparse-attention
+/// model only (or one whose config is not known).
 fn trtllm_dsa_backends(ctx: &Context) -> Vec<String> {
     // Only the DSA attention backend (SGLang's pick for such a model when none is named) runs
     // them: under another named backend the model runs without them.
@@ -186,18 +185,12 @@ fn trtllm_dsa_backends(ctx: &Context) -> Vec<String> {
     if other || ctx.model.is_some_and(|m| !m.is_dsa()) {
         return vec![];
     }
-    [
-        [opt::DSA_PREFILL_BACKEND, opt::NSA_PREFILL_BACKEND],
-        [opt::DSA_DECODE_BACKEND, opt::NSA_DECODE_BACKEND],
-    ]
-    .into_iter()
-    .filter_map(|names| {
-        names
-            .into_iter()
-            .find(|o| ctx.user().sval(o).as_deref() == Some("trtllm"))
-    })
-    .map(|o| format!("{o} trtllm"))
-    .collect()
+    ctx.dsa_backends()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v == "trtllm")
+        .map(|(o, v)| format!("{o} {v}"))
+        .collect()
 }
 
 /// ARCH011: the trtllm-gen MoE and FP4 GEMM runners on SM12x (no version-pinned report).

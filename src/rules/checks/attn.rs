@@ -775,12 +775,6 @@ pub(crate) fn gemma4_backend(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// The DeepSeek sparse-attention backend named under either spelling (`--dsa-…`, or its
-/// deprecated `--nsa-…` alias).
-fn dsa_backend(ctx: &Context, names: [&str; 2]) -> Option<String> {
-    names.iter().find_map(|o| ctx.user().sval(o))
-}
-
 /// What SGLang's DSA backend check (0.5.17+) refuses on a CUDA GPU of compute capability `cc`,
 /// for the backends after its own defaults (`None`: unset, SGLang's pick, never tilelang or
 /// triton there) and the KV cache dtype in effect.
@@ -821,8 +815,7 @@ pub(crate) fn dsa_backend_kv(ctx: &Context) -> Vec<Fired> {
     let Some(m) = ctx.model.filter(|m| m.is_dsa()) else {
         return vec![];
     };
-    let prefill = dsa_backend(ctx, [opt::DSA_PREFILL_BACKEND, opt::NSA_PREFILL_BACKEND]);
-    let decode = dsa_backend(ctx, [opt::DSA_DECODE_BACKEND, opt::NSA_DECODE_BACKEND]);
+    let [prefill, decode] = ctx.dsa_backends().map(|b| b.map(|(_, v)| v));
     let Some(cc) = ctx.used().first().and_then(|g| g.cc()) else {
         return vec![];
     };

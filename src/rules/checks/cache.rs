@@ -132,14 +132,7 @@ pub(crate) fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
     // A DSA backend named for a model whose config is not known: a sparse-attention model,
     // whose page size SGLang sets to 64 itself.
     let dsa_named = ctx.model.is_none()
-        && [
-            opt::DSA_PREFILL_BACKEND,
-            opt::DSA_DECODE_BACKEND,
-            opt::NSA_PREFILL_BACKEND,
-            opt::NSA_DECODE_BACKEND,
-        ]
-        .iter()
-        .any(|o| ctx.user().given(o));
+        && (ctx.dsa_backends().into_iter().flatten()).any(|(o, _)| ctx.user().given(o));
     // 0.4.4.post1–post3's HiCache refuses any other page size: 1 is the only choice there.
     let one_only = at_least(ctx.version, "0.4.4.post1") && !at_least(ctx.version, "0.4.4.post4");
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)

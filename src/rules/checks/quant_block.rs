@@ -8,10 +8,10 @@ use crate::sglang::opt;
 
 /// How the server splits the model's weights.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Layout {
-    tp: u64,
+pub(super) struct Layout {
+    pub(super) tp: u64,
     /// Attention's TP width (TP / attention DP).
-    attn_tp: u64,
+    pub(super) attn_tp: u64,
     /// The experts' TP width (TP / EP / MoE-DP).
     moe_tp: u64,
     /// The dense MLP layers' TP width (`--moe-dense-tp-size 1` keeps them whole).
@@ -22,7 +22,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(ctx: &Context) -> Option<Layout> {
+    pub(super) fn of(ctx: &Context) -> Option<Layout> {
         let tp = u64::try_from(ctx.tp()).ok()?.max(1);
         let attn_dp = u64::try_from(ctx.attn_dp()).ok()?.max(1);
         // An all-to-all backend makes SGLang set EP to TP.

@@ -15,9 +15,11 @@ pub(crate) fn group_shard(ctx: &Context) -> Vec<Fired> {
     let Some(group) = grouped_int(ctx, m) else {
         return vec![];
     };
-    let tp = u64::try_from(ctx.tp()).unwrap_or(1).max(1);
-    let attn_tp = tp / u64::try_from(ctx.attn_dp()).unwrap_or(1).max(1);
-    let Some((what, total, shards)) = misaligned(m, group, tp, attn_tp.max(1)) else {
+    let Some(layout) = super::quant_block::Layout::of(ctx) else {
+        return vec![];
+    };
+    let tp = layout.tp;
+    let Some((what, total, shards)) = misaligned(m, group, tp, layout.attn_tp) else {
         return vec![];
     };
     let fits: Vec<String> = [1u64, 2, 4, 8, 16]
