@@ -22,21 +22,26 @@ fn server(status: fn(usize) -> u16) -> (u16, Arc<AtomicUsize>) {
     let count = seen.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let n = count.load(Ordering::SeqCst);
-            if answer(stream.unwrap(), status(n)) {
-                count.fetch_add(1, Ordering::SeqCst);
-            }
+            answer(stream.unwrap(), &count, status);
         }
     });
     (port, seen)
 }
 
-/// Reads one request's head and answers it; true when it was `GET /health`.
-fn answer(mut stream: TcpStream, status: u16) -> bool {
+/// Reads one request's head and answers it. A `GET /health` is counted before the reply
+/// goes out, so a client that has its answer can never see the count lag behind.
+fn answer(mut stream: TcpStream, count: &AtomicUsize, status: fn(usize) -> u16) {
     let first = common::request_line(&stream);
-    let reply = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    stream.write_all(reply.as_bytes()).unwrap();
-    first.starts_with("GET /health HTTP/1.1")
+    let n = count.load(Ordering::SeqCst);
+    if first.starts_with("GET /health HTTP/1.1") {
+        count.fetch_add(1, Ordering::SeqCst);
+    }
+    let reply = format!(
+        "HTTP/1.1 {} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        status(n)
+    );
+    // A client that gave up has closed its end; that is its business, not the server's.
+    let _ = stream.write_all(reply.as_bytes());
 }
 
 fn wait_ready(args: &[&str]) -> (Output, Duration) {
