@@ -258,8 +258,12 @@ pub(crate) fn arguments(args: &SglangArgs, parsed: &Parsed, machine: &Machine) -
         };
         let requested = &machine.selected.requested;
         let why = if t.release.is_empty() && machine.selected.modified.is_some() {
+            let close = match t.error.suggestions.as_slice() {
+                [] => String::new(),
+                names => format!("; if it is a typo of {}, fix it", names.join(" or ")),
+            };
             format!(
-                "and no embedded release has it; this install is not the {requested} release and its own parser could not be read, so it may be the install's own: not checked (a typo fails at once in SGLang's argparse)"
+                "and no embedded release has it; this install is not the {requested} release and its own parser could not be read, so it may be the install's own: not checked (a typo fails at once in SGLang's argparse){close}"
             )
         } else if t.release.is_empty() {
             format!(

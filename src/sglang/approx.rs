@@ -97,15 +97,21 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
             let these = &tokens[span.start..span.end.min(tokens.len())];
             // One neighbour only (the flag set in use): the release lies outside the embedded
             // range, where no embedded parser bounds it; `release` is then empty.
-            let taken = match neighbours {
-                [] | [_] => Some(""),
-                _ => taken_by(these, neighbours, args.flags.version.as_str())
-                    .or_else(|| (bounds.open && may_be_own(args.flags, these)).then_some("")),
+            let own = || bounds.open.then(|| may_be_own(args.flags, these)).flatten();
+            let (taken, suggestions) = match neighbours {
+                [] | [_] => (Some(""), Vec::new()),
+                _ => match taken_by(these, neighbours, args.flags.version.as_str()) {
+                    Some(release) => (Some(release), Vec::new()),
+                    None => own().map_or((None, Vec::new()), |s| (Some(""), s)),
+                },
             };
             if let Some(release) = taken {
                 let shown: Vec<String> = these.iter().map(|t| display(t)).collect();
                 let error = if p.error.message.starts_with("unrecognized arguments: ") {
-                    ArgError::usage(format!("unrecognized arguments: {}", shown.join(" ")))
+                    ArgError {
+                        suggestions,
+                        ..ArgError::usage(format!("unrecognized arguments: {}", shown.join(" ")))
+                    }
                 } else {
                     p.error.clone()
                 };
@@ -137,37 +143,27 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
 }
 
 /// An error a modified install's own parser may not make: an option or a choice its code may
-/// add, and no misspelling of one it has. Ambiguity and bad values are the release's own.
-fn may_be_own(flags: &'static flagset::FlagSet, tokens: &[String]) -> bool {
+/// add. Ambiguity and bad values are the release's own. A name close to one the release has is
+/// tolerated too (a fork's `--disable-x-overlap` beside `--disable-overlap-schedule`): without
+/// the install's parser a misspelling is not proven, and SGLang's argparse refuses a real one at
+/// once. Returns argparse's suggestions for these tokens, for the warning.
+fn may_be_own(flags: &'static flagset::FlagSet, tokens: &[String]) -> Option<Vec<String>> {
     // Judged on these tokens alone: argparse gathers every unknown option into one error.
     // A missing required option is about the whole line, not these tokens.
     let about = problems_of(flags, tokens);
-    let mut spanned = about.iter().filter(|p| !p.spans.is_empty()).peekable();
-    spanned.peek().is_some()
-        && spanned.all(|p| {
-            let e = &p.error;
-            let unknown = e.message.starts_with("unrecognized arguments: ")
-                || e.message.contains("invalid choice: ") && !misspelt_choice(flags, tokens);
-            unknown && e.suggestions.is_empty()
-        })
-}
-
-/// A value as close to one of its option's choices as argparse's "did you mean" asks of an
-/// option name: a misspelling, not a choice the install adds.
-fn misspelt_choice(flags: &'static flagset::FlagSet, tokens: &[String]) -> bool {
-    let (option, value) = match tokens {
-        [one] => match one.split_once('=') {
-            Some((o, v)) => (o, v),
-            None => return false,
-        },
-        [o, v, ..] => (o.as_str(), v.as_str()),
-        [] => return false,
+    let spanned: Vec<_> = about.iter().filter(|p| !p.spans.is_empty()).collect();
+    let unknown = |e: &ArgError| {
+        e.message.starts_with("unrecognized arguments: ") || e.message.contains("invalid choice: ")
     };
-    let choices = flags.action(option).and_then(|a| a.choices.as_ref());
-    choices.into_iter().flatten().any(|c| {
-        c.as_str()
-            .is_some_and(|c| strsim::jaro_winkler(value, c) >= super::parser::CLOSE_OPTION)
-    })
+    if spanned.is_empty() || !spanned.iter().all(|p| unknown(&p.error)) {
+        return None;
+    }
+    Some(
+        spanned
+            .iter()
+            .flat_map(|p| p.error.suggestions.iter().cloned())
+            .collect(),
+    )
 }
 
 /// The first neighbouring release (other than the one in use) whose parser takes these tokens
@@ -238,11 +234,11 @@ mod tests {
         assert!(alone.tolerated.iter().all(|t| t.release.is_empty()));
     }
 
-    /// A `store` option with one free-text value that release `b` has and `a` lacks.
     /// A modified install's own parser may add options and choices: one no embedded release
-    /// has is tolerated, unless argparse names a close one (a misspelling), or it is a bad value.
+    /// has is tolerated, a name close to the release's too (argparse's suggestion goes with it:
+    /// a misspelling is not proven without the install's parser); a bad value is not.
     #[test]
-    fn open_bounds_tolerate_what_no_release_has_but_not_misspellings() {
+    fn open_bounds_tolerate_what_no_release_has_but_not_bad_values() {
         let a = *KNOWN_VERSIONS.last().unwrap();
         let older = KNOWN_VERSIONS[KNOWN_VERSIONS.len() - 2];
         let line = [
@@ -266,12 +262,16 @@ mod tests {
             open: true,
         };
         let judged = judge(&args, &args.recover(), &open);
-        let tokens: Vec<&str> = judged
-            .tolerated
-            .iter()
-            .map(|t| t.tokens[0].as_str())
-            .collect();
-        assert_eq!(tokens, vec!["--zq-forked-knob"], "{:?}", judged.tolerated);
+        let by = |name: &str| judged.tolerated.iter().find(|t| t.tokens[0] == name);
+        assert_eq!(judged.tolerated.len(), 3, "{:?}", judged.tolerated);
+        assert!(by("--zq-forked-knob").unwrap().error.suggestions.is_empty());
+        assert_eq!(by("--tp-szie").unwrap().error.suggestions[0], "--tp-size");
+        assert!(by("--attention-backend").is_some());
+        assert!(
+            judged.rest.errors[0].message.contains("--port"),
+            "{:?}",
+            judged.rest.errors
+        );
         let closed_judged = judge(&args, &args.recover(), &closed(&[older, a]));
         assert!(closed_judged.tolerated.is_empty());
     }
@@ -283,6 +283,7 @@ mod tests {
         }
     }
 
+    /// A `store` option with one free-text value that release `b` has and `a` lacks.
     fn new_store_option(a: &str, b: &str) -> Option<String> {
         let (fa, fb) = (flagset::get(a)?, flagset::get(b)?);
         fb.actions
