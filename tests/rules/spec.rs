@@ -13,6 +13,7 @@ pub fn cases() -> Vec<Case> {
         spec013(),
         spec016(),
         spec024(),
+        spec025(),
         spec017(),
         spec018(),
         spec019(),
@@ -520,6 +521,62 @@ fn spec024() -> Vec<Case> {
             .arg("--speculative-algorithm", json!("NGRAM"))
             .arg("--speculative-num-steps", json!(3))
             .no(),
+    ]
+}
+
+/// A tree draft on the spec-v2 overlap worker of 0.5.5.post3–0.5.6.post2 (SPEC025).
+fn spec025() -> Vec<Case> {
+    let tree = |v| {
+        c("SPEC025")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(model("GptOssForCausalLM"))
+            .env("SGLANG_ENABLE_SPEC_V2", "1")
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg("--speculative-draft-model-path", json!("/draft"))
+            .arg("--speculative-num-steps", json!(5))
+            .arg("--speculative-eagle-topk", json!(4))
+            .arg("--speculative-num-draft-tokens", json!(8))
+    };
+    let llama_auto = |v| {
+        c("SPEC025")
+            .version(v)
+            .model(model("LlamaForCausalLM"))
+            .env("SGLANG_ENABLE_SPEC_V2", "1")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-draft-model-path", json!("/draft"))
+    };
+    vec![
+        tree("0.5.5.post3"),
+        tree("0.5.6.post2"),
+        // SGLang's own pick for Llama is a tree (5 steps, top-k 4, 8 draft tokens).
+        llama_auto("0.5.6"),
+        // Its own pick for DeepSeek-style MTP is a chain.
+        c("SPEC025")
+            .version("0.5.6")
+            .model(model("DeepseekV3ForCausalLM"))
+            .env("SGLANG_ENABLE_SPEC_V2", "1")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .no(),
+        // The draft extend reads steps + 1 tokens: a top-k 2 tree of that size agrees.
+        tree("0.5.6")
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(2))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
+        // Spec v1 (no SGLANG_ENABLE_SPEC_V2) drafts trees.
+        c("SPEC025")
+            .version("0.5.6")
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-draft-model-path", json!("/draft"))
+            .no(),
+        // The overlap scheduler off: the spec-v1 worker runs.
+        tree("0.5.6").flag("--disable-overlap-schedule").no(),
+        // 0.5.5.post2's draft extend is built otherwise; 0.5.7 refuses the line (SPEC005).
+        tree("0.5.5.post2").no(),
+        llama_auto("0.5.7").no(),
     ]
 }
 

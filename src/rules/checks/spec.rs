@@ -687,3 +687,32 @@ pub(crate) fn nextn_draft_dp_attention(ctx: &Context) -> Vec<Fired> {
         spec.algorithm
     ))]
 }
+
+/// SPEC025: the spec-v2 overlap worker of 0.5.5.post3–0.5.6.post2 drafts a chain: its draft
+/// extend after verification reads steps + 1 tokens a request while a tree verifies the draft
+/// tokens, and the tensors disagree at the first decode step. 0.5.7 refuses the line instead
+/// (SPEC005).
+pub(crate) fn spec_v2_tree(ctx: &Context) -> Vec<Fired> {
+    use crate::sglang::release::at_least;
+    let v = ctx.version;
+    let (Some(a), Some(p)) = (ctx.spec_algo(), ctx.server.spec_params) else {
+        return vec![];
+    };
+    let v2 = ctx.env.get("SGLANG_ENABLE_SPEC_V2").is_some_and(env_true);
+    let steps = p.num_steps.value;
+    let draft = p.num_draft_tokens.value;
+    if !at_least(v, "0.5.5.post3")
+        || at_least(v, "0.5.7")
+        || !matches!(a.as_str(), "EAGLE" | "EAGLE3")
+        || !v2
+        || !ctx.server.switches.overlap_schedule.on
+        || draft == steps.saturating_add(1)
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{a} with SGLANG_ENABLE_SPEC_V2=1, top-k {} and {draft} draft tokens for {steps} steps: SGLang {v}'s spec-v2 overlap worker drafts chains only, and its draft extend fails on the first decode step (the start-up warmup) with mismatched tensor sizes; use --speculative-eagle-topk 1 with --speculative-num-draft-tokens {}, or leave SGLANG_ENABLE_SPEC_V2 unset",
+        p.eagle_topk.value,
+        steps.saturating_add(1)
+    ))]
+}
