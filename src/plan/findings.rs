@@ -88,7 +88,7 @@ fn modified_install(machine: &Machine, why: &str) -> Finding {
         Some(e) => Finding::new(
             Code::VER001,
             format!(
-                "SGLang {v} here is {why}, and its own parser could not be read ({e}): the {} release's data stands in, approximately: an option or choice a later release has, or none has and is no misspelling of one, is a warning (ARG002), not an error, and no fix renames an option",
+                "SGLang {v} here is {why}, and its own parser could not be read ({e}): the {} release's data stands in, approximately: an option or choice a later release has, or none has (this install may add its own), is a warning (ARG002), not an error, and no fix renames an option",
                 selected.flags.version
             ),
         ),

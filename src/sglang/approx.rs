@@ -97,19 +97,16 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
             let these = &tokens[span.start..span.end.min(tokens.len())];
             // One neighbour only (the flag set in use): the release lies outside the embedded
             // range, where no embedded parser bounds it; `release` is then empty.
-            let own = || bounds.open.then(|| may_be_own(args.flags, these)).flatten();
-            let (taken, suggestions) = match neighbours {
-                [] | [_] => (Some(""), Vec::new()),
-                _ => match taken_by(these, neighbours, args.flags.version.as_str()) {
-                    Some(release) => (Some(release), Vec::new()),
-                    None => own().map_or((None, Vec::new()), |s| (Some(""), s)),
-                },
+            let taken = match neighbours {
+                [] | [_] => Some(""),
+                _ => taken_by(these, neighbours, args.flags.version.as_str())
+                    .or_else(|| (bounds.open && may_be_own(args.flags, these)).then_some("")),
             };
             if let Some(release) = taken {
                 let shown: Vec<String> = these.iter().map(|t| display(t)).collect();
                 let error = if p.error.message.starts_with("unrecognized arguments: ") {
                     ArgError {
-                        suggestions,
+                        suggestions: suggestions(args.flags, these),
                         ..ArgError::usage(format!("unrecognized arguments: {}", shown.join(" ")))
                     }
                 } else {
@@ -146,24 +143,25 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
 /// add. Ambiguity and bad values are the release's own. A name close to one the release has is
 /// tolerated too (a fork's `--disable-x-overlap` beside `--disable-overlap-schedule`): without
 /// the install's parser a misspelling is not proven, and SGLang's argparse refuses a real one at
-/// once. Returns argparse's suggestions for these tokens, for the warning.
-fn may_be_own(flags: &'static flagset::FlagSet, tokens: &[String]) -> Option<Vec<String>> {
+/// once.
+fn may_be_own(flags: &'static flagset::FlagSet, tokens: &[String]) -> bool {
     // Judged on these tokens alone: argparse gathers every unknown option into one error.
     // A missing required option is about the whole line, not these tokens.
     let about = problems_of(flags, tokens);
-    let spanned: Vec<_> = about.iter().filter(|p| !p.spans.is_empty()).collect();
-    let unknown = |e: &ArgError| {
-        e.message.starts_with("unrecognized arguments: ") || e.message.contains("invalid choice: ")
-    };
-    if spanned.is_empty() || !spanned.iter().all(|p| unknown(&p.error)) {
-        return None;
-    }
-    Some(
-        spanned
-            .iter()
-            .flat_map(|p| p.error.suggestions.iter().cloned())
-            .collect(),
-    )
+    let mut spanned = about.iter().filter(|p| !p.spans.is_empty()).peekable();
+    spanned.peek().is_some()
+        && spanned.all(|p| {
+            let m = &p.error.message;
+            m.starts_with("unrecognized arguments: ") || m.contains("invalid choice: ")
+        })
+}
+
+/// argparse's "did you mean" for these tokens alone, for the warning that tolerates them.
+fn suggestions(flags: &'static flagset::FlagSet, tokens: &[String]) -> Vec<String> {
+    problems_of(flags, tokens)
+        .into_iter()
+        .flat_map(|p| p.error.suggestions)
+        .collect()
 }
 
 /// The first neighbouring release (other than the one in use) whose parser takes these tokens

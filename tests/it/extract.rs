@@ -294,6 +294,41 @@ fn an_editable_install_of_an_embedded_release_reads_its_own_parser() {
     assert!(!codes(&p).join("\n").contains("ARG001"));
 }
 
+/// An editable install whose parser cannot be read (its module raises): a fork may add an
+/// option close to one the release has, and only its own parser could prove a typo. Such an
+/// option is a warning naming argparse's suggestion; a bad value still blocks.
+#[test]
+fn an_unreadable_modified_install_warns_on_a_close_unknown_option() {
+    let fake = Fake::of("0.5.22");
+    let site = fake.editable("0.5.22");
+    std::fs::write(
+        site.join("sglang/srt/server_args.py"),
+        "raise ImportError('broken checkout')\n",
+    )
+    .unwrap();
+    let fork = ["--model-path", "m", "--disable-overlap-schedulr"];
+    let p = fake.plan(&fake.python(), &fork);
+    let found = codes(&p).join("\n");
+    assert!(!found.contains("ARG001"), "{found}");
+    let warned: Vec<&Value> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "ARG002")
+        .collect();
+    assert_eq!(warned.len(), 1, "{found}");
+    assert_eq!(warned[0]["severity"], "warning");
+    let msg = warned[0]["message"].as_str().unwrap();
+    assert!(msg.contains("its own parser could not be read"), "{msg}");
+    assert!(msg.contains("typo of --disable-overlap-schedule"), "{msg}");
+    assert_ne!(p["verdict"], "error");
+    let bad = fake.plan(&fake.python(), &["--model-path", "m", "--tp", "two"]);
+    assert!(
+        codes(&bad).join("\n").contains("ARG001"),
+        "a bad value blocks"
+    );
+}
+
 /// A wheel whose RECORD lists other parser files than the release's (a fork built with the
 /// release's version) is read from its own parser too.
 #[test]
