@@ -72,6 +72,26 @@ def variations(kind, version_tuple):
         out.append(("spec-topk4", ["--tp-size", tp, "--speculative-algorithm", algo] + extra
                     + ["--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
                        "--speculative-num-draft-tokens", "8"]))
+    if kind == "dense" and version_tuple >= (0, 5, 5):
+        # The overlap scheduler under speculative decoding: SGLang's "spec v2" switch
+        # (SGLANG_ENABLE_SPEC_V2, on by default from 0.5.12) against the user's
+        # --disable-overlap-schedule and a tree draft.
+        eagle = ["--tp-size", tp, "--speculative-algorithm", "EAGLE",
+                 "--speculative-draft-model-path", DRAFT["dense"]]
+        tree = ["--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                "--speculative-num-draft-tokens", "8"]
+        on, off = ({"SGLANG_ENABLE_SPEC_V2": "1"}, {"SGLANG_ENABLE_SPEC_V2": "0"})
+        out.append(("spec-v2", eagle, on))
+        out.append(("spec-v2-no-overlap", eagle + ["--disable-overlap-schedule"], on))
+        out.append(("spec-v2-topk4", eagle + tree, on))
+        out.append(("spec-v1", eagle, off))
+        out.append(("ngram", ["--tp-size", tp, "--speculative-algorithm", "NGRAM"]))
+    if kind == "moe" and version_tuple >= (0, 5, 5):
+        eagle3 = ["--tp-size", tp, "--speculative-algorithm", "EAGLE3",
+                  "--speculative-draft-model-path", DRAFT["moe"]]
+        on = {"SGLANG_ENABLE_SPEC_V2": "1"}
+        out.append(("eagle3-v2", eagle3, on))
+        out.append(("eagle3-v2-no-overlap", eagle3 + ["--disable-overlap-schedule"], on))
     if kind == "dense":
         out.append(("torch-native", ["--tp-size", tp, "--attention-backend", "torch_native"]))
         out.append(("pp2", ["--tp-size", tp, "--pp-size", "2"]))
@@ -129,10 +149,11 @@ def grid(version_tuple):
     cases = []
     for gpu, mem in GPUS.items():
         for kind, path in MODELS:
-            for label, extra in variations(kind, version_tuple):
+            for label, extra, *env in variations(kind, version_tuple):
                 cases.append({"gpu_mem_mib": mem, "num_gpus": 8,
                               "argv": ["--model-path", path] + extra,
-                              "label": f"{kind}/{label}/{gpu}", "env": CASE_ENV})
+                              "label": f"{kind}/{label}/{gpu}",
+                              "env": {**CASE_ENV, **(env[0] if env else {})}})
     return cases
 
 
@@ -233,9 +254,13 @@ KEEP = {
 }
 
 
-def compact(r):
+def compact(r, env=None):
     o = {"label": r["label"], "version": r["version"], "cc": r["compute_capability"],
          "gpu_mem_mib": r["gpu_mem_mib"], "cuda": r["cuda_version"], "argv": r["argv"]}
+    # The case's own variables (beyond the grid's CASE_ENV), which the replay sets too.
+    extra = {k: v for k, v in (env or {}).items() if CASE_ENV.get(k) != v}
+    if extra:
+        o["env"] = extra
     if "error" in r:
         o["error"] = r["error"].splitlines()[0][:300]
         return o
@@ -260,6 +285,7 @@ def main():
     ap.add_argument("--limit", type=int, help="first N cases only (smoke test)")
     ap.add_argument("--raw", action="store_true", help="print the oracle's full records")
     ap.add_argument("--kind", help="one model kind only (a smoke test)")
+    ap.add_argument("--only", help="comma-separated label parts: only cases whose label has one")
     opts = ap.parse_args()
     sys.path.insert(0, os.path.abspath(opts.oracle))
     import defaults_oracle as d
@@ -269,9 +295,12 @@ def main():
     version = d.sglang_version()
     cases = [c for c in grid(d._vtuple(version))
              if not opts.kind or c["label"].startswith(opts.kind + "/")][: opts.limit]
+    if opts.only:
+        cases = [c for c in cases if any(o in c["label"] for o in opts.only.split(","))]
+    env_of = {c["label"]: c["env"] for c in cases}
     results, _ = d.run_cases(cases, jobs=opts.jobs)
     for r in results:
-        print(json.dumps(r if opts.raw else compact(r), sort_keys=True))
+        print(json.dumps(r if opts.raw else compact(r, env_of.get(r["label"])), sort_keys=True))
 
 
 def worker():

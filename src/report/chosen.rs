@@ -14,9 +14,16 @@ fn turned_off(name: &str, s: Switch) -> Option<String> {
     (!s.on && s.source == ChoiceSource::Sglang).then(|| format!("{name} off"))
 }
 
+/// What the command line itself sets that SGLang may override.
+pub(crate) struct Given {
+    /// `--page-size` (then a different size is SGLang's override).
+    pub(crate) page_size: bool,
+    /// `--disable-overlap-schedule` (the spec-v2 worker of 0.5.4–0.5.10 turns it back on).
+    pub(crate) overlap_off: bool,
+}
+
 /// SGLang's own choices, comma-separated; `None` when it chooses nothing the user didn't.
-/// `page_given`: the command line sets `--page-size` (then a different size is its override).
-pub(crate) fn sglang_choices(r: &Resolved, page_given: bool) -> Option<String> {
+pub(crate) fn sglang_choices(r: &Resolved, given: &Given) -> Option<String> {
     let b = &r.backends;
     let mut out: Vec<String> = [
         ("attention", auto(&b.attention)),
@@ -29,7 +36,7 @@ pub(crate) fn sglang_choices(r: &Resolved, page_given: bool) -> Option<String> {
     .into_iter()
     .filter_map(|(what, v)| v.map(|v| format!("{what} {v}")))
     .collect();
-    if r.page_size > 1 && !page_given {
+    if r.page_size > 1 && !given.page_size {
         out.push(format!("page size {}", r.page_size));
     }
     if let Some(p) = r
@@ -42,6 +49,9 @@ pub(crate) fn sglang_choices(r: &Resolved, page_given: bool) -> Option<String> {
         ));
     }
     let s = r.switches;
+    if given.overlap_off && s.overlap_schedule.on {
+        out.push("overlap scheduler on (over --disable-overlap-schedule, for spec v2)".into());
+    }
     out.extend(
         [
             turned_off("radix cache", s.radix_cache),

@@ -130,11 +130,13 @@ pub(crate) fn human_refused(
             put(&mut out, format!("  {}", escape(&c)), 4);
         }
     }
-    if let Some(c) = plan
-        .resolved
-        .as_ref()
-        .and_then(|r| super::chosen::sglang_choices(r, outcome.args.is_set(opt::PAGE_SIZE)))
-    {
+    if let Some(c) = plan.resolved.as_ref().and_then(|r| {
+        let given = super::chosen::Given {
+            page_size: outcome.args.is_set(opt::PAGE_SIZE),
+            overlap_off: outcome.args.flag(opt::DISABLE_OVERLAP_SCHEDULE),
+        };
+        super::chosen::sglang_choices(r, &given)
+    }) {
         put(
             &mut out,
             format!("{} {}", st.paint("1", "SGLang will choose:"), escape(&c)),

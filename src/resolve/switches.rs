@@ -63,14 +63,14 @@ pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches 
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
         sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix))
     });
-    let overlap = user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE]).unwrap_or_else(|| {
-        let spec_off = i
-            .spec
-            .as_deref()
-            .is_some_and(|a| spec_disables_overlap(i, a));
-        let mamba_off = (no_buffer && !trtllm) || mamba_radix_no_overlap(i);
-        sglang_says(!(pp > 1 || spec_off || mamba_off))
-    });
+    let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
+    let mamba_off = (no_buffer && !trtllm) || mamba_radix_no_overlap(i);
+    let overlap = match spec {
+        // SGLang turns it back on over the user's flag; PP and the Mamba cache still win.
+        Some(true) => sglang_says(!(pp > 1 || mamba_off)),
+        _ => user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE])
+            .unwrap_or_else(|| sglang_says(!(pp > 1 || spec == Some(false) || mamba_off))),
+    };
     let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
         sglang_says(!eager)
@@ -118,11 +118,43 @@ pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
         || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
 }
 
-/// Speculative decoding runs without the overlap scheduler unless the "spec v2" path is on
-/// (`SGLANG_ENABLE_SPEC_V2`, on by default from 0.5.12); NGRAM always does.
-fn spec_disables_overlap(i: &Inputs, algo: &str) -> bool {
+/// What speculative decoding does to the overlap scheduler: `Some(true)` turns it on (over the
+/// user's `--disable-overlap-schedule`), `Some(false)` off, `None` leaves it be. The "spec v2"
+/// overlap worker is opt-in (`--enable-beta-spec` in 0.5.4, then `SGLANG_ENABLE_SPEC_V2`,
+/// on by default from 0.5.11, and gone from 0.5.14, where the overlap worker is the only one).
+fn spec_overlap(i: &Inputs, algo: &str) -> Option<bool> {
+    let v = i.version;
     if algo == "NGRAM" {
-        return true;
+        return (!at_least(v, "0.5.14")).then_some(false);
     }
-    !i.env_bool("SGLANG_ENABLE_SPEC_V2", at_least(i.version, "0.5.12"))
+    let v2 = if at_least(v, "0.5.4.post1") {
+        i.env_bool("SGLANG_ENABLE_SPEC_V2", at_least(v, "0.5.11"))
+    } else {
+        i.flag(opt::ENABLE_BETA_SPEC)
+    };
+    let eagle = matches!(algo, "EAGLE" | "EAGLE3" | "STANDALONE");
+    if !at_least(v, "0.5.4") {
+        return Some(false);
+    }
+    if !eagle && !at_least(v, "0.5.14") {
+        return (!v2).then_some(false);
+    }
+    if !at_least(v, "0.5.7") {
+        // Spec v2 forces it on for EAGLE and leaves EAGLE3 and STANDALONE be.
+        return match (v2, algo) {
+            (false, _) => Some(false),
+            (true, "EAGLE") => Some(true),
+            (true, _) => None,
+        };
+    }
+    if !at_least(v, "0.5.11") {
+        let v2_algo = algo != "STANDALONE" || at_least(v, "0.5.8");
+        return Some(v2 && v2_algo);
+    }
+    if at_least(v, "0.5.14") {
+        return None;
+    }
+    // 0.5.11–0.5.12 fall back to spec v1 for a tree the user asks for; 0.5.13 no longer does.
+    let tree = i.user_topk.is_some_and(|k| k > 1) && !at_least(v, "0.5.13");
+    (tree || !v2).then_some(false)
 }

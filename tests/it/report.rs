@@ -298,3 +298,24 @@ fn columns_wraps_the_report_but_never_the_command_line() {
     assert_eq!(command.lines().count(), 1, "{command}");
     assert!(command.chars().count() > 72, "{command}");
 }
+
+/// The "SGLang will choose:" line says so when SGLang overrides the user's own switch: EAGLE
+/// on the spec-v2 worker of 0.5.5 runs the overlap scheduler whatever the command line says.
+#[test]
+fn sglang_turning_the_overlap_scheduler_back_on_is_reported() {
+    let line = "--model-path examples/models/Qwen3-32B --tp 8 --speculative-algorithm EAGLE \
+                --speculative-draft-model-path some/draft --disable-overlap-schedule";
+    let chosen = |env: &[(&str, &str)]| {
+        human("8x-h100-sxm-nvlink", "0.5.5", line, env)
+            .lines()
+            .find(|l| l.starts_with("SGLang will choose:"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let forced = chosen(&[("SGLANG_ENABLE_SPEC_V2", "1")]);
+    assert!(
+        forced.contains("overlap scheduler on (over --disable-overlap-schedule"),
+        "{forced}"
+    );
+    assert!(!chosen(&[]).contains("overlap scheduler on"));
+}

@@ -93,7 +93,14 @@ fn load(r: &Value) -> Option<Case> {
     let flags = flag_set(&version);
     let args = parser::parse(flags, argv);
     assert!(args.is_ok(), "{}: argv parses", r["label"]);
-    let env = Env::default();
+    // The case's own variables (SGLang's spec-v2 switch), as SGLang read them.
+    let env = Env::from_pairs(
+        r["env"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned())),
+    );
     let path = args.str("--model-path").unwrap_or_default().to_owned();
     let facts: Option<ModelFacts> = model::load(&path, &env, &args).facts;
     let cc = r["cc"].as_str()?.to_owned();

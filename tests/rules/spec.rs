@@ -572,8 +572,12 @@ fn spec025() -> Vec<Case> {
             .arg("--speculative-algorithm", json!("EAGLE"))
             .arg("--speculative-draft-model-path", json!("/draft"))
             .no(),
-        // The overlap scheduler off: the spec-v1 worker runs.
+        // The overlap scheduler off: the spec-v1 worker runs EAGLE3.
         tree("0.5.6").flag("--disable-overlap-schedule").no(),
+        // Spec v2 turns it back on for EAGLE, whatever the command line says.
+        tree("0.5.6")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--disable-overlap-schedule"),
         // 0.5.5.post2's draft extend is built otherwise; 0.5.7 refuses the line (SPEC005).
         tree("0.5.5.post2").no(),
         llama_auto("0.5.7").no(),
