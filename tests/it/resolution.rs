@@ -76,6 +76,8 @@ struct Case {
     errors: Vec<String>,
     /// `--mm-attention-backend` as given.
     user_mm: Option<String>,
+    /// `--speculative-algorithm NGRAM`.
+    ngram: bool,
 }
 
 fn load(r: &Value) -> Option<Case> {
@@ -130,6 +132,7 @@ fn load(r: &Value) -> Option<Case> {
         server: ctx.server,
         errors,
         user_mm: args.str("--mm-attention-backend").map(str::to_owned),
+        ngram: args.str("--speculative-algorithm") == Some("NGRAM"),
     })
 }
 
@@ -151,7 +154,10 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
         Err(_) => Value::String("refused".into()),
     };
     let sp = s.spec_params;
-    let int = |v: Option<i64>| v.map_or(Value::Null, Value::from);
+    // NGRAM's draft parameters (top-k from its BFS breadth, draft tokens from its match
+    // window) are not modelled: it has no draft model to size, and no rule reads them.
+    let ngram = c.ngram;
+    let int = |v: Option<i64>| (!ngram).then(|| v.map_or(Value::Null, Value::from));
     vec![
         ("attention", Some(name(b.attention.as_ref()))),
         (
@@ -171,11 +177,11 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
         ),
         ("moe_a2a", Some(name(b.moe_a2a.as_ref()))),
         ("page_size", Some(s.page_size.into())),
-        ("spec_steps", Some(int(sp.map(|p| p.num_steps.value)))),
-        ("spec_topk", Some(int(sp.map(|p| p.eagle_topk.value)))),
+        ("spec_steps", int(sp.map(|p| p.num_steps.value))),
+        ("spec_topk", int(sp.map(|p| p.eagle_topk.value))),
         (
             "spec_draft_tokens",
-            Some(int(sp.map(|p| p.num_draft_tokens.value))),
+            int(sp.map(|p| p.num_draft_tokens.value)),
         ),
         (
             "disable_radix_cache",
