@@ -86,6 +86,21 @@ def variations(kind, version_tuple):
         out.append(("spec-v2-topk4", eagle + tree, on))
         out.append(("spec-v1", eagle, off))
         out.append(("ngram", ["--tp-size", tp, "--speculative-algorithm", "NGRAM"]))
+    if kind in ("dense", "mla") and version_tuple >= (0, 5, 5):
+        # Features that change the switches, page size or backends SGLang picks.
+        out.append(("kv-fp8", ["--tp-size", tp, "--kv-cache-dtype", "fp8_e4m3"]))
+        out.append(("page64", ["--tp-size", tp, "--page-size", "64"]))
+        out.append(("hicache", ["--tp-size", tp, "--enable-hierarchical-cache"]))
+        out.append(("torch-compile", ["--tp-size", tp, "--enable-torch-compile"]))
+    if kind == "dense" and version_tuple >= (0, 5, 5):
+        out.append(("lora", ["--tp-size", tp, "--enable-lora", "--max-lora-rank", "16",
+                             "--lora-target-modules", "all"]))
+        out.append(("mixed-chunk", ["--tp-size", tp, "--enable-mixed-chunk"]))
+        out.append(("fp8-online", ["--tp-size", tp, "--quantization", "fp8"]))
+        out.append(("no-cuda-graph", ["--tp-size", tp, "--disable-cuda-graph"]))
+    if kind == "moe" and version_tuple >= (0, 5, 5):
+        out.append(("fp8-online", ["--tp-size", tp, "--quantization", "fp8"]))
+        out.append(("ep8", ["--tp-size", "8", "--ep-size", "8"]))
     if kind == "moe" and version_tuple >= (0, 5, 5):
         eagle3 = ["--tp-size", tp, "--speculative-algorithm", "EAGLE3",
                   "--speculative-draft-model-path", DRAFT["moe"]]

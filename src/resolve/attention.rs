@@ -81,12 +81,41 @@ pub(crate) fn resolve(i: &Inputs) -> Attention {
     {
         main = Some(sglang("triton"));
     }
+    let decode = decode.or_else(|| hicache_decode(i, main.as_ref()).map(sglang));
     Attention {
         main,
         prefill,
         decode,
         by_model,
     }
+}
+
+/// HiCache's kernel I/O cannot run beside FA3 decoding: 0.5.4.post1–0.5.13 give decode a
+/// backend of its own when none is named (0.5.8 on only where decoding would be FA3).
+fn hicache_decode(i: &Inputs, main: Option<&Chosen>) -> Option<&'static str> {
+    let v = i.version;
+    if !at_least(v, "0.5.4.post1") || at_least(v, "0.5.14") || i.model.is_none() {
+        return None;
+    }
+    let offload =
+        at_least(v, "0.5.6.post2") && i.flag(opt::DISAGGREGATION_DECODE_ENABLE_OFFLOAD_KVCACHE);
+    let direct_layout = i.args.str(opt::HICACHE_MEM_LAYOUT) == Some("page_first_direct");
+    let kernel_io = i
+        .args
+        .str(opt::HICACHE_IO_BACKEND)
+        .is_none_or(|b| b == "kernel");
+    let fa3 = main.is_some_and(|m| m.value == "fa3");
+    let hicache = i.flag(opt::ENABLE_HIERARCHICAL_CACHE) || offload;
+    if !hicache || !kernel_io || direct_layout || (at_least(v, "0.5.8") && !fa3) {
+        return None;
+    }
+    // FlashInfer is there on every CUDA install; MLA has FlashInfer's kernels on SM100 only.
+    let mla = i.mla && !i.flag(opt::DISABLE_MLA);
+    Some(if !mla || i.cc_major() == Some(10) {
+        "flashinfer"
+    } else {
+        "triton"
+    })
 }
 
 /// Before 0.4.5.post2 the model runner set the backend itself: `--enable-flashinfer-mla` and
