@@ -98,6 +98,23 @@ def variations(kind, version_tuple):
         out.append(("mixed-chunk", ["--tp-size", tp, "--enable-mixed-chunk"]))
         out.append(("fp8-online", ["--tp-size", tp, "--quantization", "fp8"]))
         out.append(("no-cuda-graph", ["--tp-size", tp, "--disable-cuda-graph"]))
+    if kind == "dense" and version_tuple >= (0, 5, 5):
+        # Disaggregated serving over the mock transfer backend, and DP attention on a dense model.
+        out.append(("pd-decode", ["--tp-size", tp, "--disaggregation-mode", "decode",
+                                  "--disaggregation-transfer-backend", "fake"]))
+        out.append(("pd-prefill", ["--tp-size", tp, "--disaggregation-mode", "prefill",
+                                   "--disaggregation-transfer-backend", "mooncake"]))
+        out.append(("hicache-fa3", ["--tp-size", tp, "--attention-backend", "fa3",
+                                    "--enable-hierarchical-cache"]))
+        out.append(("dense-dpa", ["--tp-size", "2", "--enable-dp-attention", "--dp-size", "2"]))
+    if kind in ("moe", "mla") and version_tuple >= (0, 5, 5):
+        out.append(("deepep-ll", ["--tp-size", "8", "--moe-a2a-backend", "deepep",
+                                  "--deepep-mode", "low_latency"]))
+        out.append(("dpa-deepep", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8",
+                                   "--moe-a2a-backend", "deepep"]))
+    if kind == "mla" and version_tuple >= (0, 5, 5):
+        out.append(("mtp-dpa", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8",
+                                "--speculative-algorithm", "EAGLE"]))
     if kind == "moe" and version_tuple >= (0, 5, 5):
         out.append(("fp8-online", ["--tp-size", tp, "--quantization", "fp8"]))
         out.append(("ep8", ["--tp-size", "8", "--ep-size", "8"]))

@@ -162,7 +162,7 @@ impl Server {
             defaults.prefill_graph = false;
         }
         Server {
-            switches: switches::resolve(&inputs, main, parallel.pp),
+            switches: switches::resolve(&inputs, main, parallel.pp, defaults.prefill_graph),
             spec_params: specparams::resolve(&inputs),
             speculative: Speculative::of(args, f.model),
             moe_a2a: moe_a2a(&inputs),

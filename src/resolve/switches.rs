@@ -5,7 +5,7 @@ use crate::sglang::opt;
 use serde::Serialize;
 
 use super::choice::{ChoiceSource, Chosen, sglang, user_text};
-use super::inputs::Inputs;
+use super::inputs::{Disagg, Inputs};
 use crate::sglang::release::at_least;
 
 /// One on/off decision and who made it.
@@ -50,8 +50,14 @@ const fn sglang_says(on: bool) -> Switch {
     }
 }
 
-/// The switches, given the attention backend SGLang ends up with.
-pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches {
+/// The switches, given the attention backend SGLang ends up with and whether it captures
+/// prefill graphs.
+pub(crate) fn resolve(
+    i: &Inputs,
+    attention: Option<&str>,
+    pp: i64,
+    prefill_graph: bool,
+) -> Switches {
     // The Mamba cache without its extra buffer has no overlap scheduler, and no radix cache on
     // trtllm_mha (which cannot run its one-token pages).
     // With a draft, 0.5.9 turns the radix cache off there (0.5.10 refuses: CACHE006).
@@ -61,7 +67,8 @@ pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches 
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
-        sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix))
+        let pd_decode = pd_decode_chunk_cache(i);
+        sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix || pd_decode))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
     let mamba_off = (no_buffer && !trtllm) || mamba_radix_no_overlap(i);
@@ -73,13 +80,26 @@ pub(crate) fn resolve(i: &Inputs, attention: Option<&str>, pp: i64) -> Switches 
     };
     let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
-        sglang_says(!eager)
+        sglang_says(!(eager || pd_prefill_eager(i, prefill_graph)))
     });
     Switches {
         radix_cache: radix,
         overlap_schedule: overlap,
         cuda_graph,
     }
+}
+
+/// A PD decode server keeps a chunk cache, not a radix tree, unless asked for one (from 0.5.11).
+fn pd_decode_chunk_cache(i: &Inputs) -> bool {
+    i.disagg == Some(Disagg::Decode) && !i.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+}
+
+/// A PD prefill server decodes nothing: no decode CUDA graph, except on 0.5.6–0.5.12 while it
+/// captures prefill (piecewise) graphs.
+fn pd_prefill_eager(i: &Inputs, prefill_graph: bool) -> bool {
+    let v = i.version;
+    let piecewise_keeps = at_least(v, "0.5.6") && !at_least(v, "0.5.13") && prefill_graph;
+    i.disagg == Some(Disagg::Prefill) && !piecewise_keeps
 }
 
 /// 0.5.9–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models

@@ -112,6 +112,14 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--cuda-graph-max-bs-decode", json!(256))
             .env("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "256")
             .no(),
+        // A PD prefill server captures no decode graph (SGLang turns it off).
+        c("EP007")
+            .version("0.5.10")
+            .model(moe())
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--cuda-graph-max-bs", json!(256))
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
         c("EP012")
             .version("0.4.9.post2")
             .tp(16)

@@ -35,6 +35,12 @@ fn radix_off(ctx: &Context) -> Option<&'static str> {
     let user = ctx.user();
     if user.flag(opt::DISABLE_RADIX_CACHE) {
         Some(opt::DISABLE_RADIX_CACHE)
+    } else if user.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
+        && !user.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+    {
+        Some(
+            "--disaggregation-mode decode (SGLang turns the radix cache off on a decode server unless --disaggregation-decode-enable-radix-cache keeps it, where the release has that option)",
+        )
     } else if !ctx.server.switches.radix_cache.on
         && at_least(ctx.version, crate::resolve::DETERMINISTIC_FIRST)
     {
@@ -42,12 +48,6 @@ fn radix_off(ctx: &Context) -> Option<&'static str> {
         // before the cache checks; earlier releases check first.
         Some(
             "--enable-deterministic-inference (SGLang turns the radix cache off for it under this attention backend)",
-        )
-    } else if user.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode")
-        && !user.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
-    {
-        Some(
-            "--disaggregation-mode decode (SGLang turns the radix cache off on a decode server unless --disaggregation-decode-enable-radix-cache keeps it, where the release has that option)",
         )
     } else {
         None
