@@ -115,6 +115,14 @@ def variations(kind, version_tuple):
     if kind == "mla" and version_tuple >= (0, 5, 5):
         out.append(("mtp-dpa", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8",
                                 "--speculative-algorithm", "EAGLE"]))
+    if kind in ("gptoss", "vlm", "llama4", "qwen3vl", "dsa", "hybrid", "gemma4", "mistral") \
+            and version_tuple >= (0, 5, 6):
+        # The models' own backend picks against the features that move them.
+        out.append(("kv-fp8", ["--tp-size", tp, "--kv-cache-dtype", "fp8_e4m3"]))
+        out.append(("hicache", ["--tp-size", tp, "--enable-hierarchical-cache"]))
+        out.append(("pd-decode", ["--tp-size", tp, "--disaggregation-mode", "decode",
+                                  "--disaggregation-transfer-backend", "fake"]))
+        out.append(("page64", ["--tp-size", tp, "--page-size", "64"]))
     if kind == "moe" and version_tuple >= (0, 5, 5):
         out.append(("fp8-online", ["--tp-size", tp, "--quantization", "fp8"]))
         out.append(("ep8", ["--tp-size", "8", "--ep-size", "8"]))

@@ -267,6 +267,17 @@ fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
     if !at_least(i.version, "0.5.10") {
         return "triton";
     }
+    if hybrid_paged(i) && default_backend(i) == Some("trtllm_mha") {
+        "trtllm_mha"
+    } else {
+        "triton"
+    }
+}
+
+/// The Mamba cache of a hybrid linear-attention model can take pages: its extra buffer, no
+/// radix cache (the user's flag, or from 0.5.14 a PD decode server's chunk cache, which SGLang
+/// settles before the backend), or a draft.
+fn hybrid_paged(i: &Inputs) -> bool {
     let extra_buffer = [
         opt::MAMBA_RADIX_CACHE_STRATEGY,
         opt::MAMBA_SCHEDULER_STRATEGY,
@@ -274,12 +285,8 @@ fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
     .iter()
     .filter_map(|o| i.args.str(o))
     .any(|s| s.starts_with("extra_buffer"));
-    let paged = extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || i.spec.is_some();
-    if paged && default_backend(i) == Some("trtllm_mha") {
-        "trtllm_mha"
-    } else {
-        "triton"
-    }
+    let pd_decode = at_least(i.version, "0.5.14") && super::switches::pd_decode_chunk_cache(i);
+    extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || pd_decode || i.spec.is_some()
 }
 
 /// Llama 4: TRT-LLM MHA on SM100 from 0.5.5, and a pick for every GPU from 0.5.6.
@@ -420,6 +427,18 @@ pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
     }
     if fa4_forces_page(i, [&main, &prefill, &decode]) {
         page = 128;
+    }
+    // From 0.5.14 the triton fallback a hybrid model gets on SM100 for its radix cache runs
+    // one-token pages.
+    let hybrid_radix = i.arch.is_some_and(|a| hybrid_linear(a, i.version))
+        && i.cc_major() == Some(10)
+        && at_least(i.version, "0.5.14")
+        && !hybrid_paged(i)
+        && a.main
+            .as_ref()
+            .is_some_and(|m| m.value == "triton" && m.source == super::ChoiceSource::Sglang);
+    if hybrid_radix {
+        page = 1;
     }
     page
 }

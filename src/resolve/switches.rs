@@ -90,7 +90,7 @@ pub(crate) fn resolve(
 }
 
 /// A PD decode server keeps a chunk cache, not a radix tree, unless asked for one (from 0.5.11).
-fn pd_decode_chunk_cache(i: &Inputs) -> bool {
+pub(crate) fn pd_decode_chunk_cache(i: &Inputs) -> bool {
     i.disagg == Some(Disagg::Decode) && !i.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
 }
 

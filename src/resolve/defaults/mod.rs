@@ -248,7 +248,8 @@ fn vision_tower(i: &Gen, out: &mut SglangDefaults, post_capture: bool) {
     }
     let vlm = i.multimodal
         && !flag_of(i.args, &[opt::LANGUAGE_ONLY, opt::LANGUAGE_MODEL_ONLY])
-        && !(i.family == Family::V0515 && i.disagg == Some(Disagg::Decode));
+        // From 0.5.17 a PD decode server keeps the whole fraction: it runs no vision tower.
+        && !(since(i.version, "0.5.17") && i.disagg == Some(Disagg::Decode));
     if vlm && post_capture {
         if let Some(g) = i.g {
             out.mem_fraction_static -= 8.0 * GIB / g;
