@@ -9,7 +9,11 @@ keeps only the fields the launcher models (facts: backend names, sizes, switches
     /tmp/res-venv-0.5.23/bin/python scripts/gen-resolution.py --oracle ../shared/oracle \
         > tests/resolution/0.5.23.jsonl
 
-Venv: `shared/oracle/setup_defaults.sh VERSION DIR`. `--jobs 1` keeps CPU use low.
+Venv: `shared/oracle/setup_defaults.sh VERSION DIR`. `--jobs 1` keeps CPU use low. `--only a,b`
+runs the variations whose labels hold one of those parts (a new batch appended to a release's
+file). The evidence venvs of `scripts/setup-evidence-venv.sh` (transformers 5.19 for 0.5.11–0.5.21)
+serve too, except for Gemma 4, whose config that transformers refuses
+(`AmbiguousGlobalPerLayerAttributeError`): such lines are not SGLang's answer and are not kept.
 
 Besides the oracle's own fields it asks SGLang, in the same forked case, which vision-tower
 attention backend it picks when the model's code passes none (`VisionAttention.
