@@ -285,7 +285,7 @@ fn hybrid_paged(i: &Inputs) -> bool {
     .iter()
     .filter_map(|o| i.args.str(o))
     .any(|s| s.starts_with("extra_buffer"));
-    let pd_decode = at_least(i.version, "0.5.14") && super::switches::pd_decode_chunk_cache(i);
+    let pd_decode = at_least(i.version, "0.5.14") && i.pd_decode_chunk_cache();
     extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || pd_decode || i.spec.is_some()
 }
 

@@ -153,6 +153,13 @@ impl<'a> Inputs<'a> {
     pub(crate) fn flag(&self, opt: &str) -> bool {
         self.args.knows(opt) && self.args.flag(opt)
     }
+
+    /// A PD decode server keeps a chunk cache, not a radix tree, unless asked for one (the
+    /// option exists from 0.5.11).
+    pub(crate) fn pd_decode_chunk_cache(&self) -> bool {
+        self.disagg == Some(Disagg::Decode)
+            && !self.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+    }
 }
 
 /// The role `--disaggregation-mode` gives (`null`, or a release without it: `None`).

@@ -67,7 +67,7 @@ pub(crate) fn resolve(
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
-        let pd_decode = pd_decode_chunk_cache(i);
+        let pd_decode = i.pd_decode_chunk_cache();
         sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix || pd_decode))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
@@ -87,11 +87,6 @@ pub(crate) fn resolve(
         overlap_schedule: overlap,
         cuda_graph,
     }
-}
-
-/// A PD decode server keeps a chunk cache, not a radix tree, unless asked for one (from 0.5.11).
-pub(crate) fn pd_decode_chunk_cache(i: &Inputs) -> bool {
-    i.disagg == Some(Disagg::Decode) && !i.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
 }
 
 /// A PD prefill server decodes nothing: no decode CUDA graph, except on 0.5.6–0.5.12 while it
