@@ -109,12 +109,14 @@ fn hicache_decode(i: &Inputs, main: Option<&Chosen>) -> Option<&'static str> {
     if !hicache || !kernel_io || direct_layout || (at_least(v, "0.5.8") && !fa3) {
         return None;
     }
-    // FlashInfer is there on every CUDA install; MLA has FlashInfer's kernels on SM100 only.
+    // FlashInfer is there on every CUDA install; MLA has FlashInfer's kernels on SM100 only,
+    // and from 0.5.11 a model with attention sinks (GPT-OSS) decodes on triton.
     let mla = i.mla && !i.flag(opt::DISABLE_MLA);
-    Some(if !mla || i.cc_major() == Some(10) {
-        "flashinfer"
-    } else {
+    let sinks = i.attention_sinks && at_least(v, "0.5.11");
+    Some(if mla && i.cc_major() != Some(10) || !mla && sinks {
         "triton"
+    } else {
+        "flashinfer"
     })
 }
 
@@ -275,7 +277,7 @@ fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
 }
 
 /// The Mamba cache of a hybrid linear-attention model can take pages: its extra buffer, no
-/// radix cache (the user's flag, or from 0.5.14 a PD decode server's chunk cache, which SGLang
+/// radix cache (the user's flag, or from 0.5.12 a PD decode server's chunk cache, which SGLang
 /// settles before the backend), or a draft.
 fn hybrid_paged(i: &Inputs) -> bool {
     let extra_buffer = [
@@ -285,7 +287,7 @@ fn hybrid_paged(i: &Inputs) -> bool {
     .iter()
     .filter_map(|o| i.args.str(o))
     .any(|s| s.starts_with("extra_buffer"));
-    let pd_decode = at_least(i.version, "0.5.14") && i.pd_decode_chunk_cache();
+    let pd_decode = at_least(i.version, "0.5.12") && i.pd_decode_chunk_cache();
     extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || pd_decode || i.spec.is_some()
 }
 

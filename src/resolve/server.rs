@@ -167,7 +167,11 @@ impl Server {
             speculative: Speculative::of(args, f.model),
             moe_a2a: moe_a2a(&inputs),
             custom_all_reduce,
-            page_size: attention::page_size(&inputs, &attn),
+            page_size: if switches::no_buffer_pages_one(&inputs) {
+                1
+            } else {
+                attention::page_size(&inputs, &attn)
+            },
             gpu_memory_mib,
             defaults,
             backends,

@@ -89,12 +89,22 @@ pub(crate) fn resolve(
     }
 }
 
-/// A PD prefill server decodes nothing: no decode CUDA graph, except on 0.5.6–0.5.12 while it
-/// captures prefill (piecewise) graphs.
+/// A PD prefill server decodes nothing: no decode CUDA graph, except on 0.5.6–0.5.12 while its
+/// piecewise graphs are on.
 fn pd_prefill_eager(i: &Inputs, prefill_graph: bool) -> bool {
     let v = i.version;
-    let piecewise_keeps = at_least(v, "0.5.6") && !at_least(v, "0.5.13") && prefill_graph;
-    i.disagg == Some(Disagg::Prefill) && !piecewise_keeps
+    // 0.5.6–0.5.12 turn it off only with the piecewise graphs off, which 0.5.6–0.5.10 do for
+    // a prefill server and 0.5.11–0.5.12 do not (tests/resolution/0.5.12.jsonl).
+    let keeps = match (
+        at_least(v, "0.5.6"),
+        at_least(v, "0.5.11"),
+        at_least(v, "0.5.13"),
+    ) {
+        (true, false, _) => prefill_graph,
+        (_, true, false) => true,
+        _ => false,
+    };
+    i.disagg == Some(Disagg::Prefill) && !keeps
 }
 
 /// 0.5.9–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models
@@ -109,11 +119,20 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
         .args
         .str(opt::MAMBA_SCHEDULER_STRATEGY)
         .is_some_and(|s| s.starts_with("extra_buffer"));
+    // From 0.5.12 a PD decode server's chunk cache is settled first (tests/resolution/0.5.12.jsonl).
+    let pd_decode = at_least(v, "0.5.12") && i.pd_decode_chunk_cache();
     member
         && at_least(v, "0.5.9")
         && !at_least(v, "0.5.14")
         && !extra
         && !i.flag(opt::DISABLE_RADIX_CACHE)
+        && !pd_decode
+}
+
+/// 0.5.11–0.5.13 run the Mamba cache without its extra buffer on one-token pages, whatever
+/// `--page-size` says.
+pub(crate) fn no_buffer_pages_one(i: &Inputs) -> bool {
+    at_least(i.version, "0.5.11") && mamba_no_buffer(i)
 }
 
 /// 0.5.6 turns the overlap scheduler off for Qwen3-Next whenever the radix cache is on
