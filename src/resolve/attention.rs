@@ -291,6 +291,35 @@ fn hybrid_paged(i: &Inputs) -> bool {
     extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || pd_decode || i.spec.is_some()
 }
 
+/// 0.5.9–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models
+/// to `no_buffer` (the user's `extra_buffer` aside) while the radix cache is on.
+pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
+    let v = i.version;
+    let Some(arch) = i.arch else {
+        return false;
+    };
+    let member = no_buffer_family(arch, v);
+    let extra = i
+        .args
+        .str(opt::MAMBA_SCHEDULER_STRATEGY)
+        .is_some_and(|s| s.starts_with("extra_buffer"));
+    // From 0.5.12 a PD decode server's chunk cache is settled first (tests/resolution/0.5.12.jsonl).
+    let pd_decode = at_least(v, "0.5.12") && i.pd_decode_chunk_cache();
+    member
+        && at_least(v, "0.5.9")
+        && !at_least(v, "0.5.14")
+        && !extra
+        && !i.flag(opt::DISABLE_RADIX_CACHE)
+        && !pd_decode
+}
+
+/// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
+/// family, and InternS2-Preview from 0.5.12.
+pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
+    hybrid_linear(arch, version)
+        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
+}
+
 /// Llama 4: TRT-LLM MHA on SM100 from 0.5.5, and a pick for every GPU from 0.5.6.
 fn llama4(version: &str, cc: u32) -> Option<&'static str> {
     match cc {
@@ -430,8 +459,10 @@ pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
     if fa4_forces_page(i, [&main, &prefill, &decode]) {
         page = 128;
     }
-    // From 0.5.14 the triton fallback a hybrid model gets on SM100 for its radix cache runs
-    // one-token pages.
+    // The Mamba cache without its extra buffer runs one-token pages on 0.5.11–0.5.13, whatever
+    // `--page-size` says; from 0.5.14 so does the triton fallback a hybrid model gets on SM100
+    // for its radix cache.
+    let no_buffer = at_least(i.version, "0.5.11") && mamba_no_buffer(i);
     let hybrid_radix = i.arch.is_some_and(|a| hybrid_linear(a, i.version))
         && i.cc_major() == Some(10)
         && at_least(i.version, "0.5.14")
@@ -439,7 +470,7 @@ pub(crate) fn page_size(i: &Inputs, a: &Attention) -> u64 {
         && a.main
             .as_ref()
             .is_some_and(|m| m.value == "triton" && m.source == super::ChoiceSource::Sglang);
-    if hybrid_radix {
+    if no_buffer || hybrid_radix {
         page = 1;
     }
     page

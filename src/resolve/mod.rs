@@ -21,12 +21,13 @@ pub(crate) mod switches;
 pub mod vision;
 
 pub(crate) use allreduce::CustomAllReduce;
+pub(crate) use attention::no_buffer_family;
 pub(crate) use attention::{CHOSEN_IN_SERVER_ARGS, DETERMINISTIC_FIRST};
 pub(crate) use defaults::{Family, SglangDefaults};
 pub(crate) use server::{Backends, ChoiceSource, DraftSource, TpGroup};
 pub use server::{Chosen, Server, Speculative};
 pub(crate) use specparams::SpecParams;
-pub(crate) use switches::{Switch, Switches, no_buffer_family};
+pub(crate) use switches::{Switch, Switches};
 
 use crate::facts::host::HostFacts;
 use crate::facts::model::{ModelFacts, ModelLoad};

@@ -161,17 +161,17 @@ impl Server {
         if graphs::prefill_dropped(f.version, args, inputs.arch, &backends).is_some() {
             defaults.prefill_graph = false;
         }
+        let switches = switches::resolve(&inputs, main, parallel.pp, defaults.prefill_graph);
+        // What SGLang turns off itself (a PD prefill server, the eager backends) captures no
+        // decode graph: the plan's graph entry and memory reserve follow its switch.
+        defaults.decode_graph &= switches.cuda_graph.on;
         Server {
-            switches: switches::resolve(&inputs, main, parallel.pp, defaults.prefill_graph),
+            switches,
             spec_params: specparams::resolve(&inputs),
             speculative: Speculative::of(args, f.model),
             moe_a2a: moe_a2a(&inputs),
             custom_all_reduce,
-            page_size: if switches::no_buffer_pages_one(&inputs) {
-                1
-            } else {
-                attention::page_size(&inputs, &attn)
-            },
+            page_size: attention::page_size(&inputs, &attn),
             gpu_memory_mib,
             defaults,
             backends,

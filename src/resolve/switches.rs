@@ -4,6 +4,7 @@
 use crate::sglang::opt;
 use serde::Serialize;
 
+use super::attention::mamba_no_buffer;
 use super::choice::{ChoiceSource, Chosen, sglang, user_text};
 use super::inputs::{Disagg, Inputs};
 use crate::sglang::release::at_least;
@@ -107,34 +108,6 @@ fn pd_prefill_eager(i: &Inputs, prefill_graph: bool) -> bool {
     i.disagg == Some(Disagg::Prefill) && !keeps
 }
 
-/// 0.5.9–0.5.13 resolve the Mamba scheduler strategy of Qwen's hybrid linear-attention models
-/// to `no_buffer` (the user's `extra_buffer` aside) while the radix cache is on.
-pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
-    let v = i.version;
-    let Some(arch) = i.arch else {
-        return false;
-    };
-    let member = no_buffer_family(arch, v);
-    let extra = i
-        .args
-        .str(opt::MAMBA_SCHEDULER_STRATEGY)
-        .is_some_and(|s| s.starts_with("extra_buffer"));
-    // From 0.5.12 a PD decode server's chunk cache is settled first (tests/resolution/0.5.12.jsonl).
-    let pd_decode = at_least(v, "0.5.12") && i.pd_decode_chunk_cache();
-    member
-        && at_least(v, "0.5.9")
-        && !at_least(v, "0.5.14")
-        && !extra
-        && !i.flag(opt::DISABLE_RADIX_CACHE)
-        && !pd_decode
-}
-
-/// 0.5.11–0.5.13 run the Mamba cache without its extra buffer on one-token pages, whatever
-/// `--page-size` says.
-pub(crate) fn no_buffer_pages_one(i: &Inputs) -> bool {
-    at_least(i.version, "0.5.11") && mamba_no_buffer(i)
-}
-
 /// 0.5.6 turns the overlap scheduler off for Qwen3-Next whenever the radix cache is on
 /// (tests/resolution/0.5.6.post2.jsonl; 0.5.8 does not).
 fn mamba_radix_no_overlap(i: &Inputs) -> bool {
@@ -143,13 +116,6 @@ fn mamba_radix_no_overlap(i: &Inputs) -> bool {
         && at_least(v, "0.5.6")
         && !at_least(v, "0.5.7")
         && !i.flag(opt::DISABLE_RADIX_CACHE)
-}
-
-/// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
-/// family, and InternS2-Preview from 0.5.12.
-pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
-    super::attention::hybrid_linear(arch, version)
-        || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
 }
 
 /// What speculative decoding does to the overlap scheduler: `Some(true)` turns it on (over the
@@ -161,15 +127,15 @@ fn spec_overlap(i: &Inputs, algo: &str) -> Option<bool> {
     if algo == "NGRAM" {
         return (!at_least(v, "0.5.14")).then_some(false);
     }
+    if !at_least(v, "0.5.4") {
+        return Some(false);
+    }
     let v2 = if at_least(v, "0.5.4.post1") {
         i.env_bool("SGLANG_ENABLE_SPEC_V2", at_least(v, "0.5.11"))
     } else {
         i.flag(opt::ENABLE_BETA_SPEC)
     };
     let eagle = matches!(algo, "EAGLE" | "EAGLE3" | "STANDALONE");
-    if !at_least(v, "0.5.4") {
-        return Some(false);
-    }
     if !eagle && !at_least(v, "0.5.14") {
         return (!v2).then_some(false);
     }

@@ -239,13 +239,10 @@ impl Context<'_> {
     /// The largest decode batch SGLang captures a CUDA graph for on one rank, after its own caps:
     /// the capture list (or max batch) as resolved, cut at the request pool of one DP rank
     /// (`max_running_requests // attn_dp_size`; the resolved value includes SGLang's own 48 for
-    /// speculative decoding). `None` when no decode graph is captured (by the user's flags or
-    /// SGLang's own switch) or nothing sizes it.
+    /// speculative decoding). `None` when no decode graph is captured or nothing sizes it.
     pub(crate) fn decode_graph_max_bs(&self) -> Option<i64> {
         let d = &self.server.defaults;
-        // SGLang's own switch too: a PD prefill server and the eager attention backends
-        // capture no decode graph.
-        if !d.decode_graph || self.cuda_graph_disabled() || !self.server.switches.cuda_graph.on {
+        if !d.decode_graph || self.cuda_graph_disabled() {
             return None;
         }
         let listed = d
