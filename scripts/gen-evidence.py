@@ -28,6 +28,10 @@ stops on something it lacks, the case is accepted only if the traceback went thr
 or it stopped on a name in `past_stop` (an attribute the function reads only after the check);
 otherwise the run fails as inconclusive.
 
+`packages` names installed distributions (e.g. `["transformers"]`) whose versions in the venv
+the golden records, for a rule that reads the install: the replay gives them to the launcher as a
+topology file's `host.packages`, as `detect --json` writes them.
+
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
 
@@ -128,6 +132,16 @@ def run(oracle, python, cases):
     return lines
 
 
+def venv_versions(python, names):
+    """The versions of `names` installed in a venv: what a rule reading the install (the case's
+    `packages`) is told, as `detect` would record them."""
+    if not names:
+        return {}
+    code = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
+    res = subprocess.run([str(python), "-c", code, *names], capture_output=True, text=True, check=True)
+    return json.loads(res.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--oracle", required=True)
@@ -166,14 +180,17 @@ def main():
                     # release does not have is argparse's, outside the rule's range).
                     others.append(f"{code} case {i} on {v}: {error[:200]}")
                     continue
-                out.append({
+                line = {
                     "code": code, "case": i, "release": v, "gpu": c["gpu"],
                     "count": c.get("count", 8), "model": c["model"], "argv": c["argv"],
                     "env": c.get("env", {}), "refused": refused,
                     # The exception and the start of its message: enough to tell the refusal.
                     "error": error[:160] if refused else None,
                     "stage": r.get("error_stage") if refused else None,
-                })
+                }
+                if c.get("packages"):
+                    line["packages"] = venv_versions(python, c["packages"])
+                out.append(line)
                 print(f"{code} {i} {v}: {'refused' if refused else 'accepted'}", file=sys.stderr)
         (EVIDENCE / f"{code}.jsonl").write_text("".join(json.dumps(o) + "\n" for o in out))
     for o in others:

@@ -12,7 +12,8 @@ and how many of them the launcher blocks (an `error` finding, fixed or not); and
 launcher blocks that SGLang's argument handling accepts, by code (those rules must stand on a
 failure later in start-up, with their own evidence). `--out` writes every line's result as JSON
 lines; `--replay FILE` runs the launcher again on such a file's lines and SGLang's recorded
-answers, without the oracle. `--more` adds options of recent releases (block-scaled KV caches, split backends, context
+answers, without the oracle (with `--venv`, the launcher is told the venv's packages, as it reads
+a real install's). `--more` adds options of recent releases (block-scaled KV caches, split backends, context
 parallelism); `--models` picks the model kinds (the three above, or further real configs: GPT-OSS,
 a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
 release's parser rejects are left out of the comparison. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
@@ -184,19 +185,34 @@ def oracle_batch(oracle, python, gpus, cases):
     return lines
 
 
-def topology(gpu, count):
+def venv_packages(venv):
+    """The venv's installed distributions, as `detect --json` records an install's packages: the
+    launcher reads the install it plans for, so the sweep tells it what the release's venv has
+    (its transformers, and that it has no vLLM, for example)."""
+    if not venv:
+        return {}
+    code = ("import importlib.metadata as m, json, re; print(json.dumps({re.sub(r'[-_.]+', '-', "
+            "d.metadata['Name']).lower(): d.version for d in m.distributions()}))")
+    res = subprocess.run([f"{venv}/bin/python", "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(res.stdout)
+
+
+def topology(gpu, count, packages):
     gpus = [{"index": i, "uuid": f"GPU-{i:08}-0000-4000-8000-000000000000", "name": gpu["name"],
              "pci_bus_id": f"00000000:{0x18 + i:02x}:00.0", "compute_capability": gpu["cc"],
              "memory_total_mib": gpu["memory_mib"], "memory_used_mib": 0} for i in range(count)]
     links = [{"gpus": [a, b], "path": "NV18", "nvlink": True, "p2p": "ok"}
              for a in range(count) for b in range(a + 1, count)]
-    return {"schema": "sglang-launch/topology/v1", "source": "sweep", "gpus": gpus, "links": links}
+    topo = {"schema": "sglang-launch/topology/v1", "source": "sweep", "gpus": gpus, "links": links}
+    if packages:
+        topo["host"] = {"packages": packages}
+    return topo
 
 
-def launcher(binary, release, gpus, case, tmp):
+def launcher(binary, release, gpus, case, tmp, packages):
     topo = Path(tmp) / f"{case['gpu']}-{case['count']}.json"
     if not topo.exists():
-        topo.write_text(json.dumps(topology(gpus[case["gpu"]], case["count"])))
+        topo.write_text(json.dumps(topology(gpus[case["gpu"]], case["count"], packages)))
     res = subprocess.run(
         [binary, "check", "--json", "--sglang-version", release, "--topology", str(topo),
          "--python", "/usr/bin/python3", "--"] + case["argv"],
@@ -251,12 +267,13 @@ def main():
         kinds = opts.models.split(",") if opts.models else None
         cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
+    packages = venv_packages(opts.venv)
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for case, r in zip(cases, results):
-            ours = launcher(opts.bin, opts.release, gpus, case, tmp)
+            ours = launcher(opts.bin, opts.release, gpus, case, tmp, packages)
             error = r.get("error") if r.get("error_stage") != "parse" else None
             parse_error = r.get("error") if r.get("error_stage") == "parse" else None
             if error:

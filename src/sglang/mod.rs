@@ -14,6 +14,7 @@ pub mod flagset;
 mod history;
 mod known_versions;
 pub(crate) mod layout;
+pub(crate) mod model_types;
 pub mod opt;
 pub mod parser;
 mod pool;

@@ -30,6 +30,9 @@ struct Golden {
     env: BTreeMap<String, String>,
     refused: bool,
     error: Option<String>,
+    /// Installed distributions the recording venv had, for rules that read the install.
+    #[serde(default)]
+    packages: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -47,8 +50,9 @@ fn goldens(path: &str) -> Vec<Golden> {
         .collect()
 }
 
-/// `count` of this GPU, every pair over NVLink (the oracle's fake GPUs report P2P everywhere).
-fn topology(gpu: &Gpu, count: u32) -> Value {
+/// `count` of this GPU, every pair over NVLink (the oracle's fake GPUs report P2P everywhere), and
+/// the recording venv's packages where the golden has them.
+fn topology(gpu: &Gpu, count: u32, packages: &BTreeMap<String, String>) -> Value {
     let gpus: Vec<Value> = (0..count)
         .map(|i| {
             serde_json::json!({
@@ -67,15 +71,24 @@ fn topology(gpu: &Gpu, count: u32) -> Value {
             );
         }
     }
-    serde_json::json!({"schema": "sglang-launch/topology/v1", "source": "evidence golden",
-        "gpus": gpus, "links": links})
+    let mut topo = serde_json::json!({"schema": "sglang-launch/topology/v1",
+        "source": "evidence golden", "gpus": gpus, "links": links});
+    if !packages.is_empty() {
+        // As `detect --json` records the install's packages.
+        topo["host"] = serde_json::json!({ "packages": packages });
+    }
+    topo
 }
 
 /// The error codes `check` reports for a golden's inputs, fixed or not.
 fn blocking_codes(g: &Golden, gpus: &BTreeMap<String, Gpu>) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let topo = dir.path().join("topology.json");
-    std::fs::write(&topo, topology(&gpus[&g.gpu], g.count).to_string()).unwrap();
+    std::fs::write(
+        &topo,
+        topology(&gpus[&g.gpu], g.count, &g.packages).to_string(),
+    )
+    .unwrap();
     let models = Path::new(ROOT).join("tests/fixtures/models/oracle");
     // An oracle model by name, or a fixture config folder (`org__name`).
     let model = if g.model.contains("__") {

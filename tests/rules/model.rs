@@ -14,6 +14,7 @@ fn named(archs: &[&str], model_type: &str, auto_model: bool) -> ModelFacts {
             architectures: archs.iter().map(|a| a.to_string()).collect(),
             model_type: Some(model_type.into()),
             auto_model,
+            auto_config: false,
         },
         num_attention_heads: Some(64),
         num_key_value_heads: Some(8),
@@ -21,9 +22,12 @@ fn named(archs: &[&str], model_type: &str, auto_model: bool) -> ModelFacts {
     }
 }
 
-/// nvidia/Llama-3_3-Nemotron-Super-49B-v1 (sglang#4689): remote code, no `AutoModel`.
+/// nvidia/Llama-3_3-Nemotron-Super-49B-v1 (sglang#4689): remote code (its own `AutoConfig`), no
+/// `AutoModel`.
 fn nemotron_super() -> ModelFacts {
-    named(&["DeciLMForCausalLM"], "nemotron-nas", false)
+    let mut m = named(&["DeciLMForCausalLM"], "nemotron-nas", false);
+    m.registry.auto_config = true;
+    m
 }
 
 /// A made-up remote-code checkpoint (the synthetic fixture's `CustomForCausalLM`), relative to
@@ -38,6 +42,7 @@ pub fn cases() -> Vec<Case> {
         language_model_only(),
         embedding(),
         glm4v_moe(),
+        model_types(),
     ]
     .concat()
 }
@@ -189,7 +194,9 @@ fn check(version: &str, extra: &[&str]) -> (i32, Vec<String>) {
     let out = crate::common::launcher()
         .args(["check", "--json", "--topology"])
         .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
+        // The fixture's model type is its own code's: trusted, so only the registry decides.
         .args(["--sglang-version", version, "--", "--model-path", CUSTOM])
+        .arg("--trust-remote-code")
         .args(extra)
         .output()
         .unwrap();
@@ -232,6 +239,26 @@ fn the_pipeline_blocks_only_where_the_release_is_known_and_has_no_fallback() {
     assert!(codes.contains(&"warning MODEL002".to_owned()), "{codes:?}");
 }
 
+#[test]
+fn the_pipeline_blocks_a_checkpoints_own_model_type_without_trust_remote_code() {
+    let out = crate::common::launcher()
+        .args(["check", "--topology"])
+        .arg("tests/fixtures/topologies/8x-h100-sxm-nvlink.json")
+        .args(["--sglang-version", "0.5.23", "--", "--model-path", CUSTOM])
+        .output()
+        .unwrap();
+    let stdout = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("MODEL006") && stdout.contains("--trust-remote-code"),
+        "{stdout}"
+    );
+}
+
 /// MODEL004: an embedding server on the Transformers backend (0.4.7–0.5.9).
 fn embedding() -> Vec<Case> {
     let qwen3_rm = || named(&["Qwen3ForSequenceClassification"], "qwen3", false);
@@ -264,6 +291,100 @@ fn glm4v_moe() -> Vec<Case> {
         c("MODEL005")
             .version("0.5.2")
             .model(named(&["Glm4vForConditionalGeneration"], "glm4v", false))
+            .no(),
+    ]
+}
+
+/// deepseek-ai/DeepSeek-R1: `deepseek_v3`, with the checkpoint's own `AutoConfig`.
+fn r1_remote() -> ModelFacts {
+    let mut m = named(&["DeepseekV3ForCausalLM"], "deepseek_v3", false);
+    m.registry.auto_config = true;
+    m
+}
+
+/// MODEL006 and MODEL007: config.json's model type against the installed (or pinned)
+/// transformers and the release's own configuration classes.
+fn model_types() -> Vec<Case> {
+    let glm5 = || named(&["GlmMoeDsaForCausalLM"], "glm_moe_dsa", false);
+    let llava = || named(&["LlavaMistralForCausalLM"], "llava_mistral", false);
+    vec![
+        // GLM-5 on 0.5.9 with its pinned transformers 4.57.1 (glm_moe_dsa arrives in 5.2.0).
+        c("MODEL006")
+            .version("0.5.9")
+            .model(glm5())
+            .pkgs(&[("transformers", "4.57.1")]),
+        // A transformers that has it, one from a checkout, one newer than the data, none.
+        c("MODEL006")
+            .version("0.5.9")
+            .model(glm5())
+            .pkgs(&[("transformers", "5.2.0")])
+            .no(),
+        c("MODEL006")
+            .version("0.5.9")
+            .model(glm5())
+            .pkgs(&[("transformers", "4.57.1")])
+            .edit_pkgs(|p| p.packages.values_mut().for_each(|k| k.direct = true))
+            .no(),
+        c("MODEL006")
+            .version("0.5.9")
+            .model(glm5())
+            .pkgs(&[("transformers", "99.0.0")])
+            .no(),
+        c("MODEL006")
+            .version("0.5.9")
+            .model(glm5())
+            .pkgs(&[("torch", "2.8.0")])
+            .no(),
+        // Offline, the install unknown: a later transformers has the class (MODEL007's).
+        c("MODEL006").version("0.5.9").model(glm5()).no(),
+        c("MODEL007").version("0.5.9").model(glm5()),
+        c("MODEL007")
+            .version("0.5.9")
+            .model(glm5())
+            .pkgs(&[("transformers", "4.57.1")])
+            .no(),
+        // 0.5.10 pins 5.3.0, which has it.
+        c("MODEL007").version("0.5.10").model(glm5()).no(),
+        // DeepSeek-R1 on 0.4.3.post3, which pins transformers 4.48.3 (deepseek_v3 arrives in
+        // 4.51.0): its own AutoConfig runs only with --trust-remote-code.
+        c("MODEL007").version("0.4.3.post3").model(r1_remote()),
+        c("MODEL007")
+            .version("0.4.3.post3")
+            .model(r1_remote())
+            .flag("--trust-remote-code")
+            .no(),
+        // No transformers release has LLaVA's own type (sglang#2532), and 0.4.0.post1 registers
+        // none: blocked offline too.
+        c("MODEL006").version("0.4.0.post1").model(llava()),
+        // SGLang's own configuration class: Qwen3-Next from 0.5.2, whatever transformers says.
+        c("MODEL006")
+            .version("0.5.2")
+            .model(named(&["Qwen3NextForCausalLM"], "qwen3_next", false))
+            .pkgs(&[("transformers", "4.56.1")])
+            .no(),
+        c("MODEL006")
+            .version("0.5.1")
+            .model(named(&["Qwen3NextForCausalLM"], "qwen3_next", false))
+            .pkgs(&[("transformers", "4.55.2")]),
+        // The checkpoint's own AutoConfig (sglang#4689's checkpoint): transformers runs it only
+        // with --trust-remote-code.
+        c("MODEL006").version("0.4.4.post1").model(nemotron_super()),
+        c("MODEL006")
+            .version("0.4.4.post1")
+            .model(nemotron_super())
+            .flag("--trust-remote-code")
+            .no(),
+        // A type transformers has, whatever auto_map says (DeepSeek-V3's deepseek_v3 from 4.51.0).
+        c("MODEL006")
+            .version("0.5.5")
+            .model(r1_remote())
+            .pkgs(&[("transformers", "4.57.1")])
+            .no(),
+        // A GGUF file is read from its own metadata.
+        c("MODEL006")
+            .version("0.4.0.post1")
+            .model(llava())
+            .arg("--model-path", json!("/models/llava.Q4_K_M.gguf"))
             .no(),
     ]
 }

@@ -14,6 +14,9 @@ pub struct RegistryKeys {
     pub model_type: Option<String>,
     /// `auto_map` has an `AutoModel` entry.
     pub auto_model: bool,
+    /// `auto_map` has an `AutoConfig` entry: the checkpoint's own configuration code, which
+    /// transformers runs for a model type it does not map when the code is trusted.
+    pub auto_config: bool,
 }
 
 /// Bounds on what is kept: a config is user input, and a real one names one or two classes.
@@ -34,6 +37,11 @@ pub(crate) fn read(top: &Map<String, Value>) -> RegistryKeys {
         Some(Value::String(s)) if short(&s.as_str()) => vec![s.clone()],
         _ => Vec::new(),
     };
+    let auto_map = |key: &str| {
+        top.get("auto_map")
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.contains_key(key))
+    };
     RegistryKeys {
         architectures,
         model_type: top
@@ -41,10 +49,8 @@ pub(crate) fn read(top: &Map<String, Value>) -> RegistryKeys {
             .and_then(Value::as_str)
             .filter(short)
             .map(str::to_owned),
-        auto_model: top
-            .get("auto_map")
-            .and_then(Value::as_object)
-            .is_some_and(|m| m.contains_key("AutoModel")),
+        auto_model: auto_map("AutoModel"),
+        auto_config: auto_map("AutoConfig"),
     }
 }
 
@@ -69,6 +75,8 @@ mod tests {
         assert_eq!(k.architectures, ["DeciLMForCausalLM", "X"]);
         assert_eq!(k.model_type.as_deref(), Some("nemotron-nas"));
         assert!(!k.auto_model);
+        assert!(k.auto_config);
+        assert!(!keys(json!({"auto_map": {"AutoModel": "m.C"}})).auto_config);
         assert!(keys(json!({"auto_map": {"AutoModel": "m.C"}})).auto_model);
         assert_eq!(keys(json!({"architectures": "A"})).architectures, ["A"]);
         assert!(

@@ -16,6 +16,7 @@ pub(crate) mod flag;
 pub(crate) mod kv4;
 pub(crate) mod matrix;
 pub(crate) mod model;
+pub(crate) mod model_type;
 pub(crate) mod par;
 pub(crate) mod pkg;
 pub(crate) mod quant;

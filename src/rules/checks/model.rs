@@ -116,7 +116,7 @@ fn resolves(ctx: &Context, m: &ModelFacts, path: &str, at: usize, draft: bool) -
 
 /// The names SGLang's Mistral heuristic reads from `params.json` instead of config.json (the
 /// union of every release's list).
-fn mistral_by_name(path: &str) -> bool {
+pub(crate) fn mistral_by_name(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     ["mistral-large-3", "mistral-small-4", "leanstral"]
         .iter()
