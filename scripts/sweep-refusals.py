@@ -16,7 +16,9 @@ answers, without the oracle (with `--venv`, the launcher is told the venv's pack
 a real install's). `--more` adds options of recent releases (block-scaled KV caches, split backends, context
 parallelism); `--models` picks the model kinds (the three above, or further real configs: GPT-OSS,
 a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
-release's parser rejects are left out of the comparison. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
+release's parser rejects are left out of the comparison. `--field-models` runs, instead of the grid,
+every real config of the field corpus (tests/field/models) on three GPUs, alone and with one of a
+few common options: the release's model-config checks on real checkpoints. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
 """
 import argparse
 import itertools
@@ -142,6 +144,31 @@ MORE = [
 ]
 
 
+# `--field-models`: every real config of the field corpus, alone and with one of these.
+FIELD_OPTIONS = [
+    [],
+    ["--context-length", "65536"],
+    ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--enable-dp-attention", "--dp", "8"],
+    ["--speculative-algorithm", "EAGLE"],
+    ["--quantization", "fp8"],
+    ["--disable-cuda-graph"],
+]
+FIELD_GPUS = [("H100", 8), ("B200", 8), ("A100-80G", 8)]
+
+
+def field_grid():
+    """Each field corpus config on three GPUs, alone and with one common option: the model-config
+    checks of a release on real checkpoints (quantisation configs, model types, context limits)."""
+    cases = []
+    for model in sorted(p for p in FIELD_MODELS.iterdir() if (p / "config.json").is_file()):
+        for gpu, count in FIELD_GPUS:
+            base = ["--model-path", str(model), "--tp", str(count)]
+            for extra in FIELD_OPTIONS:
+                cases.append({"kind": model.name, "gpu": gpu, "count": count, "argv": base + extra})
+    return cases
+
+
 def grid(limit, more=False, kinds=None, offset=0.0):
     options = OPTIONS + MORE if more else OPTIONS
     models = {k: {**MODELS, **MORE_MODELS}[k] for k in kinds} if kinds else MODELS
@@ -259,13 +286,16 @@ def main():
     ap.add_argument("--offset", type=float, default=0.0,
                     help="where in each step of a thinned grid to sample, 0 to 1")
     ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
+    ap.add_argument("--field-models", action="store_true",
+                    help="instead of the grid: every field corpus config, alone and with one common option")
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
     if opts.replay:
         cases, results = replayed(opts.replay)
     else:
         kinds = opts.models.split(",") if opts.models else None
-        cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
+        cases = field_grid() if opts.field_models else grid(
+            opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     packages = venv_packages(opts.venv)
     refusals = defaultdict(lambda: [0, 0, Counter()])

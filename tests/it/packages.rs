@@ -220,3 +220,32 @@ fn offline_planning_reads_the_recorded_host() {
         "{found:?}"
     );
 }
+
+/// The install's transformers decides whether SGLang can read config.json's model type: GLM-5's
+/// `glm_moe_dsa` arrives in transformers 5.2.0, and 0.5.9 (which pins 4.57.1) registers no class
+/// for it. Read from the interpreter the line would run, the pinned one blocks; one that has the
+/// class does not; planned offline without the install, the pin only warns.
+#[test]
+fn the_installs_transformers_decides_whether_the_model_type_is_read() {
+    let line = format!("--model-path {ROOT}/tests/fixtures/models/zai-org__GLM-5-FP8 --tp 8");
+    let tmp = tempfile::tempdir().unwrap();
+    let pinned = venv(tmp.path(), &["sglang-0.5.9", "transformers-4.57.1"]);
+    let found = codes(&request(&pinned, None, &line));
+    assert!(found.contains(&"MODEL006".to_owned()), "{found:?}");
+    let newer_dir = tempfile::tempdir().unwrap();
+    let newer = venv(newer_dir.path(), &["sglang-0.5.9", "transformers-5.2.0"]);
+    let found = codes(&request(&newer, None, &line));
+    assert!(
+        !found.iter().any(|c| c == "MODEL006" || c == "MODEL007"),
+        "{found:?}"
+    );
+    let offline = Request {
+        python: None,
+        ..request(&pinned, Some("0.5.9"), &line)
+    };
+    let found = codes(&offline);
+    assert!(
+        found.contains(&"MODEL007".to_owned()) && !found.contains(&"MODEL006".to_owned()),
+        "{found:?}"
+    );
+}
