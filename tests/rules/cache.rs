@@ -276,11 +276,27 @@ fn base() -> Vec<Case> {
             .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
             .no(),
         qwen35("0.5.14").no(),
+        // NemotronH takes the same path (from 0.5.12 through its own hook); GraniteMoeHybrid only
+        // with Mamba layers, which the facts do not tell.
+        hybrid("NemotronHForCausalLM", "0.5.10.post1"),
+        hybrid("NemotronHForCausalLM", "0.5.12"),
+        hybrid("NemotronHForCausalLM", "0.5.14").no(),
+        hybrid("MiniCPMV4_6ForConditionalGeneration", "0.5.11").no(),
+        hybrid("MiniCPMV4_6ForConditionalGeneration", "0.5.12"),
+        hybrid("GraniteMoeHybridForCausalLM", "0.5.12").no(),
         c("CACHE006")
             .version("0.5.11")
             .model(model("Qwen3_5MoeForConditionalGeneration"))
             .no(),
     ]
+}
+
+/// A hybrid model of this class with EAGLE speculative decoding.
+fn hybrid(arch: &str, version: &'static str) -> Case {
+    c("CACHE006")
+        .version(version)
+        .model(model(arch))
+        .arg("--speculative-algorithm", json!("EAGLE"))
 }
 
 /// A Qwen3.5 MoE target with MTP speculative decoding.

@@ -25,8 +25,33 @@ fn modelopt() -> ModelFacts {
     }
 }
 
+/// A multimodal checkpoint whose `quantization_config` is its language model's (Kimi-K2.5's
+/// compressed-tensors `text_config`).
+fn nested_ct() -> ModelFacts {
+    ModelFacts {
+        config_quant_method: Some("compressed-tensors".into()),
+        config_quant_nested: true,
+        ..checkpoint("Qwen__Qwen3-8B")
+    }
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
+        // SGLang copies the language model's quantization_config up from 0.4.4, then compares.
+        c("QUANT009")
+            .arg("--quantization", json!("fp8"))
+            .model(nested_ct()),
+        c("QUANT009")
+            .version("0.4.3.post4")
+            .arg("--quantization", json!("fp8"))
+            .model(nested_ct())
+            .pkgs(&[("torch", "2.5.1")])
+            .no(),
+        c("QUANT009")
+            .version("0.4.4")
+            .arg("--quantization", json!("fp8"))
+            .model(nested_ct())
+            .pkgs(&[("torch", "2.5.1")]),
         // Refused: no compatibility and no override takes the pair.
         q(AWQ, "gptq"),
         q(GPTQ, "awq"),

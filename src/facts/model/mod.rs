@@ -170,6 +170,9 @@ pub struct ModelFacts {
     /// config.json's own `quantization_config.quant_method`, lowercased, as SGLang's model config
     /// compares it with `--quantization` (none when it came from `hf_quant_config.json`).
     pub config_quant_method: Option<String>,
+    /// `config_quant_method` is the language model's (`text_config`, `llm_config`,
+    /// `language_config`), which SGLang copies onto a top level without one from 0.4.4.
+    pub config_quant_nested: bool,
     /// Online quantisation (`--quantization fp8` on a 16-bit checkpoint): the checkpoint's
     /// bytes, all resident before SGLang quantises them; `weight_bytes` is then the quantised size.
     pub online_quant_load_bytes: Option<u64>,
@@ -421,8 +424,8 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
 pub(crate) struct ModelFiles {
     dir: PathBuf,
     /// config.json (with a ModelOpt `hf_quant_config.json` folded in) and its own
-    /// `quant_method`, or why it could not be read.
-    config: Result<(Value, Option<String>), ModelProblem>,
+    /// `quant_method` (and whether the language model's), or why it could not be read.
+    config: Result<(Value, Option<(String, bool)>), ModelProblem>,
     /// The weight bytes the files give (`None`: estimate them), or why they could not be read.
     weights: Result<Option<(u64, WeightSource)>, Invalid>,
     /// What reading the weight files found implausible.
@@ -434,7 +437,10 @@ impl ModelFiles {
     pub(crate) fn read(dir: PathBuf) -> ModelFiles {
         let mut implausible = Vec::new();
         let config = read_json(&dir.join("config.json")).map(|mut config| {
-            let own_method = config_quant_method(&config);
+            let own_method = match config_quant_method(&config) {
+                Some(m) => Some((m, false)),
+                None => nested_quant_method(&config).map(|m| (m, true)),
+            };
             with_hf_quant_config(&mut config, &dir);
             (config, own_method)
         });
@@ -460,7 +466,8 @@ impl ModelFiles {
             Ok(f) => f,
             Err(problem) => return ModelLoad::failed(problem),
         };
-        facts.config_quant_method = own_method;
+        facts.config_quant_nested = own_method.as_ref().is_some_and(|(_, nested)| *nested);
+        facts.config_quant_method = own_method.map(|(m, _)| m);
         facts.dir = self.dir.clone();
         facts.implausible.extend(self.implausible.iter().cloned());
         let mut problem = None;
@@ -490,6 +497,19 @@ pub(crate) fn config_quant_method(config: &Value) -> Option<String> {
         .get("quant_method")?
         .as_str()
         .map(str::to_ascii_lowercase)
+}
+
+/// The language model's own `quant_method` where the top level has no `quantization_config`:
+/// SGLang copies the text config's attributes the top level lacks onto it (from 0.4.4), in the
+/// order its text-config lookup tries them.
+fn nested_quant_method(config: &Value) -> Option<String> {
+    if config.get("quantization_config").is_some() {
+        return None;
+    }
+    ["text_config", "llm_config", "language_config"]
+        .iter()
+        .find_map(|k| config.get(k))
+        .and_then(config_quant_method)
 }
 
 /// A ModelOpt checkpoint may keep its quantisation in `hf_quant_config.json` beside a config.json

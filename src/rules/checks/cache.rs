@@ -207,13 +207,31 @@ pub(crate) fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
+/// The models whose start-up takes SGLang's Mamba radix-cache path with the cache supported
+/// (`_handle_mamba_radix_cache`, read in the 0.5.10–0.5.13 wheels; 0.5.12 moves NemotronH's into
+/// its own hook): under `no_buffer` it refuses speculative decoding with the radix cache for each.
+/// GraniteMoeHybrid takes the path only with Mamba layers, which the facts do not tell: left out.
+fn mamba_radix_family(arch: &str, version: &str) -> bool {
+    crate::resolve::no_buffer_family(arch, version)
+        || matches!(
+            arch,
+            "NemotronHForCausalLM"
+                | "FalconH1ForCausalLM"
+                | "JetNemotronForCausalLM"
+                | "JetVLMForConditionalGeneration"
+                | "Lfm2ForCausalLM"
+        )
+        || (arch == "MiniCPMV4_6ForConditionalGeneration" && at_least(version, "0.5.12"))
+        || (arch == "BailingMoeV2_5ForCausalLM" && at_least(version, "0.5.13"))
+}
+
 /// CACHE006: 0.5.10–0.5.13 resolve the Mamba strategy `auto` to `no_buffer` and then refuse
-/// the radix cache with speculative decoding for the Qwen hybrid-attention family.
+/// the radix cache with speculative decoding for the hybrid models of [`mamba_radix_family`].
 pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch() else {
         return vec![];
     };
-    let member = crate::resolve::no_buffer_family(arch, ctx.version);
+    let member = mamba_radix_family(arch, ctx.version);
     let Some(algo) = ctx.spec_algo() else {
         return vec![];
     };

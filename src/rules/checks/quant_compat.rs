@@ -14,10 +14,18 @@ fn accepted(checkpoint: &str) -> String {
 }
 
 /// `--quantization` as given and the checkpoint's config.json `quant_method`, when both are set.
+/// From this release SGLang copies the text config's attributes its top level lacks onto the top
+/// level (`get_config`), the language model's `quantization_config` among them.
+const NESTED_QUANT_FROM: &str = "0.4.4";
+
 fn pair<'a>(ctx: &Context<'a>) -> Option<(String, &'a str)> {
     let given = ctx.quant_given()?;
-    let checkpoint = ctx.model?.config_quant_method.as_deref()?;
-    Some((given, checkpoint))
+    let m = ctx.model?;
+    // A language model's own method reaches the comparison only once SGLang copies it up.
+    if m.config_quant_nested && !crate::sglang::release::at_least(ctx.version, NESTED_QUANT_FROM) {
+        return None;
+    }
+    Some((given, m.config_quant_method.as_deref()?))
 }
 
 /// QUANT009: the release's model config refuses `--quantization` for this checkpoint
