@@ -13,7 +13,10 @@ Venv: `shared/oracle/setup_defaults.sh VERSION DIR`. `--jobs 1` keeps CPU use lo
 runs the variations whose labels hold one of those parts (a new batch appended to a release's
 file). The evidence venvs of `scripts/setup-evidence-venv.sh` (transformers 5.19 for 0.5.11–0.5.21)
 serve too, except for Gemma 4, whose config that transformers refuses
-(`AmbiguousGlobalPerLayerAttributeError`): such lines are not SGLang's answer and are not kept.
+(`AmbiguousGlobalPerLayerAttributeError`), and DeepSeek-V3.2 on 0.5.11: its pinned transformers
+5.6.0 has no `deepseek_v32`, so 0.5.11 rewrites the config to `DeepseekV3ForCausalLM`, the name its
+DSA defaults look for; transformers 5.19 reads the type itself and keeps `DeepseekV32ForCausalLM`,
+which 0.5.11's defaults do not list (0.5.12 lists it). Such lines are not SGLang's answer and are not kept.
 
 Besides the oracle's own fields it asks SGLang, in the same forked case, which vision-tower
 attention backend it picks when the model's code passes none (`VisionAttention.

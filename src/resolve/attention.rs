@@ -179,6 +179,11 @@ fn deterministic(i: &Inputs) -> Option<&'static str> {
 /// The first release whose deterministic-inference choice runs before the default one.
 pub(crate) const DETERMINISTIC_FIRST: &str = "0.5.12";
 
+/// From this release SGLang settles PD disaggregation (a decode server's chunk cache) before the
+/// model-specific adjustments (`_handle_pd_disaggregation` moved ahead in `__post_init__`;
+/// tests/resolution/0.5.11.jsonl).
+const PD_FIRST_FROM: &str = "0.5.11";
+
 const DEEPSEEK: &[&str] = &[
     "DeepseekV2ForCausalLM",
     "DeepseekV3ForCausalLM",
@@ -277,7 +282,7 @@ fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
 }
 
 /// The Mamba cache of a hybrid linear-attention model can take pages: its extra buffer, no
-/// radix cache (the user's flag, or from 0.5.12 a PD decode server's chunk cache, which SGLang
+/// radix cache (the user's flag, or from 0.5.11 a PD decode server's chunk cache, which SGLang
 /// settles before the backend), or a draft.
 fn hybrid_paged(i: &Inputs) -> bool {
     let extra_buffer = [
@@ -287,7 +292,7 @@ fn hybrid_paged(i: &Inputs) -> bool {
     .iter()
     .filter_map(|o| i.args.str(o))
     .any(|s| s.starts_with("extra_buffer"));
-    let pd_decode = at_least(i.version, "0.5.12") && i.pd_decode_chunk_cache();
+    let pd_decode = at_least(i.version, PD_FIRST_FROM) && i.pd_decode_chunk_cache();
     extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || pd_decode || i.spec.is_some()
 }
 
@@ -303,8 +308,7 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
         .args
         .str(opt::MAMBA_SCHEDULER_STRATEGY)
         .is_some_and(|s| s.starts_with("extra_buffer"));
-    // From 0.5.12 a PD decode server's chunk cache is settled first (tests/resolution/0.5.12.jsonl).
-    let pd_decode = at_least(v, "0.5.12") && i.pd_decode_chunk_cache();
+    let pd_decode = at_least(v, PD_FIRST_FROM) && i.pd_decode_chunk_cache();
     member
         && at_least(v, "0.5.9")
         && !at_least(v, "0.5.14")

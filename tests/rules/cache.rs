@@ -270,12 +270,19 @@ fn base() -> Vec<Case> {
             .arg("--decode-attention-backend", json!("flashinfer"))
             .no(),
         qwen35("0.5.11"),
-        qwen35("0.5.13").arg("--disaggregation-mode", json!("decode")),
+        qwen35("0.5.13")
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
         qwen35("0.5.11").flag("--disable-radix-cache").no(),
         qwen35("0.5.11")
             .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
             .no(),
         qwen35("0.5.14").no(),
+        // A PD decode server's chunk cache is settled before the check from 0.5.11.
+        qwen35("0.5.10.post1").arg("--disaggregation-mode", json!("decode")),
+        qwen35("0.5.11")
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
         // NemotronH takes the same path (from 0.5.12 through its own hook); GraniteMoeHybrid only
         // with Mamba layers, which the facts do not tell.
         hybrid("NemotronHForCausalLM", "0.5.10.post1"),

@@ -235,9 +235,16 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
     let Some(algo) = ctx.spec_algo() else {
         return vec![];
     };
+    let u = ctx.user();
+    // From 0.5.11 a PD decode server's chunk cache (no radix cache unless asked for) is settled
+    // before this check (tests/evidence/CACHE006.jsonl).
+    let decode_chunk_cache = at_least(ctx.version, "0.5.11")
+        && u.str(opt::DISAGGREGATION_MODE) == Some("decode")
+        && !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE);
     if !member
-        || ctx.user().flag(opt::DISABLE_RADIX_CACHE)
-        || ctx.user().sval(opt::MAMBA_SCHEDULER_STRATEGY).as_deref() == Some("extra_buffer")
+        || decode_chunk_cache
+        || u.flag(opt::DISABLE_RADIX_CACHE)
+        || u.sval(opt::MAMBA_SCHEDULER_STRATEGY).as_deref() == Some("extra_buffer")
     {
         return vec![];
     }
