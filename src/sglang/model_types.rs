@@ -32,36 +32,37 @@ struct Head {
     transformers: Vec<String>,
 }
 
-struct Data {
-    /// Every transformers version the data covers, in release order.
-    transformers: Vec<String>,
-    /// `"release":"pin"` pairs of the pins line.
-    pins: serde_json::Map<String, serde_json::Value>,
-    types: Vec<&'static str>,
+/// The file's three parts: the transformers versions line, the pins line, and the type lines.
+/// Split without decoding; each part is decoded only when a lookup needs it.
+fn parts() -> (&'static str, &'static str, &'static str) {
+    let mut it = DATA.splitn(3, '\n');
+    let head = it.next().unwrap_or_default();
+    let pins = it.next().unwrap_or_default();
+    let rest = it.next().unwrap_or_default();
+    let types = rest.strip_prefix("\"types\":{\n").unwrap_or(rest);
+    (head, pins, types)
 }
 
-fn data() -> &'static Data {
-    static DATA_: OnceLock<Data> = OnceLock::new();
-    DATA_.get_or_init(|| {
-        let mut lines = DATA.lines();
-        let head = lines.next().unwrap_or_default();
-        let transformers =
-            serde_json::from_str::<Head>(&format!("{}}}", head.trim_end_matches(',')))
-                .map(|h| h.transformers)
-                .unwrap_or_default();
-        let pins = lines
-            .next()
-            .and_then(|l| l.strip_prefix("\"pins\":"))
+/// Every transformers version the data covers, in release order.
+fn transformers() -> &'static [String] {
+    static LIST: OnceLock<Vec<String>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let head = parts().0.trim_end_matches(',');
+        serde_json::from_str::<Head>(&format!("{head}}}"))
+            .map(|h| h.transformers)
+            .unwrap_or_default()
+    })
+}
+
+/// The `"release":"pin"` pairs.
+fn pins() -> &'static serde_json::Map<String, serde_json::Value> {
+    static PINS: OnceLock<serde_json::Map<String, serde_json::Value>> = OnceLock::new();
+    PINS.get_or_init(|| {
+        parts()
+            .1
+            .strip_prefix("\"pins\":")
             .and_then(|l| serde_json::from_str(l.trim_end_matches(',')).ok())
-            .unwrap_or_default();
-        let types = lines
-            .filter(|l| l.starts_with('"') && *l != "\"types\":{")
-            .collect();
-        Data {
-            transformers,
-            pins,
-            types,
-        }
+            .unwrap_or_default()
     })
 }
 
@@ -71,15 +72,34 @@ fn key_of(line: &str) -> &str {
         .map_or("", |(k, _)| k)
 }
 
+/// The type line of `key`: a binary search over the sorted lines by byte offset, so a lookup
+/// neither splits nor decodes the other thousand lines.
+fn find_line(section: &'static str, key: &str) -> Option<&'static str> {
+    let line_at = |pos: usize| {
+        let start = section[..pos].rfind('\n').map_or(0, |i| i + 1);
+        let end = section[start..].find('\n').map_or(section.len(), |i| start + i);
+        (start, &section[start..end])
+    };
+    let (mut lo, mut hi) = (0, section.len());
+    while lo < hi {
+        let (start, line) = line_at(lo + (hi - lo) / 2);
+        if !line.starts_with('"') {
+            // The closing brackets: everything before them is a type line.
+            hi = start;
+            continue;
+        }
+        match key_of(line).cmp(key) {
+            std::cmp::Ordering::Equal => return Some(line),
+            std::cmp::Ordering::Less => lo = start + line.len() + 1,
+            std::cmp::Ordering::Greater => hi = start,
+        }
+    }
+    None
+}
+
 fn entry(model_type: &str) -> Entry {
-    let lines = &data().types;
-    lines
-        .binary_search_by(|l| key_of(l).cmp(model_type))
-        .ok()
-        .and_then(|i| {
-            let l = lines[i];
-            serde_json::from_str(l[model_type.len() + 3..].trim_end_matches(',')).ok()
-        })
+    find_line(parts().2, model_type)
+        .and_then(|l| serde_json::from_str(l[model_type.len() + 3..].trim_end_matches(',')).ok())
         .unwrap_or_default()
 }
 
@@ -91,7 +111,7 @@ fn within_transformers(ranges: &Ranges, version: &str) -> bool {
 
 /// The transformers version SGLang release `at` pins exactly, if it does.
 pub(crate) fn pin(at: usize) -> Option<&'static str> {
-    data().pins.get(KNOWN_VERSIONS[at])?.as_str()
+    pins().get(KNOWN_VERSIONS[at])?.as_str()
 }
 
 /// Release `at`'s own configuration code may make `model_type` readable.
@@ -106,10 +126,15 @@ pub(crate) fn sglang_reads(model_type: &str, at: usize) -> bool {
 /// Whether transformers `version` maps `model_type`; `None` for a version the data does not
 /// list (a build from source, or one newer than the data).
 pub(crate) fn transformers_has(model_type: &str, version: &str) -> Option<bool> {
-    if !data().transformers.iter().any(|v| v == version) {
+    if !transformers().iter().any(|v| v == version) {
         return None;
     }
-    Some(within_transformers(&entry(model_type).t, version))
+    Some(pinned_has(model_type, version))
+}
+
+/// Whether a version the data lists (a release's pin) maps `model_type`: no list lookup.
+pub(crate) fn pinned_has(model_type: &str, version: &str) -> bool {
+    within_transformers(&entry(model_type).t, version)
 }
 
 /// The first transformers version that maps `model_type`, if any does.
@@ -119,7 +144,7 @@ pub(crate) fn first_transformers(model_type: &str) -> Option<String> {
 
 /// The newest transformers version the data covers.
 pub(crate) fn newest_transformers() -> &'static str {
-    data().transformers.last().map_or("", String::as_str)
+    transformers().last().map_or("", String::as_str)
 }
 
 /// The first final release (not a release candidate) after `at` that reads `model_type` with its
@@ -129,7 +154,7 @@ pub(crate) fn first_release_reading(model_type: &str, at: usize) -> Option<&'sta
         .filter(|&i| !KNOWN_VERSIONS[i].contains("rc"))
         .find(|&i| {
             sglang_reads(model_type, i)
-                || pin(i).is_some_and(|p| transformers_has(model_type, p) == Some(true))
+                || pin(i).is_some_and(|p| pinned_has(model_type, p))
         })
         .map(|i| KNOWN_VERSIONS[i])
 }
@@ -154,15 +179,18 @@ mod tests {
     #[test]
     fn every_line_lookup_equals_the_whole_file_parse() {
         let whole: Whole = serde_json::from_str(DATA).unwrap();
-        assert_eq!(data().transformers, whole.transformers);
+        assert_eq!(transformers(), whole.transformers.as_slice());
         assert!(
             whole
                 .transformers
                 .windows(2)
                 .all(|w| cmp(&w[0], &w[1]).is_lt())
         );
-        assert_eq!(data().types.len(), whole.types.len());
-        assert!(data().types.windows(2).all(|w| key_of(w[0]) < key_of(w[1])));
+        let lines: Vec<&str> = parts().2.lines().filter(|l| l.starts_with('"')).collect();
+        assert_eq!(lines.len(), whole.types.len());
+        assert!(lines.windows(2).all(|w| key_of(w[0]) < key_of(w[1])));
+        assert_eq!(entry("no-such-type"), Entry::default());
+        assert_eq!(entry(""), Entry::default());
         for (t, e) in &whole.types {
             assert_eq!(&entry(t), e, "{t}");
             for (first, last) in &e.s {

@@ -168,7 +168,7 @@ pub(crate) fn pinned_transformers_lacks_type(ctx: &Context) -> Vec<Fired> {
         .filter_map(|u| {
             let t = &u.model_type;
             let first = types::first_transformers(t)?;
-            (types::transformers_has(t, pin) == Some(false)).then(|| {
+            (!types::pinned_has(t, pin)).then(|| {
                 let lacks = format!(
                     "{}'s model type `{t}`: SGLang {} pins transformers {pin}, which has no configuration class for it (transformers {first} is the first that has one), and registers none itself",
                     u.whose, ctx.version
