@@ -54,18 +54,6 @@ fn transformers() -> &'static [String] {
     })
 }
 
-/// The `"release":"pin"` pairs.
-fn pins() -> &'static serde_json::Map<String, serde_json::Value> {
-    static PINS: OnceLock<serde_json::Map<String, serde_json::Value>> = OnceLock::new();
-    PINS.get_or_init(|| {
-        parts()
-            .1
-            .strip_prefix("\"pins\":")
-            .and_then(|l| serde_json::from_str(l.trim_end_matches(',')).ok())
-            .unwrap_or_default()
-    })
-}
-
 fn key_of(line: &str) -> &str {
     line.get(1..)
         .and_then(|l| l.split_once("\":"))
@@ -77,7 +65,9 @@ fn key_of(line: &str) -> &str {
 fn find_line(section: &'static str, key: &str) -> Option<&'static str> {
     let line_at = |pos: usize| {
         let start = section[..pos].rfind('\n').map_or(0, |i| i + 1);
-        let end = section[start..].find('\n').map_or(section.len(), |i| start + i);
+        let end = section[start..]
+            .find('\n')
+            .map_or(section.len(), |i| start + i);
         (start, &section[start..end])
     };
     let (mut lo, mut hi) = (0, section.len());
@@ -111,7 +101,11 @@ fn within_transformers(ranges: &Ranges, version: &str) -> bool {
 
 /// The transformers version SGLang release `at` pins exactly, if it does.
 pub(crate) fn pin(at: usize) -> Option<&'static str> {
-    pins().get(KNOWN_VERSIONS[at])?.as_str()
+    // A plain search of the one-line object (`"0.5.9": "4.57.1", …`): no map is built per check.
+    let line = parts().1;
+    let key = format!("\"{}\":", KNOWN_VERSIONS[at]);
+    let rest = line[line.find(&key)? + key.len()..].trim_start();
+    rest.strip_prefix('"')?.split('"').next()
 }
 
 /// Release `at`'s own configuration code may make `model_type` readable.
@@ -152,10 +146,7 @@ pub(crate) fn newest_transformers() -> &'static str {
 pub(crate) fn first_release_reading(model_type: &str, at: usize) -> Option<&'static str> {
     (at + 1..KNOWN_VERSIONS.len())
         .filter(|&i| !KNOWN_VERSIONS[i].contains("rc"))
-        .find(|&i| {
-            sglang_reads(model_type, i)
-                || pin(i).is_some_and(|p| pinned_has(model_type, p))
-        })
+        .find(|&i| sglang_reads(model_type, i) || pin(i).is_some_and(|p| pinned_has(model_type, p)))
         .map(|i| KNOWN_VERSIONS[i])
 }
 
