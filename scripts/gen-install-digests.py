@@ -17,18 +17,14 @@ zip directory and RECORD are fetched, a few hundred KiB per release). Facts only
 """
 import base64
 import hashlib
-import io
 import json
 import sys
-import urllib.request
-import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sglang_releases as rel  # noqa: E402
 
 OUT = rel.ROOT / "data" / "flags" / "install-digests.json"
-SIMPLE = "https://pypi.org/simple/sglang/"
 
 
 def in_set(path):
@@ -37,59 +33,9 @@ def in_set(path):
         path.startswith("sglang/srt/arg_groups/") and path.endswith(".py"))
 
 
-class Remote(io.RawIOBase):
-    """A seekable read-only file over HTTP range requests."""
-
-    def __init__(self, url, size):
-        self.url, self.size, self.pos = url, size, 0
-
-    def seekable(self):
-        return True
-
-    def readable(self):
-        return True
-
-    def tell(self):
-        return self.pos
-
-    def seek(self, off, whence=0):
-        self.pos = {0: off, 1: self.pos + off, 2: self.size + off}[whence]
-        return self.pos
-
-    def readinto(self, b):
-        if self.pos >= self.size:
-            return 0
-        end = min(self.pos + len(b), self.size) - 1
-        req = urllib.request.Request(self.url, headers={"Range": f"bytes={self.pos}-{end}"})
-        with urllib.request.urlopen(req, timeout=120) as r:
-            data = r.read()
-        b[:len(data)] = data
-        self.pos += len(data)
-        return len(data)
-
-
-def wheels():
-    req = urllib.request.Request(SIMPLE, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.load(r)["files"]
-
-
-def pick(files, version):
-    """One wheel of the release (the Python source in every platform's wheel is the same)."""
-    mine = [f for f in files if f["filename"].startswith(f"sglang-{version}-")
-            and f["filename"].endswith(".whl")]
-    order = lambda f: ("py3-none-any" not in f["filename"], "cp311" not in f["filename"],
-                       "x86_64" not in f["filename"])
-    mine.sort(key=order)
-    if not mine:
-        sys.exit(f"{version}: no wheel on PyPI")
-    return mine[0]
-
-
 def record_hashes(wheel):
     """{path: hex sha256} of the covered files, from the wheel's RECORD."""
-    raw = Remote(wheel["url"], wheel["size"])
-    with zipfile.ZipFile(io.BufferedReader(raw, buffer_size=1 << 18)) as z:
+    with rel.remote_wheel(wheel["url"], wheel["size"]) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
         text = z.read(name).decode()
     out = {}
@@ -110,10 +56,10 @@ def digest(hashes):
 
 
 def main():
-    files = wheels()
+    files = rel.index_files("sglang")
     releases = {}
     for v in rel.RELEASES:
-        hashes = record_hashes(pick(files, v))
+        hashes = record_hashes(rel.pick_wheel(files, "sglang", v))
         if "sglang/srt/server_args.py" not in hashes:
             sys.exit(f"{v}: the wheel's RECORD has no sglang/srt/server_args.py")
         releases[v] = {"digest": digest(hashes), "files": len(hashes)}

@@ -26,13 +26,9 @@ Facts only: names and version ranges. One type per line (the launcher decodes on
 looks up).
 """
 import ast
-import io
 import json
 import re
 import sys
-import urllib.parse
-import urllib.request
-import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,72 +39,6 @@ OUT = ROOT / "data" / "model-types.json"
 FIRST_TRANSFORMERS = (4, 40)
 CONFIG_AUTO = "transformers/models/auto/configuration_auto.py"
 AUTO_MAPPINGS = "transformers/models/auto/auto_mappings.py"
-
-
-class HttpFile(io.RawIOBase):
-    """A seekable read-only view of a remote file through HTTP range requests (blocks cached),
-    so zipfile reads one member of a wheel without downloading it."""
-
-    BLOCK = 1 << 18
-
-    def __init__(self, url):
-        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as r:
-            self.size = int(r.headers["Content-Length"])
-        self.url, self.pos, self.cache = url, 0, {}
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return True
-
-    def tell(self):
-        return self.pos
-
-    def seek(self, off, whence=0):
-        self.pos = {0: off, 1: self.pos + off, 2: self.size + off}[whence]
-        return self.pos
-
-    def _block(self, i):
-        if i not in self.cache:
-            lo = i * self.BLOCK
-            hi = min(self.size, lo + self.BLOCK) - 1
-            req = urllib.request.Request(self.url, headers={"Range": f"bytes={lo}-{hi}"})
-            with urllib.request.urlopen(req, timeout=120) as r:
-                self.cache[i] = r.read()
-        return self.cache[i]
-
-    def read(self, n=-1):
-        n = self.size - self.pos if n is None or n < 0 else n
-        n = max(0, min(n, self.size - self.pos))
-        out = bytearray()
-        while n > 0:
-            i, o = divmod(self.pos, self.BLOCK)
-            b = self._block(i)[o:o + n]
-            out += b
-            self.pos += len(b)
-            n -= len(b)
-        return bytes(out)
-
-    def readinto(self, buf):
-        d = self.read(len(buf))
-        buf[:len(d)] = d
-        return len(d)
-
-
-def pypi(project):
-    url = f"https://pypi.org/pypi/{project}/json"
-    with urllib.request.urlopen(url, timeout=60) as r:
-        return url, json.load(r)
-
-
-def wheel_member(base, files, pick):
-    """`pick(zipfile)` on the project's first wheel among `files` (a PyPI JSON file list)."""
-    wheels = [f for f in files if f["filename"].endswith(".whl")]
-    # A pure wheel first: every platform's wheel has the same Python files.
-    wheels.sort(key=lambda f: "none-any" not in f["filename"])
-    with zipfile.ZipFile(HttpFile(urllib.parse.urljoin(base, wheels[0]["url"]))) as z:
-        return pick(z)
 
 
 def vkey(v):
@@ -146,27 +76,27 @@ def mapping_names(source):
 
 
 def transformers_types():
-    base, meta = pypi("transformers")
-    versions = sorted((v for v in meta["releases"] if vkey(v) and vkey(v)[0][:2] >= FIRST_TRANSFORMERS
-                       and any(f["filename"].endswith(".whl") for f in meta["releases"][v])), key=vkey)
+    files = [f for f in rel.index_files("transformers") if f["filename"].endswith(".whl")]
+    versions = sorted({f["filename"].split("-")[1] for f in files}, key=lambda v: vkey(v) or ((),))
+    versions = [v for v in versions if vkey(v) and vkey(v)[0][:2] >= FIRST_TRANSFORMERS]
     out = {}
     for v in versions:
-        # From 5.6.0 the mapping itself lives in auto_mappings.py; configuration_auto.py adds to it.
-        out[v] = wheel_member(base, meta["releases"][v], lambda z: set().union(
-            *(mapping_names(z.read(m).decode()) for m in (CONFIG_AUTO, AUTO_MAPPINGS) if m in z.namelist())))
+        w = rel.pick_wheel(files, "transformers", v)
+        with rel.remote_wheel(w["url"], w["size"]) as z:
+            # From 5.6.0 the mapping itself lives in auto_mappings.py; configuration_auto.py adds to it.
+            out[v] = set().union(*(mapping_names(z.read(m).decode())
+                                   for m in (CONFIG_AUTO, AUTO_MAPPINGS) if m in z.namelist()))
         if len(out[v]) < 200:
             raise SystemExit(f"transformers {v}: only {len(out[v])} model types read")
         print(f"transformers {v}: {len(out[v])} model types", file=sys.stderr)
     return versions, out
 
 
-def pin(version, base, meta):
-
-    def metadata(z):
-        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-        return z.read(name).decode()
-
-    text = wheel_member(base, meta["releases"][version], metadata)
+def pin(files, version):
+    """The transformers version a release's wheel METADATA pins exactly (any extra), if one."""
+    w = rel.pick_wheel(files, "sglang", version)
+    with rel.remote_wheel(w["url"], w["size"]) as z:
+        text = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
     pins = set(re.findall(r"^Requires-Dist: transformers\s*\(?==\s*([0-9][^;,\s)]*)", text, re.M))
     return pins.pop() if len(pins) == 1 else None
 
@@ -232,10 +162,10 @@ def ranges(members, order):
 def main():
     tversions, ttypes = transformers_types()
     stypes, pins = {}, {}
-    base, meta = pypi("sglang")
+    files = rel.index_files("sglang")
     for v in rel.RELEASES:
         stypes[v] = sglang_types(rel.source(v))
-        p = pin(v, base, meta)
+        p = pin(files, v)
         if p:
             pins[v] = p
         print(f"sglang {v}: {len(stypes[v])} own types, pin {p}", file=sys.stderr)

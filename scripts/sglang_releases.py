@@ -20,9 +20,13 @@ Everything else SGLang's own code imports is stubbed by the extractor (scripts/s
 That venv is $SGLANG_DEPS_VENV (default /tmp/venv-sglang-deps; `python3 -m venv` + `pip install
 msgspec orjson packaging dill pyyaml`, made by `deps_python()` on first use).
 """
+import io
+import json
 import os
 import subprocess
 import sys
+import urllib.parse
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -70,6 +74,66 @@ def source(version):
         z.extractall(d)
     (d / ".unpacked").write_text(version + "\n")
     return d
+
+
+class Remote(io.RawIOBase):
+    """A seekable read-only file over HTTP range requests (a wheel's zip directory and one member
+    are fetched, not the whole wheel)."""
+
+    def __init__(self, url, size):
+        self.url, self.size, self.pos = url, size, 0
+
+    def seekable(self):
+        return True
+
+    def readable(self):
+        return True
+
+    def tell(self):
+        return self.pos
+
+    def seek(self, off, whence=0):
+        self.pos = {0: off, 1: self.pos + off, 2: self.size + off}[whence]
+        return self.pos
+
+    def readinto(self, b):
+        if self.pos >= self.size:
+            return 0
+        end = min(self.pos + len(b), self.size) - 1
+        req = urllib.request.Request(self.url, headers={"Range": f"bytes={self.pos}-{end}"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            data = r.read()
+        b[:len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+
+def remote_wheel(url, size):
+    """A wheel on an index, opened as a zip file through range requests."""
+    return zipfile.ZipFile(io.BufferedReader(Remote(url, size), buffer_size=1 << 18))
+
+
+def index_files(project):
+    """Every file a project has on PyPI (the simple API's JSON: filename, url, size)."""
+    base = f"https://pypi.org/simple/{project}/"
+    req = urllib.request.Request(base, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        files = json.load(r)["files"]
+    # A mirror may answer with relative links.
+    return [{**f, "url": urllib.parse.urljoin(base, f["url"])} for f in files]
+
+
+def pick_wheel(files, project, version):
+    """One wheel of a release (a project's Python source is the same in every platform's wheel):
+    a pure one first, then CPython 3.11 on x86-64."""
+    mine = [f for f in files if f["filename"].startswith(f"{project}-{version}-")
+            and f["filename"].endswith(".whl")]
+    order = lambda f: ("py3-none-any" not in f["filename"], "cp311" not in f["filename"],
+                       "x86_64" not in f["filename"])
+    mine.sort(key=order)
+    if not mine:
+        sys.exit(f"{project} {version}: no wheel on PyPI")
+    return mine[0]
 
 
 def deps_python():

@@ -21,22 +21,26 @@ struct Unread {
 }
 
 /// The checkpoints (served model, then a separate draft) whose config.json `model_type` only
-/// transformers could read on this release, with the release's index.
+/// transformers could read on this release, with the release's index. A checkpoint whose own
+/// configuration code is trusted (`--trust-remote-code`) is read by that code: left out.
 fn unread(ctx: &Context) -> Option<(usize, Vec<Unread>)> {
     let at = exact(ctx.version)?;
     if !autoconfig_decides(ctx) {
         return None;
     }
+    let trusted = ctx.user().flag(opt::TRUST_REMOTE_CODE);
     let mut out = vec![];
     let mut add = |whose: String, m: Option<&ModelFacts>| {
         let keys = m.map(|m| &m.registry);
+        let remote = keys.is_some_and(|k| k.auto_config);
         if let Some(t) = keys.and_then(|k| k.model_type.clone())
+            && !(remote && trusted)
             && !types::sglang_reads(&t, at)
         {
             out.push(Unread {
                 whose,
                 model_type: t,
-                remote: keys.is_some_and(|k| k.auto_config),
+                remote,
             });
         }
     };
@@ -111,10 +115,8 @@ pub(crate) fn unknown_model_type(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let installed = installed(ctx);
-    let trusted = ctx.user().flag(opt::TRUST_REMOTE_CODE);
     unread
         .into_iter()
-        .filter(|u| !(u.remote && trusted))
         .filter_map(|u| {
             let t = &u.model_type;
             let why = match installed {
@@ -161,10 +163,8 @@ pub(crate) fn pinned_transformers_lacks_type(ctx: &Context) -> Vec<Fired> {
     let Some(pin) = types::pin(at) else {
         return vec![];
     };
-    let trusted = ctx.user().flag(opt::TRUST_REMOTE_CODE);
     unread
         .into_iter()
-        .filter(|u| !(u.remote && trusted))
         .filter_map(|u| {
             let t = &u.model_type;
             let first = types::first_transformers(t)?;
