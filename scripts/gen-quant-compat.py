@@ -18,16 +18,23 @@ Read statically from each unpacked release (nothing imported). The refusal is sk
     checkpoint format or the bit width is left out), so a pair they cover is unknown, never a
     refusal. A new shape stops the generator until it is summarised. A method registered from
     vLLM has an override this package cannot read: it may fire for any pair where vLLM is
-    installed (`vllm: true`).
+    installed (`vllm: true`). An override that returns a method only in a ROCm build
+    (`_is_hip`) says so (`rocm: true`): on an NVIDIA host it never fires.
 
 Facts only: method names, compatibility pairs, override reach and release ranges.
+
+Some releases replace a config.json `quant_method` by one parsed from the rest of the config
+before comparing (`_parse_quant_hf_config`; from 0.5.10 a `modelopt` checkpoint's `quant_algo`
+makes it `modelopt_fp4`, `modelopt_fp8`, ...): those methods are recorded as `reparsed`, and a pair
+with one of them is unknown, never a refusal.
 
 It also records `_verify_quantization`'s `rocm_supported_quantization`: the methods a ROCm
 build takes (any other raises "... quantization is currently not supported in ROCm").
 
-Output: {"format", "releases": [...], "tables": [{"compatible", "requantize", "overrides", "rocm"}],
+Output: {"format", "releases": [...], "tables": [{"compatible", "requantize", "overrides", "rocm",
+"reparsed"}],
 "by_release": [table index per release]}; an override is {"given": [..]|null,
-"checkpoint": [..]|null, "vllm": bool}.
+"checkpoint": [..]|null, "vllm": bool, "rocm": bool}.
 """
 import ast
 import hashlib
@@ -55,7 +62,7 @@ SHAPES = {
     "moe_wna16": [(["moe_wna16"], ["gptq", "awq"])],
     # AWQMarlinConfig: an awq checkpoint with `marlin` or `awq_marlin` given.
     "awq_marlin": [(["marlin", "awq_marlin"], ["awq"])],
-    # PetitNvFp4Config: a modelopt checkpoint on ROCm, whatever is given.
+    # PetitNvFp4Config: a modelopt checkpoint, whatever is given, in a ROCm build only.
     "petit": [(None, ["modelopt"])],
     # ModelOpt (0.5.4): `modelopt` given, by quant_algo.
     "modelopt_algo": [(["modelopt"], None)],
@@ -68,6 +75,9 @@ SHAPES = {
     # HummingConfig: `humming` given, any checkpoint but mxfp4.
     "humming": [(["humming"], None)],
 }
+
+# Shapes whose override returns a method only in a ROCm build.
+ROCM_ONLY = {"petit"}
 
 # Shape hashes seen in the releases, and their summary (checked by reading each).
 KNOWN = {
@@ -186,6 +196,18 @@ def verify_facts(version):
     return {k: sorted(v) for k, v in sorted(compatible.items())}, sorted(requant), rocm
 
 
+def reparsed(version):
+    """The config.json `quant_method` values `_parse_quant_hf_config` compares to replace them."""
+    path = rel.source(version) / "sglang" / "srt" / "configs" / "model_config.py"
+    out = set()
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if isinstance(fn, ast.FunctionDef) and fn.name == "_parse_quant_hf_config":
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Compare) and "quant_method" in ast.unparse(n.left):
+                    out |= {c.value for c in n.comparators if isinstance(c, ast.Constant)}
+    return sorted(out)
+
+
 def table(version, unknown):
     compatible, requant, rocm = verify_facts(version)
     classes = classes_of(version)
@@ -193,7 +215,7 @@ def table(version, unknown):
     for name, entries in registry(version).items():
         for cls, from_vllm in entries:
             if from_vllm:
-                overrides.add((None, None, True))
+                overrides.add((None, None, True, False))
                 continue
             h, src = shape(classes, cls)
             if h is None:
@@ -201,11 +223,13 @@ def table(version, unknown):
             if h not in KNOWN:
                 unknown.setdefault(h, (version, cls, src))
                 continue
+            hip_only = KNOWN[h] in ROCM_ONLY
             for given, ckpt in SHAPES[KNOWN[h]]:
-                overrides.add((tuple(given) if given else None, tuple(ckpt) if ckpt else None, False))
-    ov = [{"given": list(g) if g else None, "checkpoint": list(c) if c else None, "vllm": v}
-          for g, c, v in sorted(overrides, key=repr)]
-    return {"compatible": compatible, "requantize": requant, "overrides": ov, "rocm": rocm}
+                overrides.add((tuple(given) if given else None, tuple(ckpt) if ckpt else None, False, hip_only))
+    ov = [{"given": list(g) if g else None, "checkpoint": list(c) if c else None, "vllm": v, "rocm": r}
+          for g, c, v, r in sorted(overrides, key=repr)]
+    return {"compatible": compatible, "requantize": requant, "overrides": ov, "rocm": rocm,
+            "reparsed": reparsed(version)}
 
 
 def main():

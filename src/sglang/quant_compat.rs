@@ -25,6 +25,10 @@ struct Table {
     overrides: Vec<Override>,
     /// The methods a ROCm build of the release takes (`rocm_supported_quantization`).
     rocm: Vec<String>,
+    /// config.json methods the release replaces by one parsed from the rest of the config before
+    /// comparing (a `modelopt` checkpoint's `quant_algo` from 0.5.10).
+    #[serde(default)]
+    reparsed: Vec<String>,
 }
 
 /// A method's `override_quantization_method` may return a method (which then stands for both
@@ -35,6 +39,17 @@ struct Override {
     checkpoint: Option<Vec<String>>,
     /// Registered from vLLM: it may fire for any pair where vLLM is installed.
     vllm: bool,
+    /// It returns a method only in a ROCm build.
+    #[serde(default)]
+    rocm: bool,
+}
+
+/// What is known of the install beside the release: whether vLLM is absent, and whether the
+/// host's GPUs are NVIDIA's (so no ROCm build runs the line).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Install {
+    pub(crate) vllm_absent: bool,
+    pub(crate) nvidia: bool,
 }
 
 fn data() -> &'static Data {
@@ -51,13 +66,17 @@ fn covers(set: Option<&Vec<String>>, m: &str) -> bool {
 
 /// Whether release `version` refuses `--quantization given` for a checkpoint whose
 /// `quant_method` is `checkpoint` for sure: an embedded release (exactly), the methods differ,
-/// the pair is not in its compatibility table, and no override can apply (one from vLLM can,
-/// unless `vllm_absent`).
-pub(crate) fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent: bool) -> bool {
+/// the pair is not in its compatibility table, the release compares the checkpoint's method as
+/// written, and no override can apply (one from vLLM can, unless vLLM is absent; a ROCm-only one
+/// can, unless the host is NVIDIA's).
+pub(crate) fn refuses(version: &str, given: &str, checkpoint: &str, install: Install) -> bool {
     let Some(table) = table_of(version) else {
         return false;
     };
-    if given == checkpoint || table.requantize.iter().any(|m| m == given) {
+    if given == checkpoint
+        || table.requantize.iter().any(|m| m == given)
+        || table.reparsed.iter().any(|m| m == checkpoint)
+    {
         return false;
     }
     let compatible = table.compatible.get(given);
@@ -66,7 +85,10 @@ pub(crate) fn refuses(version: &str, given: &str, checkpoint: &str, vllm_absent:
     }
     !table.overrides.iter().any(|o| {
         if o.vllm {
-            return !vllm_absent;
+            return !install.vllm_absent;
+        }
+        if o.rocm && install.nvidia {
+            return false;
         }
         covers(o.given.as_ref(), given) && covers(o.checkpoint.as_ref(), checkpoint)
     })
@@ -94,21 +116,44 @@ mod tests {
 
     #[test]
     fn refusals_follow_the_release() {
+        let absent = Install {
+            vllm_absent: true,
+            nvidia: false,
+        };
         // A different method with no override or compatibility: refused.
-        assert!(refuses("0.5.5", "gptq", "awq", true));
-        assert!(refuses("0.5.23", "fp8", "awq", true));
+        assert!(refuses("0.5.5", "gptq", "awq", absent));
+        assert!(refuses("0.5.23", "fp8", "awq", absent));
         // Marlin takes over AWQ / GPTQ checkpoints; ModelOpt FP4 is compatible with modelopt.
-        assert!(!refuses("0.5.5", "awq_marlin", "awq", true));
-        assert!(!refuses("0.5.5", "gptq_marlin", "gptq", true));
-        assert!(!refuses("0.5.5", "modelopt_fp4", "modelopt", true));
-        assert!(!refuses("0.5.5", "w8a8_fp8", "compressed-tensors", true));
-        assert!(!refuses("0.5.23", "quark_mxfp4", "fp8", true));
+        assert!(!refuses("0.5.5", "awq_marlin", "awq", absent));
+        assert!(!refuses("0.5.5", "gptq_marlin", "gptq", absent));
+        assert!(!refuses("0.5.5", "modelopt_fp4", "modelopt", absent));
+        assert!(!refuses("0.5.5", "w8a8_fp8", "compressed-tensors", absent));
+        assert!(!refuses("0.5.23", "quark_mxfp4", "fp8", absent));
         // vLLM's overrides cannot be read: unknown where it may be installed.
-        assert!(!refuses("0.5.3", "gptq", "awq", false));
-        assert!(refuses("0.5.3", "gptq", "awq", true));
+        assert!(!refuses("0.5.3", "gptq", "awq", Install::default()));
+        assert!(refuses("0.5.3", "gptq", "awq", absent));
         // Not an embedded release: unknown.
-        assert!(!refuses("0.5.24.dev1", "gptq", "awq", true));
+        assert!(!refuses("0.5.24.dev1", "gptq", "awq", absent));
         assert_eq!(data().releases.len(), data().by_release.len());
+    }
+
+    #[test]
+    fn petits_override_takes_a_modelopt_checkpoint_only_in_a_rocm_build() {
+        let nvidia = Install {
+            vllm_absent: true,
+            nvidia: true,
+        };
+        let unknown = Install {
+            vllm_absent: true,
+            nvidia: false,
+        };
+        assert!(refuses("0.5.9", "fp8", "modelopt", nvidia));
+        assert!(!refuses("0.5.9", "fp8", "modelopt", unknown));
+        // From 0.5.10 the method compared is parsed from quant_algo, which an override takes.
+        assert!(!refuses("0.5.10", "fp8", "modelopt", nvidia));
+        assert!(refuses("0.5.10", "fp8", "awq", nvidia));
+        // Before Petit was registered nothing takes the pair over, wherever it runs.
+        assert!(refuses("0.4.9", "fp8", "modelopt", unknown));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
-use crate::support::{Case, c, checkpoint};
+use crate::support::{Case, MI300X, c, checkpoint};
 
 const AWQ: &str = "TheBloke__Llama-2-7B-AWQ";
 const GPTQ: &str = "TheBloke__Llama-2-7B-GPTQ";
@@ -71,12 +71,26 @@ pub fn cases() -> Vec<Case> {
         q("Qwen__Qwen3-8B", "fp8").no(),
         // quark_mxfp4 requantises any checkpoint (0.5.17 on).
         q(FP8, "quark_mxfp4").no(),
-        // ModelOpt: the compatible methods, and any value on ROCm's Petit override.
+        // ModelOpt: the compatible methods. Before 0.5.10 another method is refused on NVIDIA
+        // GPUs; on an AMD host Petit's override takes any method over (it returns one only in a
+        // ROCm build). From 0.5.10 the method compared is parsed from quant_algo
+        // (`modelopt_fp4`), which ModelOpt's own override takes over, whatever is given.
         c("QUANT009")
             .arg("--quantization", json!("modelopt_fp4"))
             .model(modelopt())
             .no(),
         c("QUANT009")
+            .version("0.5.9")
+            .arg("--quantization", json!("fp8"))
+            .model(modelopt()),
+        c("QUANT009")
+            .version("0.5.9")
+            .arg("--quantization", json!("fp8"))
+            .model(modelopt())
+            .on(MI300X)
+            .no(),
+        c("QUANT009")
+            .version("0.5.10")
             .arg("--quantization", json!("fp8"))
             .model(modelopt())
             .no(),

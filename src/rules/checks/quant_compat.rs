@@ -1,6 +1,7 @@
 //! `--quantization` against the checkpoint's own quantisation method.
 
 use super::*;
+use crate::sglang::quant_compat::Install;
 
 /// The value SGLang accepts for this checkpoint besides none: its own method, or the Marlin
 /// method that takes it over on recent GPUs.
@@ -34,8 +35,11 @@ pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
     let Some((given, checkpoint)) = pair(ctx) else {
         return vec![];
     };
-    let vllm_absent = ctx.packages.is_some_and(|p| p.get("vllm").is_none());
-    if !crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, vllm_absent) {
+    let install = Install {
+        vllm_absent: ctx.packages.is_some_and(|p| p.get("vllm").is_none()),
+        nvidia: !ctx.topology.gpus.is_empty(),
+    };
+    if !crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, install) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -53,8 +57,14 @@ pub(crate) fn quant_method_mismatch_unless_vllm(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let vllm = ctx.packages.map(|p| p.get("vllm"));
-    let refuses =
-        |absent| crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, absent);
+    let nvidia = !ctx.topology.gpus.is_empty();
+    let refuses = |vllm_absent| {
+        let install = Install {
+            vllm_absent,
+            nvidia,
+        };
+        crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, install)
+    };
     if matches!(vllm, Some(None)) || !refuses(true) || refuses(false) {
         return vec![];
     }
