@@ -53,9 +53,10 @@ MODELS = [
     ("hybrid", "@shared/Qwen__Qwen3-Next-80B-A3B-Instruct"),
     ("dsv4", "@shared/deepseek-ai__DeepSeek-V4-Pro"),
     ("gemma4", "@shared/google__gemma-4-26B-A4B"),
+    ("nemotronh", "@shared/nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"),
 ]
 # Kinds a release's grid holds only from the release that first serves them.
-FIRST_RELEASE = {"dsv4": (0, 5, 12), "gemma4": (0, 5, 11)}
+FIRST_RELEASE = {"dsv4": (0, 5, 12), "gemma4": (0, 5, 11), "nemotronh": (0, 5, 6)}
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
         "sm120": 97887}
@@ -122,7 +123,8 @@ def variations(kind, version_tuple):
     if kind == "mla" and version_tuple >= (0, 5, 5):
         out.append(("mtp-dpa", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8",
                                 "--speculative-algorithm", "EAGLE"]))
-    if kind in ("gptoss", "vlm", "llama4", "qwen3vl", "dsa", "hybrid", "gemma4", "mistral") \
+    if kind in ("gptoss", "vlm", "llama4", "qwen3vl", "dsa", "hybrid", "gemma4", "mistral",
+                "nemotronh") \
             and version_tuple >= (0, 5, 6):
         # The models' own backend picks against the features that move them.
         out.append(("kv-fp8", ["--tp-size", tp, "--kv-cache-dtype", "fp8_e4m3"]))
@@ -165,7 +167,7 @@ def variations(kind, version_tuple):
         # SGLang's own DSA backend and page size 64, whatever page size is given.
         out.append(("page16", ["--tp-size", tp, "--page-size", "16"]))
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
-    if kind == "hybrid":
+    if kind in ("hybrid", "nemotronh"):
         # On SM100 SGLang serves hybrid linear-attention models on triton unless its default would
         # be trtllm_mha and the Mamba cache, the radix cache or a draft says otherwise.
         out.append(("no-radix", ["--tp-size", tp, "--disable-radix-cache"]))

@@ -197,6 +197,9 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     if hybrid_linear(arch, i.version) && cc == 10 {
         return Some(hybrid_linear_sm100(i));
     }
+    if let Some(b) = super::nemotron_h::sm100_attention(i) {
+        return Some(b);
+    }
     if dsa(i) && none_given {
         return Some(if at_least(i.version, "0.5.13") {
             "dsa"
@@ -318,9 +321,10 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
 }
 
 /// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
-/// family, and InternS2-Preview from 0.5.12.
+/// family, Nemotron-H, and InternS2-Preview from 0.5.12.
 pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
     hybrid_linear(arch, version)
+        || super::nemotron_h::is(arch, version)
         || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod graphs;
 pub(crate) mod inputs;
 pub(crate) mod moe;
 pub(crate) mod multimodal;
+pub(crate) mod nemotron_h;
 pub(crate) mod server;
 pub(crate) mod specparams;
 pub(crate) mod switches;

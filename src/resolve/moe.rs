@@ -31,7 +31,7 @@ pub(crate) fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Optio
     if !i.args.knows(opt::MOE_RUNNER_BACKEND) {
         return None;
     }
-    if let Some(forced) = gpt_oss_forced(i) {
+    if let Some(forced) = gpt_oss_forced(i).or_else(|| super::nemotron_h::forced_runner(i)) {
         return Some(sglang(forced));
     }
     if let Some(u) = user_text(i.args, opt::MOE_RUNNER_BACKEND).filter(|c| c.value != "auto") {
@@ -64,6 +64,9 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     }
     if arch == "GptOssForCausalLM" && at_least(v, "0.5.1") {
         return gpt_oss(v, cc, q == Some("mxfp4"));
+    }
+    if super::nemotron_h::is(arch, v) {
+        return super::nemotron_h::runner(i, cc, no_a2a);
     }
     if arch.starts_with("Llama4") && cc == 10 && at_least(v, "0.5.5") {
         return matches!(q, Some("fp8" | "modelopt_fp8")).then_some("flashinfer_trtllm");

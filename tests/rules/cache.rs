@@ -14,8 +14,45 @@ pub fn cases() -> Vec<Case> {
         cache009(),
         cache010(),
         cache011(),
+        cache012(),
     ]
     .concat()
+}
+
+/// The Mamba extra buffer on hybrids the release refuses it for.
+fn cache012() -> Vec<Case> {
+    let extra = |arch: &str, v| {
+        c("CACHE012")
+            .version(v)
+            .model(model(arch))
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+    };
+    vec![
+        extra("NemotronHForCausalLM", "0.5.7"),
+        extra("NemotronHForCausalLM", "0.5.12"),
+        extra("NemotronHForCausalLM", "0.5.13").no(),
+        extra("FalconH1ForCausalLM", "0.5.10.post1"),
+        extra("JetVLMForConditionalGeneration", "0.5.8"),
+        extra("Lfm2ForCausalLM", "0.5.8").no(),
+        extra("Lfm2ForCausalLM", "0.5.13"),
+        // From 0.5.14: models outside the release's extra-buffer list, with the radix cache on.
+        extra("Lfm2ForCausalLM", "0.5.14"),
+        extra("Lfm2ForCausalLM", "0.5.14")
+            .flag("--disable-radix-cache")
+            .no(),
+        extra("NemotronHForCausalLM", "0.5.14").no(),
+        c("CACHE012")
+            .version("0.5.23")
+            .model(model("JetVLMForConditionalGeneration"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer")),
+        // Qwen3-Next takes the extra buffer; the default strategy is never refused.
+        extra("Qwen3NextForCausalLM", "0.5.12").no(),
+        c("CACHE012")
+            .version("0.5.12")
+            .model(model("NemotronHForCausalLM"))
+            .arg("--mamba-scheduler-strategy", json!("no_buffer"))
+            .no(),
+    ]
 }
 
 /// HiCache on DeepSeek-V4 (0.5.12, 0.5.12.post1).

@@ -97,14 +97,15 @@ fn phases_v0515<'a>(i: &Gen<'a>) -> Phases<'a> {
     if prefill_backend.is_none() && i.pp > 1 && since(i.version, "0.5.19") {
         prefill_on = false;
     }
-    if !since(i.version, "0.5.15") {
+    // 0.5.16+: a PD role captures only its own phase (0.5.15 captures both and only sizes the
+    // reserve by role; tests/resolution/0.5.15.jsonl).
+    if !since(i.version, "0.5.16") {
         return Phases {
             decode_on,
             prefill_on,
             prefill_backend,
         };
     }
-    // 0.5.15+: a PD role captures only its own phase.
     match i.disagg {
         Some(Disagg::Prefill) if decode_backend.is_none() => decode_on = false,
         Some(Disagg::Decode) if prefill_backend.is_none() => prefill_on = false,

@@ -254,6 +254,77 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// The hybrids whose branch in SGLang's argument handling refuses the Mamba extra buffer, with
+/// the releases it does (first, first without).
+const NO_EXTRA_BUFFER: &[(&str, &str, &str)] = &[
+    ("NemotronHForCausalLM", "0.5.7", "0.5.13"),
+    ("FalconH1ForCausalLM", "0.5.7", "0.5.13"),
+    ("JetNemotronForCausalLM", "0.5.7", "0.5.13"),
+    ("JetVLMForConditionalGeneration", "0.5.7", "0.5.13"),
+    ("Lfm2ForCausalLM", "0.5.9", "0.5.14"),
+];
+
+/// From this release one list names the hybrids that take the extra buffer, checked only with
+/// the radix cache on.
+const EXTRA_BUFFER_LIST_FROM: &str = "0.5.14";
+
+/// Hybrids on SGLang's Mamba radix-cache path that no release's list names (0.5.14–0.5.23).
+const NEVER_LISTED: &[&str] = &[
+    "Lfm2ForCausalLM",
+    "JetNemotronForCausalLM",
+    "JetVLMForConditionalGeneration",
+];
+
+/// The extra-buffer strategy the user asked for, under either option name.
+fn extra_buffer_asked(ctx: &Context) -> Option<String> {
+    let lazy_too = at_least(ctx.version, "0.5.13");
+    [
+        opt::MAMBA_RADIX_CACHE_STRATEGY,
+        opt::MAMBA_SCHEDULER_STRATEGY,
+    ]
+    .iter()
+    .filter_map(|o| ctx.user().sval(o).map(|v| (*o, v)))
+    .find(|(_, v)| v == "extra_buffer" || (lazy_too && v == "extra_buffer_lazy"))
+    .map(|(o, v)| format!("{o} {v}"))
+}
+
+/// The radix cache stays on as far as the user's line says (from 0.5.14 SGLang checks the
+/// extra buffer only then).
+fn radix_cache_on(ctx: &Context) -> bool {
+    let u = ctx.user();
+    let pd_decode = u.str(opt::DISAGGREGATION_MODE) == Some("decode")
+        && !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE);
+    !(u.flag(opt::DISABLE_RADIX_CACHE) || u.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || pd_decode)
+}
+
+/// Whether release `v` refuses the extra buffer for `arch` (before 0.5.14 whatever the cache).
+fn refuses_extra_buffer(ctx: &Context, arch: &str) -> bool {
+    let v = ctx.version;
+    if at_least(v, EXTRA_BUFFER_LIST_FROM) {
+        return NEVER_LISTED.contains(&arch) && radix_cache_on(ctx);
+    }
+    NO_EXTRA_BUFFER
+        .iter()
+        .any(|&(a, from, until)| a == arch && at_least(v, from) && !at_least(v, until))
+}
+
+/// CACHE012: the Mamba extra buffer asked for on a hybrid the release refuses it for.
+pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let Some(asked) = extra_buffer_asked(ctx) else {
+        return vec![];
+    };
+    if !refuses_extra_buffer(ctx, arch) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{asked} on {arch}: SGLang {}'s argument handling refuses the Mamba extra buffer for this model ('extra_buffer is not supported for {arch}'); drop it (the default no_buffer runs)",
+        ctx.version
+    ))]
+}
+
 /// The compute-capability majors SGLang takes an NVFP4 KV cache on (SM100, SM120).
 pub(crate) const NVFP4_KV_MAJORS: &[u32] = &[10, 12];
 
