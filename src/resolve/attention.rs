@@ -197,7 +197,7 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     if hybrid_linear(arch, i.version) && cc == 10 {
         return Some(hybrid_linear_sm100(i));
     }
-    if let Some(b) = super::nemotron_h::sm100_attention(i) {
+    if let Some(b) = super::nemotron_h::attention(i, none_given) {
         return Some(b);
     }
     if dsa(i) && none_given {
@@ -312,8 +312,14 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
         .str(opt::MAMBA_SCHEDULER_STRATEGY)
         .is_some_and(|s| s.starts_with("extra_buffer"));
     let pd_decode = at_least(v, PD_FIRST_FROM) && i.pd_decode_chunk_cache();
+    // NemotronH's own branch turns the overlap scheduler off (and a draft's radix cache) on 0.5.8.
+    let from = if super::nemotron_h::is(arch, v) {
+        "0.5.8"
+    } else {
+        "0.5.9"
+    };
     member
-        && at_least(v, "0.5.9")
+        && at_least(v, from)
         && !at_least(v, "0.5.14")
         && !extra
         && !i.flag(opt::DISABLE_RADIX_CACHE)
@@ -321,7 +327,7 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
 }
 
 /// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
-/// family, Nemotron-H, and InternS2-Preview from 0.5.12.
+/// family, Nemotron-H (its own branch does the same on 0.5.8), and InternS2-Preview from 0.5.12.
 pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
     hybrid_linear(arch, version)
         || super::nemotron_h::is(arch, version)

@@ -5,6 +5,7 @@
 
 use super::decided::Source;
 use super::inputs::Inputs;
+use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
 /// The first release with a NemotronH branch in its argument handling.
@@ -65,9 +66,37 @@ pub(crate) fn runner(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> 
     Some("flashinfer_cutlass")
 }
 
-/// From 0.5.7 the branch serves it on FlashInfer on SM100 when no attention backend is named.
-pub(crate) fn sm100_attention(i: &Inputs) -> Option<&'static str> {
-    let arch = i.arch?;
-    let on = is(arch, i.version) && at_least(i.version, "0.5.7") && i.cc_major()? == 10;
-    on.then_some("flashinfer")
+/// The attention backend the branch picks when none is named: FlashInfer on SM100 (0.5.7–0.5.8
+/// only with the radix cache on, and on 0.5.8 without a draft); from 0.5.19 TRT-LLM MHA on SM100
+/// (with a draft only under a speculative top-k of 1) and triton on other Blackwell GPUs under a
+/// draft.
+pub(crate) fn attention(i: &Inputs, none_given: bool) -> Option<&'static str> {
+    let (arch, cc) = (i.arch?, i.cc_major()?);
+    let v = i.version;
+    if !is(arch, v) || !at_least(v, "0.5.7") {
+        return None;
+    }
+    if at_least(v, "0.5.19") {
+        return newer_attention(i, cc, none_given);
+    }
+    let radix = !i.flag(opt::DISABLE_RADIX_CACHE);
+    let early = !at_least(v, "0.5.9");
+    let early_ok = radix && !(at_least(v, "0.5.8") && i.spec.is_some());
+    (cc == 10 && (!early || early_ok)).then_some("flashinfer")
+}
+
+/// 0.5.19+: the override registry's pick, on Blackwell with no backend of the three named.
+fn newer_attention(i: &Inputs, cc: u32, none_given: bool) -> Option<&'static str> {
+    if !none_given || !super::blackwell_majors(i.version).contains(&cc) {
+        return None;
+    }
+    if i.spec.is_none() {
+        return (cc == 10).then_some("trtllm_mha");
+    }
+    let topk_one = i.user_topk.is_none_or(|k| k == 1);
+    Some(if cc == 10 && topk_one {
+        "trtllm_mha"
+    } else {
+        "triton"
+    })
 }

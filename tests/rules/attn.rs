@@ -18,8 +18,38 @@ pub fn cases() -> Vec<Case> {
         attn018(),
         attn019(),
         attn020(),
+        attn021(),
     ]
     .concat()
+}
+
+/// The triton attention backend on hybrids whose branch asserts it away.
+fn attn021() -> Vec<Case> {
+    let triton = |arch: &str, v| {
+        c("ATTN021")
+            .version(v)
+            .model(model(arch))
+            .arg("--attention-backend", json!("triton"))
+    };
+    vec![
+        triton("NemotronHForCausalLM", "0.5.6.post2").no(),
+        triton("NemotronHForCausalLM", "0.5.7"),
+        triton("NemotronHForCausalLM", "0.5.18"),
+        triton("NemotronHForCausalLM", "0.5.19").no(),
+        triton("NemotronHPuzzleForCausalLM", "0.5.12").no(),
+        triton("NemotronHPuzzleForCausalLM", "0.5.15"),
+        triton("Lfm2ForCausalLM", "0.5.8").no(),
+        triton("Lfm2ForCausalLM", "0.5.9"),
+        triton("Lfm2ForCausalLM", "0.5.23"),
+        triton("Lfm2MoeForCausalLM", "0.5.16").no(),
+        triton("Lfm2MoeForCausalLM", "0.5.17"),
+        triton("Qwen3NextForCausalLM", "0.5.12").no(),
+        c("ATTN021")
+            .version("0.5.12")
+            .model(model("Lfm2ForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+    ]
 }
 
 /// DeepSeek sparse attention's DSA backends against the KV cache dtype in effect (0.5.17+).

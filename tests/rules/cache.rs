@@ -15,8 +15,46 @@ pub fn cases() -> Vec<Case> {
         cache010(),
         cache011(),
         cache012(),
+        cache013(),
     ]
     .concat()
+}
+
+/// TRT-LLM MHA under the no_buffer Mamba cache (0.5.14+).
+fn cache013() -> Vec<Case> {
+    let nemotron = |v| {
+        c("CACHE013")
+            .version(v)
+            .on(B200)
+            .model(model("NemotronHForCausalLM"))
+            .flag("--disable-overlap-schedule")
+    };
+    let named = |arch: &str, v| {
+        c("CACHE013")
+            .version(v)
+            .on(B200)
+            .model(model(arch))
+            .arg("--attention-backend", json!("trtllm_mha"))
+    };
+    vec![
+        // NemotronH's own pick on SM100 from 0.5.19; FlashInfer before.
+        nemotron("0.5.20"),
+        nemotron("0.5.18").no(),
+        nemotron("0.5.23").on(H100).no(),
+        nemotron("0.5.23").arg("--page-size", json!(64)).no(),
+        nemotron("0.5.23").flag("--disable-radix-cache").no(),
+        // A model without the extra buffer resolves `auto` to no_buffer.
+        named("Lfm2ForCausalLM", "0.5.14"),
+        named("Lfm2ForCausalLM", "0.5.13").no(),
+        // Listed models keep the extra buffer while the overlap scheduler is on.
+        named("Qwen3_5MoeForConditionalGeneration", "0.5.14").no(),
+        named("Qwen3_5MoeForConditionalGeneration", "0.5.23").flag("--disable-overlap-schedule"),
+        named("Qwen3_5MoeForConditionalGeneration", "0.5.23")
+            .arg("--mamba-radix-cache-strategy", json!("no_buffer")),
+        named("Qwen3ForCausalLM", "0.5.23")
+            .flag("--disable-overlap-schedule")
+            .no(),
+    ]
 }
 
 /// The Mamba extra buffer on hybrids the release refuses it for.

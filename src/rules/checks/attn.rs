@@ -847,3 +847,31 @@ pub(crate) fn dsa_backend_kv(ctx: &Context) -> Vec<Fired> {
         ctx.version,
     ))]
 }
+
+/// The hybrids whose branch in SGLang's argument handling refuses the triton attention backend
+/// (their first layer may not be an attention layer), with the releases it does (first, first
+/// without; `None`: still in the newest).
+const NO_TRITON: &[(&str, &str, Option<&str>)] = &[
+    ("NemotronHForCausalLM", "0.5.7", Some("0.5.19")),
+    ("NemotronHPuzzleForCausalLM", "0.5.13", Some("0.5.19")),
+    ("Lfm2ForCausalLM", "0.5.9", None),
+    ("Lfm2MoeForCausalLM", "0.5.17", None),
+];
+
+/// ATTN021: `--attention-backend triton` on a hybrid of [`NO_TRITON`].
+pub(crate) fn hybrid_triton(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let refused = NO_TRITON.iter().any(|&(a, from, until)| {
+        a == arch && at_least(v, from) && until.is_none_or(|u| !at_least(v, u))
+    });
+    if !refused || ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() != Some("triton") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} triton on {arch}: SGLang {v}'s argument handling refuses the triton attention backend for this model, whose first layer may not be an attention layer ('{arch} does not support triton attention backend'); name another backend or leave it to SGLang",
+        opt::ATTENTION_BACKEND
+    ))]
+}

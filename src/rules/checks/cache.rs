@@ -325,6 +325,63 @@ pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// The Mamba strategy resolves to `no_buffer` on 0.5.14+: the user's, or `auto` for a model
+/// without the extra buffer, or with the overlap scheduler off and no page size above one.
+fn resolves_no_buffer(ctx: &Context, arch: &str) -> bool {
+    let u = ctx.user();
+    let strategy = [
+        opt::MAMBA_RADIX_CACHE_STRATEGY,
+        opt::MAMBA_SCHEDULER_STRATEGY,
+    ]
+    .iter()
+    .filter_map(|o| u.sval(o))
+    .find(|v| v != "auto");
+    match strategy.as_deref() {
+        Some(s) => s == "no_buffer",
+        None => {
+            let paging = u.int(opt::PAGE_SIZE).is_some_and(|p| p > 1);
+            let wants_extra = !u.flag(opt::DISABLE_OVERLAP_SCHEDULE) || paging;
+            NEVER_LISTED.contains(&arch) || !wants_extra
+        }
+    }
+}
+
+/// CACHE013: 0.5.14+ refuse TRT-LLM MHA under the `no_buffer` Mamba cache (it cannot run the
+/// one-token pages), when it is named or is the model's own pick (NemotronH on SM100, 0.5.19+).
+pub(crate) fn mamba_no_buffer_trtllm(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let b = &ctx.server.backends;
+    let named = ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() == Some("trtllm_mha");
+    let picked = b.attention_by_model
+        && b.attention
+            .as_ref()
+            .is_some_and(|a| a.value == "trtllm_mha");
+    if !at_least(ctx.version, EXTRA_BUFFER_LIST_FROM)
+        || !mamba_radix_family(arch, ctx.version)
+        || !radix_cache_on(ctx)
+        || !(named || picked)
+        || !resolves_no_buffer(ctx, arch)
+    {
+        return vec![];
+    }
+    let how = if named {
+        "--attention-backend trtllm_mha".to_owned()
+    } else {
+        format!("trtllm_mha (SGLang's pick for {arch} on this GPU)")
+    };
+    let extra = if NEVER_LISTED.contains(&arch) {
+        ""
+    } else {
+        "keep the overlap scheduler on or give --page-size 64 (the extra buffer), "
+    };
+    vec![Fired::new(format!(
+        "{how} with {arch}'s Mamba cache under no_buffer and the radix cache on: SGLang {} refuses the pair while resolving its arguments ('no_buffer do not support trtllm_mha attention backend'); {extra}name another attention backend, or add --disable-radix-cache",
+        ctx.version
+    ))]
+}
+
 /// The compute-capability majors SGLang takes an NVFP4 KV cache on (SM100, SM120).
 pub(crate) const NVFP4_KV_MAJORS: &[u32] = &[10, 12];
 
