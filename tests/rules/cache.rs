@@ -16,8 +16,51 @@ pub fn cases() -> Vec<Case> {
         cache011(),
         cache012(),
         cache013(),
+        cache014(),
     ]
     .concat()
+}
+
+/// The no_buffer Mamba cache's own checks (0.5.14+).
+fn cache014() -> Vec<Case> {
+    let qwen = |v| {
+        c("CACHE014")
+            .version(v)
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--mamba-radix-cache-strategy", json!("no_buffer"))
+    };
+    let lfm2 = |v| c("CACHE014").version(v).model(model("Lfm2ForCausalLM"));
+    vec![
+        qwen("0.5.14"),
+        qwen("0.5.23"),
+        c("CACHE014")
+            .version("0.5.13")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--mamba-scheduler-strategy", json!("no_buffer"))
+            .no(),
+        qwen("0.5.23").flag("--disable-overlap-schedule").no(),
+        qwen("0.5.23").flag("--disable-radix-cache").no(),
+        qwen("0.5.23")
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .no(),
+        qwen("0.5.23")
+            .flag("--disable-overlap-schedule")
+            .arg("--page-size", json!(64)),
+        // SGLang sets the page size itself for Qwen's hybrids on SM100 without a named backend.
+        qwen("0.5.23")
+            .on(B200)
+            .flag("--disable-overlap-schedule")
+            .arg("--page-size", json!(64))
+            .no(),
+        lfm2("0.5.14").arg("--page-size", json!(64)),
+        lfm2("0.5.14").no(),
+        // `auto` with paging takes the extra buffer for a listed model.
+        c("CACHE014")
+            .version("0.5.23")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--page-size", json!(64))
+            .no(),
+    ]
 }
 
 /// TRT-LLM MHA under the no_buffer Mamba cache (0.5.14+).

@@ -382,6 +382,61 @@ pub(crate) fn mamba_no_buffer_trtllm(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// CACHE014: 0.5.14+ validate the `no_buffer` Mamba cache: no page size above one (SGLang
+/// rewrites the page size itself for Qwen's hybrids on SM100 when no backend is named: left
+/// out), and the overlap scheduler off, which SGLang turns off itself only when it resolves
+/// `auto` (a line it otherwise keeps on: no draft, pipeline or PD role).
+pub(crate) fn mamba_no_buffer_validation(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let v = ctx.version;
+    if !at_least(v, EXTRA_BUFFER_LIST_FROM)
+        || !mamba_radix_family(arch, v)
+        || !radix_cache_on(ctx)
+        || !resolves_no_buffer(ctx, arch)
+    {
+        return vec![];
+    }
+    let u = ctx.user();
+    let page = u.int(opt::PAGE_SIZE).filter(|&p| p > 1);
+    let sglang_pages = crate::resolve::attention::hybrid_linear(arch, v)
+        && ctx.majors().contains(&10)
+        && u.sval(opt::ATTENTION_BACKEND).is_none();
+    if let Some(p) = page.filter(|_| !sglang_pages) {
+        return vec![Fired::new(format!(
+            "--page-size {p} with {arch}'s Mamba cache under no_buffer: SGLang {v} refuses it while resolving its arguments ('no_buffer only supports page_size=1'); drop --page-size{}",
+            if NEVER_LISTED.contains(&arch) {
+                ""
+            } else {
+                ", or keep it with --mamba-radix-cache-strategy extra_buffer"
+            }
+        ))];
+    }
+    if !explicit_no_buffer_with_overlap(ctx) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--mamba-radix-cache-strategy no_buffer with the overlap scheduler on: SGLang {v} refuses it while resolving its arguments for {arch} ('no_buffer do not support overlap schedule'; it turns the scheduler off itself only for `auto`); add --disable-overlap-schedule, or leave the strategy to SGLang"
+    ))]
+}
+
+/// `no_buffer` given, the overlap scheduler left on and nothing that turns it off beside
+/// (a draft, a pipeline, a PD role).
+fn explicit_no_buffer_with_overlap(ctx: &Context) -> bool {
+    let u = ctx.user();
+    let given = [
+        opt::MAMBA_RADIX_CACHE_STRATEGY,
+        opt::MAMBA_SCHEDULER_STRATEGY,
+    ]
+    .iter()
+    .any(|o| u.sval(o).as_deref() == Some("no_buffer"));
+    let quiet_line = ctx.spec_algo().is_none()
+        && ctx.pp() <= 1
+        && u.str(opt::DISAGGREGATION_MODE).is_none_or(|m| m == "null");
+    given && quiet_line && ctx.server.switches.overlap_schedule.on
+}
+
 /// The compute-capability majors SGLang takes an NVFP4 KV cache on (SM100, SM120).
 pub(crate) const NVFP4_KV_MAJORS: &[u32] = &[10, 12];
 
