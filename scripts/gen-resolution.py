@@ -54,9 +54,13 @@ MODELS = [
     ("dsv4", "@shared/deepseek-ai__DeepSeek-V4-Pro"),
     ("gemma4", "@shared/google__gemma-4-26B-A4B"),
     ("nemotronh", "@shared/nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"),
+    # transformers' defaults for the type (no public config in the stored copies).
+    ("lfm2", "@shared/synthetic__Lfm2-defaults"),
+    ("falconh1", "@shared/synthetic__FalconH1-defaults"),
 ]
 # Kinds a release's grid holds only from the release that first serves them.
-FIRST_RELEASE = {"dsv4": (0, 5, 12), "gemma4": (0, 5, 11), "nemotronh": (0, 5, 6)}
+FIRST_RELEASE = {"dsv4": (0, 5, 12), "gemma4": (0, 5, 11), "nemotronh": (0, 5, 6), "lfm2": (0, 5, 9),
+                 "falconh1": (0, 5, 6)}
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
         "sm120": 97887}
@@ -124,7 +128,7 @@ def variations(kind, version_tuple):
         out.append(("mtp-dpa", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8",
                                 "--speculative-algorithm", "EAGLE"]))
     if kind in ("gptoss", "vlm", "llama4", "qwen3vl", "dsa", "hybrid", "gemma4", "mistral",
-                "nemotronh") \
+                "nemotronh", "lfm2", "falconh1") \
             and version_tuple >= (0, 5, 6):
         # The models' own backend picks against the features that move them.
         out.append(("kv-fp8", ["--tp-size", tp, "--kv-cache-dtype", "fp8_e4m3"]))
@@ -167,7 +171,7 @@ def variations(kind, version_tuple):
         # SGLang's own DSA backend and page size 64, whatever page size is given.
         out.append(("page16", ["--tp-size", tp, "--page-size", "16"]))
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
-    if kind in ("hybrid", "nemotronh"):
+    if kind in ("hybrid", "nemotronh", "lfm2", "falconh1"):
         # On SM100 SGLang serves hybrid linear-attention models on triton unless its default would
         # be trtllm_mha and the Mamba cache, the radix cache or a draft says otherwise.
         out.append(("no-radix", ["--tp-size", tp, "--disable-radix-cache"]))

@@ -18,7 +18,9 @@ parallelism); `--models` picks the model kinds (the three above, or further real
 a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
 release's parser rejects are left out of the comparison. `--field-models` runs, instead of the grid,
 every real config of the field corpus (tests/field/models) on three GPUs, alone and with one of a
-few common options: the release's model-config checks on real checkpoints. A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
+few common options: the release's model-config checks on real checkpoints. `--mamba` runs, instead,
+the Mamba hybrids (Qwen3-Next, Qwen3.5, Nemotron-H, LFM2) with pairs of the options their cache
+handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts). A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
 """
 import argparse
 import itertools
@@ -156,6 +158,45 @@ FIELD_OPTIONS = [
 ]
 FIELD_GPUS = [("H100", 8), ("B200", 8), ("A100-80G", 8)]
 
+FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
+# `--mamba`: hybrids on SGLang's Mamba radix-cache path, and the options that path reads.
+MAMBA_MODELS = {
+    "qwen3-next": FIELD_MODELS / "Qwen__Qwen3-Next-80B-A3B-Instruct",
+    "qwen3.5": FIXTURE_MODELS / "Qwen__Qwen3.5-35B-A3B",
+    "nemotron-h": FIXTURE_MODELS / "nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4",
+    "lfm2": FIXTURE_MODELS / "synthetic__Lfm2-defaults",
+}
+MAMBA_OPTIONS = [
+    ["--mamba-scheduler-strategy", "no_buffer"],
+    ["--mamba-scheduler-strategy", "extra_buffer"],
+    ["--mamba-radix-cache-strategy", "no_buffer"],
+    ["--mamba-radix-cache-strategy", "extra_buffer"],
+    ["--page-size", "64"],
+    ["--disable-overlap-schedule"],
+    ["--disable-radix-cache"],
+    ["--attention-backend", "triton"],
+    ["--attention-backend", "trtllm_mha"],
+    ["--attention-backend", "flashinfer"],
+    ["--attention-backend", "fa3"],
+    ["--speculative-algorithm", "NEXTN"],
+    ["--disaggregation-mode", "decode"],
+    ["--enable-hierarchical-cache"],
+    ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--enable-deterministic-inference"],
+]
+MAMBA_GPUS = [("H100", 4), ("B200", 4), ("RTX-PRO-6000", 4)]
+
+
+def mamba_grid():
+    cases = []
+    for kind, model in MAMBA_MODELS.items():
+        for gpu, count in MAMBA_GPUS:
+            base = ["--model-path", str(model), "--tp", str(count)]
+            for a, b in itertools.combinations(MAMBA_OPTIONS, 2):
+                if a[0] != b[0]:
+                    cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
+    return cases
+
 
 def field_grid():
     """Each field corpus config on three GPUs, alone and with one common option: the model-config
@@ -288,14 +329,20 @@ def main():
     ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
     ap.add_argument("--field-models", action="store_true",
                     help="instead of the grid: every field corpus config, alone and with one common option")
+    ap.add_argument("--mamba", action="store_true",
+                    help="instead of the grid: Mamba hybrids with pairs of the options their cache reads")
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
     if opts.replay:
         cases, results = replayed(opts.replay)
     else:
         kinds = opts.models.split(",") if opts.models else None
-        cases = field_grid() if opts.field_models else grid(
-            opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
+        if opts.mamba:
+            cases = mamba_grid()
+        elif opts.field_models:
+            cases = field_grid()
+        else:
+            cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     packages = venv_packages(opts.venv)
     refusals = defaultdict(lambda: [0, 0, Counter()])

@@ -203,6 +203,11 @@ pub fn at_least(version: &str, min: &str) -> bool {
     cmp(version, min).is_ge()
 }
 
+/// `from <= version < until` (`until` `None`: no end yet).
+pub(crate) fn within(version: &str, from: &str, until: Option<&str>) -> bool {
+    at_least(version, from) && until.is_none_or(|u| !at_least(version, u))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 use super::*;
 use crate::resolve::blackwell_majors;
 use crate::sglang::opt;
-use crate::sglang::release::at_least;
+use crate::sglang::release::{at_least, within};
 use crate::sglang::vision_towers::builds_vision_attention;
 
 fn using(ctx: &Context, backend: &str) -> Vec<String> {
@@ -864,9 +864,9 @@ pub(crate) fn hybrid_triton(ctx: &Context) -> Vec<Fired> {
     let Some(arch) = ctx.model_arch() else {
         return vec![];
     };
-    let refused = NO_TRITON.iter().any(|&(a, from, until)| {
-        a == arch && at_least(v, from) && until.is_none_or(|u| !at_least(v, u))
-    });
+    let refused = NO_TRITON
+        .iter()
+        .any(|&(a, from, until)| a == arch && within(v, from, until));
     if !refused || ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() != Some("triton") {
         return vec![];
     }

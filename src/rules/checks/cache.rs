@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::sglang::opt;
-use crate::sglang::release::at_least;
+use crate::sglang::release::{at_least, within};
 
 pub(crate) fn hicache_radix(ctx: &Context) -> Vec<Fired> {
     if !ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE) {
@@ -305,7 +305,7 @@ fn refuses_extra_buffer(ctx: &Context, arch: &str) -> bool {
     }
     NO_EXTRA_BUFFER
         .iter()
-        .any(|&(a, from, until)| a == arch && at_least(v, from) && !at_least(v, until))
+        .any(|&(a, from, until)| a == arch && within(v, from, Some(until)))
 }
 
 /// CACHE012: the Mamba extra buffer asked for on a hybrid the release refuses it for.
