@@ -200,6 +200,9 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     if let Some(b) = super::nemotron_h::attention(i, none_given) {
         return Some(b);
     }
+    if let Some(b) = mamba_branch_sm100(arch, i.version).filter(|_| cc == 10) {
+        return Some(b);
+    }
     if dsa(i) && none_given {
         return Some(if at_least(i.version, "0.5.13") {
             "dsa"
@@ -327,11 +330,59 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
 }
 
 /// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention
-/// family, Nemotron-H (its own branch does the same on 0.5.8), and InternS2-Preview from 0.5.12.
+/// family, Nemotron-H (its own branch does the same on 0.5.8), Falcon-H1, Jet and LFM2, and
+/// InternS2-Preview from 0.5.12.
 pub(crate) fn no_buffer_family(arch: &str, version: &str) -> bool {
     hybrid_linear(arch, version)
         || super::nemotron_h::is(arch, version)
+        || mamba_branch_sm100(arch, version).is_some()
         || (arch == "InternS2PreviewForConditionalGeneration" && at_least(version, "0.5.12"))
+}
+
+/// From this release one list names the hybrids that take the Mamba cache's extra buffer; `auto`
+/// resolves to `no_buffer` (the overlap scheduler off) for the others while the radix cache is on.
+pub(crate) const EXTRA_BUFFER_LIST_FROM: &str = "0.5.14";
+
+/// Hybrids on SGLang's Mamba radix-cache path that no release's extra-buffer list names
+/// (0.5.14–0.5.23).
+pub(crate) const NEVER_LISTED: &[&str] = &[
+    "Lfm2ForCausalLM",
+    "JetNemotronForCausalLM",
+    "JetVLMForConditionalGeneration",
+];
+
+/// 0.5.14+: `auto` resolves to `no_buffer` for a model off the extra-buffer list, and SGLang turns
+/// the overlap scheduler off with it (a draft's included).
+pub(crate) fn unlisted_no_buffer(i: &Inputs) -> bool {
+    let auto = [
+        opt::MAMBA_RADIX_CACHE_STRATEGY,
+        opt::MAMBA_SCHEDULER_STRATEGY,
+    ]
+    .iter()
+    .filter_map(|o| i.args.str(o))
+    .all(|s| s == "auto");
+    i.arch.is_some_and(|a| NEVER_LISTED.contains(&a))
+        && at_least(i.version, EXTRA_BUFFER_LIST_FROM)
+        && auto
+        && !i.flag(opt::DISABLE_RADIX_CACHE)
+        && !i.pd_decode_chunk_cache()
+}
+
+/// Hybrids whose own branch in SGLang's argument handling takes the Mamba cache path and, on
+/// SM100 with no attention backend named, picks one first (first release, backend).
+const MAMBA_BRANCH_SM100: &[(&str, &str, &str)] = &[
+    ("FalconH1ForCausalLM", "0.5.9", "triton"),
+    ("JetNemotronForCausalLM", "0.5.9", "triton"),
+    ("JetVLMForConditionalGeneration", "0.5.9", "triton"),
+    ("Lfm2ForCausalLM", "0.5.9", "flashinfer"),
+];
+
+/// The SM100 backend of a hybrid of [`MAMBA_BRANCH_SM100`] in this release.
+fn mamba_branch_sm100(arch: &str, version: &str) -> Option<&'static str> {
+    MAMBA_BRANCH_SM100
+        .iter()
+        .find(|&&(a, from, _)| a == arch && at_least(version, from))
+        .map(|&(_, _, b)| b)
 }
 
 /// Llama 4: TRT-LLM MHA on SM100 from 0.5.5, and a pick for every GPU from 0.5.6.

@@ -72,7 +72,9 @@ pub(crate) fn resolve(
         sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix || pd_decode))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
-    let mamba_off = (no_buffer && !trtllm) || mamba_radix_no_overlap(i);
+    let mamba_off = (no_buffer && !trtllm)
+        || mamba_radix_no_overlap(i)
+        || super::attention::unlisted_no_buffer(i);
     let overlap = match spec {
         // SGLang turns it back on over the user's flag; PP and the Mamba cache still win.
         Some(true) => sglang_says(!(pp > 1 || mamba_off)),

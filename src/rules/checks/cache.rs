@@ -1,6 +1,7 @@
 //! Radix / hierarchical cache, paging and chunked prefill.
 
 use super::*;
+use crate::resolve::attention::{EXTRA_BUFFER_LIST_FROM, NEVER_LISTED};
 use crate::sglang::opt;
 use crate::sglang::release::{at_least, within};
 
@@ -262,17 +263,6 @@ const NO_EXTRA_BUFFER: &[(&str, &str, &str)] = &[
     ("JetNemotronForCausalLM", "0.5.7", "0.5.13"),
     ("JetVLMForConditionalGeneration", "0.5.7", "0.5.13"),
     ("Lfm2ForCausalLM", "0.5.9", "0.5.14"),
-];
-
-/// From this release one list names the hybrids that take the extra buffer, checked only with
-/// the radix cache on.
-const EXTRA_BUFFER_LIST_FROM: &str = "0.5.14";
-
-/// Hybrids on SGLang's Mamba radix-cache path that no release's list names (0.5.14–0.5.23).
-const NEVER_LISTED: &[&str] = &[
-    "Lfm2ForCausalLM",
-    "JetNemotronForCausalLM",
-    "JetVLMForConditionalGeneration",
 ];
 
 /// The extra-buffer strategy the user asked for, under either option name.
