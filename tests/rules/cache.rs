@@ -17,8 +17,34 @@ pub fn cases() -> Vec<Case> {
         cache012(),
         cache013(),
         cache014(),
+        cache015(),
     ]
     .concat()
+}
+
+/// The Mamba extra buffer with the radix cache off (0.5.10–0.5.13).
+fn cache015() -> Vec<Case> {
+    let extra = |arch: &str, v| {
+        c("CACHE015")
+            .version(v)
+            .model(model(arch))
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .flag("--disable-radix-cache")
+    };
+    vec![
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.10"),
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.13"),
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.9").no(),
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.14").no(),
+        extra("NemotronHForCausalLM", "0.5.13"),
+        // CACHE012's: the branch refuses the extra buffer itself.
+        extra("NemotronHForCausalLM", "0.5.12").no(),
+        c("CACHE015")
+            .version("0.5.13")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .no(),
+    ]
 }
 
 /// The no_buffer Mamba cache's own checks (0.5.14+).
@@ -128,6 +154,11 @@ fn cache012() -> Vec<Case> {
             .arg("--mamba-radix-cache-strategy", json!("extra_buffer")),
         // Qwen3-Next takes the extra buffer; the default strategy is never refused.
         extra("Qwen3NextForCausalLM", "0.5.12").no(),
+        // From 0.5.11 a PD decode server's chunk cache falls back to no_buffer first.
+        extra("Lfm2ForCausalLM", "0.5.13")
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        extra("Lfm2ForCausalLM", "0.5.10").arg("--disaggregation-mode", json!("decode")),
         c("CACHE012")
             .version("0.5.12")
             .model(model("NemotronHForCausalLM"))

@@ -282,20 +282,51 @@ fn extra_buffer_asked(ctx: &Context) -> Option<String> {
 /// extra buffer only then).
 fn radix_cache_on(ctx: &Context) -> bool {
     let u = ctx.user();
-    let pd_decode = u.str(opt::DISAGGREGATION_MODE) == Some("decode")
-        && !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE);
-    !(u.flag(opt::DISABLE_RADIX_CACHE) || u.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || pd_decode)
+    !(u.flag(opt::DISABLE_RADIX_CACHE)
+        || u.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
+        || pd_decode_chunk_cache(ctx))
 }
 
-/// Whether release `v` refuses the extra buffer for `arch` (before 0.5.14 whatever the cache).
+/// Whether release `v` refuses the extra buffer for `arch` (before 0.5.14 whatever the cache,
+/// but for a PD decode server's chunk cache, which falls back to no_buffer first from 0.5.11).
 fn refuses_extra_buffer(ctx: &Context, arch: &str) -> bool {
     let v = ctx.version;
     if at_least(v, EXTRA_BUFFER_LIST_FROM) {
         return NEVER_LISTED.contains(&arch) && radix_cache_on(ctx);
     }
+    if at_least(v, "0.5.11") && pd_decode_chunk_cache(ctx) {
+        return false;
+    }
     NO_EXTRA_BUFFER
         .iter()
         .any(|&(a, from, until)| a == arch && within(v, from, Some(until)))
+}
+
+/// A PD decode server without `--disaggregation-decode-enable-radix-cache`: a chunk cache.
+fn pd_decode_chunk_cache(ctx: &Context) -> bool {
+    let u = ctx.user();
+    u.str(opt::DISAGGREGATION_MODE) == Some("decode")
+        && !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+}
+
+/// CACHE015: 0.5.10–0.5.13 refuse the extra buffer with `--disable-radix-cache` for the hybrids
+/// whose branch takes it (a PD decode server's chunk cache falls back to no_buffer from 0.5.11).
+pub(crate) fn mamba_extra_buffer_no_radix(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let takes_it = mamba_radix_family(arch, v) && !refuses_extra_buffer(ctx, arch);
+    let window = within(v, "0.5.10", Some(EXTRA_BUFFER_LIST_FROM));
+    let Some(asked) = extra_buffer_asked(ctx).filter(|_| window && takes_it) else {
+        return vec![];
+    };
+    if !ctx.user().flag(opt::DISABLE_RADIX_CACHE) || pd_decode_chunk_cache(ctx) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{asked} with --disable-radix-cache on {arch}: SGLang {v} refuses the pair while resolving its arguments ('mamba extra_buffer is not compatible with --disable-radix-cache'); drop the strategy (no_buffer keeps the overlap scheduler without the radix cache) or keep the radix cache"
+    ))]
 }
 
 /// CACHE012: the Mamba extra buffer asked for on a hybrid the release refuses it for.
