@@ -66,9 +66,8 @@ fn cache014() -> Vec<Case> {
             .no(),
         qwen("0.5.23").flag("--disable-overlap-schedule").no(),
         qwen("0.5.23").flag("--disable-radix-cache").no(),
-        qwen("0.5.23")
-            .arg("--speculative-algorithm", json!("NEXTN"))
-            .no(),
+        // A draft keeps the overlap scheduler on (0.5.14+).
+        qwen("0.5.23").arg("--speculative-algorithm", json!("NEXTN")),
         qwen("0.5.23")
             .flag("--disable-overlap-schedule")
             .arg("--page-size", json!(64)),
@@ -112,6 +111,10 @@ fn cache013() -> Vec<Case> {
         nemotron("0.5.23").on(H100).no(),
         nemotron("0.5.23").arg("--page-size", json!(64)).no(),
         nemotron("0.5.23").flag("--disable-radix-cache").no(),
+        // With a draft its pick takes the extra buffer too.
+        nemotron("0.5.23")
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .no(),
         // A model without the extra buffer resolves `auto` to no_buffer.
         named("Lfm2ForCausalLM", "0.5.14"),
         named("Lfm2ForCausalLM", "0.5.13").no(),

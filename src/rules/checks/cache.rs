@@ -278,13 +278,11 @@ fn extra_buffer_asked(ctx: &Context) -> Option<String> {
     .map(|(o, v)| format!("{o} {v}"))
 }
 
-/// The radix cache stays on as far as the user's line says (from 0.5.14 SGLang checks the
-/// extra buffer only then).
+/// The radix cache is on when SGLang's Mamba cache handling runs (from 0.5.14 it checks only
+/// then): not turned off by the user or a PD decode server's chunk cache, which are settled
+/// first; deterministic inference's step comes after it (tests/evidence/CACHE014.jsonl).
 fn radix_cache_on(ctx: &Context) -> bool {
-    let u = ctx.user();
-    !(u.flag(opt::DISABLE_RADIX_CACHE)
-        || u.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
-        || pd_decode_chunk_cache(ctx))
+    !(ctx.user().flag(opt::DISABLE_RADIX_CACHE) || pd_decode_chunk_cache(ctx))
 }
 
 /// Whether release `v` refuses the extra buffer for `arch` (before 0.5.14 whatever the cache,
@@ -375,7 +373,9 @@ pub(crate) fn mamba_no_buffer_trtllm(ctx: &Context) -> Vec<Fired> {
     };
     let b = &ctx.server.backends;
     let named = ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() == Some("trtllm_mha");
+    // With a draft NemotronH's pick (0.5.19+) takes the extra buffer as well.
     let picked = b.attention_by_model
+        && ctx.spec_algo().is_none()
         && b.attention
             .as_ref()
             .is_some_and(|a| a.value == "trtllm_mha");
@@ -442,8 +442,8 @@ pub(crate) fn mamba_no_buffer_validation(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// `no_buffer` given, the overlap scheduler left on and nothing that turns it off beside
-/// (a draft, a pipeline, a PD role).
+/// `no_buffer` given, the overlap scheduler left on and nothing that may turn it off beside
+/// (a pipeline, a PD role); a draft keeps it on from 0.5.14 (tests/evidence/CACHE014.jsonl).
 fn explicit_no_buffer_with_overlap(ctx: &Context) -> bool {
     let u = ctx.user();
     let given = [
@@ -452,9 +452,7 @@ fn explicit_no_buffer_with_overlap(ctx: &Context) -> bool {
     ]
     .iter()
     .any(|o| u.sval(o).as_deref() == Some("no_buffer"));
-    let quiet_line = ctx.spec_algo().is_none()
-        && ctx.pp() <= 1
-        && u.str(opt::DISAGGREGATION_MODE).is_none_or(|m| m == "null");
+    let quiet_line = ctx.pp() <= 1 && u.str(opt::DISAGGREGATION_MODE).is_none_or(|m| m == "null");
     given && quiet_line && ctx.server.switches.overlap_schedule.on
 }
 
