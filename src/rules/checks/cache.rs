@@ -268,14 +268,22 @@ const NO_EXTRA_BUFFER: &[(&str, &str, &str)] = &[
 /// The extra-buffer strategy the user asked for, under either option name.
 fn extra_buffer_asked(ctx: &Context) -> Option<String> {
     let lazy_too = at_least(ctx.version, "0.5.13");
+    mamba_strategy(ctx, |v| {
+        v == "extra_buffer" || (lazy_too && v == "extra_buffer_lazy")
+    })
+    .map(|(o, v)| format!("{o} {v}"))
+}
+
+/// The Mamba strategy the line holds, under its 0.5.14 name or the older one, when it matches
+/// `pred`: (option, value).
+fn mamba_strategy(ctx: &Context, pred: impl Fn(&str) -> bool) -> Option<(&'static str, String)> {
     [
         opt::MAMBA_RADIX_CACHE_STRATEGY,
         opt::MAMBA_SCHEDULER_STRATEGY,
     ]
-    .iter()
-    .filter_map(|o| ctx.user().sval(o).map(|v| (*o, v)))
-    .find(|(_, v)| v == "extra_buffer" || (lazy_too && v == "extra_buffer_lazy"))
-    .map(|(o, v)| format!("{o} {v}"))
+    .into_iter()
+    .filter_map(|o| ctx.user().sval(o).map(|v| (o, v)))
+    .find(|(_, v)| pred(v))
 }
 
 /// The radix cache is on when SGLang's Mamba cache handling runs (from 0.5.14 it checks only
@@ -348,15 +356,8 @@ pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
 /// without the extra buffer, or with the overlap scheduler off and no page size above one.
 fn resolves_no_buffer(ctx: &Context, arch: &str) -> bool {
     let u = ctx.user();
-    let strategy = [
-        opt::MAMBA_RADIX_CACHE_STRATEGY,
-        opt::MAMBA_SCHEDULER_STRATEGY,
-    ]
-    .iter()
-    .filter_map(|o| u.sval(o))
-    .find(|v| v != "auto");
-    match strategy.as_deref() {
-        Some(s) => s == "no_buffer",
+    match mamba_strategy(ctx, |v| v != "auto") {
+        Some((_, s)) => s == "no_buffer",
         None => {
             let paging = u.int(opt::PAGE_SIZE).is_some_and(|p| p > 1);
             let wants_extra = !u.flag(opt::DISABLE_OVERLAP_SCHEDULE) || paging;
@@ -446,12 +447,7 @@ pub(crate) fn mamba_no_buffer_validation(ctx: &Context) -> Vec<Fired> {
 /// (a pipeline, a PD role); a draft keeps it on from 0.5.14 (tests/evidence/CACHE014.jsonl).
 fn explicit_no_buffer_with_overlap(ctx: &Context) -> bool {
     let u = ctx.user();
-    let given = [
-        opt::MAMBA_RADIX_CACHE_STRATEGY,
-        opt::MAMBA_SCHEDULER_STRATEGY,
-    ]
-    .iter()
-    .any(|o| u.sval(o).as_deref() == Some("no_buffer"));
+    let given = mamba_strategy(ctx, |v| v == "no_buffer").is_some();
     let quiet_line = ctx.pp() <= 1 && u.str(opt::DISAGGREGATION_MODE).is_none_or(|m| m == "null");
     given && quiet_line && ctx.server.switches.overlap_schedule.on
 }
