@@ -291,13 +291,7 @@ fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
 /// radix cache (the user's flag, or from 0.5.11 a PD decode server's chunk cache, which SGLang
 /// settles before the backend), or a draft.
 fn hybrid_paged(i: &Inputs) -> bool {
-    let extra_buffer = [
-        opt::MAMBA_RADIX_CACHE_STRATEGY,
-        opt::MAMBA_SCHEDULER_STRATEGY,
-    ]
-    .iter()
-    .filter_map(|o| i.args.str(o))
-    .any(|s| s.starts_with("extra_buffer"));
+    let extra_buffer = mamba_strategies(i).any(|s| s.starts_with("extra_buffer"));
     let pd_decode = at_least(i.version, PD_FIRST_FROM) && i.pd_decode_chunk_cache();
     extra_buffer || i.flag(opt::DISABLE_RADIX_CACHE) || pd_decode || i.spec.is_some()
 }
@@ -351,16 +345,20 @@ pub(crate) const NEVER_LISTED: &[&str] = &[
     "JetVLMForConditionalGeneration",
 ];
 
-/// 0.5.14+: `auto` resolves to `no_buffer` for a model off the extra-buffer list, and SGLang turns
-/// the overlap scheduler off with it (a draft's included).
-pub(crate) fn unlisted_no_buffer(i: &Inputs) -> bool {
-    let auto = [
+/// The Mamba strategy under its 0.5.14 name and the older one (a release has one or both).
+fn mamba_strategies<'a>(i: &'a Inputs) -> impl Iterator<Item = &'a str> {
+    [
         opt::MAMBA_RADIX_CACHE_STRATEGY,
         opt::MAMBA_SCHEDULER_STRATEGY,
     ]
-    .iter()
+    .into_iter()
     .filter_map(|o| i.args.str(o))
-    .all(|s| s == "auto");
+}
+
+/// 0.5.14+: `auto` resolves to `no_buffer` for a model off the extra-buffer list, and SGLang turns
+/// the overlap scheduler off with it (a draft's included).
+pub(crate) fn unlisted_no_buffer(i: &Inputs) -> bool {
+    let auto = mamba_strategies(i).all(|s| s == "auto");
     i.arch.is_some_and(|a| NEVER_LISTED.contains(&a))
         && at_least(i.version, EXTRA_BUFFER_LIST_FROM)
         && auto

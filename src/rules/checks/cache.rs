@@ -210,18 +210,11 @@ pub(crate) fn hicache_fa3_decode(ctx: &Context) -> Vec<Fired> {
 
 /// The models whose start-up takes SGLang's Mamba radix-cache path with the cache supported
 /// (`_handle_mamba_radix_cache`, read in the 0.5.10–0.5.13 wheels; 0.5.12 moves NemotronH's into
-/// its own hook): under `no_buffer` it refuses speculative decoding with the radix cache for each.
-/// GraniteMoeHybrid takes the path only with Mamba layers, which the facts do not tell: left out.
+/// its own hook): the resolver's `no_buffer` family (Qwen's hybrids, NemotronH, Falcon-H1, Jet,
+/// LFM2, InternS2) and two more. GraniteMoeHybrid takes the path only with Mamba layers, which the
+/// facts do not tell: left out.
 fn mamba_radix_family(arch: &str, version: &str) -> bool {
     crate::resolve::no_buffer_family(arch, version)
-        || matches!(
-            arch,
-            "NemotronHForCausalLM"
-                | "FalconH1ForCausalLM"
-                | "JetNemotronForCausalLM"
-                | "JetVLMForConditionalGeneration"
-                | "Lfm2ForCausalLM"
-        )
         || (arch == "MiniCPMV4_6ForConditionalGeneration" && at_least(version, "0.5.12"))
         || (arch == "BailingMoeV2_5ForCausalLM" && at_least(version, "0.5.13"))
 }
@@ -239,9 +232,7 @@ pub(crate) fn mamba_radix_spec(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
     // From 0.5.11 a PD decode server's chunk cache (no radix cache unless asked for) is settled
     // before this check (tests/evidence/CACHE006.jsonl).
-    let decode_chunk_cache = at_least(ctx.version, "0.5.11")
-        && u.str(opt::DISAGGREGATION_MODE) == Some("decode")
-        && !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE);
+    let decode_chunk_cache = at_least(ctx.version, "0.5.11") && pd_decode_chunk_cache(ctx);
     if !member
         || decode_chunk_cache
         || u.flag(opt::DISABLE_RADIX_CACHE)
