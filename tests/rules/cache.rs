@@ -18,8 +18,51 @@ pub fn cases() -> Vec<Case> {
         cache013(),
         cache014(),
         cache015(),
+        cache016(),
     ]
     .concat()
+}
+
+/// The Mamba radix cache without the extra buffer and pages above one (0.5.4–0.5.10.post1).
+fn cache016() -> Vec<Case> {
+    let paged = |arch: &str, v| {
+        c("CACHE016")
+            .version(v)
+            .model(model(arch))
+            .arg("--page-size", json!(64))
+    };
+    let next = |v| paged("Qwen3NextForCausalLM", v);
+    vec![
+        next("0.5.4"),
+        next("0.5.9"),
+        next("0.5.10.post1"),
+        // SGLang sets the page size to 1 itself from 0.5.11.
+        next("0.5.11").no(),
+        paged("Qwen3_5MoeForConditionalGeneration", "0.5.9"),
+        paged("NemotronHForCausalLM", "0.5.7"),
+        // Before 0.5.7 the scheduler gives NemotronH the plain radix cache.
+        paged("NemotronHForCausalLM", "0.5.6").no(),
+        next("0.5.9").flag("--disable-radix-cache").no(),
+        next("0.5.9")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .no(),
+        next("0.5.9").flag("--enable-hierarchical-cache").no(),
+        next("0.5.9")
+            .env("SGLANG_EXPERIMENTAL_CPP_RADIX_TREE", "1")
+            .no(),
+        // A draft turns the radix cache off in these releases' Mamba handling.
+        next("0.5.9")
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .no(),
+        next("0.5.9")
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        c("CACHE016")
+            .version("0.5.9")
+            .model(model("Qwen3NextForCausalLM"))
+            .no(),
+        paged("LlamaForCausalLM", "0.5.9").no(),
+    ]
 }
 
 /// The Mamba extra buffer with the radix cache off (0.5.10–0.5.13).

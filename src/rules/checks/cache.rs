@@ -443,6 +443,68 @@ fn explicit_no_buffer_with_overlap(ctx: &Context) -> bool {
     given && quiet_line && ctx.server.switches.overlap_schedule.on
 }
 
+/// The hybrids whose scheduler builds the Mamba radix cache (the GDN hybrids, and from 0.5.7 the
+/// Mamba2 ones: the model runner's `hybrid_gdn_config` / `mamba2_config` in the 0.5.4–0.5.10.post1
+/// wheels), with the first release that does.
+const MAMBA_RADIX_TREE: &[(&str, &str)] = &[
+    ("Qwen3NextForCausalLM", "0.5.4"),
+    ("JetNemotronForCausalLM", "0.5.6"),
+    ("JetVLMForConditionalGeneration", "0.5.6"),
+    ("NemotronHForCausalLM", "0.5.7"),
+    ("NemotronH_Nano_VL_V2", "0.5.7"),
+    ("FalconH1ForCausalLM", "0.5.7"),
+    ("Qwen3_5MoeForConditionalGeneration", "0.5.9"),
+    ("Qwen3_5ForConditionalGeneration", "0.5.9"),
+    ("Lfm2ForCausalLM", "0.5.9"),
+    ("Lfm2MoeForCausalLM", "0.5.9"),
+];
+
+/// From this release SGLang's argument handling sets the page size to 1 itself for `no_buffer`.
+const NO_BUFFER_PAGE_FIXED_FROM: &str = "0.5.11";
+
+/// CACHE016: 0.5.4–0.5.10.post1 let a hybrid's `no_buffer` Mamba radix cache through with pages
+/// above one, and the scheduler's cache then asserts one-token pages. The page size and the radix
+/// cache are the resolved ones (SGLang turns the cache off itself for a draft, trtllm_mha or a
+/// PD decode server); HiCache and the C++ radix tree build other caches.
+pub(crate) fn mamba_radix_page(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let tree = MAMBA_RADIX_TREE
+        .iter()
+        .any(|&(a, from)| a == arch && within(v, from, Some(NO_BUFFER_PAGE_FIXED_FROM)));
+    let page = ctx.server.page_size;
+    let other_cache = ctx.user().flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        || ctx
+            .env
+            .get("SGLANG_EXPERIMENTAL_CPP_RADIX_TREE")
+            .is_some_and(|v| crate::rules::view::env_true(v));
+    if !tree
+        || page <= 1
+        || !ctx.server.switches.radix_cache.on
+        || pd_decode_chunk_cache(ctx)
+        || other_cache
+        || extra_buffer_asked(ctx).is_some()
+    {
+        return vec![];
+    }
+    let given = ctx.user().int(opt::PAGE_SIZE).is_some_and(|p| p > 1);
+    let whose = if given {
+        format!("--page-size {page}")
+    } else {
+        format!("page size {page} (the attention backend's)")
+    };
+    let keep = if at_least(v, "0.5.7") && !refuses_extra_buffer(ctx, arch) {
+        ", or keep the pages with --mamba-scheduler-strategy extra_buffer"
+    } else {
+        ""
+    };
+    vec![Fired::new(format!(
+        "{whose} with {arch}'s Mamba radix cache (no extra buffer): SGLang {v}'s argument handling lets it through, and the scheduler then asserts one-token pages when it builds the cache ('Page size must be 1 for MambaRadixCache'), after the weights load; drop --page-size (or the backend that sets it), add --disable-radix-cache{keep}"
+    ))]
+}
+
 /// The compute-capability majors SGLang takes an NVFP4 KV cache on (SM100, SM120).
 pub(crate) const NVFP4_KV_MAJORS: &[u32] = &[10, 12];
 
