@@ -479,7 +479,7 @@ pub(crate) fn mamba_radix_page(ctx: &Context) -> Vec<Fired> {
         || ctx
             .env
             .get("SGLANG_EXPERIMENTAL_CPP_RADIX_TREE")
-            .is_some_and(|v| crate::rules::view::env_true(v));
+            .is_some_and(crate::rules::view::env_true);
     if !tree
         || page <= 1
         || !ctx.server.switches.radix_cache.on
