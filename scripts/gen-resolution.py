@@ -181,6 +181,13 @@ def variations(kind, version_tuple):
             strategy = ("--mamba-radix-cache-strategy" if version_tuple >= (0, 5, 14)
                         else "--mamba-scheduler-strategy")
             out.append(("extra-buffer", ["--tp-size", tp, strategy, "extra_buffer"]))
+        if version_tuple >= (0, 5, 13):
+            # From 0.5.14 the extra buffer runs on the triton linear-attention kernels only:
+            # another backend makes `auto` no_buffer (the overlap scheduler off).
+            cutedsl = ["--tp-size", tp, "--linear-attn-backend", "cutedsl"]
+            out.append(("linear-cutedsl", cutedsl))
+            out.append(("linear-cutedsl-page64", cutedsl + ["--page-size", "64"]))
+            out.append(("linear-cutedsl-extra-buffer", cutedsl + [strategy, "extra_buffer"]))
     if kind == "dsv4":
         # Its MXFP4 experts' runner by GPU and release, with Marlin or a draft asked for.
         out.append(("marlin", ["--tp-size", tp, "--moe-runner-backend", "marlin"]))

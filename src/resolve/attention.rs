@@ -355,11 +355,19 @@ fn mamba_strategies<'a>(i: &'a Inputs) -> impl Iterator<Item = &'a str> {
     .filter_map(|o| i.args.str(o))
 }
 
-/// 0.5.14+: `auto` resolves to `no_buffer` for a model off the extra-buffer list, and SGLang turns
+/// Whether a hybrid on SGLang's Mamba radix-cache path is denied the extra buffer from 0.5.14:
+/// off the list, or on a `--linear-attn-backend` other than triton (whose kernels alone keep it).
+pub(crate) fn no_extra_buffer(arch: &str, linear_attn_backend: Option<&str>) -> bool {
+    NEVER_LISTED.contains(&arch) || linear_attn_backend.is_some_and(|b| b != "triton")
+}
+
+/// 0.5.14+: `auto` resolves to `no_buffer` for a model denied the extra buffer, and SGLang turns
 /// the overlap scheduler off with it (a draft's included).
 pub(crate) fn unlisted_no_buffer(i: &Inputs) -> bool {
     let auto = mamba_strategies(i).all(|s| s == "auto");
-    i.arch.is_some_and(|a| NEVER_LISTED.contains(&a))
+    let linear = i.args.str(opt::LINEAR_ATTN_BACKEND);
+    i.arch
+        .is_some_and(|a| no_buffer_family(a, i.version) && no_extra_buffer(a, linear))
         && at_least(i.version, EXTRA_BUFFER_LIST_FROM)
         && auto
         && !i.flag(opt::DISABLE_RADIX_CACHE)

@@ -121,6 +121,17 @@ fn cache014() -> Vec<Case> {
             .arg("--page-size", json!(64))
             .no(),
         lfm2("0.5.14").arg("--page-size", json!(64)),
+        // Another linear-attention backend settles `auto` on no_buffer, which refuses pages.
+        c("CACHE014")
+            .version("0.5.23")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--linear-attn-backend", json!("cutedsl"))
+            .arg("--page-size", json!(64)),
+        c("CACHE014")
+            .version("0.5.23")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--linear-attn-backend", json!("cutedsl"))
+            .no(),
         lfm2("0.5.14").no(),
         // `auto` with paging takes the extra buffer for a listed model.
         c("CACHE014")
@@ -209,6 +220,21 @@ fn cache012() -> Vec<Case> {
             .version("0.5.12")
             .model(model("NemotronHForCausalLM"))
             .arg("--mamba-scheduler-strategy", json!("no_buffer"))
+            .no(),
+        // From 0.5.14 only triton's linear-attention kernels keep the extra buffer.
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.18")
+            .arg("--linear-attn-backend", json!("cutedsl")),
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.18")
+            .arg("--linear-attn-backend", json!("triton"))
+            .no(),
+        extra("Qwen3_5MoeForConditionalGeneration", "0.5.13")
+            .arg("--linear-attn-backend", json!("cutedsl"))
+            .no(),
+        c("CACHE012")
+            .version("0.5.23")
+            .model(model("LlamaForCausalLM"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
+            .arg("--linear-attn-backend", json!("cutedsl"))
             .no(),
     ]
 }

@@ -1,7 +1,7 @@
 //! Radix / hierarchical cache, paging and chunked prefill.
 
 use super::*;
-use crate::resolve::attention::{EXTRA_BUFFER_LIST_FROM, NEVER_LISTED};
+use crate::resolve::attention::{EXTRA_BUFFER_LIST_FROM, NEVER_LISTED, no_extra_buffer};
 use crate::sglang::opt;
 use crate::sglang::release::{at_least, within};
 
@@ -289,7 +289,7 @@ fn radix_cache_on(ctx: &Context) -> bool {
 fn refuses_extra_buffer(ctx: &Context, arch: &str) -> bool {
     let v = ctx.version;
     if at_least(v, EXTRA_BUFFER_LIST_FROM) {
-        return NEVER_LISTED.contains(&arch) && radix_cache_on(ctx);
+        return denied_extra_buffer(ctx, arch) && radix_cache_on(ctx);
     }
     if at_least(v, "0.5.11") && pd_decode_chunk_cache(ctx) {
         return false;
@@ -297,6 +297,22 @@ fn refuses_extra_buffer(ctx: &Context, arch: &str) -> bool {
     NO_EXTRA_BUFFER
         .iter()
         .any(|&(a, from, until)| a == arch && within(v, from, Some(until)))
+}
+
+/// 0.5.14+: the hybrid is off the extra-buffer list, or the line names a linear-attention backend
+/// other than triton.
+fn denied_extra_buffer(ctx: &Context, arch: &str) -> bool {
+    mamba_radix_family(arch, ctx.version)
+        && no_extra_buffer(arch, ctx.user().str(opt::LINEAR_ATTN_BACKEND))
+}
+
+/// The `--linear-attn-backend` other than triton that denies a listed hybrid the extra buffer
+/// (0.5.14+).
+fn linear_denies(ctx: &Context, arch: &str) -> Option<String> {
+    let linear = ctx.user().sval(opt::LINEAR_ATTN_BACKEND)?;
+    let listed = !NEVER_LISTED.contains(&arch);
+    (listed && linear != "triton" && at_least(ctx.version, EXTRA_BUFFER_LIST_FROM))
+        .then_some(linear)
 }
 
 /// A PD decode server without `--disaggregation-decode-enable-radix-cache`: a chunk cache.
@@ -337,8 +353,20 @@ pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
     if !refuses_extra_buffer(ctx, arch) {
         return vec![];
     }
+    let (on, whom, remedy) = match linear_denies(ctx, arch) {
+        Some(b) => (
+            format!(" with --linear-attn-backend {b}"),
+            "on that backend",
+            "drop it, or the linear-attention backend (only triton's kernels keep the extra buffer)",
+        ),
+        None => (
+            String::new(),
+            "for this model",
+            "drop it (the default no_buffer runs)",
+        ),
+    };
     vec![Fired::new(format!(
-        "{asked} on {arch}: SGLang {}'s argument handling refuses the Mamba extra buffer for this model ('extra_buffer is not supported for {arch}'); drop it (the default no_buffer runs)",
+        "{asked} on {arch}{on}: SGLang {}'s argument handling refuses the Mamba extra buffer {whom} ('extra_buffer is not supported for {arch}'); {remedy}",
         ctx.version
     ))]
 }
@@ -352,7 +380,7 @@ fn resolves_no_buffer(ctx: &Context, arch: &str) -> bool {
         None => {
             let paging = u.int(opt::PAGE_SIZE).is_some_and(|p| p > 1);
             let wants_extra = !u.flag(opt::DISABLE_OVERLAP_SCHEDULE) || paging;
-            NEVER_LISTED.contains(&arch) || !wants_extra
+            denied_extra_buffer(ctx, arch) || !wants_extra
         }
     }
 }
@@ -384,7 +412,7 @@ pub(crate) fn mamba_no_buffer_trtllm(ctx: &Context) -> Vec<Fired> {
     } else {
         format!("trtllm_mha (SGLang's pick for {arch} on this GPU)")
     };
-    let extra = if NEVER_LISTED.contains(&arch) {
+    let extra = if denied_extra_buffer(ctx, arch) {
         ""
     } else {
         "keep the overlap scheduler on or give --page-size 64 (the extra buffer), "
@@ -419,10 +447,12 @@ pub(crate) fn mamba_no_buffer_validation(ctx: &Context) -> Vec<Fired> {
     if let Some(p) = page.filter(|_| !sglang_pages) {
         return vec![Fired::new(format!(
             "--page-size {p} with {arch}'s Mamba cache under no_buffer: SGLang {v} refuses it while resolving its arguments ('no_buffer only supports page_size=1'); drop --page-size{}",
-            if NEVER_LISTED.contains(&arch) {
-                ""
-            } else {
-                ", or keep it with --mamba-radix-cache-strategy extra_buffer"
+            match linear_denies(ctx, arch) {
+                Some(b) => format!(
+                    ", or keep it on the triton linear-attention backend (not {b}), which takes the extra buffer"
+                ),
+                None if NEVER_LISTED.contains(&arch) => String::new(),
+                None => ", or keep it with --mamba-radix-cache-strategy extra_buffer".into(),
             }
         ))];
     }
