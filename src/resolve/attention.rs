@@ -203,6 +203,11 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     if let Some(b) = mamba_branch_sm100(arch, i.version).filter(|_| cc == 10) {
         return Some(b);
     }
+    // 0.5.7–0.5.8: Falcon-H1's and Jet's own branch picks triton, with the radix cache on.
+    let early_pick = at_least(i.version, "0.5.7") && early_mamba_radix(i);
+    if cc == 10 && FALCON_JET.contains(&arch) && early_pick {
+        return Some("triton");
+    }
     if dsa(i) && none_given {
         return Some(if at_least(i.version, "0.5.13") {
             "dsa"
@@ -321,6 +326,41 @@ pub(crate) fn mamba_no_buffer(i: &Inputs) -> bool {
         && !extra
         && !i.flag(opt::DISABLE_RADIX_CACHE)
         && !pd_decode
+}
+
+/// Falcon-H1 and the Jet models, which share a branch of SGLang's argument handling before 0.5.9.
+const FALCON_JET: &[&str] = &[
+    "FalconH1ForCausalLM",
+    "JetNemotronForCausalLM",
+    "JetVLMForConditionalGeneration",
+];
+
+/// Before 0.5.9 a hybrid's own branch turns the overlap scheduler off while the radix cache is
+/// on, a draft or not (and the radix cache off under trtllm_mha): Qwen3-Next on 0.5.6–0.5.7
+/// without the extra buffer (0.5.8 misplaces the step), NemotronH on 0.5.7 (0.5.8's is
+/// [`mamba_no_buffer`]'s), Falcon-H1 and Jet on 0.5.6.post1–0.5.8 (tests/resolution/0.5.7.jsonl).
+pub(crate) fn early_mamba_radix(i: &Inputs) -> bool {
+    let Some(arch) = i.arch else {
+        return false;
+    };
+    let (from, until) = match arch {
+        "Qwen3NextForCausalLM" => ("0.5.6", "0.5.8"),
+        "NemotronHForCausalLM" => ("0.5.7", "0.5.8"),
+        a if FALCON_JET.contains(&a) => ("0.5.6.post1", "0.5.9"),
+        _ => return false,
+    };
+    let extra = i
+        .args
+        .str(opt::MAMBA_SCHEDULER_STRATEGY)
+        .is_some_and(|s| s.starts_with("extra_buffer"));
+    let v = i.version;
+    at_least(v, from) && !at_least(v, until) && !extra && !i.flag(opt::DISABLE_RADIX_CACHE)
+}
+
+/// Whether the hybrid's branch has its trtllm_mha step (the radix cache off, the overlap
+/// scheduler kept): every one but 0.5.6's Falcon-H1 / Jet branch.
+pub(crate) fn branch_trtllm_step(i: &Inputs) -> bool {
+    at_least(i.version, "0.5.7") || !i.arch.is_some_and(|a| FALCON_JET.contains(&a))
 }
 
 /// The models 0.5.9–0.5.13 give the `no_buffer` Mamba cache: Qwen's hybrid linear-attention

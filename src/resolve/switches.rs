@@ -4,7 +4,7 @@
 use crate::sglang::opt;
 use serde::Serialize;
 
-use super::attention::mamba_no_buffer;
+use super::attention::{branch_trtllm_step, early_mamba_radix, mamba_no_buffer};
 use super::choice::{ChoiceSource, Chosen, sglang, user_text};
 use super::inputs::{Disagg, Inputs};
 use crate::sglang::release::at_least;
@@ -62,19 +62,18 @@ pub(crate) fn resolve(
     // The Mamba cache without its extra buffer has no overlap scheduler, and no radix cache on
     // trtllm_mha (which cannot run its one-token pages).
     // With a draft, 0.5.9 turns the radix cache off there (0.5.10 refuses: CACHE006).
-    let no_buffer = mamba_no_buffer(i) && i.spec.is_none();
+    let no_buffer = (mamba_no_buffer(i) && i.spec.is_none()) || early_mamba_radix(i);
     let draft_no_radix = mamba_no_buffer(i) && i.spec.is_some() && !at_least(i.version, "0.5.10");
-    let trtllm = attention == Some("trtllm_mha");
+    // Under trtllm_mha the branch turns the radix cache off and leaves the overlap scheduler be.
+    let trtllm = attention == Some("trtllm_mha") && no_buffer && branch_trtllm_step(i);
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
             && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
         let pd_decode = i.pd_decode_chunk_cache();
-        sglang_says(!(deterministic || (no_buffer && trtllm) || draft_no_radix || pd_decode))
+        sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
-    let mamba_off = (no_buffer && !trtllm)
-        || mamba_radix_no_overlap(i)
-        || super::attention::unlisted_no_buffer(i);
+    let mamba_off = (no_buffer && !trtllm) || super::attention::unlisted_no_buffer(i);
     let overlap = match spec {
         // SGLang turns it back on over the user's flag; PP and the Mamba cache still win.
         Some(true) => sglang_says(!(pp > 1 || mamba_off)),
@@ -108,16 +107,6 @@ fn pd_prefill_eager(i: &Inputs, prefill_graph: bool) -> bool {
         _ => false,
     };
     i.disagg == Some(Disagg::Prefill) && !keeps
-}
-
-/// 0.5.6 turns the overlap scheduler off for Qwen3-Next whenever the radix cache is on
-/// (tests/resolution/0.5.6.post2.jsonl; 0.5.8 does not).
-fn mamba_radix_no_overlap(i: &Inputs) -> bool {
-    let v = i.version;
-    i.arch == Some("Qwen3NextForCausalLM")
-        && at_least(v, "0.5.6")
-        && !at_least(v, "0.5.7")
-        && !i.flag(opt::DISABLE_RADIX_CACHE)
 }
 
 /// What speculative decoding does to the overlap scheduler: `Some(true)` turns it on (over the
