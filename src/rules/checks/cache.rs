@@ -525,7 +525,9 @@ pub(crate) fn mamba_radix_page(ctx: &Context) -> Vec<Fired> {
     } else {
         format!("page size {page} (the attention backend's)")
     };
-    let keep = if at_least(v, "0.5.7") && !refuses_extra_buffer(ctx, arch) {
+    // 0.5.7's extra buffer takes only pages that divide its 64-token chunks.
+    let fits_chunks = at_least(v, "0.5.8") || 64 % page == 0;
+    let keep = if at_least(v, "0.5.7") && fits_chunks && !refuses_extra_buffer(ctx, arch) {
         ", or keep the pages with --mamba-scheduler-strategy extra_buffer"
     } else {
         ""
