@@ -19,8 +19,61 @@ pub fn cases() -> Vec<Case> {
         attn019(),
         attn020(),
         attn021(),
+        attn022(),
+        attn023(),
     ]
     .concat()
+}
+
+/// FlashKDA named for decode (0.5.15+).
+fn attn023() -> Vec<Case> {
+    let kda = |v, option| {
+        c("ATTN023")
+            .version(v)
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg(option, json!("flashkda"))
+    };
+    vec![
+        kda("0.5.15", "--linear-attn-decode-backend"),
+        kda("0.5.23", "--linear-attn-decode-backend"),
+        kda("0.5.23", "--linear-attn-decode-backend").on(B200),
+        kda("0.5.23", "--linear-attn-decode-backend").model(model("LlamaForCausalLM")),
+        // Inherited, decode falls back to triton.
+        kda("0.5.23", "--linear-attn-backend").no(),
+        kda("0.5.23", "--linear-attn-prefill-backend").no(),
+    ]
+}
+
+/// FlashInfer's GDN decode (or verify) backend on SM100 and later without a bfloat16 state.
+fn attn022() -> Vec<Case> {
+    let fi = |v, option| {
+        c("ATTN022")
+            .version(v)
+            .on(B200)
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg(option, json!("flashinfer"))
+    };
+    let decode = |v| fi(v, "--linear-attn-decode-backend");
+    vec![
+        decode("0.5.10.post1"),
+        decode("0.5.14"),
+        decode("0.5.23"),
+        decode("0.5.23").on(PRO),
+        // Hopper keeps a float32 state.
+        decode("0.5.23").on(H100).no(),
+        decode("0.5.23")
+            .arg("--mamba-ssm-dtype", json!("bfloat16"))
+            .no(),
+        decode("0.5.23").arg("--mamba-ssm-dtype", json!("float32")),
+        // The check is the backend's, whatever the model.
+        decode("0.5.23").model(model("LlamaForCausalLM")),
+        fi("0.5.14", "--linear-attn-backend"),
+        fi("0.5.23", "--linear-attn-verify-backend"),
+        // The verify backend follows the decode one, not the shared option.
+        fi("0.5.23", "--linear-attn-backend")
+            .arg("--linear-attn-decode-backend", json!("triton"))
+            .no(),
+    ]
 }
 
 /// The triton attention backend on hybrids whose branch asserts it away.

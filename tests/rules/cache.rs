@@ -19,8 +19,39 @@ pub fn cases() -> Vec<Case> {
         cache014(),
         cache015(),
         cache016(),
+        cache017(),
     ]
     .concat()
+}
+
+/// FlashInfer GDN decode named with the no_buffer Mamba strategy (0.5.10.x).
+fn cache017() -> Vec<Case> {
+    let fi = |arch: &str, v| {
+        c("CACHE017")
+            .version(v)
+            .model(model(arch))
+            .arg("--linear-attn-decode-backend", json!("flashinfer"))
+    };
+    let qwen = |v| fi("Qwen3_5MoeForConditionalGeneration", v);
+    vec![
+        qwen("0.5.10"),
+        qwen("0.5.10.post1"),
+        qwen("0.5.10.post1").flag("--disable-radix-cache"),
+        qwen("0.5.10.post1").on(B200),
+        fi("NemotronHForCausalLM", "0.5.10.post1"),
+        fi("FalconH1ForCausalLM", "0.5.10.post1"),
+        qwen("0.5.11").no(),
+        qwen("0.5.10.post1")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .no(),
+        fi("LlamaForCausalLM", "0.5.10.post1").no(),
+        // Only the decode option is read in this step.
+        c("CACHE017")
+            .version("0.5.10.post1")
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--linear-attn-backend", json!("flashinfer"))
+            .no(),
+    ]
 }
 
 /// The Mamba radix cache without the extra buffer and pages above one (0.5.4–0.5.10.post1).

@@ -875,3 +875,47 @@ pub(crate) fn hybrid_triton(ctx: &Context) -> Vec<Fired> {
         opt::ATTENTION_BACKEND
     ))]
 }
+
+/// ATTN022: FlashInfer's GDN kernels keep a bfloat16 Mamba state on SM100 and later; from 0.5.10
+/// SGLang refuses its decode backend there (0.5.17+: its verify backend too, which follows the
+/// decode one unless named) without `--mamba-ssm-dtype bfloat16`, whatever the model
+/// (tests/evidence/ATTN022.jsonl).
+pub(crate) fn linear_flashinfer_state(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let base = u.sval(opt::LINEAR_ATTN_BACKEND);
+    let decode = u.sval(opt::LINEAR_ATTN_DECODE_BACKEND).or(base);
+    let verify = u
+        .sval(opt::LINEAR_ATTN_VERIFY_BACKEND)
+        .filter(|_| at_least(ctx.version, "0.5.17"))
+        .or_else(|| decode.clone());
+    let state = u.sval(opt::MAMBA_SSM_DTYPE);
+    let blackwell = ctx.majors().iter().any(|&m| m >= 10);
+    let Some(role) = [("decode", decode), ("verify", verify)]
+        .into_iter()
+        .find_map(|(role, b)| (b.as_deref() == Some("flashinfer")).then_some(role))
+    else {
+        return vec![];
+    };
+    if !blackwell || state.as_deref() == Some("bfloat16") {
+        return vec![];
+    }
+    let got = state.unwrap_or_else(|| "unset".into());
+    vec![Fired::new(format!(
+        "FlashInfer as the linear-attention {role} backend on compute capability {}.x with the Mamba state {got}: SGLang {} refuses it while resolving its arguments (its kernels there keep a bfloat16 state); add --mamba-ssm-dtype bfloat16, or use the triton linear-attention backend",
+        ctx.majors().iter().max().unwrap_or(&10),
+        ctx.version
+    ))]
+}
+
+/// ATTN023: FlashKDA is a prefill kernel only; from 0.5.15, its first release, SGLang refuses it
+/// named for decode, whatever the model or GPU (tests/evidence/ATTN023.jsonl). Inherited from
+/// `--linear-attn-backend`, decode falls back to triton.
+pub(crate) fn linear_flashkda_decode(ctx: &Context) -> Vec<Fired> {
+    if ctx.user().str(opt::LINEAR_ATTN_DECODE_BACKEND) != Some("flashkda") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--linear-attn-decode-backend flashkda: FlashKDA has no decode kernel and SGLang {} refuses it while resolving its arguments; use --linear-attn-prefill-backend flashkda (decode stays on triton)",
+        ctx.version
+    ))]
+}

@@ -615,3 +615,30 @@ pub(crate) fn hicache_deepseek_v4(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// CACHE017: 0.5.10 settles the Mamba strategy `auto` on `no_buffer` before anything else, and its
+/// Mamba radix-cache handling then refuses FlashInfer GDN decode named by
+/// `--linear-attn-decode-backend` with it, whatever the GPU or the radix cache
+/// (tests/evidence/CACHE017.jsonl). The shared `--linear-attn-backend` is not read there.
+pub(crate) fn linear_flashinfer_no_buffer(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let u = ctx.user();
+    if !mamba_radix_family(arch, ctx.version)
+        || u.str(opt::LINEAR_ATTN_DECODE_BACKEND) != Some("flashinfer")
+        || extra_buffer_asked(ctx).is_some()
+    {
+        return vec![];
+    }
+    // The extra buffer needs the radix cache on this release (CACHE015).
+    let keep = if refuses_extra_buffer(ctx, arch) || u.flag(opt::DISABLE_RADIX_CACHE) {
+        ""
+    } else {
+        ", or add --mamba-scheduler-strategy extra_buffer"
+    };
+    vec![Fired::new(format!(
+        "--linear-attn-decode-backend flashinfer on {arch} with the Mamba scheduler strategy no_buffer (auto resolves to it): SGLang {} refuses the pair while resolving its arguments; drop the decode backend (triton runs){keep}",
+        ctx.version
+    ))]
+}
