@@ -30,7 +30,8 @@ otherwise the run fails as inconclusive.
 
 `packages` names installed distributions (e.g. `["transformers"]`) whose versions in the venv
 the golden records, for a rule that reads the install: the replay gives them to the launcher as a
-topology file's `host.packages`, as `detect --json` writes them.
+topology file's `host.packages`, as `detect --json` writes them. `torch` is the oracle's stand-in
+(the venvs hold none): the version the release pins, labelled with the case's `cuda`.
 
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
@@ -132,13 +133,39 @@ def run(oracle, python, cases):
     return lines
 
 
-def venv_versions(python, names):
+# torch as the oracle's stand-in reports it: the version the release pins (its Requires-Dist)
+# with the case's CUDA as the local label, as a real wheel's version reads (`2.9.1+cu128`).
+STUB_TORCH = r"""
+import importlib.metadata as m, re
+pin = None
+for req in m.requires("sglang") or []:
+    g = re.match(r"torch\s*==\s*([^;\s]+)\s*(;.*)?$", req)
+    if g and (not g.group(2) or "srt" in g.group(2) or "extra" not in g.group(2)):
+        pin = g.group(1)
+        break
+"""
+
+
+def venv_versions(python, names, cuda=None):
     """The versions of `names` installed in a venv: what a rule reading the install (the case's
-    `packages`) is told, as `detect` would record them."""
+    `packages`) is told, as `detect` would record them. The venvs hold no torch: `torch` is the
+    oracle's stand-in, which needs the case's `cuda`."""
     if not names:
         return {}
-    code = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
-    res = subprocess.run([str(python), "-c", code, *names], capture_output=True, text=True, check=True)
+    code = STUB_TORCH + """
+import json, sys
+out = {}
+for n in sys.argv[2:]:
+    if n == "torch":
+        out[n] = f"{pin}+cu{sys.argv[1].replace('.', '')}"
+    else:
+        out[n] = m.version(n)
+print(json.dumps(out))
+"""
+    if "torch" in names and not cuda:
+        sys.exit("a case recording torch names its `cuda`")
+    res = subprocess.run([str(python), "-c", code, cuda or "", *names], capture_output=True,
+                         text=True, check=True)
     return json.loads(res.stdout)
 
 
@@ -189,7 +216,7 @@ def main():
                     "stage": r.get("error_stage") if refused else None,
                 }
                 if c.get("packages"):
-                    line["packages"] = venv_versions(python, c["packages"])
+                    line["packages"] = venv_versions(python, c["packages"], c.get("cuda"))
                 out.append(line)
                 print(f"{code} {i} {v}: {'refused' if refused else 'accepted'}", file=sys.stderr)
         (EVIDENCE / f"{code}.jsonl").write_text("".join(json.dumps(o) + "\n" for o in out))

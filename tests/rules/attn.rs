@@ -21,8 +21,45 @@ pub fn cases() -> Vec<Case> {
         attn021(),
         attn022(),
         attn023(),
+        attn024(),
     ]
     .concat()
+}
+
+/// FlashInfer's GDN prefill on SM100 and later with torch built for CUDA 12 (0.5.13+).
+fn attn024() -> Vec<Case> {
+    let fi = |v, torch| {
+        c("ATTN024")
+            .version(v)
+            .on(B200)
+            .model(model("Qwen3_5MoeForConditionalGeneration"))
+            .arg("--linear-attn-prefill-backend", json!("flashinfer"))
+            .pkgs(&[("torch", torch)])
+    };
+    vec![
+        fi("0.5.13", "2.9.1+cu128"),
+        fi("0.5.23", "2.11.0+cu129"),
+        fi("0.5.23", "2.11.0+cu128").on(PRO),
+        fi("0.5.23", "2.11.0+cu130").no(),
+        fi("0.5.23", "2.11.0+cu128").on(H100).no(),
+        fi("0.5.12", "2.9.1+cu128").no(),
+        // The shared option, unless prefill names its own.
+        c("ATTN024")
+            .on(B200)
+            .arg("--linear-attn-backend", json!("flashinfer"))
+            .pkgs(&[("torch", "2.11.0+cu128")]),
+        c("ATTN024")
+            .on(B200)
+            .arg("--linear-attn-backend", json!("flashinfer"))
+            .arg("--linear-attn-prefill-backend", json!("triton"))
+            .pkgs(&[("torch", "2.11.0+cu128")])
+            .no(),
+        // An install nobody read: quiet.
+        c("ATTN024")
+            .on(B200)
+            .arg("--linear-attn-prefill-backend", json!("flashinfer"))
+            .no(),
+    ]
 }
 
 /// FlashKDA named for decode (0.5.15+).

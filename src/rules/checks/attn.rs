@@ -919,3 +919,24 @@ pub(crate) fn linear_flashkda_decode(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// ATTN024: FlashInfer's GDN prefill on SM100 and later is a CuTe DSL kernel built for CUDA 13:
+/// from 0.5.13 SGLang refuses it when torch is built for an older CUDA
+/// (tests/evidence/ATTN024.jsonl). Quiet where the install is unknown.
+pub(crate) fn linear_flashinfer_prefill_cuda(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let prefill = u
+        .str(opt::LINEAR_ATTN_PREFILL_BACKEND)
+        .or(u.str(opt::LINEAR_ATTN_BACKEND));
+    let Some(cuda) = ctx.packages.and_then(|p| p.torch_cuda()) else {
+        return vec![];
+    };
+    let major = ctx.majors().iter().copied().max().unwrap_or(0);
+    if prefill != Some("flashinfer") || cuda.0 >= 13 || major < 10 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "FlashInfer as the linear-attention prefill backend on compute capability {major}.x with torch built for CUDA {cuda}: SGLang {} refuses it while resolving its arguments (its GDN prefill kernel there needs CUDA 13); install a CUDA 13 build of torch, or run prefill on triton (--linear-attn-prefill-backend triton)",
+        ctx.version
+    ))]
+}
