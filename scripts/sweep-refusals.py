@@ -20,7 +20,11 @@ release's parser rejects are left out of the comparison. `--field-models` runs, 
 every real config of the field corpus (tests/field/models) on three GPUs, alone and with one of a
 few common options: the release's model-config checks on real checkpoints. `--mamba` runs, instead,
 the Mamba hybrids (Qwen3-Next, Qwen3.5, Nemotron-H, LFM2) with pairs of the options their cache
-handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts). A discovery tool: what it finds becomes rules with goldens in tests/evidence/.
+handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts); `--linear`
+the GDN hybrids (Qwen3-Next, Qwen3.5) with pairs of the linear-attention backend options and what
+their checks read. With `--oracle` and `--venv` the launcher is also told torch as the oracle's
+stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
+tool: what it finds becomes rules with goldens in tests/evidence/.
 """
 import argparse
 import itertools
@@ -185,14 +189,33 @@ MAMBA_OPTIONS = [
     ["--enable-deterministic-inference"],
 ]
 MAMBA_GPUS = [("H100", 4), ("B200", 4), ("RTX-PRO-6000", 4)]
+# `--linear`: the GDN hybrids with pairs of the linear-attention backend options and what their
+# checks read (the Mamba state's dtype, the strategy, a draft); on the Mamba GPUs.
+LINEAR_MODELS = {k: MAMBA_MODELS[k] for k in ("qwen3-next", "qwen3.5")}
+LINEAR_OPTIONS = [
+    ["--linear-attn-backend", "flashinfer"],
+    ["--linear-attn-backend", "cutedsl"],
+    ["--linear-attn-decode-backend", "flashinfer"],
+    ["--linear-attn-decode-backend", "cutedsl"],
+    ["--linear-attn-decode-backend", "flashkda"],
+    ["--linear-attn-prefill-backend", "flashinfer"],
+    ["--linear-attn-prefill-backend", "flashkda"],
+    ["--linear-attn-verify-backend", "flashinfer"],
+    ["--mamba-ssm-dtype", "bfloat16"],
+    ["--mamba-ssm-dtype", "float32"],
+    ["--mamba-scheduler-strategy", "extra_buffer"],
+    ["--disable-radix-cache"],
+    ["--speculative-algorithm", "NEXTN"],
+    ["--page-size", "64"],
+]
 
 
-def mamba_grid():
+def mamba_grid(models=MAMBA_MODELS, options=MAMBA_OPTIONS):
     cases = []
-    for kind, model in MAMBA_MODELS.items():
+    for kind, model in models.items():
         for gpu, count in MAMBA_GPUS:
             base = ["--model-path", str(model), "--tp", str(count)]
-            for a, b in itertools.combinations(MAMBA_OPTIONS, 2):
+            for a, b in itertools.combinations(options, 2):
                 if a[0] != b[0]:
                     cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
     return cases
@@ -265,6 +288,26 @@ def venv_packages(venv):
     return json.loads(res.stdout)
 
 
+def stub_torch(oracle, venv):
+    """torch as the oracle's stand-in reports it (the venvs hold none): the version the release
+    pins, labelled with the CUDA the oracle gives the release by default. A rule reading torch's
+    CUDA (ATTN024) reads it from the install on a real machine."""
+    if not oracle or not venv:
+        return {}
+    sys.path.insert(0, str(oracle))
+    from defaults_oracle import default_cuda_version
+    code = ("import importlib.metadata as m, re, sys; print(next((g.group(1) for r in "
+            "m.requires('sglang') or [] if (g := re.match(r'torch\\s*==\\s*([^;\\s]+)\\s*(;.*)?$', r)) "
+            "and (not g.group(2) or 'extra' not in g.group(2))), ''))")
+    res = subprocess.run([f"{venv}/bin/python", "-c", code], capture_output=True, text=True, check=True)
+    pin = res.stdout.strip().splitlines()[-1] if res.stdout.strip() else ""
+    release = subprocess.run([f"{venv}/bin/python", "-c", "import importlib.metadata as m; print(m.version('sglang'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    if not pin:
+        return {}
+    return {"torch": f"{pin}+cu{default_cuda_version(release).replace('.', '')}"}
+
+
 def topology(gpu, count, packages):
     gpus = [{"index": i, "uuid": f"GPU-{i:08}-0000-4000-8000-000000000000", "name": gpu["name"],
              "pci_bus_id": f"00000000:{0x18 + i:02x}:00.0", "compute_capability": gpu["cc"],
@@ -331,6 +374,8 @@ def main():
                     help="instead of the grid: every field corpus config, alone and with one common option")
     ap.add_argument("--mamba", action="store_true",
                     help="instead of the grid: Mamba hybrids with pairs of the options their cache reads")
+    ap.add_argument("--linear", action="store_true",
+                    help="instead of the grid: GDN hybrids with pairs of the linear-attention backend options")
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
     if opts.replay:
@@ -339,12 +384,14 @@ def main():
         kinds = opts.models.split(",") if opts.models else None
         if opts.mamba:
             cases = mamba_grid()
+        elif opts.linear:
+            cases = mamba_grid(LINEAR_MODELS, LINEAR_OPTIONS)
         elif opts.field_models:
             cases = field_grid()
         else:
             cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
-    packages = venv_packages(opts.venv)
+    packages = {**venv_packages(opts.venv), **stub_torch(opts.oracle, opts.venv)}
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []
