@@ -882,29 +882,34 @@ pub(crate) fn hybrid_triton(ctx: &Context) -> Vec<Fired> {
 /// (tests/evidence/ATTN022.jsonl).
 pub(crate) fn linear_flashinfer_state(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
-    let base = u.sval(opt::LINEAR_ATTN_BACKEND);
-    let decode = u.sval(opt::LINEAR_ATTN_DECODE_BACKEND).or(base);
+    let decode = linear_backend(ctx, opt::LINEAR_ATTN_DECODE_BACKEND);
     let verify = u
         .sval(opt::LINEAR_ATTN_VERIFY_BACKEND)
         .filter(|_| at_least(ctx.version, "0.5.17"))
         .or_else(|| decode.clone());
     let state = u.sval(opt::MAMBA_SSM_DTYPE);
-    let blackwell = ctx.majors().iter().any(|&m| m >= 10);
+    let major = ctx.majors().last().copied().unwrap_or(0);
     let Some(role) = [("decode", decode), ("verify", verify)]
         .into_iter()
         .find_map(|(role, b)| (b.as_deref() == Some("flashinfer")).then_some(role))
     else {
         return vec![];
     };
-    if !blackwell || state.as_deref() == Some("bfloat16") {
+    if major < 10 || state.as_deref() == Some("bfloat16") {
         return vec![];
     }
     let got = state.unwrap_or_else(|| "unset".into());
     vec![Fired::new(format!(
-        "FlashInfer as the linear-attention {role} backend on compute capability {}.x with the Mamba state {got}: SGLang {} refuses it while resolving its arguments (its kernels there keep a bfloat16 state); add --mamba-ssm-dtype bfloat16, or use the triton linear-attention backend",
-        ctx.majors().iter().max().unwrap_or(&10),
+        "FlashInfer as the linear-attention {role} backend on compute capability {major}.x with the Mamba state {got}: SGLang {} refuses it while resolving its arguments (its kernels there keep a bfloat16 state); add --mamba-ssm-dtype bfloat16, or use the triton linear-attention backend",
         ctx.version
     ))]
+}
+
+/// The linear-attention backend a role (`--linear-attn-decode-backend`, `…-prefill-backend`) runs
+/// as the user gave it: its own option, else the shared `--linear-attn-backend`.
+fn linear_backend(ctx: &Context, role: &str) -> Option<String> {
+    let u = ctx.user();
+    u.sval(role).or_else(|| u.sval(opt::LINEAR_ATTN_BACKEND))
 }
 
 /// ATTN023: FlashKDA is a prefill kernel only; from 0.5.15, its first release, SGLang refuses it
@@ -924,15 +929,12 @@ pub(crate) fn linear_flashkda_decode(ctx: &Context) -> Vec<Fired> {
 /// from 0.5.13 SGLang refuses it when torch is built for an older CUDA
 /// (tests/evidence/ATTN024.jsonl). Quiet where the install is unknown.
 pub(crate) fn linear_flashinfer_prefill_cuda(ctx: &Context) -> Vec<Fired> {
-    let u = ctx.user();
-    let prefill = u
-        .str(opt::LINEAR_ATTN_PREFILL_BACKEND)
-        .or(u.str(opt::LINEAR_ATTN_BACKEND));
+    let prefill = linear_backend(ctx, opt::LINEAR_ATTN_PREFILL_BACKEND);
     let Some(cuda) = ctx.packages.and_then(|p| p.torch_cuda()) else {
         return vec![];
     };
-    let major = ctx.majors().iter().copied().max().unwrap_or(0);
-    if prefill != Some("flashinfer") || cuda.0 >= 13 || major < 10 {
+    let major = ctx.majors().last().copied().unwrap_or(0);
+    if prefill.as_deref() != Some("flashinfer") || cuda.0 >= 13 || major < 10 {
         return vec![];
     }
     vec![Fired::new(format!(
