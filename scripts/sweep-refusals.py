@@ -22,7 +22,8 @@ few common options: the release's model-config checks on real checkpoints. `--ma
 the Mamba hybrids (Qwen3-Next, Qwen3.5, Nemotron-H, LFM2) with pairs of the options their cache
 handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts); `--linear`
 the GDN hybrids (Qwen3-Next, Qwen3.5) with pairs of the linear-attention backend options and what
-their checks read. With `--oracle` and `--venv` the launcher is also told torch as the oracle's
+their checks read; `--hicache` the three grid models with HiCache on and pairs of its host-tier and
+storage options. With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
 """
@@ -210,6 +211,42 @@ LINEAR_OPTIONS = [
 ]
 
 
+# `--hicache`: the three grid models with HiCache on and pairs of the options its host tier and
+# storage read (I/O backend, memory layout, write policy, storage backend, size), on H100 and B200.
+HICACHE_OPTIONS = [
+    ["--hicache-io-backend", "direct"],
+    ["--hicache-io-backend", "kernel"],
+    ["--hicache-mem-layout", "layer_first"],
+    ["--hicache-mem-layout", "page_first"],
+    ["--hicache-mem-layout", "page_first_direct"],
+    ["--hicache-write-policy", "write_back"],
+    ["--hicache-storage-backend", "file"],
+    ["--hicache-storage-backend", "mooncake"],
+    ["--hicache-storage-prefetch-policy", "wait_complete"],
+    ["--hicache-size", "64"],
+    ["--page-size", "64"],
+    ["--attention-backend", "fa3"],
+    ["--attention-backend", "flashinfer"],
+    ["--attention-backend", "triton"],
+    ["--disaggregation-mode", "decode"],
+    ["--enable-dp-attention", "--dp", "2"],
+    ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--speculative-algorithm", "EAGLE"],
+]
+HICACHE_GPUS = [("H100", 4), ("B200", 4)]
+
+
+def hicache_grid():
+    cases = []
+    for kind, model in MODELS.items():
+        for gpu, count in HICACHE_GPUS:
+            base = ["--model-path", str(model), "--tp", str(count), "--enable-hierarchical-cache"]
+            for a, b in itertools.combinations(HICACHE_OPTIONS, 2):
+                if a[0] != b[0]:
+                    cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
+    return cases
+
+
 def mamba_grid(models=MAMBA_MODELS, options=MAMBA_OPTIONS):
     cases = []
     for kind, model in models.items():
@@ -374,6 +411,8 @@ def main():
                     help="instead of the grid: every field corpus config, alone and with one common option")
     ap.add_argument("--mamba", action="store_true",
                     help="instead of the grid: Mamba hybrids with pairs of the options their cache reads")
+    ap.add_argument("--hicache", action="store_true",
+                    help="instead of the grid: HiCache with pairs of its host-tier and storage options")
     ap.add_argument("--linear", action="store_true",
                     help="instead of the grid: GDN hybrids with pairs of the linear-attention backend options")
     opts = ap.parse_args()
@@ -384,6 +423,8 @@ def main():
         kinds = opts.models.split(",") if opts.models else None
         if opts.mamba:
             cases = mamba_grid()
+        elif opts.hicache:
+            cases = hicache_grid()
         elif opts.linear:
             cases = mamba_grid(LINEAR_MODELS, LINEAR_OPTIONS)
         elif opts.field_models:
