@@ -149,7 +149,8 @@ for req in m.requires("sglang") or []:
 def venv_versions(python, names, cuda=None):
     """The versions of `names` installed in a venv: what a rule reading the install (the case's
     `packages`) is told, as `detect` would record them. The venvs hold no torch: `torch` is the
-    oracle's stand-in, which needs the case's `cuda`."""
+    oracle's stand-in, which needs the case's `cuda` (left out where the release pins none).
+    scripts/sweep-refusals.py tells the launcher the same stand-in."""
     if not names:
         return {}
     code = STUB_TORCH + """
@@ -157,7 +158,8 @@ import json, sys
 out = {}
 for n in sys.argv[2:]:
     if n == "torch":
-        out[n] = f"{pin}+cu{sys.argv[1].replace('.', '')}"
+        if pin:
+            out[n] = f"{pin}+cu{sys.argv[1].replace('.', '')}"
     else:
         out[n] = m.version(n)
 print(json.dumps(out))

@@ -28,6 +28,7 @@ stand-in reports it (the release's pin, with the CUDA the oracle gives that rele
 tool: what it finds becomes rules with goldens in tests/evidence/.
 """
 import argparse
+import importlib.util
 import itertools
 import json
 import re
@@ -325,24 +326,18 @@ def venv_packages(venv):
     return json.loads(res.stdout)
 
 
-def stub_torch(oracle, venv):
-    """torch as the oracle's stand-in reports it (the venvs hold none): the version the release
-    pins, labelled with the CUDA the oracle gives the release by default. A rule reading torch's
-    CUDA (ATTN024) reads it from the install on a real machine."""
+def stub_torch(oracle, venv, release):
+    """torch as the oracle's stand-in reports it (the venvs hold none), as gen-evidence.py records
+    it: the version the release pins, labelled with the CUDA the oracle gives the release by
+    default. A rule reading torch's CUDA (ATTN024) reads it from the install on a real machine."""
     if not oracle or not venv:
         return {}
     sys.path.insert(0, str(oracle))
     from defaults_oracle import default_cuda_version
-    code = ("import importlib.metadata as m, re, sys; print(next((g.group(1) for r in "
-            "m.requires('sglang') or [] if (g := re.match(r'torch\\s*==\\s*([^;\\s]+)\\s*(;.*)?$', r)) "
-            "and (not g.group(2) or 'extra' not in g.group(2))), ''))")
-    res = subprocess.run([f"{venv}/bin/python", "-c", code], capture_output=True, text=True, check=True)
-    pin = res.stdout.strip().splitlines()[-1] if res.stdout.strip() else ""
-    release = subprocess.run([f"{venv}/bin/python", "-c", "import importlib.metadata as m; print(m.version('sglang'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    if not pin:
-        return {}
-    return {"torch": f"{pin}+cu{default_cuda_version(release).replace('.', '')}"}
+    spec = importlib.util.spec_from_file_location("gen_evidence", ROOT / "scripts" / "gen-evidence.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return gen.venv_versions(f"{venv}/bin/python", ["torch"], default_cuda_version(release))
 
 
 def topology(gpu, count, packages):
@@ -432,7 +427,7 @@ def main():
         else:
             cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
-    packages = {**venv_packages(opts.venv), **stub_torch(opts.oracle, opts.venv)}
+    packages = {**venv_packages(opts.venv), **stub_torch(opts.oracle, opts.venv, opts.release)}
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []

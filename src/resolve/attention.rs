@@ -6,7 +6,7 @@
 use super::choice::{Chosen, sglang, user_text};
 use super::inputs::Inputs;
 use crate::sglang::opt;
-use crate::sglang::release::at_least;
+use crate::sglang::release::{at_least, within};
 
 /// MHA architectures that got FA3 by default on Hopper: the release each joined the list and,
 /// for two that left it, the first release without them. From 0.5.8 every MHA model does.
@@ -349,12 +349,8 @@ pub(crate) fn early_mamba_radix(i: &Inputs) -> bool {
         a if FALCON_JET.contains(&a) => ("0.5.6.post1", "0.5.9"),
         _ => return false,
     };
-    let extra = i
-        .args
-        .str(opt::MAMBA_SCHEDULER_STRATEGY)
-        .is_some_and(|s| s.starts_with("extra_buffer"));
-    let v = i.version;
-    at_least(v, from) && !at_least(v, until) && !extra && !i.flag(opt::DISABLE_RADIX_CACHE)
+    let extra = mamba_strategies(i).any(|s| s.starts_with("extra_buffer"));
+    within(i.version, from, Some(until)) && !extra && !i.flag(opt::DISABLE_RADIX_CACHE)
 }
 
 /// Whether the hybrid's branch has its trtllm_mha step (the radix cache off, the overlap
