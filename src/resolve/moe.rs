@@ -44,6 +44,25 @@ pub(crate) fn runner(i: &Inputs, a2a: Option<&Chosen>, moe_model: bool) -> Optio
     Some(sglang(model_runner(i, no_a2a).unwrap_or("auto")))
 }
 
+/// DeepEP's dispatch mode (`None`: DeepEP is not the all-to-all backend): the user's, else
+/// `auto`. From 0.5.17 SGLang turns `auto` into `low_latency` for the CuteDSL runner, whose
+/// DeepEP entry takes only low-latency dispatch output.
+pub(crate) fn deepep_mode(
+    i: &Inputs,
+    a2a: Option<&Chosen>,
+    runner: Option<&Chosen>,
+) -> Option<String> {
+    if a2a.is_none_or(|a| a.value != "deepep") {
+        return None;
+    }
+    let mode = user_text(i.args, opt::DEEPEP_MODE).map_or_else(|| "auto".into(), |c| c.value);
+    let cutedsl = runner.is_some_and(|r| r.value == "flashinfer_cutedsl");
+    if mode == "auto" && cutedsl && at_least(i.version, "0.5.17") {
+        return Some("low_latency".into());
+    }
+    Some(mode)
+}
+
 fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let arch = i.arch?;
     let cc = i.cc_major()?;

@@ -80,6 +80,10 @@ pub struct Backends {
     pub sampling: Option<Chosen>,
     pub moe_runner: Option<Chosen>,
     pub moe_a2a: Option<Chosen>,
+    /// DeepEP's dispatch mode in effect (`None`: DeepEP is not the all-to-all backend).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) deepep_mode: Option<String>,
     /// The main attention backend is the model's own default (see `Attention::by_model`).
     #[serde(skip)]
     #[schemars(skip)]
@@ -284,8 +288,10 @@ fn moe_a2a(i: &Inputs) -> Option<String> {
 fn backends(i: &Inputs, a: attention::Attention, model: Option<&ModelFacts>) -> Backends {
     let moe_a2a = moe::a2a(i);
     let moe_model = model.is_some_and(|m| m.num_experts.is_some_and(|n| n > 1));
+    let moe_runner = moe::runner(i, moe_a2a.as_ref(), moe_model);
     Backends {
-        moe_runner: moe::runner(i, moe_a2a.as_ref(), moe_model),
+        deepep_mode: moe::deepep_mode(i, moe_a2a.as_ref(), moe_runner.as_ref()),
+        moe_runner,
         moe_a2a,
         attention_by_model: a.by_model,
         attention: a.main,

@@ -20,6 +20,7 @@ pub fn cases() -> Vec<Case> {
         cache015(),
         cache016(),
         cache017(),
+        cache018(),
     ]
     .concat()
 }
@@ -576,4 +577,28 @@ fn messages_match_the_snapshots() {
     for (code, text) in messages(&cases()) {
         insta::assert_snapshot!(code, text);
     }
+}
+
+/// CACHE018: HiCache's hf3fs tier on DeepSeek-V4 (a zero-byte logical anchor page).
+fn cache018() -> Vec<Case> {
+    let hi = |v, arch, backend| {
+        c("CACHE018")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(model(arch))
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!(backend))
+    };
+    let v4 = "DeepseekV4ForCausalLM";
+    vec![
+        // sglang#34969: DeepSeek-V4 with HF3FS as the L3 tier, 0.5.17.
+        hi("0.5.17", v4, "hf3fs"),
+        hi("0.5.13", v4, "hf3fs"),
+        hi("0.5.23", v4, "hf3fs"),
+        hi("0.5.23", v4, "hf3fs").flag("--disable-radix-cache").no(),
+        hi("0.5.23", v4, "mooncake").no(),
+        hi("0.5.23", "DeepseekV3ForCausalLM", "hf3fs").no(),
+        hi("0.5.12.post1", v4, "hf3fs").no(),
+    ]
 }

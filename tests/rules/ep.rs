@@ -21,7 +21,15 @@ fn cutedsl_a2a(code: &'static str, version: &'static str) -> Case {
 
 /// Every EP case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [ep001_to_ep010(), ep011(), ep015(), ep016(), ep017()].concat()
+    [
+        ep001_to_ep010(),
+        ep011(),
+        ep015(),
+        ep016(),
+        ep017(),
+        ep018(),
+    ]
+    .concat()
 }
 
 fn ep001_to_ep010() -> Vec<Case> {
@@ -395,6 +403,46 @@ fn ep017() -> Vec<Case> {
             .model(v4(true, false))
             .arg("--ep-size", json!(4))
             .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+    ]
+}
+
+/// EP018: the CuteDSL MoE runner with DeepEP's normal dispatch.
+fn ep018() -> Vec<Case> {
+    let line = |v, q| {
+        c("EP018")
+            .version(v)
+            .on(B200)
+            .tp(4)
+            .arg("--ep-size", json!(4))
+            .arg("--quantization", json!(q))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+    };
+    let mode = |v, m| line(v, "modelopt_fp4").arg("--deepep-mode", json!(m));
+    vec![
+        // sglang#29521: DeepSeek-R1 NVFP4 under the default auto mode, 0.5.13.post1.
+        line("0.5.13.post1", "modelopt_fp4"),
+        mode("0.5.16", "normal"),
+        mode("0.5.16", "low_latency").no(),
+        // Only the NVFP4 method runs through the CuteDSL entry; a decode server never prefills.
+        line("0.5.16", "fp8").no(),
+        line("0.5.16", "modelopt_fp4")
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        line("0.5.12", "modelopt_fp4").no(),
+        // 0.5.17 turns auto into low_latency itself and refuses a named normal, for any weights.
+        line("0.5.17", "modelopt_fp4").no(),
+        mode("0.5.17", "normal"),
+        line("0.5.23", "fp8").arg("--deepep-mode", json!("normal")),
+        mode("0.5.23", "low_latency").no(),
+        c("EP018")
+            .version("0.5.23")
+            .on(B200)
+            .tp(4)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--moe-runner-backend", json!("deep_gemm"))
+            .arg("--deepep-mode", json!("normal"))
             .no(),
     ]
 }

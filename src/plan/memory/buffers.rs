@@ -86,7 +86,7 @@ fn deepep(ctx: &Context) -> Option<Buffer> {
         .max(0);
     let experts = m.num_experts? as f64 + redundant as f64;
     let ranks = u64::try_from(ctx.server.parallel.tp).ok()?.max(1);
-    let mode = ctx.args.str(opt::DEEPEP_MODE).unwrap_or("auto");
+    let mode = ctx.server.backends.deepep_mode.as_deref().unwrap_or("auto");
     let tokens = moe::deepep_dispatch_tokens(ctx.env).max(0) as f64;
     let (nvl, mut rdma) = match mode {
         "low_latency" => (0.0, 0.0),
@@ -158,15 +158,19 @@ mod tests {
 
     /// DeepSeek-V3 at TP 8 on eight H200s under 0.5.5, with these arguments and variables.
     fn dsv3(values: &[(&str, Value)], vars: &[(&str, &str)]) -> MemoryOutcome {
+        dsv3_on("0.5.5", values, vars)
+    }
+
+    fn dsv3_on(version: &str, values: &[(&str, Value)], vars: &[(&str, &str)]) -> MemoryOutcome {
         let m = model("deepseek-ai__DeepSeek-V3");
         let topo = node(8, H200, 0, "9.0", true);
         let mut all = vec![(opt::TP_SIZE, json!(8))];
         all.extend(values.iter().cloned());
-        let args = SglangArgs::with_values(flagset::get("0.5.5").unwrap(), &all);
+        let args = SglangArgs::with_values(flagset::get(version).unwrap(), &all);
         let env = Env::from_raw(vars.iter().map(|(k, v)| ((*k).into(), (*v).into())));
         let gpus: Vec<u32> = (0..8).collect();
         plan(&Context::new(Facts {
-            version: "0.5.5",
+            version,
             args: &args,
             env: &env,
             topology: &topo,
@@ -261,5 +265,22 @@ mod tests {
         );
         assert!(term(&absurd).is_some_and(|(mib, _)| mib > 1 << 40));
         assert_eq!(absurd.memory.unwrap().fits, Some(false));
+    }
+
+    #[test]
+    fn the_cutedsl_runner_takes_low_latency_mode_from_0_5_17() {
+        let cutedsl = [
+            (DEEPEP.0, json!(DEEPEP.1)),
+            (opt::MOE_RUNNER_BACKEND, json!("flashinfer_cutedsl")),
+        ];
+        // SGLang turns auto into low_latency for this runner: no NVLink buffer.
+        assert_eq!(
+            term(&dsv3_on("0.5.17", &cutedsl, &[])),
+            Some((2048, Some(2048)))
+        );
+        assert_eq!(
+            term(&dsv3_on("0.5.16", &cutedsl, &[])),
+            Some((2369, Some(2369)))
+        );
     }
 }

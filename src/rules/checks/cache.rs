@@ -642,3 +642,21 @@ pub(crate) fn linear_flashinfer_no_buffer(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// CACHE018: from 0.5.13 DeepSeek-V4's HiCache anchors on a logical host pool with no bytes per
+/// token, and the hf3fs backend divides its file size by the page size it reads there.
+pub(crate) fn hicache_hf3fs_deepseek_v4(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    let v4 = ctx.model_arch() == Some(crate::facts::model::deepseek_v4::ARCH);
+    if !v4
+        || !user.flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        || user.str(opt::HICACHE_STORAGE_BACKEND) != Some("hf3fs")
+        || radix_off(ctx).is_some()
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--hicache-storage-backend hf3fs on DeepSeek-V4: SGLang {}'s V4 HiCache anchors on a logical host pool of 0 bytes per token, and the hf3fs backend divides by that page size while the cache controller starts ('ZeroDivisionError: integer division or modulo by zero', sglang#34969); use another storage backend (mooncake) or HiCache without one",
+        ctx.version
+    ))]
+}

@@ -448,3 +448,35 @@ pub(crate) fn dsv4_mxfp4_runner_a2a(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// EP018: the CuteDSL MoE runner's DeepEP entry takes only low-latency dispatch output. 0.5.17+
+/// refuse a named `normal` (and turn `auto` into `low_latency` themselves); 0.5.13–0.5.16 send an
+/// NVFP4 MoE's prefill through normal dispatch under `auto` too, and the first prefill stops.
+pub(crate) fn deepep_cutedsl_normal(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    let named = ctx.user().sval(opt::DEEPEP_MODE);
+    let mode = named.as_deref().unwrap_or("auto");
+    if ctx.moe_a2a().as_deref() != Some("deepep") || moe_runner(ctx) != "flashinfer_cutedsl" {
+        return vec![];
+    }
+    if at_least(v, "0.5.17") {
+        if mode != "normal" {
+            return vec![];
+        }
+        return vec![Fired::new(format!(
+            "--deepep-mode normal with --moe-runner-backend flashinfer_cutedsl: SGLang {v} refuses it at start-up ('flashinfer_cutedsl FP4 MoE only supports DeepEP low_latency dispatch'); use --deepep-mode low_latency or leave it auto"
+        ))];
+    }
+    let decode_side = ctx.user().str(opt::DISAGGREGATION_MODE) == Some("decode");
+    let nvfp4 = ctx.quant().as_deref() == Some("modelopt_fp4");
+    if mode == "low_latency" || !nvfp4 || decode_side && mode == "auto" {
+        return vec![];
+    }
+    let fired = Fired::new(format!(
+        "--moe-runner-backend flashinfer_cutedsl with DeepEP's {mode} mode (NVFP4 MoE): SGLang {v} sends prefill batches through DeepEP's normal dispatch, which the CuteDSL runner cannot unpack, and the first prefill (the warm-up) stops ('ValueError: not enough values to unpack (expected 6, got 5)', sglang#29521); use --deepep-mode low_latency"
+    ));
+    if mode == "normal" {
+        return vec![fired];
+    }
+    vec![fired.with_fix(set_arg(opt::DEEPEP_MODE, "low_latency"))]
+}
