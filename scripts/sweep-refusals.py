@@ -23,7 +23,8 @@ the Mamba hybrids (Qwen3-Next, Qwen3.5, Nemotron-H, LFM2) with pairs of the opti
 handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts); `--linear`
 the GDN hybrids (Qwen3-Next, Qwen3.5) with pairs of the linear-attention backend options and what
 their checks read; `--hicache` the three grid models with HiCache on and pairs of its host-tier and
-storage options. With `--oracle` and `--venv` the launcher is also told torch as the oracle's
+storage options; `--moe` the MoE models with every all-to-all backend, MoE runner and quantisation
+together and one more option (DeepEP's mode, DP attention, PD roles, EPLB, a draft). With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
 """
@@ -237,6 +238,43 @@ HICACHE_OPTIONS = [
 HICACHE_GPUS = [("H100", 4), ("B200", 4)]
 
 
+# `--moe`: the MoE models at TP 8 and EP 8 with every all-to-all backend, MoE runner and
+# quantisation together, and one more option their checks read (DeepEP's mode, DP attention,
+# PD roles, EPLB, a draft), on H100 and B200; thinned by `--limit`.
+MOE_MODELS = {k: {**MODELS, **MORE_MODELS}[k] for k in ("moe", "mla", "gpt-oss")}
+MOE_A2A = [[], ["--moe-a2a-backend", "deepep"], ["--moe-a2a-backend", "mooncake"],
+           ["--moe-a2a-backend", "flashinfer"]]
+MOE_RUNNERS = [[]] + [["--moe-runner-backend", r] for r in (
+    "triton", "deep_gemm", "flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
+    "marlin", "cutlass", "flashinfer_mxfp4", "triton_kernel")]
+MOE_QUANT = [[], ["--quantization", "fp8"], ["--quantization", "modelopt_fp4"]]
+MOE_EXTRA = [[], ["--deepep-mode", "normal"], ["--deepep-mode", "low_latency"],
+             ["--enable-dp-attention", "--dp", "8"], ["--disaggregation-mode", "prefill"],
+             ["--disaggregation-mode", "decode"], ["--enable-eplb"],
+             ["--speculative-algorithm", "NEXTN"]]
+MOE_GPUS = [("H100", 8), ("B200", 8)]
+
+
+def moe_grid(limit, offset=0.0):
+    cases = []
+    for kind, model in MOE_MODELS.items():
+        for gpu, count in MOE_GPUS:
+            base = ["--model-path", str(model), "--tp", str(count), "--ep-size", str(count)]
+            for parts in itertools.product(MOE_A2A, MOE_RUNNERS, MOE_QUANT, MOE_EXTRA):
+                argv = base + [t for part in parts for t in part]
+                cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": argv})
+    return thinned(cases, limit, offset)
+
+
+def thinned(cases, limit, offset):
+    """Every k-th line when a limit is asked, from `offset` of a step on (another offset samples
+    other lines of the same grid)."""
+    if limit and len(cases) > limit:
+        step = len(cases) / limit
+        cases = [cases[int((i + offset) * step)] for i in range(limit)]
+    return cases
+
+
 def hicache_grid():
     cases = []
     for kind, model in MODELS.items():
@@ -282,12 +320,7 @@ def grid(limit, more=False, kinds=None, offset=0.0):
                 if a[0] == b[0]:
                     continue
                 cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": base + a + b})
-    # Deterministic thinning when a limit is asked: every k-th line, from `offset` of a step on
-    # (another offset samples other lines of the same grid).
-    if limit and len(cases) > limit:
-        step = len(cases) / limit
-        cases = [cases[int((i + offset) * step)] for i in range(limit)]
-    return cases
+    return thinned(cases, limit, offset)
 
 
 def oracle_run(oracle, python, gpus, cases):
@@ -410,6 +443,9 @@ def main():
                     help="instead of the grid: HiCache with pairs of its host-tier and storage options")
     ap.add_argument("--linear", action="store_true",
                     help="instead of the grid: GDN hybrids with pairs of the linear-attention backend options")
+    ap.add_argument("--moe", action="store_true",
+                    help="instead of the grid: MoE models with every all-to-all x runner x quantisation "
+                         "and one more option (thinned by --limit)")
     opts = ap.parse_args()
     gpus = tomllib.loads((ROOT / "tests" / "field" / "gpus.toml").read_text())
     if opts.replay:
@@ -422,6 +458,8 @@ def main():
             cases = hicache_grid()
         elif opts.linear:
             cases = mamba_grid(LINEAR_MODELS, LINEAR_OPTIONS)
+        elif opts.moe:
+            cases = moe_grid(opts.limit, min(max(opts.offset, 0.0), 0.999))
         elif opts.field_models:
             cases = field_grid()
         else:

@@ -268,3 +268,20 @@ fn formats_read_from_their_documented_keys() {
         assert_eq!(f.weight_format, Some(format), "{q}");
     }
 }
+
+/// NVIDIA's DeepSeek-V4 NVFP4 export: `quant_method: fp8` with ModelOpt's mixed precision and
+/// NVFP4 experts, the hybrid SGLang's NVFP4 MoE runners take from 0.5.15; a plain ModelOpt NVFP4
+/// checkpoint is not that hybrid.
+#[test]
+fn deepseek_v4_nvfp4_export_is_the_fp8_nvfp4_hybrid() {
+    let field = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/field/models");
+    let v4 = Path::new(field).join("nvidia__DeepSeek-V4-Pro-NVFP4/config.json");
+    assert!(facts_of(&[v4]).nvfp4_moe_hybrid);
+    let plain = Path::new(MODELS).join("synthetic__Qwen3-8B-modelopt-nvfp4");
+    let files: Vec<PathBuf> = std::fs::read_dir(plain)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert!(!facts_of(&files).nvfp4_moe_hybrid);
+}

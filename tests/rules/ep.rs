@@ -28,6 +28,7 @@ pub fn cases() -> Vec<Case> {
         ep016(),
         ep017(),
         ep018(),
+        ep019(),
     ]
     .concat()
 }
@@ -444,5 +445,27 @@ fn ep018() -> Vec<Case> {
             .arg("--moe-runner-backend", json!("deep_gemm"))
             .arg("--deepep-mode", json!("normal"))
             .no(),
+    ]
+}
+
+/// EP019: the CuteDSL MoE runner with an all-to-all it has no entry for.
+fn ep019() -> Vec<Case> {
+    let a2a = |v, a| {
+        c("EP019")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--quantization", json!("modelopt_fp4"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+            .arg("--moe-a2a-backend", json!(a))
+    };
+    vec![
+        a2a("0.5.23", "mooncake"),
+        a2a("0.5.11", "mooncake"),
+        a2a("0.5.23", "deepep").no(),
+        a2a("0.5.23", "flashinfer").no(),
+        a2a("0.5.23", "none").no(),
+        a2a("0.5.10.post1", "mooncake").no(),
     ]
 }

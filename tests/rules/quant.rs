@@ -25,6 +25,7 @@ pub fn cases() -> Vec<Case> {
         rocm(),
         quant021(),
         quant022(),
+        quant023(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -803,5 +804,48 @@ fn quant016() -> Vec<Case> {
             .env("SGLANG_SHARED_EXPERT_TP1", "1")
             .no(),
         v4("QUANT006", "0.5.12", H100).tp(8).no(),
+    ]
+}
+
+/// QUANT023: the FlashInfer CuteDSL MoE runner with weights other than NVFP4.
+fn quant023() -> Vec<Case> {
+    let on = |v, gpu| {
+        c("QUANT023")
+            .version(v)
+            .on(gpu)
+            .tp(4)
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+    };
+    let nvfp4 = "synthetic__Qwen3-8B-modelopt-nvfp4";
+    let hybrid = ModelFacts {
+        nvfp4_moe_hybrid: true,
+        quant_method: Some("fp8".into()),
+        ..model("DeepseekV4ForCausalLM")
+    };
+    vec![
+        // Unquantised Qwen3 MoE weights: the field stays unset, which the check refuses.
+        on("0.5.23", B200).model(moe()),
+        on("0.5.11", B200).model(moe()),
+        on("0.5.10.post1", B200).model(moe()).no(),
+        on("0.5.16", H100)
+            .model(checkpoint(Q30))
+            .arg("--quantization", json!("fp8")),
+        on("0.5.23", B200)
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        on("0.5.15", B200).arg("--quantization", json!("modelopt_mixed")),
+        on("0.5.16", B200)
+            .arg("--quantization", json!("modelopt_mixed"))
+            .no(),
+        on("0.5.17", B200).arg("--quantization", json!("nvfp4_online")),
+        on("0.5.18", B200)
+            .arg("--quantization", json!("nvfp4_online"))
+            .no(),
+        // NVIDIA's DeepSeek-V4 NVFP4 export (FP8 with NVFP4 experts): taken from 0.5.15.
+        on("0.5.15", B200).model(hybrid.clone()).no(),
+        on("0.5.14", B200).model(hybrid),
+        // Nothing known about the weights, or an NVFP4 checkpoint without the option: quiet.
+        on("0.5.23", B200).no(),
+        on("0.5.23", H100).model(checkpoint(nvfp4)).no(),
     ]
 }

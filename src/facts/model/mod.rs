@@ -151,6 +151,9 @@ pub struct ModelFacts {
     pub kv_cache_fp8: bool,
     /// A compressed-tensors checkpoint with 8-bit integer weights and activations (W8A8-INT8).
     pub compressed_w8a8_int8: bool,
+    /// A hybrid FP8 + NVFP4 checkpoint as SGLang marks it (mixed precision, NVFP4 experts, a
+    /// group size), which its NVFP4 MoE runners take whatever `--quantization` holds.
+    pub nvfp4_moe_hybrid: bool,
     /// The config has a `vision_config` (multimodal); its depth and width (SGLang's VLM mfs adjustment).
     pub is_multimodal: bool,
     pub vision_layers: Option<u64>,

@@ -291,9 +291,14 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
         ctx.ep()
     };
     // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
-    // GPT-OSS, cutlass with EP only under --quantization fp8 (mxfp8 from 0.5.9), and the
+    // GPT-OSS, cutlass with EP only under FP8 quantisation (mxfp8 from 0.5.9), and the
     // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
-    let q = ctx.quant_given();
+    // From 0.5.6 the field also holds the checkpoint's method where SGLang copies it in.
+    let q = if at_least(ctx.version, "0.5.6") {
+        super::quant::checked_quantization(ctx)
+    } else {
+        ctx.quant_given()
+    };
     let fp8_cutlass = q.as_deref() == Some("fp8")
         || (q.as_deref() == Some("mxfp8") && at_least(ctx.version, "0.5.9"));
     let gpt_oss = ctx.model_arch() == Some("GptOssForCausalLM");
@@ -479,4 +484,22 @@ pub(crate) fn deepep_cutedsl_normal(ctx: &Context) -> Vec<Fired> {
         return vec![fired];
     }
     vec![fired.with_fix(set_arg(opt::DEEPEP_MODE, "low_latency"))]
+}
+
+/// EP019: the CuteDSL MoE runner runs without an all-to-all or with DeepEP's (0.5.11+) or
+/// FlashInfer's (0.5.13+, EP001 before); SGLang's argument check refuses any other.
+pub(crate) fn cutedsl_a2a(ctx: &Context) -> Vec<Fired> {
+    let Some(a2a) = ctx.moe_a2a() else {
+        return vec![];
+    };
+    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
+    if runner.as_deref() != Some("flashinfer_cutedsl")
+        || matches!(a2a.as_str(), "deepep" | "flashinfer")
+    {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--moe-runner-backend flashinfer_cutedsl with --moe-a2a-backend {a2a}: SGLang {}'s argument check asserts this runner takes no all-to-all, DeepEP's or FlashInfer's ('flashinfer_cutedsl supports moe_a2a_backend=…'), before the server starts; use --moe-a2a-backend deepep or leave it out",
+        ctx.version
+    ))]
 }

@@ -270,7 +270,7 @@ pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
 /// method only where ServerArgs copies it in, which it does on SM10x GPUs for the architectures
 /// it tunes there (DeepSeek-V3 and its kin, the Qwen3 MoE family, GLM-4 MoE); elsewhere the
 /// field stays unset and the check passes it.
-fn checked_quantization(ctx: &Context) -> Option<String> {
+pub(crate) fn checked_quantization(ctx: &Context) -> Option<String> {
     if let Some(q) = ctx.quant_given() {
         return Some(q);
     }
@@ -551,4 +551,45 @@ fn source_of(ctx: &Context, q: &str) -> String {
         Some(_) => format!("--quantization {q}"),
         None => format!("the checkpoint's quantisation {q}"),
     }
+}
+
+/// QUANT023: the FlashInfer CuteDSL MoE runner takes NVFP4 MoE weights only, and the release's
+/// argument check reads the quantisation field as `checked_quantization` does: 0.5.11 takes
+/// `modelopt_fp4`; 0.5.15 also a hybrid FP8 + NVFP4 checkpoint, 0.5.16 `modelopt_mixed`, 0.5.18
+/// `nvfp4_online` (tests/evidence/QUANT023.jsonl).
+pub(crate) fn flashinfer_cutedsl_moe(ctx: &Context) -> Vec<Fired> {
+    use crate::sglang::release::at_least;
+    let v = ctx.version;
+    if ctx.user().sval(opt::MOE_RUNNER_BACKEND).as_deref() != Some("flashinfer_cutedsl") {
+        return vec![];
+    }
+    let checkpoint = ctx.model.and(ctx.quant());
+    let hybrid_nvfp4 = ctx.model.is_some_and(|m| m.nvfp4_moe_hybrid) && at_least(v, "0.5.15");
+    let q = checked_quantization(ctx);
+    // An unset field says nothing without the model's facts, or for an NVFP4 checkpoint (the
+    // copy into the field may reach it by a path not modelled here).
+    let nvfp4_checkpoint = matches!(
+        checkpoint.as_deref(),
+        Some("modelopt_fp4" | "modelopt_mixed")
+    );
+    if hybrid_nvfp4 || q.is_none() && (ctx.model.is_none() || nvfp4_checkpoint) {
+        return vec![];
+    }
+    let mut takes = vec!["modelopt_fp4"];
+    if at_least(v, "0.5.16") {
+        takes.push("modelopt_mixed");
+    }
+    if at_least(v, "0.5.18") {
+        takes.push("nvfp4_online");
+    }
+    if q.as_deref().is_some_and(|q| takes.contains(&q)) {
+        return vec![];
+    }
+    let quant = q.map_or("unquantised weights".to_string(), |q| {
+        format!("quantisation {q}")
+    });
+    vec![Fired::new(format!(
+        "--moe-runner-backend flashinfer_cutedsl with {quant}: SGLang {v}'s argument check asserts this MoE runner takes {} only ('Invalid quantization'), before the server starts; use an NVFP4 (ModelOpt) checkpoint with it, or leave the MoE runner to SGLang",
+        takes.join(", ")
+    ))]
 }
