@@ -467,5 +467,16 @@ fn ep019() -> Vec<Case> {
         a2a("0.5.23", "flashinfer").no(),
         a2a("0.5.23", "none").no(),
         a2a("0.5.10.post1", "mooncake").no(),
+        // Per-token NVFP4 activations take no DeepEP from 0.5.18.
+        a2a("0.5.18", "deepep").env("SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION", "1"),
+        a2a("0.5.17", "deepep")
+            .env("SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION", "1")
+            .no(),
+        a2a("0.5.23", "deepep")
+            .env("SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION", "0")
+            .no(),
+        a2a("0.5.23", "flashinfer")
+            .env("SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION", "1")
+            .no(),
     ]
 }

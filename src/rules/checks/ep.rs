@@ -487,19 +487,32 @@ pub(crate) fn deepep_cutedsl_normal(ctx: &Context) -> Vec<Fired> {
 }
 
 /// EP019: the CuteDSL MoE runner runs without an all-to-all or with DeepEP's (0.5.11+) or
-/// FlashInfer's (0.5.13+, EP001 before); SGLang's argument check refuses any other.
+/// FlashInfer's (0.5.13+, EP001 before); SGLang's argument check refuses any other, and from
+/// 0.5.18 DeepEP's too with per-token NVFP4 activations (online NVFP4, or the variable).
 pub(crate) fn cutedsl_a2a(ctx: &Context) -> Vec<Fired> {
     let Some(a2a) = ctx.moe_a2a() else {
         return vec![];
     };
-    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
-    if runner.as_deref() != Some("flashinfer_cutedsl")
-        || matches!(a2a.as_str(), "deepep" | "flashinfer")
-    {
+    if ctx.user().sval(opt::MOE_RUNNER_BACKEND).as_deref() != Some("flashinfer_cutedsl") {
         return vec![];
     }
+    let v = ctx.version;
+    let per_token = (ctx.env.get(PER_TOKEN_VAR)).is_some_and(env_true)
+        || ctx.quant().as_deref() == Some("nvfp4_online");
+    let why = match a2a.as_str() {
+        "flashinfer" => return vec![],
+        "deepep" if per_token && at_least(v, "0.5.18") => {
+            "refuses DeepEP's all-to-all with per-token NVFP4 activations (--quantization nvfp4_online or SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION): 'flashinfer_cutedsl per-token NVFP4 activation requires moe_a2a_backend='none' or 'flashinfer''"
+        }
+        "deepep" => return vec![],
+        _ => {
+            "asserts this runner takes no all-to-all, DeepEP's or FlashInfer's ('flashinfer_cutedsl supports moe_a2a_backend=…')"
+        }
+    };
     vec![Fired::new(format!(
-        "--moe-runner-backend flashinfer_cutedsl with --moe-a2a-backend {a2a}: SGLang {}'s argument check asserts this runner takes no all-to-all, DeepEP's or FlashInfer's ('flashinfer_cutedsl supports moe_a2a_backend=…'), before the server starts; use --moe-a2a-backend deepep or leave it out",
-        ctx.version
+        "--moe-runner-backend flashinfer_cutedsl with --moe-a2a-backend {a2a}: SGLang {v}'s argument check {why}, before the server starts; use another all-to-all backend this runner takes, or leave it out"
     ))]
 }
+
+/// The variable that opts serialized NVFP4 checkpoints into per-token activation scales.
+const PER_TOKEN_VAR: &str = "SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION";
