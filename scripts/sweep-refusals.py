@@ -24,7 +24,9 @@ handling reads (strategies, page sizes, the overlap scheduler, attention backend
 the GDN hybrids (Qwen3-Next, Qwen3.5) with pairs of the linear-attention backend options and what
 their checks read; `--hicache` the three grid models with HiCache on and pairs of its host-tier and
 storage options; `--moe` the MoE models with every all-to-all backend, MoE runner and quantisation
-together and one more option (DeepEP's mode, DP attention, PD roles, EPLB, a draft). With `--oracle` and `--venv` the launcher is also told torch as the oracle's
+together and one more option (DeepEP's mode, DP attention, PD roles, EPLB, a draft); `--spec` the grid models
+with the speculative algorithms they take (drafts given), step / top-k / draft-token settings and pairs of the
+options speculative decoding's checks read. With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
 """
@@ -266,6 +268,58 @@ def moe_grid(limit, offset=0.0):
     return thinned(cases, limit, offset)
 
 
+# `--spec`: the three grid models with the speculative algorithms they take (the drafts SGLang's
+# checks read are given), each with step / top-k / draft-token settings and pairs of the options
+# speculative decoding's checks read, on H100 and B200; thinned by `--limit`.
+SPEC_ALGOS = {
+    "dense": [["--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
+               str(ORACLE_MODELS / "sglang-EAGLE-LLaMA3-Instruct-8B")],
+              ["--speculative-algorithm", "NGRAM"],
+              ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
+               str(ORACLE_MODELS / "Llama-3.1-8B-Instruct")]],
+    "moe": [["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
+             str(ORACLE_MODELS / "Qwen3-30B-A3B-EAGLE3")],
+            ["--speculative-algorithm", "NGRAM"]],
+    "mla": [["--speculative-algorithm", "NEXTN"], ["--speculative-algorithm", "EAGLE"]],
+}
+SPEC_PARAMS = [[], ["--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                    "--speculative-num-draft-tokens", "4"],
+               ["--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+                "--speculative-num-draft-tokens", "8"],
+               ["--speculative-eagle-topk", "2"]]
+SPEC_OPTIONS = [
+    ["--page-size", "64"],
+    ["--attention-backend", "fa3"],
+    ["--attention-backend", "flashinfer"],
+    ["--attention-backend", "triton"],
+    ["--attention-backend", "trtllm_mha"],
+    ["--attention-backend", "trtllm_mla"],
+    ["--enable-dp-attention", "--dp", "2"],
+    ["--disable-overlap-schedule"],
+    ["--enable-mixed-chunk"],
+    ["--disaggregation-mode", "decode"],
+    ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--disable-cuda-graph"],
+    ["--disable-radix-cache"],
+    ["--enable-two-batch-overlap"],
+    ["--max-running-requests", "8"],
+]
+SPEC_GPUS = [("H100", 4), ("B200", 4)]
+
+
+def spec_grid(limit, offset=0.0):
+    cases = []
+    for kind, algos in SPEC_ALGOS.items():
+        for gpu, count in SPEC_GPUS:
+            base = ["--model-path", str(MODELS[kind]), "--tp", str(count)]
+            pairs = [[]] + [[o] for o in SPEC_OPTIONS] + [
+                [a, b] for a, b in itertools.combinations(SPEC_OPTIONS, 2) if a[0] != b[0]]
+            for algo, params, extra in itertools.product(algos, SPEC_PARAMS, pairs):
+                argv = base + algo + params + [t for o in extra for t in o]
+                cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": argv})
+    return thinned(cases, limit, offset)
+
+
 def thinned(cases, limit, offset):
     """Every k-th line when a limit is asked, from `offset` of a step on (another offset samples
     other lines of the same grid)."""
@@ -443,6 +497,9 @@ def main():
                     help="instead of the grid: HiCache with pairs of its host-tier and storage options")
     ap.add_argument("--linear", action="store_true",
                     help="instead of the grid: GDN hybrids with pairs of the linear-attention backend options")
+    ap.add_argument("--spec", action="store_true",
+                    help="instead of the grid: speculative decoding with its settings and pairs of the "
+                         "options its checks read (thinned by --limit)")
     ap.add_argument("--moe", action="store_true",
                     help="instead of the grid: MoE models with every all-to-all x runner x quantisation "
                          "and one more option (thinned by --limit)")
@@ -458,6 +515,8 @@ def main():
             cases = hicache_grid()
         elif opts.linear:
             cases = mamba_grid(LINEAR_MODELS, LINEAR_OPTIONS)
+        elif opts.spec:
+            cases = spec_grid(opts.limit, min(max(opts.offset, 0.0), 0.999))
         elif opts.moe:
             cases = moe_grid(opts.limit, min(max(opts.offset, 0.0), 0.999))
         elif opts.field_models:
