@@ -69,6 +69,18 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--moe-a2a-backend", json!("flashinfer"))
             .arg("--attn-dp-size", json!(8))
             .no(),
+        // The check is in 0.5.13's argument handling, not 0.5.12's.
+        c("EP002")
+            .version("0.5.13")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass")),
+        c("EP002")
+            .version("0.5.12")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
         c("EP003")
             .on(R4090)
             .tp(2)
