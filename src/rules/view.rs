@@ -186,6 +186,12 @@ impl Context<'_> {
         self.server.moe_a2a.clone()
     }
 
+    /// DeepEP's dispatch mode in effect, after SGLang's own changes (`None`: DeepEP is not the
+    /// all-to-all backend).
+    pub(crate) fn deepep_mode(&self) -> Option<&str> {
+        self.server.backends.deepep_mode.as_deref()
+    }
+
     pub(crate) fn model_arch(&self) -> Option<&str> {
         self.model?.architecture.as_deref()
     }

@@ -240,6 +240,20 @@ fn ep011() -> Vec<Case> {
             .arg("--moe-a2a-backend", json!("deepep"))
             .no(),
         c("EP013").tp(12).arg("--nnodes", json!(3)).no(),
+        // 0.5.17 runs the CuteDSL runner's DeepEP in low-latency mode under auto: no normal kernels.
+        c("EP013")
+            .version("0.5.17")
+            .tp(12)
+            .arg("--nnodes", json!(3))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+            .no(),
+        c("EP013")
+            .version("0.5.16")
+            .tp(12)
+            .arg("--nnodes", json!(3))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl")),
         c("EP011")
             .tp(16)
             .arg("--nnodes", json!(2))

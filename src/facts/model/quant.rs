@@ -263,8 +263,6 @@ pub(super) fn kv_cache_fp8(q: &Map<String, Value>) -> bool {
         })
 }
 
-/// compressed-tensors W8A8-INT8: a config group whose weights and input activations are both
-/// 8-bit integers (llm-compressor's `W8A8` preset, static or dynamic).
 /// SGLang's mark of a hybrid FP8 + NVFP4 checkpoint (read from 0.5.15): mixed precision with
 /// NVFP4 experts and a group size, whatever `quant_method` says.
 pub(super) fn nvfp4_moe_hybrid(q: &Map<String, Value>) -> bool {
@@ -278,6 +276,8 @@ pub(super) fn nvfp4_moe_hybrid(q: &Map<String, Value>) -> bool {
         && q.get("group_size").is_some_and(|g| !g.is_null())
 }
 
+/// compressed-tensors W8A8-INT8: a config group whose weights and input activations are both
+/// 8-bit integers (llm-compressor's `W8A8` preset, static or dynamic).
 pub(super) fn compressed_w8a8_int8(q: &Map<String, Value>) -> bool {
     let int8 = |g: &Value, part: &str| {
         g.pointer(&format!("/{part}/num_bits"))

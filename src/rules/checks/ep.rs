@@ -103,8 +103,7 @@ pub(crate) fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn deepep_normal(ctx: &Context) -> Vec<Fired> {
-    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.user().sval(opt::DEEPEP_MODE).as_deref() != Some("normal")
+    if ctx.deepep_mode() != Some("normal")
         || ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill")
         || ctx.cuda_graph_disabled()
     {
@@ -124,9 +123,7 @@ pub(crate) fn deepep_normal(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
-    if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.user().sval(opt::DEEPEP_MODE).as_deref() == Some("normal")
-    {
+    if ctx.deepep_mode().is_none_or(|m| m == "normal") {
         return vec![];
     }
     // SGLang's default capture sizes fit its default dispatch budget; only a size the user set
@@ -224,7 +221,7 @@ pub(crate) fn flashinfer_cutedsl_budget(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn deepep_rank_count(ctx: &Context) -> Vec<Fired> {
     let tp = ctx.tp();
     if ctx.moe_a2a().is_none_or(|a| a != "deepep")
-        || ctx.user().sval(opt::DEEPEP_MODE).as_deref() == Some("low_latency")
+        || ctx.deepep_mode() == Some("low_latency")
         || ctx.user().sval(opt::DEEPEP_CONFIG).is_some()
         || tp < 2
         || u64::try_from(tp).is_ok_and(|r| moe::deepep_normal_config(r).is_some())
@@ -459,9 +456,10 @@ pub(crate) fn dsv4_mxfp4_runner_a2a(ctx: &Context) -> Vec<Fired> {
 /// NVFP4 MoE's prefill through normal dispatch under `auto` too, and the first prefill stops.
 pub(crate) fn deepep_cutedsl_normal(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
-    let named = ctx.user().sval(opt::DEEPEP_MODE);
-    let mode = named.as_deref().unwrap_or("auto");
-    if ctx.moe_a2a().as_deref() != Some("deepep") || moe_runner(ctx) != "flashinfer_cutedsl" {
+    let Some(mode) = ctx.deepep_mode() else {
+        return vec![];
+    };
+    if moe_runner(ctx) != "flashinfer_cutedsl" {
         return vec![];
     }
     if at_least(v, "0.5.17") {
@@ -493,7 +491,7 @@ pub(crate) fn cutedsl_a2a(ctx: &Context) -> Vec<Fired> {
     let Some(a2a) = ctx.moe_a2a() else {
         return vec![];
     };
-    if ctx.user().sval(opt::MOE_RUNNER_BACKEND).as_deref() != Some("flashinfer_cutedsl") {
+    if moe_runner(ctx) != "flashinfer_cutedsl" {
         return vec![];
     }
     let v = ctx.version;

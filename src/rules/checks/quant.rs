@@ -563,16 +563,17 @@ pub(crate) fn flashinfer_cutedsl_moe(ctx: &Context) -> Vec<Fired> {
     if ctx.user().sval(opt::MOE_RUNNER_BACKEND).as_deref() != Some("flashinfer_cutedsl") {
         return vec![];
     }
-    let checkpoint = ctx.model.and(ctx.quant());
-    let hybrid_nvfp4 = ctx.model.is_some_and(|m| m.nvfp4_moe_hybrid) && at_least(v, "0.5.15");
+    if ctx.model.is_some_and(|m| m.nvfp4_moe_hybrid) && at_least(v, "0.5.15") {
+        return vec![];
+    }
     let q = checked_quantization(ctx);
     // An unset field says nothing without the model's facts, or for an NVFP4 checkpoint (the
     // copy into the field may reach it by a path not modelled here).
     let nvfp4_checkpoint = matches!(
-        checkpoint.as_deref(),
+        ctx.quant().as_deref(),
         Some("modelopt_fp4" | "modelopt_mixed")
     );
-    if hybrid_nvfp4 || q.is_none() && (ctx.model.is_none() || nvfp4_checkpoint) {
+    if q.is_none() && (ctx.model.is_none() || nvfp4_checkpoint) {
         return vec![];
     }
     let mut takes = vec!["modelopt_fp4"];
