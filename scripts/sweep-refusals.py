@@ -509,6 +509,7 @@ def main():
         cases, results = replayed(opts.replay)
     else:
         kinds = opts.models.split(",") if opts.models else None
+        offset = min(max(opts.offset, 0.0), 0.999)
         if opts.mamba:
             cases = mamba_grid()
         elif opts.hicache:
@@ -516,13 +517,13 @@ def main():
         elif opts.linear:
             cases = mamba_grid(LINEAR_MODELS, LINEAR_OPTIONS)
         elif opts.spec:
-            cases = spec_grid(opts.limit, min(max(opts.offset, 0.0), 0.999))
+            cases = spec_grid(opts.limit, offset)
         elif opts.moe:
-            cases = moe_grid(opts.limit, min(max(opts.offset, 0.0), 0.999))
+            cases = moe_grid(opts.limit, offset)
         elif opts.field_models:
             cases = field_grid()
         else:
-            cases = grid(opts.limit, opts.more, kinds, min(max(opts.offset, 0.0), 0.999))
+            cases = grid(opts.limit, opts.more, kinds, offset)
         results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     packages = {**venv_packages(opts.venv), **stub_torch(opts.oracle, opts.venv, opts.release)}
     refusals = defaultdict(lambda: [0, 0, Counter()])
