@@ -31,7 +31,9 @@ otherwise the run fails as inconclusive.
 `packages` names installed distributions (e.g. `["transformers"]`) whose versions in the venv
 the golden records, for a rule that reads the install: the replay gives them to the launcher as a
 topology file's `host.packages`, as `detect --json` writes them. `torch` is the oracle's stand-in
-(the venvs hold none): the version the release pins, labelled with the case's `cuda`.
+(the venvs hold none): the version the release pins, labelled with the case's `cuda`. `rdma =
+true` records the recording machine's RDMA devices (`/sys/class/infiniband`, none when it is
+missing), which the release's own device check read; the replay gives them as `host.rdma_devices`.
 
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
@@ -219,11 +221,20 @@ def main():
                 }
                 if c.get("packages"):
                     line["packages"] = venv_versions(python, c["packages"], c.get("cuda"))
+                if c.get("rdma"):
+                    line["rdma_devices"] = rdma_devices()
                 out.append(line)
                 print(f"{code} {i} {v}: {'refused' if refused else 'accepted'}", file=sys.stderr)
         (EVIDENCE / f"{code}.jsonl").write_text("".join(json.dumps(o) + "\n" for o in out))
     for o in others:
         print(f"not recorded: {o}", file=sys.stderr)
+
+
+def rdma_devices():
+    """The RDMA devices of the machine recording (what the release's own device check saw), as
+    `detect --json` records a host's."""
+    cls = Path("/sys/class/infiniband")
+    return sorted(p.name for p in cls.iterdir()) if cls.is_dir() else []
 
 
 if __name__ == "__main__":

@@ -320,6 +320,71 @@ def spec_grid(limit, offset=0.0):
     return thinned(cases, limit, offset)
 
 
+# `--lora`, `--pd`, `--parallel`: the three grid models with one way of turning a feature on, one
+# of its settings and one more option its checks read (each list starts with none), on H100 and
+# B200; thinned by `--limit`.
+LORA_SETUPS = [["--enable-lora"],
+               ["--enable-lora", "--max-lora-rank", "16", "--lora-target-modules", "all"],
+               ["--max-lora-rank", "64", "--lora-target-modules", "q_proj", "v_proj"],
+               ["--lora-paths", "adapter=/srv/lora/adapter"],
+               ["--enable-lora", "--lora-paths", "adapter=/srv/lora/adapter", "--max-loaded-loras", "1"]]
+LORA_KNOBS = [[], ["--max-loras-per-batch", "4"], ["--max-loaded-loras", "2"],
+              ["--lora-backend", "triton"], ["--lora-backend", "torch_native"],
+              ["--lora-backend", "ascend"], ["--max-lora-chunk-size", "64"],
+              ["--lora-eviction-policy", "fifo"], ["--enable-lora-overlap-loading"]]
+LORA_OTHERS = [[], ["--disable-radix-cache"], ["--enable-dp-attention", "--dp", "2"],
+               ["--speculative-algorithm", "NGRAM"], ["--pp-size", "2"], ["--disable-cuda-graph"],
+               ["--enable-mixed-chunk"], ["--attention-backend", "triton"],
+               ["--chunked-prefill-size", "-1"], ["--disaggregation-mode", "decode"],
+               ["--enable-deterministic-inference"], ["--enable-torch-compile"]]
+PD_SETUPS = [["--disaggregation-mode", "prefill"], ["--disaggregation-mode", "decode"]]
+PD_KNOBS = [[], ["--disaggregation-transfer-backend", "nixl"],
+            ["--disaggregation-transfer-backend", "fake"],
+            ["--disaggregation-transfer-backend", "mori"],
+            ["--disaggregation-transfer-backend", "ascend"],
+            ["--disaggregation-transfer-backend", "mooncake_tcp"],
+            ["--disaggregation-ib-device", "mlx5_0"],
+            ["--disaggregation-decode-enable-radix-cache"],
+            ["--disaggregation-decode-enable-offload-kvcache"],
+            ["--disaggregation-decode-retraction-backup", "host_pool"],
+            ["--load-balance-method", "follow_bootstrap_room"]]
+PD_OTHERS = [[], ["--enable-dp-attention", "--dp", "2"], ["--speculative-algorithm", "NGRAM"],
+             ["--enable-hierarchical-cache"], ["--disable-radix-cache"], ["--page-size", "64"],
+             ["--pp-size", "2"], ["--enable-mixed-chunk"], ["--disable-overlap-schedule"],
+             ["--attention-backend", "triton"], ["--kv-cache-dtype", "fp8_e4m3"],
+             ["--enable-two-batch-overlap"], ["--max-running-requests", "64"],
+             ["--chunked-prefill-size", "-1"], ["--enable-lora"]]
+PARALLEL_SETUPS = [["--pp-size", "2"], ["--dp", "2"], ["--enable-dp-attention", "--dp", "2"],
+                   ["--enable-dp-attention", "--dp", "4"], ["--ep-size", "4"],
+                   ["--moe-dp-size", "2"], ["--nnodes", "2", "--node-rank", "0",
+                                           "--dist-init-addr", "10.0.0.1:5000"]]
+PARALLEL_KNOBS = [[], ["--pp-max-micro-batch-size", "8"], ["--pp-async-batch-depth", "1"],
+                  ["--enable-dp-lm-head"], ["--moe-dense-tp-size", "1"],
+                  ["--enable-two-batch-overlap"], ["--enable-single-batch-overlap"],
+                  ["--load-balance-method", "total_tokens"], ["--pp-size", "4"]]
+PARALLEL_OTHERS = [[], ["--speculative-algorithm", "NGRAM"], ["--enable-mixed-chunk"],
+                   ["--disable-overlap-schedule"], ["--disable-radix-cache"],
+                   ["--chunked-prefill-size", "-1"], ["--enable-torch-compile"],
+                   ["--disable-cuda-graph"], ["--enable-hierarchical-cache"],
+                   ["--max-running-requests", "8"], ["--moe-a2a-backend", "deepep"],
+                   ["--enable-deterministic-inference"]]
+FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS),
+            "pd": (PD_SETUPS, PD_KNOBS, PD_OTHERS),
+            "parallel": (PARALLEL_SETUPS, PARALLEL_KNOBS, PARALLEL_OTHERS)}
+
+
+def feature_grid(feature, limit, offset=0.0):
+    setups, knobs, others = FEATURES[feature]
+    cases = []
+    for kind, model in MODELS.items():
+        for gpu, count in SPEC_GPUS:
+            base = ["--model-path", str(model), "--tp", str(count)]
+            for parts in itertools.product(setups, knobs, others):
+                argv = base + [t for part in parts for t in part]
+                cases.append({"kind": kind, "gpu": gpu, "count": count, "argv": argv})
+    return thinned(cases, limit, offset)
+
+
 def thinned(cases, limit, offset):
     """Every k-th line when a limit is asked, from `offset` of a step on (another offset samples
     other lines of the same grid)."""
@@ -434,8 +499,11 @@ def topology(gpu, count, packages):
     links = [{"gpus": [a, b], "path": "NV18", "nvlink": True, "p2p": "ok"}
              for a in range(count) for b in range(a + 1, count)]
     topo = {"schema": "sglang-launch/topology/v1", "source": "sweep", "gpus": gpus, "links": links}
+    # The RDMA devices of this machine, which the oracle's SGLang checks a line's devices against.
+    cls = Path("/sys/class/infiniband")
+    topo["host"] = {"rdma_devices": sorted(p.name for p in cls.iterdir()) if cls.is_dir() else []}
     if packages:
-        topo["host"] = {"packages": packages}
+        topo["host"]["packages"] = packages
     return topo
 
 
@@ -500,6 +568,9 @@ def main():
     ap.add_argument("--spec", action="store_true",
                     help="instead of the grid: speculative decoding with its settings and pairs of the "
                          "options its checks read (thinned by --limit)")
+    ap.add_argument("--feature", choices=sorted(FEATURES),
+                    help="instead of the grid: one feature (LoRA, PD disaggregation, parallel layouts) "
+                         "turned on, one of its settings and one more option (thinned by --limit)")
     ap.add_argument("--moe", action="store_true",
                     help="instead of the grid: MoE models with every all-to-all x runner x quantisation "
                          "and one more option (thinned by --limit)")
@@ -520,6 +591,8 @@ def main():
             cases = spec_grid(opts.limit, offset)
         elif opts.moe:
             cases = moe_grid(opts.limit, offset)
+        elif opts.feature:
+            cases = feature_grid(opts.feature, opts.limit, offset)
         elif opts.field_models:
             cases = field_grid()
         else:

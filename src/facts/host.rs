@@ -12,8 +12,9 @@ pub struct HostFacts {
     pub shm_bytes: Option<u64>,
     /// Running in a container (Docker / Podman / Kubernetes), when it can be told.
     pub in_container: Option<bool>,
-    /// RDMA devices under `/sys/class/infiniband` (InfiniBand / RoCE), when the class exists.
-    pub ib_devices: Option<usize>,
+    /// The RDMA device names under `/sys/class/infiniband` (InfiniBand / RoCE), sorted; empty
+    /// when the class is missing or empty (SGLang refuses either the same way).
+    pub ib_devices: Option<Vec<String>>,
 }
 
 impl HostFacts {
@@ -30,13 +31,29 @@ impl HostFacts {
             shm_present: Path::new("/dev/shm").is_dir(),
             shm_bytes: shm_size_from_mounts(&mounts),
             in_container: Some(in_container),
-            ib_devices: Some(
-                std::fs::read_dir("/sys/class/infiniband")
-                    .map(|d| d.count())
-                    .unwrap_or(0),
-            ),
+            ib_devices: Some(rdma_devices(Path::new("/sys/class/infiniband"))),
         }
     }
+}
+
+impl HostFacts {
+    /// Known to have no RDMA device.
+    pub(crate) fn no_rdma(&self) -> bool {
+        self.ib_devices.as_ref().is_some_and(Vec::is_empty)
+    }
+}
+
+/// Names under the RDMA class directory, sorted; none when it does not exist.
+pub(crate) fn rdma_devices(class: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(class)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 /// `size=` of the `/dev/shm` tmpfs in a `/proc/mounts` table (k/m/g suffixes, or bytes).
@@ -58,6 +75,16 @@ pub(crate) fn shm_size_from_mounts(mounts: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rdma_devices_are_the_class_directory_entries() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(rdma_devices(&d.path().join("missing")).is_empty());
+        for n in ["mlx5_1", "mlx5_0"] {
+            std::fs::create_dir(d.path().join(n)).unwrap();
+        }
+        assert_eq!(rdma_devices(d.path()), ["mlx5_0", "mlx5_1"]);
+    }
 
     #[test]
     fn docker_default_shm_is_64_mib() {

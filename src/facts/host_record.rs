@@ -59,7 +59,9 @@ impl HostRecord {
             shm_present: Some(facts.shm_present),
             shm_bytes: shm_size_from_mounts(&mounts),
             in_container: facts.in_container,
-            rdma_devices: Some(rdma_devices(Path::new("/sys/class/infiniband"))),
+            rdma_devices: Some(super::host::rdma_devices(Path::new(
+                "/sys/class/infiniband",
+            ))),
             ..HostRecord::default()
         };
         if let Some(p) = packages {
@@ -99,7 +101,7 @@ impl HostRecord {
             shm_present: self.shm_present.unwrap_or(true),
             shm_bytes: self.shm_bytes,
             in_container: self.in_container,
-            ib_devices: self.rdma_devices.as_ref().map(Vec::len),
+            ib_devices: self.rdma_devices.clone(),
         })
     }
 
@@ -135,19 +137,6 @@ fn torch_build(s: &str) -> Option<TorchBuild> {
             _ => None,
         },
     }
-}
-
-/// Names under the RDMA class directory, sorted; none when it does not exist.
-fn rdma_devices(class: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(class)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 #[cfg(test)]
@@ -188,7 +177,7 @@ mod tests {
         };
         let f = r.host_facts().unwrap();
         assert!(f.shm_present);
-        assert_eq!((f.ib_devices, f.shm_bytes), (Some(0), None));
+        assert_eq!((f.ib_devices, f.shm_bytes), (Some(vec![]), None));
         for (s, want) in [
             ("rocm 6.2", Some(TorchBuild::Rocm("6.2".into()))),
             ("cpu", Some(TorchBuild::Cpu)),
@@ -197,15 +186,5 @@ mod tests {
         ] {
             assert_eq!(torch_build(s), want, "{s}");
         }
-    }
-
-    #[test]
-    fn rdma_devices_are_the_class_directory_entries() {
-        let d = tempfile::tempdir().unwrap();
-        assert!(rdma_devices(&d.path().join("missing")).is_empty());
-        for n in ["mlx5_1", "mlx5_0"] {
-            std::fs::create_dir(d.path().join(n)).unwrap();
-        }
-        assert_eq!(rdma_devices(d.path()), ["mlx5_0", "mlx5_1"]);
     }
 }

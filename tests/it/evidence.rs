@@ -33,6 +33,8 @@ struct Golden {
     /// Installed distributions the recording venv had, for rules that read the install.
     #[serde(default)]
     packages: BTreeMap<String, String>,
+    /// The recording machine's RDMA devices, for rules that read the host's.
+    rdma_devices: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -52,7 +54,8 @@ fn goldens(path: &str) -> Vec<Golden> {
 
 /// `count` of this GPU, every pair over NVLink (the oracle's fake GPUs report P2P everywhere), and
 /// the recording venv's packages where the golden has them.
-fn topology(gpu: &Gpu, count: u32, packages: &BTreeMap<String, String>) -> Value {
+fn topology(g: &Golden, gpu: &Gpu) -> Value {
+    let (count, packages) = (g.count, &g.packages);
     let gpus: Vec<Value> = (0..count)
         .map(|i| {
             serde_json::json!({
@@ -77,6 +80,9 @@ fn topology(gpu: &Gpu, count: u32, packages: &BTreeMap<String, String>) -> Value
         // As `detect --json` records the install's packages.
         topo["host"] = serde_json::json!({ "packages": packages });
     }
+    if let Some(devices) = &g.rdma_devices {
+        topo["host"]["rdma_devices"] = serde_json::json!(devices);
+    }
     topo
 }
 
@@ -84,11 +90,7 @@ fn topology(gpu: &Gpu, count: u32, packages: &BTreeMap<String, String>) -> Value
 fn blocking_codes(g: &Golden, gpus: &BTreeMap<String, Gpu>) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let topo = dir.path().join("topology.json");
-    std::fs::write(
-        &topo,
-        topology(&gpus[&g.gpu], g.count, &g.packages).to_string(),
-    )
-    .unwrap();
+    std::fs::write(&topo, topology(g, &gpus[&g.gpu]).to_string()).unwrap();
     let models = Path::new(ROOT).join("tests/fixtures/models/oracle");
     // An oracle model by name, or a fixture config folder (`org__name`).
     let model = if g.model.contains("__") {

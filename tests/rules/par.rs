@@ -4,7 +4,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::registry::RegistryKeys;
 
-use crate::support::{Case, assert_cases, c, heads, messages, mla, model, no_rdma};
+use crate::support::{Case, assert_cases, c, heads, host, messages, mla, model, no_rdma};
 
 /// Every PAR case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -18,6 +18,10 @@ pub fn cases() -> Vec<Case> {
         par017(),
         par018(),
         par019(),
+        par020(),
+        par021(),
+        par022(),
+        par023(),
     ]
     .concat()
 }
@@ -291,6 +295,17 @@ fn par007_to_par008() -> Vec<Case> {
             .host(no_rdma())
             .no(),
         c("PAR007").host(no_rdma()).no(),
+        // Devices named on 0.5.9+: PAR023's error instead.
+        c("PAR007")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-ib-device", json!("mlx5_0"))
+            .host(no_rdma())
+            .no(),
+        c("PAR007")
+            .version("0.5.8")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-ib-device", json!("mlx5_0"))
+            .host(no_rdma()),
         c("PAR008").tp(8).arg("--moe-dense-tp-size", json!(2)),
         c("PAR008").tp(8).arg("--moe-dense-tp-size", json!(8)).no(),
         c("PAR008")
@@ -341,6 +356,140 @@ fn par014() -> Vec<Case> {
             .arg("--disaggregation-decode-tp", json!(2))
             .no(),
         pd("prefill").tp(2).no(),
+    ]
+}
+
+/// PAR020: PD options of the other role, or without what they build on.
+fn par020() -> Vec<Case> {
+    let pd = |v, mode| {
+        c("PAR020")
+            .version(v)
+            .arg("--disaggregation-mode", json!(mode))
+    };
+    let offload = "--disaggregation-decode-enable-offload-kvcache";
+    let backup = "--disaggregation-decode-retraction-backup";
+    let storage = |case: Case| case.arg("--hicache-storage-backend", json!("file"));
+    vec![
+        pd("0.5.3rc2", "prefill").flag(offload),
+        pd("0.5.23", "null").flag(offload),
+        // A decode server's offload needs a storage backend from 0.5.10rc0 on.
+        pd("0.5.9", "decode").flag(offload).no(),
+        pd("0.5.10rc0", "decode").flag(offload),
+        storage(pd("0.5.23", "decode").flag(offload)).no(),
+        storage(pd("0.5.18", "decode").flag(offload)).arg(backup, json!("host_pool")),
+        pd("0.5.18", "prefill").arg(backup, json!("host_pool")),
+        pd("0.5.23", "decode").arg(backup, json!("host_pool")).no(),
+        pd("0.5.23", "decode").arg(backup, json!("cpu_tensor")).no(),
+        pd("0.5.23", "decode")
+            .arg(backup, json!("host_pool"))
+            .arg("--dcp-size", json!(2)),
+        pd("0.5.23", "decode")
+            .arg(backup, json!("host_pool"))
+            .flag("--enable-priority-scheduling"),
+        pd("0.5.23", "decode")
+            .arg(backup, json!("host_pool"))
+            .flag("--enable-priority-scheduling")
+            .flag("--disable-priority-preemption")
+            .no(),
+        // The fake backend stands in for a prefill server: on a decode server only (0.5.10rc0+).
+        pd("0.5.10rc0", "prefill").arg("--disaggregation-transfer-backend", json!("fake")),
+        pd("0.5.9", "prefill")
+            .arg("--disaggregation-transfer-backend", json!("fake"))
+            .no(),
+        pd("0.5.23", "decode")
+            .arg("--disaggregation-transfer-backend", json!("fake"))
+            .no(),
+        pd("0.5.23", "prefill").no(),
+    ]
+}
+
+/// PAR021: a decode server's own radix cache: the transfer backends each release takes it over,
+/// and never with HiSparse.
+fn par021() -> Vec<Case> {
+    let radix = |v, backend| {
+        c("PAR021")
+            .version(v)
+            .arg("--disaggregation-mode", json!("decode"))
+            .flag("--disaggregation-decode-enable-radix-cache")
+            .arg("--disaggregation-transfer-backend", json!(backend))
+    };
+    vec![
+        radix("0.5.11", "mooncake"),
+        radix("0.5.11", "nixl").no(),
+        radix("0.5.12", "mooncake").no(),
+        radix("0.5.13", "mori"),
+        radix("0.5.14", "mori").no(),
+        radix("0.5.23", "fake"),
+        radix("0.5.23", "nixl").flag("--enable-hisparse"),
+        radix("0.5.23", "mooncake").no(),
+        // Without the option, or off a decode server, there is no decode radix cache to check.
+        c("PAR021")
+            .version("0.5.11")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .flag("--disaggregation-decode-enable-radix-cache")
+            .no(),
+    ]
+}
+
+/// PAR022: MoE DP runs only as the MoE side of attention CP of the same size.
+fn par022() -> Vec<Case> {
+    let moe_dp = |tp, n| {
+        c("PAR022")
+            .version("0.5.23")
+            .tp(tp)
+            .arg("--moe-dp-size", json!(n))
+    };
+    let cp = |case: Case, n| case.arg("--attn-cp-size", json!(n));
+    vec![
+        moe_dp(8, 2),
+        cp(moe_dp(8, 2), 2).no(),
+        cp(moe_dp(8, 2), 4),
+        cp(moe_dp(6, 4), 4),
+        cp(moe_dp(8, 2), 2).arg("--ep-size", json!(4)).no(),
+        cp(moe_dp(8, 2), 2).arg("--ep-size", json!(2)),
+        cp(moe_dp(4, 2), 2).arg("--pp-size", json!(2)),
+        // Prefill CP sets the attention CP size itself.
+        moe_dp(8, 2)
+            .flag("--enable-prefill-cp")
+            .arg("--cp-strategy", json!("interleave"))
+            .no(),
+        moe_dp(8, 1).no(),
+    ]
+}
+
+/// PAR023: the RDMA devices named for mooncake, against the host's (two: mlx5_0 and mlx5_1).
+fn par023() -> Vec<Case> {
+    let ib = |v, devices| {
+        c("PAR023")
+            .version(v)
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--disaggregation-ib-device", json!(devices))
+    };
+    let rdma = || host(true, Some(16 << 30));
+    vec![
+        ib("0.5.23", "mlx5_0").host(no_rdma()),
+        ib("0.5.23", "mlx5_0,mlx5_1").host(rdma()).no(),
+        ib("0.5.23", "mlx5_0, mlx5_bond_0").host(rdma()),
+        // A per-GPU mapping is checked for the class only.
+        ib("0.5.23", r#"{"0": "mlx5_9"}"#).host(rdma()).no(),
+        ib("0.5.23", r#"{"0": "mlx5_0"}"#).host(no_rdma()),
+        // Naming no device fails anywhere; without the host's devices nothing else is known.
+        ib("0.5.9", " , "),
+        ib("0.5.23", "mlx5_0").no(),
+        // 0.5.9 refuses a device named twice; later releases drop the repeat.
+        ib("0.5.9", "mlx5_0,mlx5_0").host(rdma()),
+        ib("0.5.10rc0", "mlx5_0,mlx5_0").host(rdma()).no(),
+        // Before 0.5.9, over another backend, or without PD, SGLang reads no device here.
+        ib("0.5.8", "mlx5_0").host(no_rdma()).no(),
+        ib("0.5.23", "mlx5_0")
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+            .host(no_rdma())
+            .no(),
+        c("PAR023")
+            .version("0.5.23")
+            .arg("--disaggregation-ib-device", json!("mlx5_0"))
+            .host(no_rdma())
+            .no(),
     ]
 }
 

@@ -323,14 +323,14 @@ pub fn host(present: bool, bytes: Option<u64>) -> HostFacts {
         shm_present: present,
         shm_bytes: bytes,
         in_container: Some(true),
-        ib_devices: Some(2),
+        ib_devices: Some(vec!["mlx5_0".into(), "mlx5_1".into()]),
     }
 }
 
 /// A container with a 16 GiB `/dev/shm` and no InfiniBand device.
 pub fn no_rdma() -> HostFacts {
     HostFacts {
-        ib_devices: Some(0),
+        ib_devices: Some(vec![]),
         ..host(true, Some(16 << 30))
     }
 }

@@ -336,7 +336,7 @@ pub(crate) fn deepep_internode_rdma(ctx: &Context) -> Vec<Fired> {
     if !ctx.moe_a2a().is_some_and(|a| a.starts_with("deepep")) || ctx.nnodes() < 2 {
         return vec![];
     }
-    if ctx.host.and_then(|h| h.ib_devices) != Some(0) {
+    if !ctx.host.is_some_and(crate::facts::host::HostFacts::no_rdma) {
         return vec![];
     }
     vec![Fired::new(format!(

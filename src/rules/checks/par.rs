@@ -179,8 +179,11 @@ pub(crate) fn pd_mooncake_rdma(ctx: &Context) -> Vec<Fired> {
             .sval(opt::DISAGGREGATION_TRANSFER_BACKEND)
             .as_deref()
             != Some("mooncake")
-        || ctx.host.and_then(|h| h.ib_devices) != Some(0)
+        || !ctx.host.is_some_and(crate::facts::host::HostFacts::no_rdma)
+        || (crate::sglang::release::at_least(ctx.version, "0.5.9")
+            && !pd_ib_devices(ctx).is_empty())
     {
+        // PAR023 says it as the error it is where SGLang checks the devices named.
         return vec![];
     }
     let tcp = if ctx
@@ -377,5 +380,192 @@ pub(crate) fn dsa_prefill_cp(ctx: &Context) -> Vec<Fired> {
     };
     vec![Fired::new(format!(
         "{cp}: SGLang {v} asserts that sparse-attention prefill context parallelism {why}, before the server starts"
+    ))]
+}
+
+/// PAR020: options of one PD role on the other, or without what they build on: the decode KV
+/// offload and the host-pool retraction backup are a decode server's, the offload writes to a
+/// HiCache storage backend and owns the decode host pool, and a prefill server cannot run the
+/// fake transfer backend. Each test from the first release that makes it.
+pub(crate) fn pd_role_options(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let at = |v| crate::sglang::release::at_least(ctx.version, v);
+    let mode = u.sval(opt::DISAGGREGATION_MODE).unwrap_or_default();
+    let decode = mode == "decode";
+    let offload = u.flag(opt::DISAGGREGATION_DECODE_ENABLE_OFFLOAD_KVCACHE);
+    let host_pool = u.str(opt::DISAGGREGATION_DECODE_RETRACTION_BACKUP) == Some("host_pool");
+    let priority_preempts =
+        u.flag(opt::ENABLE_PRIORITY_SCHEDULING) && !u.flag(opt::DISABLE_PRIORITY_PREEMPTION);
+    let offload_opt = opt::DISAGGREGATION_DECODE_ENABLE_OFFLOAD_KVCACHE;
+    let backup = "--disaggregation-decode-retraction-backup host_pool";
+    [
+        (
+            offload && !decode,
+            format!("{offload_opt} on a server that is not a PD decode server"),
+        ),
+        (
+            offload && decode && at("0.5.10rc0") && !u.given(opt::HICACHE_STORAGE_BACKEND),
+            format!("{offload_opt} without {}", opt::HICACHE_STORAGE_BACKEND),
+        ),
+        (
+            offload && decode && host_pool,
+            format!("{offload_opt} with {backup} (both build the decode host pool)"),
+        ),
+        (
+            host_pool && !decode,
+            format!("{backup} on a server that is not a PD decode server"),
+        ),
+        (
+            host_pool && u.int(opt::DCP_SIZE).unwrap_or(1) > 1,
+            format!("{backup} with {} above 1", opt::DCP_SIZE),
+        ),
+        (
+            host_pool && priority_preempts,
+            format!(
+                "{backup} with priority scheduling that may preempt (add {})",
+                opt::DISABLE_PRIORITY_PREEMPTION
+            ),
+        ),
+        (
+            mode == "prefill"
+                && at("0.5.10rc0")
+                && u.str(opt::DISAGGREGATION_TRANSFER_BACKEND) == Some("fake"),
+            format!(
+                "{} fake on a prefill server",
+                opt::DISAGGREGATION_TRANSFER_BACKEND
+            ),
+        ),
+    ]
+    .into_iter()
+    .filter(|(fires, _)| *fires)
+    .map(|(_, why)| Fired::new(format!("{why}: SGLang {} refuses the line", ctx.version)))
+    .collect()
+}
+
+/// PAR021: a PD decode server's own radix cache (0.5.11+), which SGLang refuses with HiSparse
+/// and over the transfer backends it cannot take: nixl only in 0.5.11, nixl or mooncake in
+/// 0.5.12–0.5.13, any but the fake one after.
+pub(crate) fn pd_decode_radix_cache(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    if u.sval(opt::DISAGGREGATION_MODE).as_deref() != Some("decode")
+        || !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE)
+    {
+        return vec![];
+    }
+    let backend = u
+        .sval(opt::DISAGGREGATION_TRANSFER_BACKEND)
+        .unwrap_or_default();
+    let at = |v| crate::sglang::release::at_least(ctx.version, v);
+    let takes: &[&str] = match () {
+        _ if !at("0.5.12") => &["nixl"],
+        _ if !at("0.5.14") => &["nixl", "mooncake"],
+        _ => &[],
+    };
+    let why = if u.flag(opt::ENABLE_HISPARSE) {
+        format!("with {}", opt::ENABLE_HISPARSE)
+    } else if backend == "fake" || !(takes.is_empty() || takes.contains(&backend.as_str())) {
+        let only = if takes.is_empty() {
+            String::new()
+        } else {
+            format!(" (it takes {} only)", takes.join(" or "))
+        };
+        format!("over the {backend} transfer backend{only}")
+    } else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{} on a PD decode server {why}: SGLang {} refuses the line",
+        opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE,
+        ctx.version
+    ))]
+}
+
+/// PAR022: MoE data parallelism (`--moe-dp-size` > 1, 0.5.14+), which SGLang runs only as the
+/// MoE side of attention context parallelism: it asserts a layout that divides TP, no PP, EP
+/// filling what MoE DP leaves of TP, and an attention CP size equal to it. Prefill CP sets the
+/// attention CP size itself, so that test is left to lines without it.
+pub(crate) fn moe_dp_layout(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let moe_dp = u.int(opt::MOE_DP_SIZE).unwrap_or(1);
+    if moe_dp <= 1 {
+        return vec![];
+    }
+    let (tp, ep, attn_cp) = (ctx.tp(), ctx.ep(), u.int(opt::ATTN_CP_SIZE).unwrap_or(1));
+    let prefill_cp =
+        u.flag(opt::ENABLE_PREFILL_CP) || u.flag(opt::ENABLE_NSA_PREFILL_CONTEXT_PARALLEL);
+    let why = if tp % moe_dp != 0 {
+        format!("TP {tp} is not a multiple of it")
+    } else if ep * moe_dp > tp || (ep > 1 && ep * moe_dp != tp) {
+        format!("EP {ep} times it is not TP {tp}")
+    } else if ctx.pp() > 1 {
+        format!("with --pp-size {}", ctx.pp())
+    } else if !prefill_cp && attn_cp != moe_dp {
+        format!(
+            "with an attention CP size of {attn_cp} (it runs as the MoE side of context parallelism; give --attn-cp-size {moe_dp})"
+        )
+    } else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{} {moe_dp}: {why}: SGLang {} refuses the line",
+        opt::MOE_DP_SIZE,
+        ctx.version
+    ))]
+}
+
+/// PAR023: the RDMA devices named for mooncake's KV transfer (0.5.9+), which SGLang checks
+/// against `/sys/class/infiniband` before it starts: the class must exist and hold every device
+/// named. A per-GPU mapping (0.5.13+) is checked for the class only; without the host's devices
+/// (an offline topology without them), only a value naming no device at all.
+pub(crate) fn pd_ib_devices(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let pd = matches!(
+        u.sval(opt::DISAGGREGATION_MODE).as_deref(),
+        Some("prefill" | "decode")
+    );
+    let mooncake = (pd && u.str(opt::DISAGGREGATION_TRANSFER_BACKEND) == Some("mooncake"))
+        || u.str(opt::ENCODER_TRANSFER_BACKEND) == Some("mooncake");
+    let Some(value) = u.str(opt::DISAGGREGATION_IB_DEVICE).filter(|_| mooncake) else {
+        return vec![];
+    };
+    let mapping = value.trim_start().starts_with('{') || value.ends_with(".json");
+    let names: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    let host = ctx.host.and_then(|h| h.ib_devices.as_ref());
+    let missing: Vec<&str> = match host {
+        Some(have) if !mapping => names
+            .iter()
+            .copied()
+            .filter(|n| !have.iter().any(|h| h == n))
+            .collect(),
+        _ => vec![],
+    };
+    let why = if names.is_empty() {
+        " names no device".to_string()
+    } else if host.is_some_and(Vec::is_empty) {
+        ", but this host has no RDMA device in /sys/class/infiniband".to_string()
+    } else if !missing.is_empty() {
+        let have = host.map(|h| h.join(", ")).unwrap_or_default();
+        format!(
+            " names {}, which this host lacks (it has {have})",
+            missing.join(", ")
+        )
+    } else if !crate::sglang::release::at_least(ctx.version, "0.5.10rc0")
+        && names
+            .iter()
+            .enumerate()
+            .any(|(i, n)| names[..i].contains(n))
+    {
+        " names a device twice".to_string()
+    } else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{} {value:?} for mooncake's KV transfer{why}: SGLang {} checks the devices before it starts and refuses the line",
+        opt::DISAGGREGATION_IB_DEVICE,
+        ctx.version
     ))]
 }
