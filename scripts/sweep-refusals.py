@@ -26,7 +26,9 @@ their checks read; `--hicache` the three grid models with HiCache on and pairs o
 storage options; `--moe` the MoE models with every all-to-all backend, MoE runner and quantisation
 together and one more option (DeepEP's mode, DP attention, PD roles, EPLB, a draft); `--spec` the grid models
 with the speculative algorithms they take (drafts given), step / top-k / draft-token settings and pairs of the
-options speculative decoding's checks read. With `--oracle` and `--venv` the launcher is also told torch as the oracle's
+options speculative decoding's checks read; `--feature F` one feature (LoRA, PD disaggregation, parallel
+layouts, EPLB, the encoder split) turned on one of a few ways, with one of its settings and one more option.
+With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
 """
@@ -320,9 +322,9 @@ def spec_grid(limit, offset=0.0):
     return thinned(cases, limit, offset)
 
 
-# `--lora`, `--pd`, `--parallel`: the three grid models with one way of turning a feature on, one
-# of its settings and one more option its checks read (each list starts with none), on H100 and
-# B200; thinned by `--limit`.
+# `--feature lora|pd|parallel|eplb|epd`: models with one way of turning a feature on, one of its
+# settings and one more option its checks read (each list starts with none), on H100 and B200;
+# thinned by `--limit`.
 LORA_SETUPS = [["--enable-lora"],
                ["--enable-lora", "--max-lora-rank", "16", "--lora-target-modules", "all"],
                ["--max-lora-rank", "64", "--lora-target-modules", "q_proj", "v_proj"],
@@ -368,15 +370,46 @@ PARALLEL_OTHERS = [[], ["--speculative-algorithm", "NGRAM"], ["--enable-mixed-ch
                    ["--disable-cuda-graph"], ["--enable-hierarchical-cache"],
                    ["--max-running-requests", "8"], ["--moe-a2a-backend", "deepep"],
                    ["--enable-deterministic-inference"]]
-FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS),
-            "pd": (PD_SETUPS, PD_KNOBS, PD_OTHERS),
-            "parallel": (PARALLEL_SETUPS, PARALLEL_KNOBS, PARALLEL_OTHERS)}
+EPLB_SETUPS = [["--enable-eplb"], ["--ep-num-redundant-experts", "32"],
+               ["--enable-eplb", "--ep-num-redundant-experts", "32"],
+               ["--enable-eplb", "--eplb-algorithm", "deepseek"],
+               ["--expert-distribution-recorder-mode", "stat"],
+               ["--elastic-ep-backend", "mooncake"], ["--init-expert-location", "/srv/eplb/expert.json"]]
+EPLB_KNOBS = [[], ["--ep-size", "4"], ["--moe-a2a-backend", "deepep"],
+              ["--moe-a2a-backend", "deepep", "--deepep-mode", "low_latency"],
+              ["--ep-dispatch-algorithm", "static"], ["--ep-dispatch-algorithm", "dynamic"],
+              ["--eplb-algorithm", "elasticity_aware"], ["--eplb-rebalance-layers-per-chunk", "4"],
+              ["--expert-distribution-recorder-buffer-size", "100"]]
+EPLB_OTHERS = [[], ["--enable-dp-attention", "--dp", "4"], ["--pp-size", "2"],
+               ["--disaggregation-mode", "decode"], ["--speculative-algorithm", "NEXTN"],
+               ["--moe-runner-backend", "deep_gemm"], ["--enable-two-batch-overlap"],
+               ["--disable-cuda-graph"], ["--elastic-ep-join-mode", "scale"]]
+EPD_SETUPS = [["--encoder-only"], ["--language-only"],
+              ["--language-only", "--encoder-urls", "http://10.0.0.2:30000"],
+              ["--encoder-only", "--encoder-transfer-backend", "mooncake"],
+              ["--enable-prefix-mm-cache"]]
+EPD_KNOBS = [[], ["--encoder-transfer-backend", "zmq_to_tokenizer"],
+             ["--encoder-transfer-backend", "mooncake"], ["--mm-enable-dp-encoder"],
+             ["--enable-prefix-mm-cache"], ["--mm-attention-backend", "fa3"],
+             ["--encoder-register-urls", "http://10.0.0.3:30000"]]
+EPD_OTHERS = [[], ["--disaggregation-mode", "prefill"], ["--disaggregation-mode", "decode"],
+              ["--enable-dp-attention", "--dp", "2"], ["--speculative-algorithm", "NGRAM"],
+              ["--disable-radix-cache"], ["--chunked-prefill-size", "-1"], ["--pp-size", "2"],
+              ["--encoder-only"]]
+# Each feature: its setups, settings and other options, and the models it runs (the grid's
+# three unless named: the encoder split needs a vision-language model).
+FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
+            "pd": (PD_SETUPS, PD_KNOBS, PD_OTHERS, MODELS),
+            "parallel": (PARALLEL_SETUPS, PARALLEL_KNOBS, PARALLEL_OTHERS, MODELS),
+            "eplb": (EPLB_SETUPS, EPLB_KNOBS, EPLB_OTHERS, {k: MODELS[k] for k in ("moe", "mla")}),
+            "epd": (EPD_SETUPS, EPD_KNOBS, EPD_OTHERS,
+                    {"vlm": MORE_MODELS["vlm"], "dense": MODELS["dense"]})}
 
 
 def feature_grid(feature, limit, offset=0.0):
-    setups, knobs, others = FEATURES[feature]
+    setups, knobs, others, models = FEATURES[feature]
     cases = []
-    for kind, model in MODELS.items():
+    for kind, model in models.items():
         for gpu, count in SPEC_GPUS:
             base = ["--model-path", str(model), "--tp", str(count)]
             for parts in itertools.product(setups, knobs, others):
@@ -569,7 +602,8 @@ def main():
                     help="instead of the grid: speculative decoding with its settings and pairs of the "
                          "options its checks read (thinned by --limit)")
     ap.add_argument("--feature", choices=sorted(FEATURES),
-                    help="instead of the grid: one feature (LoRA, PD disaggregation, parallel layouts) "
+                    help="instead of the grid: one feature (LoRA, PD disaggregation, parallel layouts, EPLB, "
+                         "the encoder split) "
                          "turned on, one of its settings and one more option (thinned by --limit)")
     ap.add_argument("--moe", action="store_true",
                     help="instead of the grid: MoE models with every all-to-all x runner x quantisation "

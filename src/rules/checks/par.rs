@@ -528,7 +528,10 @@ pub(crate) fn pd_ib_devices(ctx: &Context) -> Vec<Fired> {
     let Some(value) = u.str(opt::DISAGGREGATION_IB_DEVICE).filter(|_| mooncake) else {
         return vec![];
     };
-    let mapping = value.trim_start().starts_with('{') || value.ends_with(".json");
+    // Per-GPU mappings arrive in 0.5.13; before, a mapping is split into names like any list.
+    let trimmed = value.trim();
+    let mapping = crate::sglang::release::at_least(ctx.version, "0.5.13")
+        && (trimmed.starts_with('{') || trimmed.ends_with(".json"));
     let names: Vec<&str> = value
         .split(',')
         .map(str::trim)
