@@ -29,8 +29,67 @@ pub fn cases() -> Vec<Case> {
         ep017(),
         ep018(),
         ep019(),
+        ep020(),
+        ep021(),
     ]
     .concat()
+}
+
+/// EP020: a per-rank replica pick without an all-to-all backend.
+fn ep020() -> Vec<Case> {
+    let pick = |v, algo| {
+        c("EP020")
+            .version(v)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--ep-dispatch-algorithm", json!(algo))
+    };
+    vec![
+        pick("0.5.17", "static"),
+        pick("0.5.23", "lp"),
+        pick("0.5.23", "static").arg("--moe-a2a-backend", json!("none")),
+        pick("0.5.23", "dynamic").no(),
+        pick("0.5.23", "static")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        // The megamoe runner brings its own all-to-all.
+        pick("0.5.23", "static")
+            .arg("--moe-runner-backend", json!("megamoe"))
+            .no(),
+        pick("0.5.16", "static").no(),
+    ]
+}
+
+/// EP021: elastic EP's joining options.
+fn ep021() -> Vec<Case> {
+    let elastic = || {
+        c("EP021")
+            .version("0.5.23")
+            .tp(8)
+            .arg("--elastic-ep-backend", json!("mooncake"))
+    };
+    let joiner = || {
+        elastic()
+            .arg("--elastic-ep-join-mode", json!("scale"))
+            .arg("--nnodes", json!(2))
+            .arg("--node-rank", json!(1))
+    };
+    vec![
+        c("EP021")
+            .version("0.5.16")
+            .arg("--elastic-ep-join-mode", json!("recover")),
+        elastic().arg("--elastic-ep-join-mode", json!("scale")),
+        joiner(),
+        joiner()
+            .arg("--elastic-ep-join-rank-offset", json!(8))
+            .no(),
+        elastic().arg("--elastic-ep-join-mode", json!("recover")).no(),
+        elastic().arg("--elastic-ep-join-rank-offset", json!(8)),
+        c("EP021").version("0.5.23").arg("--max-ep-size", json!(16)),
+        elastic().arg("--max-ep-size", json!(0)),
+        elastic().arg("--max-ep-size", json!(16)).no(),
+        elastic().no(),
+    ]
 }
 
 fn ep001_to_ep010() -> Vec<Case> {

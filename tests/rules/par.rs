@@ -475,7 +475,10 @@ fn par023() -> Vec<Case> {
         ib("0.5.23", r#"{"0": "mlx5_0"}"#).host(no_rdma()),
         // Before 0.5.13 a mapping is split into names: a repeated device in 0.5.9 (sglang#20241).
         ib("0.5.12", r#"{"0": "mlx5_0"}"#).host(rdma()),
-        ib("0.5.9", r#"{"0":"mlx5_0,mlx5_1","1":"mlx5_0,mlx5_1","2":"mlx5_2"}"#),
+        ib(
+            "0.5.9",
+            r#"{"0":"mlx5_0,mlx5_1","1":"mlx5_0,mlx5_1","2":"mlx5_2"}"#,
+        ),
         // Naming no device fails anywhere; without the host's devices nothing else is known.
         ib("0.5.9", " , "),
         ib("0.5.23", "mlx5_0").no(),

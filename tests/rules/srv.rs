@@ -49,6 +49,15 @@ fn srv010() -> Vec<Case> {
         // From 0.5.13 encoders register with the language server themselves.
         epd("0.5.13").flag("--language-only").no(),
         epd("0.5.23").flag("--encoder-only").no(),
+        // The multimodal prefix cache is an encoder-only server's.
+        epd("0.5.7").flag("--enable-prefix-mm-cache"),
+        epd("0.5.23")
+            .flag("--language-only")
+            .flag("--enable-prefix-mm-cache"),
+        epd("0.5.23")
+            .flag("--encoder-only")
+            .flag("--enable-prefix-mm-cache")
+            .no(),
     ]
 }
 

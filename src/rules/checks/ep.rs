@@ -514,3 +514,61 @@ pub(crate) fn cutedsl_a2a(ctx: &Context) -> Vec<Fired> {
 
 /// The variable that opts serialized NVFP4 checkpoints into per-token activation scales.
 const PER_TOKEN_VAR: &str = "SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION";
+
+/// EP020: a dispatch algorithm that picks a replica per rank (`static`, `lp`) without an
+/// all-to-all backend, where every EP rank runs the MoE over the same tokens (0.5.17+). The
+/// megamoe runner and prefill context parallelism bring their own all-to-all: quiet there.
+pub(crate) fn ep_dispatch_without_a2a(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let Some(algo) = u.str(opt::EP_DISPATCH_ALGORITHM) else {
+        return vec![];
+    };
+    let own_a2a = moe_runner(ctx) == "megamoe"
+        || u.flag(opt::ENABLE_PREFILL_CP)
+        || u.flag(opt::ENABLE_NSA_PREFILL_CONTEXT_PARALLEL);
+    let no_a2a = ctx.moe_a2a().is_none_or(|a| a == "none");
+    if !matches!(algo, "static" | "lp") || !no_a2a || own_a2a {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} {algo} without an all-to-all backend: every EP rank runs the MoE over the same tokens, so SGLang {} refuses a per-rank replica pick; use dynamic, or an all-to-all backend",
+        opt::EP_DISPATCH_ALGORITHM,
+        ctx.version
+    ))]
+}
+
+/// EP021: elastic EP's joining options (0.5.16+): a join mode needs an elastic backend; a
+/// scale-up joiner runs as node rank 1 with a join rank offset above 0, which only it may give;
+/// a maximum EP size needs an elastic backend and must be positive.
+pub(crate) fn elastic_ep_join(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let backend = u.given(opt::ELASTIC_EP_BACKEND);
+    let mode = u.str(opt::ELASTIC_EP_JOIN_MODE);
+    let offset = u.int(opt::ELASTIC_EP_JOIN_RANK_OFFSET).unwrap_or(0);
+    let max = u.int(opt::MAX_EP_SIZE);
+    let scale = mode == Some("scale");
+    let node_rank = u.int(opt::NODE_RANK).unwrap_or(0);
+    let (join, off, max_opt) = (
+        opt::ELASTIC_EP_JOIN_MODE,
+        opt::ELASTIC_EP_JOIN_RANK_OFFSET,
+        opt::MAX_EP_SIZE,
+    );
+    let why = match () {
+        _ if mode.is_some() && !backend => format!("{join} without {}", opt::ELASTIC_EP_BACKEND),
+        _ if scale && node_rank != 1 => {
+            format!("{join} scale at --node-rank {node_rank} (a scale-up joiner is node rank 1)")
+        }
+        _ if scale && offset <= 0 => format!("{join} scale without {off} (the current EP size)"),
+        _ if offset != 0 && !scale => format!("{off} {offset} without {join} scale"),
+        _ if offset < 0 => format!("{off} {offset} below 0"),
+        _ if max.is_some() && !backend => format!("{max_opt} without {}", opt::ELASTIC_EP_BACKEND),
+        _ if max.is_some_and(|m| m <= 0) => {
+            format!("{max_opt} {} (it must be positive)", max.unwrap_or(0))
+        }
+        _ => return vec![],
+    };
+    vec![Fired::new(format!(
+        "{why}: SGLang {} refuses the line",
+        ctx.version
+    ))]
+}

@@ -303,8 +303,8 @@ pub(crate) fn grpc_port_range(ctx: &Context) -> Vec<Fired> {
 }
 
 /// SRV010: the encoder/language split (EPD) roles SGLang refuses: one server both encoder-only
-/// and language-only, an encoder-only server in PD disaggregation, and (0.5.7–0.5.12.post1) a
-/// language-only server with no encoder URLs.
+/// and language-only, an encoder-only server in PD disaggregation, the multimodal prefix cache off
+/// an encoder-only server, and (0.5.7–0.5.12.post1) a language-only server with no encoder URLs.
 pub(crate) fn epd_roles(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
     let v = ctx.version;
@@ -325,6 +325,13 @@ pub(crate) fn epd_roles(ctx: &Context) -> Vec<Fired> {
             "{} with {} {m}: SGLang {v} refuses an encoder-only server in PD disaggregation",
             opt::ENCODER_ONLY,
             opt::DISAGGREGATION_MODE
+        )));
+    }
+    if u.flag(opt::ENABLE_PREFIX_MM_CACHE) && !encoder {
+        out.push(Fired::new(format!(
+            "{} without {}: SGLang {v} keeps the multimodal prefix cache on an encoder-only server only, and refuses the line",
+            opt::ENABLE_PREFIX_MM_CACHE,
+            opt::ENCODER_ONLY
         )));
     }
     let urls = u.given(opt::ENCODER_URLS);
