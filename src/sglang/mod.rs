@@ -9,6 +9,7 @@ pub mod approx;
 pub(crate) mod architectures;
 pub mod config_file;
 pub mod envs;
+pub(crate) mod encoder_split;
 pub(crate) mod error;
 pub mod flagset;
 mod history;

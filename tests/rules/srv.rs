@@ -2,11 +2,29 @@
 
 use serde_json::json;
 
-use crate::support::{Case, assert_cases, c, messages, vlm};
+use crate::support::{Case, assert_cases, c, messages, model, vlm};
 
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [srv010(), srv011(), base()].concat()
+    [srv010(), srv011(), srv012(), base()].concat()
+}
+
+/// The encoder/language split on architectures each release lists.
+fn srv012() -> Vec<Case> {
+    let split = |v, role, arch: &str| c("SRV012").version(v).flag(role).model(model(arch));
+    vec![
+        split("0.5.23", "--encoder-only", "LlamaForCausalLM"),
+        split("0.5.10rc0", "--language-only", "Qwen3_5ForConditionalGeneration"),
+        split("0.5.11", "--language-only", "Qwen3_5ForConditionalGeneration").no(),
+        split("0.5.10.post1", "--encoder-only", "KimiVLForConditionalGeneration"),
+        split("0.5.23", "--encoder-only", "Qwen2_5_VLForConditionalGeneration").no(),
+        // Before 0.5.10rc0 the split takes any model; without a role there is no split.
+        split("0.5.9", "--encoder-only", "LlamaForCausalLM").no(),
+        c("SRV012")
+            .version("0.5.23")
+            .model(model("LlamaForCausalLM"))
+            .no(),
+    ]
 }
 
 /// A vision model's PD warmup (0.5.5.post1 to 0.5.15).

@@ -368,3 +368,27 @@ pub(crate) fn pd_vision_warmup(ctx: &Context) -> Vec<Fired> {
     ))
     .with_fix(add_flag(opt::SKIP_SERVER_WARMUP))]
 }
+
+/// SRV012: an encoder/language split server for a model whose architecture the release's split
+/// does not take (0.5.10rc0+, the list in `data/encoder-split.json`). A name the release's
+/// configuration code may rewrite before the check is left alone.
+pub(crate) fn epd_architecture(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let role = [opt::ENCODER_ONLY, opt::LANGUAGE_ONLY]
+        .into_iter()
+        .find(|o| u.flag(o));
+    let (Some(role), Some(arch)) = (role, ctx.model_arch()) else {
+        return vec![];
+    };
+    let rewritten = crate::sglang::release::position(ctx.version).is_some_and(|at| {
+        crate::sglang::architectures::lookup(arch, at, false)
+            == crate::sglang::architectures::Lookup::Rewritten
+    });
+    if rewritten || crate::sglang::encoder_split::takes(arch, ctx.version) != Some(false) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{role} for {arch}: SGLang {} splits the vision or audio encoder off only for the architectures it lists, and refuses this one",
+        ctx.version
+    ))]
+}
