@@ -46,9 +46,18 @@ mod tests {
 
     #[test]
     fn the_split_takes_what_each_release_lists() {
-        assert_eq!(takes("Qwen2_5_VLForConditionalGeneration", "0.5.10rc0"), Some(true));
-        assert_eq!(takes("KimiVLForConditionalGeneration", "0.5.10.post1"), Some(false));
-        assert_eq!(takes("KimiVLForConditionalGeneration", "0.5.11"), Some(true));
+        assert_eq!(
+            takes("Qwen2_5_VLForConditionalGeneration", "0.5.10rc0"),
+            Some(true)
+        );
+        assert_eq!(
+            takes("KimiVLForConditionalGeneration", "0.5.10.post1"),
+            Some(false)
+        );
+        assert_eq!(
+            takes("KimiVLForConditionalGeneration", "0.5.11"),
+            Some(true)
+        );
         assert_eq!(takes("LlamaForCausalLM", "0.5.23"), Some(false));
         // Before the check, and past the embedded releases, nothing is known.
         assert_eq!(takes("LlamaForCausalLM", "0.5.9"), None);

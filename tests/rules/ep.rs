@@ -80,10 +80,10 @@ fn ep021() -> Vec<Case> {
             .arg("--elastic-ep-join-mode", json!("recover")),
         elastic().arg("--elastic-ep-join-mode", json!("scale")),
         joiner(),
-        joiner()
-            .arg("--elastic-ep-join-rank-offset", json!(8))
+        joiner().arg("--elastic-ep-join-rank-offset", json!(8)).no(),
+        elastic()
+            .arg("--elastic-ep-join-mode", json!("recover"))
             .no(),
-        elastic().arg("--elastic-ep-join-mode", json!("recover")).no(),
         elastic().arg("--elastic-ep-join-rank-offset", json!(8)),
         c("EP021").version("0.5.23").arg("--max-ep-size", json!(16)),
         elastic().arg("--max-ep-size", json!(0)),

@@ -454,6 +454,9 @@ fn par022() -> Vec<Case> {
             .arg("--cp-strategy", json!("interleave"))
             .no(),
         moe_dp(8, 1).no(),
+        // Before 0.5.11 MoE DP alone is taken; its layout is checked from 0.5.9.
+        moe_dp(8, 2).version("0.5.10.post1").no(),
+        moe_dp(6, 4).version("0.5.9"),
     ]
 }
 

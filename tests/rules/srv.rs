@@ -12,14 +12,20 @@ pub fn cases() -> Vec<Case> {
 /// The encoder/language split on architectures each release lists.
 fn srv012() -> Vec<Case> {
     let split = |v, role, arch: &str| c("SRV012").version(v).flag(role).model(model(arch));
+    let encoder = |v, arch| split(v, "--encoder-only", arch);
+    let language = |v, arch| split(v, "--language-only", arch);
+    let (qwen35, kimi_vl) = (
+        "Qwen3_5ForConditionalGeneration",
+        "KimiVLForConditionalGeneration",
+    );
     vec![
-        split("0.5.23", "--encoder-only", "LlamaForCausalLM"),
-        split("0.5.10rc0", "--language-only", "Qwen3_5ForConditionalGeneration"),
-        split("0.5.11", "--language-only", "Qwen3_5ForConditionalGeneration").no(),
-        split("0.5.10.post1", "--encoder-only", "KimiVLForConditionalGeneration"),
-        split("0.5.23", "--encoder-only", "Qwen2_5_VLForConditionalGeneration").no(),
+        encoder("0.5.23", "LlamaForCausalLM"),
+        language("0.5.10rc0", qwen35),
+        language("0.5.11", qwen35).no(),
+        encoder("0.5.10.post1", kimi_vl),
+        encoder("0.5.23", "Qwen2_5_VLForConditionalGeneration").no(),
         // Before 0.5.10rc0 the split takes any model; without a role there is no split.
-        split("0.5.9", "--encoder-only", "LlamaForCausalLM").no(),
+        encoder("0.5.9", "LlamaForCausalLM").no(),
         c("SRV012")
             .version("0.5.23")
             .model(model("LlamaForCausalLM"))

@@ -480,10 +480,10 @@ pub(crate) fn pd_decode_radix_cache(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// PAR022: MoE data parallelism (`--moe-dp-size` > 1, 0.5.14+), which SGLang runs only as the
+/// PAR022: MoE data parallelism (`--moe-dp-size` > 1, 0.5.9+), which SGLang runs only as the
 /// MoE side of attention context parallelism: it asserts a layout that divides TP, no PP, EP
-/// filling what MoE DP leaves of TP, and an attention CP size equal to it. Prefill CP sets the
-/// attention CP size itself, so that test is left to lines without it.
+/// filling what MoE DP leaves of TP, and (0.5.11+) an attention CP size equal to it. Prefill CP
+/// sets the attention CP size itself, so that test is left to lines without it.
 pub(crate) fn moe_dp_layout(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
     let moe_dp = u.int(opt::MOE_DP_SIZE).unwrap_or(1);
@@ -499,7 +499,10 @@ pub(crate) fn moe_dp_layout(ctx: &Context) -> Vec<Fired> {
         format!("EP {ep} times it is not TP {tp}")
     } else if ctx.pp() > 1 {
         format!("with --pp-size {}", ctx.pp())
-    } else if !prefill_cp && attn_cp != moe_dp {
+    } else if !prefill_cp
+        && attn_cp != moe_dp
+        && crate::sglang::release::at_least(ctx.version, "0.5.11")
+    {
         format!(
             "with an attention CP size of {attn_cp} (it runs as the MoE side of context parallelism; give --attn-cp-size {moe_dp})"
         )
