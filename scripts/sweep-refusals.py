@@ -27,7 +27,7 @@ storage options; `--moe` the MoE models with every all-to-all backend, MoE runne
 together and one more option (DeepEP's mode, DP attention, PD roles, EPLB, a draft); `--spec` the grid models
 with the speculative algorithms they take (drafts given), step / top-k / draft-token settings and pairs of the
 options speculative decoding's checks read; `--feature F` one feature (LoRA, PD disaggregation, parallel
-layouts, EPLB, the encoder split) turned on one of a few ways, with one of its settings and one more option.
+layouts, EPLB, the encoder split, scheduling and weight offload) turned on one of a few ways, with one of its settings and one more option.
 With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
@@ -322,7 +322,7 @@ def spec_grid(limit, offset=0.0):
     return thinned(cases, limit, offset)
 
 
-# `--feature lora|pd|parallel|eplb|epd`: models with one way of turning a feature on, one of its
+# `--feature lora|pd|parallel|eplb|epd|sched`: models with one way of turning a feature on, one of its
 # settings and one more option its checks read (each list starts with none), on H100 and B200;
 # thinned by `--limit`.
 LORA_SETUPS = [["--enable-lora"],
@@ -396,12 +396,27 @@ EPD_OTHERS = [[], ["--disaggregation-mode", "prefill"], ["--disaggregation-mode"
               ["--enable-dp-attention", "--dp", "2"], ["--speculative-algorithm", "NGRAM"],
               ["--disable-radix-cache"], ["--chunked-prefill-size", "-1"], ["--pp-size", "2"],
               ["--encoder-only"]]
+SCHED_SETUPS = [["--enable-priority-scheduling"], ["--schedule-policy", "priority"],
+                ["--schedule-policy", "lpm"], ["--enable-dynamic-chunking"],
+                ["--num-continuous-decode-steps", "4"], ["--cpu-offload-gb", "16"],
+                ["--offload-group-size", "4", "--offload-num-in-group", "1"]]
+SCHED_KNOBS = [[], ["--disable-priority-preemption"], ["--default-priority-value", "0"],
+               ["--abort-on-priority-when-disabled"], ["--schedule-low-priority-values-first"],
+               ["--chunked-prefill-size", "-1"], ["--max-prefill-tokens", "4096"],
+               ["--offload-mode", "meta"], ["--startup-weight-load-mode", "overlap"],
+               ["--enable-weights-cpu-backup"], ["--weight-loader-prefetch-checkpoints"]]
+SCHED_OTHERS = [[], ["--disable-radix-cache"], ["--enable-dp-attention", "--dp", "2"],
+                ["--pp-size", "2"], ["--disaggregation-mode", "decode"],
+                ["--speculative-algorithm", "NGRAM"], ["--enable-mixed-chunk"],
+                ["--disable-overlap-schedule"], ["--enable-torch-compile"],
+                ["--enable-deterministic-inference"], ["--enable-hierarchical-cache"]]
 # Each feature: its setups, settings and other options, and the models it runs (the grid's
 # three unless named: the encoder split needs a vision-language model).
 FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
             "pd": (PD_SETUPS, PD_KNOBS, PD_OTHERS, MODELS),
             "parallel": (PARALLEL_SETUPS, PARALLEL_KNOBS, PARALLEL_OTHERS, MODELS),
             "eplb": (EPLB_SETUPS, EPLB_KNOBS, EPLB_OTHERS, {k: MODELS[k] for k in ("moe", "mla")}),
+            "sched": (SCHED_SETUPS, SCHED_KNOBS, SCHED_OTHERS, MODELS),
             "epd": (EPD_SETUPS, EPD_KNOBS, EPD_OTHERS,
                     {"vlm": MORE_MODELS["vlm"], "dense": MODELS["dense"]})}
 
@@ -603,7 +618,7 @@ def main():
                          "options its checks read (thinned by --limit)")
     ap.add_argument("--feature", choices=sorted(FEATURES),
                     help="instead of the grid: one feature (LoRA, PD disaggregation, parallel layouts, EPLB, "
-                         "the encoder split) "
+                         "the encoder split, scheduling and weight offload) "
                          "turned on, one of its settings and one more option (thinned by --limit)")
     ap.add_argument("--moe", action="store_true",
                     help="instead of the grid: MoE models with every all-to-all x runner x quantisation "
