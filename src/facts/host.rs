@@ -34,9 +34,7 @@ impl HostFacts {
             ib_devices: Some(rdma_devices(Path::new("/sys/class/infiniband"))),
         }
     }
-}
 
-impl HostFacts {
     /// Known to have no RDMA device.
     pub(crate) fn no_rdma(&self) -> bool {
         self.ib_devices.as_ref().is_some_and(Vec::is_empty)
