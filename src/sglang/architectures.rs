@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::release::{KNOWN_VERSIONS, position};
+use super::release::KNOWN_VERSIONS;
 
 const DATA: &str = include_str!("../../data/architectures.json");
 
@@ -43,10 +43,7 @@ struct Entry {
 }
 
 fn within(ranges: &Ranges, at: usize) -> bool {
-    let index = |v: &str| position(v).unwrap_or(usize::MAX);
-    ranges
-        .iter()
-        .any(|(first, last)| index(first) <= at && at <= index(last))
+    super::release::in_ranges(ranges, at)
 }
 
 /// The entry lines of the file's two sections (architectures, model types), each sorted by key
@@ -163,7 +160,7 @@ pub(crate) fn config_type_rewritten(model_type: &str, at: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sglang::release::{cmp, exact};
+    use crate::sglang::release::{cmp, exact, position};
     use serde_json::Value;
     use std::collections::BTreeMap;
 

@@ -33,11 +33,7 @@ pub(crate) fn takes(arch: &str, version: &str) -> Option<bool> {
     if at < index(&data().checked_from) {
         return None;
     }
-    Some(data().architectures.get(arch).is_some_and(|ranges| {
-        ranges
-            .iter()
-            .any(|(first, last)| index(first) <= at && at <= index(last))
-    }))
+    Some((data().architectures.get(arch)).is_some_and(|ranges| release::in_ranges(ranges, at)))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::release::{KNOWN_VERSIONS, cmp, position};
+use super::release::{KNOWN_VERSIONS, cmp};
 
 const DATA: &str = include_str!("../../data/model-types.json");
 
@@ -110,11 +110,7 @@ pub(crate) fn pin(at: usize) -> Option<&'static str> {
 
 /// Release `at`'s own configuration code may make `model_type` readable.
 pub(crate) fn sglang_reads(model_type: &str, at: usize) -> bool {
-    let index = |v: &str| position(v).unwrap_or(usize::MAX);
-    entry(model_type)
-        .s
-        .iter()
-        .any(|(first, last)| index(first) <= at && at <= index(last))
+    super::release::in_ranges(&entry(model_type).s, at)
 }
 
 /// Whether transformers `version` maps `model_type`; `None` for a version the data does not
@@ -153,7 +149,7 @@ pub(crate) fn first_release_reading(model_type: &str, at: usize) -> Option<&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sglang::release::exact;
+    use crate::sglang::release::{exact, position};
     use std::collections::BTreeMap;
 
     #[derive(Deserialize)]

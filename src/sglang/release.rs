@@ -4,6 +4,15 @@
 
 pub use super::known_versions::KNOWN_VERSIONS;
 
+/// Whether release `at` (an index into [`KNOWN_VERSIONS`]) is in one of the inclusive
+/// `(first, last)` ranges the generated data files hold; a release this build lacks matches none.
+pub(crate) fn in_ranges(ranges: &[(String, String)], at: usize) -> bool {
+    let index = |v: &str| position(v).unwrap_or(usize::MAX);
+    ranges
+        .iter()
+        .any(|(first, last)| index(first) <= at && at <= index(last))
+}
+
 /// Where exactly this version string is in [`KNOWN_VERSIONS`].
 pub(crate) fn position(version: &str) -> Option<usize> {
     known_index(version)

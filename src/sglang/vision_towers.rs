@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::release::{self, KNOWN_VERSIONS};
+use super::release;
 
 #[derive(Deserialize)]
 struct Data {
@@ -27,12 +27,7 @@ fn data() -> &'static Data {
 /// embedded one for a version between or after them).
 pub(crate) fn builds_vision_attention(arch: &str, version: &str) -> bool {
     let at = release::nearest(version);
-    let index = |v: &str| release::position(v).unwrap_or(KNOWN_VERSIONS.len());
-    data().architectures.get(arch).is_some_and(|ranges| {
-        ranges
-            .iter()
-            .any(|(first, last)| index(first) <= at && at <= index(last))
-    })
+    (data().architectures.get(arch)).is_some_and(|ranges| release::in_ranges(ranges, at))
 }
 
 #[cfg(test)]
