@@ -29,8 +29,7 @@ fn data() -> &'static Data {
 /// does not check (before the check arrived), or is not an embedded one (a newer list may name it).
 pub(crate) fn takes(arch: &str, version: &str) -> Option<bool> {
     let at = release::position(version)?;
-    let index = |v: &str| release::position(v).unwrap_or(usize::MAX);
-    if at < index(&data().checked_from) {
+    if release::position(&data().checked_from).is_none_or(|from| at < from) {
         return None;
     }
     Some((data().architectures.get(arch)).is_some_and(|ranges| release::in_ranges(ranges, at)))

@@ -53,7 +53,7 @@ fn goldens(path: &str) -> Vec<Golden> {
 }
 
 /// `count` of this GPU, every pair over NVLink (the oracle's fake GPUs report P2P everywhere), and
-/// the recording venv's packages where the golden has them.
+/// the recording venv's packages and the recording machine's RDMA devices where the golden has them.
 fn topology(g: &Golden, gpu: &Gpu) -> Value {
     let (count, packages) = (g.count, &g.packages);
     let gpus: Vec<Value> = (0..count)
