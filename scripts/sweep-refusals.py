@@ -27,7 +27,9 @@ storage options; `--moe` the MoE models with every all-to-all backend, MoE runne
 together and one more option (DeepEP's mode, DP attention, PD roles, EPLB, a draft); `--spec` the grid models
 with the speculative algorithms they take (drafts given), step / top-k / draft-token settings and pairs of the
 options speculative decoding's checks read; `--feature F` one feature (LoRA, PD disaggregation, parallel
-layouts, EPLB, the encoder split, scheduling and weight offload) turned on one of a few ways, with one of its settings and one more option.
+layouts, EPLB, the encoder split, scheduling and weight offload, serving options; `pdpolicy`:
+PD's decode allocation policy and host-receive threshold; `spec2`: speculative decoding's newer settings;
+`radix`: the radix cache's eviction, sessions and host-pool sizing) turned on one of a few ways, with one of its settings and one more option.
 With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
@@ -322,7 +324,7 @@ def spec_grid(limit, offset=0.0):
     return thinned(cases, limit, offset)
 
 
-# `--feature lora|pd|parallel|eplb|epd|sched`: models with one way of turning a feature on, one of its
+# `--feature lora|pd|pdpolicy|parallel|eplb|epd|sched|serve|spec2|radix`: models with one way of turning a feature on, one of its
 # settings and one more option its checks read (each list starts with none), on H100 and B200;
 # thinned by `--limit`.
 LORA_SETUPS = [["--enable-lora"],
@@ -410,6 +412,79 @@ SCHED_OTHERS = [[], ["--disable-radix-cache"], ["--enable-dp-attention", "--dp",
                 ["--speculative-algorithm", "NGRAM"], ["--enable-mixed-chunk"],
                 ["--disable-overlap-schedule"], ["--enable-torch-compile"],
                 ["--enable-deterministic-inference"], ["--enable-hierarchical-cache"]]
+PDPOLICY_KNOBS = [[], ["--disaggregation-decode-allocation-policy", "prefill_complete"],
+                  ["--disaggregation-decode-host-receive-threshold", "0.5"],
+                  ["--disaggregation-decode-host-receive-threshold", "0"],
+                  ["--disaggregation-decode-host-receive-threshold", "1.5"],
+                  ["--disaggregation-decode-allocation-policy", "prefill_complete",
+                   "--disaggregation-decode-host-receive-threshold", "0.5"]]
+PDPOLICY_OTHERS = [[], ["--enable-dp-attention", "--dp", "4"], ["--enable-hisparse"],
+                   ["--enable-pd-role-switch"], ["--disaggregation-transfer-backend", "nixl"],
+                   ["--disaggregation-transfer-backend", "mooncake_tcp"],
+                   ["--disaggregation-decode-retraction-backup", "cpu_tensor"],
+                   ["--disaggregation-decode-retraction-backup", "host_pool"],
+                   ["--enable-hierarchical-cache"],
+                   ["--enable-hierarchical-cache", "--hicache-write-policy", "write_back"],
+                   ["--disaggregation-decode-enable-radix-cache"], ["--pp-size", "2"],
+                   ["--dcp-size", "2"], ["--enable-pdmux"]]
+SPEC2_SETUPS = [["--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
+                 str(ORACLE_MODELS / "sglang-EAGLE-LLaMA3-Instruct-8B")],
+                ["--speculative-algorithm", "NGRAM"],
+                ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
+                 str(ORACLE_MODELS / "Llama-3.1-8B-Instruct")],
+                ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
+                 str(ORACLE_MODELS / "sglang-EAGLE-LLaMA3-Instruct-8B")],
+                ["--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                 "--speculative-num-draft-tokens", "4"]]
+SPEC2_KNOBS = [[], ["--speculative-adaptive"], ["--speculative-use-block-verification"],
+               ["--speculative-use-rejection-sampling"],
+               ["--speculative-accept-threshold-single", "0.9"],
+               ["--speculative-draft-window-size", "2"], ["--speculative-draft-window-size", "64"],
+               ["--speculative-draft-sink-size", "4"], ["--speculative-dflash-block-size", "8"],
+               ["--speculative-dflash-block-size", "0"],
+               ["--speculative-token-map", "/srv/spec/token_map.pt"],
+               ["--speculative-moe-a2a-backend", "deepep"], ["--enable-strict-thinking"]]
+SPEC2_OTHERS = [[], ["--speculative-eagle-topk", "4"], ["--speculative-num-draft-tokens", "16"],
+                ["--enable-dp-attention", "--dp", "2"], ["--pp-size", "2"],
+                ["--disaggregation-mode", "decode"], ["--enable-mixed-chunk"],
+                ["--disable-overlap-schedule"], ["--attention-backend", "triton"],
+                ["--enable-deterministic-inference"]]
+RADIX_SETUPS = [[], ["--enable-hierarchical-cache"], ["--enable-streaming-session"],
+                ["--enable-session-radix-cache"], ["--disable-radix-cache"], ["--enable-lmcache"]]
+RADIX_KNOBS = [[], ["--radix-eviction-policy", "lfu"], ["--radix-eviction-policy", "slru"],
+               ["--radix-eviction-policy", "priority"], ["--radix-eviction-policy", "tlru"],
+               ["--radix-eviction-policy-config", '{"ttl": 60}'], ["--hicache-ratio", "0.5"],
+               ["--hicache-host-memory-fraction", "1.5"], ["--hicache-host-memory-mode", "buffer_only"],
+               ["--swa-full-tokens-ratio", "1.5"], ["--swa-prefix-tails", "-1"]]
+RADIX_OTHERS = [[], ["--disaggregation-mode", "decode"], ["--page-size", "64"],
+                ["--speculative-algorithm", "NGRAM"], ["--enable-priority-scheduling"],
+                ["--enable-dp-attention", "--dp", "2"], ["--enable-mixed-chunk"]]
+SERVE_SETUPS = [["--enable-watermark"], ["--watermark-config", '{"key": "1f"}'],
+                ["--grpc-port", "30000"], ["--grpc-port", "31000"], ["--grpc-mode"],
+                ["--sidecar", "smg"], ["--sidecar-args", '["--verbose"]'],
+                ["--enable-http2", "--http2-max-concurrent-streams", "0"],
+                ["--enable-http-worker-reuseport"], ["--tokenizer-worker-num", "4"],
+                ["--tokenizer-worker-num", "0"], ["--detokenizer-worker-num", "0"],
+                ["--gc-threshold", "700", "10", "10", "5"], ["--gc-threshold", "50000"],
+                ["--kv-canary-sweep-interval", "100"], ["--kv-canary", "log"],
+                ["--prompt-tokens-buckets", "tse", "1000"],
+                ["--generation-tokens-buckets", "custom", "10", "100"],
+                ["--tokenizer-metrics-allowed-custom-labels", "tenant"],
+                ["--export-metrics-to-file"], ["--enable-response-store"],
+                ["--limit-mm-data-per-request", '{"images": 2}'],
+                ["--preferred-sampling-params", '{"watermark": true}'],
+                ["--default-chat-template-kwargs", "[1]"],
+                ["--mm-feature-transport", "cuda_ipc"], ["--mm-preprocess-cache-size-mb", "-1"],
+                ["--asr-max-buffer-seconds", "0"], ["--schedule-conservativeness", "-0.5"],
+                ["--min-free-slots-delay", "4"], ["--return-hidden-states-mode", "last"],
+                ["--enable-custom-logit-processor"], ["--sampling-backend", "pytorch"]]
+SERVE_KNOBS = [[], ["--api-key", "sk-test"], ["--tokenizer-worker-num", "2"],
+               ["--grpc-port", "31000"], ["--enable-watermark"], ["--kv-canary", "log"],
+               ["--skip-tokenizer-init"], ["--tokenizer-metrics-custom-labels-header", ""],
+               ["--export-metrics-to-file-dir", "/srv/metrics"]]
+SERVE_OTHERS = [[], ["--disaggregation-mode", "prefill"], ["--pp-size", "2"],
+                ["--speculative-algorithm", "NGRAM"], ["--enable-metrics"],
+                ["--nnodes", "2", "--node-rank", "0", "--dist-init-addr", "10.0.0.1:5000"]]
 # Each feature: its setups, settings and other options, and the models it runs (the grid's
 # three unless named: the encoder split needs a vision-language model).
 FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
@@ -417,6 +492,11 @@ FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
             "parallel": (PARALLEL_SETUPS, PARALLEL_KNOBS, PARALLEL_OTHERS, MODELS),
             "eplb": (EPLB_SETUPS, EPLB_KNOBS, EPLB_OTHERS, {k: MODELS[k] for k in ("moe", "mla")}),
             "sched": (SCHED_SETUPS, SCHED_KNOBS, SCHED_OTHERS, MODELS),
+            "pdpolicy": (PD_SETUPS + [[]], PDPOLICY_KNOBS, PDPOLICY_OTHERS, MODELS),
+            "spec2": (SPEC2_SETUPS, SPEC2_KNOBS, SPEC2_OTHERS, {"dense": MODELS["dense"]}),
+            "radix": (RADIX_SETUPS, RADIX_KNOBS, RADIX_OTHERS,
+                      {"dense": MODELS["dense"], "mla": MODELS["mla"], "gpt-oss": MORE_MODELS["gpt-oss"]}),
+            "serve": (SERVE_SETUPS, SERVE_KNOBS, SERVE_OTHERS, {"dense": MODELS["dense"]}),
             "epd": (EPD_SETUPS, EPD_KNOBS, EPD_OTHERS,
                     {"vlm": MORE_MODELS["vlm"], "dense": MODELS["dense"]})}
 

@@ -21,8 +21,46 @@ pub fn cases() -> Vec<Case> {
         cache016(),
         cache017(),
         cache018(),
+        cache019(),
+        cache020(),
     ]
     .concat()
+}
+
+/// HiSparse's requirements (CACHE019): the radix cache off, a sparse-attention model, no mixed
+/// chunks.
+fn cache019() -> Vec<Case> {
+    let dsa = || ModelFacts {
+        index_topk: Some(2048),
+        ..mla()
+    };
+    let hisparse = |m: ModelFacts| c("CACHE019").model(m).flag("--enable-hisparse");
+    vec![
+        hisparse(dsa()),
+        hisparse(dsa()).flag("--disable-radix-cache").no(),
+        hisparse(dsa())
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        hisparse(model("LlamaForCausalLM")).flag("--disable-radix-cache"),
+        hisparse(mla())
+            .version("0.5.10rc0")
+            .flag("--disable-radix-cache")
+            .no(),
+        hisparse(model("DeepseekV4ForCausalLM"))
+            .flag("--disable-radix-cache")
+            .no(),
+        hisparse(model("DeepseekV4ForCausalLM"))
+            .version("0.5.11")
+            .flag("--disable-radix-cache"),
+        hisparse(dsa())
+            .flag("--disable-radix-cache")
+            .flag("--enable-mixed-chunk"),
+        hisparse(dsa())
+            .version("0.5.21")
+            .flag("--disable-radix-cache")
+            .flag("--enable-mixed-chunk")
+            .no(),
+    ]
 }
 
 /// FlashInfer GDN decode named with the no_buffer Mamba strategy (0.5.10.x).
@@ -323,6 +361,39 @@ fn cache009() -> Vec<Case> {
         lm("0.5.23").arg("--disaggregation-mode", json!("decode")),
         lm("0.5.20").flag("--disable-radix-cache").no(),
         lm("0.5.23").no(),
+        lm("0.5.23")
+            .tp(2)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(2)),
+        lm("0.5.21").flag("--enable-streaming-session"),
+        lm("0.5.23").arg("--hicache-host-memory-mode", json!("buffer_only")),
+    ]
+}
+
+/// Cache options SGLang range-checks (CACHE020).
+fn cache020() -> Vec<Case> {
+    let o = |opt: &'static str, v: serde_json::Value| c("CACHE020").arg(opt, v);
+    vec![
+        o("--swa-full-tokens-ratio", json!(1.5)),
+        o("--swa-full-tokens-ratio", json!(1.5))
+            .version("0.5.6")
+            .no(),
+        o("--swa-full-tokens-ratio", json!(0.5)).no(),
+        o("--hicache-host-memory-fraction", json!(1.5)),
+        o("--swa-prefix-tails", json!(-1)),
+        o("--radix-eviction-policy", json!("tlru")),
+        o("--radix-eviction-policy", json!("tlru"))
+            .arg(
+                "--radix-eviction-policy-config",
+                json!({"threshold": 600, "next_prompt_estimate": 60}),
+            )
+            .no(),
+        o("--radix-eviction-policy", json!("lru")).no(),
+        o("--hicache-host-memory-mode", json!("buffer_only")).flag("--enable-hierarchical-cache"),
+        o("--hicache-host-memory-mode", json!("buffer_only"))
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!("file"))
+            .no(),
     ]
 }
 

@@ -22,6 +22,8 @@ pub fn cases() -> Vec<Case> {
         par021(),
         par022(),
         par023(),
+        par024(),
+        par025(),
     ]
     .concat()
 }
@@ -320,6 +322,70 @@ fn par007_to_par008() -> Vec<Case> {
     ]
 }
 
+/// Decode host KV buffering (PAR024, 0.5.21+): the threshold's range and what the buffering
+/// does not work with; 0.5.21 turns it on above 0, later releases below 1.
+fn par024() -> Vec<Case> {
+    let t = |v: &'static str, x: f64| {
+        c("PAR024")
+            .version(v)
+            .arg("--disaggregation-decode-host-receive-threshold", json!(x))
+    };
+    vec![
+        t("0.5.23", 1.5),
+        t("0.5.23", 0.5).flag("--enable-hisparse"),
+        t("0.5.23", 1.0).flag("--enable-hisparse").no(),
+        t("0.5.21", 0.5).flag("--enable-pd-role-switch"),
+        t("0.5.21", 0.0).flag("--enable-pd-role-switch").no(),
+        t("0.5.23", 0.5).arg(
+            "--disaggregation-decode-retraction-backup",
+            json!("cpu_tensor"),
+        ),
+        t("0.5.23", 0.5)
+            .arg(
+                "--disaggregation-decode-retraction-backup",
+                json!("host_pool"),
+            )
+            .no(),
+        t("0.5.23", 0.5).no(),
+    ]
+}
+
+/// The prefill-complete decode allocation policy (PAR025, 0.5.22+).
+fn par025() -> Vec<Case> {
+    let policy = |mode: &'static str| {
+        c("PAR025")
+            .arg(
+                "--disaggregation-decode-allocation-policy",
+                json!("prefill_complete"),
+            )
+            .arg("--disaggregation-mode", json!(mode))
+    };
+    vec![
+        policy("null"),
+        policy("decode").tp(8),
+        // DP attention over every rank does not help: SGLang reads it as off in this check.
+        policy("decode")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
+        policy("decode").no(),
+        policy("prefill").arg("--disaggregation-transfer-backend", json!("nixl")),
+        policy("prefill")
+            .arg("--disaggregation-transfer-backend", json!("mooncake_tcp"))
+            .no(),
+        policy("decode").flag("--enable-hierarchical-cache"),
+        policy("prefill")
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-write-policy", json!("write_back"))
+            .no(),
+        policy("prefill").env("SGLANG_DISAGG_STAGING_BUFFER", "1"),
+        c("PAR025")
+            .arg("--disaggregation-mode", json!("decode"))
+            .tp(8)
+            .no(),
+    ]
+}
+
 #[test]
 fn cases_fire_or_stay_quiet() {
     assert_cases("PAR", &cases());
@@ -372,6 +438,11 @@ fn par020() -> Vec<Case> {
     vec![
         pd("0.5.3rc2", "prefill").flag(offload),
         pd("0.5.23", "null").flag(offload),
+        // Host KV buffering sets the host-pool backup itself (0.5.21+).
+        pd("0.5.23", "prefill").arg("--disaggregation-decode-host-receive-threshold", json!(0.5)),
+        pd("0.5.23", "decode")
+            .arg("--disaggregation-decode-host-receive-threshold", json!(0.5))
+            .no(),
         // A decode server's offload needs a storage backend from 0.5.10rc0 on.
         pd("0.5.9", "decode").flag(offload).no(),
         pd("0.5.10rc0", "decode").flag(offload),

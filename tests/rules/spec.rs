@@ -20,8 +20,60 @@ pub fn cases() -> Vec<Case> {
         spec021(),
         spec022(),
         spec023(),
+        spec026(),
     ]
     .concat()
+}
+
+/// Verification modes, the draft window and DFlash's block (SPEC026).
+fn spec026() -> Vec<Case> {
+    let spec = |algo: &str| {
+        c("SPEC026")
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!(algo))
+            .arg("--speculative-draft-model-path", json!("/models/draft"))
+    };
+    vec![
+        c("SPEC026").arg("--speculative-draft-sink-size", json!(4)),
+        c("SPEC026")
+            .arg("--speculative-draft-sink-size", json!(4))
+            .arg("--speculative-draft-window-size", json!(64))
+            .no(),
+        c("SPEC026").flag("--speculative-use-block-verification"),
+        spec("DFLASH")
+            .flag("--speculative-use-block-verification")
+            .no(),
+        // SGLang fills in top-k 4 for Llama, and rejection sampling takes top-k 1.
+        spec("EAGLE").flag("--speculative-use-rejection-sampling"),
+        spec("EAGLE")
+            .flag("--speculative-use-rejection-sampling")
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
+        spec("EAGLE")
+            .version("0.5.13")
+            .arg("--speculative-num-steps", json!(3))
+            .no(),
+        spec("STANDALONE").flag("--speculative-use-rejection-sampling"),
+        spec("NGRAM")
+            .flag("--speculative-use-rejection-sampling")
+            .no(),
+        spec("DFLASH").arg("--speculative-dflash-block-size", json!(0)),
+        spec("DFLASH")
+            .arg("--speculative-dflash-block-size", json!(8))
+            .arg("--speculative-num-draft-tokens", json!(16)),
+        spec("DFLASH")
+            .arg("--speculative-dflash-block-size", json!(16))
+            .arg("--speculative-draft-window-size", json!(2)),
+        spec("DFLASH")
+            .arg("--speculative-dflash-block-size", json!(16))
+            .arg("--speculative-draft-window-size", json!(64))
+            .no(),
+        spec("EAGLE")
+            .arg("--speculative-dflash-block-size", json!(0))
+            .no(),
+    ]
 }
 
 /// DeepSeek-V3/R1 with its NextN layer.

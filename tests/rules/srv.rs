@@ -6,7 +6,147 @@ use crate::support::{Case, assert_cases, c, messages, model, vlm};
 
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
-    [srv010(), srv011(), srv012(), base()].concat()
+    [
+        srv010(),
+        srv011(),
+        srv012(),
+        workers_and_grpc(),
+        options(),
+        base(),
+    ]
+    .concat()
+}
+
+/// Worker counts (SRV013) and the native gRPC server (SRV014).
+fn workers_and_grpc() -> Vec<Case> {
+    vec![
+        c("SRV013").arg("--tokenizer-worker-num", json!(0)),
+        c("SRV013")
+            .version("0.5.2rc0")
+            .arg("--tokenizer-worker-num", json!(0)),
+        c("SRV013")
+            .version("0.5.12")
+            .arg("--detokenizer-worker-num", json!(0)),
+        c("SRV013")
+            .arg("--detokenizer-worker-num", json!(0))
+            .flag("--skip-tokenizer-init")
+            .no(),
+        c("SRV013").arg("--mm-io-worker-num", json!(-2)),
+        c("SRV013").flag("--enable-http-worker-reuseport"),
+        c("SRV013")
+            .flag("--enable-http-worker-reuseport")
+            .arg("--tokenizer-worker-num", json!(2))
+            .no(),
+        c("SRV014")
+            .arg("--grpc-port", json!(31000))
+            .arg("--api-key", json!("sk-test")),
+        c("SRV014")
+            .flag("--grpc-mode")
+            .arg("--grpc-port", json!(31000))
+            .arg("--tokenizer-worker-num", json!(2))
+            .no(),
+        c("SRV014").arg("--sidecar", json!("smg")),
+        c("SRV014")
+            .arg("--sidecar", json!("smg"))
+            .env("SGLANG_GRPC_PORT", "31000")
+            .no(),
+        c("SRV014").arg("--sidecar-args", json!(["--verbose"])),
+        c("SRV014").arg("--grpc-port", json!(70000)),
+        c("SRV014").flag("--grpc-mode").arg("--port", json!(60000)),
+        c("SRV014").arg("--port", json!(60000)).no(),
+        c("SRV014").arg("--grpc-response-timeout-secs", json!(0)),
+    ]
+}
+
+/// Metrics (SRV015), watermarking (SRV016), value ranges (SRV017), JSON options (SRV018) and
+/// serving features a layout cannot carry (SRV019).
+fn options() -> Vec<Case> {
+    let buckets = |v: serde_json::Value| c("SRV015").arg("--prompt-tokens-buckets", v);
+    vec![
+        buckets(json!(["tse", "1000"])),
+        buckets(json!(["tse", "1000", "2", "10"])).no(),
+        buckets(json!(["custom", "10", "10"])),
+        buckets(json!(["custom", "10", "100"])).no(),
+        buckets(json!(["customer", "10", "100"])),
+        buckets(json!(["customer", "10", "100"]))
+            .version("0.5.3rc0")
+            .no(),
+        c("SRV015")
+            .arg(
+                "--tokenizer-metrics-allowed-custom-labels",
+                json!(["tenant"]),
+            )
+            .arg("--tokenizer-metrics-custom-labels-header", json!("")),
+        c("SRV015")
+            .arg(
+                "--tokenizer-metrics-allowed-custom-labels",
+                json!(["tenant"]),
+            )
+            .no(),
+        c("SRV015").flag("--export-metrics-to-file"),
+        c("SRV016")
+            .flag("--enable-watermark")
+            .arg("--disaggregation-mode", json!("prefill")),
+        c("SRV016")
+            .flag("--enable-watermark")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        c("SRV016").arg("--watermark-config", json!("/etc/watermark.json")),
+        c("SRV016")
+            .flag("--enable-watermark")
+            .env("SGLANG_RUST_SERVER", "1"),
+        c("SRV017").arg("--gc-threshold", json!([700, 10, 10, 5])),
+        c("SRV017").arg("--gc-threshold", json!([700, 10, 10])).no(),
+        c("SRV017").arg("--kv-canary-sweep-interval", json!(100)),
+        c("SRV017")
+            .arg("--kv-canary-sweep-interval", json!(100))
+            .arg("--kv-canary", json!("log"))
+            .no(),
+        c("SRV017").arg("--schedule-conservativeness", json!(-0.5)),
+        c("SRV017")
+            .version("0.5.4")
+            .arg("--schedule-conservativeness", json!(-0.5))
+            .no(),
+        c("SRV017")
+            .flag("--enable-http2")
+            .arg("--http2-max-concurrent-streams", json!(0)),
+        c("SRV017")
+            .arg("--http2-max-concurrent-streams", json!(0))
+            .no(),
+        c("SRV018").arg("--default-chat-template-kwargs", json!([1])),
+        c("SRV018")
+            .arg(
+                "--default-chat-template-kwargs",
+                json!({"enable_thinking": false}),
+            )
+            .no(),
+        c("SRV018").arg("--limit-mm-data-per-request", json!({"images": 2})),
+        c("SRV018")
+            .arg("--limit-mm-data-per-request", json!({"image": 2}))
+            .no(),
+        c("SRV018").arg("--preferred-sampling-params", json!({"watermark": true})),
+        c("SRV019")
+            .flag("--enable-response-store")
+            .arg("--disaggregation-mode", json!("decode")),
+        c("SRV019").flag("--enable-response-store").no(),
+        c("SRV019")
+            .arg("--mm-feature-transport", json!("cuda_ipc"))
+            .arg("--nnodes", json!(2)),
+        c("SRV019")
+            .arg("--mm-feature-transport", json!("cuda_ipc"))
+            .arg("--nnodes", json!(2))
+            .flag("--encoder-only")
+            .model(vlm())
+            .no(),
+        c("SRV019")
+            .arg("--min-free-slots-delay", json!(4))
+            .arg("--pp-size", json!(2)),
+        c("SRV019")
+            .version("0.5.17")
+            .arg("--min-free-slots-delay", json!(4))
+            .arg("--pp-size", json!(2))
+            .no(),
+    ]
 }
 
 /// The encoder/language split on architectures each release lists.

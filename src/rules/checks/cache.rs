@@ -565,8 +565,10 @@ pub(crate) fn kv_dtype_blackwell(ctx: &Context) -> Vec<Fired> {
 }
 
 /// CACHE009: LMCache (0.5.21+) with the host cache tier or the external cache linker, with the
-/// radix cache off (the user's switch or SGLang's, e.g. for deterministic inference), or with
-/// speculative decoding: SGLang refuses each while resolving its arguments, in that order.
+/// radix cache off (the user's switch or SGLang's, e.g. for deterministic inference), with
+/// speculative decoding, DP attention, decode context parallelism, streaming sessions, the
+/// buffer-only host mode or PD disaggregation: SGLang refuses each while resolving its
+/// arguments, in that order.
 pub(crate) fn lmcache_combination(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
     if !u.flag(opt::ENABLE_LMCACHE) {
@@ -581,15 +583,47 @@ pub(crate) fn lmcache_combination(ctx: &Context) -> Vec<Fired> {
     .or_else(|| radix_off(ctx))
     .map(str::to_owned)
     .or_else(|| ctx.spec_algo().map(|a| format!("speculative decoding {a}")))
+    .or_else(|| lmcache_layout(ctx))
     .map(|what| {
         Fired::new(format!(
-            "{} with {what}: SGLang {} refuses it; LMCache needs the radix cache, no other cache tier and no draft",
+            "{} with {what}: SGLang {} refuses it; LMCache needs the radix cache, no other cache tier, no draft, and one colocated server without DP attention, decode context parallelism or streaming sessions",
             opt::ENABLE_LMCACHE,
             ctx.version
         ))
     })
     .into_iter()
     .collect()
+}
+
+/// The server layouts LMCache's radix cache does not take yet.
+fn lmcache_layout(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    let pd = u.sval(opt::DISAGGREGATION_MODE).filter(|m| m != "null");
+    [
+        (ctx.attn_dp() > 1, "DP attention".to_string()),
+        (
+            u.int(opt::DCP_SIZE).unwrap_or(1) > 1,
+            format!("{} above 1", opt::DCP_SIZE),
+        ),
+        (
+            u.flag(opt::ENABLE_STREAMING_SESSION),
+            opt::ENABLE_STREAMING_SESSION.to_string(),
+        ),
+        (
+            u.str(opt::HICACHE_HOST_MEMORY_MODE) == Some("buffer_only"),
+            format!("{} buffer_only", opt::HICACHE_HOST_MEMORY_MODE),
+        ),
+        (
+            pd.is_some(),
+            format!(
+                "{} {}",
+                opt::DISAGGREGATION_MODE,
+                pd.clone().unwrap_or_default()
+            ),
+        ),
+    ]
+    .into_iter()
+    .find_map(|(on, what)| on.then_some(what))
 }
 
 /// CACHE011: 0.5.12's scheduler builds HiRadixCache for DeepSeek-V4, whose KV pool it refuses;
@@ -659,4 +693,123 @@ pub(crate) fn hicache_hf3fs_deepseek_v4(ctx: &Context) -> Vec<Fired> {
         "--hicache-storage-backend hf3fs on DeepSeek-V4: SGLang {}'s V4 HiCache anchors on a logical host pool of 0 bytes per token, and the hf3fs backend divides by that page size while the cache controller starts ('ZeroDivisionError: integer division or modulo by zero', sglang#34969); use another storage backend (mooncake) or HiCache without one",
         ctx.version
     ))]
+}
+
+/// CACHE019: HiSparse without what SGLang asserts it runs on: the radix cache off (0.5.10rc0+),
+/// a sparse-attention model (0.5.10+: DeepSeek sparse attention, DeepSeek-V4 from 0.5.12, MiniMax
+/// M3's sparse models from 0.5.21), and no mixed chunks (0.5.22+). The model test fires only on a
+/// config without `index_topk`, which every release's sparse-attention test requires, so a newer
+/// sparse architecture the launcher does not list is never refused.
+pub(crate) fn hisparse_requirements(ctx: &Context) -> Vec<Fired> {
+    let user = ctx.user();
+    if !user.flag(opt::ENABLE_HISPARSE) {
+        return vec![];
+    }
+    let v = ctx.version;
+    let arch = ctx.model_arch().unwrap_or_default();
+    let sparse = ctx.model.is_some_and(|m| m.index_topk.is_some())
+        || (at_least(v, "0.5.12") && arch.starts_with("DeepseekV4"))
+        || (at_least(v, "0.5.21") && arch.starts_with("MiniMaxM3Sparse"));
+    let mut out = vec![];
+    if radix_off(ctx).is_none() {
+        out.push(format!("it needs {}", opt::DISABLE_RADIX_CACHE));
+    }
+    if ctx.model.is_some() && !sparse && at_least(v, "0.5.10") {
+        out.push(format!(
+            "it runs on sparse-attention models only, and {arch} is not one"
+        ));
+    }
+    if user.flag(opt::ENABLE_MIXED_CHUNK) && at_least(v, "0.5.22") {
+        out.push(format!("it does not take {}", opt::ENABLE_MIXED_CHUNK));
+    }
+    (out.into_iter())
+        .map(|why| {
+            Fired::new(format!(
+                "{}: {why}; SGLang {v} refuses it before the server starts",
+                opt::ENABLE_HISPARSE
+            ))
+        })
+        .collect()
+}
+
+/// CACHE020: cache options whose values SGLang range-checks: an explicit SWA full-token ratio
+/// outside (0, 1] (0.5.7+; Step-3p models reset it under HiCache, so they are left alone), the
+/// host-pool fraction outside (0, 1], T-LRU eviction without a threshold above its next-prompt
+/// estimate, negative SWA prefix tails (0.5.21+), and HiCache's buffer-only host mode without a
+/// storage backend (0.5.19+).
+pub(crate) fn cache_option_values(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let v = ctx.version;
+    let frac = |o| u.get_or_default(o).and_then(serde_json::Value::as_f64);
+    let outside = |x: f64| !(x > 0.0 && x <= 1.0);
+    let step3p = ctx.model_arch().is_some_and(|a| a.starts_with("Step3p"));
+    let mut out = vec![];
+    let ratio = u
+        .given(opt::SWA_FULL_TOKENS_RATIO)
+        .then(|| frac(opt::SWA_FULL_TOKENS_RATIO));
+    if let Some(r) = ratio
+        .flatten()
+        .filter(|r| outside(*r) && !step3p && at_least(v, "0.5.7"))
+    {
+        out.push(format!(
+            "{} {r}: it must be in (0, 1]",
+            opt::SWA_FULL_TOKENS_RATIO
+        ));
+    }
+    if let Some(f) = frac(opt::HICACHE_HOST_MEMORY_FRACTION).filter(|f| outside(*f)) {
+        out.push(format!(
+            "{} {f}: it must be in (0, 1]",
+            opt::HICACHE_HOST_MEMORY_FRACTION
+        ));
+    }
+    if let Some(t) = u.int(opt::SWA_PREFIX_TAILS).filter(|t| *t < 0) {
+        out.push(format!(
+            "{} {t}: it must not be negative",
+            opt::SWA_PREFIX_TAILS
+        ));
+    }
+    out.extend(tlru_config(ctx));
+    let buffer_only = u.str(opt::HICACHE_HOST_MEMORY_MODE) == Some("buffer_only");
+    if buffer_only
+        && u.flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        && u.str(opt::HICACHE_STORAGE_BACKEND).is_none()
+    {
+        out.push(format!(
+            "{} buffer_only without {}: the host pool only stages data for the storage tier",
+            opt::HICACHE_HOST_MEMORY_MODE,
+            opt::HICACHE_STORAGE_BACKEND
+        ));
+    }
+    (out.into_iter())
+        .map(|why| {
+            Fired::new(format!(
+                "{why}; SGLang {v} refuses it before the server starts"
+            ))
+        })
+        .collect()
+}
+
+/// T-LRU eviction (0.5.21+) needs a threshold above its next-prompt estimate, both non-negative
+/// (each 0 unless `--radix-eviction-policy-config` gives it).
+fn tlru_config(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    if u.str(opt::RADIX_EVICTION_POLICY) != Some("tlru") {
+        return None;
+    }
+    let config = u.get_or_default(opt::RADIX_EVICTION_POLICY_CONFIG);
+    let key = |k| {
+        config
+            .and_then(|c| c.get(k))
+            .map_or(Some(0.0), serde_json::Value::as_f64)
+    };
+    let (Some(threshold), Some(estimate)) = (key("threshold"), key("next_prompt_estimate")) else {
+        return None;
+    };
+    (threshold < 0.0 || estimate < 0.0 || threshold <= estimate).then(|| {
+        format!(
+            "{} tlru with threshold {threshold} and next_prompt_estimate {estimate} (from {}, 0 when absent): the threshold must be above the estimate, both non-negative",
+            opt::RADIX_EVICTION_POLICY,
+            opt::RADIX_EVICTION_POLICY_CONFIG
+        )
+    })
 }

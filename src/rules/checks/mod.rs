@@ -18,6 +18,7 @@ pub(crate) mod matrix;
 pub(crate) mod model;
 pub(crate) mod model_type;
 pub(crate) mod par;
+pub(crate) mod par_pd;
 pub(crate) mod pkg;
 pub(crate) mod quant;
 pub(crate) mod quant_block;
@@ -25,7 +26,9 @@ pub(crate) mod quant_compat;
 pub(crate) mod quant_fusion;
 pub(crate) mod quant_group;
 pub(crate) mod spec;
+pub(crate) mod spec_verify;
 pub(crate) mod srv;
+pub(crate) mod srv_options;
 pub(crate) mod top;
 pub(crate) mod unified;
 

@@ -393,11 +393,23 @@ pub(crate) fn pd_role_options(ctx: &Context) -> Vec<Fired> {
     let mode = u.sval(opt::DISAGGREGATION_MODE).unwrap_or_default();
     let decode = mode == "decode";
     let offload = u.flag(opt::DISAGGREGATION_DECODE_ENABLE_OFFLOAD_KVCACHE);
-    let host_pool = u.str(opt::DISAGGREGATION_DECODE_RETRACTION_BACKUP) == Some("host_pool");
+    let backup_opt = u.str(opt::DISAGGREGATION_DECODE_RETRACTION_BACKUP);
+    // Host KV buffering (0.5.21+) sets the host-pool backup itself unless cpu_tensor is asked
+    // for (PAR024 refuses that).
+    let buffering = super::par_pd::host_receive(ctx)
+        .filter(|(_, on)| *on && backup_opt != Some("cpu_tensor"))
+        .map(|(t, _)| t);
+    let host_pool = backup_opt == Some("host_pool") || buffering.is_some();
     let priority_preempts =
         u.flag(opt::ENABLE_PRIORITY_SCHEDULING) && !u.flag(opt::DISABLE_PRIORITY_PREEMPTION);
     let offload_opt = opt::DISAGGREGATION_DECODE_ENABLE_OFFLOAD_KVCACHE;
-    let backup = "--disaggregation-decode-retraction-backup host_pool";
+    let backup = match buffering.filter(|_| backup_opt != Some("host_pool")) {
+        Some(t) => format!(
+            "{} {t} (it sets the host_pool retraction backup)",
+            opt::DISAGGREGATION_DECODE_HOST_RECEIVE_THRESHOLD
+        ),
+        None => "--disaggregation-decode-retraction-backup host_pool".to_string(),
+    };
     [
         (
             offload && !decode,
