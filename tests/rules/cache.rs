@@ -394,6 +394,9 @@ fn cache020() -> Vec<Case> {
             .flag("--enable-hierarchical-cache")
             .arg("--hicache-storage-backend", json!("file"))
             .no(),
+        o("--hicache-host-memory-mode", json!("buffer_only"))
+            .arg("--disaggregation-mode", json!("decode")),
+        o("--hicache-host-memory-mode", json!("buffer_only")).no(),
     ]
 }
 

@@ -770,10 +770,7 @@ pub(crate) fn cache_option_values(ctx: &Context) -> Vec<Fired> {
     }
     out.extend(tlru_config(ctx));
     let buffer_only = u.str(opt::HICACHE_HOST_MEMORY_MODE) == Some("buffer_only");
-    if buffer_only
-        && u.flag(opt::ENABLE_HIERARCHICAL_CACHE)
-        && u.str(opt::HICACHE_STORAGE_BACKEND).is_none()
-    {
+    if buffer_only && host_tier_active(ctx) && u.str(opt::HICACHE_STORAGE_BACKEND).is_none() {
         out.push(format!(
             "{} buffer_only without {}: the host pool only stages data for the storage tier",
             opt::HICACHE_HOST_MEMORY_MODE,
@@ -787,6 +784,19 @@ pub(crate) fn cache_option_values(ctx: &Context) -> Vec<Fired> {
             ))
         })
         .collect()
+}
+
+/// Whether SGLang sets up the host tier (and checks its host memory mode): HiCache, a decode
+/// server's KV offload, or a decode server whose retraction backup is the host pool (its
+/// default), unless the external cache linker takes the cache over.
+fn host_tier_active(ctx: &Context) -> bool {
+    let u = ctx.user();
+    let decode = u.sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode");
+    let backup = u.str(opt::DISAGGREGATION_DECODE_RETRACTION_BACKUP);
+    (u.flag(opt::ENABLE_HIERARCHICAL_CACHE)
+        || u.flag(opt::DISAGGREGATION_DECODE_ENABLE_OFFLOAD_KVCACHE)
+        || (decode && matches!(backup, None | Some("host_pool"))))
+        && !u.flag(opt::ENABLE_UNIFIED_CACHE_EXTERNAL_LINKER)
 }
 
 /// T-LRU eviction (0.5.21+) needs a threshold above its next-prompt estimate, both non-negative
