@@ -722,14 +722,8 @@ pub(crate) fn hisparse_requirements(ctx: &Context) -> Vec<Fired> {
     if user.flag(opt::ENABLE_MIXED_CHUNK) && at_least(v, "0.5.22") {
         out.push(format!("it does not take {}", opt::ENABLE_MIXED_CHUNK));
     }
-    (out.into_iter())
-        .map(|why| {
-            Fired::new(format!(
-                "{}: {why}; SGLang {v} refuses it before the server starts",
-                opt::ENABLE_HISPARSE
-            ))
-        })
-        .collect()
+    let hisparse = |why| format!("{}: {why}", opt::ENABLE_HISPARSE);
+    refused_at_start(ctx, out.into_iter().map(hisparse).collect())
 }
 
 /// CACHE020: cache options whose values SGLang range-checks: an explicit SWA full-token ratio
@@ -777,13 +771,7 @@ pub(crate) fn cache_option_values(ctx: &Context) -> Vec<Fired> {
             opt::HICACHE_STORAGE_BACKEND
         ));
     }
-    (out.into_iter())
-        .map(|why| {
-            Fired::new(format!(
-                "{why}; SGLang {v} refuses it before the server starts"
-            ))
-        })
-        .collect()
+    refused_at_start(ctx, out)
 }
 
 /// Whether SGLang sets up the host tier (and checks its host memory mode): HiCache, a decode

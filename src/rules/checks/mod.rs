@@ -34,3 +34,16 @@ pub(crate) mod unified;
 
 pub(crate) use super::view::*;
 pub(crate) use super::{Context, Fired};
+
+/// One finding per reason, each saying the release refuses the line before the server starts
+/// (what SGLang's argument handling raises).
+pub(crate) fn refused_at_start(ctx: &Context, reasons: Vec<String>) -> Vec<Fired> {
+    (reasons.into_iter())
+        .map(|why| {
+            Fired::new(format!(
+                "{why}; SGLang {} refuses it before the server starts",
+                ctx.version
+            ))
+        })
+        .collect()
+}

@@ -44,10 +44,7 @@ pub(crate) fn pd_host_receive(ctx: &Context) -> Vec<Fired> {
     } else {
         return vec![];
     };
-    vec![Fired::new(format!(
-        "{why}; SGLang {} refuses it before the server starts",
-        ctx.version
-    ))]
+    refused_at_start(ctx, vec![why])
 }
 
 /// PAR025: `--disaggregation-decode-allocation-policy prefill_complete` (0.5.22+) with what it
@@ -61,12 +58,12 @@ pub(crate) fn pd_prefill_complete(ctx: &Context) -> Vec<Fired> {
     if lacks.is_empty() {
         return vec![];
     }
-    vec![Fired::new(format!(
-        "{} prefill_complete does not support {} yet; SGLang {} refuses it before the server starts",
+    let why = format!(
+        "{} prefill_complete does not support {} yet",
         opt::DISAGGREGATION_DECODE_ALLOCATION_POLICY,
-        lacks.join(", "),
-        ctx.version
-    ))]
+        lacks.join(", ")
+    );
+    refused_at_start(ctx, vec![why])
 }
 
 /// What the line has that the prefill-complete policy does not support, in SGLang's order.

@@ -12,14 +12,7 @@ pub(crate) fn draft_settings(ctx: &Context) -> Vec<Fired> {
     let mut out = window_and_sink(ctx, algo.as_deref());
     out.extend(verification(ctx, algo.as_deref()));
     out.extend(dflash_block(ctx, algo.as_deref()));
-    (out.into_iter())
-        .map(|why| {
-            Fired::new(format!(
-                "{why}; SGLang {} refuses it before the server starts",
-                ctx.version
-            ))
-        })
-        .collect()
+    refused_at_start(ctx, out)
 }
 
 /// A sink without a window, or a negative sink (0.5.21+, any algorithm); a window that is not

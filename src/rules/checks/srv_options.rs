@@ -9,18 +9,6 @@ use super::*;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
-/// The findings, one per refusal, each saying the release refuses it.
-fn refusals(ctx: &Context, parts: Vec<String>) -> Vec<Fired> {
-    (parts.into_iter())
-        .map(|p| {
-            Fired::new(format!(
-                "{p}; SGLang {} refuses it before the server starts",
-                ctx.version
-            ))
-        })
-        .collect()
-}
-
 /// An integer option given (or defaulted) below `min`, from the release that checks it.
 fn below(ctx: &Context, name: &str, min: i64, since: &str) -> Option<String> {
     let n = ctx.user().int(name)?;
@@ -51,7 +39,7 @@ pub(crate) fn worker_counts(ctx: &Context) -> Vec<Fired> {
             ));
         }
     }
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
 
 /// `--skip-tokenizer-init` sets the detokenizer workers to 1 before the check.
@@ -93,7 +81,7 @@ pub(crate) fn grpc_server(ctx: &Context) -> Vec<Fired> {
             opt::GRPC_RESPONSE_TIMEOUT_SECS
         ));
     }
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
 
 fn sidecar(ctx: &Context, legacy: bool, port: bool) -> Vec<String> {
@@ -184,7 +172,7 @@ pub(crate) fn metrics_options(ctx: &Context) -> Vec<Fired> {
             opt::EXPORT_METRICS_TO_FILE_DIR
         ));
     }
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
 
 /// A list option's items as text (a lone value as one item).
@@ -268,7 +256,7 @@ pub(crate) fn watermark(ctx: &Context) -> Vec<Fired> {
     }
     if !u.flag(opt::ENABLE_WATERMARK) {
         let config = u.given(opt::WATERMARK_CONFIG);
-        return refusals(
+        return refused_at_start(
             ctx,
             config
                 .then(|| {
@@ -331,7 +319,7 @@ pub(crate) fn watermark(ctx: &Context) -> Vec<Fired> {
             )
         })
         .collect();
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
 
 /// SRV017: options whose values SGLang range-checks.
@@ -372,7 +360,7 @@ pub(crate) fn value_ranges(ctx: &Context) -> Vec<Fired> {
         ));
     }
     out.extend(http2_ranges(ctx));
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
 
 /// HTTP/2's stream and window limits, checked with `--enable-http2` (0.5.18+ and 0.5.19+).
@@ -438,7 +426,7 @@ pub(crate) fn json_options(ctx: &Context) -> Vec<Fired> {
             opt::PREFERRED_SAMPLING_PARAMS
         ));
     }
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
 
 /// A JSON option's object, whether the parser decoded it or kept the text.
@@ -493,5 +481,5 @@ pub(crate) fn serving_layout(ctx: &Context) -> Vec<Fired> {
             ));
         }
     }
-    refusals(ctx, out)
+    refused_at_start(ctx, out)
 }
