@@ -519,6 +519,16 @@ fn spec016() -> Vec<Case> {
             .arg("--speculative-algorithm", json!("EAGLE"))
     };
     vec![
+        // SGLang turns adaptive off for a top-k other than 1 before it asserts (0.5.11+).
+        c("SPEC016")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--speculative-adaptive")
+            .arg("--speculative-eagle-topk", json!(4)),
+        c("SPEC016")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--speculative-adaptive")
+            .arg("--speculative-eagle-topk", json!(1))
+            .no(),
         eagle("0.5.18").arg("--speculative-eagle-topk", json!(2)),
         eagle("0.4.10.post2").arg("--speculative-num-draft-tokens", json!(4)),
         c("SPEC016")

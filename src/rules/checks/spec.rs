@@ -467,6 +467,18 @@ pub(crate) fn steps_without_topk(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// `--speculative-adaptive` as SGLang keeps it (0.5.11+): it turns adaptive off before it fills
+/// in the parameters for an algorithm other than EAGLE/EAGLE3 or a top-k other than 1 (and for
+/// other reasons not modelled here, where this stays quiet).
+fn adaptive_kept(ctx: &Context, algo: &str) -> bool {
+    let u = ctx.user();
+    let topk = u
+        .int(opt::SPECULATIVE_EAGLE_TOPK)
+        .filter(|_| u.given(opt::SPECULATIVE_EAGLE_TOPK));
+    u.flag(opt::SPECULATIVE_ADAPTIVE)
+        && (!matches!(algo, "STANDALONE") && topk.is_none_or(|k| k == 1))
+}
+
 /// SPEC016: SGLang fills in steps, top-k and draft tokens itself only when none of them is
 /// given; top-k or draft tokens without the steps trips its assertion.
 pub(crate) fn partial_params(ctx: &Context) -> Vec<Fired> {
@@ -476,7 +488,7 @@ pub(crate) fn partial_params(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
     if !matches!(a.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE")
         || u.given(opt::SPECULATIVE_NUM_STEPS)
-        || u.flag(opt::SPECULATIVE_ADAPTIVE)
+        || adaptive_kept(ctx, &a)
     {
         return vec![];
     }
