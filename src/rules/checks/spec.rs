@@ -475,8 +475,7 @@ fn adaptive_kept(ctx: &Context, algo: &str) -> bool {
     let topk = u
         .int(opt::SPECULATIVE_EAGLE_TOPK)
         .filter(|_| u.given(opt::SPECULATIVE_EAGLE_TOPK));
-    u.flag(opt::SPECULATIVE_ADAPTIVE)
-        && (!matches!(algo, "STANDALONE") && topk.is_none_or(|k| k == 1))
+    u.flag(opt::SPECULATIVE_ADAPTIVE) && algo != "STANDALONE" && topk.is_none_or(|k| k == 1)
 }
 
 /// SPEC016: SGLang fills in steps, top-k and draft tokens itself only when none of them is

@@ -79,14 +79,14 @@ fn verification(ctx: &Context, algo: Option<&str>) -> Vec<String> {
             .and_then(|x| x.as_f64())
             .is_some_and(|t| t != 1.0)
     });
+    let topk = super::spec::resolved_topk(ctx);
     if algo == Some("STANDALONE") {
         out.push(format!(
             "{name} with STANDALONE: it takes EAGLE, EAGLE3 or NEXTN"
         ));
-    } else if eagle && super::spec::resolved_topk(ctx) != 1 {
+    } else if eagle && topk != 1 {
         out.push(format!(
-            "{name} (or block verification, which turns it on) with top-k {}: it takes top-k 1",
-            super::spec::resolved_topk(ctx)
+            "{name} (or block verification, which turns it on) with top-k {topk}: it takes top-k 1"
         ));
     } else if let Some(t) = threshold.filter(|_| eagle) {
         out.push(format!(
