@@ -64,13 +64,19 @@ def model_arg(model):
     return f"@models/{model}"
 
 
+def fixture_args(argv):
+    """`@fixtures/org__name` in the arguments (a draft model, say): that fixture config folder."""
+    fixtures = ROOT / "tests" / "fixtures" / "models"
+    return [a.replace("@fixtures/", f"{fixtures}/") for a in argv]
+
+
 def oracle_case(case, gpu, label):
     spec = {
         "gpu_mem_mib": gpu["memory_mib"],
         "gpu_name": gpu["name"],
         "compute_capability": gpu["cc"],
         "num_gpus": case.get("count", 8),
-        "argv": ["--model-path", model_arg(case["model"])] + case["argv"],
+        "argv": ["--model-path", model_arg(case["model"])] + fixture_args(case["argv"]),
         "env": case.get("env", {}),
         "label": label,
     }
@@ -103,7 +109,7 @@ def probe(oracle, python, case, gpu):
     if "probe_refuse_types" in case:
         cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
     models = f"{Path(oracle).resolve()}/models/"
-    argv = ["--model-path", model_arg(case["model"])] + case["argv"]
+    argv = ["--model-path", model_arg(case["model"])] + fixture_args(case["argv"])
     cmd += ["--"] + [a.replace("@models/", models) for a in argv]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={
         **__import__("os").environ, "PYTHONHASHSEED": "0"})

@@ -102,6 +102,7 @@ fn blocking_codes(g: &Golden, gpus: &BTreeMap<String, Gpu>) -> Vec<String> {
         .argv
         .iter()
         .map(|a| a.replace("@models/", &format!("{}/", models.display())))
+        .map(|a| a.replace("@fixtures/", &format!("{ROOT}/tests/fixtures/models/")))
         .collect();
     // In process, as `check` builds its plan: the release data is decoded once for all goldens.
     let mut tokens: Vec<OsString> = vec!["--model-path".into(), model.into()];

@@ -73,7 +73,54 @@ fn spec026() -> Vec<Case> {
         spec("EAGLE")
             .arg("--speculative-dflash-block-size", json!(0))
             .no(),
+        // Without a block on the command line, the draft's config gives it (16 where it has none).
+        spec("DFLASH")
+            .draft(dflash_draft(None))
+            .arg("--speculative-draft-window-size", json!(8)),
+        spec("DFLASH")
+            .draft(dflash_draft(None))
+            .arg("--speculative-draft-window-size", json!(16))
+            .no(),
+        spec("DFLASH")
+            .draft(dflash_draft(Some(8)))
+            .arg("--speculative-draft-window-size", json!(4)),
+        spec("DFLASH")
+            .draft(dflash_draft(Some(8)))
+            .arg("--speculative-draft-window-size", json!(8))
+            .no(),
+        // A block above 16 counts as 16: SGLang takes 16 where the rest of the config fails.
+        spec("DFLASH")
+            .draft(dflash_draft(Some(32)))
+            .arg("--speculative-draft-window-size", json!(16))
+            .no(),
+        spec("DFLASH")
+            .draft(dflash_draft(Some(32)))
+            .arg("--speculative-draft-window-size", json!(8)),
+        spec("DFLASH")
+            .draft(dflash_draft(Some(8)))
+            .arg("--speculative-draft-window-size", json!(4))
+            .arg("--json-model-override-args", json!(r#"{"block_size": 2}"#))
+            .no(),
+        spec("DFLASH")
+            .arg("--speculative-draft-window-size", json!(4))
+            .no(),
+        spec("DFLASH")
+            .version("0.5.11")
+            .draft(dflash_draft(None))
+            .arg("--speculative-dflash-draft-window-size", json!(8)),
+        spec("DFLASH")
+            .version("0.5.11")
+            .arg("--speculative-dflash-draft-window-size", json!(0)),
     ]
+}
+
+/// A DFlash draft checkpoint whose config gives `block` (or no block).
+fn dflash_draft(block: Option<u64>) -> ModelFacts {
+    ModelFacts {
+        architecture: Some("DFlashDraftModel".into()),
+        dflash_block_size: block,
+        ..model("Qwen3ForCausalLM")
+    }
 }
 
 /// DeepSeek-V3/R1 with its NextN layer.

@@ -122,6 +122,8 @@ pub struct Case {
     pub tokens: Vec<&'static str>,
     pub env: Vec<(&'static str, String)>,
     pub model: Option<ModelFacts>,
+    /// The speculative draft's facts; `None`: read from the path the arguments name.
+    pub draft: Option<ModelFacts>,
     pub host: Option<HostFacts>,
     pub packages: Option<Packages>,
     /// An edit to the loaded topology (rename a GPU, enable MIG, …).
@@ -143,6 +145,7 @@ pub fn c(code: &'static str) -> Case {
         tokens: vec![],
         env: vec![],
         model: None,
+        draft: None,
         host: None,
         packages: None,
         edit: None,
@@ -195,6 +198,12 @@ impl Case {
     /// What the model's config says: see [`model`], [`mla`], [`moe`], [`vlm`], [`heads`].
     pub fn model(mut self, m: ModelFacts) -> Self {
         self.model = Some(m);
+        self
+    }
+
+    /// The facts of the draft checkpoint the arguments name.
+    pub fn draft(mut self, m: ModelFacts) -> Self {
+        self.draft = Some(m);
         self
     }
 
@@ -387,7 +396,10 @@ pub fn world(case: &Case) -> World {
     let env = Env::from_pairs(env);
     let draft = Speculative::of(&args, case.model.as_ref())
         .and_then(|s| s.separate_draft().map(str::to_owned))
-        .map(|path| model::load(&path, &env, &args));
+        .map(|path| match &case.draft {
+            Some(facts) => ModelLoad::from(facts.clone()),
+            None => model::load(&path, &env, &args),
+        });
     World {
         version: case.version,
         args,

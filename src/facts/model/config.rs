@@ -122,6 +122,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .unwrap_or(false),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         bundles_dspark_draft: DSPARK_KEYS.iter().any(|k| set(top, k)),
+        dflash_block_size: dflash_block_size(top),
         sliding_window,
         dual_chunk_attention: set(top, "dual_chunk_attention_config"),
         num_sliding_layers: c.sliding_layers(layers, sliding_window),
@@ -165,6 +166,33 @@ const DSPARK_KEYS: [&str; 4] = [
     "dspark_noise_token_id",
     "dspark_target_layer_ids",
 ];
+
+/// The block a DFlash draft's config gives SGLang: `dflash_config.block_size` (a key there
+/// holding null included), else the top-level `block_size`, read as Python's `int()` reads it.
+/// `None` where SGLang takes no block from it (absent, or a value it refuses, whereupon it falls
+/// back to 16); 1, the smallest block, where the launcher cannot tell what `int()` makes of it.
+fn dflash_block_size(top: &Map<String, Value>) -> Option<u64> {
+    let raw = match top.get("dflash_config") {
+        None | Some(Value::Null) => top.get("block_size"),
+        Some(Value::Object(d)) if d.contains_key("block_size") => d.get("block_size"),
+        Some(Value::Object(_)) => top.get("block_size"),
+        Some(_) => return Some(1),
+    };
+    let n = match raw? {
+        Value::Null => return None,
+        Value::Bool(b) => i64::from(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i,
+            None => n.as_f64().filter(|f| f.is_finite())?.trunc() as i64,
+        },
+        Value::String(s) => match s.trim().parse::<i64>() {
+            Ok(i) => i,
+            Err(_) => return Some(1),
+        },
+        _ => return None,
+    };
+    u64::try_from(n).ok().filter(|&n| n >= 1)
+}
 
 /// No implausible value lies under these sub-configs: they may be read.
 fn clean(implausible: &[Implausible], prefixes: &[&str]) -> bool {

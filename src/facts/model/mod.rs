@@ -120,6 +120,9 @@ pub struct ModelFacts {
     pub num_nextn_predict_layers: Option<u64>,
     /// The checkpoint carries a DSpark draft head (any `dspark_*` key SGLang reads as the mark).
     pub bundles_dspark_draft: bool,
+    /// A DFlash draft's block size as SGLang reads it from this config (see `config.rs`); SGLang
+    /// takes 16 where there is none.
+    pub dflash_block_size: Option<u64>,
     /// config.json has a `dual_chunk_attention_config` (Qwen2.5-1M's long-context attention):
     /// SGLang then runs the dual-chunk flash-attention backend and refuses any other.
     pub dual_chunk_attention: bool,
@@ -355,6 +358,16 @@ pub enum HeaderProblem {
 pub struct ModelLoad {
     pub facts: Option<ModelFacts>,
     pub(crate) problem: Option<ModelProblem>,
+}
+
+impl From<ModelFacts> for ModelLoad {
+    /// Facts already read (a test's, or another reader's), with nothing to report.
+    fn from(facts: ModelFacts) -> ModelLoad {
+        ModelLoad {
+            facts: Some(facts),
+            problem: None,
+        }
+    }
 }
 
 impl ModelLoad {

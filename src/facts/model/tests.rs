@@ -728,3 +728,39 @@ fn a_bundled_dspark_head_is_read_from_the_real_configs() {
     let c = json!({"model_type": "deepseek_v4", "dspark_block_size": null});
     assert!(!facts_from_config(c.as_object().unwrap()).bundles_dspark_draft);
 }
+
+#[test]
+fn a_dflash_drafts_block_is_read_as_sglang_parses_it() {
+    let block = |c: serde_json::Value| facts_from_config(c.as_object().unwrap()).dflash_block_size;
+    // The published layout: the block at the top level, the rest under dflash_config.
+    assert_eq!(
+        block(json!({"block_size": 8, "dflash_config": {}})),
+        Some(8)
+    );
+    // dflash_config's own key wins, even when it holds null (no block: SGLang takes 16).
+    assert_eq!(
+        block(json!({"block_size": 8, "dflash_config": {"block_size": 4}})),
+        Some(4)
+    );
+    assert_eq!(
+        block(json!({"block_size": 8, "dflash_config": {"block_size": null}})),
+        None
+    );
+    assert_eq!(block(json!({"model_type": "qwen3"})), None);
+    // Python's int(): floats truncate, digits in text parse, anything below 1 is refused.
+    assert_eq!(block(json!({"block_size": 10.7})), Some(10));
+    assert_eq!(block(json!({"block_size": " 12 "})), Some(12));
+    assert_eq!(block(json!({"block_size": 0})), None);
+    assert_eq!(block(json!({"block_size": [16]})), None);
+    // What the launcher cannot follow counts as the smallest block, so no window is judged.
+    assert_eq!(block(json!({"block_size": "1_6"})), Some(1));
+    assert_eq!(
+        block(json!({"dflash_config": [["block_size", 4]]})),
+        Some(1)
+    );
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/models/synthetic__Qwen3-4B-DFlash-b8/config.json");
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    assert_eq!(block(c), Some(8));
+}

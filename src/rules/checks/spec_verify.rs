@@ -16,18 +16,15 @@ pub(crate) fn draft_settings(ctx: &Context) -> Vec<Fired> {
 }
 
 /// A sink without a window, or a negative sink (0.5.21+, any algorithm); a window that is not
-/// positive (0.5.13+, any algorithm; DFlash's own check in 0.5.12).
+/// positive (0.5.13+, any algorithm; DFlash's own check in 0.5.11 and 0.5.12).
 fn window_and_sink(ctx: &Context, algo: Option<&str>) -> Vec<String> {
     let u = ctx.user();
     let v = ctx.version;
-    let window = u.int(opt::SPECULATIVE_DRAFT_WINDOW_SIZE);
+    let window = draft_window(ctx);
     let mut out = vec![];
     let checked = at_least(v, "0.5.13") || algo == Some("DFLASH");
-    if let Some(w) = window.filter(|w| *w <= 0 && checked) {
-        out.push(format!(
-            "{} {w}: it must be positive",
-            opt::SPECULATIVE_DRAFT_WINDOW_SIZE
-        ));
+    if let Some((name, w)) = window.filter(|(_, w)| *w <= 0 && checked) {
+        out.push(format!("{name} {w}: it must be positive"));
     }
     if let Some(s) = u.int(opt::SPECULATIVE_DRAFT_SINK_SIZE) {
         if s < 0 {
@@ -97,7 +94,8 @@ fn verification(ctx: &Context, algo: Option<&str>) -> Vec<String> {
 }
 
 /// DFlash's block size (0.5.11+): positive, and the draft tokens when both are given; a draft
-/// window no smaller than the draft tokens (0.5.12+), judged where the command line gives them.
+/// window no smaller than the block, which without either option SGLang reads from the draft's
+/// config (16 where it has none or SGLang cannot parse it).
 fn dflash_block(ctx: &Context, algo: Option<&str>) -> Vec<String> {
     if algo != Some("DFLASH") {
         return vec![];
@@ -121,15 +119,56 @@ fn dflash_block(ctx: &Context, algo: Option<&str>) -> Vec<String> {
         )),
         _ => {}
     }
-    let tokens = block.filter(|b| *b > 0).or(draft);
-    let window = u.int(opt::SPECULATIVE_DRAFT_WINDOW_SIZE).filter(|w| *w > 0);
-    if let (Some(w), Some(t)) = (window, tokens)
+    let given = block.filter(|b| *b > 0).or(draft);
+    let tokens = given
+        .map(|t| (t, String::new()))
+        .or_else(|| config_block(ctx));
+    let window = draft_window(ctx).filter(|(_, w)| *w > 0);
+    if let (Some((name, w)), Some((t, whose))) = (window, tokens)
         && w < t
     {
         out.push(format!(
-            "{} {w} is smaller than the {t} draft tokens of a DFLASH block",
-            opt::SPECULATIVE_DRAFT_WINDOW_SIZE
+            "{name} {w} is smaller than the {t} draft tokens of a DFLASH block{whose}"
         ));
     }
     out
+}
+
+/// The draft window as the release spells it: 0.5.11 has only DFlash's own option.
+fn draft_window(ctx: &Context) -> Option<(&'static str, i64)> {
+    let u = ctx.user();
+    [
+        opt::SPECULATIVE_DRAFT_WINDOW_SIZE,
+        opt::SPECULATIVE_DFLASH_DRAFT_WINDOW_SIZE,
+    ]
+    .into_iter()
+    .find(|o| u.knows(o))
+    .and_then(|o| Some((o, u.int(o)?)))
+}
+
+/// The block SGLang reads from the draft's config, judged only where the launcher read the
+/// same config: no model overrides, no other revision. SGLang falls back to 16 when it cannot
+/// parse the config, so the smaller of the two is a block every outcome holds to.
+fn config_block(ctx: &Context) -> Option<(i64, String)> {
+    let u = ctx.user();
+    let overridden = u
+        .str(opt::JSON_MODEL_OVERRIDE_ARGS)
+        .is_some_and(|a| !matches!(a.trim(), "" | "{}"));
+    if overridden || u.given(opt::SPECULATIVE_DRAFT_MODEL_REVISION) {
+        return None;
+    }
+    let (read, whose) = match ctx.draft_facts()?.dflash_block_size {
+        None => (
+            16,
+            " (SGLang takes 16 where the draft's config gives no block)".into(),
+        ),
+        Some(b) if b > 16 => (
+            16,
+            format!(
+                " (the draft's config gives {b}, and SGLang takes 16 where it cannot parse that config)"
+            ),
+        ),
+        Some(b) => (b, " (the block the draft's config gives)".into()),
+    };
+    Some((i64::try_from(read).ok()?, whose))
 }
