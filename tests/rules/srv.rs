@@ -12,9 +12,39 @@ pub fn cases() -> Vec<Case> {
         srv012(),
         workers_and_grpc(),
         options(),
+        preferred_without_tokenizer(),
         base(),
     ]
     .concat()
+}
+
+/// The preferred sampling parameters SGLang builds at start-up without a tokenizer (SRV018).
+fn preferred_without_tokenizer() -> Vec<Case> {
+    let prefs = |v: &'static str, p: serde_json::Value| {
+        c("SRV018")
+            .version(v)
+            .flag("--skip-tokenizer-init")
+            .arg("--preferred-sampling-params", p)
+    };
+    vec![
+        prefs("0.5.18", json!({"beam_width": 2})),
+        prefs("0.5.19", json!({"beam_width": 2})).no(),
+        prefs("0.5.14", json!({"stop_strs": "x"})),
+        prefs("0.5.15", json!({"stop_strs": "x"})).no(),
+        prefs("0.5.23", json!({"stop": "</s>"})),
+        prefs("0.5.13", json!({"stop": "</s>"})).no(),
+        c("SRV018")
+            .arg("--preferred-sampling-params", json!({"stop": "</s>"}))
+            .no(),
+        prefs("0.5.16", json!({"stop_regex": ""})),
+        prefs("0.5.23", json!({"min_new_tokens": 4})),
+        prefs(
+            "0.5.23",
+            json!({"stop": [], "min_new_tokens": 0, "top_k": 20}),
+        )
+        .no(),
+        prefs("0.5.23", json!({})).no(),
+    ]
 }
 
 /// Worker counts (SRV013) and the native gRPC server (SRV014).

@@ -25,6 +25,7 @@ pub(crate) mod quant_block;
 pub(crate) mod quant_compat;
 pub(crate) mod quant_fusion;
 pub(crate) mod quant_group;
+pub(crate) mod sampling_prefs;
 pub(crate) mod spec;
 pub(crate) mod spec_verify;
 pub(crate) mod srv;

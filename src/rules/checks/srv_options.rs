@@ -395,7 +395,8 @@ fn http2_ranges(ctx: &Context) -> Vec<String> {
 
 /// SRV018: JSON-valued options of the wrong shape: chat-template arguments that are not an
 /// object (0.5.16+), an unknown modality in the per-request limits (0.5.7+), watermarking in the
-/// preferred sampling parameters (0.5.22+).
+/// preferred sampling parameters (0.5.22+), and what those parameters may not hold without a
+/// tokenizer (0.5.14+).
 pub(crate) fn json_options(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
     let v = ctx.version;
@@ -420,11 +421,18 @@ pub(crate) fn json_options(ctx: &Context) -> Vec<Fired> {
         ));
     }
     let preferred = json_object(u.get_or_default(opt::PREFERRED_SAMPLING_PARAMS));
-    if at_least(v, "0.5.22") && preferred.is_some_and(|p| p.contains_key("watermark")) {
+    if at_least(v, "0.5.22")
+        && preferred
+            .as_ref()
+            .is_some_and(|p| p.contains_key("watermark"))
+    {
         out.push(format!(
             "{} sets watermark, which it does not take",
             opt::PREFERRED_SAMPLING_PARAMS
         ));
+    }
+    if let Some(p) = &preferred {
+        out.extend(super::sampling_prefs::without_tokenizer(ctx, p));
     }
     refused_at_start(ctx, out)
 }
