@@ -485,6 +485,37 @@ SERVE_KNOBS = [[], ["--api-key", "sk-test"], ["--tokenizer-worker-num", "2"],
 SERVE_OTHERS = [[], ["--disaggregation-mode", "prefill"], ["--pp-size", "2"],
                 ["--speculative-algorithm", "NGRAM"], ["--enable-metrics"],
                 ["--nnodes", "2", "--node-rank", "0", "--dist-init-addr", "10.0.0.1:5000"]]
+SHARD_SETUPS = [["--enable-kv-cache-sharding"],
+                ["--enable-kv-cache-sharding", "--disaggregation-mode", "prefill"],
+                ["--dwdp-size", "2"], ["--dwdp-size", "4"], ["--dcp-size", "2"],
+                ["--dcp-comm-backend", "a2a"], ["--dcp-size", "2", "--dcp-comm-backend", "a2a"],
+                ["--dcp-size", "2", "--dcp-comm-backend", "fi_a2a"], ["--dcp-replicate-q-proj"],
+                ["--dcp-size", "2", "--dcp-replicate-q-proj"], ["--enable-layernorm-sp"],
+                ["--elastic-ep-initial-size", "4"],
+                ["--elastic-ep-backend", "mooncake", "--max-ep-size", "8"],
+                ["--prefill-decode-interval", "4"], ["--enable-return-aux-hidden-states"]]
+SHARD_KNOBS = [[], ["--disaggregation-mode", "prefill"], ["--disaggregation-mode", "decode"],
+               ["--speculative-algorithm", "NGRAM"], ["--enable-eplb"],
+               ["--enable-dp-attention", "--dp", "2"], ["--attention-backend", "trtllm_mla"],
+               ["--attention-backend", "fa3"], ["--disable-chunked-prefix-cache"],
+               ["--enable-hierarchical-cache"], ["--enable-prefill-cp"],
+               ["--moe-a2a-backend", "deepep"]]
+SHARD_OTHERS = [[], ["--pp-size", "2"], ["--enable-streaming-session"], ["--disable-radix-cache"],
+                ["--enable-lmcache"], ["--page-size", "64"]]
+MAMBA2_SETUPS = [["--mamba-track-interval", "128"], ["--mamba-track-interval", "100"],
+                 ["--enable-int8-mamba-checkpoint"], ["--mamba-cache-philox-rounds", "-1"],
+                 ["--mamba-max-states-per-path", "0"], ["--mamba-max-states-per-path", "4"],
+                 ["--enable-mamba-cache-stochastic-rounding"],
+                 ["--enable-mamba-cache-stochastic-rounding", "--mamba-ssm-dtype", "float16"],
+                 ["--enable-mamba-cache-stochastic-rounding", "--mamba-ssm-dtype", "float16",
+                  "--mamba-backend", "flashinfer"],
+                 ["--mamba-full-memory-ratio", "0.5"], ["--max-mamba-cache-size", "64"]]
+MAMBA2_KNOBS = [[], ["--mamba-radix-cache-strategy", "extra_buffer"],
+                ["--mamba-scheduler-strategy", "extra_buffer"], ["--page-size", "64"],
+                ["--speculative-algorithm", "NEXTN"], ["--enable-hierarchical-cache"],
+                ["--enable-lmcache"], ["--disable-radix-cache"]]
+MAMBA2_OTHERS = [[], ["--disaggregation-mode", "decode"], ["--chunked-prefill-size", "64"],
+                 ["--mamba-ssm-dtype", "bfloat16"]]
 # Each feature: its setups, settings and other options, and the models it runs (the grid's
 # three unless named: the encoder split needs a vision-language model).
 FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
@@ -497,6 +528,9 @@ FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
             "radix": (RADIX_SETUPS, RADIX_KNOBS, RADIX_OTHERS,
                       {"dense": MODELS["dense"], "mla": MODELS["mla"], "gpt-oss": MORE_MODELS["gpt-oss"]}),
             "serve": (SERVE_SETUPS, SERVE_KNOBS, SERVE_OTHERS, {"dense": MODELS["dense"]}),
+            "shard": (SHARD_SETUPS, SHARD_KNOBS, SHARD_OTHERS, MODELS),
+            "mamba2": (MAMBA2_SETUPS, MAMBA2_KNOBS, MAMBA2_OTHERS,
+                       {k: MAMBA_MODELS[k] for k in ("qwen3-next", "nemotron-h")}),
             "epd": (EPD_SETUPS, EPD_KNOBS, EPD_OTHERS,
                     {"vlm": MORE_MODELS["vlm"], "dense": MODELS["dense"]})}
 

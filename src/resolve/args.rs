@@ -52,6 +52,11 @@ pub(in crate::resolve) fn int_list(args: &SglangArgs, names: &[&str]) -> Option<
 
 /// The speculative algorithm after SGLang's renames (NEXTN → EAGLE).
 pub(crate) fn speculative_algorithm(args: &SglangArgs) -> Option<String> {
+    // Aux hidden-state capture (0.5.23) names its convention with the algorithm, then turns
+    // speculative decoding off before anything else reads it.
+    if args.flag(opt::ENABLE_RETURN_AUX_HIDDEN_STATES) {
+        return None;
+    }
     let a = args.str(opt::SPECULATIVE_ALGORITHM)?.to_ascii_uppercase();
     Some(if a == "NEXTN" { "EAGLE".into() } else { a })
 }

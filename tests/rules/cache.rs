@@ -23,6 +23,8 @@ pub fn cases() -> Vec<Case> {
         cache018(),
         cache019(),
         cache020(),
+        cache021(),
+        cache022(),
     ]
     .concat()
 }
@@ -639,6 +641,102 @@ fn qwen35(version: &'static str) -> Case {
         .version(version)
         .model(model("Qwen3_5MoeForConditionalGeneration"))
         .arg("--speculative-algorithm", json!("NEXTN"))
+}
+
+/// CACHE022: the Mamba cache's own settings.
+fn cache022() -> Vec<Case> {
+    let rounding = |topo: &'static str| {
+        c("CACHE022")
+            .on(topo)
+            .flag("--enable-mamba-cache-stochastic-rounding")
+            .arg("--mamba-ssm-dtype", json!("float16"))
+    };
+    let int8 = || c("CACHE022").flag("--enable-int8-mamba-checkpoint");
+    vec![
+        c("CACHE022").arg("--mamba-cache-philox-rounds", json!(-1)),
+        c("CACHE022")
+            .version("0.5.14")
+            .arg("--max-mamba-cache-size", json!(8))
+            .no(),
+        c("CACHE022").arg("--mamba-max-states-per-path", json!(0)),
+        c("CACHE022").arg("--mamba-max-states-per-path", json!(-2)),
+        c("CACHE022")
+            .arg("--mamba-max-states-per-path", json!(-1))
+            .no(),
+        rounding(H100),
+        rounding(B200).no(),
+        rounding(H100)
+            .arg("--mamba-backend", json!("flashinfer"))
+            .no(),
+        rounding(B200).arg("--mamba-ssm-dtype", json!("bfloat16")),
+        c("CACHE022")
+            .on(B200)
+            .flag("--enable-mamba-cache-stochastic-rounding"),
+        int8().no(),
+        int8().flag("--enable-hierarchical-cache"),
+        int8().arg("--radix-cache-backend", json!("custom")),
+        int8().flag("--enable-lmcache"),
+        int8().version("0.5.20").flag("--enable-lmcache").no(),
+    ]
+}
+
+/// CACHE021: KV sharding on a prefill server and what it does not take.
+fn cache021() -> Vec<Case> {
+    let shard = |v: &'static str| {
+        c("CACHE021")
+            .version(v)
+            .tp(8)
+            .model(mla())
+            .flag("--enable-kv-cache-sharding")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--page-size", json!(64))
+    };
+    vec![
+        c("CACHE021").flag("--enable-kv-cache-sharding"),
+        shard("0.5.23").no(),
+        shard("0.5.22"),
+        shard("0.5.22").flag("--disable-radix-cache").no(),
+        shard("0.5.22")
+            .env("SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND", "python")
+            .no(),
+        shard("0.5.23").env("SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND", "rust"),
+        shard("0.5.23")
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
+        shard("0.5.23").tp(1),
+        shard("0.5.23").model(model("LlamaForCausalLM")),
+        shard("0.5.23")
+            .model(model("LlamaForCausalLM"))
+            .flag("--enable-prefill-cp")
+            .arg("--attn-cp-size", json!(4))
+            .no(),
+        shard("0.5.23").flag("--enable-streaming-session"),
+        shard("0.5.23").flag("--enable-hierarchical-cache").no(),
+        shard("0.5.22")
+            .flag("--disable-radix-cache")
+            .flag("--enable-hierarchical-cache"),
+        shard("0.5.23")
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!("file")),
+        shard("0.5.23").arg("--disaggregation-transfer-backend", json!("fake")),
+        shard("0.5.23")
+            .arg("--disaggregation-transfer-backend", json!("mooncake_tcp"))
+            .no(),
+        shard("0.5.23")
+            .arg("--disaggregation-transfer-backend", json!("nixl"))
+            .no(),
+        shard("0.5.23").arg("--attention-backend", json!("flashinfer")),
+        shard("0.5.23")
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+        shard("0.5.23").arg("--speculative-algorithm", json!("NGRAM")),
+        // Without a page size, H100's MLA backend keeps one-token pages.
+        c("CACHE021")
+            .tp(8)
+            .model(mla())
+            .flag("--enable-kv-cache-sharding")
+            .arg("--disaggregation-mode", json!("prefill")),
+    ]
 }
 
 #[test]

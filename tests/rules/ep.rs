@@ -31,8 +31,48 @@ pub fn cases() -> Vec<Case> {
         ep019(),
         ep020(),
         ep021(),
+        ep022(),
     ]
     .concat()
+}
+
+/// EP022: Elastic EP's sizes.
+fn ep022() -> Vec<Case> {
+    let scale = |v: &'static str| {
+        c("EP022")
+            .version(v)
+            .tp(4)
+            .arg("--elastic-ep-backend", json!("mooncake"))
+            .arg("--max-ep-size", json!(8))
+    };
+    let full = |v: &'static str| {
+        scale(v)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(4))
+            .flag("--enable-dp-lm-head")
+            .arg("--moe-dense-tp-size", json!(1))
+    };
+    vec![
+        c("EP022").tp(4).arg("--elastic-ep-initial-size", json!(4)),
+        c("EP022").tp(4).arg("--max-ep-size", json!(8)),
+        full("0.5.23").no(),
+        full("0.5.16").no(),
+        full("0.5.23")
+            .arg("--elastic-ep-initial-size", json!(4))
+            .no(),
+        full("0.5.23").arg("--tokenizer-worker-num", json!(2)),
+        full("0.5.23").arg("--elastic-ep-scale-timeout", json!(0)),
+        scale("0.5.16").flag("--enable-dp-lm-head"),
+        scale("0.5.16")
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(4)),
+        // A maximum no larger than TP sets up no scale-up.
+        c("EP022")
+            .tp(8)
+            .arg("--elastic-ep-backend", json!("mooncake"))
+            .arg("--max-ep-size", json!(8))
+            .no(),
+    ]
 }
 
 /// EP020: a per-rank replica pick without an all-to-all backend.

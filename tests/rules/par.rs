@@ -24,8 +24,89 @@ pub fn cases() -> Vec<Case> {
         par023(),
         par024(),
         par025(),
+        par026_to_par028(),
     ]
     .concat()
+}
+
+/// DWDP (PAR026), decode context parallelism (PAR027) and layer-norm SP (PAR028).
+fn par026_to_par028() -> Vec<Case> {
+    let dwdp = |n: i64| c("PAR026").tp(4).arg("--dwdp-size", json!(n));
+    let dcp = |v: &'static str| c("PAR027").version(v).model(mla()).tp(8);
+    let sp = |tp: i64| {
+        c("PAR028")
+            .tp(tp)
+            .model(model("Qwen3ForCausalLM"))
+            .flag("--enable-layernorm-sp")
+    };
+    vec![
+        dwdp(2),
+        dwdp(4).no(),
+        dwdp(1).tp(8).no(),
+        dwdp(4).arg("--disaggregation-mode", json!("decode")),
+        dwdp(4).arg("--disaggregation-mode", json!("prefill")).no(),
+        dwdp(4).flag("--enable-two-batch-overlap"),
+        dwdp(4).arg("--speculative-algorithm", json!("NGRAM")),
+        dcp("0.5.23").arg("--dcp-comm-backend", json!("a2a")),
+        dcp("0.5.23")
+            .arg("--dcp-size", json!(2))
+            .arg("--dcp-comm-backend", json!("a2a"))
+            .no(),
+        dcp("0.5.23").flag("--dcp-replicate-q-proj"),
+        dcp("0.5.19")
+            .arg("--dcp-size", json!(2))
+            .flag("--dcp-replicate-q-proj"),
+        dcp("0.5.23")
+            .arg("--dcp-size", json!(2))
+            .flag("--dcp-replicate-q-proj")
+            .no(),
+        dcp("0.5.16")
+            .arg("--dcp-size", json!(2))
+            .arg("--speculative-algorithm", json!("NGRAM")),
+        dcp("0.5.17")
+            .arg("--dcp-size", json!(2))
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        dcp("0.5.22")
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-prefill-cp"),
+        dcp("0.5.21")
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-prefill-cp")
+            .no(),
+        dcp("0.5.15").arg("--dcp-size", json!(0)),
+        dcp("0.5.17")
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-hierarchical-cache")
+            .no(),
+        dcp("0.5.17")
+            .model(model("LlamaForCausalLM"))
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-hierarchical-cache"),
+        dcp("0.5.22")
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!("file")),
+        dcp("0.5.23")
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!("file"))
+            .no(),
+        dcp("0.5.23")
+            .arg("--dcp-size", json!(2))
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!("file"))
+            .arg("--hicache-host-memory-mode", json!("buffer_only")),
+        sp(4).no(),
+        sp(4).model(model("LlamaForCausalLM")),
+        sp(1),
+        sp(4)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(2)),
+        sp(2).arg("--pp-size", json!(2)),
+        sp(2).version("0.5.21").arg("--pp-size", json!(2)).no(),
+        c("PAR028").flag("--enable-megamoe-for-layernorm-sp"),
+    ]
 }
 
 /// A model whose class in the release has no pipeline-parallel forward, under `--pp-size` > 1

@@ -21,8 +21,36 @@ pub fn cases() -> Vec<Case> {
         spec022(),
         spec023(),
         spec026(),
+        spec027(),
     ]
     .concat()
+}
+
+/// Aux hidden-state capture (SPEC027).
+fn spec027() -> Vec<Case> {
+    let capture = |algo: &str| {
+        c("SPEC027")
+            .model(model("LlamaForCausalLM"))
+            .flag("--enable-return-aux-hidden-states")
+            .arg("--speculative-algorithm", json!(algo))
+    };
+    vec![
+        c("SPEC027").flag("--enable-return-aux-hidden-states"),
+        capture("EAGLE3").no(),
+        capture("eagle3").no(),
+        capture("EAGLE"),
+        capture("DFLASH"),
+        capture("DFLASH")
+            .arg("--return-aux-hidden-state-layer-ids", json!([1, 8, 15]))
+            .no(),
+        capture("EAGLE3").arg("--return-aux-hidden-state-layer-ids", json!([1, 1])),
+        capture("EAGLE3").arg("--return-aux-hidden-state-layer-ids", json!([-1])),
+        capture("EAGLE3").arg("--speculative-draft-model-path", json!("/models/draft")),
+        capture("EAGLE3").arg("--pp-size", json!(2)),
+        c("SPEC027").arg("--return-aux-hidden-state-layer-ids", json!([1])),
+        // Capture turns speculative decoding off: no draft-model rule reads EAGLE3 here.
+        capture("EAGLE3").code("SPEC015").no(),
+    ]
 }
 
 /// Verification modes, the draft window and DFlash's block (SPEC026).
