@@ -139,7 +139,40 @@ fn spec026() -> Vec<Case> {
         spec("DFLASH")
             .version("0.5.11")
             .arg("--speculative-dflash-draft-window-size", json!(0)),
+        // NGRAM's external corpus: a positive SAM budget below the draft tokens.
+        corpus(None, None),
+        corpus(Some(4), Some(8)).no(),
+        corpus(Some(4), None).no(),
+        corpus(Some(8), Some(8)),
+        corpus(Some(4), Some(8)).arg("--speculative-ngram-external-corpus-max-tokens", json!(0)),
+        c("SPEC026")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg(
+                "--speculative-ngram-external-corpus-path",
+                json!("/srv/corpus.jsonl"),
+            )
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
     ]
+}
+
+/// NGRAM with an external corpus, a SAM budget and draft tokens.
+fn corpus(budget: Option<i64>, draft: Option<i64>) -> Case {
+    let mut case = c("SPEC026")
+        .arg("--speculative-algorithm", json!("NGRAM"))
+        .arg(
+            "--speculative-ngram-external-corpus-path",
+            json!("/srv/corpus.jsonl"),
+        );
+    if let Some(b) = budget {
+        case = case.arg("--speculative-ngram-external-sam-budget", json!(b));
+    }
+    if let Some(d) = draft {
+        case = case.arg("--speculative-num-draft-tokens", json!(d));
+    }
+    case
 }
 
 /// A DFlash draft checkpoint whose config gives `block` (or no block).

@@ -143,6 +143,10 @@ fn options() -> Vec<Case> {
         c("SRV017")
             .arg("--http2-max-concurrent-streams", json!(0))
             .no(),
+        c("SRV017").arg("--prefill-decode-interval", json!(-1)),
+        c("SRV017").arg("--prefill-decode-interval", json!(4)).no(),
+        c("SRV017").arg("--sampling-mask-max-tokens", json!(0)),
+        c("SRV017").arg("--prefill-decode-interval-min-bs", json!(-1)),
         c("SRV018").arg("--default-chat-template-kwargs", json!([1])),
         c("SRV018")
             .arg(

@@ -12,6 +12,9 @@ pub(crate) fn draft_settings(ctx: &Context) -> Vec<Fired> {
     let mut out = window_and_sink(ctx, algo.as_deref());
     out.extend(verification(ctx, algo.as_deref()));
     out.extend(dflash_block(ctx, algo.as_deref()));
+    if algo.as_deref() == Some("NGRAM") {
+        out.extend(ngram_corpus(ctx));
+    }
     refused_at_start(ctx, out)
 }
 
@@ -171,4 +174,39 @@ fn config_block(ctx: &Context) -> Option<(i64, String)> {
         Some(b) => (b, " (the block the draft's config gives)".into()),
     };
     Some((i64::try_from(read).ok()?, whose))
+}
+
+/// NGRAM's external corpus (0.5.11+): a positive SAM budget (its default is 0) and token cap,
+/// and a budget below the draft tokens where the command line gives them.
+fn ngram_corpus(ctx: &Context) -> Vec<String> {
+    let u = ctx.user();
+    if !u.is_set(opt::SPECULATIVE_NGRAM_EXTERNAL_CORPUS_PATH) {
+        return vec![];
+    }
+    let path = opt::SPECULATIVE_NGRAM_EXTERNAL_CORPUS_PATH;
+    let budget_name = opt::SPECULATIVE_NGRAM_EXTERNAL_SAM_BUDGET;
+    let cap_name = opt::SPECULATIVE_NGRAM_EXTERNAL_CORPUS_MAX_TOKENS;
+    let mut out = vec![];
+    let budget = u.int(budget_name);
+    if let Some(b) = budget.filter(|b| *b <= 0) {
+        out.push(format!(
+            "{path} with {budget_name} {b}: it must be positive"
+        ));
+    }
+    if let Some(c) = u.int(cap_name).filter(|c| *c <= 0) {
+        out.push(format!("{path} with {cap_name} {c}: it must be positive"));
+    }
+    let draft = u
+        .given(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
+        .then(|| u.int(opt::SPECULATIVE_NUM_DRAFT_TOKENS))
+        .flatten();
+    if let (Some(b), Some(d)) = (budget, draft)
+        && b > d - 1
+    {
+        out.push(format!(
+            "{budget_name} {b}: it must be at most {} {d} less one",
+            opt::SPECULATIVE_NUM_DRAFT_TOKENS
+        ));
+    }
+    out
 }

@@ -330,6 +330,9 @@ pub(crate) fn value_ranges(ctx: &Context) -> Vec<Fired> {
         below(ctx, opt::ASR_MAX_BUFFER_SECONDS, 1, "0.5.13"),
         below(ctx, opt::ASR_MAX_CONCURRENT_SESSIONS, 1, "0.5.13"),
         below(ctx, opt::MM_PREPROCESS_CACHE_SIZE_MB, 0, "0.5.18"),
+        below(ctx, opt::PREFILL_DECODE_INTERVAL, 0, "0.5.19"),
+        below(ctx, opt::SAMPLING_MASK_MAX_TOKENS, 1, "0.5.20"),
+        below(ctx, opt::PREFILL_DECODE_INTERVAL_MIN_BS, 0, "0.5.23"),
     ]
     .into_iter()
     .flatten()
