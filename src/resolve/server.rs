@@ -148,10 +148,27 @@ fn dsa_dp_attention(version: &str, model: Option<&ModelFacts>, mut p: Parallel) 
     p
 }
 
+/// DWDP over the whole TP group (0.5.17+; any other size SGLang refuses) runs attention DP over
+/// every rank, EP over them too, MoE dense TP 1 and no plain DP.
+fn dwdp_dp_attention(version: &str, args: &SglangArgs, mut p: Parallel) -> Parallel {
+    let dwdp = args.int(opt::DWDP_SIZE).unwrap_or(1);
+    if !at_least(version, "0.5.17") || dwdp <= 1 || dwdp != p.tp {
+        return p;
+    }
+    p.attn_dp = dwdp;
+    p.dp_attention = true;
+    p.dp = 1;
+    p.replicas = 1;
+    p.ep = dwdp;
+    p.moe_dense_tp = Some(1);
+    p
+}
+
 impl Server {
     pub(crate) fn resolve(f: &Facts) -> Server {
         let args = f.args;
         let parallel = dsa_dp_attention(f.version, f.model, Parallel::of(args));
+        let parallel = dwdp_dp_attention(f.version, args, parallel);
         let tp_groups = tp_groups(f, &parallel);
         let first_group = tp_groups.first().map_or(&[][..], |g| g.gpus.as_slice());
         let custom_all_reduce =
@@ -351,5 +368,23 @@ mod tests {
         assert_eq!(ctx.server.defaults.attn_dp_size, 4);
         assert_eq!(ctx.server.tp_groups.len(), 1);
         assert!(ctx.server.tp_groups[0].nvlink);
+    }
+
+    /// DWDP over the whole TP group runs attention DP over every rank (0.5.17+); a DWDP size
+    /// SGLang refuses, or an older release, leaves the layout as given.
+    #[test]
+    fn dwdp_runs_attention_dp_over_the_tp_group() {
+        let resolve = |v: &str, dwdp: i64| {
+            let args = SglangArgs::with_values(
+                flagset::get(v).unwrap(),
+                &[("--tp-size", json!(4)), ("--dwdp-size", json!(dwdp))],
+            );
+            dwdp_dp_attention(v, &args, Parallel::of(&args))
+        };
+        let p = resolve("0.5.23", 4);
+        assert!(p.dp_attention);
+        assert_eq!((p.attn_dp, p.ep, p.dp, p.moe_dense_tp), (4, 4, 1, Some(1)));
+        assert!(!resolve("0.5.23", 2).dp_attention);
+        assert!(!resolve("0.5.23", 1).dp_attention);
     }
 }

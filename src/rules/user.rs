@@ -86,10 +86,12 @@ mod tests {
     /// Readings kept on the command line because the resolved value would change the rule's
     /// outcome (file, option): `--context-length` as stored (a value past i64 stays silent);
     /// the algorithm as given, which DeepSeek-V4's hook judges before SGLang reads NEXTN as
-    /// EAGLE (SPEC018).
+    /// EAGLE (SPEC018), and which aux hidden-state capture reads as its convention before SGLang
+    /// turns speculative decoding off (SPEC027).
     const KEPT: &[(&str, &str)] = &[
         ("env.rs", "CONTEXT_LENGTH"),
         ("spec.rs", "SPECULATIVE_ALGORITHM"),
+        ("spec_capture.rs", "SPECULATIVE_ALGORITHM"),
     ];
 
     fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
