@@ -99,10 +99,7 @@ fn features(ctx: &Context) -> Vec<String> {
             opt::ENABLE_TWO_BATCH_OVERLAP.to_owned(),
         ),
     ];
-    (checks.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, w)| w)
-        .collect()
+    holding(checks).collect()
 }
 
 /// The transfer backend, the prefill attention backend the user names, the page size SGLang ends

@@ -76,8 +76,7 @@ fn int8_checkpoint(ctx: &Context) -> Vec<String> {
         (u.is_set(opt::RADIX_CACHE_BACKEND), opt::RADIX_CACHE_BACKEND),
         (lmcache, opt::ENABLE_LMCACHE),
     ];
-    (checks.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| format!("{name} with {what}, which does not read int8 states"))
+    holding(checks)
+        .map(|what| format!("{name} with {what}, which does not read int8 states"))
         .collect()
 }

@@ -40,6 +40,14 @@ pub(crate) mod unified;
 pub(crate) use super::view::*;
 pub(crate) use super::{Context, Fired};
 
+/// The values of the conditions that hold, in order: the argument handlers list what they
+/// refuse as (condition, what) pairs.
+pub(crate) fn holding<T>(
+    conditions: impl IntoIterator<Item = (bool, T)>,
+) -> impl Iterator<Item = T> {
+    (conditions.into_iter()).filter_map(|(on, what)| on.then_some(what))
+}
+
 /// One finding per reason, each saying the release refuses the line before the server starts
 /// (what SGLang's argument handling raises).
 pub(crate) fn refused_at_start(ctx: &Context, reasons: Vec<String>) -> Vec<Fired> {

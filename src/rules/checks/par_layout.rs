@@ -36,9 +36,8 @@ pub(crate) fn dwdp_layout(ctx: &Context) -> Vec<Fired> {
         ),
     ];
     out.extend(
-        (conflicts.into_iter())
-            .filter(|(on, _)| *on)
-            .map(|(_, what)| format!("{name} {size} with {what}, which DWDP does not take")),
+        holding(conflicts)
+            .map(|what| format!("{name} {size} with {what}, which DWDP does not take")),
     );
     refused_at_start(ctx, out)
 }
@@ -127,9 +126,8 @@ fn dcp_hicache(ctx: &Context, dcp: i64) -> Vec<String> {
             opt::HICACHE_STORAGE_BACKEND.to_owned(),
         ),
     ];
-    (checks.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| format!("HiCache with {} {dcp} and {what}", opt::DCP_SIZE))
+    holding(checks)
+        .map(|what| format!("HiCache with {} {dcp} and {what}", opt::DCP_SIZE))
         .collect()
 }
 
@@ -167,9 +165,8 @@ pub(crate) fn layernorm_sp(ctx: &Context) -> Vec<Fired> {
             format!("PP {}", ctx.pp()),
         ),
     ];
-    let out = (checks.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| format!("{name} with {what}, which it does not take"))
+    let out = holding(checks)
+        .map(|what| format!("{name} with {what}, which it does not take"))
         .collect();
     refused_at_start(ctx, out)
 }
@@ -245,8 +242,7 @@ fn scale_up_needs(ctx: &Context) -> Vec<String> {
             ),
         ),
     ];
-    (checks.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| format!("Elastic EP scale-up {what}"))
+    holding(checks)
+        .map(|what| format!("Elastic EP scale-up {what}"))
         .collect()
 }

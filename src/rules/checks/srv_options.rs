@@ -131,9 +131,8 @@ fn native_grpc_conflicts(ctx: &Context) -> Vec<String> {
         ),
         (key.is_some(), key.unwrap_or_default().to_string()),
     ];
-    (conflicts.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| {
+    holding(conflicts)
+        .map(|what| {
             format!(
                 "the native gRPC server ({} set) with {what}: it does not support it",
                 opt::GRPC_PORT
@@ -310,9 +309,8 @@ pub(crate) fn watermark(ctx: &Context) -> Vec<Fired> {
             "SGLANG_RUST_SERVER".into(),
         ),
     ];
-    let out = (others.into_iter())
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| {
+    let out = holding(others)
+        .map(|what| {
             format!(
                 "{} with {what}: watermarking does not support it",
                 opt::ENABLE_WATERMARK
