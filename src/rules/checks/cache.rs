@@ -599,7 +599,7 @@ pub(crate) fn lmcache_combination(ctx: &Context) -> Vec<Fired> {
 fn lmcache_layout(ctx: &Context) -> Option<String> {
     let u = ctx.user();
     let pd = u.sval(opt::DISAGGREGATION_MODE).filter(|m| m != "null");
-    [
+    holding([
         (ctx.attn_dp() > 1, "DP attention".to_string()),
         (
             u.int(opt::DCP_SIZE).unwrap_or(1) > 1,
@@ -621,9 +621,8 @@ fn lmcache_layout(ctx: &Context) -> Option<String> {
                 pd.clone().unwrap_or_default()
             ),
         ),
-    ]
-    .into_iter()
-    .find_map(|(on, what)| on.then_some(what))
+    ])
+    .next()
 }
 
 /// CACHE011: 0.5.12's scheduler builds HiRadixCache for DeepSeek-V4, whose KV pool it refuses;

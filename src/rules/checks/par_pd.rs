@@ -79,7 +79,7 @@ fn prefill_complete_lacks(ctx: &Context) -> Vec<&'static str> {
         && (u.str(opt::HICACHE_STORAGE_BACKEND).is_some()
             || u.str(opt::HICACHE_WRITE_POLICY) != Some("write_back"));
     let env = |name| ctx.env.truthy(name);
-    [
+    holding([
         (mode != "prefill" && mode != "decode", "aggregated serving"),
         (
             !matches!(backend.as_str(), "mooncake" | "mooncake_tcp"),
@@ -117,8 +117,6 @@ fn prefill_complete_lacks(ctx: &Context) -> Vec<&'static str> {
         ),
         (env("SGLANG_DISAGG_STAGING_BUFFER"), "staging buffers"),
         (env("SGLANG_RUST_SERVER"), "the Rust bootstrap registry"),
-    ]
-    .into_iter()
-    .filter_map(|(on, what)| on.then_some(what))
+    ])
     .collect()
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::sglang::opt;
+use crate::sglang::pytypes::py_float;
 use crate::sglang::release::at_least;
 
 /// An integer option given (or defaulted) below `min`, from the release that checks it.
@@ -185,17 +186,6 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 fn text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
-}
-
-/// Python's `float()` on text: surrounding space and digit underscores allowed.
-fn py_float(s: &str) -> Option<f64> {
-    let t = s.trim();
-    t.parse().ok().or_else(|| {
-        t.replace('_', "")
-            .parse()
-            .ok()
-            .filter(|_| !t.contains("__"))
-    })
 }
 
 /// What `validate_buckets_rule` refuses in one bucket rule (`tse`, `default`, and `custom`,
