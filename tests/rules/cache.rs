@@ -736,6 +736,14 @@ fn cache021() -> Vec<Case> {
             .model(mla())
             .flag("--enable-kv-cache-sharding")
             .arg("--disaggregation-mode", json!("prefill")),
+        // Unknown model: the backend, and so the page size, is unknown too (B200's trtllm_mla
+        // sets 64 for an MLA model).
+        c("CACHE021")
+            .on(B200)
+            .tp(8)
+            .flag("--enable-kv-cache-sharding")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
     ]
 }
 

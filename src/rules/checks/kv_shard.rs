@@ -133,7 +133,9 @@ fn layout(ctx: &Context) -> Vec<String> {
             "on the {b} prefill attention backend: it takes fa3, or trtllm_mla for MLA"
         ));
     }
-    if ctx.server.page_size <= 1 {
+    // The page size follows the model's attention backend (trtllm_mla sets 64 on Blackwell):
+    // without the model's facts the launcher's is no guide.
+    if ctx.model.is_some() && ctx.server.page_size <= 1 {
         out.push(format!(
             "at page size {}: it needs real pages ({} 64)",
             ctx.server.page_size,
