@@ -736,6 +736,15 @@ fn cache021() -> Vec<Case> {
             .model(mla())
             .flag("--enable-kv-cache-sharding")
             .arg("--disaggregation-mode", json!("prefill")),
+        // An unread model may be GLM DSA, whose NextN 0.5.23 takes; 0.5.22 takes no draft.
+        c("CACHE021")
+            .flag("--enable-kv-cache-sharding")
+            .arg("--disaggregation-mode", json!("prefill"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .arg("--speculative-num-steps", json!(1))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(2))
+            .no(),
         // Unknown model: the backend, and so the page size, is unknown too (B200's trtllm_mla
         // sets 64 for an MLA model).
         c("CACHE021")

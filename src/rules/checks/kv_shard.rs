@@ -30,7 +30,9 @@ pub(crate) fn kv_sharding(ctx: &Context) -> Vec<Fired> {
 fn features(ctx: &Context) -> Vec<String> {
     let u = ctx.user();
     let v = ctx.version;
-    let glm_dsa = ctx.model_arch() == Some("GlmMoeDsaForCausalLM") && at_least(v, "0.5.23");
+    // 0.5.23 takes GLM DSA's NextN: there only a model read as something else is judged.
+    let glm_dsa =
+        at_least(v, "0.5.23") && ctx.model_arch().is_none_or(|a| a == "GlmMoeDsaForCausalLM");
     let tree = ctx.env.get("SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND");
     // 0.5.23 sets the Python tree core itself where the variable is unset; 0.5.22 keeps Rust.
     let tree_core = tree.unwrap_or(if at_least(v, "0.5.23") {
@@ -128,7 +130,8 @@ fn layout(ctx: &Context) -> Vec<String> {
     let prefill = u
         .sval(opt::PREFILL_ATTENTION_BACKEND)
         .or_else(|| u.sval(opt::ATTENTION_BACKEND));
-    if let Some(b) = prefill.filter(|b| !matches!(b.as_str(), "fa3" | "trtllm_mla")) {
+    // dsa is DeepSeek sparse attention's own backend, whose models are left to other checks.
+    if let Some(b) = prefill.filter(|b| !matches!(b.as_str(), "fa3" | "trtllm_mla" | "dsa")) {
         out.push(format!(
             "on the {b} prefill attention backend: it takes fa3, or trtllm_mla for MLA"
         ));
