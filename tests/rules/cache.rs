@@ -381,6 +381,13 @@ fn cache020() -> Vec<Case> {
             .version("0.5.6")
             .no(),
         o("--swa-full-tokens-ratio", json!(0.5)).no(),
+        // An unread model under HiCache may be a Step-3p model, whose ratio SGLang resets.
+        o("--swa-full-tokens-ratio", json!(1.5))
+            .flag("--enable-hierarchical-cache")
+            .no(),
+        o("--swa-full-tokens-ratio", json!(1.5))
+            .model(model("LlamaForCausalLM"))
+            .flag("--enable-hierarchical-cache"),
         o("--hicache-host-memory-fraction", json!(1.5)),
         o("--swa-prefix-tails", json!(-1)),
         o("--radix-eviction-policy", json!("tlru")),

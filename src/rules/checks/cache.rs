@@ -726,7 +726,8 @@ pub(crate) fn hisparse_requirements(ctx: &Context) -> Vec<Fired> {
 }
 
 /// CACHE020: cache options whose values SGLang range-checks: an explicit SWA full-token ratio
-/// outside (0, 1] (0.5.7+; Step-3p models reset it under HiCache, so they are left alone), the
+/// outside (0, 1] (0.5.7+; Step-3p models reset it under HiCache, so they and an unread model under
+/// HiCache are left alone), the
 /// host-pool fraction outside (0, 1], T-LRU eviction without a threshold above its next-prompt
 /// estimate, negative SWA prefix tails (0.5.21+), and HiCache's buffer-only host mode without a
 /// storage backend (0.5.19+).
@@ -735,7 +736,9 @@ pub(crate) fn cache_option_values(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
     let frac = |o| u.get_or_default(o).and_then(serde_json::Value::as_f64);
     let outside = |x: f64| !(x > 0.0 && x <= 1.0);
-    let step3p = ctx.model_arch().is_some_and(|a| a.starts_with("Step3p"));
+    // Step-3p models reset the ratio under HiCache; an unread model under HiCache may be one.
+    let step3p = ctx.model_arch().is_some_and(|a| a.starts_with("Step3p"))
+        || (ctx.model.is_none() && u.flag(opt::ENABLE_HIERARCHICAL_CACHE));
     let mut out = vec![];
     let ratio = u
         .given(opt::SWA_FULL_TOKENS_RATIO)
