@@ -145,11 +145,18 @@ def variations(kind, version_tuple):
         on = {"SGLANG_ENABLE_SPEC_V2": "1"}
         out.append(("eagle3-v2", eagle3, on))
         out.append(("eagle3-v2-no-overlap", eagle3 + ["--disable-overlap-schedule"], on))
+    if kind == "dense" and version_tuple >= (0, 5, 11):
+        # Multi-item scoring: SGLang turns the radix cache, chunked prefill and the CUDA graphs
+        # off itself, and takes FlashInfer only.
+        out.append(("mis", ["--tp-size", tp, "--enable-mis", "--attention-backend", "flashinfer"]))
     if kind == "dense":
         out.append(("torch-native", ["--tp-size", tp, "--attention-backend", "torch_native"]))
         out.append(("pp2", ["--tp-size", tp, "--pp-size", "2"]))
         out.append(("fp8-e5m2", ["--tp-size", tp, "--kv-cache-dtype", "fp8_e5m2"]))
         out.append(("deterministic", ["--tp-size", tp, "--enable-deterministic-inference"]))
+    if kind in ("dense", "gptoss", "llama4", "gemma4") and version_tuple >= (0, 5, 5):
+        # An RL on-policy target turns deterministic inference on.
+        out.append(("rl-target", ["--tp-size", tp, "--rl-on-policy-target", "fsdp"]))
     if kind in ("moe", "mla"):
         out.append(("deepep", ["--tp-size", "8", "--moe-a2a-backend", "deepep"]))
         out.append(("dp-attn", ["--tp-size", "8", "--enable-dp-attention", "--dp-size", "8"]))

@@ -34,7 +34,7 @@ pub(crate) fn decide(
     if ws == 1 {
         return CustomAllReduce::Off("world size 1");
     }
-    if args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) {
+    if super::inputs::deterministic(args) {
         return CustomAllReduce::Off(opt::ENABLE_DETERMINISTIC_INFERENCE);
     }
     if parallel.nnodes > 1 {

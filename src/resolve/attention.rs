@@ -166,7 +166,7 @@ fn qwen3_vl_large_hopper(i: &Inputs) -> bool {
 
 /// Deterministic inference picks a backend it can run deterministically, before the default.
 fn deterministic(i: &Inputs) -> Option<&'static str> {
-    if !i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(i.version, DETERMINISTIC_FIRST) {
+    if !i.deterministic() || !at_least(i.version, DETERMINISTIC_FIRST) {
         return None;
     }
     Some(match i.cc_major()? {

@@ -154,6 +154,11 @@ impl<'a> Inputs<'a> {
         self.args.knows(opt) && self.args.flag(opt)
     }
 
+    /// Deterministic inference: asked for, or turned on by an RL on-policy target.
+    pub(crate) fn deterministic(&self) -> bool {
+        deterministic(self.args)
+    }
+
     /// A PD decode server keeps a chunk cache, not a radix tree, unless asked for one (the
     /// option exists from 0.5.11).
     pub(crate) fn pd_decode_chunk_cache(&self) -> bool {
@@ -181,4 +186,14 @@ fn first_cc(f: &Facts) -> Option<(u32, u32)> {
         .first()
         .and_then(|&g| f.topology.gpu(g))
         .and_then(|g| g.cc())
+}
+
+/// Deterministic inference as SGLang runs it: `--enable-deterministic-inference`, or an RL
+/// on-policy target (`--rl-on-policy-target`, 0.5.4.post1+), which turns it on when SGLang
+/// handles deterministic inference (after its memory heuristic, which reads the flag alone).
+pub(crate) fn deterministic(args: &SglangArgs) -> bool {
+    let on = |o: &str| args.knows(o) && args.is_set(o);
+    (args.knows(opt::ENABLE_DETERMINISTIC_INFERENCE)
+        && args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE))
+        || on(opt::RL_ON_POLICY_TARGET)
 }

@@ -129,6 +129,8 @@ pub struct Server {
     pub spec_params: Option<SpecParams>,
     /// Radix cache, overlap scheduler and CUDA graph, after SGLang's own switches.
     pub switches: Switches,
+    /// Deterministic inference as SGLang runs it (an RL on-policy target turns it on).
+    pub(crate) deterministic: bool,
 }
 
 /// 0.5.3–0.5.7 turn DP attention on for DeepSeek's sparse-attention models on CUDA GPUs:
@@ -183,6 +185,10 @@ impl Server {
             defaults.prefill_graph = false;
         }
         let switches = switches::resolve(&inputs, main, parallel.pp, defaults.prefill_graph);
+        if switches::mis(&inputs) {
+            // After its memory heuristic read the chunk.
+            defaults.chunked_prefill_size = -1;
+        }
         // What SGLang turns off itself (a PD prefill server, the eager backends) captures no
         // decode graph: the plan's graph entry and memory reserve follow its switch.
         defaults.decode_graph &= switches.cuda_graph.on;
@@ -192,6 +198,7 @@ impl Server {
             speculative: Speculative::of(args, f.model),
             moe_a2a: moe_a2a(&inputs),
             custom_all_reduce,
+            deterministic: super::inputs::deterministic(args),
             page_size: attention::page_size(&inputs, &attn),
             gpu_memory_mib,
             defaults,

@@ -31,7 +31,7 @@ pub(crate) fn sampling(i: &Inputs) -> Option<Chosen> {
     if !i.args.knows(opt::SAMPLING_BACKEND) {
         return None;
     }
-    if i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) {
+    if i.deterministic() {
         return Some(sglang("pytorch"));
     }
     user_text(i.args, opt::SAMPLING_BACKEND).or_else(|| Some(sglang("flashinfer")))
@@ -67,10 +67,10 @@ pub(crate) fn resolve(
     // Under trtllm_mha the branch turns the radix cache off and leaves the overlap scheduler be.
     let trtllm = attention == Some("trtllm_mha") && no_buffer && branch_trtllm_step(i);
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
-        let deterministic = i.flag(opt::ENABLE_DETERMINISTIC_INFERENCE)
-            && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
+        let deterministic =
+            i.deterministic() && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
         let pd_decode = i.pd_decode_chunk_cache();
-        sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode))
+        sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode || mis(i)))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
     let mamba_off = (no_buffer && !trtllm) || super::attention::unlisted_no_buffer(i);
@@ -82,7 +82,7 @@ pub(crate) fn resolve(
     };
     let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
-        sglang_says(!(eager || pd_prefill_eager(i, prefill_graph)))
+        sglang_says(!(eager || pd_prefill_eager(i, prefill_graph) || mis(i)))
     });
     Switches {
         radix_cache: radix,
@@ -90,6 +90,15 @@ pub(crate) fn resolve(
         cuda_graph,
     }
 }
+
+/// Multi-item scoring (0.5.11+): SGLang turns the radix cache, chunked prefill and every CUDA
+/// graph off for it.
+pub(crate) fn mis(i: &Inputs) -> bool {
+    at_least(i.version, MIS_FROM) && i.flag(opt::ENABLE_MIS)
+}
+
+/// The first release with `--enable-mis`.
+pub(crate) const MIS_FROM: &str = "0.5.11";
 
 /// A PD prefill server decodes nothing: no decode CUDA graph, except on 0.5.6–0.5.12 while its
 /// piecewise graphs are on.

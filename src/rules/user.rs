@@ -81,6 +81,7 @@ mod tests {
         "ENABLE_DEEPEP_MOE",
         "SPECULATIVE_ALGORITHM",
         "CONTEXT_LENGTH",
+        "ENABLE_DETERMINISTIC_INFERENCE",
     ];
 
     /// Readings kept on the command line because the resolved value would change the rule's

@@ -271,6 +271,22 @@ impl Context<'_> {
         self.user().flag(opt::ENABLE_LORA) || self.user().given(opt::LORA_PATHS)
     }
 
+    /// What turns deterministic inference on, for messages: its flag, or an RL on-policy target
+    /// (`None`: off).
+    pub(crate) fn deterministic_by(&self) -> Option<String> {
+        if !self.server.deterministic {
+            return None;
+        }
+        let u = self.user();
+        Some(match u.sval(opt::RL_ON_POLICY_TARGET) {
+            Some(t) if !u.flag(opt::ENABLE_DETERMINISTIC_INFERENCE) => format!(
+                "{} {t} (which turns deterministic inference on)",
+                opt::RL_ON_POLICY_TARGET
+            ),
+            _ => opt::ENABLE_DETERMINISTIC_INFERENCE.to_owned(),
+        })
+    }
+
     pub(crate) fn cuda_graph_disabled(&self) -> bool {
         self.user().command_line().flag(opt::DISABLE_CUDA_GRAPH)
             || self

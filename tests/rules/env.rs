@@ -112,6 +112,10 @@ pub fn cases() -> Vec<Case> {
             .no(),
         c("ENV007").tp(8).flag("--enable-deterministic-inference"),
         c("ENV007").flag("--enable-deterministic-inference").no(),
+        // An RL on-policy target turns deterministic inference on.
+        c("ENV007")
+            .tp(8)
+            .arg("--rl-on-policy-target", json!("fsdp")),
         c("ENV008")
             .env("CUDA_VISIBLE_DEVICES", "0,1")
             .edit(|t| t.gpus[3].name = "NVIDIA A100-SXM4-80GB".into()),

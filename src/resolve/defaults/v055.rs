@@ -134,6 +134,7 @@ pub(super) fn piecewise_v0510(i: &Gen, off_for_speculative: bool) -> bool {
                 || str_of(args, &[opt::DLLM_ALGORITHM]).is_some()
                 || args.float(opt::CPU_OFFLOAD_GB).unwrap_or(0.0) > 0.0
                 || flag_of(args, &[opt::ENABLE_HIERARCHICAL_CACHE])
+                // The flag alone: an RL on-policy target turns it on after this heuristic.
                 || flag_of(args, &[opt::ENABLE_DETERMINISTIC_INFERENCE])
                 || i.disagg.is_some()
                 || flag_of(args, &[opt::ENABLE_SYMM_MEM])

@@ -597,9 +597,9 @@ fn smem_per_block((major, minor): (u32, u32)) -> Option<u32> {
 /// ARCH014: deterministic inference routes every matmul through one Triton tile; in float16
 /// that tile needs more shared memory than GPUs with 99 KB (or less) per block have.
 pub(crate) fn deterministic_fp16_smem(ctx: &Context) -> Vec<Fired> {
-    if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !runs_float16(ctx) {
+    let Some(by) = ctx.deterministic_by().filter(|_| runs_float16(ctx)) else {
         return vec![];
-    }
+    };
     let small =
         ctx.gpus_where(|cc| smem_per_block(cc).is_some_and(|b| b < DETERMINISTIC_FP16_SMEM));
     let Some(limit) = small
@@ -613,7 +613,7 @@ pub(crate) fn deterministic_fp16_smem(ctx: &Context) -> Vec<Fired> {
     vec![Fired::new(format!(
         "{}; {} with float16 weights: SGLang {} sends every matmul through its batch-invariant Triton kernel, whose float16 tile needs {DETERMINISTIC_FP16_SMEM} bytes of shared memory per block, more than the {limit} this GPU allows, so the first forward pass stops ('OutOfResources: out of resource: shared memory'); bfloat16 (`{} bfloat16`) takes a smaller tile that fits",
         Context::describe(&small),
-        opt::ENABLE_DETERMINISTIC_INFERENCE,
+        by,
         ctx.version,
         opt::DTYPE,
     ))]

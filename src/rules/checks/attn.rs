@@ -626,16 +626,16 @@ fn deterministic_fix(ctx: &Context, deepseek: bool) -> &'static str {
 
 pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
-    if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || !at_least(v, "0.5.3rc2") {
+    let Some(by) = ctx.deterministic_by().filter(|_| at_least(v, "0.5.3rc2")) else {
         return vec![];
-    }
+    };
     let deepseek = ctx.model_arch().is_some_and(|a| {
         DETERMINISTIC_DEEPSEEK
             .iter()
             .any(|(name, since)| *name == a && at_least(v, since))
     });
     let seen = deterministic_sees(ctx);
-    if let Some(f) = deterministic_fa4_mla(ctx, deepseek, seen.as_deref()) {
+    if let Some(f) = deterministic_fa4_mla(ctx, &by, deepseek, seen.as_deref()) {
         return vec![f];
     }
     let (ok, which) = match seen.as_deref() {
@@ -657,7 +657,7 @@ pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
     };
     vec![
         Fired::new(format!(
-            "--enable-deterministic-inference with {shown}: SGLang {v} refuses it at start-up ('Currently only {} attention backends are supported for deterministic inference{which}')",
+            "{by} with {shown}: SGLang {v} refuses it at start-up ('Currently only {} attention backends are supported for deterministic inference{which}')",
             ok.join(", ")
         ))
         .with_fix(set_arg(opt::ATTENTION_BACKEND, deterministic_fix(ctx, deepseek))),
@@ -666,7 +666,12 @@ pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
 
 /// From 0.5.18 SGLang takes fa4 for deterministic inference with DeepSeek-architecture
 /// (absorbed-MLA) models on SM100/SM110 only.
-fn deterministic_fa4_mla(ctx: &Context, deepseek: bool, seen: Option<&str>) -> Option<Fired> {
+fn deterministic_fa4_mla(
+    ctx: &Context,
+    by: &str,
+    deepseek: bool,
+    seen: Option<&str>,
+) -> Option<Fired> {
     let v = ctx.version;
     if !deepseek || seen != Some("fa4") || !at_least(v, "0.5.18") {
         return None;
@@ -679,7 +684,7 @@ fn deterministic_fa4_mla(ctx: &Context, deepseek: bool, seen: Option<&str>) -> O
         Fired::new(format!(
             "{}; {} with fa4 for {}: SGLang {v} runs deterministic fa4 for absorbed-MLA models on SM100/SM110 only and refuses the line at start-up",
             Context::describe(&bad),
-            opt::ENABLE_DETERMINISTIC_INFERENCE,
+            by,
             ctx.model_arch().unwrap_or("this model")
         ))
         .with_fix(set_arg(opt::ATTENTION_BACKEND, deterministic_fix(ctx, true))),

@@ -482,11 +482,11 @@ pub(crate) fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
 }
 
 pub(crate) fn deterministic(ctx: &Context) -> Vec<Fired> {
-    if !ctx.user().flag(opt::ENABLE_DETERMINISTIC_INFERENCE) || ctx.tp() < 2 {
+    let Some(by) = ctx.deterministic_by().filter(|_| ctx.tp() >= 2) else {
         return vec![];
-    }
+    };
     vec![Fired::new(format!(
-        "--enable-deterministic-inference at TP {}: SGLang turns custom all-reduce and torch symmetric memory off and pins NCCL to tree all-reduce with fixed channels; expect lower throughput",
+        "{by} at TP {}: SGLang turns custom all-reduce and torch symmetric memory off and pins NCCL to tree all-reduce with fixed channels; expect lower throughput",
         ctx.tp()
     ))]
 }
