@@ -516,6 +516,32 @@ MAMBA2_KNOBS = [[], ["--mamba-radix-cache-strategy", "extra_buffer"],
                 ["--enable-lmcache"], ["--disable-radix-cache"]]
 MAMBA2_OTHERS = [[], ["--disaggregation-mode", "decode"], ["--chunked-prefill-size", "64"],
                  ["--mamba-ssm-dtype", "bfloat16"]]
+TRACK_SETUPS = [[], ["--mamba-track-interval", "100"], ["--mamba-track-interval", "96"],
+                ["--mamba-track-interval", "32"], ["--mamba-track-interval", "2"]]
+TRACK_KNOBS = [[], ["--page-size", "64"], ["--page-size", "16"], ["--page-size", "48"],
+               ["--page-size", "128"], ["--attention-backend", "trtllm_mha"],
+               ["--attention-backend", "flashinfer"],
+               ["--mamba-radix-cache-strategy", "extra_buffer"],
+               ["--mamba-scheduler-strategy", "extra_buffer"],
+               ["--mamba-radix-cache-strategy", "extra_buffer", "--page-size", "32"],
+               ["--mamba-scheduler-strategy", "extra_buffer", "--page-size", "32"]]
+TRACK_OTHERS = [[], ["--speculative-algorithm", "NEXTN"],
+                ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+                 "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"],
+                ["--disable-overlap-schedule"], ["--disaggregation-mode", "decode"],
+                ["--disable-radix-cache"]]
+REPLAY_SETUPS = [["--enable-linear-replayssm"],
+                 ["--enable-linear-replayssm", "--linear-replayssm-cache-len", "0"]]
+REPLAY_KNOBS = [[], ["--mamba-radix-cache-strategy", "no_buffer"],
+                ["--mamba-radix-cache-strategy", "extra_buffer"],
+                ["--mamba-scheduler-strategy", "no_buffer"], ["--disable-radix-cache"],
+                ["--linear-attn-backend", "cutedsl"], ["--linear-attn-backend", "flashkda"],
+                ["--linear-attn-decode-backend", "flashinfer"],
+                ["--linear-attn-decode-backend", "triton"], ["--mamba-ssm-dtype", "bfloat16"],
+                ["--disaggregation-mode", "decode"], ["--disaggregation-mode", "prefill"],
+                ["--page-size", "64"], ["--disable-overlap-schedule"]]
+REPLAY_OTHERS = [[], ["--speculative-algorithm", "NEXTN"], ["--mamba-ssm-dtype", "bfloat16"],
+                 ["--mamba-radix-cache-strategy", "no_buffer", "--disable-overlap-schedule"]]
 # Each feature: its setups, settings and other options, and the models it runs (the grid's
 # three unless named: the encoder split needs a vision-language model).
 FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
@@ -531,6 +557,11 @@ FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
             "shard": (SHARD_SETUPS, SHARD_KNOBS, SHARD_OTHERS, MODELS),
             "mamba2": (MAMBA2_SETUPS, MAMBA2_KNOBS, MAMBA2_OTHERS,
                        {k: MAMBA_MODELS[k] for k in ("qwen3-next", "nemotron-h")}),
+            "track": (TRACK_SETUPS, TRACK_KNOBS, TRACK_OTHERS,
+                      {k: MAMBA_MODELS[k] for k in ("qwen3-next", "qwen3.5", "nemotron-h")}),
+            "replay": (REPLAY_SETUPS, REPLAY_KNOBS, REPLAY_OTHERS,
+                       {"qwen3-next": MAMBA_MODELS["qwen3-next"],
+                        "nemotron-h": MAMBA_MODELS["nemotron-h"], "dense": MODELS["dense"]}),
             "epd": (EPD_SETUPS, EPD_KNOBS, EPD_OTHERS,
                     {"vlm": MORE_MODELS["vlm"], "dense": MODELS["dense"]})}
 

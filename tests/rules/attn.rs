@@ -22,8 +22,86 @@ pub fn cases() -> Vec<Case> {
         attn022(),
         attn023(),
         attn024(),
+        attn025(),
+        attn026(),
     ]
     .concat()
+}
+
+/// ReplaySSM's decode backend, caches and servers (0.5.15+).
+fn attn026() -> Vec<Case> {
+    let replay = |m: &str| {
+        c("ATTN026")
+            .tp(4)
+            .model(model(m))
+            .flag("--enable-linear-replayssm")
+    };
+    let dense = || replay("LlamaForCausalLM");
+    let next = || replay("Qwen3NextForCausalLM");
+    vec![
+        dense().no(),
+        dense().version("0.5.15").no(),
+        // `auto` resolves to the extra buffer with the overlap scheduler on.
+        next(),
+        next().version("0.5.15"),
+        next()
+            .arg("--mamba-radix-cache-strategy", json!("no_buffer"))
+            .flag("--disable-overlap-schedule")
+            .no(),
+        next().flag("--disable-radix-cache").no(),
+        dense().arg("--linear-attn-backend", json!("cutedsl")),
+        dense().arg("--linear-attn-decode-backend", json!("flashinfer")),
+        dense()
+            .arg("--linear-attn-backend", json!("cutedsl"))
+            .arg("--linear-attn-decode-backend", json!("triton"))
+            .no(),
+        // FlashKDA is prefill-only: decode stays on triton.
+        dense().arg("--linear-attn-backend", json!("flashkda")).no(),
+        // SGLang's FlashInfer decode default on SM100 for bfloat16 states.
+        dense().on(B200).arg("--mamba-ssm-dtype", json!("bfloat16")),
+        dense().arg("--mamba-ssm-dtype", json!("bfloat16")).no(),
+        dense().arg("--disaggregation-mode", json!("decode")),
+        // The strategy asked for counts on any model, read or not.
+        dense().arg("--mamba-radix-cache-strategy", json!("extra_buffer")),
+        c("ATTN026")
+            .flag("--enable-linear-replayssm")
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer")),
+        dense()
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
+            .flag("--disable-radix-cache")
+            .no(),
+        dense().arg("--linear-replayssm-cache-len", json!(0)),
+        c("ATTN026").flag("--enable-linear-replayssm").no(),
+    ]
+}
+
+/// Multi-item scoring on a backend other than FlashInfer (0.5.11+).
+fn attn025() -> Vec<Case> {
+    let mis = || {
+        c("ATTN025")
+            .model(model("LlamaForCausalLM"))
+            .flag("--enable-mis")
+    };
+    vec![
+        // fa3 is SGLang's pick on Hopper.
+        mis(),
+        mis().version("0.5.11"),
+        mis().arg("--attention-backend", json!("flashinfer")).no(),
+        mis()
+            .arg("--attention-backend", json!("flashinfer"))
+            .arg("--decode-attention-backend", json!("triton")),
+        mis()
+            .arg("--prefill-attention-backend", json!("flashinfer"))
+            .arg("--decode-attention-backend", json!("flashinfer"))
+            .no(),
+        // FlashInfer is SGLang's pick on Ampere.
+        mis().on(A100).no(),
+        // An unread model: only the backends the line names count.
+        c("ATTN025").flag("--enable-mis").no(),
+        c("ATTN025")
+            .flag("--enable-mis")
+            .arg("--attention-backend", json!("triton")),
+    ]
 }
 
 /// FlashInfer's GDN prefill on SM100 and later with torch built for CUDA 12 (0.5.13+).
@@ -768,6 +846,14 @@ fn attn011() -> Vec<Case> {
             .version("0.5.23")
             .model(dual_chunk())
             .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+        // An RL on-policy target turns deterministic inference on.
+        c("ATTN013")
+            .arg("--rl-on-policy-target", json!("fsdp"))
+            .arg("--attention-backend", json!("trtllm_mha")),
+        c("ATTN013")
+            .arg("--rl-on-policy-target", json!("fsdp"))
+            .arg("--attention-backend", json!("fa3"))
             .no(),
         // Deterministic fa4 for absorbed-MLA models: SM100/SM110 only, from 0.5.18.
         c("ATTN013")

@@ -25,6 +25,8 @@ pub fn cases() -> Vec<Case> {
         cache020(),
         cache021(),
         cache022(),
+        cache023(),
+        cache024(),
     ]
     .concat()
 }
@@ -281,6 +283,27 @@ fn cache012() -> Vec<Case> {
             .version("0.5.23")
             .model(model("JetVLMForConditionalGeneration"))
             .arg("--mamba-radix-cache-strategy", json!("extra_buffer")),
+        // From 0.5.21 a model without Mamba state, with the radix cache on.
+        c("CACHE012")
+            .version("0.5.23")
+            .model(model("LlamaForCausalLM"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer")),
+        c("CACHE012")
+            .version("0.5.20")
+            .model(model("LlamaForCausalLM"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
+            .no(),
+        c("CACHE012")
+            .version("0.5.23")
+            .model(model("LlamaForCausalLM"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
+            .flag("--disable-radix-cache")
+            .no(),
+        c("CACHE012")
+            .version("0.5.23")
+            .model(model("KimiLinearForCausalLM"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
+            .no(),
         // Qwen3-Next takes the extra buffer; the default strategy is never refused.
         extra("Qwen3NextForCausalLM", "0.5.12").no(),
         // From 0.5.11 a PD decode server's chunk cache falls back to no_buffer first.
@@ -303,7 +326,7 @@ fn cache012() -> Vec<Case> {
             .arg("--linear-attn-backend", json!("cutedsl"))
             .no(),
         c("CACHE012")
-            .version("0.5.23")
+            .version("0.5.20")
             .model(model("LlamaForCausalLM"))
             .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
             .arg("--linear-attn-backend", json!("cutedsl"))
@@ -546,6 +569,18 @@ fn base() -> Vec<Case> {
             .arg("--chunked-prefill-size", json!(192))
             .arg("--page-size", json!(128))
             .arg("--attention-backend", json!("trtllm_mha")),
+        // The chunk SGLang picks for an 80 GB GPU (8192) against a page of 48.
+        c("CACHE002").arg("--page-size", json!(48)),
+        c("CACHE002").arg("--page-size", json!(64)).no(),
+        c("CACHE002")
+            .arg("--page-size", json!(48))
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        // trtllm_mha moves a page of 48 to 64.
+        c("CACHE002")
+            .arg("--page-size", json!(48))
+            .arg("--attention-backend", json!("trtllm_mha"))
+            .no(),
         c("CACHE003").flag("--enable-hierarchical-cache"),
         // 0.4.4.post1–post3's HiCache takes page size 1 only.
         c("CACHE003")
@@ -648,6 +683,136 @@ fn qwen35(version: &'static str) -> Case {
         .version(version)
         .model(model("Qwen3_5MoeForConditionalGeneration"))
         .arg("--speculative-algorithm", json!("NEXTN"))
+}
+
+/// CACHE024: an embedding server without a KV cache.
+fn cache024() -> Vec<Case> {
+    let ready = || {
+        c("CACHE024")
+            .model(model("LlamaForCausalLM"))
+            .flag("--prefill-only-disable-kv-cache")
+            .flag("--is-embedding")
+            .arg("--chunked-prefill-size", json!(-1))
+            .flag("--disable-radix-cache")
+    };
+    vec![
+        // fa3 is SGLang's pick on Hopper.
+        ready().no(),
+        c("CACHE024")
+            .model(model("LlamaForCausalLM"))
+            .flag("--prefill-only-disable-kv-cache"),
+        // SGLang checks the chunk and the radix cache before it fills them in.
+        c("CACHE024")
+            .model(model("LlamaForCausalLM"))
+            .flag("--prefill-only-disable-kv-cache")
+            .flag("--is-embedding"),
+        ready().arg("--kv-cache-dtype", json!("mxfp8")),
+        ready().arg("--kv-cache-dtype", json!("fp8_e4m3")).no(),
+        ready().flag("--enable-hisparse"),
+        ready().arg("--attention-backend", json!("triton")),
+        ready().arg("--attention-backend", json!("fa4")).no(),
+        // On Blackwell SGLang's own pick is not FlashAttention.
+        ready().on(B200),
+        ready().version("0.5.12").no(),
+        c("CACHE024")
+            .version("0.5.12")
+            .model(model("LlamaForCausalLM"))
+            .flag("--prefill-only-disable-kv-cache"),
+        // Without the config SGLang's pick is not known.
+        c("CACHE024")
+            .flag("--prefill-only-disable-kv-cache")
+            .flag("--is-embedding")
+            .arg("--chunked-prefill-size", json!(-1))
+            .flag("--disable-radix-cache")
+            .on(B200)
+            .no(),
+    ]
+}
+
+/// CACHE023: the extra buffer's track interval against the draft and the pages.
+fn cache023() -> Vec<Case> {
+    let next = |v: &'static str| {
+        c("CACHE023")
+            .version(v)
+            .tp(4)
+            .model(model("Qwen3NextForCausalLM"))
+    };
+    let nemotron = || {
+        c("CACHE023")
+            .version("0.5.23")
+            .tp(4)
+            .model(model("NemotronHForCausalLM"))
+    };
+    let draft = |case: Case| {
+        case.arg("--speculative-algorithm", json!("NEXTN"))
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+    };
+    vec![
+        // `auto` picks the extra buffer for pages above one: 256 is not a multiple of 48.
+        next("0.5.23").arg("--page-size", json!(48)),
+        next("0.5.23").arg("--page-size", json!(64)).no(),
+        next("0.5.17")
+            .arg("--mamba-track-interval", json!(100))
+            .arg("--page-size", json!(64)),
+        next("0.5.23")
+            .arg("--mamba-track-interval", json!(100))
+            .arg("--page-size", json!(64))
+            .flag("--disable-radix-cache")
+            .no(),
+        next("0.5.23")
+            .arg("--mamba-track-interval", json!(100))
+            .arg("--page-size", json!(64))
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        // On SM100 SGLang sets the page size of Qwen's hybrids itself when no backend is named.
+        next("0.5.23")
+            .on(B200)
+            .arg("--mamba-track-interval", json!(100))
+            .arg("--page-size", json!(64))
+            .no(),
+        nemotron()
+            .on(B200)
+            .arg("--mamba-track-interval", json!(100))
+            .arg("--page-size", json!(64)),
+        draft(next("0.5.23").arg("--mamba-track-interval", json!(2))),
+        draft(next("0.5.23").arg("--mamba-track-interval", json!(4))).no(),
+        // A bare algorithm's draft tokens are filled in after the check.
+        next("0.5.23")
+            .arg("--mamba-track-interval", json!(2))
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .no(),
+        // Another linear-attention backend takes no_buffer (CACHE014's).
+        next("0.5.23")
+            .arg("--linear-attn-backend", json!("cutedsl"))
+            .arg("--page-size", json!(48))
+            .no(),
+        c("CACHE023")
+            .version("0.5.23")
+            .arg("--page-size", json!(48))
+            .no(),
+        // Before 0.5.14 the extra buffer is the user's only, and its pages must fit the FLA
+        // chunk of 64: dividing it on 0.5.7, dividing or a multiple of it from 0.5.8.
+        next("0.5.13").arg("--page-size", json!(48)).no(),
+        next("0.5.7")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .arg("--page-size", json!(128)),
+        next("0.5.9")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .arg("--page-size", json!(128))
+            .no(),
+        // 0.5.8's block sits in another model's branch: no hybrid is checked.
+        next("0.5.8")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .arg("--mamba-track-interval", json!(100))
+            .arg("--page-size", json!(32))
+            .no(),
+        next("0.5.13")
+            .arg("--mamba-scheduler-strategy", json!("extra_buffer"))
+            .arg("--mamba-track-interval", json!(96))
+            .arg("--page-size", json!(48)),
+    ]
 }
 
 /// CACHE022: the Mamba cache's own settings.

@@ -22,8 +22,22 @@ pub fn cases() -> Vec<Case> {
         spec023(),
         spec026(),
         spec027(),
+        spec028(),
     ]
     .concat()
+}
+
+/// The weight cache with speculative decoding (SPEC028, 0.5.17+).
+fn spec028() -> Vec<Case> {
+    let cache = |mode| c("SPEC028").arg("--weight-cache-mode", json!(mode));
+    vec![
+        cache("client").arg("--speculative-algorithm", json!("NGRAM")),
+        cache("daemon").arg("--speculative-algorithm", json!("NGRAM")),
+        cache("off")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        cache("client").no(),
+    ]
 }
 
 /// Aux hidden-state capture (SPEC027).

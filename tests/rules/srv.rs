@@ -1,8 +1,17 @@
 //! SRV: server options (served name, scheduling, gRPC, tokenizer).
 
 use serde_json::json;
+use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{Case, assert_cases, c, messages, model, vlm};
+
+/// A Llama whose server runs `tokens` of context.
+fn context(tokens: u64) -> ModelFacts {
+    ModelFacts {
+        context_length: Some(tokens),
+        ..model("LlamaForCausalLM")
+    }
+}
 
 /// Every SRV case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -147,6 +156,24 @@ fn options() -> Vec<Case> {
         c("SRV017").arg("--prefill-decode-interval", json!(4)).no(),
         c("SRV017").arg("--sampling-mask-max-tokens", json!(0)),
         c("SRV017").arg("--prefill-decode-interval-min-bs", json!(-1)),
+        c("SRV017").arg("--pp-max-micro-batch-size", json!(0)),
+        c("SRV017")
+            .version("0.5.10")
+            .arg("--pp-max-micro-batch-size", json!(0))
+            .no(),
+        c("SRV017").arg("--cuda-graph-prefill-max-context", json!(0)),
+        c("SRV017")
+            .model(context(4096))
+            .arg("--cuda-graph-prefill-max-context", json!(8192)),
+        c("SRV017")
+            .model(context(8192))
+            .arg("--cuda-graph-prefill-max-context", json!(8192))
+            .no(),
+        // Without the model's config the limit is not known.
+        c("SRV017")
+            .arg("--context-length", json!(4096))
+            .arg("--cuda-graph-prefill-max-context", json!(8192))
+            .no(),
         c("SRV018").arg("--default-chat-template-kwargs", json!([1])),
         c("SRV018")
             .arg(

@@ -93,16 +93,18 @@ fn effective_page(ctx: &Context) -> i64 {
 }
 
 pub(crate) fn chunk_page(ctx: &Context) -> Vec<Fired> {
-    let Some(chunk) = ctx
-        .args
-        .get(opt::CHUNKED_PREFILL_SIZE)
-        .and_then(serde_json::Value::as_i64)
-    else {
-        return vec![];
-    };
-    if chunk <= 0 || ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode") {
+    if ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("decode") {
         return vec![];
     }
+    match ctx.user().int(opt::CHUNKED_PREFILL_SIZE) {
+        Some(chunk) if chunk > 0 => given_chunk_page(ctx, chunk),
+        Some(_) => vec![],
+        None => default_chunk_page(ctx),
+    }
+}
+
+/// The chunk the line gives, split among the attention-DP ranks.
+fn given_chunk_page(ctx: &Context, chunk: i64) -> Vec<Fired> {
     let dp = if ctx.dp_attention() {
         ctx.attn_dp().max(1)
     } else {
@@ -121,6 +123,20 @@ pub(crate) fn chunk_page(ctx: &Context) -> Vec<Fired> {
             String::new()
         },
         page * dp
+    ))]
+}
+
+/// The chunk SGLang picks for the GPU (per attention-DP rank), against the page size: judged
+/// only where the backends the line names and SGLang's own picks agree on a page it refuses.
+fn default_chunk_page(ctx: &Context) -> Vec<Fired> {
+    let chunk = ctx.server.defaults.chunked_prefill_size;
+    let pages = [effective_page(ctx), ctx.server.page_size as i64];
+    if chunk <= 0 || pages.iter().any(|p| *p <= 0 || chunk % p == 0) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "page size {} with the chunked prefill size SGLang picks here ({chunk}): it is not a multiple of the page size and SGLang rejects it; give a page size that divides {chunk}, or a --chunked-prefill-size that is a multiple of it",
+        pages[0]
     ))]
 }
 
@@ -256,6 +272,29 @@ const NO_EXTRA_BUFFER: &[(&str, &str, &str)] = &[
     ("Lfm2ForCausalLM", "0.5.9", "0.5.14"),
 ];
 
+/// The Mamba cache's extra buffer SGLang validates for `arch`: asked for (the release taking it
+/// for this model), or from 0.5.14 SGLang's pick for `auto`; with the radix cache on.
+pub(super) fn extra_buffer_in_effect(ctx: &Context, arch: &str) -> Option<String> {
+    let v = ctx.version;
+    if !at_least(v, "0.5.7") || !mamba_radix_family(arch, v) || !radix_cache_on(ctx) {
+        return None;
+    }
+    if refuses_extra_buffer(ctx, arch) {
+        return None;
+    }
+    if let Some(asked) = extra_buffer_asked(ctx) {
+        return Some(asked);
+    }
+    (at_least(v, EXTRA_BUFFER_LIST_FROM) && !resolves_no_buffer(ctx, arch))
+        .then(|| "the extra buffer (SGLang's pick for the `auto` strategy)".to_owned())
+}
+
+/// The extra-buffer strategy asked for with the radix cache on, whatever the model: what SGLang's
+/// own test of the strategy reads where it does not ask the model.
+pub(super) fn extra_buffer_asked_with_radix(ctx: &Context) -> Option<String> {
+    extra_buffer_asked(ctx).filter(|_| radix_cache_on(ctx))
+}
+
 /// The extra-buffer strategy the user asked for, under either option name.
 fn extra_buffer_asked(ctx: &Context) -> Option<String> {
     let lazy_too = at_least(ctx.version, "0.5.13");
@@ -350,6 +389,12 @@ pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
     let Some(asked) = extra_buffer_asked(ctx) else {
         return vec![];
     };
+    if without_mamba_state(ctx, arch) {
+        return vec![Fired::new(format!(
+            "{asked} on {arch}, which has no Mamba state: SGLang {}'s argument handling refuses it with the radix cache on ('needs mamba state'); drop it",
+            ctx.version
+        ))];
+    }
     if !refuses_extra_buffer(ctx, arch) {
         return vec![];
     }
@@ -369,6 +414,48 @@ pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
         "{asked} on {arch}{on}: SGLang {}'s argument handling refuses the Mamba extra buffer {whom} ('extra_buffer is not supported for {arch}'); {remedy}",
         ctx.version
     ))]
+}
+
+/// Architectures SGLang's Mamba radix-cache resolution takes (0.5.21–0.5.23), beyond the ones the
+/// launcher's families name: a model on this list, or whose config has linear layers, has Mamba
+/// state.
+const MAMBA_STATE_ARCHS: &[&str] = &[
+    "KimiLinearForCausalLM",
+    "KimiK3ForConditionalGeneration",
+    "BailingMoeV2_5ForCausalLM",
+    "BailingMoeV3ForCausalLM",
+    "BailingMoeV3VLForConditionalGeneration",
+    "Qwen3NextForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForCausalLM",
+    "Qwen3_5ForCausalLM",
+    "Qwen4ExpForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration",
+    "InternS2MobiusForConditionalGeneration",
+    "MiniCPMV4_6ForConditionalGeneration",
+    "MiniCPMV4_7ForConditionalGeneration",
+    "NemotronHForCausalLM",
+    "NemotronHPuzzleForCausalLM",
+    "NemotronH_Omni_Reasoning_V3",
+    "NemotronH_Nano_VL_V2",
+    "FalconH1ForCausalLM",
+    "JetNemotronForCausalLM",
+    "JetVLMForConditionalGeneration",
+    "Lfm2ForCausalLM",
+    "Lfm2MoeForCausalLM",
+    "ZayaForCausalLM",
+    "Glm5NextForConditionalGeneration",
+    "GraniteMoeHybridForCausalLM",
+];
+
+/// 0.5.21+ refuse the extra buffer asked for on a model without Mamba state while the radix
+/// cache is on (before, it was ignored there).
+fn without_mamba_state(ctx: &Context, arch: &str) -> bool {
+    let hybrid = MAMBA_STATE_ARCHS.contains(&arch)
+        || mamba_radix_family(arch, ctx.version)
+        || ctx.model.is_some_and(|m| m.linear_state.is_some());
+    at_least(ctx.version, "0.5.21") && !hybrid && radix_cache_on(ctx)
 }
 
 /// The Mamba strategy resolves to `no_buffer` on 0.5.14+: the user's, or `auto` for a model

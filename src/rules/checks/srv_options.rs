@@ -321,6 +321,8 @@ pub(crate) fn value_ranges(ctx: &Context) -> Vec<Fired> {
         below(ctx, opt::PREFILL_DECODE_INTERVAL, 0, "0.5.19"),
         below(ctx, opt::SAMPLING_MASK_MAX_TOKENS, 1, "0.5.20"),
         below(ctx, opt::PREFILL_DECODE_INTERVAL_MIN_BS, 0, "0.5.23"),
+        below(ctx, opt::PP_MAX_MICRO_BATCH_SIZE, 1, "0.5.11"),
+        prefill_graph_context(ctx),
     ]
     .into_iter()
     .flatten()
@@ -352,6 +354,22 @@ pub(crate) fn value_ranges(ctx: &Context) -> Vec<Fired> {
     }
     out.extend(http2_ranges(ctx));
     refused_at_start(ctx, out)
+}
+
+/// The prefill CUDA graph's longest context (0.5.21+): positive, and within the context length
+/// the server runs (`--context-length`, else the one SGLang derives from the model's config;
+/// not judged without the config). SGLang checks it whether or not the prefill graph is captured.
+fn prefill_graph_context(ctx: &Context) -> Option<String> {
+    let name = opt::CUDA_GRAPH_PREFILL_MAX_CONTEXT;
+    let n = ctx.user().int(name)?;
+    if !at_least(ctx.version, "0.5.21") {
+        return None;
+    }
+    if n <= 0 {
+        return Some(format!("{name} {n}: it must be positive"));
+    }
+    let context = ctx.model?.context_length?;
+    (n as u64 > context).then(|| format!("{name} {n}: above the context length {context}"))
 }
 
 /// HTTP/2's stream and window limits, checked with `--enable-http2` (0.5.18+ and 0.5.19+).
