@@ -576,6 +576,13 @@ fn base() -> Vec<Case> {
             .arg("--page-size", json!(48))
             .arg("--disaggregation-mode", json!("decode"))
             .no(),
+        // On SM100 SGLang sets the page size of Qwen's hybrids itself when no backend is named.
+        c("CACHE002")
+            .on(B200)
+            .model(model("Qwen3NextForCausalLM"))
+            .arg("--page-size", json!(48))
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .no(),
         // trtllm_mha moves a page of 48 to 64.
         c("CACHE002")
             .arg("--page-size", json!(48))

@@ -126,12 +126,21 @@ fn given_chunk_page(ctx: &Context, chunk: i64) -> Vec<Fired> {
     ))]
 }
 
+/// On SM100 with no attention backend named, SGLang picks the backend of Qwen's hybrid
+/// linear-attention models and sets their page size with it (64 or 1), whatever the line gives.
+pub(super) fn sets_own_pages(ctx: &Context) -> bool {
+    ctx.model_arch()
+        .is_some_and(|a| crate::resolve::attention::hybrid_linear(a, ctx.version))
+        && ctx.majors().contains(&10)
+        && ctx.user().sval(opt::ATTENTION_BACKEND).is_none()
+}
+
 /// The chunk SGLang picks for the GPU (per attention-DP rank), against the page size: judged
 /// only where the backends the line names and SGLang's own picks agree on a page it refuses.
 fn default_chunk_page(ctx: &Context) -> Vec<Fired> {
     let chunk = ctx.server.defaults.chunked_prefill_size;
     let pages = [effective_page(ctx), ctx.server.page_size as i64];
-    if chunk <= 0 || pages.iter().any(|p| *p <= 0 || chunk % p == 0) {
+    if chunk <= 0 || sets_own_pages(ctx) || pages.iter().any(|p| *p <= 0 || chunk % p == 0) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -528,10 +537,7 @@ pub(crate) fn mamba_no_buffer_validation(ctx: &Context) -> Vec<Fired> {
     }
     let u = ctx.user();
     let page = u.int(opt::PAGE_SIZE).filter(|&p| p > 1);
-    let sglang_pages = crate::resolve::attention::hybrid_linear(arch, v)
-        && ctx.majors().contains(&10)
-        && u.sval(opt::ATTENTION_BACKEND).is_none();
-    if let Some(p) = page.filter(|_| !sglang_pages) {
+    if let Some(p) = page.filter(|_| !sets_own_pages(ctx)) {
         return vec![Fired::new(format!(
             "--page-size {p} with {arch}'s Mamba cache under no_buffer: SGLang {v} refuses it while resolving its arguments ('no_buffer only supports page_size=1'); drop --page-size{}",
             match linear_denies(ctx, arch) {

@@ -35,7 +35,7 @@ pub(crate) fn mamba_track(ctx: &Context) -> Vec<Fired> {
     let draft = u
         .int(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
         .filter(|d| ctx.spec_algo().is_some() && *d > track);
-    let page = validator_page(ctx, arch);
+    let page = validator_page(ctx);
     let why = if let Some(d) = draft {
         format!("{named} is below {} {d}", opt::SPECULATIVE_NUM_DRAFT_TOKENS)
     } else if let Some(p) = page.filter(|p| track % p != 0) {
@@ -69,10 +69,8 @@ fn validated(v: &str, arch: &str) -> bool {
 /// The page size SGLang's Mamba check reads: the user's, where nothing rewrites it first. On
 /// SM100 with no attention backend named SGLang picks one (and its page size) for Qwen's hybrid
 /// linear-attention models around the check: left out.
-fn validator_page(ctx: &Context, arch: &str) -> Option<i64> {
-    let own_pick = hybrid_linear(arch, ctx.version)
-        && ctx.majors().contains(&10)
-        && ctx.user().sval(opt::ATTENTION_BACKEND).is_none();
+fn validator_page(ctx: &Context) -> Option<i64> {
+    let own_pick = super::cache::sets_own_pages(ctx);
     ctx.user()
         .int(opt::PAGE_SIZE)
         .filter(|&p| p > 1 && !own_pick)
