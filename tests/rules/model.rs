@@ -43,8 +43,37 @@ pub fn cases() -> Vec<Case> {
         embedding(),
         glm4v_moe(),
         model_types(),
+        model_options(),
     ]
     .concat()
+}
+
+/// MODEL008: options of one model family on another model.
+fn model_options() -> Vec<Case> {
+    let llama = || c("MODEL008").model(model("LlamaForCausalLM"));
+    let dsa = ModelFacts {
+        index_topk: Some(2048),
+        ..model("DeepseekV32ForCausalLM")
+    };
+    vec![
+        llama().arg("--shared-experts-tp-size", json!(1)),
+        c("MODEL008")
+            .model(model("KimiK3ForConditionalGeneration"))
+            .arg("--shared-experts-tp-size", json!(1))
+            .no(),
+        llama().flag("--enable-dsa-cache-layer-split"),
+        c("MODEL008")
+            .model(dsa)
+            .flag("--enable-dsa-cache-layer-split")
+            .no(),
+        llama().flag("--enable-cp-decode-attn-tp"),
+        c("MODEL008")
+            .model(model("DeepseekV4ForCausalLM"))
+            .flag("--enable-cp-decode-attn-tp")
+            .no(),
+        // Without the config the model is not known.
+        c("MODEL008").flag("--enable-cp-decode-attn-tp").no(),
+    ]
 }
 
 /// MODEL001: releases before the Transformers fallback.

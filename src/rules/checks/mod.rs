@@ -20,6 +20,7 @@ pub(crate) mod mamba_cache;
 pub(crate) mod mamba_track;
 pub(crate) mod matrix;
 pub(crate) mod model;
+pub(crate) mod model_options;
 pub(crate) mod model_type;
 pub(crate) mod par;
 pub(crate) mod par_layout;
