@@ -25,7 +25,7 @@ pub(crate) fn prefill_dropped(
     {
         return Some("the FlashInfer TRT-LLM MoE runner");
     }
-    if at_least(version, super::switches::MIS_FROM) && args.flag(opt::ENABLE_MIS) {
+    if super::switches::mis_on(version, args) {
         return Some("multi-item scoring");
     }
     if !at_least(version, "0.5.14") || args.is_set(opt::CUDA_GRAPH_BACKEND_PREFILL) {

@@ -3,7 +3,7 @@
 //! and the decided values ([`Decided`]) start here.
 
 use super::Facts;
-use super::args::{bounded, flag_of, int_arg, int_list, int_of, speculative_algorithm};
+use super::args::{bounded, flag_of, int_arg, int_list, int_of, speculative_algorithm, str_of};
 use super::choice::text;
 use super::decided::Decided;
 use crate::facts::Env;
@@ -192,8 +192,6 @@ fn first_cc(f: &Facts) -> Option<(u32, u32)> {
 /// on-policy target (`--rl-on-policy-target`, 0.5.4.post1+), which turns it on when SGLang
 /// handles deterministic inference (after its memory heuristic, which reads the flag alone).
 pub(crate) fn deterministic(args: &SglangArgs) -> bool {
-    let on = |o: &str| args.knows(o) && args.is_set(o);
-    (args.knows(opt::ENABLE_DETERMINISTIC_INFERENCE)
-        && args.flag(opt::ENABLE_DETERMINISTIC_INFERENCE))
-        || on(opt::RL_ON_POLICY_TARGET)
+    flag_of(args, &[opt::ENABLE_DETERMINISTIC_INFERENCE])
+        || str_of(args, &[opt::RL_ON_POLICY_TARGET]).is_some()
 }

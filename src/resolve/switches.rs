@@ -94,11 +94,13 @@ pub(crate) fn resolve(
 /// Multi-item scoring (0.5.11+): SGLang turns the radix cache, chunked prefill and every CUDA
 /// graph off for it.
 pub(crate) fn mis(i: &Inputs) -> bool {
-    at_least(i.version, MIS_FROM) && i.flag(opt::ENABLE_MIS)
+    mis_on(i.version, i.args)
 }
 
-/// The first release with `--enable-mis`.
-pub(crate) const MIS_FROM: &str = "0.5.11";
+/// [`mis`] where only the arguments are at hand.
+pub(crate) fn mis_on(version: &str, args: &crate::sglang::SglangArgs) -> bool {
+    at_least(version, "0.5.11") && args.knows(opt::ENABLE_MIS) && args.flag(opt::ENABLE_MIS)
+}
 
 /// A PD prefill server decodes nothing: no decode CUDA graph, except on 0.5.6–0.5.12 while its
 /// piecewise graphs are on.

@@ -304,6 +304,12 @@ fn cache012() -> Vec<Case> {
             .model(model("KimiLinearForCausalLM"))
             .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
             .no(),
+        // A hybrid SGLang knows from its linear-attention registry, not its list.
+        c("CACHE012")
+            .version("0.5.23")
+            .model(model("GigaChat35ForCausalLM"))
+            .arg("--mamba-radix-cache-strategy", json!("extra_buffer"))
+            .no(),
         // Qwen3-Next takes the extra buffer; the default strategy is never refused.
         extra("Qwen3NextForCausalLM", "0.5.12").no(),
         // From 0.5.11 a PD decode server's chunk cache falls back to no_buffer first.

@@ -425,9 +425,9 @@ pub(crate) fn mamba_extra_buffer_unsupported(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// Architectures SGLang's Mamba radix-cache resolution takes (0.5.21–0.5.23), beyond the ones the
-/// launcher's families name: a model on this list, or whose config has linear layers, has Mamba
-/// state.
+/// Architectures SGLang's Mamba radix-cache resolution takes (0.5.21–0.5.23: its list and its
+/// linear-attention model registry), beyond the ones the launcher's families name: a model on
+/// this list, or whose config has linear layers, has Mamba state.
 const MAMBA_STATE_ARCHS: &[&str] = &[
     "KimiLinearForCausalLM",
     "KimiK3ForConditionalGeneration",
@@ -456,6 +456,9 @@ const MAMBA_STATE_ARCHS: &[&str] = &[
     "ZayaForCausalLM",
     "Glm5NextForConditionalGeneration",
     "GraniteMoeHybridForCausalLM",
+    // Registered by their config class in SGLang's linear-attention model registry.
+    "GigaChat35ForCausalLM",
+    "GigaChat35ForCausalLMNextN",
 ];
 
 /// 0.5.21+ refuse the extra buffer asked for on a model without Mamba state while the radix
