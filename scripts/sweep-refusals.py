@@ -29,7 +29,10 @@ with the speculative algorithms they take (drafts given), step / top-k / draft-t
 options speculative decoding's checks read; `--feature F` one feature (LoRA, PD disaggregation, parallel
 layouts, EPLB, the encoder split, scheduling and weight offload, serving options; `pdpolicy`:
 PD's decode allocation policy and host-receive threshold; `spec2`: speculative decoding's newer settings;
-`radix`: the radix cache's eviction, sessions and host-pool sizing) turned on one of a few ways, with one of its settings and one more option.
+`radix`: the radix cache's eviction, sessions and host-pool sizing; `host`: the unified cache's
+external linker, the per-layer embedding offload and the load publisher; `moeopt`: FlashInfer's
+dispatch type, the all-to-all LM head and Elastic EP's scale-up) turned on one of a few ways, with one
+of its settings and one more option.
 With `--oracle` and `--venv` the launcher is also told torch as the oracle's
 stand-in reports it (the release's pin, with the CUDA the oracle gives that release). A discovery
 tool: what it finds becomes rules with goldens in tests/evidence/.
@@ -542,6 +545,38 @@ REPLAY_KNOBS = [[], ["--mamba-radix-cache-strategy", "no_buffer"],
                 ["--page-size", "64"], ["--disable-overlap-schedule"]]
 REPLAY_OTHERS = [[], ["--speculative-algorithm", "NEXTN"], ["--mamba-ssm-dtype", "bfloat16"],
                  ["--mamba-radix-cache-strategy", "no_buffer", "--disable-overlap-schedule"]]
+HOST_SETUPS = [["--enable-unified-cache-external-linker"],
+               ["--enable-unified-cache-external-linker", "--unified-cache-external-linker-backend",
+                "dynamic"],
+               ["--enable-linker-mla-dedup"],
+               ["--enable-unified-cache-external-linker", "--enable-linker-mla-dedup"],
+               ["--ple-offload-embedding"], ["--no-ple-offload-embedding"],
+               ["--load-publish-endpoint", "auto"], ["--load-publish-endpoint", "tcp://*:6000"],
+               ["--load-publish-endpoint", "tcp://10.0.0.1:6000"]]
+HOST_KNOBS = [[], ["--enable-hierarchical-cache"], ["--hicache-storage-backend", "mooncake"],
+              ["--disable-radix-cache"], ["--unified-cache-external-linker-backend", "mori"],
+              ["--cpu-offload-gb", "4"], ["--offload-group-size", "2"],
+              ["--ple-offload-backend", "file"], ["--kv-events-config", '{"publisher": "zmq"}'],
+              ["--kv-events-config", '{"publisher": "zmq", "endpoint": "tcp://*:6000"}'],
+              ["--kv-events-config", "{}"]]
+HOST_OTHERS = [[], ["--dp-size", "2"], ["--disaggregation-mode", "decode"], ["--enable-lmcache"],
+               ["--unified-cache-external-linker-config",
+                '{"linker": "L", "linker_module_path": "m"}']]
+MOEOPT_SETUPS = [["--flashinfer-a2a-dispatch-type", "bf16"],
+                 ["--flashinfer-a2a-dispatch-type", "mxfp8"],
+                 ["--flashinfer-a2a-dispatch-type", "auto"], ["--enable-tp-lm-head-all-to-all"],
+                 ["--elastic-ep-backend", "mooncake", "--max-ep-size", "16"],
+                 ["--elastic-ep-backend", "mooncake", "--max-ep-size", "16",
+                  "--moe-a2a-backend", "nixl", "--enable-dp-lm-head"]]
+MOEOPT_KNOBS = [[], ["--moe-a2a-backend", "flashinfer"], ["--enable-dp-attention", "--dp", "4"],
+                ["--enable-dp-attention", "--dp", "2"], ["--enable-dp-lm-head"],
+                ["--quantization", "mxfp8"], ["--moe-runner-backend", "deep_gemm"],
+                ["--moe-runner-backend", "flashinfer_trtllm"], ["--disable-cuda-graph"],
+                ["--load-balance-method", "total_requests"],
+                ["--disaggregation-mode", "prefill"], ["--disaggregation-mode", "decode"]]
+MOEOPT_OTHERS = [[], ["--enable-dp-attention", "--dp", "4", "--moe-a2a-backend", "flashinfer"],
+                 ["--pp-size", "2"], ["--moe-dense-tp-size", "1"],
+                 ["--moe-runner-backend", "flashinfer_cutlass"]]
 # Each feature: its setups, settings and other options, and the models it runs (the grid's
 # three unless named: the encoder split needs a vision-language model).
 FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
@@ -562,6 +597,10 @@ FEATURES = {"lora": (LORA_SETUPS, LORA_KNOBS, LORA_OTHERS, MODELS),
             "replay": (REPLAY_SETUPS, REPLAY_KNOBS, REPLAY_OTHERS,
                        {"qwen3-next": MAMBA_MODELS["qwen3-next"],
                         "nemotron-h": MAMBA_MODELS["nemotron-h"], "dense": MODELS["dense"]}),
+            "host": (HOST_SETUPS, HOST_KNOBS, HOST_OTHERS,
+                     {"dense": MODELS["dense"], "mla": MODELS["mla"]}),
+            "moeopt": (MOEOPT_SETUPS, MOEOPT_KNOBS, MOEOPT_OTHERS,
+                       {"moe": MODELS["moe"], "mla": MODELS["mla"]}),
             "epd": (EPD_SETUPS, EPD_KNOBS, EPD_OTHERS,
                     {"vlm": MORE_MODELS["vlm"], "dense": MODELS["dense"]})}
 

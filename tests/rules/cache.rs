@@ -27,6 +27,7 @@ pub fn cases() -> Vec<Case> {
         cache022(),
         cache023(),
         cache024(),
+        cache025(),
     ]
     .concat()
 }
@@ -974,5 +975,49 @@ fn cache018() -> Vec<Case> {
         hi("0.5.23", v4, "mooncake").no(),
         hi("0.5.23", "DeepseekV3ForCausalLM", "hf3fs").no(),
         hi("0.5.12.post1", v4, "hf3fs").no(),
+    ]
+}
+
+/// CACHE025: the unified cache's external linker and what it replaces.
+fn cache025() -> Vec<Case> {
+    let linker = || c("CACHE025").flag("--enable-unified-cache-external-linker");
+    let dynamic = || linker().arg("--unified-cache-external-linker-backend", json!("dynamic"));
+    let config = "--unified-cache-external-linker-config";
+    vec![
+        linker().flag("--enable-hierarchical-cache"),
+        linker()
+            .version("0.5.20")
+            .arg("--hicache-storage-backend", json!("mooncake")),
+        c("CACHE025").flag("--enable-linker-mla-dedup"),
+        linker()
+            .flag("--enable-linker-mla-dedup")
+            .arg("--unified-cache-external-linker-backend", json!("mori")),
+        linker().flag("--enable-linker-mla-dedup").no(),
+        // The radix cache off: 0.5.23 refuses it, 0.5.22 takes it.
+        linker().flag("--disable-radix-cache"),
+        linker()
+            .version("0.5.22")
+            .flag("--disable-radix-cache")
+            .no(),
+        linker().arg("--radix-cache-backend", json!("custom")),
+        dynamic(),
+        dynamic().arg(
+            config,
+            json!({"linker": "L", "linker_module_path": "m", "x": 1}),
+        ),
+        dynamic().arg(config, json!({"linker": "L", "linker_module_path": " "})),
+        dynamic().arg(
+            config,
+            json!({"linker": "L", "linker_module_path": "m", "linker_extra_config": 1}),
+        ),
+        dynamic()
+            .arg(config, json!({"linker": "L", "linker_module_path": "m"}))
+            .no(),
+        // With the linker off and no configuration, the dynamic backend is never read.
+        c("CACHE025")
+            .arg("--unified-cache-external-linker-backend", json!("dynamic"))
+            .no(),
+        c("CACHE025").arg(config, json!([1])),
+        linker().no(),
     ]
 }

@@ -45,6 +45,42 @@ pub fn cases() -> Vec<Case> {
             .flag("--enable-dp-attention")
             .arg("--dp-size", json!(4))
             .no(),
+        // DPA006: the all-to-all LM head needs attention DP over the whole TP group (0.5.18+).
+        c("DPA006").tp(8).flag("--enable-tp-lm-head-all-to-all"),
+        c("DPA006")
+            .tp(8)
+            .arg("--attn-dp-size", json!(8))
+            .flag("--enable-dp-lm-head")
+            .flag("--enable-tp-lm-head-all-to-all"),
+        c("DPA006")
+            .tp(8)
+            .arg("--attn-dp-size", json!(4))
+            .flag("--enable-tp-lm-head-all-to-all"),
+        c("DPA006")
+            .tp(8)
+            .arg("--attn-dp-size", json!(8))
+            .arg("--attn-cp-size", json!(2))
+            .flag("--enable-tp-lm-head-all-to-all"),
+        c("DPA006")
+            .version("0.5.18")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(4))
+            .flag("--enable-tp-lm-head-all-to-all"),
+        c("DPA006")
+            .version("0.5.18")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .flag("--enable-tp-lm-head-all-to-all")
+            .no(),
+        c("DPA006")
+            .tp(8)
+            .arg("--attn-dp-size", json!(8))
+            .flag("--enable-tp-lm-head-all-to-all")
+            .no(),
+        // SGLang's own default: on only where the layout holds.
+        c("DPA006").tp(8).no(),
         // Up to 0.5.2 SGLang refuses it; from 0.5.3 a single DP rank drops the flag itself.
         c("DPA002")
             .version("0.5.2")

@@ -32,6 +32,7 @@ pub fn cases() -> Vec<Case> {
         ep020(),
         ep021(),
         ep022(),
+        ep023(),
     ]
     .concat()
 }
@@ -51,12 +52,26 @@ fn ep022() -> Vec<Case> {
             .arg("--dp-size", json!(4))
             .flag("--enable-dp-lm-head")
             .arg("--moe-dense-tp-size", json!(1))
+            .arg("--moe-a2a-backend", json!("nixl"))
     };
     vec![
         c("EP022").tp(4).arg("--elastic-ep-initial-size", json!(4)),
         c("EP022").tp(4).arg("--max-ep-size", json!(8)),
         full("0.5.23").no(),
-        full("0.5.16").no(),
+        full("0.5.16").flag("--disable-cuda-graph").no(),
+        // 0.5.16–0.5.20 recapture no graph after a scale.
+        full("0.5.16"),
+        full("0.5.21").no(),
+        full("0.5.23").arg("--moe-a2a-backend", json!("none")),
+        full("0.5.23").arg("--elastic-ep-backend", json!("nixl")),
+        full("0.5.23").arg("--load-balance-method", json!("total_requests")),
+        full("0.5.23")
+            .arg("--load-balance-method", json!("round_robin"))
+            .no(),
+        // A PD prefill server routes by bootstrap room unless told otherwise.
+        full("0.5.23").arg("--disaggregation-mode", json!("prefill")),
+        full("0.5.23").arg("--elastic-ep-initial-size", json!(2)),
+        full("0.5.23").arg("--pp-size", json!(2)),
         full("0.5.23")
             .arg("--elastic-ep-initial-size", json!(4))
             .no(),
@@ -602,6 +617,40 @@ fn ep019() -> Vec<Case> {
             .no(),
         a2a("0.5.23", "flashinfer")
             .env("SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION", "1")
+            .no(),
+    ]
+}
+
+/// EP023: FlashInfer's all-to-all dispatch type.
+fn ep023() -> Vec<Case> {
+    let kind = |t: &'static str| c("EP023").arg("--flashinfer-a2a-dispatch-type", json!(t));
+    let a2a = |t: &'static str| {
+        kind(t)
+            .on(B200)
+            .tp(8)
+            .arg("--attn-dp-size", json!(8))
+            .arg("--moe-a2a-backend", json!("flashinfer"))
+    };
+    let mxfp8 = || a2a("mxfp8").arg("--quantization", json!("mxfp8"));
+    vec![
+        kind("bf16").model(moe()),
+        kind("auto").model(moe()).no(),
+        a2a("bf16").model(moe()).no(),
+        a2a("mxfp8").model(moe()),
+        mxfp8().arg("--moe-runner-backend", json!("deep_gemm")),
+        mxfp8().arg("--moe-runner-backend", json!("cutlass")),
+        // SGLang moves runners outside its MXFP8 list to TensorRT-LLM, routed here.
+        mxfp8()
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        mxfp8().no(),
+        // The old switch, whatever its value.
+        a2a("bf16")
+            .model(moe())
+            .env("SGLANG_MOE_NVFP4_DISPATCH", "0"),
+        c("EP023")
+            .model(moe())
+            .env("SGLANG_MOE_NVFP4_DISPATCH", "1")
             .no(),
     ]
 }

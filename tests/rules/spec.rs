@@ -23,6 +23,7 @@ pub fn cases() -> Vec<Case> {
         spec026(),
         spec027(),
         spec028(),
+        spec029(),
     ]
     .concat()
 }
@@ -704,6 +705,61 @@ fn spec024() -> Vec<Case> {
             .version("0.5.10")
             .arg("--speculative-algorithm", json!("NGRAM"))
             .arg("--speculative-num-steps", json!(3))
+            .no(),
+        // The adaptive mode fills in top-k 1 where SGLang keeps it; 0.5.14+ drops it first for
+        // what the line shows (attention DP, two-batch overlap, STANDALONE).
+        eagle("0.5.23").flag("--speculative-adaptive").no(),
+        eagle("0.5.11").flag("--speculative-adaptive").no(),
+        eagle("0.5.23")
+            .flag("--speculative-adaptive")
+            .tp(2)
+            .arg("--attn-dp-size", json!(2)),
+        eagle("0.5.14")
+            .flag("--speculative-adaptive")
+            .flag("--enable-two-batch-overlap"),
+        eagle("0.5.23")
+            .flag("--speculative-adaptive")
+            .arg("--speculative-algorithm", json!("STANDALONE")),
+    ]
+}
+
+/// Adaptive speculative decoding's candidate steps (SPEC029, 0.5.14+).
+fn spec029() -> Vec<Case> {
+    let adaptive = |v, steps: i64| {
+        c("SPEC029")
+            .version(v)
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--speculative-adaptive")
+            .arg("--speculative-num-steps", json!(steps))
+    };
+    vec![
+        adaptive("0.5.23", 4),
+        adaptive("0.5.23", 5).no(),
+        adaptive("0.5.19", 5),
+        adaptive("0.5.14", 4),
+        adaptive("0.5.13", 4).no(),
+        adaptive("0.5.23", 3).no(),
+        adaptive("0.5.23", 2).arg("--speculative-eagle-topk", json!(1)),
+        // SGLang drops the adaptive mode first: no check.
+        adaptive("0.5.23", 4)
+            .arg("--speculative-eagle-topk", json!(2))
+            .no(),
+        adaptive("0.5.23", 4)
+            .flag("--enable-two-batch-overlap")
+            .no(),
+        adaptive("0.5.23", 4)
+            .model(model("MiMoV2FlashForCausalLM"))
+            .no(),
+        // Its own candidates.
+        adaptive("0.5.23", 4)
+            .arg("--speculative-adaptive-config", json!("/etc/adaptive.json"))
+            .no(),
+        // Without the config the model's own hooks are not known.
+        c("SPEC029")
+            .arg("--speculative-algorithm", json!("EAGLE"))
+            .flag("--speculative-adaptive")
+            .arg("--speculative-num-steps", json!(4))
             .no(),
     ]
 }

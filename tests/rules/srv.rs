@@ -22,6 +22,8 @@ pub fn cases() -> Vec<Case> {
         workers_and_grpc(),
         options(),
         preferred_without_tokenizer(),
+        ple_offload(),
+        load_publish(),
         base(),
     ]
     .concat()
@@ -426,4 +428,63 @@ fn messages_match_the_snapshots() {
     for (code, text) in messages(&cases()) {
         insta::assert_snapshot!(code, text);
     }
+}
+
+/// SRV020: the per-layer embedding offload against the layer offload and its own file backend.
+fn ple_offload() -> Vec<Case> {
+    let on = || c("SRV020").flag("--ple-offload-embedding");
+    vec![
+        on().arg("--cpu-offload-gb", json!(10)),
+        on().version("0.5.20").arg("--offload-group-size", json!(4)),
+        on().no(),
+        c("SRV020").arg("--cpu-offload-gb", json!(10)).no(),
+        c("SRV020")
+            .arg("--ple-offload-embedding", json!(false))
+            .arg("--ple-offload-backend", json!("file")),
+        // Left to SGLang (Qwen4-Exp's own pick), the file backend is not judged.
+        c("SRV020").arg("--ple-offload-backend", json!("file")).no(),
+    ]
+}
+
+/// SRV021: the load publisher needs an active KV-events publisher and a port range that binds.
+fn load_publish() -> Vec<Case> {
+    let publish = |e: &'static str| c("SRV021").arg("--load-publish-endpoint", json!(e));
+    let events =
+        |e: &'static str, cfg: &'static str| publish(e).arg("--kv-events-config", json!(cfg));
+    vec![
+        publish("auto"),
+        publish("off").no(),
+        events("auto", "{}"),
+        events("auto", r#"{"publisher": "zmq"}"#).no(),
+        events(
+            "auto",
+            r#"{"publisher": "zmq", "endpoint": "tcp://10.0.0.1:5557"}"#,
+        ),
+        events(
+            "auto",
+            r#"{"publisher": "zmq", "endpoint": "tcp://*:65535"}"#,
+        ),
+        // auto packs past the replay range itself.
+        events(
+            "auto",
+            r#"{"publisher": "zmq", "replay_endpoint": "tcp://*:5558"}"#,
+        )
+        .no(),
+        events("tcp://10.0.0.1:6000", r#"{"publisher": "zmq"}"#),
+        events("tcp://*:5557", r#"{"publisher": "zmq"}"#),
+        events("tcp://*:6000", r#"{"publisher": "zmq"}"#).no(),
+        events("tcp://[::]:6000", r#"{"publisher": "zmq"}"#).no(),
+        events(
+            "tcp://*:6000",
+            r#"{"publisher": "zmq", "replay_endpoint": "tcp://*:6000"}"#,
+        ),
+        events(
+            "tcp://*:6000",
+            r#"{"publisher": "zmq", "endpoint": "ipc:///tmp/kv"}"#,
+        ),
+        events("tcp://*:65535", r#"{"publisher": "zmq"}"#).no(),
+        events("tcp://*:65535", r#"{"publisher": "zmq"}"#).arg("--dp-size", json!(2)),
+        // Text SGLang's own model reads is left to it.
+        events("auto", "publisher=zmq").no(),
+    ]
 }

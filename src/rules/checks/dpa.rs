@@ -80,3 +80,31 @@ pub(crate) fn single_rank(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// DPA006: `--enable-tp-lm-head-all-to-all` (0.5.18+) asks for a layout SGLang's own default
+/// picks only where it holds: attention DP over the whole TP group, no DP LM head and no
+/// attention context parallelism. It asserts the first of these it finds missing.
+pub(crate) fn tp_lm_head_all_to_all(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    if !u.flag(opt::ENABLE_TP_LM_HEAD_ALL_TO_ALL) {
+        return vec![];
+    }
+    let (tp, dp) = (ctx.tp(), ctx.attn_dp());
+    let attn_cp = u.int(opt::ATTN_CP_SIZE).unwrap_or(1);
+    let dp_on = ctx.dp_attention() && dp > 1;
+    let why = holding([
+        (!dp_on, "without DP attention".to_owned()),
+        (
+            u.flag(opt::ENABLE_DP_LM_HEAD),
+            format!("with {}", opt::ENABLE_DP_LM_HEAD),
+        ),
+        (
+            tp != dp,
+            format!("with TP {tp} and DP attention size {dp}, which must be equal"),
+        ),
+        (attn_cp != 1, format!("with attention CP size {attn_cp}")),
+    ])
+    .next();
+    let why = why.map(|w| format!("{} {w}", opt::ENABLE_TP_LM_HEAD_ALL_TO_ALL));
+    refused_at_start(ctx, why.into_iter().collect())
+}

@@ -2,6 +2,7 @@
 //! fix it proposes would be applied, so a fixed command line no longer fires (the planning
 //! pipeline's fixpoint loop converges).
 
+pub(crate) mod a2a_dispatch;
 pub(crate) mod ar;
 pub(crate) mod arch;
 pub(crate) mod attn;
@@ -16,12 +17,15 @@ pub(crate) mod ep;
 pub(crate) mod flag;
 pub(crate) mod kv4;
 pub(crate) mod kv_shard;
+pub(crate) mod linker;
+pub(crate) mod load_publish;
 pub(crate) mod mamba_cache;
 pub(crate) mod mamba_track;
 pub(crate) mod matrix;
 pub(crate) mod model;
 pub(crate) mod model_options;
 pub(crate) mod model_type;
+pub(crate) mod offload;
 pub(crate) mod par;
 pub(crate) mod par_layout;
 pub(crate) mod par_pd;
@@ -35,6 +39,7 @@ pub(crate) mod quant_group;
 pub(crate) mod replayssm;
 pub(crate) mod sampling_prefs;
 pub(crate) mod spec;
+pub(crate) mod spec_adaptive;
 pub(crate) mod spec_capture;
 pub(crate) mod spec_loading;
 pub(crate) mod spec_verify;

@@ -243,6 +243,66 @@ fn scale_up_needs(ctx: &Context) -> Vec<String> {
         ),
     ];
     holding(checks)
+        .chain(scale_up_layout(ctx))
         .map(|what| format!("Elastic EP scale-up {what}"))
         .collect()
+}
+
+/// The layout scale-up needs (0.5.16+): one stage, no attention CP or MoE DP, EP over the whole
+/// TP group on the NIXL all-to-all, round-robin request routing, and on the Mooncake backend a
+/// first EP size equal to TP.
+fn scale_up_layout(ctx: &Context) -> impl Iterator<Item = String> {
+    let u = ctx.user();
+    let one = |o| u.int(o).unwrap_or(1) == 1;
+    let prefill = u.str(opt::DISAGGREGATION_MODE) == Some("prefill");
+    let balance = u.str(opt::LOAD_BALANCE_METHOD).unwrap_or("auto");
+    let routed = balance == "round_robin" || (balance == "auto" && !prefill);
+    let joining = u.str(opt::ELASTIC_EP_JOIN_MODE) == Some("scale");
+    let initial = u.int(opt::ELASTIC_EP_INITIAL_SIZE);
+    let a2a = ctx.moe_a2a().unwrap_or_else(|| "none".to_owned());
+    holding([
+        (
+            u.str(opt::ELASTIC_EP_BACKEND) != Some("mooncake"),
+            format!("on a {} other than mooncake", opt::ELASTIC_EP_BACKEND),
+        ),
+        (
+            !joining && initial.is_some_and(|i| i != ctx.tp()),
+            format!(
+                "with {} other than TP {}",
+                opt::ELASTIC_EP_INITIAL_SIZE,
+                ctx.tp()
+            ),
+        ),
+        (
+            !routed,
+            format!(
+                "with {} {balance}{}, not round_robin",
+                opt::LOAD_BALANCE_METHOD,
+                if balance == "auto" {
+                    " (follow_bootstrap_room on a PD prefill server)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        (ctx.pp() != 1, "with pipeline parallelism".to_owned()),
+        // 0.5.16–0.5.20 recapture no graph after a scale, so the decode graph must be off.
+        (
+            !at_least(ctx.version, "0.5.21") && ctx.server.switches.cuda_graph.on,
+            "with the decode CUDA graph on (pass --disable-cuda-graph)".to_owned(),
+        ),
+        (!one(opt::ATTN_CP_SIZE), "with attention CP".to_owned()),
+        (
+            !one(opt::MOE_DP_SIZE),
+            format!("with {} other than 1", opt::MOE_DP_SIZE),
+        ),
+        (
+            ctx.ep() != ctx.tp(),
+            format!("with EP {} other than TP {}", ctx.ep(), ctx.tp()),
+        ),
+        (
+            a2a != "nixl",
+            format!("without {} nixl (in effect: {a2a})", opt::MOE_A2A_BACKEND),
+        ),
+    ])
 }

@@ -456,7 +456,7 @@ pub(crate) fn steps_without_topk(ctx: &Context) -> Vec<Fired> {
     if !matches!(a.as_str(), "EAGLE" | "EAGLE3" | "STANDALONE")
         || !u.given(opt::SPECULATIVE_NUM_STEPS)
         || u.given(opt::SPECULATIVE_EAGLE_TOPK)
-        || u.flag(opt::SPECULATIVE_ADAPTIVE)
+        || adaptive_may_fill(ctx)
         || own_hook
     {
         return vec![];
@@ -465,6 +465,13 @@ pub(crate) fn steps_without_topk(ctx: &Context) -> Vec<Fired> {
         "--speculative-algorithm {a} with --speculative-num-steps but no --speculative-eagle-topk: SGLang {} then leaves top-k unset and stops before the server starts (TypeError comparing None with an int); add --speculative-eagle-topk 1 (and --speculative-num-draft-tokens steps + 1), or leave all three to SGLang",
         ctx.version
     ))]
+}
+
+/// `--speculative-adaptive` may fill in top-k itself: it is given, and from 0.5.14 the line shows
+/// no reason SGLang drops it first.
+fn adaptive_may_fill(ctx: &Context) -> bool {
+    ctx.user().flag(opt::SPECULATIVE_ADAPTIVE)
+        && !(at_least(ctx.version, "0.5.14") && super::spec_adaptive::dropped_by_line(ctx))
 }
 
 /// `--speculative-adaptive` as SGLang keeps it (0.5.11+): it turns adaptive off before it fills
