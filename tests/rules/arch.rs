@@ -20,6 +20,7 @@ pub fn cases() -> Vec<Case> {
         arch015(),
         arch016(),
         arch018(),
+        arch021(),
         arch017(),
         arch019(),
     ]
@@ -579,5 +580,15 @@ fn arch019() -> Vec<Case> {
             .tp(8)
             .model(export(false))
             .no(),
+    ]
+}
+
+/// ARCH021: the AMD monokernel on NVIDIA GPUs (0.5.23).
+fn arch021() -> Vec<Case> {
+    vec![
+        c("ARCH021").flag("--enable-amd-monokernel"),
+        c("ARCH021").arg("--monokernel-backend", json!(true)),
+        c("ARCH021").flag("--enable-nvidia-megakernel").no(),
+        c("ARCH021").no(),
     ]
 }

@@ -1000,6 +1000,12 @@ fn cache025() -> Vec<Case> {
             .flag("--disable-radix-cache")
             .no(),
         linker().arg("--radix-cache-backend", json!("custom")),
+        // A PD decode server's own radix cache is off unless kept.
+        linker().arg("--disaggregation-mode", json!("decode")),
+        linker()
+            .arg("--disaggregation-mode", json!("decode"))
+            .flag("--disaggregation-decode-enable-radix-cache")
+            .no(),
         dynamic(),
         dynamic().arg(
             config,

@@ -4,7 +4,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::registry::RegistryKeys;
 
-use crate::support::{Case, assert_cases, c, heads, host, messages, mla, model, no_rdma};
+use crate::support::{Case, assert_cases, c, heads, host, messages, mla, model, moe, no_rdma};
 
 /// Every PAR case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -25,6 +25,7 @@ pub fn cases() -> Vec<Case> {
         par024(),
         par025(),
         par026_to_par028(),
+        par029(),
     ]
     .concat()
 }
@@ -694,4 +695,41 @@ fn dsa() -> ModelFacts {
         index_topk: Some(2048),
         ..mla()
     }
+}
+
+/// PAR029: PD role switching with what a role flip does not rebuild (0.5.21+).
+fn par029() -> Vec<Case> {
+    let switch = |mode: &'static str| {
+        c("PAR029")
+            .model(moe())
+            .arg("--disaggregation-mode", json!(mode))
+            .flag("--enable-pd-role-switch")
+    };
+    vec![
+        switch("prefill").tp(2).arg("--ep-size", json!(2)),
+        switch("prefill").no(),
+        switch("prefill").tp(2).arg("--pp-size", json!(2)),
+        switch("prefill").arg("--speculative-algorithm", json!("NGRAM")),
+        switch("prefill").tp(2).arg("--dcp-size", json!(2)),
+        switch("prefill")
+            .tp(2)
+            .arg("--moe-a2a-backend", json!("deepep")),
+        // Attention DP: refused to 0.5.22; 0.5.23 refuses only its local control broadcast.
+        switch("decode")
+            .version("0.5.22")
+            .tp(2)
+            .arg("--attn-dp-size", json!(2)),
+        switch("decode").tp(2).arg("--attn-dp-size", json!(2)).no(),
+        switch("decode")
+            .tp(2)
+            .arg("--attn-dp-size", json!(2))
+            .flag("--enable-dp-attention-local-control-broadcast"),
+        // Not a PD server: no role to switch.
+        c("PAR029")
+            .model(moe())
+            .tp(2)
+            .flag("--enable-pd-role-switch")
+            .arg("--ep-size", json!(2))
+            .no(),
+    ]
 }

@@ -85,10 +85,17 @@ fn linker_conflict(ctx: &Context) -> Option<String> {
         return None;
     }
     let v = ctx.version;
+    // A PD decode server turns its radix cache off unless told to keep it, before this check.
+    let decode_off = u.str(opt::DISAGGREGATION_MODE) == Some("decode")
+        && !u.flag(opt::DISAGGREGATION_DECODE_ENABLE_RADIX_CACHE);
     holding([
         (
             at_least(v, "0.5.23") && u.flag(opt::DISABLE_RADIX_CACHE),
             opt::DISABLE_RADIX_CACHE,
+        ),
+        (
+            at_least(v, "0.5.23") && decode_off,
+            "a PD decode server's radix cache off (no --disaggregation-decode-enable-radix-cache)",
         ),
         (
             at_least(v, "0.5.23") && u.given(opt::RADIX_CACHE_BACKEND),

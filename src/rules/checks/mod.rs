@@ -15,6 +15,7 @@ pub(crate) mod dpa;
 pub(crate) mod env;
 pub(crate) mod ep;
 pub(crate) mod flag;
+pub(crate) mod kernel_plugins;
 pub(crate) mod kv4;
 pub(crate) mod kv_shard;
 pub(crate) mod linker;

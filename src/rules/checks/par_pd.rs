@@ -1,6 +1,6 @@
-//! PD disaggregation's decode-side policies SGLang validates while it resolves the arguments:
-//! buffering received KV in host memory (0.5.21+) and allocating decode memory only once the
-//! prefill completes (0.5.22+).
+//! PD disaggregation's policies SGLang validates while it resolves the arguments: buffering
+//! received KV in host memory (0.5.21+), allocating decode memory only once the prefill completes
+//! (0.5.22+) and switching a server's role at run time (0.5.21+).
 
 use super::*;
 use crate::sglang::opt;
@@ -117,6 +117,55 @@ fn prefill_complete_lacks(ctx: &Context) -> Vec<&'static str> {
         ),
         (env("SGLANG_DISAGG_STAGING_BUFFER"), "staging buffers"),
         (env("SGLANG_RUST_SERVER"), "the Rust bootstrap registry"),
+    ])
+    .collect()
+}
+
+/// PAR029: PD role switching (0.5.21+) on a PD server with state a role flip does not rebuild.
+pub(crate) fn pd_role_switch(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let mode = u.sval(opt::DISAGGREGATION_MODE).unwrap_or_default();
+    if !u.flag(opt::ENABLE_PD_ROLE_SWITCH) || !matches!(mode.as_str(), "prefill" | "decode") {
+        return vec![];
+    }
+    let lacks = role_switch_lacks(ctx);
+    if lacks.is_empty() {
+        return vec![];
+    }
+    let why = format!(
+        "{} on a PD {mode} server with {}, which a role switch does not rebuild",
+        opt::ENABLE_PD_ROLE_SWITCH,
+        lacks.join(", ")
+    );
+    refused_at_start(ctx, vec![why])
+}
+
+/// What the line has that a role flip does not rebuild, in SGLang's order. Attention DP and DP
+/// replicas are refused through 0.5.22; 0.5.23 refuses only attention DP's local control
+/// broadcast (judged where the line asks for it).
+fn role_switch_lacks(ctx: &Context) -> Vec<&'static str> {
+    let u = ctx.user();
+    let dp_ok = at_least(ctx.version, "0.5.23");
+    let dp_attention = ctx.dp_attention();
+    holding([
+        (!dp_ok && dp_attention, "DP attention"),
+        // The EP size as given: SGLang sets it for an all-to-all backend only later.
+        (
+            u.int(opt::EP_SIZE).is_some_and(|e| e > 1),
+            "expert parallelism",
+        ),
+        (ctx.moe_a2a().is_some(), "a MoE all-to-all backend"),
+        (ctx.pp() > 1, "pipeline parallelism"),
+        (!dp_ok && ctx.dp() > 1, "data parallelism"),
+        (
+            dp_ok && dp_attention && u.flag(opt::ENABLE_DP_ATTENTION_LOCAL_CONTROL_BROADCAST),
+            "DP attention's local control broadcast",
+        ),
+        (
+            u.int(opt::DCP_SIZE).is_some_and(|d| d > 1),
+            "decode context parallelism",
+        ),
+        (ctx.spec_algo().is_some(), "speculative decoding"),
     ])
     .collect()
 }
