@@ -33,9 +33,7 @@ pub(crate) fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
     if ok.contains(&runner.as_str()) {
         return vec![];
     }
-    // 0.5.19+ resolves `auto` per quantisation (FP4/FP8 often to flashinfer_trtllm): only a
-    // BF16 model is known to stay on an unsupported runner.
-    if runner == "auto" && at_least(ctx.version, "0.5.19") && ctx.quant().is_some() {
+    if runner == "auto" && at_least(ctx.version, "0.5.19") && auto_runner_picked(ctx) {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -43,6 +41,41 @@ pub(crate) fn flashinfer_a2a_runner(ctx: &Context) -> Vec<Fired> {
         ctx.version,
         ok.join(", ")
     ))]
+}
+
+/// Architectures whose own SGLang hooks (0.5.19–0.5.23) may pick the MoE runner for a
+/// quantised checkpoint. DeepSeek's own pick waits for no all-to-all, so it is not here.
+const OWN_RUNNER_ARCHS: &[&str] = &[
+    "DeepseekV4ForCausalLM",
+    "Gemma4ForCausalLM",
+    "Gemma4ForConditionalGeneration",
+    "Glm4MoeForCausalLM",
+    "GptOssForCausalLM",
+    "Llama4ForCausalLM",
+    "Llama4ForConditionalGeneration",
+    "MiMoV2FlashForCausalLM",
+    "MiMoV2ForCausalLM",
+    "MiniMaxM2ForCausalLM",
+    "MiniMaxM3SparseForCausalLM",
+    "MiniMaxM3SparseForConditionalGeneration",
+    "NemotronHForCausalLM",
+    "NemotronHPuzzleForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Qwen3VLMoeForConditionalGeneration",
+];
+
+/// Whether 0.5.19+ may move a runner left at `auto` under the FlashInfer all-to-all: for
+/// quantisation SGLang resolves the runner from (MXFP8, online NVFP4, ModelOpt FP4), or a
+/// quantised checkpoint of a model with its own pick (or of a model not read). A BF16 model,
+/// and a quantised one of another architecture, stay on `auto`.
+fn auto_runner_picked(ctx: &Context) -> bool {
+    let Some(q) = ctx.quant() else {
+        return false;
+    };
+    matches!(q.as_str(), "mxfp8" | "nvfp4_online" | "modelopt_fp4")
+        || ctx
+            .model_arch()
+            .is_none_or(|a| OWN_RUNNER_ARCHS.contains(&a))
 }
 
 pub(crate) fn flashinfer_a2a_dp(ctx: &Context) -> Vec<Fired> {
