@@ -24,6 +24,7 @@ pub fn cases() -> Vec<Case> {
         preferred_without_tokenizer(),
         ple_offload(),
         load_publish(),
+        expert_pack(),
         base(),
     ]
     .concat()
@@ -486,5 +487,50 @@ fn load_publish() -> Vec<Case> {
         events("tcp://*:65535", r#"{"publisher": "zmq"}"#).arg("--dp-size", json!(2)),
         // Text SGLang's own model reads is left to it.
         events("auto", "publisher=zmq").no(),
+    ]
+}
+
+/// SRV022: the expert-pack load format runs one unsharded, eager GPU from a named pack.
+fn expert_pack() -> Vec<Case> {
+    let v4 = || {
+        let mut m = model("DeepseekV4ForCausalLM");
+        m.registry.model_type = Some("deepseek_v4".into());
+        m
+    };
+    let pack = |m: ModelFacts| {
+        c("SRV022")
+            .model(m)
+            .arg("--load-format", json!("expert_pack"))
+            .arg(
+                "--model-loader-extra-config",
+                json!(r#"{"pack_path": "/p"}"#),
+            )
+    };
+    vec![
+        pack(v4()).no(),
+        pack(v4()).tp(2),
+        pack(v4()).tp(2).arg("--attn-dp-size", json!(2)),
+        pack(v4()).flag("--enable-waterfill"),
+        pack(v4()).arg("--cuda-graph-backend-decode", json!("full")),
+        pack(v4())
+            .arg("--cuda-graph-backend-decode", json!("disabled"))
+            .no(),
+        // Its path from the environment instead.
+        c("SRV022")
+            .model(v4())
+            .arg("--load-format", json!("expert_pack"))
+            .env("SGLANG_EXPERT_PACK_PATH", "/p")
+            .no(),
+        c("SRV022")
+            .model(v4())
+            .arg("--load-format", json!("expert_pack")),
+        // Another model type.
+        pack({
+            let mut m = model("Qwen3MoeForCausalLM");
+            m.registry.model_type = Some("qwen3_moe".into());
+            m
+        }),
+        // Without the config neither the model nor the path is judged.
+        c("SRV022").arg("--load-format", json!("expert_pack")).no(),
     ]
 }

@@ -14,6 +14,7 @@ pub(crate) mod comm;
 pub(crate) mod dpa;
 pub(crate) mod env;
 pub(crate) mod ep;
+pub(crate) mod expert_pack;
 pub(crate) mod flag;
 pub(crate) mod kernel_plugins;
 pub(crate) mod kv4;
