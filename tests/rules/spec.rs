@@ -884,6 +884,31 @@ fn spec017() -> Vec<Case> {
             .model(v4(false))
             .arg("--speculative-algorithm", json!("EAGLE"))
             .no(),
+        // The draft shares the target's all-to-all; no attention CP under attention DP.
+        dpa("0.5.23")
+            .flag("--enable-dp-lm-head")
+            .arg("--speculative-moe-a2a-backend", json!("deepep")),
+        dpa("0.5.23")
+            .flag("--enable-dp-lm-head")
+            .arg("--speculative-moe-a2a-backend", json!("none"))
+            .no(),
+        dpa("0.5.23")
+            .arg("--dp-size", json!(4))
+            .flag("--enable-dp-lm-head")
+            .arg("--attn-cp-size", json!(2)),
+        // The block size: positive, with one more draft token where those are given.
+        dspark("0.5.23")
+            .model(v4(true))
+            .arg("--speculative-dspark-block-size", json!(0)),
+        dspark("0.5.16")
+            .model(v4(true))
+            .arg("--speculative-dspark-block-size", json!(7))
+            .arg("--speculative-num-draft-tokens", json!(4)),
+        dspark("0.5.23")
+            .model(v4(true))
+            .arg("--speculative-dspark-block-size", json!(7))
+            .arg("--speculative-num-draft-tokens", json!(8))
+            .no(),
     ]
 }
 

@@ -552,6 +552,16 @@ pub(crate) fn dspark_setup(ctx: &Context) -> Vec<Fired> {
             allowed.join(", ")
         )));
     }
+    out.extend(
+        dspark_dp_layout(ctx)
+            .into_iter()
+            .chain(dspark_block(ctx))
+            .map(|why| {
+                Fired::new(format!(
+                    "DSpark {why}: SGLang {v} refuses it before loading the model"
+                ))
+            }),
+    );
     let no_path = !ctx.user().given(opt::SPECULATIVE_DRAFT_MODEL_PATH);
     if no_path && ctx.model.is_some_and(|m| !m.bundles_dspark_draft) {
         out.push(Fired::new(format!(
@@ -560,6 +570,51 @@ pub(crate) fn dspark_setup(ctx: &Context) -> Vec<Fired> {
         )));
     }
     out
+}
+
+/// Under attention DP, DSpark takes no attention CP and no draft all-to-all other than the
+/// target's (0.5.16+).
+fn dspark_dp_layout(ctx: &Context) -> Vec<String> {
+    let u = ctx.user();
+    if !ctx.dp_attention() {
+        return vec![];
+    }
+    let a2a = ctx.moe_a2a().unwrap_or_else(|| "none".into());
+    let draft_a2a = u
+        .sval(opt::SPECULATIVE_MOE_A2A_BACKEND)
+        .filter(|_| u.given(opt::SPECULATIVE_MOE_A2A_BACKEND));
+    holding([
+        (
+            u.int(opt::ATTN_CP_SIZE).is_some_and(|c| c > 1),
+            "with attention DP and attention CP".to_owned(),
+        ),
+        (
+            draft_a2a.as_ref().is_some_and(|d| *d != a2a),
+            format!(
+                "with attention DP and {} {} other than the target's {a2a}",
+                opt::SPECULATIVE_MOE_A2A_BACKEND,
+                draft_a2a.clone().unwrap_or_default()
+            ),
+        ),
+    ])
+    .collect()
+}
+
+/// DSpark's block size (0.5.16+): positive, and the draft tokens, where given, one more.
+fn dspark_block(ctx: &Context) -> Option<String> {
+    let u = ctx.user();
+    let given = |o| u.int(o).filter(|_| u.given(o));
+    let block = given(opt::SPECULATIVE_DSPARK_BLOCK_SIZE)?;
+    let name = opt::SPECULATIVE_DSPARK_BLOCK_SIZE;
+    if block <= 0 {
+        return Some(format!("with {name} {block}, not positive"));
+    }
+    let tokens = given(opt::SPECULATIVE_NUM_DRAFT_TOKENS).filter(|t| *t != block + 1)?;
+    Some(format!(
+        "with {name} {block} and {} {tokens}: the draft tokens must be the block size + 1 ({})",
+        opt::SPECULATIVE_NUM_DRAFT_TOKENS,
+        block + 1
+    ))
 }
 
 /// SPEC018: DeepSeek-V4's start-up hook takes only EAGLE (and DSPARK from 0.5.16), and EAGLE
