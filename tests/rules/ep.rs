@@ -33,6 +33,7 @@ pub fn cases() -> Vec<Case> {
         ep021(),
         ep022(),
         ep023(),
+        ep024(),
     ]
     .concat()
 }
@@ -674,5 +675,41 @@ fn ep023() -> Vec<Case> {
             .model(moe())
             .env("SGLANG_MOE_NVFP4_DISPATCH", "1")
             .no(),
+    ]
+}
+
+/// EP024: LoRA's MoE runners and the V2 LoRA backend (0.5.23).
+fn ep024() -> Vec<Case> {
+    let lora = || {
+        c("EP024")
+            .model(moe())
+            .flag("--enable-lora")
+            .arg("--lora-backend", json!("triton_v2"))
+    };
+    let runner = || lora().arg("--moe-runner-backend", json!("lora_triton"));
+    vec![
+        runner().no(),
+        c("EP024")
+            .model(moe())
+            .arg("--moe-runner-backend", json!("lora_triton")),
+        runner().arg("--lora-backend", json!("csgmv")),
+        runner().arg("--ep-num-redundant-experts", json!(2)),
+        runner().arg("--moe-a2a-backend", json!("deepep")),
+        runner().flag("--enable-two-batch-overlap"),
+        runner().env("SGLANG_EXPERIMENTAL_LORA_OPTI", "1"),
+        runner().arg("--quantization", json!("fp8")).no(),
+        runner().arg("--quantization", json!("modelopt_fp4")),
+        runner()
+            .arg("--moe-runner-backend", json!("lora_marlin"))
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        runner().arg("--quantization", json!("awq")),
+        // The V2 backend alone has the same mode limits.
+        lora().tp(2).arg("--attn-dp-size", json!(2)),
+        lora().no(),
+        c("EP024")
+            .model(moe())
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .arg("--speculative-moe-runner-backend", json!("lora_triton")),
     ]
 }

@@ -21,6 +21,7 @@ pub(crate) mod kv4;
 pub(crate) mod kv_shard;
 pub(crate) mod linker;
 pub(crate) mod load_publish;
+pub(crate) mod lora_moe;
 pub(crate) mod mamba_cache;
 pub(crate) mod mamba_track;
 pub(crate) mod matrix;
