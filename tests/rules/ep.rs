@@ -34,6 +34,7 @@ pub fn cases() -> Vec<Case> {
         ep022(),
         ep023(),
         ep024(),
+        ep025(),
     ]
     .concat()
 }
@@ -711,5 +712,34 @@ fn ep024() -> Vec<Case> {
             .model(moe())
             .arg("--speculative-algorithm", json!("NGRAM"))
             .arg("--speculative-moe-runner-backend", json!("lora_triton")),
+    ]
+}
+
+/// EP025: expert remapping on Nemotron-H against its MoE runner (0.5.23).
+fn ep025() -> Vec<Case> {
+    let remap = |runner: &'static str| {
+        c("EP025")
+            .on(B200)
+            .tp(4)
+            .model(model("NemotronHForCausalLM"))
+            .arg("--ep-size", json!(4))
+            .arg("--ep-num-redundant-experts", json!(4))
+            .arg("--moe-runner-backend", json!(runner))
+    };
+    vec![
+        remap("flashinfer_trtllm"),
+        remap("flashinfer_trtllm").version("0.5.22").no(),
+        remap("flashinfer_trtllm_routed").no(),
+        remap("auto").no(),
+        remap("flashinfer_cutedsl").no(),
+        remap("flashinfer_cutedsl").flag("--enable-eplb"),
+        remap("flashinfer_cutedsl")
+            .flag("--enable-eplb")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        // Another model: no such hook.
+        remap("flashinfer_trtllm")
+            .model(model("Qwen3MoeForCausalLM"))
+            .no(),
     ]
 }

@@ -15,6 +15,7 @@ pub(crate) mod dpa;
 pub(crate) mod env;
 pub(crate) mod ep;
 pub(crate) mod expert_pack;
+pub(crate) mod expert_remap;
 pub(crate) mod flag;
 pub(crate) mod kernel_plugins;
 pub(crate) mod kv4;
