@@ -74,6 +74,9 @@ fn ep022() -> Vec<Case> {
         full("0.5.23").arg("--disaggregation-mode", json!("prefill")),
         full("0.5.23").arg("--elastic-ep-initial-size", json!(2)),
         full("0.5.23").arg("--pp-size", json!(2)),
+        // 0.5.16–0.5.21 also want DP over the whole TP group.
+        full("0.5.21").arg("--dp-size", json!(2)),
+        full("0.5.23").arg("--dp-size", json!(2)).no(),
         full("0.5.23")
             .arg("--elastic-ep-initial-size", json!(4))
             .no(),

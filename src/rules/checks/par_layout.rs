@@ -260,6 +260,11 @@ fn scale_up_layout(ctx: &Context) -> impl Iterator<Item = String> {
     let joining = u.str(opt::ELASTIC_EP_JOIN_MODE) == Some("scale");
     let initial = u.int(opt::ELASTIC_EP_INITIAL_SIZE);
     let a2a = ctx.moe_a2a().unwrap_or_else(|| "none".to_owned());
+    let dp_size = if ctx.dp_attention() {
+        ctx.attn_dp()
+    } else {
+        ctx.dp()
+    };
     holding([
         (
             u.str(opt::ELASTIC_EP_BACKEND) != Some("mooncake"),
@@ -286,6 +291,11 @@ fn scale_up_layout(ctx: &Context) -> impl Iterator<Item = String> {
             ),
         ),
         (ctx.pp() != 1, "with pipeline parallelism".to_owned()),
+        // 0.5.16–0.5.21: DP over the whole TP group as well.
+        (
+            !at_least(ctx.version, "0.5.22") && dp_size != ctx.tp(),
+            format!("with DP size {dp_size} other than TP {}", ctx.tp()),
+        ),
         // 0.5.16–0.5.20 recapture no graph after a scale, so the decode graph must be off.
         (
             !at_least(ctx.version, "0.5.21") && ctx.server.switches.cuda_graph.on,
