@@ -267,7 +267,19 @@ fn block() -> Vec<Case> {
 
 fn base() -> Vec<Case> {
     vec![
-        // The FlashInfer CUTLASS MoE runner's quantisation check (QUANT011).
+        // The FlashInfer CUTLASS MoE runner's quantisation check (QUANT011). MXFP8 is moved off
+        // the runner first from 0.5.10rc0.
+        c("QUANT011")
+            .on(B200)
+            .model(model("Qwen3MoeForCausalLM"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .arg("--quantization", json!("mxfp8"))
+            .no(),
+        c("QUANT011")
+            .on(B200)
+            .model(model("Qwen3MoeForCausalLM"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .arg("--quantization", json!("w8a8_fp8")),
         c("QUANT011")
             .on(B200)
             .model(ModelFacts {
