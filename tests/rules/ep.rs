@@ -35,6 +35,7 @@ pub fn cases() -> Vec<Case> {
         ep023(),
         ep024(),
         ep025(),
+        ep026(),
     ]
     .concat()
 }
@@ -743,6 +744,38 @@ fn ep025() -> Vec<Case> {
         // Another model: no such hook.
         remap("flashinfer_trtllm")
             .model(model("Qwen3MoeForCausalLM"))
+            .no(),
+    ]
+}
+
+/// EP026: what every elastic server is held to: EPLB's algorithm, one pipeline stage.
+fn ep026() -> Vec<Case> {
+    let elastic = |v: &'static str| {
+        c("EP026")
+            .version(v)
+            .tp(4)
+            .arg("--ep-size", json!(4))
+            .arg("--elastic-ep-backend", json!("mooncake"))
+    };
+    let eplb = |v: &'static str, algo: &'static str| {
+        elastic(v)
+            .flag("--enable-eplb")
+            .arg("--eplb-algorithm", json!(algo))
+    };
+    vec![
+        eplb("0.5.23", "deepseek"),
+        eplb("0.5.23", "auto").no(),
+        eplb("0.5.23", "elasticity_aware_hierarchical").no(),
+        eplb("0.5.9", "elasticity_aware_hierarchical"),
+        elastic("0.5.23").arg("--pp-size", json!(2)),
+        elastic("0.5.10").arg("--pp-size", json!(2)).no(),
+        elastic("0.5.23").no(),
+        // No elastic backend: EPLB picks as it likes.
+        c("EP026")
+            .tp(4)
+            .arg("--ep-size", json!(4))
+            .flag("--enable-eplb")
+            .arg("--eplb-algorithm", json!("deepseek"))
             .no(),
     ]
 }

@@ -12,6 +12,7 @@ pub(crate) mod cache;
 pub(crate) mod cg;
 pub(crate) mod comm;
 pub(crate) mod dpa;
+pub(crate) mod elastic_ep;
 pub(crate) mod env;
 pub(crate) mod ep;
 pub(crate) mod expert_pack;
