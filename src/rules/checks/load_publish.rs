@@ -65,54 +65,79 @@ fn publisher_refused(
 /// The port range SGLang derives (`auto`: after the KV-events range) or is given, checked as it
 /// checks it. Addresses this parser cannot read for certain are not judged.
 fn range_refused(mode: &str, kv: &str, replay: Option<&str>, ranks: i64) -> Option<String> {
-    let name = opt::LOAD_PUBLISH_ENDPOINT;
-    let port_of = |e: Option<&str>| e.and_then(tcp).map(|a| a.1);
     let base = if mode.eq_ignore_ascii_case("auto") {
-        let Some((host, kv_port)) = tcp(kv) else {
-            return (!kv.starts_with("tcp://")).then(|| {
-                format!("{name} auto with the KV-events endpoint '{kv}', which is not tcp://")
-            });
-        };
-        if !WILDCARDS.contains(&host.as_str()) {
-            return Some(format!(
-                "{name} auto with the KV-events endpoint '{kv}', which does not bind a wildcard host"
-            ));
-        }
-        let base = kv_port + ranks;
-        match port_of(replay) {
-            Some(r) if base < r + ranks && r < base + ranks => r + ranks,
-            _ => base,
-        }
+        auto_base(kv, replay, ranks)
     } else {
-        if !kv.starts_with("tcp://") {
-            return Some(format!(
-                "{name} {mode} with the KV-events endpoint '{kv}', which is not tcp://: routers could not find the range"
-            ));
-        }
-        let Some((host, base)) = tcp(mode) else {
-            return (!mode.starts_with("tcp://"))
-                .then(|| format!("{name} {mode}, which is not a tcp:// address"));
-        };
-        if !WILDCARDS.contains(&host.as_str()) {
-            return Some(format!(
-                "{name} {mode}, whose host is not a wildcard the socket can bind"
-            ));
-        }
-        if let Some(p) = [port_of(Some(kv)), port_of(replay)]
-            .into_iter()
-            .flatten()
-            .find(|&p| base < p + ranks && p < base + ranks)
-        {
-            return Some(format!(
-                "{name} range [{base}, {}) overlapping the KV-events range [{p}, {})",
-                base + ranks,
-                p + ranks
-            ));
-        }
-        base
+        given_base(mode, kv, replay, ranks)
     };
-    (base + ranks - 1 > 65535)
-        .then(|| format!("{name}: its {ranks}-port range from {base} runs past port 65535"))
+    let base = match base {
+        Ok(base) => base,
+        Err(why) => return why,
+    };
+    (base + ranks - 1 > 65535).then(|| {
+        format!(
+            "{}: its {ranks}-port range from {base} runs past port 65535",
+            opt::LOAD_PUBLISH_ENDPOINT
+        )
+    })
+}
+
+/// A range's first port, or why it is refused (`Err(None)`: not judged).
+type Base = Result<i64, Option<String>>;
+
+/// `auto`: the range after the KV-events range, past the replay range where they overlap. The
+/// KV-events endpoint must bind a wildcard host.
+fn auto_base(kv: &str, replay: Option<&str>, ranks: i64) -> Base {
+    let name = opt::LOAD_PUBLISH_ENDPOINT;
+    let Some((host, kv_port)) = tcp(kv) else {
+        return Err((!kv.starts_with("tcp://")).then(|| {
+            format!("{name} auto with the KV-events endpoint '{kv}', which is not tcp://")
+        }));
+    };
+    if !WILDCARDS.contains(&host.as_str()) {
+        return Err(Some(format!(
+            "{name} auto with the KV-events endpoint '{kv}', which does not bind a wildcard host"
+        )));
+    }
+    let base = kv_port + ranks;
+    Ok(match replay.and_then(tcp).map(|a| a.1) {
+        Some(r) if overlap(base, r, ranks) => r + ranks,
+        _ => base,
+    })
+}
+
+/// A given address: a wildcard `tcp://` host, beside a `tcp://` KV-events endpoint, clear of the
+/// KV-events and replay ranges.
+fn given_base(mode: &str, kv: &str, replay: Option<&str>, ranks: i64) -> Base {
+    let name = opt::LOAD_PUBLISH_ENDPOINT;
+    if !kv.starts_with("tcp://") {
+        return Err(Some(format!(
+            "{name} {mode} with the KV-events endpoint '{kv}', which is not tcp://: routers could not find the range"
+        )));
+    }
+    let Some((host, base)) = tcp(mode) else {
+        return Err((!mode.starts_with("tcp://"))
+            .then(|| format!("{name} {mode}, which is not a tcp:// address")));
+    };
+    if !WILDCARDS.contains(&host.as_str()) {
+        return Err(Some(format!(
+            "{name} {mode}, whose host is not a wildcard the socket can bind"
+        )));
+    }
+    let taken = [Some(kv), replay].into_iter().flatten().filter_map(tcp);
+    match taken.map(|a| a.1).find(|&p| overlap(base, p, ranks)) {
+        Some(p) => Err(Some(format!(
+            "{name} range [{base}, {}) overlapping the KV-events range [{p}, {})",
+            base + ranks,
+            p + ranks
+        ))),
+        None => Ok(base),
+    }
+}
+
+/// Two ranges of `ranks` ports, from `a` and from `b`, share a port.
+fn overlap(a: i64, b: i64, ranks: i64) -> bool {
+    a < b + ranks && b < a + ranks
 }
 
 /// `tcp://host:port` with a plain or bracketed host and a port in 1..=65535; `None` for
