@@ -60,6 +60,16 @@ impl Context<'_> {
         self.server.parallel.attn_dp
     }
 
+    /// Data-parallel replicas (1 under DP attention, whose DP ranks live inside the TP group).
+    pub(crate) fn dp_replicas(&self) -> i64 {
+        self.server.parallel.replicas
+    }
+
+    /// The DP ranks SGLang runs: replicas times attention-DP groups (one of the two is 1).
+    pub(crate) fn dp_ranks(&self) -> i64 {
+        self.dp_replicas().max(1) * self.attn_dp().max(1)
+    }
+
     pub(crate) fn dp_attention(&self) -> bool {
         self.server.parallel.dp_attention
     }

@@ -485,6 +485,18 @@ fn load_publish() -> Vec<Case> {
         ),
         events("tcp://*:65535", r#"{"publisher": "zmq"}"#).no(),
         events("tcp://*:65535", r#"{"publisher": "zmq"}"#).arg("--dp-size", json!(2)),
+        // Eight DP-attention ranks are eight ports, however DP attention is spelled.
+        events("tcp://*:5570", r#"{"publisher": "zmq"}"#)
+            .version("0.5.19")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        events("tcp://*:5550", r#"{"publisher": "zmq"}"#)
+            .version("0.5.19")
+            .tp(8)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
         // Text SGLang's own model reads is left to it.
         events("auto", "publisher=zmq").no(),
     ]

@@ -53,7 +53,7 @@ fn layout_refused(ctx: &Context) -> Vec<String> {
     let sizes = [
         ("TP", ctx.tp()),
         // DP attention's size is counted once (through 0.5.21 SGLang reads it as the DP size).
-        ("DP", if ctx.dp_attention() { 1 } else { ctx.dp() }),
+        ("DP", ctx.dp_replicas()),
         ("attention DP", ctx.attn_dp()),
         ("EP", ctx.ep()),
     ];

@@ -58,8 +58,7 @@ fn publisher_refused(
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return None,
     };
-    let ranks = ctx.dp().max(1) * ctx.attn_dp().max(1);
-    range_refused(mode, &kv, replay.as_deref(), ranks)
+    range_refused(mode, &kv, replay.as_deref(), ctx.dp_ranks())
 }
 
 /// The port range SGLang derives (`auto`: after the KV-events range) or is given, checked as it
