@@ -43,6 +43,16 @@ impl<'a> UserArgs<'a> {
         self.0.knows(opt) && self.0.is_set(opt)
     }
 
+    /// An integer option's value where the line gives it (its default does not count).
+    pub(crate) fn given_int(&self, opt: &str) -> Option<i64> {
+        self.int(opt).filter(|_| self.given(opt))
+    }
+
+    /// An option's value as text where the line gives it (its default does not count).
+    pub(crate) fn given_sval(&self, opt: &str) -> Option<String> {
+        self.sval(opt).filter(|_| self.given(opt))
+    }
+
     /// The option was given (whether or not this version knows it).
     pub(crate) fn is_set(&self, opt: &str) -> bool {
         self.0.is_set(opt)

@@ -24,9 +24,7 @@ pub(crate) fn mamba_track(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let u = ctx.user();
-    let interval = u
-        .int(opt::MAMBA_TRACK_INTERVAL)
-        .filter(|_| u.given(opt::MAMBA_TRACK_INTERVAL));
+    let interval = u.given_int(opt::MAMBA_TRACK_INTERVAL);
     let track = interval.unwrap_or(DEFAULT_TRACK_INTERVAL);
     let named = match interval {
         Some(i) => format!("{} {i}", opt::MAMBA_TRACK_INTERVAL),

@@ -479,9 +479,7 @@ fn adaptive_may_fill(ctx: &Context) -> bool {
 /// other reasons not modelled here, where this stays quiet).
 fn adaptive_kept(ctx: &Context, algo: &str) -> bool {
     let u = ctx.user();
-    let topk = u
-        .int(opt::SPECULATIVE_EAGLE_TOPK)
-        .filter(|_| u.given(opt::SPECULATIVE_EAGLE_TOPK));
+    let topk = u.given_int(opt::SPECULATIVE_EAGLE_TOPK);
     u.flag(opt::SPECULATIVE_ADAPTIVE) && algo != "STANDALONE" && topk.is_none_or(|k| k == 1)
 }
 
@@ -580,9 +578,7 @@ fn dspark_dp_layout(ctx: &Context) -> Vec<String> {
         return vec![];
     }
     let a2a = ctx.moe_a2a().unwrap_or_else(|| "none".into());
-    let draft_a2a = u
-        .sval(opt::SPECULATIVE_MOE_A2A_BACKEND)
-        .filter(|_| u.given(opt::SPECULATIVE_MOE_A2A_BACKEND));
+    let draft_a2a = u.given_sval(opt::SPECULATIVE_MOE_A2A_BACKEND);
     holding([
         (
             u.int(opt::ATTN_CP_SIZE).is_some_and(|c| c > 1),
@@ -603,13 +599,14 @@ fn dspark_dp_layout(ctx: &Context) -> Vec<String> {
 /// DSpark's block size (0.5.16+): positive, and the draft tokens, where given, one more.
 fn dspark_block(ctx: &Context) -> Option<String> {
     let u = ctx.user();
-    let given = |o| u.int(o).filter(|_| u.given(o));
-    let block = given(opt::SPECULATIVE_DSPARK_BLOCK_SIZE)?;
+    let block = u.given_int(opt::SPECULATIVE_DSPARK_BLOCK_SIZE)?;
     let name = opt::SPECULATIVE_DSPARK_BLOCK_SIZE;
     if block <= 0 {
         return Some(format!("with {name} {block}, not positive"));
     }
-    let tokens = given(opt::SPECULATIVE_NUM_DRAFT_TOKENS).filter(|t| *t != block + 1)?;
+    let tokens = u
+        .given_int(opt::SPECULATIVE_NUM_DRAFT_TOKENS)
+        .filter(|t| *t != block + 1)?;
     Some(format!(
         "with {name} {block} and {} {tokens}: the draft tokens must be the block size + 1 ({})",
         opt::SPECULATIVE_NUM_DRAFT_TOKENS,

@@ -15,10 +15,7 @@ const MULTI_LAYER_EAGLE_FAMILIES: &[&str] = &["MiMoV2", "Step3p", "GigaChat35"];
 /// two-batch overlap or PD multiplexing, and a model read whose own hooks keep it.
 pub(crate) fn adaptive_steps(ctx: &Context) -> Vec<Fired> {
     let u = ctx.user();
-    let Some(steps) = u
-        .int(opt::SPECULATIVE_NUM_STEPS)
-        .filter(|_| u.given(opt::SPECULATIVE_NUM_STEPS))
-    else {
+    let Some(steps) = u.given_int(opt::SPECULATIVE_NUM_STEPS) else {
         return vec![];
     };
     let candidates = default_candidates(ctx.version);
@@ -67,9 +64,7 @@ fn adaptive_stays_on(ctx: &Context) -> bool {
 pub(crate) fn dropped_by_line(ctx: &Context) -> bool {
     let u = ctx.user();
     let algo = ctx.spec_algo().unwrap_or_default();
-    let topk = u
-        .int(opt::SPECULATIVE_EAGLE_TOPK)
-        .filter(|_| u.given(opt::SPECULATIVE_EAGLE_TOPK));
+    let topk = u.given_int(opt::SPECULATIVE_EAGLE_TOPK);
     !matches!(algo.as_str(), "EAGLE" | "EAGLE3")
         || topk.is_some_and(|k| k != 1)
         || ctx.dp_attention()
