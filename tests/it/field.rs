@@ -307,6 +307,10 @@ fn check(case: &Case, table: &BTreeMap<String, Gpu>) -> Verdict {
         .envs(&case.env);
     let out = cmd.output().unwrap();
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    // FIELD_DUMP=DIR keeps each case's plan (`DIR/<id>.json`) for reading a miss.
+    if let Ok(d) = std::env::var("FIELD_DUMP") {
+        std::fs::write(Path::new(&d).join(format!("{}.json", case.id)), &out.stdout).unwrap();
+    }
     let codes = |keep: fn(&Value) -> bool| -> Vec<String> {
         plan["findings"]
             .as_array()

@@ -159,15 +159,12 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     if ctx.deepep_mode().is_none_or(|m| m == "normal") {
         return vec![];
     }
-    // SGLang's default capture sizes fit its default dispatch budget; only a size the user set
-    // can overrun it, and only as far as SGLang's own caps let it.
-    if ctx.cuda_graph_max_bs_given().is_none() && ctx.cuda_graph_bs_given().is_none() {
-        return vec![];
-    }
     // A dense model has no MoE layer, so nothing is ever dispatched through DeepEP.
     if ctx.model.is_some() && !ctx.model_is_moe() {
         return vec![];
     }
+    // The largest captured batch after SGLang's own caps: its default capture list too, which
+    // reaches past the default budget on large GPUs (to 256 from 0.4.6, 512 later).
     let Some(bs) = ctx.decode_graph_max_bs() else {
         return vec![];
     };
@@ -179,20 +176,42 @@ pub(crate) fn deepep_dispatch_tokens(ctx: &Context) -> Vec<Fired> {
     } else {
         1
     };
+    let (need, split) = dispatch_tokens_per_rank(ctx, bs.saturating_mul(draft));
     let var = moe::DEEPEP_DISPATCH_VAR;
     let limit = moe::deepep_dispatch_tokens(ctx.env);
-    let need = bs.saturating_mul(draft);
     if need <= limit {
         return vec![];
     }
     vec![Fired::new(format!(
-        "DeepEP low-latency dispatch of up to {need} tokens per rank (CUDA-graph max batch {bs}{}) exceeds {var}={limit}: deep_ep.cpp asserts; raise the variable to at least {need} or lower the batch",
+        "DeepEP low-latency dispatch of up to {need} tokens per rank (CUDA-graph max batch {bs}{}{split}) exceeds {var}={limit}: deep_ep.cpp asserts; raise the variable to at least {need} or lower the batch",
         if draft > 1 {
             format!(" × {draft} draft tokens")
         } else {
             String::new()
         }
     ))]
+}
+
+/// The tokens one rank hands DeepEP for a batch of `tokens`, and how the batch was split (for
+/// the message). The MoE layers run scattered: each attention-TP rank dispatches its share, and
+/// two-batch overlap dispatches each half on its own.
+fn dispatch_tokens_per_rank(ctx: &Context, tokens: i64) -> (i64, String) {
+    let attn_tp = (ctx.tp() / ctx.attn_dp().max(1)).max(1);
+    let halves = if ctx.user().flag(opt::ENABLE_TWO_BATCH_OVERLAP) {
+        2
+    } else {
+        1
+    };
+    let ways = attn_tp.saturating_mul(halves);
+    let need = tokens / ways + i64::from(tokens % ways != 0);
+    let mut split = String::new();
+    if attn_tp > 1 {
+        split.push_str(&format!(", over {attn_tp} attention-TP ranks"));
+    }
+    if halves > 1 {
+        split.push_str(", in two overlapped halves");
+    }
+    (need, split)
 }
 
 /// The MoE runner in effect: SGLang's pick, else the user's value, else `auto`.
