@@ -12,6 +12,7 @@ pub fn cases() -> Vec<Case> {
         spec006_to_spec011(),
         spec013(),
         spec016(),
+        spec030(),
         spec024(),
         spec025(),
         spec017(),
@@ -654,6 +655,11 @@ fn spec016() -> Vec<Case> {
             .no(),
         eagle("0.5.18").arg("--speculative-eagle-topk", json!(2)),
         eagle("0.4.10.post2").arg("--speculative-num-draft-tokens", json!(4)),
+        eagle("0.4.5.post1").arg("--speculative-eagle-topk", json!(2)),
+        // 0.4.4.post3 takes fixed defaults for what is missing.
+        eagle("0.4.4.post3")
+            .arg("--speculative-eagle-topk", json!(2))
+            .no(),
         c("SPEC016")
             .version("0.5.23")
             .arg("--speculative-algorithm", json!("NEXTN"))
@@ -670,6 +676,34 @@ fn spec016() -> Vec<Case> {
             .arg("--speculative-algorithm", json!("NGRAM"))
             .arg("--speculative-num-draft-tokens", json!(8))
             .no(),
+    ]
+}
+
+/// EAGLE with none of the three parameters on 0.4.4.post4 – 0.4.5.post3 (SPEC030).
+fn spec030() -> Vec<Case> {
+    let eagle = |v| {
+        c("SPEC030")
+            .version(v)
+            .model(model("LlamaForCausalLM"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+    };
+    vec![
+        eagle("0.4.5.post1"),
+        eagle("0.4.4.post4"),
+        c("SPEC030")
+            .version("0.4.5.post3")
+            .arg("--speculative-algorithm", json!("NEXTN")),
+        eagle("0.4.5.post1")
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4))
+            .no(),
+        // Top-k without the steps is SPEC016's assertion, which comes first.
+        eagle("0.4.5.post1")
+            .arg("--speculative-eagle-topk", json!(2))
+            .no(),
+        eagle("0.4.4.post3").no(),
+        eagle("0.4.6").no(),
     ]
 }
 

@@ -45,6 +45,7 @@ pub(crate) mod replayssm;
 pub(crate) mod sampling_prefs;
 pub(crate) mod spec;
 pub(crate) mod spec_adaptive;
+pub(crate) mod spec_auto;
 pub(crate) mod spec_capture;
 pub(crate) mod spec_loading;
 pub(crate) mod spec_verify;
