@@ -363,6 +363,22 @@ fn base() -> Vec<Case> {
             .arg("--lora-paths", json!(["a=/tmp/a"]))
             .flag("--disable-radix-cache")
             .no(),
+        // Up to 0.4.6.post1 CUDA graphs must be off too.
+        c("SRV007")
+            .version("0.4.5.post1")
+            .arg("--lora-paths", json!(["a=/tmp/a"]))
+            .flag("--disable-radix-cache"),
+        c("SRV007")
+            .version("0.4.5.post1")
+            .arg("--lora-paths", json!(["a=/tmp/a"]))
+            .flag("--disable-radix-cache")
+            .flag("--disable-cuda-graph")
+            .no(),
+        c("SRV007")
+            .version("0.4.6.post2")
+            .arg("--lora-paths", json!(["a=/tmp/a"]))
+            .flag("--disable-radix-cache")
+            .no(),
         c("SRV007")
             .version("0.5.18")
             .flag("--enable-lora")

@@ -119,11 +119,16 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
             "--max-loras-per-batch {per_batch}: it must be positive"
         ));
     }
-    // 0.4.7 to 0.5.0rc0 run LoRA only without the radix cache.
+    // Until 0.5.0rc0 LoRA runs only without the radix cache, and until 0.4.6.post1 without
+    // CUDA graphs too.
     let v = ctx.version;
-    let radix_era = at_least(v, "0.4.7") && !at_least(v, "0.5.0rc1");
-    if radix_era && u.given(opt::LORA_PATHS) && !u.flag(opt::DISABLE_RADIX_CACHE) {
-        out.push("--lora-paths with the radix cache on: this release runs LoRA only with --disable-radix-cache".to_string());
+    if u.given(opt::LORA_PATHS) {
+        if !at_least(v, "0.5.0rc1") && !u.flag(opt::DISABLE_RADIX_CACHE) {
+            out.push("--lora-paths with the radix cache on: this release runs LoRA only with --disable-radix-cache".to_string());
+        }
+        if !at_least(v, "0.4.6.post2") && !u.flag(opt::DISABLE_CUDA_GRAPH) {
+            out.push("--lora-paths with CUDA graphs on: this release runs LoRA only with --disable-cuda-graph".to_string());
+        }
     }
     let paths = match u.get_or_default(opt::LORA_PATHS) {
         Some(serde_json::Value::Array(a)) => a.len(),
