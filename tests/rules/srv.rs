@@ -379,6 +379,12 @@ fn base() -> Vec<Case> {
             .arg("--lora-paths", json!(["a=/tmp/a"]))
             .flag("--disable-radix-cache")
             .no(),
+        // A PD decode server runs without the radix cache: SGLang turns it off before it asserts.
+        c("SRV007")
+            .version("0.4.6.post2")
+            .arg("--lora-paths", json!(["a=/tmp/a"]))
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
         c("SRV007")
             .version("0.5.18")
             .flag("--enable-lora")

@@ -122,11 +122,13 @@ pub(crate) fn lora_settings(ctx: &Context) -> Vec<Fired> {
     // Until 0.5.0rc0 LoRA runs only without the radix cache, and until 0.4.6.post1 without
     // CUDA graphs too.
     let v = ctx.version;
+    // The assertion reads the values in effect: a PD decode server's radix cache is off already.
+    let sw = &ctx.server.switches;
     if u.given(opt::LORA_PATHS) {
-        if !at_least(v, "0.5.0rc1") && !u.flag(opt::DISABLE_RADIX_CACHE) {
+        if !at_least(v, "0.5.0rc1") && sw.radix_cache.on {
             out.push("--lora-paths with the radix cache on: this release runs LoRA only with --disable-radix-cache".to_string());
         }
-        if !at_least(v, "0.4.6.post2") && !u.flag(opt::DISABLE_CUDA_GRAPH) {
+        if !at_least(v, "0.4.6.post2") && sw.cuda_graph.on {
             out.push("--lora-paths with CUDA graphs on: this release runs LoRA only with --disable-cuda-graph".to_string());
         }
     }
