@@ -610,6 +610,14 @@ fn par022() -> Vec<Case> {
         // Before 0.5.11 MoE DP alone is taken; its layout is checked from 0.5.9.
         moe_dp(8, 2).version("0.5.10.post1").no(),
         moe_dp(6, 4).version("0.5.9"),
+        // The layout is asserted before an all-to-all backend sets EP to TP: SGLang takes these.
+        cp(moe_dp(4, 2), 2)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        moe_dp(4, 2)
+            .version("0.5.9")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
     ]
 }
 
