@@ -23,6 +23,7 @@ fn cutedsl_a2a(code: &'static str, version: &'static str) -> Case {
 pub fn cases() -> Vec<Case> {
     [
         ep001_to_ep010(),
+        ep007_capture_list(),
         ep011(),
         ep015(),
         ep016(),
@@ -275,49 +276,6 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--cuda-graph-max-bs-decode", json!(256))
             .env("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "256")
             .no(),
-        // SGLang's own capture list: to 512 on an H200 at TP 8, each DP-attention rank
-        // dispatching its whole batch.
-        c("EP007")
-            .version("0.5.7")
-            .on("8x-h200-nvlink")
-            .tp(8)
-            .model(moe())
-            .arg("--dp-size", json!(8))
-            .flag("--enable-dp-attention")
-            .arg("--moe-a2a-backend", json!("deepep"))
-            .arg("--deepep-mode", json!("low_latency")),
-        // 0.4.6.post4 captures to 256 on GPUs over 96 GiB (an H20-141G PD decode server).
-        c("EP007")
-            .version("0.4.6.post4")
-            .on("8x-h200-nvlink")
-            .tp(8)
-            .model(moe())
-            .arg("--dp-size", json!(8))
-            .flag("--enable-dp-attention")
-            .flag("--enable-deepep-moe")
-            .arg("--deepep-mode", json!("low_latency")),
-        // Without DP attention the MoE layers run scattered: 512 over 8 TP ranks is 64 each.
-        c("EP007")
-            .version("0.5.6")
-            .on("8x-h200-nvlink")
-            .tp(8)
-            .model(moe())
-            .arg("--ep-size", json!(8))
-            .arg("--moe-a2a-backend", json!("deepep"))
-            .arg("--deepep-mode", json!("auto"))
-            .no(),
-        // Two-batch overlap dispatches each half on its own: 192 is two of 96.
-        c("EP007")
-            .version("0.5.7")
-            .on("8x-h200-nvlink")
-            .tp(8)
-            .model(moe())
-            .arg("--dp-size", json!(8))
-            .flag("--enable-dp-attention")
-            .arg("--moe-a2a-backend", json!("deepep"))
-            .arg("--cuda-graph-max-bs", json!(192))
-            .flag("--enable-two-batch-overlap")
-            .no(),
         // A PD prefill server captures no decode graph (SGLang turns it off).
         c("EP007")
             .version("0.5.10")
@@ -397,6 +355,44 @@ fn ep001_to_ep010() -> Vec<Case> {
             .tp(8)
             .arg("--moe-a2a-backend", json!("deepep"))
             .arg("--ep-size", json!(8))
+            .no(),
+    ]
+}
+
+/// EP007 on the capture list SGLang makes itself, as each rank dispatches it.
+fn ep007_capture_list() -> Vec<Case> {
+    let h200 = |v| {
+        c("EP007")
+            .version(v)
+            .on("8x-h200-nvlink")
+            .tp(8)
+            .model(moe())
+    };
+    let dpa = |v| {
+        h200(v)
+            .arg("--dp-size", json!(8))
+            .flag("--enable-dp-attention")
+    };
+    vec![
+        // To 512 on an H200 at TP 8, each DP-attention rank dispatching its whole batch.
+        dpa("0.5.7")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--deepep-mode", json!("low_latency")),
+        // 0.4.6.post4 captures to 256 on GPUs over 96 GiB (an H20-141G PD decode server).
+        dpa("0.4.6.post4")
+            .flag("--enable-deepep-moe")
+            .arg("--deepep-mode", json!("low_latency")),
+        // Without DP attention the MoE layers run scattered: 512 over 8 TP ranks is 64 each.
+        h200("0.5.6")
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--deepep-mode", json!("auto"))
+            .no(),
+        // Two-batch overlap dispatches each half on its own: 192 is two of 96.
+        dpa("0.5.7")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--cuda-graph-max-bs", json!(192))
+            .flag("--enable-two-batch-overlap")
             .no(),
     ]
 }
