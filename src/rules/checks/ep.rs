@@ -342,12 +342,9 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
     // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
     // GPT-OSS, cutlass with EP only under FP8 quantisation (mxfp8 from 0.5.9), and the
     // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
-    // From 0.5.6 the field also holds the checkpoint's method where SGLang copies it in.
-    let q = if at_least(ctx.version, "0.5.6") {
-        super::quant::checked_quantization(ctx)
-    } else {
-        ctx.quant_given()
-    };
+    // The field also holds the checkpoint's method where SGLang copies it in (DeepSeek-V3 on
+    // SM100 from 0.5.5, more families from 0.5.6).
+    let q = super::quant::checked_quantization(ctx);
     let fp8_cutlass = q.as_deref() == Some("fp8")
         || (q.as_deref() == Some("mxfp8") && at_least(ctx.version, "0.5.9"));
     let gpt_oss = ctx.model_arch() == Some("GptOssForCausalLM");

@@ -279,7 +279,12 @@ pub(crate) fn checked_quantization(ctx: &Context) -> Option<String> {
     if let Some(q) = ctx.quant_given() {
         return Some(q);
     }
-    reads_checkpoint_method(ctx).then(|| ctx.quant()).flatten()
+    if !reads_checkpoint_method(ctx) {
+        return None;
+    }
+    // An unquantised DeepSeek-V3 checkpoint is taken as its native FP8 there.
+    let deepseek = ctx.model_arch() == Some("DeepseekV3ForCausalLM");
+    ctx.quant().or_else(|| deepseek.then(|| "fp8".to_owned()))
 }
 
 /// QUANT012: online NVFP4 quantisation, which SGLang runs on SM100 only and with the TRT-LLM
@@ -337,8 +342,8 @@ fn trtllm_moe_takes(version: &str) -> Option<Vec<Option<&'static str>>> {
 }
 
 /// The model families whose checkpoint method SGLang copies into `--quantization` on SM100
-/// before its MoE checks (DeepSeek-style and Qwen3 MoE models, GLM-4 MoE from 0.5.8;
-/// tests/evidence/QUANT013.jsonl, QUANT011.jsonl).
+/// before its MoE checks: DeepSeek-V3 from 0.5.5, the DeepSeek-style and Qwen3 MoE families
+/// from 0.5.6, GLM-4 MoE from 0.5.8 (tests/evidence/QUANT013.jsonl, QUANT011.jsonl, EP009.jsonl).
 fn reads_checkpoint_method(ctx: &Context) -> bool {
     const FAMILIES: &[&str] = &[
         "DeepseekV3ForCausalLM",
@@ -355,12 +360,18 @@ fn reads_checkpoint_method(ctx: &Context) -> bool {
         "InternS2PreviewForConditionalGeneration",
     ];
     let majors = ctx.majors();
+    let arch = ctx.model_arch();
     // GLM-4 MoE, served since 0.4.9.post5, gets the copy from 0.5.8.
-    let glm4 = ctx.model_arch() == Some("Glm4MoeForCausalLM")
-        && crate::sglang::release::at_least(ctx.version, "0.5.8");
+    let from = match arch {
+        Some("DeepseekV3ForCausalLM") => "0.5.5",
+        Some("Glm4MoeForCausalLM") => "0.5.8",
+        _ => "0.5.6",
+    };
+    let family = arch.is_some_and(|a| a == "Glm4MoeForCausalLM" || FAMILIES.contains(&a));
     !majors.is_empty()
         && majors.iter().all(|&m| m == 10)
-        && (glm4 || ctx.model_arch().is_some_and(|a| FAMILIES.contains(&a)))
+        && family
+        && crate::sglang::release::at_least(ctx.version, from)
 }
 
 /// QUANT013: the FlashInfer TRT-LLM MoE runner with a quantisation the release's argument check
@@ -379,20 +390,15 @@ pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let sourced = ctx.server.quantization_sourced();
-    let q = if at_least(v, "0.5.6") {
-        sourced.map(|s| s.value.as_str())
-    } else {
-        sourced.filter(|s| s.given()).map(|s| s.value.as_str())
-    };
+    // Without --quantization SGLang reads the checkpoint's method only for the model families
+    // it tunes on SM100; elsewhere the check sees none (an FP8 DeepSeek on H100 or L40S is
+    // refused on 0.5.6.post2, which does not yet take unquantised weights).
+    let checked = checked_quantization(ctx);
+    let q = checked.as_deref();
     // Unknown model, no option: the checkpoint may be one the runner takes (from 0.5.6).
     if q.is_none() && ctx.model.is_none() && at_least(v, "0.5.6") {
         return vec![];
     }
-    // Without --quantization SGLang reads the checkpoint's method only for the model families
-    // it tunes on SM100; elsewhere the check sees none (an FP8 DeepSeek on H100 or L40S is
-    // refused on 0.5.6.post2, which does not yet take unquantised weights).
-    let method_unread = sourced.is_some_and(|s| !s.given()) && !reads_checkpoint_method(ctx);
-    let q = if method_unread { None } else { q };
     if takes.contains(&q) {
         return vec![];
     }
