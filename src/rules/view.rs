@@ -276,6 +276,16 @@ impl Context<'_> {
         Some(per_rank.map_or(base, |cap| base.min(cap)))
     }
 
+    /// The MoE runner the line names, as SGLang's argument checks see it: `None` where SGLang
+    /// replaces it with its own first (GPT-OSS's MXFP4 runner on Blackwell in 0.5.1–0.5.4.post3).
+    pub(crate) fn named_moe_runner(&self) -> Option<String> {
+        let named = self.user().sval(opt::MOE_RUNNER_BACKEND)?;
+        let replaced = (self.server.backends.moe_runner.as_ref()).is_some_and(|c| {
+            matches!(c.source, crate::resolve::ChoiceSource::Sglang) && c.value != named
+        });
+        (!replaced).then_some(named)
+    }
+
     /// LoRA is on: `--enable-lora`, or adapters named at start-up (which turn it on).
     pub(crate) fn lora(&self) -> bool {
         self.user().flag(opt::ENABLE_LORA) || self.user().given(opt::LORA_PATHS)

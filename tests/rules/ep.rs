@@ -324,6 +324,30 @@ fn ep001_to_ep010() -> Vec<Case> {
             .arg("--moe-runner-backend", json!("cutlass"))
             .arg("--ep-size", json!(8))
             .no(),
+        // The argument check sees the line's EP: DeepEP sets it to TP only afterwards.
+        c("EP009")
+            .tp(8)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--moe-runner-backend", json!("cutlass"))
+            .arg("--quantization", json!("fp8"))
+            .no(),
+        // No cutlass check before 0.5.4.post3.
+        c("EP009")
+            .version("0.5.4")
+            .tp(8)
+            .arg("--moe-runner-backend", json!("cutlass"))
+            .arg("--quantization", json!("fp8"))
+            .arg("--ep-size", json!(8))
+            .no(),
+        // GPT-OSS's MXFP4 checkpoint on B200: 0.5.4 replaces the named runner before it checks.
+        c("EP009")
+            .version("0.5.4")
+            .on(B200)
+            .tp(8)
+            .model(gpt_oss_mxfp4())
+            .arg("--moe-runner-backend", json!("triton_kernel"))
+            .arg("--ep-size", json!(8))
+            .no(),
         c("EP009")
             .tp(8)
             .arg("--moe-runner-backend", json!("flashinfer_cutlass"))

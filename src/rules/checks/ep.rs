@@ -324,10 +324,7 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
     // 0.5.10-0.5.13.post1); the other runners are checked as the user named them.
     let resolved = ctx.server.backends.moe_runner.as_ref();
     let picked_triton_kernel = resolved.is_some_and(|c| c.value == "triton_kernel");
-    let named = ctx
-        .user()
-        .sval(opt::MOE_RUNNER_BACKEND)
-        .filter(|r| r != "auto");
+    let named = ctx.named_moe_runner().filter(|r| r != "auto");
     let (runner, whose) = match named {
         Some(r) => (r, opt::MOE_RUNNER_BACKEND),
         None if picked_triton_kernel => ("triton_kernel".to_owned(), "SGLang's own MoE runner"),
@@ -339,6 +336,15 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
     } else {
         ctx.ep()
     };
+    // The argument check runs before an all-to-all backend sets EP to TP: it sees the line's EP
+    // (triton_kernel's layer, built later, sees TP).
+    let checked_ep = if ctx.moe_a2a().is_some() {
+        ctx.user().int(opt::EP_SIZE).unwrap_or(1)
+    } else {
+        ep
+    };
+    // The cutlass check came with 0.5.4.post3.
+    let cutlass_checked = at_least(ctx.version, "0.5.4.post3");
     // What SGLang's checks refuse (tests/evidence/EP009.jsonl): triton_kernel with EP only for
     // GPT-OSS, cutlass with EP only under FP8 quantisation (mxfp8 from 0.5.9), and the
     // flashinfer runners with EP other than 1 or TP (cutedsl from 0.5.11).
@@ -352,14 +358,16 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
         "triton_kernel" if ep > 1 && gpt_oss => {
             format!("supports --ep-size 1 only for GPT-OSS (EP is {ep})")
         }
-        "cutlass" if ep > 1 && fp8_cutlass => {
-            format!("supports --ep-size 1 only with FP8 quantisation (EP is {ep})")
+        "cutlass" if checked_ep > 1 && fp8_cutlass && cutlass_checked => {
+            format!("supports --ep-size 1 only with FP8 quantisation (EP is {checked_ep})")
         }
-        "flashinfer_cutlass" if ep != 1 && ep != tp => {
-            format!("needs EP 1 or EP = TP (EP {ep}, TP {tp})")
+        "flashinfer_cutlass" if checked_ep != 1 && checked_ep != tp => {
+            format!("needs EP 1 or EP = TP (EP {checked_ep}, TP {tp})")
         }
-        "flashinfer_cutedsl" if ep != 1 && ep != tp && at_least(ctx.version, "0.5.11") => {
-            format!("needs EP 1 or EP = TP (EP {ep}, TP {tp})")
+        "flashinfer_cutedsl"
+            if checked_ep != 1 && checked_ep != tp && at_least(ctx.version, "0.5.11") =>
+        {
+            format!("needs EP 1 or EP = TP (EP {checked_ep}, TP {tp})")
         }
         _ => return vec![],
     };

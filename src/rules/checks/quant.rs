@@ -225,7 +225,7 @@ pub(crate) fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn flashinfer_cutlass_moe(ctx: &Context) -> Vec<Fired> {
     use crate::sglang::release::at_least;
     let u = ctx.user();
-    let how = if u.sval(opt::MOE_RUNNER_BACKEND).as_deref() == Some("flashinfer_cutlass") {
+    let how = if ctx.named_moe_runner().as_deref() == Some("flashinfer_cutlass") {
         format!("{} flashinfer_cutlass", opt::MOE_RUNNER_BACKEND)
     } else if u.flag(opt::ENABLE_FLASHINFER_CUTLASS_MOE) {
         opt::ENABLE_FLASHINFER_CUTLASS_MOE.to_string()
@@ -380,7 +380,7 @@ fn reads_checkpoint_method(ctx: &Context) -> bool {
 pub(crate) fn flashinfer_trtllm_moe(ctx: &Context) -> Vec<Fired> {
     use crate::sglang::release::at_least;
     let v = ctx.version;
-    let runner = ctx.user().sval(opt::MOE_RUNNER_BACKEND);
+    let runner = ctx.named_moe_runner();
     let named = match runner.as_deref() {
         Some(r @ "flashinfer_trtllm") => r.to_owned(),
         Some(r @ "experimental_sgl_trtllm") if at_least(v, "0.5.13") => r.to_owned(),
