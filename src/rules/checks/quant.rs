@@ -282,8 +282,10 @@ pub(crate) fn checked_quantization(ctx: &Context) -> Option<String> {
     if !reads_checkpoint_method(ctx) {
         return None;
     }
-    // An unquantised DeepSeek-V3 checkpoint is taken as its native FP8 there.
-    let deepseek = ctx.model_arch() == Some("DeepseekV3ForCausalLM");
+    // An unquantised DeepSeek-V3 checkpoint is taken as its native FP8 there, until 0.5.11 looks
+    // for FP8 weights in its files (a BF16 one stays unquantised).
+    let deepseek = ctx.model_arch() == Some("DeepseekV3ForCausalLM")
+        && !crate::sglang::release::at_least(ctx.version, "0.5.11");
     ctx.quant().or_else(|| deepseek.then(|| "fp8".to_owned()))
 }
 
