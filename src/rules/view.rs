@@ -55,6 +55,12 @@ impl Context<'_> {
         self.server.parallel.nnodes
     }
 
+    /// EP as the line gives it (1 when not): SGLang's argument checks see this, before an
+    /// all-to-all backend sets EP to TP.
+    pub(crate) fn ep_given(&self) -> i64 {
+        self.user().int(opt::EP_SIZE).unwrap_or(1)
+    }
+
     /// Attention-DP size (1 when off).
     pub(crate) fn attn_dp(&self) -> i64 {
         self.server.parallel.attn_dp
@@ -277,7 +283,8 @@ impl Context<'_> {
     }
 
     /// The MoE runner the line names, as SGLang's argument checks see it: `None` where SGLang
-    /// replaces it with its own first (GPT-OSS's MXFP4 runner on Blackwell in 0.5.1–0.5.4.post3).
+    /// replaces it with its own first (GPT-OSS's MXFP4 runner on Blackwell in 0.5.1–0.5.4.post3,
+    /// a ModelOpt Nemotron-H's CUTLASS runner in 0.5.6–0.5.10.post1).
     pub(crate) fn named_moe_runner(&self) -> Option<String> {
         let named = self.user().sval(opt::MOE_RUNNER_BACKEND)?;
         let replaced = (self.server.backends.moe_runner.as_ref()).is_some_and(|c| {

@@ -336,10 +336,9 @@ pub(crate) fn runner_ep(ctx: &Context) -> Vec<Fired> {
     } else {
         ctx.ep()
     };
-    // The argument check runs before an all-to-all backend sets EP to TP: it sees the line's EP
-    // (triton_kernel's layer, built later, sees TP).
+    // The argument check sees the line's EP (triton_kernel's layer, built later, sees TP).
     let checked_ep = if ctx.moe_a2a().is_some() {
-        ctx.user().int(opt::EP_SIZE).unwrap_or(1)
+        ctx.ep_given()
     } else {
         ep
     };
@@ -379,7 +378,7 @@ pub(crate) fn a2a_forces_ep(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     // The layout already reads EP as TP here: compare the user's value.
-    let given = ctx.user().int(opt::EP_SIZE).unwrap_or(1);
+    let given = ctx.ep_given();
     if !ctx.user().given(opt::EP_SIZE) || given == ctx.tp() {
         return vec![];
     }

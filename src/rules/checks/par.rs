@@ -502,8 +502,8 @@ pub(crate) fn moe_dp_layout(ctx: &Context) -> Vec<Fired> {
     if moe_dp <= 1 {
         return vec![];
     }
-    // The EP the line gives: SGLang asserts the layout before an all-to-all backend sets EP to TP.
-    let ep = u.int(opt::EP_SIZE).unwrap_or(1);
+    // SGLang asserts the layout before an all-to-all backend sets EP to TP.
+    let ep = ctx.ep_given();
     let (tp, attn_cp) = (ctx.tp(), u.int(opt::ATTN_CP_SIZE).unwrap_or(1));
     let prefill_cp =
         u.flag(opt::ENABLE_PREFILL_CP) || u.flag(opt::ENABLE_NSA_PREFILL_CONTEXT_PARALLEL);

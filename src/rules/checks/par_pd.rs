@@ -150,10 +150,7 @@ fn role_switch_lacks(ctx: &Context) -> Vec<&'static str> {
     holding([
         (!dp_ok && dp_attention, "DP attention"),
         // The EP size as given: SGLang sets it for an all-to-all backend only later.
-        (
-            u.int(opt::EP_SIZE).is_some_and(|e| e > 1),
-            "expert parallelism",
-        ),
+        (ctx.ep_given() > 1, "expert parallelism"),
         (ctx.moe_a2a().is_some(), "a MoE all-to-all backend"),
         (ctx.pp() > 1, "pipeline parallelism"),
         (!dp_ok && ctx.dp() > 1, "data parallelism"),
