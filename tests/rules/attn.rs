@@ -24,8 +24,58 @@ pub fn cases() -> Vec<Case> {
         attn024(),
         attn025(),
         attn026(),
+        attn027(),
     ]
     .concat()
+}
+
+/// A backend for the other attention kind: MLA-only kernels on a model without MLA, MHA-only
+/// ones on DeepSeek (0.4.10.post1+).
+fn attn027() -> Vec<Case> {
+    let llama = || c("ATTN027").on(B200).model(model("LlamaForCausalLM"));
+    let deepseek = || c("ATTN027").on(B200).tp(8).model(mla());
+    let backend = |v: &str| json!(v);
+    vec![
+        llama().arg("--attention-backend", backend("trtllm_mla")),
+        llama()
+            .version("0.4.10.post2")
+            .arg("--attention-backend", backend("trtllm_mla")),
+        llama().arg("--attention-backend", backend("cutedsl_mla")),
+        llama()
+            .version("0.5.22")
+            .arg("--attention-backend", backend("tokenspeed_mla"))
+            .arg("--kv-cache-dtype", backend("fp8_e4m3")),
+        // Decode alone on the MLA kernel is refused too.
+        llama()
+            .arg("--prefill-attention-backend", backend("flashinfer"))
+            .arg("--decode-attention-backend", backend("trtllm_mla")),
+        llama()
+            .arg("--attention-backend", backend("trtllm_mha"))
+            .no(),
+        deepseek().arg("--attention-backend", backend("trtllm_mha")),
+        deepseek()
+            .on(H100)
+            .arg("--attention-backend", backend("hpc_ops")),
+        deepseek()
+            .arg("--attention-backend", backend("trtllm_mla"))
+            .no(),
+        // SGLang's own pick for DeepSeek on Blackwell is its MLA kernel.
+        deepseek().no(),
+        // A model with a latent KV that not every release runs as MLA is left out.
+        c("ATTN027")
+            .on(B200)
+            .model(ModelFacts {
+                kv_lora_rank: Some(512),
+                ..model("SomeNewForCausalLM")
+            })
+            .arg("--attention-backend", backend("trtllm_mha"))
+            .no(),
+        // Without the model's config nothing is known.
+        c("ATTN027")
+            .on(B200)
+            .arg("--attention-backend", backend("trtllm_mla"))
+            .no(),
+    ]
 }
 
 /// ReplaySSM's decode backend, caches and servers (0.5.15+).

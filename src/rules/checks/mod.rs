@@ -6,6 +6,7 @@ pub(crate) mod a2a_dispatch;
 pub(crate) mod ar;
 pub(crate) mod arch;
 pub(crate) mod attn;
+pub(crate) mod attn_kind;
 pub(crate) mod attn_mis;
 pub(crate) mod auto;
 pub(crate) mod cache;
