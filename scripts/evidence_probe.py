@@ -22,6 +22,12 @@ check the caller decides from `at`), {"passed": null} when it returns.
 pipeline-parallel gate is then applied to it, as the runner does once the weights are loaded:
 with `pp_size` > 1, a class whose `forward` has no `pp_proxy_tensors` parameter is refused with
 the assert message the release's own model_runner.py holds.
+
+`--method-gate A[,B...]`: likewise on the class the loader returns, what a speculative worker
+does when it calls a method on the loaded target (`get_embed_and_head`, …): a class with none of
+the methods is refused as Python refuses the call ('<Class>' object has no attribute 'A'); a
+class of SGLang's that defines `__getattr__` (which would answer for the instance) stops the
+probe instead.
 """
 import argparse
 import contextlib
@@ -52,6 +58,7 @@ def main():
     # Further exception types that are the check itself (a RuntimeError some gates raise).
     ap.add_argument("--refuse-types", default="")
     ap.add_argument("--pp-gate", action="store_true")
+    ap.add_argument("--method-gate", default="")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path.insert(0, opts.oracle)
@@ -106,6 +113,8 @@ def main():
             got = fn(first, *json.loads(opts.args))
         if opts.pp_gate:
             pp_gate(got, server_args)
+        if opts.method_gate:
+            method_gate(got, opts.method_gate.split(","))
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
@@ -131,6 +140,24 @@ def pp_gate(loaded, server_args):
                         and "Pipeline Parallel" in str(n.msg.value)), None)
         if message is not None:  # releases before the gate have no such assert
             raise AssertionError(message)
+
+
+def method_gate(loaded, methods):
+    """A method call on the loaded target: AttributeError when its class has none of them."""
+    cls = loaded[0] if isinstance(loaded, tuple) else loaded
+    # The classes SGLang defines, read directly: the stub torch answers any attribute, and
+    # torch's own bases (nn.Module) define none of these methods.
+    for k in cls.__mro__:
+        top = k.__module__.split(".")[0]
+        if top in ("torch", "oracle_stub", "builtins", "abc", "typing"):
+            continue
+        if top != "sglang":
+            raise RuntimeError(f"base {k.__module__}.{k.__name__} cannot be read")
+        if any(m in vars(k) for m in methods):
+            return
+        if "__getattr__" in vars(k):
+            raise RuntimeError(f"{k.__name__} defines __getattr__: the call may be answered")
+    raise AttributeError(f"'{cls.__name__}' object has no attribute '{methods[0]}'")
 
 
 def publish_global_dict(server_args, present):

@@ -36,6 +36,15 @@ up under whatever that code writes, so its config.json's names are not judged.
     no-grad ones) is left out: only a known miss is recorded. A `forward(..., **kwargs)` has no
     parameter of that name, and the gate refuses it.
 
+  * "e" (no embedding hand-over): releases whose EAGLE-family draft worker takes the target's
+    embedding and LM head with `get_embed_and_head()` (a call on the target in
+    sglang/srt/speculative/), and whose registered class of this name is known to have neither
+    that method nor `get_embed_and_head_for_draft` (the later releases' alternative): defined in
+    the class or its bases, found as for "n"; a class defining `__getattr__` or decorated, or a
+    base that cannot be read, is left out.
+  * "3" (no EAGLE3 capture hook): likewise, for `set_eagle3_layers_to_capture`, in releases
+    whose model runner calls it on the target for EAGLE3.
+
 "pp_gate_from": the first release from which every release's model runner has that assert.
 "transformers_fallback_from": the first release from which every release's loader, for a name
 its registry lacks, tries the generic Transformers backend (`resolve_transformers_arch` in
@@ -364,6 +373,35 @@ class Models:
                 return r
         return "absent"
 
+    def defines(self, module, name, method, seen=()):
+        """"has" when the class or a base defines `method` (a def or an assignment), "absent"
+        when none does (torch's `nn.Module` taken to have none), None when it cannot be told."""
+        found = self.find(module, name)
+        if found is None or found in seen:
+            return None
+        module, cls = found
+        if cls.decorator_list:
+            return None
+        for n in cls.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if n.name == method:
+                    return "has"
+                if n.name == "__getattr__":
+                    return None
+            targets = n.targets if isinstance(n, ast.Assign) else []
+            if any(isinstance(t, ast.Name) and t.id == method for t in targets):
+                return "has"
+        for b in cls.bases:
+            where = self.base(module, b)
+            if where == "external" and isinstance(b, ast.Attribute) and b.attr == "Module":
+                continue
+            if where is None or where == "external":
+                return None
+            r = self.defines(where[0], where[1], method, seen + (found,))
+            if r != "absent":
+                return r
+        return "absent"
+
 
 def keeps_signature(decorator):
     """`@torch.no_grad()` / `@torch.inference_mode()`: wrappers that keep the signature."""
@@ -387,6 +425,37 @@ def without_pp(src):
     return out
 
 
+def lacking(src, methods):
+    """Registered class names known to define none of `methods`."""
+    models = Models(src / "models")
+    out = set()
+    for f in sorted((src / "models").glob("*.py")):
+        module = "sglang.srt.models." + f.stem
+        if module not in models.trees:
+            continue
+        tree = models.trees[module][0]
+        local = entry_classes(tree, keep_local=True)
+        for name, registered in zip(local, entry_classes(tree)):
+            if all(models.defines(module, name, m) == "absent" for m in methods):
+                out.add(registered)
+    return out
+
+
+EMBED_CALL = re.compile(r"target\w*(\.model_runner\.model)?\.get_embed_and_head\(\)")
+
+
+def calls_embed_hand_over(src):
+    """The EAGLE-family draft worker asks the target for its embedding and LM head."""
+    return any(EMBED_CALL.search(f.read_text(encoding="utf-8", errors="replace"))
+               for f in (src / "speculative").glob("*.py")) if (src / "speculative").is_dir() else False
+
+
+def calls_eagle3_hook(src):
+    """The model runner sets the target's EAGLE3 capture layers."""
+    return any("set_eagle3_layers_to_capture(" in f.read_text(encoding="utf-8", errors="replace")
+               for f in (src / "model_executor").rglob("*.py"))
+
+
 def read_release(version):
     src = rel.source(version) / "sglang" / "srt"
     code = Code(config_trees(src))
@@ -402,7 +471,11 @@ def read_release(version):
                   for tree in code.trees for n in ast.walk(tree))
     gate = has_pp_gate(src)
     kinds = {"c": classes, "r": target - classes, "d": draft - classes - target,
-             "n": (without_pp(src) & classes) if gate else set()}
+             "n": (without_pp(src) & classes) if gate else set(),
+             "e": (lacking(src, ["get_embed_and_head", "get_embed_and_head_for_draft"]) & classes)
+             if calls_embed_hand_over(src) else set(),
+             "3": (lacking(src, ["set_eagle3_layers_to_capture"]) & classes)
+             if calls_eagle3_hook(src) else set()}
     return kinds, types, fallback, mistral, gate
 
 

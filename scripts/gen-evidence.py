@@ -22,7 +22,8 @@ release's own ModelConfig of the model, as the worker does; `probe_model_config_
 with that ModelConfig as its first argument (then `probe_args`); `probe_refuse_types` names further
 exception types that are the check itself (a gate raising RuntimeError); `probe_pp_gate = true`
 applies the model runner's pipeline-parallel gate to the class the probed loader function
-returns (scripts/evidence_probe.py says how). Where the stand-in
+returns, and `probe_method_gate = ["name", ...]` a speculative worker's call of one of those methods
+on it (scripts/evidence_probe.py says how). Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
 or it stopped on a name in `past_stop` (an attribute the function reads only after the check);
@@ -106,6 +107,8 @@ def probe(oracle, python, case, gpu):
         cmd += ["--model-config-first"]
     if case.get("probe_pp_gate"):
         cmd += ["--pp-gate"]
+    if "probe_method_gate" in case:
+        cmd += ["--method-gate", ",".join(case["probe_method_gate"])]
     if "probe_refuse_types" in case:
         cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
     models = f"{Path(oracle).resolve()}/models/"

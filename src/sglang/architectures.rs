@@ -29,7 +29,9 @@ type Ranges = Vec<(String, String)>;
 /// One architecture's line: the releases whose registry has a class of that name (`c`), whose
 /// configuration code may rewrite it to another before the lookup (`r`), or does so only for a
 /// speculative draft (`d`), and those whose class of that name has no pipeline-parallel
-/// `forward` while the model runner asserts one under `--pp-size` > 1 (`n`).
+/// `forward` while the model runner asserts one under `--pp-size` > 1 (`n`), lacks the
+/// embedding hand-over an EAGLE-family draft worker calls (`e`), or the EAGLE3 capture hook the
+/// model runner calls (`3`).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 struct Entry {
     #[serde(default)]
@@ -40,6 +42,31 @@ struct Entry {
     d: Ranges,
     #[serde(default)]
     n: Ranges,
+    #[serde(default)]
+    e: Ranges,
+    #[serde(default, rename = "3")]
+    eagle3: Ranges,
+}
+
+/// What a release's class for an architecture lacks that start-up calls on the loaded model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lack {
+    /// A `forward` taking `pp_proxy_tensors` (asserted under `--pp-size` > 1).
+    PipelineForward,
+    /// `get_embed_and_head`, which an EAGLE-family draft worker calls on the target.
+    EmbedHandOver,
+    /// `set_eagle3_layers_to_capture`, which the model runner calls for EAGLE3.
+    Eagle3Hook,
+}
+
+impl Entry {
+    fn lacks(&self, what: Lack) -> &Ranges {
+        match what {
+            Lack::PipelineForward => &self.n,
+            Lack::EmbedHandOver => &self.e,
+            Lack::Eagle3Hook => &self.eagle3,
+        }
+    }
 }
 
 fn within(ranges: &Ranges, at: usize) -> bool {
@@ -137,17 +164,16 @@ pub(crate) fn releases_with(arch: &str, at: usize) -> (Option<&'static str>, Opt
     )
 }
 
-/// Release `at`'s class for `arch` has no pipeline-parallel `forward` (no `pp_proxy_tensors`),
-/// which its model runner asserts under `--pp-size` > 1 after loading the weights; with the
-/// first later final release (not a release candidate) whose class has one.
-pub(crate) fn without_pp(arch: &str, at: usize) -> Option<Option<&'static str>> {
+/// Release `at`'s class for `arch` lacks `what`, which its start-up calls on the loaded model;
+/// with the first later final release (not a release candidate) whose class has it.
+pub(crate) fn lacks(arch: &str, at: usize, what: Lack) -> Option<Option<&'static str>> {
     let e = entry(arch)?;
-    if !(within(&e.c, at) && within(&e.n, at)) {
+    if !(within(&e.c, at) && within(e.lacks(what), at)) {
         return None;
     }
     let later = (at + 1..KNOWN_VERSIONS.len())
         .filter(|&i| !KNOWN_VERSIONS[i].contains("rc"))
-        .find(|&i| within(&e.c, i) && !within(&e.n, i));
+        .find(|&i| within(&e.c, i) && !within(e.lacks(what), i));
     Some(later.map(|i| KNOWN_VERSIONS[i]))
 }
 
@@ -183,7 +209,10 @@ mod tests {
         assert!(whole.architectures.len() > 250);
         for (name, e) in &whole.architectures {
             assert_eq!(entry(name).as_ref(), Some(e), "{name}");
-            for (first, last) in e.c.iter().chain(&e.r).chain(&e.d).chain(&e.n) {
+            for (first, last) in (e.c.iter().chain(&e.r).chain(&e.d).chain(&e.n))
+                .chain(&e.e)
+                .chain(&e.eagle3)
+            {
                 assert!(
                     position(first).is_some() && position(last).is_some(),
                     "{name}"
@@ -224,14 +253,40 @@ mod tests {
     /// after 0.5.9; Llama's always has; the first final release with it is named.
     #[test]
     fn classes_without_the_pipeline_parallel_forward() {
+        let without_pp = |arch, v| lacks(arch, at(v), Lack::PipelineForward);
         assert_eq!(
-            without_pp("MiniMaxM2ForCausalLM", at("0.5.9")),
+            without_pp("MiniMaxM2ForCausalLM", "0.5.9"),
             Some(Some("0.5.10"))
         );
-        assert_eq!(without_pp("MiniMaxM2ForCausalLM", at("0.5.10")), None);
-        assert!(without_pp("KimiK25ForConditionalGeneration", at("0.5.9")).is_some());
-        assert_eq!(without_pp("LlamaForCausalLM", at("0.5.9")), None);
-        assert_eq!(without_pp("Gemma2ForCausalLM", at("0.5.23")), Some(None));
+        assert_eq!(without_pp("MiniMaxM2ForCausalLM", "0.5.10"), None);
+        assert!(without_pp("KimiK25ForConditionalGeneration", "0.5.9").is_some());
+        assert_eq!(without_pp("LlamaForCausalLM", "0.5.9"), None);
+        assert_eq!(without_pp("Gemma2ForCausalLM", "0.5.23"), Some(None));
+    }
+
+    /// Read in the wheels (and pinned by goldens from each release's loader): Qwen3-VL gained
+    /// both speculative hooks in 0.5.11; DeepSeek-V3 the EAGLE3 one in 0.5.4.post2; Qwen2-MoE
+    /// never had the embedding hand-over.
+    #[test]
+    fn classes_without_the_speculative_hooks() {
+        let qwen3_vl = "Qwen3VLForConditionalGeneration";
+        for what in [Lack::EmbedHandOver, Lack::Eagle3Hook] {
+            assert_eq!(lacks(qwen3_vl, at("0.5.9"), what), Some(Some("0.5.11")));
+            assert_eq!(lacks(qwen3_vl, at("0.5.11"), what), None);
+            assert_eq!(lacks("LlamaForCausalLM", at("0.5.9"), what), None);
+        }
+        assert_eq!(
+            lacks("DeepseekV3ForCausalLM", at("0.5.4"), Lack::Eagle3Hook),
+            Some(Some("0.5.4.post2"))
+        );
+        assert_eq!(
+            lacks("DeepseekV3ForCausalLM", at("0.5.4"), Lack::EmbedHandOver),
+            None
+        );
+        assert_eq!(
+            lacks("Qwen2MoeForCausalLM", at("0.5.23"), Lack::EmbedHandOver),
+            Some(None)
+        );
     }
 
     #[test]

@@ -35,6 +35,15 @@ fn attn027() -> Vec<Case> {
     let llama = || c("ATTN027").on(B200).model(model("LlamaForCausalLM"));
     let deepseek = || c("ATTN027").on(B200).tp(8).model(mla());
     let backend = |v: &str| json!(v);
+    let eagle3 = || {
+        deepseek()
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg(
+                "--speculative-draft-model-path",
+                json!("/models/eagle3-head"),
+            )
+            .draft(model("LlamaForCausalLMEagle3"))
+    };
     vec![
         llama().arg("--attention-backend", backend("trtllm_mla")),
         llama()
@@ -70,6 +79,26 @@ fn attn027() -> Vec<Case> {
             })
             .arg("--attention-backend", backend("trtllm_mha"))
             .no(),
+        // An EAGLE3 head (no MLA) builds SGLang's pick for DeepSeek on Blackwell.
+        eagle3(),
+        eagle3().version("0.5.4.post3"),
+        eagle3()
+            .arg(
+                "--speculative-draft-attention-backend",
+                backend("flashinfer"),
+            )
+            .no(),
+        eagle3().arg(
+            "--speculative-draft-attention-backend",
+            backend("trtllm_mla"),
+        ),
+        // Before 0.5.3.post2 each runner picked for its own model; a named backend is shared.
+        eagle3().version("0.5.2").no(),
+        eagle3()
+            .version("0.5.2")
+            .arg("--attention-backend", backend("trtllm_mla")),
+        // A draft with MLA (DeepSeek's own MTP layers) takes the MLA kernel.
+        eagle3().draft(mla()).no(),
         // Without the model's config nothing is known.
         c("ATTN027")
             .on(B200)

@@ -28,8 +28,27 @@ pub fn cases() -> Vec<Case> {
         cache023(),
         cache024(),
         cache025(),
+        cache026(),
     ]
     .concat()
+}
+
+/// The session radix cache on the priority eviction policy only (CACHE026, 0.5.15-0.5.16).
+fn cache026() -> Vec<Case> {
+    let session = |v| {
+        c("CACHE026")
+            .version(v)
+            .flag("--enable-session-radix-cache")
+    };
+    vec![
+        session("0.5.16"),
+        session("0.5.15").arg("--radix-eviction-policy", json!("lfu")),
+        session("0.5.16")
+            .arg("--radix-eviction-policy", json!("priority"))
+            .no(),
+        session("0.5.17").no(),
+        c("CACHE026").version("0.5.16").no(),
+    ]
 }
 
 /// HiSparse's requirements (CACHE019): the radix cache off, a sparse-attention model, no mixed

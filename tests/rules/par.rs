@@ -4,7 +4,9 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::registry::RegistryKeys;
 
-use crate::support::{Case, assert_cases, c, heads, host, messages, mla, model, moe, no_rdma};
+use crate::support::{
+    B200, Case, assert_cases, c, heads, host, messages, mla, model, moe, no_rdma,
+};
 
 /// Every PAR case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -172,6 +174,20 @@ fn par017() -> Vec<Case> {
             .tp(8)
             .arg("--dcp-size", json!(1))
             .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        // From 0.5.17 trtllm_mla decoding refuses it: SGLang's pick for DeepSeek on Blackwell.
+        dcp("0.5.17").on(B200).model(mla()),
+        dcp("0.5.23").on(B200).model(mla()),
+        dcp("0.5.23")
+            .on(B200)
+            .model(mla())
+            .arg("--decode-attention-backend", json!("cutedsl_mla"))
+            .no(),
+        dcp("0.5.23").model(mla()).no(),
+        dcp("0.5.23")
+            .on(B200)
+            .model(mla())
+            .arg("--dcp-size", json!(1))
             .no(),
     ]
 }

@@ -5,7 +5,8 @@ use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::deepseek_v4::V4Layout;
 
 use crate::support::{
-    A100, B200, Case, H100, L4, MI300X, PRO, T4, assert_cases, c, checkpoint, messages, model, moe,
+    A100, B200, Case, H100, L4, MI300X, PRO, T4, V100, assert_cases, c, checkpoint, messages,
+    model, moe,
 };
 
 const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
@@ -389,6 +390,26 @@ fn base() -> Vec<Case> {
             .on(T4)
             .tp(1)
             .arg("--quantization", json!("awq"))
+            .no(),
+        // GPT-OSS's MXFP4 demands 8.0 at load, from its first release.
+        c("QUANT010").on(T4).tp(1).model(ModelFacts {
+            quant_method: Some("mxfp4".into()),
+            ..model("GptOssForCausalLM")
+        }),
+        c("QUANT010")
+            .version("0.5.0rc2")
+            .on(V100)
+            .tp(1)
+            .model(ModelFacts {
+                quant_method: Some("mxfp4".into()),
+                ..model("GptOssForCausalLM")
+            }),
+        c("QUANT010")
+            .on(A100)
+            .model(ModelFacts {
+                quant_method: Some("mxfp4".into()),
+                ..model("GptOssForCausalLM")
+            })
             .no(),
         // w8a8_fp8 demands 8.9 at load.
         c("QUANT010")

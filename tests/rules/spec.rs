@@ -25,8 +25,90 @@ pub fn cases() -> Vec<Case> {
         spec027(),
         spec028(),
         spec029(),
+        spec031(),
+        spec032(),
     ]
     .concat()
+}
+
+/// A backend the EAGLE draft has no version of (SPEC032).
+fn spec032() -> Vec<Case> {
+    let mtp = |v, backend: &str| {
+        c("SPEC032")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .model(mla())
+            .arg("--attention-backend", json!(backend))
+            .arg("--speculative-algorithm", json!("NEXTN"))
+    };
+    vec![
+        mtp("0.5.9", "cutlass_mla"),
+        mtp("0.4.6.post5", "cutlass_mla"),
+        mtp("0.5.19", "cutlass_mla"),
+        mtp("0.5.9", "cutlass_mla")
+            .arg("--speculative-draft-attention-backend", json!("flashinfer"))
+            .no(),
+        mtp("0.5.9", "flashinfer").no(),
+        mtp("0.4.6", "flashmla").on(H100),
+        mtp("0.4.6.post5", "flashmla").on(H100).no(),
+        // Decode alone on cutlass_mla: the draft's multi-step decode looks it up.
+        c("SPEC032")
+            .version("0.5.9")
+            .on(B200)
+            .tp(8)
+            .model(mla())
+            .arg("--prefill-attention-backend", json!("flashinfer"))
+            .arg("--decode-attention-backend", json!("cutlass_mla"))
+            .arg("--speculative-algorithm", json!("NEXTN"))
+            .arg("--speculative-num-steps", json!(3))
+            .arg("--speculative-eagle-topk", json!(1))
+            .arg("--speculative-num-draft-tokens", json!(4)),
+        // NGRAM has no draft model.
+        mtp("0.5.9", "cutlass_mla")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+    ]
+}
+
+/// A target class without what EAGLE-family decoding calls on it (SPEC031).
+fn spec031() -> Vec<Case> {
+    let named = |arch: &str| ModelFacts {
+        registry: sglang_launch::facts::model::registry::RegistryKeys {
+            architectures: vec![arch.into()],
+            ..Default::default()
+        },
+        ..model(arch)
+    };
+    let spec = |v, arch: &str, algo: &str| {
+        c("SPEC031")
+            .version(v)
+            .tp(8)
+            .model(named(arch))
+            .arg("--speculative-algorithm", json!(algo))
+            .arg("--speculative-draft-model-path", json!("/models/draft"))
+    };
+    vec![
+        // Qwen3-VL gained both methods in 0.5.11.
+        spec("0.5.9", "Qwen3VLForConditionalGeneration", "EAGLE3"),
+        spec("0.5.10.post1", "Qwen3VLForConditionalGeneration", "EAGLE"),
+        spec("0.5.11", "Qwen3VLForConditionalGeneration", "EAGLE3").no(),
+        // DeepSeek-V3 shares its embedding throughout, and has the EAGLE3 hook from 0.5.4.post2.
+        spec("0.5.4", "DeepseekV3ForCausalLM", "EAGLE3"),
+        spec("0.5.4", "DeepseekV3ForCausalLM", "EAGLE").no(),
+        spec("0.5.4.post3", "DeepseekV3ForCausalLM", "EAGLE3").no(),
+        spec("0.4.6.post5", "Qwen3MoeForCausalLM", "EAGLE3"),
+        spec("0.4.9", "Qwen3MoeForCausalLM", "EAGLE3").no(),
+        // Qwen2-MoE never had the embedding hand-over.
+        spec("0.5.23", "Qwen2MoeForCausalLM", "EAGLE"),
+        spec("0.5.23", "LlamaForCausalLM", "EAGLE3").no(),
+        // A standalone draft is a model of its own; NGRAM has none.
+        spec("0.5.9", "Qwen3VLForConditionalGeneration", "STANDALONE").no(),
+        // Under PP a later stage has no embedding: PAR004 judges PP with drafts.
+        spec("0.5.9", "Qwen3VLForConditionalGeneration", "EAGLE3")
+            .arg("--pp-size", json!(2))
+            .no(),
+    ]
 }
 
 /// The weight cache with speculative decoding (SPEC028, 0.5.17+).

@@ -8,7 +8,7 @@
 use super::*;
 use crate::facts::model::ModelFacts;
 use crate::sglang::architectures::{
-    self, Lookup, MISTRAL_BY_NAME_FROM, TRANSFORMERS_FALLBACK_FROM,
+    self, Lack, Lookup, MISTRAL_BY_NAME_FROM, TRANSFORMERS_FALLBACK_FROM,
 };
 use crate::sglang::opt;
 use crate::sglang::release::KNOWN_VERSIONS;
@@ -302,6 +302,25 @@ pub(crate) fn glm4v_moe_attribute(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// The class the release's registry picks for the model (the first of config.json's names it
+/// has, unless its configuration code renames the model type), when that class lacks `what`:
+/// with the first later release whose class has it.
+pub(crate) fn class_lacking<'a>(
+    ctx: &Context<'a>,
+    what: Lack,
+) -> Option<(&'a str, Option<&'static str>)> {
+    let (at, m) = (crate::sglang::release::exact(ctx.version)?, ctx.model?);
+    if !registry_decides(ctx) {
+        return None;
+    }
+    let rewritten = (m.registry.model_type.as_deref())
+        .is_some_and(|t| architectures::config_type_rewritten(t, at));
+    let arch = (m.registry.architectures.iter())
+        .find(|a| architectures::lookup(a, at, false) != Lookup::Missing)
+        .filter(|_| !rewritten)?;
+    Some((arch, architectures::lacks(arch, at, what)?))
+}
+
 /// `['A', 'B']`, as Python prints a list of strings.
 fn python_list(names: &[String]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
@@ -312,27 +331,10 @@ fn python_list(names: &[String]) -> String {
 /// `forward` takes `pp_proxy_tensors`; the class the registry picks (the first of config.json's
 /// names it has) may not.
 pub(crate) fn pp_unsupported(ctx: &Context) -> Vec<Fired> {
-    let (Some(at), Some(m)) = (crate::sglang::release::exact(ctx.version), ctx.model) else {
-        return vec![];
-    };
-    if ctx.pp() < 2 || !registry_decides(ctx) {
+    if ctx.pp() < 2 {
         return vec![];
     }
-    let rewritten = m
-        .registry
-        .model_type
-        .as_deref()
-        .is_some_and(|t| architectures::config_type_rewritten(t, at));
-    let Some(arch) = m
-        .registry
-        .architectures
-        .iter()
-        .find(|a| architectures::lookup(a, at, false) != Lookup::Missing)
-        .filter(|_| !rewritten)
-    else {
-        return vec![];
-    };
-    let Some(later) = architectures::without_pp(arch, at) else {
+    let Some((arch, later)) = class_lacking(ctx, Lack::PipelineForward) else {
         return vec![];
     };
     let upgrade = later.map_or(String::new(), |v| {

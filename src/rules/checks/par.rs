@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 
 pub(crate) fn heads(ctx: &Context) -> Vec<Fired> {
     let Some(m) = ctx.model else { return vec![] };
@@ -335,7 +336,9 @@ pub(crate) fn dsa_dcp(ctx: &Context) -> Vec<Fired> {
         .collect()
 }
 
-/// PAR017: 0.5.15 and 0.5.16 refuse decode context parallelism with any draft on CUDA.
+/// PAR017: 0.5.15 and 0.5.16 refuse decode context parallelism with any draft on CUDA; from
+/// 0.5.17 the trtllm_mla backend refuses it when it decodes (SGLang's own pick for DeepSeek on
+/// Blackwell included), as the model runner builds it.
 pub(crate) fn dcp_speculative(ctx: &Context) -> Vec<Fired> {
     let dcp = ctx.user().int(opt::DCP_SIZE).unwrap_or(1);
     let Some(algo) = ctx.spec_algo() else {
@@ -344,8 +347,37 @@ pub(crate) fn dcp_speculative(ctx: &Context) -> Vec<Fired> {
     if dcp <= 1 {
         return vec![];
     }
+    if at_least(ctx.version, "0.5.17") {
+        return dcp_speculative_trtllm_mla(ctx, dcp, &algo);
+    }
     vec![Fired::new(format!(
         "{} {dcp} with --speculative-algorithm {algo}: SGLang {} refuses decode context parallelism with any speculative algorithm on CUDA, before loading the model; drop one of them, or use 0.5.17 or later",
+        opt::DCP_SIZE,
+        ctx.version
+    ))]
+}
+
+/// From 0.5.17: decode on trtllm_mla (named, or SGLang's pick) with DCP and a draft.
+fn dcp_speculative_trtllm_mla(ctx: &Context, dcp: i64, algo: &str) -> Vec<Fired> {
+    let Some(decode) = ctx
+        .server
+        .backends
+        .decode()
+        .filter(|c| c.value == "trtllm_mla")
+    else {
+        return vec![];
+    };
+    let whose = match decode.source {
+        crate::resolve::ChoiceSource::User => "",
+        crate::resolve::ChoiceSource::Sglang => " (SGLang's pick)",
+    };
+    let others = if at_least(ctx.version, "0.5.23") {
+        "cutedsl_mla"
+    } else {
+        "cutedsl_mla or tokenspeed_mla"
+    };
+    vec![Fired::new(format!(
+        "{} {dcp} with --speculative-algorithm {algo} and trtllm_mla decoding{whose}: SGLang {}'s trtllm_mla backend refuses decode context parallelism with a draft when the model runner builds it, after loading the weights; decode with {others} (--decode-attention-backend)",
         opt::DCP_SIZE,
         ctx.version
     ))]

@@ -43,18 +43,22 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
     }
 }
 
-/// The first release whose loader refusals below a method's minimum capability the goldens
-/// record.
+/// The first release whose loader refusals below the FP8 and NVFP4 methods' minimum capability
+/// the goldens record (MXFP4's reach back to 0.5.0rc2, the first release with GPT-OSS the
+/// goldens run).
 const LOADER_MIN_CC_FROM: &str = "0.5.5";
 
 /// The minimum compute capability SGLang's loader demands of a method (its
-/// `get_min_capability`), for the methods the goldens cover, from [`LOADER_MIN_CC_FROM`].
+/// `get_min_capability`), for the methods and releases the goldens cover.
 fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
     use crate::sglang::release::at_least;
-    if !at_least(ctx.version, LOADER_MIN_CC_FROM) {
+    let v = ctx.version;
+    if q == "mxfp4" {
+        return at_least(v, "0.5.0rc0").then_some((8, 0));
+    }
+    if !at_least(v, LOADER_MIN_CC_FROM) {
         return None;
     }
-    let v = ctx.version;
     match q {
         "fp8" => Some((8, 0)),
         "w8a8_fp8" | "modelopt_fp8" => Some((8, 9)),
