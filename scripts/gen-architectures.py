@@ -409,36 +409,30 @@ def keeps_signature(decorator):
     return isinstance(call, ast.Attribute) and call.attr in ("no_grad", "inference_mode")
 
 
-def without_pp(src):
+def registered_where(models, src, holds):
+    """Registered class names whose class (module, local name) satisfies `holds`."""
+    out = set()
+    for f in sorted((src / "models").glob("*.py")):
+        module = "sglang.srt.models." + f.stem
+        if module not in models.trees:
+            continue
+        tree = models.trees[module][0]
+        local = entry_classes(tree, keep_local=True)
+        for name, registered in zip(local, entry_classes(tree)):
+            if holds(module, name):
+                out.add(registered)
+    return out
+
+
+def without_pp(models, src):
     """Registered class names whose `forward` is known not to take `pp_proxy_tensors`."""
-    models = Models(src / "models")
-    out = set()
-    for f in sorted((src / "models").glob("*.py")):
-        module = "sglang.srt.models." + f.stem
-        if module not in models.trees:
-            continue
-        tree = models.trees[module][0]
-        local = entry_classes(tree, keep_local=True)
-        for name, registered in zip(local, entry_classes(tree)):
-            if models.forward_takes_pp(module, name) is False:
-                out.add(registered)
-    return out
+    return registered_where(models, src, lambda m, n: models.forward_takes_pp(m, n) is False)
 
 
-def lacking(src, methods):
+def lacking(models, src, methods):
     """Registered class names known to define none of `methods`."""
-    models = Models(src / "models")
-    out = set()
-    for f in sorted((src / "models").glob("*.py")):
-        module = "sglang.srt.models." + f.stem
-        if module not in models.trees:
-            continue
-        tree = models.trees[module][0]
-        local = entry_classes(tree, keep_local=True)
-        for name, registered in zip(local, entry_classes(tree)):
-            if all(models.defines(module, name, m) == "absent" for m in methods):
-                out.add(registered)
-    return out
+    return registered_where(
+        models, src, lambda m, n: all(models.defines(m, n, x) == "absent" for x in methods))
 
 
 EMBED_CALL = re.compile(r"target\w*(\.model_runner\.model)?\.get_embed_and_head\(\)")
@@ -470,11 +464,12 @@ def read_release(version):
     mistral = any(isinstance(n, ast.Constant) and n.value == "mistral-large-3"
                   for tree in code.trees for n in ast.walk(tree))
     gate = has_pp_gate(src)
+    models = Models(src / "models")
     kinds = {"c": classes, "r": target - classes, "d": draft - classes - target,
-             "n": (without_pp(src) & classes) if gate else set(),
-             "e": (lacking(src, ["get_embed_and_head", "get_embed_and_head_for_draft"]) & classes)
-             if calls_embed_hand_over(src) else set(),
-             "3": (lacking(src, ["set_eagle3_layers_to_capture"]) & classes)
+             "n": (without_pp(models, src) & classes) if gate else set(),
+             "e": (lacking(models, src, ["get_embed_and_head", "get_embed_and_head_for_draft"])
+                   & classes) if calls_embed_hand_over(src) else set(),
+             "3": (lacking(models, src, ["set_eagle3_layers_to_capture"]) & classes)
              if calls_eagle3_hook(src) else set()}
     return kinds, types, fallback, mistral, gate
 
