@@ -36,9 +36,7 @@ pub(crate) fn draft_backend_missing(ctx: &Context) -> Vec<Fired> {
     };
     vec![Fired::new(format!(
         "--speculative-algorithm {} with {}: SGLang {v}'s EAGLE draft has no attention backend of that kind and stops with 'EAGLE is not supported in attention backend …' when it starts, after loading the weights; {remedy}",
-        (ctx.user().sval(opt::SPECULATIVE_ALGORITHM))
-            .or(ctx.spec_algo())
-            .unwrap_or_default(),
+        ctx.spec_algo().unwrap_or_default(),
         uses.join(", "),
     ))]
 }
