@@ -339,69 +339,71 @@ class Models:
     def forward_takes_pp(self, module, name):
         """True or False when the class's `forward` is found and does or does not take
         `pp_proxy_tensors`; None when it cannot be told."""
-        found = self.forward_of(module, name, ())
+        found = self.along_bases(module, name, forward_here)
         return {"pp": True, "no": False, "absent": False}.get(found)
 
-    def forward_of(self, module, name, seen):
-        """"pp" / "no" for the first `forward` along the bases (depth first, in order), "absent"
-        when none of them defines one (torch's `nn.Module` is the only base from outside taken
-        to have none), None when it cannot be told."""
-        found = self.find(module, name)
-        if found is None or found in seen:
-            return None
-        module, cls = found
-        for n in cls.body:
-            targets = n.targets if isinstance(n, ast.Assign) else []
-            if any(isinstance(t, ast.Name) and t.id == "forward" for t in targets):
-                return None
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward":
-                # A decorator may change the signature the gate reads (torch's no-grad ones keep it).
-                if any(not keeps_signature(d) for d in n.decorator_list):
-                    return None
-                a = n.args
-                names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
-                # A `**kwargs` catch-all is no parameter of that name: the gate refuses it too.
-                return "pp" if "pp_proxy_tensors" in names else "no"
-        for b in cls.bases:
-            where = self.base(module, b)
-            if where == "external" and isinstance(b, ast.Attribute) and b.attr == "Module":
-                continue
-            if where is None or where == "external":
-                return None
-            r = self.forward_of(where[0], where[1], seen + (found,))
-            if r != "absent":
-                return r
-        return "absent"
-
-    def defines(self, module, name, method, seen=()):
+    def defines(self, module, name, method):
         """"has" when the class or a base defines `method` (a def or an assignment), "absent"
-        when none does (torch's `nn.Module` taken to have none), None when it cannot be told."""
+        when none does, None when it cannot be told."""
+        return self.along_bases(module, name, lambda cls: defines_here(cls, method))
+
+    def along_bases(self, module, name, own, seen=()):
+        """`own(class)`'s first answer other than "absent" for the class, then its bases depth
+        first in order; "absent" when every one says so (torch's `nn.Module` is the only base
+        from outside the model modules taken to answer "absent"), None when a class or base
+        cannot be read."""
         found = self.find(module, name)
         if found is None or found in seen:
             return None
         module, cls = found
-        if cls.decorator_list:
-            return None
-        for n in cls.body:
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if n.name == method:
-                    return "has"
-                if n.name == "__getattr__":
-                    return None
-            targets = n.targets if isinstance(n, ast.Assign) else []
-            if any(isinstance(t, ast.Name) and t.id == method for t in targets):
-                return "has"
+        r = own(cls)
+        if r != "absent":
+            return r
         for b in cls.bases:
             where = self.base(module, b)
             if where == "external" and isinstance(b, ast.Attribute) and b.attr == "Module":
                 continue
             if where is None or where == "external":
                 return None
-            r = self.defines(where[0], where[1], method, seen + (found,))
+            r = self.along_bases(where[0], where[1], own, seen + (found,))
             if r != "absent":
                 return r
         return "absent"
 
+
+def forward_here(cls):
+    """"pp" / "no" for the class's own `forward` (taking `pp_proxy_tensors` or not), "absent"
+    without one, None when its signature cannot be read."""
+    for n in cls.body:
+        targets = n.targets if isinstance(n, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "forward" for t in targets):
+            return None
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward":
+            # A decorator may change the signature the gate reads (torch's no-grad ones keep it).
+            if any(not keeps_signature(d) for d in n.decorator_list):
+                return None
+            a = n.args
+            names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+            # A `**kwargs` catch-all is no parameter of that name: the gate refuses it too.
+            return "pp" if "pp_proxy_tensors" in names else "no"
+    return "absent"
+
+
+def defines_here(cls, method):
+    """"has" when the class's own body defines `method`, "absent" when not, None when a
+    decorator or a `__getattr__` may supply it."""
+    if cls.decorator_list:
+        return None
+    for n in cls.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if n.name == method:
+                return "has"
+            if n.name == "__getattr__":
+                return None
+        targets = n.targets if isinstance(n, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == method for t in targets):
+            return "has"
+    return "absent"
 
 def keeps_signature(decorator):
     """`@torch.no_grad()` / `@torch.inference_mode()`: wrappers that keep the signature."""

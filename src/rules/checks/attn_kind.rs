@@ -3,7 +3,6 @@
 //! them. A speculative draft's model runner builds its backends for the draft's own kind.
 
 use super::*;
-use crate::resolve::ChoiceSource;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
@@ -97,19 +96,9 @@ fn draft(ctx: &Context) -> Option<Fired> {
 /// pick where its argument handling makes it for every model runner (0.5.3.post2 on; before, each
 /// runner picked for its own model).
 fn shared_backends(ctx: &Context) -> Vec<String> {
-    let b = &ctx.server.backends;
-    [
-        (opt::ATTENTION_BACKEND, &b.attention),
-        (opt::PREFILL_ATTENTION_BACKEND, &b.prefill_attention),
-        (opt::DECODE_ATTENTION_BACKEND, &b.decode_attention),
-    ]
-    .into_iter()
-    .filter_map(|(o, c)| c.as_ref().map(|c| (o, c)))
-    .filter(|(_, c)| mla_only(&c.value))
-    .filter(|(_, c)| c.source == ChoiceSource::User || at_least(ctx.version, "0.5.3.post2"))
-    .map(|(o, c)| match c.source {
-        ChoiceSource::User => format!("{o} {}", c.value),
-        ChoiceSource::Sglang => format!("{} (SGLang's pick for the target)", c.value),
-    })
-    .collect()
+    if at_least(ctx.version, "0.5.3.post2") {
+        ctx.effective_backends_where(mla_only)
+    } else {
+        ctx.backends_where(mla_only)
+    }
 }
