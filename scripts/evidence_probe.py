@@ -12,10 +12,13 @@ the function with a stand-in `self`: an instance of the method's class made with
 constructor, holding `server_args` and the attributes `--runner` gives (JSON, e.g. what the real
 constructor derives from the model: {"use_mla_backend": true}), so the method's own calls on
 `self` reach the class. Prints one JSON line:
-{"refused": "<Type>: <message>"} when the function raises an AssertionError or ValueError (the
+{"refused": "<Type>: <message>"} when the function (or the argument handling before it) raises an AssertionError or ValueError (the
 check; `--refuse-types` adds types, e.g. a gate that raises RuntimeError), {"stopped": "<what stopped it>", "at": ["module:function" of the traceback, innermost last]}
 when something else stops it (most often what the stand-in lacks: whether that was past the
 check the caller decides from `at`), {"passed": null} when it returns.
+
+`--server-args-first`: the function takes the resolved arguments instead of a runner (the
+model config's `ModelConfig.from_server_args`, whose checks run as the scheduler builds it).
 
 `--pp-gate`: the function returns the model class the release loads (the loader's
 `get_model_architecture`, given the release's own ModelConfig); the model runner's
@@ -55,6 +58,8 @@ def main():
     ap.add_argument("--args", default="[]")
     # A module function that takes the model config first (the loader's), not a runner.
     ap.add_argument("--model-config-first", action="store_true")
+    # A function that takes the resolved arguments first (ModelConfig.from_server_args).
+    ap.add_argument("--server-args-first", action="store_true")
     # Further exception types that are the check itself (a RuntimeError some gates raise).
     ap.add_argument("--refuse-types", default="")
     ap.add_argument("--pp-gate", action="store_true")
@@ -73,6 +78,7 @@ def main():
     # The oracle's defaults for what is not given (torch's CUDA version per release, SM count).
     spec = defaults_oracle.normalize_case(spec, version)
     defaults_oracle.setup_fake_gpu(spec, tempfile.mkdtemp())
+    alias_dtypes(oracle)
     present = [m for m in defaults_oracle.real_install_modules(version)
                if importlib.machinery.PathFinder.find_spec(m) is None and m != "pynvml"]
     module, qualname = opts.function.split(":")
@@ -80,9 +86,15 @@ def main():
     sys.argv[0] = "launch_server.py"
     with contextlib.redirect_stdout(sys.stderr):
         sa = oracle.import_with_stubs("sglang.srt.server_args", extra_stubs=present)
-        server_args = sa.prepare_server_args(argv)
-        if hasattr(server_args, "resolve_once"):
-            server_args.resolve_once()
+        try:
+            server_args = sa.prepare_server_args(argv)
+            if hasattr(server_args, "resolve_once"):
+                server_args.resolve_once()
+        except (AssertionError, ValueError) as e:
+            # The release's argument handling refuses the line before the probed function
+            # (a release that builds the model config while it resolves the arguments).
+            print(json.dumps({"refused": f"{type(e).__name__}: {e}"[:300]}), file=sys.__stdout__)
+            return
         # What the scheduler process does before it builds a model runner.
         if hasattr(sa, "set_global_server_args_for_scheduler"):
             sa.set_global_server_args_for_scheduler(server_args)
@@ -108,6 +120,8 @@ def main():
             mc = oracle.import_with_stubs("sglang.srt.configs.model_config", extra_stubs=present)
             runner.model_config = mc.ModelConfig.from_server_args(server_args)
     first = runner.model_config if opts.model_config_first else runner
+    if opts.server_args_first:
+        first = server_args
     try:
         with contextlib.redirect_stdout(sys.stderr):
             got = fn(first, *json.loads(opts.args))
@@ -158,6 +172,14 @@ def method_gate(loaded, methods):
         if "__getattr__" in vars(k):
             raise RuntimeError(f"{k.__name__} defines __getattr__: the call may be answered")
     raise AttributeError(f"'{cls.__name__}' object has no attribute '{methods[0]}'")
+
+
+def alias_dtypes(oracle):
+    """torch's dtype aliases as the same stub (`torch.half is torch.float16`), so a release's
+    check of a dtype against a list naming either spelling answers as with real torch."""
+    torch = oracle.OVERRIDES.setdefault("torch", {})
+    for alias, name in (("half", "float16"), ("float", "float32"), ("double", "float64")):
+        torch.setdefault(alias, oracle._make(f"torch.{name}"))
 
 
 def publish_global_dict(server_args, present):

@@ -105,6 +105,8 @@ def probe(oracle, python, case, gpu):
         cmd += ["--args", case["probe_args"]]
     if case.get("probe_model_config_first"):
         cmd += ["--model-config-first"]
+    if case.get("probe_server_args_first"):
+        cmd += ["--server-args-first"]
     if case.get("probe_pp_gate"):
         cmd += ["--pp-gate"]
     if "probe_method_gate" in case:

@@ -27,6 +27,7 @@ pub fn cases() -> Vec<Case> {
         quant021(),
         quant022(),
         quant023(),
+        plain_int4(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -49,6 +50,56 @@ fn quant022() -> Vec<Case> {
         on(awq, 4).arg("--quantization", json!("gptq")).no(),
         // An unquantised checkpoint has no groups.
         on("Qwen__Qwen3-8B", 4).no(),
+    ]
+}
+
+/// QUANT024: plain AWQ/GPTQ (named, or the checkpoint's below SM80) with a dtype other than
+/// float16; QUANT025: a GPTQ checkpoint below SM80 from 0.5.20, which has no plain GPTQ.
+fn plain_int4() -> Vec<Case> {
+    let awq = || checkpoint("TheBloke__Llama-2-7B-AWQ");
+    let gptq = || checkpoint("TheBloke__Llama-2-7B-GPTQ");
+    let bf16 = || checkpoint("synthetic__Llama-2-7B-AWQ-bf16");
+    let q24 = |m: ModelFacts| c("QUANT024").tp(1).model(m);
+    vec![
+        // Named: SGLang keeps the plain method over Marlin.
+        q24(awq())
+            .on(A100)
+            .arg("--quantization", json!("awq"))
+            .arg("--dtype", json!("bfloat16")),
+        q24(awq()).on(A100).arg("--quantization", json!("awq")).no(),
+        q24(bf16()).on(A100).arg("--quantization", json!("awq")),
+        // Below SM80 the checkpoint's own method stays plain.
+        q24(awq()).on(T4).arg("--dtype", json!("bfloat16")),
+        q24(awq()).on(T4).arg("--dtype", json!("float32")),
+        q24(bf16()).on(T4),
+        q24(awq()).on(T4).no(),
+        q24(bf16()).on(T4).arg("--dtype", json!("half")).no(),
+        // On SM80+ Marlin takes the checkpoint, and bfloat16 with it.
+        q24(bf16()).on(A100).no(),
+        q24(awq()).on(A100).arg("--dtype", json!("bfloat16")).no(),
+        q24(gptq())
+            .version("0.5.19")
+            .on(T4)
+            .arg("--dtype", json!("bfloat16")),
+        q24(gptq())
+            .version("0.5.10.post1")
+            .on(A100)
+            .arg("--quantization", json!("gptq"))
+            .arg("--dtype", json!("bfloat16")),
+        // From 0.5.20 the GPTQ checkpoint below SM80 is QUANT025's.
+        q24(gptq()).on(T4).arg("--dtype", json!("bfloat16")).no(),
+        // Releases that load AWQ from vLLM.
+        q24(bf16()).version("0.4.10.post2").on(T4).no(),
+        c("QUANT025").on(T4).tp(1).model(gptq()),
+        c("QUANT025").version("0.5.20").on(T4).tp(1).model(gptq()),
+        c("QUANT025")
+            .version("0.5.19")
+            .on(T4)
+            .tp(1)
+            .model(gptq())
+            .no(),
+        c("QUANT025").on(A100).tp(1).model(gptq()).no(),
+        c("QUANT025").on(T4).tp(1).model(awq()).no(),
     ]
 }
 

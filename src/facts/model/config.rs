@@ -97,6 +97,10 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .or_else(|| u("num_local_experts")),
         num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
         dtype: s("torch_dtype").or_else(|| s("dtype")),
+        top_dtype: ["torch_dtype", "dtype"]
+            .iter()
+            .find_map(|k| top.get(*k).and_then(Value::as_str))
+            .map(str::to_owned),
         checkpoint_quant_method: quant_method.clone(),
         config_quant_method: top
             .get("quantization_config")

@@ -97,6 +97,9 @@ pub struct ModelFacts {
     pub num_experts_per_tok: Option<u64>,
     /// `torch_dtype` / `dtype` from the config.
     pub dtype: Option<String>,
+    /// The top level's own `torch_dtype` / `dtype` (not a text config's): what SGLang's
+    /// `--dtype auto` reads, `--dtype` left out of it.
+    pub top_dtype: Option<String>,
     /// `quantization_config.quant_method` (fp8, awq, gptq, modelopt_fp4, mxfp4, …), or `--quantization`.
     pub quant_method: Option<String>,
     /// Total bytes of the checkpoint's tensors, when known (safetensors headers or index), else an estimate.

@@ -1,0 +1,127 @@
+//! AWQ and GPTQ checkpoints where SGLang's Marlin methods do not take them over: named with
+//! `--quantization awq|gptq`, or on GPUs below compute capability 8.0.
+
+use super::*;
+use crate::sglang::opt;
+use crate::sglang::release::at_least;
+
+/// The first release with SGLang's own AWQ and GPTQ methods; earlier ones import vLLM's (and
+/// refuse the methods without vLLM installed).
+const OWN_METHODS_FROM: &str = "0.5.0rc2";
+
+/// Methods whose kernels take float16 activations only (AWQ's and GPTQ's own GEMMs; their
+/// Marlin methods take bfloat16 too).
+const FLOAT16_ONLY: [&str; 2] = ["awq", "gptq"];
+
+/// The first release without plain GPTQ on CUDA: only `gptq_marlin` remains.
+const NO_PLAIN_GPTQ_FROM: &str = "0.5.20";
+
+/// Every used GPU is below compute capability 8.0, where no Marlin kernel runs.
+fn all_below_marlin<'c>(ctx: &'c Context) -> Option<Vec<&'c crate::facts::Gpu>> {
+    let used = ctx.used();
+    let old = ctx.gpus_where(|cc| cc < (8, 0));
+    (!used.is_empty() && old.len() == used.len()).then_some(old)
+}
+
+/// The plain AWQ/GPTQ method SGLang loads and why: `--quantization` names it (SGLang then keeps
+/// it over its Marlin method), or the checkpoint's on GPUs below 8.0, where Marlin does not run.
+fn plain_method(ctx: &Context) -> Option<(String, String)> {
+    let checkpoint = ctx.model?.config_quant_method.as_deref()?;
+    let gone = checkpoint == "gptq" && at_least(ctx.version, NO_PLAIN_GPTQ_FROM);
+    if !FLOAT16_ONLY.contains(&checkpoint) || gone {
+        return None;
+    }
+    match ctx.quant_given() {
+        // Another method than the checkpoint's is QUANT009's refusal.
+        Some(q) if q == checkpoint => {
+            let why = format!("{} {q} keeps SGLang's plain {q} method", opt::QUANTIZATION);
+            Some((q, why))
+        }
+        Some(_) => None,
+        None => all_below_marlin(ctx).map(|old| {
+            let why = format!(
+                "the checkpoint's {checkpoint} runs on SGLang's plain {checkpoint} method on {}, below the 8.0 Marlin needs",
+                Context::describe(&old)
+            );
+            (checkpoint.to_owned(), why)
+        }),
+    }
+}
+
+/// The dtype SGLang runs the model in, and whether `--dtype` named it: `--dtype`, else the
+/// config's top-level dtype, where float32 or none becomes float16 (bfloat16 for Gemma).
+fn model_dtype(ctx: &Context) -> Option<(&'static str, bool)> {
+    let given = ctx.args.str(opt::DTYPE).filter(|d| *d != "auto");
+    let named = given.is_some();
+    let text = match given {
+        Some(d) => d.to_owned(),
+        None => ctx.model?.top_dtype.clone().unwrap_or_default(),
+    };
+    let dtype = match text.as_str() {
+        "half" | "float16" => "float16",
+        "bfloat16" => "bfloat16",
+        "float" | "float32" if named => "float32",
+        "" | "float" | "float32" => {
+            let gemma = ctx
+                .model
+                .and_then(|m| m.model_type.as_deref())
+                .is_some_and(|t| t.starts_with("gemma"));
+            if gemma { "bfloat16" } else { "float16" }
+        }
+        _ => return None,
+    };
+    Some((dtype, named))
+}
+
+/// QUANT024: plain AWQ or GPTQ with a model dtype other than float16.
+pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
+    if !at_least(ctx.version, OWN_METHODS_FROM) {
+        return vec![];
+    }
+    let Some((method, why)) = plain_method(ctx) else {
+        return vec![];
+    };
+    let Some((dtype, named)) = model_dtype(ctx).filter(|(d, _)| *d != "float16") else {
+        return vec![];
+    };
+    let from = if named {
+        "--dtype"
+    } else {
+        "the config's dtype"
+    };
+    let marlin = if ctx.quant_given().is_some() && ctx.gpus_where(|cc| cc < (8, 0)).is_empty() {
+        format!(
+            ", or drop {} so SGLang picks {method}_marlin, which takes {dtype}",
+            opt::QUANTIZATION
+        )
+    } else {
+        String::new()
+    };
+    let fired = Fired::new(format!(
+        "{why}; that method takes float16 activations only, and the model's dtype is {dtype} ({from}): SGLang {}'s loader refuses it before loading the weights ('torch.{dtype} is not supported for quantization method {method}'); pass --dtype float16{marlin}",
+        ctx.version
+    ));
+    // The user's own --dtype stays theirs; SGLang's reading of the config takes the fix.
+    if named {
+        vec![fired]
+    } else {
+        vec![fired.with_fix(set_arg(opt::DTYPE, "float16"))]
+    }
+}
+
+/// QUANT025: a GPTQ checkpoint on GPUs below 8.0 from 0.5.20, which has only GPTQ's Marlin
+/// method on CUDA: the model config finds no method for the checkpoint.
+pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
+    let gptq = ctx.model.and_then(|m| m.config_quant_method.as_deref()) == Some("gptq");
+    if !gptq || !at_least(ctx.version, NO_PLAIN_GPTQ_FROM) || ctx.quant_given().is_some() {
+        return vec![];
+    }
+    let Some(old) = all_below_marlin(ctx) else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "a GPTQ checkpoint on {}: SGLang {} has no plain GPTQ method on CUDA, and its Marlin one needs compute capability 8.0, so the model config refuses the checkpoint before loading ('Unknown quantization method: gptq'); use SGLang 0.5.19 or older, an AWQ checkpoint, or GPUs of compute capability 8.0 or newer",
+        Context::describe(&old),
+        ctx.version
+    ))]
+}
