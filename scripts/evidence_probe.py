@@ -118,7 +118,12 @@ def main():
         # ModelConfig of the model's config.json.
         with contextlib.redirect_stdout(sys.stderr):
             mc = oracle.import_with_stubs("sglang.srt.configs.model_config", extra_stubs=present)
-            runner.model_config = mc.ModelConfig.from_server_args(server_args)
+            try:
+                runner.model_config = mc.ModelConfig.from_server_args(server_args)
+            except (AssertionError, ValueError) as e:
+                # The model config's own checks refuse the checkpoint before the function.
+                print(json.dumps({"refused": f"{type(e).__name__}: {e}"[:300]}), file=sys.__stdout__)
+                return
     first = runner.model_config if opts.model_config_first else runner
     if opts.server_args_first:
         first = server_args

@@ -18,7 +18,11 @@ parallelism); `--models` picks the model kinds (the three above, or further real
 a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
 release's parser rejects are left out of the comparison. `--field-models` runs, instead of the grid,
 every real config of the field corpus (tests/field/models) on three GPUs, alone and with one of a
-few common options: the release's model-config checks on real checkpoints. `--mamba` runs, instead,
+few common options: the release's model-config checks on real checkpoints. `--loader` runs, instead, every
+real config of the field corpus and the test fixtures on four GPUs (T4 alone, eight A100s, H100s,
+B200s), quantised ones also with `--dtype bfloat16`, through the release's model config and the
+loader's quantisation checks (scripts/evidence_probe.py on `_get_quantization_config`), which
+argument handling never reaches. `--mamba` runs, instead,
 the Mamba hybrids (Qwen3-Next, Qwen3.5, Nemotron-H, LFM2) with pairs of the options their cache
 handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts); `--linear`
 the GDN hybrids (Qwen3-Next, Qwen3.5) with pairs of the linear-attention backend options and what
@@ -660,6 +664,57 @@ def field_grid():
     return cases
 
 
+LOADER_GPUS = [("T4", 1), ("A100-80G", 8), ("H100", 8), ("B200", 8)]
+FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
+
+
+def loader_grid():
+    """Real configs (the field corpus's and the fixtures') on four GPUs, with --dtype bfloat16 too
+    where the checkpoint is quantised: the model config's and the loader's checks."""
+    dirs = [p for root in (FIELD_MODELS, FIXTURE_MODELS) for p in sorted(root.iterdir())
+            if (p / "config.json").is_file()]
+    cases = []
+    for model in dirs:
+        quantised = "quantization_config" in (model / "config.json").read_text()
+        for gpu, count in LOADER_GPUS:
+            base = ["--model-path", str(model), "--tp", str(count)]
+            for extra in ([], ["--dtype", "bfloat16"]) if quantised else ([],):
+                cases.append({"kind": model.name, "gpu": gpu, "count": count, "argv": base + extra})
+    return cases
+
+
+def loader_probe(python, oracle, gpus, case):
+    """One line through the loader probe: SGLang's answer in the oracle's shape, or a stop short
+    of the checks (`error_stage` "stopped", left out of the comparison)."""
+    gpu = gpus[case["gpu"]]
+    fn = "sglang.srt.model_loader.loader:_get_quantization_config"
+    for args in ("[null]", "[null, {}]"):  # releases before 0.5.10 take the packed modules too
+        cmd = [python, str(ROOT / "scripts" / "evidence_probe.py"), "--oracle", str(oracle),
+               "--function", fn, "--gpu-mem", str(gpu["memory_mib"]), "--gpu-name", gpu["name"],
+               "--cc", gpu["cc"], "--num-gpus", str(case["count"]), "--model-config",
+               "--model-config-first", "--args", args, "--"] + case["argv"]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                             env={**__import__("os").environ, "PYTHONHASHSEED": "0"})
+        lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
+        r = lines[-1] if lines else {"stopped": res.stderr[-200:], "at": []}
+        if "packed_modules_mapping" not in r.get("stopped", ""):
+            break
+    if "refused" in r:
+        return {"error": r["refused"], "error_stage": "probe"}
+    if "stopped" in r:
+        return {"error": None, "error_stage": "stopped"}
+    return {}
+
+
+def loader_run(python, oracle, gpus, cases):
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:
+        out = list(pool.map(lambda c: loader_probe(python, oracle, gpus, c), cases))
+    print(f"loader: {len(out)} lines, {sum(r.get('error_stage') == 'stopped' for r in out)} "
+          "stopped short of the checks", file=sys.stderr)
+    return out
+
+
 def grid(limit, more=False, kinds=None, offset=0.0):
     options = OPTIONS + MORE if more else OPTIONS
     models = {k: {**MODELS, **MORE_MODELS}[k] for k in kinds} if kinds else MODELS
@@ -791,6 +846,8 @@ def main():
     ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
     ap.add_argument("--field-models", action="store_true",
                     help="instead of the grid: every field corpus config, alone and with one common option")
+    ap.add_argument("--loader", action="store_true",
+                    help="real configs through the model config and the loader's quantisation checks")
     ap.add_argument("--mamba", action="store_true",
                     help="instead of the grid: Mamba hybrids with pairs of the options their cache reads")
     ap.add_argument("--hicache", action="store_true",
@@ -828,15 +885,22 @@ def main():
             cases = feature_grid(opts.feature, opts.limit, offset)
         elif opts.field_models:
             cases = field_grid()
+        elif opts.loader:
+            cases = loader_grid()
         else:
             cases = grid(opts.limit, opts.more, kinds, offset)
-        results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
+        if opts.loader:
+            results = loader_run(f"{opts.venv}/bin/python", opts.oracle, gpus, cases)
+        else:
+            results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
     packages = {**venv_packages(opts.venv), **stub_torch(opts.oracle, opts.venv, opts.release)}
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for case, r in zip(cases, results):
+            if r.get("error_stage") == "stopped":
+                continue
             ours = launcher(opts.bin, opts.release, gpus, case, tmp, packages)
             error = r.get("error") if r.get("error_stage") != "parse" else None
             parse_error = r.get("error") if r.get("error_stage") == "parse" else None

@@ -51,7 +51,7 @@ fn plain_method(ctx: &Context) -> Option<(String, String)> {
 /// The dtype SGLang runs the model in, and whether `--dtype` named it: `--dtype`, else the
 /// config's top-level dtype, where float32 or none becomes float16 (bfloat16 for Gemma).
 fn model_dtype(ctx: &Context) -> Option<(&'static str, bool)> {
-    let given = ctx.args.str(opt::DTYPE).filter(|d| *d != "auto");
+    let given = ctx.user().str(opt::DTYPE).filter(|d| *d != "auto");
     let named = given.is_some();
     let text = match given {
         Some(d) => d.to_owned(),
