@@ -62,13 +62,11 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
     match q {
         "fp8" => Some((8, 0)),
         "w8a8_fp8" | "modelopt_fp8" => Some((8, 9)),
-        // ModelOptFp4Config asked for 10.0 until 0.5.13 (8.0 from then). The goldens read an
+        // ModelOptFp4Config asks for 10.0 until 0.5.13, 8.0 from then. The goldens read an
         // NVFP4 checkpoint as modelopt_fp4 by itself from 0.5.10.post1; before, only with
         // --quantization modelopt_fp4.
-        "modelopt_fp4"
-            if !at_least(v, "0.5.13")
-                && (ctx.quant_given().is_some() || at_least(v, "0.5.10.post1")) =>
-        {
+        "modelopt_fp4" if at_least(v, "0.5.13") => Some((8, 0)),
+        "modelopt_fp4" if ctx.quant_given().is_some() || at_least(v, "0.5.10.post1") => {
             Some((10, 0))
         }
         _ => None,
