@@ -19,7 +19,9 @@ real constructor derives from the model (e.g. `{ use_mla_backend = true }`). A m
 that takes the runner names the runner's class (`probe_runner_class = "module:Class"`) and its
 further arguments (`probe_args`, JSON); `probe_model_config = true` hands the stand-in the
 release's own ModelConfig of the model, as the worker does; `probe_model_config_first = true` calls a loader function
-with that ModelConfig as its first argument (then `probe_args`); `probe_refuse_types` names further
+with that ModelConfig as its first argument (then `probe_args`); `probe_server_args_first = true`
+calls a function that takes the resolved arguments (`ModelConfig.from_server_args`), and a refusal by
+the argument handling or the model config before the function counts as its; `probe_refuse_types` names further
 exception types that are the check itself (a gate raising RuntimeError); `probe_pp_gate = true`
 applies the model runner's pipeline-parallel gate to the class the probed loader function
 returns, and `probe_method_gate = ["name", ...]` a speculative worker's call of one of those methods
