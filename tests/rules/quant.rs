@@ -86,6 +86,15 @@ fn plain_int4() -> Vec<Case> {
             .on(A100)
             .arg("--quantization", json!("gptq"))
             .arg("--dtype", json!("bfloat16")),
+        // A GPTQ config Marlin does not take stays plain on any GPU.
+        q24(checkpoint("synthetic__Llama-2-7B-GPTQ-asym"))
+            .version("0.5.19")
+            .on(A100)
+            .arg("--dtype", json!("bfloat16")),
+        q24(checkpoint("synthetic__Llama-2-7B-GPTQ-asym"))
+            .version("0.5.19")
+            .on(A100)
+            .no(),
         // From 0.5.20 the GPTQ checkpoint below SM80 is QUANT025's.
         q24(gptq()).on(T4).arg("--dtype", json!("bfloat16")).no(),
         // Releases that load AWQ from vLLM.
@@ -99,6 +108,21 @@ fn plain_int4() -> Vec<Case> {
             .model(gptq())
             .no(),
         c("QUANT025").on(A100).tp(1).model(gptq()).no(),
+        // A config the Marlin method does not read is refused on any GPU.
+        c("QUANT025")
+            .on(A100)
+            .tp(1)
+            .model(checkpoint("synthetic__Llama-2-7B-GPTQ-asym")),
+        c("QUANT025")
+            .on(H100)
+            .tp(1)
+            .model(checkpoint("synthetic__Llama-2-7B-GPTQ-no-desc-act")),
+        c("QUANT025")
+            .version("0.5.19")
+            .on(A100)
+            .tp(1)
+            .model(checkpoint("synthetic__Llama-2-7B-GPTQ-asym"))
+            .no(),
         c("QUANT025").on(T4).tp(1).model(awq()).no(),
     ]
 }

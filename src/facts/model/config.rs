@@ -140,6 +140,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         attention_unquantised: quant_dims.is_some_and(|q| attention_unquantised(q, layers)),
         weight_block_size: quant_dims.and_then(block_size),
         quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
+        gptq_marlin_config: quant.and_then(gptq_marlin_config),
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         compressed_w8a8_int8: quant.is_some_and(compressed_w8a8_int8),
@@ -451,4 +452,23 @@ impl<'a> Config<'a> {
                 .count() as u64
         })
     }
+}
+
+/// Whether a GPTQ `quantization_config` has every field SGLang's GPTQ Marlin method reads, with
+/// values it takes (its `is_gptq_marlin_compatible`, the GPU aside); `None` for other methods.
+fn gptq_marlin_config(q: &Map<String, Value>) -> Option<bool> {
+    let method = q.get("quant_method").and_then(Value::as_str)?;
+    if !method.eq_ignore_ascii_case("gptq") {
+        return None;
+    }
+    let bits = q.get("bits").and_then(Value::as_i64);
+    let sym = q.get("sym").and_then(Value::as_bool);
+    let desc_act = q.get("desc_act").is_some_and(|v| !v.is_null());
+    let group = q.get("group_size").and_then(Value::as_i64);
+    Some(
+        matches!(bits, Some(4 | 8))
+            && sym == Some(true)
+            && desc_act
+            && matches!(group, Some(-1 | 32 | 64 | 128)),
+    )
 }

@@ -151,6 +151,10 @@ pub struct ModelFacts {
     pub weight_block_size: Option<(u64, u64)>,
     /// Layers the checkpoint leaves unquantised (`ignored_layers`, `modules_to_not_convert`).
     pub quant_ignored: Vec<String>,
+    /// A GPTQ checkpoint's `quantization_config` has what SGLang's GPTQ Marlin method takes
+    /// (`bits` 4 or 8, `sym` true, `desc_act` set, `group_size` -1, 32, 64 or 128). `None`: the
+    /// checkpoint is not GPTQ.
+    pub gptq_marlin_config: Option<bool>,
     /// Qwen-MoE-style shared expert width (`shared_expert_intermediate_size`).
     pub shared_expert_intermediate_size: Option<u64>,
     /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.

@@ -24,7 +24,8 @@ fn all_below_marlin<'c>(ctx: &'c Context) -> Option<Vec<&'c crate::facts::Gpu>> 
 }
 
 /// The plain AWQ/GPTQ method SGLang loads and why: `--quantization` names it (SGLang then keeps
-/// it over its Marlin method), or the checkpoint's on GPUs below 8.0, where Marlin does not run.
+/// it over its Marlin method), or the checkpoint's on GPUs below 8.0, where Marlin does not run,
+/// or a GPTQ config the Marlin method does not take.
 fn plain_method(ctx: &Context) -> Option<(String, String)> {
     let checkpoint = ctx.model?.config_quant_method.as_deref()?;
     let gone = checkpoint == "gptq" && at_least(ctx.version, NO_PLAIN_GPTQ_FROM);
@@ -38,13 +39,19 @@ fn plain_method(ctx: &Context) -> Option<(String, String)> {
             Some((q, why))
         }
         Some(_) => None,
-        None => all_below_marlin(ctx).map(|old| {
+        None => {
+            let why = if let Some(old) = all_below_marlin(ctx) {
+                format!("on {}, below the 8.0 Marlin needs", Context::describe(&old))
+            } else if ctx.model?.gptq_marlin_config == Some(false) {
+                "whose quantization_config the Marlin method does not take".to_owned()
+            } else {
+                return None;
+            };
             let why = format!(
-                "the checkpoint's {checkpoint} runs on SGLang's plain {checkpoint} method on {}, below the 8.0 Marlin needs",
-                Context::describe(&old)
+                "the checkpoint's {checkpoint} runs on SGLang's plain {checkpoint} method {why}"
             );
-            (checkpoint.to_owned(), why)
-        }),
+            Some((checkpoint.to_owned(), why))
+        }
     }
 }
 
@@ -109,19 +116,31 @@ pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
     }
 }
 
-/// QUANT025: a GPTQ checkpoint on GPUs below 8.0 from 0.5.20, which has only GPTQ's Marlin
-/// method on CUDA: the model config finds no method for the checkpoint.
+/// QUANT025: a GPTQ checkpoint Marlin cannot take (GPUs below 8.0, or a config its GPTQ
+/// Marlin method does not read) from 0.5.20, which has only that method for GPTQ on CUDA: the
+/// model config finds no method for the checkpoint.
 pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
-    let gptq = ctx.model.and_then(|m| m.config_quant_method.as_deref()) == Some("gptq");
-    if !gptq || !at_least(ctx.version, NO_PLAIN_GPTQ_FROM) || ctx.quant_given().is_some() {
+    let Some(m) = ctx
+        .model
+        .filter(|m| m.config_quant_method.as_deref() == Some("gptq"))
+    else {
+        return vec![];
+    };
+    if !at_least(ctx.version, NO_PLAIN_GPTQ_FROM) || ctx.quant_given().is_some() {
         return vec![];
     }
-    let Some(old) = all_below_marlin(ctx) else {
+    let why = if let Some(old) = all_below_marlin(ctx) {
+        format!(
+            "its Marlin one needs compute capability 8.0 ({})",
+            Context::describe(&old)
+        )
+    } else if m.gptq_marlin_config == Some(false) {
+        "its Marlin one takes only symmetric 4- or 8-bit checkpoints with desc_act set and groups of -1, 32, 64 or 128, which this quantization_config is not".to_owned()
+    } else {
         return vec![];
     };
     vec![Fired::new(format!(
-        "a GPTQ checkpoint on {}: SGLang {} has no plain GPTQ method on CUDA, and its Marlin one needs compute capability 8.0, so the model config refuses the checkpoint before loading ('Unknown quantization method: gptq'); use SGLang 0.5.19 or older, an AWQ checkpoint, or GPUs of compute capability 8.0 or newer",
-        Context::describe(&old),
+        "a GPTQ checkpoint: SGLang {} has no plain GPTQ method on CUDA, and {why}, so the model config refuses the checkpoint before loading ('Unknown quantization method: gptq'); use SGLang 0.5.19 or older, another checkpoint of the model (AWQ, or GPTQ that Marlin takes), or GPUs of compute capability 8.0 or newer",
         ctx.version
     ))]
 }
