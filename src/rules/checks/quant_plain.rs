@@ -1,5 +1,6 @@
 //! AWQ and GPTQ checkpoints where SGLang's Marlin methods do not take them over: named with
-//! `--quantization awq|gptq`, or on GPUs below compute capability 8.0.
+//! `--quantization awq|gptq`, on GPUs below compute capability 8.0, or (GPTQ) a config the
+//! Marlin method does not read.
 
 use super::*;
 use crate::sglang::opt;
