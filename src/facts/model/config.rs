@@ -75,12 +75,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
     let quant_method = quant.and_then(method);
     ModelFacts {
         dir: PathBuf::new(),
-        architecture: top
-            .get("architectures")
-            .and_then(Value::as_array)
-            .and_then(|a| a.first())
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        architecture: first_architecture(top),
         registry: super::registry::read(top),
         model_type: s("model_type"),
         num_hidden_layers: layers,
@@ -97,10 +92,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .or_else(|| u("num_local_experts")),
         num_experts_per_tok: u("num_experts_per_tok").or_else(|| u("experts_per_token")),
         dtype: s("torch_dtype").or_else(|| s("dtype")),
-        top_dtype: ["torch_dtype", "dtype"]
-            .iter()
-            .find_map(|k| top.get(*k).and_then(Value::as_str))
-            .map(str::to_owned),
+        top_dtype: top_dtype(top),
         checkpoint_quant_method: quant_method.clone(),
         config_quant_method: top
             .get("quantization_config")
@@ -471,4 +463,18 @@ fn gptq_marlin_config(q: &Map<String, Value>) -> Option<bool> {
             && desc_act
             && matches!(group, Some(-1 | 32 | 64 | 128)),
     )
+}
+
+/// The top level's own `torch_dtype` (transformers 4) or `dtype` (5), not a text config's.
+fn top_dtype(top: &Map<String, Value>) -> Option<String> {
+    ["torch_dtype", "dtype"]
+        .iter()
+        .find_map(|k| top.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
+/// The first name in `architectures`.
+fn first_architecture(top: &Map<String, Value>) -> Option<String> {
+    let names = top.get("architectures").and_then(Value::as_array)?;
+    names.first().and_then(Value::as_str).map(str::to_owned)
 }

@@ -93,7 +93,7 @@ pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let from = if named {
-        "--dtype"
+        opt::DTYPE
     } else {
         "the config's dtype"
     };
