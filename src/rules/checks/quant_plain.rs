@@ -97,7 +97,12 @@ pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
     } else {
         "the config's dtype"
     };
-    let marlin = if ctx.quant_given().is_some() && ctx.gpus_where(|cc| cc < (8, 0)).is_empty() {
+    // Dropping --quantization hands the checkpoint to Marlin only where Marlin takes it.
+    let marlin_takes = ctx.gpus_where(|cc| cc < (8, 0)).is_empty()
+        && ctx
+            .model
+            .is_some_and(|m| m.gptq_marlin_config != Some(false));
+    let marlin = if ctx.quant_given().is_some() && marlin_takes {
         format!(
             ", or drop {} so SGLang picks {method}_marlin, which takes {dtype}",
             opt::QUANTIZATION
