@@ -20,6 +20,11 @@ check the caller decides from `at`), {"passed": null} when it returns.
 `--server-args-first`: the function takes the resolved arguments instead of a runner (the
 model config's `ModelConfig.from_server_args`, whose checks run as the scheduler builds it).
 
+With `--model-config` the release's ModelConfig is built as its worker builds it (`from_server_args`,
+or the constructor before 0.4.6.post5), with config.json's `torch_dtype` as the torch dtype real
+transformers makes of it. Before the function runs, a stand-in tensor-parallel group (rank 0)
+stands where the model runner has set up the real one.
+
 `--pp-gate`: the function returns the model class the release loads (the loader's
 `get_model_architecture`, given the release's own ModelConfig); the model runner's
 pipeline-parallel gate is then applied to it, as the runner does once the weights are loaded:
@@ -36,11 +41,62 @@ import argparse
 import contextlib
 import importlib
 import importlib.machinery
+import inspect
 import json
 import sys
 import tempfile
 import traceback
 import types
+
+
+def with_torch_dtypes(mc):
+    """Real transformers turns config.json's `torch_dtype` string into a torch dtype, which older
+    releases compare with their own; without torch it stays a string, so it is turned here."""
+    verify = getattr(mc, "_get_and_verify_dtype", None)
+    if verify is None or getattr(verify, "probe_wrapped", False):
+        return
+
+    def wrapped(config, *args, **kwargs):
+        for c in (config, getattr(config, "text_config", None)):
+            name = getattr(c, "torch_dtype", None)
+            if isinstance(name, str) and hasattr(mc.torch, name):
+                c.torch_dtype = getattr(mc.torch, name)
+        return verify(config, *args, **kwargs)
+
+    wrapped.probe_wrapped = True
+    mc._get_and_verify_dtype = wrapped
+
+
+def with_tp_group(server_args, present):
+    """The model runner sets up its tensor-parallel group before it loads the model; a release
+    whose quantisation config logs on rank 0 asks for it. A stand-in group: rank 0 of TP."""
+    import oracle
+    try:
+        ps = oracle.import_with_stubs("sglang.srt.distributed.parallel_state", extra_stubs=present)
+    except Exception:  # a release without it
+        return
+    if getattr(ps, "_TP", 1) is None:
+        ps._TP = types.SimpleNamespace(rank_in_group=0, world_size=server_args.tp_size,
+                                       rank=0, local_rank=0)
+
+
+def model_config_of(cls, server_args):
+    """The release's ModelConfig of the arguments, built as its worker builds it."""
+    if hasattr(cls, "from_server_args"):
+        return cls.from_server_args(server_args)
+    # Before 0.4.6.post5 the worker hands the constructor the arguments one by one.
+    wanted = inspect.signature(cls.__init__).parameters
+    given = {
+        "trust_remote_code": server_args.trust_remote_code,
+        "revision": server_args.revision,
+        "context_length": server_args.context_length,
+        "model_override_args": server_args.json_model_override_args,
+        "is_embedding": server_args.is_embedding,
+        "enable_multimodal": getattr(server_args, "enable_multimodal", None),
+        "dtype": server_args.dtype,
+        "quantization": server_args.quantization,
+    }
+    return cls(server_args.model_path, **{k: v for k, v in given.items() if k in wanted})
 
 
 def main():
@@ -118,12 +174,18 @@ def main():
         # ModelConfig of the model's config.json.
         with contextlib.redirect_stdout(sys.stderr):
             mc = oracle.import_with_stubs("sglang.srt.configs.model_config", extra_stubs=present)
+            with_torch_dtypes(mc)
             try:
-                runner.model_config = mc.ModelConfig.from_server_args(server_args)
-            except (AssertionError, ValueError) as e:
+                runner.model_config = model_config_of(mc.ModelConfig, server_args)
+            except Exception as e:
                 # The model config's own checks refuse the checkpoint before the function.
+                if not isinstance(e, (AssertionError, ValueError)) and \
+                        type(e).__name__ not in opts.refuse_types.split(","):
+                    raise
                 print(json.dumps({"refused": f"{type(e).__name__}: {e}"[:300]}), file=sys.__stdout__)
                 return
+    with contextlib.redirect_stdout(sys.stderr):
+        with_tp_group(server_args, present)
     first = runner.model_config if opts.model_config_first else runner
     if opts.server_args_first:
         first = server_args

@@ -164,7 +164,8 @@ for req in m.requires("sglang") or []:
 def venv_versions(python, names, cuda=None):
     """The versions of `names` installed in a venv: what a rule reading the install (the case's
     `packages`) is told, as `detect` would record them. The venvs hold no torch: `torch` is the
-    oracle's stand-in, which needs the case's `cuda` (left out where the release pins none).
+    oracle's stand-in, which needs the case's `cuda` (left out where the release pins none). A
+    name not installed is left out, as `detect` leaves it out (a rule reading that it is missing).
     scripts/sweep-refusals.py tells the launcher the same stand-in."""
     if not names:
         return {}
@@ -176,7 +177,10 @@ for n in sys.argv[2:]:
         if pin:
             out[n] = f"{pin}+cu{sys.argv[1].replace('.', '')}"
     else:
-        out[n] = m.version(n)
+        try:
+            out[n] = m.version(n)
+        except m.PackageNotFoundError:
+            pass
 print(json.dumps(out))
 """
     if "torch" in names and not cuda:

@@ -11,6 +11,8 @@ use crate::support::{
 
 const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
 const Q30: &str = "Qwen__Qwen3-30B-A3B-FP8";
+/// A ModelOpt NVFP4 checkpoint whose quantisation sits in `hf_quant_config.json`.
+const NVFP4_HFQ: &str = "synthetic__Qwen3-8B-modelopt-nvfp4-hfq";
 
 /// Every QUANT case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -124,7 +126,25 @@ fn plain_int4() -> Vec<Case> {
             .model(checkpoint("synthetic__Llama-2-7B-GPTQ-asym"))
             .no(),
         c("QUANT025").on(T4).tp(1).model(awq()).no(),
+        // QUANT027: the 0.4.x releases load AWQ and GPTQ from vLLM.
+        q27("0.4.9").model(awq()),
+        q27("0.4.5.post3").model(gptq()),
+        q27("0.4.10.post2").arg("--quantization", json!("gptq_marlin")),
+        q27("0.4.9")
+            .model(awq())
+            .pkgs(&[("sglang", "0.4.9"), ("vllm", "0.9.0.1")])
+            .no(),
+        q27("0.5.0rc2").model(awq()).no(),
+        q27("0.4.5.post2").model(awq()).no(),
+        q27("0.4.9").model(checkpoint(Q30)).no(),
+        // An install not read says nothing about vLLM.
+        c("QUANT027").version("0.4.9").model(awq()).no(),
     ]
+}
+
+/// QUANT027's case on `v` with the install read (SGLang `v`, no vLLM).
+fn q27(v: &'static str) -> Case {
+    c("QUANT027").version(v).tp(1).pkgs(&[("sglang", v)])
 }
 
 /// QUANT021: GLM-5's BF16 shared expert fused into NVFP4 routed experts (0.5.9–0.5.20).
@@ -455,6 +475,17 @@ fn base() -> Vec<Case> {
             .version("0.5.2")
             .on(T4)
             .tp(1)
+            .arg("--quantization", json!("fp8")),
+        c("QUANT010")
+            .version("0.4.5.post3")
+            .on(T4)
+            .tp(1)
+            .arg("--quantization", json!("fp8")),
+        // Before the goldens' first release nothing is claimed.
+        c("QUANT010")
+            .version("0.4.5.post2")
+            .on(T4)
+            .tp(1)
             .arg("--quantization", json!("fp8"))
             .no(),
         c("QUANT010")
@@ -527,7 +558,8 @@ fn base() -> Vec<Case> {
                 ..moe()
             })
             .no(),
-        // Methods that demand SM89 at load: QUANT010's from 0.5.5, QUANT007's before.
+        // Methods that demand SM89 at load: QUANT010's where the goldens record it (w8a8_fp8
+        // from 0.4.5.post3, ModelOpt FP8 from 0.5.5), QUANT007's before.
         c("QUANT007")
             .on(A100)
             .arg("--quantization", json!("w8a8_fp8"))
@@ -535,7 +567,16 @@ fn base() -> Vec<Case> {
         c("QUANT007")
             .version("0.5.2")
             .on(A100)
+            .arg("--quantization", json!("w8a8_fp8"))
+            .no(),
+        c("QUANT010")
+            .version("0.5.2")
+            .on(A100)
             .arg("--quantization", json!("w8a8_fp8")),
+        c("QUANT007")
+            .version("0.5.2")
+            .on(A100)
+            .arg("--quantization", json!("modelopt_fp8")),
         c("QUANT007")
             .on(A100)
             .arg("--quantization", json!("modelopt_fp8"))
@@ -624,6 +665,53 @@ fn base() -> Vec<Case> {
                 quant_method: Some("modelopt_fp4".into()),
                 ..model("Qwen3ForCausalLM")
             })
+            .no(),
+        // Kept in hf_quant_config.json, the checkpoint's NVFP4 is read as such from 0.4.8.
+        c("QUANT010").version("0.4.8").model(checkpoint(NVFP4_HFQ)),
+        c("QUANT010").version("0.5.9").model(checkpoint(NVFP4_HFQ)),
+        c("QUANT010")
+            .version("0.5.9")
+            .on(B200)
+            .model(checkpoint(NVFP4_HFQ))
+            .no(),
+        c("QUANT010")
+            .version("0.4.7.post1")
+            .model(checkpoint(NVFP4_HFQ))
+            .no(),
+        c("QUANT010")
+            .version("0.4.7.post1")
+            .model(checkpoint(NVFP4_HFQ))
+            .arg("--quantization", json!("modelopt_fp4")),
+        // ... while config.json's before 0.5.10.post1 is read as another method.
+        c("QUANT010")
+            .version("0.5.9")
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4"))
+            .no(),
+        // QUANT026: before 0.4.8 hf_quant_config.json is read with the FP8 method only.
+        c("QUANT026")
+            .version("0.4.7.post1")
+            .on(B200)
+            .model(checkpoint(NVFP4_HFQ)),
+        c("QUANT026")
+            .version("0.4.5.post3")
+            .model(checkpoint(NVFP4_HFQ))
+            .arg("--quantization", json!("modelopt")),
+        c("QUANT026")
+            .version("0.4.7.post1")
+            .on(B200)
+            .model(checkpoint(NVFP4_HFQ))
+            .arg("--quantization", json!("modelopt_fp4"))
+            .no(),
+        c("QUANT026")
+            .version("0.4.8")
+            .on(B200)
+            .model(checkpoint(NVFP4_HFQ))
+            .no(),
+        // In config.json the method is read another way (QUANT010's note), not this one.
+        c("QUANT026")
+            .version("0.4.7.post1")
+            .on(B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4"))
             .no(),
         c("QUANT002").version("0.5.9").model(ModelFacts {
             quant_method: Some("modelopt_fp4".into()),

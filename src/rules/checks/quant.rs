@@ -15,7 +15,7 @@ fn is_nvfp4(q: &str) -> bool {
     )
 }
 
-fn source(ctx: &Context) -> &'static str {
+pub(super) fn source(ctx: &Context) -> &'static str {
     if ctx.quant_given().is_some() {
         opt::QUANTIZATION
     } else {
@@ -44,9 +44,13 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
 }
 
 /// The first release whose loader refusals below the FP8 and NVFP4 methods' minimum capability
-/// the goldens record (MXFP4's reach back to 0.5.0rc2, the first release with GPT-OSS the
-/// goldens run).
-const LOADER_MIN_CC_FROM: &str = "0.5.5";
+/// the goldens record (the check is older; MXFP4's reach back to 0.5.0rc2, the first release
+/// with GPT-OSS the goldens run).
+const LOADER_MIN_CC_FROM: &str = "0.4.5.post3";
+
+/// The first release the goldens record refusing a ModelOpt FP8 checkpoint below 8.9 (older
+/// ones read config.json's ModelOpt section in another layout).
+const MODELOPT_FP8_MIN_CC_FROM: &str = "0.5.5";
 
 /// The minimum compute capability SGLang's loader demands of a method (its
 /// `get_min_capability`), for the methods and releases the goldens cover.
@@ -61,16 +65,36 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
     }
     match q {
         "fp8" => Some((8, 0)),
-        "w8a8_fp8" | "modelopt_fp8" => Some((8, 9)),
-        // ModelOptFp4Config asks for 10.0 until 0.5.13, 8.0 from then. The goldens read an
-        // NVFP4 checkpoint as modelopt_fp4 by itself from 0.5.10.post1; before, only with
-        // --quantization modelopt_fp4.
+        "w8a8_fp8" => Some((8, 9)),
+        "modelopt_fp8" => at_least(v, MODELOPT_FP8_MIN_CC_FROM).then_some((8, 9)),
+        // ModelOptFp4Config asks for 10.0 until 0.5.13, 8.0 from then.
+        "modelopt_fp4" if !nvfp4_read_as_nvfp4(ctx) => None,
         "modelopt_fp4" if at_least(v, "0.5.13") => Some((8, 0)),
-        "modelopt_fp4" if ctx.quant_given().is_some() || at_least(v, "0.5.10.post1") => {
-            Some((10, 0))
-        }
+        "modelopt_fp4" => Some((10, 0)),
         _ => None,
     }
+}
+
+/// The release's loader takes a ModelOpt NVFP4 checkpoint with its NVFP4 method: with
+/// `--quantization modelopt_fp4`; kept in `hf_quant_config.json`, by itself from 0.4.8
+/// (earlier releases read that file as FP8 only: QUANT026); in config.json, from 0.5.10.post1
+/// (the goldens' first release that reads it there).
+fn nvfp4_read_as_nvfp4(ctx: &Context) -> bool {
+    use crate::sglang::release::at_least;
+    if ctx.quant_given().as_deref() == Some("modelopt_fp4") {
+        return true;
+    }
+    // Facts that do not say where the method came from are read as config.json's: the later,
+    // surer release.
+    let in_hf_quant_config = ctx
+        .model
+        .is_some_and(|m| m.checkpoint_quant_method.is_some() && m.config_quant_method.is_none());
+    let from = if in_hf_quant_config {
+        "0.4.8"
+    } else {
+        "0.5.10.post1"
+    };
+    at_least(ctx.version, from)
 }
 
 /// FP8 in effect on GPUs before SM89 that the loader itself does not refuse (QUANT010's): the
@@ -104,6 +128,38 @@ pub(crate) fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
         floor.0,
         floor.1,
     ))]
+}
+
+/// QUANT026: a ModelOpt NVFP4 checkpoint that keeps its quantisation in `hf_quant_config.json`,
+/// without `--quantization modelopt_fp4`, on a release that reads that file with its ModelOpt
+/// FP8 method only: the method refuses any other `quant_algo`, on every GPU.
+pub(crate) fn nvfp4_read_as_fp8(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model else {
+        return vec![];
+    };
+    let in_hf_quant_config = m.checkpoint_quant_method.as_deref() == Some("modelopt_fp4")
+        && m.config_quant_method.is_none();
+    // Another method than ModelOpt's named is QUANT009's refusal.
+    let named = ctx.quant_given();
+    if !in_hf_quant_config
+        || nvfp4_read_as_nvfp4(ctx)
+        || named.as_deref().is_some_and(|q| q != "modelopt")
+    {
+        return vec![];
+    }
+    let fired = Fired::new(format!(
+        "an NVFP4 checkpoint whose hf_quant_config.json names it, without {q} modelopt_fp4: \
+         SGLang {}'s loader reads that file with its ModelOpt FP8 method, which refuses it on \
+         every GPU ('ModelOpt only supports static FP8 quantization in SGLang'); name the \
+         method with {q} modelopt_fp4",
+        ctx.version,
+        q = opt::QUANTIZATION,
+    ));
+    // The user's own --quantization modelopt stays theirs.
+    match named {
+        Some(_) => vec![fired],
+        None => vec![fired.with_fix(set_arg(opt::QUANTIZATION, "modelopt_fp4"))],
+    }
 }
 
 /// QUANT001: FP8 MoE experts on GPUs before SM89 (Triton's fp8e4nv kernels; reports pin it).
