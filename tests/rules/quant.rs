@@ -682,6 +682,20 @@ fn base() -> Vec<Case> {
             .version("0.4.7.post1")
             .model(checkpoint(NVFP4_HFQ))
             .arg("--quantization", json!("modelopt_fp4")),
+        // ModelOpt FP8 kept in hf_quant_config.json: below 8.9 from 0.4.5.post3.
+        c("QUANT010")
+            .version("0.4.9")
+            .on(A100)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-fp8-hfq")),
+        c("QUANT010")
+            .version("0.4.9")
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-fp8-hfq"))
+            .no(),
+        c("QUANT010")
+            .version("0.4.9")
+            .on(A100)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-fp8"))
+            .no(),
         // ... while config.json's before 0.5.10.post1 is read as another method.
         c("QUANT010")
             .version("0.5.9")

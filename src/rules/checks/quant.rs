@@ -48,8 +48,9 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
 /// with GPT-OSS the goldens run).
 const LOADER_MIN_CC_FROM: &str = "0.4.5.post3";
 
-/// The first release the goldens record refusing a ModelOpt FP8 checkpoint below 8.9 (older
-/// ones read config.json's ModelOpt section in another layout).
+/// The first release the goldens record refusing a ModelOpt FP8 checkpoint whose config.json holds
+/// the quantisation below 8.9 (older ones cannot read that layout); one whose
+/// `hf_quant_config.json` holds it is refused below 8.9 from 0.4.5.post3.
 const MODELOPT_FP8_MIN_CC_FROM: &str = "0.5.5";
 
 /// The minimum compute capability SGLang's loader demands of a method (its
@@ -66,13 +67,22 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
     match q {
         "fp8" => Some((8, 0)),
         "w8a8_fp8" => Some((8, 9)),
-        "modelopt_fp8" => at_least(v, MODELOPT_FP8_MIN_CC_FROM).then_some((8, 9)),
+        "modelopt_fp8" if at_least(v, MODELOPT_FP8_MIN_CC_FROM) || in_hf_quant_config(ctx) => {
+            Some((8, 9))
+        }
         // ModelOptFp4Config asks for 10.0 until 0.5.13, 8.0 from then.
         "modelopt_fp4" if !nvfp4_read_as_nvfp4(ctx) => None,
         "modelopt_fp4" if at_least(v, "0.5.13") => Some((8, 0)),
         "modelopt_fp4" => Some((10, 0)),
         _ => None,
     }
+}
+
+/// The checkpoint's quantisation comes from `hf_quant_config.json`. Facts that do not say where
+/// the method came from count as config.json's, which older releases read in another layout.
+fn in_hf_quant_config(ctx: &Context) -> bool {
+    ctx.model
+        .is_some_and(|m| m.checkpoint_quant_method.is_some() && m.config_quant_method.is_none())
 }
 
 /// The release's loader takes a ModelOpt NVFP4 checkpoint with its NVFP4 method: with
@@ -84,12 +94,7 @@ fn nvfp4_read_as_nvfp4(ctx: &Context) -> bool {
     if ctx.quant_given().as_deref() == Some("modelopt_fp4") {
         return true;
     }
-    // Facts that do not say where the method came from are read as config.json's: the later,
-    // surer release.
-    let in_hf_quant_config = ctx
-        .model
-        .is_some_and(|m| m.checkpoint_quant_method.is_some() && m.config_quant_method.is_none());
-    let from = if in_hf_quant_config {
+    let from = if in_hf_quant_config(ctx) {
         "0.4.8"
     } else {
         "0.5.10.post1"
