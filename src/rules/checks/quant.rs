@@ -139,14 +139,12 @@ pub(crate) fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
 /// without `--quantization modelopt_fp4`, on a release that reads that file with its ModelOpt
 /// FP8 method only: the method refuses any other `quant_algo`, on every GPU.
 pub(crate) fn nvfp4_read_as_fp8(ctx: &Context) -> Vec<Fired> {
-    let Some(m) = ctx.model else {
-        return vec![];
-    };
-    let in_hf_quant_config = m.checkpoint_quant_method.as_deref() == Some("modelopt_fp4")
-        && m.config_quant_method.is_none();
+    let nvfp4 = ctx
+        .model
+        .is_some_and(|m| m.checkpoint_quant_method.as_deref() == Some("modelopt_fp4"));
     // Another method than ModelOpt's named is QUANT009's refusal.
     let named = ctx.quant_given();
-    if !in_hf_quant_config
+    if !(nvfp4 && in_hf_quant_config(ctx))
         || nvfp4_read_as_nvfp4(ctx)
         || named.as_deref().is_some_and(|q| q != "modelopt")
     {
