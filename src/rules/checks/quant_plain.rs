@@ -6,10 +6,6 @@ use super::*;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
-/// The first release with SGLang's own AWQ and GPTQ methods; earlier ones import vLLM's (and
-/// refuse the methods without vLLM installed).
-const OWN_METHODS_FROM: &str = "0.5.0rc2";
-
 /// Methods whose kernels take float16 activations only (AWQ's and GPTQ's own GEMMs; their
 /// Marlin methods take bfloat16 too).
 const FLOAT16_ONLY: [&str; 2] = ["awq", "gptq"];
@@ -81,11 +77,9 @@ fn model_dtype(ctx: &Context) -> Option<(&'static str, bool)> {
     Some((dtype, named))
 }
 
-/// QUANT024: plain AWQ or GPTQ with a model dtype other than float16.
+/// QUANT024: plain AWQ or GPTQ with a model dtype other than float16. The catalogue's range
+/// starts at 0.5.0rc2, SGLang's own methods; earlier releases import vLLM's.
 pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
-    if !at_least(ctx.version, OWN_METHODS_FROM) {
-        return vec![];
-    }
     let Some((method, why)) = plain_method(ctx) else {
         return vec![];
     };
@@ -132,7 +126,7 @@ pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
     else {
         return vec![];
     };
-    if !at_least(ctx.version, NO_PLAIN_GPTQ_FROM) || ctx.quant_given().is_some() {
+    if ctx.quant_given().is_some() {
         return vec![];
     }
     let why = if let Some(old) = all_below_marlin(ctx) {
@@ -151,17 +145,11 @@ pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// The first release the goldens record refusing AWQ and GPTQ without vLLM installed (SGLang's
-/// own CUDA dependencies leave vLLM out by then).
-const VLLM_METHODS_RECORDED_FROM: &str = "0.4.5.post3";
-
 /// QUANT027: an AWQ or GPTQ checkpoint on a release that loads both methods from vLLM, with the
-/// install read and no vLLM in it: the loader stops before a weight is read, on every GPU.
+/// install read and no vLLM in it: the loader stops before a weight is read, on every GPU. The
+/// catalogue's range is the releases the goldens record it for (0.4.5.post3 to 0.5.0rc1).
 pub(crate) fn int4_without_vllm(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
-    if !at_least(v, VLLM_METHODS_RECORDED_FROM) || at_least(v, OWN_METHODS_FROM) {
-        return vec![];
-    }
     // Only an install that was read says vLLM is missing.
     let missing = ctx
         .packages
