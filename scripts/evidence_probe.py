@@ -36,6 +36,15 @@ does when it calls a method on the loaded target (`get_embed_and_head`, …): a 
 the methods is refused as Python refuses the call ('<Class>' object has no attribute 'A'); a
 class of SGLang's that defines `__getattr__` (which would answer for the instance) stops the
 probe instead.
+
+`--stubs A[,B...]`: modules the oracle's stand-in answers for, besides those of a real install the
+venv lacks (a module imported on the way that the check never reaches).
+
+`--quant-layers`: the function returns a compressed-tensors quantisation config (the loader's
+`_get_quantization_config`); it is then asked for the methods of the first decoder layer's linear
+layers, and of a MoE layer's experts where the model has them, as the model's constructor asks
+(each with its prefix, so the config's `ignore` list applies). That is where the config picks each
+layer's scheme, and where a scheme that needs what the install lacks raises.
 """
 import argparse
 import contextlib
@@ -120,6 +129,9 @@ def main():
     ap.add_argument("--refuse-types", default="")
     ap.add_argument("--pp-gate", action="store_true")
     ap.add_argument("--method-gate", default="")
+    ap.add_argument("--quant-layers", action="store_true")
+    # Further modules the stand-in answers for (imported on the way, never reached by the check).
+    ap.add_argument("--stubs", default="")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path.insert(0, opts.oracle)
@@ -137,6 +149,7 @@ def main():
     alias_dtypes(oracle)
     present = [m for m in defaults_oracle.real_install_modules(version)
                if importlib.machinery.PathFinder.find_spec(m) is None and m != "pynvml"]
+    present += [m for m in opts.stubs.split(",") if m]
     module, qualname = opts.function.split(":")
     argv = [a for a in opts.argv if a != "--"]
     sys.argv[0] = "launch_server.py"
@@ -196,6 +209,9 @@ def main():
             pp_gate(got, server_args)
         if opts.method_gate:
             method_gate(got, opts.method_gate.split(","))
+        if opts.quant_layers:
+            with contextlib.redirect_stdout(sys.stderr):
+                quant_layers(got, runner.model_config, present)
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
@@ -239,6 +255,28 @@ def method_gate(loaded, methods):
         if "__getattr__" in vars(k):
             raise RuntimeError(f"{k.__name__} defines __getattr__: the call may be answered")
     raise AttributeError(f"'{cls.__name__}' object has no attribute '{methods[0]}'")
+
+
+LINEAR_PREFIXES = ("model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj",
+                   "model.layers.0.mlp.gate_up_proj", "model.layers.0.mlp.down_proj")
+
+
+def quant_layers(qc, model_config, present):
+    """What building the model asks of a compressed-tensors config the loader returned: the
+    method of a linear layer of the first decoder layer, and of a MoE layer's experts where the
+    model has them (each as the model's constructor asks for it, with the layer's prefix)."""
+    import oracle
+    if type(qc).__name__ != "CompressedTensorsConfig":
+        raise RuntimeError(f"quant-layers reads compressed-tensors only, not {type(qc).__name__}")
+    linear = oracle.import_with_stubs("sglang.srt.layers.linear", extra_stubs=present)
+    for prefix in LINEAR_PREFIXES:
+        qc.get_quant_method(object.__new__(linear.LinearBase), prefix)
+    hf = model_config.hf_text_config if hasattr(model_config, "hf_text_config") else model_config.hf_config
+    experts = [getattr(hf, k, None) for k in ("num_experts", "n_routed_experts", "num_local_experts")]
+    if any(experts):
+        moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
+        first = getattr(hf, "first_k_dense_replace", 0) or 0
+        qc.get_quant_method(object.__new__(moe.FusedMoE), f"model.layers.{first}.mlp.experts")
 
 
 def alias_dtypes(oracle):

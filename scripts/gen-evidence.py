@@ -25,7 +25,8 @@ the argument handling or the model config before the function counts as its; `pr
 exception types that are the check itself (a gate raising RuntimeError); `probe_pp_gate = true`
 applies the model runner's pipeline-parallel gate to the class the probed loader function
 returns, and `probe_method_gate = ["name", ...]` a speculative worker's call of one of those methods
-on it (scripts/evidence_probe.py says how). Where the stand-in
+on it, and `probe_quant_layers = true` asks the quantisation config it returns for a decoder
+layer's methods (scripts/evidence_probe.py says how). Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
 or it stopped on a name in `past_stop` (an attribute the function reads only after the check);
@@ -37,6 +38,16 @@ topology file's `host.packages`, as `detect --json` writes them. `torch` is the 
 (the venvs hold none): the version the release pins, labelled with the case's `cuda`. `rdma =
 true` records the recording machine's RDMA devices (`/sys/class/infiniband`, none when it is
 missing), which the release's own device check read; the replay gives them as `host.rdma_devices`.
+
+`overlay` names distributions a real install of the release holds that the oracle venv lacks and
+the probed code needs for real (e.g. `["compressed-tensors"]`, which SGLang requires unpinned:
+without it the oracle's stand-in answers for it). Each is installed, at the newest final release
+PyPI had on the day the SGLang release was uploaded (what `pip install sglang` resolved then),
+into `<venvs>/overlay-<release>-<names>` with `--no-deps`, beside what they require that the venv
+lacks (torch aside: the oracle's stand-in), each at the same date's release with its own
+dependencies, and the probe runs with that folder on PYTHONPATH. `probe_stubs` names modules the probe's stand-in answers for: the compressed-tensors
+cases name `accelerate`, which compressed-tensors 0.12.1 (current at 0.5.3) imports unguarded for
+its transforms, which picking a scheme never reaches.
 
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
@@ -50,6 +61,9 @@ registers them.
 """
 import argparse
 import json
+import os
+import re
+import urllib.request
 import subprocess
 import sys
 import tomllib
@@ -115,11 +129,17 @@ def probe(oracle, python, case, gpu):
         cmd += ["--method-gate", ",".join(case["probe_method_gate"])]
     if "probe_refuse_types" in case:
         cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
+    if case.get("probe_quant_layers"):
+        cmd += ["--quant-layers"]
+    if "probe_stubs" in case:
+        cmd += ["--stubs", ",".join(case["probe_stubs"])]
     models = f"{Path(oracle).resolve()}/models/"
     argv = ["--model-path", model_arg(case["model"])] + fixture_args(case["argv"])
     cmd += ["--"] + [a.replace("@models/", models) for a in argv]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={
-        **__import__("os").environ, "PYTHONHASHSEED": "0"})
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    if case.get("overlay"):
+        env["PYTHONPATH"] = str(overlay(python, case["overlay"]))
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
     if not lines:
         return {"error": f"probe failed: {res.stderr[-500:]}", "error_stage": "oracle"}
@@ -136,6 +156,58 @@ def probe(oracle, python, case, gpu):
             return {"error": f"probe stopped short of the check: {r['stopped']} in {r['at'][-3:]}",
                     "error_stage": "oracle"}
     return {"error": r["refused"], "error_stage": "probe"} if "refused" in r else {}
+
+
+def released(dist):
+    """{version: upload day} of a distribution's releases on PyPI."""
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{dist}/json", timeout=60) as r:
+        data = json.load(r)
+    return {v: files[0]["upload_time"][:10] for v, files in data["releases"].items() if files}
+
+
+def current_at(dist, day):
+    """The newest final release of `dist` uploaded on or before `day`."""
+    key = lambda v: tuple(int(x) for x in v.split("."))
+    final = lambda v: all(c.isdigit() or c == "." for c in v)
+    return max((v for v, d in released(dist).items() if final(v) and d <= day), key=key)
+
+
+def requirements(metadata):
+    """The distributions a METADATA file requires outside any extra."""
+    out = []
+    for line in metadata.read_text().splitlines():
+        if line.startswith("Requires-Dist:") and "extra ==" not in line:
+            out.append(re.split(r"[\s<>=!~;\[(]", line.split(":", 1)[1].strip())[0].lower())
+    return out
+
+
+def installed(python, names):
+    """Which of `names` the venv already holds (kept as they are, not shadowed)."""
+    code = ("import importlib.metadata as m, sys\n"
+            "for n in sys.argv[1:]:\n"
+            "    try: m.version(n); print(n)\n"
+            "    except m.PackageNotFoundError: pass\n")
+    res = subprocess.run([str(python), "-c", code, *names], capture_output=True, text=True, check=True)
+    return set(res.stdout.split())
+
+
+def overlay(python, dists):
+    """`<venvs>/overlay-<release>-<names>`: the distributions as PyPI had them at the release."""
+    release = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('sglang'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    target = python.parent.parent.parent / f"overlay-{release}-{'+'.join(sorted(dists))}"
+    if (target / "DONE").exists():
+        return target
+    day = released("sglang")[release]
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target", str(target)]
+    subprocess.run(pip + ["--no-deps"] + [f"{d}=={current_at(d, day)}" for d in dists], check=True)
+    # Their own requirements, torch and transformers aside (the venv's stand-in and pin answer).
+    needs = {r for meta in target.glob("*.dist-info/METADATA") for r in requirements(meta)}
+    needs = sorted(needs - {"torch", "transformers", *dists} - installed(python, needs))
+    if needs:
+        subprocess.run(pip + [f"{d}=={current_at(d, day)}" for d in needs], check=True)
+    (target / "DONE").write_text(f"{day}\n")
+    return target
 
 
 def run(oracle, python, cases):

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sglang_launch::facts::model::quant::WeightFormat;
+use sglang_launch::facts::model::quant::{CompressedScheme, WeightFormat};
 use sglang_launch::facts::model::{self, ModelFacts};
 use sglang_launch::sglang::{self, flagset};
 
@@ -284,4 +284,57 @@ fn deepseek_v4_nvfp4_export_is_the_fp8_nvfp4_hybrid() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     assert!(!facts_of(&files).nvfp4_moe_hybrid);
+}
+
+/// The scheme each compressed-tensors group selects (QUANT028 reads which of them the older
+/// releases built from vLLM): FP8-dynamic is W8A8; the same group without activations is FP8
+/// weight-only per channel, which SGLang's group/channel test takes as WNA16; per tensor it is FP8
+/// weight-only; Kimi-K2.5's INT4 group is WNA16, and asymmetric it is none of them.
+#[test]
+fn compressed_tensors_schemes() {
+    use CompressedScheme::*;
+    let real = quant(
+        "RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic",
+        "config.json",
+    );
+    assert_eq!(
+        facts_of(std::slice::from_ref(&real)).compressed_schemes,
+        [Fp8W8a8]
+    );
+    let edited = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+        edit(
+            config
+                .pointer_mut("/quantization_config/config_groups/group_0")
+                .unwrap(),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, config.to_string()).unwrap();
+        facts_of(&[path]).compressed_schemes
+    };
+    assert_eq!(
+        edited(&|g| g["input_activations"] = serde_json::Value::Null),
+        [Wna16]
+    );
+    let per_tensor = |g: &mut serde_json::Value| {
+        g["input_activations"] = serde_json::Value::Null;
+        g["weights"]["strategy"] = "tensor".into();
+    };
+    assert_eq!(edited(&per_tensor), [Fp8WeightOnly]);
+    let kimi = Path::new(MODELS).join("moonshotai__Kimi-K2.5/config.json");
+    assert_eq!(
+        facts_of(std::slice::from_ref(&kimi)).compressed_schemes,
+        [Wna16]
+    );
+    let w4a16 = Path::new(MODELS).join("synthetic__Qwen3-8B-w4a16-ct/config.json");
+    assert_eq!(facts_of(&[w4a16]).compressed_schemes, [Wna16]);
+    let asym = |g: &mut serde_json::Value| {
+        g["input_activations"] = serde_json::Value::Null;
+        g["weights"]["symmetric"] = false.into();
+    };
+    assert_eq!(edited(&asym), [Other]);
+    let awq = Path::new(MODELS).join("TheBloke__Llama-2-7B-AWQ/config.json");
+    assert!(facts_of(&[awq]).compressed_schemes.is_empty());
 }

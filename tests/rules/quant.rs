@@ -30,6 +30,7 @@ pub fn cases() -> Vec<Case> {
         quant022(),
         quant023(),
         plain_int4(),
+        quant028(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -145,6 +146,43 @@ fn plain_int4() -> Vec<Case> {
 /// QUANT027's case on `v` with the install read (SGLang `v`, no vLLM).
 fn q27(v: &'static str) -> Case {
     c("QUANT027").version(v).tp(1).pkgs(&[("sglang", v)])
+}
+
+/// QUANT028: compressed-tensors schemes built from vLLM's kernels (0.4.5.post3 to 0.5.3.post2).
+fn quant028() -> Vec<Case> {
+    let w4a16 = || checkpoint("synthetic__Qwen3-8B-w4a16-ct");
+    let fp8 = || checkpoint("RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic");
+    let q28 = |v: &'static str, m: ModelFacts| {
+        c("QUANT028")
+            .version(v)
+            .tp(1)
+            .model(m)
+            .pkgs(&[("sglang", v)])
+    };
+    vec![
+        // Weight-only integers need vLLM on every GPU.
+        q28("0.5.3.post2", w4a16()).on(H100),
+        q28("0.4.5.post3", w4a16()).on(A100),
+        // FP8 W8A8 runs weight-only (through vLLM's Marlin) below 8.9 only.
+        q28("0.5.3.post2", fp8()).on(A100),
+        q28("0.5.3.post2", fp8()).on(H100).no(),
+        // 0.5.4 has its own kernels; an install with vLLM, or one not read, says nothing.
+        q28("0.5.4", w4a16()).on(H100).no(),
+        q28("0.5.3.post2", w4a16())
+            .on(H100)
+            .pkgs(&[("sglang", "0.5.3.post2"), ("vllm", "0.10.1.1")])
+            .no(),
+        c("QUANT028")
+            .version("0.5.3.post2")
+            .on(H100)
+            .tp(1)
+            .model(w4a16())
+            .no(),
+        // Other methods are not this rule's.
+        q28("0.5.3.post2", checkpoint("TheBloke__Llama-2-7B-AWQ"))
+            .on(A100)
+            .no(),
+    ]
 }
 
 /// QUANT021: GLM-5's BF16 shared expert fused into NVFP4 routed experts (0.5.9–0.5.20).

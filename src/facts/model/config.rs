@@ -9,8 +9,8 @@ use super::context::{Transformers, derived_context_length};
 use super::defaults::{self, TypeDefaults};
 use super::plausible::{self, Implausible};
 use super::quant::{
-    attention_unquantised, block_size, compressed_w8a8_int8, format, ignored_layers, kv_cache_fp8,
-    method, nvfp4_moe_hybrid, weight_bits,
+    attention_unquantised, block_size, compressed_schemes, compressed_w8a8_int8, format,
+    ignored_layers, kv_cache_fp8, method, nvfp4_moe_hybrid, weight_bits,
 };
 use super::{ModelFacts, WeightSource};
 
@@ -136,6 +136,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         compressed_w8a8_int8: quant.is_some_and(compressed_w8a8_int8),
+        compressed_schemes: quant.map(compressed_schemes).unwrap_or_default(),
         nvfp4_moe_hybrid: quant.is_some_and(nvfp4_moe_hybrid),
         is_multimodal: vision.is_some(),
         vision_layers: tower("num_hidden_layers"),

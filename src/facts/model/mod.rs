@@ -161,6 +161,8 @@ pub struct ModelFacts {
     pub kv_cache_fp8: bool,
     /// A compressed-tensors checkpoint with 8-bit integer weights and activations (W8A8-INT8).
     pub compressed_w8a8_int8: bool,
+    /// The scheme of each compressed-tensors config group (empty for other methods).
+    pub compressed_schemes: Vec<quant::CompressedScheme>,
     /// A hybrid FP8 + NVFP4 checkpoint as SGLang marks it (mixed precision, NVFP4 experts, a
     /// group size), which its NVFP4 MoE runners take whatever `--quantization` holds.
     pub nvfp4_moe_hybrid: bool,

@@ -298,3 +298,72 @@ pub(super) fn compressed_w8a8_int8(q: &Map<String, Value>) -> bool {
 pub(super) fn plausible_bits(b: u64) -> Option<u32> {
     u32::try_from(b).ok().filter(|b| (1..=32).contains(b))
 }
+
+/// The scheme SGLang's compressed-tensors config picks for a config group's linear layers (as
+/// 0.4.5–0.5.3 pick it; which of them needed vLLM's kernels is a rule's business).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CompressedScheme {
+    /// Integer weights per group or channel, symmetric and static, no activation quantisation
+    /// (llm-compressor's W4A16 / W8A16).
+    Wna16,
+    /// FP8 weights and activations, per tensor or channel (the FP8 and FP8-dynamic presets).
+    Fp8W8a8,
+    /// FP8 weights only, per tensor or channel.
+    Fp8WeightOnly,
+    /// Anything else (INT8 activations, NVFP4, block FP8, asymmetric integers, …).
+    Other,
+}
+
+/// The scheme of each compressed-tensors config group, in the config's order; empty for other
+/// methods.
+pub(super) fn compressed_schemes(q: &Map<String, Value>) -> Vec<CompressedScheme> {
+    if method(q).as_deref() != Some("compressed-tensors") {
+        return Vec::new();
+    }
+    // The formats whose layers may quantise activations too (compressed-tensors' names).
+    let activation_format = matches!(
+        q.get("format").and_then(Value::as_str),
+        Some("naive-quantized" | "int-quantized" | "float-quantized")
+    );
+    (q.get("config_groups").and_then(Value::as_object))
+        .into_iter()
+        .flat_map(|g| g.values())
+        .map(|g| scheme_of(g, activation_format))
+        .collect()
+}
+
+fn scheme_of(group: &Value, activation_format: bool) -> CompressedScheme {
+    let Some(w) = group.get("weights").filter(|w| w.is_object()) else {
+        return CompressedScheme::Other;
+    };
+    let input = group.get("input_activations").filter(|a| a.is_object());
+    let flag =
+        |v: &Value, k: &str, default: bool| v.get(k).and_then(Value::as_bool).unwrap_or(default);
+    let static_symmetric = flag(w, "symmetric", true) && !flag(w, "dynamic", false);
+    let float = |v: &Value| v.get("type").and_then(Value::as_str) == Some("float");
+    let strategy = weight_strategy(w);
+    let per_tensor_or_channel = matches!(strategy, "tensor" | "channel");
+    if input.is_none() && static_symmetric && matches!(strategy, "group" | "channel") {
+        return CompressedScheme::Wna16;
+    }
+    if !activation_format || !float(w) || !static_symmetric || !per_tensor_or_channel {
+        return CompressedScheme::Other;
+    }
+    match input {
+        Some(a) if float(a) => CompressedScheme::Fp8W8a8,
+        _ => CompressedScheme::Fp8WeightOnly,
+    }
+}
+
+/// A weight group's `strategy`, or what compressed-tensors infers without one: per group with a
+/// positive `group_size`, per channel with -1, else per tensor.
+fn weight_strategy(w: &Value) -> &str {
+    if let Some(s) = w.get("strategy").and_then(Value::as_str) {
+        return s;
+    }
+    match w.get("group_size").and_then(Value::as_i64) {
+        Some(g) if g > 0 => "group",
+        Some(-1) => "channel",
+        _ => "tensor",
+    }
+}

@@ -43,6 +43,7 @@ pub(crate) mod quant_compat;
 pub(crate) mod quant_fusion;
 pub(crate) mod quant_group;
 pub(crate) mod quant_plain;
+pub(crate) mod quant_vllm;
 pub(crate) mod replayssm;
 pub(crate) mod sampling_prefs;
 pub(crate) mod session_cache;

@@ -144,29 +144,3 @@ pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
-
-/// QUANT027: an AWQ or GPTQ checkpoint on a release that loads both methods from vLLM, with the
-/// install read and no vLLM in it: the loader stops before a weight is read, on every GPU. The
-/// catalogue's range is the releases the goldens record it for (0.4.5.post3 to 0.5.0rc1).
-pub(crate) fn int4_without_vllm(ctx: &Context) -> Vec<Fired> {
-    let v = ctx.version;
-    // Only an install that was read says vLLM is missing.
-    let missing = ctx
-        .packages
-        .is_some_and(|p| p.get("sglang").is_some() && p.get("vllm").is_none());
-    let int4 = ["awq", "awq_marlin", "gptq", "gptq_marlin"];
-    let Some(q) = ctx
-        .quant()
-        .filter(|q| missing && int4.contains(&q.as_str()))
-    else {
-        return vec![];
-    };
-    vec![Fired::new(format!(
-        "{} {q}: SGLang {v} loads AWQ and GPTQ with vLLM's kernels, and vllm is not installed for \
-         the interpreter SGLang runs, so its loader stops on every GPU before a weight is \
-         read (an error naming vllm, or a NameError for the import it lacks); install the vllm \
-         release SGLang {v} names, or run SGLang 0.5.0rc2 or later, which has its own AWQ and \
-         GPTQ kernels",
-        super::quant::source(ctx)
-    ))]
-}
