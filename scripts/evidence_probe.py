@@ -147,6 +147,8 @@ def main():
     spec = defaults_oracle.normalize_case(spec, version)
     defaults_oracle.setup_fake_gpu(spec, tempfile.mkdtemp())
     alias_dtypes(oracle)
+    if opts.quant_layers:
+        dtype_instances(oracle)
     present = [m for m in defaults_oracle.real_install_modules(version)
                if importlib.machinery.PathFinder.find_spec(m) is None and m != "pynvml"]
     present += [m for m in opts.stubs.split(",") if m]
@@ -277,6 +279,18 @@ def quant_layers(qc, model_config, present):
         moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
         first = getattr(hf, "first_k_dense_replace", 0) or 0
         qc.get_quant_method(object.__new__(moe.FusedMoE), f"model.layers.{first}.mlp.experts")
+
+
+def dtype_instances(oracle):
+    """compressed-tensors 0.13 types its scale dtypes as `torch.dtype`, which pydantic checks with
+    isinstance: the stand-in's dtypes (its classes) are made instances of the stand-in
+    `torch.dtype` (with ABCMeta's own register: the stand-in answers `register` itself). Its
+    modelling helpers import a torch-only transformers module, which the stand-in answers for.
+    (0.14 and later compute constants from torch at import, which no stand-in gives.)"""
+    import abc
+    abc.ABCMeta.register(oracle._make("torch.dtype"), oracle._StubMeta)
+    sys.modules.setdefault("transformers.modeling_utils",
+                           oracle.StubModule("transformers.modeling_utils"))
 
 
 def alias_dtypes(oracle):

@@ -289,7 +289,8 @@ fn deepseek_v4_nvfp4_export_is_the_fp8_nvfp4_hybrid() {
 /// The scheme each compressed-tensors group selects (QUANT028 reads which of them the older
 /// releases built from vLLM): FP8-dynamic is W8A8; the same group without activations is FP8
 /// weight-only per channel, which SGLang's group/channel test takes as WNA16; per tensor it is FP8
-/// weight-only; Kimi-K2.5's INT4 group is WNA16, and asymmetric it is none of them.
+/// weight-only; Kimi-K2.5's INT4 group is WNA16, and asymmetric its own scheme; the NVFP4
+/// preset (FP4 weights and activations in tensor groups of 16) is NVFP4.
 #[test]
 fn compressed_tensors_schemes() {
     use CompressedScheme::*;
@@ -334,7 +335,9 @@ fn compressed_tensors_schemes() {
         g["input_activations"] = serde_json::Value::Null;
         g["weights"]["symmetric"] = false.into();
     };
-    assert_eq!(edited(&asym), [Other]);
+    assert_eq!(edited(&asym), [Wna16Asym]);
+    let nvfp4 = Path::new(MODELS).join("synthetic__Qwen3-8B-nvfp4-ct/config.json");
+    assert_eq!(facts_of(&[nvfp4]).compressed_schemes, [Nvfp4]);
     let awq = Path::new(MODELS).join("TheBloke__Llama-2-7B-AWQ/config.json");
     assert!(facts_of(&[awq]).compressed_schemes.is_empty());
 }

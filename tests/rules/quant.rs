@@ -31,6 +31,8 @@ pub fn cases() -> Vec<Case> {
         quant023(),
         plain_int4(),
         quant028(),
+        quant029(),
+        quant030(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -181,6 +183,56 @@ fn quant028() -> Vec<Case> {
         // Other methods are not this rule's.
         q28("0.5.3.post2", checkpoint("TheBloke__Llama-2-7B-AWQ"))
             .on(A100)
+            .no(),
+    ]
+}
+
+/// QUANT029: compressed-tensors NVFP4 without a scheme (before 0.5.7) or below 10.0 (to 0.5.21).
+fn quant029() -> Vec<Case> {
+    let dense = || checkpoint("synthetic__Qwen3-8B-nvfp4-ct");
+    let q29 = |v: &'static str, gpu: &'static str| c("QUANT029").version(v).on(gpu).tp(1);
+    let attention_excluded = || ModelFacts {
+        attention_unquantised: true,
+        ..dense()
+    };
+    vec![
+        // No scheme at all: every GPU.
+        q29("0.5.6", B200).model(dense()),
+        q29("0.4.5.post3", H100).model(checkpoint("synthetic__Qwen3-30B-A3B-nvfp4-ct")),
+        q29("0.5.6", B200).model(attention_excluded()),
+        // The scheme needs 10.0 and has no fallback until 0.5.22.
+        q29("0.5.15", H100).model(dense()),
+        q29("0.5.21", A100).model(dense()),
+        q29("0.5.15", B200).model(dense()).no(),
+        q29("0.5.15", PRO).model(dense()).no(),
+        q29("0.5.22", H100).model(dense()).no(),
+        // Attention left unquantised reaches the MoE scheme, which is not gated.
+        q29("0.5.15", H100).model(attention_excluded()).no(),
+        // Other compressed-tensors schemes, and ModelOpt's NVFP4, are not this rule's.
+        q29("0.5.6", B200)
+            .model(checkpoint("synthetic__Qwen3-8B-w4a16-ct"))
+            .no(),
+        q29("0.5.6", B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4-hfq"))
+            .no(),
+    ]
+}
+
+/// QUANT030: asymmetric compressed-tensors integer weights before 0.5.13.
+fn quant030() -> Vec<Case> {
+    let asym = || checkpoint("synthetic__Qwen3-8B-w4a16-asym-ct");
+    let q30 = |v: &'static str| c("QUANT030").version(v).on(A100).tp(1);
+    vec![
+        q30("0.5.11").model(asym()),
+        q30("0.4.5.post3").model(asym()),
+        q30("0.5.13").model(asym()).no(),
+        q30("0.5.11")
+            .model(checkpoint("synthetic__Qwen3-8B-w4a16-ct"))
+            .no(),
+        // Named as another method, the checkpoint is not read as compressed-tensors here.
+        q30("0.5.11")
+            .model(asym())
+            .arg("--quantization", json!("awq_marlin"))
             .no(),
     ]
 }

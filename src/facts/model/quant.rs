@@ -306,11 +306,15 @@ pub enum CompressedScheme {
     /// Integer weights per group or channel, symmetric and static, no activation quantisation
     /// (llm-compressor's W4A16 / W8A16).
     Wna16,
+    /// The same with asymmetric weights (zero points: the W4A16_ASYM preset, AWQ exports).
+    Wna16Asym,
     /// FP8 weights and activations, per tensor or channel (the FP8 and FP8-dynamic presets).
     Fp8W8a8,
     /// FP8 weights only, per tensor or channel.
     Fp8WeightOnly,
-    /// Anything else (INT8 activations, NVFP4, block FP8, asymmetric integers, …).
+    /// NVFP4: FP4 weights and activations in symmetric tensor groups of 16 (the NVFP4 preset).
+    Nvfp4,
+    /// Anything else (INT8 activations, block FP8, …).
     Other,
 }
 
@@ -341,10 +345,16 @@ fn scheme_of(group: &Value, activation_format: bool) -> CompressedScheme {
         |v: &Value, k: &str, default: bool| v.get(k).and_then(Value::as_bool).unwrap_or(default);
     let static_symmetric = flag(w, "symmetric", true) && !flag(w, "dynamic", false);
     let float = |v: &Value| v.get("type").and_then(Value::as_str) == Some("float");
+    if input.is_some_and(|a| nvfp4_args(w) && nvfp4_args(a)) {
+        return CompressedScheme::Nvfp4;
+    }
     let strategy = weight_strategy(w);
     let per_tensor_or_channel = matches!(strategy, "tensor" | "channel");
-    if input.is_none() && static_symmetric && matches!(strategy, "group" | "channel") {
-        return CompressedScheme::Wna16;
+    if input.is_none() && !flag(w, "dynamic", false) && matches!(strategy, "group" | "channel") {
+        return match flag(w, "symmetric", true) {
+            true => CompressedScheme::Wna16,
+            false => CompressedScheme::Wna16Asym,
+        };
     }
     if !activation_format || !float(w) || !static_symmetric || !per_tensor_or_channel {
         return CompressedScheme::Other;
@@ -353,6 +363,15 @@ fn scheme_of(group: &Value, activation_format: bool) -> CompressedScheme {
         Some(a) if float(a) => CompressedScheme::Fp8W8a8,
         _ => CompressedScheme::Fp8WeightOnly,
     }
+}
+
+/// One side of SGLang's NVFP4 test: 4-bit floats, symmetric, in tensor groups of 16.
+fn nvfp4_args(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("float")
+        && v.get("num_bits").and_then(Value::as_u64) == Some(4)
+        && v.get("group_size").and_then(Value::as_u64) == Some(16)
+        && v.get("strategy").and_then(Value::as_str) == Some("tensor_group")
+        && v.get("symmetric").and_then(Value::as_bool).unwrap_or(true)
 }
 
 /// A weight group's `strategy`, or what compressed-tensors infers without one: per group with a

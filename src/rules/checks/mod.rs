@@ -40,6 +40,7 @@ pub(crate) mod prefill_only;
 pub(crate) mod quant;
 pub(crate) mod quant_block;
 pub(crate) mod quant_compat;
+pub(crate) mod quant_ct;
 pub(crate) mod quant_fusion;
 pub(crate) mod quant_group;
 pub(crate) mod quant_plain;

@@ -1,0 +1,63 @@
+//! compressed-tensors schemes a release cannot build while it builds the model: NVFP4 (none
+//! before 0.5.7, and below compute capability 10.0 until 0.5.22 added a weight-only fallback),
+//! and asymmetric integer weights (none before 0.5.13).
+
+use super::*;
+use crate::facts::model::quant::CompressedScheme;
+use crate::sglang::release::at_least;
+
+/// The first release with a compressed-tensors NVFP4 scheme.
+const SCHEME_FROM: &str = "0.5.7";
+
+/// QUANT029: a compressed-tensors NVFP4 checkpoint that building the model stops on.
+pub(crate) fn ct_nvfp4_unbuildable(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model.filter(|m| {
+        m.compressed_schemes.contains(&CompressedScheme::Nvfp4)
+            && ctx.quant().as_deref() == Some("compressed-tensors")
+    }) else {
+        return vec![];
+    };
+    let v = ctx.version;
+    if !at_least(v, SCHEME_FROM) {
+        return vec![Fired::new(format!(
+            "a compressed-tensors NVFP4 checkpoint: SGLang {v} has no compressed-tensors scheme for \
+             NVFP4 ({SCHEME_FROM} brings one), so building the model stops on every GPU before a \
+             weight is read ('No compressed-tensors compatible scheme was found', or with a \
+             compressed-tensors before 0.10 a validation error on 'tensor_group'); run SGLang \
+             {SCHEME_FROM} or later on Blackwell, or a ModelOpt NVFP4 export of the model"
+        ))];
+    }
+    // The linear layers are built first; an export that leaves attention unquantised reaches
+    // the MoE scheme, which these releases do not gate.
+    let old = ctx.gpus_where(|cc| cc < (10, 0));
+    if old.is_empty() || m.attention_unquantised {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; a compressed-tensors NVFP4 checkpoint: SGLang {v}'s NVFP4 scheme needs compute \
+         capability 10.0 and has no weight-only fallback, so building the model stops before a \
+         weight is read ('Current platform does not support w4a4 nvfp4 quantization'); use \
+         Blackwell GPUs, SGLang 0.5.22 or later (FP4 Marlin, weight-only), or a BF16 or FP8 \
+         checkpoint",
+        Context::describe(&old)
+    ))]
+}
+
+/// QUANT030: asymmetric integer weight-only groups (zero points) before 0.5.13, whose scheme
+/// test asks for symmetric weights: the first quantised layer stops the build on every GPU.
+pub(crate) fn ct_asymmetric_unbuildable(ctx: &Context) -> Vec<Fired> {
+    let asymmetric = ctx
+        .model
+        .is_some_and(|m| m.compressed_schemes.contains(&CompressedScheme::Wna16Asym));
+    if !asymmetric || ctx.quant().as_deref() != Some("compressed-tensors") {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "a compressed-tensors checkpoint with asymmetric integer weights (zero points, the \
+         W4A16_ASYM preset or an AWQ export): SGLang {} takes weight-only integer groups as \
+         symmetric only, so building the model stops on every GPU before a weight is read ('No \
+         compressed-tensors compatible scheme was found'); run SGLang 0.5.13 or later, or a \
+         symmetric (W4A16), AWQ or GPTQ checkpoint of the model",
+        ctx.version
+    ))]
+}
