@@ -270,6 +270,10 @@ def quant_layers(qc, model_config, present):
     import oracle
     if type(qc).__name__ != "CompressedTensorsConfig":
         raise RuntimeError(f"quant-layers reads compressed-tensors only, not {type(qc).__name__}")
+    # From 0.5.9 the model class renames the config's targets and ignores; without real torch
+    # that class is the stand-in's, and so would the names be.
+    if oracle.is_stub(getattr(qc, "target_scheme_map", None)) or oracle.is_stub(getattr(qc, "ignore", None)):
+        raise RuntimeError("the config's layer names come from the stand-in's model class")
     linear = oracle.import_with_stubs("sglang.srt.layers.linear", extra_stubs=present)
     for prefix in LINEAR_PREFIXES:
         qc.get_quant_method(object.__new__(linear.LinearBase), prefix)

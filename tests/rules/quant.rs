@@ -33,6 +33,7 @@ pub fn cases() -> Vec<Case> {
         quant028(),
         quant029(),
         quant030(),
+        quant031(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -233,6 +234,26 @@ fn quant030() -> Vec<Case> {
         q30("0.5.11")
             .model(asym())
             .arg("--quantization", json!("awq_marlin"))
+            .no(),
+    ]
+}
+
+/// QUANT031: compressed-tensors schemes that ask for compute capability 8.0 (0.5.4 to 0.5.8).
+fn quant031() -> Vec<Case> {
+    let w4a16 = || checkpoint("synthetic__Qwen3-8B-w4a16-ct");
+    let int8 = || checkpoint("synthetic__Llama-3.1-8B-w8a8-int8-ct");
+    let q31 = |v: &'static str, gpu: &'static str| c("QUANT031").version(v).on(gpu).tp(1);
+    vec![
+        q31("0.5.5", T4).model(w4a16()),
+        q31("0.5.8", T4).model(checkpoint(
+            "RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic",
+        )),
+        q31("0.5.7", T4).model(int8()),
+        // INT8 asks for 8.9 before 0.5.7: QUANT019's.
+        q31("0.5.6", T4).model(int8()).no(),
+        q31("0.5.5", A100).model(w4a16()).no(),
+        q31("0.5.5", T4)
+            .model(checkpoint("TheBloke__Llama-2-7B-AWQ"))
             .no(),
     ]
 }

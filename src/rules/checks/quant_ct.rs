@@ -61,3 +61,30 @@ pub(crate) fn ct_asymmetric_unbuildable(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// QUANT031: compressed-tensors' weight-only, FP8 and (from 0.5.7) INT8 schemes declare compute
+/// capability 8.0, which the config checks for each layer as it builds the model.
+pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
+    use CompressedScheme::*;
+    let Some(m) = ctx
+        .model
+        .filter(|_| ctx.quant().as_deref() == Some("compressed-tensors"))
+    else {
+        return vec![];
+    };
+    // Before 0.5.7 INT8 asks for 8.9: QUANT019's.
+    let int8 = m.compressed_w8a8_int8 && at_least(ctx.version, "0.5.7");
+    let eighty = [Wna16, Fp8W8a8, Fp8WeightOnly];
+    let old = ctx.gpus_where(|cc| cc < (8, 0));
+    if old.is_empty() || !(int8 || m.compressed_schemes.iter().any(|s| eighty.contains(s))) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; a compressed-tensors checkpoint: SGLang {}'s scheme for its layers asks for compute \
+         capability 8.0, so building the model stops before a weight is read ('Quantization scheme \
+         is not supported for the current GPU. Min capability: 80'); use GPUs of compute \
+         capability 8.0 or newer, or a GGUF, AWQ or GPTQ checkpoint",
+        Context::describe(&old),
+        ctx.version
+    ))]
+}
