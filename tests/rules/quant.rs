@@ -252,6 +252,13 @@ fn quant031() -> Vec<Case> {
         // INT8 asks for 8.9 before 0.5.7: QUANT019's.
         q31("0.5.6", T4).model(int8()).no(),
         q31("0.5.5", A100).model(w4a16()).no(),
+        // Attention left unquantised may leave only the experts, whose methods are not gated.
+        q31("0.5.5", T4)
+            .model(ModelFacts {
+                attention_unquantised: true,
+                ..w4a16()
+            })
+            .no(),
         q31("0.5.5", T4)
             .model(checkpoint("TheBloke__Llama-2-7B-AWQ"))
             .no(),

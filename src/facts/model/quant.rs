@@ -299,8 +299,8 @@ pub(super) fn plausible_bits(b: u64) -> Option<u32> {
     u32::try_from(b).ok().filter(|b| (1..=32).contains(b))
 }
 
-/// The scheme SGLang's compressed-tensors config picks for a config group's linear layers (as
-/// 0.4.5–0.5.3 pick it; which of them needed vLLM's kernels is a rule's business).
+/// The scheme SGLang's compressed-tensors config picks for a config group's linear layers, by
+/// the tests its releases make (which releases can build which scheme is the rules' business).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CompressedScheme {
     /// Integer weights per group or channel, symmetric and static, no activation quantisation

@@ -1,6 +1,6 @@
 //! compressed-tensors schemes a release cannot build while it builds the model: NVFP4 (none
 //! before 0.5.7, and below compute capability 10.0 until 0.5.22 added a weight-only fallback),
-//! and asymmetric integer weights (none before 0.5.13).
+//! asymmetric integer weights (none before 0.5.13), and the schemes that ask for 8.0.
 
 use super::*;
 use crate::facts::model::quant::CompressedScheme;
@@ -66,10 +66,11 @@ pub(crate) fn ct_asymmetric_unbuildable(ctx: &Context) -> Vec<Fired> {
 /// capability 8.0, which the config checks for each layer as it builds the model.
 pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
     use CompressedScheme::*;
-    let Some(m) = ctx
-        .model
-        .filter(|_| ctx.quant().as_deref() == Some("compressed-tensors"))
-    else {
+    // Only the linear schemes are checked; an export that leaves attention unquantised may
+    // quantise nothing but the experts, whose methods these releases do not gate.
+    let Some(m) = ctx.model.filter(|m| {
+        ctx.quant().as_deref() == Some("compressed-tensors") && !m.attention_unquantised
+    }) else {
         return vec![];
     };
     // Before 0.5.7 INT8 asks for 8.9: QUANT019's.
