@@ -45,9 +45,10 @@ without it the oracle's stand-in answers for it). Each is installed, at the newe
 PyPI had on the day the SGLang release was uploaded (what `pip install sglang` resolved then),
 into `<venvs>/overlay-<release>-<names>` with `--no-deps`, beside what they require that the venv
 lacks (torch aside: the oracle's stand-in), each at the same date's release with its own
-dependencies, and the probe runs with that folder on PYTHONPATH. `probe_stubs` names modules the probe's stand-in answers for: the compressed-tensors
-cases name `accelerate`, which compressed-tensors 0.12.1 (current at 0.5.3) imports unguarded for
-its transforms, which picking a scheme never reaches.
+dependencies, and the probe runs with that folder on PYTHONPATH. `probe_stubs` names modules the
+probe's stand-in answers for: the compressed-tensors cases name `accelerate`, which
+compressed-tensors 0.12.1 (current at 0.5.3) imports unguarded for its transforms, which picking a
+scheme never reaches.
 
 A refusal counts for the case's rule only when its message contains the case's `refusal` text;
 a refusal for another reason is not recorded (and listed at the end): it says nothing of the rule.
@@ -63,10 +64,10 @@ import argparse
 import json
 import os
 import re
-import urllib.request
 import subprocess
 import sys
 import tomllib
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
