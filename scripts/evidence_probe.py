@@ -40,6 +40,10 @@ probe instead.
 `--stubs A[,B...]`: modules the oracle's stand-in answers for, besides those of a real install the
 venv lacks (a module imported on the way that the check never reaches).
 
+`--dtype-instances`: the stand-in's dtypes pass `isinstance(x, torch.dtype)`, which some releases
+assert at import (0.5.20's NIXL dispatcher, imported by every model module) and compressed-tensors
+0.13 checks; `--quant-layers` sets it too.
+
 `--quant-layers`: the function returns a compressed-tensors quantisation config (the loader's
 `_get_quantization_config`); it is then asked for the methods of the first decoder layer's linear
 layers, and of a MoE layer's experts where the model has them, as the model's constructor asks
@@ -130,6 +134,8 @@ def main():
     ap.add_argument("--pp-gate", action="store_true")
     ap.add_argument("--method-gate", default="")
     ap.add_argument("--quant-layers", action="store_true")
+    # Stand-in dtypes pass isinstance(x, torch.dtype) (the layer probe always sets it).
+    ap.add_argument("--dtype-instances", action="store_true")
     # Further modules the stand-in answers for (imported on the way, never reached by the check).
     ap.add_argument("--stubs", default="")
     ap.add_argument("argv", nargs=argparse.REMAINDER)
@@ -147,8 +153,10 @@ def main():
     spec = defaults_oracle.normalize_case(spec, version)
     defaults_oracle.setup_fake_gpu(spec, tempfile.mkdtemp())
     alias_dtypes(oracle)
-    if opts.quant_layers:
+    if opts.quant_layers or opts.dtype_instances:
         dtype_instances(oracle)
+    if opts.quant_layers:
+        compressed_tensors_helpers(oracle)
     present = [m for m in defaults_oracle.real_install_modules(version)
                if importlib.machinery.PathFinder.find_spec(m) is None and m != "pynvml"]
     present += [m for m in opts.stubs.split(",") if m]
@@ -286,13 +294,17 @@ def quant_layers(qc, model_config, present):
 
 
 def dtype_instances(oracle):
-    """compressed-tensors 0.13 types its scale dtypes as `torch.dtype`, which pydantic checks with
-    isinstance: the stand-in's dtypes (its classes) are made instances of the stand-in
-    `torch.dtype` (with ABCMeta's own register: the stand-in answers `register` itself). Its
-    modelling helpers import a torch-only transformers module, which the stand-in answers for.
-    (0.14 and later compute constants from torch at import, which no stand-in gives.)"""
+    """The stand-in's dtypes (its classes) made instances of the stand-in `torch.dtype`, with
+    ABCMeta's own register (the stand-in answers `register` itself): 0.5.20 asserts it of a dtype
+    at import, and compressed-tensors 0.13 types its scale dtypes so, which pydantic checks."""
     import abc
     abc.ABCMeta.register(oracle._make("torch.dtype"), oracle._StubMeta)
+
+
+def compressed_tensors_helpers(oracle):
+    """compressed-tensors 0.13's modelling helpers import a torch-only transformers module, which
+    the stand-in answers for. (0.14 and later compute constants from torch at import, which no
+    stand-in gives.)"""
     sys.modules.setdefault("transformers.modeling_utils",
                            oracle.StubModule("transformers.modeling_utils"))
 

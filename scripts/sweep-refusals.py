@@ -692,7 +692,7 @@ def loader_probe(python, oracle, gpus, case):
         cmd = [python, str(ROOT / "scripts" / "evidence_probe.py"), "--oracle", str(oracle),
                "--function", fn, "--gpu-mem", str(gpu["memory_mib"]), "--gpu-name", gpu["name"],
                "--cc", gpu["cc"], "--num-gpus", str(case["count"]), "--model-config",
-               "--model-config-first", "--args", args, "--"] + case["argv"]
+               "--model-config-first", "--args", args, "--dtype-instances", "--"] + case["argv"]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                              env={**__import__("os").environ, "PYTHONHASHSEED": "0"})
         lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
