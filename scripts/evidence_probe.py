@@ -42,13 +42,21 @@ venv lacks (a module imported on the way that the check never reaches).
 
 `--dtype-instances`: the stand-in's dtypes pass `isinstance(x, torch.dtype)`, which some releases
 assert at import (0.5.20's NIXL dispatcher, imported by every model module) and compressed-tensors
-0.13 checks; `--quant-layers` sets it too.
+0.13 checks; `--quant-layers` and `--linear-weights` set it too.
 
 `--quant-layers`: the function returns a compressed-tensors quantisation config (the loader's
 `_get_quantization_config`); it is then asked for the methods of the first decoder layer's linear
 layers, and of a MoE layer's experts where the model has them, as the model's constructor asks
 (each with its prefix, so the config's `ignore` list applies). That is where the config picks each
 layer's scheme, and where a scheme that needs what the install lacks raises.
+
+`--linear-weights`: the function returns the loader's quantisation config; the model's first
+decoder layer is then built from it linear layer by linear layer, as tensor parallelism splits
+them (the attention projections, and the MLP's gate/up and down projections where that layer's
+MLP is dense): each layer's method
+from the config, then the method's `create_weights` with the layer's per-GPU shape. The method
+checks the shape before it makes a weight, so the probe stops it at the first weight it would
+make (the stand-in has none): a check that refuses the shape raises before that.
 """
 import argparse
 import contextlib
@@ -134,6 +142,7 @@ def main():
     ap.add_argument("--pp-gate", action="store_true")
     ap.add_argument("--method-gate", default="")
     ap.add_argument("--quant-layers", action="store_true")
+    ap.add_argument("--linear-weights", action="store_true")
     # Stand-in dtypes pass isinstance(x, torch.dtype) (the layer probe always sets it).
     ap.add_argument("--dtype-instances", action="store_true")
     # Further modules the stand-in answers for (imported on the way, never reached by the check).
@@ -153,7 +162,7 @@ def main():
     spec = defaults_oracle.normalize_case(spec, version)
     defaults_oracle.setup_fake_gpu(spec, tempfile.mkdtemp())
     alias_dtypes(oracle)
-    if opts.quant_layers or opts.dtype_instances:
+    if opts.quant_layers or opts.linear_weights or opts.dtype_instances:
         dtype_instances(oracle)
     if opts.quant_layers:
         compressed_tensors_helpers(oracle)
@@ -222,6 +231,9 @@ def main():
         if opts.quant_layers:
             with contextlib.redirect_stdout(sys.stderr):
                 quant_layers(got, runner.model_config, present)
+        if opts.linear_weights:
+            with contextlib.redirect_stdout(sys.stderr):
+                linear_weights(got, runner.model_config, server_args, present)
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
@@ -291,6 +303,75 @@ def quant_layers(qc, model_config, present):
         moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
         first = getattr(hf, "first_k_dense_replace", 0) or 0
         qc.get_quant_method(object.__new__(moe.FusedMoE), f"model.layers.{first}.mlp.experts")
+
+
+class WeightsReached(Exception):
+    """create_weights reached its first weight: its shape checks, which come before, passed."""
+
+
+def dense_linear_shapes(hf, tp, attn_tp):
+    """The first decoder layer's linear layers as the model builds them under TP: (prefix, input
+    size, input per GPU, output sizes per GPU, output size). The attention projections always,
+    the MLP's where that layer's MLP is dense (no experts, or a dense first layer). A split that
+    is not even is left out (the model's own divisions refuse it first)."""
+    h, heads = hf.hidden_size, hf.num_attention_heads
+    kv = getattr(hf, "num_key_value_heads", None) or heads
+    d = getattr(hf, "head_dim", None) or h // heads
+    shapes = []
+    if heads % attn_tp == 0:
+        if kv % attn_tp == 0 or attn_tp % kv == 0:
+            kv_per = max(kv // attn_tp, 1)
+            shapes.append(("model.layers.0.self_attn.qkv_proj", h, h,
+                           [heads // attn_tp * d, kv_per * d, kv_per * d], (heads + 2 * kv) * d))
+        shapes.append(("model.layers.0.self_attn.o_proj", heads * d, heads * d // attn_tp, [h], h))
+    experts = any(getattr(hf, k, None) for k in ("num_experts", "n_routed_experts", "num_local_experts"))
+    inter = getattr(hf, "intermediate_size", None)
+    dense_mlp = not experts or (getattr(hf, "first_k_dense_replace", 0) or 0) > 0
+    if dense_mlp and inter and inter % tp == 0:
+        shapes.append(("model.layers.0.mlp.gate_up_proj", h, h, [inter // tp] * 2, 2 * inter))
+        shapes.append(("model.layers.0.mlp.down_proj", inter, inter // tp, [h], h))
+    return shapes
+
+
+def linear_weights(qc, model_config, server_args, present):
+    """What building the first decoder layer asks of the quantisation config the loader
+    returned: each linear layer's method, then its `create_weights` with the layer's per-GPU
+    shape, up to the first weight it would make (the shape checks come before it)."""
+    import oracle
+    hf = model_config.hf_text_config if hasattr(model_config, "hf_text_config") else model_config.hf_config
+    tp = server_args.tp_size
+    dp = getattr(server_args, "dp_size", 1) if getattr(server_args, "enable_dp_attention", False) else 1
+    linear = oracle.import_with_stubs("sglang.srt.layers.linear", extra_stubs=present)
+    for prefix, size_in, per_in, per_out, size_out in dense_linear_shapes(hf, tp, tp // dp):
+        layer = object.__new__(linear.LinearBase)
+        for k, v in {"input_size": size_in, "output_size": size_out,
+                     "input_size_per_partition": per_in, "output_size_per_partition": sum(per_out),
+                     "output_partition_sizes": per_out, "params_dtype": oracle._make("torch.float16"),
+                     "prefix": prefix}.items():
+            object.__setattr__(layer, k, v)
+        method = qc.get_quant_method(layer, prefix) if qc is not None else None
+        if method is None or type(method).__name__.startswith("Unquantized"):
+            continue
+        stop_at_weights(layer)
+        try:
+            method.create_weights(layer, per_in, per_out, size_in, size_out,
+                                  oracle._make("torch.float16"), weight_loader=None)
+        except WeightsReached:
+            pass
+
+
+def stop_at_weights(layer):
+    """The weight constructors the quantisation methods (and their schemes) call, and the layer's
+    `register_parameter`, raise WeightsReached."""
+    def reached(*a, **k):
+        raise WeightsReached()
+    object.__setattr__(layer, "register_parameter", reached)
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("sglang.srt.layers.quantization") or module is None:
+            continue
+        for attr in list(vars(module)):
+            if attr.endswith("Parameter") or attr == "set_weight_attrs":
+                setattr(module, attr, reached)
 
 
 def dtype_instances(oracle):

@@ -25,8 +25,9 @@ the argument handling or the model config before the function counts as its; `pr
 exception types that are the check itself (a gate raising RuntimeError); `probe_pp_gate = true`
 applies the model runner's pipeline-parallel gate to the class the probed loader function
 returns, and `probe_method_gate = ["name", ...]` a speculative worker's call of one of those methods
-on it, and `probe_quant_layers = true` asks the quantisation config it returns for a decoder
-layer's methods (scripts/evidence_probe.py says how). Where the stand-in
+on it, `probe_quant_layers = true` asks the quantisation config it returns for a decoder
+layer's methods, and `probe_linear_weights = true` builds a dense model's first decoder layer's
+linear layers from it up to their first weight (scripts/evidence_probe.py says how for both). Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
 or it stopped on a name in `past_stop` (an attribute the function reads only after the check);
@@ -132,6 +133,8 @@ def probe(oracle, python, case, gpu):
         cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
     if case.get("probe_quant_layers"):
         cmd += ["--quant-layers"]
+    if case.get("probe_linear_weights"):
+        cmd += ["--linear-weights"]
     if "probe_stubs" in case:
         cmd += ["--stubs", ",".join(case["probe_stubs"])]
     models = f"{Path(oracle).resolve()}/models/"

@@ -670,7 +670,8 @@ FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
 
 def loader_grid():
     """Real configs (the field corpus's and the fixtures') on four GPUs, with --dtype bfloat16 too
-    where the checkpoint is quantised: the model config's and the loader's checks."""
+    where the checkpoint is quantised: the model config's and the loader's checks, and the first
+    decoder layer's linear layers built from the loader's quantisation config."""
     dirs = [p for root in (FIELD_MODELS, FIXTURE_MODELS) for p in sorted(root.iterdir())
             if (p / "config.json").is_file()]
     cases = []
@@ -692,7 +693,8 @@ def loader_probe(python, oracle, gpus, case):
         cmd = [python, str(ROOT / "scripts" / "evidence_probe.py"), "--oracle", str(oracle),
                "--function", fn, "--gpu-mem", str(gpu["memory_mib"]), "--gpu-name", gpu["name"],
                "--cc", gpu["cc"], "--num-gpus", str(case["count"]), "--model-config",
-               "--model-config-first", "--args", args, "--dtype-instances", "--"] + case["argv"]
+               "--model-config-first", "--args", args, "--dtype-instances", "--linear-weights",
+               "--"] + case["argv"]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                              env={**__import__("os").environ, "PYTHONHASHSEED": "0"})
         lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
@@ -847,7 +849,8 @@ def main():
     ap.add_argument("--field-models", action="store_true",
                     help="instead of the grid: every field corpus config, alone and with one common option")
     ap.add_argument("--loader", action="store_true",
-                    help="real configs through the model config and the loader's quantisation checks")
+                    help="real configs through the model config, the loader's quantisation checks "
+                         "and the first decoder layer's linear layers")
     ap.add_argument("--mamba", action="store_true",
                     help="instead of the grid: Mamba hybrids with pairs of the options their cache reads")
     ap.add_argument("--hicache", action="store_true",

@@ -39,23 +39,46 @@ pub fn cases() -> Vec<Case> {
     .concat()
 }
 
-/// QUANT022: an AWQ/GPTQ checkpoint's row-parallel input cut into shards that are not whole
-/// groups (Llama-2-7B: intermediate 11008 is 86 groups of 128, so TP 4 gives 21.5 groups).
+/// QUANT022 and QUANT032: an AWQ/GPTQ checkpoint's row-parallel input cut into shards that are
+/// not whole groups (Llama-2-7B: intermediate 11008 is 86 groups of 128, so TP 4 gives 21.5
+/// groups). SGLang's own AWQ and plain GPTQ methods refuse it (QUANT032); GPTQ's Marlin method
+/// builds it, and releases before 0.5.0rc2 use vLLM's methods (QUANT022's warning).
 fn quant022() -> Vec<Case> {
-    let on = |model: &str, tp: i64| c("QUANT022").tp(tp).model(checkpoint(model));
+    let on = |code, model: &str, tp: i64| c(code).tp(tp).model(checkpoint(model));
     let awq = "TheBloke__Llama-2-7B-AWQ";
     let gptq = "TheBloke__Llama-2-7B-GPTQ";
     vec![
-        on(awq, 4),
-        on(gptq, 4),
-        on(awq, 4).arg("--quantization", json!("awq_marlin")),
-        on(awq, 2).no(),
-        on(awq, 1).no(),
-        on(gptq, 2).no(),
+        // GPTQ on its Marlin method (an H100) builds the layer.
+        on("QUANT022", gptq, 4),
+        on("QUANT032", gptq, 4).no(),
+        // AWQ is refused on every GPU, through its Marlin method too.
+        on("QUANT032", awq, 4),
+        on("QUANT022", awq, 4).no(),
+        on("QUANT032", awq, 4).arg("--quantization", json!("awq_marlin")),
+        on("QUANT032", awq, 4).on(T4),
+        // Plain GPTQ: below 8.0, or named.
+        on("QUANT032", gptq, 4).on(T4).version("0.5.5"),
+        on("QUANT022", gptq, 4).on(T4).version("0.5.5").no(),
+        on("QUANT032", gptq, 4)
+            .arg("--quantization", json!("gptq"))
+            .version("0.5.5"),
+        // From 0.5.20 CUDA has no plain GPTQ: QUANT025 refuses the checkpoint first.
+        on("QUANT032", gptq, 4).on(T4).no(),
+        // Before 0.5.0rc2 the layers are vLLM's: a warning.
+        on("QUANT022", awq, 4).version("0.4.10.post2"),
+        on("QUANT032", awq, 4).version("0.4.10.post2").no(),
+        on("QUANT032", awq, 2).no(),
+        on("QUANT022", awq, 1).no(),
+        on("QUANT022", gptq, 2).no(),
         // Another method named on the command line is QUANT009's finding, not this one.
-        on(awq, 4).arg("--quantization", json!("gptq")).no(),
+        on("QUANT032", awq, 4)
+            .arg("--quantization", json!("gptq"))
+            .no(),
+        on("QUANT022", awq, 4)
+            .arg("--quantization", json!("gptq"))
+            .no(),
         // An unquantised checkpoint has no groups.
-        on("Qwen__Qwen3-8B", 4).no(),
+        on("QUANT032", "Qwen__Qwen3-8B", 4).no(),
     ]
 }
 

@@ -1,48 +1,122 @@
 //! AWQ and GPTQ checkpoints against tensor parallelism: a row-parallel layer's input is split
-//! across the GPUs, and SGLang's AWQ and GPTQ weight set-up (Marlin or not) refuses a shard that
-//! is not a whole number of the checkpoint's quantisation groups.
+//! across the GPUs, and SGLang's AWQ and plain GPTQ weight set-up refuses a shard that is not a
+//! whole number of the checkpoint's quantisation groups; GPTQ's Marlin method builds it.
 
 use super::*;
 use crate::facts::model::ModelFacts;
 use crate::facts::model::quant::WeightFormat;
+use crate::rules::Code;
 
-/// QUANT022: a dense model's row-parallel input (the MLP's down projection, attention's output
-/// projection) is cut into shards that are not whole groups.
+/// A dense AWQ or GPTQ model whose row-parallel input TP cuts into partial groups: the method,
+/// the group size, the TP, (weight, size, shards), and the TPs below this one that cut whole
+/// groups.
+struct Shard {
+    method: String,
+    group: u64,
+    tp: u64,
+    what: &'static str,
+    total: u64,
+    shards: u64,
+    fits: Vec<u64>,
+}
+
+impl Shard {
+    fn of(ctx: &Context) -> Option<Self> {
+        let m = ctx.model.filter(|m| m.num_experts.is_none_or(|e| e == 0))?;
+        let group = grouped_int(ctx, m)?;
+        let layout = super::quant_block::Layout::of(ctx)?;
+        let tp = layout.tp;
+        let (what, total, shards) = misaligned(m, group, tp, layout.attn_tp)?;
+        let fits = [1u64, 2, 4, 8, 16]
+            .into_iter()
+            .filter(|&t| t < tp && misaligned(m, group, t, t).is_none())
+            .collect();
+        let method = m.checkpoint_quant_method.clone()?;
+        Some(Shard {
+            method,
+            group,
+            tp,
+            what,
+            total,
+            shards,
+            fits,
+        })
+    }
+
+    /// The layer's cut, as the messages say it.
+    fn cut(&self, ctx: &Context) -> String {
+        let arch = ctx.model.and_then(|m| m.architecture.as_deref());
+        format!(
+            "{} is {}-quantised with groups of {}, but {} {} / TP {} gives {}-wide shards, not whole groups",
+            arch.unwrap_or("the model"),
+            self.method,
+            self.group,
+            self.what,
+            self.total,
+            self.shards,
+            self.total / self.shards,
+        )
+    }
+
+    fn advice(&self) -> String {
+        if self.fits.is_empty() {
+            return "use a checkpoint quantised for this TP (padded) or an unquantised one".into();
+        }
+        let fits: Vec<String> = self.fits.iter().map(u64::to_string).collect();
+        format!(
+            "TP {} loads it (with replicas for more GPUs), or use a checkpoint padded for TP {}",
+            fits.join(" or "),
+            self.tp
+        )
+    }
+}
+
+/// The method that builds the layer refuses the cut: AWQ's (its Marlin method hands a layer it
+/// cannot take back to it), or GPTQ's plain one (below 8.0, named, or a config Marlin does not
+/// read). GPTQ's Marlin method builds it.
+fn refused(ctx: &Context, s: &Shard) -> bool {
+    s.method == "awq" || super::quant_plain::plain_method(ctx).is_some_and(|(m, _)| m == "gptq")
+}
+
+/// QUANT032: the refusal, where SGLang's own AWQ and GPTQ methods make it (the goldens run
+/// them layer by layer).
+pub(crate) fn group_shard_refused(ctx: &Context) -> Vec<Fired> {
+    let Some(s) = Shard::of(ctx).filter(|s| refused(ctx, s)) else {
+        return vec![];
+    };
+    let method = s.method.to_ascii_uppercase();
+    vec![Fired::new(format!(
+        "{}: SGLang {}'s {method} weight set-up refuses the layer while building the model, before a weight is read ('The input size is not aligned with the quantized weight shape'); {}",
+        s.cut(ctx),
+        ctx.version,
+        s.advice(),
+    ))]
+}
+
+/// QUANT022: the same cut where no refusal is on record: releases that build AWQ and GPTQ
+/// layers with vLLM's code, and GPTQ's Marlin method, which builds the layer without acting on
+/// its own shape check.
 pub(crate) fn group_shard(ctx: &Context) -> Vec<Fired> {
-    let Some(m) = ctx.model.filter(|m| m.num_experts.is_none_or(|e| e == 0)) else {
+    let Some(s) = Shard::of(ctx) else {
         return vec![];
     };
-    let Some(group) = grouped_int(ctx, m) else {
+    let proven = crate::rules::rule(Code::QUANT032).applies_to(ctx.version);
+    if proven && refused(ctx, &s) {
         return vec![];
-    };
-    let Some(layout) = super::quant_block::Layout::of(ctx) else {
-        return vec![];
-    };
-    let tp = layout.tp;
-    let Some((what, total, shards)) = misaligned(m, group, tp, layout.attn_tp) else {
-        return vec![];
-    };
-    let fits: Vec<String> = [1u64, 2, 4, 8, 16]
-        .into_iter()
-        .filter(|&t| t < tp && misaligned(m, group, t, t).is_none())
-        .map(|t| t.to_string())
-        .collect();
-    let advice = match fits.as_slice() {
-        [] => "use a checkpoint quantised for this TP (padded) or an unquantised one".to_owned(),
-        f => format!(
-            "TP {} loads it (with replicas for more GPUs), or use a checkpoint padded for TP {tp}",
-            f.join(" or ")
-        ),
+    }
+    let outcome = if proven {
+        "SGLang's GPTQ Marlin method builds the layer without acting on its own shape check, so each GPU gets its share of the scales cut at whole groups while its weights are not: they do not line up (a failure at the first forward, or wrong output)".to_owned()
+    } else {
+        format!(
+            "SGLang {} builds {} layers with vLLM's code, whose weight set-up checks the same ('The input size is not aligned with the quantized weight shape' / '… is not divisible by group_size')",
+            ctx.version,
+            s.method.to_ascii_uppercase()
+        )
     };
     vec![Fired::new(format!(
-        "{} is {}-quantised with groups of {group}, but {what} {total} / TP {shards} gives {}-wide shards, not whole groups: SGLang's {} weight set-up refuses the layer while building the model ('The input size is not aligned with the quantized weight shape' / '… is not divisible by group_size'); {advice}",
-        m.architecture.as_deref().unwrap_or("the model"),
-        m.checkpoint_quant_method.as_deref().unwrap_or("integer"),
-        total / shards,
-        m.checkpoint_quant_method
-            .as_deref()
-            .unwrap_or("AWQ/GPTQ")
-            .to_ascii_uppercase(),
+        "{}: {outcome}; {}",
+        s.cut(ctx),
+        s.advice()
     ))]
 }
 

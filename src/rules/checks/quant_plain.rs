@@ -23,7 +23,7 @@ fn all_below_marlin<'c>(ctx: &'c Context) -> Option<Vec<&'c crate::facts::Gpu>> 
 /// The plain AWQ/GPTQ method SGLang loads and why: `--quantization` names it (SGLang then keeps
 /// it over its Marlin method), or the checkpoint's on GPUs below 8.0, where Marlin does not run,
 /// or a GPTQ config the Marlin method does not take.
-fn plain_method(ctx: &Context) -> Option<(String, String)> {
+pub(super) fn plain_method(ctx: &Context) -> Option<(String, String)> {
     let checkpoint = ctx.model?.config_quant_method.as_deref()?;
     let gone = checkpoint == "gptq" && at_least(ctx.version, NO_PLAIN_GPTQ_FROM);
     if !FLOAT16_ONLY.contains(&checkpoint) || gone {
