@@ -455,7 +455,7 @@ fn block() -> Vec<Case> {
             .tp(32)
             .arg("--nnodes", json!(4))
             .model(checkpoint("deepseek-ai__DeepSeek-R1")),
-        // A dense model's shards are QUANT008's (a warning): 25600 / 16 = 1600.
+        // A dense model's shards are QUANT008's: 25600 / 16 = 1600.
         c("QUANT008")
             .tp(16)
             .arg("--nnodes", json!(2))
