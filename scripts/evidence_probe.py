@@ -52,11 +52,13 @@ layer's scheme, and where a scheme that needs what the install lacks raises.
 
 `--linear-weights`: the function returns the loader's quantisation config; the model's first
 decoder layer is then built from it linear layer by linear layer, as tensor parallelism splits
-them (the attention projections, and the MLP's gate/up and down projections where that layer's
-MLP is dense): each layer's method
-from the config, then the method's `create_weights` with the layer's per-GPU shape. The method
-checks the shape before it makes a weight, so the probe stops it at the first weight it would
-make (the stand-in has none): a check that refuses the shape raises before that.
+them (the attention projections where the layer has standard attention, not MLA or linear
+attention, and the MLP's gate/up and down projections where its MLP is dense), and the first MoE
+layer's experts as EP and the MoE TP split them: each layer's method from the config, then the
+method's `create_weights` with the layer's per-GPU shape. The method checks the shape before it
+makes a weight, so the probe stops it at the first weight it would make (the stand-in has none):
+a check that refuses the shape raises before that. The experts' layer is given what FusedMoE sets
+up for gated SiLU experts.
 """
 import argparse
 import contextlib
@@ -311,14 +313,14 @@ class WeightsReached(Exception):
 
 def dense_linear_shapes(hf, tp, attn_tp):
     """The first decoder layer's linear layers as the model builds them under TP: (prefix, input
-    size, input per GPU, output sizes per GPU, output size). The attention projections always,
-    the MLP's where that layer's MLP is dense (no experts, or a dense first layer). A split that
-    is not even is left out (the model's own divisions refuse it first)."""
+    size, input per GPU, output sizes per GPU, output size). The attention projections where the
+    layer's attention is standard, the MLP's where its MLP is dense (no experts, or a dense first
+    layer). A split that is not even is left out (the model's own divisions refuse it first)."""
     h, heads = hf.hidden_size, hf.num_attention_heads
     kv = getattr(hf, "num_key_value_heads", None) or heads
     d = getattr(hf, "head_dim", None) or h // heads
     shapes = []
-    if heads % attn_tp == 0:
+    if standard_attention(hf) and heads % attn_tp == 0:
         if kv % attn_tp == 0 or attn_tp % kv == 0:
             kv_per = max(kv // attn_tp, 1)
             shapes.append(("model.layers.0.self_attn.qkv_proj", h, h,
@@ -331,6 +333,17 @@ def dense_linear_shapes(hf, tp, attn_tp):
         shapes.append(("model.layers.0.mlp.gate_up_proj", h, h, [inter // tp] * 2, 2 * inter))
         shapes.append(("model.layers.0.mlp.down_proj", inter, inter // tp, [h], h))
     return shapes
+
+
+def standard_attention(hf):
+    """The first layer's attention is multi-head (grouped) attention with a merged QKV: not MLA
+    (its projections are others), and not a linear-attention layer of a hybrid."""
+    if getattr(hf, "kv_lora_rank", None) or getattr(hf, "q_lora_rank", None):
+        return False
+    if getattr(hf, "linear_num_value_heads", None) or getattr(hf, "full_attention_interval", None):
+        return False
+    kinds = getattr(hf, "layer_types", None)
+    return not kinds or kinds[0] in ("full_attention", "attention", "sliding_attention")
 
 
 def linear_weights(qc, model_config, server_args, present):
@@ -358,6 +371,50 @@ def linear_weights(qc, model_config, server_args, present):
                                   oracle._make("torch.float16"), weight_loader=None)
         except WeightsReached:
             pass
+    experts = moe_shape(hf, server_args)
+    if experts is not None and qc is not None:
+        build_experts(qc, experts, present)
+
+
+def moe_shape(hf, server_args):
+    """The first MoE layer's experts as EP and the MoE TP split them: (prefix, experts per GPU,
+    hidden size, intermediate size per GPU), or None for a dense model or an uneven split."""
+    n = next((getattr(hf, k) for k in ("num_experts", "n_routed_experts", "num_local_experts")
+              if getattr(hf, k, None)), None)
+    width = getattr(hf, "moe_intermediate_size", None) or getattr(hf, "intermediate_size", None)
+    if not n or not width:
+        return None
+    tp = server_args.tp_size
+    ep = getattr(server_args, "ep_size", 1) or 1
+    moe_tp = tp // ep
+    if tp % ep or n % ep or width % moe_tp:
+        return None
+    first = getattr(hf, "first_k_dense_replace", 0) or 0
+    return f"model.layers.{first}.mlp.experts", n // ep, hf.hidden_size, width // moe_tp, moe_tp, ep
+
+
+def build_experts(qc, shape, present):
+    """The experts' method from the config, then its `create_weights` up to the first weight."""
+    import oracle
+    prefix, n, hidden, per, moe_tp, ep = shape
+    moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
+    layer = object.__new__(moe.FusedMoE)
+    for k, v in {"hidden_size": hidden, "intermediate_size_per_partition": per,
+                 "num_experts": n, "num_local_experts": n, "prefix": prefix,
+                 "moe_tp_size": moe_tp, "moe_ep_size": ep,
+                 # What FusedMoE sets up for the usual experts (gated SiLU, weights after).
+                 "moe_runner_config": types.SimpleNamespace(
+                     is_gated=True, activation="silu", apply_router_weight_on_input=False)}.items():
+        object.__setattr__(layer, k, v)
+    method = qc.get_quant_method(layer, prefix)
+    if method is None or type(method).__name__.startswith("Unquantized"):
+        return
+    stop_at_weights(layer)
+    try:
+        method.create_weights(layer, n, hidden, per, oracle._make("torch.float16"),
+                              weight_loader=None)
+    except WeightsReached:
+        pass
 
 
 def stop_at_weights(layer):
