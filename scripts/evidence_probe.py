@@ -378,7 +378,8 @@ def linear_weights(qc, model_config, server_args, present):
 
 def moe_shape(hf, server_args):
     """The first MoE layer's experts as EP and the MoE TP split them: (prefix, experts per GPU,
-    hidden size, intermediate size per GPU), or None for a dense model or an uneven split."""
+    hidden size, intermediate size per GPU, MoE TP, EP), or None for a dense model or an uneven
+    split."""
     n = next((getattr(hf, k) for k in ("num_experts", "n_routed_experts", "num_local_experts")
               if getattr(hf, k, None)), None)
     width = getattr(hf, "moe_intermediate_size", None) or getattr(hf, "intermediate_size", None)

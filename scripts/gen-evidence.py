@@ -26,8 +26,9 @@ exception types that are the check itself (a gate raising RuntimeError); `probe_
 applies the model runner's pipeline-parallel gate to the class the probed loader function
 returns, and `probe_method_gate = ["name", ...]` a speculative worker's call of one of those methods
 on it, `probe_quant_layers = true` asks the quantisation config it returns for a decoder
-layer's methods, and `probe_linear_weights = true` builds a dense model's first decoder layer's
-linear layers from it up to their first weight (scripts/evidence_probe.py says how for both). Where the stand-in
+layer's methods, and `probe_linear_weights = true` builds the first decoder layer's linear
+layers and the first MoE layer's experts from it, up to their first weight
+(scripts/evidence_probe.py says how for both). Where the stand-in
 stops on something it lacks, the case is accepted only if the traceback went through `past` (a
 `module` or `module:function`, or a list of them, the release reaches only after the check);
 or it stopped on a name in `past_stop` (an attribute the function reads only after the check);
