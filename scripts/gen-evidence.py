@@ -106,6 +106,16 @@ def oracle_case(case, gpu, label):
     return spec
 
 
+# A case's `probe_*` switches and lists, and the probe's flags they become.
+PROBE_SWITCHES = [("probe_model_config", "--model-config"),
+                  ("probe_model_config_first", "--model-config-first"),
+                  ("probe_server_args_first", "--server-args-first"),
+                  ("probe_pp_gate", "--pp-gate"), ("probe_quant_layers", "--quant-layers"),
+                  ("probe_linear_weights", "--linear-weights")]
+PROBE_LISTS = [("probe_method_gate", "--method-gate"), ("probe_refuse_types", "--refuse-types"),
+               ("probe_stubs", "--stubs")]
+
+
 def probe(oracle, python, case, gpu):
     """A case whose check is in a start-up function past ServerArgs (`probe` names it): run it
     with scripts/evidence_probe.py; the same result shape as the oracle's."""
@@ -118,26 +128,14 @@ def probe(oracle, python, case, gpu):
         cmd += ["--runner", json.dumps(case["runner"])]
     if "probe_runner_class" in case:
         cmd += ["--runner-class", case["probe_runner_class"]]
-    if case.get("probe_model_config"):
-        cmd += ["--model-config"]
+    for key, flag in PROBE_SWITCHES:
+        if case.get(key):
+            cmd += [flag]
     if "probe_args" in case:
         cmd += ["--args", case["probe_args"]]
-    if case.get("probe_model_config_first"):
-        cmd += ["--model-config-first"]
-    if case.get("probe_server_args_first"):
-        cmd += ["--server-args-first"]
-    if case.get("probe_pp_gate"):
-        cmd += ["--pp-gate"]
-    if "probe_method_gate" in case:
-        cmd += ["--method-gate", ",".join(case["probe_method_gate"])]
-    if "probe_refuse_types" in case:
-        cmd += ["--refuse-types", ",".join(case["probe_refuse_types"])]
-    if case.get("probe_quant_layers"):
-        cmd += ["--quant-layers"]
-    if case.get("probe_linear_weights"):
-        cmd += ["--linear-weights"]
-    if "probe_stubs" in case:
-        cmd += ["--stubs", ",".join(case["probe_stubs"])]
+    for key, flag in PROBE_LISTS:
+        if key in case:
+            cmd += [flag, ",".join(case[key])]
     models = f"{Path(oracle).resolve()}/models/"
     argv = ["--model-path", model_arg(case["model"])] + fixture_args(case["argv"])
     cmd += ["--"] + [a.replace("@models/", models) for a in argv]

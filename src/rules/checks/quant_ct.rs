@@ -3,18 +3,24 @@
 //! asymmetric integer weights (none before 0.5.13), and the schemes that ask for 8.0.
 
 use super::*;
+use crate::facts::model::ModelFacts;
 use crate::facts::model::quant::CompressedScheme;
 use crate::sglang::release::at_least;
+
+/// The model, when SGLang loads it with its compressed-tensors method.
+pub(super) fn compressed_model<'c>(ctx: &Context<'c>) -> Option<&'c ModelFacts> {
+    ctx.model
+        .filter(|_| ctx.quant().as_deref() == Some("compressed-tensors"))
+}
 
 /// The first release with a compressed-tensors NVFP4 scheme.
 const SCHEME_FROM: &str = "0.5.7";
 
 /// QUANT029: a compressed-tensors NVFP4 checkpoint that building the model stops on.
 pub(crate) fn ct_nvfp4_unbuildable(ctx: &Context) -> Vec<Fired> {
-    let Some(m) = ctx.model.filter(|m| {
-        m.compressed_schemes.contains(&CompressedScheme::Nvfp4)
-            && ctx.quant().as_deref() == Some("compressed-tensors")
-    }) else {
+    let Some(m) =
+        compressed_model(ctx).filter(|m| m.compressed_schemes.contains(&CompressedScheme::Nvfp4))
+    else {
         return vec![];
     };
     let v = ctx.version;
@@ -46,10 +52,9 @@ pub(crate) fn ct_nvfp4_unbuildable(ctx: &Context) -> Vec<Fired> {
 /// QUANT030: asymmetric integer weight-only groups (zero points) before 0.5.13, whose scheme
 /// test asks for symmetric weights: the first quantised layer stops the build on every GPU.
 pub(crate) fn ct_asymmetric_unbuildable(ctx: &Context) -> Vec<Fired> {
-    let asymmetric = ctx
-        .model
+    let asymmetric = compressed_model(ctx)
         .is_some_and(|m| m.compressed_schemes.contains(&CompressedScheme::Wna16Asym));
-    if !asymmetric || ctx.quant().as_deref() != Some("compressed-tensors") {
+    if !asymmetric {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -68,9 +73,7 @@ pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
     use CompressedScheme::*;
     // Only the linear schemes are checked; an export that leaves attention unquantised may
     // quantise nothing but the experts, whose methods these releases do not gate.
-    let Some(m) = ctx.model.filter(|m| {
-        ctx.quant().as_deref() == Some("compressed-tensors") && !m.attention_unquantised
-    }) else {
+    let Some(m) = compressed_model(ctx).filter(|m| !m.attention_unquantised) else {
         return vec![];
     };
     // Before 0.5.7 INT8 asks for 8.9: QUANT019's.

@@ -38,13 +38,10 @@ pub(crate) fn int4_without_vllm(ctx: &Context) -> Vec<Fired> {
 /// kernels (0.4.5.post3 to 0.5.3.post2): integer or FP8 weight-only layers anywhere, and FP8
 /// W8A8 layers below compute capability 8.9, where the release runs them weight-only.
 pub(crate) fn compressed_without_vllm(ctx: &Context) -> Vec<Fired> {
-    let schemes = ctx
-        .model
-        .map(|m| m.compressed_schemes.as_slice())
-        .unwrap_or_default();
-    if !vllm_missing(ctx) || ctx.quant().as_deref() != Some("compressed-tensors") {
+    let Some(m) = super::quant_ct::compressed_model(ctx).filter(|_| vllm_missing(ctx)) else {
         return vec![];
-    }
+    };
+    let schemes = m.compressed_schemes.as_slice();
     let v = ctx.version;
     let has = |s: CompressedScheme| schemes.contains(&s);
     // (the GPUs it names first, what the checkpoint holds, where building it stops)
