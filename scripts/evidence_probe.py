@@ -58,7 +58,14 @@ layer's experts as EP and the MoE TP split them: each layer's method from the co
 method's `create_weights` with the layer's per-GPU shape. The method checks the shape before it
 makes a weight, so the probe stops it at the first weight it would make (the stand-in has none):
 a check that refuses the shape raises before that. The experts' layer is given what FusedMoE sets
-up for gated SiLU experts.
+up for gated SiLU experts, and their `create_weights` the keywords the release's FusedMoE passes
+(read from its constructor's source).
+
+`--moe-runner` (with `--linear-weights`): after the experts' weights, their method's
+`create_moe_runner`, which FusedMoE calls next, with the MoE settings initialised from the
+arguments as the scheduler does. Only an AssertionError raised by `create_moe_runner` itself
+counts as a refusal (reported as `[create_moe_runner]`, SGLang's assertion having no text); what
+else the stand-in layer lacks there comes after that check.
 """
 import argparse
 import contextlib
@@ -145,6 +152,8 @@ def main():
     ap.add_argument("--method-gate", default="")
     ap.add_argument("--quant-layers", action="store_true")
     ap.add_argument("--linear-weights", action="store_true")
+    # With --linear-weights: the experts' runner too, as FusedMoE builds it after their weights.
+    ap.add_argument("--moe-runner", action="store_true")
     # Stand-in dtypes pass isinstance(x, torch.dtype) (the layer probe always sets it).
     ap.add_argument("--dtype-instances", action="store_true")
     # Further modules the stand-in answers for (imported on the way, never reached by the check).
@@ -235,7 +244,7 @@ def main():
                 quant_layers(got, runner.model_config, present)
         if opts.linear_weights:
             with contextlib.redirect_stdout(sys.stderr):
-                linear_weights(got, runner.model_config, server_args, present)
+                linear_weights(got, runner.model_config, server_args, present, opts.moe_runner)
         out = {"passed": None}
     except (AssertionError, ValueError) as e:
         out = {"refused": f"{type(e).__name__}: {e}"[:300]}
@@ -346,10 +355,11 @@ def standard_attention(hf):
     return not kinds or kinds[0] in ("full_attention", "attention", "sliding_attention")
 
 
-def linear_weights(qc, model_config, server_args, present):
+def linear_weights(qc, model_config, server_args, present, runner=False):
     """What building the first decoder layer asks of the quantisation config the loader
     returned: each linear layer's method, then its `create_weights` with the layer's per-GPU
-    shape, up to the first weight it would make (the shape checks come before it)."""
+    shape, up to the first weight it would make (the shape checks come before it); with
+    `runner`, the experts' runner after their weights."""
     import oracle
     hf = model_config.hf_text_config if hasattr(model_config, "hf_text_config") else model_config.hf_config
     tp = server_args.tp_size
@@ -373,13 +383,13 @@ def linear_weights(qc, model_config, server_args, present):
             pass
     experts = moe_shape(hf, server_args)
     if experts is not None and qc is not None:
-        build_experts(qc, experts, present)
+        build_experts(qc, experts, present, server_args if runner else None)
 
 
 def moe_shape(hf, server_args):
     """The first MoE layer's experts as EP and the MoE TP split them: (prefix, experts per GPU,
-    hidden size, intermediate size per GPU, MoE TP, EP), or None for a dense model or an uneven
-    split."""
+    hidden size, intermediate size per GPU, MoE TP, EP, intermediate size, top-k), or None for a
+    dense model or an uneven split."""
     n = next((getattr(hf, k) for k in ("num_experts", "n_routed_experts", "num_local_experts")
               if getattr(hf, k, None)), None)
     width = getattr(hf, "moe_intermediate_size", None) or getattr(hf, "intermediate_size", None)
@@ -391,13 +401,38 @@ def moe_shape(hf, server_args):
     if tp % ep or n % ep or width % moe_tp:
         return None
     first = getattr(hf, "first_k_dense_replace", 0) or 0
-    return f"model.layers.{first}.mlp.experts", n // ep, hf.hidden_size, width // moe_tp, moe_tp, ep
+    top_k = getattr(hf, "num_experts_per_tok", None) or 1
+    return (f"model.layers.{first}.mlp.experts", n // ep, hf.hidden_size, width // moe_tp, moe_tp,
+            ep, width, top_k)
 
 
-def build_experts(qc, shape, present):
-    """The experts' method from the config, then its `create_weights` up to the first weight."""
+def expert_keywords(fused_moe, values, exprs):
+    """The keywords the release's FusedMoE passes its method's `create_weights`, read from the
+    release's own constructor (their names and meanings change between releases: 0.5.0rc2's
+    `intermediate_size` is the per-GPU width, 0.5.5's `intermediate_size_full` and 0.5.12's
+    `moe_intermediate_size` the whole): `values` by keyword name, else `exprs` by the expression
+    passed. None when the call is not found (the shape then goes positionally)."""
+    import ast
+    import textwrap
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fused_moe.__init__)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "self.quant_method.create_weights":
+            named = {}
+            for k in node.keywords:
+                expr = ast.unparse(k.value)
+                if k.arg in values:
+                    named[k.arg] = values[k.arg]
+                elif expr in exprs:
+                    named[k.arg] = exprs[expr]
+            return named
+    return None
+
+
+def build_experts(qc, shape, present, server_args=None):
+    """The experts' method from the config, then its `create_weights` up to the first weight;
+    given the arguments, then the runner (`moe_runner`)."""
     import oracle
-    prefix, n, hidden, per, moe_tp, ep = shape
+    prefix, n, hidden, per, moe_tp, ep, width, top_k = shape
     moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
     layer = object.__new__(moe.FusedMoE)
     for k, v in {"hidden_size": hidden, "intermediate_size_per_partition": per,
@@ -412,9 +447,40 @@ def build_experts(qc, shape, present):
         return
     stop_at_weights(layer)
     try:
-        method.create_weights(layer, n, hidden, per, oracle._make("torch.float16"),
-                              weight_loader=None)
+        dtype = oracle._make("torch.float16")
+        named = expert_keywords(moe.FusedMoE, {
+            "layer": layer, "num_experts": n, "hidden_size": hidden,
+            "intermediate_size_per_partition": per, "params_dtype": dtype, "weight_loader": None,
+        }, {"self.intermediate_size_per_partition": per, "intermediate_size": width,
+            "top_k": top_k, "with_bias": False})
+        if named is None:
+            method.create_weights(layer, n, hidden, per, dtype, weight_loader=None)
+        else:
+            method.create_weights(**named)
     except WeightsReached:
+        pass
+    if server_args is not None:
+        moe_runner(method, layer, server_args, present)
+
+
+def moe_runner(method, layer, server_args, present):
+    """FusedMoE builds the experts' runner right after their weights: the method's
+    `create_moe_runner`, with the MoE settings taken from the arguments as the scheduler takes
+    them. Only an assertion of that function itself is its answer; whatever else it raises
+    (the stand-in layer has no weights) comes after that check."""
+    import oracle
+    utils = oracle.import_with_stubs("sglang.srt.layers.moe.utils", extra_stubs=present)
+    init = getattr(utils, "initialize_moe_config", None)
+    if init is None or not hasattr(method, "create_moe_runner"):
+        return  # releases before the runner (0.5.0rc2 builds none)
+    init(server_args) if inspect.signature(init).parameters else init()
+    try:
+        method.create_moe_runner(layer, layer.moe_runner_config)
+    except AssertionError as e:
+        if modules(e.__traceback__)[-1].endswith(":create_moe_runner"):
+            # SGLang's assertion has no text: say where it stopped.
+            raise AssertionError(f"[create_moe_runner] {e}".strip()) from e
+    except Exception:
         pass
 
 

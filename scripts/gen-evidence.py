@@ -111,7 +111,8 @@ PROBE_SWITCHES = [("probe_model_config", "--model-config"),
                   ("probe_model_config_first", "--model-config-first"),
                   ("probe_server_args_first", "--server-args-first"),
                   ("probe_pp_gate", "--pp-gate"), ("probe_quant_layers", "--quant-layers"),
-                  ("probe_linear_weights", "--linear-weights")]
+                  ("probe_linear_weights", "--linear-weights"),
+                  ("probe_moe_runner", "--moe-runner")]
 PROBE_LISTS = [("probe_method_gate", "--method-gate"), ("probe_refuse_types", "--refuse-types"),
                ("probe_stubs", "--stubs")]
 

@@ -22,7 +22,9 @@ few common options: the release's model-config checks on real checkpoints. `--lo
 real config of the field corpus and the test fixtures on four GPUs (T4 alone, eight A100s, H100s,
 B200s), quantised ones also with `--dtype bfloat16`, through the release's model config and the
 loader's quantisation checks (scripts/evidence_probe.py on `_get_quantization_config`), which
-argument handling never reaches. `--mamba` runs, instead,
+argument handling never reaches; `--overlay DIR` puts the release's compressed-tensors overlay
+(gen-evidence.py's `overlay-<release>-compressed-tensors`) on the probe's PYTHONPATH, so those
+checkpoints' layers are built too. `--mamba` runs, instead,
 the Mamba hybrids (Qwen3-Next, Qwen3.5, Nemotron-H, LFM2) with pairs of the options their cache
 handling reads (strategies, page sizes, the overlap scheduler, attention backends, drafts); `--linear`
 the GDN hybrids (Qwen3-Next, Qwen3.5) with pairs of the linear-attention backend options and what
@@ -684,19 +686,31 @@ def loader_grid():
     return cases
 
 
-def loader_probe(python, oracle, gpus, case):
+# Refusals raised as other types while the layers build: plain GPTQ's experts (TypeError), a
+# compressed-tensors scheme that needs vLLM (ImportError) or that no method takes
+# (NotImplementedError).
+REFUSE_TYPES = "TypeError,ImportError,NotImplementedError"
+
+
+def loader_probe(python, oracle, gpus, case, overlay=None):
     """One line through the loader probe: SGLang's answer in the oracle's shape, or a stop short
-    of the checks (`error_stage` "stopped", left out of the comparison)."""
+    of the checks (`error_stage` "stopped", left out of the comparison). `overlay`: a folder of
+    distributions put on PYTHONPATH (gen-evidence.py's compressed-tensors overlay), with
+    `accelerate` stubbed as the evidence cases do."""
     gpu = gpus[case["gpu"]]
+    env = {**__import__("os").environ, "PYTHONHASHSEED": "0"}
+    stubs = []
+    if overlay:
+        env["PYTHONPATH"] = str(overlay)
+        stubs = ["--stubs", "accelerate"]
     fn = "sglang.srt.model_loader.loader:_get_quantization_config"
     for args in ("[null]", "[null, {}]"):  # releases before 0.5.10 take the packed modules too
         cmd = [python, str(ROOT / "scripts" / "evidence_probe.py"), "--oracle", str(oracle),
                "--function", fn, "--gpu-mem", str(gpu["memory_mib"]), "--gpu-name", gpu["name"],
                "--cc", gpu["cc"], "--num-gpus", str(case["count"]), "--model-config",
                "--model-config-first", "--args", args, "--dtype-instances", "--linear-weights",
-               "--"] + case["argv"]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                             env={**__import__("os").environ, "PYTHONHASHSEED": "0"})
+               "--moe-runner", "--refuse-types", REFUSE_TYPES, *stubs, "--"] + case["argv"]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
         lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
         r = lines[-1] if lines else {"stopped": res.stderr[-200:], "at": []}
         if "packed_modules_mapping" not in r.get("stopped", ""):
@@ -708,10 +722,10 @@ def loader_probe(python, oracle, gpus, case):
     return {}
 
 
-def loader_run(python, oracle, gpus, cases):
+def loader_run(python, oracle, gpus, cases, overlay=None):
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(2) as pool:
-        out = list(pool.map(lambda c: loader_probe(python, oracle, gpus, c), cases))
+        out = list(pool.map(lambda c: loader_probe(python, oracle, gpus, c, overlay), cases))
     print(f"loader: {len(out)} lines, {sum(r.get('error_stage') == 'stopped' for r in out)} "
           "stopped short of the checks", file=sys.stderr)
     return out
@@ -755,15 +769,17 @@ def oracle_batch(oracle, python, gpus, cases):
     return lines
 
 
-def venv_packages(venv):
-    """The venv's installed distributions, as `detect --json` records an install's packages: the
-    launcher reads the install it plans for, so the sweep tells it what the release's venv has
-    (its transformers, and that it has no vLLM, for example)."""
+def venv_packages(venv, overlay=None):
+    """The venv's installed distributions (and the overlay's), as `detect --json` records an
+    install's packages: the launcher reads the install it plans for, so the sweep tells it what
+    the release's venv has (its transformers, and that it has no vLLM, for example)."""
     if not venv:
         return {}
     code = ("import importlib.metadata as m, json, re; print(json.dumps({re.sub(r'[-_.]+', '-', "
             "d.metadata['Name']).lower(): d.version for d in m.distributions()}))")
-    res = subprocess.run([f"{venv}/bin/python", "-c", code], capture_output=True, text=True, check=True)
+    env = {**__import__("os").environ, **({"PYTHONPATH": str(overlay)} if overlay else {})}
+    res = subprocess.run([f"{venv}/bin/python", "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
     return json.loads(res.stdout)
 
 
@@ -848,6 +864,8 @@ def main():
     ap.add_argument("--models", help="comma-separated kinds: " + ", ".join([*MODELS, *MORE_MODELS]))
     ap.add_argument("--field-models", action="store_true",
                     help="instead of the grid: every field corpus config, alone and with one common option")
+    ap.add_argument("--overlay", help="with --loader: a distributions folder for PYTHONPATH "
+                    "(gen-evidence.py's overlay-<release>-compressed-tensors)")
     ap.add_argument("--loader", action="store_true",
                     help="real configs through the model config, the loader's quantisation checks "
                          "and the first decoder layer's linear layers")
@@ -893,10 +911,11 @@ def main():
         else:
             cases = grid(opts.limit, opts.more, kinds, offset)
         if opts.loader:
-            results = loader_run(f"{opts.venv}/bin/python", opts.oracle, gpus, cases)
+            results = loader_run(f"{opts.venv}/bin/python", opts.oracle, gpus, cases, opts.overlay)
         else:
             results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases)
-    packages = {**venv_packages(opts.venv), **stub_torch(opts.oracle, opts.venv, opts.release)}
+    packages = {**venv_packages(opts.venv, opts.overlay),
+                **stub_torch(opts.oracle, opts.venv, opts.release)}
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []

@@ -34,6 +34,7 @@ pub fn cases() -> Vec<Case> {
         quant029(),
         quant030(),
         quant031(),
+        int_moe(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -79,6 +80,54 @@ fn quant022() -> Vec<Case> {
             .no(),
         // An unquantised checkpoint has no groups.
         on("QUANT032", "Qwen__Qwen3-8B", 4).no(),
+    ]
+}
+
+/// QUANT033 and QUANT034: AWQ and GPTQ MoE checkpoints (Qwen3-30B-A3B's experts, 768 wide, with
+/// groups of 128). Plain GPTQ has no MoE method (QUANT033, 0.5.0rc2 to 0.5.19); the Marlin MoE
+/// methods assert the MoE runner is `auto` (QUANT034, 0.5.7 on), except where AWQ hands experts
+/// Marlin cannot take to the WNA16 method.
+fn int_moe() -> Vec<Case> {
+    let gptq = "synthetic__Qwen3-30B-A3B-GPTQ-Int4";
+    let awq = "synthetic__Qwen3-30B-A3B-AWQ";
+    let q33 = |m: &str| c("QUANT033").tp(1).model(checkpoint(m)).version("0.5.12");
+    let q34 = |m: &str| c("QUANT034").tp(1).model(checkpoint(m));
+    let q34_tp8 = |m: &str| c("QUANT034").tp(8).model(checkpoint(m));
+    let triton = |c: Case| c.arg("--moe-runner-backend", json!("triton"));
+    vec![
+        // Plain GPTQ: below 8.0, or named.
+        q33(gptq).on(T4),
+        q33(gptq).arg("--quantization", json!("gptq")),
+        q33(gptq)
+            .arg("--quantization", json!("gptq"))
+            .version("0.5.0rc2"),
+        // GPTQ Marlin and moe_wna16 build the experts; 0.5.20 has no plain GPTQ (QUANT025).
+        q33(gptq).no(),
+        q33(gptq)
+            .on(T4)
+            .arg("--quantization", json!("moe_wna16"))
+            .no(),
+        q33(gptq).on(T4).version("0.5.20").no(),
+        // A dense GPTQ model is QUANT032's business.
+        q33("TheBloke__Llama-2-7B-GPTQ").on(T4).no(),
+        // The Marlin MoE methods refuse any runner but auto, from 0.5.7.
+        triton(q34(gptq)),
+        triton(q34(awq)),
+        triton(q34(awq)).version("0.5.7"),
+        triton(q34(gptq)).arg("--quantization", json!("gptq_marlin")),
+        triton(q34(gptq)).version("0.5.6").no(),
+        q34(gptq).no(),
+        q34(awq).arg("--moe-runner-backend", json!("auto")).no(),
+        // WNA16 takes the experts: named, or AWQ's fallback at 96 wide per GPU (TP 8).
+        triton(q34(awq))
+            .arg("--quantization", json!("moe_wna16"))
+            .no(),
+        triton(q34_tp8(awq)).on(A100).no(),
+        triton(q34_tp8(gptq)).on(A100),
+        // Below 8.0 no Marlin method builds them.
+        triton(q34(awq)).on(T4).no(),
+        // A dense AWQ model has no experts.
+        triton(q34("TheBloke__Llama-2-7B-AWQ")).no(),
     ]
 }
 

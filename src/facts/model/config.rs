@@ -133,6 +133,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         weight_block_size: quant_dims.and_then(block_size),
         quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
         gptq_marlin_config: quant.and_then(gptq_marlin_config),
+        awq_marlin_config: quant.and_then(awq_marlin_config),
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
         compressed_w8a8_int8: quant.is_some_and(compressed_w8a8_int8),
@@ -464,6 +465,19 @@ fn gptq_marlin_config(q: &Map<String, Value>) -> Option<bool> {
             && desc_act
             && matches!(group, Some(-1 | 32 | 64 | 128)),
     )
+}
+
+/// Whether an AWQ `quantization_config` has what SGLang's AWQ Marlin method reads, with values it
+/// takes (its `is_awq_marlin_compatible`, the GPU aside); `None` for other methods.
+fn awq_marlin_config(q: &Map<String, Value>) -> Option<bool> {
+    let method = q.get("quant_method").and_then(Value::as_str)?;
+    if !method.eq_ignore_ascii_case("awq") {
+        return None;
+    }
+    let bits = q.get("bits").and_then(Value::as_i64);
+    let zero_point = q.get("zero_point").is_some_and(|v| !v.is_null());
+    let group = q.get("group_size").and_then(Value::as_i64);
+    Some(bits == Some(4) && zero_point && matches!(group, Some(-1 | 32 | 64 | 128)))
 }
 
 /// The top level's own `torch_dtype` (transformers 4) or `dtype` (5), not a text config's.

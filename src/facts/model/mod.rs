@@ -155,6 +155,9 @@ pub struct ModelFacts {
     /// (`bits` 4 or 8, `sym` true, `desc_act` set, `group_size` -1, 32, 64 or 128). `None`: the
     /// checkpoint is not GPTQ.
     pub gptq_marlin_config: Option<bool>,
+    /// An AWQ checkpoint's `quantization_config` has what SGLang's AWQ Marlin method takes
+    /// (`bits` 4, `zero_point` set, `group_size` -1, 32, 64 or 128). `None`: not AWQ.
+    pub awq_marlin_config: Option<bool>,
     /// Qwen-MoE-style shared expert width (`shared_expert_intermediate_size`).
     pub shared_expert_intermediate_size: Option<u64>,
     /// `kv_cache_quant_algo` / `kv_cache_scheme` says the checkpoint wants an FP8 KV cache.

@@ -215,7 +215,7 @@ fn dispatch_tokens_per_rank(ctx: &Context, tokens: i64) -> (i64, String) {
 }
 
 /// The MoE runner in effect: SGLang's pick, else the user's value, else `auto`.
-fn moe_runner(ctx: &Context) -> String {
+pub(super) fn moe_runner(ctx: &Context) -> String {
     (ctx.server.backends.moe_runner.as_ref())
         .map(|c| c.value.clone())
         .or_else(|| ctx.user().sval(opt::MOE_RUNNER_BACKEND))

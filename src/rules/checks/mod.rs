@@ -43,6 +43,7 @@ pub(crate) mod quant_compat;
 pub(crate) mod quant_ct;
 pub(crate) mod quant_fusion;
 pub(crate) mod quant_group;
+pub(crate) mod quant_moe_int;
 pub(crate) mod quant_plain;
 pub(crate) mod quant_vllm;
 pub(crate) mod replayssm;

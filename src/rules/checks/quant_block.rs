@@ -13,7 +13,7 @@ pub(super) struct Layout {
     /// Attention's TP width (TP / attention DP).
     pub(super) attn_tp: u64,
     /// The experts' TP width (TP / EP / MoE-DP).
-    moe_tp: u64,
+    pub(super) moe_tp: u64,
     /// The dense MLP layers' TP width (`--moe-dense-tp-size 1` keeps them whole).
     dense_tp: u64,
     /// A DeepSeek-style shared expert's TP width: 1 (replicated) with an all-to-all backend or
