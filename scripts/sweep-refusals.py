@@ -713,7 +713,8 @@ def loader_probe(python, oracle, gpus, case, overlay=None):
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
         lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
         r = lines[-1] if lines else {"stopped": res.stderr[-200:], "at": []}
-        if "packed_modules_mapping" not in r.get("stopped", ""):
+        # A release before 0.5.10 wants the packed modules too (a TypeError, refused or not).
+        if "packed_modules_mapping" not in r.get("stopped", "") + r.get("refused", ""):
             break
     if "refused" in r:
         return {"error": r["refused"], "error_stage": "probe"}

@@ -16,6 +16,7 @@ pub(crate) mod inputs;
 pub(crate) mod moe;
 pub(crate) mod multimodal;
 pub(crate) mod nemotron_h;
+pub(crate) mod quant_copy;
 pub(crate) mod server;
 pub(crate) mod specparams;
 pub(crate) mod switches;

@@ -94,6 +94,7 @@ fn int_moe() -> Vec<Case> {
     let q34 = |m: &str| c("QUANT034").tp(1).model(checkpoint(m));
     let q34_tp8 = |m: &str| c("QUANT034").tp(8).model(checkpoint(m));
     let triton = |c: Case| c.arg("--moe-runner-backend", json!("triton"));
+    let on_b200 = |code, m: &str| c(code).tp(1).model(checkpoint(m)).on(B200);
     vec![
         // Plain GPTQ: below 8.0, or named.
         q33(gptq).on(T4),
@@ -110,6 +111,29 @@ fn int_moe() -> Vec<Case> {
         q33(gptq).on(T4).version("0.5.20").no(),
         // A dense GPTQ model is QUANT032's business.
         q33("TheBloke__Llama-2-7B-GPTQ").on(T4).no(),
+        // On SM100 SGLang names the Qwen MoE family's method itself (0.5.6 on): plain GPTQ.
+        q33(gptq).on(B200),
+        q33(gptq).on(B200).version("0.5.5").no(),
+        q33(gptq)
+            .on(B200)
+            .arg("--quantization", json!("gptq_marlin"))
+            .no(),
+        // From 0.5.20 the copied gptq names no method at all (QUANT025).
+        on_b200("QUANT025", gptq),
+        on_b200("QUANT025", gptq).on(H100).no(),
+        on_b200("QUANT025", gptq)
+            .arg("--quantization", json!("gptq_marlin"))
+            .no(),
+        // The copied awq keeps plain AWQ, which takes float16 only (QUANT024).
+        on_b200("QUANT024", awq).arg("--dtype", json!("bfloat16")),
+        on_b200("QUANT024", awq)
+            .arg("--dtype", json!("bfloat16"))
+            .arg("--quantization", json!("awq_marlin"))
+            .no(),
+        on_b200("QUANT024", awq)
+            .arg("--dtype", json!("bfloat16"))
+            .version("0.5.5")
+            .no(),
         // The Marlin MoE methods refuse any runner but auto, from 0.5.7.
         triton(q34(gptq)),
         triton(q34(awq)),
@@ -124,8 +148,12 @@ fn int_moe() -> Vec<Case> {
             .no(),
         triton(q34_tp8(awq)).on(A100).no(),
         triton(q34_tp8(gptq)).on(A100),
-        // Below 8.0 no Marlin method builds them.
+        // Below 8.0 no Marlin method builds them, nor on SM100 where SGLang names the plain one.
         triton(q34(awq)).on(T4).no(),
+        triton(q34(awq)).on(B200).no(),
+        triton(q34(awq))
+            .on(B200)
+            .arg("--quantization", json!("awq_marlin")),
         // A dense AWQ model has no experts.
         triton(q34("TheBloke__Llama-2-7B-AWQ")).no(),
     ]

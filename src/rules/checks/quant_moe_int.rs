@@ -26,9 +26,15 @@ pub(crate) fn plain_gptq_moe(ctx: &Context) -> Vec<Fired> {
         "{} moe_wna16 builds the experts of a checkpoint without desc_act",
         opt::QUANTIZATION
     );
-    let remedy = if ctx.gpus_where(|cc| cc < (8, 0)).is_empty() && ctx.quant_given().is_some() {
+    let marlin_runs = ctx.gpus_where(|cc| cc < (8, 0)).is_empty();
+    let remedy = if marlin_runs && ctx.quant_given().is_some() {
         format!(
             "drop {} so SGLang picks gptq_marlin, or {wna16}",
+            opt::QUANTIZATION
+        )
+    } else if marlin_runs && super::quant_plain::sglang_names_method(ctx).is_some() {
+        format!(
+            "pass {} gptq_marlin, which SGLang keeps, or {wna16}",
             opt::QUANTIZATION
         )
     } else {
@@ -41,14 +47,15 @@ pub(crate) fn plain_gptq_moe(ctx: &Context) -> Vec<Fired> {
 }
 
 /// The Marlin MoE method SGLang builds the experts with: `awq_marlin` or `gptq_marlin`, picked
-/// by the checkpoint on GPUs of 8.0 and newer (or named) when the config is one Marlin takes;
-/// AWQ's hands experts whose shape Marlin cannot take to the WNA16 method instead.
+/// by the checkpoint on GPUs of 8.0 and newer (or named) when the config is one Marlin takes
+/// and SGLang does not name the plain method itself (SM100); AWQ's hands experts whose shape
+/// Marlin cannot take to the WNA16 method instead.
 fn marlin_moe(ctx: &Context) -> Option<String> {
     let (m, method) = int_moe(ctx)?;
     let marlin = format!("{method}_marlin");
-    if ctx.quant_given().is_some_and(|q| q != marlin)
-        || !ctx.gpus_where(|cc| cc < (8, 0)).is_empty()
-    {
+    let named = ctx.quant_given();
+    let plain = named.is_none() && super::quant_plain::sglang_names_method(ctx).is_some();
+    if named.is_some_and(|q| q != marlin) || plain || !ctx.gpus_where(|cc| cc < (8, 0)).is_empty() {
         return None;
     }
     let config_ok = match method {

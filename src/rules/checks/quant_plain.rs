@@ -41,6 +41,11 @@ pub(super) fn plain_method(ctx: &Context) -> Option<(String, String)> {
                 format!("on {}, below the 8.0 Marlin needs", Context::describe(&old))
             } else if ctx.model?.gptq_marlin_config == Some(false) {
                 "whose quantization_config the Marlin method does not take".to_owned()
+            } else if let Some(arch) = sglang_names_method(ctx) {
+                format!(
+                    "because on SM100 SGLang sets {} to it itself for {arch}, and a method set that way is kept over Marlin",
+                    opt::QUANTIZATION
+                )
             } else {
                 return None;
             };
@@ -50,6 +55,16 @@ pub(super) fn plain_method(ctx: &Context) -> Option<(String, String)> {
             Some((checkpoint.to_owned(), why))
         }
     }
+}
+
+/// The architecture whose SM100 branch copies the checkpoint's method into `--quantization`
+/// (every used GPU SM100), when the line names none.
+pub(super) fn sglang_names_method<'c>(ctx: &Context<'c>) -> Option<&'c str> {
+    let arch = ctx.model?.architecture.as_deref()?;
+    let used = ctx.used();
+    let sm100 = !used.is_empty() && ctx.gpus_where(|cc| cc.0 == 10).len() == used.len();
+    (sm100 && crate::resolve::quant_copy::copies_checkpoint_method(ctx.version, arch, 10))
+        .then_some(arch)
 }
 
 /// The dtype SGLang runs the model in, and whether `--dtype` named it: `--dtype`, else the
@@ -101,6 +116,11 @@ pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
             ", or drop {} so SGLang picks {method}_marlin, which takes {dtype}",
             opt::QUANTIZATION
         )
+    } else if marlin_takes && sglang_names_method(ctx).is_some() {
+        format!(
+            ", or pass {} {method}_marlin, which SGLang keeps and which takes {dtype}",
+            opt::QUANTIZATION
+        )
     } else {
         String::new()
     };
@@ -129,18 +149,27 @@ pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
     if ctx.quant_given().is_some() {
         return vec![];
     }
-    let why = if let Some(old) = all_below_marlin(ctx) {
-        format!(
+    let elsewhere = "use SGLang 0.5.19 or older, another checkpoint of the model (AWQ, or GPTQ that Marlin takes), or GPUs of compute capability 8.0 or newer";
+    let (why, remedy) = if let Some(old) = all_below_marlin(ctx) {
+        let why = format!(
             "its Marlin one needs compute capability 8.0 ({})",
             Context::describe(&old)
-        )
+        );
+        (why, elsewhere.to_owned())
     } else if m.gptq_marlin_config == Some(false) {
-        "its Marlin one takes only symmetric 4- or 8-bit checkpoints with desc_act set and groups of -1, 32, 64 or 128, which this quantization_config is not".to_owned()
+        ("its Marlin one takes only symmetric 4- or 8-bit checkpoints with desc_act set and groups of -1, 32, 64 or 128, which this quantization_config is not".to_owned(), elsewhere.to_owned())
+    } else if let Some(arch) = sglang_names_method(ctx) {
+        let why = format!(
+            "on SM100 SGLang sets {} to the checkpoint's gptq itself for {arch}, which Marlin does not take over",
+            opt::QUANTIZATION
+        );
+        let remedy = format!("pass {} gptq_marlin, which SGLang keeps", opt::QUANTIZATION);
+        (why, remedy)
     } else {
         return vec![];
     };
     vec![Fired::new(format!(
-        "a GPTQ checkpoint: SGLang {} has no plain GPTQ method on CUDA, and {why}, so the model config refuses the checkpoint before loading ('Unknown quantization method: gptq'); use SGLang 0.5.19 or older, another checkpoint of the model (AWQ, or GPTQ that Marlin takes), or GPUs of compute capability 8.0 or newer",
+        "a GPTQ checkpoint: SGLang {} has no plain GPTQ method on CUDA, and {why}, so the model config refuses the checkpoint before loading ('Unknown quantization method: gptq'); {remedy}",
         ctx.version
     ))]
 }
