@@ -19,11 +19,10 @@ const COPIED_FROM: &[(&str, &str)] = &[
     ("InternS2PreviewForConditionalGeneration", "0.5.12"),
 ];
 
-/// SGLang names the checkpoint's method itself for `arch` on a GPU of this compute capability
-/// major, with `--quantization` not given.
-pub(crate) fn copies_checkpoint_method(version: &str, arch: &str, cc_major: u32) -> bool {
-    cc_major == 10
-        && COPIED_FROM
-            .iter()
-            .any(|(a, from)| *a == arch && at_least(version, from))
+/// SGLang names the checkpoint's method itself for `arch` on SM100 GPUs (compute capability
+/// 10.x), with `--quantization` not given.
+pub(crate) fn copies_checkpoint_method(version: &str, arch: &str) -> bool {
+    COPIED_FROM
+        .iter()
+        .any(|(a, from)| *a == arch && at_least(version, from))
 }

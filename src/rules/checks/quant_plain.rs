@@ -63,7 +63,7 @@ pub(super) fn sglang_names_method<'c>(ctx: &Context<'c>) -> Option<&'c str> {
     let arch = ctx.model?.architecture.as_deref()?;
     let used = ctx.used();
     let sm100 = !used.is_empty() && ctx.gpus_where(|cc| cc.0 == 10).len() == used.len();
-    (sm100 && crate::resolve::quant_copy::copies_checkpoint_method(ctx.version, arch, 10))
+    (sm100 && crate::resolve::quant_copy::copies_checkpoint_method(ctx.version, arch))
         .then_some(arch)
 }
 
