@@ -7,7 +7,7 @@ use crate::sglang::release::at_least;
 
 /// The architectures whose branch copies the method, with the first release that does
 /// (0.5.5 to 0.5.14 read from `_handle_model_specific_adjustments`, later releases from their
-/// model overrides; the Qwen family's goldens in tests/evidence/QUANT033.jsonl).
+/// model overrides; Qwen3-MoE's and Qwen3-Next's goldens in tests/evidence/QUANT033.jsonl).
 const COPIED_FROM: &[(&str, &str)] = &[
     ("DeepseekV3ForCausalLM", "0.5.5"),
     ("Qwen3MoeForCausalLM", "0.5.6"),
