@@ -70,7 +70,10 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
     // DeepSeek-V3.2 too: releases whose transformers lacks its model type load it as
     // DeepSeek-V3, and from 0.5.12 it is on the list by name (tests/resolution/0.5.10.post1.jsonl).
-    let deepseek = ["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"].contains(&arch);
+    // 0.5.4–0.5.5 leave DeepSeek's sparse-attention models out of this branch.
+    let dsa_left_out = !at_least(v, "0.5.6") && i.model.is_some_and(|m| m.is_dsa());
+    let deepseek =
+        ["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"].contains(&arch) && !dsa_left_out;
     if deepseek && cc == 10 && no_a2a && at_least(v, "0.5.4") {
         // SGLang assumes DeepSeek's native FP8 when the checkpoint names no method.
         let q = q.unwrap_or("fp8");

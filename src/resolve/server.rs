@@ -169,8 +169,8 @@ fn dwdp_dp_attention(version: &str, args: &SglangArgs, mut p: Parallel) -> Paral
 impl Server {
     pub(crate) fn resolve(f: &Facts) -> Server {
         let args = f.args;
-        let parallel = dsa_dp_attention(f.version, f.model, Parallel::of(args));
-        let parallel = dwdp_dp_attention(f.version, args, parallel);
+        let before_model = dwdp_dp_attention(f.version, args, Parallel::of(args));
+        let parallel = dsa_dp_attention(f.version, f.model, before_model);
         let tp_groups = tp_groups(f, &parallel);
         let first_group = tp_groups.first().map_or(&[][..], |g| g.gpus.as_slice());
         let custom_all_reduce =
@@ -180,7 +180,8 @@ impl Server {
         let attn = attention::resolve(&inputs);
         let backends = backends(&inputs, attn.clone(), f.model);
         let main = backends.attention.as_ref().map(|c| c.value.as_str());
-        let mut defaults = defaults::of(&inputs);
+        // SGLang sizes memory before its model adjustments turn DP attention on for DSA models.
+        let mut defaults = defaults::of(&Inputs::of(f, &before_model, gpu_memory_mib));
         if graphs::prefill_dropped(f.version, args, inputs.arch, &backends).is_some() {
             defaults.prefill_graph = false;
         }
