@@ -120,8 +120,8 @@ pub(crate) fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
     text(args, opt::KV_CACHE_DTYPE).map(|v| Sourced::new(v, source))
 }
 
-/// DeepSeek sparse attention's `auto` KV cache is FP8 (E4M3) on SM100 and newer, from 0.5.3
-/// where SGLang serves it, and DeepSeek-V4's on any GPU (`gpu`: the release and the
+/// DeepSeek sparse attention's `auto` KV cache (any before 0.5.4.post2) is FP8 (E4M3) on SM100
+/// and newer, from 0.5.3 where SGLang serves it, and DeepSeek-V4's on any GPU (`gpu`: the release and the
 /// compute-capability major SGLang reads).
 fn dsa_kv_default(
     k: Sourced<String>,
@@ -134,7 +134,10 @@ fn dsa_kv_default(
         == Some(crate::facts::model::deepseek_v4::ARCH)
         && major.is_some()
         && at_least(version, "0.5.12");
-    if k.value == "auto" && (v4 || newer && super::attention::dsa_served(version, model)) {
+    let dsa = newer && super::attention::dsa_served(version, model);
+    // 0.5.3 – 0.5.4.post1 set it on SM100 over any value given.
+    let over_any = dsa && !at_least(version, "0.5.4.post2");
+    if over_any || k.value == "auto" && (v4 || dsa) {
         return Sourced::new("fp8_e4m3".to_owned(), Source::Sglang);
     }
     k

@@ -136,7 +136,7 @@ pub struct Server {
 /// 0.5.3–0.5.7 turn DP attention on for DeepSeek's sparse-attention models on CUDA GPUs:
 /// 0.5.3–0.5.5 also set DP to TP; 0.5.6–0.5.7 keep the DP given, so DP 1 leaves it off.
 fn dsa_dp_attention(version: &str, model: Option<&ModelFacts>, mut p: Parallel) -> Parallel {
-    if !attention::dsa_served(version, model) || at_least(version, "0.5.8") {
+    if !dsa_sets_parallel(version, model) {
         return p;
     }
     if !at_least(version, "0.5.6") {
@@ -148,6 +148,28 @@ fn dsa_dp_attention(version: &str, model: Option<&ModelFacts>, mut p: Parallel) 
         p.replicas = 1;
     }
     p
+}
+
+fn dsa_sets_parallel(version: &str, model: Option<&ModelFacts>) -> bool {
+    attention::dsa_served(version, model) && !at_least(version, "0.5.8")
+}
+
+/// 0.5.3–0.5.7 size memory (fraction, graph batches) before their model adjustments turn DP
+/// attention on for DSA models, and split the chunk over the DP ranks after; 0.5.3rc2 and 0.5.3
+/// then set the fraction to 0.8 themselves.
+fn memory_before_dsa(
+    f: &Facts,
+    before: &Parallel,
+    gpu_memory_mib: Option<u64>,
+    after: SglangDefaults,
+) -> SglangDefaults {
+    let mut early = defaults::of(&Inputs::of(f, before, gpu_memory_mib));
+    early.chunked_prefill_size = after.chunked_prefill_size;
+    early.attn_dp_size = after.attn_dp_size;
+    if at_least(f.version, "0.5.3rc2") && !at_least(f.version, "0.5.3.post1") {
+        early.mem_fraction_static = 0.8;
+    }
+    early
 }
 
 /// DWDP over the whole TP group (0.5.17+; any other size SGLang refuses) runs attention DP over
@@ -180,8 +202,10 @@ impl Server {
         let attn = attention::resolve(&inputs);
         let backends = backends(&inputs, attn.clone(), f.model);
         let main = backends.attention.as_ref().map(|c| c.value.as_str());
-        // SGLang sizes memory before its model adjustments turn DP attention on for DSA models.
-        let mut defaults = defaults::of(&Inputs::of(f, &before_model, gpu_memory_mib));
+        let mut defaults = defaults::of(&inputs);
+        if dsa_sets_parallel(f.version, f.model) {
+            defaults = memory_before_dsa(f, &before_model, gpu_memory_mib, defaults);
+        }
         if graphs::prefill_dropped(f.version, args, inputs.arch, &backends).is_some() {
             defaults.prefill_graph = false;
         }

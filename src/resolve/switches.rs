@@ -26,6 +26,15 @@ pub struct Switches {
 /// Attention backends under which deterministic inference keeps the radix cache.
 const RADIX_DETERMINISTIC: &[&str] = &["fa3", "fa4", "triton", "ascend"];
 
+/// Whether deterministic inference keeps the radix cache under this attention backend: FA3
+/// only in 0.5.3rc2 – 0.5.3.post1, every backend in 0.5.3.post2, the list from 0.5.4.
+fn deterministic_radix(i: &Inputs, attention: &str) -> bool {
+    if !at_least(i.version, "0.5.3.post2") {
+        return attention == "fa3";
+    }
+    !at_least(i.version, "0.5.4") || RADIX_DETERMINISTIC.contains(&attention)
+}
+
 /// The sampling backend: the user's, pytorch for deterministic inference, else FlashInfer.
 pub(crate) fn sampling(i: &Inputs) -> Option<Chosen> {
     if !i.args.knows(opt::SAMPLING_BACKEND) {
@@ -68,7 +77,7 @@ pub(crate) fn resolve(
     let trtllm = attention == Some("trtllm_mha") && no_buffer && branch_trtllm_step(i);
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
         let deterministic =
-            i.deterministic() && attention.is_some_and(|a| !RADIX_DETERMINISTIC.contains(&a));
+            i.deterministic() && attention.is_some_and(|a| !deterministic_radix(i, a));
         let pd_decode = i.pd_decode_chunk_cache();
         sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode || mis(i)))
     });

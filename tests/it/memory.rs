@@ -832,6 +832,13 @@ fn deepseek_v32_kv_cache_is_fp8_by_default_on_blackwell_only() {
         bytes_at("0.5.9", "8x-b200-nvlink", &trtllm),
         (576 + 132) * layers
     );
+    // 0.5.3 to 0.5.4.post1 set FP8 on SM100 over the dtype given; 0.5.4.post2 keeps it.
+    let scaled_fp8 = (656 + 132) * layers;
+    assert_eq!(bytes_at("0.5.4.post1", "8x-b200-nvlink", &bf16), scaled_fp8);
+    assert_eq!(
+        bytes_at("0.5.4.post2", "8x-b200-nvlink", &bf16),
+        (1152 + 132) * layers
+    );
 }
 
 fn bytes_at(version: &str, topology: &str, extra: &[&str]) -> u64 {
