@@ -521,14 +521,14 @@ pub(crate) fn accepted_pages(version: &str, backend: &str) -> Option<(&'static [
     })
 }
 
-/// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5), which SGLang serves from 0.5.3.
+/// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5), which SGLang serves from 0.5.3rc2.
 fn dsa(i: &Inputs) -> bool {
     dsa_served(i.version, i.model)
 }
 
-/// A DeepSeek sparse attention model in a release that serves it as such (0.5.3+).
+/// A DeepSeek sparse attention model in a release that serves it as such (0.5.3rc2+).
 pub(crate) fn dsa_served(version: &str, model: Option<&crate::facts::model::ModelFacts>) -> bool {
-    at_least(version, "0.5.3") && model.is_some_and(|m| m.is_dsa())
+    at_least(version, "0.5.3rc2") && model.is_some_and(|m| m.is_dsa())
 }
 
 /// DeepSeek-V4, which SGLang serves from 0.5.12 on its own attention backend with 256-token
