@@ -165,12 +165,15 @@ fn qwen3_vl_large_hopper(i: &Inputs) -> bool {
 }
 
 /// Deterministic inference picks a backend it can run deterministically, before the default.
+/// 0.5.4 picks there too, since it names no default before; it has no DeepSeek branch.
 fn deterministic(i: &Inputs) -> Option<&'static str> {
-    if !i.deterministic() || !at_least(i.version, DETERMINISTIC_FIRST) {
+    let early = at_least(i.version, "0.5.4") && !at_least(i.version, "0.5.4.post1");
+    if !i.deterministic() || !(early || at_least(i.version, DETERMINISTIC_FIRST)) {
         return None;
     }
+    let deepseek = !early && i.arch.is_some_and(|a| DEEPSEEK.contains(&a));
     Some(match i.cc_major()? {
-        10 | 12 if i.arch.is_some_and(|a| DEEPSEEK.contains(&a)) => "triton",
+        10 | 12 if deepseek => "triton",
         10 | 12 => "flashinfer",
         _ => "fa3",
     })
@@ -225,9 +228,11 @@ fn model_specific(i: &Inputs, none_given: bool) -> Option<&'static str> {
     // GPT-OSS: picked when no backend is named (before 0.5.3.post1: no main one).
     let gpt_oss_pick = none_given || !at_least(i.version, "0.5.3.post1");
     if arch == "GptOssForCausalLM" && gpt_oss_pick && at_least(i.version, "0.5.0rc0") {
+        // 0.5.0rc0 and rc1 pick triton on every GPU.
+        let by_gpu = at_least(i.version, "0.5.0rc2");
         return Some(match cc {
-            10 => "trtllm_mha",
-            9 => "fa3",
+            10 if by_gpu => "trtllm_mha",
+            9 if by_gpu => "fa3",
             _ => "triton",
         });
     }

@@ -121,7 +121,7 @@ pub(crate) fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
 }
 
 /// DeepSeek sparse attention's `auto` KV cache (any before 0.5.4.post2) is FP8 (E4M3) on SM100
-/// and newer, from 0.5.3 where SGLang serves it, and DeepSeek-V4's on any GPU (`gpu`: the release and the
+/// and newer, bfloat16 below (0.5.4.post2 on), from 0.5.3rc2 where SGLang serves it, and DeepSeek-V4's on any GPU (`gpu`: the release and the
 /// compute-capability major SGLang reads).
 fn dsa_kv_default(
     k: Sourced<String>,
@@ -134,11 +134,19 @@ fn dsa_kv_default(
         == Some(crate::facts::model::deepseek_v4::ARCH)
         && major.is_some()
         && at_least(version, "0.5.12");
-    let dsa = newer && super::attention::dsa_served(version, model);
+    let dsa = major.is_some() && super::attention::dsa_served(version, model);
+    let spelled = at_least(version, "0.5.4.post2");
     // 0.5.3 – 0.5.4.post1 set it on SM100 over any value given.
-    let over_any = dsa && !at_least(version, "0.5.4.post2");
-    if over_any || k.value == "auto" && (v4 || dsa) {
+    let over_any = dsa && newer && !spelled;
+    if over_any || k.value == "auto" && (v4 || dsa && newer) {
         return Sourced::new("fp8_e4m3".to_owned(), Source::Sglang);
+    }
+    // From 0.5.4.post2 the 16-bit cache is spelled out: `auto` below SM100, and `bf16`.
+    if dsa && spelled && k.value == "auto" {
+        return Sourced::new("bfloat16".to_owned(), Source::Sglang);
+    }
+    if dsa && spelled && k.value == "bf16" {
+        return Sourced::new("bfloat16".to_owned(), k.source);
     }
     k
 }

@@ -74,12 +74,8 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     let dsa_left_out = !at_least(v, "0.5.6") && i.model.is_some_and(|m| m.is_dsa());
     let deepseek =
         ["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"].contains(&arch) && !dsa_left_out;
-    if deepseek && cc == 10 && no_a2a && at_least(v, "0.5.4") {
-        // SGLang assumes DeepSeek's native FP8 when the checkpoint names no method.
-        let q = q.unwrap_or("fp8");
-        return ["fp8", "modelopt_fp8", "modelopt_fp4"]
-            .contains(&q)
-            .then_some("flashinfer_trtllm");
+    if deepseek && cc == 10 && at_least(v, "0.5.4") {
+        return deepseek_sm100(i, q, no_a2a);
     }
     if arch == crate::facts::model::deepseek_v4::ARCH {
         return deepseek_v4(i, cc, no_a2a);
@@ -104,6 +100,27 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
         return ok.then_some("flashinfer_trtllm");
     }
     None
+}
+
+/// DeepSeek's MoE runner on SM100: for a ModelOpt FP4 method named on the command line (0.5.4),
+/// always (0.5.4.post1), without an all-to-all backend (0.5.4.post2), and from 0.5.5 only for the
+/// FP8 and ModelOpt methods (DeepSeek's native FP8 when the checkpoint names none).
+fn deepseek_sm100(i: &Inputs, q: Option<&str>, no_a2a: bool) -> Option<&'static str> {
+    let v = i.version;
+    let runner = Some("flashinfer_trtllm");
+    if !at_least(v, "0.5.4.post1") {
+        let named = user_text(i.args, opt::QUANTIZATION);
+        return named.filter(|c| c.value == "modelopt_fp4").and(runner);
+    }
+    if !at_least(v, "0.5.4.post2") {
+        return runner;
+    }
+    if !no_a2a {
+        return None;
+    }
+    let q = q.unwrap_or("fp8");
+    let fits = !at_least(v, "0.5.5") || ["fp8", "modelopt_fp8", "modelopt_fp4"].contains(&q);
+    fits.then_some("flashinfer_trtllm")
 }
 
 /// 0.5.1–0.5.4.post3 give GPT-OSS's MXFP4 experts FlashInfer's MXFP4 runner on Blackwell

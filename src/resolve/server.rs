@@ -257,7 +257,7 @@ impl Server {
     }
 
     /// The KV cache dtype in effect (`None`: the release lacks the option).
-    pub(crate) fn kv_cache_dtype(&self) -> Option<&str> {
+    pub fn kv_cache_dtype(&self) -> Option<&str> {
         self.decided
             .kv_cache_dtype
             .as_ref()

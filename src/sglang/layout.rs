@@ -14,12 +14,12 @@ use super::{SglangArgs, opt};
 pub struct Parallel {
     pub(crate) tp: i64,
     pub(crate) pp: i64,
-    /// `--dp-size` as given.
-    pub(crate) dp: i64,
+    /// `--dp-size` as given (or as SGLang sets it for DSA models).
+    pub dp: i64,
     /// Attention-DP width (1 when off).
     pub attn_dp: i64,
     /// Attention data parallelism is on (`--enable-dp-attention`, or `--attn-dp-size` above 1).
-    pub(crate) dp_attention: bool,
+    pub dp_attention: bool,
     /// Data-parallel replicas run as their own process groups on this node (1 with
     /// `--enable-dp-attention`, whose DP ranks live inside the TP group).
     pub(crate) replicas: i64,

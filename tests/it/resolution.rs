@@ -193,6 +193,9 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
         ),
         ("cuda_graph", Some(s.switches.cuda_graph.on.into())),
         ("ep", Some(s.parallel.ep.into())),
+        ("dp", Some(s.parallel.dp.into())),
+        ("dp_attention", Some(s.parallel.dp_attention.into())),
+        ("kv_cache_dtype", s.kv_cache_dtype().map(Value::from)),
         ("mem_fraction", Some(s.defaults.mem_fraction_static.into())),
         ("prefill_graph", Some(s.defaults.prefill_graph.into())),
         (
