@@ -24,8 +24,8 @@ pub struct SpecParams {
 
 /// Architectures that get (3 steps, top-k 1, 4 draft tokens), with the release each joined.
 const SHORT_CHAIN: &[(&str, &str)] = &[
-    ("DeepseekV3ForCausalLM", "0.4.8"),
-    ("DeepseekV2ForCausalLM", "0.4.8"),
+    ("DeepseekV3ForCausalLM", "0.4.7"),
+    ("DeepseekV2ForCausalLM", "0.4.7"),
     ("GptOssForCausalLM", "0.5.1"),
     ("DeepseekV32ForCausalLM", "0.5.3"),
     ("BailingMoeForCausalLM", "0.5.3"),

@@ -22,7 +22,7 @@ pub struct Parallel {
     pub dp_attention: bool,
     /// Data-parallel replicas run as their own process groups on this node (1 with
     /// `--enable-dp-attention`, whose DP ranks live inside the TP group).
-    pub(crate) replicas: i64,
+    pub replicas: i64,
     /// Expert-parallel size; `--enable-ep-moe` (0.4.x–0.5.2) and every all-to-all backend
     /// (DeepEP, Mooncake, ...) make it the TP size.
     pub ep: i64,

@@ -193,7 +193,8 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
         ),
         ("cuda_graph", Some(s.switches.cuda_graph.on.into())),
         ("ep", Some(s.parallel.ep.into())),
-        ("dp", Some(s.parallel.dp.into())),
+        // From 0.5.22 SGLang's `dp_size` counts replicas: DP attention's width is `attn_dp_size`.
+        ("dp", Some(dp_size(&c.version, &s.parallel).into())),
         ("dp_attention", Some(s.parallel.dp_attention.into())),
         ("kv_cache_dtype", s.kv_cache_dtype().map(Value::from)),
         ("mem_fraction", Some(s.defaults.mem_fraction_static.into())),
@@ -207,6 +208,14 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
             Some(s.defaults.prefill_bs.iter().max().copied().into()),
         ),
     ]
+}
+
+fn dp_size(version: &str, p: &sglang_launch::sglang::Parallel) -> i64 {
+    if release::at_least(version, "0.5.22") {
+        p.replicas
+    } else {
+        p.dp
+    }
 }
 
 /// Equal as SGLang's values: the fraction to its three decimals.
