@@ -178,6 +178,9 @@ def variations(kind, version_tuple):
         # SGLang's own DSA backend and page size 64, whatever page size is given.
         out.append(("page16", ["--tp-size", tp, "--page-size", "16"]))
         out.append(("triton", ["--tp-size", tp, "--attention-backend", "triton"]))
+        # The cache dtype and fraction given, which some releases override for DSA.
+        out.append(("kv-bf16", ["--tp-size", tp, "--kv-cache-dtype", "bf16"]))
+        out.append(("mfs085", ["--tp-size", tp, "--mem-fraction-static", "0.85"]))
     if kind in ("hybrid", "nemotronh", "lfm2", "falconh1"):
         # On SM100 SGLang serves hybrid linear-attention models on triton unless its default would
         # be trtllm_mha and the Mamba cache, the radix cache or a draft says otherwise.

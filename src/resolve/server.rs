@@ -131,6 +131,8 @@ pub struct Server {
     pub switches: Switches,
     /// Deterministic inference as SGLang runs it (an RL on-policy target turns it on).
     pub(crate) deterministic: bool,
+    /// The fraction SGLang sets over any given (DSA models on 0.5.3rc2 and 0.5.3).
+    pub(crate) fixed_fraction: Option<f64>,
 }
 
 /// 0.5.3–0.5.7 turn DP attention on for DeepSeek's sparse-attention models on CUDA GPUs:
@@ -155,8 +157,7 @@ fn dsa_sets_parallel(version: &str, model: Option<&ModelFacts>) -> bool {
 }
 
 /// 0.5.3–0.5.7 size memory (fraction, graph batches) before their model adjustments turn DP
-/// attention on for DSA models, and split the chunk over the DP ranks after; 0.5.3rc2 and 0.5.3
-/// then set the fraction to 0.8 themselves.
+/// attention on for DSA models, and split the chunk over the DP ranks after.
 fn memory_before_dsa(
     f: &Facts,
     before: &Parallel,
@@ -166,10 +167,16 @@ fn memory_before_dsa(
     let mut early = defaults::of(&Inputs::of(f, before, gpu_memory_mib));
     early.chunked_prefill_size = after.chunked_prefill_size;
     early.attn_dp_size = after.attn_dp_size;
-    if at_least(f.version, "0.5.3rc2") && !at_least(f.version, "0.5.3.post1") {
-        early.mem_fraction_static = 0.8;
+    if let Some(fixed) = dsa_fixed_fraction(f.version, f.model) {
+        early.mem_fraction_static = fixed;
     }
     early
+}
+
+/// 0.5.3rc2 and 0.5.3 set a DSA model's fraction to 0.8, whatever is given.
+fn dsa_fixed_fraction(version: &str, model: Option<&ModelFacts>) -> Option<f64> {
+    let fixed = dsa_sets_parallel(version, model) && !at_least(version, "0.5.3.post1");
+    fixed.then_some(0.8)
 }
 
 /// DWDP over the whole TP group (0.5.17+; any other size SGLang refuses) runs attention DP over
@@ -224,6 +231,7 @@ impl Server {
             moe_a2a: moe_a2a(&inputs),
             custom_all_reduce,
             deterministic: super::inputs::deterministic(args),
+            fixed_fraction: dsa_fixed_fraction(f.version, f.model),
             page_size: attention::page_size(&inputs, &attn),
             gpu_memory_mib,
             defaults,
@@ -262,6 +270,18 @@ impl Server {
             .kv_cache_dtype
             .as_ref()
             .map(|k| k.value.as_str())
+    }
+
+    /// The fraction the server runs at: one SGLang fixes, else the one given, else its default.
+    pub fn mem_fraction_in_effect(&self) -> f64 {
+        self.fixed_fraction
+            .or(self.user_mem_fraction())
+            .unwrap_or(self.defaults.mem_fraction_static)
+    }
+
+    /// The fraction SGLang sets over any given, if it does.
+    pub(crate) fn fixed_fraction(&self) -> Option<f64> {
+        self.fixed_fraction
     }
 
     /// `--mem-fraction-static` when given (the user's or a fix's).

@@ -841,7 +841,28 @@ fn deepseek_v32_kv_cache_is_fp8_by_default_on_blackwell_only() {
     );
 }
 
+/// SGLang 0.5.3rc2 and 0.5.3 set a DSA model's fraction to 0.8 over the one given, so the plan
+/// sizes the pools at 0.8 and plans no other; 0.5.3.post1 keeps the user's.
+#[test]
+fn deepseek_v32_fraction_is_sglangs_own_on_0_5_3() {
+    let fraction = |version: &str, extra: &[&str]| {
+        dsa_plan(version, "8x-h200-nvlink", extra)["memory"]["mem_fraction_static"]
+            .as_f64()
+            .unwrap()
+    };
+    let given = ["--mem-fraction-static", "0.85"];
+    assert_eq!(fraction("0.5.3", &given), 0.8);
+    assert_eq!(fraction("0.5.3", &[]), 0.8);
+    assert_eq!(fraction("0.5.3.post1", &given), 0.85);
+}
+
 fn bytes_at(version: &str, topology: &str, extra: &[&str]) -> u64 {
+    dsa_plan(version, topology, extra)["memory"]["kv_cache_bytes_per_token"]
+        .as_u64()
+        .unwrap()
+}
+
+fn dsa_plan(version: &str, topology: &str, extra: &[&str]) -> Value {
     let out = crate::common::launcher()
         .args(["plan", "--json", "--sglang-version", version, "--topology"])
         .arg(format!("{FIXTURES}/topologies/{topology}.json"))
@@ -854,6 +875,5 @@ fn bytes_at(version: &str, topology: &str, extra: &[&str]) -> u64 {
         .args(extra)
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["memory"]["kv_cache_bytes_per_token"].as_u64().unwrap()
+    serde_json::from_slice(&out.stdout).unwrap()
 }

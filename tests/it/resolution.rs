@@ -197,7 +197,7 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
         ("dp", Some(dp_size(&c.version, &s.parallel).into())),
         ("dp_attention", Some(s.parallel.dp_attention.into())),
         ("kv_cache_dtype", s.kv_cache_dtype().map(Value::from)),
-        ("mem_fraction", Some(s.defaults.mem_fraction_static.into())),
+        ("mem_fraction", Some(s.mem_fraction_in_effect().into())),
         ("prefill_graph", Some(s.defaults.prefill_graph.into())),
         (
             "prefill_graph_sizes",

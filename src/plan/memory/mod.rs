@@ -155,7 +155,8 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let base = baseline(ctx, tightest);
     let mut sizing = sizing(ctx);
     measured.size(&mut sizing);
-    let user_mfs = ctx.server.user_mem_fraction();
+    let fixed = ctx.server.fixed_fraction();
+    let user_mfs = ctx.server.user_mem_fraction().map(|u| fixed.unwrap_or(u));
     let (reserve, lifted) = reserve_for(ctx, &base, &sizing, user_mfs, capacity);
     let (arg_mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
@@ -257,8 +258,9 @@ fn reserve_for(
     let default_mfs = ctx.server.defaults.mem_fraction_static;
     let at = user_mfs.unwrap_or(default_mfs);
     let reserve = reserve(ctx, base, sizing, at, capacity);
-    let lifted = user_mfs
-        .is_none()
+    // No larger fraction where SGLang sets its own over any given.
+    let liftable = user_mfs.is_none() && ctx.server.fixed_fraction().is_none();
+    let lifted = liftable
         .then(|| lift(ctx, base, sizing, &reserve, capacity))
         .flatten();
     match lifted {
