@@ -121,8 +121,8 @@ pub(crate) fn kv_cache_dtype(args: &SglangArgs) -> Option<Sourced<String>> {
 }
 
 /// DeepSeek sparse attention's `auto` KV cache (any before 0.5.4.post2) is FP8 (E4M3) on SM100
-/// and newer, bfloat16 below (0.5.4.post2 on), from 0.5.3rc2 where SGLang serves it, and DeepSeek-V4's on any GPU (`gpu`: the release and the
-/// compute-capability major SGLang reads).
+/// and newer, bfloat16 below (0.5.4.post2 on), from 0.5.3rc2 where SGLang serves it; and
+/// DeepSeek-V4's on any GPU (`gpu`: the release and the compute-capability major SGLang reads).
 fn dsa_kv_default(
     k: Sourced<String>,
     model: Option<&ModelFacts>,

@@ -27,7 +27,7 @@ pub struct Switches {
 const RADIX_DETERMINISTIC: &[&str] = &["fa3", "fa4", "triton", "ascend"];
 
 /// Whether deterministic inference keeps the radix cache under this attention backend: FA3
-/// only in 0.5.3rc2 – 0.5.3.post1, every backend in 0.5.3.post2, the list from 0.5.4.
+/// only in 0.5.3rc2 – 0.5.3.post1, every backend in 0.5.3.post2 and post3, the list from 0.5.4.
 fn deterministic_radix(i: &Inputs, attention: &str) -> bool {
     if !at_least(i.version, "0.5.3.post2") {
         return attention == "fa3";
