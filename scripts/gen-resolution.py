@@ -327,6 +327,9 @@ KEEP = {
     "kv_cache_dtype": "kv_cache_dtype",
     "enable_dp_attention": "dp_attention",
     "dp_size": "dp",
+    "chunked_prefill_size": "chunk",
+    "cuda_graph_max_bs": "graph_max_bs",
+    "max_running_requests": "max_running",
 }
 
 

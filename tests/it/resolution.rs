@@ -197,6 +197,9 @@ fn ours(c: &Case) -> Vec<(&'static str, Option<Value>)> {
         ("dp", Some(dp_size(&c.version, &s.parallel).into())),
         ("dp_attention", Some(s.parallel.dp_attention.into())),
         ("kv_cache_dtype", s.kv_cache_dtype().map(Value::from)),
+        ("chunk", Some(s.defaults.chunked_prefill_size.into())),
+        ("graph_max_bs", Some(s.defaults.decode_max_bs.into())),
+        ("max_running", Some(s.defaults.max_running_requests.into())),
         ("mem_fraction", Some(s.mem_fraction_in_effect().into())),
         ("prefill_graph", Some(s.defaults.prefill_graph.into())),
         (
