@@ -103,6 +103,8 @@ mod tests {
         ("env.rs", "CONTEXT_LENGTH"),
         ("spec.rs", "SPECULATIVE_ALGORITHM"),
         ("spec_capture.rs", "SPECULATIVE_ALGORITHM"),
+        // AUTO004 compares the dtype given with the one SGLang puts over it.
+        ("auto.rs", "KV_CACHE_DTYPE"),
     ];
 
     fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {

@@ -3,11 +3,20 @@
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
-use crate::support::{B200, Case, H100, assert_cases, b300, c, messages, model};
+use crate::support::{B200, Case, H100, assert_cases, b300, c, messages, mla, model};
 
 /// InternVL: its vision tower asks SGLang for FA3 (0.4.8–0.5.5.post2).
 fn internvl() -> ModelFacts {
     vl("InternVLChatModel")
+}
+
+/// DeepSeek-V3.2: MLA with the sparse-attention indexer.
+fn dsa() -> ModelFacts {
+    ModelFacts {
+        index_topk: Some(2048),
+        architecture: Some("DeepseekV32ForCausalLM".into()),
+        ..mla()
+    }
 }
 
 /// A vision-language model of this architecture.
@@ -124,6 +133,48 @@ pub fn cases() -> Vec<Case> {
             .on(B200)
             .model(model("LlamaForCausalLM"))
             .arg("--page-size", json!(1))
+            .no(),
+        // 0.5.3 sets a DSA model's fraction to 0.8 over the one given; 0.5.3.post1 keeps it.
+        c("AUTO004")
+            .version("0.5.3")
+            .on(H100)
+            .model(dsa())
+            .arg("--mem-fraction-static", json!(0.85)),
+        c("AUTO004")
+            .version("0.5.3")
+            .on(H100)
+            .model(dsa())
+            .arg("--mem-fraction-static", json!(0.8))
+            .no(),
+        c("AUTO004")
+            .version("0.5.3.post1")
+            .on(H100)
+            .model(dsa())
+            .arg("--mem-fraction-static", json!(0.85))
+            .no(),
+        c("AUTO004")
+            .version("0.5.3")
+            .on(H100)
+            .model(mla())
+            .arg("--mem-fraction-static", json!(0.85))
+            .no(),
+        // On SM100 the FP8 cache goes over the dtype given up to 0.5.4.post1.
+        c("AUTO004")
+            .version("0.5.4")
+            .on(B200)
+            .model(dsa())
+            .arg("--kv-cache-dtype", json!("bf16")),
+        c("AUTO004")
+            .version("0.5.4")
+            .on(H100)
+            .model(dsa())
+            .arg("--kv-cache-dtype", json!("bf16"))
+            .no(),
+        c("AUTO004")
+            .version("0.5.4")
+            .on(B200)
+            .model(dsa())
+            .arg("--kv-cache-dtype", json!("fp8_e4m3"))
             .no(),
     ]
 }

@@ -85,3 +85,40 @@ pub(crate) fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
     ))
     .with_fix(set_arg(opt::PAGE_SIZE, &forced.to_string()))]
 }
+
+/// AUTO004: 0.5.3rc2 and 0.5.3 set a DSA model's fraction to 0.8, and 0.5.3rc2 to 0.5.4.post1
+/// its KV cache to FP8 on SM100 and newer, whatever the line gives.
+pub(crate) fn dsa_overrides_given(ctx: &Context) -> Vec<Fired> {
+    if !ctx.model.is_some_and(|m| m.is_dsa()) {
+        return vec![];
+    }
+    let arch = ctx.model_arch().unwrap_or("this model");
+    let mut out = Vec::new();
+    if let (Some(fixed), Some(given)) =
+        (ctx.server.fixed_fraction(), ctx.server.user_mem_fraction())
+        && (given - fixed).abs() >= 5e-4
+    {
+        out.push(
+            Fired::new(format!(
+                "--mem-fraction-static {given}: SGLang {} sets {fixed} for {arch} (DeepSeek sparse attention) whatever fraction is given, and the server runs at {fixed}; 0.5.3.post1 keeps the one given",
+                ctx.version
+            ))
+            .with_fix(set_arg(opt::MEM_FRACTION_STATIC, &fixed.to_string())),
+        );
+    }
+    // The dtype as given is this rule's subject: the server holds the one SGLang puts over it.
+    let given = ctx.user().given_sval(opt::KV_CACHE_DTYPE);
+    if let (Some(given), Some(used)) = (given, ctx.kv_cache_dtype())
+        && given != used
+    {
+        out.push(
+            Fired::new(format!(
+                "{}; --kv-cache-dtype {given}: SGLang {} sets {used} for {arch} (DeepSeek sparse attention) on these GPUs whatever dtype is given; 0.5.4.post2 keeps the one given",
+                ctx.describe_used(),
+                ctx.version
+            ))
+            .with_fix(set_arg(opt::KV_CACHE_DTYPE, used)),
+        );
+    }
+    out
+}
