@@ -208,7 +208,7 @@ fn chunked_prefill_size(i: &Gen) -> i64 {
 }
 
 /// Speculative decoding caps max_running_requests when unset: EAGLE at 32 from 0.4.3.post3
-/// (EAGLE3 from 0.4.4.post2), 48 from 0.4.4.post4; STANDALONE and NGRAM too from 0.5.3rc2.
+/// (EAGLE3 from 0.4.4.post2), 48 from 0.4.4.post4; STANDALONE too (0.5.2 on), NGRAM from 0.5.3rc2.
 /// DeepSeek-V4: 256.
 fn max_running_requests(i: &Gen) -> Option<i64> {
     let v = i.version;
@@ -221,7 +221,9 @@ fn max_running_requests(i: &Gen) -> Option<i64> {
             let sets = match s.as_str() {
                 "EAGLE" => since(v, "0.4.3.post3"),
                 "EAGLE3" => since(v, "0.4.4.post2"),
-                "STANDALONE" | "NGRAM" => i.family >= Family::V055,
+                // STANDALONE from its first release (0.5.2); NGRAM from 0.5.3rc2.
+                "STANDALONE" => true,
+                "NGRAM" => i.family >= Family::V055,
                 _ => false,
             };
             let cap = if since(v, "0.4.4.post4") { 48 } else { 32 };
