@@ -26,7 +26,7 @@ pub(crate) fn plain_gptq_moe(ctx: &Context) -> Vec<Fired> {
         "{} moe_wna16 builds the experts of a checkpoint without desc_act",
         opt::QUANTIZATION
     );
-    let marlin_runs = ctx.gpus_where(|cc| cc < (8, 0)).is_empty();
+    let marlin_runs = super::quant_plain::marlin_runs(ctx);
     let remedy = if marlin_runs && ctx.quant_given().is_some() {
         format!(
             "drop {} so SGLang picks gptq_marlin, or {wna16}",
@@ -55,7 +55,7 @@ fn marlin_moe(ctx: &Context) -> Option<String> {
     let marlin = format!("{method}_marlin");
     let named = ctx.quant_given();
     let plain = named.is_none() && super::quant_plain::sglang_names_method(ctx).is_some();
-    if named.is_some_and(|q| q != marlin) || plain || !ctx.gpus_where(|cc| cc < (8, 0)).is_empty() {
+    if named.is_some_and(|q| q != marlin) || plain || !super::quant_plain::marlin_runs(ctx) {
         return None;
     }
     let config_ok = match method {

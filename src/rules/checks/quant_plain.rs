@@ -20,6 +20,11 @@ fn all_below_marlin<'c>(ctx: &'c Context) -> Option<Vec<&'c crate::facts::Gpu>> 
     (!used.is_empty() && old.len() == used.len()).then_some(old)
 }
 
+/// No used GPU is below compute capability 8.0, so Marlin runs on all of them.
+pub(super) fn marlin_runs(ctx: &Context) -> bool {
+    ctx.gpus_where(|cc| cc < (8, 0)).is_empty()
+}
+
 /// The plain AWQ/GPTQ method SGLang loads and why: `--quantization` names it (SGLang then keeps
 /// it over its Marlin method), or the checkpoint's on GPUs below 8.0, where Marlin does not run,
 /// or a GPTQ config the Marlin method does not take.
@@ -107,7 +112,7 @@ pub(crate) fn float16_only_method(ctx: &Context) -> Vec<Fired> {
         "the config's dtype"
     };
     // Dropping --quantization hands the checkpoint to Marlin only where Marlin takes it.
-    let marlin_takes = ctx.gpus_where(|cc| cc < (8, 0)).is_empty()
+    let marlin_takes = marlin_runs(ctx)
         && ctx
             .model
             .is_some_and(|m| m.gptq_marlin_config != Some(false));
