@@ -16,7 +16,8 @@ serve too, except for Gemma 4, whose config that transformers refuses
 (`AmbiguousGlobalPerLayerAttributeError`), and DeepSeek-V3.2 on 0.5.11: its pinned transformers
 5.6.0 has no `deepseek_v32`, so 0.5.11 rewrites the config to `DeepseekV3ForCausalLM`, the name its
 DSA defaults look for; transformers 5.19 reads the type itself and keeps `DeepseekV32ForCausalLM`,
-which 0.5.11's defaults do not list (0.5.12 lists it). Such lines are not SGLang's answer and are not kept.
+which 0.5.11's defaults do not list (0.5.12 lists it). Such lines are not SGLang's answer: the grid
+leaves them out when the venv's transformers knows `deepseek_v32`.
 
 Besides the oracle's own fields it asks SGLang, in the same forked case, which vision-tower
 attention backend it picks when the model's code passes none (`VisionAttention.
@@ -71,7 +72,19 @@ CASE_ENV = {"SGLANG_DISABLE_CUDNN_CHECK": "1"}
 DRAFT = {"dense": "@models/sglang-EAGLE-LLaMA3-Instruct-8B", "moe": "@models/Qwen3-30B-A3B-EAGLE3"}
 
 
+def _transformers_knows(model_type):
+    try:
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    except ImportError:
+        return False
+    return model_type in CONFIG_MAPPING_NAMES
+
+
 def variations(kind, version_tuple):
+    # 0.5.11 renames a DeepSeek-V3.2 config its pinned transformers cannot read; a newer one
+    # reads the type itself, and the name it keeps is not one 0.5.11's DSA defaults list.
+    if kind == "dsa" and version_tuple == (0, 5, 11) and _transformers_knows("deepseek_v32"):
+        return []
     if version_tuple < FIRST_RELEASE.get(kind, (0,)):
         return []
     tp = "8" if kind in ("mla", "llama4", "dsa", "dsv4") else "1"

@@ -6,6 +6,7 @@
 # registers SGLang's image processors only with torchvision installed, so those venvs get
 # transformers 5.19.0 instead, plus a sitecustomize.py letting SGLang re-register the config
 # types 5.19.0 already ships (exist_ok=True), as a real install, where they are not shipped, does.
+# Releases before 0.4.4 pin no transformers: they get 4.48.3, the pin of 0.4.4.
 set -euo pipefail
 ver="$1"; dir="$2"
 oracle="${3:-$(cd "$(dirname "$0")/../.." && pwd)/shared/oracle}"
@@ -18,7 +19,15 @@ sys.exit(0 if (0, 5, 11) <= tuple(parts) <= (0, 5, 21) else 1)
 EOF
 }
 if ! needs_new_transformers "$ver"; then
-    exec bash "$oracle/setup_defaults.sh" "$ver" "$venv"
+    bash "$oracle/setup_defaults.sh" "$ver" "$venv"
+    # Releases before 0.4.4 pin no transformers, and today's cannot import their vision code:
+    # they get 4.48.3, the one 0.4.4 (the first to pin) names.
+    if ! grep -q "^Requires-Dist: transformers==" "$venv"/lib/python3*/site-packages/sglang-*.dist-info/METADATA; then
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "transformers==4.48.3" 2>&1 \
+            | grep -v "dependency resolver\|requires .*, which is not installed\|but you have" || true
+        echo "ok: $venv (sglang $ver pins no transformers: 4.48.3)"
+    fi
+    exit 0
 fi
 # The warm-up at the end of setup_defaults.sh fails with the pinned transformers: expected here.
 bash "$oracle/setup_defaults.sh" "$ver" "$venv" || true

@@ -133,7 +133,7 @@ fn legacy_runner_choice(i: &Inputs, named: Option<&Chosen>) -> Option<&'static s
     if at_least(v, "0.4.5") {
         return (flashinfer.then_some("flashinfer")).or(flashmla.then_some("flashmla"));
     }
-    if !i.mla || i.args.flag(opt::DISABLE_MLA) {
+    if !legacy_mla(v, i.arch) || i.args.flag(opt::DISABLE_MLA) {
         return None;
     }
     let fa3_kept = v == "0.4.4.post3" && named.is_some_and(|c| c.value == "fa3");
@@ -148,6 +148,24 @@ fn legacy_runner_choice(i: &Inputs, named: Option<&Chosen>) -> Option<&'static s
     } else {
         "triton"
     })
+}
+
+/// Before 0.4.5 SGLang's model config counts a model as MLA by its architecture alone (the
+/// release each joined): a later MLA model such as DeepSeek-V3.2 gets the MHA path there.
+const LEGACY_MLA: &[(&str, &str)] = &[
+    ("DeepseekV2ForCausalLM", "0.4.0"),
+    ("MiniCPM3ForCausalLM", "0.4.0"),
+    ("DeepseekV3ForCausalLM", "0.4.1"),
+    ("DeepseekV3ForCausalLMNextN", "0.4.3.post1"),
+];
+
+/// The model runner of a release before 0.4.5 picks an MLA model's attention backend itself,
+/// over whatever ServerArgs holds (`architectures[0]` as `arch`).
+pub fn legacy_mla(version: &str, arch: Option<&str>) -> bool {
+    !at_least(version, "0.4.5")
+        && LEGACY_MLA
+            .iter()
+            .any(|(a, since)| Some(*a) == arch && at_least(version, since))
 }
 
 /// From 0.5.20 SGLang serves Qwen3-VL on Hopper GPUs of 60 GiB and more with its profiled
@@ -447,6 +465,10 @@ fn llama4(version: &str, cc: u32) -> Option<&'static str> {
 fn default_backend(i: &Inputs) -> Option<&'static str> {
     i.model?;
     let cc = i.cc_major()?;
+    // Before 0.4.5 the runner's MLA choice (`legacy_runner_choice`) is the only other path.
+    if !at_least(i.version, "0.4.5") {
+        return Some("flashinfer");
+    }
     if !at_least(i.version, FA3_DEFAULT_FIRST) {
         return Some(if i.mla { "triton" } else { "flashinfer" });
     }

@@ -23,6 +23,7 @@ pub(crate) mod switches;
 pub mod vision;
 
 pub(crate) use allreduce::CustomAllReduce;
+pub use attention::legacy_mla;
 pub(crate) use attention::no_buffer_family;
 pub(crate) use attention::{CHOSEN_IN_SERVER_ARGS, DETERMINISTIC_FIRST};
 pub(crate) use defaults::{Family, SglangDefaults};

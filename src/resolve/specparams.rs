@@ -51,6 +51,16 @@ pub(crate) fn resolve(i: &Inputs) -> Option<SpecParams> {
     }
     let user = |o: &str| i.args.is_set(o).then(|| i.args.int(o)).flatten();
     let c = |value, source| ChosenInt { value, source };
+    if let Some(fixed) = dataclass_defaults(i.version) {
+        // Before 0.4.5 nothing is chosen: each parameter not given keeps its default.
+        let or =
+            |o: &str, d| user(o).map_or(c(d, ChoiceSource::Sglang), |u| c(u, ChoiceSource::User));
+        return Some(SpecParams {
+            num_steps: or(opt::SPECULATIVE_NUM_STEPS, fixed.0),
+            eagle_topk: or(opt::SPECULATIVE_EAGLE_TOPK, fixed.1),
+            num_draft_tokens: or(opt::SPECULATIVE_NUM_DRAFT_TOKENS, fixed.2),
+        });
+    }
     let (steps, topk, draft) = match user(opt::SPECULATIVE_NUM_STEPS) {
         Some(s) => (
             c(s, ChoiceSource::User),
@@ -63,10 +73,10 @@ pub(crate) fn resolve(i: &Inputs) -> Option<SpecParams> {
             (c(s, src), c(k, src), c(d, src))
         }
     };
-    // Top-k 1 is a chain: SGLang makes the draft tokens steps + 1.
+    // Top-k 1 is a chain: SGLang makes the draft tokens steps + 1 (0.4.5.post3 on).
     // Python's ints do not overflow; an i64::MAX step count saturates here rather than panic.
     let chain = steps.value.saturating_add(1);
-    let draft = if topk.value == 1 && draft.value != chain {
+    let draft = if topk.value == 1 && draft.value != chain && at_least(i.version, "0.4.5.post3") {
         c(chain, ChoiceSource::Sglang)
     } else {
         draft
@@ -76,6 +86,24 @@ pub(crate) fn resolve(i: &Inputs) -> Option<SpecParams> {
         eagle_topk: topk,
         num_draft_tokens: draft,
     })
+}
+
+/// The (steps, top-k, draft tokens) ServerArgs declares before 0.4.5, which chooses nothing:
+/// (5, 8, 64) from 0.4.1.post4, where they arrive, and (5, 4, 8) from 0.4.3.post3.
+fn dataclass_defaults(version: &str) -> Option<(i64, i64, i64)> {
+    if at_least(version, "0.4.5") {
+        None
+    } else if at_least(version, "0.4.3.post3") {
+        Some((5, 4, 8))
+    } else {
+        Some((5, 8, 64))
+    }
+}
+
+/// 0.4.1.post4 – 0.4.3.post2 serve EAGLE one prefill at a time: no radix cache, no chunked
+/// prefill, no overlap scheduler.
+pub(crate) fn early_eagle(version: &str, spec: Option<&str>) -> bool {
+    spec == Some("EAGLE") && at_least(version, "0.4.1.post4") && !at_least(version, "0.4.3.post3")
 }
 
 fn auto(i: &Inputs, algo: &str) -> (i64, i64, i64) {

@@ -79,7 +79,8 @@ pub(crate) fn resolve(
         let deterministic =
             i.deterministic() && attention.is_some_and(|a| !deterministic_radix(i, a));
         let pd_decode = i.pd_decode_chunk_cache();
-        sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode || mis(i)))
+        let eagle = super::specparams::early_eagle(i.version, i.spec.as_deref());
+        sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode || mis(i) || eagle))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
     let mamba_off = (no_buffer && !trtllm) || super::attention::unlisted_no_buffer(i);

@@ -193,7 +193,7 @@ pub(crate) fn of(i: &Inputs) -> SglangDefaults {
 /// EAGLE turned chunking off in 0.4.1.post4 – 0.4.3.post2.
 fn chunked_prefill_size(i: &Gen) -> i64 {
     let v = i.version;
-    if i.spec.as_deref() == Some("EAGLE") && since(v, "0.4.1.post4") && !since(v, "0.4.3.post3") {
+    if crate::resolve::specparams::early_eagle(v, i.spec.as_deref()) {
         return -1;
     }
     if i.attn_dp > 1 && i.cps0 > 0 {
