@@ -359,6 +359,31 @@ fn repeated(f: &Finding, model: Option<&facts::model::ModelLoad>, found: &Collec
         || (f.code == Code::MEM006 && found.raised(Code::CG001))
 }
 
+/// The plan/v1 fields a plan and a pass-through fill alike (secrets masked); no GPUs, memory or
+/// resolution.
+fn plan_of(
+    machine: &gather::Machine,
+    verdict: v1::Verdict,
+    args: &SglangArgs,
+    changes: &EnvChanges,
+    findings: &[Finding],
+) -> Plan {
+    Plan {
+        schema: v1::SCHEMA,
+        sglang_version: machine.selected.flags.version.clone(),
+        sglang_version_source: machine.selected.source,
+        verdict,
+        program: machine.interpreter.path.to_string_lossy().into_owned(),
+        sglang_args: secrets::mask_tokens_lossy(args, &args.tokens),
+        sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
+        env: changes.masked(),
+        findings: findings.iter().map(v1::Finding::from).collect(),
+        gpus: Vec::new(),
+        memory: None,
+        resolved: None,
+    }
+}
+
 fn assemble(
     req: &Request,
     machine: gather::Machine,
@@ -380,18 +405,10 @@ fn assemble(
     let all = found.finish(&req.settings, &secrets);
     let verdict = verdict::of(&all, req.settings.strict);
     let plan = Plan {
-        schema: v1::SCHEMA,
-        sglang_version: machine.selected.flags.version.clone(),
-        sglang_version_source: machine.selected.source,
-        verdict,
-        program: machine.interpreter.path.to_string_lossy().into_owned(),
-        sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
-        sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
-        env: line.changes.masked(),
-        findings: all.iter().map(v1::Finding::from).collect(),
         gpus: line.gpus,
         memory: settled.memory.as_ref().map(v1::Memory::from),
         resolved,
+        ..plan_of(&machine, verdict, &args, &line.changes, &all)
     };
     Outcome {
         findings: all,

@@ -5,7 +5,7 @@
 
 use super::collect::{Collector, Stage};
 use super::fixpoint::Line;
-use super::v1::{self, Plan, Verdict};
+use super::v1::Verdict;
 use super::{Error, Fatal, Outcome, Request, findings, gather, verdict};
 use crate::facts::Topology;
 use crate::resolve::Context;
@@ -66,20 +66,7 @@ pub(crate) fn build(req: &Request, why: &str) -> Result<Outcome, Fatal> {
         _ => Verdict::PassThrough,
     };
     let args = line.args;
-    let plan = Plan {
-        schema: v1::SCHEMA,
-        sglang_version: machine.selected.flags.version.clone(),
-        sglang_version_source: machine.selected.source,
-        verdict,
-        program: machine.interpreter.path.to_string_lossy().into_owned(),
-        sglang_args: secrets::mask_tokens_lossy(&args, &args.tokens),
-        sglang_parsed: args.is_ok().then(|| secrets::mask_values(&args.values)),
-        env: line.changes.masked(),
-        findings: all.iter().map(v1::Finding::from).collect(),
-        gpus: Vec::new(),
-        memory: None,
-        resolved: None,
-    };
+    let plan = super::plan_of(&machine, verdict, &args, &line.changes, &all);
     Ok(Outcome {
         findings: all,
         verdict,
