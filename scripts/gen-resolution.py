@@ -26,6 +26,7 @@ records SGLang's rejection as an error text when that choice is refused.
 """
 import argparse
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -258,8 +259,18 @@ def _publish(sa, server_args):
             server_args, "mm_attention_backend", None)
 
 
+def _has_vision_module():
+    """Whether the release has `layers/attention/vision.py` (0.4.2 on), read without importing."""
+    spec = importlib.util.find_spec("sglang")
+    roots = (spec.submodule_search_locations or []) if spec else []
+    return any(os.path.exists(os.path.join(r, "srt", "layers", "attention", "vision.py"))
+               for r in roots)
+
+
 def _vision_choice(d, server_args):
     """SGLang's vision-tower backend for a tower that passes none, or its refusal."""
+    if not _has_vision_module():
+        return {}
     try:
         # SGLang's own start-up imports the quantisation package before the layers: 0.4.6.post5
         # to 0.4.8.post1 cannot import linear.py first (a circular import).

@@ -83,12 +83,14 @@ pub(crate) fn resolve(
         sglang_says(!(deterministic || trtllm || draft_no_radix || pd_decode || mis(i) || eagle))
     });
     let spec = i.spec.as_deref().and_then(|a| spec_overlap(i, a));
-    let mamba_off = (no_buffer && !trtllm) || super::attention::unlisted_no_buffer(i);
+    // The Mamba cache without its buffer, or early DP attention, has no overlap scheduler.
+    let forced_off =
+        (no_buffer && !trtllm) || super::attention::unlisted_no_buffer(i) || early_dp_attention(i);
     let overlap = match spec {
         // SGLang turns it back on over the user's flag; PP and the Mamba cache still win.
-        Some(true) => sglang_says(!(pp > 1 || mamba_off)),
+        Some(true) => sglang_says(!(pp > 1 || forced_off)),
         _ => user_off(i, &[opt::DISABLE_OVERLAP_SCHEDULE])
-            .unwrap_or_else(|| sglang_says(!(pp > 1 || spec == Some(false) || mamba_off))),
+            .unwrap_or_else(|| sglang_says(!(pp > 1 || spec == Some(false) || forced_off))),
     };
     let cuda_graph = user_off(i, &[opt::DISABLE_CUDA_GRAPH]).unwrap_or_else(|| {
         let eager = attention.is_some_and(|a| a == "torch_native" || a == "flex_attention");
@@ -99,6 +101,11 @@ pub(crate) fn resolve(
         overlap_schedule: overlap,
         cuda_graph,
     }
+}
+
+/// 0.4.0 – 0.4.1.post6 run DP attention without the overlap scheduler.
+fn early_dp_attention(i: &Inputs) -> bool {
+    i.args.flag(opt::ENABLE_DP_ATTENTION) && !at_least(i.version, "0.4.1.post7")
 }
 
 /// Multi-item scoring (0.5.11+): SGLang turns the radix cache, chunked prefill and every CUDA
