@@ -146,6 +146,11 @@ def probe(oracle, python, case, gpu):
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     lines = [json.loads(l) for l in res.stdout.splitlines() if l.startswith("{")]
     if not lines:
+        # argparse's own refusal (an option or choice the release lacks) is the release's
+        # answer, for another reason than the rule's.
+        usage = [l for l in res.stderr.splitlines() if re.match(r"^\S+: error: ", l)]
+        if usage:
+            return {"error": "argparse: " + usage[-1], "error_stage": "args"}
         return {"error": f"probe failed: {res.stderr[-500:]}", "error_stage": "oracle"}
     r = lines[-1]
     if "stopped" in r:

@@ -810,6 +810,21 @@ fn attn001_to_attn010() -> Vec<Case> {
             .model(model("GptOssForCausalLM"))
             .arg("--prefill-attention-backend", json!("fa3"))
             .no(),
+        // fa3 joins GPT-OSS's list in 0.5.0rc1; before 0.5.0rc0 no release serves GPT-OSS.
+        c("ATTN009")
+            .version("0.5.0rc0")
+            .model(model("GptOssForCausalLM"))
+            .arg("--attention-backend", json!("fa3")),
+        c("ATTN009")
+            .version("0.5.0rc1")
+            .model(model("GptOssForCausalLM"))
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+        c("ATTN009")
+            .version("0.4.10.post2")
+            .model(model("GptOssForCausalLM"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
         c("ATTN010").arg("--attention-backend", json!("torch_native")),
         c("ATTN010")
             .arg("--attention-backend", json!("torch_native"))

@@ -109,6 +109,20 @@ pub fn cases() -> Vec<Case> {
             .arg("--nnodes", json!(2))
             .flag("--enable-dp-attention")
             .no(),
+        // Up to 0.4.1.post6 DP attention spread over nodes is refused as well.
+        c("DPA003")
+            .version("0.4.1.post6")
+            .tp(16)
+            .arg("--dp-size", json!(2))
+            .arg("--nnodes", json!(2))
+            .flag("--enable-dp-attention"),
+        c("DPA003")
+            .version("0.4.1.post7")
+            .tp(16)
+            .arg("--dp-size", json!(2))
+            .arg("--nnodes", json!(2))
+            .flag("--enable-dp-attention")
+            .no(),
         c("DPA004")
             .tp(8)
             .arg("--attn-dp-size", json!(8))

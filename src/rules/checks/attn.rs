@@ -303,21 +303,30 @@ pub(crate) fn page_size_override(ctx: &Context) -> Vec<Fired> {
     out
 }
 
-const GPT_OSS_BACKENDS: &[&str] = &["triton", "trtllm_mha", "fa3", "fa4", "ascend"];
+/// The backends SGLang takes for GPT-OSS, with the release each joined its list.
+const GPT_OSS_BACKENDS: &[(&str, &str)] = &[
+    ("triton", "0.5.0rc0"),
+    ("trtllm_mha", "0.5.0rc0"),
+    ("fa3", "0.5.0rc1"),
+    ("fa4", "0.5.3.post1"),
+    ("ascend", "0.5.8"),
+    ("aiter", "0.5.10"),
+    ("intel_xpu", "0.5.11"),
+    ("intel_amx", "0.5.14"),
+];
 
 pub(crate) fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
     if ctx.model_arch() != Some("GptOssForCausalLM") {
         return vec![];
     }
-    // SGLang's list grew (aiter 0.5.10, intel_xpu 0.5.11, intel_amx 0.5.14), and before
-    // 0.5.3.post1 only the main --attention-backend is checked.
+    // Before 0.5.3.post1 only the main --attention-backend is checked.
     let v = ctx.version;
-    let accepted = |b: &str| {
-        GPT_OSS_BACKENDS.contains(&b)
-            || (b == "aiter" && at_least(v, "0.5.10"))
-            || (b == "intel_xpu" && at_least(v, "0.5.11"))
-            || (b == "intel_amx" && at_least(v, "0.5.14"))
-    };
+    let taken: Vec<&str> = GPT_OSS_BACKENDS
+        .iter()
+        .filter(|(_, since)| at_least(v, since))
+        .map(|(b, _)| *b)
+        .collect();
+    let accepted = |b: &str| taken.contains(&b);
     let mut bad: Vec<String> = ctx
         .attention_backends()
         .into_iter()
@@ -330,8 +339,9 @@ pub(crate) fn gpt_oss_backend(ctx: &Context) -> Vec<Fired> {
         return vec![];
     }
     vec![Fired::new(format!(
-        "GPT-OSS with {}: SGLang {v} refuses it for this model (sinks, sliding window); triton, trtllm_mha, fa3 or fa4 take it",
-        bad.join(", ")
+        "GPT-OSS with {}: SGLang {v} refuses it for this model (sinks, sliding window); it takes {}",
+        bad.join(", "),
+        taken.join(", ")
     ))]
 }
 

@@ -34,20 +34,24 @@ pub(crate) fn multinode_dp(ctx: &Context) -> Vec<Fired> {
     // 0.5.20+: --dp-size is replica DP only; before, DP attention (given, or SGLang's own for
     // DeepSeek's sparse attention in 0.5.3-0.5.7) made it attention DP.
     let modern = ctx.user().knows(opt::ATTN_DP_SIZE);
-    if !modern && ctx.dp_attention() {
+    // Before 0.4.1.post7 DP attention spread over nodes is refused too.
+    let early = !crate::sglang::release::at_least(ctx.version, "0.4.1.post7");
+    if !modern && !early && ctx.dp_attention() {
         return vec![];
     }
     if modern && ctx.user().flag(opt::ENABLE_DP_ATTENTION) {
         return vec![]; // rewritten to --attn-dp-size by SGLang (FLAG003)
     }
+    let instead = if early {
+        "one server per node behind a router"
+    } else if modern {
+        "attention DP (--attn-dp-size) or one server per node behind a router"
+    } else {
+        "attention DP (--enable-dp-attention) or one server per node behind a router"
+    };
     vec![Fired::new(format!(
-        "--dp-size {dp} with --nnodes {}: multi-node data-parallel replicas are not supported; use attention DP{} or one server per node behind a router",
+        "--dp-size {dp} with --nnodes {}: multi-node data-parallel replicas are not supported; use {instead}",
         ctx.nnodes(),
-        if modern {
-            " (--attn-dp-size)"
-        } else {
-            " (--enable-dp-attention)"
-        }
     ))]
 }
 
