@@ -103,9 +103,14 @@ fn phases_v0515<'a>(i: &Gen<'a>) -> Phases<'a> {
     if prefill_backend.is_none() && i.pp > 1 && since(i.version, "0.5.19") {
         prefill_on = false;
     }
-    // 0.5.16+: a PD role captures only its own phase (0.5.15 captures both and only sizes the
-    // reserve by role; tests/resolution/0.5.15.jsonl).
+    // 0.5.16+: a PD role captures only its own phase. Before, a decode server captures both
+    // and a prefill server none: SGLang sets the all-phase switch for it, under any phase whose
+    // backend is named (tests/resolution/0.5.15.jsonl, 0.5.15.post1.jsonl).
     if !since(i.version, "0.5.16") {
+        if i.disagg == Some(Disagg::Prefill) {
+            decode_on &= decode_backend.is_some();
+            prefill_on &= prefill_backend.is_some();
+        }
         return Phases {
             decode_on,
             prefill_on,
