@@ -520,7 +520,7 @@ fn spec_topk_one_when_chosen(i: &Inputs) -> bool {
 }
 
 /// The first release whose generic attention choice runs in `ServerArgs`.
-pub(crate) const CHOSEN_IN_SERVER_ARGS: &str = "0.5.4.post2";
+pub(crate) const CHOSEN_IN_SERVER_ARGS: &str = "0.5.4.post1";
 
 fn fa3_arch(i: &Inputs) -> bool {
     if at_least(i.version, "0.5.8") {

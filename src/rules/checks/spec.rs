@@ -121,7 +121,7 @@ pub(crate) fn topk_page_size(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// The main backend SGLang's top-k check sees, when it is not on `ok`. Before 0.5.4.post2 the
+/// The main backend SGLang's top-k check sees, when it is not on `ok`. Before 0.5.4.post1 the
 /// check runs before SGLang picks a backend (in the model runner), so without
 /// `--attention-backend` it sees none and refuses (tests/evidence/SPEC004.jsonl).
 fn topk_checked_backend(ctx: &Context, ok: &[&str]) -> Vec<String> {
