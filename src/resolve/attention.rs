@@ -359,7 +359,7 @@ const FALCON_JET: &[&str] = &[
 ];
 
 /// Before 0.5.9 a hybrid's own branch turns the overlap scheduler off while the radix cache is
-/// on, a draft or not (and the radix cache off under trtllm_mha): Qwen3-Next on 0.5.6–0.5.7
+/// on, a draft or not (and the radix cache off under trtllm_mha): Qwen3-Next on 0.5.5.post2–0.5.7
 /// without the extra buffer (0.5.8 misplaces the step), NemotronH on 0.5.7 (0.5.8's is
 /// [`mamba_no_buffer`]'s), Falcon-H1 and Jet on 0.5.6.post1–0.5.8 (tests/resolution/0.5.7.jsonl).
 pub(crate) fn early_mamba_radix(i: &Inputs) -> bool {
@@ -367,7 +367,7 @@ pub(crate) fn early_mamba_radix(i: &Inputs) -> bool {
         return false;
     };
     let (from, until) = match arch {
-        "Qwen3NextForCausalLM" => ("0.5.6", "0.5.8"),
+        "Qwen3NextForCausalLM" => ("0.5.5.post2", "0.5.8"),
         "NemotronHForCausalLM" => ("0.5.7", "0.5.8"),
         a if FALCON_JET.contains(&a) => ("0.5.6.post1", "0.5.9"),
         _ => return false,
