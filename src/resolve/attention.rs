@@ -303,9 +303,9 @@ pub(crate) fn hybrid_linear(arch: &str, version: &str) -> bool {
 
 /// Triton, unless SGLang's default would be trtllm_mha and pages larger than one are needed
 /// anyway: the Mamba cache's extra buffer asked for, the radix cache off, or a draft model.
-/// Before 0.5.10 always triton.
+/// Before 0.5.10rc0 always triton.
 fn hybrid_linear_sm100(i: &Inputs) -> &'static str {
-    if !at_least(i.version, "0.5.10") {
+    if !at_least(i.version, "0.5.10rc0") {
         return "triton";
     }
     if hybrid_paged(i) && default_backend(i) == Some("trtllm_mha") {

@@ -68,7 +68,11 @@ impl Decided {
         Decided {
             quantization: quantization(args, model),
             context_length: context_length(args, model),
-            kv_cache_dtype: kv_cache_dtype(args).map(|k| dsa_kv_default(k, model, gpu)),
+            kv_cache_dtype: kv_cache_dtype(args).map(|k| {
+                let fp4_dp =
+                    text(args, opt::QUANTIZATION).as_deref() == Some("modelopt_fp4") && p.dp > 1;
+                dsa_kv_default(k, model, gpu, fp4_dp)
+            }),
             mem_fraction_static: user_fraction(args).map(|f| Sourced::new(f, Source::User)),
             ranks_per_node: Sourced::new(p.ranks_per_node(), Source::Sglang),
         }
@@ -127,6 +131,7 @@ fn dsa_kv_default(
     k: Sourced<String>,
     model: Option<&ModelFacts>,
     (version, major): (&str, Option<u32>),
+    fp4_dp: bool,
 ) -> Sourced<String> {
     let newer = major.is_some_and(|m| m >= 10);
     // DeepSeek-V4 (0.5.12 on) keeps its cache in FP8 E4M3 on every CUDA GPU.
@@ -136,6 +141,16 @@ fn dsa_kv_default(
         && at_least(version, "0.5.12");
     let dsa = major.is_some() && super::attention::dsa_served(version, model);
     let spelled = at_least(version, "0.5.4.post2");
+    // 0.5.10rc0 alone keeps `auto` at bfloat16 on every GPU, but for a ModelOpt FP4
+    // `--quantization` with a DP size above 1 on SM100 and newer.
+    if dsa && version == "0.5.10rc0" && k.value == "auto" {
+        let dtype = if fp4_dp && newer {
+            "fp8_e4m3"
+        } else {
+            "bfloat16"
+        };
+        return Sourced::new(dtype.to_owned(), Source::Sglang);
+    }
     // 0.5.3 – 0.5.4.post1 set it on SM100 over any value given.
     let over_any = dsa && newer && !spelled;
     if over_any || k.value == "auto" && (v4 || dsa && newer) {

@@ -139,11 +139,11 @@ fn gpt_oss_forced(i: &Inputs) -> Option<&'static str> {
 }
 
 /// GPT-OSS with an MXFP4 checkpoint on Blackwell: FlashInfer's MXFP4 kernels; SM120 used the
-/// triton_kernels package in 0.5.10–0.5.13.post1 and Marlin in 0.5.14–0.5.16. Elsewhere the
+/// triton_kernels package in 0.5.10rc0–0.5.13.post1 and Marlin in 0.5.14–0.5.16. Elsewhere the
 /// triton_kernels fallback needs that package, which a `pip install sglang` does not bring:
 /// the runner stays `auto`.
 fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
-    let sm120_triton = at_least(v, "0.5.10") && !at_least(v, "0.5.14");
+    let sm120_triton = at_least(v, "0.5.10rc0") && !at_least(v, "0.5.14");
     let sm120_marlin = at_least(v, "0.5.14") && !at_least(v, "0.5.17");
     match cc {
         _ if !mxfp4 => None,

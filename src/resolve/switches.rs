@@ -72,7 +72,8 @@ pub(crate) fn resolve(
     // trtllm_mha (which cannot run its one-token pages).
     // With a draft, 0.5.9 turns the radix cache off there (0.5.10 refuses: CACHE006).
     let no_buffer = (mamba_no_buffer(i) && i.spec.is_none()) || early_mamba_radix(i);
-    let draft_no_radix = mamba_no_buffer(i) && i.spec.is_some() && !at_least(i.version, "0.5.10");
+    let draft_no_radix =
+        mamba_no_buffer(i) && i.spec.is_some() && !at_least(i.version, "0.5.10rc0");
     // Under trtllm_mha the branch turns the radix cache off and leaves the overlap scheduler be.
     let trtllm = attention == Some("trtllm_mha") && no_buffer && branch_trtllm_step(i);
     let radix = user_off(i, &[opt::DISABLE_RADIX_CACHE]).unwrap_or_else(|| {
