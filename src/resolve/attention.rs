@@ -693,4 +693,29 @@ mod gemma4_tests {
         // Before 0.5.13 a named split backend leaves the main one to SGLang's generic choice.
         assert_ne!(main("0.5.12", vlm, h100, &split).as_deref(), Some("triton"));
     }
+
+    /// Before 0.4.5 the model runner gives triton to the architectures the release counts as
+    /// MLA (read in the wheels), whatever `--attention-backend` says; any other model keeps
+    /// ServerArgs' FlashInfer (the resolution goldens record ServerArgs only).
+    #[test]
+    fn early_runner_picks_mla_backend_by_architecture() {
+        let h100 = "8x-h100-sxm-nvlink";
+        let v3 = "DeepseekV3ForCausalLM";
+        assert_eq!(
+            main("0.4.2.post4", v3, h100, &[]).as_deref(),
+            Some("triton")
+        );
+        let named = [("--attention-backend", json!("flashinfer"))];
+        assert_eq!(
+            main("0.4.4.post1", v3, h100, &named).as_deref(),
+            Some("triton")
+        );
+        // DeepSeek-V3 joined the list in 0.4.1; V3.2 never did before 0.4.5.
+        assert_eq!(main("0.4.0", v3, h100, &[]).as_deref(), Some("flashinfer"));
+        let v32 = "DeepseekV32ForCausalLM";
+        assert_eq!(
+            main("0.4.4.post1", v32, h100, &[]).as_deref(),
+            Some("flashinfer")
+        );
+    }
 }
