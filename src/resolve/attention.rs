@@ -555,7 +555,7 @@ fn dsa(i: &Inputs) -> bool {
 
 /// A DeepSeek sparse attention model in a release that serves it as such (0.5.3rc2+).
 pub(crate) fn dsa_served(version: &str, model: Option<&crate::facts::model::ModelFacts>) -> bool {
-    at_least(version, "0.5.3rc2") && model.is_some_and(|m| m.is_dsa())
+    model.is_some_and(|m| m.is_dsa(version))
 }
 
 /// DeepSeek-V4, which SGLang serves from 0.5.12 on its own attention backend with 256-token

@@ -71,7 +71,7 @@ fn model_runner(i: &Inputs, no_a2a: bool) -> Option<&'static str> {
     // DeepSeek-V3.2 too: releases whose transformers lacks its model type load it as
     // DeepSeek-V3, and from 0.5.12 it is on the list by name (tests/resolution/0.5.10.post1.jsonl).
     // 0.5.4–0.5.5 leave DeepSeek's sparse-attention models out of this branch.
-    let dsa_left_out = !at_least(v, "0.5.6") && i.model.is_some_and(|m| m.is_dsa());
+    let dsa_left_out = !at_least(v, "0.5.6") && i.model.is_some_and(|m| m.is_dsa(v));
     let deepseek =
         ["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"].contains(&arch) && !dsa_left_out;
     if deepseek && cc == 10 && at_least(v, "0.5.4") {

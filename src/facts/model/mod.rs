@@ -8,6 +8,7 @@
 //! recorded in a fetched snapshot, else from an estimate from the dimensions.
 
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -60,14 +61,19 @@ pub enum WeightSource {
     Estimate,
 }
 
-/// Architectures SGLang gives a sparse-attention indexer when their config has `index_topk`.
-const DSA_ARCHITECTURES: &[&str] = &[
-    "DeepseekV3ForCausalLM",
-    "DeepseekV32ForCausalLM",
-    "GlmMoeDsaForCausalLM",
-    "MistralLarge3ForCausalLM",
-    "PixtralForConditionalGeneration",
-    "LongcatFlashForCausalLM",
+/// Architectures SGLang gives a sparse-attention indexer when their config has `index_topk`, each
+/// with the first release whose list names it (`is_deepseek_nsa` / `is_deepseek_dsa`, read in
+/// every wheel). A release before that serves the architecture, if at all, as plain MLA.
+const DSA_ARCHITECTURES: &[(&str, &str)] = &[
+    ("DeepseekV3ForCausalLM", "0.5.3rc2"),
+    ("DeepseekV32ForCausalLM", "0.5.3rc2"),
+    ("MistralLarge3ForCausalLM", "0.5.6.post1"),
+    ("PixtralForConditionalGeneration", "0.5.6.post1"),
+    ("GlmMoeDsaForCausalLM", "0.5.9"),
+    ("LongcatFlashForCausalLM", "0.5.16"),
+    ("Dots3NoteForCausalLM", "0.5.19"),
+    ("Glm5NextForConditionalGeneration", "0.5.20"),
+    ("HYV4ForCausalLM", "0.5.20"),
 ];
 
 /// What the rules and the memory planner need to know about the model.
@@ -224,20 +230,20 @@ impl ModelFacts {
         (k != v).then_some((k, v))
     }
 
-    /// DeepSeek sparse attention (DSA/NSA): one of the architectures SGLang runs the indexer for,
-    /// with an `index_topk` in its config (SGLang's own test).
-    pub fn is_dsa(&self) -> bool {
+    /// DeepSeek sparse attention (DSA/NSA) in `version`: an architecture that release runs the
+    /// indexer for, with an `index_topk` in its config (SGLang's own test).
+    pub fn is_dsa(&self, version: &str) -> bool {
+        let arch = self.architecture.as_deref();
         self.index_topk.is_some()
-            && self
-                .architecture
-                .as_deref()
-                .is_some_and(|a| DSA_ARCHITECTURES.contains(&a))
+            && DSA_ARCHITECTURES
+                .iter()
+                .any(|&(a, since)| arch == Some(a) && at_least(version, since))
     }
 
     /// The FP8 KV-cache dtype to suggest for this model: DeepSeek's sparse-attention indexer
     /// takes fp8_e4m3 only; elsewhere fp8_e5m2.
-    pub fn fp8_kv_cache_dtype(&self) -> &'static str {
-        if self.is_dsa() {
+    pub fn fp8_kv_cache_dtype(&self, version: &str) -> &'static str {
+        if self.is_dsa(version) {
             "fp8_e4m3"
         } else {
             "fp8_e5m2"

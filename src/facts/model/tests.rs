@@ -764,3 +764,34 @@ fn a_dflash_drafts_block_is_read_as_sglang_parses_it() {
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     assert_eq!(block(c), Some(8));
 }
+
+/// A release runs the sparse-attention indexer only for the architectures its own list names:
+/// GLM-5 from 0.5.9, LongCat-Flash from 0.5.16, GLM-5.3's `Glm5Next` from 0.5.20, and none
+/// without `index_topk`.
+#[test]
+fn sparse_attention_is_by_release_and_architecture() {
+    let with = |arch: &str, topk: Option<u64>| ModelFacts {
+        architecture: Some(arch.into()),
+        index_topk: topk,
+        ..ModelFacts::default()
+    };
+    let cases = [
+        ("DeepseekV32ForCausalLM", "0.5.3rc1", false),
+        ("DeepseekV32ForCausalLM", "0.5.3rc2", true),
+        ("GlmMoeDsaForCausalLM", "0.5.8.post1", false),
+        ("GlmMoeDsaForCausalLM", "0.5.9", true),
+        ("LongcatFlashForCausalLM", "0.5.15.post1", false),
+        ("LongcatFlashForCausalLM", "0.5.16", true),
+        ("Glm5NextForConditionalGeneration", "0.5.19", false),
+        ("Glm5NextForConditionalGeneration", "0.5.20", true),
+        ("Qwen3ForCausalLM", "0.5.23", false),
+    ];
+    for (arch, v, dsa) in cases {
+        assert_eq!(with(arch, Some(2048)).is_dsa(v), dsa, "{arch} on {v}");
+    }
+    assert!(!with("DeepseekV32ForCausalLM", None).is_dsa("0.5.23"));
+    assert_eq!(
+        with("HYV4ForCausalLM", Some(2048)).fp8_kv_cache_dtype("0.5.20"),
+        "fp8_e4m3"
+    );
+}

@@ -219,7 +219,9 @@ fn ways_out(ctx: &Context, weights_mib: f64, overheads: f64, free: u64) -> Vec<S
     };
     ways.push(format!("a lower {graph_flag}"));
     if ctx.server.kv_cache_dtype().is_none_or(|k| k == "auto") {
-        let fp8 = ctx.model.map_or("fp8_e5m2", |m| m.fp8_kv_cache_dtype());
+        let fp8 = ctx
+            .model
+            .map_or("fp8_e5m2", |m| m.fp8_kv_cache_dtype(ctx.version));
         ways.push(format!("--kv-cache-dtype {fp8}"));
     }
     ways

@@ -71,7 +71,7 @@ fn prefill_incompatible(i: &Gen) -> bool {
     // MLA's prefill has no eager breaks: every MLA model to 0.5.16, 0.5.17 spares DSA (whose
     // sparse path breaks itself), 0.5.18 none; 0.5.17 alone also excludes NemotronH.
     let v18 = since(v, "0.5.18");
-    let dsa = i.model.is_some_and(|m| m.is_dsa());
+    let dsa = i.model.is_some_and(|m| m.is_dsa(v));
     let nemotron_h = i.arch.is_some_and(|a| crate::resolve::nemotron_h::is(a, v));
     (i.mla && !v18 && !(v17 && dsa))
         || (v17 && !v18 && nemotron_h)

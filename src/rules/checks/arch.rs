@@ -182,7 +182,7 @@ fn trtllm_dsa_backends(ctx: &Context) -> Vec<String> {
         .attention_backends()
         .iter()
         .any(|(_, v)| v != "nsa" && v != "dsa");
-    if other || ctx.model.is_some_and(|m| !m.is_dsa()) {
+    if other || ctx.model.is_some_and(|m| !m.is_dsa(ctx.version)) {
         return vec![];
     }
     ctx.dsa_backends()
@@ -312,7 +312,7 @@ pub(crate) fn dsa_indexer_sm12x(ctx: &Context) -> Vec<Fired> {
 /// returns at once and the model runs dense attention.
 fn dsa_indexer_refused(ctx: &Context) -> bool {
     crate::rules::rule(crate::rules::Code::ARCH016).applies_to(ctx.version)
-        && ctx.model.is_some_and(|m| m.is_dsa())
+        && ctx.model.is_some_and(|m| m.is_dsa(ctx.version))
         && !ctx
             .effective_backends_where(|b| b == "nsa" || b == "dsa")
             .is_empty()
@@ -337,7 +337,7 @@ pub(crate) fn dsa_deepgemm_disabled(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let hopper_up = ctx.gpus_where(|(m, _)| m >= 9);
-    if !ctx.model.is_some_and(|m| m.is_dsa())
+    if !ctx.model.is_some_and(|m| m.is_dsa(ctx.version))
         || hopper_up.is_empty()
         || ctx.decode_graph_max_bs().is_none()
         || !nsa_dual_stream(ctx)

@@ -827,7 +827,7 @@ fn dsa_backend_refusal(
 /// ATTN020: a DeepSeek sparse-attention model with DSA backends and a KV cache dtype SGLang's
 /// backend check refuses on CUDA (0.5.17+).
 pub(crate) fn dsa_backend_kv(ctx: &Context) -> Vec<Fired> {
-    let Some(m) = ctx.model.filter(|m| m.is_dsa()) else {
+    let Some(m) = ctx.model.filter(|m| m.is_dsa(ctx.version)) else {
         return vec![];
     };
     let [prefill, decode] = ctx.dsa_backends().map(|b| b.map(|(_, v)| v));

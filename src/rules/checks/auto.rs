@@ -89,7 +89,7 @@ pub(crate) fn auto_backend_page_size(ctx: &Context) -> Vec<Fired> {
 /// AUTO004: 0.5.3rc2 and 0.5.3 set a DSA model's fraction to 0.8, and 0.5.3rc2 to 0.5.4.post1
 /// its KV cache to FP8 on SM100 and newer, whatever the line gives.
 pub(crate) fn dsa_overrides_given(ctx: &Context) -> Vec<Fired> {
-    if !ctx.model.is_some_and(|m| m.is_dsa()) {
+    if !ctx.model.is_some_and(|m| m.is_dsa(ctx.version)) {
         return vec![];
     }
     let arch = ctx.model_arch().unwrap_or("this model");

@@ -154,7 +154,7 @@ pub(crate) fn hicache_page_one(ctx: &Context) -> Vec<Fired> {
     // models' 64): the resolved size says so.
     let own_pages = ctx
         .model
-        .is_some_and(|m| m.is_dsa() || m.deepseek_v4_official().is_some());
+        .is_some_and(|m| m.is_dsa(ctx.version) || m.deepseek_v4_official().is_some());
     // A DSA backend named for a model whose config is not known: a sparse-attention model,
     // whose page size SGLang sets to 64 itself.
     let dsa_named = ctx.model.is_none()

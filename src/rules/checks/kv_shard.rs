@@ -112,7 +112,7 @@ fn layout(ctx: &Context) -> Vec<String> {
     let u = ctx.user();
     if ctx
         .model
-        .is_some_and(|m| m.is_dsa() || m.deepseek_v4.is_some())
+        .is_some_and(|m| m.is_dsa(ctx.version) || m.deepseek_v4.is_some())
     {
         return vec![];
     }

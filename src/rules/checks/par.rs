@@ -305,7 +305,7 @@ pub(crate) fn prefill_cp_strategy(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn dsa_dcp(ctx: &Context) -> Vec<Fired> {
     let user = ctx.user();
     let dcp = user.int(opt::DCP_SIZE).unwrap_or(1);
-    if dcp <= 1 || !ctx.model.is_some_and(|m| m.is_dsa()) {
+    if dcp <= 1 || !ctx.model.is_some_and(|m| m.is_dsa(ctx.version)) {
         return vec![];
     }
     let cache = [opt::ENABLE_HISPARSE, opt::ENABLE_HIERARCHICAL_CACHE]
@@ -394,7 +394,7 @@ pub(crate) fn dsa_prefill_cp(ctx: &Context) -> Vec<Fired> {
     ]
     .into_iter()
     .find(|o| user.flag(o));
-    let (Some(cp), true) = (cp, ctx.model.is_some_and(|m| m.is_dsa())) else {
+    let (Some(cp), true) = (cp, ctx.model.is_some_and(|m| m.is_dsa(ctx.version))) else {
         return vec![];
     };
     use crate::sglang::release::at_least;

@@ -264,7 +264,7 @@ pub(crate) fn dsa_kv_dtype(ctx: &Context) -> Vec<Fired> {
     use crate::sglang::release::at_least;
     // GLM-5's DSA architecture joins DeepSeek's sparse-attention defaults at 0.5.9.
     let glm5 = ctx.model_arch() == Some("GlmMoeDsaForCausalLM")
-        && ctx.model.is_some_and(|m| m.is_dsa())
+        && ctx.model.is_some_and(|m| m.is_dsa(ctx.version))
         && at_least(ctx.version, "0.5.9");
     if ctx.model_arch() != Some("DeepseekV32ForCausalLM") && !glm5 {
         return vec![];

@@ -710,7 +710,7 @@ pub(crate) fn hisparse_mtp_draft(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let own_layers = spec.draft == DraftSource::Mtp;
-    let dsa = ctx.model.is_some_and(|m| m.is_dsa());
+    let dsa = ctx.model.is_some_and(|m| m.is_dsa(ctx.version));
     if !(ctx.user().flag(opt::ENABLE_HISPARSE) && own_layers && dsa) {
         return vec![];
     }

@@ -234,7 +234,7 @@ fn pool_spec(ctx: &Context) -> Option<String> {
         ));
     }
     let eagle = ["EAGLE", "EAGLE3"].contains(&algo.as_str());
-    (eagle && at_least(v, "0.5.23") && ctx.model.is_some_and(plain_attention)).then(|| {
+    (eagle && at_least(v, "0.5.23") && ctx.model.is_some_and(|m| plain_attention(m, v))).then(|| {
         format!(
             "speculative decoding {algo} for a model with full attention in every layer (EAGLE needs a hybrid sliding-window or linear-attention target here)"
         )
@@ -257,9 +257,9 @@ const PLAIN_ATTENTION: &[&str] = &[
 ];
 
 /// A model with full attention in every layer (no sliding-window or linear-attention layers).
-fn plain_attention(m: &crate::facts::model::ModelFacts) -> bool {
+fn plain_attention(m: &crate::facts::model::ModelFacts, v: &str) -> bool {
     let arch = m.architecture.as_deref().unwrap_or_default();
-    PLAIN_ATTENTION.contains(&arch) && m.linear_state.is_none() && !m.is_dsa()
+    PLAIN_ATTENTION.contains(&arch) && m.linear_state.is_none() && !m.is_dsa(v)
 }
 
 /// A host cache tier: LMCache always, HiCache until 0.5.20.
