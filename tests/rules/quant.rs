@@ -3,6 +3,7 @@
 use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::deepseek_v4::V4Layout;
+use sglang_launch::facts::model::quant::CompressedScheme;
 
 use crate::support::{
     A100, B200, Case, H100, L4, MI300X, PRO, T4, V100, assert_cases, c, checkpoint, messages,
@@ -776,6 +777,31 @@ fn base() -> Vec<Case> {
                 ..moe()
             })
             .no(),
+        // compressed-tensors FP8 (the FP8-dynamic preset) reaches the same Triton kernels, from
+        // the first release with SGLang's own compressed-tensors MoE method.
+        c("QUANT001").version("0.5.3").on(A100).model(ct_fp8_moe()),
+        c("QUANT001")
+            .version("0.4.4.post2")
+            .on(A100)
+            .model(ct_fp8_moe()),
+        c("QUANT001")
+            .version("0.4.4.post1")
+            .on(A100)
+            .model(ct_fp8_moe())
+            .no(),
+        c("QUANT001")
+            .version("0.5.3")
+            .on(L4)
+            .model(ct_fp8_moe())
+            .no(),
+        c("QUANT001")
+            .version("0.5.3")
+            .on(A100)
+            .model(ModelFacts {
+                compressed_schemes: vec![CompressedScheme::Wna16],
+                ..ct_fp8_moe()
+            })
+            .no(),
         // Methods that demand SM89 at load: QUANT010's where the goldens record it (w8a8_fp8
         // from 0.4.5.post3, ModelOpt FP8 from 0.5.5), QUANT007's before.
         c("QUANT007")
@@ -1281,4 +1307,13 @@ fn quant023() -> Vec<Case> {
         on("0.5.23", B200).no(),
         on("0.5.23", H100).model(checkpoint(nvfp4)).no(),
     ]
+}
+
+/// A MoE checkpoint in compressed-tensors' FP8 W8A8 scheme (GLM-4.5-FP8's layout).
+fn ct_fp8_moe() -> ModelFacts {
+    ModelFacts {
+        quant_method: Some("compressed-tensors".into()),
+        compressed_schemes: vec![CompressedScheme::Fp8W8a8],
+        ..moe()
+    }
 }

@@ -111,6 +111,20 @@ fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts
     (!bad.is_empty()).then_some((q, bad))
 }
 
+/// A compressed-tensors checkpoint with FP8 W8A8 groups (the FP8 and FP8-dynamic presets):
+/// SGLang's own compressed-tensors MoE method (0.4.4.post2 on) runs those experts through the
+/// same Triton FP8 kernels, with no Marlin path, in every release.
+fn ct_fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts::Gpu>)> {
+    use crate::facts::model::quant::CompressedScheme;
+    let m = super::quant_ct::compressed_model(ctx)?;
+    let own_method = crate::sglang::release::at_least(ctx.version, "0.4.4.post2");
+    if !own_method || !m.compressed_schemes.contains(&CompressedScheme::Fp8W8a8) {
+        return None;
+    }
+    let bad = ctx.gpus_where(|cc| cc < (8, 9));
+    (!bad.is_empty()).then(|| ("compressed-tensors (FP8 W8A8)".to_string(), bad))
+}
+
 /// QUANT010: the loader's own refusal of a method below its minimum capability.
 pub(crate) fn below_loader_min_cc(ctx: &Context) -> Vec<Fired> {
     let Some(q) = ctx.quant() else {
@@ -167,7 +181,8 @@ pub(crate) fn nvfp4_read_as_fp8(ctx: &Context) -> Vec<Fired> {
 
 /// QUANT001: FP8 MoE experts on GPUs before SM89 (Triton's fp8e4nv kernels; reports pin it).
 pub(crate) fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
-    let Some((q, bad)) = fp8_on_old_gpus(ctx).filter(|_| ctx.model_is_moe()) else {
+    let fp8 = fp8_on_old_gpus(ctx).or_else(|| ct_fp8_on_old_gpus(ctx));
+    let Some((q, bad)) = fp8.filter(|_| ctx.model_is_moe()) else {
         return vec![];
     };
     vec![Fired::new(format!(
