@@ -36,9 +36,30 @@ pub fn cases() -> Vec<Case> {
         quant030(),
         quant031(),
         int_moe(),
+        quant035(),
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT035: a dense block-FP8 checkpoint (Qwen3-32B-FP8, 128×128 blocks) below SM 8.9 from
+/// 0.4.1 to 0.5.0rc2, where only Triton's block kernel serves it; QUANT007 leaves it alone there.
+fn quant035() -> Vec<Case> {
+    let q32 = || checkpoint("Qwen__Qwen3-32B-FP8");
+    vec![
+        c("QUANT035").version("0.4.7.post1").on(A100).model(q32()),
+        c("QUANT035").version("0.4.1").on(A100).model(q32()),
+        c("QUANT035").version("0.5.0rc2").on(A100).model(q32()),
+        c("QUANT007").version("0.4.7.post1").on(A100).model(q32()).no(),
+        c("QUANT035").version("0.5.1").on(A100).model(q32()).no(),
+        c("QUANT035").version("0.4.0.post2").on(A100).model(q32()).no(),
+        c("QUANT035").version("0.4.7.post1").on(L4).model(q32()).no(),
+        c("QUANT035")
+            .version("0.4.7.post1")
+            .on(A100)
+            .model(checkpoint(Q30))
+            .no(),
+    ]
 }
 
 /// QUANT022 and QUANT032: an AWQ/GPTQ checkpoint's row-parallel input cut into shards that are

@@ -111,6 +111,39 @@ fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts
     (!bad.is_empty()).then_some((q, bad))
 }
 
+/// Block FP8 from 0.4.1 (its first release) to 0.5.0rc2: the linear method turns Marlin off for
+/// block-quantised weights, and below SM 8.9 only Triton's block kernel is left, which quantises
+/// the activations to an FP8 type those GPUs lack. 0.5.1's automatic Marlin takes blocks.
+const BLOCK_FP8_MARLIN_FROM: &str = "0.5.1";
+
+/// The SM 8.0–8.8 GPUs a dense block-FP8 checkpoint runs on in a release without Marlin for it.
+fn block_fp8_without_marlin<'c>(ctx: &'c Context) -> Option<Vec<&'c crate::facts::Gpu>> {
+    use crate::sglang::release::at_least;
+    let block = ctx.model.and_then(|m| m.weight_block_size).is_some();
+    let early = at_least(ctx.version, "0.4.1") && !at_least(ctx.version, BLOCK_FP8_MARLIN_FROM);
+    if !block || !early || ctx.model_is_moe() || ctx.quant().as_deref() != Some("fp8") {
+        return None;
+    }
+    let bad = ctx.gpus_where(|cc| ((8, 0)..(8, 9)).contains(&cc));
+    (!bad.is_empty()).then_some(bad)
+}
+
+/// QUANT035: a dense block-FP8 checkpoint on SM 8.0–8.8 before 0.5.1.
+pub(crate) fn fp8_block_dense_pre_ada(ctx: &Context) -> Vec<Fired> {
+    let Some(bad) = block_fp8_without_marlin(ctx) else {
+        return vec![];
+    };
+    vec![Fired::new(format!(
+        "{}; a block-FP8 checkpoint (weight_block_size): SGLang {} runs its linear layers only \
+         through Triton's block-FP8 kernel (no Marlin for blocks before {BLOCK_FP8_MARLIN_FROM}), \
+         which needs compute capability 8.9 ('fp8e4nv not supported in this architecture' at the \
+         first forward); use SGLang {BLOCK_FP8_MARLIN_FROM} or later, a BF16, AWQ/GPTQ or INT8 \
+         checkpoint, or GPUs of compute capability 8.9 or newer",
+        Context::describe(&bad),
+        ctx.version
+    ))]
+}
+
 /// A compressed-tensors checkpoint with FP8 W8A8 groups (the FP8 and FP8-dynamic presets):
 /// SGLang's own compressed-tensors MoE method (0.4.4.post2 on) runs those experts through the
 /// same Triton FP8 kernels, with no Marlin path, in every release.
@@ -199,7 +232,7 @@ pub(crate) fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
     };
     // Dense FP8 runs on Ampere through Marlin where the release has it.
     let marlin_capable = bad.iter().all(|g| g.cc().is_some_and(|c| c >= (8, 0)));
-    if marlin_capable && marlin_fallback(ctx, &q) {
+    if marlin_capable && marlin_fallback(ctx, &q) || block_fp8_without_marlin(ctx).is_some() {
         return vec![];
     }
     let why = match q.as_str() {
