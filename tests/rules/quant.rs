@@ -50,10 +50,22 @@ fn quant035() -> Vec<Case> {
         c("QUANT035").version("0.4.7.post1").on(A100).model(q32()),
         c("QUANT035").version("0.4.1").on(A100).model(q32()),
         c("QUANT035").version("0.5.0rc2").on(A100).model(q32()),
-        c("QUANT007").version("0.4.7.post1").on(A100).model(q32()).no(),
+        c("QUANT007")
+            .version("0.4.7.post1")
+            .on(A100)
+            .model(q32())
+            .no(),
         c("QUANT035").version("0.5.1").on(A100).model(q32()).no(),
-        c("QUANT035").version("0.4.0.post2").on(A100).model(q32()).no(),
-        c("QUANT035").version("0.4.7.post1").on(L4).model(q32()).no(),
+        c("QUANT035")
+            .version("0.4.0.post2")
+            .on(A100)
+            .model(q32())
+            .no(),
+        c("QUANT035")
+            .version("0.4.7.post1")
+            .on(L4)
+            .model(q32())
+            .no(),
         c("QUANT035")
             .version("0.4.7.post1")
             .on(A100)

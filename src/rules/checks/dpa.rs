@@ -49,8 +49,19 @@ pub(crate) fn multinode_dp(ctx: &Context) -> Vec<Fired> {
     } else {
         "attention DP (--enable-dp-attention) or one server per node behind a router"
     };
+    // Early DP attention sets the DP size to the TP size itself: name the value SGLang checks,
+    // and the one given where it differs.
+    let given = ctx.user().int(opt::DP_SIZE).unwrap_or(1);
+    let dp_text = if given == dp {
+        format!("--dp-size {dp}")
+    } else {
+        format!(
+            "--dp-size {given} (with DP attention SGLang {} sets it to the TP size, {dp})",
+            ctx.version
+        )
+    };
     vec![Fired::new(format!(
-        "--dp-size {dp} with --nnodes {}: multi-node data-parallel replicas are not supported; use {instead}",
+        "{dp_text} with --nnodes {}: multi-node data-parallel replicas are not supported; use {instead}",
         ctx.nnodes(),
     ))]
 }
