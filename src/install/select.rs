@@ -89,9 +89,11 @@ impl Selected {
         if self.source != VersionSource::Fallback || !self.detected() {
             return None;
         }
+        // Older than every embedded release, nothing bounds it: the oldest alone stands in.
+        let below_all = cmp(&self.requested, KNOWN_VERSIONS[0]).is_lt();
         let (releases, open) = match &self.modified {
-            Some(_) => (crate::sglang::approx::from(&self.requested), true),
-            None => (crate::sglang::approx::neighbours(&self.requested), false),
+            Some(_) if !below_all => (crate::sglang::approx::from(&self.requested), true),
+            _ => (crate::sglang::approx::neighbours(&self.requested), false),
         };
         Some(crate::sglang::approx::Bounds { releases, open })
     }
@@ -170,7 +172,7 @@ pub(crate) fn source_of(found: &Installed) -> Source {
     if flag_set_for(&found.version).is_err() {
         return Source::Install {
             digest: None,
-            modified: None,
+            modified: unembedded_modified(found),
         };
     }
     match provenance::inspect(&found.dist_info, &found.version) {
@@ -179,6 +181,17 @@ pub(crate) fn source_of(found: &Installed) -> Source {
             digest,
             modified: Some(why),
         },
+    }
+}
+
+/// A version this build does not embed is read from the install either way. It counts as
+/// modified (its code anywhere after its version, with options of its own) when it is a source
+/// install or a build from between releases; a release's own wheel does not.
+fn unembedded_modified(found: &Installed) -> Option<String> {
+    match provenance::inspect(&found.dist_info, &found.version) {
+        Provenance::Modified { why, .. } => Some(why),
+        Provenance::Release => release::is_source_build(&found.version)
+            .then(|| "a build from between releases".to_owned()),
     }
 }
 

@@ -207,6 +207,17 @@ pub fn looks_like_version(v: &str) -> bool {
         })
 }
 
+/// A version setuptools-scm gives a build from between tags (`0.5.10.post2.dev346+g680bd4b42`,
+/// `0.5.6.post2.dev7970+pr.15207.g62f95e0c6`): a `.devN` part, or a local part naming a commit.
+/// A release's own local tag (`+cu128`) is not one.
+pub fn is_source_build(v: &str) -> bool {
+    let (public, local) = v.split_once('+').unwrap_or((v, ""));
+    let commit = local.split('.').any(|p| {
+        p.len() >= 8 && p.starts_with('g') && p[1..].chars().all(|c| c.is_ascii_hexdigit())
+    });
+    public.contains(".dev") || commit
+}
+
 /// `version >= min`.
 pub fn at_least(version: &str, min: &str) -> bool {
     cmp(version, min).is_ge()
@@ -326,6 +337,20 @@ mod tests {
         assert_eq!(cmp("0.5.23.x", "0.5.23"), Less);
         assert_eq!(cmp("0.5.23.x", "0.5.22"), Greater);
         assert_eq!(cmp("latest", "0.0.1"), Less);
+    }
+
+    #[test]
+    fn builds_from_between_tags_are_told_from_releases() {
+        for v in [
+            "0.5.10.post2.dev346+g680bd4b42",
+            "0.5.6.post2.dev7970+pr.15207.g62f95e0c6",
+            "0.5.24.dev3",
+        ] {
+            assert!(is_source_build(v), "{v}");
+        }
+        for v in ["0.5.23", "0.5.23+cu128", "0.5.10.post1", "0.5.24rc1"] {
+            assert!(!is_source_build(v), "{v}");
+        }
     }
 
     #[test]
