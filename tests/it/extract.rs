@@ -531,3 +531,48 @@ fn an_implausible_cache_file_is_rebuilt() {
         assert_eq!(fake.starts(), before + 1, "the parser was read again");
     }
 }
+
+/// A build from between tags (setuptools-scm's `.devN+g…`, here a PR build's) whose parser
+/// cannot be read: an option no release has may be its own, so it warns (ARG002). A release this
+/// build does not embed is bounded by its neighbours, and the same option stays an error.
+#[test]
+fn a_build_from_between_tags_may_have_options_no_release_has() {
+    let run = |version: &str| -> Value {
+        let dir = tempfile::tempdir().unwrap();
+        let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
+        let site = dir.path().join("venv/lib/python3.11/site-packages");
+        std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+        common::sglang_dist_info(&site, version, None);
+        let topo = format!("{ROOT}/examples/topologies/8x-h200-nvlink.json");
+        let model = format!("{ROOT}/tests/fixtures/models/meta-llama__Llama-3.1-8B-Instruct");
+        let out = common::launcher()
+            .args(["check", "--json", "--topology", &topo, "--python"])
+            .arg(&py)
+            .args(["--", "--model-path", &model, "--enable-mtp"])
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let with = |plan: &Value, code: &str| -> Vec<String> {
+        (plan["findings"].as_array().unwrap().iter())
+            .filter(|f| f["code"] == code)
+            .map(|f| f["message"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let build = run("0.5.6.post2.dev7970+pr.15207.g62f95e0c6");
+    assert!(with(&build, "ARG001").is_empty(), "{}", build["findings"]);
+    let warned = with(&build, "ARG002");
+    assert!(
+        warned.len() == 1 && warned[0].contains("--enable-mtp"),
+        "{warned:?}"
+    );
+    assert!(with(&build, "VER001")[0].contains("a build from between releases"));
+    let release = run("0.5.6.post3");
+    let refused = with(&release, "ARG001");
+    assert!(
+        refused.len() == 1 && refused[0].contains("--enable-mtp"),
+        "{}",
+        release["findings"]
+    );
+}
