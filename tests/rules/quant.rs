@@ -835,6 +835,14 @@ fn base() -> Vec<Case> {
                 ..ct_fp8_moe()
             })
             .no(),
+        c("QUANT001")
+            .version("0.5.3")
+            .on(A100)
+            .model(ModelFacts {
+                quant_ignored: vec!["re:.*mlp.experts.*".into()],
+                ..ct_fp8_moe()
+            })
+            .no(),
         // Methods that demand SM89 at load: QUANT010's where the goldens record it (w8a8_fp8
         // from 0.4.5.post3, ModelOpt FP8 from 0.5.5), QUANT007's before.
         c("QUANT007")

@@ -151,7 +151,11 @@ fn ct_fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::fa
     use crate::facts::model::quant::CompressedScheme;
     let m = super::quant_ct::compressed_model(ctx)?;
     let own_method = crate::sglang::release::at_least(ctx.version, "0.4.4.post2");
-    if !own_method || !m.compressed_schemes.contains(&CompressedScheme::Fp8W8a8) {
+    // An export that leaves the routed experts out of the scheme runs them unquantised.
+    let experts_ignored =
+        (m.quant_ignored.iter()).any(|p| p.contains("experts") && !p.contains("shared_experts"));
+    let fp8 = m.compressed_schemes.contains(&CompressedScheme::Fp8W8a8);
+    if !own_method || !fp8 || experts_ignored {
         return None;
     }
     let bad = ctx.gpus_where(|cc| cc < (8, 9));
