@@ -236,7 +236,7 @@ pub(crate) fn fp8_pre_ada_dense(ctx: &Context) -> Vec<Fired> {
     };
     // Dense FP8 runs on Ampere through Marlin where the release has it.
     let marlin_capable = bad.iter().all(|g| g.cc().is_some_and(|c| c >= (8, 0)));
-    if marlin_capable && marlin_fallback(ctx, &q) || block_fp8_without_marlin(ctx).is_some() {
+    if (marlin_capable && marlin_fallback(ctx, &q)) || block_fp8_without_marlin(ctx).is_some() {
         return vec![];
     }
     let why = match q.as_str() {
