@@ -306,13 +306,16 @@ def quant_layers(qc, model_config, present):
     if oracle.is_stub(getattr(qc, "target_scheme_map", None)) or oracle.is_stub(getattr(qc, "ignore", None)):
         raise RuntimeError("the config's layer names come from the stand-in's model class")
     linear = oracle.import_with_stubs("sglang.srt.layers.linear", extra_stubs=present)
-    for prefix in LINEAR_PREFIXES:
-        qc.get_quant_method(object.__new__(linear.LinearBase), prefix)
     hf = model_config.hf_text_config if hasattr(model_config, "hf_text_config") else model_config.hf_config
     experts = [getattr(hf, k, None) for k in ("num_experts", "n_routed_experts", "num_local_experts")]
+    first = getattr(hf, "first_k_dense_replace", 0) or 0
+    # A MoE model whose first layer is sparse has no dense MLP there: after its attention the
+    # constructor asks for the experts' method.
+    prefixes = LINEAR_PREFIXES[:2] if any(experts) and first == 0 else LINEAR_PREFIXES
+    for prefix in prefixes:
+        qc.get_quant_method(object.__new__(linear.LinearBase), prefix)
     if any(experts):
         moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
-        first = getattr(hf, "first_k_dense_replace", 0) or 0
         qc.get_quant_method(object.__new__(moe.FusedMoE), f"model.layers.{first}.mlp.experts")
 
 

@@ -326,23 +326,26 @@ fn quant028() -> Vec<Case> {
 fn quant029() -> Vec<Case> {
     let dense = || checkpoint("synthetic__Qwen3-8B-nvfp4-ct");
     let q29 = |v: &'static str, gpu: &'static str| c("QUANT029").version(v).on(gpu).tp(1);
-    let attention_excluded = || ModelFacts {
-        attention_unquantised: true,
-        ..dense()
-    };
+    let mlp_only = || checkpoint("synthetic__Qwen3-8B-nvfp4-ct-mlp");
     vec![
         // No scheme at all: every GPU.
         q29("0.5.6", B200).model(dense()),
         q29("0.4.5.post3", H100).model(checkpoint("synthetic__Qwen3-30B-A3B-nvfp4-ct")),
-        q29("0.5.6", B200).model(attention_excluded()),
+        q29("0.5.6", B200).model(mlp_only()),
+        // An MoE export with attention left unquantised stops at its experts' scheme first.
+        q29("0.5.6", B200).model(checkpoint("synthetic__Qwen3-30B-A3B-nvfp4-ct-experts")),
         // The scheme needs 10.0 and has no fallback until 0.5.22.
         q29("0.5.15", H100).model(dense()),
         q29("0.5.21", A100).model(dense()),
         q29("0.5.15", B200).model(dense()).no(),
         q29("0.5.15", PRO).model(dense()).no(),
         q29("0.5.22", H100).model(dense()).no(),
-        // Attention left unquantised reaches the MoE scheme, which is not gated.
-        q29("0.5.15", H100).model(attention_excluded()).no(),
+        // Attention left unquantised: the MLP's scheme, or the experts', asks for 10.0 too.
+        q29("0.5.15", H100).model(mlp_only()),
+        q29("0.5.8", H100).model(checkpoint("synthetic__Qwen3-30B-A3B-nvfp4-ct-experts")),
+        q29("0.5.8", B200)
+            .model(checkpoint("synthetic__Qwen3-30B-A3B-nvfp4-ct-experts"))
+            .no(),
         // Other compressed-tensors schemes, and ModelOpt's NVFP4, are not this rule's.
         q29("0.5.6", B200)
             .model(checkpoint("synthetic__Qwen3-8B-w4a16-ct"))
@@ -386,10 +389,13 @@ fn quant031() -> Vec<Case> {
         // INT8 asks for 8.9 before 0.5.7: QUANT019's.
         q31("0.5.6", T4).model(int8()).no(),
         q31("0.5.5", A100).model(w4a16()).no(),
-        // Attention left unquantised may leave only the experts, whose methods are not gated.
+        // A dense export that leaves attention out still builds its MLP through the scheme.
+        q31("0.5.5", T4).model(checkpoint("synthetic__Qwen3-8B-w4a16-ct-mlp")),
+        // An MoE one may leave only the experts, whose methods are not gated.
         q31("0.5.5", T4)
             .model(ModelFacts {
                 attention_unquantised: true,
+                num_experts: Some(128),
                 ..w4a16()
             })
             .no(),

@@ -13,6 +13,11 @@ pub(super) fn compressed_model<'c>(ctx: &Context<'c>) -> Option<&'c ModelFacts> 
         .filter(|_| ctx.quant().as_deref() == Some("compressed-tensors"))
 }
 
+/// An MoE export that leaves attention unquantised: its first quantised layer may be an expert.
+fn experts_only(m: &ModelFacts) -> bool {
+    m.attention_unquantised && m.num_experts.is_some_and(|e| e > 1)
+}
+
 /// The first release with a compressed-tensors NVFP4 scheme.
 const SCHEME_FROM: &str = "0.5.7";
 
@@ -24,27 +29,37 @@ pub(crate) fn ct_nvfp4_unbuildable(ctx: &Context) -> Vec<Fired> {
         return vec![];
     };
     let v = ctx.version;
+    // Attention is built first; an MoE export that leaves it out meets its experts' scheme.
+    let experts_first = experts_only(m);
     if !at_least(v, SCHEME_FROM) {
+        let error = if experts_first {
+            "'Unsupported FusedMoe scheme' from the experts"
+        } else {
+            "'No compressed-tensors compatible scheme was found'"
+        };
         return vec![Fired::new(format!(
             "a compressed-tensors NVFP4 checkpoint: SGLang {v} has no compressed-tensors scheme for \
              NVFP4 ({SCHEME_FROM} brings one), so building the model stops on every GPU before a \
-             weight is read ('No compressed-tensors compatible scheme was found', or with a \
-             compressed-tensors before 0.10 a validation error on 'tensor_group'); run SGLang \
-             {SCHEME_FROM} or later on Blackwell, or a ModelOpt NVFP4 export of the model"
+             weight is read ({error}, or with a compressed-tensors before 0.10 a validation error \
+             on 'tensor_group'); run SGLang {SCHEME_FROM} or later on Blackwell, or a ModelOpt \
+             NVFP4 export of the model"
         ))];
     }
-    // The linear layers are built first; an export that leaves attention unquantised reaches
-    // the MoE scheme, which these releases do not gate.
+    // Both NVFP4 schemes, the linear layers' and the experts', ask for Blackwell.
     let old = ctx.gpus_where(|cc| cc < (10, 0));
-    if old.is_empty() || m.attention_unquantised {
+    if old.is_empty() {
         return vec![];
     }
+    let error = if experts_first {
+        "'Current platform does not support NVFP4 quantization' from the experts"
+    } else {
+        "'Current platform does not support w4a4 nvfp4 quantization'"
+    };
     vec![Fired::new(format!(
-        "{}; a compressed-tensors NVFP4 checkpoint: SGLang {v}'s NVFP4 scheme needs compute \
-         capability 10.0 and has no weight-only fallback, so building the model stops before a \
-         weight is read ('Current platform does not support w4a4 nvfp4 quantization'); use \
-         Blackwell GPUs, SGLang 0.5.22 or later (FP4 Marlin, weight-only), or a BF16 or FP8 \
-         checkpoint",
+        "{}; a compressed-tensors NVFP4 checkpoint: SGLang {v}'s NVFP4 schemes need compute \
+         capability 10.0 and have no weight-only fallback, so building the model stops before a \
+         weight is read ({error}); use Blackwell GPUs, SGLang 0.5.22 or later (FP4 Marlin, \
+         weight-only), or a BF16 or FP8 checkpoint",
         Context::describe(&old)
     ))]
 }
@@ -71,9 +86,9 @@ pub(crate) fn ct_asymmetric_unbuildable(ctx: &Context) -> Vec<Fired> {
 /// capability 8.0, which the config checks for each layer as it builds the model.
 pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
     use CompressedScheme::*;
-    // Only the linear schemes are checked; an export that leaves attention unquantised may
-    // quantise nothing but the experts, whose methods these releases do not gate.
-    let Some(m) = compressed_model(ctx).filter(|m| !m.attention_unquantised) else {
+    // Only the linear schemes are checked; an MoE export that leaves attention unquantised
+    // may quantise nothing but the experts, whose methods these releases do not gate.
+    let Some(m) = compressed_model(ctx).filter(|m| !experts_only(m)) else {
         return vec![];
     };
     // Before 0.5.7 INT8 asks for 8.9: QUANT019's.
