@@ -66,7 +66,7 @@ impl Decided {
         gpu: (&str, Option<u32>),
     ) -> Decided {
         Decided {
-            quantization: quantization(args, model),
+            quantization: quantization(args, model, gpu.0),
             context_length: context_length(args, model),
             kv_cache_dtype: kv_cache_dtype(args).map(|k| {
                 let fp4_dp =
@@ -166,14 +166,18 @@ fn dsa_kv_default(
     k
 }
 
-/// `--quantization` wins over the checkpoint's method; SGLang refusing a pair that disagrees
-/// is QUANT009's, not a choice.
-fn quantization(args: &SglangArgs, model: Option<&ModelFacts>) -> Option<Sourced<String>> {
+/// `--quantization` wins over the checkpoint's method (as the release reads it); SGLang
+/// refusing a pair that disagrees is QUANT009's, not a choice.
+fn quantization(
+    args: &SglangArgs,
+    model: Option<&ModelFacts>,
+    version: &str,
+) -> Option<Sourced<String>> {
     let lower = |q: String| q.to_ascii_lowercase();
     match text(args, opt::QUANTIZATION) {
         Some(q) => Some(Sourced::new(lower(q), Source::User)),
         None => model
-            .and_then(|m| m.quant_method.clone())
+            .and_then(|m| m.quant_method_in(version))
             .map(|q| Sourced::new(lower(q), Source::Sglang)),
     }
 }

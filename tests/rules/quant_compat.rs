@@ -10,6 +10,7 @@ const AWQ: &str = "TheBloke__Llama-2-7B-AWQ";
 const GPTQ: &str = "TheBloke__Llama-2-7B-GPTQ";
 const CT: &str = "RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic";
 const FP8: &str = "Qwen__Qwen3-32B-FP8";
+const MIXED_HFQ: &str = "synthetic__Qwen3-30B-A3B-modelopt-mixed-hfq";
 
 fn q(model: &str, method: &'static str) -> Case {
     c("QUANT009")
@@ -52,6 +53,11 @@ pub fn cases() -> Vec<Case> {
             .arg("--quantization", json!("fp8"))
             .model(nested_ct())
             .pkgs(&[("torch", "2.5.1")]),
+        // A mixed-precision ModelOpt export keeping its quantisation in hf_quant_config.json:
+        // w4afp8 to the model config before 0.5.15, which no other method matches.
+        q(MIXED_HFQ, "fp8").version("0.5.9"),
+        q(MIXED_HFQ, "w4afp8").version("0.5.9").no(),
+        q(MIXED_HFQ, "fp8").version("0.5.15").no(),
         // Refused: no compatibility and no override takes the pair.
         q(AWQ, "gptq"),
         q(GPTQ, "awq"),

@@ -100,6 +100,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .and_then(Value::as_str)
             .map(str::to_ascii_lowercase),
         config_quant_nested: false,
+        hf_quant: None,
         quant_method,
         weight_bytes: None,
         weight_source: WeightSource::Estimate,

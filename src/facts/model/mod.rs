@@ -197,6 +197,9 @@ pub struct ModelFacts {
     /// `config_quant_method` is the language model's (`text_config`, `llm_config`,
     /// `language_config`), which SGLang copies onto a top level without one from 0.4.4.
     pub config_quant_nested: bool,
+    /// A ModelOpt `hf_quant_config.json` that gave the checkpoint its quantisation, config.json
+    /// naming none.
+    pub hf_quant: Option<HfQuant>,
     /// Online quantisation (`--quantization fp8` on a 16-bit checkpoint): the checkpoint's
     /// bytes, all resident before SGLang quantises them; `weight_bytes` is then the quantised size.
     pub online_quant_load_bytes: Option<u64>,
@@ -207,6 +210,18 @@ pub struct ModelFacts {
     pub deepseek_v4: Option<deepseek_v4::V4Layout>,
     /// Nemotron-H's layers, kind by kind (the weight estimate sizes them one by one).
     pub nemotron_h: Option<nemotron_h::Layout>,
+}
+
+/// A ModelOpt `hf_quant_config.json` read beside config.json.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HfQuant {
+    /// Its `quant_algo`, upper-case.
+    pub algo: String,
+    /// The method it makes here (`modelopt_fp4`, `modelopt_mixed`, ...).
+    pub method: String,
+    /// Read from a Hugging Face cache snapshot: the release may look the file up on the Hub
+    /// rather than in a local directory, and some read the two apart.
+    pub hub: bool,
 }
 
 impl ModelFacts {
@@ -238,6 +253,54 @@ impl ModelFacts {
             && DSA_ARCHITECTURES
                 .iter()
                 .any(|&(a, since)| arch == Some(a) && at_least(version, since))
+    }
+
+    /// The method SGLang `version` reads from the checkpoint. A ModelOpt mixed-precision export
+    /// with NVFP4 layers (`modelopt_mixed` from 0.5.15) was `w4afp8` to 0.4.9.post1 – 0.5.9,
+    /// and to 0.5.10rc0 – 0.5.14 unless the model is a Nemotron-H.
+    pub fn quant_method_in(&self, version: &str) -> Option<String> {
+        Some(self.method_in(self.quant_method.as_deref()?, version))
+    }
+
+    /// `method` as release `version` names it (see `quant_method_in`).
+    fn method_in(&self, method: &str, version: &str) -> String {
+        let nemotron_h = self.model_type.as_deref() == Some("nemotron_h")
+            || self
+                .architecture
+                .as_deref()
+                .is_some_and(|a| a.starts_with("NemotronH"));
+        let w4afp8 = method == "modelopt_mixed"
+            && at_least(version, "0.4.9.post1")
+            && !at_least(version, "0.5.15")
+            && !(nemotron_h && at_least(version, "0.5.10rc0"));
+        if w4afp8 { "w4afp8" } else { method }.to_owned()
+    }
+
+    /// The methods SGLang `version`'s model config may read from a folded-in
+    /// `hf_quant_config.json` and hold `--quantization` against: from 0.4.5.post1 `modelopt`,
+    /// and for a local mixed-precision export `w4afp8` from 0.4.9.post1; from 0.5.3.post1 it
+    /// parses the file, which only a mixed-precision export is told here by (the other
+    /// readings are left unclaimed). Two where a hub and a local checkpoint are read apart.
+    pub fn hf_quant_methods_in(&self, version: &str) -> Vec<String> {
+        let Some(HfQuant { algo, method, hub }) = self.hf_quant.as_ref() else {
+            return vec![];
+        };
+        let mixed = algo == "MIXED_PRECISION";
+        if !at_least(version, "0.4.5.post1") || at_least(version, "0.5.3.post1") && !mixed {
+            return vec![];
+        }
+        if at_least(version, "0.5.3.post1") {
+            return vec![self.method_in(method, version)];
+        }
+        let local_mixed = mixed && at_least(version, "0.4.9.post1");
+        let mut out = vec![];
+        if *hub || !local_mixed {
+            out.push("modelopt".to_owned());
+        }
+        if local_mixed {
+            out.push("w4afp8".to_owned());
+        }
+        out
     }
 
     /// The FP8 KV-cache dtype to suggest for this model: DeepSeek's sparse-attention indexer
@@ -457,13 +520,21 @@ pub fn load_dir(dir: PathBuf, args: &SglangArgs) -> ModelLoad {
 #[derive(Debug, Clone)]
 pub(crate) struct ModelFiles {
     dir: PathBuf,
-    /// config.json (with a ModelOpt `hf_quant_config.json` folded in) and its own
-    /// `quant_method` (and whether the language model's), or why it could not be read.
-    config: Result<(Value, Option<(String, bool)>), ModelProblem>,
+    /// config.json as read, or why it could not be.
+    config: Result<ConfigRead, ModelProblem>,
     /// The weight bytes the files give (`None`: estimate them), or why they could not be read.
     weights: Result<Option<(u64, WeightSource)>, Invalid>,
     /// What reading the weight files found implausible.
     implausible: Vec<Implausible>,
+}
+
+/// config.json as read: with a ModelOpt `hf_quant_config.json` folded in (and what that gave),
+/// and its own `quant_method` (and whether the language model's).
+#[derive(Debug, Clone)]
+struct ConfigRead {
+    config: Value,
+    own_method: Option<(String, bool)>,
+    hf_quant: Option<HfQuant>,
 }
 
 impl ModelFiles {
@@ -475,8 +546,12 @@ impl ModelFiles {
                 Some(m) => Some((m, false)),
                 None => nested_quant_method(&config).map(|m| (m, true)),
             };
-            with_hf_quant_config(&mut config, &dir);
-            (config, own_method)
+            let hf_quant = with_hf_quant_config(&mut config, &dir);
+            ConfigRead {
+                config,
+                own_method,
+                hf_quant,
+            }
         });
         let weights = match config {
             Ok(_) => weight_bytes_from_files(&dir, &mut implausible),
@@ -492,7 +567,11 @@ impl ModelFiles {
 
     /// The facts under these arguments (pure).
     pub(crate) fn facts(&self, args: &SglangArgs) -> ModelLoad {
-        let (config, own_method) = match &self.config {
+        let ConfigRead {
+            config,
+            own_method,
+            hf_quant,
+        } = match &self.config {
             Ok(c) => c.clone(),
             Err(problem) => return ModelLoad::failed(problem.clone()),
         };
@@ -502,6 +581,7 @@ impl ModelFiles {
         };
         facts.config_quant_nested = own_method.as_ref().is_some_and(|(_, nested)| *nested);
         facts.config_quant_method = own_method.map(|(m, _)| m);
+        facts.hf_quant = hf_quant;
         facts.dir = self.dir.clone();
         facts.implausible.extend(self.implausible.iter().cloned());
         let mut problem = None;
@@ -548,13 +628,16 @@ fn nested_quant_method(config: &Value) -> Option<String> {
 
 /// A ModelOpt checkpoint may keep its quantisation in `hf_quant_config.json` beside a config.json
 /// without one: SGLang reads it then, and so does the planner (as `quantization_config`).
-fn with_hf_quant_config(config: &mut Value, dir: &Path) {
-    let Value::Object(c) = config else { return };
+/// Returns what was folded in, when anything was.
+fn with_hf_quant_config(config: &mut Value, dir: &Path) -> Option<HfQuant> {
+    let Value::Object(c) = config else {
+        return None;
+    };
     if c.contains_key("quantization_config") || c.contains_key("compression_config") {
-        return;
+        return None;
     }
     let Ok(Value::Object(hf)) = read_json(&dir.join("hf_quant_config.json")) else {
-        return;
+        return None;
     };
     // `{"producer": …, "quantization": {"quant_algo": …}}`, or the flat form.
     let inner = match hf.get("quantization") {
@@ -564,7 +647,22 @@ fn with_hf_quant_config(config: &mut Value, dir: &Path) {
     let mut q = inner;
     q.entry("quant_method")
         .or_insert_with(|| Value::String("modelopt".into()));
+    let algo = q.get("quant_algo").and_then(Value::as_str);
+    let read = algo.map(str::to_ascii_uppercase).zip(quant::method(&q));
     c.insert("quantization_config".into(), Value::Object(q));
+    read.map(|(algo, method)| HfQuant {
+        algo,
+        method,
+        hub: in_hub_snapshot(dir),
+    })
+}
+
+/// A directory inside a Hugging Face cache snapshot (`models--org--name/snapshots/REV`).
+fn in_hub_snapshot(dir: &Path) -> bool {
+    let parts: Vec<_> = dir.components().map(|c| c.as_os_str()).collect();
+    parts
+        .windows(2)
+        .any(|w| w[0].to_string_lossy().starts_with("models--") && w[1] == "snapshots")
 }
 
 /// [`load_dir`] for a config.json's text, with no weight files (the weights estimated from

@@ -795,3 +795,48 @@ fn sparse_attention_is_by_release_and_architecture() {
         "fp8_e4m3"
     );
 }
+
+/// A ModelOpt mixed-precision export with NVFP4 layers is `w4afp8` to releases before 0.5.15,
+/// except a Nemotron-H from 0.5.10rc0; from an `hf_quant_config.json`, releases before
+/// 0.5.3.post1 read a Hub checkpoint as `modelopt`.
+#[test]
+fn mixed_precision_is_read_by_release() {
+    let mixed = |arch: &str, hub: bool| ModelFacts {
+        architecture: Some(arch.into()),
+        quant_method: Some("modelopt_mixed".into()),
+        hf_quant: Some(super::HfQuant {
+            algo: "MIXED_PRECISION".into(),
+            method: "modelopt_mixed".into(),
+            hub,
+        }),
+        ..ModelFacts::default()
+    };
+    let qwen = mixed("Qwen3MoeForCausalLM", false);
+    let nemotron = mixed("NemotronHForCausalLM", false);
+    for (v, q, n) in [
+        ("0.4.9", "modelopt_mixed", "modelopt_mixed"),
+        ("0.4.9.post1", "w4afp8", "w4afp8"),
+        ("0.5.9", "w4afp8", "w4afp8"),
+        ("0.5.10rc0", "w4afp8", "modelopt_mixed"),
+        ("0.5.14", "w4afp8", "modelopt_mixed"),
+        ("0.5.15", "modelopt_mixed", "modelopt_mixed"),
+    ] {
+        assert_eq!(qwen.quant_method_in(v).as_deref(), Some(q), "{v}");
+        assert_eq!(nemotron.quant_method_in(v).as_deref(), Some(n), "{v}");
+    }
+    let hub = mixed("Qwen3MoeForCausalLM", true);
+    assert!(qwen.hf_quant_methods_in("0.4.5").is_empty());
+    assert_eq!(qwen.hf_quant_methods_in("0.4.9"), ["modelopt"]);
+    assert_eq!(qwen.hf_quant_methods_in("0.5.3"), ["w4afp8"]);
+    assert_eq!(hub.hf_quant_methods_in("0.5.3"), ["modelopt", "w4afp8"]);
+    assert_eq!(hub.hf_quant_methods_in("0.5.3.post1"), ["w4afp8"]);
+    assert_eq!(qwen.hf_quant_methods_in("0.5.15"), ["modelopt_mixed"]);
+}
+
+#[test]
+fn a_hub_snapshot_is_told_from_a_local_directory() {
+    use std::path::Path;
+    let snap = Path::new("/c/hub/models--nvidia--X/snapshots/abc");
+    assert!(super::in_hub_snapshot(snap));
+    assert!(!super::in_hub_snapshot(Path::new("/models/nvidia--X")));
+}

@@ -33,19 +33,45 @@ fn pair<'a>(ctx: &Context<'a>) -> Option<(String, &'a str)> {
 /// (a different method, not compatible, no override can take the pair over).
 pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
     let Some((given, checkpoint)) = pair(ctx) else {
-        return vec![];
+        return hf_quant_mismatch(ctx);
     };
-    let install = Install {
-        vllm_absent: ctx.packages.is_some_and(|p| p.get("vllm").is_none()),
-        nvidia: !ctx.topology.gpus.is_empty(),
-    };
-    if !crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, install) {
+    if !crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, install(ctx)) {
         return vec![];
     }
     vec![Fired::new(format!(
         "--quantization {given} on a checkpoint whose config.json says quant_method {checkpoint}: SGLang {} refuses the pair at start-up ('Quantization method specified in the model config ({checkpoint}) does not match …'); drop --quantization (SGLang reads the checkpoint's method) or give {}",
         ctx.version,
         accepted(checkpoint)
+    ))]
+}
+
+fn install(ctx: &Context) -> Install {
+    Install {
+        vllm_absent: ctx.packages.is_some_and(|p| p.get("vllm").is_none()),
+        nvidia: !ctx.topology.gpus.is_empty(),
+    }
+}
+
+/// QUANT009 for a ModelOpt checkpoint whose quantisation is in `hf_quant_config.json`: every
+/// method the release may read the file as refuses `--quantization`.
+fn hf_quant_mismatch(ctx: &Context) -> Vec<Fired> {
+    let (Some(given), Some(m)) = (ctx.quant_given(), ctx.model) else {
+        return vec![];
+    };
+    let read = m.hf_quant_methods_in(ctx.version);
+    let refused =
+        |c: &String| crate::sglang::quant_compat::refuses(ctx.version, &given, c, install(ctx));
+    let (Some(first), Some(last)) = (read.first(), read.last()) else {
+        return vec![];
+    };
+    if !read.iter().all(refused) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--quantization {given} on a ModelOpt checkpoint whose hf_quant_config.json SGLang {} reads as quant_method {}: it refuses the pair at start-up ('Quantization method specified in the model config ({first}) does not match …'); drop --quantization (SGLang reads the checkpoint's method) or give {}",
+        ctx.version,
+        read.join(" or "),
+        accepted(last)
     ))]
 }
 
