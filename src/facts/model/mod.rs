@@ -256,10 +256,15 @@ impl ModelFacts {
     }
 
     /// The method SGLang `version` reads from the checkpoint. A ModelOpt mixed-precision export
-    /// with NVFP4 layers (`modelopt_mixed` from 0.5.15) was `w4afp8` to 0.4.9.post1 – 0.5.9,
-    /// and to 0.5.10rc0 – 0.5.14 unless the model is a Nemotron-H.
+    /// with NVFP4 layers kept in `hf_quant_config.json` (`modelopt_mixed` from 0.5.15) was
+    /// `w4afp8` to 0.4.9.post1 – 0.5.9, and to 0.5.10rc0 – 0.5.14 unless the model is a
+    /// Nemotron-H. (One that config.json names keeps the launcher's reading: no golden yet.)
     pub fn quant_method_in(&self, version: &str) -> Option<String> {
-        Some(self.method_in(self.quant_method.as_deref()?, version))
+        let q = self.quant_method.as_deref()?;
+        Some(match self.hf_quant {
+            Some(_) => self.method_in(q, version),
+            None => q.to_owned(),
+        })
     }
 
     /// `method` as release `version` names it (see `quant_method_in`).

@@ -824,6 +824,15 @@ fn mixed_precision_is_read_by_release() {
         assert_eq!(qwen.quant_method_in(v).as_deref(), Some(q), "{v}");
         assert_eq!(nemotron.quant_method_in(v).as_deref(), Some(n), "{v}");
     }
+    // One config.json names keeps the launcher's reading.
+    let named = ModelFacts {
+        hf_quant: None,
+        ..qwen.clone()
+    };
+    assert_eq!(
+        named.quant_method_in("0.5.9").as_deref(),
+        Some("modelopt_mixed")
+    );
     let hub = mixed("Qwen3MoeForCausalLM", true);
     assert!(qwen.hf_quant_methods_in("0.4.5").is_empty());
     assert_eq!(qwen.hf_quant_methods_in("0.4.9"), ["modelopt"]);
