@@ -61,17 +61,21 @@ fn hf_quant_mismatch(ctx: &Context) -> Vec<Fired> {
     let read = m.hf_quant_methods_in(ctx.version);
     let refused =
         |c: &String| crate::sglang::quant_compat::refuses(ctx.version, &given, c, install(ctx));
-    let (Some(first), Some(last)) = (read.first(), read.last()) else {
+    let Some(first) = read.first() else {
         return vec![];
     };
     if !read.iter().all(refused) {
         return vec![];
     }
+    // Where a Hub and a local checkpoint are read apart, no one method suits both.
+    let or_give = match read.as_slice() {
+        [only] => format!(" or give {}", accepted(only)),
+        _ => String::new(),
+    };
     vec![Fired::new(format!(
-        "--quantization {given} on a ModelOpt checkpoint whose hf_quant_config.json SGLang {} reads as quant_method {}: it refuses the pair at start-up ('Quantization method specified in the model config ({first}) does not match …'); drop --quantization (SGLang reads the checkpoint's method) or give {}",
+        "--quantization {given} on a ModelOpt checkpoint whose hf_quant_config.json SGLang {} reads as quant_method {}: it refuses the pair at start-up ('Quantization method specified in the model config ({first}) does not match …'); drop --quantization (SGLang reads the checkpoint's method){or_give}",
         ctx.version,
         read.join(" or "),
-        accepted(last)
     ))]
 }
 
