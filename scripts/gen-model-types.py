@@ -17,9 +17,12 @@ architecture"), unless config.json's `auto_map` names an `AutoConfig` and the co
   * per type: "t", the transformers versions whose mapping has it, and "s", the SGLang releases
     whose own code may make it readable, as inclusive [first, last] ranges in release order.
     "s" is read statically and errs towards "readable": the `model_type` of every class under
-    sglang/srt/configs/ and SGLang's hf_transformers utilities, every string literal registered
+    sglang/srt/configs/ and SGLang's hf_transformers utilities that those utilities (their
+    registry) or a `register(...)` call names (a class that is only a part of another, such as
+    DeepSeek-VL2's language config, is not registered), every string literal registered
     with `AutoConfig.register` anywhere under sglang/srt/, and every string those utilities
-    compare against (e.g. a type whose AutoConfig error SGLang catches and rewrites), plus the two
+    compare against (e.g. a type whose AutoConfig error SGLang catches and rewrites) or store
+    into their registry by name, plus the two
     classes 0.4.0 - 0.4.1.post4 import from vLLM (VLLM_CONFIGS).
 
 Facts only: names and version ranges. One type per line (the launcher decodes only the line it
@@ -111,38 +114,80 @@ TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 def sglang_types(root):
     """Model types a release's own configuration code may make readable (see the docstring)."""
     srt = root / "sglang" / "srt"
-    found = set()
+    found, classes, used = set(), {}, set()
     for path in srt.rglob("*.py"):
         rel_path = path.relative_to(srt).as_posix()
         text = path.read_text(errors="replace")
-        configs = rel_path.startswith("configs/") or UTILS.search(rel_path)
-        if not configs and ".register(" not in text:
+        configs = rel_path.startswith("configs/")
+        utils = bool(UTILS.search(rel_path))
+        if not (configs or utils) and ".register(" not in text:
             continue
         try:
             tree = ast.parse(text)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            if configs and isinstance(node, ast.ClassDef):
-                for st in node.body:
-                    if (isinstance(st, (ast.Assign, ast.AnnAssign)) and isinstance(st.value, ast.Constant)
-                            and isinstance(st.value.value, str)
-                            and any(isinstance(t, ast.Name) and t.id == "model_type"
-                                    for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))):
-                        found.add(st.value.value)
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr == "register" and node.args
-                  and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-                found.add(node.args[0].value)
-            elif (UTILS.search(rel_path) and isinstance(node, ast.ImportFrom)
+            if (configs or utils) and isinstance(node, ast.ClassDef):
+                t = class_model_type(node)
+                if t:
+                    classes.setdefault(node.name, set()).add(t)
+            elif is_register(node):
+                if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    found.add(node.args[0].value)
+                if registers_config(node):
+                    # A file that registers configuration classes (perhaps in a loop): every
+                    # class it names may be one of them.
+                    used.update(names_in(tree))
+            elif (utils and isinstance(node, ast.ImportFrom)
                   and (node.module or "").startswith("vllm.transformers_utils.configs")):
                 found.update(VLLM_CONFIGS[a.name] for a in node.names if a.name in VLLM_CONFIGS)
-            elif UTILS.search(rel_path) and isinstance(node, ast.Compare):
+            elif utils and isinstance(node, ast.Compare):
                 for sub in [node.left, *node.comparators]:
                     for c in ast.walk(sub):
                         if isinstance(c, ast.Constant) and isinstance(c.value, str):
                             found.add(c.value)
+            elif (utils and isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and "REGISTRY" in node.value.id):
+                # `_CONFIG_REGISTRY["x"] = cls`: a type the utilities register by name.
+                if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                    found.add(node.slice.value)
+        if utils:
+            used.update(names_in(tree))
+    # A configuration class makes its type readable only where SGLang registers it: its name is
+    # used by the hf_transformers utilities (their registry) or in a `register(...)` call. A class
+    # that is only another one's part (DeepSeek-VL2's language `deepseek_v2` config) is not.
+    for name, types in classes.items():
+        if name in used:
+            found.update(types)
     return {t for t in found if TYPE.match(t)}
+
+
+def class_model_type(node):
+    """The string a class body assigns to `model_type`, if any."""
+    for st in node.body:
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
+        if (isinstance(getattr(st, "value", None), ast.Constant) and isinstance(st.value.value, str)
+                and any(isinstance(t, ast.Name) and t.id == "model_type" for t in targets)):
+            return st.value.value
+    return None
+
+
+def is_register(node):
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "register" and bool(node.args))
+
+
+def registers_config(node):
+    """`AutoConfig.register(...)` (or the config mapping's): a configuration class registration,
+    not a processor's, a tokenizer's or a model's."""
+    owner = node.func.value
+    name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+    return name in ("AutoConfig", "CONFIG_MAPPING")
+
+
+def names_in(tree):
+    """Every name a tree reads (bare names and attribute bases)."""
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def ranges(members, order):
