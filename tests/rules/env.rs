@@ -110,6 +110,25 @@ pub fn cases() -> Vec<Case> {
                 ..model("Qwen2ForCausalLM")
             })
             .no(),
+        // A YaRN scaling that reaches the length: nothing degrades, and 0.4.10 only warns.
+        c("ENV009")
+            .version("0.4.10.post2")
+            .arg("--context-length", json!(131072))
+            .model(ModelFacts {
+                max_position_embeddings: Some(40960),
+                rope_scaled_length: Some(131072),
+                ..model("Qwen3ForCausalLM")
+            })
+            .no(),
+        // Before 0.4.4 the release refuses it whatever the scaling.
+        c("ENV009")
+            .version("0.4.3.post4")
+            .arg("--context-length", json!(131072))
+            .model(ModelFacts {
+                max_position_embeddings: Some(40960),
+                rope_scaled_length: Some(131072),
+                ..model("Qwen3ForCausalLM")
+            }),
         c("ENV007").tp(8).flag("--enable-deterministic-inference"),
         c("ENV007").flag("--enable-deterministic-inference").no(),
         // An RL on-policy target turns deterministic inference on.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::context::{Transformers, derived_context_length};
+use super::context::{Transformers, derived_context_length, rope_scaled_length};
 use super::defaults::{self, TypeDefaults};
 use super::plausible::{self, Implausible};
 use super::quant::{
@@ -46,6 +46,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         c.text().defaults().is_some_and(|d| d.nested_rope),
         t,
     );
+    let rope_scaled = rope_scaled_length(|k| c.text_value(k).filter(|_| !c.rejected(k)), t);
     implausible.extend(plausible::derived_context(derived));
     let towers_ok = clean(&implausible, &["vision_config.", "audio_config."]);
     let quant_ok = clean(&implausible, &["quantization_config."]);
@@ -145,6 +146,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         vision_hidden_size: tower("hidden_size"),
         context_length: None,
         derived_context_length: Some(derived),
+        rope_scaled_length: rope_scaled,
         kv_cache_dtype: "auto".into(),
         linear_state,
         encoders: if towers_ok {

@@ -55,6 +55,22 @@ pub(super) fn derived_context_length<'v>(
         .unwrap_or(NO_CONTEXT_KEY)
 }
 
+/// The length a RoPE scaling with its original window reaches (`original_max_position_embeddings`
+/// × `factor`, a factor above 1): SGLang counts the config's maximum, not this, yet the model
+/// attends this far.
+pub(super) fn rope_scaled_length<'v>(
+    text: impl Fn(&str) -> Option<&'v Value>,
+    t: Transformers,
+) -> Option<u64> {
+    let r = rope(&text, t)?;
+    let original = r.get("original_max_position_embeddings")?.as_f64()?;
+    let factor = r
+        .get("factor")?
+        .as_f64()
+        .filter(|f| f.is_finite() && *f > 1.0)?;
+    Some((original * factor).clamp(0.0, u64::MAX as f64) as u64)
+}
+
 /// The RoPE dictionary SGLang sees as `rope_scaling`.
 fn rope<'v>(
     text: &impl Fn(&str) -> Option<&'v Value>,

@@ -183,6 +183,8 @@ pub struct ModelFacts {
     pub context_length: Option<u64>,
     /// The context length SGLang derives from the config (context keys × RoPE factor).
     pub derived_context_length: Option<u64>,
+    /// How far a RoPE scaling that keeps its original window reaches (original × factor).
+    pub rope_scaled_length: Option<u64>,
     /// `--kv-cache-dtype` as given (`auto` when not given).
     pub kv_cache_dtype: String,
     /// Mamba / linear-attention hybrids: the linear layers' recurrent state shape.

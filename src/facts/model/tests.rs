@@ -624,6 +624,23 @@ mod context {
     }
 
     #[test]
+    fn a_yarn_window_is_read_as_the_length_it_reaches() {
+        let with = |rope: Value| {
+            let c = json!({"model_type": "qwen3", "max_position_embeddings": 40960, "rope_scaling": rope});
+            facts_read_by(c.as_object().unwrap(), Transformers::V4).rope_scaled_length
+        };
+        let yarn =
+            json!({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768});
+        assert_eq!(with(yarn), Some(131072));
+        // Without its original window, or without a factor above 1, it says nothing.
+        assert_eq!(with(json!({"type": "yarn", "factor": 4.0})), None);
+        let one =
+            json!({"rope_type": "yarn", "factor": 1.0, "original_max_position_embeddings": 32768});
+        assert_eq!(with(one), None);
+        assert_eq!(with(Value::Null), None);
+    }
+
+    #[test]
     fn keys_in_sglang_order_then_the_fallback() {
         let c = json!({"model_type": "no_such_type", "seq_length": 4096, "max_position_embeddings": 8192});
         assert_eq!(derived(c, Transformers::V5), 4096);

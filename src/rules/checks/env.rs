@@ -470,7 +470,14 @@ pub(crate) fn context_length_allowed(ctx: &Context) -> Vec<Fired> {
     let Some((cl, max)) = longer_context(ctx) else {
         return vec![];
     };
-    let what = if crate::sglang::release::at_least(ctx.version, "0.4.4") {
+    let allows = crate::sglang::release::at_least(ctx.version, "0.4.4");
+    // Where the release only warns, a RoPE scaling that reaches the length (Qwen's YaRN
+    // override) is what the model needs there: nothing degrades.
+    let scaled = ctx.model.and_then(|m| m.rope_scaled_length);
+    if allows && scaled.is_some_and(|s| s >= cl as u64) {
+        return vec![];
+    }
+    let what = if allows {
         "allows it by default and only warns"
     } else {
         "raises ValueError when the model is loaded unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
