@@ -286,18 +286,25 @@ impl ModelFacts {
     /// The methods SGLang `version`'s model config may read from a folded-in
     /// `hf_quant_config.json` and hold `--quantization` against: from 0.4.5.post1 `modelopt`,
     /// and for a local mixed-precision export `w4afp8` from 0.4.9.post1; from 0.5.3.post1 it
-    /// parses the file, which only a mixed-precision export is told here by (the other
-    /// readings are left unclaimed). Two where a hub and a local checkpoint are read apart.
+    /// parses the file's `quant_algo`. Two where a hub and a local checkpoint are read apart.
     pub fn hf_quant_methods_in(&self, version: &str) -> Vec<String> {
         let Some(HfQuant { algo, method, hub }) = self.hf_quant.as_ref() else {
             return vec![];
         };
         let mixed = algo == "MIXED_PRECISION";
-        if !at_least(version, "0.4.5.post1") || at_least(version, "0.5.3.post1") && !mixed {
+        if !at_least(version, "0.4.5.post1") {
             return vec![];
         }
         if at_least(version, "0.5.3.post1") {
-            return vec![self.method_in(method, version)];
+            let parsed = if mixed {
+                Some(method.as_str())
+            } else {
+                parsed_algo(algo, version)
+            };
+            return parsed
+                .map(|m| self.method_in(m, version))
+                .into_iter()
+                .collect();
         }
         let local_mixed = mixed && at_least(version, "0.4.9.post1");
         let mut out = vec![];
@@ -662,6 +669,19 @@ fn with_hf_quant_config(config: &mut Value, dir: &Path) -> Option<HfQuant> {
         method,
         hub: in_hub_snapshot(dir),
     })
+}
+
+/// The method 0.5.3.post1 and later parse a ModelOpt `quant_algo` other than mixed precision
+/// as: FP4 before FP8; an algorithm naming neither defaults to FP8 until 0.5.4 and is left
+/// unread from 0.5.4.post1.
+fn parsed_algo(algo: &str, version: &str) -> Option<&'static str> {
+    if algo.contains("FP4") {
+        Some("modelopt_fp4")
+    } else if algo.contains("FP8") || !at_least(version, "0.5.4.post1") {
+        Some("modelopt_fp8")
+    } else {
+        None
+    }
 }
 
 /// A directory inside a Hugging Face cache snapshot (`models--org--name/snapshots/REV`).

@@ -866,3 +866,29 @@ fn a_hub_snapshot_is_told_from_a_local_directory() {
     assert!(super::in_hub_snapshot(snap));
     assert!(!super::in_hub_snapshot(Path::new("/models/nvidia--X")));
 }
+
+#[test]
+fn hf_quant_config_algorithms_are_parsed_by_release() {
+    let file = |algo: &str, method: &str, hub: bool| ModelFacts {
+        quant_method: Some(method.into()),
+        hf_quant: Some(super::HfQuant {
+            algo: algo.into(),
+            method: method.into(),
+            hub,
+        }),
+        ..ModelFacts::default()
+    };
+    let nvfp4 = file("NVFP4", "modelopt_fp4", false);
+    let fp8 = file("FP8", "modelopt_fp8", true);
+    let other = file("W4A8_AWQ", "modelopt", false);
+    let read = |m: &ModelFacts, v: &str| m.hf_quant_methods_in(v);
+    // Up to 0.5.3 the file is the one `modelopt` method, Hub or not.
+    assert_eq!(read(&nvfp4, "0.5.3"), ["modelopt"]);
+    assert_eq!(read(&fp8, "0.5.3"), ["modelopt"]);
+    // From 0.5.3.post1 its quant_algo decides, FP8 being the default until 0.5.4.
+    assert_eq!(read(&nvfp4, "0.5.3.post1"), ["modelopt_fp4"]);
+    assert_eq!(read(&fp8, "0.5.4"), ["modelopt_fp8"]);
+    assert_eq!(read(&other, "0.5.4"), ["modelopt_fp8"]);
+    assert!(read(&other, "0.5.4.post1").is_empty());
+    assert_eq!(read(&nvfp4, "0.5.23"), ["modelopt_fp4"]);
+}

@@ -58,6 +58,12 @@ fn hf_quant_mismatch(ctx: &Context) -> Vec<Fired> {
     let (Some(given), Some(m)) = (ctx.quant_given(), ctx.model) else {
         return vec![];
     };
+    // From 0.5.3.post1 a Hub checkpoint's file is fetched from the Hub, which offline mode skips.
+    let offline = ctx.env.get("HF_HUB_OFFLINE").is_some_and(env_true);
+    let hub = m.hf_quant.as_ref().is_some_and(|h| h.hub);
+    if hub && offline && crate::sglang::release::at_least(ctx.version, "0.5.3.post1") {
+        return vec![];
+    }
     let read = m.hf_quant_methods_in(ctx.version);
     let refused =
         |c: &String| crate::sglang::quant_compat::refuses(ctx.version, &given, c, install(ctx));
