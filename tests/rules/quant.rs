@@ -1018,6 +1018,28 @@ fn base() -> Vec<Case> {
             .on(B200)
             .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4"))
             .no(),
+        // Named `modelopt` in config.json: 0.5.1 to 0.5.9 read it with the FP8 method; from 0.5.4
+        // a `--quantization modelopt` given is moved to NVFP4, and 0.5.10rc0 reparses it.
+        c("QUANT026")
+            .version("0.5.5")
+            .on(B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4")),
+        c("QUANT026")
+            .version("0.5.3")
+            .on(B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4"))
+            .arg("--quantization", json!("modelopt")),
+        c("QUANT026")
+            .version("0.5.5")
+            .on(B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4"))
+            .arg("--quantization", json!("modelopt"))
+            .no(),
+        c("QUANT026")
+            .version("0.5.10rc0")
+            .on(B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4"))
+            .no(),
         c("QUANT002").version("0.5.9").model(ModelFacts {
             quant_method: Some("modelopt_fp4".into()),
             ..model("Qwen3ForCausalLM")

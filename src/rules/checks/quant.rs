@@ -102,6 +102,20 @@ fn nvfp4_read_as_nvfp4(ctx: &Context) -> bool {
     at_least(ctx.version, from)
 }
 
+/// 0.5.1 (the first to read config.json's flat ModelOpt block) to 0.5.9 take a checkpoint whose
+/// config.json says `quant_method: modelopt` with the generic method, ModelOpt's FP8 one; from
+/// 0.5.4 a `--quantization modelopt` given is moved to the NVFP4 one by its `quant_algo`, and
+/// 0.5.10rc0 reparses the checkpoint by it.
+fn config_nvfp4_read_as_fp8(ctx: &Context, named: Option<&str>) -> bool {
+    use crate::sglang::release::at_least;
+    let v = ctx.version;
+    let in_config = ctx
+        .model
+        .is_some_and(|m| m.config_quant_method.as_deref() == Some("modelopt"));
+    let generic = named.is_none() || named == Some("modelopt") && !at_least(v, "0.5.4");
+    in_config && generic && at_least(v, "0.5.1") && !at_least(v, "0.5.10rc0")
+}
+
 /// FP8 in effect on GPUs before SM89 that the loader itself does not refuse (QUANT010's): the
 /// quantisation and the GPUs, when any.
 fn fp8_on_old_gpus<'c>(ctx: &'c Context) -> Option<(String, Vec<&'c crate::facts::Gpu>)> {
@@ -195,17 +209,20 @@ pub(crate) fn nvfp4_read_as_fp8(ctx: &Context) -> Vec<Fired> {
         .is_some_and(|m| m.checkpoint_quant_method.as_deref() == Some("modelopt_fp4"));
     // Another method than ModelOpt's named is QUANT009's refusal.
     let named = ctx.quant_given();
-    if !(nvfp4 && in_hf_quant_config(ctx))
-        || nvfp4_read_as_nvfp4(ctx)
-        || named.as_deref().is_some_and(|q| q != "modelopt")
-    {
+    let file = nvfp4 && in_hf_quant_config(ctx) && !nvfp4_read_as_nvfp4(ctx);
+    let config = nvfp4 && config_nvfp4_read_as_fp8(ctx, named.as_deref());
+    if !(file || config) || named.as_deref().is_some_and(|q| q != "modelopt") {
         return vec![];
     }
+    let whose = if file {
+        "whose hf_quant_config.json names it"
+    } else {
+        "whose config.json names it `modelopt`"
+    };
     let fired = Fired::new(format!(
-        "an NVFP4 checkpoint whose hf_quant_config.json names it, without {q} modelopt_fp4: \
-         SGLang {}'s loader reads that file with its ModelOpt FP8 method, which refuses it on \
-         every GPU ('ModelOpt only supports static FP8 quantization in SGLang'); name the \
-         method with {q} modelopt_fp4",
+        "an NVFP4 checkpoint {whose}, without {q} modelopt_fp4: SGLang {}'s generic ModelOpt \
+         method is its FP8 one, which refuses it on every GPU ('ModelOpt only supports static \
+         FP8 quantization in SGLang'); name the method with {q} modelopt_fp4",
         ctx.version,
         q = opt::QUANTIZATION,
     ));
