@@ -864,10 +864,21 @@ fn base() -> Vec<Case> {
             .version("0.5.2")
             .on(A100)
             .arg("--quantization", json!("w8a8_fp8")),
+        // Before 0.5.1 a config.json ModelOpt block is not read that far: QUANT007's warning.
         c("QUANT007")
+            .version("0.5.0rc2")
+            .on(A100)
+            .arg("--quantization", json!("modelopt_fp8")),
+        // From 0.5.1 the loader reads it and refuses below 8.9: QUANT010's.
+        c("QUANT010")
             .version("0.5.2")
             .on(A100)
             .arg("--quantization", json!("modelopt_fp8")),
+        c("QUANT007")
+            .version("0.5.2")
+            .on(A100)
+            .arg("--quantization", json!("modelopt_fp8"))
+            .no(),
         c("QUANT007")
             .on(A100)
             .arg("--quantization", json!("modelopt_fp8"))

@@ -37,16 +37,21 @@ fn set(top: &Map<String, Value>, key: &str) -> bool {
     top.get(key).is_some_and(|v| !v.is_null())
 }
 
+/// The context length SGLang derives, and how far a RoPE scaling with its original window reaches.
+fn context_lengths(c: &Config, t: Transformers) -> (u64, Option<u64>) {
+    let text = |k: &str| c.text_value(k).filter(|_| !c.rejected(k));
+    let nested = c.text().defaults().is_some_and(|d| d.nested_rope);
+    (
+        derived_context_length(text, nested, t),
+        rope_scaled_length(text, t),
+    )
+}
+
 /// Facts from config.json as SGLang reads it with transformers major version `t`.
 pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelFacts {
     let mut c = Config::new(obj);
     let mut implausible = c.reject_implausible();
-    let derived = derived_context_length(
-        |k| c.text_value(k).filter(|_| !c.rejected(k)),
-        c.text().defaults().is_some_and(|d| d.nested_rope),
-        t,
-    );
-    let rope_scaled = rope_scaled_length(|k| c.text_value(k).filter(|_| !c.rejected(k)), t);
+    let (derived, rope_scaled) = context_lengths(&c, t);
     implausible.extend(plausible::derived_context(derived));
     let towers_ok = clean(&implausible, &["vision_config.", "audio_config."]);
     let quant_ok = clean(&implausible, &["quantization_config."]);

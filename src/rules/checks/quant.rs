@@ -48,10 +48,13 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
 /// with GPT-OSS the goldens run).
 const LOADER_MIN_CC_FROM: &str = "0.4.5.post3";
 
-/// The first release the goldens record refusing a ModelOpt FP8 checkpoint whose config.json holds
-/// the quantisation below 8.9 (older ones cannot read that layout); one whose
-/// `hf_quant_config.json` holds it is refused below 8.9 from 0.4.5.post3.
-const MODELOPT_FP8_MIN_CC_FROM: &str = "0.5.5";
+/// The first release that reads a ModelOpt FP8 checkpoint whose config.json holds the
+/// quantisation (its flat layout), and so refuses it below 8.9 (older ones cannot read that
+/// layout); one whose `hf_quant_config.json` holds it is refused below 8.9 from 0.4.5.post3.
+const MODELOPT_FP8_MIN_CC_FROM: &str = "0.5.1";
+
+/// The first release with the W4A-FP8 method (9.0 and newer).
+const W4AFP8_FROM: &str = "0.4.9.post1";
 
 /// The minimum compute capability SGLang's loader demands of a method (its
 /// `get_min_capability`), for the methods and releases the goldens cover.
@@ -67,6 +70,7 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
     match q {
         "fp8" => Some((8, 0)),
         "w8a8_fp8" => Some((8, 9)),
+        "w4afp8" if at_least(v, W4AFP8_FROM) => Some((9, 0)),
         "modelopt_fp8" if at_least(v, MODELOPT_FP8_MIN_CC_FROM) || in_hf_quant_config(ctx) => {
             Some((8, 9))
         }
