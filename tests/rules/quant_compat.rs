@@ -2,7 +2,7 @@
 //! checkpoints' configs (the pairs the evidence goldens record, and the working ones beside them).
 
 use serde_json::json;
-use sglang_launch::facts::model::ModelFacts;
+use sglang_launch::facts::model::{HfQuant, ModelFacts};
 
 use crate::support::{Case, MI300X, c, checkpoint};
 
@@ -16,6 +16,16 @@ fn q(model: &str, method: &'static str) -> Case {
     c("QUANT009")
         .arg("--quantization", json!(method))
         .model(checkpoint(model))
+}
+
+/// A ModelOpt NVFP4 export in a Hugging Face cache snapshot, its quantisation in
+/// `hf_quant_config.json`: 0.5.3.post1 on fetch that file from the Hub.
+fn nvfp4_hub() -> ModelFacts {
+    let local = checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4-hfq");
+    ModelFacts {
+        hf_quant: local.hf_quant.clone().map(|h| HfQuant { hub: true, ..h }),
+        ..local
+    }
 }
 
 /// A ModelOpt checkpoint whose config.json names `quant_method: modelopt`.
@@ -58,6 +68,28 @@ pub fn cases() -> Vec<Case> {
         q(MIXED_HFQ, "fp8").version("0.5.9"),
         q(MIXED_HFQ, "w4afp8").version("0.5.9").no(),
         q(MIXED_HFQ, "fp8").version("0.5.15").no(),
+        // An NVFP4 export's file on 0.5.3.post1 to 0.5.4: modelopt_fp4, refused against fp8 (the
+        // packages show no vLLM whose methods could take the pair over), unless offline mode
+        // (either variable) skips the Hub's copy.
+        c("QUANT009")
+            .version("0.5.4")
+            .arg("--quantization", json!("fp8"))
+            .model(nvfp4_hub())
+            .pkgs(&[("torch", "2.8.0")]),
+        c("QUANT009")
+            .version("0.5.4")
+            .arg("--quantization", json!("fp8"))
+            .model(nvfp4_hub())
+            .pkgs(&[("torch", "2.8.0")])
+            .env("TRANSFORMERS_OFFLINE", "1")
+            .no(),
+        c("QUANT009")
+            .version("0.5.4")
+            .arg("--quantization", json!("fp8"))
+            .model(nvfp4_hub())
+            .pkgs(&[("torch", "2.8.0")])
+            .env("HF_HUB_OFFLINE", "on")
+            .no(),
         // Refused: no compatibility and no override takes the pair.
         q(AWQ, "gptq"),
         q(GPTQ, "awq"),

@@ -217,7 +217,7 @@ pub struct ModelFacts {
 /// A ModelOpt `hf_quant_config.json` read beside config.json.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HfQuant {
-    /// Its `quant_algo`, upper-case.
+    /// Its `quant_algo` as the file gives it: SGLang compares it case by case.
     pub algo: String,
     /// The method it makes here (`modelopt_fp4`, `modelopt_mixed`, ...).
     pub method: String,
@@ -662,7 +662,7 @@ fn with_hf_quant_config(config: &mut Value, dir: &Path) -> Option<HfQuant> {
     q.entry("quant_method")
         .or_insert_with(|| Value::String("modelopt".into()));
     let algo = q.get("quant_algo").and_then(Value::as_str);
-    let read = algo.map(str::to_ascii_uppercase).zip(quant::method(&q));
+    let read = algo.map(str::to_owned).zip(quant::method(&q));
     c.insert("quantization_config".into(), Value::Object(q));
     read.map(|(algo, method)| HfQuant {
         algo,

@@ -58,8 +58,11 @@ fn hf_quant_mismatch(ctx: &Context) -> Vec<Fired> {
     let (Some(given), Some(m)) = (ctx.quant_given(), ctx.model) else {
         return vec![];
     };
-    // From 0.5.3.post1 a Hub checkpoint's file is fetched from the Hub, which offline mode skips.
-    let offline = ctx.env.get("HF_HUB_OFFLINE").is_some_and(env_true);
+    // From 0.5.3.post1 a Hub checkpoint's file is fetched from the Hub, which offline mode
+    // (huggingface_hub reads either variable) skips.
+    let offline = ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"]
+        .iter()
+        .any(|v| ctx.env.truthy(v));
     let hub = m.hf_quant.as_ref().is_some_and(|h| h.hub);
     if hub && offline && crate::sglang::release::at_least(ctx.version, "0.5.3.post1") {
         return vec![];
