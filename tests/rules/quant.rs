@@ -37,6 +37,7 @@ pub fn cases() -> Vec<Case> {
         quant031(),
         int_moe(),
         quant035(),
+        quant036(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -70,6 +71,35 @@ fn quant035() -> Vec<Case> {
             .version("0.4.7.post1")
             .on(A100)
             .model(checkpoint(Q30))
+            .no(),
+    ]
+}
+
+/// QUANT036: a ModelOpt export named in config.json before 0.5.1, whose ModelOpt readers take
+/// only hf_quant_config.json's layout, whichever ModelOpt method is named.
+fn quant036() -> Vec<Case> {
+    let fp8 = || checkpoint("synthetic__Qwen3-8B-modelopt-fp8");
+    let nvfp4 = || checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4");
+    vec![
+        c("QUANT036").version("0.4.9").model(fp8()),
+        c("QUANT036").version("0.4.5.post3").model(fp8()),
+        c("QUANT036")
+            .version("0.5.0rc2")
+            .on(B200)
+            .model(nvfp4())
+            .arg("--quantization", json!("modelopt_fp4")),
+        c("QUANT036").version("0.5.1").model(fp8()).no(),
+        c("QUANT036").version("0.4.1.post4").model(fp8()).no(),
+        // The same export's hf_quant_config.json layout is the one these releases read.
+        c("QUANT036")
+            .version("0.4.9")
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-fp8-hfq"))
+            .no(),
+        // Another method named is QUANT009's refusal.
+        c("QUANT036")
+            .version("0.4.9")
+            .model(fp8())
+            .arg("--quantization", json!("fp8"))
             .no(),
     ]
 }

@@ -237,6 +237,27 @@ pub(crate) fn nvfp4_read_as_fp8(ctx: &Context) -> Vec<Fired> {
     }
 }
 
+/// QUANT036: config.json names the checkpoint `modelopt`, on a release whose ModelOpt config
+/// readers look only for `hf_quant_config.json`'s `quantization` key (before 0.5.1).
+pub(crate) fn modelopt_config_block_unread(ctx: &Context) -> Vec<Fired> {
+    let in_config = ctx.model.is_some_and(|m| {
+        m.config_quant_method.as_deref() == Some("modelopt") && !m.config_quant_nested
+    });
+    // Another method named is QUANT009's refusal.
+    let named = ctx.quant_given();
+    let modelopt = named.as_deref().is_none_or(|q| q.starts_with("modelopt"));
+    if !in_config || !modelopt {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "a ModelOpt checkpoint whose config.json names it `modelopt`: SGLang {}'s ModelOpt config \
+         readers take only hf_quant_config.json's layout and stop before loading a weight \
+         ('Cannot find any of ['quantization'] in the model's quantization config'); run SGLang \
+         0.5.1 or later, the first that reads config.json's block",
+        ctx.version
+    ))]
+}
+
 /// QUANT001: FP8 MoE experts on GPUs before SM89 (Triton's fp8e4nv kernels; reports pin it).
 pub(crate) fn fp8_pre_ada(ctx: &Context) -> Vec<Fired> {
     let fp8 = fp8_on_old_gpus(ctx).or_else(|| ct_fp8_on_old_gpus(ctx));
