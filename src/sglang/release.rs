@@ -73,7 +73,29 @@ fn segment(rest: &str) -> Option<(&str, Option<u64>, &str)> {
     (!word.is_empty() || !n.is_empty()).then(|| (word, n.parse().ok(), rest))
 }
 
+/// The oldest release whose code a build versioned by setuptools-scm can hold: main's builds after
+/// its tag describe themselves from it (`0.5.6.post2.dev7970+pr.15207.g62f95e0c6`); no release
+/// before it was versioned that way.
+pub const SCM_FIRST: &str = "0.5.6.post2";
+
+/// A build whose tree had no tag setuptools-scm could reach (`0.0.0.dev1+g11605767e.d20260615`,
+/// the configured fallback `0.0.0.dev0`): release 0.0.0, which no SGLang release is. Its code is
+/// at least [`SCM_FIRST`]'s, and it orders just after that release.
+pub fn untagged(v: &str) -> bool {
+    let v = v.trim().trim_start_matches('v');
+    let release = v
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or(v, |i| &v[..i]);
+    release.starts_with('0') && release.bytes().all(|c| c == b'0' || c == b'.')
+}
+
 fn key(v: &str) -> Key {
+    if untagged(v) {
+        return Key {
+            odd: "untagged".into(),
+            ..key(SCM_FIRST)
+        };
+    }
     let v = v.trim().to_ascii_lowercase();
     let v = v.strip_prefix('v').unwrap_or(&v);
     let public = v.split('+').next().unwrap_or_default();
@@ -150,6 +172,9 @@ pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
     if let (Some(x), Some(y)) = (known_index(a), known_index(b)) {
         return x.cmp(&y);
     }
+    if untagged(a) || untagged(b) {
+        return key(a).cmp(&key(b));
+    }
     plain_cmp(a, b).unwrap_or_else(|| key(a).cmp(&key(b)))
 }
 
@@ -215,7 +240,7 @@ pub fn is_source_build(v: &str) -> bool {
     let commit = local.split('.').any(|p| {
         p.len() >= 8 && p.starts_with('g') && p[1..].chars().all(|c| c.is_ascii_hexdigit())
     });
-    public.contains(".dev") || commit
+    public.contains(".dev") || commit || untagged(v)
 }
 
 /// `version >= min`.
@@ -242,9 +267,10 @@ mod tests {
     #[test]
     fn plain_releases_compare_as_their_keys_do() {
         let vs = [
-            "0", "0.0", "0.5", "0.5.0", "0.5.9", "0.5.10", "0.5.10.1", "1.0", "10.0", "0.4.10",
-            "00.5.1", "0.5.01",
+            "0.5", "0.5.0", "0.5.9", "0.5.10", "0.5.10.1", "1.0", "10.0", "0.4.10", "00.5.1",
+            "0.5.01",
         ];
+        // Release 0.0.0 is an untagged build's, never compared this way (see `cmp`).
         for a in vs {
             for b in vs {
                 assert_eq!(plain_cmp(a, b), Some(key(a).cmp(&key(b))), "{a} {b}");
@@ -373,6 +399,20 @@ mod tests {
             if let Some(next) = KNOWN_VERSIONS.get(i + 1) {
                 assert!(cmp(next, v).is_gt(), "{v}: {next}");
             }
+        }
+    }
+
+    #[test]
+    fn a_build_without_a_reachable_tag_is_read_as_the_first_scm_release() {
+        let at = |v: &str| KNOWN_VERSIONS[nearest(v)];
+        for v in ["0.0.0.dev1+g11605767e.d20260615", "0.0.0.dev0", "0.0.0"] {
+            assert!(untagged(v) && is_source_build(v), "{v}");
+            assert_eq!(at(v), SCM_FIRST, "{v}");
+            assert_eq!(exact(v), None, "{v}");
+            assert!(at_least(v, "0.5.6") && !at_least(v, "0.5.7"), "{v}");
+        }
+        for v in ["0.0.1", "0.5.0", "latest", "0.5.10.post2.dev346+g680bd4b42"] {
+            assert!(!untagged(v), "{v}");
         }
     }
 

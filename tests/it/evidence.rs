@@ -343,3 +343,48 @@ fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
         "{message}"
     );
 }
+
+/// A build whose tree had no tag setuptools-scm could reach says `0.0.0.dev1+g…`: it is a
+/// checkout of 0.5.6.post2 or later (the first release main's builds were versioned from), not a
+/// release older than all. Its parser unread, 0.5.6.post2's data stands in, so `--pp-size`
+/// spreads Qwen3-235B FP8 over four stages and the line that ran is not blocked.
+#[test]
+fn a_build_without_a_reachable_tag_is_read_as_a_recent_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
+    let site = dir.path().join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    let version = "0.0.0.dev1+g11605767e.d20260615";
+    common::sglang_dist_info(&site, version, Some("file:///src/sglang/python"));
+    let out = common::launcher()
+        .current_dir(ROOT)
+        .args(["check", "--json", "--topology"])
+        .arg("examples/topologies/8x-h100-sxm-nvlink.json")
+        .arg("--python")
+        .arg(&py)
+        .args(["--", "--model-path"])
+        .arg("tests/field/models/Qwen__Qwen3-235B-A22B-Instruct-2507-FP8")
+        .args(["--pp-size", "4", "--mem-fraction-static", "0.8"])
+        .args(["--context-length", "131072"])
+        .env("HF_HUB_OFFLINE", "1")
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = plan["findings"].as_array().unwrap();
+    let ver001 = (findings.iter())
+        .find(|f| f["code"] == "VER001")
+        .unwrap_or_else(|| panic!("{}", plan["findings"]));
+    let message = ver001["message"].as_str().unwrap();
+    assert!(
+        message.contains(version) && message.contains("the 0.5.6.post2 release's data stands in"),
+        "{message}"
+    );
+    assert!(
+        !findings
+            .iter()
+            .any(|f| f["code"] == "ARG002" || f["severity"] == "error"),
+        "{findings:#?}"
+    );
+    assert_ne!(plan["verdict"], "error");
+}
