@@ -64,8 +64,10 @@ up for gated SiLU experts, and their `create_weights` the keywords the release's
 `--moe-runner` (with `--linear-weights`): after the experts' weights, their method's
 `create_moe_runner`, which FusedMoE calls next, with the MoE settings initialised from the
 arguments as the scheduler does. Only an AssertionError raised by `create_moe_runner` itself
-counts as a refusal (reported as `[create_moe_runner]`, SGLang's assertion having no text); what
-else the stand-in layer lacks there comes after that check.
+counts as a refusal (reported as `[create_moe_runner]`, SGLang's assertion having no text), and
+the NotImplementedError of the MoE runner it builds when that runner has no core for the named
+backend (with `--refuse-types NotImplementedError`); what else the stand-in layer lacks there
+comes after that check.
 """
 import argparse
 import contextlib
@@ -445,6 +447,10 @@ def build_experts(qc, shape, present, server_args=None):
                  "moe_runner_config": types.SimpleNamespace(
                      is_gated=True, activation="silu", apply_router_weight_on_input=False)}.items():
         object.__setattr__(layer, k, v)
+    if server_args is not None:
+        # The scheduler sets the MoE settings up before it builds the model: a method's own
+        # constructor reads them (FP8's asserts what the CUTLASS runner needs).
+        init_moe_config(server_args, present)
     method = qc.get_quant_method(layer, prefix)
     if method is None or type(method).__name__.startswith("Unquantized"):
         return
@@ -471,20 +477,34 @@ def moe_runner(method, layer, server_args, present):
     `create_moe_runner`, with the MoE settings taken from the arguments as the scheduler takes
     them. Only an assertion of that function itself is its answer; whatever else it raises
     (the stand-in layer has no weights) comes after that check."""
-    import oracle
-    utils = oracle.import_with_stubs("sglang.srt.layers.moe.utils", extra_stubs=present)
-    init = getattr(utils, "initialize_moe_config", None)
-    if init is None or not hasattr(method, "create_moe_runner"):
+    if not init_moe_config(server_args, present) or not hasattr(method, "create_moe_runner"):
         return  # releases before the runner (0.5.0rc2 builds none)
-    init(server_args) if inspect.signature(init).parameters else init()
     try:
         method.create_moe_runner(layer, layer.moe_runner_config)
     except AssertionError as e:
         if modules(e.__traceback__)[-1].endswith(":create_moe_runner"):
             # SGLang's assertion has no text: say where it stopped.
             raise AssertionError(f"[create_moe_runner] {e}".strip()) from e
+    except NotImplementedError as e:
+        # The runner the method hands the named backend to has no core for it (it raises in
+        # its constructor, before anything of the layer is read).
+        at = modules(e.__traceback__)
+        if at[-1] == "sglang.srt.layers.moe.moe_runner.runner:__init__":
+            raise NotImplementedError(f"[create_moe_runner] {e}") from e
     except Exception:
         pass
+
+
+def init_moe_config(server_args, present):
+    """The release's MoE settings from the arguments, as the scheduler sets them; False for a
+    release without them."""
+    import oracle
+    utils = oracle.import_with_stubs("sglang.srt.layers.moe.utils", extra_stubs=present)
+    init = getattr(utils, "initialize_moe_config", None)
+    if init is None:
+        return False
+    init(server_args) if inspect.signature(init).parameters else init()
+    return True
 
 
 def stop_at_weights(layer):

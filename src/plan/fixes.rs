@@ -32,7 +32,7 @@ pub(crate) fn set_options(edits: &[ArgEdit]) -> impl Iterator<Item = &str> {
     edits.iter().filter_map(|e| match e {
         ArgEdit::Set { option, .. } | ArgEdit::AddFlag { option } => Some(option.as_str()),
         ArgEdit::Rename { to, .. } => Some(to.as_str()),
-        ArgEdit::Remove { .. } | ArgEdit::Drop { .. } => None,
+        ArgEdit::Remove { .. } | ArgEdit::Drop { .. } | ArgEdit::DropOption { .. } => None,
     })
 }
 
@@ -158,6 +158,20 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
                 tokens.remove(i);
             }
         }
+        ArgEdit::DropOption { written } => {
+            if let Some(c) = &args.config
+                && c.tokens.iter().any(|t| t == written)
+            {
+                return Err(blocked(written, &c.file));
+            }
+            let drop = option_and_value(args, &tokens, written);
+            if drop.is_empty() {
+                return Ok(None);
+            }
+            for i in drop.into_iter().rev() {
+                tokens.remove(i);
+            }
+        }
         ArgEdit::AddFlag { option } => {
             if args.flags.action(option).is_none() || args.flag(option) {
                 return Ok(None);
@@ -185,4 +199,27 @@ pub(crate) fn apply_env(env: &mut Env, changes: &mut EnvChanges, edits: &[EnvEdi
             }
         }
     }
+}
+
+/// Where an unknown option spelled `written` stands among the option words (`--x V`, with the
+/// value after it unless that is an option word of its own, or `--x=V`), in order.
+fn option_and_value(args: &SglangArgs, tokens: &[OsString], written: &str) -> Vec<usize> {
+    let words: Vec<usize> = args.option_words().collect();
+    let mut drop = Vec::new();
+    for &i in &words {
+        let Some(s) = tokens[i].to_str() else {
+            continue;
+        };
+        if s == written {
+            drop.push(i);
+            let value = tokens.get(i + 1).and_then(|t| t.to_str());
+            if words.contains(&(i + 1)) && value.is_some_and(|v| !v.starts_with('-')) {
+                drop.push(i + 1);
+            }
+        } else if s.strip_prefix(written).is_some_and(|r| r.starts_with('=')) {
+            drop.push(i);
+        }
+    }
+    drop.dedup();
+    drop
 }

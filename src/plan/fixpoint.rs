@@ -257,6 +257,8 @@ fn held(line: &Line, hit: &Finding, machine: &Machine) -> Option<String> {
             ArgEdit::Remove { option } | ArgEdit::Set { option, .. } => option,
             ArgEdit::AddFlag { option } | ArgEdit::Rename { to: option, .. } => option,
             ArgEdit::Drop { written } => written,
+            // An option no release's parser has: dropping it names nothing.
+            ArgEdit::DropOption { .. } => return None,
         };
         (!approx::all_have(neighbours, option)).then_some(option)
     })?;

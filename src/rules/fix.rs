@@ -16,6 +16,9 @@ pub enum ArgEdit {
     /// Drop every token spelled exactly `written`: a valueless flag this flag set may not know
     /// (option values and the config file's name are never touched).
     Drop { written: String },
+    /// Drop every occurrence of an option this flag set does not know, spelled `written`
+    /// (`--x V` or `--x=V`), with the value after it: an option of another entry point's.
+    DropOption { written: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -648,3 +648,40 @@ fn sglang_help_passes_through_untouched() {
         &[(dir.path(), "[T]")],
     ));
 }
+
+/// A line copied from an `sglang serve` script keeps serve's own `--model-type llm`: the
+/// launcher starts the LLM server itself, so the option is left out and reported (FLAG008);
+/// with `--no-fix` the server's parser stops on it, as SGLang would.
+#[test]
+fn serve_s_server_choice_is_left_out_of_a_launch_server_line() {
+    let run = |extra: &[&str]| {
+        sl().args(extra)
+            .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.20"])
+            .args([
+                "--",
+                "--model-type",
+                "llm",
+                "--model-path",
+                "m",
+                "--tp",
+                "1",
+            ])
+            .output()
+            .unwrap()
+    };
+    let fixed = run(&["plan", "--print-args"]);
+    assert!(fixed.status.success(), "{fixed:?}");
+    let line = String::from_utf8(fixed.stdout).unwrap();
+    assert!(
+        line.trim_end()
+            .ends_with("-m sglang.launch_server --model-path m --tp 1"),
+        "{line}"
+    );
+    let kept = run(&["check", "--no-fix"]);
+    assert_eq!(kept.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&kept.stdout);
+    assert!(
+        report.contains("ARG001") && report.contains("FLAG008"),
+        "{report}"
+    );
+}

@@ -82,8 +82,8 @@ fn fixes_use_options_the_version_knows() {
                     | ArgEdit::Set { option, .. }
                     | ArgEdit::AddFlag { option } => option,
                     ArgEdit::Rename { to, .. } => to,
-                    // Drops a flag the release refuses: unknown to it by design.
-                    ArgEdit::Drop { .. } => continue,
+                    // Drops an option the release refuses: unknown to it by design.
+                    ArgEdit::Drop { .. } | ArgEdit::DropOption { .. } => continue,
                 };
                 assert!(
                     w.args.knows(opt),
@@ -117,7 +117,7 @@ fn fixes_name_options_every_release_in_range_has() {
                         | ArgEdit::Set { option, .. }
                         | ArgEdit::AddFlag { option } => option,
                         ArgEdit::Rename { to, .. } => to,
-                        ArgEdit::Drop { .. } => continue,
+                        ArgEdit::Drop { .. } | ArgEdit::DropOption { .. } => continue,
                     };
                     assert!(
                         flags.action(opt).is_some(),

@@ -85,6 +85,24 @@ pub fn cases() -> Vec<Case> {
             .no(),
         // Never FLAG004 as well: one mistake, one message.
         c("FLAG004").tokens(&["--enable-ep-moe"]).no(),
+        // `sglang serve`'s server choice, which the launch_server parser lacks.
+        c("FLAG008")
+            .version("0.5.20")
+            .tokens(&["--model-type", "llm", "--model-path", "m"]),
+        c("FLAG008")
+            .version("0.5.12")
+            .tokens(&["--model-path", "m", "--model-type=auto"]),
+        c("FLAG008")
+            .version("0.5.20")
+            .tokens(&["--model-type", "diffusion", "--model-path", "m"]),
+        c("FLAG008")
+            .version("0.5.9")
+            .tokens(&["--model-type", "llm", "--model-path", "m"])
+            .no(),
+        c("FLAG004")
+            .version("0.5.20")
+            .tokens(&["--model-type", "llm", "--model-path", "m"])
+            .no(),
     ]
 }
 

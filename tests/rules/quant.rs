@@ -6,8 +6,8 @@ use sglang_launch::facts::model::deepseek_v4::V4Layout;
 use sglang_launch::facts::model::quant::CompressedScheme;
 
 use crate::support::{
-    A100, B200, Case, H100, L4, MI300X, PRO, T4, V100, assert_cases, c, checkpoint, messages,
-    model, moe,
+    A100, B200, Case, H100, L4, MI300X, PRO, R4090, T4, V100, assert_cases, c, checkpoint,
+    messages, model, moe,
 };
 
 const Q235: &str = "Qwen__Qwen3-235B-A22B-FP8";
@@ -38,6 +38,7 @@ pub fn cases() -> Vec<Case> {
         int_moe(),
         quant035(),
         quant036(),
+        quant037(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -101,6 +102,73 @@ fn quant036() -> Vec<Case> {
             .model(fp8())
             .arg("--quantization", json!("fp8"))
             .no(),
+    ]
+}
+
+/// QUANT037: the CUTLASS MoE runner on experts whose method cannot build it (FP8 off SM90/SM100,
+/// SM120 from 0.5.10rc0, or not in blocks; ModelOpt NVFP4 on 0.5.11 to 0.5.14).
+fn quant037() -> Vec<Case> {
+    let cutlass = |c: Case| c.arg("--moe-runner-backend", json!("cutlass"));
+    let nvfp4 = || checkpoint("synthetic__Qwen3-30B-A3B-modelopt-nvfp4");
+    let fp4 = |c: Case| cutlass(c).arg("--quantization", json!("modelopt_fp4"));
+    vec![
+        cutlass(
+            c("QUANT037")
+                .version("0.5.12")
+                .on(R4090)
+                .model(checkpoint(Q30)),
+        ),
+        cutlass(
+            c("QUANT037")
+                .version("0.5.5")
+                .on(A100)
+                .model(checkpoint(Q30)),
+        ),
+        cutlass(
+            c("QUANT037")
+                .version("0.5.8")
+                .on(PRO)
+                .model(checkpoint(Q30)),
+        ),
+        cutlass(c("QUANT037").version("0.5.23").on(H100).model(moe()))
+            .arg("--quantization", json!("fp8")),
+        fp4(c("QUANT037").version("0.5.12").on(B200).model(nvfp4())),
+        // Quiet where the method builds it, or before the asserts.
+        cutlass(
+            c("QUANT037")
+                .version("0.5.23")
+                .on(H100)
+                .model(checkpoint(Q30)),
+        )
+        .no(),
+        cutlass(
+            c("QUANT037")
+                .version("0.5.10.post1")
+                .on(PRO)
+                .model(checkpoint(Q30)),
+        )
+        .no(),
+        cutlass(
+            c("QUANT037")
+                .version("0.5.4.post1")
+                .on(R4090)
+                .model(checkpoint(Q30)),
+        )
+        .no(),
+        fp4(c("QUANT037").version("0.5.15").on(B200).model(nvfp4())).no(),
+        fp4(c("QUANT037")
+            .version("0.5.10.post1")
+            .on(B200)
+            .model(nvfp4()))
+        .no(),
+        // A dense FP8 model has no experts to build.
+        cutlass(
+            c("QUANT037")
+                .version("0.5.12")
+                .on(R4090)
+                .model(checkpoint("Qwen__Qwen3-32B-FP8")),
+        )
+        .no(),
     ]
 }
 

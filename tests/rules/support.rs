@@ -461,6 +461,7 @@ impl World {
     fn apply_arg(&mut self, e: &ArgEdit) {
         match e {
             ArgEdit::Drop { written } => self.args.tokens.retain(|t| t != written.as_str()),
+            ArgEdit::DropOption { written } => drop_option(&mut self.args.tokens, written),
             ArgEdit::Remove { option } => {
                 if let Some(d) = self.args.flags.dest_of(option) {
                     self.args.values.remove(d);
@@ -593,4 +594,19 @@ pub fn finding_text(severity: &str, code: &str, message: &str, fix: Option<&str>
         writeln!(text, "  fix: {summary}").unwrap();
     }
     text
+}
+
+/// An option no flag set has, with the value after it (`--x V`), or `--x=V`.
+fn drop_option(tokens: &mut Vec<OsString>, written: &str) {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut it = std::mem::take(tokens).into_iter().peekable();
+    while let Some(t) = it.next() {
+        let s = t.to_string_lossy();
+        if s == written {
+            it.next_if(|v| !v.to_string_lossy().starts_with('-'));
+        } else if !s.strip_prefix(written).is_some_and(|r| r.starts_with('=')) {
+            out.push(t);
+        }
+    }
+    *tokens = out;
 }

@@ -1,0 +1,57 @@
+//! Options of `sglang serve`'s own front end, which picks a server before the server's parser
+//! reads the rest. `python -m sglang.launch_server`, what the launcher starts, has none of them.
+
+use super::*;
+use crate::rules::{ArgEdit, Fix};
+use crate::sglang::release::at_least;
+
+/// `sglang serve`'s choice of server (`llm`, `diffusion`, `auto`), read from 0.5.10rc0.
+const MODEL_TYPE: &str = "--model-type";
+const MODEL_TYPE_FROM: &str = "0.5.10rc0";
+
+/// The values the line gives `--model-type` (`--model-type V` or `--model-type=V`).
+fn model_types(ctx: &Context) -> Vec<String> {
+    let tokens: Vec<&str> = (ctx.user().command_line().effective_iter())
+        .filter_map(|t| t.to_str())
+        .take_while(|t| *t != "--")
+        .collect();
+    let mut out = vec![];
+    for (i, t) in tokens.iter().enumerate() {
+        if *t == MODEL_TYPE {
+            out.push(tokens.get(i + 1).map_or(String::new(), |v| (*v).to_owned()));
+        } else if let Some(v) = t.strip_prefix(MODEL_TYPE).and_then(|r| r.strip_prefix('=')) {
+            out.push(v.to_owned());
+        }
+    }
+    out
+}
+
+/// FLAG008: `sglang serve`'s `--model-type` on a line for the server the launcher starts.
+pub(crate) fn serve_model_type(ctx: &Context) -> Vec<Fired> {
+    if ctx.user().knows(MODEL_TYPE) || !at_least(ctx.version, MODEL_TYPE_FROM) {
+        return vec![];
+    }
+    let types = model_types(ctx);
+    let Some(first) = types.first() else {
+        return vec![];
+    };
+    if let Some(other) = types.iter().find(|v| !matches!(v.as_str(), "llm" | "auto")) {
+        return vec![Fired::new(format!(
+            "{MODEL_TYPE} {other} is `sglang serve`'s choice of another server than the LLM \
+             server the launcher starts (python -m sglang.launch_server, whose parser has no \
+             {MODEL_TYPE}); serve that model with sglang serve"
+        ))];
+    }
+    let fired = Fired::new(format!(
+        "{MODEL_TYPE} {first} is `sglang serve`'s choice of server: the launcher starts that \
+         server itself (python -m sglang.launch_server), whose parser has no {MODEL_TYPE} and \
+         stops on it"
+    ));
+    vec![fired.with_fix(Fix {
+        summary: format!("removed {MODEL_TYPE} {first}"),
+        args: vec![ArgEdit::DropOption {
+            written: MODEL_TYPE.into(),
+        }],
+        env: vec![],
+    })]
+}
