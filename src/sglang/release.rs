@@ -83,6 +83,12 @@ pub const SCM_FIRST: &str = "0.5.6.post2";
 /// at least [`SCM_FIRST`]'s, and it orders just after that release.
 pub fn untagged(v: &str) -> bool {
     let v = v.trim().trim_start_matches('v');
+    // Every release is 0.x with x > 0: most strings are answered by their first three bytes.
+    if let [b'0', b'.', x, ..] = v.as_bytes()
+        && *x != b'0'
+    {
+        return false;
+    }
     let release = v
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .map_or(v, |i| &v[..i]);
