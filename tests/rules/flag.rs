@@ -96,6 +96,9 @@ pub fn cases() -> Vec<Case> {
             .version("0.5.20")
             .tokens(&["--model-type", "diffusion", "--model-path", "m"]),
         c("FLAG008")
+            .version("0.5.20")
+            .tokens(&["--model-path", "m", "--model-type"]),
+        c("FLAG008")
             .version("0.5.9")
             .tokens(&["--model-type", "llm", "--model-path", "m"])
             .no(),

@@ -35,6 +35,12 @@ pub(crate) fn serve_model_type(ctx: &Context) -> Vec<Fired> {
     let Some(first) = types.first() else {
         return vec![];
     };
+    if types.iter().any(String::is_empty) {
+        return vec![Fired::new(format!(
+            "{MODEL_TYPE} without a value: `sglang serve` itself stops on it, and the server the \
+             launcher starts (python -m sglang.launch_server) has no such option"
+        ))];
+    }
     if let Some(other) = types.iter().find(|v| !matches!(v.as_str(), "llm" | "auto")) {
         return vec![Fired::new(format!(
             "{MODEL_TYPE} {other} is `sglang serve`'s choice of another server than the LLM \
