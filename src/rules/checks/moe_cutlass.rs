@@ -7,15 +7,14 @@ use crate::sglang::release::{at_least, within};
 
 const RUNNER: &str = opt::MOE_RUNNER_BACKEND;
 
-/// The first release whose FP8 MoE method asserts what the CUTLASS runner needs.
-const FP8_ASSERTS_FROM: &str = "0.5.4.post3";
 /// The first release whose FP8 CUTLASS MoE assert takes SM120 GPUs too.
 const SM120_FROM: &str = "0.5.10rc0";
 
-/// Why the FP8 MoE method refuses the CUTLASS runner on these facts, if it does.
+/// Why the FP8 MoE method refuses the CUTLASS runner on these facts, if it does (it asserts
+/// from 0.5.4.post3, the rule's first version).
 fn fp8_refusal(ctx: &Context) -> Option<String> {
     let v = ctx.version;
-    if ctx.quant().as_deref() != Some("fp8") || !at_least(v, FP8_ASSERTS_FROM) {
+    if ctx.quant().as_deref() != Some("fp8") {
         return None;
     }
     if ctx.model.is_some_and(|m| m.weight_block_size.is_none()) {

@@ -48,10 +48,11 @@ fn marlin_fallback(ctx: &Context, q: &str) -> bool {
 /// with GPT-OSS the goldens run).
 const LOADER_MIN_CC_FROM: &str = "0.4.5.post3";
 
-/// The first release that reads a ModelOpt FP8 checkpoint whose config.json holds the
-/// quantisation (its flat layout), and so refuses it below 8.9 (older ones cannot read that
-/// layout); one whose `hf_quant_config.json` holds it is refused below 8.9 from 0.4.5.post3.
-const MODELOPT_FP8_MIN_CC_FROM: &str = "0.5.1";
+/// The first release whose ModelOpt readers take config.json's flat quantisation block (older
+/// ones look for `hf_quant_config.json`'s `quantization` key: QUANT036). From it a ModelOpt FP8
+/// checkpoint named there is refused below 8.9; one whose `hf_quant_config.json` holds it is
+/// refused below 8.9 from 0.4.5.post3.
+const MODELOPT_FLAT_FROM: &str = "0.5.1";
 
 /// The first release with the W4A-FP8 method (9.0 and newer).
 const W4AFP8_FROM: &str = "0.4.9.post1";
@@ -71,7 +72,7 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
         "fp8" => Some((8, 0)),
         "w8a8_fp8" => Some((8, 9)),
         "w4afp8" if at_least(v, W4AFP8_FROM) => Some((9, 0)),
-        "modelopt_fp8" if at_least(v, MODELOPT_FP8_MIN_CC_FROM) || in_hf_quant_config(ctx) => {
+        "modelopt_fp8" if at_least(v, MODELOPT_FLAT_FROM) || in_hf_quant_config(ctx) => {
             Some((8, 9))
         }
         // ModelOptFp4Config asks for 10.0 until 0.5.13, 8.0 from then.
@@ -117,7 +118,7 @@ fn config_nvfp4_read_as_fp8(ctx: &Context, named: Option<&str>) -> bool {
         .model
         .is_some_and(|m| m.config_quant_method.as_deref() == Some("modelopt"));
     let generic = named.is_none() || named == Some("modelopt") && !at_least(v, "0.5.4");
-    in_config && generic && at_least(v, "0.5.1") && !at_least(v, "0.5.10rc0")
+    in_config && generic && at_least(v, MODELOPT_FLAT_FROM) && !at_least(v, "0.5.10rc0")
 }
 
 /// FP8 in effect on GPUs before SM89 that the loader itself does not refuse (QUANT010's): the

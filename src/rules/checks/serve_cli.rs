@@ -3,11 +3,10 @@
 
 use super::*;
 use crate::rules::{ArgEdit, Fix};
-use crate::sglang::release::at_least;
 
-/// `sglang serve`'s choice of server (`llm`, `diffusion`, `auto`), read from 0.5.10rc0.
+/// `sglang serve`'s choice of server (`llm`, `diffusion`, `auto`), read from 0.5.10rc0 (the
+/// rule's versions).
 const MODEL_TYPE: &str = "--model-type";
-const MODEL_TYPE_FROM: &str = "0.5.10rc0";
 
 /// The values the line gives `--model-type` (`--model-type V` or `--model-type=V`).
 fn model_types(ctx: &Context) -> Vec<String> {
@@ -28,7 +27,7 @@ fn model_types(ctx: &Context) -> Vec<String> {
 
 /// FLAG008: `sglang serve`'s `--model-type` on a line for the server the launcher starts.
 pub(crate) fn serve_model_type(ctx: &Context) -> Vec<Fired> {
-    if ctx.user().knows(MODEL_TYPE) || !at_least(ctx.version, MODEL_TYPE_FROM) {
+    if ctx.user().knows(MODEL_TYPE) {
         return vec![];
     }
     let types = model_types(ctx);
