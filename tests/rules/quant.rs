@@ -39,6 +39,7 @@ pub fn cases() -> Vec<Case> {
         quant035(),
         quant036(),
         quant037(),
+        quant038(),
         crate::quant_compat::cases(),
     ]
     .concat()
@@ -100,6 +101,34 @@ fn quant036() -> Vec<Case> {
         c("QUANT036")
             .version("0.4.9")
             .model(fp8())
+            .arg("--quantization", json!("fp8"))
+            .no(),
+    ]
+}
+
+/// QUANT038: a ModelOpt mixed-precision export in hf_quant_config.json before 0.4.9.post1,
+/// whose ModelOpt readers take FP8 or NVFP4 only, whichever ModelOpt method is named.
+fn quant038() -> Vec<Case> {
+    let mixed = || checkpoint("synthetic__Qwen3-30B-A3B-modelopt-mixed-hfq");
+    vec![
+        c("QUANT038").version("0.4.9").model(mixed()),
+        c("QUANT038").version("0.4.5.post3").on(B200).model(mixed()),
+        c("QUANT038")
+            .version("0.4.9")
+            .on(B200)
+            .model(mixed())
+            .arg("--quantization", json!("modelopt_fp4")),
+        c("QUANT038").version("0.4.9.post1").model(mixed()).no(),
+        // An NVFP4 export is QUANT026's, from 0.4.8 read as NVFP4 by itself.
+        c("QUANT038")
+            .version("0.4.9")
+            .on(B200)
+            .model(checkpoint("synthetic__Qwen3-8B-modelopt-nvfp4-hfq"))
+            .no(),
+        // Another method named is QUANT009's refusal.
+        c("QUANT038")
+            .version("0.4.9")
+            .model(mixed())
             .arg("--quantization", json!("fp8"))
             .no(),
     ]

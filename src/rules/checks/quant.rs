@@ -238,6 +238,28 @@ pub(crate) fn nvfp4_read_as_fp8(ctx: &Context) -> Vec<Fired> {
     }
 }
 
+/// QUANT038: a ModelOpt mixed-precision export kept in `hf_quant_config.json`, before the
+/// release that reads it as W4A-FP8: its ModelOpt readers take FP8 or NVFP4 only.
+pub(crate) fn modelopt_mixed_read_as_fp8(ctx: &Context) -> Vec<Fired> {
+    let mixed = ctx
+        .model
+        .and_then(|m| m.hf_quant.as_ref())
+        .is_some_and(|h| h.algo == "MIXED_PRECISION");
+    // Another method named is QUANT009's refusal.
+    let named = ctx.quant_given();
+    let modelopt = named.as_deref().is_none_or(|q| q.starts_with("modelopt"));
+    if !mixed || !modelopt {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "a ModelOpt mixed-precision checkpoint (hf_quant_config.json's quant_algo MIXED_PRECISION): \
+         SGLang {}'s ModelOpt readers take FP8 or NVFP4 only and stop before loading a weight \
+         ('ModelOpt only supports static FP8 quantization in SGLang'); run SGLang 0.4.9.post1 or \
+         later, the first that reads it (as W4A-FP8)",
+        ctx.version
+    ))]
+}
+
 /// QUANT036: config.json names the checkpoint `modelopt`, on a release whose ModelOpt config
 /// readers look only for `hf_quant_config.json`'s `quantization` key (before 0.5.1).
 pub(crate) fn modelopt_config_block_unread(ctx: &Context) -> Vec<Fired> {
