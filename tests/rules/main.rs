@@ -26,6 +26,7 @@ mod dpa;
 mod env;
 mod ep;
 mod flag;
+mod mem;
 mod mix;
 mod model;
 mod par;
@@ -50,6 +51,7 @@ fn all_cases() -> Vec<support::Case> {
         ep::cases(),
         env::cases(),
         flag::cases(),
+        mem::cases(),
         mix::cases(),
         model::cases(),
         par::cases(),
