@@ -877,3 +877,92 @@ fn dsa_plan(version: &str, topology: &str, extra: &[&str]) -> Value {
         .unwrap();
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// A fraction too high for the graphs and a large prefill chunk, where SGLang's own default for
+/// that chunk cannot hold the weights: MEM003 names the fraction the plan gives without the
+/// user's (the one it lifts, MEM016), never the default, which would fail at load.
+#[test]
+fn a_fraction_too_high_names_the_lifted_plan_not_a_default_below_the_weights() {
+    let plan = |extra: &[&str]| -> Value {
+        let out = crate::common::launcher()
+            .args(["plan", "--json", "--sglang-version", "0.5.23", "--topology"])
+            .arg(format!("{FIXTURES}/topologies/8x-h200-nvlink.json"))
+            .arg("--")
+            .args([
+                "--model-path",
+                &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3"),
+            ])
+            .args(["--tp", "8", "--enable-dp-attention", "--dp", "8"])
+            .args(["--chunked-prefill-size", "32768"])
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let left_out = plan(&[]);
+    let m = &left_out["memory"];
+    let planned = m["mem_fraction_static"].as_f64().unwrap();
+    let default = m["sglang_default_mem_fraction_static"].as_f64().unwrap();
+    let weights_share =
+        m["weights_per_gpu_gib"].as_f64().unwrap() * 1024.0 / m["gpu_memory_mib"].as_f64().unwrap();
+    assert!(default < weights_share && weights_share < planned, "{m}");
+    let given = plan(&["--mem-fraction-static", "0.9"]);
+    let mem003: Vec<&str> = given["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "MEM003")
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    let named = format!("leave it out to get the planned value {planned:.3}");
+    assert!(
+        mem003.len() == 1 && mem003[0].ends_with(&named),
+        "{mem003:?}"
+    );
+}
+
+/// DeepSeek-R1 at TP 16 over two 8×H100 nodes with DP attention on 0.4.2.post4 (a SkyPilot
+/// recipe whose log shows it serving): our reserve for every rank's prefill chunk at once leaves
+/// the weights no room below SGLang's default, but the default holds the weights, a KV cache
+/// and the start's own graphs. The line is not blocked: SGLang's default is kept and the load is
+/// what the warning names.
+#[test]
+fn a_reserve_for_full_load_does_not_block_what_sglangs_default_starts() {
+    let out = crate::common::launcher()
+        .args([
+            "plan",
+            "--json",
+            "--sglang-version",
+            "0.4.2.post4",
+            "--topology",
+        ])
+        .arg(format!("{FIXTURES}/topologies/8x-h100-sxm-nvlink.json"))
+        .arg("--")
+        .args([
+            "--model-path",
+            &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-R1"),
+        ])
+        .args(["--tp", "16", "--nnodes", "2", "--node-rank", "0"])
+        .args(["--dist-init-addr", "10.0.0.1:5000", "--enable-dp-attention"])
+        .args(["--trust-remote-code"])
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &plan["memory"];
+    assert_eq!(plan["verdict"], "warning", "{plan}");
+    assert_eq!(
+        m["mem_fraction_static"], m["sglang_default_mem_fraction_static"],
+        "{m}"
+    );
+    assert!(m["kv_cache_tokens"].as_u64().unwrap() > 0, "{m}");
+    let mem005: Vec<&Value> = plan["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "MEM005")
+        .collect();
+    assert!(
+        mem005.len() == 1 && mem005[0]["severity"] == "warning",
+        "{mem005:?}"
+    );
+}

@@ -14,6 +14,7 @@ use crate::plan::memory::{self, Measured, MemoryOutcome};
 use crate::plan::observed::{self, Planner};
 use crate::resolve::defaults::{self, Family, int_arg};
 use crate::resolve::{Context, Facts};
+use crate::rules::Code;
 use crate::sglang::SglangArgs;
 
 use super::ladder::{Ladder, largest};
@@ -421,7 +422,15 @@ impl<'a> Search<'a> {
             .map(|p| at.unwrap_or(floor_fraction(p)));
         if let Some(f) = fraction {
             set(&mut args, opt::MEM_FRACTION_STATIC, json!(f));
+            // At SGLang's default kept (MEM005 as a warning) the plan at that fraction judges it
+            // as given: the shortfall of the full reserve stays with the candidate.
+            let kept: Vec<_> = outcome
+                .findings
+                .drain(..)
+                .filter(|h| h.code == Code::MEM005)
+                .collect();
             outcome = plan(&args);
+            outcome.findings.extend(kept);
         }
         outcome
     }
@@ -429,8 +438,11 @@ impl<'a> Search<'a> {
 
 fn eval_of(o: &MemoryOutcome) -> Eval {
     let m = o.memory.as_ref();
+    // SGLang's default kept where our full-load reserve does not fit (MEM005 as a warning)
+    // starts, but `--fit` asks for the reserve too.
+    let reserve_short = o.findings.iter().any(|h| h.code == Code::MEM005);
     Eval {
-        fits: m.is_some_and(|m| m.fits == Some(true)),
+        fits: m.is_some_and(|m| m.fits == Some(true)) && !reserve_short,
         kv_tokens: m.and_then(|m| m.kv_cache_tokens).unwrap_or(0),
         requests: m.and_then(|m| m.max_running_requests).unwrap_or(0),
     }

@@ -17,12 +17,17 @@ pub(super) struct Judged<'a, 'g> {
     pub(crate) sizing: &'a Sizing,
     pub(crate) reserve: &'a Reserve,
     pub(crate) user_mfs: Option<f64>,
+    /// The fraction planned were the user's left out, where that holds the weights (worked out
+    /// only where the user's falls short of the first use).
+    pub(crate) unset_planned: Option<f64>,
     /// The fraction the server will get.
     pub(crate) mfs: f64,
     pub(crate) kv_tokens: Option<u64>,
     /// The recurrent-state pool of a hybrid model, MiB.
     pub(crate) state_mib: Option<f64>,
     pub(crate) fits: Option<bool>,
+    /// SGLang's default is kept: below it our full-load reserve leaves the weights no room.
+    pub(crate) kept_default: bool,
 }
 
 pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Finding> {
@@ -36,8 +41,9 @@ pub(super) fn all(ctx: &Context, j: &Judged) -> Vec<Finding> {
     }
     findings.extend(incomplete(ctx.model, j.sizing));
     findings.extend(too_low(j).map(|h| unless_estimate_unsure(ctx, h)));
-    findings.extend(too_high(j));
+    findings.extend(too_high(ctx, j));
     findings.extend(does_not_fit(ctx, j).map(|h| unless_estimate_unsure(ctx, h)));
+    findings.extend(load_does_not_fit(ctx, j));
     findings.extend(graphs_crowd_kv(j));
     findings
 }
@@ -117,11 +123,21 @@ fn too_low(j: &Judged) -> Option<Finding> {
 /// for fragmentation, full-concurrency decode and a margin; falling short of those is not an
 /// OOM the launch can be said to expect (real servers start and serve below them: the accuracy
 /// bench's working-server column).
-fn too_high(j: &Judged) -> Option<Finding> {
+fn too_high(ctx: &Context, j: &Judged) -> Option<Finding> {
     let u = j.user_mfs?;
     let slack_mib = j.base.mib * (1.0 - j.mfs);
     let r = j.reserve;
-    (slack_mib < r.first_use).then(|| {
+    let smaller = "lower --chunked-prefill-size or --cuda-graph-max-bs";
+    let way_out = match j.unset_planned {
+        _ if ctx.server.fixed_fraction().is_some() => {
+            format!("SGLang sets this fraction itself here: {smaller}")
+        }
+        Some(p) => format!("leave it out to get the planned value {p:.3}"),
+        None => {
+            format!("no fraction holds the weights and that reserve: {smaller}, or use more GPUs")
+        }
+    };
+    r.short_at(j.base.mib, j.mfs).then(|| {
         let named: String = r
             .buffers
             .iter()
@@ -132,12 +148,11 @@ fn too_high(j: &Judged) -> Option<Finding> {
             format!(
                 "--mem-fraction-static {u} leaves {} outside the static pool but CUDA graphs and \
                  the first prefill need {} (graphs {}, activations {}{named}); expect OOM during \
-                 capture or at the first long prompt; planned value {:.3}",
+                 capture or at the first long prompt; {way_out}",
                 fmt_gib(slack_mib),
                 fmt_gib(r.first_use),
                 fmt_gib(r.reserved.cuda_graphs as f64),
                 fmt_gib(r.first_use - r.reserved.cuda_graphs as f64 - r.buffers_mib()),
-                r.planned,
             ),
         )
     })
@@ -188,6 +203,34 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
             fmt_gib(fixed)
         ));
     }
+    Some(hit)
+}
+
+/// MEM005 as a warning: SGLang's default holds the weights, a KV cache and the start's own use,
+/// but not our reserve for full load (every prefill chunk at once, full-concurrency decode):
+/// the start is SGLang's to make, and an OOM under load is what the estimate says.
+fn load_does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
+    if !j.kept_default {
+        return None;
+    }
+    let b = j.base;
+    let w = j.sizing.weights_mib.unwrap_or(0.0);
+    let overheads = j.reserve.slack_needed + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
+    let free = b.tightest.memory_free_mib();
+    let mut hit = Finding::new(
+        Code::MEM005,
+        format!(
+            "the load may not fit: at SGLang's default --mem-fraction-static {:.3} the weights \
+             ({}), a KV cache and the start's own graphs and first batch fit, but the reserve \
+             for full load (graphs, activations, margin: {}) does not, so expect OOM under \
+             load rather than at start; try {}",
+            j.mfs,
+            fmt_gib(w),
+            fmt_gib(j.reserve.slack_needed),
+            ways_out(ctx, w, overheads, free).join(", "),
+        ),
+    );
+    hit.severity = Severity::Warning;
     Some(hit)
 }
 

@@ -158,9 +158,12 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let fixed = ctx.server.fixed_fraction();
     let user_mfs = ctx.server.user_mem_fraction().map(|u| fixed.unwrap_or(u));
     let (reserve, lifted) = reserve_for(ctx, &base, &sizing, user_mfs, capacity);
+    let kept = (user_mfs.is_none() && lifted.is_none())
+        .then(|| kept_default(ctx, &base, &sizing, &reserve))
+        .flatten();
     let (arg_mfs, source) = match user_mfs {
         Some(u) => (u, MfsSource::User),
-        None => (reserve.planned, MfsSource::Planned),
+        None => (kept.unwrap_or(reserve.planned), MfsSource::Planned),
     };
     // The fraction the pools get: before 0.4.9 the model runner shrinks it for a vision model.
     let mfs = arg_mfs * crate::resolve::multimodal::runner_fraction_factor(ctx);
@@ -177,15 +180,23 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let load_peak = sizing
         .weights_mib
         .and_then(|w| load_peak::per_gpu_mib(ctx, w));
+    // What the plan gives where the user's fraction is left out, for MEM003 to name: worked
+    // out only where the user's fraction falls short.
+    let unset_planned = user_mfs
+        .filter(|_| fixed.is_none() && reserve.short_at(base.mib, mfs))
+        .map(|_| reserve_for(ctx, &base, &sizing, None, capacity).0.planned)
+        .filter(|&p| sizing.rest_mib(base.mib, p).is_none_or(|r| r > 0.0));
     let judged = findings::Judged {
         base: &base,
         sizing: &sizing,
         reserve: &reserve,
         user_mfs,
+        unset_planned,
         mfs,
         kv_tokens,
         state_mib: state.map(|s| s.mib),
         fits,
+        kept_default: kept.is_some(),
     };
     let mut findings = findings::all(ctx, &judged);
     findings.extend(lifted.map(|l| l.finding(&sizing)));
@@ -239,12 +250,29 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
     let sizes = sizes(&sizing, &reserve, (kv_tokens, kv_mib, state), unallocated);
     memory.terms = lines::terms(&memory, &sizes);
     MemoryOutcome {
-        planned_mem_fraction_static: (source == MfsSource::Planned).then_some(reserve.planned),
+        planned_mem_fraction_static: (source == MfsSource::Planned).then_some(arg_mfs),
         memory: Some(memory),
         findings,
         baseline_mib: base.mib,
         physics_mem_fraction_static: reserve.physics,
     }
+}
+
+/// SGLang's own default, where our reserve for full load leaves the weights no room at a
+/// smaller fraction but the default holds them, a KV cache and what the start itself uses
+/// (graphs, the first batch): the line starts as SGLang runs it, and only the load is in doubt.
+fn kept_default(ctx: &Context, base: &Baseline, sizing: &Sizing, reserve: &Reserve) -> Option<f64> {
+    let default = ctx.server.defaults.mem_fraction_static;
+    let no_kv = |f: f64| {
+        sizing
+            .pools_at(ctx, base.mib, f)
+            .is_none_or(|p| p.kv_tokens == 0)
+    };
+    let kept = reserve.planned < default
+        && no_kv(reserve.planned)
+        && !no_kv(default)
+        && !reserve.short_at(base.mib, default);
+    kept.then_some(default)
 }
 
 /// The reserve at the user's fraction, else at SGLang's default unless that is lifted.
@@ -270,6 +298,11 @@ fn reserve_for(
 }
 
 impl Reserve {
+    /// At fraction `mfs` of the baseline, less stays outside the pool than the first use takes.
+    fn short_at(&self, baseline_mib: f64, mfs: f64) -> bool {
+        baseline_mib * (1.0 - mfs) < self.first_use
+    }
+
     /// The backends' buffers together, MiB.
     fn buffers_mib(&self) -> f64 {
         buffers::total_mib(&self.buffers)
