@@ -30,7 +30,9 @@ pub struct Blocked {
 /// The options these edits set (a removed option falls back to its default, set by no one).
 pub(crate) fn set_options(edits: &[ArgEdit]) -> impl Iterator<Item = &str> {
     edits.iter().filter_map(|e| match e {
-        ArgEdit::Set { option, .. } | ArgEdit::AddFlag { option } => Some(option.as_str()),
+        ArgEdit::Set { option, .. }
+        | ArgEdit::AddFlag { option }
+        | ArgEdit::NamePositional { option } => Some(option.as_str()),
         ArgEdit::Rename { to, .. } => Some(to.as_str()),
         ArgEdit::Remove { .. } | ArgEdit::Drop { .. } | ArgEdit::DropOption { .. } => None,
     })
@@ -142,34 +144,13 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
             }
         }
         ArgEdit::Drop { written } => {
-            if let Some(c) = &args.config
-                && c.tokens.iter().any(|t| t == written)
-            {
-                return Err(blocked(written, &c.file));
-            }
-            let drop: Vec<usize> = args
-                .option_words()
-                .filter(|&i| tokens[i].to_str() == Some(written.as_str()))
-                .collect();
-            if drop.is_empty() {
+            if !drop_words(args, &mut tokens, written, false)? {
                 return Ok(None);
-            }
-            for i in drop.into_iter().rev() {
-                tokens.remove(i);
             }
         }
         ArgEdit::DropOption { written } => {
-            if let Some(c) = &args.config
-                && c.tokens.iter().any(|t| t == written)
-            {
-                return Err(blocked(written, &c.file));
-            }
-            let drop = option_and_value(args, &tokens, written);
-            if drop.is_empty() {
+            if !drop_words(args, &mut tokens, written, true)? {
                 return Ok(None);
-            }
-            for i in drop.into_iter().rev() {
-                tokens.remove(i);
             }
         }
         ArgEdit::AddFlag { option } => {
@@ -178,8 +159,48 @@ fn edit_tokens(args: &SglangArgs, edit: &ArgEdit) -> Result<Option<Vec<OsString>
             }
             tokens.push(option.into());
         }
+        ArgEdit::NamePositional { option } => {
+            let bare = tokens
+                .first()
+                .and_then(|t| t.to_str())
+                .is_some_and(|t| !t.starts_with('-'));
+            if args.flags.action(option).is_none() || !bare {
+                return Ok(None);
+            }
+            tokens.insert(0, option.into());
+        }
     }
     Ok(Some(tokens))
+}
+
+/// Drops every word spelled `written` (with the value after it where `with_value`): whether
+/// any was. Blocked where the config file has it.
+fn drop_words(
+    args: &SglangArgs,
+    tokens: &mut Vec<OsString>,
+    written: &str,
+    with_value: bool,
+) -> Result<bool, Blocked> {
+    if let Some(c) = &args.config
+        && c.tokens.iter().any(|t| t == written)
+    {
+        return Err(Blocked {
+            option: written.to_owned(),
+            file: c.file.clone(),
+            line: crate::sglang::config_file::key_line(&c.file, written),
+        });
+    }
+    let drop: Vec<usize> = if with_value {
+        option_and_value(args, tokens, written)
+    } else {
+        args.option_words()
+            .filter(|&i| tokens[i].to_str() == Some(written))
+            .collect()
+    };
+    for &i in drop.iter().rev() {
+        tokens.remove(i);
+    }
+    Ok(!drop.is_empty())
 }
 
 /// Applies env edits to the environment the server will get, recording them as plan changes.

@@ -256,6 +256,7 @@ fn held(line: &Line, hit: &Finding, machine: &Machine) -> Option<String> {
         let option = match e {
             ArgEdit::Remove { option } | ArgEdit::Set { option, .. } => option,
             ArgEdit::AddFlag { option } | ArgEdit::Rename { to: option, .. } => option,
+            ArgEdit::NamePositional { option } => option,
             ArgEdit::Drop { written } => written,
             // An option no release's parser has: dropping it names nothing.
             ArgEdit::DropOption { .. } => return None,

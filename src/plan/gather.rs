@@ -125,7 +125,8 @@ pub(crate) fn machine(req: &Request) -> Result<Machine, Error> {
 /// The models a line names (the target, then its separate draft), read before evaluation, a
 /// Hub id not on disk fetched from the Hub (one session, one deadline, per check). The stages
 /// derive facts from them under each round's arguments ([`Models::derive_for`]), reading
-/// nothing: no fix edits the options that say where a model is.
+/// nothing: the one fix that names a model's place (FLAG009: `sglang serve`'s bare first value
+/// as `--model-path`) names one read here.
 pub(crate) struct Models {
     /// What each place holds (path, revision and download directory), or why it can't be read.
     files: Vec<(String, Result<ModelFiles, ModelProblem>)>,
@@ -145,6 +146,21 @@ const SHAPING: [&str; 5] = [
 /// The target's path and revision.
 fn target(args: &SglangArgs) -> Option<(&str, Option<&str>)> {
     Some((args.str(opt::MODEL_PATH)?, args.str(opt::REVISION)))
+}
+
+/// `sglang serve`'s bare first value, its model path, where the line names no `--model-path`
+/// (FLAG009's fix names it so).
+fn serve_positional(args: &SglangArgs) -> Option<(&str, Option<&str>)> {
+    // After serve's own leading `--model-type V`, which FLAG008's fix takes off first.
+    let words: Vec<&str> = args.tokens.iter().map_while(|t| t.to_str()).collect();
+    let first = match words.as_slice() {
+        ["--model-type", _, next, ..] => next,
+        [t, next, ..] if t.starts_with("--model-type=") => next,
+        [first, ..] => first,
+        [] => return None,
+    };
+    let bare = !first.starts_with('-') && args.str(opt::MODEL_PATH).is_none();
+    bare.then(|| (*first, args.str(opt::REVISION)))
 }
 
 /// Where a model is read from: its path, revision and `--download-dir`.
@@ -177,7 +193,7 @@ impl Models {
     pub(crate) fn gather(args: &SglangArgs, env: &Env, hub: hub::Settings) -> Models {
         let mut models = Models::none();
         let mut session = hub::Session::new(hub);
-        if let Some((path, revision)) = target(args) {
+        if let Some((path, revision)) = target(args).or_else(|| serve_positional(args)) {
             models.fetch(&mut session, path, revision, env, args);
         }
         // The draft's path may come from the target's config (its MTP layers).

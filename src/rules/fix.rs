@@ -19,6 +19,9 @@ pub enum ArgEdit {
     /// Drop every occurrence of an option this flag set does not know, spelled `written`
     /// (`--x V` or `--x=V`), with the value after it: an option of another entry point's.
     DropOption { written: String },
+    /// Give the line's leading bare value (`sglang serve MODEL …`) to `option`, written before
+    /// it: another entry point's positional, which this parser refuses.
+    NamePositional { option: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

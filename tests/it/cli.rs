@@ -685,3 +685,38 @@ fn serve_s_server_choice_is_left_out_of_a_launch_server_line() {
         "{report}"
     );
 }
+
+/// `sglang serve MODEL …` copied as the launcher's arguments: the bare first value becomes
+/// `--model-path` (FLAG009), and the model it names is read and planned like any other.
+#[test]
+fn serve_s_bare_model_path_is_named_on_a_launch_server_line() {
+    let model = format!("{ROOT}/tests/fixtures/models/Qwen__Qwen3-8B");
+    let run = |extra: &[&str]| {
+        sl().args(extra)
+            .args(["--topology", &topo("1x-l4"), "--sglang-version", "0.5.20"])
+            .args(["--", &model, "--tp", "1"])
+            .output()
+            .unwrap()
+    };
+    let fixed = run(&["plan", "--print-args"]);
+    assert!(fixed.status.success(), "{fixed:?}");
+    let line = String::from_utf8(fixed.stdout).unwrap();
+    assert!(
+        line.contains(&format!(
+            "-m sglang.launch_server --model-path {model} --tp 1"
+        )),
+        "{line}"
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&run(&["plan", "--json"]).stdout).unwrap();
+    assert!(
+        plan["memory"]["weights_per_gpu_gib"].as_f64().unwrap() > 10.0,
+        "{plan}"
+    );
+    let kept = run(&["check", "--no-fix"]);
+    assert_eq!(kept.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&kept.stdout);
+    assert!(
+        report.contains("ARG001") && report.contains("FLAG009"),
+        "{report}"
+    );
+}

@@ -80,7 +80,8 @@ fn fixes_use_options_the_version_knows() {
                 let opt = match e {
                     ArgEdit::Remove { option }
                     | ArgEdit::Set { option, .. }
-                    | ArgEdit::AddFlag { option } => option,
+                    | ArgEdit::AddFlag { option }
+                    | ArgEdit::NamePositional { option } => option,
                     ArgEdit::Rename { to, .. } => to,
                     // Drops an option the release refuses: unknown to it by design.
                     ArgEdit::Drop { .. } | ArgEdit::DropOption { .. } => continue,
@@ -115,7 +116,8 @@ fn fixes_name_options_every_release_in_range_has() {
                     let opt = match e {
                         ArgEdit::Remove { option }
                         | ArgEdit::Set { option, .. }
-                        | ArgEdit::AddFlag { option } => option,
+                        | ArgEdit::AddFlag { option }
+                        | ArgEdit::NamePositional { option } => option,
                         ArgEdit::Rename { to, .. } => to,
                         ArgEdit::Drop { .. } | ArgEdit::DropOption { .. } => continue,
                     };

@@ -106,6 +106,26 @@ pub fn cases() -> Vec<Case> {
             .version("0.5.20")
             .tokens(&["--model-type", "llm", "--model-path", "m"])
             .no(),
+        // `sglang serve`'s bare model path, first on the line (after its own --model-type).
+        c("FLAG009")
+            .version("0.5.20")
+            .tokens(&["Qwen/Qwen3-8B", "--tp", "2"]),
+        c("FLAG009")
+            .version("0.5.16")
+            .tokens(&["Qwen/Qwen3-8B", "--model-type=llm"]),
+        // After serve's own --model-type: FLAG008's fix comes first, then this one.
+        c("FLAG009")
+            .version("0.5.20")
+            .tokens(&["--model-type", "llm", "Qwen/Qwen3-8B"])
+            .no(),
+        c("FLAG009")
+            .version("0.5.15")
+            .tokens(&["Qwen/Qwen3-8B", "--tp", "2"])
+            .no(),
+        c("FLAG009")
+            .version("0.5.20")
+            .tokens(&["--model-path", "m", "--tp", "2"])
+            .no(),
     ]
 }
 

@@ -462,6 +462,21 @@ impl World {
         match e {
             ArgEdit::Drop { written } => self.args.tokens.retain(|t| t != written.as_str()),
             ArgEdit::DropOption { written } => drop_option(&mut self.args.tokens, written),
+            ArgEdit::NamePositional { option } => {
+                let first = self.args.tokens.first().map(|t| t.to_string_lossy());
+                if let Some(value) = first
+                    .filter(|t| !t.starts_with('-'))
+                    .map(|t| t.into_owned())
+                {
+                    self.args.tokens.insert(0, option.into());
+                    let d = self
+                        .args
+                        .flags
+                        .dest_of(option)
+                        .expect("fix names a known option");
+                    self.args.values.insert(d.to_string(), json!(value));
+                }
+            }
             ArgEdit::Remove { option } => {
                 if let Some(d) = self.args.flags.dest_of(option) {
                     self.args.values.remove(d);

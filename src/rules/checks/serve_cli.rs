@@ -3,17 +3,23 @@
 
 use super::*;
 use crate::rules::{ArgEdit, Fix};
+use crate::sglang::opt;
 
 /// `sglang serve`'s choice of server (`llm`, `diffusion`, `auto`), read from 0.5.10rc0 (the
 /// rule's versions).
 const MODEL_TYPE: &str = "--model-type";
 
-/// The values the line gives `--model-type` (`--model-type V` or `--model-type=V`).
-fn model_types(ctx: &Context) -> Vec<String> {
-    let tokens: Vec<&str> = (ctx.user().command_line().effective_iter())
+/// The line's words up to a `--`.
+fn words<'a>(ctx: &Context<'a>) -> Vec<&'a str> {
+    (ctx.user().command_line().effective_iter())
         .filter_map(|t| t.to_str())
         .take_while(|t| *t != "--")
-        .collect();
+        .collect()
+}
+
+/// The values the line gives `--model-type` (`--model-type V` or `--model-type=V`).
+fn model_types(ctx: &Context) -> Vec<String> {
+    let tokens = words(ctx);
     let mut out = vec![];
     for (i, t) in tokens.iter().enumerate() {
         if *t == MODEL_TYPE {
@@ -56,6 +62,28 @@ pub(crate) fn serve_model_type(ctx: &Context) -> Vec<Fired> {
         summary: format!("removed {MODEL_TYPE} {first}"),
         args: vec![ArgEdit::DropOption {
             written: MODEL_TYPE.into(),
+        }],
+        env: vec![],
+    })]
+}
+
+/// FLAG009: a bare first value, `sglang serve`'s model path (from 0.5.16, the rule's versions),
+/// on a line for the server the launcher starts, whose parser has no positional.
+pub(crate) fn serve_positional_model(ctx: &Context) -> Vec<Fired> {
+    // serve takes its --model-type off first: FLAG008's fix does the same, and this then fires.
+    let Some(model) = words(ctx).first().copied().filter(|t| !t.starts_with('-')) else {
+        return vec![];
+    };
+    let option = opt::MODEL_PATH;
+    let fired = Fired::new(format!(
+        "`{model}` first on the line is `sglang serve`'s model path: the launcher starts the \
+         server itself (python -m sglang.launch_server), whose parser takes it only as {option} \
+         and stops on a bare value"
+    ));
+    vec![fired.with_fix(Fix {
+        summary: format!("set {option} {model} (written as sglang serve's first value)"),
+        args: vec![ArgEdit::NamePositional {
+            option: option.into(),
         }],
         env: vec![],
     })]
