@@ -847,6 +847,24 @@ fn base() -> Vec<Case> {
                 ..model("Qwen3ForCausalLM")
             })
             .no(),
+        // A Nemotron-H's ModelOpt mixed export asks what NVFP4 does: 10.0 until 0.5.13, 8.0 then.
+        c("QUANT010").version("0.5.12").on(H100).model(checkpoint(
+            "nvidia__NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+        )),
+        c("QUANT010")
+            .version("0.5.12")
+            .on(B200)
+            .model(checkpoint(
+                "nvidia__NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+            ))
+            .no(),
+        c("QUANT010")
+            .version("0.5.13")
+            .on(H100)
+            .model(checkpoint(
+                "nvidia__NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+            ))
+            .no(),
         // Below SM80 the loader refuses fp8 itself (from 0.5.5, per the goldens), online too.
         c("QUANT010").on(T4).tp(1).model(ModelFacts {
             quant_method: Some("fp8".into()),
