@@ -263,9 +263,11 @@ fn plan_known(ctx: &Context, measured: &Measured) -> MemoryOutcome {
 /// (graphs, the first batch): the line starts as SGLang runs it, and only the load is in doubt.
 fn kept_default(ctx: &Context, base: &Baseline, sizing: &Sizing, reserve: &Reserve) -> Option<f64> {
     let default = ctx.server.defaults.mem_fraction_static;
+    // The pools get the fraction as the model runner shrinks it (a vision model before 0.4.9).
+    let factor = crate::resolve::multimodal::runner_fraction_factor(ctx);
     let no_kv = |f: f64| {
         sizing
-            .pools_at(ctx, base.mib, f)
+            .pools_at(ctx, base.mib, f * factor)
             .is_none_or(|p| p.kv_tokens == 0)
     };
     let kept = reserve.planned < default
