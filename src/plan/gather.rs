@@ -148,19 +148,11 @@ fn target(args: &SglangArgs) -> Option<(&str, Option<&str>)> {
     Some((args.str(opt::MODEL_PATH)?, args.str(opt::REVISION)))
 }
 
-/// `sglang serve`'s bare first value, its model path, where the line names no `--model-path`
+/// `sglang serve`'s bare first value, its model path, for a line naming no `--model-path`
 /// (FLAG009's fix names it so).
 fn serve_positional(args: &SglangArgs) -> Option<(&str, Option<&str>)> {
-    // After serve's own leading `--model-type V`, which FLAG008's fix takes off first.
-    let words: Vec<&str> = args.tokens.iter().map_while(|t| t.to_str()).collect();
-    let first = match words.as_slice() {
-        ["--model-type", _, next, ..] => next,
-        [t, next, ..] if t.starts_with("--model-type=") => next,
-        [first, ..] => first,
-        [] => return None,
-    };
-    let bare = !first.starts_with('-') && args.str(opt::MODEL_PATH).is_none();
-    bare.then(|| (*first, args.str(opt::REVISION)))
+    let path = crate::rules::serve_model_path(&args.tokens)?;
+    Some((path, args.str(opt::REVISION)))
 }
 
 /// Where a model is read from: its path, revision and `--download-dir`.

@@ -16,6 +16,7 @@ mod user;
 mod versions;
 mod view;
 
+pub(crate) use checks::serve_cli::serve_model_path;
 pub(crate) use view::ranges;
 
 use std::fmt;

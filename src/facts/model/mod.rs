@@ -226,6 +226,13 @@ pub struct HfQuant {
     pub hub: bool,
 }
 
+impl HfQuant {
+    /// A ModelOpt mixed-precision export (FP8 and NVFP4 or INT4 layers, layer by layer).
+    pub fn mixed_precision(&self) -> bool {
+        self.algo == "MIXED_PRECISION"
+    }
+}
+
 impl ModelFacts {
     /// MLA attention (latent KV): SGLang sizes the KV cache from `kv_lora_rank + qk_rope_head_dim`.
     /// An implausible `kv_lora_rank` still says the model is MLA.
@@ -288,10 +295,10 @@ impl ModelFacts {
     /// and for a local mixed-precision export `w4afp8` from 0.4.9.post1; from 0.5.3.post1 it
     /// parses the file's `quant_algo`. Two where a hub and a local checkpoint are read apart.
     pub fn hf_quant_methods_in(&self, version: &str) -> Vec<String> {
-        let Some(HfQuant { algo, method, hub }) = self.hf_quant.as_ref() else {
+        let Some(hq @ HfQuant { algo, method, hub }) = self.hf_quant.as_ref() else {
             return vec![];
         };
-        let mixed = algo == "MIXED_PRECISION";
+        let mixed = hq.mixed_precision();
         if !at_least(version, "0.4.5.post1") {
             return vec![];
         }

@@ -127,17 +127,17 @@ fn too_high(ctx: &Context, j: &Judged) -> Option<Finding> {
     let u = j.user_mfs?;
     let slack_mib = j.base.mib * (1.0 - j.mfs);
     let r = j.reserve;
-    let smaller = "lower --chunked-prefill-size or --cuda-graph-max-bs";
-    let way_out = match j.unset_planned {
-        _ if ctx.server.fixed_fraction().is_some() => {
-            format!("SGLang sets this fraction itself here: {smaller}")
-        }
-        Some(p) => format!("leave it out to get the planned value {p:.3}"),
-        None => {
-            format!("no fraction holds the weights and that reserve: {smaller}, or use more GPUs")
-        }
-    };
     r.short_at(j.base.mib, j.mfs).then(|| {
+        let smaller = "lower --chunked-prefill-size or --cuda-graph-max-bs";
+        let way_out = match j.unset_planned {
+            _ if ctx.server.fixed_fraction().is_some() => {
+                format!("SGLang sets this fraction itself here: {smaller}")
+            }
+            Some(p) => format!("leave it out to get the planned value {p:.3}"),
+            None => format!(
+                "no fraction holds the weights and that reserve: {smaller}, or use more GPUs"
+            ),
+        };
         let named: String = r
             .buffers
             .iter()
@@ -166,9 +166,7 @@ fn does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
     let b = j.base;
     let w = j.sizing.weights_mib.unwrap_or(0.0);
     let state = j.state_mib.filter(|&s| s > 0.0);
-    let overheads = j.reserve.slack_needed
-        + state.unwrap_or(0.0)
-        + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
+    let overheads = reserve_and_set_aside(j) + state.unwrap_or(0.0);
     let free = b.tightest.memory_free_mib();
     let buffers: String = j
         .reserve
@@ -213,10 +211,9 @@ fn load_does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
     if !j.kept_default {
         return None;
     }
-    let b = j.base;
     let w = j.sizing.weights_mib.unwrap_or(0.0);
-    let overheads = j.reserve.slack_needed + (b.cuda_context + b.nccl + b.custom_allreduce) as f64;
-    let free = b.tightest.memory_free_mib();
+    let overheads = reserve_and_set_aside(j);
+    let free = j.base.tightest.memory_free_mib();
     let mut hit = Finding::new(
         Code::MEM005,
         format!(
@@ -232,6 +229,12 @@ fn load_does_not_fit(ctx: &Context, j: &Judged) -> Option<Finding> {
     );
     hit.severity = Severity::Warning;
     Some(hit)
+}
+
+/// Our reserve outside the pool and what is set aside before the weights, MiB.
+fn reserve_and_set_aside(j: &Judged) -> f64 {
+    let b = j.base;
+    j.reserve.slack_needed + (b.cuda_context + b.nccl + b.custom_allreduce) as f64
 }
 
 /// What would make the model fit, most effective first.

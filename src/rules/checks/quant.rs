@@ -249,7 +249,7 @@ pub(crate) fn modelopt_mixed_read_as_fp8(ctx: &Context) -> Vec<Fired> {
     let mixed = ctx
         .model
         .and_then(|m| m.hf_quant.as_ref())
-        .is_some_and(|h| h.algo == "MIXED_PRECISION");
+        .is_some_and(|h| h.mixed_precision());
     // Another method named is QUANT009's refusal.
     let named = ctx.quant_given();
     let modelopt = named.as_deref().is_none_or(|q| q.starts_with("modelopt"));

@@ -1,6 +1,8 @@
 //! Options of `sglang serve`'s own front end, which picks a server before the server's parser
 //! reads the rest. `python -m sglang.launch_server`, what the launcher starts, has none of them.
 
+use std::ffi::OsString;
+
 use super::*;
 use crate::rules::{ArgEdit, Fix};
 use crate::sglang::opt;
@@ -67,11 +69,35 @@ pub(crate) fn serve_model_type(ctx: &Context) -> Vec<Fired> {
     })]
 }
 
+/// The user's bare first word, if the line starts with one (serve reads it before a config
+/// file's options, as the fix writes `--model-path` before it).
+fn bare_first(tokens: &[OsString]) -> Option<&str> {
+    tokens
+        .first()
+        .and_then(|t| t.to_str())
+        .filter(|t| !t.starts_with('-'))
+}
+
+/// `sglang serve`'s model path on a line that starts with it, after serve's own leading
+/// `--model-type V` (which FLAG008's fix takes off first, as serve does): the model FLAG009's
+/// fix names `--model-path`, for the planner to read.
+pub(crate) fn serve_model_path(tokens: &[OsString]) -> Option<&str> {
+    let first = tokens.first().and_then(|t| t.to_str())?;
+    let skip = if first == MODEL_TYPE {
+        2
+    } else if first.starts_with(&format!("{MODEL_TYPE}=")) {
+        1
+    } else {
+        0
+    };
+    bare_first(tokens.get(skip..)?)
+}
+
 /// FLAG009: a bare first value, `sglang serve`'s model path (from 0.5.16, the rule's versions),
 /// on a line for the server the launcher starts, whose parser has no positional.
 pub(crate) fn serve_positional_model(ctx: &Context) -> Vec<Fired> {
     // serve takes its --model-type off first: FLAG008's fix does the same, and this then fires.
-    let Some(model) = words(ctx).first().copied().filter(|t| !t.starts_with('-')) else {
+    let Some(model) = bare_first(&ctx.user().command_line().tokens) else {
         return vec![];
     };
     let option = opt::MODEL_PATH;
