@@ -177,7 +177,7 @@ def main():
     alias_dtypes(oracle)
     if opts.quant_layers or opts.linear_weights or opts.dtype_instances:
         dtype_instances(oracle)
-    if opts.quant_layers:
+    if opts.quant_layers or opts.linear_weights:
         compressed_tensors_helpers(oracle)
     present = [m for m in defaults_oracle.real_install_modules(version)
                if importlib.machinery.PathFinder.find_spec(m) is None and m != "pynvml"]
@@ -202,6 +202,7 @@ def main():
         else:
             publish_global_dict(server_args, present)
         target = oracle.import_with_stubs(module, extra_stubs=present)
+        own_name_mapper(present)
     fn, owner = target, None
     for part in qualname.split("."):
         owner, fn = fn, getattr(fn, part)
@@ -296,6 +297,40 @@ LINEAR_PREFIXES = ("model.layers.0.self_attn.qkv_proj", "model.layers.0.self_att
                    "model.layers.0.mlp.gate_up_proj", "model.layers.0.mlp.down_proj")
 
 
+def own_name_mapper(present):
+    """From 0.5.9 the loader hands a compressed-tensors config the model class's
+    `hf_to_sglang_mapper`. A class defines it in its body, which the stand-in keeps; one that
+    does not (Llama, Qwen3, Qwen3-MoE) answers with a stub, and a real class would have no
+    mapper at all: the config keeps its names then."""
+    import oracle
+    try:
+        ct = oracle.import_with_stubs(
+            "sglang.srt.layers.quantization.compressed_tensors.compressed_tensors",
+            extra_stubs=present)
+    except Exception:  # a release without it, or one the stand-in cannot import
+        return
+    cls = getattr(ct, "CompressedTensorsConfig", None)
+    apply = getattr(cls, "apply_weight_name_mapper", None) if cls is not None else None
+    if apply is None or getattr(apply, "probe_wrapped", False):
+        return
+
+    def wrapped(self, mapper):
+        if not oracle.is_stub(mapper):
+            apply(self, mapper)
+
+    wrapped.probe_wrapped = True
+    cls.apply_weight_name_mapper = wrapped
+
+
+def stub_names(qc):
+    """Whether a compressed-tensors config's layer names are the stand-in's (a mapper the model
+    class defines, read without real torch): nothing it says of a layer is the release's."""
+    import oracle
+    return type(qc).__name__ == "CompressedTensorsConfig" and (
+        oracle.is_stub(getattr(qc, "target_scheme_map", None))
+        or oracle.is_stub(getattr(qc, "ignore", None)))
+
+
 def quant_layers(qc, model_config, present):
     """What building the model asks of a compressed-tensors config the loader returned: the
     method of a linear layer of the first decoder layer, and of a MoE layer's experts where the
@@ -304,8 +339,8 @@ def quant_layers(qc, model_config, present):
     if type(qc).__name__ != "CompressedTensorsConfig":
         raise RuntimeError(f"quant-layers reads compressed-tensors only, not {type(qc).__name__}")
     # From 0.5.9 the model class renames the config's targets and ignores; without real torch
-    # that class is the stand-in's, and so would the names be.
-    if oracle.is_stub(getattr(qc, "target_scheme_map", None)) or oracle.is_stub(getattr(qc, "ignore", None)):
+    # a mapper it defines is the stand-in's, and so would the names be.
+    if stub_names(qc):
         raise RuntimeError("the config's layer names come from the stand-in's model class")
     linear = oracle.import_with_stubs("sglang.srt.layers.linear", extra_stubs=present)
     hf = model_config.hf_text_config if hasattr(model_config, "hf_text_config") else model_config.hf_config
@@ -319,6 +354,10 @@ def quant_layers(qc, model_config, present):
     if any(experts):
         moe = oracle.import_with_stubs("sglang.srt.layers.moe.fused_moe_triton", extra_stubs=present)
         qc.get_quant_method(object.__new__(moe.FusedMoE), f"model.layers.{first}.mlp.experts")
+
+
+class StandInStop(Exception):
+    """The stand-in cannot answer what the release would: the run stops short of the check."""
 
 
 class WeightsReached(Exception):
@@ -369,6 +408,8 @@ def linear_weights(qc, model_config, server_args, present, runner=False):
     hf = model_config.hf_text_config if hasattr(model_config, "hf_text_config") else model_config.hf_config
     tp = server_args.tp_size
     dp = getattr(server_args, "dp_size", 1) if getattr(server_args, "enable_dp_attention", False) else 1
+    if stub_names(qc):
+        raise StandInStop("the config's layer names come from the stand-in's model class")
     linear = oracle.import_with_stubs("sglang.srt.layers.linear", extra_stubs=present)
     for prefix, size_in, per_in, per_out, size_out in dense_linear_shapes(hf, tp, tp // dp):
         layer = object.__new__(linear.LinearBase)
@@ -531,10 +572,32 @@ def dtype_instances(oracle):
 
 def compressed_tensors_helpers(oracle):
     """compressed-tensors 0.13's modelling helpers import a torch-only transformers module, which
-    the stand-in answers for. (0.14 and later compute constants from torch at import, which no
-    stand-in gives.)"""
+    the stand-in answers for; 0.14 and later compute constants from the float dtypes' limits at
+    import (`torch.finfo`), which the stand-in gives from the IEEE and OCP formats' definitions."""
     sys.modules.setdefault("transformers.modeling_utils",
                            oracle.StubModule("transformers.modeling_utils"))
+    oracle.OVERRIDES.setdefault("torch", {})["finfo"] = finfo
+
+
+# (max, smallest normal, eps) of the float formats, from their definitions.
+FLOAT_LIMITS = {
+    "float8_e4m3fn": (448.0, 2.0**-6, 2.0**-3),
+    "float8_e5m2": (57344.0, 2.0**-14, 2.0**-2),
+    "float8_e8m0fnu": (2.0**127, 2.0**-127, 1.0),
+    "float16": (65504.0, 2.0**-14, 2.0**-10),
+    "bfloat16": (3.3895313892515355e38, 2.0**-126, 2.0**-7),
+    "float32": (3.4028234663852886e38, 2.0**-126, 2.0**-23),
+    "float64": (1.7976931348623157e308, 2.0**-1022, 2.0**-52),
+}
+
+
+def finfo(dtype=None):
+    """`torch.finfo` of a stand-in dtype (named `torch.<format>`): its limits as real torch
+    gives them."""
+    name = getattr(dtype, "__name__", str(dtype)).rsplit(".", 1)[-1]
+    big, tiny, eps = FLOAT_LIMITS.get(name, FLOAT_LIMITS["float32"])
+    return types.SimpleNamespace(max=big, min=-big, tiny=tiny, smallest_normal=tiny, eps=eps,
+                                 bits=8 if name.startswith("float8") else 16, dtype=dtype)
 
 
 def alias_dtypes(oracle):

@@ -201,6 +201,24 @@ fn mxfp4_experts_only() {
     assert!(f.attention_unquantised);
 }
 
+/// compressed-tensors' FP4 weight-only presets: NVFP4A16 is half a byte and an FP8 scale per
+/// 16, MXFP4A16 (`mxfp4-pack-quantized`) half a byte and an e8m0 scale per 32.
+#[test]
+fn compressed_tensors_fp4_weight_only() {
+    let nvfp4 = facts_of(&[Path::new(MODELS).join("synthetic__Qwen3-8B-nvfp4a16-ct/config.json")]);
+    assert_eq!(nvfp4.weight_format, Some(WeightFormat::Nvfp4));
+    assert!(close(
+        nvfp4.weight_format.unwrap().bytes_per_weight(),
+        0.5625
+    ));
+    let mxfp4 = facts_of(&[Path::new(MODELS).join("synthetic__Qwen3-8B-mxfp4a16-ct/config.json")]);
+    assert_eq!(mxfp4.weight_format, Some(WeightFormat::Mxfp4));
+    assert!(close(
+        mxfp4.weight_format.unwrap().bytes_per_weight(),
+        0.53125
+    ));
+}
+
 /// Block FP8 (DeepSeek-V3): one byte and an fp32 scale per 128×128 block.
 #[test]
 fn block_fp8() {
@@ -338,6 +356,15 @@ fn compressed_tensors_schemes() {
     assert_eq!(edited(&asym), [Wna16Asym]);
     let nvfp4 = Path::new(MODELS).join("synthetic__Qwen3-8B-nvfp4-ct/config.json");
     assert_eq!(facts_of(&[nvfp4]).compressed_schemes, [Nvfp4]);
+    // FP4 weights alone: NVFP4A16's tensor groups, and MXFP4A16's groups, which the integer
+    // weight-only test of releases before 0.5.22 takes too but which are not integers.
+    let nvfp4_a16 = Path::new(MODELS).join("synthetic__Qwen3-8B-nvfp4a16-ct/config.json");
+    assert_eq!(facts_of(&[nvfp4_a16]).compressed_schemes, [Nvfp4WeightOnly]);
+    let mxfp4_a16 = Path::new(MODELS).join("synthetic__Qwen3-8B-mxfp4a16-ct/config.json");
+    assert_eq!(
+        facts_of(&[mxfp4_a16]).compressed_schemes,
+        [Fp4WeightOnlyGroup]
+    );
     let awq = Path::new(MODELS).join("TheBloke__Llama-2-7B-AWQ/config.json");
     assert!(facts_of(&[awq]).compressed_schemes.is_empty());
 }

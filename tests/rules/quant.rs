@@ -35,6 +35,7 @@ pub fn cases() -> Vec<Case> {
         quant029(),
         quant030(),
         quant031(),
+        quant039(),
         int_moe(),
         quant035(),
         quant036(),
@@ -528,6 +529,48 @@ fn quant031() -> Vec<Case> {
             .no(),
         q31("0.5.5", T4)
             .model(checkpoint("TheBloke__Llama-2-7B-AWQ"))
+            .no(),
+        // The schemes ask for 8.0 in every later release too.
+        q31("0.5.23", T4).model(w4a16()),
+        q31("0.5.14", T4).model(checkpoint(
+            "RedHatAI__Meta-Llama-3.1-8B-Instruct-FP8-dynamic",
+        )),
+        q31("0.5.23", A100).model(w4a16()).no(),
+        // NVFP4 weight-only has a scheme from 0.5.22 (QUANT039 before), which asks for 8.0.
+        q31("0.5.22", T4).model(checkpoint("synthetic__Qwen3-8B-nvfp4a16-ct")),
+        q31("0.5.21", T4)
+            .model(checkpoint("synthetic__Qwen3-8B-nvfp4a16-ct"))
+            .no(),
+        q31("0.5.22", A100)
+            .model(checkpoint("synthetic__Qwen3-8B-nvfp4a16-ct"))
+            .no(),
+    ]
+}
+
+/// QUANT039: FP4 weight-only layers the release has no compressed-tensors scheme for.
+fn quant039() -> Vec<Case> {
+    let q39 = |v: &'static str, gpu: &'static str| c("QUANT039").version(v).on(gpu).tp(1);
+    let nvfp4 = || checkpoint("synthetic__Qwen3-8B-nvfp4a16-ct");
+    let mxfp4 = || checkpoint("synthetic__Qwen3-8B-mxfp4a16-ct");
+    let mxfp4_experts = || checkpoint("synthetic__Qwen3-30B-A3B-mxfp4a16-ct-experts");
+    vec![
+        // NVFP4A16: no scheme on any GPU until 0.5.22.
+        q39("0.5.5", H100).model(nvfp4()),
+        q39("0.5.21", B200).model(nvfp4()),
+        q39("0.5.14", H100).model(checkpoint("synthetic__Qwen3-30B-A3B-nvfp4a16-ct-experts")),
+        q39("0.5.22", H100).model(nvfp4()).no(),
+        // MXFP4A16 in a linear layer: no release builds it.
+        q39("0.5.15", H100).model(mxfp4()),
+        q39("0.5.23", B200).model(mxfp4()),
+        // In the experts alone: refused until 0.5.17.
+        q39("0.5.14", H100).model(mxfp4_experts()),
+        q39("0.5.17", H100).model(mxfp4_experts()).no(),
+        // NVFP4 with FP4 activations and integer weight-only groups are other rules'.
+        q39("0.5.15", H100)
+            .model(checkpoint("synthetic__Qwen3-8B-nvfp4-ct"))
+            .no(),
+        q39("0.5.15", H100)
+            .model(checkpoint("synthetic__Qwen3-8B-w4a16-ct"))
             .no(),
     ]
 }

@@ -48,6 +48,7 @@ pub(super) fn format(q: &Map<String, Value>) -> Option<WeightFormat> {
     Some(match m.as_str() {
         "mxfp4" => WeightFormat::Mxfp4,
         "modelopt_fp4" | "modelopt_mixed" => WeightFormat::Nvfp4,
+        "compressed-tensors" if bits == 4 && is_mxfp4_format(q) => WeightFormat::Mxfp4,
         "compressed-tensors" if bits == 4 && is_nvfp4_format(q) => WeightFormat::Nvfp4,
         "quark" if bits == 4 => WeightFormat::Mxfp4,
         "bitsandbytes" if bits == 4 => WeightFormat::Bnb4 {
@@ -194,6 +195,15 @@ fn quark_bits(q: &Map<String, Value>) -> Option<u32> {
 }
 
 /// compressed-tensors' NVFP4 format (`nvfp4-pack-quantized`): FP4 with an FP8 scale per 16.
+/// compressed-tensors' MXFP4: FP4 weights with an e8m0 scale per 32 (`mxfp4-pack-quantized`).
+fn is_mxfp4_format(q: &Map<String, Value>) -> bool {
+    let mxfp4 = |v: Option<&Value>| v.and_then(Value::as_str) == Some("mxfp4-pack-quantized");
+    mxfp4(q.get("format"))
+        || q.get("config_groups")
+            .and_then(Value::as_object)
+            .is_some_and(|g| g.values().any(|g| mxfp4(g.get("format"))))
+}
+
 pub(super) fn is_nvfp4_format(q: &Map<String, Value>) -> bool {
     q.get("format").and_then(Value::as_str) == Some("nvfp4-pack-quantized")
         || q.get("config_groups")
@@ -314,6 +324,11 @@ pub enum CompressedScheme {
     Fp8WeightOnly,
     /// NVFP4: FP4 weights and activations in symmetric tensor groups of 16 (the NVFP4 preset).
     Nvfp4,
+    /// NVFP4 weights with activations left unquantised (the NVFP4A16 preset).
+    Nvfp4WeightOnly,
+    /// FP4 weights per group or channel with activations left unquantised (the MXFP4A16
+    /// preset): the integer weight-only test of releases before 0.5.22 takes them too.
+    Fp4WeightOnlyGroup,
     /// Anything else (INT8 activations, block FP8, …).
     Other,
 }
@@ -345,12 +360,19 @@ fn scheme_of(group: &Value, activation_format: bool) -> CompressedScheme {
         |v: &Value, k: &str, default: bool| v.get(k).and_then(Value::as_bool).unwrap_or(default);
     let static_symmetric = flag(w, "symmetric", true) && !flag(w, "dynamic", false);
     let float = |v: &Value| v.get("type").and_then(Value::as_str) == Some("float");
-    if input.is_some_and(|a| nvfp4_args(w) && nvfp4_args(a)) {
-        return CompressedScheme::Nvfp4;
+    if nvfp4_args(w) {
+        match input {
+            None => return CompressedScheme::Nvfp4WeightOnly,
+            Some(a) if nvfp4_args(a) => return CompressedScheme::Nvfp4,
+            Some(_) => {}
+        }
     }
     let strategy = weight_strategy(w);
     let per_tensor_or_channel = matches!(strategy, "tensor" | "channel");
     if input.is_none() && !flag(w, "dynamic", false) && matches!(strategy, "group" | "channel") {
+        if float(w) && w.get("num_bits").and_then(Value::as_u64) == Some(4) {
+            return CompressedScheme::Fp4WeightOnlyGroup;
+        }
         return match flag(w, "symmetric", true) {
             true => CompressedScheme::Wna16,
             false => CompressedScheme::Wna16Asym,

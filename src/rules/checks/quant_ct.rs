@@ -82,8 +82,12 @@ pub(crate) fn ct_asymmetric_unbuildable(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
-/// QUANT031: compressed-tensors' weight-only, FP8 and (from 0.5.7) INT8 schemes declare compute
-/// capability 8.0, which the config checks for each layer as it builds the model.
+/// The first release with a weight-only NVFP4 scheme (FP4 Marlin).
+const NVFP4_A16_FROM: &str = "0.5.22";
+
+/// QUANT031: compressed-tensors' weight-only, FP8, (from 0.5.7) INT8 and (from 0.5.22) NVFP4
+/// weight-only schemes declare compute capability 8.0, which the config checks for each layer
+/// as it builds the model.
 pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
     use CompressedScheme::*;
     // Only the linear schemes are checked; an MoE export that leaves attention unquantised
@@ -93,9 +97,12 @@ pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
     };
     // Before 0.5.7 INT8 asks for 8.9: QUANT019's.
     let int8 = m.compressed_w8a8_int8 && at_least(ctx.version, "0.5.7");
+    let nvfp4_a16 =
+        m.compressed_schemes.contains(&Nvfp4WeightOnly) && at_least(ctx.version, NVFP4_A16_FROM);
     let eighty = [Wna16, Fp8W8a8, Fp8WeightOnly];
     let old = ctx.gpus_where(|cc| cc < (8, 0));
-    if old.is_empty() || !(int8 || m.compressed_schemes.iter().any(|s| eighty.contains(s))) {
+    let gated = int8 || nvfp4_a16 || m.compressed_schemes.iter().any(|s| eighty.contains(s));
+    if old.is_empty() || !gated {
         return vec![];
     }
     vec![Fired::new(format!(
@@ -105,5 +112,62 @@ pub(crate) fn ct_below_ampere(ctx: &Context) -> Vec<Fired> {
          capability 8.0 or newer, or a GGUF, AWQ or GPTQ checkpoint",
         Context::describe(&old),
         ctx.version
+    ))]
+}
+
+/// The first release whose experts take FP4 weight-only groups (MXFP4A16).
+const FP4_GROUP_EXPERTS_FROM: &str = "0.5.17";
+
+/// QUANT039: FP4 weights with activations left unquantised, which the release has no scheme
+/// for: NVFP4A16 before 0.5.22; FP4 groups (MXFP4A16) in any linear layer, and in the experts
+/// before they take them. The first quantised layer stops the build on every GPU.
+pub(crate) fn ct_fp4_weight_only_unbuildable(ctx: &Context) -> Vec<Fired> {
+    use CompressedScheme::*;
+    let Some(m) = compressed_model(ctx) else {
+        return vec![];
+    };
+    let v = ctx.version;
+    let experts_first = experts_only(m);
+    let has = |s: CompressedScheme| m.compressed_schemes.contains(&s);
+    // (what the checkpoint holds, where building it stops, the first release that builds it)
+    let (what, error, from) = if has(Nvfp4WeightOnly) && !at_least(v, NVFP4_A16_FROM) {
+        // From 0.5.7 the linear W8A8 test reads the absent activation settings; the experts'
+        // scheme does so later.
+        let error = match (experts_first, at_least(v, "0.5.7")) {
+            (false, false) => "'No compressed-tensors compatible scheme was found'",
+            (false, true) => "an AttributeError on the activation settings it lacks",
+            (true, _) => {
+                "'Unsupported FusedMoe scheme', or an AttributeError on the activation settings \
+                 it lacks"
+            }
+        };
+        (
+            "NVFP4 weight-only layers (NVFP4A16)",
+            error,
+            Some(NVFP4_A16_FROM),
+        )
+    } else if has(Fp4WeightOnlyGroup) && !experts_first {
+        let error = if at_least(v, NVFP4_A16_FROM) {
+            "'No compressed-tensors compatible scheme was found'"
+        } else {
+            "'Other method (CompressedTensorsW4A16Sparse24) is not supported now'"
+        };
+        (
+            "FP4 weight-only groups (MXFP4A16) in its linear layers",
+            error,
+            None,
+        )
+    } else if has(Fp4WeightOnlyGroup) && !at_least(v, FP4_GROUP_EXPERTS_FROM) {
+        let error = "'For Fused MoE layers, only pack-quantized is supported'";
+        let what = "FP4 weight-only groups (MXFP4A16) in its experts";
+        (what, error, Some(FP4_GROUP_EXPERTS_FROM))
+    } else {
+        return vec![];
+    };
+    let upgrade = from.map_or(String::new(), |r| format!("run SGLang {r} or later, or "));
+    vec![Fired::new(format!(
+        "a compressed-tensors checkpoint with {what}: SGLang {v} has no scheme for them, so \
+         building the model stops on every GPU before a weight is read ({error}); {upgrade}use \
+         an NVFP4 (W4A4), FP8 or BF16 checkpoint of the model"
     ))]
 }

@@ -45,7 +45,9 @@ pub(crate) fn compressed_without_vllm(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
     let has = |s: CompressedScheme| schemes.contains(&s);
     // (the GPUs it names first, what the checkpoint holds, where building it stops)
-    let (gpus, what, on) = if has(CompressedScheme::Wna16) {
+    // FP4 weight-only groups pass the same weight-only test.
+    let wna16 = has(CompressedScheme::Wna16) || has(CompressedScheme::Fp4WeightOnlyGroup);
+    let (gpus, what, on) = if wna16 {
         // SGLang's WNA16 test also takes FP8 weights per channel: the word "integer" would be loose.
         (String::new(), "weight-only (WNA16) layers", "every GPU")
     } else if has(CompressedScheme::Fp8WeightOnly) {
