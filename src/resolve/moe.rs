@@ -160,6 +160,11 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
 /// without an all-to-all backend or `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
 fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
+    // NVIDIA's FP8+NVFP4 exports: the routed TRT-LLM runner whatever the GPU, from 0.5.14.
+    let nvfp4 = (i.model.and_then(|m| m.deepseek_v4.as_ref())).is_some_and(|l| l.nvfp4_experts);
+    if nvfp4 && no_a2a && at_least(v, "0.5.14") {
+        return Some("flashinfer_trtllm_routed");
+    }
     let official = i.model.is_some_and(|m| m.deepseek_v4_official().is_some());
     if !official || i.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
         return None;

@@ -36,6 +36,7 @@ pub fn cases() -> Vec<Case> {
         quant030(),
         quant031(),
         quant039(),
+        quant040(),
         int_moe(),
         quant035(),
         quant036(),
@@ -572,6 +573,30 @@ fn quant039() -> Vec<Case> {
         q39("0.5.15", H100)
             .model(checkpoint("synthetic__Qwen3-8B-w4a16-ct"))
             .no(),
+    ]
+}
+
+/// QUANT040: ModelOpt NVFP4 experts off Blackwell with a runner other than auto or marlin.
+fn quant040() -> Vec<Case> {
+    let nvfp4 = || checkpoint("synthetic__Qwen3-30B-A3B-modelopt-nvfp4");
+    let runner = |r: &str, v: &'static str, gpu: &'static str| {
+        c("QUANT040")
+            .version(v)
+            .on(gpu)
+            .model(nvfp4())
+            .arg("--moe-runner-backend", json!(r))
+    };
+    vec![
+        runner("triton", "0.5.13", H100),
+        runner("flashinfer_cutlass", "0.5.23", A100),
+        // Marlin is the fallback, and auto picks it; Blackwell (SM12x too) takes any runner.
+        runner("marlin", "0.5.23", H100).no(),
+        runner("auto", "0.5.17", H100).no(),
+        runner("flashinfer_cutlass", "0.5.23", B200).no(),
+        runner("flashinfer_cutlass", "0.5.23", PRO).no(),
+        // Below 8.0 the loader refuses the method first (QUANT010); before 0.5.13 it asks 10.0.
+        runner("triton", "0.5.23", T4).no(),
+        runner("triton", "0.5.12", H100).no(),
     ]
 }
 
