@@ -155,12 +155,13 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
     }
 }
 
-/// DeepSeek-V4's official checkpoint (MXFP4 experts): Marlin on SM120 in 0.5.13–0.5.15,
-/// FlashInfer's MXFP4 runner there in 0.5.16–0.5.18, and from 0.5.19 on SM90, SM100 and SM120
-/// without an all-to-all backend or `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
+/// DeepSeek-V4's MoE runner. NVIDIA's FP8+NVFP4 exports: the routed TRT-LLM runner on every
+/// GPU from 0.5.14 (read here without an all-to-all backend only). The official checkpoint
+/// (MXFP4 experts): Marlin on SM120 in 0.5.13–0.5.15, FlashInfer's MXFP4 runner there in
+/// 0.5.16–0.5.18, and from 0.5.19 on SM90, SM100 and SM120 without an all-to-all backend or
+/// `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
 fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
-    // NVIDIA's FP8+NVFP4 exports: the routed TRT-LLM runner whatever the GPU, from 0.5.14.
     let nvfp4 = (i.model.and_then(|m| m.deepseek_v4.as_ref())).is_some_and(|l| l.nvfp4_experts);
     if nvfp4 && no_a2a && at_least(v, "0.5.14") {
         return Some("flashinfer_trtllm_routed");

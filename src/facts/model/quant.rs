@@ -194,7 +194,6 @@ fn quark_bits(q: &Map<String, Value>) -> Option<u32> {
     }
 }
 
-/// compressed-tensors' NVFP4 format (`nvfp4-pack-quantized`): FP4 with an FP8 scale per 16.
 /// compressed-tensors' MXFP4: FP4 weights with an e8m0 scale per 32 (`mxfp4-pack-quantized`).
 fn is_mxfp4_format(q: &Map<String, Value>) -> bool {
     let mxfp4 = |v: Option<&Value>| v.and_then(Value::as_str) == Some("mxfp4-pack-quantized");
@@ -204,6 +203,7 @@ fn is_mxfp4_format(q: &Map<String, Value>) -> bool {
             .is_some_and(|g| g.values().any(|g| mxfp4(g.get("format"))))
 }
 
+/// compressed-tensors' NVFP4 format (`nvfp4-pack-quantized`): FP4 with an FP8 scale per 16.
 pub(super) fn is_nvfp4_format(q: &Map<String, Value>) -> bool {
     q.get("format").and_then(Value::as_str) == Some("nvfp4-pack-quantized")
         || q.get("config_groups")
