@@ -202,7 +202,8 @@ def main():
         else:
             publish_global_dict(server_args, present)
         target = oracle.import_with_stubs(module, extra_stubs=present)
-        own_name_mapper(present)
+        if opts.quant_layers or opts.linear_weights:
+            own_name_mapper(present)
     fn, owner = target, None
     for part in qualname.split("."):
         owner, fn = fn, getattr(fn, part)

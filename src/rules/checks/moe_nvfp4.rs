@@ -25,12 +25,12 @@ pub(crate) fn nvfp4_moe_runner_off_blackwell(ctx: &Context) -> Vec<Fired> {
     }
     let flag = opt::MOE_RUNNER_BACKEND;
     let whose = if ctx.user().sval(flag).as_deref() == Some(runner.as_str()) {
-        flag
+        format!("{flag} {runner}")
     } else {
-        "SGLang's pick for this model, MoE runner"
+        format!("the MoE runner SGLang picks for this model, {runner}")
     };
     vec![Fired::new(format!(
-        "{}; ModelOpt NVFP4 experts with {whose} {runner}: SGLang {}'s NVFP4 MoE method runs \
+        "{}; ModelOpt NVFP4 experts with {whose}: SGLang {}'s NVFP4 MoE method runs \
          them below Blackwell only through Marlin, so building the model stops before a weight is \
          read ('Current platform does not support NVFP4 quantization with the selected MoE \
          backend'); set {flag} marlin, or use Blackwell GPUs",

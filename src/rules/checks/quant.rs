@@ -80,7 +80,8 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
         "modelopt_fp4" if at_least(v, "0.5.13") => Some((8, 0)),
         "modelopt_fp4" => Some((10, 0)),
         // The mixed-precision method asks what the NVFP4 one does; a Nemotron-H export's from
-        // 0.5.10rc0 (goldens to 0.5.14; from 0.5.15 the oracle stops short of it).
+        // 0.5.10rc0 (goldens to 0.5.14; from 0.5.15 the synthetic export stops the config read
+        // before the check, so those releases are not judged).
         "modelopt_mixed" if at_least(v, "0.5.15") => None,
         "modelopt_mixed" if at_least(v, "0.5.13") => Some((8, 0)),
         "modelopt_mixed" => Some((10, 0)),
