@@ -37,8 +37,88 @@ pub fn cases() -> Vec<Case> {
         ep024(),
         ep025(),
         ep026(),
+        ep027(),
+        ep028(),
     ]
     .concat()
+}
+
+/// EP027: all-to-all backends SGLang has validated only for some architectures.
+fn ep027() -> Vec<Case> {
+    let a2a = |v: &'static str, backend: &'static str, arch: &str| {
+        c("EP027")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!(backend))
+            .model(ModelFacts {
+                architecture: Some(arch.into()),
+                ..moe()
+            })
+    };
+    vec![
+        a2a("0.5.23", "deepep_v2", "GptOssForCausalLM"),
+        a2a("0.5.19", "deepep_v2", "Qwen3_5MoeForConditionalGeneration"),
+        a2a("0.5.21", "deepep_v2", "GlmMoeDsaForCausalLM"),
+        a2a("0.5.22", "deepep_v2", "GlmMoeDsaForCausalLM").no(),
+        a2a("0.5.23", "deepep_v2", "Qwen3MoeForCausalLM").no(),
+        a2a("0.5.18", "deepep_v2", "GptOssForCausalLM").no(),
+        a2a("0.5.23", "deepep_v2", "GptOssForCausalLM")
+            .env("SGLANG_EXTERNAL_MODEL_PACKAGE", "my_models")
+            .no(),
+        a2a("0.5.23", "flashinfer_megamoe", "Glm4MoeLiteForCausalLM"),
+        a2a("0.5.20", "flashinfer_megamoe", "GlmMoeDsaForCausalLM"),
+        a2a("0.5.21", "flashinfer_megamoe", "GlmMoeDsaForCausalLM").no(),
+        a2a(
+            "0.5.22",
+            "flashinfer_megamoe",
+            "KimiK3ForConditionalGeneration",
+        ),
+        a2a(
+            "0.5.23",
+            "flashinfer_megamoe",
+            "KimiK3ForConditionalGeneration",
+        )
+        .no(),
+        a2a("0.5.23", "deepep", "GptOssForCausalLM").no(),
+    ]
+}
+
+/// EP028: DeepEP v2's per-rank dispatch buffer.
+fn ep028() -> Vec<Case> {
+    const VAR: &str = "SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK";
+    let v2 = |v: &'static str| {
+        c("EP028")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("deepep_v2"))
+            .model(moe())
+    };
+    vec![
+        v2("0.5.23"),
+        v2("0.5.19"),
+        v2("0.5.21").env(VAR, "1024"),
+        v2("0.5.22").env(VAR, "1024").no(),
+        v2("0.5.23").env(VAR, "16384").no(),
+        v2("0.5.23")
+            .env(VAR, "256")
+            .arg("--chunked-prefill-size", json!(256)),
+        v2("0.5.23")
+            .env(VAR, "256")
+            .arg("--chunked-prefill-size", json!(256))
+            .flag("--disable-cuda-graph")
+            .no(),
+        v2("0.5.23")
+            .env(VAR, "256")
+            .arg("--chunked-prefill-size", json!(256))
+            .arg("--disaggregation-mode", json!("prefill"))
+            .no(),
+        v2("0.5.18").no(),
+        v2("0.5.23").env(VAR, "not a number").no(),
+    ]
 }
 
 /// EP022: Elastic EP's sizes.

@@ -42,6 +42,7 @@ pub fn cases() -> Vec<Case> {
         language_model_only(),
         embedding(),
         glm4v_moe(),
+        qwen3_vl_moe_pp(),
         model_types(),
         model_options(),
     ]
@@ -320,6 +321,45 @@ fn glm4v_moe() -> Vec<Case> {
         c("MODEL005")
             .version("0.5.2")
             .model(named(&["Glm4vForConditionalGeneration"], "glm4v", false))
+            .no(),
+    ]
+}
+
+/// MODEL009: Qwen3-VL MoE with pipeline parallelism before 0.5.10.
+fn qwen3_vl_moe_pp() -> Vec<Case> {
+    let vl_moe = || {
+        named(
+            &["Qwen3VLMoeForConditionalGeneration"],
+            "qwen3_vl_moe",
+            false,
+        )
+    };
+    let pp = |v: &'static str| {
+        c("MODEL009")
+            .version(v)
+            .model(vl_moe())
+            .arg("--tp-size", json!(4))
+            .arg("--pp-size", json!(2))
+    };
+    vec![
+        pp("0.5.7"),
+        pp("0.5.3.post1"),
+        pp("0.5.10rc0"),
+        pp("0.5.10").no(),
+        pp("0.5.2").no(),
+        pp("0.5.7").arg("--load-format", json!("dummy")).no(),
+        pp("0.5.7").arg("--model-impl", json!("transformers")).no(),
+        pp("0.5.7")
+            .model(named(
+                &["Qwen3VLForConditionalGeneration"],
+                "qwen3_vl",
+                false,
+            ))
+            .no(),
+        c("MODEL009")
+            .version("0.5.7")
+            .model(vl_moe())
+            .arg("--tp-size", json!(8))
             .no(),
     ]
 }

@@ -3,6 +3,7 @@
 //! pipeline's fixpoint loop converges).
 
 pub(crate) mod a2a_dispatch;
+pub(crate) mod a2a_models;
 pub(crate) mod ar;
 pub(crate) mod arch;
 pub(crate) mod attn;
@@ -12,6 +13,7 @@ pub(crate) mod auto;
 pub(crate) mod cache;
 pub(crate) mod cg;
 pub(crate) mod comm;
+pub(crate) mod deepep_v2_budget;
 pub(crate) mod dpa;
 pub(crate) mod elastic_ep;
 pub(crate) mod env;

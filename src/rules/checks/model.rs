@@ -346,3 +346,27 @@ pub(crate) fn pp_unsupported(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// MODEL009: before 0.5.10 the Qwen3-VL MoE loader looks every expert tensor up among the
+/// stage's own parameters, so a layer another pipeline stage holds stops the load.
+pub(crate) fn qwen3_vl_moe_pp(ctx: &Context) -> Vec<Fired> {
+    const ARCH: &str = "Qwen3VLMoeForConditionalGeneration";
+    let dummy = ctx.user().sval(opt::LOAD_FORMAT).as_deref() == Some("dummy");
+    if ctx.pp() < 2 || dummy || !registry_decides(ctx) {
+        return vec![];
+    }
+    let picked = crate::sglang::release::exact(ctx.version)
+        .zip(ctx.model)
+        .and_then(|(at, m)| {
+            (m.registry.architectures.iter())
+                .find(|a| architectures::lookup(a, at, false) != Lookup::Missing)
+        });
+    if picked.map(String::as_str) != Some(ARCH) {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "--pp-size {} with {ARCH}: SGLang {}'s loader looks every expert weight up among the stage's own layers, so the load stops with a KeyError for the first MoE layer another stage holds (e.g. 'model.layers.N.mlp.experts.w2_weight'); use TP alone (across nodes if need be), or SGLang 0.5.10, which skips the other stages' layers",
+        ctx.pp(),
+        ctx.version
+    ))]
+}
