@@ -183,6 +183,8 @@ pub(crate) fn for_install(
         // The model registry is known for the embedded releases only: a release this build
         // lacks, or a checkout, dev image or fork, may have classes the data does not.
         hits.retain(|h| !matches!(h.code, Code::MODEL001 | Code::MODEL002));
+        // Likewise the architectures a backend is validated for: such an install may list more.
+        hits = hits.into_iter().map(allow_list_unproven).collect();
     }
     if machine.selected.may_run_later_code() {
         hits = hits.into_iter().map(|h| unproven_later(ctx, h)).collect();
@@ -219,6 +221,18 @@ pub(crate) fn unproven_later(ctx: &Context, mut hit: Finding) -> Finding {
         hit.message.push_str(&format!(
             " (not proven for this install, so a warning: it is not the {named} release, and SGLang {v} no longer fails this way)"
         ));
+    }
+    hit
+}
+
+/// An error that a model is missing from a release's own list of validated architectures
+/// (EP027) warns on an install whose list the data does not know.
+fn allow_list_unproven(mut hit: Finding) -> Finding {
+    if hit.code == Code::EP027 && hit.severity == Severity::Error {
+        hit.severity = Severity::Warning;
+        hit.message.push_str(
+            " (not proven for this install, so a warning: a checkout, dev image or fork may validate architectures the release's list lacks)",
+        );
     }
     hit
 }

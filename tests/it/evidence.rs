@@ -388,3 +388,58 @@ fn a_build_without_a_reachable_tag_is_read_as_a_recent_checkout() {
     );
     assert_ne!(plan["verdict"], "error");
 }
+
+/// EP027 judges a model against the release's own list of architectures validated for DeepEP
+/// v2: a fork or dev image may have added its model to that list, so a checkout warns where the
+/// 0.5.23 release blocks.
+#[test]
+fn a_model_missing_from_a_backend_list_warns_on_a_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |launcher: &[&str]| -> Value {
+        let out = common::launcher()
+            .current_dir(ROOT)
+            .args(["check", "--json", "--topology"])
+            .arg("examples/topologies/8x-h200-nvlink.json")
+            .args(launcher)
+            .args([
+                "--",
+                "--model-path",
+                "tests/fixtures/models/openai__gpt-oss-20b",
+            ])
+            .args([
+                "--tp-size",
+                "8",
+                "--ep-size",
+                "8",
+                "--moe-a2a-backend",
+                "deepep_v2",
+            ])
+            .env("SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "65536")
+            .env("HF_HUB_OFFLINE", "1")
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let ep027 = |plan: &Value| -> (String, String) {
+        let f = (plan["findings"].as_array().unwrap().iter())
+            .find(|f| f["code"] == "EP027")
+            .unwrap_or_else(|| panic!("{}", plan["findings"]))
+            .clone();
+        (
+            f["severity"].as_str().unwrap().to_owned(),
+            f["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    assert_eq!(ep027(&run(&["--sglang-version", "0.5.23"])).0, "error");
+    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
+    let site = dir.path().join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    common::sglang_dist_info(&site, "0.5.23", Some("file:///src/sglang/python"));
+    let (sev, message) = ep027(&run(&["--python", py.to_str().unwrap()]));
+    assert_eq!(sev, "warning", "{message}");
+    assert!(
+        message.contains("may validate architectures the release's list lacks"),
+        "{message}"
+    );
+}

@@ -39,6 +39,7 @@ pub fn cases() -> Vec<Case> {
         ep026(),
         ep027(),
         ep028(),
+        ep029_to_ep031(),
     ]
     .concat()
 }
@@ -118,6 +119,75 @@ fn ep028() -> Vec<Case> {
             .no(),
         v2("0.5.18").no(),
         v2("0.5.23").env(VAR, "not a number").no(),
+    ]
+}
+
+/// EP029 to EP031: what DeepEP v2, PPLX and FlashInfer MegaMOE refuse.
+fn ep029_to_ep031() -> Vec<Case> {
+    let a2a = |code: &'static str, v: &'static str, backend: &'static str| {
+        c(code)
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!(backend))
+            .env("SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "65536")
+            .model(moe())
+    };
+    let v2 = |v: &'static str| a2a("EP029", v, "deepep_v2");
+    let dpa = |case: Case| {
+        case.flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+    };
+    let pplx = |v: &'static str| {
+        dpa(a2a("EP030", v, "pplx")).env("SGLANG_PPLX_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "65536")
+    };
+    let megamoe = |v: &'static str| dpa(a2a("EP031", v, "flashinfer_megamoe").on(B200));
+    vec![
+        v2("0.5.23").arg("--moe-runner-backend", json!("triton")),
+        v2("0.5.23")
+            .arg("--moe-runner-backend", json!("deep_gemm"))
+            .no(),
+        v2("0.5.19").flag("--enforce-shared-experts-fusion"),
+        v2("0.5.23")
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg("--speculative-draft-model-path", json!("draft")),
+        v2("0.5.23")
+            .arg("--speculative-algorithm", json!("EAGLE3"))
+            .arg("--speculative-draft-model-path", json!("draft"))
+            .arg("--speculative-moe-a2a-backend", json!("none"))
+            .no(),
+        v2("0.5.23")
+            .arg("--speculative-algorithm", json!("NGRAM"))
+            .no(),
+        v2("0.5.18")
+            .arg("--moe-runner-backend", json!("triton"))
+            .no(),
+        pplx("0.5.23").no(),
+        pplx("0.5.17").arg("--deepep-mode", json!("normal")),
+        pplx("0.5.23").arg("--moe-runner-backend", json!("triton")),
+        a2a("EP030", "0.5.23", "pplx"),
+        dpa(a2a("EP030", "0.5.23", "pplx")),
+        a2a("EP030", "0.5.16", "pplx").no(),
+        megamoe("0.5.23"),
+        megamoe("0.5.20").arg("--quantization", json!("fp8")),
+        megamoe("0.5.23").arg("--quantization", json!("mxfp8")).no(),
+        megamoe("0.5.23")
+            .model(ModelFacts {
+                fp4_experts_marked: true,
+                ..moe()
+            })
+            .no(),
+        megamoe("0.5.23")
+            .model(ModelFacts {
+                architecture: Some("DeepseekV4ForCausalLM".into()),
+                ..moe()
+            })
+            .no(),
+        megamoe("0.5.19").no(),
+        a2a("EP031", "0.5.23", "flashinfer_megamoe")
+            .on(B200)
+            .arg("--quantization", json!("mxfp8")),
     ]
 }
 

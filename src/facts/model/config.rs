@@ -10,7 +10,7 @@ use super::defaults::{self, TypeDefaults};
 use super::plausible::{self, Implausible};
 use super::quant::{
     attention_unquantised, block_size, compressed_schemes, compressed_w8a8_int8, format,
-    ignored_layers, kv_cache_fp8, method, nvfp4_moe_hybrid, weight_bits,
+    fp4_experts_marked, ignored_layers, kv_cache_fp8, method, nvfp4_moe_hybrid, weight_bits,
 };
 use super::{ModelFacts, WeightSource};
 
@@ -146,6 +146,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         compressed_w8a8_int8: quant.is_some_and(compressed_w8a8_int8),
         compressed_schemes: quant.map(compressed_schemes).unwrap_or_default(),
         nvfp4_moe_hybrid: quant.is_some_and(nvfp4_moe_hybrid),
+        fp4_experts_marked: quant.is_some_and(fp4_experts_marked),
         is_multimodal: vision.is_some(),
         vision_layers: tower("num_hidden_layers"),
         vision_hidden_size: tower("hidden_size"),

@@ -175,6 +175,8 @@ pub struct ModelFacts {
     /// A hybrid FP8 + NVFP4 checkpoint as SGLang marks it (mixed precision, NVFP4 experts, a
     /// group size), which its NVFP4 MoE runners take whatever `--quantization` holds.
     pub nvfp4_moe_hybrid: bool,
+    /// config.json's quantisation marks the routed experts MXFP4 (a mixed FP8 + MXFP4 export).
+    pub fp4_experts_marked: bool,
     /// The config has a `vision_config` (multimodal); its depth and width (SGLang's VLM mfs adjustment).
     pub is_multimodal: bool,
     pub vision_layers: Option<u64>,

@@ -286,6 +286,17 @@ pub(super) fn nvfp4_moe_hybrid(q: &Map<String, Value>) -> bool {
         && q.get("group_size").is_some_and(|g| !g.is_null())
 }
 
+/// The config marks its routed experts MXFP4 inside another method's checkpoint: mixed FP8 +
+/// MXFP4 exports (`routed_experts_quant_method`), MiMo-V2's (`store_dtype`).
+pub(super) fn fp4_experts_marked(q: &Map<String, Value>) -> bool {
+    let is_mxfp4 = |k: &str| {
+        q.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.eq_ignore_ascii_case("mxfp4"))
+    };
+    is_mxfp4("routed_experts_quant_method") || is_mxfp4("store_dtype")
+}
+
 /// compressed-tensors W8A8-INT8: a config group whose weights and input activations are both
 /// 8-bit integers (llm-compressor's `W8A8` preset, static or dynamic).
 pub(super) fn compressed_w8a8_int8(q: &Map<String, Value>) -> bool {

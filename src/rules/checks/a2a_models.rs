@@ -34,6 +34,17 @@ const FLASHINFER_MEGAMOE: &[(&str, &str)] = &[
     ("KimiK3LinearForCausalLM", "0.5.23"),
 ];
 
+/// config.json's architecture names; facts built without the registry keys carry the first alone.
+fn config_archs(m: &crate::facts::model::ModelFacts) -> Vec<&str> {
+    if m.registry.architectures.is_empty() {
+        m.architecture.iter().map(String::as_str).collect()
+    } else {
+        (m.registry.architectures.iter())
+            .map(String::as_str)
+            .collect()
+    }
+}
+
 fn listed(list: &[(&str, &str)], arch: &str, version: &str) -> bool {
     list.iter()
         .any(|(a, from)| *a == arch && at_least(version, from))
@@ -47,16 +58,7 @@ pub(crate) fn a2a_model_unvalidated(ctx: &Context) -> Vec<Fired> {
     let (Some(a2a), Some(m)) = (ctx.moe_a2a(), ctx.model) else {
         return vec![];
     };
-    // config.json's names; facts built without the registry keys carry the first alone.
-    let archs: Vec<&str> = if m.registry.architectures.is_empty() {
-        m.architecture.iter().map(String::as_str).collect()
-    } else {
-        m.registry
-            .architectures
-            .iter()
-            .map(String::as_str)
-            .collect()
-    };
+    let archs = config_archs(m);
     let v = ctx.version;
     let refused = match a2a.as_str() {
         "deepep_v2" if at_least(v, "0.5.19") => {
@@ -76,4 +78,57 @@ pub(crate) fn a2a_model_unvalidated(ctx: &Context) -> Vec<Fired> {
         archs.join(", "),
         opt::MOE_A2A_BACKEND,
     ))]
+}
+
+/// EP031: from 0.5.20 FlashInfer MegaMOE takes, on a model it has validated, only MXFP8,
+/// ModelOpt NVFP4 (and from 0.5.23 online NVFP4 with the CuteDSL W4A16 switch), FP4 experts or a
+/// hybrid NVFP4 export, and only with attention DP as wide as TP. DeepSeek-V4 and MiMo-V2 decide FP4 experts from their weights or the
+/// environment, so their checkpoints are not judged.
+pub(crate) fn megamoe_requirements(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    let (Some("flashinfer_megamoe"), Some(m)) = (ctx.moe_a2a().as_deref(), ctx.model) else {
+        return vec![];
+    };
+    let archs = config_archs(m);
+    let validated = archs.iter().any(|a| listed(FLASHINFER_MEGAMOE, a, v));
+    let decides_itself = archs
+        .iter()
+        .any(|a| a.starts_with("DeepseekV4") || a.starts_with("MiMoV2"));
+    if !at_least(v, "0.5.20") || !validated {
+        return vec![];
+    }
+    let mut why = Vec::new();
+    if !decides_itself && !megamoe_takes(ctx, m) {
+        let got = ctx.quant().map_or("no quantisation".to_owned(), |q| {
+            format!("quantisation {q}")
+        });
+        why.push(format!(
+            "{got} (it takes only MXFP8, ModelOpt NVFP4, FP4-expert or hybrid NVFP4 MoE checkpoints: 'currently supports only')"
+        ));
+    }
+    if ctx.attn_dp() != ctx.tp() {
+        why.push(format!(
+            "attention DP {} under TP {} (it needs DP attention as wide as TP)",
+            ctx.attn_dp(),
+            ctx.tp()
+        ));
+    }
+    if why.is_empty() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} flashinfer_megamoe with {}: SGLang {v} refuses the line before loading",
+        opt::MOE_A2A_BACKEND,
+        why.join("; with ")
+    ))]
+}
+
+/// The checkpoint is one FlashInfer MegaMOE has kernels for.
+fn megamoe_takes(ctx: &Context, m: &crate::facts::model::ModelFacts) -> bool {
+    let quant = ctx.quant();
+    let w4a16 = (ctx.env.get("SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16")).is_some_and(env_true);
+    matches!(quant.as_deref(), Some("mxfp8" | "modelopt_fp4"))
+        || (quant.as_deref() == Some("nvfp4_online") && w4a16 && at_least(ctx.version, "0.5.23"))
+        || m.fp4_experts_marked
+        || m.nvfp4_moe_hybrid
 }

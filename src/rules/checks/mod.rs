@@ -4,6 +4,7 @@
 
 pub(crate) mod a2a_dispatch;
 pub(crate) mod a2a_models;
+pub(crate) mod a2a_options;
 pub(crate) mod ar;
 pub(crate) mod arch;
 pub(crate) mod attn;
