@@ -933,6 +933,18 @@ fn base() -> Vec<Case> {
                 "nvidia__NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
             ))
             .no(),
+        // From 0.5.15 any model's mixed export is read as `modelopt_mixed`: a T4 is below 8.0.
+        c("QUANT010")
+            .version("0.5.19")
+            .on(T4)
+            .tp(1)
+            .model(checkpoint("synthetic__Qwen3-30B-A3B-modelopt-mixed-hfq")),
+        c("QUANT010")
+            .version("0.5.23")
+            .on(A100)
+            .tp(1)
+            .model(checkpoint("synthetic__Qwen3-30B-A3B-modelopt-mixed-hfq"))
+            .no(),
         // Below SM80 the loader refuses fp8 itself (from 0.5.5, per the goldens), online too.
         c("QUANT010").on(T4).tp(1).model(ModelFacts {
             quant_method: Some("fp8".into()),

@@ -79,10 +79,9 @@ fn loader_min_cc(ctx: &Context, q: &str) -> Option<(u32, u32)> {
         "modelopt_fp4" if !nvfp4_read_as_nvfp4(ctx) => None,
         "modelopt_fp4" if at_least(v, "0.5.13") => Some((8, 0)),
         "modelopt_fp4" => Some((10, 0)),
-        // The mixed-precision method asks what the NVFP4 one does; a Nemotron-H export's from
-        // 0.5.10rc0 (goldens to 0.5.14; from 0.5.15 the synthetic export stops the config read
-        // before the check, so those releases are not judged).
-        "modelopt_mixed" if at_least(v, "0.5.15") => None,
+        // The mixed-precision method asks what the NVFP4 one does: a Nemotron-H export's from
+        // 0.5.10rc0, any model's from 0.5.15 (goldens on 0.5.10rc0 to 0.5.15 and 0.5.21 to
+        // 0.5.23; 0.5.16 to 0.5.20 return the same minimum, read in their wheels).
         "modelopt_mixed" if at_least(v, "0.5.13") => Some((8, 0)),
         "modelopt_mixed" => Some((10, 0)),
         _ => None,
