@@ -216,6 +216,27 @@ fn rules_block_exactly_where_the_recorded_release_refused() {
     assert!(replayed > 0);
 }
 
+/// A Python whose `sglang` is installed as `version` (from `url`, PEP 610, when given) and whose
+/// interpreter cannot run, so the launcher reads only the install's metadata.
+fn modified_install(dir: &Path, version: &str, url: Option<&str>) -> std::path::PathBuf {
+    let py = common::venv_with(dir, "#!/bin/sh\nexit 1\n", 0o755);
+    let site = dir.join("venv/lib/python3.11/site-packages");
+    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
+    common::sglang_dist_info(&site, version, url);
+    py
+}
+
+/// The severity and message of the plan's finding of `code`.
+fn finding(plan: &Value, code: &str) -> (String, String) {
+    let f = (plan["findings"].as_array().unwrap().iter())
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("{}", plan["findings"]));
+    (
+        f["severity"].as_str().unwrap().to_owned(),
+        f["message"].as_str().unwrap().to_owned(),
+    )
+}
+
 /// A source checkout (an editable install) may run code newer than the release its version
 /// names: an error the catalogue ends at a later release (ARCH017 ends at 0.5.10) warns there
 /// and says why; on the release itself it blocks, and `--deny` still makes it an error.
@@ -247,26 +268,12 @@ fn a_failure_a_later_release_fixed_warns_on_a_source_checkout() {
             .unwrap();
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let severity = |plan: &Value| -> (String, String) {
-        let f = plan["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["code"] == "ARCH017")
-            .unwrap_or_else(|| panic!("{}", plan["findings"]));
-        (
-            f["severity"].as_str().unwrap().to_owned(),
-            f["message"].as_str().unwrap().to_owned(),
-        )
-    };
+    let severity = |plan: &Value| finding(plan, "ARCH017");
     let release = run(&["--sglang-version", "0.5.8"]);
     assert_eq!(severity(&release).0, "error");
     assert_eq!(release["verdict"], "error");
     // The same version, installed from a checkout (PEP 610 editable).
-    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
-    let site = dir.path().join("venv/lib/python3.11/site-packages");
-    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
-    common::sglang_dist_info(&site, "0.5.8", Some("file:///src/sglang/python"));
+    let py = modified_install(dir.path(), "0.5.8", Some("file:///src/sglang/python"));
     let python = py.to_str().unwrap();
     let checkout = run(&["--python", python]);
     let (sev, message) = severity(&checkout);
@@ -303,21 +310,9 @@ fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
             .unwrap();
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let quant010 = |plan: &Value| -> (String, String) {
-        let f = (plan["findings"].as_array().unwrap().iter())
-            .find(|f| f["code"] == "QUANT010")
-            .unwrap_or_else(|| panic!("{}", plan["findings"]))
-            .clone();
-        (
-            f["severity"].as_str().unwrap().to_owned(),
-            f["message"].as_str().unwrap().to_owned(),
-        )
-    };
+    let quant010 = |plan: &Value| finding(plan, "QUANT010");
     assert_eq!(quant010(&run(&["--sglang-version", "0.5.12"])).0, "error");
-    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
-    let site = dir.path().join("venv/lib/python3.11/site-packages");
-    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
-    common::sglang_dist_info(&site, "0.5.12", Some("file:///src/sglang/python"));
+    let py = modified_install(dir.path(), "0.5.12", Some("file:///src/sglang/python"));
     let checkout = run(&["--python", py.to_str().unwrap()]);
     let (sev, message) = quant010(&checkout);
     assert_eq!(sev, "warning", "{message}");
@@ -330,10 +325,7 @@ fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
     // tag) is not an embedded release either: a revert can leave its code unlike both
     // neighbours, so it warns the same way.
     let dev = tempfile::tempdir().unwrap();
-    let py = common::venv_with(dev.path(), "#!/bin/sh\nexit 1\n", 0o755);
-    let site = dev.path().join("venv/lib/python3.11/site-packages");
-    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
-    common::sglang_dist_info(&site, "0.5.12.post2.dev346+g680bd4b42", None);
+    let py = modified_install(dev.path(), "0.5.12.post2.dev346+g680bd4b42", None);
     let (sev, message) = quant010(&run(&["--python", py.to_str().unwrap()]));
     assert_eq!(sev, "warning", "{message}");
     assert!(
@@ -351,11 +343,8 @@ fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
 #[test]
 fn a_build_without_a_reachable_tag_is_read_as_a_recent_checkout() {
     let dir = tempfile::tempdir().unwrap();
-    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
-    let site = dir.path().join("venv/lib/python3.11/site-packages");
-    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
     let version = "0.0.0.dev1+g11605767e.d20260615";
-    common::sglang_dist_info(&site, version, Some("file:///src/sglang/python"));
+    let py = modified_install(dir.path(), version, Some("file:///src/sglang/python"));
     let out = common::launcher()
         .current_dir(ROOT)
         .args(["check", "--json", "--topology"])
@@ -421,21 +410,9 @@ fn a_model_missing_from_a_backend_list_warns_on_a_fork() {
             .unwrap();
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let ep027 = |plan: &Value| -> (String, String) {
-        let f = (plan["findings"].as_array().unwrap().iter())
-            .find(|f| f["code"] == "EP027")
-            .unwrap_or_else(|| panic!("{}", plan["findings"]))
-            .clone();
-        (
-            f["severity"].as_str().unwrap().to_owned(),
-            f["message"].as_str().unwrap().to_owned(),
-        )
-    };
+    let ep027 = |plan: &Value| finding(plan, "EP027");
     assert_eq!(ep027(&run(&["--sglang-version", "0.5.23"])).0, "error");
-    let py = common::venv_with(dir.path(), "#!/bin/sh\nexit 1\n", 0o755);
-    let site = dir.path().join("venv/lib/python3.11/site-packages");
-    std::fs::remove_dir_all(site.join("sglang-0.5.23.dist-info")).unwrap();
-    common::sglang_dist_info(&site, "0.5.23", Some("file:///src/sglang/python"));
+    let py = modified_install(dir.path(), "0.5.23", Some("file:///src/sglang/python"));
     let (sev, message) = ep027(&run(&["--python", py.to_str().unwrap()]));
     assert_eq!(sev, "warning", "{message}");
     assert!(

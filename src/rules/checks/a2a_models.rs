@@ -82,8 +82,8 @@ pub(crate) fn a2a_model_unvalidated(ctx: &Context) -> Vec<Fired> {
 
 /// EP031: from 0.5.20 FlashInfer MegaMOE takes, on a model it has validated, only MXFP8,
 /// ModelOpt NVFP4 (and from 0.5.23 online NVFP4 with the CuteDSL W4A16 switch), FP4 experts or a
-/// hybrid NVFP4 export, and only with attention DP as wide as TP. DeepSeek-V4 and MiMo-V2 decide FP4 experts from their weights or the
-/// environment, so their checkpoints are not judged.
+/// hybrid NVFP4 export, and only with attention DP as wide as TP. DeepSeek-V4 and MiMo-V2 decide
+/// FP4 experts from their weights or the environment, so their checkpoints are not judged.
 pub(crate) fn megamoe_requirements(ctx: &Context) -> Vec<Fired> {
     let v = ctx.version;
     let (Some("flashinfer_megamoe"), Some(m)) = (ctx.moe_a2a().as_deref(), ctx.model) else {
