@@ -439,6 +439,13 @@ pub(crate) fn nccl_on(v: &str) -> bool {
     v.trim().parse::<i64>().is_ok_and(|n| n != 0)
 }
 
+/// An integer variable as SGLang's `EnvInt` reads it: `default` when unset, `None` when set to
+/// something that is not an integer (SGLang would stop on it, so a rule leaves it alone).
+pub(crate) fn env_int(env: &crate::facts::Env, name: &str, default: i64) -> Option<i64> {
+    env.get(name)
+        .map_or(Some(default), |v| v.trim().parse::<i64>().ok())
+}
+
 /// A value in SGLang's boolean spelling (`EnvBool`): true/1/yes/y, any case.
 pub(crate) fn env_true(v: &str) -> bool {
     matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")

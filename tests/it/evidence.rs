@@ -226,6 +226,24 @@ fn modified_install(dir: &Path, version: &str, url: Option<&str>) -> std::path::
     py
 }
 
+/// `check --json` on eight H200s with `launcher`'s options and SGLang's `line`, offline, its
+/// caches under `dir`.
+fn check_on_h200(dir: &Path, launcher: &[&str], line: &[&str], env: &[(&str, &str)]) -> Value {
+    let out = common::launcher()
+        .current_dir(ROOT)
+        .args(["check", "--json", "--topology"])
+        .arg("examples/topologies/8x-h200-nvlink.json")
+        .args(launcher)
+        .arg("--")
+        .args(line)
+        .envs(env.iter().copied())
+        .env("HF_HUB_OFFLINE", "1")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The severity and message of the plan's finding of `code`.
 fn finding(plan: &Value, code: &str) -> (String, String) {
     let f = (plan["findings"].as_array().unwrap().iter())
@@ -249,25 +267,8 @@ fn a_failure_a_later_release_fixed_warns_on_a_source_checkout() {
         "--tp",
         "8",
     ];
-    let run = |launcher: &[&str]| -> Value {
-        let out = common::launcher()
-            .current_dir(ROOT)
-            .args([
-                "check",
-                "--json",
-                "--topology",
-                "examples/topologies/8x-h200-nvlink.json",
-            ])
-            .args(launcher)
-            .arg("--")
-            .args(line)
-            .env("SGLANG_ENABLE_JIT_DEEPGEMM", "0")
-            .env("HF_HUB_OFFLINE", "1")
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let env = [("SGLANG_ENABLE_JIT_DEEPGEMM", "0")];
+    let run = |launcher: &[&str]| check_on_h200(dir.path(), launcher, &line, &env);
     let severity = |plan: &Value| finding(plan, "ARCH017");
     let release = run(&["--sglang-version", "0.5.8"]);
     assert_eq!(severity(&release).0, "error");
@@ -296,20 +297,11 @@ fn a_failure_a_later_release_fixed_warns_on_a_source_checkout() {
 #[test]
 fn a_check_a_later_release_relaxed_warns_on_a_source_checkout() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |launcher: &[&str]| -> Value {
-        let out = common::launcher()
-            .current_dir(ROOT)
-            .args(["check", "--json", "--topology"])
-            .arg("examples/topologies/8x-h200-nvlink.json")
-            .args(launcher)
-            .args(["--", "--model-path"])
-            .arg("tests/fixtures/models/synthetic__Qwen3-8B-modelopt-nvfp4")
-            .env("HF_HUB_OFFLINE", "1")
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let line = [
+        "--model-path",
+        "tests/fixtures/models/synthetic__Qwen3-8B-modelopt-nvfp4",
+    ];
+    let run = |launcher: &[&str]| check_on_h200(dir.path(), launcher, &line, &[]);
     let quant010 = |plan: &Value| finding(plan, "QUANT010");
     assert_eq!(quant010(&run(&["--sglang-version", "0.5.12"])).0, "error");
     let py = modified_install(dir.path(), "0.5.12", Some("file:///src/sglang/python"));
@@ -384,32 +376,18 @@ fn a_build_without_a_reachable_tag_is_read_as_a_recent_checkout() {
 #[test]
 fn a_model_missing_from_a_backend_list_warns_on_a_fork() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |launcher: &[&str]| -> Value {
-        let out = common::launcher()
-            .current_dir(ROOT)
-            .args(["check", "--json", "--topology"])
-            .arg("examples/topologies/8x-h200-nvlink.json")
-            .args(launcher)
-            .args([
-                "--",
-                "--model-path",
-                "tests/fixtures/models/openai__gpt-oss-20b",
-            ])
-            .args([
-                "--tp-size",
-                "8",
-                "--ep-size",
-                "8",
-                "--moe-a2a-backend",
-                "deepep_v2",
-            ])
-            .env("SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "65536")
-            .env("HF_HUB_OFFLINE", "1")
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let line = [
+        "--model-path",
+        "tests/fixtures/models/openai__gpt-oss-20b",
+        "--tp-size",
+        "8",
+        "--ep-size",
+        "8",
+        "--moe-a2a-backend",
+        "deepep_v2",
+    ];
+    let env = [("SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK", "65536")];
+    let run = |launcher: &[&str]| check_on_h200(dir.path(), launcher, &line, &env);
     let ep027 = |plan: &Value| finding(plan, "EP027");
     assert_eq!(ep027(&run(&["--sglang-version", "0.5.23"])).0, "error");
     let py = modified_install(dir.path(), "0.5.23", Some("file:///src/sglang/python"));

@@ -99,7 +99,7 @@ fn pplx_budget(ctx: &Context) -> Option<String> {
     if chunk <= 0 || decode_side {
         return None;
     }
-    let capacity = (ctx.env.get(PPLX_VAR)).map_or(Some(128), |v| v.trim().parse::<i64>().ok())?;
+    let capacity = env_int(ctx.env, PPLX_VAR, 128)?;
     let need = chunk.max(ctx.server.defaults.decode_max_bs.unwrap_or(0));
     (need > capacity).then(|| {
         format!("a per-rank dispatch of up to {need} tokens (the prefill chunk, or the decode graphs' max batch) above {PPLX_VAR}={capacity} (raise it to {need})")

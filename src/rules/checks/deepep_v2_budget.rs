@@ -34,8 +34,7 @@ pub(crate) fn deepep_v2_dispatch_budget(ctx: &Context) -> Vec<Fired> {
     if ctx.moe_a2a().as_deref() != Some("deepep_v2") {
         return vec![];
     }
-    let Some(capacity) = (ctx.env.get(VAR)).map_or(Some(128), |v| v.trim().parse::<i64>().ok())
-    else {
+    let Some(capacity) = env_int(ctx.env, VAR, 128) else {
         return vec![];
     };
     let role = ctx.user().sval(opt::DISAGGREGATION_MODE);

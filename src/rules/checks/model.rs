@@ -303,12 +303,8 @@ pub(crate) fn glm4v_moe_attribute(ctx: &Context) -> Vec<Fired> {
 }
 
 /// The class the release's registry picks for the model (the first of config.json's names it
-/// has, unless its configuration code renames the model type), when that class lacks `what`:
-/// with the first later release whose class has it.
-pub(crate) fn class_lacking<'a>(
-    ctx: &Context<'a>,
-    what: Lack,
-) -> Option<(&'a str, Option<&'static str>)> {
+/// has, unless its configuration code renames the model type), with the release's index.
+fn registry_pick<'a>(ctx: &Context<'a>) -> Option<(&'a str, usize)> {
     let (at, m) = (crate::sglang::release::exact(ctx.version)?, ctx.model?);
     if !registry_decides(ctx) {
         return None;
@@ -318,6 +314,16 @@ pub(crate) fn class_lacking<'a>(
     let arch = (m.registry.architectures.iter())
         .find(|a| architectures::lookup(a, at, false) != Lookup::Missing)
         .filter(|_| !rewritten)?;
+    Some((arch, at))
+}
+
+/// The class the registry picks ([`registry_pick`]), when that class lacks `what`: with the first
+/// later release whose class has it.
+pub(crate) fn class_lacking<'a>(
+    ctx: &Context<'a>,
+    what: Lack,
+) -> Option<(&'a str, Option<&'static str>)> {
+    let (arch, at) = registry_pick(ctx)?;
     Some((arch, architectures::lacks(arch, at, what)?))
 }
 
@@ -352,16 +358,7 @@ pub(crate) fn pp_unsupported(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn qwen3_vl_moe_pp(ctx: &Context) -> Vec<Fired> {
     const ARCH: &str = "Qwen3VLMoeForConditionalGeneration";
     let dummy = ctx.user().sval(opt::LOAD_FORMAT).as_deref() == Some("dummy");
-    if ctx.pp() < 2 || dummy || !registry_decides(ctx) {
-        return vec![];
-    }
-    let picked = crate::sglang::release::exact(ctx.version)
-        .zip(ctx.model)
-        .and_then(|(at, m)| {
-            (m.registry.architectures.iter())
-                .find(|a| architectures::lookup(a, at, false) != Lookup::Missing)
-        });
-    if picked.map(String::as_str) != Some(ARCH) {
+    if ctx.pp() < 2 || dummy || registry_pick(ctx).map(|(arch, _)| arch) != Some(ARCH) {
         return vec![];
     }
     vec![Fired::new(format!(
