@@ -25,8 +25,57 @@ pub fn cases() -> Vec<Case> {
         attn025(),
         attn026(),
         attn027(),
+        attn028(),
     ]
     .concat()
+}
+
+/// The Triton backend under pipeline parallelism before 0.5.18: a stage starting further out
+/// than it holds layers has no buffer for layer 0.
+fn attn028() -> Vec<Case> {
+    let layers = |n: u64| ModelFacts {
+        num_hidden_layers: Some(n),
+        ..model("Qwen3ForCausalLM")
+    };
+    let pp = |v: &'static str, n: i64| {
+        c("ATTN028")
+            .version(v)
+            .model(layers(36))
+            .arg("--pp-size", json!(n))
+            .arg("--attention-backend", json!("triton"))
+    };
+    vec![
+        pp("0.5.14", 4),
+        pp("0.5.17", 3),
+        pp("0.5.2", 4),
+        pp("0.4.9", 3),
+        // Two stages: the second's index wraps onto a buffer of the same shape.
+        pp("0.5.14", 2).no(),
+        pp("0.5.18", 4).no(),
+        pp("0.5.14", 4)
+            .arg("--attention-backend", json!("fa3"))
+            .no(),
+        c("ATTN028")
+            .version("0.5.14")
+            .model(layers(36))
+            .arg("--pp-size", json!(4))
+            .arg("--decode-attention-backend", json!("triton")),
+        // SGLANG_PP_LAYER_PARTITION: a short stage after a long one fails; stages each holding
+        // as many layers as come before them do not.
+        pp("0.5.14", 3).env("SGLANG_PP_LAYER_PARTITION", "24,6,6"),
+        pp("0.5.14", 3)
+            .env("SGLANG_PP_LAYER_PARTITION", "6,12,18")
+            .no(),
+        // Sliding-window models take the head size another way.
+        pp("0.5.14", 4)
+            .model(ModelFacts {
+                sliding_window: Some(4096),
+                ..layers(36)
+            })
+            .no(),
+        // Without the layer count the stages are not known.
+        pp("0.5.14", 4).model(model("Qwen3ForCausalLM")).no(),
+    ]
 }
 
 /// A backend for the other attention kind: MLA-only kernels on a model without MLA, MHA-only

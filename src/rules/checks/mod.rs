@@ -10,6 +10,7 @@ pub(crate) mod arch;
 pub(crate) mod attn;
 pub(crate) mod attn_kind;
 pub(crate) mod attn_mis;
+pub(crate) mod attn_pp;
 pub(crate) mod auto;
 pub(crate) mod cache;
 pub(crate) mod cg;
