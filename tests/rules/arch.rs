@@ -21,6 +21,7 @@ pub fn cases() -> Vec<Case> {
         arch016(),
         arch018(),
         arch021(),
+        arch022(),
         arch017(),
         arch019(),
     ]
@@ -590,5 +591,35 @@ fn arch021() -> Vec<Case> {
         c("ARCH021").arg("--monokernel-backend", json!(true)),
         c("ARCH021").flag("--enable-nvidia-megakernel").no(),
         c("ARCH021").no(),
+    ]
+}
+
+/// The CuteDSL MoE runner off compute capability 10.x (0.5.12+): FlashInfer builds its MoE
+/// wrapper's helpers for 10.x only.
+fn arch022() -> Vec<Case> {
+    let cutedsl = |topo, v| {
+        c("ARCH022")
+            .on(topo)
+            .version(v)
+            .model(moe())
+            .arg("--quantization", json!("modelopt_fp4"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+    };
+    vec![
+        cutedsl(PRO, "0.5.12"),
+        cutedsl(PRO, "0.5.23"),
+        cutedsl(H100, "0.5.14"),
+        cutedsl(B200, "0.5.14").no(),
+        cutedsl(PRO, "0.5.10").no(),
+        cutedsl(PRO, "0.5.14")
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        cutedsl(PRO, "0.5.14")
+            .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
+            .no(),
+        c("ARCH022").on(PRO).version("0.5.14").model(moe()).arg(
+            "--speculative-moe-runner-backend",
+            json!("flashinfer_cutedsl"),
+        ),
     ]
 }

@@ -29,8 +29,42 @@ pub fn cases() -> Vec<Case> {
         cache024(),
         cache025(),
         cache026(),
+        cache027(),
     ]
     .concat()
+}
+
+/// EAGLE with HiCache's Mooncake store as a standalone store's dummy client (CACHE027,
+/// 0.5.13-0.5.14): the draft's host pool is not from Mooncake's allocator.
+fn cache027() -> Vec<Case> {
+    const STANDALONE: &str =
+        r#"{"standalone_storage": true, "client_server_address": "127.0.0.1:50052"}"#;
+    let line = |v, algo: &str, extra: &str| {
+        c("CACHE027")
+            .version(v)
+            .arg("--speculative-algorithm", json!(algo))
+            .flag("--enable-hierarchical-cache")
+            .arg("--hicache-storage-backend", json!("mooncake"))
+            .arg("--hicache-storage-backend-extra-config", json!(extra))
+    };
+    let plain = r#"{"master_server_address": "10.0.0.1:50051"}"#;
+    vec![
+        line("0.5.13", "EAGLE", STANDALONE),
+        line("0.5.14", "EAGLE3", STANDALONE),
+        line("0.5.12", "EAGLE", STANDALONE).no(),
+        line("0.5.15", "EAGLE", STANDALONE).no(),
+        line("0.5.13", "NGRAM", STANDALONE).no(),
+        line("0.5.13", "EAGLE", plain).no(),
+        // Without a server address in the extra config the store reads the environment.
+        line("0.5.13", "EAGLE", "{}").env("MOONCAKE_STANDALONE_STORAGE", "1"),
+        line("0.5.13", "EAGLE", "{}")
+            .env("MOONCAKE_STANDALONE_STORAGE", "1")
+            .env("SGLANG_HICACHE_MOONCAKE_CONFIG_PATH", "/etc/mooncake.json")
+            .no(),
+        line("0.5.13", "EAGLE", plain)
+            .env("MOONCAKE_STANDALONE_STORAGE", "1")
+            .no(),
+    ]
 }
 
 /// The session radix cache on the priority eviction policy only (CACHE026, 0.5.15-0.5.16).

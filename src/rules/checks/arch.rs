@@ -254,6 +254,27 @@ pub(crate) fn trtllm_moe_jit_sm12x(ctx: &Context) -> Vec<Fired> {
     ))]
 }
 
+/// ARCH022: from 0.5.12 the CuteDSL MoE runner without an all-to-all backend goes through
+/// FlashInfer's CuteDSL MoE wrapper, whose helper module FlashInfer builds for 10.x only.
+pub(crate) fn cutedsl_moe_jit(ctx: &Context) -> Vec<Fired> {
+    let other = ctx.gpus_where(|(m, _)| m != 10);
+    let opts = [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND];
+    let uses: Vec<String> = (opts.iter())
+        .filter(|o| ctx.user().sval(o).as_deref() == Some("flashinfer_cutedsl"))
+        .map(|o| format!("{o} flashinfer_cutedsl"))
+        .collect();
+    // With an all-to-all backend the runner takes another kernel path.
+    if other.is_empty() || uses.is_empty() || ctx.moe_a2a().is_some() {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{}; {}: SGLang {}'s CuteDSL MoE runner uses FlashInfer's CuteDSL MoE wrapper, whose helper kernels FlashInfer builds for compute capability 10.x (B200, B300, GB200, GB300) only, so the first MoE forward stops start-up ('No supported CUDA architectures found for major versions [10]'); use --moe-runner-backend flashinfer_cutlass or triton",
+        Context::describe(&other),
+        uses.join(", "),
+        ctx.version,
+    ))]
+}
+
 const DEEPGEMM_ARCHS: &[&str] = &["DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM"];
 
 pub(crate) fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {

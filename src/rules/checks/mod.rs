@@ -13,6 +13,7 @@ pub(crate) mod attn_mis;
 pub(crate) mod attn_pp;
 pub(crate) mod auto;
 pub(crate) mod cache;
+pub(crate) mod cache_storage;
 pub(crate) mod cg;
 pub(crate) mod comm;
 pub(crate) mod deepep_v2_budget;
