@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
-use crate::support::{Case, assert_cases, c, messages};
+use sglang_launch::facts::model::ModelFacts;
+
+use crate::support::{Case, assert_cases, c, messages, mla};
 
 /// Every DPA case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -128,6 +130,42 @@ pub fn cases() -> Vec<Case> {
             .arg("--attn-dp-size", json!(8))
             .arg("--dp-size", json!(2)),
         c("DPA004").tp(8).arg("--attn-dp-size", json!(8)).no(),
+    ]
+    .into_iter()
+    .chain(dpa007())
+    .collect()
+}
+
+/// DPA007: the indexer top-k capturer wants one GPU per attention group (0.5.12+).
+fn dpa007() -> Vec<Case> {
+    let glm5 = || ModelFacts {
+        index_topk: Some(2048),
+        ..ModelFacts {
+            architecture: Some("GlmMoeDsaForCausalLM".into()),
+            ..mla()
+        }
+    };
+    let topk = |v| {
+        c("DPA007")
+            .version(v)
+            .model(glm5())
+            .tp(8)
+            .flag("--enable-return-indexer-topk")
+    };
+    let dpa = |v, dp: i64| {
+        topk(v)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(dp))
+    };
+    vec![
+        topk("0.5.18"),
+        topk("0.5.12"),
+        dpa("0.5.23", 4),
+        dpa("0.5.18", 8).no(),
+        // A model without indexer layers builds no capturer.
+        topk("0.5.18").model(mla()).no(),
+        topk("0.5.18").arg("--attn-cp-size", json!(8)).no(),
+        c("DPA007").version("0.5.18").model(glm5()).tp(8).no(),
     ]
 }
 

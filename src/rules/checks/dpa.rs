@@ -123,3 +123,32 @@ pub(crate) fn tp_lm_head_all_to_all(ctx: &Context) -> Vec<Fired> {
     let why = why.map(|w| format!("{} {w}", opt::ENABLE_TP_LM_HEAD_ALL_TO_ALL));
     refused_at_start(ctx, why.into_iter().collect())
 }
+
+/// DPA007: the indexer top-k capturer (0.5.12+) asserts that each attention group is one GPU,
+/// which only DP attention as wide as TP gives; it is built for models with indexer layers.
+pub(crate) fn indexer_topk_capture(ctx: &Context) -> Vec<Fired> {
+    let u = ctx.user();
+    let indexers = ctx.model.is_some_and(|m| {
+        m.is_dsa(ctx.version)
+            || (m.deepseek_v4.as_ref()).is_some_and(|l| l.compress_ratios.contains(&4))
+    });
+    // Attention context parallelism splits the group another way; not judged here.
+    let cp = u.int(opt::ATTN_CP_SIZE).is_some_and(|c| c > 1)
+        || u.flag(opt::ENABLE_NSA_PREFILL_CONTEXT_PARALLEL)
+        || u.flag(opt::ENABLE_PREFILL_CP);
+    if !u.flag(opt::ENABLE_RETURN_INDEXER_TOPK) || !indexers || cp {
+        return vec![];
+    }
+    let attn_tp = ctx.tp() / ctx.attn_dp().max(1);
+    if attn_tp <= 1 {
+        return vec![];
+    }
+    vec![Fired::new(format!(
+        "{} with attention TP {attn_tp} (TP {} over {} attention-DP group(s)): SGLang {}'s indexer top-k capturer asserts one GPU per attention group when the model runner starts, after the weights load ('IndexerTopkCapturer now only supports DP attention'); add --enable-dp-attention --dp {}",
+        opt::ENABLE_RETURN_INDEXER_TOPK,
+        ctx.tp(),
+        ctx.attn_dp().max(1),
+        ctx.version,
+        ctx.tp()
+    ))]
+}
