@@ -37,6 +37,7 @@ pub fn cases() -> Vec<Case> {
         quant031(),
         quant039(),
         quant040(),
+        quant041(),
         int_moe(),
         quant035(),
         quant036(),
@@ -573,6 +574,47 @@ fn quant039() -> Vec<Case> {
         q39("0.5.15", H100)
             .model(checkpoint("synthetic__Qwen3-8B-w4a16-ct"))
             .no(),
+    ]
+}
+
+/// QUANT041: ModelOpt FP8 on Nemotron-H's latent MoE, whose replicated projections 0.5.8's FP8
+/// linear method cannot build.
+fn quant041() -> Vec<Case> {
+    let super_fp8 = || ModelFacts {
+        quant_method: Some("modelopt_fp8".into()),
+        ..checkpoint("nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4")
+    };
+    let on = |v: &'static str, m: ModelFacts| c("QUANT041").version(v).tp(4).model(m);
+    vec![
+        on("0.5.8", super_fp8()),
+        on("0.5.9", super_fp8()).no(),
+        on("0.5.7", super_fp8()).no(),
+        // The NVFP4 method takes the sizes by position.
+        on(
+            "0.5.8",
+            checkpoint("nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"),
+        )
+        .no(),
+        on(
+            "0.5.8",
+            ModelFacts {
+                quant_ignored: vec!["backbone.layers.1.mixer.fc1_latent_proj".into()],
+                ..super_fp8()
+            },
+        )
+        .no(),
+        // Nano's MoE works in the hidden width: no latent projections.
+        on(
+            "0.5.8",
+            ModelFacts {
+                nemotron_h: super_fp8().nemotron_h.map(|mut l| {
+                    l.latent = false;
+                    l
+                }),
+                ..super_fp8()
+            },
+        )
+        .no(),
     ]
 }
 

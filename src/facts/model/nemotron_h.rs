@@ -57,6 +57,8 @@ pub struct Layout {
     pub shared: f64,
     /// One MoE layer's router.
     pub router: f64,
+    /// The MoE layers work in a latent width (`moe_latent_size`), with projections in and out.
+    pub latent: bool,
 }
 
 fn u(c: &Map<String, Value>, k: &str) -> Option<f64> {
@@ -88,6 +90,7 @@ pub(crate) fn read(c: &Map<String, Value>) -> Option<Layout> {
         routed: experts * 2.0 * width * moe_inter,
         shared: shared_n * 2.0 * h * shared_inter + latent.map_or(0.0, |l| 2.0 * h * l),
         router: h * experts,
+        latent: latent.is_some(),
     })
 }
 

@@ -38,6 +38,7 @@ pub(crate) mod model_options;
 pub(crate) mod model_type;
 pub(crate) mod moe_cutlass;
 pub(crate) mod moe_nvfp4;
+pub(crate) mod nemotron_latent;
 pub(crate) mod offload;
 pub(crate) mod par;
 pub(crate) mod par_layout;
