@@ -424,8 +424,12 @@ def linear_weights(qc, model_config, server_args, present, runner=False):
             continue
         stop_at_weights(layer)
         try:
-            method.create_weights(layer, per_in, per_out, size_in, size_out,
-                                  oracle._make("torch.float16"), weight_loader=None)
+            # The column and row parallel layers pass these by keyword (only the replicated
+            # layer passes them by position), so a method must take them by name.
+            method.create_weights(layer=layer, input_size_per_partition=per_in,
+                                  output_partition_sizes=per_out, input_size=size_in,
+                                  output_size=size_out, params_dtype=oracle._make("torch.float16"),
+                                  weight_loader=None)
         except WeightsReached:
             pass
     experts = moe_shape(hf, server_args)
