@@ -7,7 +7,8 @@ use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::deepseek_v4::V4Layout;
 
 use crate::support::{
-    A100, B200, Case, H100, L4, PRO, T4, V100, assert_cases, b300, c, messages, mla, model, moe,
+    A100, B200, Case, H100, L4, PRO, T4, V100, assert_cases, b300, c, dsa, messages, mla, model,
+    moe,
 };
 
 /// Every ARCH case: the facts, and whether the rule fires.
@@ -73,14 +74,7 @@ fn arch014() -> Vec<Case> {
 /// JIT DeepGEMM off for a DSA model: 0.5.3–0.5.9 capture CUDA graphs through a wrapper that
 /// never imported DeepGEMM.
 fn arch017() -> Vec<Case> {
-    let dsa = ModelFacts {
-        index_topk: Some(2048),
-        index_head_dim: Some(128),
-        ..ModelFacts {
-            architecture: Some("DeepseekV32ForCausalLM".into()),
-            ..mla()
-        }
-    };
+    let dsa = dsa("DeepseekV32ForCausalLM");
     let off = |v| {
         c("ARCH017")
             .version(v)
@@ -165,18 +159,6 @@ fn arch018() -> Vec<Case> {
             .model(mla())
             .no(),
     ]
-}
-
-/// An MLA model of this architecture with DeepSeek sparse attention (an indexer).
-fn dsa(arch: &str) -> ModelFacts {
-    ModelFacts {
-        index_topk: Some(2048),
-        index_head_dim: Some(128),
-        ..ModelFacts {
-            architecture: Some(arch.into()),
-            ..mla()
-        }
-    }
 }
 
 /// ARCH004 for GLM-5 on `gpu` with one DSA backend option set.

@@ -4,7 +4,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    A100, B200, Case, H100, PRO, assert_cases, c, messages, mla, model, vlm, world,
+    A100, B200, Case, H100, PRO, assert_cases, c, dsa, messages, mla, model, vlm, world,
 };
 
 /// Every ATTN case: the facts, and whether the rule fires.
@@ -350,14 +350,7 @@ fn attn021() -> Vec<Case> {
 
 /// DeepSeek sparse attention's DSA backends against the KV cache dtype in effect (0.5.17+).
 fn attn020() -> Vec<Case> {
-    let glm5 = || ModelFacts {
-        index_topk: Some(2048),
-        index_head_dim: Some(128),
-        ..ModelFacts {
-            architecture: Some("GlmMoeDsaForCausalLM".into()),
-            ..mla()
-        }
-    };
+    let glm5 = || dsa("GlmMoeDsaForCausalLM");
     let tilelang = |v| {
         c("ATTN020")
             .version(v)

@@ -2,9 +2,7 @@
 
 use serde_json::json;
 
-use sglang_launch::facts::model::ModelFacts;
-
-use crate::support::{Case, assert_cases, c, messages, mla};
+use crate::support::{Case, assert_cases, c, dsa, messages, mla};
 
 /// Every DPA case: the facts, and whether the rule fires.
 pub fn cases() -> Vec<Case> {
@@ -138,13 +136,7 @@ pub fn cases() -> Vec<Case> {
 
 /// DPA007: the indexer top-k capturer wants one GPU per attention group (0.5.12+).
 fn dpa007() -> Vec<Case> {
-    let glm5 = || ModelFacts {
-        index_topk: Some(2048),
-        ..ModelFacts {
-            architecture: Some("GlmMoeDsaForCausalLM".into()),
-            ..mla()
-        }
-    };
+    let glm5 = || dsa("GlmMoeDsaForCausalLM");
     let topk = |v| {
         c("DPA007")
             .version(v)

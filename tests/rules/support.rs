@@ -290,6 +290,18 @@ pub fn mla() -> ModelFacts {
     }
 }
 
+/// A DeepSeek sparse-attention model of this architecture: MLA with a 2048-token indexer.
+pub fn dsa(arch: &str) -> ModelFacts {
+    ModelFacts {
+        index_topk: Some(2048),
+        index_head_dim: Some(128),
+        ..ModelFacts {
+            architecture: Some(arch.into()),
+            ..mla()
+        }
+    }
+}
+
 /// A Qwen3 MoE with 128 experts.
 pub fn moe() -> ModelFacts {
     ModelFacts {

@@ -218,11 +218,16 @@ pub(crate) fn trtllm_gen_moe_sm12x(ctx: &Context) -> Vec<Fired> {
 
 /// The options among `opts` the user set to a FlashInfer trtllm-gen runner, as `--o value`.
 fn trtllm_gen_uses(ctx: &Context, opts: &[&str]) -> Vec<String> {
+    runner_uses(ctx, opts, |v| v.starts_with("flashinfer_trtllm"))
+}
+
+/// The options among `opts` the user set to a value `pred` takes, as `--o value`.
+fn runner_uses(ctx: &Context, opts: &[&str], pred: impl Fn(&str) -> bool) -> Vec<String> {
     opts.iter()
         .filter_map(|o| {
             ctx.user()
                 .sval(o)
-                .filter(|v| v.starts_with("flashinfer_trtllm"))
+                .filter(|v| pred(v))
                 .map(|v| format!("{o} {v}"))
         })
         .collect()
@@ -259,10 +264,7 @@ pub(crate) fn trtllm_moe_jit_sm12x(ctx: &Context) -> Vec<Fired> {
 pub(crate) fn cutedsl_moe_jit(ctx: &Context) -> Vec<Fired> {
     let other = ctx.gpus_where(|(m, _)| m != 10);
     let opts = [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND];
-    let uses: Vec<String> = (opts.iter())
-        .filter(|o| ctx.user().sval(o).as_deref() == Some("flashinfer_cutedsl"))
-        .map(|o| format!("{o} flashinfer_cutedsl"))
-        .collect();
+    let uses = runner_uses(ctx, &opts, |v| v == "flashinfer_cutedsl");
     // With an all-to-all backend the runner takes another kernel path.
     if other.is_empty() || uses.is_empty() || ctx.moe_a2a().is_some() {
         return vec![];
