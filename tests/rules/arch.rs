@@ -599,9 +599,16 @@ fn arch022() -> Vec<Case> {
         cutedsl(PRO, "0.5.14")
             .arg("--moe-runner-backend", json!("flashinfer_cutlass"))
             .no(),
-        c("ARCH022").on(PRO).version("0.5.14").model(moe()).arg(
-            "--speculative-moe-runner-backend",
-            json!("flashinfer_cutedsl"),
-        ),
+        // The draft's runner is left alone (an EAGLE head builds no MoE), and so is a dense model.
+        c("ARCH022")
+            .on(PRO)
+            .version("0.5.14")
+            .model(moe())
+            .arg(
+                "--speculative-moe-runner-backend",
+                json!("flashinfer_cutedsl"),
+            )
+            .no(),
+        cutedsl(PRO, "0.5.14").model(model("Qwen3ForCausalLM")).no(),
     ]
 }

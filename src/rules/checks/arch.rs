@@ -263,10 +263,12 @@ pub(crate) fn trtllm_moe_jit_sm12x(ctx: &Context) -> Vec<Fired> {
 /// FlashInfer's CuteDSL MoE wrapper, whose helper module FlashInfer builds for 10.x only.
 pub(crate) fn cutedsl_moe_jit(ctx: &Context) -> Vec<Fired> {
     let other = ctx.gpus_where(|(m, _)| m != 10);
-    let opts = [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND];
-    let uses = runner_uses(ctx, &opts, |v| v == "flashinfer_cutedsl");
-    // With an all-to-all backend the runner takes another kernel path.
-    if other.is_empty() || uses.is_empty() || ctx.moe_a2a().is_some() {
+    let uses = runner_uses(ctx, &[opt::MOE_RUNNER_BACKEND], |v| {
+        v == "flashinfer_cutedsl"
+    });
+    // With an all-to-all backend the runner takes another kernel path; a dense model builds none.
+    let dense = ctx.model.is_some() && !ctx.model_is_moe();
+    if other.is_empty() || uses.is_empty() || ctx.moe_a2a().is_some() || dense {
         return vec![];
     }
     vec![Fired::new(format!(
