@@ -14,12 +14,7 @@ pub(crate) fn deepep_v2_options(ctx: &Context) -> Vec<Fired> {
     }
     let u = ctx.user();
     let mut why = Vec::new();
-    let runner = super::ep::moe_runner(ctx);
-    if !matches!(runner.as_str(), "auto" | "deep_gemm") {
-        why.push(format!(
-            "the MoE runner {runner} (it runs only deep_gemm: 'currently supports only')"
-        ));
-    }
+    why.extend(runner_not_deep_gemm(ctx, ": 'currently supports only'"));
     if u.flag(opt::ENFORCE_SHARED_EXPERTS_FUSION) {
         why.push(format!(
             "{} ('has not validated fused shared experts')",
@@ -45,14 +40,7 @@ pub(crate) fn deepep_v2_options(ctx: &Context) -> Vec<Fired> {
             opt::SPECULATIVE_MOE_A2A_BACKEND
         ));
     }
-    if why.is_empty() {
-        return vec![];
-    }
-    vec![Fired::new(format!(
-        "--moe-a2a-backend deepep_v2 with {}: SGLang {} refuses the line before loading",
-        why.join("; with "),
-        ctx.version
-    ))]
+    refused(ctx, "deepep_v2", &why)
 }
 
 /// EP030: what 0.5.17+ refuses with `--moe-a2a-backend pplx`: DeepEP's normal mode, fewer than
@@ -74,16 +62,26 @@ pub(crate) fn pplx_requirements(ctx: &Context) -> Vec<Fired> {
             ctx.attn_dp()
         ));
     }
-    let runner = super::ep::moe_runner(ctx);
-    if !matches!(runner.as_str(), "auto" | "deep_gemm") {
-        why.push(format!("the MoE runner {runner} (it runs only deep_gemm)"));
-    }
+    why.extend(runner_not_deep_gemm(ctx, ""));
     why.extend(pplx_budget(ctx));
+    refused(ctx, "pplx", &why)
+}
+
+/// The MoE runner in effect when it is not DeepGEMM, the only one both backends run (`quoted`:
+/// SGLang's words, where the message gives them).
+fn runner_not_deep_gemm(ctx: &Context, quoted: &str) -> Option<String> {
+    let runner = super::ep::moe_runner(ctx);
+    (!matches!(runner.as_str(), "auto" | "deep_gemm"))
+        .then(|| format!("the MoE runner {runner} (it runs only deep_gemm{quoted})"))
+}
+
+/// One finding for what SGLang refuses with this all-to-all backend, if anything.
+fn refused(ctx: &Context, backend: &str, why: &[String]) -> Vec<Fired> {
     if why.is_empty() {
         return vec![];
     }
     vec![Fired::new(format!(
-        "--moe-a2a-backend pplx with {}: SGLang {} refuses the line before loading",
+        "--moe-a2a-backend {backend} with {}: SGLang {} refuses the line before loading",
         why.join("; with "),
         ctx.version
     ))]
