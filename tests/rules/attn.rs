@@ -26,8 +26,67 @@ pub fn cases() -> Vec<Case> {
         attn026(),
         attn027(),
         attn028(),
+        attn029(),
     ]
     .concat()
+}
+
+/// Gemma 4 decoding on FlashInfer's tensor-core path under CUDA graphs (0.5.11, 0.5.12): the
+/// prefill kernel it runs has no configuration for 512-wide heads.
+fn attn029() -> Vec<Case> {
+    let gemma4 = |heads: u64, kv: u64| ModelFacts {
+        num_attention_heads: Some(heads),
+        num_key_value_heads: Some(kv),
+        head_dim: Some(256),
+        global_head_dim: Some(512),
+        is_multimodal: true,
+        ..model("Gemma4ForConditionalGeneration")
+    };
+    let fi = |v| {
+        c("ATTN029")
+            .version(v)
+            .model(gemma4(32, 16))
+            .arg("--attention-backend", json!("flashinfer"))
+    };
+    let fp8 = json!("fp8_e4m3");
+    vec![
+        fi("0.5.11").arg("--kv-cache-dtype", fp8.clone()),
+        fi("0.5.12")
+            .tp(4)
+            .arg("--kv-cache-dtype", json!("fp8_e5m2")),
+        fi("0.5.12").env("SGLANG_FLASHINFER_USE_TENSOR_CORE", "true"),
+        // E2B's eight query heads share one KV head: tensor cores with a 16-bit cache too.
+        fi("0.5.12").model(gemma4(8, 1)),
+        c("ATTN029")
+            .version("0.5.11")
+            .model(gemma4(32, 16))
+            .arg("--decode-attention-backend", json!("flashinfer"))
+            .arg("--kv-cache-dtype", fp8.clone()),
+        // The decode kernel (two query heads per KV head, 16-bit cache), graphs off, the
+        // variable saying no, SGLang's own triton, or 0.5.13's refusal (ATTN019): quiet.
+        fi("0.5.12").no(),
+        fi("0.5.11")
+            .arg("--kv-cache-dtype", fp8.clone())
+            .arg("--disable-cuda-graph", json!(true))
+            .no(),
+        fi("0.5.11")
+            .arg("--kv-cache-dtype", fp8.clone())
+            .env("SGLANG_FLASHINFER_USE_TENSOR_CORE", "false")
+            .no(),
+        c("ATTN029")
+            .version("0.5.11")
+            .model(gemma4(32, 16))
+            .arg("--kv-cache-dtype", fp8.clone())
+            .no(),
+        fi("0.5.13").arg("--kv-cache-dtype", fp8.clone()).no(),
+        // Gemma 3's heads are narrow enough.
+        c("ATTN029")
+            .version("0.5.11")
+            .model(model("Gemma3ForConditionalGeneration"))
+            .arg("--attention-backend", json!("flashinfer"))
+            .arg("--kv-cache-dtype", fp8)
+            .no(),
+    ]
 }
 
 /// The Triton backend under pipeline parallelism before 0.5.18: a stage starting further out

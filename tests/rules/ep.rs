@@ -40,6 +40,7 @@ pub fn cases() -> Vec<Case> {
         ep027(),
         ep028(),
         ep029_to_ep031(),
+        ep032(),
     ]
     .concat()
 }
@@ -957,6 +958,57 @@ fn ep025() -> Vec<Case> {
         // Another model: no such hook.
         remap("flashinfer_trtllm")
             .model(model("Qwen3MoeForCausalLM"))
+            .no(),
+    ]
+}
+
+/// EP032: routed plus redundant experts spread evenly over the EP ranks, on a class that
+/// publishes its expert placement.
+fn ep032() -> Vec<Case> {
+    let dsv4 = || ModelFacts {
+        num_experts: Some(384),
+        ..model("DeepseekV4ForCausalLM")
+    };
+    let ep8 = |v: &'static str, redundant: i64| {
+        c("EP032")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .model(dsv4())
+            .arg("--ep-size", json!(8))
+            .arg("--ep-num-redundant-experts", json!(redundant))
+    };
+    vec![
+        ep8("0.5.15", 4),
+        ep8("0.5.23", 12),
+        ep8("0.5.15", 8).no(),
+        ep8("0.5.15", 0).no(),
+        // Qwen3 MoE's 128 experts over three ranks, from the first release with the placement.
+        c("EP032")
+            .version("0.4.6.post5")
+            .on(H100)
+            .tp(3)
+            .model(moe())
+            .arg("--ep-size", json!(3)),
+        // Before DeepSeek-V4 published its placement, and with elastic EP laying it out.
+        ep8("0.5.11", 4).no(),
+        ep8("0.5.23", 4)
+            .arg("--elastic-ep-backend", json!("mooncake"))
+            .arg("--elastic-ep-initial-size", json!(8))
+            .no(),
+        // No EP, or a class without a published placement.
+        c("EP032")
+            .version("0.5.15")
+            .on(B200)
+            .tp(8)
+            .model(dsv4())
+            .arg("--ep-num-redundant-experts", json!(4))
+            .no(),
+        ep8("0.5.15", 4)
+            .model(ModelFacts {
+                num_experts: Some(384),
+                ..model("MixtralForCausalLM")
+            })
             .no(),
     ]
 }

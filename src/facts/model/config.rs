@@ -89,6 +89,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         num_attention_heads: u("num_attention_heads"),
         num_key_value_heads: u("num_key_value_heads").or_else(|| u("num_attention_heads")),
         head_dim: u("head_dim"),
+        global_head_dim: u("global_head_dim"),
         kv_lora_rank: u("kv_lora_rank"),
         qk_rope_head_dim: u("qk_rope_head_dim"),
         vocab_size: u("vocab_size"),

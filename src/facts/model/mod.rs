@@ -93,6 +93,8 @@ pub struct ModelFacts {
     pub num_attention_heads: Option<u64>,
     pub num_key_value_heads: Option<u64>,
     pub head_dim: Option<u64>,
+    /// Gemma 4's head size on its global (full-attention) layers, `global_head_dim`.
+    pub global_head_dim: Option<u64>,
     /// MLA (DeepSeek-style): `kv_lora_rank` and `qk_rope_head_dim`.
     pub kv_lora_rank: Option<u64>,
     pub qk_rope_head_dim: Option<u64>,
