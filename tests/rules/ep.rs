@@ -745,7 +745,40 @@ fn ep016() -> Vec<Case> {
             .on(PRO)
             .no(),
         line("0.5.18", "modelopt_fp4", "auto", "none").on(H100).no(),
+        // Mega MoE looks the pair up by its own name and has none for these runners.
+        line("0.5.16", "modelopt_fp4", "auto", "megamoe").on(B200),
+        line("0.5.23", "fp8", "flashinfer_trtllm", "megamoe"),
+        line("0.5.16", "modelopt_fp4", "flashinfer_cutedsl", "megamoe")
+            .on(B200)
+            .no(),
+        // NVIDIA's DeepSeek-V4 NVFP4 export: SGLang picks the routed TRT-LLM runner (0.5.14+).
+        dsv4_nvfp4("0.5.16", "megamoe"),
+        dsv4_nvfp4("0.5.23", "deepep"),
+        dsv4_nvfp4("0.5.13", "deepep").no(),
+        dsv4_nvfp4("0.5.16", "megamoe")
+            .arg("--moe-runner-backend", json!("deep_gemm"))
+            .no(),
+        dsv4_nvfp4("0.5.16", "none").no(),
     ]
+}
+
+/// NVIDIA's DeepSeek-V4 NVFP4 export (NVFP4 experts in a block-FP8 config) over EP 4 on B200s,
+/// no MoE runner named.
+fn dsv4_nvfp4(v: &'static str, a2a: &'static str) -> Case {
+    c("EP016")
+        .version(v)
+        .on(B200)
+        .tp(4)
+        .model(ModelFacts {
+            architecture: Some("DeepseekV4ForCausalLM".into()),
+            deepseek_v4: Some(V4Layout {
+                nvfp4_experts: true,
+                ..V4Layout::default()
+            }),
+            ..ModelFacts::default()
+        })
+        .arg("--ep-size", json!(4))
+        .arg("--moe-a2a-backend", json!(a2a))
 }
 
 /// EP017: DeepSeek-V4's MXFP4 experts on the FlashInfer MXFP4 runner with an all-to-all backend.

@@ -23,7 +23,7 @@ pub struct V4Layout {
     /// Per decoder layer: 0 (no compressor), 4 (compressor and indexer) or another ratio.
     pub compress_ratios: Vec<u64>,
     /// The official checkpoint's packing: MXFP4 routed experts in a block-FP8 config (what the
-    /// weight estimate prices; another export, e.g. NVFP4, is sized as unmodelled).
+    /// weight estimate prices firmly; another export is sized as unmodelled).
     pub mxfp4_experts: bool,
     /// NVIDIA's NVFP4 export: `moe_quant_algo: NVFP4` in the block-FP8 config (SGLang's NVFP4
     /// MoE metadata, which picks the MoE runner in some releases).
@@ -39,6 +39,9 @@ pub const ARCH: &str = "DeepseekV4ForCausalLM";
 
 /// Bytes per routed-expert value as the checkpoint stores it (MXFP4 with its scales).
 pub const CHECKPOINT_EXPERT_BYTES: f64 = 0.5 + 1.0 / 32.0;
+
+/// Bytes per routed-expert value in NVIDIA's NVFP4 export: FP4 with an FP8 scale per 16.
+pub const NVFP4_EXPERT_BYTES: f64 = 0.5 + 1.0 / 16.0;
 
 /// The layout of a DeepSeek-V4 config. Dimensions past any real model's are not believed.
 pub(super) fn read(top: &Map<String, Value>) -> Option<V4Layout> {
@@ -192,7 +195,7 @@ pub(super) struct V4Bytes {
     pub(super) mtp: f64,
     /// Of `model`: what every TP rank holds whole.
     pub(super) replicated: f64,
-    /// Routed-expert values per layer (MXFP4 in the checkpoint).
+    /// Routed-expert values per layer (MXFP4 in the official checkpoint).
     pub(super) expert_values_per_layer: f64,
     /// `wo_a` values per layer (block FP8 in the checkpoint).
     pub(super) wo_a_per_layer: f64,
@@ -215,7 +218,13 @@ pub(super) fn breakdown(f: &super::ModelFacts, l: &V4Layout) -> Option<V4Bytes> 
     let (h, m) = (d.h, l.hc_mult as f64);
     let embed = d.vocab * h * 2.0;
     let head_extras = h * 2.0 + m * m * h * 4.0 + m * 4.0 + 4.0;
-    let experts = layers as f64 * expert_values * CHECKPOINT_EXPERT_BYTES;
+    // NVIDIA's export re-packs the target's routed experts only (its `mtp.*` is left alone).
+    let target_expert_bytes = if l.nvfp4_experts {
+        NVFP4_EXPERT_BYTES
+    } else {
+        CHECKPOINT_EXPERT_BYTES
+    };
+    let experts = layers as f64 * expert_values * target_expert_bytes;
     let mtp_layer = layer(&d, l, 0, false);
     let mtp_layers = f.num_nextn_predict_layers.unwrap_or(0) as f64;
     let mtp = mtp_layers

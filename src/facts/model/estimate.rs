@@ -61,13 +61,23 @@ fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
 /// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
 /// only the experts); embeddings, norms, routers and the head stay in the model dtype.
 pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
-    if let Some(layout) = f.deepseek_v4_official() {
+    let v4 = f
+        .deepseek_v4
+        .as_ref()
+        .filter(|l| l.mxfp4_experts || l.nvfp4_experts);
+    if let Some(layout) = v4 {
         let b = super::deepseek_v4::breakdown(f, layout)?;
+        // Only the official MXFP4 experts are re-laid for the MoE runner when loading.
+        let mxfp4 = if layout.mxfp4_experts {
+            b.expert_values_per_layer
+        } else {
+            0.0
+        };
         return Some(WeightBreakdown {
             model: b.model,
             mtp: b.mtp,
             replicated: b.replicated,
-            mxfp4_expert_values_per_layer: b.expert_values_per_layer,
+            mxfp4_expert_values_per_layer: mxfp4,
             bf16_off_sm100_params_per_layer: b.wo_a_per_layer,
             // Only the routed experts: what KTransformers and redundant experts change.
             by_part: Parts {

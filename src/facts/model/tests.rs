@@ -892,3 +892,30 @@ fn hf_quant_config_algorithms_are_parsed_by_release() {
     assert!(read(&other, "0.5.4.post1").is_empty());
     assert_eq!(read(&nvfp4, "0.5.23"), ["modelopt_fp4"]);
 }
+
+/// NVIDIA's NVFP4 export of DeepSeek-V4-Pro is sized with V4's own layout: the official
+/// checkpoint's bytes, with the target's routed experts at NVFP4's FP8 scale per 16 values
+/// instead of MXFP4's per 32. It stays an estimate nothing is blocked on.
+#[test]
+fn deepseek_v4_nvfp4_export_is_sized_with_v4s_layout() {
+    let real = |name: &str| {
+        let path = format!(
+            "{}/tests/field/models/{name}/config.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        facts(serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap())
+    };
+    let official = real("deepseek-ai__DeepSeek-V4-Pro");
+    let nvfp4 = real("nvidia__DeepSeek-V4-Pro-NVFP4");
+    let (a, b) = (
+        weight_breakdown(&official).unwrap(),
+        weight_breakdown(&nvfp4).unwrap(),
+    );
+    let per_value = deepseek_v4::NVFP4_EXPERT_BYTES - deepseek_v4::CHECKPOINT_EXPERT_BYTES;
+    let layers = official.num_hidden_layers.unwrap() as f64;
+    let want = a.model + layers * a.mxfp4_expert_values_per_layer * per_value;
+    assert!((b.model / want - 1.0).abs() < 1e-9, "{} vs {want}", b.model);
+    // The MTP layers keep their packing; nothing is re-laid for the runner on load.
+    assert_eq!((b.mtp, b.mxfp4_expert_values_per_layer), (a.mtp, 0.0));
+    assert!(official.size_is_firm() && !nvfp4.size_is_firm());
+}

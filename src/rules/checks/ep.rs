@@ -430,6 +430,12 @@ fn dispatching_a2a(ctx: &Context) -> Option<String> {
         .filter(|a| matches!(a.as_str(), "deepep" | "mooncake" | "nixl"))
 }
 
+/// An all-to-all for which no release registers a fused function of the fused-only runners:
+/// the dispatching ones, and Mega MoE (0.5.12+), whose name the runner looks the pair up by.
+fn fused_lookup_a2a(ctx: &Context) -> Option<String> {
+    dispatching_a2a(ctx).or_else(|| ctx.moe_a2a().filter(|a| a == "megamoe"))
+}
+
 /// The fused-only MoE runner the MoE method builds for this line, and whether it is SGLang's
 /// own pick for `auto` (the NVFP4 method's: Marlin on SM80–SM90 from 0.5.13, the TRT-LLM runner
 /// on SM100 from 0.5.11; Nemotron-H is sent elsewhere).
@@ -445,6 +451,11 @@ fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
         }
         Some("marlin") if nvfp4 && at_least(v, "0.5.13") => Some(("marlin", false)),
         Some(_) => None,
+        // NVIDIA's DeepSeek-V4 NVFP4 export: SGLang's DeepSeek-V4 arguments pick the routed
+        // TRT-LLM runner for its NVFP4 experts (0.5.14+).
+        None if dsv4_nvfp4_experts(ctx) && at_least(v, "0.5.14") => {
+            Some(("flashinfer_trtllm_routed", true))
+        }
         None if !nvfp4 || ctx.model_arch() == Some("NemotronHForCausalLM") => None,
         None => {
             let gpus = ctx.used();
@@ -462,23 +473,41 @@ fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
     }
 }
 
+/// A DeepSeek-V4 checkpoint whose experts are NVFP4 in a block-FP8 config (SGLang's NVFP4 MoE
+/// metadata).
+fn dsv4_nvfp4_experts(ctx: &Context) -> bool {
+    ctx.model_arch() == Some("DeepseekV4ForCausalLM")
+        && ctx
+            .model
+            .and_then(|m| m.deepseek_v4.as_ref())
+            .is_some_and(|l| l.nvfp4_experts)
+}
+
 /// EP016: the FlashInfer TRT-LLM and Marlin MoE runners run only through a fused function,
-/// which no release registers for the DeepEP, Mooncake or NIXL all-to-all.
+/// which no release registers for the DeepEP, Mooncake, NIXL or Mega MoE all-to-all.
 pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
-    let Some(a2a) = dispatching_a2a(ctx) else {
+    let Some(a2a) = fused_lookup_a2a(ctx) else {
         return vec![];
     };
     let Some((runner, auto)) = fused_only_runner(ctx) else {
         return vec![];
     };
-    let quant = ctx.quant().unwrap_or_default();
-    let how = if auto {
-        format!("--moe-runner-backend auto (the {quant} MoE method picks {runner} on these GPUs)")
+    let experts = if dsv4_nvfp4_experts(ctx) {
+        "NVFP4".to_owned()
     } else {
-        format!("--moe-runner-backend {runner}")
+        ctx.quant().unwrap_or_default()
+    };
+    let how = match auto {
+        true if dsv4_nvfp4_experts(ctx) => format!(
+            "--moe-runner-backend auto (SGLang picks {runner} for DeepSeek-V4's NVFP4 experts)"
+        ),
+        true => format!(
+            "--moe-runner-backend auto (the {experts} MoE method picks {runner} on these GPUs)"
+        ),
+        false => format!("--moe-runner-backend {runner}"),
     };
     vec![Fired::new(format!(
-        "{how} with --moe-a2a-backend {a2a} ({quant} MoE): SGLang {} has no fused function for this runner with the {a2a} all-to-all and the runner has no other path, so building the model raises NotImplementedError ('… requires a fused func for a2a backend {a2a}, but none is registered'); name a runner that takes the all-to-all (flashinfer_cutedsl for NVFP4 on SM100, deep_gemm for FP8), or drop the all-to-all backend",
+        "{how} with --moe-a2a-backend {a2a} ({experts} MoE): SGLang {} has no fused function for this runner with the {a2a} all-to-all and the runner has no other path, so building the model raises NotImplementedError ('… requires a fused func for a2a backend {a2a}, but none is registered'); name a runner that takes the all-to-all (flashinfer_cutedsl for NVFP4 on SM100, deep_gemm for FP8), or drop the all-to-all backend",
         ctx.version
     ))]
 }
