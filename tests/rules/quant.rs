@@ -38,6 +38,7 @@ pub fn cases() -> Vec<Case> {
         quant039(),
         quant040(),
         quant041(),
+        quant042(),
         int_moe(),
         quant035(),
         quant036(),
@@ -46,6 +47,30 @@ pub fn cases() -> Vec<Case> {
         crate::quant_compat::cases(),
     ]
     .concat()
+}
+
+/// QUANT042: a GPTQ config without a key both GPTQ readers require, from 0.5.0rc2 to 0.5.19.
+fn quant042() -> Vec<Case> {
+    let no_desc_act = || checkpoint("synthetic__Llama-2-7B-GPTQ-no-desc-act");
+    let line = |v: &'static str, topo| c("QUANT042").version(v).on(topo).tp(1).model(no_desc_act());
+    vec![
+        line("0.5.14", T4),
+        line("0.5.0rc2", T4),
+        line("0.5.19", A100).arg("--dtype", json!("float16")),
+        line("0.5.19", A100).arg("--quantization", json!("gptq_marlin")),
+        // Another method named reads other keys; 0.5.20 refuses the checkpoint earlier
+        // (QUANT025); the releases before 0.5.0rc2 take GPTQ from vLLM.
+        line("0.5.14", T4).arg("--quantization", json!("awq")).no(),
+        line("0.5.20", T4).no(),
+        line("0.4.10.post2", T4).no(),
+        // A config with every key.
+        c("QUANT042")
+            .version("0.5.14")
+            .on(T4)
+            .tp(1)
+            .model(checkpoint("synthetic__Llama-2-7B-GPTQ-asym"))
+            .no(),
+    ]
 }
 
 /// QUANT035: a dense block-FP8 checkpoint (Qwen3-32B-FP8, 128×128 blocks) below SM 8.9 from

@@ -141,6 +141,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         weight_block_size: quant_dims.and_then(block_size),
         quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
         gptq_marlin_config: quant.and_then(gptq_marlin_config),
+        gptq_missing_keys: quant.map(gptq_missing_keys).unwrap_or_default(),
         awq_marlin_config: quant.and_then(awq_marlin_config),
         shared_expert_intermediate_size: u("shared_expert_intermediate_size"),
         kv_cache_fp8: quant.is_some_and(kv_cache_fp8),
@@ -475,6 +476,20 @@ fn gptq_marlin_config(q: &Map<String, Value>) -> Option<bool> {
             && desc_act
             && matches!(group, Some(-1 | 32 | 64 | 128)),
     )
+}
+
+/// The keys SGLang's GPTQ config readers require that a GPTQ `quantization_config` lacks (a key
+/// set to null is present to them).
+fn gptq_missing_keys(q: &Map<String, Value>) -> Vec<String> {
+    let gptq = q
+        .get("quant_method")
+        .and_then(Value::as_str)
+        .is_some_and(|m| m.eq_ignore_ascii_case("gptq"));
+    ["bits", "group_size", "desc_act"]
+        .into_iter()
+        .filter(|k| gptq && !q.contains_key(*k))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Whether an AWQ `quantization_config` has what SGLang's AWQ Marlin method reads, with values it

@@ -163,6 +163,9 @@ pub struct ModelFacts {
     /// (`bits` 4 or 8, `sym` true, `desc_act` set, `group_size` -1, 32, 64 or 128). `None`: the
     /// checkpoint is not GPTQ.
     pub gptq_marlin_config: Option<bool>,
+    /// Of the keys every GPTQ config reader requires (`bits`, `group_size`, `desc_act`), those a
+    /// GPTQ `quantization_config` lacks (empty for other methods).
+    pub gptq_missing_keys: Vec<String>,
     /// An AWQ checkpoint's `quantization_config` has what SGLang's AWQ Marlin method takes
     /// (`bits` 4, `zero_point` set, `group_size` -1, 32, 64 or 128). `None`: not AWQ.
     pub awq_marlin_config: Option<bool>,

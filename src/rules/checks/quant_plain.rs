@@ -178,3 +178,23 @@ pub(crate) fn gptq_without_marlin(ctx: &Context) -> Vec<Fired> {
         ctx.version
     ))]
 }
+
+/// QUANT042: both GPTQ config readers (plain and Marlin) require `bits`, `group_size` and
+/// `desc_act`, and refuse a config without one before a weight is loaded (to 0.5.19; from 0.5.20
+/// such a checkpoint is QUANT025's refusal).
+pub(crate) fn gptq_config_keys(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model.filter(|m| {
+        m.config_quant_method.as_deref() == Some("gptq") && !m.gptq_missing_keys.is_empty()
+    }) else {
+        return vec![];
+    };
+    let given = ctx.quant_given();
+    if !matches!(given.as_deref(), None | Some("gptq" | "gptq_marlin")) {
+        return vec![];
+    }
+    let keys = m.gptq_missing_keys.join("', '");
+    vec![Fired::new(format!(
+        "a GPTQ checkpoint whose quantization_config has no '{keys}': SGLang {}'s GPTQ config readers require it and stop before loading ('Cannot find any of ['{}'] in the model's quantization config'); add the key the export left out (desc_act is false unless the checkpoint was quantised with activation order), or use another export",
+        ctx.version, m.gptq_missing_keys[0]
+    ))]
+}
