@@ -4,6 +4,7 @@
 use super::choice::{ChoiceSource, Chosen, sglang, user_text};
 use super::inputs::Inputs;
 use crate::facts::Env;
+use crate::facts::model::ModelFacts;
 use crate::sglang::opt;
 use crate::sglang::release::at_least;
 
@@ -162,9 +163,8 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
 /// `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
 fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
-    let nvfp4 = (i.model.and_then(|m| m.deepseek_v4.as_ref())).is_some_and(|l| l.nvfp4_experts);
-    if nvfp4 && no_a2a && at_least(v, "0.5.14") {
-        return Some("flashinfer_trtllm_routed");
+    if let Some(runner) = deepseek_v4_nvfp4_runner(i.model, v).filter(|_| no_a2a) {
+        return Some(runner);
     }
     let official = i.model.is_some_and(|m| m.deepseek_v4_official().is_some());
     if !official || i.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
@@ -176,6 +176,23 @@ fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
         12 if at_least(v, "0.5.13") => Some("marlin"),
         _ => None,
     }
+}
+
+/// The runner SGLang's DeepSeek-V4 arguments pick, when none is named, for NVIDIA's FP8+NVFP4
+/// exports (their NVFP4 MoE metadata): the routed TRT-LLM runner from 0.5.14.
+pub(crate) fn deepseek_v4_nvfp4_runner(
+    model: Option<&ModelFacts>,
+    version: &str,
+) -> Option<&'static str> {
+    (deepseek_v4_nvfp4(model) && at_least(version, "0.5.14")).then_some("flashinfer_trtllm_routed")
+}
+
+/// NVIDIA's DeepSeek-V4 export: NVFP4 experts in a block-FP8 config.
+pub(crate) fn deepseek_v4_nvfp4(model: Option<&ModelFacts>) -> bool {
+    model.is_some_and(|m| {
+        m.architecture.as_deref() == Some(crate::facts::model::deepseek_v4::ARCH)
+            && m.deepseek_v4.as_ref().is_some_and(|l| l.nvfp4_experts)
+    })
 }
 
 const QWEN_MOE: &[&str] = &["Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration"];

@@ -57,35 +57,43 @@ fn quantised_bytes(f: &ModelFacts, bits: u32) -> f64 {
     }
 }
 
+/// DeepSeek-V4's official export and NVIDIA's NVFP4 one, sized with V4's own layout.
+fn deepseek_v4_breakdown(
+    f: &ModelFacts,
+    layout: &super::deepseek_v4::V4Layout,
+) -> Option<WeightBreakdown> {
+    let b = super::deepseek_v4::breakdown(f, layout)?;
+    // Only the official MXFP4 experts are re-laid for the MoE runner when loading.
+    let mxfp4 = if layout.mxfp4_experts {
+        b.expert_values_per_layer
+    } else {
+        0.0
+    };
+    Some(WeightBreakdown {
+        model: b.model,
+        mtp: b.mtp,
+        replicated: b.replicated,
+        mxfp4_expert_values_per_layer: mxfp4,
+        bf16_off_sm100_params_per_layer: b.wo_a_per_layer,
+        // Only the routed experts: what KTransformers and redundant experts change.
+        by_part: Parts {
+            routed_experts: b.routed_experts,
+            ..Parts::default()
+        },
+        ..WeightBreakdown::default()
+    })
+}
+
 /// Parameter bytes estimated from the dimensions: embeddings, attention, MLP / experts, head.
 /// Quantised linear layers are priced at their bit width plus scales (MXFP4 checkpoints quantise
 /// only the experts); embeddings, norms, routers and the head stay in the model dtype.
 pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
-    let v4 = f
+    if let Some(layout) = f
         .deepseek_v4
         .as_ref()
-        .filter(|l| l.mxfp4_experts || l.nvfp4_experts);
-    if let Some(layout) = v4 {
-        let b = super::deepseek_v4::breakdown(f, layout)?;
-        // Only the official MXFP4 experts are re-laid for the MoE runner when loading.
-        let mxfp4 = if layout.mxfp4_experts {
-            b.expert_values_per_layer
-        } else {
-            0.0
-        };
-        return Some(WeightBreakdown {
-            model: b.model,
-            mtp: b.mtp,
-            replicated: b.replicated,
-            mxfp4_expert_values_per_layer: mxfp4,
-            bf16_off_sm100_params_per_layer: b.wo_a_per_layer,
-            // Only the routed experts: what KTransformers and redundant experts change.
-            by_part: Parts {
-                routed_experts: b.routed_experts,
-                ..Parts::default()
-            },
-            ..WeightBreakdown::default()
-        });
+        .filter(|l| l.mxfp4_experts || l.nvfp4_experts)
+    {
+        return deepseek_v4_breakdown(f, layout);
     }
     let h = f.hidden_size? as f64;
     let layers = f.num_hidden_layers? as f64;

@@ -286,12 +286,8 @@ pub(crate) fn deepgemm_sm12x(ctx: &Context) -> Vec<Fired> {
     if sm12.is_empty() {
         return vec![];
     }
-    let mut uses = Vec::new();
-    for o in [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND] {
-        if ctx.user().sval(o).as_deref() == Some("deep_gemm") {
-            uses.push(format!("{o} deep_gemm"));
-        }
-    }
+    let runners = [opt::MOE_RUNNER_BACKEND, opt::SPECULATIVE_MOE_RUNNER_BACKEND];
+    let mut uses = runner_uses(ctx, &runners, |v| v == "deep_gemm");
     if let Some(a) = ctx.moe_a2a().filter(|a| a == "megamoe" || a == "deepep_v2") {
         uses.push(format!("--moe-a2a-backend {a}"));
     }

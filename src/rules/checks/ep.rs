@@ -451,11 +451,9 @@ fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
         }
         Some("marlin") if nvfp4 && at_least(v, "0.5.13") => Some(("marlin", false)),
         Some(_) => None,
-        // NVIDIA's DeepSeek-V4 NVFP4 export: SGLang's DeepSeek-V4 arguments pick the routed
-        // TRT-LLM runner for its NVFP4 experts (0.5.14+).
-        None if dsv4_nvfp4_experts(ctx) && at_least(v, "0.5.14") => {
-            Some(("flashinfer_trtllm_routed", true))
-        }
+        // NVIDIA's DeepSeek-V4 NVFP4 export: SGLang's DeepSeek-V4 arguments pick the runner,
+        // with an all-to-all backend too.
+        None if dsv4_nvfp4_pick(ctx).is_some() => dsv4_nvfp4_pick(ctx).map(|r| (r, true)),
         None if !nvfp4 || ctx.model_arch() == Some("NemotronHForCausalLM") => None,
         None => {
             let gpus = ctx.used();
@@ -473,14 +471,9 @@ fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
     }
 }
 
-/// A DeepSeek-V4 checkpoint whose experts are NVFP4 in a block-FP8 config (SGLang's NVFP4 MoE
-/// metadata).
-fn dsv4_nvfp4_experts(ctx: &Context) -> bool {
-    ctx.model_arch() == Some("DeepseekV4ForCausalLM")
-        && ctx
-            .model
-            .and_then(|m| m.deepseek_v4.as_ref())
-            .is_some_and(|l| l.nvfp4_experts)
+/// The runner SGLang picks for NVIDIA's DeepSeek-V4 NVFP4 export when none is named.
+fn dsv4_nvfp4_pick(ctx: &Context) -> Option<&'static str> {
+    crate::resolve::moe::deepseek_v4_nvfp4_runner(ctx.model, ctx.version)
 }
 
 /// EP016: the FlashInfer TRT-LLM and Marlin MoE runners run only through a fused function,
@@ -492,13 +485,14 @@ pub(crate) fn trtllm_runner_a2a(ctx: &Context) -> Vec<Fired> {
     let Some((runner, auto)) = fused_only_runner(ctx) else {
         return vec![];
     };
-    let experts = if dsv4_nvfp4_experts(ctx) {
+    let dsv4_nvfp4 = crate::resolve::moe::deepseek_v4_nvfp4(ctx.model);
+    let experts = if dsv4_nvfp4 {
         "NVFP4".to_owned()
     } else {
         ctx.quant().unwrap_or_default()
     };
     let how = match auto {
-        true if dsv4_nvfp4_experts(ctx) => format!(
+        true if dsv4_nvfp4 => format!(
             "--moe-runner-backend auto (SGLang picks {runner} for DeepSeek-V4's NVFP4 experts)"
         ),
         true => format!(
