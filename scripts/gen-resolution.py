@@ -220,6 +220,17 @@ def variations(kind, version_tuple):
                                   "--speculative-eagle-topk", "1", "--speculative-num-steps", "3",
                                   "--speculative-num-draft-tokens", "4"]))
         out.append(("deepep", ["--tp-size", tp, "--moe-a2a-backend", "deepep"]))
+    if kind in ("moe", "mla", "dsv4") and version_tuple >= (0, 5, 12):
+        # Waterfill forces DeepEP (0.5.16+ keeps Mega MoE too), and 0.5.12 to 0.5.17 read
+        # SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE as Mega MoE, over any backend named.
+        waterfill = ("--enable-waterfill" if version_tuple >= (0, 5, 16)
+                     else "--enable-deepep-waterfill")
+        mega = {"SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE": "1"}
+        out.append(("waterfill", ["--tp-size", "8", waterfill]))
+        out.append(("waterfill-mooncake", ["--tp-size", "8", waterfill,
+                                           "--moe-a2a-backend", "mooncake"]))
+        out.append(("megamoe-env", ["--tp-size", "8"], mega))
+        out.append(("megamoe-env-waterfill", ["--tp-size", "8", waterfill], mega))
     if kind == "gemma4":
         # Its own pick fills the main backend when only a split one is named (from 0.5.13).
         out.append(("prefill-fi", ["--tp-size", tp, "--prefill-attention-backend", "flashinfer"]))

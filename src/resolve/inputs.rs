@@ -48,7 +48,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) spec: Option<String>,
     /// `--speculative-eagle-topk` as given.
     pub(crate) user_topk: Option<i64>,
-    /// The MoE all-to-all backend named (`none` as `None`).
+    /// The MoE all-to-all backend named (`none` as `None`): what the defaults read, before
+    /// Waterfill or Mega MoE's variable replace it.
     pub(crate) a2a: Option<String>,
     /// DeepEP: as the all-to-all backend, or 0.4.x/0.5.2's `--enable-deepep-moe`.
     pub(crate) deepep: bool,

@@ -195,10 +195,21 @@ fn dwdp_dp_attention(version: &str, args: &SglangArgs, mut p: Parallel) -> Paral
     p
 }
 
+/// An all-to-all backend SGLang forces (Waterfill, Mega MoE's variable) spans the TP group as a
+/// named one does.
+fn forced_a2a(f: &Facts, mut p: Parallel) -> Parallel {
+    let named = super::choice::text(f.args, opt::MOE_A2A_BACKEND);
+    if moe::forced_a2a(f.args, f.env, named.as_deref()).is_some() {
+        p.a2a = true;
+        p.ep = p.tp;
+    }
+    p
+}
+
 impl Server {
     pub(crate) fn resolve(f: &Facts) -> Server {
         let args = f.args;
-        let before_model = dwdp_dp_attention(f.version, args, Parallel::of(args));
+        let before_model = dwdp_dp_attention(f.version, args, forced_a2a(f, Parallel::of(args)));
         let parallel = dsa_dp_attention(f.version, f.model, before_model);
         let tp_groups = tp_groups(f, &parallel);
         let first_group = tp_groups.first().map_or(&[][..], |g| g.gpus.as_slice());
@@ -346,10 +357,12 @@ impl Speculative {
     }
 }
 
-/// The all-to-all backend named, else DeepEP under 0.4.x/0.5.2's `--enable-deepep-moe`.
+/// The all-to-all backend in effect: the one SGLang forces, else the one named, else DeepEP
+/// under 0.4.x/0.5.2's `--enable-deepep-moe`.
 fn moe_a2a(i: &Inputs) -> Option<String> {
-    i.a2a
-        .clone()
+    let forced = moe::forced_a2a(i.args, i.env, i.a2a.as_deref()).map(str::to_owned);
+    forced
+        .or_else(|| i.a2a.clone())
         .or_else(|| i.deepep.then(|| "deepep".to_string()))
 }
 
@@ -357,7 +370,7 @@ fn moe_a2a(i: &Inputs) -> Option<String> {
 fn backends(i: &Inputs, a: attention::Attention, model: Option<&ModelFacts>) -> Backends {
     let moe_a2a = moe::a2a(i);
     let moe_model = model.is_some_and(|m| m.num_experts.is_some_and(|n| n > 1));
-    let moe_runner = moe::runner(i, moe_a2a.as_ref(), moe_model);
+    let moe_runner = moe::runner(i, moe_model);
     Backends {
         deepep_mode: moe::deepep_mode(i, moe_a2a.as_ref(), moe_runner.as_ref()),
         moe_runner,

@@ -41,6 +41,7 @@ pub fn cases() -> Vec<Case> {
         ep028(),
         ep029_to_ep031(),
         ep032(),
+        ep033(),
     ]
     .concat()
 }
@@ -1074,6 +1075,80 @@ fn ep026() -> Vec<Case> {
             .arg("--ep-size", json!(4))
             .flag("--enable-eplb")
             .arg("--eplb-algorithm", json!("deepseek"))
+            .no(),
+    ]
+}
+
+/// EP033: Mega MoE's per-rank token buffer against a prefill chunk's share and the largest decode
+/// graph.
+fn ep033() -> Vec<Case> {
+    const VAR: &str = "SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK";
+    let dsv4 = || ModelFacts {
+        num_experts: Some(256),
+        ..model("DeepseekV4ForCausalLM")
+    };
+    let mega = |v: &'static str| {
+        c("EP033")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(dsv4())
+            .arg("--moe-a2a-backend", json!("megamoe"))
+    };
+    let chunk = |v: &'static str, n: i64| mega(v).arg("--chunked-prefill-size", json!(n));
+    vec![
+        // 0.5.17's 1024-token default is below any chunk without DP attention; 0.5.18 raised it.
+        mega("0.5.17"),
+        mega("0.5.23").no(),
+        chunk("0.5.23", 16384),
+        chunk("0.5.23", 16384).env(VAR, "16384").no(),
+        chunk("0.5.23", 16384)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        // 0.5.17–0.5.20 check the chunk before DP attention divides it among the ranks.
+        chunk("0.5.20", 131072)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8)),
+        chunk("0.5.21", 131072)
+            .flag("--enable-dp-attention")
+            .arg("--dp-size", json!(8))
+            .no(),
+        chunk("0.5.23", -1),
+        chunk("0.5.23", 16384)
+            .arg("--disaggregation-mode", json!("decode"))
+            .no(),
+        // 0.5.17 reads Mega MoE's own switch; 0.5.18 dropped it.
+        c("EP033")
+            .version("0.5.17")
+            .on(H100)
+            .tp(8)
+            .model(dsv4())
+            .env("SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE", "1"),
+        c("EP033")
+            .version("0.5.18")
+            .on(H100)
+            .tp(8)
+            .model(dsv4())
+            .env("SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE", "1")
+            .no(),
+        // From 0.5.21 the no-fallback MoE classes too, and the decode graph's tokens.
+        chunk("0.5.23", 16384).model(moe()),
+        chunk("0.5.20", 16384).model(moe()).no(),
+        // 0.5.21 takes the graph's own 512; 0.5.23 cuts it at DeepSeek-V4's 256-request pool.
+        chunk("0.5.21", 128)
+            .env(VAR, "256")
+            .arg("--cuda-graph-max-bs-decode", json!(512)),
+        chunk("0.5.23", 128)
+            .env(VAR, "256")
+            .arg("--cuda-graph-max-bs-decode", json!(512))
+            .no(),
+        chunk("0.5.23", 128)
+            .env(VAR, "128")
+            .arg("--cuda-graph-max-bs-decode", json!(512)),
+        chunk("0.5.20", 128)
+            .env(VAR, "128")
+            .arg("--cuda-graph-max-bs-decode", json!(512))
             .no(),
     ]
 }

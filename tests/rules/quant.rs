@@ -39,6 +39,7 @@ pub fn cases() -> Vec<Case> {
         quant040(),
         quant041(),
         quant042(),
+        quant043(),
         int_moe(),
         quant035(),
         quant036(),
@@ -1688,4 +1689,30 @@ fn ct_fp8_moe() -> ModelFacts {
         compressed_schemes: vec![CompressedScheme::Fp8W8a8],
         ..moe()
     }
+}
+
+/// QUANT043: ModelOpt NVFP4 experts on the CUTLASS weight path, with a per-rank width it pads.
+fn quant043() -> Vec<Case> {
+    let nvfp4 = || checkpoint("synthetic__Qwen3-30B-A3B-modelopt-nvfp4");
+    let line = |r: &str, v: &'static str, tp: i64| {
+        c("QUANT043")
+            .version(v)
+            .on(B200)
+            .tp(tp)
+            .model(nvfp4())
+            .arg("--moe-runner-backend", json!(r))
+    };
+    vec![
+        // 768 / 8 = 96 rows per half: padded, and the experts are gated.
+        line("triton", "0.5.23", 8),
+        line("flashinfer_cutlass", "0.5.6", 8),
+        line("flashinfer_cutedsl", "0.5.14", 8),
+        // 768 / 4 = 192, or whole experts per rank under EP 8.
+        line("triton", "0.5.23", 4).no(),
+        line("triton", "0.5.23", 8).arg("--ep-size", json!(8)).no(),
+        // Runners that align the weights themselves, `auto`, and a release before the padding.
+        line("flashinfer_trtllm", "0.5.23", 8).no(),
+        line("auto", "0.5.23", 8).no(),
+        line("triton", "0.5.5", 8).no(),
+    ]
 }

@@ -34,6 +34,7 @@ pub(crate) mod lora_moe;
 pub(crate) mod mamba_cache;
 pub(crate) mod mamba_track;
 pub(crate) mod matrix;
+pub(crate) mod mega_moe_budget;
 pub(crate) mod model;
 pub(crate) mod model_options;
 pub(crate) mod model_type;
