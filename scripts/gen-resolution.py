@@ -54,6 +54,8 @@ MODELS = [
     ("dsa", "@shared/deepseek-ai__DeepSeek-V3.2"),
     ("hybrid", "@shared/Qwen__Qwen3-Next-80B-A3B-Instruct"),
     ("dsv4", "@shared/deepseek-ai__DeepSeek-V4-Pro"),
+    # NVIDIA's export: NVFP4 experts in a block-FP8 config.
+    ("dsv4nvfp4", "@shared/nvidia__DeepSeek-V4-Pro-NVFP4"),
     ("gemma4", "@shared/google__gemma-4-26B-A4B"),
     ("nemotronh", "@shared/nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"),
     # transformers' defaults for the type (no public config in the stored copies).
@@ -61,7 +63,7 @@ MODELS = [
     ("falconh1", "@shared/synthetic__FalconH1-defaults"),
 ]
 # Kinds a release's grid holds only from the release that first serves them.
-FIRST_RELEASE = {"dsv4": (0, 5, 12), "gemma4": (0, 5, 11), "nemotronh": (0, 5, 6), "lfm2": (0, 5, 9),
+FIRST_RELEASE = {"dsv4": (0, 5, 12), "dsv4nvfp4": (0, 5, 12), "gemma4": (0, 5, 11), "nemotronh": (0, 5, 6), "lfm2": (0, 5, 9),
                  "falconh1": (0, 5, 6)}
 # Memory (MiB) picks the oracle's GPU_TABLE entry: name and compute capability.
 GPUS = {"sm80": 81920, "sm89": 46068, "sm90": 81559, "sm90-141g": 143771, "sm100": 183359,
@@ -88,7 +90,7 @@ def variations(kind, version_tuple):
         return []
     if version_tuple < FIRST_RELEASE.get(kind, (0,)):
         return []
-    tp = "8" if kind in ("mla", "llama4", "dsa", "dsv4") else "1"
+    tp = "8" if kind in ("mla", "llama4", "dsa", "dsv4", "dsv4nvfp4") else "1"
     out = [("plain", ["--tp-size", tp])]
     if kind in ("dense", "mla"):
         algo = "EAGLE"
@@ -231,6 +233,9 @@ def variations(kind, version_tuple):
                                            "--moe-a2a-backend", "mooncake"]))
         out.append(("megamoe-env", ["--tp-size", "8"], mega))
         out.append(("megamoe-env-waterfill", ["--tp-size", "8", waterfill], mega))
+    if kind == "dsv4nvfp4":
+        # Its runner pick against an all-to-all backend.
+        out.append(("deepep", ["--tp-size", tp, "--moe-a2a-backend", "deepep"]))
     if kind == "gemma4":
         # Its own pick fills the main backend when only a split one is named (from 0.5.13).
         out.append(("prefill-fi", ["--tp-size", tp, "--prefill-attention-backend", "flashinfer"]))

@@ -193,22 +193,20 @@ fn gpt_oss(v: &str, cc: u32, mxfp4: bool) -> Option<&'static str> {
     }
 }
 
-/// DeepSeek-V4's MoE runner. NVIDIA's FP8+NVFP4 exports: the routed TRT-LLM runner on every
-/// GPU from 0.5.14 (read here without an all-to-all backend only). The official checkpoint
-/// (MXFP4 experts): Marlin on SM120 in 0.5.13–0.5.15, FlashInfer's MXFP4 runner there in
-/// 0.5.16–0.5.18, and from 0.5.19 on SM90, SM100 and SM120 without an all-to-all backend or
-/// `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
+/// DeepSeek-V4: NVIDIA's FP8+NVFP4 exports take the routed TRT-LLM runner on every GPU from
+/// 0.5.14, whatever the all-to-all backend. Any other checkpoint on SM120: Marlin in
+/// 0.5.13–0.5.15, FlashInfer's MXFP4 runner in 0.5.16–0.5.18. From 0.5.19 the official checkpoint
+/// (MXFP4 experts) takes FlashInfer's MXFP4 runner on SM90, SM100 and SM120 without an
+/// all-to-all backend or `SGLANG_DSV4_FP4_DEQUANT`. Elsewhere `auto`.
 fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
     let v = i.version;
-    if let Some(runner) = deepseek_v4_nvfp4_runner(i.model, v).filter(|_| no_a2a) {
+    if let Some(runner) = deepseek_v4_nvfp4_runner(i.model, v) {
         return Some(runner);
     }
     let official = i.model.is_some_and(|m| m.deepseek_v4_official().is_some());
-    if !official || i.env.truthy("SGLANG_DSV4_FP4_DEQUANT") {
-        return None;
-    }
+    let mxfp4 = official && no_a2a && !i.env.truthy("SGLANG_DSV4_FP4_DEQUANT");
     match cc {
-        9 | 10 | 12 if at_least(v, "0.5.19") => no_a2a.then_some("flashinfer_mxfp4"),
+        9 | 10 | 12 if at_least(v, "0.5.19") => mxfp4.then_some("flashinfer_mxfp4"),
         12 if at_least(v, "0.5.16") => Some("flashinfer_mxfp4"),
         12 if at_least(v, "0.5.13") => Some("marlin"),
         _ => None,
@@ -217,10 +215,7 @@ fn deepseek_v4(i: &Inputs, cc: u32, no_a2a: bool) -> Option<&'static str> {
 
 /// The runner SGLang's DeepSeek-V4 arguments pick, when none is named, for NVIDIA's FP8+NVFP4
 /// exports (their NVFP4 MoE metadata): the routed TRT-LLM runner from 0.5.14.
-pub(crate) fn deepseek_v4_nvfp4_runner(
-    model: Option<&ModelFacts>,
-    version: &str,
-) -> Option<&'static str> {
+fn deepseek_v4_nvfp4_runner(model: Option<&ModelFacts>, version: &str) -> Option<&'static str> {
     (deepseek_v4_nvfp4(model) && at_least(version, "0.5.14")).then_some("flashinfer_trtllm_routed")
 }
 

@@ -772,6 +772,7 @@ fn dsv4_nvfp4(v: &'static str, a2a: &'static str) -> Case {
         .tp(4)
         .model(ModelFacts {
             architecture: Some("DeepseekV4ForCausalLM".into()),
+            num_experts: Some(384),
             deepseek_v4: Some(V4Layout {
                 nvfp4_experts: true,
                 ..V4Layout::default()

@@ -471,9 +471,13 @@ fn fused_only_runner(ctx: &Context) -> Option<(&'static str, bool)> {
     }
 }
 
-/// The runner SGLang picks for NVIDIA's DeepSeek-V4 NVFP4 export when none is named.
+/// The runner SGLang picks for NVIDIA's DeepSeek-V4 NVFP4 export when none is named, as the
+/// server's resolution holds it (with an all-to-all backend too).
 fn dsv4_nvfp4_pick(ctx: &Context) -> Option<&'static str> {
-    crate::resolve::moe::deepseek_v4_nvfp4_runner(ctx.model, ctx.version)
+    const ROUTED: &str = "flashinfer_trtllm_routed";
+    let picked = (ctx.server.backends.moe_runner.as_ref())
+        .is_some_and(|c| c.source == crate::resolve::ChoiceSource::Sglang && c.value == ROUTED);
+    (picked && crate::resolve::moe::deepseek_v4_nvfp4(ctx.model)).then_some(ROUTED)
 }
 
 /// EP016: the FlashInfer TRT-LLM and Marlin MoE runners run only through a fused function,
