@@ -1097,6 +1097,12 @@ fn ep033() -> Vec<Case> {
             .arg("--moe-a2a-backend", json!("megamoe"))
     };
     let chunk = |v: &'static str, n: i64| mega(v).arg("--chunked-prefill-size", json!(n));
+    // A small prefill chunk, so only the decode graph's 512 tokens can outgrow the buffer.
+    let graph512 = |v: &'static str, budget: &str| {
+        chunk(v, 128)
+            .env(VAR, budget)
+            .arg("--cuda-graph-max-bs-decode", json!(512))
+    };
     vec![
         // 0.5.17's 1024-token default is below any chunk without DP attention; 0.5.18 raised it.
         mega("0.5.17"),
@@ -1137,19 +1143,9 @@ fn ep033() -> Vec<Case> {
         chunk("0.5.23", 16384).model(moe()),
         chunk("0.5.20", 16384).model(moe()).no(),
         // 0.5.21 takes the graph's own 512; 0.5.23 cuts it at DeepSeek-V4's 256-request pool.
-        chunk("0.5.21", 128)
-            .env(VAR, "256")
-            .arg("--cuda-graph-max-bs-decode", json!(512)),
-        chunk("0.5.23", 128)
-            .env(VAR, "256")
-            .arg("--cuda-graph-max-bs-decode", json!(512))
-            .no(),
-        chunk("0.5.23", 128)
-            .env(VAR, "128")
-            .arg("--cuda-graph-max-bs-decode", json!(512)),
-        chunk("0.5.20", 128)
-            .env(VAR, "128")
-            .arg("--cuda-graph-max-bs-decode", json!(512))
-            .no(),
+        graph512("0.5.21", "256"),
+        graph512("0.5.23", "256").no(),
+        graph512("0.5.23", "128"),
+        graph512("0.5.20", "128").no(),
     ]
 }
