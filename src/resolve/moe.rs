@@ -39,14 +39,13 @@ pub(crate) fn forced_a2a(
     env: &Env,
     named: Option<&str>,
 ) -> Option<&'static str> {
-    let version = args.flags.version.as_str();
-    let mega = envs::for_version(version).0.knows(MEGA_MOE_VAR)
-        && env.get(MEGA_MOE_VAR).is_some_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "true" | "1" | "yes" | "y"
-            )
-        });
+    // The variable first: the release's registry is read only when it is set.
+    let mega = env.get(MEGA_MOE_VAR).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "true" | "1" | "yes" | "y"
+        )
+    }) && envs::for_version(&args.flags.version).0.knows(MEGA_MOE_VAR);
     if mega {
         return (named != Some("megamoe")).then_some("megamoe");
     }
