@@ -258,7 +258,8 @@ HICACHE_GPUS = [("H100", 4), ("B200", 4)]
 # PD roles, EPLB, a draft), on H100 and B200; thinned by `--limit`.
 MOE_MODELS = {k: {**MODELS, **MORE_MODELS}[k] for k in ("moe", "mla", "gpt-oss")}
 MOE_A2A = [[], ["--moe-a2a-backend", "deepep"], ["--moe-a2a-backend", "mooncake"],
-           ["--moe-a2a-backend", "flashinfer"]]
+           ["--moe-a2a-backend", "flashinfer"], ["--moe-a2a-backend", "megamoe"],
+           ["--enable-waterfill"]]
 MOE_RUNNERS = [[]] + [["--moe-runner-backend", r] for r in (
     "triton", "deep_gemm", "flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
     "marlin", "cutlass", "flashinfer_mxfp4", "triton_kernel")]
