@@ -1,8 +1,8 @@
 //! EP: expert parallelism and MoE all-to-all backends (DeepEP, FlashInfer, EPLB).
 
 use serde_json::json;
-use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::deepseek_v4::V4Layout;
+use sglang_launch::facts::model::{DsaIndexSharing, ModelFacts};
 
 use crate::support::{
     B200, Case, H100, PRO, R4090, assert_cases, c, host, messages, mla, model, moe, no_rdma, world,
@@ -42,6 +42,7 @@ pub fn cases() -> Vec<Case> {
         ep029_to_ep031(),
         ep032(),
         ep033(),
+        ep034(),
     ]
     .concat()
 }
@@ -1147,5 +1148,49 @@ fn ep033() -> Vec<Case> {
         graph512("0.5.23", "256").no(),
         graph512("0.5.23", "128"),
         graph512("0.5.20", "128").no(),
+    ]
+}
+
+/// EP034: two-batch overlap on a DSA model whose layers share the indexer's top-k.
+fn ep034() -> Vec<Case> {
+    let glm = |sharing: DsaIndexSharing| ModelFacts {
+        num_experts: Some(256),
+        index_topk: Some(2048),
+        dsa_index_sharing: sharing,
+        ..model("GlmMoeDsaForCausalLM")
+    };
+    let every_fourth = || DsaIndexSharing {
+        freq: Some(4),
+        types_shared: true,
+        ..DsaIndexSharing::default()
+    };
+    let types_only = || DsaIndexSharing {
+        types_shared: true,
+        ..DsaIndexSharing::default()
+    };
+    let tbo = |v: &'static str, m: ModelFacts| {
+        c("EP034")
+            .version(v)
+            .on(H100)
+            .tp(8)
+            .model(m)
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .flag("--enable-two-batch-overlap")
+    };
+    vec![
+        tbo("0.5.13", glm(every_fourth())),
+        tbo("0.5.23", glm(every_fourth())),
+        tbo("0.5.12", glm(every_fourth())).no(),
+        // `indexer_types` alone counts from 0.5.20.
+        tbo("0.5.20", glm(types_only())),
+        tbo("0.5.19", glm(types_only())).no(),
+        // Every layer computing its own top-k, or no two-batch overlap.
+        tbo("0.5.23", glm(DsaIndexSharing::default())).no(),
+        c("EP034")
+            .version("0.5.23")
+            .on(H100)
+            .tp(8)
+            .model(glm(every_fourth()))
+            .no(),
     ]
 }

@@ -101,11 +101,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         dtype: s("torch_dtype").or_else(|| s("dtype")),
         top_dtype: top_dtype(top),
         checkpoint_quant_method: quant_method.clone(),
-        config_quant_method: top
-            .get("quantization_config")
-            .and_then(|q| q.get("quant_method"))
-            .and_then(Value::as_str)
-            .map(str::to_ascii_lowercase),
+        config_quant_method: config_quant_method(top),
         config_quant_nested: false,
         hf_quant: None,
         quant_method,
@@ -135,6 +131,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .or(linear_state.map(|s| s.attention_layers)),
         index_head_dim: u("index_head_dim"),
         index_topk: u("index_topk"),
+        dsa_index_sharing: dsa_index_sharing(&c),
         weight_bits: quant_dims.and_then(weight_bits),
         weight_format: quant_dims.and_then(format),
         attention_unquantised: quant_dims.is_some_and(|q| attention_unquantised(q, layers)),
@@ -166,6 +163,25 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         deepseek_v4: super::deepseek_v4::read(top).filter(|_| implausible.is_empty()),
         nemotron_h,
         implausible,
+    }
+}
+
+/// config.json's own `quantization_config.quant_method`, lowercased.
+fn config_quant_method(top: &Map<String, Value>) -> Option<String> {
+    top.get("quantization_config")
+        .and_then(|q| q.get("quant_method"))
+        .and_then(Value::as_str)
+        .map(str::to_ascii_lowercase)
+}
+
+/// The keys that share a DSA indexer's top-k across layers.
+fn dsa_index_sharing(c: &Config) -> super::DsaIndexSharing {
+    let pattern = c.value("index_topk_pattern").and_then(Value::as_str);
+    let types = c.value("indexer_types").and_then(Value::as_array);
+    super::DsaIndexSharing {
+        freq: c.u("index_topk_freq"),
+        pattern_shared: pattern.is_some_and(|p| p.contains('S')),
+        types_shared: types.is_some_and(|t| t.iter().any(|v| v.as_str() == Some("shared"))),
     }
 }
 

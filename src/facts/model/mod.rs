@@ -76,6 +76,18 @@ const DSA_ARCHITECTURES: &[(&str, &str)] = &[
     ("HYV4ForCausalLM", "0.5.20"),
 ];
 
+/// A DSA model's indexer top-k shared across layers, as config.json marks it (SGLang reads each
+/// key with its own default: a frequency of 1, no pattern, no layer types).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DsaIndexSharing {
+    /// `index_topk_freq`: every how many layers compute their own top-k.
+    pub freq: Option<u64>,
+    /// `index_topk_pattern` has an `S` (a layer that takes another's top-k).
+    pub pattern_shared: bool,
+    /// `indexer_types` lists a `shared` layer.
+    pub types_shared: bool,
+}
+
 /// What the rules and the memory planner need to know about the model.
 /// Fields are `None` when the config does not say.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -148,6 +160,8 @@ pub struct ModelFacts {
     /// DeepSeek sparse attention's indexer top-k (`index_topk`): with a DSA architecture, the
     /// mark SGLang reads to run the sparse-attention indexer.
     pub index_topk: Option<u64>,
+    /// How a DSA config shares the indexer's top-k across layers.
+    pub dsa_index_sharing: DsaIndexSharing,
     /// Weight bits for integer/fp4 quantisations (awq/gptq `bits`, fp4 = 4).
     pub weight_bits: Option<u32>,
     /// How the checkpoint stores its quantised weights (None: not quantised, or only

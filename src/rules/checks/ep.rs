@@ -135,6 +135,30 @@ pub(crate) fn tbo_without_a2a(ctx: &Context) -> Vec<Fired> {
     )]
 }
 
+/// EP034: from 0.5.13 SGLang's DSA branch refuses two-batch overlap on a model whose layers
+/// share the indexer's top-k (`index_topk_freq` above 1, an `S` in `index_topk_pattern`, and from
+/// 0.5.20 a `shared` entry in `indexer_types`): the overlapped path passes no top-k between layers.
+pub(crate) fn tbo_dsa_index_sharing(ctx: &Context) -> Vec<Fired> {
+    let v = ctx.version;
+    let Some(m) = ctx.model.filter(|m| m.is_dsa(v)) else {
+        return vec![];
+    };
+    if !ctx.user().flag(opt::ENABLE_TWO_BATCH_OVERLAP) || !at_least(v, "0.5.13") {
+        return vec![];
+    }
+    let s = &m.dsa_index_sharing;
+    let why = match s.freq {
+        Some(f) if f > 1 => format!("index_topk_freq {f}"),
+        _ if s.pattern_shared => "an S (shared) layer in index_topk_pattern".to_owned(),
+        _ if s.types_shared && at_least(v, "0.5.20") => "shared layers in indexer_types".to_owned(),
+        _ => return vec![],
+    };
+    vec![Fired::new(format!(
+        "{} on a DSA model whose config shares the indexer's top-k across layers ({why}): SGLang {v} refuses it before loading ('not supported with DSA index-topk sharing'), since the overlapped path passes no top-k from layer to layer; drop the option",
+        opt::ENABLE_TWO_BATCH_OVERLAP
+    ))]
+}
+
 pub(crate) fn deepep_normal(ctx: &Context) -> Vec<Fired> {
     if ctx.deepep_mode() != Some("normal")
         || ctx.user().sval(opt::DISAGGREGATION_MODE).as_deref() == Some("prefill")
