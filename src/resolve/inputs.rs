@@ -51,6 +51,8 @@ pub(crate) struct Inputs<'a> {
     /// The MoE all-to-all backend named (`none` as `None`): what the defaults read, before
     /// Waterfill or Mega MoE's variable replace it.
     pub(crate) a2a: Option<String>,
+    /// The all-to-all backend SGLang puts over the named one (Waterfill, Mega MoE's variable).
+    pub(crate) forced_a2a: Option<&'static str>,
     /// DeepEP: as the all-to-all backend, or 0.4.x/0.5.2's `--enable-deepep-moe`.
     pub(crate) deepep: bool,
     pub(crate) disagg: Option<Disagg>,
@@ -99,6 +101,7 @@ impl<'a> Inputs<'a> {
                 .then(|| args.int(opt::SPECULATIVE_EAGLE_TOPK))
                 .flatten(),
             deepep: a2a.as_deref() == Some("deepep") || flag_of(args, &[opt::ENABLE_DEEPEP_MOE]),
+            forced_a2a: super::a2a::forced(args, f.env, a2a.as_deref()),
             a2a,
             disagg: disagg(args),
             model_path: args.str(opt::MODEL_PATH).unwrap_or(""),
@@ -142,12 +145,7 @@ impl<'a> Inputs<'a> {
 
     /// An `EnvBool` switch of SGLang's (true/1/yes/y), or `default` when unset.
     pub(crate) fn env_bool(&self, name: &str, default: bool) -> bool {
-        self.env.get(name).map_or(default, |v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "true" | "1" | "yes" | "y"
-            )
-        })
+        (self.env.get(name)).map_or(default, |v| crate::sglang::envs::bool_on(v.trim()))
     }
 
     /// A boolean switch this release knows and the user turned on.

@@ -5,6 +5,7 @@
 //! [`Facts`] is what was gathered, [`Server`] what SGLang will make of it, and [`Context`] the
 //! pair that checks and the planner take.
 
+pub(crate) mod a2a;
 pub(crate) mod allreduce;
 pub(crate) mod args;
 pub(crate) mod attention;

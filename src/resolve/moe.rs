@@ -5,17 +5,16 @@ use super::choice::{ChoiceSource, Chosen, sglang, user_text};
 use super::inputs::Inputs;
 use crate::facts::Env;
 use crate::facts::model::ModelFacts;
+use crate::sglang::opt;
 use crate::sglang::release::at_least;
-use crate::sglang::{SglangArgs, envs, opt};
 
-/// The all-to-all backend: the one SGLang forces ([`forced_a2a`]), else the user's (or
+/// The all-to-all backend: the one SGLang forces ([`super::a2a::forced`]), else the user's (or
 /// 0.4.x/0.5.2's `--enable-deepep-moe`), else none.
 pub(crate) fn a2a(i: &Inputs) -> Option<Chosen> {
     if !i.args.knows(opt::MOE_A2A_BACKEND) && !i.args.knows(opt::ENABLE_DEEPEP_MOE) {
         return None;
     }
-    let named = super::choice::text(i.args, opt::MOE_A2A_BACKEND);
-    if let Some(forced) = forced_a2a(i.args, i.env, named.as_deref()) {
+    if let Some(forced) = i.forced_a2a {
         return Some(sglang(forced));
     }
     if let Some(u) = user_text(i.args, opt::MOE_A2A_BACKEND) {
@@ -30,34 +29,6 @@ pub(crate) fn a2a(i: &Inputs) -> Option<Chosen> {
     // The release's default: "none" from 0.5.x, unset (null) in 0.4.x.
     super::choice::text(i.args, opt::MOE_A2A_BACKEND).map(|v| sglang(&v))
 }
-
-/// The all-to-all backend SGLang puts over the one named: Waterfill needs DeepEP (0.5.16+ keeps
-/// Mega MoE too), and the releases that read `SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE` (0.5.12 to 0.5.17)
-/// take Mega MoE when it is on, whatever Waterfill asked for.
-pub(crate) fn forced_a2a(
-    args: &SglangArgs,
-    env: &Env,
-    named: Option<&str>,
-) -> Option<&'static str> {
-    // The variable first: the release's registry is read only when it is set.
-    let mega = env.get(MEGA_MOE_VAR).is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "true" | "1" | "yes" | "y"
-        )
-    }) && envs::for_version(&args.flags.version).0.knows(MEGA_MOE_VAR);
-    if mega {
-        return (named != Some("megamoe")).then_some("megamoe");
-    }
-    let waterfill = [opt::ENABLE_DEEPEP_WATERFILL, opt::ENABLE_WATERFILL]
-        .iter()
-        .any(|o| args.knows(o) && args.flag(o));
-    let keeps = |a: &str| a == "deepep" || (a == "megamoe" && args.knows(opt::ENABLE_WATERFILL));
-    (waterfill && !named.is_some_and(keeps)).then_some("deepep")
-}
-
-/// The variable that turns Mega MoE on in the releases that read it.
-pub(crate) const MEGA_MOE_VAR: &str = "SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE";
 
 /// The MoE runner; `None` for a release without `--moe-runner-backend` or a model without
 /// experts.

@@ -199,7 +199,7 @@ fn dwdp_dp_attention(version: &str, args: &SglangArgs, mut p: Parallel) -> Paral
 /// named one does.
 fn forced_a2a(f: &Facts, mut p: Parallel) -> Parallel {
     let named = super::choice::text(f.args, opt::MOE_A2A_BACKEND);
-    if moe::forced_a2a(f.args, f.env, named.as_deref()).is_some() {
+    if super::a2a::forced(f.args, f.env, named.as_deref()).is_some() {
         p.a2a = true;
         p.ep = p.tp;
     }
@@ -360,8 +360,7 @@ impl Speculative {
 /// The all-to-all backend in effect: the one SGLang forces, else the one named, else DeepEP
 /// under 0.4.x/0.5.2's `--enable-deepep-moe`.
 fn moe_a2a(i: &Inputs) -> Option<String> {
-    let forced = moe::forced_a2a(i.args, i.env, i.a2a.as_deref()).map(str::to_owned);
-    forced
+    (i.forced_a2a.map(str::to_owned))
         .or_else(|| i.a2a.clone())
         .or_else(|| i.deepep.then(|| "deepep".to_string()))
 }

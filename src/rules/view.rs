@@ -448,7 +448,7 @@ pub(crate) fn env_int(env: &crate::facts::Env, name: &str, default: i64) -> Opti
 
 /// A value in SGLang's boolean spelling (`EnvBool`): true/1/yes/y, any case.
 pub(crate) fn env_true(v: &str) -> bool {
-    matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")
+    crate::sglang::envs::bool_on(v)
 }
 
 /// A value SGLang's `EnvBool` reads as off: false/0/no/n, any case (anything else it refuses).

@@ -99,6 +99,11 @@ fn registry(i: usize) -> &'static Registry {
 
 /// The embedded releases, in release order, that know `name` ([`Registry::knows`]), found
 /// without decoding every release.
+/// A value SGLang's `EnvBool` reads as on: true/1/yes/y, any case.
+pub(crate) fn bool_on(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "y")
+}
+
 pub(crate) fn releases_knowing(name: &str) -> Vec<&'static str> {
     // Most names asked about are unknown everywhere: no release need be read for them.
     if !any_release_knows(name) {

@@ -182,7 +182,7 @@ fn forwarded(value: &str, transform: Option<&str>) -> Option<String> {
     match transform {
         None => Some(value.to_owned()),
         Some("invert_bool") => {
-            let on = matches!(value.to_lowercase().as_str(), "true" | "1" | "yes" | "y");
+            let on = env_true(value);
             Some(if on { "0" } else { "1" }.to_owned())
         }
         Some("ms_to_s") => value

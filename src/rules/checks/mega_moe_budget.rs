@@ -110,7 +110,7 @@ pub(crate) fn mega_moe_token_budget(ctx: &Context) -> Vec<Fired> {
     let how = if named {
         format!("{} megamoe", opt::MOE_A2A_BACKEND)
     } else {
-        format!("Mega MoE ({}=1)", crate::resolve::moe::MEGA_MOE_VAR)
+        format!("Mega MoE ({}=1)", crate::resolve::a2a::MEGA_MOE_VAR)
     };
     let refuse = |why: String| {
         vec![Fired::new(format!(
