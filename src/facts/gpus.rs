@@ -460,7 +460,7 @@ impl Layout {
         let (tp_per_node, pp_per_node) = (count(p.tp_per_node()), count(p.pp_per_node()));
         let base_gpu_id = args.int(opt::BASE_GPU_ID).unwrap_or(0);
         let gpu_id_step = args.int(opt::GPU_ID_STEP).unwrap_or(1);
-        let span = if crate::sglang::release::at_least(&args.flags.version, "0.5.3") {
+        let span = if crate::sglang::release::at_least(args.flags.release(), "0.5.3") {
             tp.saturating_mul(pp)
         } else {
             tp

@@ -224,7 +224,10 @@ fn installed(found: Installed, python: Option<&Path>) -> Selected {
         None => extract::cached(install).ok_or_else(|| "no Python interpreter to run".to_owned()),
     };
     match read {
-        Ok(x) => {
+        Ok(mut x) => {
+            if release::untagged(&found.version) {
+                x.flags.place_untagged();
+            }
             // Lives for the rest of the process, as the embedded sets do.
             selected.flags = Box::leak(Box::new(x.flags));
             selected.flags_from = FlagsFrom::Extracted {

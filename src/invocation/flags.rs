@@ -98,8 +98,11 @@ fn provenance(s: &Selected) -> String {
                 .unwrap_or_default()
         ),
     };
+    let placed = (s.flags.reads_as())
+        .map(|era| format!("; an untagged build, checked as a build after {era}"))
+        .unwrap_or_default();
     format!(
-        "SGLang {}: {} options, {from}",
+        "SGLang {}: {} options, {from}{placed}",
         s.requested,
         s.flags.actions.len()
     )

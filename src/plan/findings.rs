@@ -78,10 +78,16 @@ fn modified_install(machine: &Machine, why: &str) -> Finding {
                 }
                 _ => "now".to_owned(),
             };
+            let placed = selected.flags.reads_as().map(|era| {
+                format!(
+                    "; its version names no release (an untagged build), and its options place it after SGLang {era}, so it is checked as a build after {era}"
+                )
+            });
             Finding::new(
                 Code::VER003,
                 format!(
-                    "SGLang {v} here is {why}: its options and environment registry were read from the install {from}, not from the {v} release's data"
+                    "SGLang {v} here is {why}: its options and environment registry were read from the install {from}, not from the {v} release's data{}",
+                    placed.unwrap_or_default()
                 ),
             )
         }

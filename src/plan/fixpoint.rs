@@ -81,7 +81,7 @@ impl Line {
     /// The facts of this line, for evaluation (models read before, through `models`).
     pub(crate) fn facts<'a>(&'a self, machine: &'a Machine, models: &'a Models) -> Facts<'a> {
         Facts {
-            version: machine.selected.flags.version.as_str(),
+            version: machine.selected.flags.release(),
             args: self.view(),
             env: &self.env,
             topology: &machine.topology,
@@ -292,7 +292,7 @@ fn later_reads(fix: &crate::rules::Fix, machine: &Machine) -> Option<String> {
     if !s.may_run_later_code() || read_own {
         return None;
     }
-    let named = KNOWN_VERSIONS[nearest(&s.requested)];
+    let named = KNOWN_VERSIONS[nearest(s.flags.release())];
     fix.env.iter().find_map(|e| {
         let crate::rules::EnvEdit::Unset { name } = e else {
             return None;

@@ -254,7 +254,7 @@ pub fn build(req: &Request) -> Result<Outcome, Fatal> {
     let mut settled = fraction::settle(&line, &machine, &models, ask);
     let context_len = settled.server.context_length();
     let kv_dtype = settled.server.kv_cache_dtype();
-    let version = machine.selected.flags.version.as_str();
+    let version = machine.selected.flags.release();
     let fp8_kv = (model_load.and_then(|l| l.facts.as_ref()))
         .map_or("fp8_e5m2", |m| m.fp8_kv_cache_dtype(version));
     pipeline.extend(findings::one_request(

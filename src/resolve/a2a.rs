@@ -12,7 +12,9 @@ pub(crate) fn forced(args: &SglangArgs, env: &Env, named: Option<&str>) -> Optio
     let mega = env
         .get(MEGA_MOE_VAR)
         .is_some_and(|v| envs::bool_on(v.trim()))
-        && envs::for_version(&args.flags.version).0.knows(MEGA_MOE_VAR);
+        && envs::for_version(args.flags.release())
+            .0
+            .knows(MEGA_MOE_VAR);
     if mega {
         return (named != Some("megamoe")).then_some("megamoe");
     }

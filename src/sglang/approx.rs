@@ -99,7 +99,7 @@ pub fn judge(args: &SglangArgs, recovered: &Recovered, bounds: &Bounds) -> Judge
             // range, where no embedded parser bounds it; `release` is then empty.
             let taken = match neighbours {
                 [] | [_] => Some(""),
-                _ => taken_by(these, neighbours, args.flags.version.as_str())
+                _ => taken_by(these, neighbours, args.flags.release())
                     .or_else(|| (bounds.open && may_be_own(args.flags, these)).then_some("")),
             };
             if let Some(release) = taken {

@@ -47,7 +47,7 @@ pub(crate) enum Dialect {
 /// The dialect of this flag set, or `None` when the version has no `--config` merging.
 pub(crate) fn dialect(flags: &FlagSet) -> Option<Dialect> {
     flags.action(CONFIG_OPTION)?;
-    let v = flags.version.as_str();
+    let v = flags.release();
     Some(if release::at_least(v, "0.5.23") {
         Dialect::AllSpellings
     } else if release::at_least(v, "0.5.10") {

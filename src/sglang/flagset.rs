@@ -118,6 +118,38 @@ pub(crate) fn releases_with(option: &str) -> Vec<&'static str> {
     history::remembered(&ANSWERS, option, scan_releases_with)
 }
 
+/// Each option string's first embedded release (its index in `KNOWN_VERSIONS`).
+fn first_releases() -> &'static HashMap<&'static str, usize> {
+    static FIRST: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
+    FIRST.get_or_init(|| {
+        let mut m = HashMap::new();
+        for (i, r) in RELEASES.iter().enumerate() {
+            for k in history::expand(r.runs.of(&RUNS)) {
+                for o in ACTIONS[k].options() {
+                    m.entry(o).or_insert(i);
+                }
+            }
+        }
+        m
+    })
+}
+
+/// The embedded release an untagged build (its version names none) is read as: its code has
+/// every option its parser has, so it is no older than the newest of their first releases,
+/// less one (the option may have landed after the release before). Options no release has are
+/// left out (a fork's own). Never before [`release::SCM_FIRST`], the oldest release whose
+/// builds setuptools-scm versions.
+pub(crate) fn untagged_floor(set: &FlagSet) -> &'static str {
+    let first = first_releases();
+    let newest = (set.actions.iter())
+        .flat_map(|a| &a.option_strings)
+        .filter_map(|o| first.get(o.as_str()).copied())
+        .max()
+        .unwrap_or(0);
+    let floor = release::position(release::SCM_FIRST).unwrap_or(0);
+    KNOWN_VERSIONS[newest.saturating_sub(1).max(floor)]
+}
+
 /// How many names [`releases_with`] looks for directly before indexing every option string.
 const DIRECT_LOOKUPS: usize = 16;
 
@@ -256,6 +288,10 @@ pub struct FlagSet {
     install_envs: Option<Arc<InstallEnvs>>,
     #[serde(skip)]
     install_registry: OnceLock<Registry>,
+    /// For an untagged build (`0.0.0.dev…`, whose version names no release): the embedded
+    /// release its options place it after, which the version-gated logic reads instead.
+    #[serde(skip)]
+    reads_as: Option<&'static str>,
 }
 
 impl FlagSet {
@@ -273,7 +309,24 @@ impl FlagSet {
             index: OnceLock::new(),
             install_envs: None,
             install_registry: OnceLock::new(),
+            reads_as: None,
         }
+    }
+
+    /// The release whose code this set's logic is read by: its own version, or the release an
+    /// untagged build's options place it after.
+    pub fn release(&self) -> &str {
+        self.reads_as.unwrap_or(&self.version)
+    }
+
+    /// The release an untagged build was placed after, when it was.
+    pub(crate) fn reads_as(&self) -> Option<&'static str> {
+        self.reads_as
+    }
+
+    /// Reads an untagged build's logic as the embedded release its options place it after.
+    pub(crate) fn place_untagged(&mut self) {
+        self.reads_as = Some(untagged_floor(self));
     }
 
     /// This set with the environment registry read from the same install.
@@ -287,7 +340,7 @@ impl FlagSet {
         let envs = self.install_envs.as_ref()?;
         Some(
             self.install_registry
-                .get_or_init(|| envs.registry(&self.version)),
+                .get_or_init(|| envs.registry(self.release())),
         )
     }
 
@@ -319,6 +372,34 @@ impl FlagSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An untagged build whose parser is a release's is placed after the release before the
+    /// newest one that introduced any of its options, never before setuptools-scm's first;
+    /// a fork's own option moves it nowhere.
+    #[test]
+    fn an_untagged_build_is_placed_by_its_options() {
+        let at = |v: &str| get(v).unwrap().clone();
+        // 0.5.16 introduced --enable-waterfill: such a build is after 0.5.15.post1.
+        assert_eq!(untagged_floor(&at("0.5.16")), "0.5.15.post1");
+        assert_eq!(untagged_floor(&at("0.4.0")), release::SCM_FIRST);
+        let mut fork = at("0.5.16");
+        let mut own = fork.actions[0].clone();
+        own.option_strings = vec!["--fork-only-option".to_owned()];
+        fork.actions.push(own);
+        assert_eq!(untagged_floor(&fork), "0.5.15.post1");
+        for (i, v) in KNOWN_VERSIONS.iter().enumerate() {
+            let floor = untagged_floor(&at(v));
+            let placed = release::position(floor).unwrap();
+            let scm = release::position(release::SCM_FIRST).unwrap();
+            assert!(placed == scm || placed < i, "{v} placed after {floor}");
+        }
+        let mut placed = at("0.5.16");
+        placed.place_untagged();
+        assert_eq!(
+            (placed.version.as_str(), placed.release()),
+            ("0.5.16", "0.5.15.post1")
+        );
+    }
 
     #[derive(Deserialize)]
     struct ReleaseLine {

@@ -50,7 +50,7 @@ fn size(args: &SglangArgs, option: &str) -> i64 {
 /// an elastic EP rank joins by scaling); before, it ran the DP-attention path with one group.
 fn keeps_dp_attention(args: &SglangArgs, dp: i64) -> bool {
     dp > 1
-        || !at_least(&args.flags.version, "0.5.2")
+        || !at_least(args.flags.release(), "0.5.2")
         || args.str("--elastic-ep-join-mode") == Some("scale")
 }
 
@@ -60,7 +60,7 @@ impl Parallel {
         let enable_dp_attention = args.flag("--enable-dp-attention");
         // 0.4.0 to 0.4.4 set the DP size to the TP size under DP attention, whatever
         // `--dp-size` says; 0.4.4.post1 made the user choose it.
-        let dp = if enable_dp_attention && !at_least(&args.flags.version, "0.4.4.post1") {
+        let dp = if enable_dp_attention && !at_least(args.flags.release(), "0.4.4.post1") {
             tp
         } else {
             size(args, "--dp-size")

@@ -1100,7 +1100,7 @@ impl Parser {
             }
             ActionKind::LoraPaths => {
                 let items = value.as_array().cloned().unwrap_or_default();
-                let v = if release::at_least(&self.flags.version, "0.5") {
+                let v = if release::at_least(self.flags.release(), "0.5") {
                     lora_list(&items)?
                 } else {
                     lora_dict(&items)

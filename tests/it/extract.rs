@@ -576,3 +576,39 @@ fn a_build_from_between_tags_may_have_options_no_release_has() {
         release["findings"]
     );
 }
+
+/// A build whose tree reached no tag (`0.0.0.dev1+g…`, as a shallow clone builds) names no
+/// release: its options place it. Here `--enable-waterfill` (first in 0.5.16) puts it after
+/// 0.5.15.post1, where every release refuses two-batch overlap without an all-to-all backend
+/// (EP005, from 0.5.7): an error, where read as setuptools-scm's first release it was not
+/// even checked.
+#[test]
+fn an_untagged_build_is_checked_as_the_release_its_options_place_it_after() {
+    let version = "0.0.0.dev1+g033446bb05";
+    let fake = Fake::of(version);
+    let site = fake.editable(version);
+    let server_args = SERVER_ARGS.replace(
+        "        parser.add_argument(\"--enable-fork-thing\", action=\"store_true\")\n",
+        "        parser.add_argument(\"--enable-two-batch-overlap\", action=\"store_true\")\n        \
+         parser.add_argument(\"--enable-waterfill\", action=\"store_true\")\n",
+    );
+    assert_ne!(server_args, SERVER_ARGS);
+    std::fs::write(site.join("sglang/srt/server_args.py"), server_args).unwrap();
+    let p = fake.plan(
+        &fake.python(),
+        &["--model-path", "m", "--enable-two-batch-overlap"],
+    );
+    let found = codes(&p).join("\n");
+    assert!(
+        found.contains("VER003") && found.contains("place it after SGLang 0.5.15.post1"),
+        "{found}"
+    );
+    let ep005: Vec<&Value> = (p["findings"].as_array().unwrap().iter())
+        .filter(|f| f["code"] == "EP005")
+        .collect();
+    assert!(
+        ep005.len() == 1 && ep005[0]["severity"] == "error",
+        "{found}"
+    );
+    assert_eq!(p["sglang_version"], version, "the plan names the install");
+}

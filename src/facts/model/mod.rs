@@ -755,7 +755,7 @@ fn config_facts(mut config: Value, path: &Path, args: &SglangArgs) -> Result<Mod
             path: path.to_path_buf(),
         });
     };
-    let mut facts = facts_read_by(obj, Transformers::for_sglang(&args.flags.version));
+    let mut facts = facts_read_by(obj, Transformers::for_sglang(args.flags.release()));
     apply_args(&mut facts, args);
     Ok(facts)
 }

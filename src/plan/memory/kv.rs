@@ -91,7 +91,7 @@ fn dsa_scaled_fp8(
     if dtype != Some("fp8_e4m3") || m.index_head_dim.is_none() {
         return false;
     }
-    let v = args.flags.version.as_str();
+    let v = args.flags.release();
     let named = |pair: [&str; 2]| {
         pair.iter()
             .find(|o| args.is_set(o))

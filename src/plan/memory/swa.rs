@@ -30,7 +30,7 @@ pub(crate) fn pool(args: &SglangArgs, m: &ModelFacts) -> Option<(f64, u64)> {
     if args.flag(opt::DISABLE_HYBRID_SWA_MEMORY) || arch.starts_with("Gemma") {
         return None;
     }
-    if arch.starts_with("GptOss") && Family::of(&args.flags.version) < Family::V0510 {
+    if arch.starts_with("GptOss") && Family::of(args.flags.release()) < Family::V0510 {
         return None;
     }
     let r = args
