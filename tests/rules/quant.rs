@@ -40,6 +40,7 @@ pub fn cases() -> Vec<Case> {
         quant041(),
         quant042(),
         quant043(),
+        quant044(),
         int_moe(),
         quant035(),
         quant036(),
@@ -1714,5 +1715,21 @@ fn quant043() -> Vec<Case> {
         line("flashinfer_trtllm", "0.5.23", 8).no(),
         line("auto", "0.5.23", 8).no(),
         line("triton", "0.5.5", 8).no(),
+    ]
+}
+
+/// QUANT044: a ModelOpt mixed-precision export read as w4afp8 builds Qwen3.6's 32-wide B/A
+/// projection as 128×128 block FP8.
+fn quant044() -> Vec<Case> {
+    let mixed = || checkpoint("nvidia__Qwen3.6-35B-A3B-NVFP4");
+    let line = |v: &'static str, tp: i64| c("QUANT044").version(v).on(H100).tp(tp).model(mixed());
+    vec![
+        // Read as w4afp8 (config.json names `modelopt`): 32 / 1, 32 / 4 are not whole blocks.
+        line("0.5.13", 1),
+        line("0.5.10rc0", 1),
+        line("0.5.14", 4),
+        // 0.5.15 reads it as modelopt_mixed; 0.5.9 as modelopt, with B and A built apart.
+        line("0.5.15", 1).no(),
+        line("0.5.9", 1).no(),
     ]
 }

@@ -288,13 +288,46 @@ impl ModelFacts {
     /// The method SGLang `version` reads from the checkpoint. A ModelOpt mixed-precision export
     /// with NVFP4 layers kept in `hf_quant_config.json` (`modelopt_mixed` from 0.5.15) was
     /// `w4afp8` to 0.4.9.post1 – 0.5.9, and to 0.5.10rc0 – 0.5.14 unless the model is a
-    /// Nemotron-H. (One that config.json names keeps the launcher's reading: no golden yet.)
+    /// Nemotron-H. One that config.json names is read the same way once the model config parses
+    /// config.json's ModelOpt block by its `quant_algo` (see `config_read_by_algo`); before,
+    /// the launcher's reading stands.
     pub fn quant_method_in(&self, version: &str) -> Option<String> {
         let q = self.quant_method.as_deref()?;
-        Some(match self.hf_quant {
-            Some(_) => self.method_in(q, version),
-            None => q.to_owned(),
-        })
+        Some(
+            if self.hf_quant.is_some() || self.config_read_by_algo(version) {
+                self.method_in(q, version)
+            } else {
+                q.to_owned()
+            },
+        )
+    }
+
+    /// `w4afp8` where release `version` reads config.json's own ModelOpt block by its
+    /// `quant_algo` and makes it that method (a mixed-precision export before 0.5.15): the
+    /// method its model config then holds `--quantization` against.
+    pub fn config_read_as_w4afp8(&self, version: &str) -> bool {
+        self.config_read_by_algo(version)
+            && (self.checkpoint_quant_method.as_deref())
+                .is_some_and(|q| self.method_in(q, version) == "w4afp8")
+    }
+
+    /// SGLang's model config reads config.json's own ModelOpt `quantization_config` by its
+    /// `quant_algo`, as it reads `hf_quant_config.json`: from 0.5.9 when the block names no
+    /// `quant_method`, from 0.5.10rc0 also when it names `modelopt` (read in the wheels; the
+    /// model config of 0.5.9, 0.5.10rc0, 0.5.13, 0.5.14, 0.5.15 and 0.5.21 on NVIDIA's
+    /// Qwen3.6-35B-A3B-NVFP4 export says `modelopt`, `w4afp8` four times, `modelopt_mixed`).
+    fn config_read_by_algo(&self, version: &str) -> bool {
+        match self.config_quant_method.as_deref() {
+            Some("modelopt") => at_least(version, "0.5.10rc0"),
+            // A block without the key (the method came from config.json, not from
+            // hf_quant_config.json alone).
+            None => {
+                self.hf_quant.is_none()
+                    && self.checkpoint_quant_method.is_some()
+                    && at_least(version, "0.5.9")
+            }
+            Some(_) => false,
+        }
     }
 
     /// `method` as release `version` names it (see `quant_method_in`).

@@ -841,15 +841,28 @@ fn mixed_precision_is_read_by_release() {
         assert_eq!(qwen.quant_method_in(v).as_deref(), Some(q), "{v}");
         assert_eq!(nemotron.quant_method_in(v).as_deref(), Some(n), "{v}");
     }
-    // One config.json names keeps the launcher's reading.
+    // One config.json names (`quant_method: modelopt`) is read by its quant_algo from
+    // 0.5.10rc0; one naming no method from 0.5.9; before, the launcher's reading stands.
     let named = ModelFacts {
         hf_quant: None,
+        config_quant_method: Some("modelopt".into()),
+        checkpoint_quant_method: Some("modelopt_mixed".into()),
         ..qwen.clone()
     };
-    assert_eq!(
-        named.quant_method_in("0.5.9").as_deref(),
-        Some("modelopt_mixed")
-    );
+    let unnamed = ModelFacts {
+        config_quant_method: None,
+        ..named.clone()
+    };
+    for (v, by_name, without) in [
+        ("0.5.8", "modelopt_mixed", "modelopt_mixed"),
+        ("0.5.9", "modelopt_mixed", "w4afp8"),
+        ("0.5.10rc0", "w4afp8", "w4afp8"),
+        ("0.5.14", "w4afp8", "w4afp8"),
+        ("0.5.15", "modelopt_mixed", "modelopt_mixed"),
+    ] {
+        assert_eq!(named.quant_method_in(v).as_deref(), Some(by_name), "{v}");
+        assert_eq!(unnamed.quant_method_in(v).as_deref(), Some(without), "{v}");
+    }
     let hub = mixed("Qwen3MoeForCausalLM", true);
     assert!(qwen.hf_quant_methods_in("0.4.5").is_empty());
     assert_eq!(qwen.hf_quant_methods_in("0.4.9"), ["modelopt"]);

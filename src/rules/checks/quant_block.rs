@@ -5,6 +5,7 @@
 use super::*;
 use crate::facts::model::ModelFacts;
 use crate::sglang::opt;
+use crate::sglang::release::at_least;
 
 /// How the server splits the model's weights.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,6 +85,9 @@ struct Sizes<'a> {
     model: &'a ModelFacts,
     n: u64,
     k: u64,
+    /// The method skips the modules the checkpoint leaves unquantised (FP8's does; w4afp8's
+    /// takes no such list).
+    honours_ignored: bool,
     out: Vec<Misfit>,
 }
 
@@ -109,31 +113,109 @@ impl Sizes<'_> {
 
     /// The checkpoint leaves this module unquantised somewhere: SGLang skips the check there.
     fn skipped(&self, fragments: &[&str]) -> bool {
-        self.model
-            .quant_ignored
-            .iter()
-            .any(|l| fragments.iter().any(|f| l.contains(f)))
+        self.honours_ignored
+            && self
+                .model
+                .quant_ignored
+                .iter()
+                .any(|l| fragments.iter().any(|f| l.contains(f)))
     }
 }
+
+/// What SGLang builds as block FP8: the FP8 method builds every quantised layer, experts
+/// included, and skips what the checkpoint leaves unquantised; w4afp8's builds every linear
+/// layer (the experts take its own MoE method), Qwen3.5's linear-attention projections too.
+#[derive(Debug, Clone, Copy)]
+struct Build<'v> {
+    experts: bool,
+    honours_ignored: bool,
+    /// The release, for the linear-attention projections (`None`: not built as block FP8).
+    linear_attention: Option<&'v str>,
+}
+
+const FP8: Build<'static> = Build {
+    experts: true,
+    honours_ignored: true,
+    linear_attention: None,
+};
 
 /// Every shard of `m` under `l` that is not a whole number of `(n, k)` blocks, following the
 /// checks of SGLang's FP8 methods: a merged (gate/up, QKV) or TP-split output dimension must
 /// be a multiple of `block_n`, a TP-split input dimension a multiple of `block_k`.
-fn misfits(m: &ModelFacts, l: Layout, (n, k): (u64, u64)) -> Vec<Misfit> {
+fn misfits(m: &ModelFacts, l: Layout, (n, k): (u64, u64), build: Build) -> Vec<Misfit> {
     let mut s = Sizes {
         model: m,
         n,
         k,
+        honours_ignored: build.honours_ignored,
         out: vec![],
     };
     // In the order SGLang builds them (a layer's attention, then the dense MLP of the first
     // layers, then the experts and the shared expert): its first error is the first misfit.
+    if let Some(v) = build.linear_attention {
+        gated_delta_net(&mut s, m, l, v);
+    }
     attention(&mut s, m, l);
     dense_mlp(&mut s, m, l);
-    experts(&mut s, m, l);
+    if build.experts {
+        experts(&mut s, m, l);
+    }
     shared_expert(&mut s, m, l);
     s.out
 }
+
+/// Qwen3.5's linear-attention layers (the first layers it builds): the merged QKVZ and B/A
+/// projections over attention TP, and the output projection's input. From 0.5.10rc0 B and A
+/// are one merged layer, checked even unsplit; 0.5.9 builds them apart, checked when split.
+fn gated_delta_net(s: &mut Sizes, m: &ModelFacts, l: Layout, version: &str) {
+    let (Some(arch), Some(g)) = (m.architecture.as_deref(), m.linear_state.as_ref()) else {
+        return;
+    };
+    if !QWEN3_5.contains(&arch) {
+        return;
+    }
+    let (keys, values) = (g.groups * g.state, g.heads * g.head_dim);
+    s.check(
+        "linear-attention key heads × head dim",
+        keys,
+        l.attn_tp,
+        "attention TP",
+        false,
+    );
+    s.check(
+        "linear-attention value heads × head dim",
+        values,
+        l.attn_tp,
+        "attention TP",
+        false,
+    );
+    if at_least(version, "0.5.10rc0") || l.attn_tp > 1 {
+        s.check(
+            "linear_num_value_heads (in_proj_ba)",
+            g.heads,
+            l.attn_tp,
+            "attention TP",
+            false,
+        );
+    }
+    if l.attn_tp > 1 {
+        s.check(
+            "linear-attention value heads × head dim",
+            values,
+            l.attn_tp,
+            "attention TP",
+            true,
+        );
+    }
+}
+
+/// The Qwen3.5 classes SGLang builds with Gated DeltaNet layers.
+const QWEN3_5: &[&str] = &[
+    "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3_5ForCausalLM",
+    "Qwen3_5MoeForCausalLM",
+];
 
 fn is_moe(m: &ModelFacts) -> bool {
     m.num_experts.is_some_and(|e| e > 1)
@@ -306,7 +388,7 @@ fn block_misfits<'c>(ctx: &Context<'c>) -> Option<Misfits<'c>> {
         return None;
     }
     let layout = Layout::of(ctx)?;
-    let bad = misfits(model, layout, block);
+    let bad = misfits(model, layout, block, FP8);
     (!bad.is_empty()).then_some(Misfits {
         model,
         layout,
@@ -344,6 +426,58 @@ pub(crate) fn fp8_block_shard_dense(ctx: &Context) -> Vec<Fired> {
         _ => vec![],
     }
 }
+
+/// QUANT044: a checkpoint SGLang reads as `w4afp8` (a ModelOpt mixed-precision export, or a
+/// W4AFP8 one) gets 128×128 block FP8 on every linear layer, whatever the checkpoint holds
+/// there: a shard that is not whole blocks stops the model's construction.
+pub(crate) fn w4afp8_block_shard(ctx: &Context) -> Vec<Fired> {
+    let Some(m) = ctx.model else {
+        return vec![];
+    };
+    // The checkpoint's reading at the release asked about (a later one may read it otherwise).
+    let q = ctx.quant_given().or_else(|| m.quant_method_in(ctx.version));
+    if q.as_deref() != Some("w4afp8") {
+        return vec![];
+    }
+    let Some(layout) = Layout::of(ctx) else {
+        return vec![];
+    };
+    let build = Build {
+        experts: false,
+        honours_ignored: false,
+        linear_attention: Some(ctx.version),
+    };
+    let bad = misfits(m, layout, W4AFP8_BLOCK, build);
+    let Some(first) = bad.first() else {
+        return vec![];
+    };
+    let loads: Vec<String> = [1u64, 2, 4, 8]
+        .into_iter()
+        .filter(|&t| t != layout.tp && misfits(m, Layout::plain(t), W4AFP8_BLOCK, build).is_empty())
+        .map(|t| t.to_string())
+        .collect();
+    let mixed = m.quant_method.as_deref() == Some("modelopt_mixed");
+    let fix = match (loads.is_empty(), mixed) {
+        (true, true) => "no TP size avoids it on this release; SGLang 0.5.15 and later read an export with NVFP4 layers as modelopt_mixed, which builds each layer as the checkpoint says".to_owned(),
+        (true, false) => "no TP size avoids it; use a checkpoint of another format".to_owned(),
+        (false, _) => format!("TP {} builds it", loads.join(" or ")),
+    };
+    vec![Fired::new(format!(
+        "{} is read by SGLang {} as w4afp8, whose linear method builds every linear layer as 128×128 block FP8 (the checkpoint's own per-layer formats and unquantised modules aside), and {} gives {}-wide shards, not a multiple of {} {}: SGLang stops while building the model ('… = {} is not divisible by weight quantization {} = {}'); {fix}",
+        m.architecture.as_deref().unwrap_or("the model"),
+        ctx.version,
+        first.what,
+        first.shard,
+        first.block.0,
+        first.block.1,
+        first.shard,
+        first.block.0,
+        first.block.1,
+    ))]
+}
+
+/// The block w4afp8's linear method always takes.
+const W4AFP8_BLOCK: (u64, u64) = (128, 128);
 
 fn misfit_message(
     ctx: &Context,
@@ -387,7 +521,7 @@ fn advice(ctx: &Context, m: &ModelFacts, l: Layout, block: (u64, u64), bad: &[Mi
     }
     let fits: Vec<String> = [1u64, 2, 4, 8, 16, 32]
         .into_iter()
-        .filter(|&t| t < l.tp && misfits(m, Layout::plain(t), block).is_empty())
+        .filter(|&t| t < l.tp && misfits(m, Layout::plain(t), block, FP8).is_empty())
         .map(|t| t.to_string())
         .collect();
     if let Some((last, rest)) = fits.split_last() {
@@ -425,19 +559,62 @@ mod tests {
     fn moe_shards_follow_tp_over_ep() {
         let m = qwen3_235b();
         let b = (128, 128);
-        let bad = misfits(&m, Layout::plain(8), b);
+        let bad = misfits(&m, Layout::plain(8), b, FP8);
         assert_eq!(bad.len(), 2, "{bad:?}");
         assert_eq!(bad[0].shard, 192);
         assert_eq!(bad[0].block, ("block_n", 128));
         assert_eq!(bad[1].block, ("block_k", 128));
-        assert!(misfits(&m, Layout::plain(4), b).is_empty());
+        assert!(misfits(&m, Layout::plain(4), b, FP8).is_empty());
         let ep8 = Layout {
             moe_tp: 1,
             ..Layout::plain(8)
         };
-        assert!(misfits(&m, ep8, b).is_empty());
+        assert!(misfits(&m, ep8, b, FP8).is_empty());
         // A dense model: Qwen3's intermediate_size is unused by its MoE layers.
-        assert!(misfits(&m, Layout::plain(2), b).is_empty());
+        assert!(misfits(&m, Layout::plain(2), b, FP8).is_empty());
+    }
+
+    /// w4afp8 builds Qwen3.5's B/A projection (32 value heads) as block FP8: merged from
+    /// 0.5.10rc0, so checked even at TP 1; 0.5.9 builds B and A apart, checked when split. The
+    /// experts are left to their own method, and the checkpoint's ignore list is not read.
+    #[test]
+    fn w4afp8_checks_the_linear_attention_projections() {
+        let m = ModelFacts {
+            architecture: Some("Qwen3_5MoeForConditionalGeneration".into()),
+            moe_intermediate_size: Some(96),
+            num_experts: Some(256),
+            linear_state: Some(crate::facts::model::hybrid::LinearState {
+                layers: 30,
+                inner: 4096,
+                groups: 16,
+                heads: 32,
+                head_dim: 128,
+                state: 128,
+                conv_kernel: 4,
+                attention_layers: 10,
+            }),
+            quant_ignored: vec!["linear_attn.in_proj_ba".into()],
+            ..Default::default()
+        };
+        let build = |v| Build {
+            experts: false,
+            honours_ignored: false,
+            linear_attention: Some(v),
+        };
+        let bad = misfits(&m, Layout::plain(1), W4AFP8_BLOCK, build("0.5.13"));
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!((bad[0].shard, bad[0].block), (32, ("block_n", 128)));
+        assert!(misfits(&m, Layout::plain(1), W4AFP8_BLOCK, build("0.5.9")).is_empty());
+        assert_eq!(
+            misfits(&m, Layout::plain(2), W4AFP8_BLOCK, build("0.5.9")).len(),
+            1
+        );
+        // Block FP8 proper reads no linear-attention projection, and checks the experts.
+        assert!(
+            misfits(&m, Layout::plain(1), W4AFP8_BLOCK, FP8)
+                .iter()
+                .all(|b| b.expert)
+        );
     }
 
     #[test]
@@ -448,12 +625,12 @@ mod tests {
             head_dim: Some(64),
             ..Default::default()
         };
-        let bad = misfits(&m, Layout::plain(8), (128, 128));
+        let bad = misfits(&m, Layout::plain(8), (128, 128), FP8);
         assert!(
             bad.iter().any(|b| b.shard == 64 && b.what.contains("KV")),
             "{bad:?}"
         );
-        assert!(misfits(&m, Layout::plain(2), (128, 128)).is_empty());
+        assert!(misfits(&m, Layout::plain(2), (128, 128), FP8).is_empty());
     }
 
     #[test]
@@ -467,12 +644,12 @@ mod tests {
             ..Default::default()
         };
         // 128 heads over TP 64: 2 × 128 = 256 fits; over 256 ranks 64 would not.
-        assert!(misfits(&m, Layout::plain(64), (128, 128)).is_empty());
-        assert!(!misfits(&m, Layout::plain(256), (128, 128)).is_empty());
+        assert!(misfits(&m, Layout::plain(64), (128, 128), FP8).is_empty());
+        assert!(!misfits(&m, Layout::plain(256), (128, 128), FP8).is_empty());
         let dpa = Layout {
             attn_tp: 1,
             ..Layout::plain(256)
         };
-        assert!(misfits(&m, dpa, (128, 128)).is_empty());
+        assert!(misfits(&m, dpa, (128, 128), FP8).is_empty());
     }
 }

@@ -26,6 +26,10 @@ fn pair<'a>(ctx: &Context<'a>) -> Option<(String, &'a str)> {
     if m.config_quant_nested && !crate::sglang::release::at_least(ctx.version, NESTED_QUANT_FROM) {
         return None;
     }
+    // A ModelOpt mixed-precision block the release parses into w4afp8 is held as that method.
+    if m.config_read_as_w4afp8(ctx.version) {
+        return Some((given, "w4afp8"));
+    }
     Some((given, m.config_quant_method.as_deref()?))
 }
 
@@ -38,8 +42,16 @@ pub(crate) fn quant_method_mismatch(ctx: &Context) -> Vec<Fired> {
     if !crate::sglang::quant_compat::refuses(ctx.version, &given, checkpoint, install(ctx)) {
         return vec![];
     }
+    let says = if checkpoint == "w4afp8" {
+        format!(
+            "a ModelOpt mixed-precision block SGLang {} reads as",
+            ctx.version
+        )
+    } else {
+        "quant_method".to_owned()
+    };
     vec![Fired::new(format!(
-        "--quantization {given} on a checkpoint whose config.json says quant_method {checkpoint}: SGLang {} refuses the pair at start-up ('Quantization method specified in the model config ({checkpoint}) does not match …'); drop --quantization (SGLang reads the checkpoint's method) or give {}",
+        "--quantization {given} on a checkpoint whose config.json says {says} {checkpoint}: SGLang {} refuses the pair at start-up ('Quantization method specified in the model config ({checkpoint}) does not match …'); drop --quantization (SGLang reads the checkpoint's method) or give {}",
         ctx.version,
         accepted(checkpoint)
     ))]
