@@ -80,6 +80,26 @@ struct Misfit {
     expert: bool,
 }
 
+impl Misfit {
+    /// "`what` gives N-wide shards, not a multiple of block_n 128".
+    fn shards(&self) -> String {
+        let (name, size) = self.block;
+        format!(
+            "{} gives {}-wide shards, not a multiple of {name} {size}",
+            self.what, self.shard
+        )
+    }
+
+    /// What SGLang says when it builds the layer.
+    fn refusal(&self) -> String {
+        let (name, size) = self.block;
+        format!(
+            "SGLang stops while building the model ('… = {} is not divisible by weight quantization {name} = {size}')",
+            self.shard
+        )
+    }
+}
+
 /// Checks one weight dimension of `total` split `shards` ways.
 struct Sizes<'a> {
     model: &'a ModelFacts,
@@ -463,16 +483,11 @@ pub(crate) fn w4afp8_block_shard(ctx: &Context) -> Vec<Fired> {
         (false, _) => format!("TP {} builds it", loads.join(" or ")),
     };
     vec![Fired::new(format!(
-        "{} is read by SGLang {} as w4afp8, whose linear method builds every linear layer as 128×128 block FP8 (the checkpoint's own per-layer formats and unquantised modules aside), and {} gives {}-wide shards, not a multiple of {} {}: SGLang stops while building the model ('… = {} is not divisible by weight quantization {} = {}'); {fix}",
+        "{} is read by SGLang {} as w4afp8, whose linear method builds every linear layer as 128×128 block FP8 (the checkpoint's own per-layer formats and unquantised modules aside), and {}: {}; {fix}",
         m.architecture.as_deref().unwrap_or("the model"),
         ctx.version,
-        first.what,
-        first.shard,
-        first.block.0,
-        first.block.1,
-        first.shard,
-        first.block.0,
-        first.block.1,
+        first.shards(),
+        first.refusal(),
     ))]
 }
 
@@ -493,17 +508,12 @@ fn misfit_message(
         n => format!(" (and {} more weights)", n - 1),
     };
     format!(
-        "{} is FP8 block-quantised ({}×{} blocks), but {} gives {}-wide shards, not a multiple of {} {}{more}: SGLang stops while building the model ('… = {} is not divisible by weight quantization {} = {}'); {}",
+        "{} is FP8 block-quantised ({}×{} blocks), but {}{more}: {}; {}",
         m.architecture.as_deref().unwrap_or("the model"),
         block.0,
         block.1,
-        first.what,
-        first.shard,
-        first.block.0,
-        first.block.1,
-        first.shard,
-        first.block.0,
-        first.block.1,
+        first.shards(),
+        first.refusal(),
         advice(ctx, m, layout, block, bad),
     )
 }
