@@ -248,12 +248,26 @@ fn place_model(case: &Case, dir: &Path) -> Vec<String> {
             let path = target.to_string_lossy().into_owned();
             match inline {
                 Some(_) => args[i] = format!("{opt}={path}"),
-                None => args[i + 1] = path,
+                None => args[i + 1] = path.clone(),
             }
+            same_draft_path(&mut args, &value, &path);
         }
         i += 1;
     }
     args
+}
+
+/// A draft path written as the model's own path (the target's MTP layers as the draft) follows
+/// the model where it is placed, so the command keeps naming one checkpoint twice.
+fn same_draft_path(args: &mut [String], from: &str, to: &str) {
+    const DRAFT: &str = "--speculative-draft-model-path";
+    for i in 0..args.len() {
+        if args[i] == format!("{DRAFT}={from}") {
+            args[i] = format!("{DRAFT}={to}");
+        } else if args[i] == DRAFT && args.get(i + 1).is_some_and(|v| v == from) {
+            args[i + 1] = to.to_owned();
+        }
+    }
 }
 
 /// An install the version string does not describe (a source checkout, a dev image, a fork):

@@ -43,6 +43,7 @@ pub fn cases() -> Vec<Case> {
         ep032(),
         ep033(),
         ep034(),
+        ep035(),
     ]
     .concat()
 }
@@ -1192,5 +1193,77 @@ fn ep034() -> Vec<Case> {
             .tp(8)
             .model(glm(every_fourth()))
             .no(),
+    ]
+}
+
+/// EP035: unquantized MoE layers on DeepEP's all-to-all with a runner its layer class has no
+/// BF16 path for: a BF16 checkpoint's experts, or a DeepSeek NVFP4 checkpoint's BF16 NextN draft.
+fn ep035() -> Vec<Case> {
+    let bf16 = |v: &'static str| {
+        c("EP035")
+            .version(v)
+            .tp(8)
+            .model(moe())
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("deepep"))
+    };
+    let deep_gemm = |v: &'static str| bf16(v).arg("--moe-runner-backend", json!("deep_gemm"));
+    let nvfp4 = || ModelFacts {
+        num_experts: Some(256),
+        num_nextn_predict_layers: Some(1),
+        ..mla()
+    };
+    let draft = |v: &'static str| {
+        c("EP035")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .model(nvfp4())
+            .arg("--quantization", json!("modelopt_fp4"))
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--moe-runner-backend", json!("flashinfer_cutedsl"))
+            .arg("--speculative-algorithm", json!("EAGLE"))
+    };
+    vec![
+        bf16("0.5.4.post2"),
+        bf16("0.5.9"),
+        bf16("0.5.23"),
+        bf16("0.5.4.post1").no(),
+        bf16("0.5.23").arg("--quantization", json!("fp8")).no(),
+        bf16("0.5.23").arg("--moe-a2a-backend", json!("none")).no(),
+        // The DeepGEMM runner's BF16 path: 0.5.13 on, with low-latency dispatch until 0.5.17.
+        deep_gemm("0.5.12"),
+        deep_gemm("0.5.13").no(),
+        deep_gemm("0.5.15").arg("--deepep-mode", json!("normal")),
+        deep_gemm("0.5.17")
+            .arg("--deepep-mode", json!("normal"))
+            .no(),
+        bf16("0.5.12").env("SGLANG_DEEPEP_BF16_DISPATCH", "1").no(),
+        bf16("0.5.11").env("SGLANG_DEEPEP_BF16_DISPATCH", "1"),
+        // A dense model has no experts to build.
+        c("EP035")
+            .tp(8)
+            .model(model("Qwen3MoeForCausalLM"))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .no(),
+        // The NVFP4 target runs on the CuTe DSL runner; its own NextN draft's BF16 experts do not.
+        draft("0.5.15"),
+        draft("0.5.10rc0"),
+        draft("0.5.9").no(),
+        draft("0.5.15")
+            .arg("--speculative-moe-a2a-backend", json!("none"))
+            .no(),
+        draft("0.5.15")
+            .arg("--moe-a2a-backend", json!("none"))
+            .arg("--speculative-moe-a2a-backend", json!("deepep")),
+        draft("0.5.15")
+            .arg("--speculative-moe-runner-backend", json!("deep_gemm"))
+            .no(),
+        draft("0.5.12")
+            .arg("--speculative-moe-runner-backend", json!("deep_gemm"))
+            .env("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", "1")
+            .no(),
+        draft("0.5.12").arg("--speculative-moe-runner-backend", json!("deep_gemm")),
     ]
 }

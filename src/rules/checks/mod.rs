@@ -17,6 +17,7 @@ pub(crate) mod cache;
 pub(crate) mod cache_storage;
 pub(crate) mod cg;
 pub(crate) mod comm;
+pub(crate) mod deepep_moe;
 pub(crate) mod deepep_v2_budget;
 pub(crate) mod dpa;
 pub(crate) mod elastic_ep;

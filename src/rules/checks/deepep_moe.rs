@@ -1,0 +1,141 @@
+//! Which MoE layers DeepEP's layer class can run: from 0.5.4.post2 it keeps expert kernels only
+//! for FP8 (through DeepGEMM), W4AFP8, NVFP4 with the CuTe DSL runner and, later, BF16 on the
+//! DeepGEMM runner; an unquantized layer outside those reaches a removed kernel path.
+
+use super::*;
+use crate::resolve::DraftSource;
+use crate::sglang::opt;
+use crate::sglang::release::at_least;
+
+/// Architectures whose MoE blocks take their layer class from SGLang's MoE-implementation
+/// chooser in every release from 0.5.4.post2 (so `--moe-a2a-backend deepep` builds DeepEP's).
+const DEEPEP_CLASS_ARCHS: [&str; 15] = [
+    "BailingMoEForCausalLM",
+    "BailingMoeForCausalLM",
+    "BailingMoeV2ForCausalLM",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV32ForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "Ernie4_5_ForCausalLM",
+    "Ernie4_5_MoeForCausalLM",
+    "Glm4MoeForCausalLM",
+    "GptOssForCausalLM",
+    "LongcatFlashForCausalLM",
+    "MiniMaxM2ForCausalLM",
+    "Qwen2MoeForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Step3VLForConditionalGeneration",
+];
+
+/// Turns FP8 dispatch off for BF16 layers, which then take the modern path (0.5.12+, with JIT
+/// DeepGEMM).
+const BF16_DISPATCH_ENV: &str = "SGLANG_DEEPEP_BF16_DISPATCH";
+
+/// Makes a DeepSeek NVFP4 checkpoint's BF16 NextN experts FP8 when the draft runs DeepGEMM.
+const NEXTN_FP8_ENV: &str = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE";
+
+/// One unquantized MoE the line builds on DeepEP: whose layers they are, and the runner and
+/// dispatch mode they run with.
+struct Layers {
+    whose: String,
+    /// The option that puts them on DeepEP.
+    a2a_by: &'static str,
+    runner: String,
+}
+
+/// EP035: an unquantized MoE layer on DeepEP's all-to-all with a runner DeepEP's layer class has
+/// no BF16 path for: the target's experts of a BF16 checkpoint, or the BF16 NextN experts a
+/// DeepSeek NVFP4 checkpoint keeps for its own MTP draft.
+pub(crate) fn unquantized_layers(ctx: &Context) -> Vec<Fired> {
+    [target_layers(ctx), nextn_draft_layers(ctx)]
+        .into_iter()
+        .flatten()
+        .filter(|l| !runs_bf16(ctx, &l.runner))
+        .map(|l| fired(ctx, &l))
+        .collect()
+}
+
+/// The target's experts, where the checkpoint and the line leave them unquantized.
+fn target_layers(ctx: &Context) -> Option<Layers> {
+    let arch = ctx.model_arch()?;
+    let deepep = ctx.moe_a2a().as_deref() == Some("deepep");
+    if !deepep || !ctx.model_is_moe() || ctx.quant().is_some() {
+        return None;
+    }
+    DEEPEP_CLASS_ARCHS.contains(&arch).then(|| Layers {
+        whose: format!("{arch}'s unquantized experts"),
+        a2a_by: opt::MOE_A2A_BACKEND,
+        runner: super::ep::moe_runner(ctx),
+    })
+}
+
+/// A DeepSeek NVFP4 checkpoint's own NextN layer as an EAGLE draft: SGLang builds its experts
+/// unquantized, on the draft's all-to-all and runner (the target's unless the speculative ones
+/// are named). Checked from 0.5.10rc0: 0.5.7 to 0.5.9 moved that draft to Triton without an
+/// all-to-all on Blackwell themselves, and older releases are left out.
+fn nextn_draft_layers(ctx: &Context) -> Option<Layers> {
+    let spec = ctx.server.speculative.as_ref()?;
+    let deepseek_fp4 = ctx.model_arch() == Some("DeepseekV3ForCausalLM")
+        && ctx.quant().as_deref() == Some("modelopt_fp4");
+    let own_nextn = spec.eagle() && spec.draft == DraftSource::Mtp;
+    if !(own_nextn && deepseek_fp4 && at_least(ctx.version, "0.5.10rc0")) {
+        return None;
+    }
+    let u = ctx.user();
+    let named = u.given_sval(opt::SPECULATIVE_MOE_A2A_BACKEND);
+    let a2a_by = match named {
+        Some(_) => opt::SPECULATIVE_MOE_A2A_BACKEND,
+        None => opt::MOE_A2A_BACKEND,
+    };
+    let a2a = named.or_else(|| ctx.moe_a2a());
+    let runner = (u.given_sval(opt::SPECULATIVE_MOE_RUNNER_BACKEND))
+        .unwrap_or_else(|| super::ep::moe_runner(ctx));
+    let fp8_experts = ctx.env.get(NEXTN_FP8_ENV).is_some_and(env_true) && runner == "deep_gemm";
+    (a2a.as_deref() == Some("deepep") && !fp8_experts).then(|| Layers {
+        whose: "the BF16 experts of the NVFP4 checkpoint's own NextN draft layer".into(),
+        a2a_by,
+        runner,
+    })
+}
+
+/// DeepEP's layer class runs BF16 experts: with FP8 dispatch turned off (0.5.12+), or on the
+/// DeepGEMM runner (0.5.13+; to 0.5.16 only where the mode includes low-latency dispatch).
+fn runs_bf16(ctx: &Context, runner: &str) -> bool {
+    let bf16_dispatch = ctx.env.get(BF16_DISPATCH_ENV).is_some_and(env_true);
+    if bf16_dispatch && at_least(ctx.version, "0.5.12") {
+        return true;
+    }
+    let low_latency = ctx.deepep_mode() != Some("normal");
+    runner == "deep_gemm"
+        && at_least(ctx.version, "0.5.13")
+        && (low_latency || at_least(ctx.version, "0.5.17"))
+}
+
+/// What stops: the decode graphs' capture runs DeepEP's low-latency dispatch first; without
+/// graphs (normal mode turns them off) the first prefill runs its normal dispatch.
+fn fired(ctx: &Context, l: &Layers) -> Fired {
+    let normal = ctx.deepep_mode() == Some("normal");
+    let normal_first = normal || ctx.cuda_graph_disabled();
+    let new_paths = at_least(ctx.version, "0.5.13");
+    let error = match (normal_first, new_paths) {
+        // Before 0.5.13 the layer asks for the CuTe DSL runner's NVFP4 config when it is built
+        // for low-latency dispatch, and these layers have none.
+        (_, false) if l.runner == "flashinfer_cutedsl" && !normal => {
+            "AttributeError: 'NoneType' object has no attribute 'get_name'"
+        }
+        (false, _) => "AssertionError: forward_deepgemm_masked is deprecated",
+        (true, false) => "AssertionError: forward_deepgemm_contiguous is deprecated",
+        (true, true) => {
+            "NotImplementedError: Unquantized DeepEP MoE currently supports low_latency mode only"
+        }
+    };
+    let remedy = if new_paths {
+        "run them on --moe-runner-backend deep_gemm (with --deepep-mode auto or low_latency before 0.5.17), use an FP8 checkpoint, or leave --moe-a2a-backend at none"
+    } else {
+        "use an FP8 checkpoint, or leave --moe-a2a-backend at none (SGLang 0.5.13 added a BF16 path on the DeepGEMM runner)"
+    };
+    Fired::new(format!(
+        "{} deepep with {} on the {} MoE runner: SGLang {}'s DeepEP layer class has no kernel path left for them, and the first MoE forward stops ('{error}'); {remedy}",
+        l.a2a_by, l.whose, l.runner, ctx.version
+    ))
+}
