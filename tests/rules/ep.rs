@@ -44,6 +44,7 @@ pub fn cases() -> Vec<Case> {
         ep033(),
         ep034(),
         ep035(),
+        ep036(),
     ]
     .concat()
 }
@@ -1265,5 +1266,39 @@ fn ep035() -> Vec<Case> {
             .env("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", "1")
             .no(),
         draft("0.5.12").arg("--speculative-moe-runner-backend", json!("deep_gemm")),
+    ]
+}
+
+/// EP036: quantised experts on DeepEP's all-to-all whose method its layer class has no path
+/// for, or whose path needs a runner (or JIT DeepGEMM) the line does not give.
+fn ep036() -> Vec<Case> {
+    let q = |v: &'static str, method: &str| {
+        c("EP036")
+            .version(v)
+            .on(B200)
+            .tp(8)
+            .model(moe())
+            .arg("--ep-size", json!(8))
+            .arg("--moe-a2a-backend", json!("deepep"))
+            .arg("--quantization", json!(method))
+    };
+    let on = |case: Case, runner: &str| case.arg("--moe-runner-backend", json!(runner));
+    vec![
+        q("0.5.15", "compressed-tensors"),
+        q("0.5.4.post2", "awq"),
+        q("0.5.4.post1", "compressed-tensors").no(),
+        q("0.5.15", "compressed-tensors")
+            .arg("--moe-a2a-backend", json!("none"))
+            .no(),
+        // Block FP8 runs through JIT DeepGEMM, unless the line turns it off.
+        q("0.5.15", "fp8").no(),
+        q("0.5.15", "fp8").env("SGLANG_ENABLE_JIT_DEEPGEMM", "0"),
+        q("0.5.15", "w4afp8").no(),
+        on(q("0.5.15", "modelopt_fp4"), "flashinfer_trtllm"),
+        on(q("0.5.15", "modelopt_fp4"), "flashinfer_cutedsl").no(),
+        on(q("0.5.15", "modelopt_mixed"), "flashinfer_cutedsl"),
+        on(q("0.5.16", "modelopt_mixed"), "flashinfer_cutedsl").no(),
+        on(q("0.5.16", "mxfp4"), "deep_gemm"),
+        on(q("0.5.17", "mxfp4"), "deep_gemm").no(),
     ]
 }

@@ -374,7 +374,7 @@ pub(crate) fn dsa_deepgemm_disabled(ctx: &Context) -> Vec<Fired> {
 
 /// The variable that turns JIT DeepGEMM off (SGLang reads the `SGL_` spelling as an alias), if
 /// it is set to a value SGLang's boolean parser reads as false.
-fn deepgemm_turned_off<'a>(ctx: &'a Context) -> Option<(&'static str, &'a str)> {
+pub(super) fn deepgemm_turned_off<'a>(ctx: &'a Context) -> Option<(&'static str, &'a str)> {
     JIT_DEEPGEMM_VARS
         .into_iter()
         .find_map(|v| Some((v, ctx.env.get(v)?)))

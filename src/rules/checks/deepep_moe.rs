@@ -139,3 +139,51 @@ fn fired(ctx: &Context, l: &Layers) -> Fired {
         l.a2a_by, l.whose, l.runner, ctx.version
     ))
 }
+
+/// EP036: the target's experts quantised by a method DeepEP's layer class has no path for, or
+/// whose path needs a runner (or JIT DeepGEMM) the line does not give it.
+pub(crate) fn quantized_layers(ctx: &Context) -> Vec<Fired> {
+    let Some(arch) = ctx.model_arch() else {
+        return vec![];
+    };
+    let (Some(method), Some("deepep")) = (ctx.quant(), ctx.moe_a2a().as_deref()) else {
+        return vec![];
+    };
+    let runner = super::ep::moe_runner(ctx);
+    if !ctx.model_is_moe() || !DEEPEP_CLASS_ARCHS.contains(&arch) {
+        return vec![];
+    }
+    let Some(lacks) = quant_path_lacks(ctx, &method, &runner) else {
+        return vec![];
+    };
+    let normal_first = ctx.deepep_mode() == Some("normal") || ctx.cuda_graph_disabled();
+    let kernel = if normal_first { "contiguous" } else { "masked" };
+    vec![Fired::new(format!(
+        "--moe-a2a-backend deepep with {arch}'s {method} experts on the {runner} MoE runner: SGLang {}'s DeepEP layer class runs them only {lacks}, and start-up stops once the layers are built or, at the latest, at their first forward ('AssertionError: forward_deepgemm_{kernel} is deprecated'); leave --moe-a2a-backend at none, or serve a block-FP8 checkpoint",
+        ctx.version
+    ))]
+}
+
+/// What the method's path in DeepEP's layer class needs and the line lacks (`None`: it runs).
+/// The Humming runner (0.5.16+) takes every method.
+fn quant_path_lacks(ctx: &Context, method: &str, runner: &str) -> Option<&'static str> {
+    let v = ctx.version;
+    if runner == "humming" && at_least(v, "0.5.16") {
+        return None;
+    }
+    match method {
+        // `nvfp4_online`'s path (0.5.17 only) is left unjudged.
+        "w4afp8" | "nvfp4_online" => None,
+        "fp8" => super::arch::deepgemm_turned_off(ctx)
+            .map(|_| "with JIT DeepGEMM, which the line turns off"),
+        "modelopt_fp4" | "modelopt_mixed" => {
+            let mixed_ok = method == "modelopt_fp4" || at_least(v, "0.5.16");
+            (runner != "flashinfer_cutedsl" || !mixed_ok).then_some(
+                "on the flashinfer_cutedsl runner (ModelOpt mixed precision from 0.5.16)",
+            )
+        }
+        "mxfp4" => (runner != "deep_gemm" || !at_least(v, "0.5.17"))
+            .then_some("on the deep_gemm runner, from 0.5.17"),
+        _ => Some("when they are block FP8, W4AFP8, NVFP4 or, later, MXFP4 or BF16"),
+    }
+}
