@@ -1,6 +1,6 @@
-//! Which MoE layers DeepEP's layer class can run: from 0.5.4.post2 it keeps expert kernels only
-//! for FP8 (through DeepGEMM), W4AFP8, NVFP4 with the CuTe DSL runner and, later, BF16 on the
-//! DeepGEMM runner; an unquantized layer outside those reaches a removed kernel path.
+//! Which MoE layers DeepEP's layer class can run: from 0.5.4.post2 it keeps expert paths only for
+//! block FP8 (through JIT DeepGEMM), W4AFP8, NVFP4 with the CuTe DSL runner and, later, BF16 and
+//! MXFP4 on the DeepGEMM runner; any other layer reaches a removed kernel path.
 
 use super::*;
 use crate::resolve::DraftSource;
@@ -34,11 +34,10 @@ const BF16_DISPATCH_ENV: &str = "SGLANG_DEEPEP_BF16_DISPATCH";
 /// Makes a DeepSeek NVFP4 checkpoint's BF16 NextN experts FP8 when the draft runs DeepGEMM.
 const NEXTN_FP8_ENV: &str = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE";
 
-/// One unquantized MoE the line builds on DeepEP: whose layers they are, and the runner and
-/// dispatch mode they run with.
+/// Unquantized MoE layers the line builds on DeepEP: whose they are, the option that puts them
+/// there, and the runner they run on.
 struct Layers {
     whose: String,
-    /// The option that puts them on DeepEP.
     a2a_by: &'static str,
     runner: String,
 }
