@@ -54,14 +54,18 @@ pub(crate) fn unquantized_layers(ctx: &Context) -> Vec<Fired> {
         .collect()
 }
 
-/// The target's experts, where the checkpoint and the line leave them unquantized.
-fn target_layers(ctx: &Context) -> Option<Layers> {
+/// The target's architecture, where its experts are built as DeepEP's layer class: a MoE of a
+/// listed architecture with DeepEP the all-to-all in effect.
+fn deepep_target<'a>(ctx: &'a Context) -> Option<&'a str> {
     let arch = ctx.model_arch()?;
     let deepep = ctx.moe_a2a().as_deref() == Some("deepep");
-    if !deepep || !ctx.model_is_moe() || ctx.quant().is_some() {
-        return None;
-    }
-    DEEPEP_CLASS_ARCHS.contains(&arch).then(|| Layers {
+    (deepep && ctx.model_is_moe() && DEEPEP_CLASS_ARCHS.contains(&arch)).then_some(arch)
+}
+
+/// The target's experts, where the checkpoint and the line leave them unquantized.
+fn target_layers(ctx: &Context) -> Option<Layers> {
+    let arch = deepep_target(ctx).filter(|_| ctx.quant().is_none())?;
+    Some(Layers {
         whose: format!("{arch}'s unquantized experts"),
         a2a_by: opt::MOE_A2A_BACKEND,
         runner: super::ep::moe_runner(ctx),
@@ -142,16 +146,10 @@ fn fired(ctx: &Context, l: &Layers) -> Fired {
 /// EP036: the target's experts quantised by a method DeepEP's layer class has no path for, or
 /// whose path needs a runner (or JIT DeepGEMM) the line does not give it.
 pub(crate) fn quantized_layers(ctx: &Context) -> Vec<Fired> {
-    let Some(arch) = ctx.model_arch() else {
-        return vec![];
-    };
-    let (Some(method), Some("deepep")) = (ctx.quant(), ctx.moe_a2a().as_deref()) else {
+    let (Some(arch), Some(method)) = (deepep_target(ctx), ctx.quant()) else {
         return vec![];
     };
     let runner = super::ep::moe_runner(ctx);
-    if !ctx.model_is_moe() || !DEEPEP_CLASS_ARCHS.contains(&arch) {
-        return vec![];
-    }
     let Some(lacks) = quant_path_lacks(ctx, &method, &runner) else {
         return vec![];
     };
