@@ -1242,6 +1242,27 @@ fn ep035() -> Vec<Case> {
             .no(),
         bf16("0.5.12").env("SGLANG_DEEPEP_BF16_DISPATCH", "1").no(),
         bf16("0.5.11").env("SGLANG_DEEPEP_BF16_DISPATCH", "1"),
+        // Mooncake, NIXL and pplx build the same class; only pplx's has the DeepGEMM BF16 path.
+        bf16("0.5.15").arg("--moe-a2a-backend", json!("mooncake")),
+        deep_gemm("0.5.15").arg("--moe-a2a-backend", json!("mooncake")),
+        deep_gemm("0.5.21").arg("--moe-a2a-backend", json!("nixl")),
+        bf16("0.5.17").arg("--moe-a2a-backend", json!("pplx")),
+        deep_gemm("0.5.17")
+            .arg("--moe-a2a-backend", json!("pplx"))
+            .no(),
+        // DeepEP v2's layers always take the modern path.
+        bf16("0.5.21")
+            .arg("--moe-a2a-backend", json!("deepep_v2"))
+            .no(),
+        // Qwen3-Next's and Qwen3.5's MoE blocks are Qwen2-MoE's.
+        bf16("0.5.21").model(ModelFacts {
+            num_experts: Some(512),
+            ..model("Qwen3NextForCausalLM")
+        }),
+        bf16("0.5.21").model(ModelFacts {
+            num_experts: Some(256),
+            ..model("Qwen3_5MoeForConditionalGeneration")
+        }),
         // A dense model has no experts to build.
         c("EP035")
             .tp(8)
@@ -1300,5 +1321,9 @@ fn ep036() -> Vec<Case> {
         on(q("0.5.16", "modelopt_mixed"), "flashinfer_cutedsl").no(),
         on(q("0.5.16", "mxfp4"), "deep_gemm"),
         on(q("0.5.17", "mxfp4"), "deep_gemm").no(),
+        q("0.5.15", "compressed-tensors").arg("--moe-a2a-backend", json!("mooncake")),
+        on(q("0.5.21", "modelopt_fp4"), "flashinfer_cutedsl")
+            .arg("--moe-a2a-backend", json!("nixl"))
+            .no(),
     ]
 }
