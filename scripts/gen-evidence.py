@@ -275,8 +275,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--venvs", required=True)
+    ap.add_argument("--case", type=int, action="append", dest="only",
+                    help="with one CODE: record only this case (its index among the code's cases; "
+                         "repeatable), keeping the other cases' lines as the file has them, so "
+                         "the venvs of their releases are not needed")
     ap.add_argument("codes", nargs="*")
     opts = ap.parse_args()
+    if opts.only and len(opts.codes) != 1:
+        sys.exit("--case records cases of one CODE: name exactly one")
     gpus = tomllib.loads(GPUS.read_text())
     cases = tomllib.loads((EVIDENCE / "cases.toml").read_text())["case"]
     codes = sorted({c["code"] for c in cases if not opts.codes or c["code"] in opts.codes})
@@ -285,6 +291,8 @@ def main():
         mine = [c for c in cases if c["code"] == code]
         by_version = {}
         for i, c in enumerate(mine):
+            if opts.only and i not in opts.only:
+                continue
             for v in c["releases"]:
                 by_version.setdefault(v, []).append((i, c))
         out = []
@@ -323,6 +331,10 @@ def main():
                     line["rdma_devices"] = rdma_devices()
                 out.append(line)
                 print(f"{code} {i} {v}: {'refused' if refused else 'accepted'}", file=sys.stderr)
+        if opts.only:
+            kept = (EVIDENCE / f"{code}.jsonl").read_text().splitlines()
+            out = [o for o in map(json.loads, kept) if o["case"] not in opts.only] + out
+            out.sort(key=lambda o: (o["release"], o["case"]))
         (EVIDENCE / f"{code}.jsonl").write_text("".join(json.dumps(o) + "\n" for o in out))
     for o in others:
         print(f"not recorded: {o}", file=sys.stderr)

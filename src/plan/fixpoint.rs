@@ -101,7 +101,7 @@ pub(crate) struct Fixed {
 }
 
 /// Fixes already made, and the ones a `--config` file stands in the way of (summary → why).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Ledger {
     applied: Vec<String>,
     blocked: Vec<(String, String)>,
@@ -314,11 +314,22 @@ pub(crate) fn run(
 ) -> Fixed {
     let mut ledger = Ledger::default();
     let mut rounds = 0;
+    // The line and ledger before the last round's fixes, and the fixes it made.
+    let mut before: Option<(Line, Ledger, Vec<String>)> = None;
     loop {
         line.place(machine);
         models.derive_for(line.view());
         let hits = check(&line, machine, models, settings);
         rounds += 1;
+        if let Some((l, g, made)) = before.take() {
+            let stale = ineffective(&hits, &made);
+            if !stale.is_empty() {
+                // Undo the round and make it again without the fixes that left their finding.
+                (line, ledger) = (l, g);
+                ledger.blocked.extend(stale);
+                continue;
+            }
+        }
         ledger.held = hits
             .iter()
             .filter_map(|h| Some((h.fix.as_ref()?.summary.clone(), held(&line, h, machine)?)))
@@ -329,8 +340,28 @@ pub(crate) fn run(
             findings.extend(ledger.unfixed(&hits));
             return Fixed { line, findings };
         }
+        let snapshot = (line.clone(), ledger.clone());
         for hit in fixable {
             ledger.apply(&mut line, hit, machine);
         }
+        // Only the fixes made: one a `--config` file stands in the way of is reported as such.
+        let made = ledger.applied[snapshot.1.applied.len()..].to_vec();
+        before = Some((snapshot.0, snapshot.1, made));
     }
+}
+
+/// The fixes `made` whose own finding the fixed line still raises, unchanged: SGLang would
+/// refuse it just the same (a model that pins the option the fix sets), so the fix is not made.
+fn ineffective(hits: &[Finding], made: &[String]) -> Vec<(String, String)> {
+    hits.iter()
+        .filter_map(|h| h.fix.as_ref())
+        .filter(|f| made.contains(&f.summary))
+        .map(|f| {
+            let why = format!(
+                "not fixed: with `{}` made, SGLang still resolves the line to the same failure",
+                f.summary
+            );
+            (f.summary.clone(), why)
+        })
+        .collect()
 }

@@ -130,3 +130,28 @@ fn no_fix_reports_everything_fixing_would_touch_and_changes_nothing() {
         }
     }
 }
+
+/// A fix whose finding the fixed line still raises is not made: DeepSeek-V4's model overrides
+/// pin its attention backend, so deterministic inference has none to fall back to. The line
+/// stays as written and the refusal blocks, saying why no fix was made.
+#[test]
+fn a_fix_that_leaves_its_finding_is_not_made_and_the_line_blocks() {
+    let topo = PathBuf::from(format!("{ROOT}/examples/topologies/8x-h20-nvlink.json"));
+    let model = format!("{ROOT}/tests/fixtures/models/deepseek-ai__DeepSeek-V4-Flash");
+    for extra in [&[][..], &["--attention-backend", "fa3"][..]] {
+        let mut line = vec!["--model-path", &model, "--tp", "8"];
+        line.extend(["--trust-remote-code", "--enable-deterministic-inference"]);
+        line.extend(extra);
+        let tokens: Vec<OsString> = line.iter().map(OsString::from).collect();
+        let mut req = request(&topo, tokens.clone(), Env::default());
+        req.sglang_version = Some("0.5.21".into());
+        let out = plan::build(&req).unwrap();
+        let attn = (out.plan.findings.iter())
+            .find(|f| f.code == "ATTN013")
+            .unwrap_or_else(|| panic!("{extra:?}: no ATTN013: {:#?}", out.plan.findings));
+        assert!(!attn.fixed, "{extra:?}: {attn:#?}");
+        assert_eq!(attn.severity, sglang_launch::rules::Severity::Error);
+        assert!(attn.message.contains("not fixed"), "{}", attn.message);
+        assert_eq!(out.args.tokens, tokens, "{extra:?}: the line was changed");
+    }
+}

@@ -658,12 +658,11 @@ pub(crate) fn deterministic_backend(ctx: &Context) -> Vec<Fired> {
         }
         Some(_) => return vec![],
     };
-    let shown = match &seen {
-        Some(b) if ctx.user().sval(opt::ATTENTION_BACKEND).as_deref() == Some(b) => {
-            format!("--attention-backend {b}")
-        }
-        Some(b) => format!("{b}, SGLang's own choice (no --attention-backend given)"),
-        None => "no --attention-backend".to_owned(),
+    let shown = match (&seen, ctx.user().sval(opt::ATTENTION_BACKEND)) {
+        (Some(b), Some(u)) if &u == b => format!("--attention-backend {b}"),
+        (Some(b), Some(u)) => format!("{b}, which SGLang puts in place of --attention-backend {u}"),
+        (Some(b), None) => format!("{b}, SGLang's own choice (no --attention-backend given)"),
+        (None, _) => "no --attention-backend".to_owned(),
     };
     vec![
         Fired::new(format!(
