@@ -13,7 +13,9 @@ launcher blocks that SGLang's argument handling accepts, by code (those rules mu
 failure later in start-up, with their own evidence). `--out` writes every line's result as JSON
 lines; `--replay FILE` runs the launcher again on such a file's lines and SGLang's recorded
 answers, without the oracle (with `--venv`, the launcher is told the venv's packages, as it reads
-a real install's). `--more` adds options of recent releases (block-scaled KV caches, split backends, context
+a real install's). `--verify-fixes` then runs every line the launcher fixes and would start (the
+fixed arguments and variables of its plan) through the oracle again, and lists those SGLang still
+refuses, by whether the line as written was refused or taken: a fix must leave a line SGLang takes. `--more` adds options of recent releases (block-scaled KV caches, split backends, context
 parallelism); `--models` picks the model kinds (the three above, or further real configs: GPT-OSS,
 a hybrid linear-attention model, Llama 4, DSA, a vision-language model, an FP8 checkpoint); lines a
 release's parser rejects are left out of the comparison. `--field-models` runs, instead of the grid,
@@ -760,7 +762,7 @@ def oracle_batch(oracle, python, gpus, cases):
     specs = [{
         "gpu_mem_mib": gpus[c["gpu"]]["memory_mib"], "gpu_name": gpus[c["gpu"]]["name"],
         "compute_capability": gpus[c["gpu"]]["cc"], "num_gpus": c["count"], "argv": c["argv"],
-        "env": {"SGLANG_DISABLE_CUDNN_CHECK": "1"},
+        "env": {"SGLANG_DISABLE_CUDNN_CHECK": "1", **c.get("env", {})},
     } for c in cases]
     res = subprocess.run(
         [python, str(Path(oracle) / "defaults_oracle.py"), "run", "--jsonl", "--jobs", "2"],
@@ -828,9 +830,16 @@ def launcher(binary, release, gpus, case, tmp, packages):
     except json.JSONDecodeError:
         return {"rc": res.returncode, "errors": [f"usage: {res.stderr.strip()[:120]}"]}
     # The memory planner's verdicts are not argument handling: left out of the comparison.
-    errors = [f["code"] for f in plan.get("findings", [])
+    findings = plan.get("findings", [])
+    errors = [f["code"] for f in findings
               if f.get("severity") == "error" and not f["code"].startswith("MEM")]
-    return {"rc": res.returncode, "errors": errors}
+    fixes = sorted({f["code"] for f in findings if f.get("fixed")})
+    # What the launcher would start: the fixed line, where it fixed something and blocks nothing.
+    launched = None
+    if fixes and not any(f.get("severity") == "error" and not f.get("fixed") for f in findings):
+        launched = {"argv": plan["sglang_args"], "env": plan.get("env", {}).get("set", {}),
+                    "fixes": fixes}
+    return {"rc": res.returncode, "errors": errors, "launched": launched}
 
 
 def replayed(path):
@@ -849,6 +858,23 @@ def fold(error):
     text = re.sub(r"/[\w./-]+", "<path>", error.split("\n")[0])
     text = re.sub(r"\d+(\.\d+)?", "N", text)
     return text[:150]
+
+
+def verify_fixes(opts, gpus, launched):
+    """The fixed lines through the oracle: a fix must leave a line SGLang takes, whether the line
+    as written was refused (the fix is the launcher's answer to it) or taken (it must not break
+    it). Prints the fixed lines SGLang still refuses, by refusal and the fixes made."""
+    cases = [{**case, "argv": fix["argv"], "env": fix["env"]} for case, _, fix in launched]
+    results = oracle_run(opts.oracle, f"{opts.venv}/bin/python", gpus, cases) if cases else []
+    still = Counter()
+    for (case, was_refused, fix), r in zip(launched, results):
+        if r.get("error") and r.get("error_stage") != "stopped":
+            before = "refused" if was_refused else "taken"
+            still[(before, " ".join(fix["fixes"]), fold(r["error"]))] += 1
+    print(f"fixes verified: {len(launched)} lines the launcher fixes and starts; SGLang refuses "
+          f"{sum(still.values())} of the fixed lines")
+    for (before, fixes, text), n in still.most_common():
+        print(f"  {n:4} (as written: {before}; fixed by {fixes}) {text}")
 
 
 def main():
@@ -884,6 +910,9 @@ def main():
                     help="instead of the grid: one feature (LoRA, PD disaggregation, parallel layouts, EPLB, "
                          "the encoder split, scheduling and weight offload) "
                          "turned on, one of its settings and one more option (thinned by --limit)")
+    ap.add_argument("--verify-fixes", action="store_true",
+                    help="also run every line the launcher fixes and would start through the "
+                         "release's own argument handling again, and list those SGLang still refuses")
     ap.add_argument("--moe", action="store_true",
                     help="instead of the grid: MoE models with every all-to-all x runner x quantisation "
                          "and one more option (thinned by --limit)")
@@ -921,6 +950,7 @@ def main():
     refusals = defaultdict(lambda: [0, 0, Counter()])
     overblocks = Counter()
     out = []
+    launched = []
     with tempfile.TemporaryDirectory() as tmp:
         for case, r in zip(cases, results):
             if r.get("error_stage") == "stopped":
@@ -938,6 +968,10 @@ def main():
                 overblocks[" ".join(sorted(set(ours["errors"])))] += 1
             out.append({**case, "sglang": error or parse_error, "stage": r.get("error_stage"),
                         "launcher": ours["errors"]})
+            if ours["launched"] and not parse_error:
+                launched.append((case, bool(error), ours["launched"]))
+    if opts.verify_fixes:
+        verify_fixes(opts, gpus, launched)
     if opts.out:
         Path(opts.out).write_text("".join(json.dumps(o) + "\n" for o in out))
     refused = sum(v[0] for v in refusals.values())
