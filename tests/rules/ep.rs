@@ -1263,6 +1263,11 @@ fn ep035() -> Vec<Case> {
             num_experts: Some(256),
             ..model("Qwen3_5MoeForConditionalGeneration")
         }),
+        // GLM-5 is a DeepSeek-V2 subclass.
+        bf16("0.5.21").model(ModelFacts {
+            num_experts: Some(256),
+            ..model("GlmMoeDsaForCausalLM")
+        }),
         // A dense model has no experts to build.
         c("EP035")
             .tp(8)

@@ -10,8 +10,9 @@ use crate::sglang::release::at_least;
 
 /// Architectures whose MoE blocks take their layer class from SGLang's MoE-implementation
 /// chooser in every release from 0.5.4.post2 that has them (so `--moe-a2a-backend deepep` builds
-/// DeepEP's); Qwen3-Next, Qwen3-VL-MoE and Qwen3.5-MoE through Qwen2/Qwen3-MoE's blocks.
-const DEEPEP_CLASS_ARCHS: [&str; 19] = [
+/// DeepEP's); Qwen3-Next, Qwen3-VL-MoE and Qwen3.5-MoE through Qwen2/Qwen3-MoE's blocks, GLM-5
+/// and Mistral Large 3 as DeepSeek-V2/V3 subclasses.
+const DEEPEP_CLASS_ARCHS: [&str; 22] = [
     "BailingMoEForCausalLM",
     "BailingMoeForCausalLM",
     "BailingMoeV2ForCausalLM",
@@ -21,9 +22,12 @@ const DEEPEP_CLASS_ARCHS: [&str; 19] = [
     "Ernie4_5_ForCausalLM",
     "Ernie4_5_MoeForCausalLM",
     "Glm4MoeForCausalLM",
+    "Glm4MoeLiteForCausalLM",
+    "GlmMoeDsaForCausalLM",
     "GptOssForCausalLM",
     "LongcatFlashForCausalLM",
     "MiniMaxM2ForCausalLM",
+    "MistralLarge3ForCausalLM",
     "Qwen2MoeForCausalLM",
     "Qwen3MoeForCausalLM",
     "Qwen3NextForCausalLM",
