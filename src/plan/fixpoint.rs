@@ -358,7 +358,7 @@ fn ineffective(hits: &[Finding], made: &[String]) -> Vec<(String, String)> {
         .filter(|f| made.contains(&f.summary))
         .map(|f| {
             let why = format!(
-                "not fixed: with `{}` made, SGLang still resolves the line to the same failure",
+                "not fixed: with `{}` made, the line still fails the same way",
                 f.summary
             );
             (f.summary.clone(), why)
