@@ -871,8 +871,10 @@ def verify_fixes(opts, gpus, launched):
         if r.get("error") and r.get("error_stage") != "stopped":
             before = "refused" if was_refused else "taken"
             still[(before, " ".join(fix["fixes"]), fold(r["error"]))] += 1
-    print(f"fixes verified: {len(launched)} lines the launcher fixes and starts; SGLang refuses "
-          f"{sum(still.values())} of the fixed lines")
+    args_changed = sum(fix["argv"] != case["argv"] for case, _, fix in launched)
+    print(f"fixes verified: {len(launched)} lines the launcher fixes and starts ({args_changed} with "
+          f"changed arguments, the rest only variables); SGLang refuses {sum(still.values())} of "
+          f"the fixed lines")
     for (before, fixes, text), n in still.most_common():
         print(f"  {n:4} (as written: {before}; fixed by {fixes}) {text}")
 
