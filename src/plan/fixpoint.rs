@@ -315,7 +315,7 @@ pub(crate) fn run(
     let mut ledger = Ledger::default();
     let mut rounds = 0;
     // The line and ledger before the last round's fixes, and the fixes it made.
-    let mut before: Option<(Line, Ledger, Vec<String>)> = None;
+    let mut before: Option<(Unfixed, Ledger, Vec<String>)> = None;
     loop {
         line.place(machine);
         models.derive_for(line.view());
@@ -325,7 +325,8 @@ pub(crate) fn run(
             let stale = ineffective(&hits, &made);
             if !stale.is_empty() {
                 // Undo the round and make it again without the fixes that left their finding.
-                (line, ledger) = (l, g);
+                l.restore(&mut line, machine);
+                ledger = g;
                 ledger.blocked.extend(stale);
                 continue;
             }
@@ -340,13 +341,38 @@ pub(crate) fn run(
             findings.extend(ledger.unfixed(&hits));
             return Fixed { line, findings };
         }
-        let snapshot = (line.clone(), ledger.clone());
+        let (state, kept) = (Unfixed::of(&line), ledger.clone());
         for hit in fixable {
             ledger.apply(&mut line, hit, machine);
         }
         // Only the fixes made: one a `--config` file stands in the way of is reported as such.
-        let made = ledger.applied[snapshot.1.applied.len()..].to_vec();
-        before = Some((snapshot.0, snapshot.1, made));
+        let made = ledger.applied[kept.applied.len()..].to_vec();
+        before = Some((state, kept, made));
+    }
+}
+
+/// What a round's fixes change on a line, kept to undo them (the parse is redone on undo, which
+/// is rare, rather than copied every round).
+struct Unfixed {
+    args: SglangArgs,
+    env: Env,
+    changes: EnvChanges,
+    fixed: Vec<String>,
+}
+
+impl Unfixed {
+    fn of(line: &Line) -> Unfixed {
+        Unfixed {
+            args: line.args.clone(),
+            env: line.env.clone(),
+            changes: line.changes.clone(),
+            fixed: line.fixed.clone(),
+        }
+    }
+
+    fn restore(self, line: &mut Line, machine: &Machine) {
+        line.set_args(self.args, machine);
+        (line.env, line.changes, line.fixed) = (self.env, self.changes, self.fixed);
     }
 }
 
