@@ -28,10 +28,22 @@ pub(super) fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
         }
     }
     match args.str(opt::DTYPE) {
-        Some("auto") | None => {}
+        Some("auto") | None => f.dtype = auto_dtype(f),
         Some("half") | Some("float16") => f.dtype = Some("float16".into()),
         Some("float") | Some("float32") => f.dtype = Some("float32".into()),
         Some(d) => f.dtype = Some(d.to_owned()),
+    }
+}
+
+/// What `--dtype auto` runs a model in: the config's dtype, except that SGLang casts a float32
+/// checkpoint down to float16 (bfloat16 for Gemma) rather than serve it in float32.
+fn auto_dtype(f: &ModelFacts) -> Option<String> {
+    match f.dtype.as_deref() {
+        Some("float32" | "float") => {
+            let gemma = (f.model_type.as_deref()).is_some_and(|t| t.starts_with("gemma"));
+            Some(if gemma { "bfloat16" } else { "float16" }.into())
+        }
+        _ => f.dtype.clone(),
     }
 }
 

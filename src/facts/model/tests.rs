@@ -187,6 +187,26 @@ fn arguments_override_the_config() {
     assert_eq!(f.num_hidden_layers, Some(2));
 }
 
+/// `--dtype auto` serves a float32 checkpoint in float16 (Gemma in bfloat16), so its KV cache
+/// and estimated weights take two bytes an element, not four; `--dtype float32` keeps four.
+#[test]
+fn a_float32_config_runs_in_sixteen_bits_under_dtype_auto() {
+    let run = |model_type: &str, given: &[(&str, Value)]| {
+        let d = tempfile::tempdir().unwrap();
+        let c = CONFIG
+            .replace("bfloat16", "float32")
+            .replace(r#""llama""#, &format!("{model_type:?}"));
+        write(d.path(), "config.json", c.as_bytes());
+        let f = load(d.path().to_str().unwrap(), &Env::default(), &args(given));
+        let f = f.facts.unwrap();
+        (f.dtype.clone().unwrap(), f.dtype_bytes())
+    };
+    assert_eq!(run("llama", &[]), ("float16".into(), 2));
+    assert_eq!(run("gemma3_text", &[]), ("bfloat16".into(), 2));
+    let float32 = [("--dtype", json!("float32"))];
+    assert_eq!(run("llama", &float32), ("float32".into(), 4));
+}
+
 #[test]
 fn index_total_size_and_problems_name_the_file() {
     let d = tempfile::tempdir().unwrap();
