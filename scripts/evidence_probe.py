@@ -17,6 +17,10 @@ check; `--refuse-types` adds types, e.g. a gate that raises RuntimeError), {"sto
 when something else stops it (most often what the stand-in lacks: whether that was past the
 check the caller decides from `at`), {"passed": null} when it returns.
 
+`--hf-config-first`: the function takes the Hugging Face config of the release's ModelConfig (with
+`--model-config`), as a model class's constructor does; `--default-dtype` makes the model config's
+dtype what torch's `get_default_dtype` returns, as it is while the loader builds the model.
+
 `--server-args-first`: the function takes the resolved arguments instead of a runner (the
 model config's `ModelConfig.from_server_args`, whose checks run as the scheduler builds it).
 
@@ -146,6 +150,10 @@ def main():
     ap.add_argument("--args", default="[]")
     # A module function that takes the model config first (the loader's), not a runner.
     ap.add_argument("--model-config-first", action="store_true")
+    # A model module's function that takes the Hugging Face config the model class is built with.
+    ap.add_argument("--hf-config-first", action="store_true")
+    # The loader builds the model under the model config's dtype as torch's default dtype.
+    ap.add_argument("--default-dtype", action="store_true")
     # A function that takes the resolved arguments first (ModelConfig.from_server_args).
     ap.add_argument("--server-args-first", action="store_true")
     # Further exception types that are the check itself (a RuntimeError some gates raise).
@@ -234,6 +242,10 @@ def main():
     with contextlib.redirect_stdout(sys.stderr):
         with_tp_group(server_args, present)
     first = runner.model_config if opts.model_config_first else runner
+    if opts.hf_config_first:
+        first = runner.model_config.hf_config
+    if opts.default_dtype:
+        target.torch.get_default_dtype = lambda: runner.model_config.dtype
     if opts.server_args_first:
         first = server_args
     try:

@@ -19,7 +19,11 @@ real constructor derives from the model (e.g. `{ use_mla_backend = true }`). A m
 that takes the runner names the runner's class (`probe_runner_class = "module:Class"`) and its
 further arguments (`probe_args`, JSON); `probe_model_config = true` hands the stand-in the
 release's own ModelConfig of the model, as the worker does; `probe_model_config_first = true` calls a loader function
-with that ModelConfig as its first argument (then `probe_args`); `probe_server_args_first = true`
+with that ModelConfig as its first argument (then `probe_args`); `probe_hf_config_first = true` calls a
+model module's function with the Hugging Face config the model class is built with, and
+`probe_default_dtype = true` makes the model config's dtype torch's default, as the loader does
+while it builds the model; `probe_dtype_instances = true` lets the stand-in's dtypes pass the
+`isinstance(x, torch.dtype)` a module imported on the way asserts; `probe_server_args_first = true`
 calls a function that takes the resolved arguments (`ModelConfig.from_server_args`), and a refusal by
 the argument handling or the model config before the function counts as its; `probe_refuse_types` names further
 exception types that are the check itself (a gate raising RuntimeError); `probe_pp_gate = true`
@@ -109,6 +113,9 @@ def oracle_case(case, gpu, label):
 # A case's `probe_*` switches and lists, and the probe's flags they become.
 PROBE_SWITCHES = [("probe_model_config", "--model-config"),
                   ("probe_model_config_first", "--model-config-first"),
+                  ("probe_hf_config_first", "--hf-config-first"),
+                  ("probe_default_dtype", "--default-dtype"),
+                  ("probe_dtype_instances", "--dtype-instances"),
                   ("probe_server_args_first", "--server-args-first"),
                   ("probe_pp_gate", "--pp-gate"), ("probe_quant_layers", "--quant-layers"),
                   ("probe_linear_weights", "--linear-weights"),

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use sglang_launch::facts::model::ModelFacts;
 use sglang_launch::facts::model::registry::RegistryKeys;
 
-use crate::support::{Case, assert_cases, c, messages, model};
+use crate::support::{Case, assert_cases, c, checkpoint, messages, model};
 
 /// A checkpoint whose config.json names these architectures, of this model type.
 fn named(archs: &[&str], model_type: &str, auto_model: bool) -> ModelFacts {
@@ -43,6 +43,7 @@ pub fn cases() -> Vec<Case> {
         embedding(),
         glm4v_moe(),
         qwen3_vl_moe_pp(),
+        xllm_native(),
         model_types(),
         model_options(),
     ]
@@ -361,6 +362,46 @@ fn qwen3_vl_moe_pp() -> Vec<Case> {
             .model(vl_moe())
             .arg("--tp-size", json!(8))
             .no(),
+    ]
+}
+
+/// MODEL010: the native xLLM / K2 Horizon model's refusals (0.5.20+), on a config with K2 Horizon
+/// MoVA-36B's dimensions and float32 dtype metadata.
+fn xllm_native() -> Vec<Case> {
+    let k2 = |router: Option<&str>, mova: u64| {
+        let mut m = checkpoint("synthetic__K2-Horizon-MoVA-36B-like");
+        let x = m.xllm.as_mut().unwrap();
+        x.router_partitions = router.map(str::to_owned);
+        x.mova_experts = mova;
+        m
+    };
+    let bf16 = |v: &'static str, m: ModelFacts| {
+        c("MODEL010")
+            .version(v)
+            .model(m)
+            .arg("--dtype", json!("bfloat16"))
+    };
+    let ready = || k2(Some("2"), 64);
+    let mut ct = ready();
+    ct.quant_method = Some("compressed-tensors".into());
+    vec![
+        // MoVA without the router's source sharding, from the first release with the module.
+        bf16("0.5.20", k2(None, 64)),
+        bf16("0.5.19", k2(None, 64)).no(),
+        bf16("0.5.23", ready()).no(),
+        bf16("0.5.23", k2(Some("3"), 64)),
+        // A dense K2 Horizon has no value router to name.
+        bf16("0.5.23", k2(None, 0)).no(),
+        // `--dtype auto` on float32 metadata runs float16; float16 named likewise.
+        c("MODEL010").version("0.5.20").model(ready()),
+        c("MODEL010")
+            .version("0.5.23")
+            .model(ready())
+            .arg("--dtype", json!("float16")),
+        bf16("0.5.23", ready()).arg("--quantization", json!("fp8")),
+        bf16("0.5.23", ct).no(),
+        bf16("0.5.21", ready()).arg("--enable-two-batch-overlap", json!(true)),
+        bf16("0.5.22", ready()).arg("--ep-num-redundant-experts", json!(4)),
     ]
 }
 

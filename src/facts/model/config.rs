@@ -162,6 +162,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         online_quant_load_bytes: None,
         deepseek_v4: super::deepseek_v4::read(top).filter(|_| implausible.is_empty()),
         nemotron_h,
+        xllm: super::xllm::read(top),
         implausible,
     }
 }

@@ -35,6 +35,7 @@ pub mod quant;
 pub mod registry;
 #[cfg(test)]
 mod tests;
+pub mod xllm;
 
 use args::{apply_args, merge_override};
 pub use config::facts_from_config;
@@ -233,6 +234,8 @@ pub struct ModelFacts {
     pub deepseek_v4: Option<deepseek_v4::V4Layout>,
     /// Nemotron-H's layers, kind by kind (the weight estimate sizes them one by one).
     pub nemotron_h: Option<nemotron_h::Layout>,
+    /// The native xLLM family's own fields (xLLM, K2 Horizon).
+    pub xllm: Option<xllm::Xllm>,
 }
 
 /// A ModelOpt `hf_quant_config.json` read beside config.json.

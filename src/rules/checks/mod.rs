@@ -73,6 +73,7 @@ pub(crate) mod srv;
 pub(crate) mod srv_options;
 pub(crate) mod top;
 pub(crate) mod unified;
+pub(crate) mod xllm;
 
 pub(crate) use super::view::*;
 pub(crate) use super::{Context, Fired};

@@ -74,7 +74,7 @@ pub(super) fn sglang_names_method<'c>(ctx: &Context<'c>) -> Option<&'c str> {
 
 /// The dtype SGLang runs the model in, and whether `--dtype` named it: `--dtype`, else the
 /// config's top-level dtype, where float32 or none becomes float16 (bfloat16 for Gemma).
-fn model_dtype(ctx: &Context) -> Option<(&'static str, bool)> {
+pub(crate) fn model_dtype(ctx: &Context) -> Option<(&'static str, bool)> {
     let given = ctx.user().str(opt::DTYPE).filter(|d| *d != "auto");
     let named = given.is_some();
     let text = match given {
