@@ -4,7 +4,7 @@ use serde_json::json;
 use sglang_launch::facts::model::ModelFacts;
 
 use crate::support::{
-    A100, B200, Case, H100, PRO, assert_cases, c, dsa, messages, mla, model, vlm, world,
+    A100, B200, Case, H100, PRO, R4090, assert_cases, c, dsa, messages, mla, model, vlm, world,
 };
 
 /// Every ATTN case: the facts, and whether the rule fires.
@@ -27,8 +27,33 @@ pub fn cases() -> Vec<Case> {
         attn027(),
         attn028(),
         attn029(),
+        attn030(),
     ]
     .concat()
+}
+
+/// Triton attention on an FP8 E4M3 KV cache below SM 8.9, where Triton has no E4M3 type.
+fn attn030() -> Vec<Case> {
+    let e4m3 = |on| {
+        c("ATTN030")
+            .on(on)
+            .arg("--kv-cache-dtype", json!("fp8_e4m3"))
+    };
+    vec![
+        e4m3(A100).arg("--attention-backend", json!("triton")),
+        e4m3(A100).arg("--decode-attention-backend", json!("triton")),
+        // E5M2 Triton has there; SM 8.9 and Hopper have E4M3.
+        c("ATTN030")
+            .on(A100)
+            .arg("--kv-cache-dtype", json!("fp8_e5m2"))
+            .arg("--attention-backend", json!("triton"))
+            .no(),
+        e4m3(R4090).arg("--attention-backend", json!("triton")).no(),
+        e4m3(H100).arg("--attention-backend", json!("triton")).no(),
+        e4m3(A100)
+            .arg("--attention-backend", json!("flashinfer"))
+            .no(),
+    ]
 }
 
 /// Gemma 4 decoding on FlashInfer's tensor-core path under CUDA graphs (0.5.11, 0.5.12): the

@@ -8,6 +8,7 @@ pub(crate) mod a2a_options;
 pub(crate) mod ar;
 pub(crate) mod arch;
 pub(crate) mod attn;
+pub(crate) mod attn_fp8kv;
 pub(crate) mod attn_gemma4;
 pub(crate) mod attn_kind;
 pub(crate) mod attn_mis;
