@@ -9,6 +9,67 @@ use super::plausible::{self, Implausible};
 use super::{HeaderProblem, Invalid, ModelProblem, SafetensorsError, Unavailable, WeightSource};
 use crate::fsread;
 
+/// Tensor bytes of safetensors files, and how many of them are float32.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct ShardBytes {
+    pub total: u64,
+    pub float32: u64,
+}
+
+impl ShardBytes {
+    fn tensor(bytes: u64, float32: bool) -> Self {
+        let float32 = if float32 { bytes } else { 0 };
+        ShardBytes {
+            total: bytes,
+            float32,
+        }
+    }
+
+    fn add(self, o: ShardBytes) -> Self {
+        ShardBytes {
+            total: self.total.saturating_add(o.total),
+            float32: self.float32.saturating_add(o.float32),
+        }
+    }
+}
+
+/// The checkpoint's weight bytes as its files give them, and where from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct FileWeights {
+    pub bytes: ShardBytes,
+    pub source: WeightSource,
+}
+
+impl FileWeights {
+    fn from_headers(bytes: ShardBytes) -> Self {
+        FileWeights {
+            bytes,
+            source: WeightSource::SafetensorsHeaders,
+        }
+    }
+
+    /// A total without the dtypes behind it (the index, the Hub's figure).
+    fn total(total: u64, source: WeightSource) -> Self {
+        FileWeights {
+            bytes: ShardBytes { total, float32: 0 },
+            source,
+        }
+    }
+
+    /// Bytes on the GPU for a model run in `dtype`: SGLang casts a checkpoint stored in float32
+    /// to the 16-bit dtype it runs, halving those tensors. Only a checkpoint mostly in float32 is
+    /// taken so; the few float32 tensors of others (scales, router biases) may stay float32.
+    pub fn resident(&self, dtype: Option<&str>) -> u64 {
+        let b = self.bytes;
+        let sixteen = matches!(dtype, Some("float16" | "bfloat16" | "half"));
+        if sixteen && b.float32 > b.total / 2 {
+            b.total - b.float32 / 2
+        } else {
+            b.total
+        }
+    }
+}
+
 /// Safetensors headers larger than this are treated as malformed (real ones are a few MB).
 const MAX_SAFETENSORS_HEADER: u64 = fsread::SAFETENSORS.limit - 8;
 
@@ -18,7 +79,7 @@ const MAX_SAFETENSORS_HEADER: u64 = fsread::SAFETENSORS.limit - 8;
 pub(super) fn weight_bytes_from_files(
     dir: &Path,
     implausible: &mut Vec<Implausible>,
-) -> Result<Option<(u64, WeightSource)>, Invalid> {
+) -> Result<Option<FileWeights>, Invalid> {
     let mut shards: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .flatten()
@@ -29,13 +90,13 @@ pub(super) fn weight_bytes_from_files(
     };
     shards.sort();
     if !shards.is_empty() {
-        let mut total = 0u64;
+        let mut total = ShardBytes::default();
         let mut failure = None;
         let mut odd = Vec::new();
         for shard in &shards {
             match read_shard(shard) {
                 Ok((b, o)) => {
-                    total = total.saturating_add(b);
+                    total = total.add(b);
                     odd.extend(o);
                 }
                 Err(e) => {
@@ -45,21 +106,23 @@ pub(super) fn weight_bytes_from_files(
             }
         }
         match failure {
-            None if odd.is_empty() => return Ok(Some((total, WeightSource::SafetensorsHeaders))),
+            None if odd.is_empty() => {
+                return Ok(Some(FileWeights::from_headers(total)));
+            }
             None => implausible.extend(odd),
             // A shard that isn't there (e.g. a partial download) still leaves the index usable.
             Some(e) => {
                 if let Some(t) = index_total(dir, implausible)? {
-                    return Ok(Some((t, WeightSource::Index)));
+                    return Ok(Some(FileWeights::total(t, WeightSource::Index)));
                 }
                 return Err(e.into());
             }
         }
     }
     if let Some(t) = index_total(dir, implausible)? {
-        return Ok(Some((t, WeightSource::Index)));
+        return Ok(Some(FileWeights::total(t, WeightSource::Index)));
     }
-    Ok(hub_total(dir, implausible)?.map(|t| (t, WeightSource::HubMetadata)))
+    Ok(hub_total(dir, implausible)?.map(|t| FileWeights::total(t, WeightSource::HubMetadata)))
 }
 
 /// The weight bytes a Hub fetch recorded from the model-info API (repos without an index).
@@ -119,11 +182,11 @@ fn total_size(path: &Path, implausible: &mut Vec<Implausible>) -> Result<Option<
 
 /// Sum of tensor byte ranges in one safetensors file, reading only its header.
 pub fn safetensors_tensor_bytes(path: &Path) -> Result<u64, SafetensorsError> {
-    read_shard(path).map(|(bytes, _)| bytes)
+    read_shard(path).map(|(bytes, _)| bytes.total)
 }
 
 /// [`safetensors_tensor_bytes`], and the first tensor whose entry is implausible.
-fn read_shard(path: &Path) -> Result<(u64, Option<Implausible>), SafetensorsError> {
+fn read_shard(path: &Path) -> Result<(ShardBytes, Option<Implausible>), SafetensorsError> {
     let bad = |problem: HeaderProblem| SafetensorsError {
         path: path.to_path_buf(),
         problem,
@@ -161,7 +224,7 @@ pub fn safetensors_bytes_in(file: &[u8]) -> Result<u64, HeaderProblem> {
         .and_then(|n| file.get(8..8 + n))
         .ok_or(HeaderProblem::Truncated)?;
     let data_len = (file.len() as u64).saturating_sub(8).saturating_sub(n);
-    header_tensor_bytes(header, "model.safetensors", data_len).map(|(total, _)| total)
+    header_tensor_bytes(header, "model.safetensors", data_len).map(|(bytes, _)| bytes.total)
 }
 
 /// The header length the 8-byte prefix gives, if a real header could have it.
@@ -179,14 +242,14 @@ fn header_tensor_bytes(
     header: &[u8],
     file: &str,
     data_len: u64,
-) -> Result<(u64, Option<Implausible>), HeaderProblem> {
+) -> Result<(ShardBytes, Option<Implausible>), HeaderProblem> {
     let v: Value =
         serde_json::from_slice(header).map_err(|e| HeaderProblem::Json(e.to_string()))?;
     let Value::Object(map) = v else {
         return Err(HeaderProblem::NotAnObject);
     };
     let mut odd = None;
-    let mut total = 0u64;
+    let mut total = ShardBytes::default();
     for (name, t) in &map {
         if name == "__metadata__" {
             continue;
@@ -199,7 +262,8 @@ fn header_tensor_bytes(
         let (a, b) = (offs[0].as_u64(), offs[1].as_u64());
         match (a, b) {
             (Some(a), Some(b)) if b >= a => {
-                total = total.saturating_add(b - a);
+                let f32 = t.get("dtype").and_then(Value::as_str) == Some("F32");
+                total = total.add(ShardBytes::tensor(b - a, f32));
                 if odd.is_none() {
                     odd = plausible::tensor(file, name, t, (a, b), data_len);
                 }

@@ -601,7 +601,7 @@ pub(crate) struct ModelFiles {
     /// config.json as read, or why it could not be.
     config: Result<ConfigRead, ModelProblem>,
     /// The weight bytes the files give (`None`: estimate them), or why they could not be read.
-    weights: Result<Option<(u64, WeightSource)>, Invalid>,
+    weights: Result<Option<files::FileWeights>, Invalid>,
     /// What reading the weight files found implausible.
     implausible: Vec<Implausible>,
 }
@@ -664,9 +664,9 @@ impl ModelFiles {
         facts.implausible.extend(self.implausible.iter().cloned());
         let mut problem = None;
         match &self.weights {
-            Ok(Some((bytes, source))) => {
-                facts.weight_bytes = Some(*bytes);
-                facts.weight_source = *source;
+            Ok(Some(w)) => {
+                facts.weight_bytes = Some(w.resident(facts.dtype.as_deref()));
+                facts.weight_source = w.source;
             }
             Ok(None) => estimate_with_encoders(&mut facts),
             Err(e) => {

@@ -207,6 +207,26 @@ fn a_float32_config_runs_in_sixteen_bits_under_dtype_auto() {
     assert_eq!(run("llama", &float32), ("float32".into(), 4));
 }
 
+/// A checkpoint stored in float32 is cast to the 16-bit dtype SGLang runs it in, so its weights
+/// take half their file size on the GPU; a 16-bit checkpoint's few float32 tensors are counted
+/// as they are, and `--dtype float32` keeps the file size.
+#[test]
+fn float32_safetensors_take_half_their_size_in_a_sixteen_bit_run() {
+    let run = |tensors: &str, given: &[(&str, Value)]| {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "config.json", CONFIG.as_bytes());
+        let h = format!(r#"{{"__metadata__":{{"format":"pt"}},{tensors}}}"#);
+        write(d.path(), "model.safetensors", &st_file(&h, 4096));
+        let f = load(d.path().to_str().unwrap(), &Env::default(), &args(given));
+        f.facts.unwrap().weight_bytes
+    };
+    let f32 = r#""w":{"dtype":"F32","shape":[768],"data_offsets":[0,3072]},"b":{"dtype":"F32","shape":[256],"data_offsets":[3072,4096]}"#;
+    assert_eq!(run(f32, &[]), Some(2048));
+    assert_eq!(run(f32, &[("--dtype", json!("float32"))]), Some(4096));
+    let mixed = r#""w":{"dtype":"BF16","shape":[1536],"data_offsets":[0,3072]},"s":{"dtype":"F32","shape":[256],"data_offsets":[3072,4096]}"#;
+    assert_eq!(run(mixed, &[]), Some(4096));
+}
+
 #[test]
 fn index_total_size_and_problems_name_the_file() {
     let d = tempfile::tempdir().unwrap();
