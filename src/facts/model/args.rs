@@ -36,14 +36,20 @@ pub(super) fn apply_args(f: &mut ModelFacts, args: &SglangArgs) {
 }
 
 /// What `--dtype auto` runs a model in: the config's dtype, except that SGLang casts a float32
-/// checkpoint down to float16 (bfloat16 for Gemma) rather than serve it in float32.
+/// checkpoint down rather than serve it in float32.
 fn auto_dtype(f: &ModelFacts) -> Option<String> {
     match f.dtype.as_deref() {
-        Some("float32" | "float") => {
-            let gemma = (f.model_type.as_deref()).is_some_and(|t| t.starts_with("gemma"));
-            Some(if gemma { "bfloat16" } else { "float16" }.into())
-        }
+        Some("float32" | "float") => Some(float32_served_as(f.model_type.as_deref()).into()),
         _ => f.dtype.clone(),
+    }
+}
+
+/// The dtype `--dtype auto` gives a float32 (or dtype-less) config: float16, bfloat16 for Gemma.
+pub(crate) fn float32_served_as(model_type: Option<&str>) -> &'static str {
+    if model_type.is_some_and(|t| t.starts_with("gemma")) {
+        "bfloat16"
+    } else {
+        "float16"
     }
 }
 

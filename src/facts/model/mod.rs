@@ -37,6 +37,7 @@ pub mod registry;
 mod tests;
 pub mod xllm;
 
+pub(crate) use args::float32_served_as;
 use args::{apply_args, merge_override};
 pub use config::facts_from_config;
 pub(crate) use config::facts_read_by;

@@ -86,11 +86,7 @@ pub(crate) fn model_dtype(ctx: &Context) -> Option<(&'static str, bool)> {
         "bfloat16" => "bfloat16",
         "float" | "float32" if named => "float32",
         "" | "float" | "float32" => {
-            let gemma = ctx
-                .model
-                .and_then(|m| m.model_type.as_deref())
-                .is_some_and(|t| t.starts_with("gemma"));
-            if gemma { "bfloat16" } else { "float16" }
+            crate::facts::model::float32_served_as(ctx.model.and_then(|m| m.model_type.as_deref()))
         }
         _ => return None,
     };
