@@ -878,6 +878,40 @@ fn dsa_plan(version: &str, topology: &str, extra: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Kimi-K3 (KDA and MLA layers, a latent MoE with MXFP4 routed experts) at TP 8 / EP 8 with
+/// DeepEP on eight B300s: a public deployment write-up measured 214.88 GiB of weights per GPU,
+/// and 265.87 GiB with DP attention 8, which replicates the attention weights (field case
+/// s61a-k3-deepep-v2-dp8-chunk8192-load-oom-b300). The estimate meets both within 3%.
+#[test]
+fn kimi_k3_weights_meet_the_measured_b300_figures() {
+    let weights = |extra: &[&str]| -> f64 {
+        let out = crate::common::launcher()
+            .args(["plan", "--json", "--sglang-version", "0.5.20", "--topology"])
+            .arg(format!("{FIXTURES}/topologies/8x-b300-nvlink.json"))
+            .arg("--")
+            .args([
+                "--model-path",
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/field/models/moonshotai__Kimi-K3"
+                ),
+            ])
+            .args(["--tp", "8", "--ep", "8", "--moe-a2a-backend", "deepep"])
+            .args(["--moe-runner-backend", "deep_gemm"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        plan["memory"]["weights_per_gpu_gib"].as_f64().unwrap()
+    };
+    let dp8 = ["--enable-dp-attention", "--dp", "8"];
+    for (extra, measured) in [(&[][..], 214.88), (&dp8[..], 265.87)] {
+        let ours = weights(extra);
+        let err = ours / measured - 1.0;
+        assert!(err.abs() <= 0.03, "{extra:?}: {ours} GiB vs {measured}");
+    }
+}
+
 /// A fraction too high for the graphs and a large prefill chunk, where SGLang's own default for
 /// that chunk cannot hold the weights: MEM003 names the fraction the plan gives without the
 /// user's (the one it lifts, MEM016), never the default, which would fail at load.

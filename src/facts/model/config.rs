@@ -10,7 +10,8 @@ use super::defaults::{self, TypeDefaults};
 use super::plausible::{self, Implausible};
 use super::quant::{
     attention_unquantised, block_size, compressed_schemes, compressed_w8a8_int8, format,
-    fp4_experts_marked, ignored_layers, kv_cache_fp8, method, nvfp4_moe_hybrid, weight_bits,
+    fp4_experts_marked, ignored_layers, kv_cache_fp8, method, nvfp4_moe_hybrid,
+    shared_experts_unquantised, weight_bits,
 };
 use super::{ModelFacts, WeightSource};
 
@@ -60,6 +61,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         |k: &str| c.u(k),
         |k: &str| c.s(k),
     );
+    let flag = |k: &str| c.value(k).and_then(Value::as_bool).unwrap_or(false);
     let quant = quant_config(top, c.text_json());
     let quant_dims = quant.filter(|_| quant_ok);
     let nemotron_h = super::nemotron_h::read(top).filter(|_| implausible.is_empty());
@@ -109,17 +111,15 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         weight_source: WeightSource::Estimate,
         intermediate_size: u("intermediate_size"),
         moe_intermediate_size: u("moe_intermediate_size"),
-        n_shared_experts: u("n_shared_experts"),
+        n_shared_experts: u("n_shared_experts").or_else(|| u("num_shared_experts")),
+        expert_hidden_size: u("routed_expert_hidden_size"),
         first_k_dense_replace: u("first_k_dense_replace"),
         moe_layer_step: u("interleave_moe_layer_step").filter(|&s| s > 0),
         dense_intermediate_size: u("intermediate_size_mlp"),
         qk_nope_head_dim: u("qk_nope_head_dim"),
         v_head_dim: u("v_head_dim"),
         q_lora_rank: u("q_lora_rank"),
-        tie_word_embeddings: c
-            .value("tie_word_embeddings")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        tie_word_embeddings: flag("tie_word_embeddings"),
         num_nextn_predict_layers: u("num_nextn_predict_layers"),
         bundles_dspark_draft: DSPARK_KEYS.iter().any(|k| set(top, k)),
         dflash_block_size: dflash_block_size(top),
@@ -135,6 +135,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         weight_bits: quant_dims.and_then(weight_bits),
         weight_format: quant_dims.and_then(format),
         attention_unquantised: quant_dims.is_some_and(|q| attention_unquantised(q, layers)),
+        shared_experts_unquantised: quant_dims.is_some_and(shared_experts_unquantised),
         weight_block_size: quant_dims.and_then(block_size),
         quant_ignored: quant.map(ignored_layers).unwrap_or_default(),
         gptq_marlin_config: quant.and_then(gptq_marlin_config),
@@ -154,6 +155,8 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         rope_scaled_length: rope_scaled,
         kv_cache_dtype: "auto".into(),
         linear_state,
+        kda_mixer_params: super::hybrid::kda_mixer_params(top).filter(|_| implausible.is_empty()),
+        mla_output_gate: flag("mla_use_output_gate"),
         encoders: if towers_ok {
             super::encoder::read(top, u("hidden_size"))
         } else {

@@ -101,35 +101,11 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     let heads = f.num_attention_heads? as f64;
     let kvh = f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64;
     let hd = f.head_dim_or_derived()? as f64;
-    let (attn, attn_replicated, mla_absorbed) = attention_params(f, h, heads, kvh, hd, layers)?;
+    let (attn, attn_replicated, mla_absorbed) = mixer_params(f, h, heads, kvh, hd, layers)?;
     let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
-    let interleaved = f
-        .moe_layer_step
-        .filter(|_| f.num_experts.is_some_and(|e| e > 1));
     let dense_mlp = 3.0 * h * f.dense_intermediate_size.map_or(inter, |d| d as f64);
-    let (experts, shared_experts, router, dense_layers) = match f.num_experts {
-        Some(e) if e > 1 => {
-            let mi = f.moe_intermediate_size.map(|m| m as f64).unwrap_or(inter);
-            // Llama-4's MoE layers carry one shared expert its config does not count.
-            let shared = f
-                .n_shared_experts
-                .unwrap_or(u64::from(interleaved.is_some())) as f64;
-            let dense = match interleaved {
-                Some(step) => layers - (layers / step as f64).floor(),
-                None => f.first_k_dense_replace.unwrap_or(0) as f64,
-            };
-            (
-                3.0 * h * mi * e as f64,
-                3.0 * h * mi * shared,
-                h * e as f64,
-                dense,
-            )
-        }
-        _ => (0.0, 0.0, 0.0, layers),
-    };
-    // A config may claim more dense layers than layers.
-    let dense_layers = dense_layers.min(layers);
-    let moe_layers = layers - dense_layers;
+    let moe = moe_params(f, h, inter, layers);
+    let (dense_layers, moe_layers) = (moe.dense_layers, layers - moe.dense_layers);
     let dtype = f.dtype_bytes() as f64;
     let (q_bytes, experts_only) = match f.weight_bits {
         Some(bits) if bits < 16 => (
@@ -155,20 +131,26 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         };
         return Some(nemotron_h(f, n, attn, q, vocab * h * dtype));
     }
+    let shared_bytes = if f.shared_experts_unquantised {
+        dtype
+    } else {
+        q_bytes
+    };
     let layer_dense = attn_b + dense_mlp * other_linear_bytes;
-    let layer_moe = attn_b + (experts + shared_experts) * q_bytes + router * dtype;
+    let unquantised_moe = (moe.router + moe.latent) * dtype;
+    let layer_moe = attn_b + moe.experts * q_bytes + moe.shared * shared_bytes + unquantised_moe;
     let embed = vocab * h * dtype;
     let head = if f.tie_word_embeddings { 0.0 } else { embed };
     let model = dense_layers * layer_dense + moe_layers * layer_moe + embed + head;
     let per_layer_replicated = attn_replicated * attn_bytes;
-    let replicated = layers * per_layer_replicated + moe_layers * router * dtype;
+    let replicated = layers * per_layer_replicated + moe_layers * unquantised_moe;
     let by_part = Parts {
         attention: layers * (attn_b - per_layer_replicated) + mla_absorbed,
         embed,
         head,
         dense_mlp: dense_layers * dense_mlp * other_linear_bytes,
-        routed_experts: moe_layers * experts * q_bytes,
-        shared_experts: moe_layers * shared_experts * q_bytes,
+        routed_experts: moe_layers * moe.experts * q_bytes,
+        shared_experts: moe_layers * moe.shared * shared_bytes,
     };
     // An MTP layer is a full decoder layer (MoE when the model is) plus its own embed and head.
     let mtp_layer = if moe_layers > 0.0 {
@@ -186,6 +168,71 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
         by_part,
         ..WeightBreakdown::default()
     })
+}
+
+/// One MoE layer's parameters by kind, and how many of the layers are dense.
+#[derive(Default)]
+struct MoeParams {
+    experts: f64,
+    shared: f64,
+    router: f64,
+    /// A latent MoE's down and up projections, replicated on every rank.
+    latent: f64,
+    dense_layers: f64,
+}
+
+fn moe_params(f: &ModelFacts, h: f64, inter: f64, layers: f64) -> MoeParams {
+    let Some(e) = f.num_experts.filter(|&e| e > 1).map(|e| e as f64) else {
+        return MoeParams {
+            dense_layers: layers,
+            ..MoeParams::default()
+        };
+    };
+    let interleaved = f.moe_layer_step;
+    let mi = f.moe_intermediate_size.map_or(inter, |m| m as f64);
+    // Llama-4's MoE layers carry one shared expert its config does not count.
+    let shared = f
+        .n_shared_experts
+        .unwrap_or(u64::from(interleaved.is_some())) as f64;
+    let dense = match interleaved {
+        Some(step) => layers - (layers / step as f64).floor(),
+        None => f.first_k_dense_replace.unwrap_or(0) as f64,
+    };
+    // A latent MoE's routed experts work in their own width; the shared ones in the hidden one.
+    let width = f.expert_hidden_size.map_or(h, |w| w as f64);
+    MoeParams {
+        experts: 3.0 * width * mi * e,
+        shared: 3.0 * h * mi * shared,
+        router: h * e,
+        latent: f.expert_hidden_size.map_or(0.0, |_| 2.0 * h * width),
+        // A config may claim more dense layers than layers.
+        dense_layers: dense.min(layers),
+    }
+}
+
+/// One layer's token-mixer parameters averaged over the layers, where some are KDA layers of
+/// their own size (Kimi-Linear, Kimi-K3), with MLA's absorbed copies for the attention layers.
+fn mixer_params(
+    f: &ModelFacts,
+    h: f64,
+    heads: f64,
+    kvh: f64,
+    hd: f64,
+    layers: f64,
+) -> Option<(f64, f64, f64)> {
+    let kda = f.kda_mixer_params.zip(f.linear_state);
+    let Some(((params, replicated), state)) = kda.filter(|_| layers > 0.0) else {
+        return attention_params(f, h, heads, kvh, hd, layers);
+    };
+    let kda_layers = (state.layers as f64).min(layers);
+    let full = layers - kda_layers;
+    let (attn, attn_replicated, absorbed) = attention_params(f, h, heads, kvh, hd, full)?;
+    let average = |a: f64, k: u64| (full * a + kda_layers * k as f64) / layers;
+    Some((
+        average(attn, params),
+        average(attn_replicated, replicated),
+        absorbed,
+    ))
 }
 
 /// One layer's attention parameters, the part of them every TP rank holds whole (MLA's down
@@ -214,9 +261,14 @@ fn attention_params(
         None => (h * heads * (nope + rope), 0.0),
     };
     let kv_a = h * (lora + rope);
+    let gate = if f.mla_output_gate {
+        h * heads * v
+    } else {
+        0.0
+    };
     let absorbed = layers * lora * heads * (nope + v) * f.dtype_bytes() as f64;
     Some((
-        q + q_a + kv_a + lora * heads * (nope + v) + heads * v * h,
+        q + q_a + kv_a + lora * heads * (nope + v) + heads * v * h + gate,
         q_a + kv_a,
         absorbed,
     ))

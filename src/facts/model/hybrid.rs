@@ -67,6 +67,61 @@ pub(crate) fn read(top: &Map<String, Value>) -> Option<LinearState> {
         .and_then(|l| gated_delta_net(c, l))
         .or_else(|| nemotron_h(c))
         .or_else(|| falcon_h1(c, layers?))
+        .or_else(|| kimi_linear(c, layers?))
+}
+
+/// Kimi's KDA layers (`linear_attn_config`): heads, head width and the layer lists, each
+/// within the bounds a real config keeps (the nested block is not among the checked keys).
+struct Kda {
+    heads: u64,
+    head_dim: u64,
+    kernel: u64,
+    layers: u64,
+    attention_layers: u64,
+}
+
+fn kda(c: &Map<String, Value>, layers: u64) -> Option<Kda> {
+    let l = c.get("linear_attn_config")?.as_object()?;
+    let within = |k: &str, max: u64| u(l, k).filter(|v| (1..=max).contains(v));
+    let count = |k: &str| l.get(k).and_then(Value::as_array).map(|a| a.len() as u64);
+    let kda_layers = count("kda_layers")?.min(layers);
+    Some(Kda {
+        heads: within("num_heads", 1 << 16)?,
+        head_dim: within("head_dim", 1 << 12)?,
+        kernel: within("short_conv_kernel_size", 1 << 8).unwrap_or(4),
+        layers: kda_layers,
+        attention_layers: count("full_attn_layers").map_or(layers - kda_layers, |n| n.min(layers)),
+    })
+}
+
+/// Kimi-Linear / Kimi-K3: a KDA layer keeps conv states over q, k and v and a head_dim² state
+/// per head, which is SGLang's shape with inner = heads × head_dim, groups = heads and
+/// state = head_dim.
+fn kimi_linear(c: &Map<String, Value>, layers: u64) -> Option<LinearState> {
+    let k = kda(c, layers)?;
+    Some(LinearState {
+        layers: k.layers,
+        inner: k.heads * k.head_dim,
+        groups: k.heads,
+        heads: k.heads,
+        head_dim: k.head_dim,
+        state: k.head_dim,
+        conv_kernel: k.kernel,
+        attention_layers: k.attention_layers,
+    })
+}
+
+/// One KDA layer's token-mixer parameters and the part every TP rank holds whole: the q, k, v
+/// and gate projections and the output projection (each `hidden × heads·head_dim`), the beta
+/// projection, and the low-rank decay projection whose first half is replicated.
+pub(crate) fn kda_mixer_params(top: &Map<String, Value>) -> Option<(u64, u64)> {
+    let c = text(top);
+    let h = u(c, "hidden_size")?;
+    let k = kda(c, u(c, "num_hidden_layers")?)?;
+    let proj = k.heads * k.head_dim;
+    let replicated = h * k.head_dim;
+    let params = 5 * h * proj + h * k.heads + replicated + k.head_dim * proj;
+    Some((params, replicated))
 }
 
 /// Qwen3-Next / Qwen3.5: `layer_types`, else one full-attention layer per
@@ -171,6 +226,27 @@ mod tests {
             s.bytes_per_request(2, 2, 4),
             3 * (20 * 3 * 2 + 4 * 4 * 2 * 4)
         );
+    }
+
+    /// Kimi-K3's text config: 69 KDA layers of 96 heads × 128, 24 MLA layers. SGLang's shape at
+    /// TP 8 is conv (3, 3 × 12288 / 8) and temporal (12, 128, 128).
+    #[test]
+    fn kimi_k3_kda_state_and_mixer() {
+        let kda: Vec<u64> = (1..=93).filter(|l| l % 4 != 0 && *l != 93).collect();
+        let full: Vec<u64> = (1..=93).filter(|l| !kda.contains(l)).collect();
+        let top = obj(json!({"text_config": {
+            "num_hidden_layers": 93, "hidden_size": 7168,
+            "linear_attn_config": {"kda_layers": kda, "full_attn_layers": full,
+                "num_heads": 96, "head_dim": 128, "short_conv_kernel_size": 4}
+        }}));
+        let s = read(&top).unwrap();
+        assert_eq!((s.layers, s.attention_layers), (69, 24));
+        let per_layer = 3 * 4608 * 2 + 12 * 128 * 128 * 4;
+        assert_eq!(s.bytes_per_request(8, 2, 4), 69 * per_layer);
+        let (params, replicated) = kda_mixer_params(&top).unwrap();
+        assert_eq!(replicated, 7168 * 128);
+        // q, k, v, gate and output projections dominate: about 443M parameters a layer.
+        assert_eq!(params / 1_000_000, 443);
     }
 
     #[test]

@@ -130,7 +130,11 @@ pub struct ModelFacts {
     /// Dense MLP width and the MoE expert width.
     pub intermediate_size: Option<u64>,
     pub moe_intermediate_size: Option<u64>,
+    /// Shared experts per MoE layer (`n_shared_experts`, Kimi's `num_shared_experts`).
     pub n_shared_experts: Option<u64>,
+    /// A latent MoE's routed-expert width (Kimi-K3's `routed_expert_hidden_size`): the experts
+    /// work in it, between a down and an up projection of the hidden state.
+    pub expert_hidden_size: Option<u64>,
     /// DeepSeek-style: the first k layers are dense.
     pub first_k_dense_replace: Option<u64>,
     /// Llama-4-style interleaving: every `step`-th layer is MoE, the others dense with
@@ -171,6 +175,8 @@ pub struct ModelFacts {
     pub weight_format: Option<quant::WeightFormat>,
     /// The checkpoint leaves attention unquantised (MXFP4 experts only, a `*self_attn*` exclusion).
     pub attention_unquantised: bool,
+    /// The checkpoint leaves every shared expert unquantised (a `*shared_expert*` exclusion).
+    pub shared_experts_unquantised: bool,
     /// Block-quantised checkpoints: `quantization_config.weight_block_size` as (block_n, block_k).
     pub weight_block_size: Option<(u64, u64)>,
     /// Layers the checkpoint leaves unquantised (`ignored_layers`, `modules_to_not_convert`).
@@ -212,6 +218,10 @@ pub struct ModelFacts {
     pub kv_cache_dtype: String,
     /// Mamba / linear-attention hybrids: the linear layers' recurrent state shape.
     pub linear_state: Option<hybrid::LinearState>,
+    /// Kimi's KDA layers: one layer's token-mixer parameters and the replicated part of them.
+    pub kda_mixer_params: Option<(u64, u64)>,
+    /// Kimi-K3's MLA layers gate their output (`mla_use_output_gate`): one more projection.
+    pub mla_output_gate: bool,
     /// Vision towers and audio encoders (`vision_config`, `audio_config`).
     pub encoders: Vec<encoder::EncoderDims>,
     /// The checkpoint's own `quant_method` (`quant_method` also takes `--quantization`).

@@ -18,14 +18,14 @@
 //! | keys | plausible | real spread |
 //! |---|---|---|
 //! | `num_hidden_layers`, `first_k_dense_replace`, `num_nextn_predict_layers`, layer steps | 1 (0 for the counts and steps) ..= 2^10 | 1..=128 |
-//! | `hidden_size` | 1..=2^20 | 8..=16384 |
+//! | `hidden_size`, `routed_expert_hidden_size` | 1..=2^20 | 8..=16384 |
 //! | `num_attention_heads`, `num_key_value_heads` | 1..=2^16 | 1..=128 |
 //! | `head_dim`, `v_head_dim`, `index_head_dim` (`qk_rope_head_dim`, `qk_nope_head_dim` from 0) | 1..=2^12 | 64..=1280 |
 //! | `kv_lora_rank` (MLA: ≥ 1 when present) | 1..=2^16 | 128..=512 |
 //! | `q_lora_rank` | 1..=2^20 | 384..=2048 |
 //! | `vocab_size` | 1..=2^24 | 1..=290943 |
 //! | `intermediate_size`, `moe_intermediate_size`, `intermediate_size_mlp` (shared expert from 0) | 1..=2^22 | 384..=53248 |
-//! | `num_experts`, `n_routed_experts`, `num_local_experts`, experts per token, `n_shared_experts` | 0..=2^16 | 0..=16384 |
+//! | `num_experts`, `n_routed_experts`, `num_local_experts`, experts per token, `n_shared_experts`, `num_shared_experts` | 0..=2^16 | 0..=16384 |
 //! | `sliding_window`, `attention_chunk_size` | 0..=2^32 | 0..=131072 |
 //! | context keys (`max_position_embeddings`, `seq_length`, …) | 1..=2^32 | 77..=10485760 |
 //! | linear-attention / Mamba head counts, widths, state, conv kernel | 1..=2^16 (`mamba_d_ssm` 2^22) | 4..=256 |
@@ -150,6 +150,8 @@ pub(super) const TEXT: &[Bound] = &[
     b("num_experts_per_tok", 0, EXPERTS),
     b("experts_per_token", 0, EXPERTS),
     b("n_shared_experts", 0, EXPERTS),
+    b("num_shared_experts", 0, EXPERTS),
+    b("routed_expert_hidden_size", 1, WIDTH),
     b("first_k_dense_replace", 0, LAYERS),
     b("interleave_moe_layer_step", 0, LAYERS),
     b("num_nextn_predict_layers", 0, LAYERS),

@@ -91,6 +91,14 @@ pub(super) fn attention_unquantised(q: &Map<String, Value>, layers: Option<u64>)
     layers.is_some_and(|n| n > 0 && per_layer.len() as u64 >= n)
 }
 
+/// Whether a `quantization_config` leaves every layer's shared experts unquantised: an
+/// exclusion pattern over them (`re:.*shared_experts.*`, `*shared_expert*`).
+pub(super) fn shared_experts_unquantised(q: &Map<String, Value>) -> bool {
+    ignored_layers(q)
+        .iter()
+        .any(|p| p.contains("shared_expert") && (p.contains('*') || p.starts_with("re:")))
+}
+
 /// An exclusion that covers attention projections: the attention module itself, a pattern over
 /// it, or one of its projections; not its norms or the sparse-attention indexer's small parts,
 /// which checkpoints such as GLM-5's list for every layer while the projections stay FP8.
