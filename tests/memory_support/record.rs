@@ -104,12 +104,14 @@ pub fn model_dir(r: &Record) -> Result<String, String> {
         .iter()
         .find(|(n, _, _)| *n == name)
         .map_or_else(|| name.replace('/', "__"), |(_, d, _)| (*d).to_owned());
-    let path = format!("{FIXTURES}/models/{dir}");
-    if std::path::Path::new(&path).join("config.json").is_file() {
-        Ok(path)
-    } else {
-        Err(format!("no model config ({name})"))
-    }
+    // The test fixtures' configs, else the field corpus's (real configs too).
+    [
+        format!("{FIXTURES}/models/{dir}"),
+        format!("{FIXTURES}/../field/models/{dir}"),
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).join("config.json").is_file())
+    .ok_or_else(|| format!("no model config ({name})"))
 }
 
 /// Why the planner cannot be judged on this record's GPU, if it cannot: it models CUDA devices,
