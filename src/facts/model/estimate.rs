@@ -190,10 +190,13 @@ fn moe_params(f: &ModelFacts, h: f64, inter: f64, layers: f64) -> MoeParams {
     };
     let interleaved = f.moe_layer_step;
     let mi = f.moe_intermediate_size.map_or(inter, |m| m as f64);
-    // Llama-4's MoE layers carry one shared expert its config does not count.
-    let shared = f
-        .n_shared_experts
-        .unwrap_or(u64::from(interleaved.is_some())) as f64;
+    let shared = match (f.n_shared_experts, f.shared_expert_intermediate_size) {
+        (Some(n), _) => 3.0 * h * mi * n as f64,
+        // Qwen-MoE: one shared expert of its own width.
+        (None, Some(w)) => 3.0 * h * w as f64,
+        // Llama-4's MoE layers carry one shared expert its config does not count.
+        (None, None) => 3.0 * h * mi * f64::from(u8::from(interleaved.is_some())),
+    };
     let dense = match interleaved {
         Some(step) => layers - (layers / step as f64).floor(),
         None => f.first_k_dense_replace.unwrap_or(0) as f64,
@@ -202,7 +205,7 @@ fn moe_params(f: &ModelFacts, h: f64, inter: f64, layers: f64) -> MoeParams {
     let width = f.expert_hidden_size.map_or(h, |w| w as f64);
     MoeParams {
         experts: 3.0 * width * mi * e,
-        shared: 3.0 * h * mi * shared,
+        shared,
         router: h * e,
         latent: f.expert_hidden_size.map_or(0.0, |_| 2.0 * h * width),
         // A config may claim more dense layers than layers.

@@ -324,6 +324,23 @@ fn a_vision_tower_transformers_builds_by_default_is_read_with_its_defaults() {
     assert!(!facts_from_config(v.as_object().unwrap()).is_multimodal);
 }
 
+/// Qwen-MoE's shared expert has its own width (`shared_expert_intermediate_size`), one per MoE
+/// layer: three projections of hidden × that width, in the model dtype here.
+#[test]
+fn a_qwen_moe_shared_expert_is_sized_by_its_own_width() {
+    let c = |shared: Option<u64>| {
+        let mut v = json!({"hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 16,
+            "num_key_value_heads": 2, "head_dim": 256, "vocab_size": 151936,
+            "num_experts": 512, "moe_intermediate_size": 512, "num_experts_per_tok": 10,
+            "torch_dtype": "bfloat16"});
+        if let Some(w) = shared {
+            v["shared_expert_intermediate_size"] = json!(w);
+        }
+        estimate_weight_bytes(&facts_from_config(v.as_object().unwrap())).unwrap()
+    };
+    assert_eq!(c(Some(512)) - c(None), 48 * 3 * 2048 * 512 * 2);
+}
+
 #[test]
 fn absurd_dimensions_give_no_or_bounded_estimates() {
     let base = json!({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
