@@ -342,3 +342,31 @@ fn the_largest_plausible_model_plans_without_panic() {
         );
     }
 }
+
+/// The hybrid layouts' readers (Kimi's KDA block, Gated DeltaNet) multiply raw numbers: an
+/// absurd one is named and read as absent, never overflowed (tests run a debug build).
+#[test]
+fn absurd_hybrid_layout_numbers_are_named_not_overflowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kda = json!({
+        "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear",
+        "num_hidden_layers": 4, "hidden_size": 1u64 << 62, "num_attention_heads": 8,
+        "vocab_size": 1000, "linear_attn_config": {"kda_layers": [1, 2, 3],
+            "full_attn_layers": [4], "num_heads": 1u64 << 16, "head_dim": 4096}
+    });
+    let gdn = json!({
+        "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",
+        "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 8,
+        "vocab_size": 1000, "full_attention_interval": 2,
+        "linear_num_value_heads": 1u64 << 40, "linear_value_head_dim": 1u64 << 40,
+        "linear_num_key_heads": 2, "linear_key_head_dim": 2
+    });
+    for (config, key) in [(kda, "hidden_size"), (gdn, "linear_num_value_heads")] {
+        std::fs::write(tmp.path().join("config.json"), config.to_string()).unwrap();
+        let p = plan(tmp.path(), &[]);
+        let named = findings(&p).iter().any(|f| {
+            f["code"] == "MEM013" && f["message"].as_str().is_some_and(|m| m.contains(key))
+        });
+        assert!(named, "{key}: {:#?}", findings(&p));
+    }
+}

@@ -64,12 +64,12 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
     let flag = |k: &str| c.value(k).and_then(Value::as_bool).unwrap_or(false);
     let quant = quant_config(top, c.text_json());
     let quant_dims = quant.filter(|_| quant_ok);
-    let nemotron_h = super::nemotron_h::read(top).filter(|_| implausible.is_empty());
+    let ok = implausible.is_empty();
+    let nemotron_h = read_if(ok, top, super::nemotron_h::read);
     // Nemotron-3 Ultra's config names its layers instead of counting them.
     let layers = u("num_hidden_layers").or_else(|| Some(nemotron_h?.kinds.total()));
     let sliding_window = u("sliding_window").or_else(|| u("attention_chunk_size"));
-    // config.json's vision tower, else the one transformers' class builds when it has none
-    // (Llama 4's), with the sub-config type's defaults for what config.json leaves out.
+    // config.json's vision tower, else transformers' built one (Llama 4's), with type defaults.
     let vision = c.top.sub("vision_config");
     let tower = |k: &str| {
         vision
@@ -78,8 +78,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             .and_then(|v| v.value(k))
             .and_then(Value::as_u64)
     };
-    // The hybrids' reader takes the raw text config: only when every number in it is plausible.
-    let linear_state = super::hybrid::read(top).filter(|_| implausible.is_empty());
+    let linear_state = read_if(ok, top, super::hybrid::read);
     let quant_method = quant.and_then(method);
     ModelFacts {
         dir: PathBuf::new(),
@@ -155,7 +154,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
         rope_scaled_length: rope_scaled,
         kv_cache_dtype: "auto".into(),
         linear_state,
-        kda_mixer_params: super::hybrid::kda_mixer_params(top).filter(|_| implausible.is_empty()),
+        kda_mixer_params: read_if(ok, top, super::hybrid::kda_mixer_params),
         mla_output_gate: flag("mla_use_output_gate"),
         encoders: if towers_ok {
             super::encoder::read(top, u("hidden_size"))
@@ -163,7 +162,7 @@ pub(crate) fn facts_read_by(obj: &Map<String, Value>, t: Transformers) -> ModelF
             Vec::new()
         },
         online_quant_load_bytes: None,
-        deepseek_v4: super::deepseek_v4::read(top).filter(|_| implausible.is_empty()),
+        deepseek_v4: read_if(ok, top, super::deepseek_v4::read),
         nemotron_h,
         xllm: super::xllm::read(top),
         implausible,
@@ -222,6 +221,16 @@ fn dflash_block_size(top: &Map<String, Value>) -> Option<u64> {
         _ => return None,
     };
     u64::try_from(n).ok().filter(|&n| n >= 1)
+}
+
+/// A layout reader's answer for a config whose every number is plausible: the readers multiply
+/// raw numbers, so an absurd one is named (MEM013), never overflowed.
+fn read_if<T>(
+    ok: bool,
+    top: &Map<String, Value>,
+    read: impl Fn(&Map<String, Value>) -> Option<T>,
+) -> Option<T> {
+    if ok { read(top) } else { None }
 }
 
 /// No implausible value lies under these sub-configs: they may be read.
