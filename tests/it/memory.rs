@@ -886,16 +886,18 @@ fn bytes_at(version: &str, topology: &str, extra: &[&str]) -> u64 {
 }
 
 fn dsa_plan(version: &str, topology: &str, extra: &[&str]) -> Value {
+    let model = format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3.2");
+    let args = [&["--model-path", model.as_str(), "--tp", "8"][..], extra].concat();
+    plan_json(version, topology, &args)
+}
+
+/// `plan --json` of a line for a release on one of the fixture topologies.
+fn plan_json(version: &str, topology: &str, args: &[&str]) -> Value {
     let out = crate::common::launcher()
         .args(["plan", "--json", "--sglang-version", version, "--topology"])
         .arg(format!("{FIXTURES}/topologies/{topology}.json"))
         .arg("--")
-        .args([
-            "--model-path",
-            &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3.2"),
-        ])
-        .args(["--tp", "8"])
-        .args(extra)
+        .args(args)
         .output()
         .unwrap();
     serde_json::from_slice(&out.stdout).unwrap()
@@ -907,24 +909,23 @@ fn dsa_plan(version: &str, topology: &str, extra: &[&str]) -> Value {
 /// s61a-k3-deepep-v2-dp8-chunk8192-load-oom-b300). The estimate meets both within 3%.
 #[test]
 fn kimi_k3_weights_meet_the_measured_b300_figures() {
+    let model = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/field/models/moonshotai__Kimi-K3"
+    );
+    let line = ["--model-path", model, "--tp", "8", "--ep", "8"];
+    let a2a = [
+        "--moe-a2a-backend",
+        "deepep",
+        "--moe-runner-backend",
+        "deep_gemm",
+    ];
     let weights = |extra: &[&str]| -> f64 {
-        let out = crate::common::launcher()
-            .args(["plan", "--json", "--sglang-version", "0.5.20", "--topology"])
-            .arg(format!("{FIXTURES}/topologies/8x-b300-nvlink.json"))
-            .arg("--")
-            .args([
-                "--model-path",
-                concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/field/models/moonshotai__Kimi-K3"
-                ),
-            ])
-            .args(["--tp", "8", "--ep", "8", "--moe-a2a-backend", "deepep"])
-            .args(["--moe-runner-backend", "deep_gemm"])
-            .args(extra)
-            .output()
-            .unwrap();
-        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let plan = plan_json(
+            "0.5.20",
+            "8x-b300-nvlink",
+            &[&line[..], &a2a, extra].concat(),
+        );
         plan["memory"]["weights_per_gpu_gib"].as_f64().unwrap()
     };
     let dp8 = ["--enable-dp-attention", "--dp", "8"];
@@ -940,21 +941,21 @@ fn kimi_k3_weights_meet_the_measured_b300_figures() {
 /// user's (the one it lifts, MEM016), never the default, which would fail at load.
 #[test]
 fn a_fraction_too_high_names_the_lifted_plan_not_a_default_below_the_weights() {
-    let plan = |extra: &[&str]| -> Value {
-        let out = crate::common::launcher()
-            .args(["plan", "--json", "--sglang-version", "0.5.23", "--topology"])
-            .arg(format!("{FIXTURES}/topologies/8x-h200-nvlink.json"))
-            .arg("--")
-            .args([
-                "--model-path",
-                &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3"),
-            ])
-            .args(["--tp", "8", "--enable-dp-attention", "--dp", "8"])
-            .args(["--chunked-prefill-size", "32768"])
-            .args(extra)
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
+    let model = format!("{FIXTURES}/models/deepseek-ai__DeepSeek-V3");
+    let line = [
+        "--model-path",
+        model.as_str(),
+        "--tp",
+        "8",
+        "--enable-dp-attention",
+    ];
+    let dp = ["--dp", "8", "--chunked-prefill-size", "32768"];
+    let plan = |extra: &[&str]| {
+        plan_json(
+            "0.5.23",
+            "8x-h200-nvlink",
+            &[&line[..], &dp, extra].concat(),
+        )
     };
     let left_out = plan(&[]);
     let m = &left_out["memory"];
@@ -985,26 +986,16 @@ fn a_fraction_too_high_names_the_lifted_plan_not_a_default_below_the_weights() {
 /// what the warning names.
 #[test]
 fn a_reserve_for_full_load_does_not_block_what_sglangs_default_starts() {
-    let out = crate::common::launcher()
-        .args([
-            "plan",
-            "--json",
-            "--sglang-version",
-            "0.4.2.post4",
-            "--topology",
-        ])
-        .arg(format!("{FIXTURES}/topologies/8x-h100-sxm-nvlink.json"))
-        .arg("--")
-        .args([
-            "--model-path",
-            &format!("{FIXTURES}/models/deepseek-ai__DeepSeek-R1"),
-        ])
-        .args(["--tp", "16", "--nnodes", "2", "--node-rank", "0"])
-        .args(["--dist-init-addr", "10.0.0.1:5000", "--enable-dp-attention"])
-        .args(["--trust-remote-code"])
-        .output()
-        .unwrap();
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let model = format!("{FIXTURES}/models/deepseek-ai__DeepSeek-R1");
+    let nodes = ["--tp", "16", "--nnodes", "2", "--node-rank", "0"];
+    let rest = ["--dist-init-addr", "10.0.0.1:5000", "--enable-dp-attention"];
+    let line = [
+        &["--model-path", model.as_str()][..],
+        &nodes,
+        &rest,
+        &["--trust-remote-code"],
+    ];
+    let plan = plan_json("0.4.2.post4", "8x-h100-sxm-nvlink", &line.concat());
     let m = &plan["memory"];
     assert_eq!(plan["verdict"], "warning", "{plan}");
     assert_eq!(

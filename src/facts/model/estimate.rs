@@ -98,10 +98,13 @@ pub(crate) fn weight_breakdown(f: &ModelFacts) -> Option<WeightBreakdown> {
     let h = f.hidden_size? as f64;
     let layers = f.num_hidden_layers? as f64;
     let vocab = f.vocab_size.unwrap_or(32000) as f64;
-    let heads = f.num_attention_heads? as f64;
-    let kvh = f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64;
-    let hd = f.head_dim_or_derived()? as f64;
-    let (attn, attn_replicated, mla_absorbed) = mixer_params(f, h, heads, kvh, hd, layers)?;
+    let dims = AttnDims {
+        h,
+        heads: f.num_attention_heads? as f64,
+        kvh: f.num_key_value_heads.unwrap_or(f.num_attention_heads?) as f64,
+        hd: f.head_dim_or_derived()? as f64,
+    };
+    let (attn, attn_replicated, mla_absorbed) = mixer_params(f, dims, layers)?;
     let inter = f.intermediate_size.unwrap_or((h * 4.0) as u64) as f64;
     let dense_mlp = 3.0 * h * f.dense_intermediate_size.map_or(inter, |d| d as f64);
     let moe = moe_params(f, h, inter, layers);
@@ -213,23 +216,25 @@ fn moe_params(f: &ModelFacts, h: f64, inter: f64, layers: f64) -> MoeParams {
     }
 }
 
-/// One layer's token-mixer parameters averaged over the layers, where some are KDA layers of
-/// their own size (Kimi-Linear, Kimi-K3), with MLA's absorbed copies for the attention layers.
-fn mixer_params(
-    f: &ModelFacts,
+/// An attention block's widths: hidden, query heads, KV heads and head.
+#[derive(Clone, Copy)]
+struct AttnDims {
     h: f64,
     heads: f64,
     kvh: f64,
     hd: f64,
-    layers: f64,
-) -> Option<(f64, f64, f64)> {
+}
+
+/// One layer's token-mixer parameters averaged over the layers, where some are KDA layers of
+/// their own size (Kimi-Linear, Kimi-K3), with MLA's absorbed copies for the attention layers.
+fn mixer_params(f: &ModelFacts, dims: AttnDims, layers: f64) -> Option<(f64, f64, f64)> {
     let kda = f.kda_mixer_params.zip(f.linear_state);
     let Some(((params, replicated), state)) = kda.filter(|_| layers > 0.0) else {
-        return attention_params(f, h, heads, kvh, hd, layers);
+        return attention_params(f, dims, layers);
     };
     let kda_layers = (state.layers as f64).min(layers);
     let full = layers - kda_layers;
-    let (attn, attn_replicated, absorbed) = attention_params(f, h, heads, kvh, hd, full)?;
+    let (attn, attn_replicated, absorbed) = attention_params(f, dims, full)?;
     let average = |a: f64, k: u64| (full * a + kda_layers * k as f64) / layers;
     Some((
         average(attn, params),
@@ -240,14 +245,8 @@ fn mixer_params(
 
 /// One layer's attention parameters, the part of them every TP rank holds whole (MLA's down
 /// projections), and the bytes of MLA's absorbed up projections over all layers.
-fn attention_params(
-    f: &ModelFacts,
-    h: f64,
-    heads: f64,
-    kvh: f64,
-    hd: f64,
-    layers: f64,
-) -> Option<(f64, f64, f64)> {
+fn attention_params(f: &ModelFacts, dims: AttnDims, layers: f64) -> Option<(f64, f64, f64)> {
+    let AttnDims { h, heads, kvh, hd } = dims;
     if !f.is_mla() {
         return Some((
             h * heads * hd + 2.0 * h * kvh * hd + heads * hd * h,
