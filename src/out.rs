@@ -118,6 +118,10 @@ fn not_a_host(authority: &str) -> bool {
 ///
 /// A userinfo already masked (`***`) is left as it is, so masking twice changes nothing.
 pub(crate) fn userinfo_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    // Every span ends at an `@`: most lines have none, and are not scanned.
+    if !text.contains('@') {
+        return Vec::new();
+    }
     let run = |from: usize, keep: fn(char) -> bool| {
         text[from..]
             .find(|c: char| !keep(c))

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -917,8 +918,7 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
         match s.peek() {
             Some(b'{') => {
                 s.i += 1;
-                // Hashed: an object of n keys takes n steps, not n².
-                let mut keys: HashSet<Cow<'a, str>> = HashSet::new();
+                let mut keys = Keys::default();
                 loop {
                     s.ws();
                     if s.eat(b'}').is_some() {
@@ -926,7 +926,7 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
                     }
                     let at = s.i;
                     let Some(key) = s.string() else { return Ok(()) };
-                    if keys.contains(&key) {
+                    if keys.seen(&key) {
                         return Err((at, path.clone(), key.into_owned()));
                     }
                     s.ws();
@@ -952,7 +952,7 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
                         return Ok(());
                     }
                     let len = path.len();
-                    path.push_str(&format!("[{n}]"));
+                    let _ = write!(path, "[{n}]");
                     walk(s, path)?;
                     path.truncate(len);
                     n += 1;
@@ -967,6 +967,30 @@ fn duplicate_key(text: &str) -> Option<(usize, String, String)> {
         }
     }
     walk(&mut Scanner { text, i: 0 }, &mut String::new()).err()
+}
+
+/// One object's keys so far. Objects are small (a GPU record, a link): a list is cheapest
+/// there; a long one is hashed, so an object of n keys still takes n steps, not n².
+#[derive(Default)]
+struct Keys<'a> {
+    few: Vec<Cow<'a, str>>,
+    many: HashSet<Cow<'a, str>>,
+}
+
+impl<'a> Keys<'a> {
+    const FEW: usize = 16;
+
+    fn seen(&self, key: &str) -> bool {
+        self.few.iter().any(|k| k == key) || self.many.contains(key)
+    }
+
+    fn insert(&mut self, key: Cow<'a, str>) {
+        if self.few.len() < Self::FEW {
+            self.few.push(key);
+        } else {
+            self.many.insert(key);
+        }
+    }
 }
 
 /// Just enough of a JSON reader to walk an already-valid document.
@@ -1116,6 +1140,14 @@ mod tests {
             duplicate_key(r#"{"a": 1, "a": 1}"#),
             Some((9, String::new(), "a".to_owned()))
         );
+        // Past the short list: a repeat of an early key, and of a late one.
+        let keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+        for repeat in ["k3", "k39"] {
+            let text = format!("{{\"x\": [{{{}, \"{repeat}\": 0}}]}}", keys.join(", "));
+            let found = duplicate_key(&text).map(|(_, path, key)| (path, key));
+            assert_eq!(found, Some(("x[0]".to_owned(), repeat.to_owned())));
+        }
+        assert_eq!(duplicate_key(&format!("{{{}}}", keys.join(", "))), None);
     }
 
     #[test]

@@ -102,6 +102,14 @@ pub enum Evidence {
 }
 
 impl Evidence {
+    /// An `evidence:` header: items separated by `;` (none when empty).
+    pub(crate) fn parse_all(header: &'static str) -> Result<Vec<Evidence>, String> {
+        if header.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        header.split(';').map(Evidence::parse).collect()
+    }
+
     pub(crate) fn parse(item: &'static str) -> Result<Evidence, String> {
         let item = item.trim();
         let (kind, rest) = item.split_once(' ').unwrap_or((item, ""));
@@ -155,12 +163,12 @@ pub struct Rule {
     pub fix: FixAvailability,
     /// One line for `rules` listings.
     pub summary: &'static str,
-    /// Issue / PR / doc URLs the rule is drawn from.
-    pub sources: Vec<&'static str>,
+    /// Issue / PR / doc URLs the rule is drawn from, space-separated ([`Rule::sources`]).
+    pub(crate) sources_text: &'static str,
     /// Why a rule has no source URL (derived from SGLang's code, say).
     pub no_source: Option<&'static str>,
-    /// How it is known that the user's release itself fails where an `error` rule fires.
-    pub evidence: Vec<Evidence>,
+    /// The `evidence:` header, `;`-separated ([`Rule::evidence`]).
+    pub(crate) evidence_text: &'static str,
     /// Markdown: what, why, example, fix.
     pub explanation: &'static str,
     /// `None`: the planning pipeline or the memory planner emits this code ([`Finding::new`]).
@@ -170,7 +178,18 @@ pub struct Rule {
 impl Rule {
     /// Whether the rule applies to this SGLang version.
     pub fn applies_to(&self, version: &str) -> bool {
-        versions::version_matches(self.versions, version)
+        versions::applying(version)[self.id as usize]
+    }
+
+    /// Issue / PR / doc URLs the rule is drawn from.
+    pub fn sources(&self) -> Vec<&'static str> {
+        self.sources_text.split_whitespace().collect()
+    }
+
+    /// How it is known that the user's release itself fails where an `error` rule fires. Read
+    /// when asked (a check never asks); the catalogue's tests prove every header parses.
+    pub fn evidence(&self) -> Vec<Evidence> {
+        Evidence::parse_all(self.evidence_text).unwrap_or_default()
     }
 
     /// The rule's family: the letters of its code (`AR` for `AR001`).
@@ -193,12 +212,9 @@ pub fn all() -> &'static [Rule] {
 }
 
 /// The catalogue entry of a code. Every [`Code`] has one: the enum and the table are declared
-/// by the same macro invocation.
+/// by the same macro invocation, in the same order, so a code is its entry's index.
 pub(crate) fn rule(code: Code) -> &'static Rule {
-    all()
-        .iter()
-        .find(|r| r.id == code)
-        .unwrap_or_else(|| unreachable!("{code:?} is declared with its entry"))
+    &all()[code as usize]
 }
 
 /// An unknown rule code or name; `Display` suggests the nearest one.
@@ -393,7 +409,7 @@ pub fn render_list(json: bool) -> String {
                     "pipeline"
                 },
                 summary: r.summary,
-                sources: r.sources.clone(),
+                sources: r.sources(),
             })
             .collect();
         // Plain data of strings: serialisation cannot fail.
@@ -436,9 +452,10 @@ pub fn render_explain(rule: &Rule) -> String {
         s.push_str("\n\n");
         s.push_str(rows.trim_end());
     }
-    if !rule.evidence.is_empty() {
+    let evidence = rule.evidence();
+    if !evidence.is_empty() {
         s.push_str("\n\n## Evidence\n\n");
-        for e in &rule.evidence {
+        for e in &evidence {
             s.push_str(&match e {
                 Evidence::Golden(path) => {
                     format!("- goldens recorded by running each release's own code: `{path}`\n")
@@ -460,11 +477,12 @@ pub fn render_explain(rule: &Rule) -> String {
         s.truncate(s.trim_end().len());
     }
     s.push_str("\n\n## Sources\n\n");
-    if rule.sources.is_empty() {
+    let sources = rule.sources();
+    if sources.is_empty() {
         s.push_str(rule.no_source.unwrap_or("none"));
         s.push('\n');
     }
-    for u in &rule.sources {
+    for u in &sources {
         s.push_str(&format!("- <{u}>\n"));
     }
     s

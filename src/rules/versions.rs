@@ -1,6 +1,8 @@
 //! SGLang version ranges as rules state them: `all`, `>=0.5.15`, `>=0.5.5,<0.5.20`, or a union
 //! of such ranges joined by `||`.
 
+use std::sync::Mutex;
+
 use crate::sglang::release;
 
 fn constraints(spec: &str) -> impl Iterator<Item = (&str, &str)> {
@@ -25,6 +27,25 @@ pub(super) fn valid_versions(spec: &str) -> bool {
 
 /// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
 /// `||`, or `all`.
+/// Whether each rule (by code) applies to `version`. A check asks this of every rule on every
+/// pass of the fixpoint, always for the same release; the answer is worked out once.
+pub(super) fn applying(version: &str) -> &'static [bool] {
+    type Seen = Vec<(String, &'static [bool])>;
+    static SEEN: Mutex<Seen> = Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, known)) = seen.iter().find(|(v, _)| v == version) {
+        return known;
+    }
+    let answers: Vec<bool> = super::all()
+        .iter()
+        .map(|r| version_matches(r.versions, version))
+        .collect();
+    // One small table per release asked about, kept for the process's life.
+    let answers: &'static [bool] = Box::leak(answers.into_boxed_slice());
+    seen.push((version.to_owned(), answers));
+    answers
+}
+
 pub(crate) fn version_matches(spec: &str, v: &str) -> bool {
     spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
 }
@@ -46,6 +67,18 @@ fn range_matches(spec: &str, v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_remembered_answers_are_the_ranges_own() {
+        let odd = ["0.5.10.post2.dev346+g1a2b3c", "0.3.0", "9.9.9", "0.5.23"];
+        let versions = release::KNOWN_VERSIONS.iter().copied().chain(odd);
+        for v in versions.clone().chain(versions) {
+            for rule in super::super::all() {
+                let direct = version_matches(rule.versions, v);
+                assert_eq!(rule.applies_to(v), direct, "{} on {v}", rule.code);
+            }
+        }
+    }
 
     #[test]
     fn version_ranges() {

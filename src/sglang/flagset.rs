@@ -281,7 +281,7 @@ pub struct FlagSet {
     /// Option string → index of the first action that owns it, built on first lookup: rules and
     /// the parser look options up hundreds of times per check.
     #[serde(skip)]
-    index: OnceLock<HashMap<Box<str>, usize>>,
+    index: OnceLock<foldhash::HashMap<Box<str>, usize>>,
     /// The install's own environment registry, when this set was read from an install (built
     /// on first use: only an environment with SGLang variables asks).
     #[serde(skip)]
@@ -347,7 +347,10 @@ impl FlagSet {
     /// Index of the action that owns this exact option string (no abbreviation).
     pub fn position(&self, option: &str) -> Option<usize> {
         let index = self.index.get_or_init(|| {
-            let mut m = HashMap::with_capacity(self.actions.len() * 2);
+            let mut m = foldhash::HashMap::with_capacity_and_hasher(
+                self.actions.len() * 2,
+                Default::default(),
+            );
             for (i, a) in self.actions.iter().enumerate() {
                 for o in &a.option_strings {
                     m.entry(o.as_str().into()).or_insert(i);

@@ -186,7 +186,7 @@ pub fn cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// The place of an embedded release in [`KNOWN_VERSIONS`] (release order).
 fn known_index(v: &str) -> Option<usize> {
-    static INDEX: std::sync::LazyLock<std::collections::HashMap<&'static str, usize>> =
+    static INDEX: std::sync::LazyLock<foldhash::HashMap<&'static str, usize>> =
         std::sync::LazyLock::new(|| {
             KNOWN_VERSIONS
                 .iter()
@@ -267,6 +267,16 @@ mod tests {
     fn embedded_releases_are_listed_in_key_order() {
         for w in KNOWN_VERSIONS.windows(2) {
             assert!(key(w[0]) < key(w[1]), "{} {}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn every_embedded_release_is_found_at_its_place() {
+        for (i, v) in KNOWN_VERSIONS.iter().enumerate() {
+            assert_eq!(known_index(v), Some(i), "{v}");
+        }
+        for other in ["0.5.24", "", "0.5.23 ", "0.4", "zzz"] {
+            assert_eq!(known_index(other), None, "{other:?}");
         }
     }
 

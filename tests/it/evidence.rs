@@ -131,9 +131,9 @@ fn blocking_codes(g: &Golden, gpus: &BTreeMap<String, Gpu>) -> Vec<String> {
 fn golden_files() -> Vec<&'static str> {
     rules::all()
         .iter()
-        .flat_map(|r| r.evidence.iter())
+        .flat_map(|r| r.evidence())
         .filter_map(|e| match e {
-            Evidence::Golden(p) => Some(*p),
+            Evidence::Golden(p) => Some(p),
             _ => None,
         })
         .collect()
@@ -143,7 +143,7 @@ fn golden_files() -> Vec<&'static str> {
 fn every_rule_that_can_block_says_how_the_failure_is_known() {
     let missing: Vec<&str> = rules::all()
         .iter()
-        .filter(|r| r.severity == Severity::Error && r.evidence.is_empty())
+        .filter(|r| r.severity == Severity::Error && r.evidence().is_empty())
         .map(|r| r.code)
         .collect();
     assert!(
@@ -155,7 +155,7 @@ fn every_rule_that_can_block_says_how_the_failure_is_known() {
 #[test]
 fn each_golden_file_records_a_refusal_of_its_rule() {
     for r in rules::all() {
-        for e in &r.evidence {
+        for e in &r.evidence() {
             match e {
                 Evidence::Golden(path) => {
                     let lines = goldens(path);

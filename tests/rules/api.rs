@@ -142,7 +142,7 @@ fn source_counts_by_family() {
     for r in rules::all() {
         let e = by.entry(r.family()).or_default();
         e.0 += 1;
-        e.1 += usize::from(!r.sources.is_empty());
+        e.1 += usize::from(!r.sources().is_empty());
     }
     let with_url: usize = by.values().map(|v| v.1).sum();
     assert!(

@@ -231,11 +231,11 @@ fn catalogue_data_and_checks_agree() {
             r.code
         );
         assert!(
-            !r.sources.is_empty() || r.no_source.is_some_and(|s| !s.is_empty()),
+            !r.sources().is_empty() || r.no_source.is_some_and(|s| !s.is_empty()),
             "{}: needs a source URL or a reason",
             r.code
         );
-        for u in &r.sources {
+        for u in &r.sources() {
             assert!(u.starts_with("https://"), "{}: {u}", r.code);
         }
         for section in ["## What it does", "## Why", "## Example", "## Fix"] {

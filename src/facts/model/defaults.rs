@@ -60,9 +60,9 @@ pub(crate) fn transformers_version() -> &'static str {
 /// The defaults of `model_type`, or `None` when transformers has no such model type.
 pub(crate) fn lookup(model_type: &str) -> Option<TypeDefaults> {
     let key = serde_json::to_string(model_type).ok()?;
-    let line = DATA
-        .lines()
-        .find(|l| l.starts_with(&key) && l[key.len()..].starts_with(':'))?;
+    // One type a line, each line starting with its key: found by one fast substring search.
+    let start = memchr::memmem::find(DATA.as_bytes(), format!("\n{key}:").as_bytes())? + 1;
+    let line = DATA[start..].lines().next()?;
     let body = line[key.len() + 1..].trim_end_matches(',');
     serde_json::from_str(body).ok()
 }
@@ -85,6 +85,10 @@ mod tests {
 
     #[test]
     fn known_facts_of_the_pinned_release() {
+        // A key is whole, and only the types' keys are keys.
+        for not_a_type in ["llam", "transformers", "types", ""] {
+            assert_eq!(lookup(not_a_type), None, "{not_a_type}");
+        }
         let gpt2 = lookup("gpt2").unwrap();
         assert_eq!(gpt2.alias("num_hidden_layers"), Some("n_layer"));
         assert_eq!(gpt2.get("num_hidden_layers"), Some(&Value::from(12)));

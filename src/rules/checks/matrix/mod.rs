@@ -297,7 +297,7 @@ mod tests {
             }
             for u in urls {
                 assert!(
-                    rule.sources.contains(&u.as_str()),
+                    rule.sources().contains(&u.as_str()),
                     "{}: {u} missing from sources",
                     r.code
                 );
