@@ -178,7 +178,7 @@ pub struct Rule {
 impl Rule {
     /// Whether the rule applies to this SGLang version.
     pub fn applies_to(&self, version: &str) -> bool {
-        versions::applying(version)[self.id as usize]
+        versions::version_matches(self.versions, version)
     }
 
     /// Issue / PR / doc URLs the rule is drawn from.
@@ -353,9 +353,10 @@ pub(crate) fn refused_context_above(ctx: &Context) -> Option<u64> {
 /// Order: code order, then the check's own order.
 pub fn evaluate(ctx: &Context, settings: &RuleSettings) -> Vec<Finding> {
     let mut out = Vec::new();
+    let applying = versions::applying(ctx.version);
     for rule in all() {
         let Some(check) = rule.check else { continue };
-        if !rule.applies_to(ctx.version) || !settings.enabled(rule.id) {
+        if !applying[rule.id as usize] || !settings.enabled(rule.id) {
             continue;
         }
         for f in check(ctx) {
