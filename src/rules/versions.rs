@@ -25,8 +25,6 @@ pub(super) fn valid_versions(spec: &str) -> bool {
         })
 }
 
-/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
-/// `||`, or `all`.
 /// Whether each rule (by code) applies to `version`. A check evaluates every rule on every
 /// pass of the fixpoint, always for the same release; the answer is worked out once. (A
 /// single rule's question, [`super::Rule::applies_to`], is answered directly: some callers
@@ -48,6 +46,8 @@ pub(super) fn applying(version: &str) -> &'static [bool] {
     answers
 }
 
+/// Whether `version` satisfies a range like `>=0.5.5,<0.5.20`, a union of ranges joined by
+/// `||`, or `all`.
 pub(crate) fn version_matches(spec: &str, v: &str) -> bool {
     spec == "all" || spec.split("||").any(|alt| range_matches(alt, v))
 }
